@@ -1,0 +1,38 @@
+/* cpuscan.h - pass 1 over the CPU trace: check it, index it, measure it. */
+#ifndef CM_CPUSCAN_H
+#define CM_CPUSCAN_H
+
+#include <stdint.h>
+#include "hmap.h"
+#include "input.h"
+#include "pyval.h"
+
+/* What the output pass needs to know about the CPU trace. */
+typedef struct cm_cpuplan {
+	int has_base;          /* baseTimeNanoseconds present */
+	cm_int base_ns;        /* its int() value */
+	int has_events;        /* a traceEvents member */
+	int has_trace_name;    /* a traceName member */
+	uint64_t events;       /* elements of traceEvents */
+	uint64_t leading_m;    /* kept "M" events before the first other kept event */
+	uint64_t *dropped;     /* indexes of the profiler span events (re-made at the end) */
+	uint64_t ndropped, cap_dropped;
+	uint64_t indexed;      /* External ids found for the window */
+	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
+} cm_cpuplan;
+
+/* Read all of IN, checking that it is a Chrome trace the merge can take
+ * (a top-level object; traceEvents, when present, an array of objects; names
+ * hashable; numbers within range), and fill PLAN.  EXT maps each External id
+ * the window links (int64) to a struct cm_ext_thread, which this fills from
+ * the cpu_op and user_annotation X events that carry the id (the last one
+ * wins).  Returns 0, or -1 after reporting. */
+int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
+
+void cm_cpuplan_free(cm_cpuplan *plan);
+
+/* The reference's trace base when baseTimeNanoseconds is missing: NOW
+ * seconds rounded down to Kineto's 7889238-second period, in ns. */
+cm_int cm_cpuscan_default_base(double now);
+
+#endif

@@ -1,0 +1,44 @@
+/* diag.h - error and warning messages, and the progress line on a terminal. */
+#ifndef CM_DIAG_H
+#define CM_DIAG_H
+
+#include <stdint.h>
+
+/* Set the program name used as message prefix ("cuptimerge"). */
+void cm_diag_init(const char *progname);
+
+/* Silence warnings and notes (errors are always printed). */
+void cm_diag_set_quiet(int quiet);
+
+/* Print "PROG: FILE:OFFSET: MESSAGE" on stderr (":OFFSET" only when offset >= 0,
+ * "FILE:" only when file is non-NULL) and remember the first non-zero status.
+ * Returns status, so callers can write `return cm_error(...)`. */
+int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Like cm_error but does not change the status; silenced by -q. */
+void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The first status passed to cm_error, or 0. */
+int cm_diag_status(void);
+
+/* Progress on stderr: shown only when enabled (a terminal, not -q), only once a
+ * job has run for a second, refreshed at most 4 times a second, and cleared
+ * before any other message.  `total` may be 0 when the size is unknown. */
+void cm_progress_enable(int on);
+void cm_progress_begin(const char *label, uint64_t total);
+void cm_progress_update(uint64_t done);
+void cm_progress_clear(void);
+
+
+
+#include <stddef.h>
+/* Allocation that cannot fail: on exhaustion report "out of memory" and exit
+ * with CM_EXIT_IO (no partial output file survives: it is a temporary name). */
+void *cm_xmalloc(size_t n);
+void *cm_xcalloc(size_t n, size_t size);
+void *cm_xrealloc(void *p, size_t n);
+char *cm_xstrdup(const char *s);
+
+#endif

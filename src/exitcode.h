@@ -1,0 +1,13 @@
+/* exitcode.h - the exit statuses of cuptimerge, defined once.
+ * Mirrored in the EXIT STATUS section of man/cuptimerge.1; keep them in step. */
+#ifndef CM_EXITCODE_H
+#define CM_EXITCODE_H
+
+enum cm_exit {
+	CM_EXIT_OK = 0,    /* merged trace written (also: reader closed the pipe early) */
+	CM_EXIT_DATA = 1,  /* bad input data: not JSON, truncated, wrong shape, missing field */
+	CM_EXIT_USAGE = 2, /* bad command line */
+	CM_EXIT_IO = 3,    /* cannot open, read, write or rename a file; out of memory */
+};
+
+#endif

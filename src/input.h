@@ -1,0 +1,43 @@
+/* input.h - a trace file (or stdin) read as text in chunks, gzip detected by its
+ * magic bytes, re-readable from the start even when it is a pipe. */
+#ifndef CM_INPUT_H
+#define CM_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cm_input cm_input;
+
+/* Open PATH ("-" means standard input) for chunked reading with chunks of at
+ * most BUFSIZE bytes.  Returns NULL after reporting the error (CM_EXIT_IO). */
+cm_input *cm_input_open(const char *path, size_t bufsize);
+
+/* Hand out the next chunk of (decompressed) text in *data / *len; the memory
+ * belongs to the input and is valid until the next call.  Returns 1 for a
+ * chunk, 0 at the end, -1 after reporting an error (read error, truncated or
+ * corrupt gzip, trailing garbage after the gzip data). */
+int cm_input_next(cm_input *in, const char **data, size_t *len);
+
+/* Text offset of the first byte of the chunk last handed out. */
+uint64_t cm_input_offset(const cm_input *in);
+
+/* Bytes of the underlying file read so far, and its size (0 when unknown):
+ * for the progress line. */
+uint64_t cm_input_raw_done(const cm_input *in);
+uint64_t cm_input_raw_size(const cm_input *in);
+
+/* Start again at byte 0.  A pipe is copied to an unlinked temporary file in
+ * $TMPDIR during the first pass (the rest is drained here if the first pass
+ * stopped early), so every later pass reads that copy.  Returns 0, or -1
+ * after reporting an error. */
+int cm_input_rewind(cm_input *in);
+
+/* The name used in messages: the path, or "<stdin>". */
+const char *cm_input_name(const cm_input *in);
+
+/* 1 when the text is gzip-compressed (known after the first chunk). */
+int cm_input_is_gzip(const cm_input *in);
+
+void cm_input_close(cm_input *in);
+
+#endif

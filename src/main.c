@@ -1,0 +1,157 @@
+/* main.c - cuptimerge's command line: options into struct cm_options, then the engine. */
+#include "config.h"
+#include "diag.h"
+#include "exitcode.h"
+#include "merge.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Read chunk: 1 MiB keeps yajl's per-call overhead invisible; tests set
+ * tiny sizes (--buffer-size, CUPTIMERGE_BUFSIZE) to exercise chunk edges. */
+#define DEFAULT_BUFSIZE (1u << 20)
+#define DEFAULT_GZIP_LEVEL 6
+
+static void usage(FILE *f)
+{
+	fputs("Usage: cuptimerge [OPTION]... -w WINDOW [CPU_TRACE]\n"
+	      "Merge a CUPTI trace window into a PyTorch (Kineto) Chrome trace.\n"
+	      "CPU_TRACE absent or '-' means standard input; gzip input is detected.\n"
+	      "\n"
+	      "  -w, --window=FILE      the trace window to merge (cuptimerge-window(5))\n"
+	      "  -o, --output=FILE      write FILE (atomically) instead of standard output;\n"
+	      "                         gzip when FILE ends in .gz\n"
+	      "  -z, --gzip[=LEVEL]     gzip the output (LEVEL 0-9, default 6)\n"
+	      "      --trace-name=NAME  set traceName (default: the -o FILE name)\n"
+	      "      --now=SECONDS      clock for the base time of a trace without\n"
+	      "                         baseTimeNanoseconds (default: the current time)\n"
+	      "  -q, --quiet            no warnings, no progress\n"
+	      "  -v, --verbose          a summary on standard error\n"
+	      "      --progress         show progress even when stderr is not a terminal\n"
+	      "      --no-progress      never show progress\n"
+	      "  -h, --help             show this help and exit\n"
+	      "  -V, --version          show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 success, 1 bad input data, 2 usage error, 3 I/O error.\n"
+	      "See cuptimerge(1) and cuptimerge-window(5).\n",
+	      f);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "cuptimerge: %s%s%s\nTry 'cuptimerge --help' for more information.\n", msg,
+		arg ? ": " : "", arg ? arg : "");
+	return CM_EXIT_USAGE;
+}
+
+/* Parse a non-negative integer option value; -1 when it is not one. */
+static long parse_count(const char *s, long max)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE };
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"window", required_argument, NULL, 'w'},
+		{"output", required_argument, NULL, 'o'},
+		{"gzip", optional_argument, NULL, 'z'},
+		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
+		{"now", required_argument, NULL, OPT_NOW},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"progress", no_argument, NULL, OPT_PROGRESS},
+		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+		{"buffer-size", required_argument, NULL, OPT_BUFSIZE}, /* for tests; not in --help */
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cm_options opt;
+	const char *env;
+	int c, gzip_flag = 0;
+	long v;
+
+	cm_diag_init("cuptimerge");
+	memset(&opt, 0, sizeof opt);
+	opt.gzip_level = -1;
+	opt.progress = -1;
+	opt.bufsize = DEFAULT_BUFSIZE;
+	if ((env = getenv("CUPTIMERGE_BUFSIZE")) && *env) {
+		if ((v = parse_count(env, 1L << 30)) < 1)
+			return usage_error("CUPTIMERGE_BUFSIZE is not a size in bytes", env);
+		opt.bufsize = (size_t)v;
+	}
+	while ((c = getopt_long(argc, argv, "w:o:z::qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w': opt.window_path = optarg; break;
+		case 'o': opt.out_path = optarg; break;
+		case 'z':
+			gzip_flag = 1;
+			opt.gzip_level = DEFAULT_GZIP_LEVEL;
+			if (optarg && (v = parse_count(optarg, 9)) < 0)
+				return usage_error("the gzip level must be 0 to 9", optarg);
+			if (optarg)
+				opt.gzip_level = (int)v;
+			break;
+		case OPT_TRACE_NAME: opt.trace_name = optarg; break;
+		case OPT_NOW: {
+			char *end;
+			opt.now = strtod(optarg, &end);
+			if (!*optarg || *end)
+				return usage_error("--now needs a number of seconds", optarg);
+			opt.have_now = 1;
+			break;
+		}
+		case 'q': opt.quiet = 1; break;
+		case 'v': opt.verbose = 1; break;
+		case OPT_PROGRESS: opt.progress = 1; break;
+		case OPT_NO_PROGRESS: opt.progress = 0; break;
+		case OPT_BUFSIZE:
+			if ((v = parse_count(optarg, 1L << 30)) < 1)
+				return usage_error("--buffer-size needs a size in bytes", optarg);
+			opt.bufsize = (size_t)v;
+			break;
+		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'V':
+			puts(PACKAGE_STRING);
+			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		default:
+			fputs("Try 'cuptimerge --help' for more information.\n", stderr);
+			return CM_EXIT_USAGE;
+		}
+	}
+	if (optind < argc - 1)
+		return usage_error("too many operands (one CPU trace at most)", argv[optind + 1]);
+	opt.cpu_path = optind < argc ? argv[optind] : "-";
+	if (!opt.window_path)
+		return usage_error("no trace window given (-w WINDOW)", NULL);
+	if (!strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-"))
+		return usage_error("the window and the CPU trace cannot both be standard input", NULL);
+	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
+		opt.gzip_level = DEFAULT_GZIP_LEVEL;
+	if (opt.progress < 0)
+		opt.progress = !opt.quiet && isatty(2);
+	cm_progress_enable(opt.progress && !opt.quiet);
+
+	/* A closed pipe shows up as EPIPE on write, which the engine treats as
+	 * "the reader is done" (a quiet exit), instead of dying of SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	return cm_merge_run(&opt);
+}

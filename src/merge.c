@@ -1,0 +1,204 @@
+/* merge.c - the engine: passes over the window and the CPU trace, then the output.
+ *
+ * Design.  The reference merge loads both documents and edits a list; we
+ * stream them, so the question is what must be known before each byte goes
+ * out.  The output is the CPU trace with, in this order: its leading run of
+ * "M" events, the GPU metadata, its other events, the window's events, the
+ * gpu_user_annotation spans and three re-made profiler span events.  The GPU
+ * metadata comes first but depends on everything: the thread rows of API
+ * records are resolved through External ids that may sit anywhere in the CPU
+ * trace, through correlation records anywhere in the window, and through the
+ * window's thread_resource_map, which a streaming writer puts last.  So:
+ *
+ *   W1  window pass 1: external correlations (as compact (correlation, id)
+ *       pairs), the maps, the end of the last real activity;
+ *   C1  CPU pass 1 (cpuscan.c): check the trace; index the External ids the
+ *       pairs name -> (pid, tid); base time; the CPU events' extent; which
+ *       events are dropped and where the metadata goes;
+ *       then the pairs become correlation -> thread and correlation ->
+ *       user annotation tables, and the pairs are freed;
+ *   W2  window pass 2: every event checked for what W3 will read; rows
+ *       (devices, streams, processes, threads) and the time extent noted;
+ *       annotation spans grown;
+ *   --  all input has now been read and checked: an error stops here, before
+ *       a byte is written, so a bad input never leaves half a trace;
+ *   C2  CPU pass 2 (cpucopy.c): copy the CPU text, splicing in the metadata
+ *       and, at the end of traceEvents,
+ *   W3  window pass 3: the window's events, then the spans and span events.
+ *
+ * Memory is the tables: pairs and index (freed before W2), correlation links,
+ * rows and spans; never a document or a record list.  A pipe is re-read from
+ * a spooled copy (input.c).  Times: the window's are unix-epoch ns and become
+ * (t - baseTimeNanoseconds) / 1000.0 us, computed exactly as Python does
+ * (jwrite.h); the CPU trace's numbers are never re-rounded: they are copied. */
+#include "config.h"
+#include "merge.h"
+#include "cpucopy.h"
+#include "cpuscan.h"
+#include "diag.h"
+#include "exitcode.h"
+#include "gpuconv.h"
+#include "input.h"
+#include "output.h"
+#include "window.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+struct merge {
+	const struct cm_options *opt;
+	cm_input *cpu, *win;
+	cm_gpu *gpu;
+	cm_cpuplan plan;
+	double min_ts, max_end;
+};
+
+static int w1_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	return cm_gpu_scan_event(((struct merge *)ctx)->gpu, index, ev, offset);
+}
+static int w1_member(void *ctx, const char *key, const cm_jval *val, int64_t offset)
+{
+	return cm_gpu_scan_member(((struct merge *)ctx)->gpu, key, val, offset);
+}
+static int w2_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	return cm_gpu_plan_event(((struct merge *)ctx)->gpu, index, ev, offset);
+}
+
+struct w3 {
+	struct merge *m;
+	cm_evout *eo;
+};
+static int w3_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	struct w3 *w = ctx;
+	return cm_gpu_emit_event(w->m->gpu, index, ev, offset, w->eo);
+}
+
+/* Hook: the GPU metadata at the insertion point. */
+static int hook_insert(void *ctx, cm_evout *eo)
+{
+	return cm_gpu_write_metadata(((struct merge *)ctx)->gpu, eo);
+}
+
+/* Hook: after the CPU events: W3, the spans, and the profiler span events. */
+static int hook_append(void *ctx, cm_evout *eo)
+{
+	struct merge *m = ctx;
+	struct w3 w = {m, eo};
+	cm_window_sink sink = {w3_event, NULL, &w};
+	cm_buf *b = &eo->buf;
+	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &sink, "writing the window events") < 0 ||
+	    cm_gpu_write_spans(m->gpu, eo) < 0)
+		return -1;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+		      "\"tid\":\"PyTorch Profiler\",\"ts\":");
+	cm_jw_double(b, m->min_ts);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_double(b, cm_py_max(m->max_end - m->min_ts, 0.0));
+	cm_buf_lit(b, ",\"args\":{\"Op count\":0}}");
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
+		      "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":");
+	cm_jw_double(b, m->min_ts);
+	cm_buf_putc(b, '}');
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":");
+	cm_jw_double(b, m->max_end + 0.001);
+	cm_buf_putc(b, '}');
+	return 0;
+}
+
+/* Everything before the first output byte: W1, C1, resolve, W2.
+ * Returns 0 or an exit status. */
+static int prepare(struct merge *m)
+{
+	const struct cm_options *opt = m->opt;
+	cm_window_sink s1 = {w1_event, w1_member, m}, s2 = {w2_event, NULL, m};
+	cm_int base;
+	double wmin, wmax;
+
+	if (cm_window_read(m->win, &s1, "reading the window") < 0)
+		return cm_diag_status();
+	if (cm_cpuscan_run(m->cpu, cm_gpu_linked_ext(m->gpu), &m->plan) < 0)
+		return cm_diag_status();
+	if (m->plan.has_base) {
+		base = m->plan.base_ns;
+	} else {
+		double now = opt->have_now ? opt->now : (double)time(NULL);
+		base = cm_cpuscan_default_base(now);
+	}
+	cm_gpu_resolve(m->gpu, base);
+	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &s2, "checking the window") < 0)
+		return cm_diag_status();
+	cm_gpu_plan_finish(m->gpu);
+	cm_gpu_extent(m->gpu, &wmin, &wmax);
+	/* Python's min()/max() over the CPU events, then the window's */
+	m->min_ts = cm_py_min(m->plan.min_ts, wmin);
+	m->max_end = cm_py_max(m->plan.max_end, wmax);
+	if (!isfinite(m->min_ts))
+		return cm_error(CM_EXIT_DATA, NULL, -1,
+				"the merged trace would contain no duration (\"X\") events");
+	return 0;
+}
+
+int cm_merge_run(const struct cm_options *opt)
+{
+	struct merge m;
+	cm_evout eo = {0};
+	int status, rc;
+	memset(&m, 0, sizeof m);
+	m.opt = opt;
+	cm_diag_set_quiet(opt->quiet);
+	m.win = cm_input_open(opt->window_path, opt->bufsize);
+	if (!m.win)
+		return cm_diag_status();
+	m.cpu = cm_input_open(opt->cpu_path, opt->bufsize);
+	if (!m.cpu) {
+		cm_input_close(m.win);
+		return cm_diag_status();
+	}
+	m.gpu = cm_gpu_new(cm_input_name(m.win));
+
+	status = prepare(&m);
+	if (!status) {
+		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, NULL};
+		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
+				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
+										  : NULL;
+		eo.out = cm_output_open(opt->out_path, opt->gzip_level);
+		eo.first = 1;
+		if (!eo.out) {
+			status = cm_diag_status();
+		} else {
+			int ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
+				 cm_evout_flush(&eo) == 0;
+			int piped = cm_output_pipe_closed(eo.out);
+			rc = cm_output_close(eo.out, ok);
+			if (piped || rc == 1)
+				status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
+			else if (!ok || rc < 0)
+				status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
+		}
+	}
+	cm_progress_clear();
+	if (!status && opt->verbose) {
+		struct cm_gpu_stats st;
+		cm_gpu_stats(m.gpu, &st);
+		cm_warn(NULL, -1, "merged %llu window events into %llu CPU events (%llu External ids linked)",
+			(unsigned long long)st.events, (unsigned long long)m.plan.events,
+			(unsigned long long)st.linked_ext);
+	}
+	cm_buf_free(&eo.buf);
+	cm_cpuplan_free(&m.plan);
+	cm_gpu_free(m.gpu);
+	cm_input_close(m.cpu);
+	cm_input_close(m.win);
+	return status;
+}

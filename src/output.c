@@ -1,0 +1,221 @@
+/* output.c - buffered, checked output to stdout or to FILE via a temporary file. */
+#include "config.h"
+#include "output.h"
+#include "diag.h"
+#include "exitcode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* 256 KiB: large enough that write(2) calls do not show in a profile. */
+#define OUT_BUFSIZE (256u * 1024u)
+
+struct cm_output {
+	int fd;
+	char *path;     /* final name, or NULL for stdout */
+	char *tmp_path; /* temporary name while writing */
+	const char *shown; /* name for messages */
+	int gzip;
+	z_stream zs;
+	unsigned char *buf; /* pending plain bytes */
+	size_t len;
+	unsigned char *zbuf; /* compressed bytes */
+	int failed, pipe_closed;
+};
+
+int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
+
+cm_output *cm_output_open(const char *path, int gzip_level)
+{
+	cm_output *out = calloc(1, sizeof *out);
+	if (!out)
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
+	out->buf = malloc(OUT_BUFSIZE);
+	out->zbuf = malloc(OUT_BUFSIZE);
+	if (!out->buf || !out->zbuf)
+		goto nomem;
+	if (!path || !strcmp(path, "-")) {
+		out->fd = 1;
+		out->shown = "<stdout>";
+	} else {
+		size_t n = strlen(path) + sizeof ".tmpXXXXXX";
+		mode_t mask;
+		out->path = strdup(path);
+		out->tmp_path = malloc(n);
+		if (!out->path || !out->tmp_path)
+			goto nomem;
+		snprintf(out->tmp_path, n, "%s.tmpXXXXXX", path);
+		out->shown = out->path;
+		out->fd = mkstemp(out->tmp_path);
+		if (out->fd < 0) {
+			cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file beside it: %s",
+				 strerror(errno));
+			free(out->tmp_path);
+			out->tmp_path = NULL;
+			cm_output_close(out, 0);
+			return NULL;
+		}
+		/* mkstemp makes 0600; give the file the mode a plain create would */
+		mask = umask(0);
+		umask(mask);
+		fchmod(out->fd, 0666 & ~mask);
+	}
+	if (gzip_level >= 0) {
+		out->gzip = 1;
+		/* 15 + 16: gzip wrapper; memLevel 8 is zlib's default */
+		if (deflateInit2(&out->zs, gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			goto nomem;
+	}
+	return out;
+nomem:
+	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
+	cm_output_close(out, 0);
+	return NULL;
+}
+
+/* write(2) all of P, retrying short writes.  Returns 0 or -1 (reported). */
+static int write_all(cm_output *out, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(out->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			out->failed = 1;
+			if (errno == EPIPE && !out->path) {
+				out->pipe_closed = 1; /* the reader is gone: not our error to report */
+				return -1;
+			}
+			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Push the pending bytes out, through deflate when gzip.  FINISH ends the
+ * gzip stream.  Returns 0 or -1. */
+static int flush_buf(cm_output *out, int finish)
+{
+	if (out->failed)
+		return -1;
+	if (!out->gzip) {
+		int rc = write_all(out, out->buf, out->len);
+		out->len = 0;
+		return rc;
+	}
+	out->zs.next_in = out->buf;
+	out->zs.avail_in = (uInt)out->len;
+	for (;;) {
+		int rc;
+		out->zs.next_out = out->zbuf;
+		out->zs.avail_out = OUT_BUFSIZE;
+		rc = deflate(&out->zs, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR) {
+			out->failed = 1;
+			return cm_error(CM_EXIT_IO, out->shown, -1, "deflate failed"), -1;
+		}
+		if (write_all(out, out->zbuf, OUT_BUFSIZE - out->zs.avail_out) < 0)
+			return -1;
+		if (finish ? rc == Z_STREAM_END : out->zs.avail_in == 0)
+			break;
+	}
+	out->len = 0;
+	return 0;
+}
+
+int cm_output_write(cm_output *out, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	if (out->failed)
+		return -1;
+	while (len) {
+		size_t room = OUT_BUFSIZE - out->len, n = len < room ? len : room;
+		memcpy(out->buf + out->len, p, n);
+		out->len += n;
+		p += n;
+		len -= n;
+		if (out->len == OUT_BUFSIZE && flush_buf(out, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cm_output_close(cm_output *out, int ok)
+{
+	int rc = 0;
+	if (!out)
+		return -1;
+	if (ok && !out->failed && flush_buf(out, 1) < 0)
+		ok = 0;
+	if (out->failed)
+		ok = 0;
+	if (out->gzip)
+		deflateEnd(&out->zs);
+	if (out->path) {
+		if (out->fd >= 0) {
+			if (ok && fsync(out->fd) < 0 && errno != EINVAL && errno != EROFS) {
+				cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+				ok = 0;
+			}
+			if (close(out->fd) < 0 && ok) {
+				cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+				ok = 0;
+			}
+		}
+		if (out->tmp_path) {
+			if (ok && rename(out->tmp_path, out->path) < 0) {
+				cm_error(CM_EXIT_IO, out->shown, -1, "cannot rename %s to it: %s", out->tmp_path,
+					 strerror(errno));
+				ok = 0;
+			}
+			if (!ok)
+				unlink(out->tmp_path);
+		}
+	} else if (ok) {
+		/* stdout: a late EIO/ENOSPC shows up here; check it (jq does the same) */
+		if (close(1) < 0 && errno != EINTR) {
+			if (errno == EPIPE)
+				out->pipe_closed = 1;
+			else
+				cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			ok = 0;
+		}
+	}
+	rc = ok ? 0 : out->pipe_closed ? 1 : -1;
+	free(out->path);
+	free(out->tmp_path);
+	free(out->buf);
+	free(out->zbuf);
+	free(out);
+	return rc;
+}
+
+/* Hand the buffer to the output once it is this big. */
+#define EVOUT_FLUSH (1u << 20)
+
+int cm_evout_flush(cm_evout *eo)
+{
+	int rc = cm_output_write(eo->out, eo->buf.p, eo->buf.len);
+	eo->buf.len = 0;
+	return rc;
+}
+
+int cm_evout_next(cm_evout *eo)
+{
+	if (eo->buf.len >= EVOUT_FLUSH && cm_evout_flush(eo) < 0)
+		return -1;
+	if (eo->first)
+		eo->first = 0;
+	else
+		cm_buf_putc(&eo->buf, ',');
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* output.h - where the merged trace goes: stdout or a file written through a
+ * temporary name, plain or gzip, with every write checked. */
+#ifndef CM_OUTPUT_H
+#define CM_OUTPUT_H
+
+#include <stddef.h>
+
+typedef struct cm_output cm_output;
+
+/* Open the destination: PATH NULL or "-" means standard output; otherwise a
+ * temporary file beside PATH that becomes PATH only in cm_output_close(ok=1).
+ * GZIP_LEVEL < 0 writes plain text, 0..9 a gzip stream of that level.
+ * Returns NULL after reporting the error. */
+cm_output *cm_output_open(const char *path, int gzip_level);
+
+/* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
+ * closed pipe, which only sets cm_output_pipe_closed()). */
+int cm_output_write(cm_output *out, const void *data, size_t len);
+
+/* 1 when the reader of standard output went away (EPIPE): stop quietly. */
+int cm_output_pipe_closed(const cm_output *out);
+
+/* Finish: with OK, flush, end the gzip stream, close (checked) and rename the
+ * temporary file over PATH; without OK (or on any failure), remove the
+ * temporary file and leave PATH untouched.  Returns 0 on success, 1 when
+ * the reader of standard output went away (nothing reported), -1 after
+ * reporting an error.  Frees OUT. */
+int cm_output_close(cm_output *out, int ok);
+
+
+#include "jwrite.h"
+
+/* The writer of traceEvents elements: a buffer in front of an output that
+ * puts the commas between elements. */
+typedef struct cm_evout {
+	cm_output *out;
+	cm_buf buf;
+	int first; /* no element written yet */
+} cm_evout;
+
+/* Begin an element: write the separating comma (none before the first),
+ * and pass the buffer on once it holds 1 MiB.  Returns 0, or -1 when the
+ * output failed (already reported, or the pipe closed). */
+int cm_evout_next(cm_evout *eo);
+
+/* Pass everything buffered on.  Returns 0 or -1. */
+int cm_evout_flush(cm_evout *eo);
+
+#endif

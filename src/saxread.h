@@ -1,0 +1,27 @@
+/* saxread.h - drive yajl over an input, chunk by chunk, with absolute byte
+ * offsets in messages. */
+#ifndef CM_SAXREAD_H
+#define CM_SAXREAD_H
+
+#include <stdint.h>
+#include <yajl/yajl_parse.h>
+#include "input.h"
+
+typedef struct cm_sax {
+	yajl_handle h;
+	cm_input *in;
+	const char *what;  /* label for the progress line */
+} cm_sax;
+
+/* Parse all of IN with CALLBACKS (ctx CTX): one JSON value, nothing after it
+ * but whitespace.  A callback that finds bad data reports it itself (with
+ * cm_error and cm_sax_offset) and returns 0.  Returns 0, or -1 after a
+ * report: read errors, JSON syntax errors and truncation are reported here as
+ * "FILE:OFFSET: MESSAGE". */
+int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void *ctx,
+	       const char *what);
+
+/* Offset in the text just past the token the current callback is about. */
+int64_t cm_sax_offset(const cm_sax *sax);
+
+#endif
