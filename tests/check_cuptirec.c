@@ -1,0 +1,1423 @@
+/* check_cuptirec.c - unit tests of the collector's pure parts: encoder, writer, pool, maps (no GPU). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+#include <zlib.h>
+
+#include "annot.h"
+#include "clock.h"
+#include "encode.h"
+#include "jbuf.h"
+#include "opts.h"
+#include "pathpat.h"
+#include "pool.h"
+#include "sink.h"
+#include "window.h"
+
+#ifndef CREC_BUILDDIR
+#define CREC_BUILDDIR "."
+#endif
+#ifndef CREC_FIXTUREDIR
+#define CREC_FIXTUREDIR "tests/cuptirec"
+#endif
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char tmpdir[256];
+
+static void tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cuptirec.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmp_teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+/* The JSON text of B as a NUL-terminated string (B keeps owning it). */
+static const char *jtext(crec_jbuf *b)
+{
+	crec_jbuf_put(b, "", 1);
+	b->len--;
+	return b->p;
+}
+
+/* Parse TEXT, failing the test with yajl's message when it is not JSON. */
+static yajl_val parse(const char *text)
+{
+	char err[512] = "";
+	yajl_val v = yajl_tree_parse(text, err, sizeof err);
+
+	ck_assert_msg(v != NULL, "not JSON (%s): %.300s", err, text);
+	return v;
+}
+
+/* Member KEY of object O (NULL when absent). */
+static yajl_val member(yajl_val o, const char *key)
+{
+	const char *path[] = { key, NULL };
+
+	return yajl_tree_get(o, path, yajl_t_any);
+}
+
+/* The text of number member KEY; fails when absent or not a number. */
+static const char *num(yajl_val o, const char *key)
+{
+	yajl_val v = member(o, key);
+
+	ck_assert_msg(v && YAJL_IS_NUMBER(v), "member %s missing or not a number", key);
+	return YAJL_GET_NUMBER(v);
+}
+
+/* String member KEY; fails when absent or not a string. */
+static const char *str(yajl_val o, const char *key)
+{
+	yajl_val v = member(o, key);
+
+	ck_assert_msg(v && YAJL_IS_STRING(v), "member %s missing or not a string", key);
+	return YAJL_GET_STRING(v);
+}
+
+/* The string V holds, or "" when V is absent or not a string. */
+static const char *sval(yajl_val v)
+{
+	const char *s = v && YAJL_IS_STRING(v) ? v->u.string : NULL;
+
+	return s ? s : "";
+}
+
+/* Number of members of object O. */
+static size_t nmembers(yajl_val o)
+{
+	ck_assert(YAJL_IS_OBJECT(o));
+	return o->u.object.len;
+}
+
+/* Read a whole (possibly gzip) file; returns malloc'ed NUL-terminated text. */
+static char *slurp(const char *path)
+{
+	gzFile f = gzopen(path, "rb");
+	size_t cap = 1 << 16, len = 0;
+	char *p = malloc(cap);
+	int r;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while ((r = gzread(f, p + len, (unsigned)(cap - len - 1))) > 0) {
+		len += (size_t)r;
+		if (cap - len < 2)
+			p = realloc(p, cap *= 2);
+	}
+	ck_assert_int_ge(r, 0);
+	gzclose(f);
+	p[len] = '\0';
+	return p;
+}
+
+/* ---- jbuf ----------------------------------------------------------------- */
+
+static const struct {
+	const char *in;
+	size_t n;
+	const char *out;
+} esc_cases[] = {
+	{ "plain", 5, "\"plain\"" },
+	{ "a\"b\\c", 5, "\"a\\\"b\\\\c\"" },
+	{ "\n\t\r\x01\x1f", 5, "\"\\n\\t\\r\\u0001\\u001f\"" },
+	{ "caf\xc3\xa9", 5, "\"caf\xc3\xa9\"" },                 /* é passes */
+	{ "\xf0\x9d\x84\x9e", 4, "\"\xf0\x9d\x84\x9e\"" },       /* U+1D11E passes */
+	{ "x\xffy", 3, "\"x\\ufffdy\"" },                        /* stray byte */
+	{ "\xc3", 1, "\"\\ufffd\"" },                             /* cut sequence */
+	{ "\xc0\x80", 2, "\"\\ufffd\\ufffd\"" },                  /* overlong NUL */
+	{ "\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"" },       /* surrogate */
+	{ "\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* > U+10FFFF */
+	{ "a\0b", 3, "\"a\\u0000b\"" },                           /* embedded NUL */
+};
+
+START_TEST(test_jbuf_escape)
+{
+	crec_jbuf b = { 0 };
+	char fixed[64];
+	size_t n;
+
+	crec_jbuf_str(&b, esc_cases[_i].in, esc_cases[_i].n);
+	ck_assert_str_eq(jtext(&b), esc_cases[_i].out);
+	n = crec_json_str_fixed(fixed, esc_cases[_i].in, esc_cases[_i].n);
+	fixed[n] = '\0';
+	ck_assert_str_eq(fixed, esc_cases[_i].out);
+	/* and yajl, which validates UTF-8, accepts it */
+	yajl_tree_free(parse(b.p));
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_jbuf_ints)
+{
+	crec_jbuf b = { 0 };
+
+	crec_jbuf_u64(&b, 0);
+	crec_jbuf_lit(&b, " ");
+	crec_jbuf_u64(&b, UINT64_MAX);
+	crec_jbuf_lit(&b, " ");
+	crec_jbuf_i64(&b, INT64_MIN);
+	crec_jbuf_lit(&b, " ");
+	crec_jbuf_i64(&b, -1);
+	crec_jbuf_lit(&b, " ");
+	crec_jbuf_i64(&b, INT64_MAX);
+	ck_assert_str_eq(jtext(&b), "0 18446744073709551615 -9223372036854775808 -1 9223372036854775807");
+	ck_assert_int_eq(b.failed, 0);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_jbuf_grows)
+{
+	crec_jbuf b = { 0 };
+	int i;
+
+	for (i = 0; i < 100000; i++)
+		crec_jbuf_lit(&b, "0123456789");
+	ck_assert_uint_eq(b.len, 1000000);
+	ck_assert_int_eq(b.failed, 0);
+	ck_assert_int_eq(memcmp(b.p + 999990, "0123456789", 10), 0);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+/* ---- path patterns, options ------------------------------------------------- */
+
+START_TEST(test_pathpat)
+{
+	char out[64];
+
+	ck_assert_int_eq(crec_path_expand("w_%p.json", 1234, 0, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_1234.json");
+	ck_assert_int_eq(crec_path_expand("w_%p.json", 1234, 2, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_1234.2.json");
+	ck_assert_int_eq(crec_path_expand("w_%p.json.gz", 7, 1, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_7.1.json.gz");
+	ck_assert_int_eq(crec_path_expand("w_%p_%n.json", 7, 3, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_7_3.json");
+	ck_assert_int_eq(crec_path_expand("trace", 7, 3, out, sizeof out), 0);
+	ck_assert_str_eq(out, "trace.3");
+	ck_assert_int_eq(crec_path_expand("100%%_%p", 9, 0, out, sizeof out), 0);
+	ck_assert_str_eq(out, "100%_9");
+	ck_assert_int_eq(crec_path_expand("bad_%d", 9, 0, out, sizeof out), -1);
+	ck_assert_ptr_nonnull(crec_path_check("bad_%"));
+	ck_assert_ptr_nonnull(crec_path_check(""));
+	ck_assert_ptr_null(crec_path_check("ok_%p_%n_%%"));
+	ck_assert_int_eq(crec_path_expand("%p%p%p%p%p%p%p%p", 1234567, 0, out, 40), -1);
+	ck_assert_int_eq(crec_path_expand("12345678.json", 1, 1, out, 14), -1);
+}
+END_TEST
+
+START_TEST(test_opts)
+{
+	char bad[32];
+	double s;
+	size_t z;
+
+	ck_assert_int_eq(crec_parse_activities("default", bad, sizeof bad), CREC_ACT_DEFAULT);
+	ck_assert_int_eq(crec_parse_activities("kernel, Runtime", bad, sizeof bad), CREC_ACT_KERNEL | CREC_ACT_RUNTIME);
+	ck_assert_int_eq(crec_parse_activities("default,-driver", bad, sizeof bad), CREC_ACT_DEFAULT & ~CREC_ACT_DRIVER);
+	ck_assert_int_eq(crec_parse_activities("all", bad, sizeof bad), CREC_ACT_ALL);
+	ck_assert_int_eq(crec_parse_activities("kernel,bogus", bad, sizeof bad), -1);
+	ck_assert_str_eq(bad, "bogus");
+	ck_assert_int_eq(crec_parse_seconds("2.5", &s), 0);
+	ck_assert(s == 2.5);
+	ck_assert_int_eq(crec_parse_seconds("-1", &s), -1);
+	ck_assert_int_eq(crec_parse_seconds("1x", &s), -1);
+	ck_assert_int_eq(crec_parse_seconds("nan", &s), -1);
+	ck_assert_int_eq(crec_parse_size("4M", &z), 0);
+	ck_assert_uint_eq(z, 4u << 20);
+	ck_assert_int_eq(crec_parse_size("64KiB", &z), 0);
+	ck_assert_uint_eq(z, 65536);
+	ck_assert_int_eq(crec_parse_size("12", &z), 0);
+	ck_assert_uint_eq(z, 12);
+	ck_assert_int_eq(crec_parse_size("4Q", &z), -1);
+	ck_assert_int_eq(crec_parse_size("-4", &z), -1);
+}
+END_TEST
+
+/* ---- encoder ---------------------------------------------------------------- */
+
+static int demangle_calls;
+
+static const char *fake_demangle(void *ud, const char *m)
+{
+	demangle_calls++;
+	return strcmp(m, "_Z6addonePfi") == 0 ? "addone(float*, int)" : NULL;
+}
+
+static const char *fake_api_name(void *ud, int driver, uint32_t cbid)
+{
+	if (!driver && cbid == 211)
+		return "cudaLaunchKernel_v7000";
+	if (!driver && cbid == 1000)
+		return "cudaThing_ptsz_v7000";
+	if (!driver && cbid == 1001)
+		return "cudaOdd_vx";
+	if (driver && cbid == 307)
+		return "cuLaunchKernel";
+	if (driver && cbid == 276)
+		return "cuMemcpyHtoD_v2";
+	return NULL;
+}
+
+static crec_enc new_enc(void)
+{
+	crec_enc e;
+
+	memset(&e, 0, sizeof e);
+	e.api_name = fake_api_name;
+	e.demangle = fake_demangle;
+	return e;
+}
+
+/* Encode REC; the event object must parse.  Returns the parsed tree (or NULL
+ * when the encoder skipped the record, then nothing may have been written). */
+static yajl_val enc1(crec_enc *e, const void *rec, crec_jbuf *b)
+{
+	b->len = 0;
+	if (!crec_encode(e, rec, b)) {
+		ck_assert_uint_eq(b->len, 0);
+		return NULL;
+	}
+	return parse(jtext(b));
+}
+
+START_TEST(test_encode_kernel)
+{
+	CUpti_ActivityKernel10 k;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	yajl_val v;
+
+	memset(&k, 0, sizeof k);
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.deviceId = 3;
+	k.contextId = 1;
+	k.streamId = 7;
+	k.correlationId = 4000000001u;
+	k.graphNodeId = 0x1234567890ull;
+	k.graphId = 42;
+	k.start = 1759300079000100000ull;
+	k.end = 1759300079000105000ull;
+	k.name = "_Z6addonePfi";
+	v = enc1(&e, &k, &b);
+	ck_assert_ptr_nonnull(v);
+	/* "kind" first, so a streaming reader knows the shape at once */
+	ck_assert(strncmp(b.p, "{\"kind\":\"kernel\",", 17) == 0);
+	ck_assert_str_eq(str(v, "kind"), "kernel");
+	ck_assert_str_eq(num(v, "device_id"), "3");
+	ck_assert_str_eq(num(v, "context_id"), "1");
+	ck_assert_str_eq(num(v, "stream_id"), "7");
+	ck_assert_str_eq(num(v, "correlation_id"), "4000000001");
+	ck_assert_str_eq(num(v, "graph_node_id"), "78187493520");
+	ck_assert_str_eq(num(v, "graph_id"), "42");
+	ck_assert_str_eq(num(v, "start_ns"), "1759300079000100000");
+	ck_assert_str_eq(num(v, "end_ns"), "1759300079000105000");
+	ck_assert(YAJL_IS_NULL(member(v, "annotation")));
+	ck_assert_str_eq(str(v, "name"), "addone(float*, int)");
+	ck_assert_uint_eq(nmembers(v), 11);
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 1);
+	yajl_tree_free(v);
+
+	/* a name the demangler leaves alone is kept, quotes escaped */
+	k.name = "my \"kernel\"";
+	v = enc1(&e, &k, &b);
+	ck_assert_str_eq(str(v, "name"), "my \"kernel\"");
+	yajl_tree_free(v);
+	k.name = NULL;
+	v = enc1(&e, &k, &b);
+	ck_assert_str_eq(str(v, "name"), "");
+	yajl_tree_free(v);
+
+	/* a kernel CUPTI never completed (forced flush) is skipped and counted */
+	k.end = 0;
+	ck_assert_ptr_null(enc1(&e, &k, &b));
+	ck_assert_uint_eq(e.incomplete, 1);
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 3);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_encode_memcpy_memset)
+{
+	CUpti_ActivityMemcpy6 m;
+	CUpti_ActivityMemset4 s;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	yajl_val v;
+
+	memset(&m, 0, sizeof m);
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+	m.bytes = 262144;
+	m.start = 100;
+	m.end = 200;
+	m.deviceId = 0;
+	m.contextId = 1;
+	m.streamId = 41;
+	m.correlationId = 647;
+	m.runtimeCorrelationId = 9;
+	m.graphNodeId = 5;
+	m.graphId = 6;
+	v = enc1(&e, &m, &b);
+	ck_assert_str_eq(str(v, "kind"), "gpu_memcpy");
+	ck_assert_str_eq(num(v, "device_id"), "0");
+	ck_assert_str_eq(num(v, "context_id"), "1");
+	ck_assert_str_eq(num(v, "stream_id"), "41");
+	ck_assert_str_eq(num(v, "correlation_id"), "647");
+	ck_assert_str_eq(num(v, "runtime_correlation_id"), "9");
+	ck_assert_str_eq(num(v, "graph_node_id"), "5");
+	ck_assert_str_eq(num(v, "graph_id"), "6");
+	ck_assert_str_eq(num(v, "start_ns"), "100");
+	ck_assert_str_eq(num(v, "end_ns"), "200");
+	ck_assert_str_eq(num(v, "bytes"), "262144");
+	ck_assert_str_eq(num(v, "copy_kind"), "2");
+	ck_assert_str_eq(num(v, "src_kind"), "3");
+	ck_assert_str_eq(num(v, "dst_kind"), "1");
+	ck_assert_str_eq(num(v, "flags"), "1");
+	ck_assert(YAJL_IS_NULL(member(v, "annotation")));
+	ck_assert_str_eq(str(v, "name"), "Memcpy");
+	ck_assert_uint_eq(nmembers(v), 17);
+	yajl_tree_free(v);
+
+	memset(&s, 0, sizeof s);
+	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	s.value = 0xab;
+	s.bytes = 1ull << 40;
+	s.start = 300;
+	s.end = 301;
+	s.deviceId = 1;
+	s.contextId = 2;
+	s.streamId = 13;
+	s.correlationId = 77;
+	s.flags = 1;
+	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(str(v, "kind"), "gpu_memset");
+	ck_assert_str_eq(num(v, "device_id"), "1");
+	ck_assert_str_eq(num(v, "context_id"), "2");
+	ck_assert_str_eq(num(v, "stream_id"), "13");
+	ck_assert_str_eq(num(v, "correlation_id"), "77");
+	ck_assert_str_eq(num(v, "graph_node_id"), "0");
+	ck_assert_str_eq(num(v, "graph_id"), "0");
+	ck_assert_str_eq(num(v, "start_ns"), "300");
+	ck_assert_str_eq(num(v, "end_ns"), "301");
+	ck_assert_str_eq(num(v, "bytes"), "1099511627776");
+	ck_assert_str_eq(num(v, "value"), "171");
+	ck_assert_str_eq(num(v, "memory_kind"), "3");
+	ck_assert_str_eq(num(v, "flags"), "1");
+	ck_assert_str_eq(str(v, "name"), "Memset");
+	ck_assert_uint_eq(nmembers(v), 15);
+	yajl_tree_free(v);
+	ck_assert_uint_eq(e.count[CREC_EV_MEMCPY], 1);
+	ck_assert_uint_eq(e.count[CREC_EV_MEMSET], 1);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_encode_api)
+{
+	CUpti_ActivityAPI a;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	yajl_val v;
+
+	memset(&a, 0, sizeof a);
+	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.cbid = 211;
+	a.start = 1795974781931935681ull;
+	a.end = 1795974781931943157ull;
+	a.processId = 470;
+	a.threadId = 4294967295u;   /* u32 max passes as unsigned */
+	a.correlationId = 317;
+	a.returnValue = 2;
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "kind"), "cuda_runtime");
+	ck_assert_str_eq(num(v, "cbid"), "211");
+	ck_assert_str_eq(num(v, "start_ns"), "1795974781931935681");
+	ck_assert_str_eq(num(v, "end_ns"), "1795974781931943157");
+	ck_assert_str_eq(num(v, "process_id"), "470");
+	ck_assert_str_eq(num(v, "thread_id"), "4294967295");
+	ck_assert_str_eq(num(v, "correlation_id"), "317");
+	ck_assert_str_eq(num(v, "return_value"), "2");
+	ck_assert_str_eq(str(v, "name"), "cudaLaunchKernel");
+	ck_assert_uint_eq(nmembers(v), 9);
+	yajl_tree_free(v);
+
+	a.cbid = 1000;   /* only the version suffix goes */
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "name"), "cudaThing_ptsz");
+	yajl_tree_free(v);
+	a.cbid = 1001;   /* "_v" without digits stays */
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "name"), "cudaOdd_vx");
+	yajl_tree_free(v);
+	a.cbid = 999;    /* unknown to CUPTI */
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "name"), "cbid_999");
+	yajl_tree_free(v);
+
+	a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = 307;
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "kind"), "cuda_driver");
+	ck_assert_str_eq(str(v, "name"), "cuLaunchKernel");
+	yajl_tree_free(v);
+	a.cbid = 276;
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "name"), "cuMemcpyHtoD");
+	yajl_tree_free(v);
+	ck_assert_uint_eq(e.count[CREC_EV_RUNTIME], 4);
+	ck_assert_uint_eq(e.count[CREC_EV_DRIVER], 2);
+
+	/* without a name source every API record is cbid_N */
+	e.api_name = NULL;
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(str(v, "name"), "cbid_276");
+	yajl_tree_free(v);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_encode_other_kinds)
+{
+	CUpti_ActivityExternalCorrelation x;
+	CUpti_ActivityOverhead3 o;
+	CUpti_ActivitySynchronization2 s;
+	CUpti_ActivityCudaEvent2 c;
+	CUpti_ActivityAPI unknown;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	yajl_val v;
+
+	memset(&x, 0, sizeof x);
+	x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+	x.externalId = UINT64_MAX;
+	x.correlationId = 15;
+	v = enc1(&e, &x, &b);
+	ck_assert_str_eq(str(v, "kind"), "external_correlation");
+	ck_assert_str_eq(num(v, "external_kind"), "4");
+	ck_assert_str_eq(num(v, "external_id"), "18446744073709551615");
+	ck_assert_str_eq(num(v, "correlation_id"), "15");
+	ck_assert_str_eq(str(v, "name"), "external_correlation");
+	ck_assert_uint_eq(nmembers(v), 5);
+	yajl_tree_free(v);
+
+	memset(&o, 0, sizeof o);
+	o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST;
+	o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	o.objectId.pt.processId = 470;
+	o.objectId.pt.threadId = 507;
+	o.start = 10;
+	o.end = 20;
+	o.correlationId = 0;
+	v = enc1(&e, &o, &b);
+	ck_assert_str_eq(str(v, "kind"), "overhead");
+	ck_assert_str_eq(num(v, "overhead_kind"), "458752");
+	ck_assert_str_eq(num(v, "object_kind"), "2");
+	ck_assert_str_eq(num(v, "object_id"), "507");
+	ck_assert_str_eq(num(v, "start_ns"), "10");
+	ck_assert_str_eq(num(v, "end_ns"), "20");
+	ck_assert_str_eq(num(v, "correlation_id"), "0");
+	/* the reference merge recognises the trailing request by this name */
+	ck_assert_str_eq(str(v, "name"), "Activity Buffer Request");
+	ck_assert_uint_eq(nmembers(v), 8);
+	yajl_tree_free(v);
+	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+	o.objectKind = CUPTI_ACTIVITY_OBJECT_STREAM;
+	o.objectId.dcs.deviceId = 1;
+	o.objectId.dcs.contextId = 2;
+	o.objectId.dcs.streamId = 3;
+	v = enc1(&e, &o, &b);
+	ck_assert_str_eq(str(v, "name"), "Buffer Flush");
+	ck_assert_str_eq(num(v, "object_id"), "3");
+	yajl_tree_free(v);
+	ck_assert_str_eq(crec_overhead_name(12345), "Unknown");
+	ck_assert_str_eq(crec_overhead_name(CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER), "Driver Compiler");
+
+	memset(&s, 0, sizeof s);
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	s.start = 5;
+	s.end = 9;
+	s.correlationId = 88;
+	s.contextId = 1;
+	s.streamId = 7;
+	s.cudaEventId = UINT32_MAX;
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(str(v, "kind"), "cuda_sync");
+	ck_assert_str_eq(num(v, "sync_type"), "3");
+	ck_assert_str_eq(num(v, "start_ns"), "5");
+	ck_assert_str_eq(num(v, "end_ns"), "9");
+	ck_assert_str_eq(num(v, "correlation_id"), "88");
+	ck_assert_str_eq(num(v, "stream_id"), "7");
+	ck_assert_str_eq(num(v, "cuda_event_id"), "4294967295");
+	yajl_tree_free(v);
+
+	memset(&c, 0, sizeof c);
+	c.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+	c.correlationId = 3;
+	c.contextId = 1;
+	c.streamId = 7;
+	c.eventId = 11;
+	c.deviceId = 0;
+	v = enc1(&e, &c, &b);
+	ck_assert_str_eq(str(v, "kind"), "cuda_event");
+	ck_assert_str_eq(num(v, "event_id"), "11");
+	ck_assert_str_eq(num(v, "correlation_id"), "3");
+	yajl_tree_free(v);
+
+	memset(&unknown, 0, sizeof unknown);
+	unknown.kind = CUPTI_ACTIVITY_KIND_MEMORY;
+	ck_assert_ptr_null(enc1(&e, &unknown, &b));
+	ck_assert_uint_eq(e.unknown, 1);
+	ck_assert_uint_eq(e.count[CREC_EV_EXTCORR], 1);
+	ck_assert_uint_eq(e.count[CREC_EV_OVERHEAD], 2);
+	ck_assert_uint_eq(e.count[CREC_EV_SYNC], 1);
+	ck_assert_uint_eq(e.count[CREC_EV_EVENT], 1);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+/* ---- clock ----------------------------------------------------------------------- */
+
+START_TEST(test_clock_identity)
+{
+	crec_clock k;
+
+	/* CUPTI on its default clock: a few µs apart from realtime */
+	crec_clock_init(&k, 1759300079000000000ull, 1759300079000003000ull);
+	ck_assert_int_eq(k.foreign, 0);
+	ck_assert_uint_eq(crec_clock_map(&k, 1759300079123456789ull), 1759300079123456789ull);
+	crec_clock_sample(&k, 1, 2);   /* ignored */
+	ck_assert_uint_eq(crec_clock_map(&k, 42), 42);
+	ck_assert_uint_eq(crec_clock_span_ns(&k), 0);
+}
+END_TEST
+
+START_TEST(test_clock_foreign)
+{
+	const uint64_t r0 = 1759300079000000000ull, c0 = 5000000000000ull;
+	crec_clock k;
+
+	/* TSC-like: 2.5 ticks per ns */
+	crec_clock_init(&k, c0, r0);
+	ck_assert_int_eq(k.foreign, 1);
+	/* one sample: offset only */
+	ck_assert_uint_eq(crec_clock_map(&k, c0 + 1000), r0 + 1000);
+	crec_clock_sample(&k, c0 + 2500000000ull, r0 + 1000000000ull);
+	ck_assert_uint_eq(crec_clock_span_ns(&k), 1000000000ull);
+	ck_assert_uint_eq(crec_clock_map(&k, c0), r0);
+	ck_assert_uint_eq(crec_clock_map(&k, c0 + 1250000000ull), r0 + 500000000ull);
+	ck_assert_uint_eq(crec_clock_map(&k, c0 + 2500000000ull), r0 + 1000000000ull);
+	/* before the first sample (records queued before the window) */
+	ck_assert_uint_eq(crec_clock_map(&k, c0 - 2500), r0 - 1000);
+	/* CUPTI's "not recorded" stays 0 */
+	ck_assert_uint_eq(crec_clock_map(&k, 0), 0);
+	/* a sample that goes backwards is ignored */
+	crec_clock_sample(&k, c0 - 10, r0 + 5);
+	ck_assert_uint_eq(crec_clock_map(&k, c0 + 1250000000ull), r0 + 500000000ull);
+}
+END_TEST
+
+START_TEST(test_encode_applies_clock)
+{
+	const uint64_t r0 = 1759300079000000000ull, c0 = 5000000000000ull;
+	CUpti_ActivityAPI a;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	crec_clock k;
+	yajl_val v;
+
+	crec_clock_init(&k, c0, r0);
+	crec_clock_sample(&k, c0 + 2000000, r0 + 1000000);  /* 2 ticks per ns */
+	e.clock = &k;
+	memset(&a, 0, sizeof a);
+	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.cbid = 211;
+	a.start = c0 + 200;
+	a.end = c0 + 1000;
+	v = enc1(&e, &a, &b);
+	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000100");
+	ck_assert_str_eq(num(v, "end_ns"), "1759300079000000500");
+	yajl_tree_free(v);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+/* ---- pool and queue ----------------------------------------------------------------- */
+
+START_TEST(test_pool_exhaustion)
+{
+	crec_pool *p = crec_pool_create(3, 4100);
+	uint8_t *a, *b, *c, *d;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(crec_pool_bufsize(p), 4096);   /* rounded to 8 */
+	a = crec_pool_get(p);
+	b = crec_pool_get(p);
+	c = crec_pool_get(p);
+	ck_assert(a && b && c && a != b && b != c && a != c);
+	ck_assert_uint_eq((uintptr_t)a % 8, 0);
+	ck_assert_uint_eq((uintptr_t)b % 8, 0);
+	ck_assert_uint_eq(crec_pool_in_use(p), 3);
+	/* empty: NULL (CUPTI then drops and counts), never a new allocation */
+	d = crec_pool_get(p);
+	ck_assert_ptr_null(d);
+	ck_assert_ptr_null(crec_pool_get(p));
+	ck_assert_uint_eq(crec_pool_misses(p), 2);
+	memset(b, 0x5a, 4096);   /* the whole advertised size is usable */
+	crec_pool_put(p, b);
+	ck_assert_uint_eq(crec_pool_in_use(p), 2);
+	d = crec_pool_get(p);
+	ck_assert_ptr_eq(d, b);  /* recycled, not new */
+	ck_assert_ptr_null(crec_pool_get(p));
+	crec_pool_put(p, a);
+	crec_pool_put(p, c);
+	crec_pool_put(p, d);
+	ck_assert_uint_eq(crec_pool_in_use(p), 0);
+	crec_pool_destroy(p);
+	ck_assert_ptr_null(crec_pool_create(0, 4096));
+	ck_assert_ptr_null(crec_pool_create(2, 100));
+}
+END_TEST
+
+static crec_pool *hp;
+static int held, max_held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *hammer(void *arg)
+{
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		uint8_t *b = crec_pool_get(hp);
+		if (!b)
+			continue;
+		pthread_mutex_lock(&held_mu);
+		if (++held > max_held)
+			max_held = held;
+		pthread_mutex_unlock(&held_mu);
+		/* a buffer must never be handed to two holders */
+		ck_assert_int_eq(b[0], 0);
+		b[0] = 1;
+		b[0] = 0;
+		pthread_mutex_lock(&held_mu);
+		held--;
+		pthread_mutex_unlock(&held_mu);
+		crec_pool_put(hp, b);
+	}
+	return NULL;
+}
+
+START_TEST(test_pool_threads)
+{
+	pthread_t t[8];
+	int i;
+
+	uint8_t *bs[4];
+
+	hp = crec_pool_create(4, 1024);
+	for (i = 0; i < 4; i++) {   /* allocate all four and zero them */
+		bs[i] = crec_pool_get(hp);
+		ck_assert_ptr_nonnull(bs[i]);
+		memset(bs[i], 0, 1024);
+	}
+	for (i = 0; i < 4; i++)
+		crec_pool_put(hp, bs[i]);
+	for (i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, hammer, NULL);
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_int_le(max_held, 4);
+	ck_assert_uint_eq(crec_pool_in_use(hp), 0);
+	crec_pool_destroy(hp);
+}
+END_TEST
+
+START_TEST(test_queue)
+{
+	crec_queue *q = crec_queue_create(3);
+	crec_item it = { .kind = CREC_ITEM_BUFFER }, out;
+	struct timespec dl;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		it.valid = (size_t)i;
+		ck_assert_int_eq(crec_queue_push(q, &it), 0);
+	}
+	ck_assert_int_eq(crec_queue_push(q, &it), -1);   /* full: never blocks */
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(crec_queue_pop(q, &out, NULL), 0);
+		ck_assert_uint_eq(out.valid, (size_t)i);     /* FIFO */
+	}
+	crec_deadline(&dl, 0.05);
+	ck_assert_int_eq(crec_queue_pop(q, &out, &dl), -1);
+	crec_deadline(&dl, 0.05);
+	ck_assert_int_eq(crec_queue_wait_mark(q, 1, &dl), -1);
+	crec_queue_ack(q, 2);
+	crec_deadline(&dl, 0.05);
+	ck_assert_int_eq(crec_queue_wait_mark(q, 1, &dl), 0);
+	ck_assert_int_eq(crec_queue_wait_mark(q, 2, &dl), 0);
+	crec_queue_destroy(q);
+}
+END_TEST
+
+/* ---- annotations and thread map ------------------------------------------------- */
+
+START_TEST(test_annot)
+{
+	crec_annot *a = crec_annot_create(2, 3);
+	crec_jbuf b = { 0 };
+	uint64_t outer, i1, i2, i3, i4;
+	yajl_val v;
+
+	outer = crec_annot_push(a, "outer \"x\"");  /* before the window, still open */
+	ck_assert_uint_eq(outer, CREC_ANNOT_FIRST_ID);
+	crec_annot_window_begin(a);
+	i1 = crec_annot_push(a, "step");
+	crec_annot_pop(a, i1);
+	i2 = crec_annot_push(a, "step");   /* same name, new id */
+	crec_annot_pop(a, i2);
+	ck_assert_uint_eq(i1, CREC_ANNOT_FIRST_ID + 1);
+	ck_assert_uint_eq(i2, CREC_ANNOT_FIRST_ID + 2);
+	i3 = crec_annot_push(a, "third");  /* name table (2) is full */
+	crec_annot_pop(a, i3);
+	i4 = crec_annot_push(a, "step");   /* window table (3) is full */
+	crec_annot_pop(a, i4);
+	ck_assert_uint_eq(crec_annot_window_end(a, &b), 2);
+	v = parse(jtext(&b));
+	ck_assert_uint_eq(nmembers(v), 3);
+	ck_assert_str_eq(str(v, "1099511627776"), "outer \"x\"");
+	ck_assert_str_eq(str(v, "1099511627777"), "step");
+	ck_assert_str_eq(str(v, "1099511627778"), "step");
+	yajl_tree_free(v);
+
+	/* the next window starts with the still-open outer annotation only */
+	crec_annot_pop(a, 999);   /* unknown: harmless */
+	crec_annot_window_begin(a);
+	b.len = 0;
+	ck_assert_uint_eq(crec_annot_window_end(a, &b), 0);
+	ck_assert_str_eq(jtext(&b), "{\"1099511627776\": \"outer \\\"x\\\"\"}");
+	crec_annot_pop(a, outer);
+	crec_annot_window_begin(a);
+	b.len = 0;
+	crec_annot_window_end(a, &b);
+	ck_assert_str_eq(jtext(&b), "{}");
+	/* pushes outside a window are not listed */
+	crec_annot_pop(a, crec_annot_push(a, "step"));
+	crec_annot_window_begin(a);
+	b.len = 0;
+	crec_annot_window_end(a, &b);
+	ck_assert_str_eq(jtext(&b), "{}");
+	crec_jbuf_free(&b);
+	crec_annot_destroy(a);
+}
+END_TEST
+
+START_TEST(test_annot_long_name)
+{
+	crec_annot *a = crec_annot_create(4, 4);
+	crec_jbuf b = { 0 };
+	char name[CREC_ANNOT_NAME_MAX + 10];
+	yajl_val v;
+
+	/* 'a' then 2-byte é's across the cut: the cut must not split one */
+	memset(name, 0, sizeof name);
+	name[0] = 'a';
+	for (size_t i = 1; i + 1 < sizeof name - 1; i += 2) {
+		name[i] = (char)0xc3;
+		name[i + 1] = (char)0xa9;
+	}
+	crec_annot_window_begin(a);
+	crec_annot_push(a, name);
+	crec_annot_push(a, NULL);
+	crec_annot_window_end(a, &b);
+	v = parse(jtext(&b));
+	ck_assert_uint_eq(strlen(str(v, "1099511627776")), CREC_ANNOT_NAME_MAX - 1);
+	ck_assert_str_eq(str(v, "1099511627777"), "");
+	yajl_tree_free(v);
+	crec_jbuf_free(&b);
+	crec_annot_destroy(a);
+}
+END_TEST
+
+START_TEST(test_tmap)
+{
+	crec_tmap *m = crec_tmap_create(3);
+	crec_jbuf b = { 0 };
+	yajl_val v, p;
+
+	ck_assert_int_eq(crec_tmap_add(m, 2096292160, 470), 0);
+	ck_assert_int_eq(crec_tmap_add(m, 2096292160, 470), 0);   /* unchanged */
+	ck_assert_int_eq(crec_tmap_add(m, -585124160, 578), 0);
+	ck_assert_int_eq(crec_tmap_add(m, 4000, 507), 0);          /* looks like a gettid */
+	ck_assert_int_eq(crec_tmap_add(m, 77, 1), -1);             /* full */
+	ck_assert_int_eq(crec_tmap_add(m, -585124160, 611), 1);    /* reused pthread_t */
+	ck_assert_uint_eq(crec_tmap_count(m), 3);
+
+	ck_assert_uint_eq(crec_tmap_write_json(m, 470, 0, 4194304, &b), 0);
+	v = parse(jtext(&b));
+	ck_assert_uint_eq(nmembers(v), 1);
+	p = member(v, "470");
+	ck_assert_uint_eq(nmembers(p), 3);
+	ck_assert_str_eq(num(p, "2096292160"), "470");
+	ck_assert_str_eq(num(p, "-585124160"), "611");
+	ck_assert_str_eq(num(p, "4000"), "507");
+	yajl_tree_free(v);
+
+	/* with gettid in the records, a key that could be a gettid is omitted */
+	b.len = 0;
+	ck_assert_uint_eq(crec_tmap_write_json(m, 470, 1, 4194304, &b), 1);
+	v = parse(jtext(&b));
+	p = member(v, "470");
+	ck_assert_uint_eq(nmembers(p), 2);
+	ck_assert_ptr_null(member(p, "4000"));
+	yajl_tree_free(v);
+	b.len = 0;
+	ck_assert_uint_eq(crec_tmap_write_json(m, 470, 1, 3000, &b), 0);  /* 4000 > pid_max */
+
+	crec_tmap_reset(m);
+	b.len = 0;
+	crec_tmap_write_json(m, 5, 1, 100, &b);
+	ck_assert_str_eq(jtext(&b), "{\"5\": {}}");
+	crec_jbuf_free(&b);
+	crec_tmap_destroy(m);
+}
+END_TEST
+
+/* ---- the window writer ----------------------------------------------------------- */
+
+/* A hand-made "activity buffer": an array of record pointers, walked by
+ * walk_next the way cuptiActivityGetNextRecord walks CUPTI's buffers. */
+static int walk_next(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+	CUpti_Activity **recs = (CUpti_Activity **)(void *)buf;
+	size_t n = valid / sizeof *recs, i = 0;
+
+	if (*rec) {
+		while (i < n && recs[i] != *rec)
+			i++;
+		i++;
+	}
+	if (i >= n)
+		return 0;
+	*rec = recs[i];
+	return 1;
+}
+
+/* Records that fit the CPU-trace fixture tests/cuptirec/cpu.json (pid 4242,
+ * base 1759300074000000000 ns, aten::mm with External id 2 on tid 4242). */
+static CUpti_ActivityAPI w_launch, w_worker_launch, w_getdev;
+static CUpti_ActivityKernel10 w_kernel, w_worker_kernel, w_incomplete;
+static CUpti_ActivityExternalCorrelation w_ext_op, w_ext_user;
+static CUpti_ActivityOverhead3 w_overhead;
+static CUpti_Activity *w_buf1[5], *w_buf2[4];
+
+static void window_records(void)
+{
+	memset(&w_launch, 0, sizeof w_launch);
+	w_launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	w_launch.cbid = 211;              /* cudaLaunchKernel */
+	w_launch.start = 1759300079000020000ull;
+	w_launch.end = 1759300079000025000ull;
+	w_launch.processId = 4242;
+	w_launch.threadId = 4242;
+	w_launch.correlationId = 101;
+	w_worker_launch = w_launch;       /* a worker thread, by its gettid */
+	w_worker_launch.threadId = 4300;
+	w_worker_launch.correlationId = 102;
+	w_worker_launch.start += 100000;
+	w_worker_launch.end += 100000;
+	w_getdev = w_launch;              /* blocked by name in the merge */
+	w_getdev.cbid = 17;
+	w_getdev.correlationId = 103;
+
+	memset(&w_kernel, 0, sizeof w_kernel);
+	w_kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	w_kernel.deviceId = 0;
+	w_kernel.contextId = 1;
+	w_kernel.streamId = 7;
+	w_kernel.correlationId = 101;
+	w_kernel.start = 1759300079000030000ull;
+	w_kernel.end = 1759300079000040000ull;
+	w_kernel.name = "_Z6addonePfi";
+	w_worker_kernel = w_kernel;
+	w_worker_kernel.streamId = 13;
+	w_worker_kernel.correlationId = 102;
+	w_worker_kernel.start += 100000;
+	w_worker_kernel.end += 100000;
+	w_incomplete = w_kernel;
+	w_incomplete.start = 0;
+
+	memset(&w_ext_op, 0, sizeof w_ext_op);
+	w_ext_op.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	w_ext_op.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+	w_ext_op.externalId = 2;          /* aten::mm */
+	w_ext_op.correlationId = 101;
+	w_ext_user = w_ext_op;
+	w_ext_user.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+	w_ext_user.externalId = CREC_ANNOT_FIRST_ID;  /* our user annotation "my_region" */
+	w_ext_user.correlationId = 102;
+
+	memset(&w_overhead, 0, sizeof w_overhead);
+	w_overhead.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+	w_overhead.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+	w_overhead.start = 1759300079000050000ull;
+	w_overhead.end = 1759300079000051000ull;
+
+	w_buf1[0] = (CUpti_Activity *)&w_ext_op;
+	w_buf1[1] = (CUpti_Activity *)&w_launch;
+	w_buf1[2] = (CUpti_Activity *)&w_getdev;
+	w_buf1[3] = (CUpti_Activity *)&w_incomplete;
+	w_buf1[4] = (CUpti_Activity *)&w_kernel;
+	w_buf2[0] = (CUpti_Activity *)&w_ext_user;
+	w_buf2[1] = (CUpti_Activity *)&w_worker_launch;
+	w_buf2[2] = (CUpti_Activity *)&w_worker_kernel;
+	w_buf2[3] = (CUpti_Activity *)&w_overhead;
+}
+
+/* Write the test window into PATH; returns crec_window_close's result. */
+static int write_test_window(const char *path, int gzip)
+{
+	char err[512] = "";
+	crec_enc e = new_enc();
+	crec_window *w;
+	crec_trailer t = {
+		.user_annotations = "{\"1099511627776\": \"my_region\"}",
+		.thread_resource_map = "{\"4242\": {\"-268430796\": 4300}}",
+		.start_ns = 1759300079000000000ull,
+		.dropped_records = 3,
+		.extra = "\"cuptirec\": {\"version\": \"test\"}",
+	};
+	int rc;
+
+	window_records();
+	w = crec_window_open(path, gzip, err, sizeof err);
+	ck_assert_msg(w != NULL, "open: %s", err);
+	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)w_buf1, sizeof w_buf1, walk_next), 4);
+	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)w_buf2, sizeof w_buf2, walk_next), 4);
+	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)w_buf2, 0, walk_next), 0);  /* empty */
+	ck_assert_uint_eq(crec_window_events(w), 8);
+	ck_assert_uint_eq(e.incomplete, 1);
+	rc = crec_window_close(w, &t, err, sizeof err);
+	ck_assert_msg(rc == 0, "close: %s", err);
+	return rc;
+}
+
+/* Check the window file's content against the records written. */
+static void check_test_window(const char *path)
+{
+	char *text = slurp(path);
+	yajl_val v = parse(text), ev, e0, m;
+	const char *order[] = { "{\"events\"", "\n\"user_annotations\"", "\n\"thread_resource_map\"",
+				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"cuptirec\"" };
+	const char *prev = text;
+	size_t i;
+
+	/* members in the streaming order of WINDOW-FORMAT.md, then ours */
+	for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+		const char *at = strstr(text, order[i]);
+		ck_assert_msg(at && at >= prev, "%s out of order", order[i]);
+		prev = at;
+	}
+	ev = member(v, "events");
+	ck_assert(YAJL_IS_ARRAY(ev));
+	ck_assert_uint_eq(ev->u.array.len, 8);
+	e0 = ev->u.array.values[0];
+	ck_assert_str_eq(str(e0, "kind"), "external_correlation");
+	ck_assert_str_eq(str(ev->u.array.values[1], "name"), "cudaLaunchKernel");
+	ck_assert_str_eq(str(ev->u.array.values[3], "name"), "addone(float*, int)");
+	ck_assert_str_eq(str(ev->u.array.values[7], "kind"), "overhead");
+	m = member(v, "user_annotations");
+	ck_assert_str_eq(str(m, "1099511627776"), "my_region");
+	m = member(v, "thread_resource_map");
+	ck_assert_str_eq(num(member(m, "4242"), "-268430796"), "4300");
+	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000000");
+	ck_assert_str_eq(num(v, "dropped_records"), "3");
+	yajl_tree_free(v);
+	free(text);
+}
+
+START_TEST(test_window_plain)
+{
+	char path[300];
+	unsigned char magic[2];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/w.json", tmpdir);
+	write_test_window(path, 0);
+	f = fopen(path, "rb");
+	ck_assert(fread(magic, 1, 2, f) == 2);
+	fclose(f);
+	ck_assert(magic[0] == '{');
+	check_test_window(path);
+}
+END_TEST
+
+START_TEST(test_window_gzip)
+{
+	char path[300];
+	unsigned char magic[2];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/w.json.gz", tmpdir);
+	write_test_window(path, 1);
+	f = fopen(path, "rb");
+	ck_assert(fread(magic, 1, 2, f) == 2);
+	fclose(f);
+	ck_assert(magic[0] == 0x1f && magic[1] == 0x8b);   /* readers sniff this */
+	check_test_window(path);
+}
+END_TEST
+
+/* Fill RECS/PTRS with N runtime records with correlation ids 0..N-1. */
+static void many_records(CUpti_ActivityAPI *recs, CUpti_Activity **ptrs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&recs[i], 0, sizeof recs[i]);
+		recs[i].kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+		recs[i].cbid = 211;
+		recs[i].correlationId = (uint32_t)i;
+		recs[i].start = 1000 + (uint64_t)i;
+		recs[i].end = 2000 + (uint64_t)i;
+		ptrs[i] = (CUpti_Activity *)&recs[i];
+	}
+}
+
+START_TEST(test_window_big)
+{
+	/* many buffers of many records: chunked output, gzip across chunks */
+	static CUpti_ActivityAPI recs[5000];
+	static CUpti_Activity *ptrs[5000];
+	char path[300], err[256];
+	crec_enc e = new_enc();
+	crec_trailer t = { 0 };
+	crec_window *w;
+	yajl_val v, ev;
+	char *text;
+	int k;
+
+	many_records(recs, ptrs, 5000);
+	snprintf(path, sizeof path, "%s/big.json.gz", tmpdir);
+	w = crec_window_open(path, 1, err, sizeof err);
+	ck_assert_ptr_nonnull(w);
+	for (k = 0; k < 20; k++)
+		ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)ptrs, sizeof ptrs, walk_next), 5000);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	ck_assert_uint_gt(strlen(text), 8000000);
+	v = parse(text);
+	ev = member(v, "events");
+	ck_assert_uint_eq(ev->u.array.len, 100000);
+	ck_assert_str_eq(num(ev->u.array.values[99999], "correlation_id"), "4999");
+	ck_assert(YAJL_IS_OBJECT(member(v, "user_annotations")));
+	ck_assert(YAJL_IS_OBJECT(member(v, "thread_resource_map")));
+	yajl_tree_free(v);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_window_truncated)
+{
+	/* a killed process: what reached the disk has no trailer, and readers
+	 * must see that (the empty file of a very early kill too) */
+	static CUpti_ActivityAPI recs[5000];
+	static CUpti_Activity *ptrs[5000];
+	char path[300], err[256], *text, perr[256];
+	crec_enc e = new_enc();
+	crec_window *w;
+
+	many_records(recs, ptrs, 5000);
+	snprintf(path, sizeof path, "%s/cut.json", tmpdir);
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)ptrs, sizeof ptrs, walk_next), 5000);
+	crec_window_abandon(w);
+	text = slurp(path);
+	ck_assert_uint_gt(strlen(text), 100000);
+	ck_assert(strncmp(text, "{\"events\": [\n", 13) == 0);
+	ck_assert_ptr_null(yajl_tree_parse(text, perr, sizeof perr));
+	free(text);
+}
+END_TEST
+
+START_TEST(test_window_errors)
+{
+	char err[512] = "", path[300];
+	crec_trailer t = { 0 };
+	crec_window *w;
+	crec_sink *s;
+
+	snprintf(path, sizeof path, "%s/no/such/dir/w.json", tmpdir);
+	ck_assert_ptr_null(crec_window_open(path, 0, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "No such file or directory"));
+	ck_assert_ptr_nonnull(strstr(err, path));
+
+	/* a full disk is an error at close (or earlier), never silence */
+	if (access("/dev/full", W_OK) != 0)
+		return;
+	w = crec_window_open("/dev/full", 0, err, sizeof err);
+	ck_assert_ptr_nonnull(w);
+	err[0] = '\0';
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "No space left on device"));
+	s = crec_sink_open("/dev/full", 1, err, sizeof err);
+	ck_assert_ptr_nonnull(s);
+	{
+		static char big[1 << 20];
+		uint32_t x = 2463534242u;
+		int i, failed = 0;
+		for (i = 0; i < (int)sizeof big; i++) {   /* xorshift: incompressible */
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			big[i] = (char)x;
+		}
+		for (i = 0; i < 4 && !failed; i++)
+			failed = crec_sink_write(s, big, sizeof big) != 0;
+		ck_assert_int_eq(failed, 1);
+		ck_assert_int_eq(crec_sink_write(s, "x", 1), -1);   /* sticky */
+	}
+	ck_assert_int_eq(crec_sink_close(s, err, sizeof err), -1);
+}
+END_TEST
+
+/* ---- readable by cuptimerge ------------------------------------------------------------ */
+
+/* Run ARGV (NULL-terminated) with stdout and stderr to LOG; returns its exit
+ * status (or 128 + signal). */
+static int run_prog(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Find in the merged trace V the X event of category CAT named NAME;
+ * returns it or NULL. */
+static yajl_val find_x(yajl_val v, const char *cat, const char *name)
+{
+	yajl_val te = member(v, "traceEvents");
+	size_t i;
+
+	for (i = 0; te && i < te->u.array.len; i++) {
+		yajl_val e = te->u.array.values[i];
+		if (!strcmp(sval(member(e, "cat")), cat) && !strcmp(sval(member(e, "name")), name) &&
+		    !strcmp(sval(member(e, "ph")), "X"))
+			return e;
+	}
+	return NULL;
+}
+
+/* Count flow events of phase PH with id ID. */
+static int count_flow(yajl_val v, const char *ph, long long id)
+{
+	yajl_val te = member(v, "traceEvents");
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < te->u.array.len; i++) {
+		yajl_val e = te->u.array.values[i], fid = member(e, "id");
+		if (!strcmp(sval(member(e, "ph")), ph) && fid && YAJL_IS_INTEGER(fid) && YAJL_GET_INTEGER(fid) == id)
+			n++;
+	}
+	return n;
+}
+
+static void merge_with_cuptimerge(int gzip)
+{
+	char tool[512], win[300], out[300], log[300], cpu[512];
+	yajl_val v, e;
+	char *text;
+
+	snprintf(tool, sizeof tool, "%s/cuptimerge", CREC_BUILDDIR);
+	if (access(tool, X_OK) != 0) {
+		fprintf(stderr, "check_cuptirec: %s not built yet; merge check skipped\n", tool);
+		return;
+	}
+	snprintf(cpu, sizeof cpu, "%s/cpu.json", CREC_FIXTUREDIR);
+	snprintf(win, sizeof win, "%s/w.json%s", tmpdir, gzip ? ".gz" : "");
+	snprintf(out, sizeof out, "%s/merged.json", tmpdir);
+	snprintf(log, sizeof log, "%s/log", tmpdir);
+	write_test_window(win, gzip);
+	{
+		char *argv[] = { tool, "-o", out, "-w", win, cpu, NULL };
+		int rc = run_prog(argv, log);
+		text = slurp(log);
+		ck_assert_msg(rc == 0, "cuptimerge exit %d: %s", rc, text);
+		free(text);
+	}
+	text = slurp(out);
+	v = parse(text);
+	/* the main-thread launch sits on aten::mm's thread (External id 2) */
+	e = find_x(v, "cuda_runtime", "cudaLaunchKernel");
+	ck_assert_ptr_nonnull(e);
+	/* both launches are there; cudaGetDevice is not */
+	ck_assert_ptr_null(find_x(v, "cuda_runtime", "cudaGetDevice"));
+	{
+		yajl_val te = member(v, "traceEvents");
+		int main_row = 0, worker_row = 0;
+		size_t i;
+		for (i = 0; i < te->u.array.len; i++) {
+			yajl_val x = te->u.array.values[i], t = member(x, "tid");
+			if (strcmp(sval(member(x, "cat")), "cuda_runtime"))
+				continue;
+			ck_assert(YAJL_IS_INTEGER(t));
+			if (YAJL_GET_INTEGER(t) == 4242)
+				main_row++;
+			else if (YAJL_GET_INTEGER(t) == 4300)
+				worker_row++;
+			else
+				ck_abort_msg("cuda_runtime event on unexpected tid %lld", YAJL_GET_INTEGER(t));
+		}
+		ck_assert_int_eq(main_row, 1);
+		ck_assert_int_eq(worker_row, 1);
+	}
+	/* kernels on the device rows, demangled, linked to launches by flows */
+	e = find_x(v, "kernel", "addone(float*, int)");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(count_flow(v, "s", 101), 1);
+	ck_assert_int_eq(count_flow(v, "f", 101), 1);
+	ck_assert_int_eq(count_flow(v, "s", 102), 1);
+	ck_assert_int_eq(count_flow(v, "f", 102), 1);
+	/* the user annotation became a GPU span over the worker's kernel */
+	ck_assert_ptr_nonnull(find_x(v, "gpu_user_annotation", "my_region"));
+	yajl_tree_free(v);
+	free(text);
+}
+
+START_TEST(test_cuptimerge_reads_window)
+{
+	merge_with_cuptimerge(0);
+}
+END_TEST
+
+START_TEST(test_cuptimerge_reads_gzip_window)
+{
+	merge_with_cuptimerge(1);
+}
+END_TEST
+
+START_TEST(test_cuptimerge_rejects_truncated)
+{
+	char tool[512], win[300], out[300], log[300], cpu[512], err[256];
+	crec_enc e = new_enc();
+	crec_window *w;
+	int rc;
+
+	snprintf(tool, sizeof tool, "%s/cuptimerge", CREC_BUILDDIR);
+	if (access(tool, X_OK) != 0)
+		return;
+	window_records();
+	snprintf(cpu, sizeof cpu, "%s/cpu.json", CREC_FIXTUREDIR);
+	snprintf(win, sizeof win, "%s/cut.json", tmpdir);
+	snprintf(out, sizeof out, "%s/merged.json", tmpdir);
+	snprintf(log, sizeof log, "%s/log", tmpdir);
+	w = crec_window_open(win, 0, err, sizeof err);
+	crec_window_add_buffer(w, &e, (uint8_t *)w_buf1, sizeof w_buf1, walk_next);
+	crec_window_abandon(w);
+	{
+		char *argv[] = { tool, "-o", out, "-w", win, cpu, NULL };
+		rc = run_prog(argv, log);
+	}
+	ck_assert_int_ne(rc, 0);   /* a partial window is an error, not a short one */
+}
+END_TEST
+
+static Suite *cuptirec_suite(void)
+{
+	Suite *s = suite_create("cuptirec");
+	TCase *tc;
+
+	tc = tcase_create("jbuf");
+	tcase_add_loop_test(tc, test_jbuf_escape, 0, (int)(sizeof esc_cases / sizeof esc_cases[0]));
+	tcase_add_test(tc, test_jbuf_ints);
+	tcase_add_test(tc, test_jbuf_grows);
+	tcase_add_test(tc, test_pathpat);
+	tcase_add_test(tc, test_opts);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("encode");
+	tcase_add_test(tc, test_encode_kernel);
+	tcase_add_test(tc, test_encode_memcpy_memset);
+	tcase_add_test(tc, test_encode_api);
+	tcase_add_test(tc, test_encode_other_kinds);
+	tcase_add_test(tc, test_clock_identity);
+	tcase_add_test(tc, test_clock_foreign);
+	tcase_add_test(tc, test_encode_applies_clock);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pool");
+	tcase_add_test(tc, test_pool_exhaustion);
+	tcase_add_test(tc, test_pool_threads);
+	tcase_add_test(tc, test_queue);
+	tcase_add_test(tc, test_annot);
+	tcase_add_test(tc, test_annot_long_name);
+	tcase_add_test(tc, test_tmap);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("writer");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_window_plain);
+	tcase_add_test(tc, test_window_gzip);
+	tcase_add_test(tc, test_window_big);
+	tcase_add_test(tc, test_window_truncated);
+	tcase_add_test(tc, test_window_errors);
+	tcase_add_test(tc, test_cuptimerge_reads_window);
+	tcase_add_test(tc, test_cuptimerge_reads_gzip_window);
+	tcase_add_test(tc, test_cuptimerge_rejects_truncated);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cuptirec_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

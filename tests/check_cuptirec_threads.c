@@ -1,0 +1,362 @@
+/* check_cuptirec_threads.c - the thread recorder and the launcher, end to end (no GPU, no CUPTI). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#ifndef CREC_BUILDDIR
+#define CREC_BUILDDIR "."
+#endif
+
+static char tmpdir[256];
+
+static void tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cuptirec_threads.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmp_teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, len = 0, r;
+	char *p = malloc(cap);
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while ((r = fread(p + len, 1, cap - len - 1, f)) > 0) {
+		len += r;
+		if (cap - len < 2)
+			p = realloc(p, cap *= 2);
+	}
+	fclose(f);
+	p[len] = '\0';
+	return p;
+}
+
+/* Run ARGV with environment additions ENV (NULL-terminated "K=V" list) and
+ * stdout to OUT (stderr to OUT.err); sets *PID; returns the exit status. */
+static int run(char *const argv[], char *const env[], const char *out, pid_t *pidp)
+{
+	pid_t pid = fork();
+	int st, i;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char errpath[512];
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		snprintf(errpath, sizeof errpath, "%s.err", out);
+		int fe = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fe, 2);
+		for (i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	if (pidp)
+		*pidp = pid;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One line of threadprog's output. */
+struct line {
+	char role[16];
+	long tid;
+	unsigned long long pthread;
+	char name[32];
+	int running;   /* an "R role" line said it outlives the process */
+};
+
+static int read_lines(const char *path, struct line *ls, int max)
+{
+	char *text = slurp(path), *s = text, *nl;
+	int n = 0, i;
+
+	for (; *s; s = nl + 1) {
+		nl = strchr(s, '\n');
+		ck_assert_ptr_nonnull(nl);
+		*nl = '\0';
+		if (s[0] == 'T') {
+			ck_assert_int_lt(n, max);
+			ck_assert_int_eq(sscanf(s, "T %15s %ld %llu %31s", ls[n].role, &ls[n].tid, &ls[n].pthread,
+						ls[n].name), 4);
+			ls[n].running = 0;
+			n++;
+		} else if (s[0] == 'R') {
+			for (i = 0; i < n; i++)
+				if (!strcmp(ls[i].role, s + 2))
+					ls[i].running = 1;
+		}
+	}
+	free(text);
+	return n;
+}
+
+static yajl_val member(yajl_val o, const char *key)
+{
+	const char *path[] = { key, NULL };
+
+	return yajl_tree_get(o, path, yajl_t_any);
+}
+
+/* The map's entry list for PID, checking the file's outer shape. */
+static yajl_val map_entries(yajl_val map, pid_t pid)
+{
+	yajl_val ver = member(map, "thread_map_version"), procs = member(map, "processes"), list;
+	char key[32];
+
+	ck_assert(ver && YAJL_IS_INTEGER(ver) && YAJL_GET_INTEGER(ver) == 1);
+	ck_assert(procs && YAJL_IS_OBJECT(procs));
+	ck_assert_uint_eq(procs->u.object.len, 1);
+	snprintf(key, sizeof key, "%ld", (long)pid);
+	ck_assert_str_eq(procs->u.object.keys[0], key);
+	list = procs->u.object.values[0];
+	ck_assert(YAJL_IS_ARRAY(list));
+	return list;
+}
+
+static long long ival(yajl_val o, const char *key)
+{
+	yajl_val v = member(o, key);
+
+	ck_assert_msg(v && YAJL_IS_INTEGER(v), "%s missing or not an integer", key);
+	return YAJL_GET_INTEGER(v);
+}
+
+static const char *const modes[] = { "exit", "pthread_exit", "_exit" };
+
+/* Run threadprog MODE under the preloaded recorder and check the map against
+ * what each thread printed about itself. */
+START_TEST(test_thread_map)
+{
+	const char *mode = modes[_i];
+	char prog[512], lib[512], out[300], mapp[300], envp[600], envo[400], err[256];
+	char *argv[] = { prog, (char *)mode, NULL };
+	char *env[] = { envp, envo, NULL };
+	struct line ls[16];
+	uint64_t t0 = now_ns(), t1;
+	yajl_val map, list;
+	pid_t pid;
+	int n, i, j, rc;
+	char *text;
+
+	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
+	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec_threads.so", CREC_BUILDDIR);
+	snprintf(envp, sizeof envp, "LD_PRELOAD=%s", lib);
+	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s/map_%%p.json", tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	rc = run(argv, env, out, &pid);
+	t1 = now_ns();
+	ck_assert_int_eq(rc, 0);
+	n = read_lines(out, ls, 16);
+	ck_assert_int_eq(n, 8);
+	snprintf(mapp, sizeof mapp, "%s/map_%ld.json", tmpdir, (long)pid);
+	text = slurp(mapp);
+	map = yajl_tree_parse(text, err, sizeof err);
+	ck_assert_msg(map != NULL, "map is not JSON: %s", err);
+	list = map_entries(map, pid);
+	/* one entry per thread lifetime, nothing else */
+	ck_assert_uint_eq(list->u.array.len, (size_t)n);
+	for (i = 0; i < n; i++) {
+		yajl_val e = NULL, nm, end;
+		int found = 0;
+		for (j = 0; j < (int)list->u.array.len; j++) {
+			if (ival(list->u.array.values[j], "tid") == ls[i].tid) {
+				e = list->u.array.values[j];
+				found++;
+			}
+		}
+		ck_assert_msg(found == 1, "thread %s (tid %ld) found %d times", ls[i].role, ls[i].tid, found);
+		/* "pthread" is unsigned 64-bit: compare the number's text */
+		{
+			yajl_val p = member(e, "pthread");
+			char want[32];
+			ck_assert(p && YAJL_IS_NUMBER(p));
+			snprintf(want, sizeof want, "%llu", ls[i].pthread);
+			ck_assert_str_eq(YAJL_GET_NUMBER(p), want);
+		}
+		nm = member(e, "name");
+		if (!strcmp(ls[i].role, "main")) {
+			ck_assert_int_eq(ls[i].tid, pid);
+			ck_assert(nm && YAJL_IS_STRING(nm));
+			ck_assert_str_eq(YAJL_GET_STRING(nm), "threadprog");
+		} else if (strcmp(ls[i].name, "-") != 0) {
+			ck_assert_msg(nm && YAJL_IS_STRING(nm), "%s lacks its name", ls[i].role);
+			ck_assert_str_eq(YAJL_GET_STRING(nm), ls[i].name);
+		} else {
+			ck_assert_msg(nm == NULL, "%s has a name it never set", ls[i].role);
+		}
+		ck_assert_uint_ge((uint64_t)ival(e, "start_ns"), t0);
+		ck_assert_uint_le((uint64_t)ival(e, "start_ns"), t1);
+		end = member(e, "end_ns");
+		/* ended threads have an end; the main thread ends only by
+		 * pthread_exit; the sleeper outlives the process */
+		if (ls[i].running || (!strcmp(ls[i].role, "main") && strcmp(mode, "pthread_exit") != 0)) {
+			ck_assert_msg(end == NULL, "%s should have no end_ns", ls[i].role);
+		} else {
+			ck_assert_msg(end != NULL, "%s lacks end_ns", ls[i].role);
+			ck_assert_int_ge(ival(e, "end_ns"), ival(e, "start_ns"));
+			ck_assert_uint_le((uint64_t)ival(e, "end_ns"), t1);
+		}
+	}
+	/* lifetimes of entries sharing a pthread_t are disjoint */
+	for (i = 0; i < (int)list->u.array.len; i++) {
+		for (j = 0; j < (int)list->u.array.len; j++) {
+			yajl_val a = list->u.array.values[i], b = list->u.array.values[j];
+			if (i == j || strcmp(YAJL_GET_NUMBER(member(a, "pthread")), YAJL_GET_NUMBER(member(b, "pthread"))))
+				continue;
+			if (ival(a, "start_ns") < ival(b, "start_ns")) {
+				ck_assert_msg(member(a, "end_ns") && ival(a, "end_ns") <= ival(b, "start_ns"),
+					      "overlapping lifetimes for one pthread_t");
+			}
+		}
+	}
+	yajl_tree_free(map);
+	free(text);
+}
+END_TEST
+
+/* Names of the files in tmpdir starting with PREFIX. */
+static int count_files(const char *prefix)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, strlen(prefix)))
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_launcher_threads_only)
+{
+	char tool[512], prog[512], opath[400], out[300], mapp[400], err[256];
+	char *argv[] = { tool, "--threads-only", "-q", "-o", opath, "--", prog, "exit", NULL };
+	yajl_val map;
+	pid_t pid;
+	char *text;
+
+	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
+	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
+	snprintf(opath, sizeof opath, "%s/threads_%%p.json", tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	/* the launcher execs: the pid it was started as is the program's */
+	ck_assert_int_eq(run(argv, NULL, out, &pid), 0);
+	snprintf(mapp, sizeof mapp, "%s/threads_%ld.json", tmpdir, (long)pid);
+	text = slurp(mapp);
+	map = yajl_tree_parse(text, err, sizeof err);
+	ck_assert_msg(map != NULL, "%s", err);
+	ck_assert_uint_eq(map_entries(map, pid)->u.array.len, 8);
+	yajl_tree_free(map);
+	free(text);
+	ck_assert_int_eq(count_files("threads_"), 1);
+}
+END_TEST
+
+START_TEST(test_launcher_status_and_quiet_processes)
+{
+	char tool[512], opath[400], out[300];
+	char *sh_argv[] = { tool, "-T", "-o", opath, "--", "/bin/sh", "-c", "exit 7", NULL };
+	char *true_argv[] = { tool, "-T", "-o", opath, "--", "/bin/true", NULL };
+
+	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
+	snprintf(opath, sizeof opath, "%s/n_%%p.json", tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	/* the command's exit status is the launcher's */
+	ck_assert_int_eq(run(sh_argv, NULL, out, NULL), 7);
+	/* processes that start no thread leave no map */
+	ck_assert_int_eq(run(true_argv, NULL, out, NULL), 0);
+	ck_assert_int_eq(count_files("n_"), 0);
+}
+END_TEST
+
+START_TEST(test_launcher_usage)
+{
+	static const char *const cases[][8] = {
+		{ NULL },                                          /* no command */
+		{ "--threads-only", "--gzip", "--", "/bin/true", NULL },
+		{ "-o", "bad_%q.json", "--", "/bin/true", NULL },
+		{ "--activities", "kernel,nonsense", "--", "/bin/true", NULL },
+		{ "--delay", "soon", "--", "/bin/true", NULL },
+		{ "--duration", "0", "--", "/bin/true", NULL },
+		{ "--no-such-option", "--", "/bin/true", NULL },
+	};
+	char tool[512], out[300], *argv[10], *text, errp[320];
+	size_t c;
+	int i;
+
+	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
+	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(errp, sizeof errp, "%s.err", out);
+	for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		argv[0] = tool;
+		for (i = 0; cases[c][i]; i++)
+			argv[i + 1] = (char *)cases[c][i];
+		argv[i + 1] = NULL;
+		ck_assert_msg(run(argv, NULL, out, NULL) == 2, "case %zu: not a usage error", c);
+		text = slurp(errp);
+		ck_assert_msg(strncmp(text, "cuptirec: ", 10) == 0, "case %zu: message '%s'", c, text);
+		free(text);
+	}
+	argv[0] = tool;
+	argv[1] = "-T";
+	argv[2] = "--";
+	argv[3] = "/nonexistent/command";
+	argv[4] = NULL;
+	ck_assert_int_eq(run(argv, NULL, out, NULL), 127);
+	argv[3] = tmpdir;   /* a directory: found, not executable */
+	ck_assert_int_eq(run(argv, NULL, out, NULL), 126);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cuptirec_threads");
+	TCase *tc = tcase_create("recorder");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, test_thread_map, 0, (int)(sizeof modes / sizeof modes[0]));
+	tcase_add_test(tc, test_launcher_threads_only);
+	tcase_add_test(tc, test_launcher_status_and_quiet_processes);
+	tcase_add_test(tc, test_launcher_usage);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# errors.sh - bad input gets a one-line "cuptimerge: FILE:OFFSET: ..." message,
+# the documented exit status, and no output file.
+. "${srcdir:-.}/tests/e2e/common.sh"
+
+W=$FIX/window.json
+C=$FIX/cpu.json
+
+# expect STATUS PATTERN CMD...: run CMD, check the status and that stderr is one
+# line matching PATTERN (a grep -E expression); usage errors (2) may add the
+# "Try 'cuptimerge --help'" line.
+expect() {
+	want=$1 pat=$2
+	shift 2
+	set +e
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] || fail "$*: exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { [ "$want" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 2 ]; } || fail "$*: stderr is not one line: $(cat "$tmp/err")"
+	grep -Eq "$pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$pat'"
+}
+
+printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}' >"$tmp/trunc.json"
+expect 1 "^cuptimerge: $tmp/trunc.json:47: truncated JSON" $CUPTIMERGE -w "$W" "$tmp/trunc.json"
+printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2,}]}' >"$tmp/bad.json"
+expect 1 "^cuptimerge: $tmp/bad.json:[0-9]+: invalid JSON" $CUPTIMERGE -w "$W" "$tmp/bad.json"
+printf '{"traceEvents": []} {}' >"$tmp/trail.json"
+expect 1 "^cuptimerge: $tmp/trail.json:[0-9]+: invalid JSON: trailing garbage" $CUPTIMERGE -w "$W" "$tmp/trail.json"
+printf '[{"ph": "X"}]' >"$tmp/array.json"
+expect 1 "top level is not an object" $CUPTIMERGE -w "$W" "$tmp/array.json"
+printf '{"traceEvents": {"ph": "X"}}' >"$tmp/notarray.json"
+expect 1 'traceEvents" is not an array' $CUPTIMERGE -w "$W" "$tmp/notarray.json"
+printf '{"traceEvents": [{"ph": "X"}, 3]}' >"$tmp/elem.json"
+expect 1 'traceEvents\[1\] is not an object' $CUPTIMERGE -w "$W" "$tmp/elem.json"
+printf '{"traceEvents": [{"ph": "X", "name": "a\377b"}]}' >"$tmp/utf8.json"
+expect 1 "invalid JSON" $CUPTIMERGE -w "$W" "$tmp/utf8.json"
+
+# gzip: truncated, trailing garbage, concatenated members are fine
+gzip -c "$C" >"$tmp/c.gz"
+head -c 300 "$tmp/c.gz" >"$tmp/ctrunc.gz"
+expect 1 "ctrunc.gz: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
+{ cat "$tmp/c.gz"; printf 'junk'; } >"$tmp/cjunk.gz"
+expect 1 "cjunk.gz: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
+head -c 1000 "$C" | gzip -c >"$tmp/m1.gz"
+tail -c +1001 "$C" | gzip -c >"$tmp/m2.gz"
+cat "$tmp/m1.gz" "$tmp/m2.gz" >"$tmp/multi.gz"
+$CUPTIMERGE --trace-name example -w "$W" "$tmp/multi.gz" >"$tmp/multi.json" || fail "two gzip members: exit $?"
+$JSONCMP "$FIX/expected.json" "$tmp/multi.json" || fail "two gzip members: output differs"
+
+# window problems: no events, an event without a field the merge needs
+printf '{"user_annotations": {}}' >"$tmp/noev.json"
+expect 1 "noev.json: window: no \"events\" member" $CUPTIMERGE -w "$tmp/noev.json" "$C"
+printf '{"events": [{"kind": "kernel", "device_id": 0, "stream_id": 7}]}' >"$tmp/nofield.json"
+expect 1 'nofield.json:[0-9]+: window: events\[0\]: missing field "start_ns"' $CUPTIMERGE -w "$tmp/nofield.json" "$C"
+printf '{"events": [{"device_id": 0}]}' >"$tmp/nokind.json"
+expect 1 'events\[0\]: missing field "kind"' $CUPTIMERGE -w "$tmp/nokind.json" "$C"
+printf '{"events": [], "user_annotations": {"x": "a"}}' >"$tmp/badkey.json"
+expect 1 'user_annotations key "x" is not an integer' $CUPTIMERGE -w "$tmp/badkey.json" "$C"
+printf '{"events": [{"kind": "cuda_runtime", "cbid": 211, "process_id": 1, "thread_id": 5, "correlation_id": 1, "start_ns": 1e999, "end_ns": 0}]}' >"$tmp/inf.json"
+expect 1 'events\[0\]: "start_ns": 1e999 is infinite' $CUPTIMERGE -w "$tmp/inf.json" "$C"
+printf '{"events": [{"kind": "cuda_runtime", "cbid": 211, "process_id": 1, "thread_id": 5, "correlation_id": 1, "start_ns": 1, "end_ns": 2}], "thread_resource_map": {"1": {"5": null}}}' >"$tmp/badmap.json"
+expect 1 'thread_resource_map entry for thread_id 5 is not an integer' $CUPTIMERGE -w "$tmp/badmap.json" "$C"
+
+# the reference's own error: nothing to span
+printf '{"traceEvents": [{"ph": "M", "name": "process_name"}]}' >"$tmp/nox.json"
+printf '{"events": []}' >"$tmp/empty.json"
+expect 1 "no duration" $CUPTIMERGE -w "$tmp/empty.json" "$tmp/nox.json"
+# ...while a trace without traceEvents is valid input
+printf '{"schemaVersion": 1}' >"$tmp/noevents.json"
+$CUPTIMERGE -w "$W" "$tmp/noevents.json" >"$tmp/out.json" || fail "trace without traceEvents: exit $?"
+
+# files that cannot be read, usage errors
+expect 3 "^cuptimerge: $tmp/missing.json: cannot open: No such file" $CUPTIMERGE -w "$W" "$tmp/missing.json"
+expect 3 "cannot open" $CUPTIMERGE -w "$tmp/missing.json" "$C"
+expect 3 "is a directory" $CUPTIMERGE -w "$W" "$tmp"
+expect 2 "no trace window" $CUPTIMERGE "$C"
+expect 2 "too many operands" $CUPTIMERGE -w "$W" "$C" "$C"
+expect 2 "both be standard input" $CUPTIMERGE -w - -
+expect 2 "gzip level" $CUPTIMERGE -z12 -w "$W" "$C"
+
+# with -o, a failed run leaves no file and keeps an existing one
+expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/new.json" "$tmp/trunc.json"
+[ ! -e "$tmp/new.json" ] || fail "-o: a failed run left $tmp/new.json"
+echo keep >"$tmp/old.json"
+expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
+[ "$(cat "$tmp/old.json")" = keep ] || fail "-o: a failed run clobbered an existing file"
+ls "$tmp" | grep -q 'tmp[A-Za-z0-9]\{6\}$' && fail "-o: a temporary file was left behind"
+finish

@@ -1,0 +1,52 @@
+#!/bin/sh
+# io.sh - output handling: -o (atomic, gzip by name), -z, write errors,
+# a reader that closes the pipe early, stdin as the CPU trace.
+. "${srcdir:-.}/tests/e2e/common.sh"
+
+W=$FIX/window.json
+C=$FIX/cpu.json
+
+$CUPTIMERGE --trace-name example -w "$W" -o "$tmp/out.json.gz" "$C" || fail "-o .gz: exit $?"
+[ "$(head -c 2 "$tmp/out.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-o .gz did not write gzip"
+$JSONCMP "$FIX/expected.json" "$tmp/out.json.gz" || fail "-o .gz: output differs"
+
+$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" | gzip -dc >"$tmp/z.json" || fail "-z9 | gzip -d failed"
+$JSONCMP "$FIX/expected.json" "$tmp/z.json" || fail "-z9: output differs"
+
+# the default traceName is the -o name, as the reference's output path
+$CUPTIMERGE -w "$W" -o "$tmp/named.json" "$C" || fail "-o: exit $?"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["traceName"] != sys.argv[1])' \
+	"$tmp/named.json" || fail "traceName is not the -o path"
+
+# stdin
+$CUPTIMERGE --trace-name example -w "$W" <"$C" >"$tmp/stdin.json" || fail "stdin: exit $?"
+$JSONCMP "$FIX/expected.json" "$tmp/stdin.json" || fail "stdin: output differs"
+$CUPTIMERGE --trace-name example -w - "$C" <"$W" >"$tmp/wstdin.json" || fail "window on stdin: exit $?"
+$JSONCMP "$FIX/expected.json" "$tmp/wstdin.json" || fail "window on stdin: output differs"
+
+# a full disk is an error with a message
+if [ -w /dev/full ]; then
+	set +e
+	$CUPTIMERGE -w "$W" "$C" >/dev/full 2>"$tmp/err"
+	rc=$?
+	set -e
+	[ $rc -eq 3 ] || fail ">/dev/full: exit $rc, wanted 3"
+	grep -q "write error" "$tmp/err" || fail ">/dev/full: no write error message: $(cat "$tmp/err")"
+fi
+
+# a reader that stops early: quiet, status 0 (bigger than the pipe buffer)
+python3 - "$tmp/big.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(60000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+set +e
+( $CUPTIMERGE -w "$W" "$tmp/big.json" 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -c 100 >/dev/null
+set -e
+[ "$(cat "$tmp/rc")" = 0 ] || fail "closed pipe: exit $(cat "$tmp/rc"), wanted 0"
+[ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
+
+# --help and --version go to stdout and succeed
+$CUPTIMERGE --help | grep -q -- "--window" || fail "--help lacks --window"
+$CUPTIMERGE --version | grep -q "^cuptimerge " || fail "--version"
+finish

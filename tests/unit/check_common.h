@@ -1,0 +1,37 @@
+/* check_common.h - shared harness for the libcheck unit tests: one suite per
+ * test program, run in fork mode, exit status from the failure count. */
+#ifndef CHECK_COMMON_H
+#define CHECK_COMMON_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Define main() running the suite MAKE_SUITE() returns. */
+#define CHECK_MAIN(make_suite)                                         \
+	int main(void)                                                 \
+	{                                                              \
+		SRunner *sr = srunner_create(make_suite());            \
+		int failed;                                            \
+		srunner_run_all(sr, CK_NORMAL);                        \
+		failed = srunner_ntests_failed(sr);                    \
+		srunner_free(sr);                                      \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;           \
+	}
+
+/* Write TEXT to a new temporary file and return its path (static buffer). */
+static inline const char *check_tmpfile(const char *text)
+{
+	static char path[64];
+	int fd;
+	snprintf(path, sizeof path, "/tmp/cuptimerge-check.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+#endif

@@ -1,0 +1,133 @@
+/* check_jval.c - in-memory values: Python's json.loads, json.dumps and str(). */
+#include "config.h"
+#include "check_common.h"
+#include "jval.h"
+
+static cm_arena *arena;
+
+static void setup(void) { arena = cm_arena_new(); }
+static void teardown(void) { cm_arena_free(arena); }
+
+/* dumps(loads(IN)) as a C string (static buffer). */
+static const char *roundtrip(const char *in, int mode)
+{
+	static char out[512];
+	cm_buf b = {0};
+	cm_jval *v = cm_jval_parse_py(arena, in, strlen(in));
+	if (!v)
+		return NULL;
+	if (mode == 0)
+		cm_jval_dumps_py(&b, v);
+	else if (mode == 1)
+		cm_jval_str_py(&b, v);
+	else
+		cm_jval_write(&b, v);
+	snprintf(out, sizeof out, "%.*s", (int)b.len, b.p);
+	cm_buf_free(&b);
+	return out;
+}
+
+/* json.dumps(json.loads(x)) in Python 3.11 */
+static const char *const dumps_cases[][2] = {
+	{"[1, {\"a\": 2}]", "[1, {\"a\": 2}]"},
+	{"[1,2,3]", "[1, 2, 3]"},
+	{"[1.0, 1e5, -0.0, 1E400, -0]", "[1.0, 100000.0, -0.0, Infinity, 0]"},
+	{"[NaN, -Infinity]", "[NaN, -Infinity]"},
+	{"[\"caf\\u00e9\", \"\xc3\xa9\", \"\xf0\x9f\x94\xa5\", \"\\u007f\"]",
+	 "[\"caf\\u00e9\", \"\\u00e9\", \"\\ud83d\\udd25\", \"\\u007f\"]"},
+	{"[{\"a\": 1, \"b\": 2, \"a\": 3}]", "[{\"a\": 3, \"b\": 2}]"},
+	{"[\"q\\\"\\\\/\\n\\t\\u0001\"]", "[\"q\\\"\\\\/\\n\\t\\u0001\"]"},
+	{" [true, false, null] ", "[true, false, null]"},
+	{"[1.5e-7, 123456789012345678901234567890]", "[1.5e-07, 123456789012345678901234567890]"},
+};
+
+START_TEST(dumps)
+{
+	const char *got = roundtrip(dumps_cases[_i][0], 0);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, dumps_cases[_i][1]);
+}
+END_TEST
+
+/* inputs json.loads rejects */
+static const char *const bad_cases[] = {
+	"[1,]", "01", "{\"a\" 1}", "[1 2]", "\"tab\there\"", "nul", "1.", "-", "{'a': 1}", "", "[", "\"\\x\"",
+	"42 x",
+};
+
+START_TEST(rejects)
+{
+	ck_assert_ptr_null(cm_jval_parse_py(arena, bad_cases[_i], strlen(bad_cases[_i])));
+}
+END_TEST
+
+/* str(json.loads(x)) */
+static const char *const str_cases[][2] = {
+	{"[1, \"a\", null, true]", "[1, 'a', None, True]"},
+	{"{\"k\": \"it's\"}", "{'k': \"it's\"}"},
+	{"12.50", "12.5"},
+	{"\"plain\"", "plain"},
+	{"false", "False"},
+	{"1e16", "1e+16"},
+};
+
+START_TEST(str)
+{
+	ck_assert_str_eq(roundtrip(str_cases[_i][0], 1), str_cases[_i][1]);
+}
+END_TEST
+
+START_TEST(write_keeps_number_text)
+{
+	ck_assert_str_eq(roundtrip("{\"a\": [1.50, 1E2, \"\xc3\xa9\"]}", 2), "{\"a\":[1.50,1E2,\"\xc3\xa9\"]}");
+}
+END_TEST
+
+START_TEST(get_last_key)
+{
+	cm_jval *v = cm_jval_parse_py(arena, "{\"a\": 1, \"b\": 2, \"a\": \"x\"}", 26);
+	const cm_jval *a;
+	ck_assert_ptr_nonnull(v);
+	a = cm_jval_get(v, "a");
+	ck_assert(cm_jval_streq(a, "x"));
+	ck_assert_ptr_null(cm_jval_get(v, "c"));
+}
+END_TEST
+
+START_TEST(builder)
+{
+	cm_jbuild b;
+	cm_buf out = {0};
+	cm_jbuild_begin(&b, arena);
+	cm_jbuild_open(&b, CM_J_OBJ);
+	cm_jbuild_key(&b, "k", 1);
+	cm_jbuild_open(&b, CM_J_ARR);
+	cm_jbuild_scalar(&b, CM_J_NUM, "1.0", 3);
+	cm_jbuild_scalar(&b, CM_J_NULL, NULL, 0);
+	ck_assert_int_eq(cm_jbuild_close(&b), 0);
+	cm_jbuild_key(&b, "s", 1);
+	cm_jbuild_scalar(&b, CM_J_STR, "a\"b", 3);
+	ck_assert_int_eq(cm_jbuild_close(&b), 1);
+	cm_jval_write(&out, b.root);
+	cm_buf_putc(&out, 0);
+	ck_assert_str_eq(out.p, "{\"k\":[1.0,null],\"s\":\"a\\\"b\"}");
+	cm_buf_free(&out);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("jval");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, dumps, 0, sizeof dumps_cases / sizeof *dumps_cases);
+	tcase_add_loop_test(tc, rejects, 0, sizeof bad_cases / sizeof *bad_cases);
+	tcase_add_loop_test(tc, str, 0, sizeof str_cases / sizeof *str_cases);
+	tcase_add_test(tc, write_keeps_number_text);
+	tcase_add_test(tc, get_last_key);
+	tcase_add_test(tc, builder);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(make_suite)

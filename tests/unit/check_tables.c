@@ -1,0 +1,138 @@
+/* check_tables.c - the id index (hash map), the thread-id rules and the cbid tables. */
+#include "config.h"
+#include "check_common.h"
+#include "cbid.h"
+#include "hmap.h"
+#include "tidrule.h"
+
+START_TEST(hmap_many)
+{
+	cm_hmap *m = cm_hmap_new(8, 16);
+	size_t seen = 0;
+	for (int64_t k = -50000; k < 50000; k++) {
+		int created;
+		int64_t *v = cm_hmap_put(m, &k, &created);
+		ck_assert(created);
+		v[0] = k * 3;
+		v[1] = -k;
+	}
+	ck_assert_uint_eq(cm_hmap_count(m), 100000);
+	for (int64_t k = -50000; k < 50000; k += 7) {
+		int64_t *v = cm_hmap_get(m, &k);
+		ck_assert_ptr_nonnull(v);
+		ck_assert(v[0] == k * 3 && v[1] == -k);
+	}
+	{
+		int64_t k = 50000;
+		int created;
+		ck_assert_ptr_null(cm_hmap_get(m, &k));
+		k = 7;
+		cm_hmap_put(m, &k, &created);
+		ck_assert(!created); /* the same key again: the same slot */
+	}
+	for (size_t i = 0; i < cm_hmap_slots(m); i++)
+		seen += cm_hmap_slot(m, i, NULL) != NULL;
+	ck_assert_uint_eq(seen, 100000);
+	cm_hmap_free(m);
+}
+END_TEST
+
+START_TEST(tid_export)
+{
+	ck_assert(cm_tid_export((cm_int)INT64_MIN) == 0);
+	ck_assert(cm_tid_export(-5) == 5);
+	ck_assert(cm_tid_export(507) == 507);
+	ck_assert(cm_tid_export(-(cm_int)INT64_MAX) == INT64_MAX);
+}
+END_TEST
+
+START_TEST(tid_int32)
+{
+	/* Kineto: the low 32 bits of pthread_self() as a signed int32 */
+	ck_assert_int_eq(cm_tid_int32(0x80000000LL), INT32_MIN);
+	ck_assert_int_eq(cm_tid_int32(4294967295LL), -1);
+	ck_assert_int_eq(cm_tid_int32(2587850560LL), -1707116736);
+	ck_assert_int_eq(cm_tid_int32(140110934820544LL), 511690432);
+	ck_assert_int_eq(cm_tid_int32(-268430796), -268430796);
+	ck_assert_int_eq(cm_tid_int32(4242), 4242);
+}
+END_TEST
+
+START_TEST(tidmap_rules)
+{
+	cm_tidmap *m = cm_tidmap_new();
+	int64_t tid = 0;
+	cm_tidmap_begin_pid(m, 470, 0);
+	cm_tidmap_add(m, 352294592, 562, 0);
+	cm_tidmap_add(m, -585124160, 578, 0);
+	cm_tidmap_add(m, 77, 0, 1); /* a value int() rejects */
+	cm_tidmap_begin_pid(m, 471, 1); /* not an object */
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 352294592, &tid), CM_TIDMAP_FOUND);
+	ck_assert_int_eq(tid, 562);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, -585124160, &tid), CM_TIDMAP_FOUND);
+	ck_assert_int_eq(tid, 578);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 585124160, &tid), CM_TIDMAP_ABSENT);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 77, &tid), CM_TIDMAP_BAD_VALUE);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 471, 1, &tid), CM_TIDMAP_BAD_MAP);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 999, 1, &tid), CM_TIDMAP_ABSENT);
+	/* a repeated pid key replaces the earlier entries (dict semantics) */
+	cm_tidmap_begin_pid(m, 470, 0);
+	cm_tidmap_add(m, 1, 2, 0);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 352294592, &tid), CM_TIDMAP_ABSENT);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 1, &tid), CM_TIDMAP_FOUND);
+	ck_assert_int_eq(tid, 2);
+	cm_tidmap_set_bad(m);
+	ck_assert_int_eq(cm_tidmap_lookup(m, 470, 1, &tid), CM_TIDMAP_BAD_MAP);
+	cm_tidmap_free(m);
+}
+END_TEST
+
+START_TEST(cbid_names)
+{
+	ck_assert_str_eq(cm_cbid_name(0, 211), "cudaLaunchKernel");
+	ck_assert_str_eq(cm_cbid_name(0, 0), "INVALID");
+	ck_assert_str_eq(cm_cbid_name(1, 307), "cuLaunchKernel");
+	ck_assert_str_eq(cm_cbid_name(0, 2147483647), "FORCE_INT");
+	ck_assert_ptr_null(cm_cbid_name(0, 999999));
+	ck_assert_ptr_null(cm_cbid_name(1, -1));
+	/* the _vNNNN suffix is cut, other suffixes stay */
+	ck_assert_str_eq(cm_cbid_name(0, 10), "cudaGetLastError");
+	for (size_t i = 1; i < cm_cbid_runtime_count; i++)
+		ck_assert(cm_cbid_runtime[i - 1].cbid < cm_cbid_runtime[i].cbid);
+	for (size_t i = 1; i < cm_cbid_driver_count; i++)
+		ck_assert(cm_cbid_driver[i - 1].cbid < cm_cbid_driver[i].cbid);
+}
+END_TEST
+
+START_TEST(cbid_rules)
+{
+	ck_assert(!cm_cbid_is_registered(0, "cudaGetDevice"));
+	ck_assert(!cm_cbid_is_registered(0, "cudaEventCreateWithFlags"));
+	ck_assert(cm_cbid_is_registered(0, "cudaMalloc"));
+	ck_assert(cm_cbid_is_registered(0, "cbid_999999"));
+	ck_assert(cm_cbid_is_registered(1, "cuMemMap"));
+	ck_assert(!cm_cbid_is_registered(1, "cuCtxGetCurrent"));
+	ck_assert(cm_cbid_requires_flow(0, "cudaMemcpyAsync"));
+	ck_assert(cm_cbid_requires_flow(0, "cudaMemset2D"));
+	ck_assert(cm_cbid_requires_flow(0, "cudaGraphLaunch"));
+	ck_assert(!cm_cbid_requires_flow(0, "cudaMalloc"));
+	ck_assert(cm_cbid_requires_flow(1, "cuLaunchKernelEx"));
+	ck_assert(!cm_cbid_requires_flow(1, "cuMemCreate"));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("tables");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, hmap_many);
+	tcase_add_test(tc, tid_export);
+	tcase_add_test(tc, tid_int32);
+	tcase_add_test(tc, tidmap_rules);
+	tcase_add_test(tc, cbid_names);
+	tcase_add_test(tc, cbid_rules);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(make_suite)
