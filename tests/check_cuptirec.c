@@ -16,15 +16,16 @@
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
 
-#include "annot.h"
-#include "clock.h"
-#include "encode.h"
-#include "jbuf.h"
-#include "opts.h"
-#include "pathpat.h"
-#include "pool.h"
-#include "sink.h"
-#include "window.h"
+/* path-qualified: src/ has headers of the same names (window.h) */
+#include "cuptirec/annot.h"
+#include "cuptirec/clock.h"
+#include "cuptirec/encode.h"
+#include "cuptirec/jbuf.h"
+#include "cuptirec/opts.h"
+#include "cuptirec/pathpat.h"
+#include "cuptirec/pool.h"
+#include "cuptirec/sink.h"
+#include "cuptirec/window.h"
 
 #ifndef CREC_BUILDDIR
 #define CREC_BUILDDIR "."

@@ -1,0 +1,283 @@
+/* launcher.c - cuptirec(1): run a command with the CUPTI collector or the thread recorder injected. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "pathpat.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+/* Where `make install` puts the libraries; set by the build. */
+#ifndef CUPTIREC_PKGLIBDIR
+#define CUPTIREC_PKGLIBDIR "/usr/local/lib/cuptimerge"
+#endif
+
+/* Exit statuses of the launcher itself (mirrored in cuptirec(1) EXIT STATUS).
+ * Once the command runs, its status is the launcher's: the launcher execs it. */
+enum crec_lexit {
+	CREC_LEXIT_USAGE = 2,    /* bad command line */
+	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable */
+	CREC_LEXIT_NOEXEC = 126, /* COMMAND found but could not be executed */
+	CREC_LEXIT_NOTFOUND = 127, /* COMMAND not found */
+};
+
+static const char crec_usage[] =
+	"Usage: cuptirec [OPTION]... -- COMMAND [ARG]...\n"
+	"Run COMMAND with the CUPTI collector injected; each CUDA process writes a\n"
+	"trace window for cuptimerge(1).\n"
+	"\n"
+	"  -o, --output=PATH      window file (default cuptirec_%p.json, .gz added with\n"
+	"                         --gzip); %p is the pid, %n the window number\n"
+	"  -z, --gzip             compress the window with gzip\n"
+	"  -a, --activities=LIST  kernel,memcpy,memset,runtime,driver,\n"
+	"                         external_correlation,overhead,sync,cuda_event,\n"
+	"                         default, all; -NAME removes one (default: default)\n"
+	"  -d, --delay=S          start recording S seconds after CUDA initialises\n"
+	"  -t, --duration=S       stop recording after S seconds\n"
+	"      --buffers=N        activity buffers in the pool (default 16)\n"
+	"      --buffer-size=SIZE bytes per buffer, K/M suffixes (default 4M)\n"
+	"  -T, --threads-only     do not use CUPTI: record every thread's pthread_self,\n"
+	"                         gettid, name and lifetime into a thread map\n"
+	"                         (default cuptirec_threads_%p.json)\n"
+	"  -q, --quiet            no notes from the libraries (warnings stay)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: COMMAND's; 2 usage error; 125 library not found or not\n"
+	"loadable; 126 COMMAND not executable; 127 COMMAND not found.\n";
+
+/* Print "cuptirec: MESSAGE" on stderr. */
+__attribute__((format(printf, 1, 2))) static void crec_lerr(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cuptirec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Report a usage error and exit 2. */
+__attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cuptirec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'cuptirec --help' for more information.\n", stderr);
+	exit(CREC_LEXIT_USAGE);
+}
+
+/* setenv that cannot fail silently: out of memory is a setup failure. */
+static void crec_setenv(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0) {
+		crec_lerr("cannot set %s: %s", name, strerror(errno));
+		exit(CREC_LEXIT_SETUP);
+	}
+}
+
+/* Find library FILE: in $CUPTIREC_LIBDIR, in .libs/ beside this executable
+ * (an uninstalled build tree), in the configured pkglibdir, or in
+ * ../lib/cuptimerge beside the executable (a relocated install).  Returns 0
+ * with the path in OUT, or -1 after listing the places tried. */
+static int crec_find_lib(const char *file, char *out, size_t outsz)
+{
+	char exe[PATH_MAX], dirs[4][PATH_MAX + 32];
+	const char *env = getenv("CUPTIREC_LIBDIR");
+	ssize_t n;
+	int nd = 0, i;
+	char *slash;
+
+	if (env && *env)
+		snprintf(dirs[nd++], sizeof dirs[0], "%s", env);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/.libs", exe);
+	}
+	snprintf(dirs[nd++], sizeof dirs[0], "%s", CUPTIREC_PKGLIBDIR);
+	if (n > 0)
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/../lib/cuptimerge", exe);
+	for (i = 0; i < nd; i++) {
+		if ((size_t)snprintf(out, outsz, "%s/%s", dirs[i], file) < outsz && access(out, R_OK) == 0)
+			return 0;
+	}
+	crec_lerr("%s not found; looked in:", file);
+	for (i = 0; i < nd; i++)
+		fprintf(stderr, "  %s\n", dirs[i]);
+	crec_lerr("set CUPTIREC_LIBDIR to the directory that holds it");
+	return -1;
+}
+
+/* Make a relative path pattern absolute against the current directory, so
+ * a COMMAND that changes directory still writes where the user meant.
+ * Returns 0, or -1 when it does not fit. */
+static int crec_absolute(const char *pattern, char *out, size_t outsz)
+{
+	char cwd[PATH_MAX];
+	size_t i, o = 0, n;
+
+	if (pattern[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return (size_t)snprintf(out, outsz, "%s", pattern) < outsz ? 0 : -1;
+	/* a '%' in the directory name must not read as a pattern sequence */
+	n = strlen(cwd);
+	for (i = 0; i < n; i++) {
+		if (o + 3 >= outsz)
+			return -1;
+		if (cwd[i] == '%')
+			out[o++] = '%';
+		out[o++] = cwd[i];
+	}
+	return (size_t)snprintf(out + o, outsz - o, "/%s", pattern) < outsz - o ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "gzip", no_argument, NULL, 'z' },
+		{ "activities", required_argument, NULL, 'a' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 't' },
+		{ "buffers", required_argument, NULL, 'B' },
+		{ "buffer-size", required_argument, NULL, 'S' },
+		{ "threads-only", no_argument, NULL, 'T' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *activities = NULL, *delay = NULL, *duration = NULL;
+	const char *buffers = NULL, *bufsize = NULL, *msg;
+	char lib[PATH_MAX + 64], abs_out[PATH_MAX], bad[64], *preload;
+	int gzip = 0, threads_only = 0, quiet = 0, c;
+	double secs;
+	size_t sz;
+	void *h;
+
+	opterr = 0;
+	/* '+': options end at COMMAND, whose own options are not ours */
+	while ((c = getopt_long(argc, argv, "+o:za:d:t:TqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'z': gzip = 1; break;
+		case 'a': activities = optarg; break;
+		case 'd': delay = optarg; break;
+		case 't': duration = optarg; break;
+		case 'B': buffers = optarg; break;
+		case 'S': bufsize = optarg; break;
+		case 'T': threads_only = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h':
+			fputs(crec_usage, stdout);
+			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+		case 'V':
+			puts("cuptirec (cuptimerge) " PACKAGE_VERSION);
+			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+		default:
+			if (optopt)
+				crec_usage_error("option '-%c' is unknown or lacks its argument", optopt);
+			crec_usage_error("option '%s' is unknown or lacks its argument", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		crec_usage_error("no COMMAND given");
+	if (output && (msg = crec_path_check(output)))
+		crec_usage_error("-o %s: %s", output, msg);
+	if (activities && crec_parse_activities(activities, bad, sizeof bad) < 0)
+		crec_usage_error("--activities: unknown activity '%s'", bad);
+	if (activities && crec_parse_activities(activities, bad, sizeof bad) == 0)
+		crec_usage_error("--activities: the list selects nothing");
+	if (delay && crec_parse_seconds(delay, &secs))
+		crec_usage_error("--delay %s: not a number of seconds", delay);
+	if (duration && (crec_parse_seconds(duration, &secs) || secs <= 0))
+		crec_usage_error("--duration %s: not a positive number of seconds", duration);
+	if (buffers && (crec_parse_size(buffers, &sz) || sz < 2 || sz > 65536))
+		crec_usage_error("--buffers %s: need a count from 2 to 65536", buffers);
+	if (bufsize && (crec_parse_size(bufsize, &sz) || sz < 65536))
+		crec_usage_error("--buffer-size %s: need at least 64K", bufsize);
+	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize))
+		crec_usage_error("--threads-only records no CUPTI activity: "
+				 "--gzip, --activities, --delay, --duration and the buffer options do not apply");
+	if (output && crec_absolute(output, abs_out, sizeof abs_out))
+		crec_usage_error("-o %s: path too long", output);
+	if (quiet)
+		crec_setenv("CUPTIREC_QUIET", "1");
+
+	if (threads_only) {
+		const char *old = getenv("LD_PRELOAD");
+		if (crec_find_lib("libcuptirec_threads.so", lib, sizeof lib))
+			return CREC_LEXIT_SETUP;
+		if (output)
+			crec_setenv("CUPTIREC_THREADS_OUTPUT", abs_out);
+		/* first in the list: our pthread_create must win over any other */
+		if (old && *old) {
+			preload = malloc(strlen(lib) + strlen(old) + 2);
+			if (!preload) {
+				crec_lerr("out of memory");
+				return CREC_LEXIT_SETUP;
+			}
+			sprintf(preload, "%s:%s", lib, old);
+			crec_setenv("LD_PRELOAD", preload);
+			free(preload);
+		} else {
+			crec_setenv("LD_PRELOAD", lib);
+		}
+	} else {
+		const char *old = getenv("CUDA_INJECTION64_PATH");
+		if (crec_find_lib("libcuptirec.so", lib, sizeof lib))
+			return CREC_LEXIT_SETUP;
+		if (old && *old && strcmp(old, lib) != 0)
+			crec_lerr("replacing CUDA_INJECTION64_PATH=%s (one injection library at a time)", old);
+		/* set before the probe: the library's constructor then sees itself
+		 * named and does nothing in this process */
+		crec_setenv("CUDA_INJECTION64_PATH", lib);
+		h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			crec_lerr("cannot load the collector: %s", dlerror());
+			crec_lerr("put the directory of libcupti.so on LD_LIBRARY_PATH");
+			return CREC_LEXIT_SETUP;
+		}
+		if (output)
+			crec_setenv("CUPTIREC_OUTPUT", abs_out);
+		if (gzip)
+			crec_setenv("CUPTIREC_GZIP", "1");
+		if (activities)
+			crec_setenv("CUPTIREC_ACTIVITIES", activities);
+		if (delay)
+			crec_setenv("CUPTIREC_DELAY", delay);
+		if (duration)
+			crec_setenv("CUPTIREC_DURATION", duration);
+		if (buffers)
+			crec_setenv("CUPTIREC_BUFFERS", buffers);
+		if (bufsize)
+			crec_setenv("CUPTIREC_BUFFER_SIZE", bufsize);
+	}
+	fflush(NULL);
+	execvp(argv[optind], argv + optind);
+	c = errno;
+	crec_lerr("%s: %s", argv[optind], strerror(c));
+	return c == ENOENT ? CREC_LEXIT_NOTFOUND : CREC_LEXIT_NOEXEC;
+}

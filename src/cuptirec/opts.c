@@ -1,0 +1,119 @@
+/* opts.c - parsing of the activity list, durations, sizes and flags. */
+#include "opts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct {
+	const char *name;
+	int mask;
+} crec_act_names[] = {
+	{ "kernel", CREC_ACT_KERNEL },
+	{ "memcpy", CREC_ACT_MEMCPY },
+	{ "memset", CREC_ACT_MEMSET },
+	{ "runtime", CREC_ACT_RUNTIME },
+	{ "driver", CREC_ACT_DRIVER },
+	{ "external_correlation", CREC_ACT_EXTCORR },
+	{ "overhead", CREC_ACT_OVERHEAD },
+	{ "sync", CREC_ACT_SYNC },
+	{ "cuda_event", CREC_ACT_EVENT },
+	{ "default", CREC_ACT_DEFAULT },
+	{ "all", CREC_ACT_ALL },
+};
+
+int crec_parse_activities(const char *list, char *bad, size_t badsz)
+{
+	int mask = 0;
+	const char *s = list, *e;
+	size_t n, i;
+
+	for (; *s; s = *e ? e + 1 : e) {
+		int neg = 0, found = -1;
+		e = strchr(s, ',');
+		if (!e)
+			e = s + strlen(s);
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		n = (size_t)(e - s);
+		while (n > 0 && isspace((unsigned char)s[n - 1]))
+			n--;
+		if (n == 0)
+			continue;
+		if (*s == '-') {
+			neg = 1;
+			s++;
+			n--;
+		}
+		for (i = 0; i < sizeof crec_act_names / sizeof crec_act_names[0]; i++) {
+			if (strlen(crec_act_names[i].name) == n && strncasecmp(crec_act_names[i].name, s, n) == 0) {
+				found = crec_act_names[i].mask;
+				break;
+			}
+		}
+		if (found < 0) {
+			snprintf(bad, badsz, "%.*s", (int)n, s);
+			return -1;
+		}
+		if (neg)
+			mask &= ~found;
+		else
+			mask |= found;
+	}
+	return mask;
+}
+
+int crec_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int crec_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ull << 10; end++; break;
+	case 'm': case 'M': mul = 1ull << 20; end++; break;
+	case 'g': case 'G': mul = 1ull << 30; end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'B')   /* accept KiB / KB spellings */
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || v > SIZE_MAX / mul)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+int crec_env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"));
+}

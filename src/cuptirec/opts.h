@@ -1,0 +1,42 @@
+/* opts.h - option values shared by the launcher and the libraries (no CUPTI). */
+#ifndef CREC_OPTS_H
+#define CREC_OPTS_H
+
+#include <stddef.h>
+
+/* Activity groups a user can name in --activities / CUPTIREC_ACTIVITIES. */
+enum crec_act {
+	CREC_ACT_KERNEL = 1 << 0,   /* "kernel": concurrent kernel records */
+	CREC_ACT_MEMCPY = 1 << 1,   /* "memcpy" */
+	CREC_ACT_MEMSET = 1 << 2,   /* "memset" */
+	CREC_ACT_RUNTIME = 1 << 3,  /* "runtime": CUDA runtime API calls */
+	CREC_ACT_DRIVER = 1 << 4,   /* "driver": CUDA driver API calls */
+	CREC_ACT_EXTCORR = 1 << 5,  /* "external_correlation" */
+	CREC_ACT_OVERHEAD = 1 << 6, /* "overhead" */
+	CREC_ACT_SYNC = 1 << 7,     /* "sync": synchronization records */
+	CREC_ACT_EVENT = 1 << 8,    /* "cuda_event": cudaEventRecord records */
+};
+
+/* What is recorded when nothing is named: what the merge uses. */
+#define CREC_ACT_DEFAULT (CREC_ACT_KERNEL | CREC_ACT_MEMCPY | CREC_ACT_MEMSET | CREC_ACT_RUNTIME | \
+			  CREC_ACT_DRIVER | CREC_ACT_EXTCORR | CREC_ACT_OVERHEAD)
+#define CREC_ACT_ALL (CREC_ACT_DEFAULT | CREC_ACT_SYNC | CREC_ACT_EVENT)
+
+/* Parse a comma-separated LIST of group names ("default" and "all" allowed;
+ * a leading '-' removes a group: "default,-driver").  Returns the mask, or -1
+ * with the offending name copied into BAD (BADSZ bytes) when a name is
+ * unknown. */
+int crec_parse_activities(const char *list, char *bad, size_t badsz);
+
+/* Parse a non-negative number of seconds ("2", "0.5").  Returns 0 and sets
+ * *OUT, or -1. */
+int crec_parse_seconds(const char *s, double *out);
+
+/* Parse a byte count with an optional K/M/G suffix (powers of 1024).  Returns
+ * 0 and sets *OUT, or -1. */
+int crec_parse_size(const char *s, size_t *out);
+
+/* Is the environment variable NAME set to a true value (1, yes, true, on)? */
+int crec_env_flag(const char *name);
+
+#endif
