@@ -44,7 +44,22 @@ struct copy {
 	int seen_events, seen_name;
 	uint64_t elem, next_drop, kept;
 	int inserted;
+	cm_buf elem_text; /* the element, when hooks->element wants it */
 };
+
+/* Where the bytes of the current value or element go. */
+static cm_buf *sink_buf(struct copy *c)
+{
+	return c->st == ST_ELEM && c->hooks->element ? &c->elem_text : &c->eo->buf;
+}
+
+/* An element's text is complete: hand it to the element hook. */
+static int elem_hand_over(struct copy *c)
+{
+	int rc = c->hooks->element(c->hooks->ctx, c->elem_text.p, c->elem_text.len, c->eo);
+	c->elem_text.len = 0;
+	return rc;
+}
 
 /* Byte classes for the scanner. */
 static unsigned char cls_str[256], cls_out[256];
@@ -128,7 +143,7 @@ static int elem_begin(struct copy *c)
 	}
 	if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
 		return -1;
-	if (cm_evout_next(c->eo) < 0)
+	if (!c->hooks->element && cm_evout_next(c->eo) < 0)
 		return -1;
 	c->kept++;
 	c->copying = 1;
@@ -324,8 +339,11 @@ static int feed(struct copy *c, const char *s, size_t n)
 			break;
 		case ST_ELEM:
 			if (scan_value(c, s, n, &i)) {
-				if (c->copying)
-					cm_buf_put(&c->eo->buf, s + run, i - run);
+				if (c->copying) {
+					cm_buf_put(sink_buf(c), s + run, i - run);
+					if (c->hooks->element && elem_hand_over(c) < 0)
+						return -1;
+				}
 				c->copying = 0;
 				c->elem++;
 				c->st = ST_EVENTS;
@@ -340,7 +358,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 	}
 	/* the chunk ended inside a value: pass on what we have of it */
 	if ((c->st == ST_RAW || c->st == ST_ELEM) && c->copying)
-		cm_buf_put(&c->eo->buf, s + run, n - run);
+		cm_buf_put(sink_buf(c), s + run, n - run);
 	return 0;
 }
 
@@ -362,17 +380,15 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.in = in;
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
-		if (feed(&c, chunk, len) < 0) {
+		if (feed(&c, chunk, len) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
 			cm_buf_free(&c.key);
-			return -1;
-		}
-		if (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0) {
-			cm_buf_free(&c.key);
+			cm_buf_free(&c.elem_text);
 			return -1;
 		}
 		cm_progress_update(cm_input_raw_done(in));
 	}
 	cm_buf_free(&c.key);
+	cm_buf_free(&c.elem_text);
 	if (rc < 0)
 		return -1;
 	if (c.st != ST_END)

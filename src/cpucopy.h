@@ -15,6 +15,9 @@ typedef struct cm_cpucopy_hooks {
 	 * the re-made profiler span events). */
 	int (*append)(void *ctx, cm_evout *eo);
 	void *ctx;
+	/* When set, each kept element's text is handed here to be written
+	 * (after cm_evout_next) instead of being copied as it is. */
+	int (*element)(void *ctx, const char *text, size_t len, cm_evout *eo);
 	/* The new traceName, or NULL to keep the input's. */
 	const char *trace_name;
 } cm_cpucopy_hooks;

@@ -17,6 +17,7 @@
 #include "cbid.h"
 #include "diag.h"
 #include "exitcode.h"
+#include "repair.h"
 #include "tidrule.h"
 
 #include <math.h>
@@ -71,7 +72,19 @@ struct cm_gpu {
 	int need_overhead;
 	double min_ts, max_end_ts;
 	struct cm_gpu_stats st;
+	cm_repair *repair; /* or NULL */
 };
+
+void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
+
+void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
+{
+	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
+		const int64_t *key;
+		if (cm_hmap_slot(g->threads, i, (const void **)&key))
+			cm_repair_named(r, key[0], key[1]);
+	}
+}
 
 cm_gpu *cm_gpu_new(const char *window_name)
 {
@@ -354,8 +367,9 @@ void cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 
 /* ------------------------------------------------------------ the rules */
 
-/* The thread row of an API record (tidrule.h).  0, or -1 after a report. */
-static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, cm_int *tid)
+/* The thread row of an API record (tidrule.h).  0, or -1 after a report;
+ * *fell is set when no rule applied and the int32 id itself was taken. */
+static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, cm_int *tid, int *fell)
 {
 	cm_gpu *g = a->g;
 	int32_t id = cm_tid_int32(raw);
@@ -373,7 +387,7 @@ static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, c
 						: cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &t);
 	switch (rc) {
 	case CM_TIDMAP_FOUND: *tid = t; return 0;
-	case CM_TIDMAP_ABSENT: *tid = id; return 0;
+	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
 	case CM_TIDMAP_BAD_MAP:
 		return ev_error(g, a->index, a->offset,
 				"thread_resource_map (or its entry for this process_id) is not an object");
@@ -578,7 +592,7 @@ static int api_event(const struct at *a, int driver, cm_evout *eo)
 	cm_int cbid, pid, corr, raw, tid = 0, start, end;
 	const char *name;
 	char fallback[64];
-	int registered;
+	int registered, fell = 0;
 	double ts, dur;
 	if (int_field(a, "cbid", 1, &cbid) < 0)
 		return -1;
@@ -590,12 +604,19 @@ static int api_event(const struct at *a, int driver, cm_evout *eo)
 	}
 	registered = cm_cbid_is_registered(driver, name);
 	if (int_field(a, "process_id", 1, &pid) < 0 || int_field(a, "correlation_id", 1, &corr) < 0 ||
-	    int_field(a, "thread_id", 1, &raw) < 0 || api_thread(a, pid, corr, raw, &tid) < 0)
+	    int_field(a, "thread_id", 1, &raw) < 0 || api_thread(a, pid, corr, raw, &tid, &fell) < 0)
 		return -1;
 	if (!registered)
 		return 0;
 	if (int_field(a, "start_ns", 1, &start) < 0 || int_field(a, "end_ns", 1, &end) < 0)
 		return -1;
+	if (fell && g->repair && pid >= INT64_MIN && pid <= INT64_MAX) {
+		/* the thread map knows what the window did not */
+		int64_t moved;
+		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(start), eo != NULL,
+				  &moved))
+			tid = moved;
+	}
 	if (!eo) {
 		int64_t pid64 = 0, tid64 = 0;
 		if (to_i64(a, "process_id", pid, &pid64) < 0 || to_i64(a, "thread_id", tid, &tid64) < 0)

@@ -56,6 +56,13 @@ int cm_gpu_emit_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offs
 /* The gpu_user_annotation spans, sorted by (External id, device, stream). */
 int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo);
 
+/* Let the thread-repair stage place API records that no rule of the window
+ * resolved (their int32 id stayed); see repair.h. */
+struct cm_repair;
+void cm_gpu_set_repair(cm_gpu *g, struct cm_repair *r);
+/* Tell the repair stage which thread rows the GPU metadata names. */
+void cm_gpu_mark_named(const cm_gpu *g, struct cm_repair *r);
+
 /* Figures for the summary: window events, kept API records, etc. */
 struct cm_gpu_stats {
 	uint64_t events, linked_ext, linked_corr, api_rows, x_events;

@@ -18,11 +18,15 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: cuptimerge [OPTION]... -w WINDOW [CPU_TRACE]\n"
-	      "Merge a CUPTI trace window into a PyTorch (Kineto) Chrome trace.\n"
+	fputs("Usage: cuptimerge [OPTION]... -w WINDOW [-t MAP] [CPU_TRACE]\n"
+	      "  or:  cuptimerge [OPTION]... -t MAP [TRACE]\n"
+	      "Merge a CUPTI trace window into a PyTorch (Kineto) Chrome trace, and/or move\n"
+	      "CUDA events of worker threads from opaque pthread ids to their kernel tids.\n"
 	      "CPU_TRACE absent or '-' means standard input; gzip input is detected.\n"
 	      "\n"
 	      "  -w, --window=FILE      the trace window to merge (cuptimerge-window(5))\n"
+	      "  -t, --thread-map=FILE  repair thread ids with this thread map\n"
+	      "                         (cuptimerge-threadmap(5); a window also serves)\n"
 	      "  -o, --output=FILE      write FILE (atomically) instead of standard output;\n"
 	      "                         gzip when FILE ends in .gz\n"
 	      "  -z, --gzip[=LEVEL]     gzip the output (LEVEL 0-9, default 6)\n"
@@ -70,6 +74,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"window", required_argument, NULL, 'w'},
+		{"thread-map", required_argument, NULL, 't'},
 		{"output", required_argument, NULL, 'o'},
 		{"gzip", optional_argument, NULL, 'z'},
 		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
@@ -98,9 +103,10 @@ int main(int argc, char **argv)
 			return usage_error("CUPTIMERGE_BUFSIZE is not a size in bytes", env);
 		opt.bufsize = (size_t)v;
 	}
-	while ((c = getopt_long(argc, argv, "w:o:z::qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "w:t:o:z::qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': opt.window_path = optarg; break;
+		case 't': opt.map_path = optarg; break;
 		case 'o': opt.out_path = optarg; break;
 		case 'z':
 			gzip_flag = 1;
@@ -140,10 +146,13 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		return usage_error("too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
-	if (!opt.window_path)
-		return usage_error("no trace window given (-w WINDOW)", NULL);
-	if (!strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-"))
-		return usage_error("the window and the CPU trace cannot both be standard input", NULL);
+	if (!opt.window_path && !opt.map_path)
+		return usage_error("nothing to do: give a trace window (-w WINDOW), a thread map (-t MAP), or both",
+				   NULL);
+	if ((opt.window_path && !strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-")) ||
+	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
+	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))
+		return usage_error("only one input can be standard input", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (opt.progress < 0)

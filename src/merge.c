@@ -40,6 +40,9 @@
 #include "gpuconv.h"
 #include "input.h"
 #include "output.h"
+#include "repair.h"
+#include "repairpass.h"
+#include "threadmap.h"
 #include "window.h"
 
 #include <math.h>
@@ -52,6 +55,8 @@ struct merge {
 	cm_gpu *gpu;
 	cm_cpuplan plan;
 	double min_ts, max_end;
+	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
+	cm_arena *arena;    /* repair: the CPU event being looked at */
 };
 
 static int w1_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -93,6 +98,8 @@ static int hook_append(void *ctx, cm_evout *eo)
 	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &sink, "writing the window events") < 0 ||
 	    cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
+	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
+		return -1;
 	if (cm_evout_next(eo) < 0)
 		return -1;
 	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
@@ -112,6 +119,21 @@ static int hook_append(void *ctx, cm_evout *eo)
 	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":");
 	cm_jw_double(b, m->max_end + 0.001);
 	cm_buf_putc(b, '}');
+	return 0;
+}
+
+/* Hook (with -t): a CPU event through the repair stage. */
+static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
+{
+	struct merge *m = ctx;
+	const cm_jval *ev;
+	cm_arena_reset(m->arena);
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	if (cm_repair_event_text(m->repair, m->arena, text, len, &ev))
+		cm_jval_write(&eo->buf, ev);
+	else
+		cm_buf_put(&eo->buf, text, len);
 	return 0;
 }
 
@@ -135,6 +157,8 @@ static int prepare(struct merge *m)
 		base = cm_cpuscan_default_base(now);
 	}
 	cm_gpu_resolve(m->gpu, base);
+	if (m->repair)
+		cm_repair_set_base(m->repair, base);
 	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &s2, "checking the window") < 0)
 		return cm_diag_status();
 	cm_gpu_plan_finish(m->gpu);
@@ -142,6 +166,8 @@ static int prepare(struct merge *m)
 	/* Python's min()/max() over the CPU events, then the window's */
 	m->min_ts = cm_py_min(m->plan.min_ts, wmin);
 	m->max_end = cm_py_max(m->plan.max_end, wmax);
+	if (m->repair)
+		cm_gpu_mark_named(m->gpu, m->repair);
 	if (!isfinite(m->min_ts))
 		return cm_error(CM_EXIT_DATA, NULL, -1,
 				"the merged trace would contain no duration (\"X\") events");
@@ -152,23 +178,35 @@ int cm_merge_run(const struct cm_options *opt)
 {
 	struct merge m;
 	cm_evout eo = {0};
+	cm_threadmap *map = NULL;
 	int status, rc;
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
 	cm_diag_set_quiet(opt->quiet);
-	m.win = cm_input_open(opt->window_path, opt->bufsize);
-	if (!m.win)
+	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize)))
 		return cm_diag_status();
-	m.cpu = cm_input_open(opt->cpu_path, opt->bufsize);
+	if (!opt->window_path) {
+		status = cm_repairpass_run(opt, map);
+		cm_threadmap_free(map);
+		return status;
+	}
+	m.win = cm_input_open(opt->window_path, opt->bufsize);
+	m.cpu = m.win ? cm_input_open(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
 		cm_input_close(m.win);
+		cm_threadmap_free(map);
 		return cm_diag_status();
 	}
 	m.gpu = cm_gpu_new(cm_input_name(m.win));
+	if (map) {
+		m.repair = cm_repair_new(map);
+		m.arena = cm_arena_new();
+		cm_gpu_set_repair(m.gpu, m.repair);
+	}
 
 	status = prepare(&m);
 	if (!status) {
-		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, NULL};
+		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
@@ -195,7 +233,12 @@ int cm_merge_run(const struct cm_options *opt)
 			(unsigned long long)st.events, (unsigned long long)m.plan.events,
 			(unsigned long long)st.linked_ext);
 	}
+	if (!status && m.repair)
+		cm_repair_report(m.repair);
 	cm_buf_free(&eo.buf);
+	cm_repair_free(m.repair);
+	cm_arena_free(m.arena);
+	cm_threadmap_free(map);
 	cm_cpuplan_free(&m.plan);
 	cm_gpu_free(m.gpu);
 	cm_input_close(m.cpu);

@@ -7,7 +7,8 @@
 /* What the command line asks for (main.c fills it, nothing else). */
 struct cm_options {
 	const char *cpu_path;    /* CPU trace, "-" for stdin */
-	const char *window_path; /* trace window (-w) */
+	const char *window_path; /* trace window (-w), or NULL: repair only */
+	const char *map_path;    /* thread map (-t), or NULL: no repair */
 	const char *out_path;    /* -o FILE, or NULL for stdout */
 	int gzip_level;          /* -1: plain; 0..9: gzip */
 	const char *trace_name;  /* --trace-name, or NULL */

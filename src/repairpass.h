@@ -1,0 +1,13 @@
+/* repairpass.h - thread repair of one trace, without a window: one pass. */
+#ifndef CM_REPAIRPASS_H
+#define CM_REPAIRPASS_H
+
+#include "merge.h"
+#include "threadmap.h"
+
+/* Copy the trace OPT->cpu_path to the output with the events of opaque
+ * thread rows moved (repair.h).  One streaming pass: works on a pipe,
+ * memory bounded by the largest event.  Returns an exit status. */
+int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map);
+
+#endif
