@@ -225,9 +225,8 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 				inflateReset(&in->zs);
 				in->member_ended = 0;
 			} else {
-				return cm_error(CM_EXIT_DATA, in->name, -1,
-						"trailing garbage after the gzip data (%llu bytes in)",
-						(unsigned long long)(in->raw_done - in->zs.avail_in)),
+				return cm_error(CM_EXIT_DATA, in->name, (int64_t)(in->raw_done - in->zs.avail_in),
+						"trailing garbage after the gzip data"),
 				       -1;
 			}
 		}
@@ -237,13 +236,12 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 		if (rc == Z_STREAM_END)
 			in->member_ended = 1;
 		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, -1,
+			return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->raw_done,
 					"truncated gzip data (the file ends inside a gzip member)"),
 			       -1;
 		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			return cm_error(CM_EXIT_DATA, in->name, -1, "invalid gzip data (%llu bytes in): %s",
-					(unsigned long long)(in->raw_done - in->zs.avail_in),
-					in->zs.msg ? in->zs.msg : "inflate failed"),
+			return cm_error(CM_EXIT_DATA, in->name, (int64_t)(in->raw_done - in->zs.avail_in),
+					"invalid gzip data: %s", in->zs.msg ? in->zs.msg : "inflate failed"),
 			       -1;
 		*len = in->bufsize - in->zs.avail_out;
 		if (*len) {
@@ -251,7 +249,7 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 			return 1;
 		}
 		if (!in->member_ended && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, -1,
+			return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->raw_done,
 					"truncated gzip data (the file ends inside a gzip member)"),
 			       -1;
 	}

@@ -5,6 +5,7 @@
 #include "merge.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 	long v;
 
 	cm_diag_init("cuptimerge");
+	opterr = 0; /* getopt would prefix argv[0]; we say "cuptimerge:" */
 	memset(&opt, 0, sizeof opt);
 	opt.gzip_level = -1;
 	opt.progress = -1;
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 			return usage_error("CUPTIMERGE_BUFSIZE is not a size in bytes", env);
 		opt.bufsize = (size_t)v;
 	}
-	while ((c = getopt_long(argc, argv, "w:t:o:z::qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":w:t:o:z::qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': opt.window_path = optarg; break;
 		case 't': opt.map_path = optarg; break;
@@ -120,8 +122,10 @@ int main(int argc, char **argv)
 		case OPT_NOW: {
 			char *end;
 			opt.now = strtod(optarg, &end);
-			if (!*optarg || *end)
-				return usage_error("--now needs a number of seconds", optarg);
+			/* seconds since the epoch; the base is computed in 128-bit integers */
+			if (!*optarg || *end || !isfinite(opt.now) || fabs(opt.now) > 1e18 ||
+			    strpbrk(optarg, "xXpP"))
+				return usage_error("--now needs a finite number of seconds", optarg);
 			opt.have_now = 1;
 			break;
 		}
@@ -138,9 +142,10 @@ int main(int argc, char **argv)
 		case 'V':
 			puts(PACKAGE_STRING);
 			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case ':':
+			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			fputs("Try 'cuptimerge --help' for more information.\n", stderr);
-			return CM_EXIT_USAGE;
+			return usage_error("unrecognized option", argv[optind - 1]);
 		}
 	}
 	if (optind < argc - 1)

@@ -31,7 +31,7 @@ static void report_syntax(cm_sax *sax, const unsigned char *chunk, size_t len, i
 		line[--n] = 0;
 	if (at_end && (strstr(line, "premature EOF") || !*line))
 		cm_error(1, cm_input_name(sax->in), (int64_t)cm_input_offset(sax->in),
-			 "truncated JSON: the text ends before the %s is complete", sax->what);
+			 "truncated JSON: the text ends inside the document");
 	else
 		cm_error(1, cm_input_name(sax->in), cm_sax_offset(sax), "invalid JSON: %s", line);
 	yajl_free_error(sax->h, msg);

@@ -39,9 +39,9 @@ expect 1 "invalid JSON" $CUPTIMERGE -w "$W" "$tmp/utf8.json"
 # gzip: truncated, trailing garbage, concatenated members are fine
 gzip -c "$C" >"$tmp/c.gz"
 head -c 300 "$tmp/c.gz" >"$tmp/ctrunc.gz"
-expect 1 "ctrunc.gz: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
+expect 1 "ctrunc.gz:300: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
 { cat "$tmp/c.gz"; printf 'junk'; } >"$tmp/cjunk.gz"
-expect 1 "cjunk.gz: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
+expect 1 "cjunk.gz:[0-9]+: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
 head -c 1000 "$C" | gzip -c >"$tmp/m1.gz"
 tail -c +1001 "$C" | gzip -c >"$tmp/m2.gz"
 cat "$tmp/m1.gz" "$tmp/m2.gz" >"$tmp/multi.gz"
@@ -74,9 +74,11 @@ $CUPTIMERGE -w "$W" "$tmp/noevents.json" >"$tmp/out.json" || fail "trace without
 expect 3 "^cuptimerge: $tmp/missing.json: cannot open: No such file" $CUPTIMERGE -w "$W" "$tmp/missing.json"
 expect 3 "cannot open" $CUPTIMERGE -w "$tmp/missing.json" "$C"
 expect 3 "is a directory" $CUPTIMERGE -w "$W" "$tmp"
-expect 2 "no trace window" $CUPTIMERGE "$C"
+expect 2 "nothing to do" $CUPTIMERGE "$C"
 expect 2 "too many operands" $CUPTIMERGE -w "$W" "$C" "$C"
-expect 2 "both be standard input" $CUPTIMERGE -w - -
+expect 2 "only one input can be standard input" $CUPTIMERGE -w - -
+expect 2 "needs a finite number" $CUPTIMERGE --now nan -w "$W" "$C"
+expect 2 "unrecognized option" $CUPTIMERGE --bogus -w "$W" "$C"
 expect 2 "gzip level" $CUPTIMERGE -z12 -w "$W" "$C"
 
 # with -o, a failed run leaves no file and keeps an existing one
