@@ -145,21 +145,39 @@ double cm_us_of_ns(cm_int ns)
 	return cm_py_max(us, 0.0);
 }
 
-double cm_jw_us_of_ns(cm_buf *b, cm_int ns)
+size_t cm_us_text(cm_int ns, char *out, double *d)
 {
 	if (ns >= 0 && ns < ((cm_int)1 << 53)) {
-		char tmp[32];
-		int64_t v = (int64_t)ns;
-		int frac = (int)(v % 1000), n;
-		n = snprintf(tmp, sizeof tmp, "%lld.%03d", (long long)(v / 1000), frac);
-		/* drop trailing zeros of the fraction, keeping one digit ("5.0") */
-		while (tmp[n - 1] == '0' && tmp[n - 2] != '.')
-			n--;
-		cm_buf_put(b, tmp, (size_t)n);
-		return (double)v / 1000.0;
-	} else {
-		double us = cm_us_of_ns(ns);
-		cm_jw_double(b, us);
-		return us;
+		int64_t v = (int64_t)ns, q = v / 1000;
+		int frac = (int)(v % 1000);
+		char digits[24];
+		size_t n = 0, k = 0;
+		do { /* the integer part, then up to three fraction digits */
+			digits[k++] = (char)('0' + q % 10);
+			q /= 10;
+		} while (q);
+		while (k)
+			out[n++] = digits[--k];
+		out[n++] = '.';
+		out[n++] = (char)('0' + frac / 100);
+		if (frac % 100) {
+			out[n++] = (char)('0' + frac / 10 % 10);
+			if (frac % 10)
+				out[n++] = (char)('0' + frac % 10);
+		}
+		*d = (double)v / 1000.0;
+		return n;
 	}
+	*d = cm_us_of_ns(ns);
+	if (isnan(*d) || isinf(*d))
+		return (size_t)sprintf(out, isnan(*d) ? "NaN" : *d < 0 ? "-Infinity" : "Infinity");
+	return cm_py_float_repr(*d, out);
+}
+
+double cm_jw_us_of_ns(cm_buf *b, cm_int ns)
+{
+	char tmp[48];
+	double d;
+	cm_buf_put(b, tmp, cm_us_text(ns, tmp, &d));
+	return d;
 }

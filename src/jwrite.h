@@ -55,6 +55,10 @@ void cm_jw_double(cm_buf *b, double d);
  * the double. */
 double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
 
+/* The text cm_jw_us_of_ns writes, into OUT (at least 48 bytes); its length.
+ * *d gets the double. */
+size_t cm_us_text(cm_int ns, char *out, double *d);
+
 /* The double of cm_jw_us_of_ns without writing it. */
 double cm_us_of_ns(cm_int ns);
 

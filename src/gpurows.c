@@ -1,0 +1,179 @@
+/* gpurows.c - the rows the window opens (metadata events, sorted as the
+ * reference sorts them) and the gpu_user_annotation spans. */
+#include "config.h"
+#include "gpuconv_int.h"
+#include "diag.h"
+#include "exitcode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------- sorted row tables */
+
+/* Keys of M (KW 64-bit words each) sorted as tuples; caller frees. */
+static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n);
+
+static int kw_cmp;
+static int cmp_keys(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+	for (int i = 0; i < kw_cmp; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n)
+{
+	int64_t *keys = cm_xmalloc((cm_hmap_count(m) + 1) * (size_t)kw * 8);
+	size_t k = 0;
+	for (size_t i = 0; i < cm_hmap_slots(m); i++) {
+		const void *key;
+		if (cm_hmap_slot(m, i, &key))
+			memcpy(keys + k++ * (size_t)kw, key, (size_t)kw * 8);
+	}
+	kw_cmp = kw;
+	qsort(keys, k, (size_t)kw * 8, cmp_keys);
+	*n = k;
+	return keys;
+}
+
+/* One metadata event; ARG_TEXT is a string value unless NULL, then ARG_INT. */
+static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int *first_ns, cm_int pid, cm_int tid,
+		const char *arg_key, const char *arg_text, cm_int arg_int)
+{
+	cm_buf *b = &eo->buf;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"M\",\"name\":\"");
+	cm_buf_puts(b, name);
+	cm_buf_lit(b, "\",\"ts\":");
+	if (first_ns)
+		cm_jw_us_of_ns(b, *first_ns - g->base_ns);
+	else
+		cm_buf_lit(b, "0.0");
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+	cm_buf_lit(b, ",\"args\":{\"");
+	cm_buf_puts(b, arg_key);
+	cm_buf_lit(b, "\":");
+	if (arg_text)
+		cm_jw_string(b, arg_text, strlen(arg_text));
+	else
+		cm_jw_int(b, arg_int);
+	cm_buf_lit(b, "}}");
+	return 0;
+}
+
+int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
+{
+	size_t n;
+	int64_t *k;
+	char text[96];
+	int rc = 0;
+
+	k = sorted_keys(g->devices, 1, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct first_ts *f = cm_hmap_get(g->devices, &k[i]);
+		snprintf(text, sizeof text, "GPU %lld", (long long)k[i]);
+		rc = meta(eo, "process_name", g, &f->ns, k[i], 0, "name", "python", 0) ||
+		     meta(eo, "process_labels", g, &f->ns, k[i], 0, "labels", text, 0) ||
+		     meta(eo, "process_sort_index", g, &f->ns, k[i], 0, "sort_index", NULL,
+			  (cm_int)GPU_SORT_BASE + k[i]);
+	}
+	free(k);
+	k = sorted_keys(g->procs, 1, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct first_ts *f = cm_hmap_get(g->procs, &k[i]);
+		rc = meta(eo, "process_name", g, &f->ns, k[i], 0, "name", "python", 0) ||
+		     meta(eo, "process_labels", g, &f->ns, k[i], 0, "labels", "CPU", 0) ||
+		     meta(eo, "process_sort_index", g, &f->ns, k[i], 0, "sort_index", NULL, k[i]);
+	}
+	free(k);
+	k = sorted_keys(g->threads, 2, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(text, sizeof text, "thread %lld", (long long)k[2 * i + 1]);
+		rc = meta(eo, "thread_name", g, NULL, k[2 * i], k[2 * i + 1], "name", text, 0) ||
+		     meta(eo, "thread_sort_index", g, NULL, k[2 * i], k[2 * i + 1], "sort_index", NULL,
+			  k[2 * i + 1]);
+	}
+	free(k);
+	k = sorted_keys(g->streams, 2, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(text, sizeof text, "stream %lld ", (long long)k[2 * i + 1]);
+		rc = meta(eo, "thread_name", g, NULL, k[2 * i], k[2 * i + 1], "name", text, 0) ||
+		     meta(eo, "thread_sort_index", g, NULL, k[2 * i], k[2 * i + 1], "sort_index", NULL,
+			  k[2 * i + 1]);
+	}
+	free(k);
+	if (g->need_overhead && !rc)
+		rc = meta(eo, "process_name", g, NULL, OVERHEAD_PID, 0, "name", "python", 0) ||
+		     meta(eo, "process_labels", g, NULL, OVERHEAD_PID, 0, "labels", "Overhead", 0) ||
+		     meta(eo, "process_sort_index", g, NULL, OVERHEAD_PID, 0, "sort_index", NULL,
+			  OVERHEAD_SORT_INDEX) ||
+		     meta(eo, "thread_name", g, NULL, OVERHEAD_PID, 0, "name", "thread 0", 0) ||
+		     meta(eo, "thread_sort_index", g, NULL, OVERHEAD_PID, 0, "sort_index", NULL, 0);
+	return rc ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ spans */
+
+/* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
+static void span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
+{
+	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
+	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
+}
+
+void cm_gpu_plan_finish(cm_gpu *g)
+{
+	for (size_t i = 0; i < cm_hmap_slots(g->spans); i++) {
+		const int64_t *key;
+		const struct span *sp = cm_hmap_slot(g->spans, i, (const void **)&key);
+		const struct ua_ent *u;
+		double ts, dur;
+		if (!sp || !(u = cm_hmap_get(g->ua, &key[0])) || !u->name)
+			continue;
+		span_times(g, sp, &ts, &dur);
+		gpu_extent(g, ts, dur);
+	}
+}
+
+void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
+{
+	*min_ts = g->min_ts;
+	*max_end = g->max_end_ts;
+}
+
+int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo)
+{
+	size_t n;
+	int64_t *k = sorted_keys(g->spans, 3, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct span *sp = cm_hmap_get(g->spans, &k[3 * i]);
+		const struct ua_ent *u = cm_hmap_get(g->ua, &k[3 * i]);
+		double ts, dur;
+		if (!u || !u->name)
+			continue; /* the annotation's name is not a string */
+		span_times(g, sp, &ts, &dur);
+		if (cm_evout_next(eo) < 0) {
+			free(k);
+			return -1;
+		}
+		gpu_x_head(&eo->buf, "gpu_user_annotation", u->name, u->len, k[3 * i + 1], k[3 * i + 2]);
+		cm_buf_lit(&eo->buf, ",\"ts\":");
+		cm_jw_double(&eo->buf, ts);
+		cm_buf_lit(&eo->buf, ",\"dur\":");
+		cm_jw_double(&eo->buf, dur);
+		cm_buf_lit(&eo->buf, ",\"args\":{\"External id\":");
+		cm_jw_int(&eo->buf, k[3 * i]);
+		cm_buf_lit(&eo->buf, "}}");
+	}
+	free(k);
+	return 0;
+}
+

@@ -1,0 +1,160 @@
+/* gpuscan.c - window pass 1 (external correlations, the maps, the last
+ * activity) and the resolution of correlation ids after the CPU scan. */
+#include "config.h"
+#include "gpuconv_int.h"
+#include "diag.h"
+#include "exitcode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ pass 1 */
+
+int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	struct at a = {g, index, offset, ev};
+	const cm_jval *kind = cm_jval_get(ev, "kind");
+	cm_int end;
+	g->st.events++;
+	if (cm_jval_streq(kind, "external_correlation")) {
+		cm_int corr, ext, ekind;
+		if (gpu_int_field(&a, "correlation_id", 0, &corr) < 0 || gpu_int_field(&a, "external_id", 0, &ext) < 0 ||
+		    gpu_int_field(&a, "external_kind", 0, &ekind) < 0)
+			return -1;
+		if (corr != 0) {
+			struct pair p;
+			if (gpu_to_i64(&a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(&a, "external_id", ext, &p.ext) < 0)
+				return -1;
+			p.user = ekind == USER_EXTERNAL_KIND;
+			if (g->npairs == g->cap) {
+				g->cap = g->cap ? g->cap * 2 : 1024;
+				g->pairs = cm_xrealloc(g->pairs, g->cap * sizeof *g->pairs);
+			}
+			g->pairs[g->npairs++] = p;
+			cm_hmap_put(g->ext, &p.ext, NULL);
+		}
+	}
+	if (!cm_jval_streq(kind, "overhead")) {
+		if (gpu_int_field(&a, "end_ns", 0, &end) < 0)
+			return -1;
+		g->max_end = end > g->max_end ? end : g->max_end;
+	}
+	return 0;
+}
+
+/* int() of a map key (a JSON object member name).  0, or -1 after a report. */
+static int key_int(cm_gpu *g, int64_t offset, const char *what, const cm_jval *k, int64_t *out)
+{
+	cm_int v;
+	int rc = cm_py_int_of_str(k->key, k->klen, &v);
+	if (rc == CM_PY_VALUE)
+		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
+				(int)(k->klen > 40 ? 40 : k->klen), k->key),
+		       -1;
+	if (rc != CM_PY_OK || v < INT64_MIN || v > INT64_MAX)
+		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits",
+				what, (int)(k->klen > 40 ? 40 : k->klen), k->key),
+		       -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* int(V) for a thread_resource_map value: 0 and *tid, or -1 when Python's
+ * int() would raise (or the value needs more than 64 bits). */
+static int map_value_int(const cm_jval *v, int64_t *tid)
+{
+	cm_int x;
+	int rc;
+	switch (v->type) {
+	case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, &x); break;
+	case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, &x); break;
+	case CM_J_TRUE: *tid = 1; return 0;
+	case CM_J_FALSE: *tid = 0; return 0;
+	default: return -1;
+	}
+	if (rc != CM_PY_OK || x < INT64_MIN || x > INT64_MAX)
+		return -1;
+	*tid = (int64_t)x;
+	return 0;
+}
+
+int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset)
+{
+	if (!strcmp(key, "user_annotations")) {
+		g->ua_dict = val->type == CM_J_OBJ;
+		if (!g->ua_dict)
+			return 0; /* not an object: no gpu_user_annotation spans, no error */
+		for (const cm_jval *k = val->kids; k; k = k->next) {
+			int64_t ext;
+			struct ua_ent *u;
+			if (key_int(g, offset, "user_annotations", k, &ext) < 0)
+				return -1;
+			u = cm_hmap_put(g->ua, &ext, NULL);
+			free(u->name);
+			u->name = NULL;
+			if (k->type == CM_J_STR) {
+				u->name = cm_xmalloc(k->len + 1);
+				memcpy(u->name, k->s, k->len);
+				u->name[k->len] = 0;
+				u->len = k->len;
+			}
+		}
+	} else if (!strcmp(key, "thread_resource_map")) {
+		if (val->type != CM_J_OBJ) {
+			cm_tidmap_set_bad(g->tidmap); /* fails when a lookup needs it */
+			return 0;
+		}
+		for (const cm_jval *p = val->kids; p; p = p->next) {
+			int64_t pid;
+			if (key_int(g, offset, "thread_resource_map", p, &pid) < 0)
+				return -1;
+			cm_tidmap_begin_pid(g->tidmap, pid, p->type != CM_J_OBJ);
+			if (p->type != CM_J_OBJ)
+				continue;
+			for (const cm_jval *t = p->kids; t; t = t->next) {
+				int64_t id, tid = 0;
+				int bad;
+				if (key_int(g, offset, "thread_resource_map", t, &id) < 0)
+					return -1;
+				bad = map_value_int(t, &tid) < 0;
+				cm_tidmap_add(g->tidmap, id, tid, bad);
+			}
+		}
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- resolve */
+
+void cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
+{
+	g->base_ns = base_ns;
+	g->linked = cm_hmap_new(8, sizeof(struct linked));
+	g->uext = cm_hmap_new(8, 8);
+	for (size_t i = 0; i < g->npairs; i++) {
+		const struct pair *p = &g->pairs[i];
+		const struct cm_ext_thread *t = cm_hmap_get(g->ext, &p->ext);
+		if (t && t->found) {
+			struct linked *l = cm_hmap_put(g->linked, &p->corr, NULL);
+			l->pid = t->pid;
+			l->tid = t->tid;
+		}
+		if (p->user && g->ua_dict && cm_hmap_get(g->ua, &p->ext))
+			*(int64_t *)cm_hmap_put(g->uext, &p->corr, NULL) = p->ext;
+	}
+	g->st.linked_ext = 0;
+	for (size_t i = 0; i < cm_hmap_slots(g->ext); i++) {
+		const struct cm_ext_thread *t = cm_hmap_slot(g->ext, i, NULL);
+		g->st.linked_ext += t && t->found;
+	}
+	g->st.linked_corr = cm_hmap_count(g->linked);
+	/* only the correlation tables are needed from here on */
+	free(g->pairs);
+	g->pairs = NULL;
+	g->npairs = g->cap = 0;
+	cm_hmap_free(g->ext);
+	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
+}
+
