@@ -19,10 +19,20 @@ int cm_json_number_is_int(const char *s, size_t n)
  * Returns CM_PY_OK or CM_PY_OVERFLOW. */
 static int digits_to_int(const char *s, size_t n, int neg, cm_int *out)
 {
-	unsigned __int128 v = 0, lim = neg ? (unsigned __int128)CM_INT_MAX + 1 : (unsigned __int128)CM_INT_MAX;
-	for (size_t i = 0; i < n; i++) {
+	unsigned __int128 v, lim10;
+	unsigned lastd;
+	uint64_t w = 0;
+	size_t i, head = n < 18 ? n : 18;
+	/* 18 digits always fit 64 bits: no 128-bit arithmetic in the common case */
+	for (i = 0; i < head; i++)
+		w = w * 10 + (uint64_t)(s[i] - '0');
+	v = w;
+	/* constants the compiler folds: a tenth of the limit of the sign, and its last digit */
+	lim10 = neg ? ((unsigned __int128)CM_INT_MAX + 1) / 10 : (unsigned __int128)CM_INT_MAX / 10;
+	lastd = neg ? 8 : 7; /* 2^127 = ...728, 2^127 - 1 = ...727 */
+	for (; i < n; i++) {
 		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (lim - d) / 10)
+		if (v > lim10 || (v == lim10 && d > lastd))
 			return CM_PY_OVERFLOW;
 		v = v * 10 + d;
 	}
