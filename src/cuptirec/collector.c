@@ -132,6 +132,7 @@ struct crec_opts {
 	int quiet;
 	double exit_timeout;
 	int per_thread_buffers;
+	int thread_callbacks;
 };
 
 /* The collector's state: one per process. */
@@ -335,6 +336,9 @@ static void crec_load_opts(struct crec_opts *o)
 	if (v && *v && crec_parse_seconds(v, &o->exit_timeout))
 		crec_warn("CUPTIREC_EXIT_TIMEOUT=%s is not a number of seconds; using 30", v);
 	o->per_thread_buffers = crec_env_flag("CUPTIREC_PER_THREAD_BUFFERS");
+	v = getenv("CUPTIREC_THREAD_CALLBACKS");
+	o->thread_callbacks = !(v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+				      !strcasecmp(v, "off")));
 }
 
 /* ---- names for the encoder ------------------------------------------------ */
@@ -479,6 +483,8 @@ static int crec_callbacks(int on)
 	CUptiResult r;
 	size_t i;
 
+	if (!G.o.thread_callbacks)
+		return 0;
 	r = cuptiEnableDomain(on, G.sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 	for (i = 0; r == CUPTI_SUCCESS && i < sizeof crec_cb_driver / sizeof crec_cb_driver[0]; i++)
 		r = cuptiEnableCallback(on, G.sub, CUPTI_CB_DOMAIN_DRIVER_API, crec_cb_driver[i]);

@@ -1,0 +1,226 @@
+#!/bin/bash
+# run.sh - GPU checks of the cuptirec collector and thread recorder (not CI).
+#
+# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS]
+#
+# BINDIR holds what was built elsewhere (the device machine has no package
+# mirror): cuptirec, cuptimerge, threads_cuda, bench_launch; lib/ with
+# libcuptirec.so and libcuptirec_threads.so; deps/ with the shared libraries
+# cuptimerge needs (libyajl.so.2) and a fallback libcupti.so.13.  See
+# tests/gpu/README.md for how to fill it.  OUTDIR receives figures.jsonl (one
+# JSON line per check), log.txt and a few small artefacts of the torch runs.
+# Exits non-zero when any check failed.  "bench REPS" runs only the overhead
+# benchmark, REPS rounds.
+set -u
+MODE=${3:-all}
+REPS=${4:-3}
+BIN=$(cd "$1" && pwd)
+OUTD=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUTD"
+W=$(mktemp -d)
+FIG=$OUTD/figures.jsonl
+LOG=$OUTD/log.txt
+: > "$FIG"
+: > "$LOG"
+fails=0
+export CUPTIREC_LIBDIR=$BIN/lib
+export PYTHONUNBUFFERED=1
+T="timeout 300"    # the collector must never hang a program
+
+log() { echo "== $*" | tee -a "$LOG"; }
+fig() { echo "$1" >> "$FIG"; echo "$1" >> "$LOG"; }
+check() {   # check NAME CMD...: run a checker, keep its JSON line, count failures
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>>"$LOG"); rc=$?
+	fig "{\"check\": \"$name\", \"ok\": $([ $rc = 0 ] && echo true || echo false), \"figures\": ${out:-null}}"
+	[ $rc = 0 ] || fails=$((fails + 1))
+}
+fail() { fig "{\"check\": \"$1\", \"ok\": false, \"why\": \"$2\"}"; fails=$((fails + 1)); }
+pass() { fig "{\"check\": \"$1\", \"ok\": true, \"figures\": $2}"; }
+
+# libcupti: the system's, else torch's wheel (nvidia-cuda-cupti), else ours
+CUPTI_DIR=
+for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 \
+	$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null | tr ' ' '\n' | sed 's|$|/nvidia/cu13/lib|') \
+	"$BIN/deps"; do
+	if [ -e "$d/libcupti.so.13" ]; then CUPTI_DIR=$d; break; fi
+done
+export LD_LIBRARY_PATH=$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+MERGE_ENV="env LD_LIBRARY_PATH=$BIN/deps"
+log "machine: $(nvidia-smi -L 2>&1 | head -1); libcupti from $CUPTI_DIR"
+python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__)' >> "$LOG" 2>&1
+
+win_of() { ls "$1"_"$2".json* 2>/dev/null | head -1; }   # win_of PREFIX PID
+
+if [ "$MODE" = all ]; then
+# 1. launcher, plain window: thread ids, joins, C API, thread map
+log "threads_cuda under cuptirec"
+$T "$BIN/cuptirec" -o "$W/tc_%p.json" -- "$BIN/threads_cuda" 3 0 > "$W/tc.out" 2> "$W/tc.err"
+rc=$?; cat "$W/tc.err" >> "$LOG"
+pid=$(awk '/^PROC/ {print $2}' "$W/tc.out")
+if [ $rc = 0 ] && [ -n "$pid" ]; then check threads_cuda python3 "$HERE/check_window.py" "$(win_of "$W/tc" "$pid")" "$W/tc.out"
+else fail threads_cuda "exit $rc"; fi
+
+# 2. gzip window, and the program's exit status passes through
+log "threads_cuda under cuptirec --gzip, exit status 3"
+$T "$BIN/cuptirec" --gzip -o "$W/tcz_%p.json.gz" -- "$BIN/threads_cuda" 3 3 > "$W/tcz.out" 2> "$W/tcz.err"
+rc=$?; cat "$W/tcz.err" >> "$LOG"
+pid=$(awk '/^PROC/ {print $2}' "$W/tcz.out")
+if [ $rc = 3 ]; then check threads_cuda_gzip python3 "$HERE/check_window.py" "$W/tcz_$pid.json.gz" "$W/tcz.out"
+else fail threads_cuda_gzip "exit $rc, expected 3"; fi
+
+# 3. LD_PRELOAD instead of the launcher (the constructor path)
+log "threads_cuda with LD_PRELOAD"
+LD_PRELOAD=$BIN/lib/libcuptirec.so CUPTIREC_OUTPUT=$W/tp_%p.json $T "$BIN/threads_cuda" 2 > "$W/tp.out" 2> "$W/tp.err"
+rc=$?; cat "$W/tp.err" >> "$LOG"
+pid=$(awk '/^PROC/ {print $2}' "$W/tp.out")
+if [ $rc = 0 ]; then check threads_cuda_preload python3 "$HERE/check_window.py" "$W/tp_$pid.json" "$W/tp.out"
+else fail threads_cuda_preload "exit $rc"; fi
+
+# 4. an exhausted pool: a slow disk (a FIFO drained at ~800 KB/s) and 2
+# buffers of 64K; records are dropped and reported, the window stays valid
+# and the program is unharmed
+log "pool exhaustion: 2 buffers of 64K, slow output"
+mkfifo "$W/slow.json"
+python3 -c '
+import sys, time
+src, dst = open(sys.argv[1], "rb"), open(sys.argv[2], "wb")
+while True:
+    b = src.read(16384)
+    if not b:
+        break
+    dst.write(b)
+    time.sleep(0.02)
+' "$W/slow.json" "$W/drop.json" &
+rdr=$!
+$T "$BIN/cuptirec" --buffers 2 --buffer-size 64K -o "$W/slow.json" -- "$BIN/bench_launch" 100000 > "$W/drop.out" 2> "$W/drop.err"
+rc=$?; wait $rdr; cat "$W/drop.err" >> "$LOG"
+out=$(python3 - "$W/drop.json" <<'EOF'
+import json, sys
+w = json.load(open(sys.argv[1]))
+k = sum(1 for e in w["events"] if e["kind"] == "kernel")
+print(json.dumps({"dropped_records": w["dropped_records"], "kernels_kept": k,
+                  "pool_misses": w["cuptirec"]["pool_misses"]}))
+sys.exit(0 if w["dropped_records"] > 0 else 1)
+EOF
+)
+prc=$?
+if [ $rc = 0 ] && [ $prc = 0 ] && grep -q "dropped" "$W/drop.err"; then pass pool_exhaustion "$out"
+else fail pool_exhaustion "exit $rc, check $prc: $out"; fi
+
+# 5. --delay / --duration
+log "delay 0.2 s, duration 0.2 s"
+$T "$BIN/cuptirec" -d 0.2 -t 0.2 -o "$W/dd_%p.json" -- "$BIN/bench_launch" 400000 > "$W/dd.out" 2> "$W/dd.err"
+rc=$?; cat "$W/dd.err" >> "$LOG"
+out=$(python3 - "$W" <<'EOF'
+import glob, json, sys
+w = json.load(open(glob.glob(sys.argv[1] + "/dd_*.json")[0]))
+ks = [e for e in w["events"] if e["kind"] == "kernel"]
+span = (max(e["end_ns"] for e in ks) - min(e["start_ns"] for e in ks)) / 1e9 if ks else 0
+print(json.dumps({"kernels": len(ks), "kernel_span_s": round(span, 3)}))
+sys.exit(0 if 0 < len(ks) < 402000 and span < 0.3 else 1)
+EOF
+)
+prc=$?
+if [ $rc = 0 ] && [ $prc = 0 ]; then pass delay_duration "$out"; else fail delay_duration "exit $rc: $out"; fi
+
+fi
+
+# 6. overhead: launches/s of an empty kernel, with and without the collector,
+# and with parts of it turned off to see where the cost is; and of a 20 us
+# kernel (40000 cycles), where the GPU rather than the launch path sets the pace
+log "overhead benchmark"
+bench() {   # bench NAME [ENV...] -- [cuptirec options]: one run, one line
+	local name=$1; shift
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	case $name in
+	plain) r=$($T "$BIN/bench_launch" 200000) ;;
+	plain_20us) r=$($T "$BIN/bench_launch" 25000 40000) ;;
+	*_20us) r=$(env "${envs[@]}" $T "$BIN/cuptirec" -q "$@" -o "$W/b_%p.json" -- "$BIN/bench_launch" 25000 40000 2>>"$LOG") ;;
+	*) r=$(env "${envs[@]}" $T "$BIN/cuptirec" -q "$@" -o "$W/b_%p.json" -- "$BIN/bench_launch" 200000 2>>"$LOG") ;;
+	esac
+	echo "$name $r" >> "$W/bench.txt"
+	rm -f "$W"/b_*.json*
+}
+for rep in $(seq "$REPS"); do
+	bench plain --
+	bench default --
+	bench gzip -- -z
+	bench kernel_runtime -- -a kernel,runtime
+	bench kernel_only -- -a kernel
+	bench runtime_only -- -a runtime
+	bench overhead_only -- -a overhead
+	bench default_nocallbacks CUPTIREC_THREAD_CALLBACKS=0 --
+	bench kernel_runtime_nocallbacks CUPTIREC_THREAD_CALLBACKS=0 -- -a kernel,runtime
+	bench overhead_only_nocallbacks CUPTIREC_THREAD_CALLBACKS=0 -- -a overhead
+	bench default_perthreadbuf CUPTIREC_PER_THREAD_BUFFERS=1 --
+	bench plain_20us --
+	bench default_20us --
+done
+cat "$W/bench.txt" >> "$LOG"
+out=$(python3 - "$W/bench.txt" <<'EOF'
+import json, statistics, sys
+r = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 3:
+        r.setdefault(f[0], []).append(float(f[2]))
+med = {k: statistics.median(v) for k, v in r.items()}
+res = {k: round(v) for k, v in med.items()}
+res["spread_pct"] = {k: round(100 * (max(v) - min(v)) / med[k], 1) for k, v in r.items()}
+res["reps"] = max(len(v) for v in r.values())
+for k in med:
+    base = "plain_20us" if k.endswith("_20us") else "plain"
+    if k != base:
+        res["overhead_pct_" + k] = round(100 * (1 - med[k] / med[base]), 1)
+print(json.dumps(res))
+EOF
+)
+pass overhead "$out"
+
+if [ "$MODE" = all ]; then
+# 7. torch: workers under torch.profiler (CPU) + cuptirec, merged by cuptimerge
+log "torch workload under cuptirec, merged with cuptimerge"
+$T "$BIN/cuptirec" -o "$W/tw_%p.json" -- python3 "$HERE/torch_workers.py" "$W/cpu.json" "$W/info.json" cpu > "$W/tw.out" 2> "$W/tw.err"
+rc=$?; cat "$W/tw.out" "$W/tw.err" >> "$LOG"
+if [ $rc = 0 ]; then
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$W/info.json")
+	win=$(win_of "$W/tw" "$pid")
+	kineto=$(grep -ci "cupti" "$W/tw.err")
+	fig "{\"check\": \"torch_kineto_log\", \"ok\": true, \"figures\": {\"stderr_lines_naming_cupti\": $kineto}}"
+	if $MERGE_ENV "$BIN/cuptimerge" -o "$W/merged.json" -w "$win" "$W/cpu.json" 2>>"$LOG"; then
+		check torch_merge python3 "$HERE/check_merged.py" "$W/merged.json" "$W/info.json" "$W/cpu.json"
+	else fail torch_merge "cuptimerge failed"; fi
+	gzip -c "$win" > "$OUTD/torch_window.json.gz"
+	gzip -c "$W/cpu.json" > "$OUTD/torch_cpu.json.gz"
+	cp "$W/info.json" "$OUTD/torch_info.json"
+else fail torch_merge "workload exit $rc"; fi
+
+# 8. torch with torch.profiler CPU+CUDA under the thread recorder (issue 4)
+log "torch workload (CPU+CUDA profiler) under cuptirec --threads-only"
+$T "$BIN/cuptirec" -T -o "$W/thr_%p.json" -- python3 "$HERE/torch_workers.py" "$W/full.json" "$W/info2.json" cpu,cuda > "$W/thr.out" 2> "$W/thr.err"
+rc=$?; cat "$W/thr.out" "$W/thr.err" >> "$LOG"
+if [ $rc = 0 ]; then
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$W/info2.json")
+	check torch_threadmap python3 "$HERE/check_threadmap.py" "$W/thr_$pid.json" "$W/info2.json"
+	cp "$W/thr_$pid.json" "$OUTD/torch_threads_map.json"
+	cp "$W/info2.json" "$OUTD/torch_info2.json"
+	gzip -c "$W/full.json" > "$OUTD/torch_full.json.gz"
+	if $MERGE_ENV "$BIN/cuptimerge" --help 2>&1 | grep -q -- '--thread-map\| -t'; then
+		if $MERGE_ENV "$BIN/cuptimerge" -t "$W/thr_$pid.json" -o "$W/repaired.json" "$W/full.json" 2>>"$LOG"; then
+			check torch_repair python3 "$HERE/check_merged.py" "$W/repaired.json" "$W/info2.json" --original "$W/full.json"
+		else fail torch_repair "cuptimerge -t failed"; fi
+	else
+		log "cuptimerge has no -t yet: repair not run"
+	fi
+else fail torch_threadmap "workload exit $rc"; fi
+
+fi
+
+rm -rf "$W"
+log "failed checks: $fails"
+[ $fails = 0 ]
