@@ -98,6 +98,7 @@ static struct {
 	int written;
 	int created;        /* this process started a thread through us */
 	crec_pthread_create_fn real_create;
+	crec_exit_fn real_exit, real_Exit;  /* looked up early: _exit may run in a vfork child */
 } T = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* Print "cuptirec: pid N: MESSAGE" on stderr in one write. */
@@ -412,6 +413,8 @@ static void crec_thr_init_once(void)
 	size_t idx;
 
 	T.real_create = (crec_pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	T.real_exit = (crec_exit_fn)dlsym(RTLD_NEXT, "_exit");
+	T.real_Exit = (crec_exit_fn)dlsym(RTLD_NEXT, "_Exit");
 	T.pid = getpid();
 	T.have_key = pthread_key_create(&T.key, crec_thr_exiting) == 0;
 	/* the loading thread is the main thread unless another library's
@@ -475,12 +478,11 @@ CREC_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void 
 	return rc;
 }
 
-/* _exit and _Exit skip atexit handlers: write the map first, then exit. */
-static void crec_thr_real_exit(const char *name, int status) __attribute__((noreturn));
-static void crec_thr_real_exit(const char *name, int status)
+/* _exit and _Exit skip atexit handlers: write the map first, then exit
+ * through F (the C library's function), or the system call when unknown. */
+static void crec_thr_real_exit(crec_exit_fn f, int status) __attribute__((noreturn));
+static void crec_thr_real_exit(crec_exit_fn f, int status)
 {
-	crec_exit_fn f = (crec_exit_fn)dlsym(RTLD_NEXT, name);
-
 	if (f)
 		f(status);
 	syscall(SYS_exit_group, status);
@@ -491,11 +493,11 @@ static void crec_thr_real_exit(const char *name, int status)
 CREC_API void _exit(int status)
 {
 	crec_thr_write_map(0);
-	crec_thr_real_exit("_exit", status);
+	crec_thr_real_exit(T.real_exit, status);
 }
 
 CREC_API void _Exit(int status)
 {
 	crec_thr_write_map(0);
-	crec_thr_real_exit("_Exit", status);
+	crec_thr_real_exit(T.real_Exit, status);
 }
