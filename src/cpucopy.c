@@ -12,6 +12,7 @@
 #include "cpucopy.h"
 #include "diag.h"
 #include "exitcode.h"
+#include "jscan.h"
 #include "jval.h"
 
 #include <string.h>
@@ -36,7 +37,8 @@ struct copy {
 	cm_evout *eo;
 	cm_input *in;
 	enum state st;
-	int depth, in_str, esc, scalar; /* the value / element scanner */
+	cm_jscan sc;                    /* the value / element scanner */
+	int esc;                        /* in a key: after a backslash */
 	int copying;                    /* bytes of the current value go out */
 	cm_buf key;                     /* the raw key, quotes included */
 	int key_esc, key_kind;
@@ -61,20 +63,6 @@ static int elem_hand_over(struct copy *c)
 	return rc;
 }
 
-/* Byte classes for the scanner. */
-static unsigned char cls_str[256], cls_out[256];
-enum { C_PLAIN = 0, C_QUOTE, C_BSLASH, C_OPEN, C_CLOSE, C_END };
-
-static void init_classes(void)
-{
-	cls_str['"'] = C_QUOTE;
-	cls_str['\\'] = C_BSLASH;
-	cls_out['"'] = C_QUOTE;
-	cls_out['{'] = cls_out['['] = C_OPEN;
-	cls_out['}'] = cls_out[']'] = C_CLOSE;
-}
-
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 static int changed(struct copy *c)
 {
@@ -150,67 +138,6 @@ static int elem_begin(struct copy *c)
 	return 0;
 }
 
-/* Scan a value or element from s[*i]: returns 1 when it ended (s[*i - 1]
- * was its last byte), 0 when the chunk ran out. */
-static int scan_value(struct copy *c, const char *s, size_t n, size_t *i)
-{
-	size_t k = *i;
-	if (c->scalar) { /* a number or literal: ends before , } ] or space */
-		while (k < n && s[k] != ',' && s[k] != '}' && s[k] != ']' && !is_ws(s[k]))
-			k++;
-		*i = k;
-		return k < n;
-	}
-	while (k < n) {
-		if (c->in_str) {
-			if (c->esc) {
-				c->esc = 0;
-				k++;
-				continue;
-			}
-			while (k < n && cls_str[(unsigned char)s[k]] == C_PLAIN)
-				k++;
-			if (k == n)
-				break;
-			if (s[k] == '\\')
-				c->esc = 1;
-			else
-				c->in_str = 0;
-			k++;
-			if (!c->in_str && c->depth == 0) { /* a string scalar ended */
-				*i = k;
-				return 1;
-			}
-			continue;
-		}
-		while (k < n && cls_out[(unsigned char)s[k]] == C_PLAIN)
-			k++;
-		if (k == n)
-			break;
-		switch (cls_out[(unsigned char)s[k++]]) {
-		case C_QUOTE: c->in_str = 1; break;
-		case C_OPEN: c->depth++; break;
-		case C_CLOSE:
-			if (--c->depth == 0) {
-				*i = k;
-				return 1;
-			}
-			break;
-		}
-	}
-	*i = k;
-	return 0;
-}
-
-/* Begin scanning a value whose first byte is s[i]. */
-static void value_begin(struct copy *c, char first)
-{
-	c->in_str = first == '"';
-	c->esc = 0;
-	c->scalar = first != '"' && first != '{' && first != '[';
-	c->depth = 0;
-}
-
 /* Run the state machine over one chunk.  Returns 0 or -1. */
 static int feed(struct copy *c, const char *s, size_t n)
 {
@@ -222,7 +149,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 			if (ch == '{') {
 				cm_buf_putc(&c->eo->buf, '{');
 				c->st = ST_TOP;
-			} else if (!is_ws(ch)) {
+			} else if (!cm_jscan_ws(ch)) {
 				return changed(c);
 			}
 			i++;
@@ -248,7 +175,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 				}
 				cm_buf_putc(&c->eo->buf, '}');
 				c->st = ST_END;
-			} else if (ch != ',' && !is_ws(ch)) {
+			} else if (ch != ',' && !cm_jscan_ws(ch)) {
 				return changed(c);
 			}
 			i++;
@@ -268,12 +195,12 @@ static int feed(struct copy *c, const char *s, size_t n)
 		case ST_COLON:
 			if (ch == ':')
 				c->st = ST_VALUE;
-			else if (!is_ws(ch))
+			else if (!cm_jscan_ws(ch))
 				return changed(c);
 			i++;
 			break;
 		case ST_VALUE:
-			if (is_ws(ch)) {
+			if (cm_jscan_ws(ch)) {
 				i++;
 				break;
 			}
@@ -296,19 +223,12 @@ static int feed(struct copy *c, const char *s, size_t n)
 					c->copying = 0;
 				}
 			}
-			value_begin(c, ch);
+			cm_jscan_begin(&c->sc, ch);
 			run = i;
-			if (!c->scalar)
-				i++; /* the opening byte */
-			if (c->in_str)
-				c->depth = 0;
-			else if (!c->scalar)
-				c->depth = 1;
 			c->st = ST_RAW;
-			/* fall into the scan on the next turn */
 			break;
 		case ST_RAW:
-			if (scan_value(c, s, n, &i)) {
+			if (cm_jscan_feed(&c->sc, s, n, &i)) {
 				if (c->copying)
 					cm_buf_put(&c->eo->buf, s + run, i - run);
 				c->copying = 0;
@@ -320,9 +240,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 				if (elem_begin(c) < 0)
 					return -1;
 				run = i;
-				value_begin(c, ch);
-				c->depth = 1;
-				i++;
+				cm_jscan_begin(&c->sc, ch);
 				c->st = ST_ELEM;
 			} else if (ch == ']') {
 				if (c->elem != c->plan->events)
@@ -331,14 +249,14 @@ static int feed(struct copy *c, const char *s, size_t n)
 					return -1;
 				i++;
 				c->st = ST_TOP;
-			} else if (ch == ',' || is_ws(ch)) {
+			} else if (ch == ',' || cm_jscan_ws(ch)) {
 				i++;
 			} else {
 				return changed(c);
 			}
 			break;
 		case ST_ELEM:
-			if (scan_value(c, s, n, &i)) {
+			if (cm_jscan_feed(&c->sc, s, n, &i)) {
 				if (c->copying) {
 					cm_buf_put(sink_buf(c), s + run, i - run);
 					if (c->hooks->element && elem_hand_over(c) < 0)
@@ -350,7 +268,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 			}
 			break;
 		case ST_END:
-			if (!is_ws(ch))
+			if (!cm_jscan_ws(ch))
 				return changed(c);
 			i++;
 			break;
@@ -368,11 +286,6 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	const char *chunk;
 	size_t len;
 	int rc;
-	static int classes_ready;
-	if (!classes_ready) {
-		init_classes();
-		classes_ready = 1;
-	}
 	memset(&c, 0, sizeof c);
 	c.plan = plan;
 	c.hooks = hooks;

@@ -478,7 +478,8 @@ static int do_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset
 		return 0;
 	if (cm_jval_streq(kind, "kernel") || cm_jval_streq(kind, "gpu_memcpy") ||
 	    cm_jval_streq(kind, "gpu_memset"))
-		return activity_event(&a, kind->s, eo);
+		return activity_event(&a, cm_jval_streq(kind, "kernel") ? "kernel"
+					  : cm_jval_streq(kind, "gpu_memcpy") ? "gpu_memcpy" : "gpu_memset", eo);
 	if (cm_jval_streq(kind, "cuda_runtime"))
 		return api_event(&a, 0, eo);
 	if (cm_jval_streq(kind, "cuda_driver"))

@@ -253,6 +253,16 @@ static void put_utf8(cm_buf *b, unsigned long cp)
 static int py_string(struct pyparse *p, const char **out, uint32_t *outlen)
 {
 	cm_buf b = {0};
+	size_t start = p->i, k = p->i;
+	/* the common case: no escapes, so the text is the bytes themselves */
+	while (k < p->n && p->s[k] != '"' && p->s[k] != '\\' && (unsigned char)p->s[k] >= 0x20)
+		k++;
+	if (k < p->n && p->s[k] == '"') {
+		*out = p->s + start; /* no copy: the text outlives the value */
+		*outlen = (uint32_t)(k - start);
+		p->i = k + 1;
+		return 0;
+	}
 	for (;;) {
 		unsigned char c;
 		if (p->i >= p->n)
@@ -434,6 +444,18 @@ static cm_jval *py_value(struct pyparse *p)
 	v = py_node(p, CM_J_NUM);
 	v->s = arena_dup(p->a, p->s + start, p->i - start);
 	v->len = (uint32_t)(p->i - start);
+	return v;
+}
+
+cm_jval *cm_jval_parse_prefix(cm_arena *a, const char *s, size_t n, size_t *used)
+{
+	struct pyparse p = {a, s, n, 0, 0};
+	cm_jval *v = py_value(&p);
+	/* a value cut by the end of the text is not a value (a number might
+	 * continue: require one more byte after it) */
+	if (!v || p.i >= n)
+		return NULL;
+	*used = p.i;
 	return v;
 }
 

@@ -61,8 +61,15 @@ int cm_jbuild_close(cm_jbuild *b);
 /* ---- Python json.loads / json.dumps / str ---- */
 /* Parse S as Python's json.loads would (NaN, Infinity, -Infinity accepted,
  * control characters in strings rejected, surrounding whitespace allowed).
- * Returns the value, or NULL when Python raises JSONDecodeError. */
+ * Returns the value, or NULL when Python raises JSONDecodeError.  Strings
+ * without escapes point into S, without a NUL after them: S must outlive
+ * the value (no code may take a jval string for a C string). */
 cm_jval *cm_jval_parse_py(cm_arena *a, const char *s, size_t n);
+
+/* Parse one value at the start of S (no leading whitespace) with the rules of
+ * cm_jval_parse_py; *used: its length.  NULL when S does not begin with a
+ * complete value followed by at least one more byte. */
+cm_jval *cm_jval_parse_prefix(cm_arena *a, const char *s, size_t n, size_t *used);
 
 /* Write V as JSON text (numbers as their own text, strings UTF-8). */
 void cm_jval_write(cm_buf *b, const cm_jval *v);

@@ -44,6 +44,7 @@
 #include "repairpass.h"
 #include "threadmap.h"
 #include "window.h"
+#include "winfast.h"
 
 #include <math.h>
 #include <string.h>
@@ -95,7 +96,7 @@ static int hook_append(void *ctx, cm_evout *eo)
 	struct w3 w = {m, eo};
 	cm_window_sink sink = {w3_event, NULL, &w};
 	cm_buf *b = &eo->buf;
-	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &sink, "writing the window events") < 0 ||
+	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &sink, "writing the window events") < 0 ||
 	    cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -159,7 +160,7 @@ static int prepare(struct merge *m)
 	cm_gpu_resolve(m->gpu, base);
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
-	if (cm_input_rewind(m->win) < 0 || cm_window_read(m->win, &s2, "checking the window") < 0)
+	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &s2, "checking the window") < 0)
 		return cm_diag_status();
 	cm_gpu_plan_finish(m->gpu);
 	cm_gpu_extent(m->gpu, &wmin, &wmax);

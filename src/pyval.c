@@ -42,8 +42,11 @@ static int digits_to_int(const char *s, size_t n, int neg, cm_int *out)
 
 int cm_py_int_of_number(const char *s, size_t n, cm_int *out)
 {
-	if (cm_json_number_is_int(s, n)) {
-		int neg = n && s[0] == '-';
+	int neg = n && s[0] == '-';
+	size_t k = (size_t)neg;
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	if (k == n) { /* an integer literal: exact */
 		return digits_to_int(s + neg, n - (size_t)neg, neg, out);
 	} else {
 		double d;
@@ -196,11 +199,20 @@ size_t cm_py_float_repr(double d, char *out)
 		return (size_t)sprintf(out, d < 0 ? "-inf" : "inf");
 	if (d == 0)
 		return (size_t)sprintf(out, signbit(d) ? "-0.0" : "0.0");
-	/* the shortest %.Ne that reads back exactly (Python's 'r' mode) */
-	for (prec = 0; prec < 17; prec++) {
+	/* the shortest %.Ne that reads back exactly (Python's 'r' mode); reading
+	 * back is monotonic in the precision, so a binary search finds it */
+	{
+		int lo = 0, hi = 16; /* %.16e (17 digits) always reads back */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			snprintf(tmp, sizeof tmp, "%.*e", mid, d);
+			if (strtod(tmp, NULL) == d)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		prec = lo;
 		snprintf(tmp, sizeof tmp, "%.*e", prec, d);
-		if (strtod(tmp, NULL) == d)
-			break;
 	}
 	{
 		const char *p = tmp;
