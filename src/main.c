@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	      "  -V, --version          show the version and exit\n"
 	      "\n"
 	      "Exit status: 0 success, 1 bad input data, 2 usage error, 3 I/O error.\n"
-	      "See cuptimerge(1) and cuptimerge-window(5).\n",
+	      "See cuptimerge(1), cuptimerge-window(5) and cuptimerge-threadmap(5).\n",
 	      f);
 }
 
