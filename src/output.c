@@ -1,4 +1,10 @@
-/* output.c - buffered, checked output to stdout or to FILE via a temporary file. */
+/* output.c - buffered, checked output to stdout or to FILE via a temporary file.
+ *
+ * Gzip output is compressed by a second thread: deflate costs about as much
+ * as the merge itself, so while the merge fills one buffer the compressor
+ * works on the other (two buffers, one hand-over at a time).  The zlib
+ * stream and the file descriptor belong to that thread until it is joined
+ * in cm_output_close. */
 #include "config.h"
 #include "output.h"
 #include "diag.h"
@@ -6,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,13 @@ struct cm_output {
 	size_t len;
 	unsigned char *zbuf; /* compressed bytes */
 	int failed, pipe_closed;
+	/* gzip: the compressor thread and the buffer it owns while job is set */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, job, quit;
+	unsigned char *busy;
+	size_t busy_len;
 };
 
 int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
@@ -38,7 +52,10 @@ cm_output *cm_output_open(const char *path, int gzip_level)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
 	out->buf = malloc(OUT_BUFSIZE);
 	out->zbuf = malloc(OUT_BUFSIZE);
-	if (!out->buf || !out->zbuf)
+	out->busy = malloc(OUT_BUFSIZE);
+	pthread_mutex_init(&out->mu, NULL);
+	pthread_cond_init(&out->cv, NULL);
+	if (!out->buf || !out->zbuf || !out->busy)
 		goto nomem;
 	if (!path || !strcmp(path, "-")) {
 		out->fd = 1;
@@ -101,19 +118,13 @@ static int write_all(cm_output *out, const unsigned char *p, size_t n)
 	return 0;
 }
 
-/* Push the pending bytes out, through deflate when gzip.  FINISH ends the
- * gzip stream.  Returns 0 or -1. */
-static int flush_buf(cm_output *out, int finish)
+/* Deflate DATA[0..LEN) and write what comes out; FINISH ends the gzip
+ * stream.  Runs on the compressor thread, or on the main one once that is
+ * joined.  Returns 0 or -1. */
+static int deflate_out(cm_output *out, unsigned char *data, size_t len, int finish)
 {
-	if (out->failed)
-		return -1;
-	if (!out->gzip) {
-		int rc = write_all(out, out->buf, out->len);
-		out->len = 0;
-		return rc;
-	}
-	out->zs.next_in = out->buf;
-	out->zs.avail_in = (uInt)out->len;
+	out->zs.next_in = data;
+	out->zs.avail_in = (uInt)len;
 	for (;;) {
 		int rc;
 		out->zs.next_out = out->zbuf;
@@ -128,6 +139,91 @@ static int flush_buf(cm_output *out, int finish)
 		if (finish ? rc == Z_STREAM_END : out->zs.avail_in == 0)
 			break;
 	}
+	return 0;
+}
+
+/* The compressor thread: deflate each buffer handed over until told to quit. */
+static void *compressor(void *arg)
+{
+	cm_output *out = arg;
+	pthread_mutex_lock(&out->mu);
+	for (;;) {
+		while (!out->job && !out->quit)
+			pthread_cond_wait(&out->cv, &out->mu);
+		if (!out->job)
+			break;
+		pthread_mutex_unlock(&out->mu);
+		if (!out->failed)
+			deflate_out(out, out->busy, out->busy_len, 0);
+		pthread_mutex_lock(&out->mu);
+		out->job = 0;
+		pthread_cond_broadcast(&out->cv);
+	}
+	pthread_mutex_unlock(&out->mu);
+	return NULL;
+}
+
+/* Wait until the compressor has no buffer (then out->failed is current). */
+static void wait_idle(cm_output *out)
+{
+	pthread_mutex_lock(&out->mu);
+	while (out->job)
+		pthread_cond_wait(&out->cv, &out->mu);
+	pthread_mutex_unlock(&out->mu);
+}
+
+/* Stop and join the compressor (it finishes the buffer it has). */
+static void stop_compressor(cm_output *out)
+{
+	if (!out->started)
+		return;
+	pthread_mutex_lock(&out->mu);
+	out->quit = 1;
+	pthread_cond_broadcast(&out->cv);
+	pthread_mutex_unlock(&out->mu);
+	pthread_join(out->th, NULL);
+	out->started = 0;
+}
+
+/* Push the pending bytes out, through deflate when gzip.  FINISH ends the
+ * gzip stream.  Returns 0 or -1. */
+static int flush_buf(cm_output *out, int finish)
+{
+	unsigned char *t;
+	int rc;
+	if (out->failed)
+		return -1;
+	if (!out->gzip) {
+		rc = write_all(out, out->buf, out->len);
+		out->len = 0;
+		return rc;
+	}
+	if (finish) {
+		stop_compressor(out);
+		rc = out->failed ? -1 : deflate_out(out, out->buf, out->len, 1);
+		out->len = 0;
+		return rc;
+	}
+	if (!out->started) {
+		if (pthread_create(&out->th, NULL, compressor, out) != 0) {
+			rc = deflate_out(out, out->buf, out->len, 0); /* no thread: do it here */
+			out->len = 0;
+			return rc;
+		}
+		out->started = 1;
+	}
+	wait_idle(out);
+	if (out->failed)
+		return -1;
+	/* hand this buffer over, fill the other */
+	t = out->busy;
+	out->busy = out->buf;
+	out->buf = t;
+	pthread_mutex_lock(&out->mu);
+	out->busy_len = out->len;
+	out->job = 1;
+	pthread_cond_broadcast(&out->cv);
+	pthread_mutex_unlock(&out->mu);
 	out->len = 0;
 	return 0;
 }
@@ -156,6 +252,7 @@ int cm_output_close(cm_output *out, int ok)
 		return -1;
 	if (ok && !out->failed && flush_buf(out, 1) < 0)
 		ok = 0;
+	stop_compressor(out); /* a failed run: let it drop its buffer */
 	if (out->failed)
 		ok = 0;
 	if (out->gzip)
@@ -195,6 +292,9 @@ int cm_output_close(cm_output *out, int ok)
 	free(out->tmp_path);
 	free(out->buf);
 	free(out->zbuf);
+	free(out->busy);
+	pthread_mutex_destroy(&out->mu);
+	pthread_cond_destroy(&out->cv);
 	free(out);
 	return rc;
 }
