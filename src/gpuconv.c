@@ -80,13 +80,20 @@ void cm_gpu_free(cm_gpu *g)
 	cm_tidmap_free(g->tidmap);
 	cm_arena_free(g->scratch);
 	cm_buf_free(&g->text);
-	free(g->pairs);
+	if (g->pairs)
+		fclose(g->pairs);
 	free(g);
 }
 
 cm_hmap *cm_gpu_linked_ext(cm_gpu *g) { return g->ext; }
 
-void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st) { *st = g->st; }
+void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
+{
+	*st = g->st;
+	st->table_bytes = cm_hmap_bytes(g->linked) + cm_hmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
+			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
+			  cm_hmap_bytes(g->threads) + cm_hmap_bytes(g->spans);
+}
 
 /* ------------------------------------------------------------ field access */
 

@@ -34,8 +34,9 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 cm_hmap *cm_gpu_linked_ext(cm_gpu *g);
 
 /* After the CPU scan: link correlation ids to CPU threads and to user
- * annotations, and drop the tables only needed for that. */
-void cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
+ * annotations, and drop the tables only needed for that.  0, or -1 after
+ * reporting an I/O error. */
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
 
 /* ---- pass 2 ---- */
 /* Check one event for everything pass 3 will need, and note the rows it
@@ -66,6 +67,9 @@ void cm_gpu_mark_named(const cm_gpu *g, struct cm_repair *r);
 /* Figures for the summary: window events, kept API records, etc. */
 struct cm_gpu_stats {
 	uint64_t events, linked_ext, linked_corr, api_rows, x_events;
+	uint64_t pairs;       /* external correlations spilled in pass 1 */
+	uint64_t index_bytes; /* the External id index at its largest */
+	uint64_t table_bytes; /* correlation links, rows, spans, maps after pass 2 */
 };
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st);
 

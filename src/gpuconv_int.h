@@ -4,6 +4,8 @@
 #ifndef CM_GPUCONV_INT_H
 #define CM_GPUCONV_INT_H
 
+#include <stdio.h>
+
 #include "gpuconv.h"
 #include "repair.h"
 #include "tidrule.h"
@@ -39,8 +41,8 @@ struct cm_gpu {
 	cm_arena *scratch; /* annotation values, per event */
 	cm_buf text;       /* scratch text (names) */
 	/* pass 1 */
-	struct pair *pairs;
-	size_t npairs, cap;
+	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
+	uint64_t npairs;
 	cm_int max_end;  /* end of the last non-overhead activity */
 	cm_hmap *ext;    /* ext id -> struct cm_ext_thread */
 	int ua_dict;     /* user_annotations is an object */

@@ -5,12 +5,40 @@
 #include "diag.h"
 #include "exitcode.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ pass 1 */
+
+/* The (correlation, External id) pairs are needed in window order, once,
+ * after the CPU scan; a long window has millions of them, so they wait in
+ * an unlinked temporary file rather than in memory.  17 bytes a pair. */
+static int pair_put(cm_gpu *g, const struct at *a, int64_t corr, int64_t ext, int user)
+{
+	unsigned char rec[17];
+	if (!g->pairs) {
+		const char *dir = getenv("TMPDIR");
+		char path[4096];
+		int fd;
+		snprintf(path, sizeof path, "%s/cuptimerge-pairs.XXXXXX", dir && *dir ? dir : "/tmp");
+		fd = mkstemp(path);
+		if (fd < 0 || !(g->pairs = fdopen(fd, "w+b")))
+			return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), -1;
+		unlink(path);
+	}
+	memcpy(rec, &corr, 8);
+	memcpy(rec + 8, &ext, 8);
+	rec[16] = (unsigned char)user;
+	if (fwrite(rec, sizeof rec, 1, g->pairs) != 1)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	g->npairs++;
+	(void)a;
+	return 0;
+}
 
 int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
 {
@@ -28,11 +56,8 @@ int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offs
 			if (gpu_to_i64(&a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(&a, "external_id", ext, &p.ext) < 0)
 				return -1;
 			p.user = ekind == USER_EXTERNAL_KIND;
-			if (g->npairs == g->cap) {
-				g->cap = g->cap ? g->cap * 2 : 1024;
-				g->pairs = cm_xrealloc(g->pairs, g->cap * sizeof *g->pairs);
-			}
-			g->pairs[g->npairs++] = p;
+			if (pair_put(g, &a, p.corr, p.ext, p.user) < 0)
+				return -1;
 			cm_hmap_put(g->ext, &p.ext, NULL);
 		}
 	}
@@ -128,14 +153,23 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 
 /* --------------------------------------------------------------- resolve */
 
-void cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 {
 	g->base_ns = base_ns;
 	g->linked = cm_hmap_new(8, sizeof(struct linked));
 	g->uext = cm_hmap_new(8, 8);
-	for (size_t i = 0; i < g->npairs; i++) {
-		const struct pair *p = &g->pairs[i];
-		const struct cm_ext_thread *t = cm_hmap_get(g->ext, &p->ext);
+	if (g->pairs && (fflush(g->pairs) != 0 || fseek(g->pairs, 0, SEEK_SET) != 0))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	for (uint64_t i = 0; i < g->npairs; i++) {
+		unsigned char rec[17];
+		struct pair pr, *p = &pr;
+		const struct cm_ext_thread *t;
+		if (fread(rec, sizeof rec, 1, g->pairs) != 1)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		memcpy(&pr.corr, rec, 8);
+		memcpy(&pr.ext, rec + 8, 8);
+		pr.user = rec[16];
+		t = cm_hmap_get(g->ext, &p->ext);
 		if (t && t->found) {
 			struct linked *l = cm_hmap_put(g->linked, &p->corr, NULL);
 			l->pid = t->pid;
@@ -150,11 +184,15 @@ void cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		g->st.linked_ext += t && t->found;
 	}
 	g->st.linked_corr = cm_hmap_count(g->linked);
+	g->st.pairs = g->npairs;
+	g->st.index_bytes = cm_hmap_bytes(g->ext);
 	/* only the correlation tables are needed from here on */
-	free(g->pairs);
+	if (g->pairs)
+		fclose(g->pairs);
 	g->pairs = NULL;
-	g->npairs = g->cap = 0;
+	g->npairs = 0;
 	cm_hmap_free(g->ext);
 	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
+	return 0;
 }
 

@@ -157,7 +157,8 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
-	cm_gpu_resolve(m->gpu, base);
+	if (cm_gpu_resolve(m->gpu, base) < 0)
+		return cm_diag_status();
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &s2, "checking the window") < 0)
@@ -230,9 +231,13 @@ int cm_merge_run(const struct cm_options *opt)
 	if (!status && opt->verbose) {
 		struct cm_gpu_stats st;
 		cm_gpu_stats(m.gpu, &st);
-		cm_warn(NULL, -1, "merged %llu window events into %llu CPU events (%llu External ids linked)",
-			(unsigned long long)st.events, (unsigned long long)m.plan.events,
-			(unsigned long long)st.linked_ext);
+		cm_warn(NULL, -1,
+			"merged %llu window events into %llu CPU events: %llu external correlations, "
+			"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
+			"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB",
+			(unsigned long long)st.events, (unsigned long long)m.plan.events, (unsigned long long)st.pairs,
+			(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
+			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
