@@ -82,6 +82,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_buf_free(&g->text);
 	if (g->pairs)
 		fclose(g->pairs);
+	free(g->cpu_threads);
 	free(g);
 }
 
@@ -183,8 +184,8 @@ static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, c
 	if (corr >= INT64_MIN && corr <= INT64_MAX) {
 		int64_t c = (int64_t)corr;
 		const struct linked *l = cm_hmap_get(g->linked, &c);
-		if (l && (cm_int)l->pid == pid) {
-			*tid = l->tid;
+		if (l && (cm_int)g->cpu_threads[l->thread].pid == pid) {
+			*tid = g->cpu_threads[l->thread].tid;
 			return 0;
 		}
 	}

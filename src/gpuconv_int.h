@@ -20,7 +20,10 @@ struct ua_ent {
 	uint32_t len;
 };
 
-struct linked { int64_t pid, tid; };
+/* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
+ * millions of linked correlations but few threads. */
+struct linked { uint32_t thread; };
+struct cpu_thread { int64_t pid, tid; };
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
  * 8-byte alignment (GCC lets a typedef lower alignment). */
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
@@ -50,6 +53,8 @@ struct cm_gpu {
 	cm_tidmap *tidmap;
 	/* resolved */
 	cm_hmap *linked; /* correlation -> struct linked */
+	struct cpu_thread *cpu_threads; /* the distinct linked threads */
+	uint32_t ncpu_threads, cap_cpu_threads;
 	cm_hmap *uext;   /* correlation -> user annotation ext id */
 	/* pass 2 */
 	cm_hmap *devices, *streams, *procs, *threads, *spans;

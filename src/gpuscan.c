@@ -153,8 +153,27 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 
 /* --------------------------------------------------------------- resolve */
 
+/* The index of (PID, TID) in g->cpu_threads, added when new (SEEN maps the
+ * pairs to their index + 1). */
+static uint32_t cpu_thread_ix(cm_gpu *g, cm_hmap *seen, int64_t pid, int64_t tid)
+{
+	int64_t key[2] = {pid, tid};
+	uint32_t *ix = cm_hmap_put(seen, key, NULL);
+	if (!*ix) {
+		if (g->ncpu_threads == g->cap_cpu_threads) {
+			g->cap_cpu_threads = g->cap_cpu_threads ? 2 * g->cap_cpu_threads : 16;
+			g->cpu_threads = cm_xrealloc(g->cpu_threads, g->cap_cpu_threads * sizeof *g->cpu_threads);
+		}
+		g->cpu_threads[g->ncpu_threads].pid = pid;
+		g->cpu_threads[g->ncpu_threads].tid = tid;
+		*ix = ++g->ncpu_threads;
+	}
+	return *ix - 1;
+}
+
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 {
+	cm_hmap *seen = cm_hmap_new(16, 4);
 	g->base_ns = base_ns;
 	g->linked = cm_hmap_new(8, sizeof(struct linked));
 	g->uext = cm_hmap_new(8, 8);
@@ -164,16 +183,17 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		unsigned char rec[17];
 		struct pair pr, *p = &pr;
 		const struct cm_ext_thread *t;
-		if (fread(rec, sizeof rec, 1, g->pairs) != 1)
+		if (fread(rec, sizeof rec, 1, g->pairs) != 1) {
+			cm_hmap_free(seen);
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		}
 		memcpy(&pr.corr, rec, 8);
 		memcpy(&pr.ext, rec + 8, 8);
 		pr.user = rec[16];
 		t = cm_hmap_get(g->ext, &p->ext);
 		if (t && t->found) {
 			struct linked *l = cm_hmap_put(g->linked, &p->corr, NULL);
-			l->pid = t->pid;
-			l->tid = t->tid;
+			l->thread = cpu_thread_ix(g, seen, t->pid, t->tid);
 		}
 		if (p->user && g->ua_dict && cm_hmap_get(g->ua, &p->ext))
 			*(int64_t *)cm_hmap_put(g->uext, &p->corr, NULL) = p->ext;
@@ -186,6 +206,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 	g->st.linked_corr = cm_hmap_count(g->linked);
 	g->st.pairs = g->npairs;
 	g->st.index_bytes = cm_hmap_bytes(g->ext);
+	cm_hmap_free(seen);
 	/* only the correlation tables are needed from here on */
 	if (g->pairs)
 		fclose(g->pairs);
