@@ -13,9 +13,12 @@
 #include "gpuconv.h"
 #include "saxread.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Fields of the event being read. */
 enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_EXT };
@@ -129,6 +132,80 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 	return 0;
 }
 
+/* Without the window's id list (pass 1 over the window runs at the same
+ * time, see merge.c), every candidate goes to an unlinked temporary file, in
+ * event order, for cm_cpuscan_apply_index.  33 bytes a candidate.
+ * Returns 1, or 0 after reporting. */
+static int spill(struct cscan *c, int64_t id, uint64_t index)
+{
+	cm_cpuplan *p = c->plan;
+	unsigned char rec[33];
+	int64_t pid = 0, tid = 0;
+	int bad = c->pid.int_rc != CM_PY_OK || c->tid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
+		  c->pid.i > INT64_MAX || c->tid.i < INT64_MIN || c->tid.i > INT64_MAX;
+	if (!bad) {
+		pid = (int64_t)c->pid.i;
+		tid = (int64_t)c->tid.i;
+	}
+	if (!p->ext_spill) {
+		const char *dir = getenv("TMPDIR");
+		char path[4096];
+		int fd;
+		snprintf(path, sizeof path, "%s/cuptimerge-ids.XXXXXX", dir && *dir ? dir : "/tmp");
+		fd = mkstemp(path);
+		if (fd < 0 || !(p->ext_spill = fdopen(fd, "w+b"))) {
+			cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno));
+			return 0;
+		}
+		unlink(path);
+	}
+	memcpy(rec, &id, 8);
+	memcpy(rec + 8, &pid, 8);
+	memcpy(rec + 16, &tid, 8);
+	memcpy(rec + 24, &index, 8);
+	rec[32] = (unsigned char)bad;
+	if (fwrite(rec, sizeof rec, 1, p->ext_spill) != 1) {
+		cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+		return 0;
+	}
+	p->n_ext_spill++;
+	return 1;
+}
+
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_hmap *ext)
+{
+	unsigned char rec[33];
+	if (!p->ext_spill)
+		return 0;
+	if (fflush(p->ext_spill) != 0 || fseek(p->ext_spill, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	for (uint64_t i = 0; i < p->n_ext_spill; i++) {
+		int64_t id, pid, tid;
+		uint64_t index;
+		struct cm_ext_thread *t;
+		if (fread(rec, sizeof rec, 1, p->ext_spill) != 1)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		memcpy(&id, rec, 8);
+		if (!(t = cm_hmap_get(ext, &id)))
+			continue;
+		memcpy(&pid, rec + 8, 8);
+		memcpy(&tid, rec + 16, 8);
+		memcpy(&index, rec + 24, 8);
+		if (rec[32])
+			return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
+					"traceEvents[%llu]: pid or tid does not fit in 64 bits", (unsigned long long)index),
+			       -1;
+		if (!t->found)
+			p->indexed++;
+		t->pid = pid;
+		t->tid = tid;
+		t->found = 1;
+	}
+	fclose(p->ext_spill);
+	p->ext_spill = NULL;
+	return 0;
+}
+
 /* The event just ended: drop / keep, extent, External id index. */
 static int event_done(struct cscan *c)
 {
@@ -150,7 +227,14 @@ static int event_done(struct cscan *c)
 						    c->ext_id.type == CM_J_TRUE || c->ext_id.type == CM_J_FALSE) &&
 		    c->ext_id.i >= INT64_MIN && c->ext_id.i <= INT64_MAX) {
 			int64_t id = (int64_t)c->ext_id.i;
-			struct cm_ext_thread *t = cm_hmap_get(c->ext, &id);
+			struct cm_ext_thread *t;
+			if (!c->ext) { /* the window is still being read: note it for later */
+				if (!spill(c, id, index))
+					return 0;
+				t = NULL;
+			} else {
+				t = cm_hmap_get(c->ext, &id);
+			}
 			if (t) {
 				if (c->pid.int_rc != CM_PY_OK || c->tid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
 				    c->pid.i > INT64_MAX || c->tid.i < INT64_MIN || c->tid.i > INT64_MAX)
@@ -417,6 +501,9 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 {
 	free(plan->dropped);
 	plan->dropped = NULL;
+	if (plan->ext_spill)
+		fclose(plan->ext_spill);
+	plan->ext_spill = NULL;
 }
 
 cm_int cm_cpuscan_default_base(double now)

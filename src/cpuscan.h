@@ -3,6 +3,7 @@
 #define CM_CPUSCAN_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "hmap.h"
 #include "input.h"
 #include "pyval.h"
@@ -19,6 +20,8 @@ typedef struct cm_cpuplan {
 	uint64_t ndropped, cap_dropped;
 	uint64_t indexed;      /* External ids found for the window */
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
+	FILE *ext_spill;       /* index candidates, when scanned without EXT */
+	uint64_t n_ext_spill;
 } cm_cpuplan;
 
 /* Read all of IN, checking that it is a Chrome trace the merge can take
@@ -26,8 +29,14 @@ typedef struct cm_cpuplan {
  * hashable; numbers within range), and fill PLAN.  EXT maps each External id
  * the window links (int64) to a struct cm_ext_thread, which this fills from
  * the cpu_op and user_annotation X events that carry the id (the last one
- * wins).  Returns 0, or -1 after reporting. */
+ * wins).  EXT may be NULL when the window's ids are not known yet: the
+ * candidates are then kept on disk for cm_cpuscan_apply_index.  Returns 0,
+ * or -1 after reporting. */
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
+
+/* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
+ * run would have (IN names the trace in messages).  0, or -1 after a report. */
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_hmap *ext);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

@@ -68,9 +68,13 @@ static double now_s(void)
 
 void cm_progress_enable(int on) { progress_on = on; }
 
+/* Passes on a second thread keep quiet: the line belongs to the main one. */
+static __thread int progress_thread_off;
+void cm_progress_thread_off(void) { progress_thread_off = 1; }
+
 void cm_progress_begin(const char *label, uint64_t total)
 {
-	if (!progress_on)
+	if (!progress_on || progress_thread_off)
 		return;
 	progress_label = label;
 	progress_total = total;
@@ -81,7 +85,7 @@ void cm_progress_begin(const char *label, uint64_t total)
 void cm_progress_update(uint64_t done)
 {
 	double t;
-	if (!progress_on || !progress_label)
+	if (!progress_on || !progress_label || progress_thread_off)
 		return;
 	t = now_s();
 	/* A job shorter than a second never shows a line; then 4 refreshes a second. */

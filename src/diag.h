@@ -30,6 +30,8 @@ void cm_progress_enable(int on);
 void cm_progress_begin(const char *label, uint64_t total);
 void cm_progress_update(uint64_t done);
 void cm_progress_clear(void);
+/* No progress from the calling thread (a pass run beside the main one). */
+void cm_progress_thread_off(void);
 
 
 

@@ -47,6 +47,7 @@
 #include "winfast.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -58,6 +59,7 @@ struct merge {
 	double min_ts, max_end;
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
+	int c1_rc;          /* result of the CPU scan */
 };
 
 static int w1_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -138,18 +140,35 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 	return 0;
 }
 
-/* Everything before the first output byte: W1, C1, resolve, W2.
- * Returns 0 or an exit status. */
+/* C1 on the second thread: the CPU scan, with the index candidates kept on
+ * disk until W1 has named the ids it needs. */
+static void *c1_thread(void *arg)
+{
+	struct merge *m = arg;
+	cm_progress_thread_off();
+	m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	return NULL;
+}
+
+/* Everything before the first output byte: W1 and C1 (side by side when a
+ * second thread can be had), the index, resolve, W2.  Returns 0 or an exit
+ * status. */
 static int prepare(struct merge *m)
 {
 	const struct cm_options *opt = m->opt;
 	cm_window_sink s1 = {w1_event, w1_member, m}, s2 = {w2_event, NULL, m};
 	cm_int base;
 	double wmin, wmax;
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc;
 
-	if (cm_window_read(m->win, &s1, "reading the window") < 0)
-		return cm_diag_status();
-	if (cm_cpuscan_run(m->cpu, cm_gpu_linked_ext(m->gpu), &m->plan) < 0)
+	w1_rc = cm_window_read(m->win, &s1, "reading the window");
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	if (w1_rc < 0 || m->c1_rc < 0 ||
+	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
 	if (m->plan.has_base) {
 		base = m->plan.base_ns;
