@@ -48,7 +48,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 struct merge {
@@ -60,6 +62,11 @@ struct merge {
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
+	/* W3 ahead of time: on a second thread, into a spool */
+	int w3_threaded, w3_rc, w3_abort;
+	pthread_t w3_th;
+	cm_input *win3;
+	cm_evout w3_eo;
 };
 
 static int w1_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -82,7 +89,86 @@ struct w3 {
 static int w3_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
 {
 	struct w3 *w = ctx;
+	if (__atomic_load_n(&w->m->w3_abort, __ATOMIC_RELAXED))
+		return -1; /* pass 2 failed: nothing of this will be used */
 	return cm_gpu_emit_event(w->m->gpu, index, ev, offset, w->eo);
+}
+
+/* W3 on the second thread, while the main one runs W2 and copies the CPU
+ * trace: the window's events go to a spool that hook_append copies in. */
+static void *w3_thread(void *arg)
+{
+	struct merge *m = arg;
+	struct w3 w = {m, &m->w3_eo};
+	cm_window_sink sink = {w3_event, NULL, &w};
+	cm_progress_thread_off();
+	m->w3_rc = cm_window_fast_read(m->win3, &sink, "writing the window events");
+	if (m->w3_rc == 0)
+		m->w3_rc = cm_evout_flush(&m->w3_eo);
+	return NULL;
+}
+
+/* Start W3 ahead when it may: not with -t (the repair stage keeps counts
+ * that W2 and W3 would share) and not when the window is a pipe (its spool
+ * has one reader).  Falls back to W3 in its place on any trouble. */
+static void w3_start(struct merge *m)
+{
+	if (m->repair || !strcmp(m->opt->window_path, "-"))
+		return;
+	m->win3 = cm_input_open(m->opt->window_path, m->opt->bufsize);
+	if (!m->win3)
+		return;
+	m->w3_eo.out = cm_output_open_spool();
+	m->w3_eo.first = 1;
+	if (m->w3_eo.out && pthread_create(&m->w3_th, NULL, w3_thread, m) == 0) {
+		m->w3_threaded = 1;
+		return;
+	}
+	if (m->w3_eo.out)
+		cm_output_close(m->w3_eo.out, 0);
+	m->w3_eo.out = NULL;
+	cm_input_close(m->win3);
+	m->win3 = NULL;
+}
+
+/* Wait for W3 (ABORT: tell it to stop first).  0, or -1 when it failed. */
+static int w3_join(struct merge *m, int abort)
+{
+	if (!m->w3_threaded)
+		return 0;
+	if (abort)
+		__atomic_store_n(&m->w3_abort, 1, __ATOMIC_RELAXED);
+	pthread_join(m->w3_th, NULL);
+	m->w3_threaded = 0;
+	return m->w3_rc;
+}
+
+/* Copy the spooled window events into EO. */
+static int w3_copy(struct merge *m, cm_evout *eo)
+{
+	int fd = cm_output_spool_done(m->w3_eo.out), first = 1;
+	char buf[1 << 16];
+	ssize_t n;
+	m->w3_eo.out = NULL;
+	if (fd < 0)
+		return -1;
+	if (cm_evout_flush(eo) < 0) {
+		close(fd);
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		if (first && !eo->first && cm_output_write(eo->out, ",", 1) < 0)
+			break;
+		if (first)
+			eo->first = 0;
+		first = 0;
+		if (cm_output_write(eo->out, buf, (size_t)n) < 0)
+			break;
+	}
+	close(fd);
+	if (n < 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+	return n == 0 ? 0 : -1;
 }
 
 /* Hook: the GPU metadata at the insertion point. */
@@ -98,8 +184,14 @@ static int hook_append(void *ctx, cm_evout *eo)
 	struct w3 w = {m, eo};
 	cm_window_sink sink = {w3_event, NULL, &w};
 	cm_buf *b = &eo->buf;
-	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &sink, "writing the window events") < 0 ||
-	    cm_gpu_write_spans(m->gpu, eo) < 0)
+	if (m->win3) {
+		if (w3_join(m, 0) < 0 || w3_copy(m, eo) < 0)
+			return -1;
+	} else if (cm_input_rewind(m->win) < 0 ||
+		   cm_window_fast_read(m->win, &sink, "writing the window events") < 0) {
+		return -1;
+	}
+	if (cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;
@@ -178,6 +270,7 @@ static int prepare(struct merge *m)
 	}
 	if (cm_gpu_resolve(m->gpu, base) < 0)
 		return cm_diag_status();
+	w3_start(m);
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &s2, "checking the window") < 0)
@@ -226,6 +319,8 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 
 	status = prepare(&m);
+	if (status)
+		w3_join(&m, 1);
 	if (!status) {
 		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
@@ -260,6 +355,11 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
+	w3_join(&m, 1); /* the output failed before W3 was needed */
+	if (m.w3_eo.out)
+		cm_output_close(m.w3_eo.out, 0);
+	cm_buf_free(&m.w3_eo.buf);
+	cm_input_close(m.win3);
 	cm_buf_free(&eo.buf);
 	cm_repair_free(m.repair);
 	cm_arena_free(m.arena);

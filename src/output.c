@@ -34,6 +34,7 @@ struct cm_output {
 	size_t len;
 	unsigned char *zbuf; /* compressed bytes */
 	int failed, pipe_closed;
+	int spool; /* a temporary file of ours: no stdout rules */
 	/* gzip: the compressor thread and the buffer it owns while job is set */
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -43,7 +44,46 @@ struct cm_output {
 	size_t busy_len;
 };
 
+static int flush_buf(cm_output *out, int finish);
+
 int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
+
+cm_output *cm_output_open_spool(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	cm_output *out;
+	int fd;
+	snprintf(path, sizeof path, "%s/cuptimerge-events.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), NULL;
+	unlink(path);
+	out = cm_output_open(NULL, -1);
+	if (!out) {
+		close(fd);
+		return NULL;
+	}
+	out->fd = fd;
+	out->shown = "<temporary file>";
+	out->spool = 1;
+	return out;
+}
+
+int cm_output_spool_done(cm_output *out)
+{
+	int fd = out->fd;
+	if (flush_buf(out, 1) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		if (!out->failed)
+			cm_error(CM_EXIT_IO, out->shown, -1, "cannot rewind: %s", strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	out->fd = -1;
+	out->path = NULL;
+	cm_output_close(out, 0);
+	return fd;
+}
 
 cm_output *cm_output_open(const char *path, int gzip_level)
 {
@@ -277,6 +317,9 @@ int cm_output_close(cm_output *out, int ok)
 			if (!ok)
 				unlink(out->tmp_path);
 		}
+	} else if (out->spool) {
+		if (out->fd >= 0)
+			close(out->fd);
 	} else if (ok) {
 		/* stdout: a late EIO/ENOSPC shows up here; check it (jq does the same) */
 		if (close(1) < 0 && errno != EINTR) {

@@ -17,6 +17,14 @@ cm_output *cm_output_open(const char *path, int gzip_level);
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
 
+/* A plain output into an unlinked temporary file in $TMPDIR (for text made
+ * ahead of its place in the output).  NULL after reporting. */
+cm_output *cm_output_open_spool(void);
+
+/* Finish a spool: flush it and hand back its descriptor, rewound (the caller
+ * closes it), or -1 after reporting.  Frees OUT. */
+int cm_output_spool_done(cm_output *out);
+
 /* 1 when the reader of standard output went away (EPIPE): stop quietly. */
 int cm_output_pipe_closed(const cm_output *out);
 
