@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "exitcode.h"
 #include "gpuconv.h"
+#include "output.h"
 #include "saxread.h"
 
 #include <errno.h>
@@ -147,18 +148,8 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 		pid = (int64_t)c->pid.i;
 		tid = (int64_t)c->tid.i;
 	}
-	if (!p->ext_spill) {
-		const char *dir = getenv("TMPDIR");
-		char path[4096];
-		int fd;
-		snprintf(path, sizeof path, "%s/cuptimerge-ids.XXXXXX", dir && *dir ? dir : "/tmp");
-		fd = mkstemp(path);
-		if (fd < 0 || !(p->ext_spill = fdopen(fd, "w+b"))) {
-			cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno));
-			return 0;
-		}
-		unlink(path);
-	}
+	if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
+		return 0;
 	memcpy(rec, &id, 8);
 	memcpy(rec + 8, &pid, 8);
 	memcpy(rec + 16, &tid, 8);

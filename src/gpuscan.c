@@ -20,16 +20,8 @@
 static int pair_put(cm_gpu *g, const struct at *a, int64_t corr, int64_t ext, int user)
 {
 	unsigned char rec[17];
-	if (!g->pairs) {
-		const char *dir = getenv("TMPDIR");
-		char path[4096];
-		int fd;
-		snprintf(path, sizeof path, "%s/cuptimerge-pairs.XXXXXX", dir && *dir ? dir : "/tmp");
-		fd = mkstemp(path);
-		if (fd < 0 || !(g->pairs = fdopen(fd, "w+b")))
-			return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), -1;
-		unlink(path);
-	}
+	if (!g->pairs && !(g->pairs = cm_temp_file("pairs")))
+		return -1;
 	memcpy(rec, &corr, 8);
 	memcpy(rec + 8, &ext, 8);
 	rec[16] = (unsigned char)user;

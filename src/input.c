@@ -13,6 +13,7 @@
 #include "input.h"
 #include "diag.h"
 #include "exitcode.h"
+#include "output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,26 +103,8 @@ cm_input *cm_input_open(const char *path, size_t bufsize)
 /* Make the spool file for a pipe.  Returns 0, or -1 after reporting. */
 static int spool_create(cm_input *in)
 {
-	const char *dir = getenv("TMPDIR");
-	char *tmpl;
-	size_t n;
-	if (!dir || !*dir)
-		dir = "/tmp";
-	n = strlen(dir) + sizeof "/cuptimerge-spool.XXXXXX";
-	tmpl = malloc(n);
-	if (!tmpl)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
-	snprintf(tmpl, n, "%s/cuptimerge-spool.XXXXXX", dir);
-	in->spool_fd = mkstemp(tmpl);
-	if (in->spool_fd < 0) {
-		cm_error(CM_EXIT_IO, tmpl, -1, "cannot create the spool file for %s: %s", in->name,
-			 strerror(errno));
-		free(tmpl);
-		return -1;
-	}
-	unlink(tmpl); /* gone when we exit, whatever happens */
-	free(tmpl);
-	return 0;
+	in->spool_fd = cm_temp_fd("spool");
+	return in->spool_fd < 0 ? -1 : 0;
 }
 
 /* Read up to `want` raw bytes into in->raw + at, teeing to the spool on a

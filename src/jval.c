@@ -546,41 +546,6 @@ static int seen_before(const cm_jval *first, const cm_jval *k)
 	return 0;
 }
 
-void cm_jval_dumps_py(cm_buf *b, const cm_jval *v)
-{
-	int first = 1;
-	switch (v->type) {
-	case CM_J_NULL: cm_buf_lit(b, "null"); break;
-	case CM_J_TRUE: cm_buf_lit(b, "true"); break;
-	case CM_J_FALSE: cm_buf_lit(b, "false"); break;
-	case CM_J_NUM: py_number(b, v, 1); break;
-	case CM_J_STR: cm_jw_string_ascii(b, v->s, v->len); break;
-	case CM_J_ARR:
-		cm_buf_putc(b, '[');
-		for (const cm_jval *k = v->kids; k; k = k->next) {
-			if (k != v->kids)
-				cm_buf_lit(b, ", ");
-			cm_jval_dumps_py(b, k);
-		}
-		cm_buf_putc(b, ']');
-		break;
-	case CM_J_OBJ:
-		cm_buf_putc(b, '{');
-		for (const cm_jval *k = v->kids; k; k = k->next) {
-			if (seen_before(v->kids, k))
-				continue;
-			if (!first)
-				cm_buf_lit(b, ", ");
-			first = 0;
-			cm_jw_string_ascii(b, k->key, k->klen);
-			cm_buf_lit(b, ": ");
-			cm_jval_dumps_py(b, last_of_key(k));
-		}
-		cm_buf_putc(b, '}');
-		break;
-	}
-}
-
 /* repr() of a str: single quotes unless the text has ' and no ". */
 static void py_repr_str(cm_buf *b, const char *s, size_t n)
 {
@@ -614,22 +579,29 @@ static void py_repr_str(cm_buf *b, const char *s, size_t n)
 	cm_buf_putc(b, q);
 }
 
-/* repr() of the Python value for V (containers use it for their items). */
-static void py_repr(cm_buf *b, const cm_jval *v)
+/* The text Python makes of the value json.loads gives for V: json.dumps()
+ * when REPR is 0, repr() when it is 1.  Both put ", " between items and
+ * ": " after keys; they differ in the leaves. */
+static void py_text(cm_buf *b, const cm_jval *v, int repr)
 {
 	int first = 1;
 	switch (v->type) {
-	case CM_J_NULL: cm_buf_lit(b, "None"); break;
-	case CM_J_TRUE: cm_buf_lit(b, "True"); break;
-	case CM_J_FALSE: cm_buf_lit(b, "False"); break;
-	case CM_J_NUM: py_number(b, v, 0); break;
-	case CM_J_STR: py_repr_str(b, v->s, v->len); break;
+	case CM_J_NULL: cm_buf_puts(b, repr ? "None" : "null"); break;
+	case CM_J_TRUE: cm_buf_puts(b, repr ? "True" : "true"); break;
+	case CM_J_FALSE: cm_buf_puts(b, repr ? "False" : "false"); break;
+	case CM_J_NUM: py_number(b, v, !repr); break;
+	case CM_J_STR:
+		if (repr)
+			py_repr_str(b, v->s, v->len);
+		else
+			cm_jw_string_ascii(b, v->s, v->len);
+		break;
 	case CM_J_ARR:
 		cm_buf_putc(b, '[');
 		for (const cm_jval *k = v->kids; k; k = k->next) {
 			if (k != v->kids)
 				cm_buf_lit(b, ", ");
-			py_repr(b, k);
+			py_text(b, k, repr);
 		}
 		cm_buf_putc(b, ']');
 		break;
@@ -641,13 +613,21 @@ static void py_repr(cm_buf *b, const cm_jval *v)
 			if (!first)
 				cm_buf_lit(b, ", ");
 			first = 0;
-			py_repr_str(b, k->key, k->klen);
+			if (repr)
+				py_repr_str(b, k->key, k->klen);
+			else
+				cm_jw_string_ascii(b, k->key, k->klen);
 			cm_buf_lit(b, ": ");
-			py_repr(b, last_of_key(k));
+			py_text(b, last_of_key(k), repr);
 		}
 		cm_buf_putc(b, '}');
 		break;
 	}
+}
+
+void cm_jval_dumps_py(cm_buf *b, const cm_jval *v)
+{
+	py_text(b, v, 0);
 }
 
 void cm_jval_str_py(cm_buf *b, const cm_jval *v)
@@ -655,5 +635,5 @@ void cm_jval_str_py(cm_buf *b, const cm_jval *v)
 	if (v->type == CM_J_STR)
 		cm_buf_put(b, v->s, v->len);
 	else
-		py_repr(b, v);
+		py_text(b, v, 1);
 }

@@ -48,17 +48,36 @@ static int flush_buf(cm_output *out, int finish);
 
 int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
 
-cm_output *cm_output_open_spool(void)
+int cm_temp_fd(const char *tag)
 {
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
-	cm_output *out;
 	int fd;
-	snprintf(path, sizeof path, "%s/cuptimerge-events.XXXXXX", dir && *dir ? dir : "/tmp");
+	snprintf(path, sizeof path, "%s/cuptimerge-%s.XXXXXX", dir && *dir ? dir : "/tmp", tag);
 	fd = mkstemp(path);
 	if (fd < 0)
-		return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), NULL;
+		return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), -1;
 	unlink(path);
+	return fd;
+}
+
+FILE *cm_temp_file(const char *tag)
+{
+	int fd = cm_temp_fd(tag);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w+b");
+	if (fd >= 0 && !f) {
+		cm_error(CM_EXIT_IO, NULL, -1, "cannot open a temporary file: %s", strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+cm_output *cm_output_open_spool(void)
+{
+	cm_output *out;
+	int fd = cm_temp_fd("events");
+	if (fd < 0)
+		return NULL;
 	out = cm_output_open(NULL, -1);
 	if (!out) {
 		close(fd);
