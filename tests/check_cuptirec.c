@@ -1271,7 +1271,7 @@ static void merge_with_cuptimerge(int gzip)
 	yajl_val v, e;
 	char *text;
 
-	snprintf(tool, sizeof tool, "%s/cuptimerge", CREC_BUILDDIR);
+	snprintf(tool, sizeof tool, "%s/src/cuptimerge", CREC_BUILDDIR);
 	if (access(tool, X_OK) != 0) {
 		fprintf(stderr, "check_cuptirec: %s not built yet; merge check skipped\n", tool);
 		return;
@@ -1346,7 +1346,7 @@ START_TEST(test_cuptimerge_rejects_truncated)
 	crec_window *w;
 	int rc;
 
-	snprintf(tool, sizeof tool, "%s/cuptimerge", CREC_BUILDDIR);
+	snprintf(tool, sizeof tool, "%s/src/cuptimerge", CREC_BUILDDIR);
 	if (access(tool, X_OK) != 0)
 		return;
 	window_records();

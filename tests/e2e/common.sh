@@ -4,7 +4,7 @@ set -eu
 LC_ALL=C
 export LC_ALL
 srcdir=${srcdir:-.}
-CUPTIMERGE=${CUPTIMERGE:-./cuptimerge}
+CUPTIMERGE=${CUPTIMERGE:-./src/cuptimerge}
 FIX=$srcdir/tests/fixtures
 JSONCMP="python3 $srcdir/tests/jsoncmp.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-test.XXXXXX")
