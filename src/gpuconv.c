@@ -83,6 +83,8 @@ void cm_gpu_free(cm_gpu *g)
 	if (g->pairs)
 		fclose(g->pairs);
 	free(g->cpu_threads);
+	free(g->args.v);
+	cm_buf_free(&g->dumps);
 	free(g);
 }
 
@@ -400,41 +402,39 @@ static int activity_event(const struct at *a, const char *kind, cm_evout *eo)
 		return 0;
 	}
 	{
-		struct args A = {0};
-		cm_buf dumps = {0};
+		struct args *A = &g->args;
 		size_t ts_len;
 		char tstext[48];
 		cm_arena_reset(g->scratch);
+		A->n = 0;
 		g->text.len = 0;
 		cm_jval_str_py(&g->text, namev);
 		if (cm_evout_next(eo) < 0)
 			return -1;
 		gpu_x_head(&eo->buf, kind, g->text.p, g->text.len, dev, stream);
 		x_times_text(g, &eo->buf, start, end, &ts, &dur, tstext, &ts_len);
-		gpu_arg_int(&A, "device", dev);
-		gpu_arg_int(&A, "context", ctx);
-		gpu_arg_int(&A, "stream", stream);
-		gpu_arg_int(&A, "correlation", corr);
+		gpu_arg_int(A, "device", dev);
+		gpu_arg_int(A, "context", ctx);
+		gpu_arg_int(A, "stream", stream);
+		gpu_arg_int(A, "correlation", corr);
 		if (graph)
-			gpu_arg_int(&A, "graph id", graph);
+			gpu_arg_int(A, "graph id", graph);
 		if (node)
-			gpu_arg_int(&A, "graph node id", node);
-		gpu_annotation_args(g->scratch, &A, cm_jval_get(a->ev, "annotation"), &dumps);
+			gpu_arg_int(A, "graph node id", node);
+		gpu_annotation_args(g->scratch, A, cm_jval_get(a->ev, "annotation"), &g->dumps);
 		if (is_memcpy) {
-			gpu_arg_int(&A, "bytes", bytes);
-			gpu_arg_copy_kind(&A, "copy kind", k1);
-			gpu_arg_memory_kind(&A, "src kind", k2);
-			gpu_arg_memory_kind(&A, "dst kind", k3);
-			gpu_arg_int(&A, "flags", flags);
+			gpu_arg_int(A, "bytes", bytes);
+			gpu_arg_copy_kind(A, "copy kind", k1);
+			gpu_arg_memory_kind(A, "src kind", k2);
+			gpu_arg_memory_kind(A, "dst kind", k3);
+			gpu_arg_int(A, "flags", flags);
 		} else if (is_memset) {
-			gpu_arg_int(&A, "bytes", bytes);
-			gpu_arg_int(&A, "value", k1);
-			gpu_arg_int(&A, "memory kind", k2);
-			gpu_arg_int(&A, "flags", flags);
+			gpu_arg_int(A, "bytes", bytes);
+			gpu_arg_int(A, "value", k1);
+			gpu_arg_int(A, "memory kind", k2);
+			gpu_arg_int(A, "flags", flags);
 		}
-		gpu_write_args(&eo->buf, &A);
-		free(A.v);
-		cm_buf_free(&dumps);
+		gpu_write_args(&eo->buf, A);
 		if (corr != 0 && flow(eo, 'f', corr, dev, stream, tstext, ts_len) < 0)
 			return -1;
 	}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "gpuconv.h"
+#include "gpuargs.h"
 #include "repair.h"
 #include "tidrule.h"
 
@@ -62,6 +63,8 @@ struct cm_gpu {
 	double min_ts, max_end_ts;
 	struct cm_gpu_stats st;
 	cm_repair *repair; /* or NULL */
+	struct args args;  /* pass 3: the args being built, reused event to event */
+	cm_buf dumps;      /* pass 3: the json.dumps text of a list annotation */
 };
 
 /* Where the event being handled is, for messages. */

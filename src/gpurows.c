@@ -40,32 +40,30 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n)
 	return keys;
 }
 
-/* One metadata event; ARG_TEXT is a string value unless NULL, then ARG_INT. */
+/* One metadata event of a window row: ts from FIRST_NS (0.0 when NULL), the
+ * tid exported by the thread-id rule; see cm_evout_meta. */
 static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int *first_ns, cm_int pid, cm_int tid,
 		const char *arg_key, const char *arg_text, cm_int arg_int)
 {
-	cm_buf *b = &eo->buf;
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"M\",\"name\":\"");
-	cm_buf_puts(b, name);
-	cm_buf_lit(b, "\",\"ts\":");
+	char ts[48] = "0.0";
+	double d;
 	if (first_ns)
-		cm_jw_us_of_ns(b, *first_ns - g->base_ns);
-	else
-		cm_buf_lit(b, "0.0");
-	cm_buf_lit(b, ",\"pid\":");
-	cm_jw_int(b, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
-	cm_buf_lit(b, ",\"args\":{\"");
-	cm_buf_puts(b, arg_key);
-	cm_buf_lit(b, "\":");
-	if (arg_text)
-		cm_jw_string(b, arg_text, strlen(arg_text));
-	else
-		cm_jw_int(b, arg_int);
-	cm_buf_lit(b, "}}");
+		ts[cm_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
+	return cm_evout_meta(eo, name, ts, pid, cm_tid_export(tid), arg_key, arg_text, arg_int);
+}
+
+/* thread_name ("FMT" of the tid) and thread_sort_index events for the N
+ * sorted (pid, tid) rows in KEYS.  0 or -1. */
+static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, const char *fmt)
+{
+	char text[96];
+	for (size_t i = 0; i < n; i++) {
+		int64_t pid = keys[2 * i], tid = keys[2 * i + 1];
+		snprintf(text, sizeof text, fmt, (long long)tid);
+		if (meta(eo, "thread_name", g, NULL, pid, tid, "name", text, 0) ||
+		    meta(eo, "thread_sort_index", g, NULL, pid, tid, "sort_index", NULL, tid))
+			return -1;
+	}
 	return 0;
 }
 
@@ -95,20 +93,10 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	}
 	free(k);
 	k = sorted_keys(g->threads, 2, &n);
-	for (size_t i = 0; i < n && !rc; i++) {
-		snprintf(text, sizeof text, "thread %lld", (long long)k[2 * i + 1]);
-		rc = meta(eo, "thread_name", g, NULL, k[2 * i], k[2 * i + 1], "name", text, 0) ||
-		     meta(eo, "thread_sort_index", g, NULL, k[2 * i], k[2 * i + 1], "sort_index", NULL,
-			  k[2 * i + 1]);
-	}
+	rc = rc || thread_rows(eo, g, k, n, "thread %lld");
 	free(k);
 	k = sorted_keys(g->streams, 2, &n);
-	for (size_t i = 0; i < n && !rc; i++) {
-		snprintf(text, sizeof text, "stream %lld ", (long long)k[2 * i + 1]);
-		rc = meta(eo, "thread_name", g, NULL, k[2 * i], k[2 * i + 1], "name", text, 0) ||
-		     meta(eo, "thread_sort_index", g, NULL, k[2 * i], k[2 * i + 1], "sort_index", NULL,
-			  k[2 * i + 1]);
-	}
+	rc = rc || thread_rows(eo, g, k, n, "stream %lld ");
 	free(k);
 	if (g->need_overhead && !rc)
 		rc = meta(eo, "process_name", g, NULL, OVERHEAD_PID, 0, "name", "python", 0) ||

@@ -205,7 +205,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 	g->pairs = NULL;
 	g->npairs = 0;
 	cm_hmap_free(g->ext);
-	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
+	g->ext = NULL;
 	return 0;
 }
 

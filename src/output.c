@@ -381,3 +381,28 @@ int cm_evout_next(cm_evout *eo)
 		cm_buf_putc(&eo->buf, ',');
 	return 0;
 }
+
+int cm_evout_meta(cm_evout *eo, const char *name, const char *ts_text, cm_int pid, cm_int tid,
+		  const char *arg_key, const char *arg_text, cm_int arg_int)
+{
+	cm_buf *b = &eo->buf;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"M\",\"name\":");
+	cm_jw_string(b, name, strlen(name));
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_puts(b, ts_text);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, tid);
+	cm_buf_lit(b, ",\"args\":{");
+	cm_jw_string(b, arg_key, strlen(arg_key));
+	cm_buf_putc(b, ':');
+	if (arg_text)
+		cm_jw_string(b, arg_text, strlen(arg_text));
+	else
+		cm_jw_int(b, arg_int);
+	cm_buf_lit(b, "}}");
+	return 0;
+}

@@ -60,6 +60,12 @@ typedef struct cm_evout {
  * output failed (already reported, or the pipe closed). */
 int cm_evout_next(cm_evout *eo);
 
+/* Write a metadata ("M") event {"ph":"M","name":NAME,"ts":TS_TEXT,"pid":PID,
+ * "tid":TID,"args":{ARG_KEY:V}}, V being the string ARG_TEXT, or the integer
+ * ARG_INT when ARG_TEXT is NULL.  TS_TEXT is written as it is.  0 or -1. */
+int cm_evout_meta(cm_evout *eo, const char *name, const char *ts_text, cm_int pid, cm_int tid,
+		  const char *arg_key, const char *arg_text, cm_int arg_int);
+
 /* Pass everything buffered on.  Returns 0 or -1. */
 int cm_evout_flush(cm_evout *eo);
 

@@ -218,26 +218,9 @@ int cm_repair_write_metadata(cm_repair *r, cm_evout *eo)
 			snprintf(text, sizeof text, "thread %lld (%s)", (long long)rows[i].tid, rows[i].name);
 		else
 			snprintf(text, sizeof text, "thread %lld", (long long)rows[i].tid);
-		rc = cm_evout_next(eo);
-		if (rc)
-			break;
-		cm_buf_lit(&eo->buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-		cm_jw_int(&eo->buf, rows[i].pid);
-		cm_buf_lit(&eo->buf, ",\"tid\":");
-		cm_jw_int(&eo->buf, rows[i].tid);
-		cm_buf_lit(&eo->buf, ",\"args\":{\"name\":");
-		cm_jw_string(&eo->buf, text, strlen(text));
-		cm_buf_lit(&eo->buf, "}}");
-		rc = cm_evout_next(eo);
-		if (rc)
-			break;
-		cm_buf_lit(&eo->buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-		cm_jw_int(&eo->buf, rows[i].pid);
-		cm_buf_lit(&eo->buf, ",\"tid\":");
-		cm_jw_int(&eo->buf, rows[i].tid);
-		cm_buf_lit(&eo->buf, ",\"args\":{\"sort_index\":");
-		cm_jw_int(&eo->buf, rows[i].tid);
-		cm_buf_lit(&eo->buf, "}}");
+		rc = cm_evout_meta(eo, "thread_name", "0", rows[i].pid, rows[i].tid, "name", text, 0) ||
+		     cm_evout_meta(eo, "thread_sort_index", "0", rows[i].pid, rows[i].tid, "sort_index", NULL,
+				   rows[i].tid);
 	}
 	free(rows);
 	return rc ? -1 : 0;
