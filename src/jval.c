@@ -326,7 +326,7 @@ static cm_jval *py_container(struct pyparse *p, int type)
 {
 	cm_jval *v = py_node(p, type), *tail = NULL;
 	char close = type == CM_J_ARR ? ']' : '}';
-	if (++p->depth > 512)
+	if (++p->depth > CM_JSON_MAX_DEPTH)
 		return NULL;
 	py_ws(p);
 	if (p->i < p->n && p->s[p->i] == close) {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "jcheck.h"
 #include "jwrite.h"
 
 enum cm_jtype { CM_J_NULL, CM_J_FALSE, CM_J_TRUE, CM_J_NUM, CM_J_STR, CM_J_ARR, CM_J_OBJ };
@@ -39,7 +40,7 @@ const cm_jval *cm_jval_get(const cm_jval *o, const char *key);
 int cm_jval_streq(const cm_jval *v, const char *s);
 
 /* ---- building from SAX events (see saxread.h) ---- */
-#define CM_JBUILD_MAXDEPTH 256
+#define CM_JBUILD_MAXDEPTH CM_JSON_MAX_DEPTH
 typedef struct cm_jbuild {
 	cm_arena *arena;
 	cm_jval *stack[CM_JBUILD_MAXDEPTH]; /* open containers */

@@ -3,6 +3,7 @@
 #include "saxread.h"
 #include "diag.h"
 #include "exitcode.h"
+#include "jcheck.h"
 
 #include <string.h>
 
@@ -44,6 +45,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	size_t len = 0;
 	int rc, result = -1;
 	yajl_status st;
+	cm_jcheck check;
 	sax->in = in;
 	sax->what = what;
 	sax->h = yajl_alloc(callbacks, NULL, ctx);
@@ -53,12 +55,21 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	yajl_config(sax->h, yajl_allow_comments, 0);
 	yajl_config(sax->h, yajl_dont_validate_strings, 0);
 	cm_progress_begin(what, cm_input_raw_size(in));
+	cm_jcheck_begin(&check);
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
-		st = yajl_parse(sax->h, (const unsigned char *)chunk, len);
+		/* yajl sees the text up to the first byte the strict check refuses,
+		 * so an earlier syntax error is still reported as such */
+		size_t ok = cm_jcheck_feed(&check, chunk, len);
+		st = yajl_parse(sax->h, (const unsigned char *)chunk, ok);
 		if (st == yajl_status_client_canceled)
 			goto out;
 		if (st == yajl_status_error) {
-			report_syntax(sax, (const unsigned char *)chunk, len, 0);
+			report_syntax(sax, (const unsigned char *)chunk, ok, 0);
+			goto out;
+		}
+		if (ok < len) {
+			cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)(cm_input_offset(in) + ok),
+				 "invalid JSON: %s", check.err);
 			goto out;
 		}
 		cm_progress_update(cm_input_raw_done(in));

@@ -15,7 +15,8 @@ typedef struct cm_sax {
 
 /* Parse all of IN with CALLBACKS (ctx CTX): one JSON value, nothing after it
  * but whitespace.  A callback that finds bad data reports it itself (with
- * cm_error and cm_sax_offset) and returns 0.  Returns 0, or -1 after a
+ * cm_error and cm_sax_offset) and returns 0.  The text is held to strict JSON
+ * (jcheck.h) as well as to yajl's syntax.  Returns 0, or -1 after a
  * report: read errors, JSON syntax errors and truncation are reported here as
  * "FILE:OFFSET: MESSAGE". */
 int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void *ctx,

@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "gpuconv.h"
 #include "input.h"
+#include "jcheck.h"
 #include "window.h"
 
 #include <math.h>
@@ -173,6 +174,68 @@ START_TEST(window_rejects)
 }
 END_TEST
 
+/* The strict-JSON check on TEXT cut into pieces of PIECE bytes: the offset of
+ * the first refused byte, or -1 when the whole text passes. */
+static long jcheck_at(const char *text, size_t piece)
+{
+	cm_jcheck c;
+	size_t n = strlen(text), off = 0;
+	cm_jcheck_begin(&c);
+	while (off < n) {
+		size_t len = n - off < piece ? n - off : piece;
+		size_t ok = cm_jcheck_feed(&c, text + off, len);
+		if (ok < len) {
+			ck_assert_ptr_nonnull(c.err);
+			return (long)(off + ok);
+		}
+		off += len;
+	}
+	return -1;
+}
+
+static const struct {
+	const char *text;
+	long bad; /* offset of the refused byte, -1 if accepted */
+} jcheck_cases[] = {
+	{"{\"a\": [1, 2, {\"b\": \"\\\"[[[\"}]}", -1},
+	{"{\"a\":\f1}", 5},
+	{"{\"a\":\v1}", 5},
+	{"[\"\f\"]", 2},                           /* a raw control byte in a string */
+	{"[\"\\\\\", \"\f\"]", 8},
+	{"[\"\303\251\342\202\254\360\237\230\200\"]", -1}, /* 2-, 3-, 4-byte forms */
+	{"[\"\300\257\"]", 2},                     /* overlong "/" */
+	{"[\"\340\201\201\"]", 3},                 /* overlong 3-byte */
+	{"[\"\355\240\200\"]", 3},                 /* a surrogate */
+	{"[\"\364\220\200\200\"]", 3},             /* past U+10FFFF */
+	{"[\"\200\"]", 2},                         /* a stray continuation */
+	{"[\"\303\"]", 3},                         /* cut short by the quote */
+	{"[\"\\u00e9\"]", -1},
+};
+
+START_TEST(jcheck_rules)
+{
+	/* every case at every piece size: the verdict cannot depend on the cuts */
+	for (size_t piece = 1; piece <= 32; piece++)
+		ck_assert_int_eq(jcheck_at(jcheck_cases[_i].text, piece), jcheck_cases[_i].bad);
+}
+END_TEST
+
+START_TEST(jcheck_depth)
+{
+	char deep[2 * CM_JSON_MAX_DEPTH + 8];
+	size_t n = 0;
+	for (int i = 0; i < CM_JSON_MAX_DEPTH; i++)
+		deep[n++] = i % 2 ? '{' : '[';
+	deep[n] = 0;
+	/* brackets inside strings do not count, whatever the cuts */
+	ck_assert_int_eq(jcheck_at("[\"[[[[\\\"[[[\"]", 1), -1);
+	ck_assert_int_eq(jcheck_at(deep, 3), -1);
+	deep[n++] = '[';
+	deep[n] = 0;
+	ck_assert_int_eq(jcheck_at(deep, 7), CM_JSON_MAX_DEPTH);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scan");
@@ -183,6 +246,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, default_base);
 	tcase_add_loop_test(tc, window_events, 0, 31);
 	tcase_add_loop_test(tc, window_rejects, 0, sizeof bad_windows / sizeof *bad_windows);
+	tcase_add_loop_test(tc, jcheck_rules, 0, sizeof jcheck_cases / sizeof *jcheck_cases);
+	tcase_add_test(tc, jcheck_depth);
 	suite_add_tcase(s, tc);
 	return s;
 }
