@@ -23,7 +23,13 @@ typedef struct cm_jcheck {
 	int need;          /* UTF-8 continuation bytes still expected */
 	unsigned char lo, hi; /* the range of the next continuation byte */
 	const char *err;   /* what is wrong, once cm_jcheck_feed stopped */
+	/* Token boundaries in the piece last fed: the indexes of the first and
+	 * the last punctuation byte outside a string (a bracket, a brace, a
+	 * comma, a colon); CM_JCHECK_NONE when there is none. */
+	size_t first_cut, last_cut;
 } cm_jcheck;
+
+#define CM_JCHECK_NONE ((size_t)-1)
 
 /* Start checking a new text. */
 void cm_jcheck_begin(cm_jcheck *c);
@@ -31,7 +37,8 @@ void cm_jcheck_begin(cm_jcheck *c);
 /* Check s[0..n), the next piece of the text.  Returns n when it is fine, or
  * the index of the first offending byte, with c->err set to a message
  * ("form feed is not JSON whitespace", ...).  Assumes nothing about where
- * the pieces are cut. */
+ * the pieces are cut.  Sets first_cut and last_cut (within the checked
+ * part). */
 size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n);
 
 #endif

@@ -11,6 +11,7 @@ typedef struct cm_sax {
 	yajl_handle h;
 	cm_input *in;
 	const char *what;  /* label for the progress line */
+	uint64_t base;     /* text offset of the piece yajl is parsing */
 } cm_sax;
 
 /* Parse all of IN with CALLBACKS (ctx CTX): one JSON value, nothing after it
