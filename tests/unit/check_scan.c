@@ -9,6 +9,8 @@
 #include "window.h"
 
 #include <math.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
 
 /* Scan TEXT as a CPU trace with chunk size BUFSIZE; EXT may be NULL. */
 static int scan(const char *text, size_t bufsize, cm_hmap *ext, cm_cpuplan *plan)
@@ -37,6 +39,32 @@ static const char trace[] =
 	"{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"other span\",\"ts\":0,\"dur\":99},"
 	"{\"ph\":\"M\",\"name\":\"late\"}"
 	"], \"traceName\": \"x\"}";
+
+/* yajl_parse as the engine calls it (linked with --wrap=yajl_parse): when
+ * checking, every piece after the first must start with punctuation, so that
+ * no token is split between two calls (yajl re-lexes a split token's start
+ * on every call: quadratic in its length, finding F15). */
+static int pieces_checked, pieces, pieces_bad;
+yajl_status __real_yajl_parse(yajl_handle h, const unsigned char *s, size_t n);
+yajl_status __wrap_yajl_parse(yajl_handle h, const unsigned char *s, size_t n);
+yajl_status __wrap_yajl_parse(yajl_handle h, const unsigned char *s, size_t n)
+{
+	if (pieces_checked && pieces++ && n && !strchr("{}[],:", s[0]))
+		pieces_bad++;
+	return __real_yajl_parse(h, s, n);
+}
+
+START_TEST(sax_whole_tokens)
+{
+	cm_cpuplan plan;
+	pieces_checked = 1;
+	pieces = pieces_bad = 0;
+	ck_assert_int_eq(scan(trace, (size_t)_i + 1, NULL, &plan), 0);
+	ck_assert_int_gt(pieces, 1);
+	ck_assert_int_eq(pieces_bad, 0);
+	cm_cpuplan_free(&plan);
+}
+END_TEST
 
 START_TEST(plan_counts)
 {
@@ -248,6 +276,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, window_rejects, 0, sizeof bad_windows / sizeof *bad_windows);
 	tcase_add_loop_test(tc, jcheck_rules, 0, sizeof jcheck_cases / sizeof *jcheck_cases);
 	tcase_add_test(tc, jcheck_depth);
+	tcase_add_loop_test(tc, sax_whole_tokens, 0, 31);
 	suite_add_tcase(s, tc);
 	return s;
 }
