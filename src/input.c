@@ -32,6 +32,7 @@ struct cm_input {
 	int teeing;        /* first pass over a pipe: copy what we read to spool_fd */
 	int raw_eof;       /* read() returned 0 */
 	uint64_t raw_size; /* st_size of a regular file, else 0 */
+	struct stat st0;   /* a regular file as it was when opened */
 	uint64_t raw_done; /* raw bytes read in this pass */
 
 	size_t bufsize;
@@ -52,6 +53,7 @@ struct cm_input {
 
 const char *cm_input_name(const cm_input *in) { return in->name; }
 int cm_input_is_gzip(const cm_input *in) { return in->gzip; }
+int cm_input_is_file(const cm_input *in) { return S_ISREG(in->st0.st_mode) && in->own_fd; }
 uint64_t cm_input_offset(const cm_input *in) { return in->chunk_off; }
 uint64_t cm_input_raw_done(const cm_input *in) { return in->raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
@@ -93,11 +95,37 @@ cm_input *cm_input_open(const char *path, size_t bufsize)
 		cm_input_close(in);
 		return NULL;
 	}
-	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) == 0)
+	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) == 0) {
 		in->raw_size = (uint64_t)st.st_size;
+		in->st0 = st;
+	}
 	else
 		in->teeing = 1; /* not re-readable: copy it during the first pass */
 	return in;
+}
+
+/* At the end of each pass over a regular file: is it still the file it was
+ * when opened?  Passes that read different texts would merge halves of two
+ * traces, so a change (size, inode, change time: a same-length edit in place
+ * moves the change time, and a writer cannot set it back) fails the run.
+ * Returns 0, or -1 after reporting. */
+static int check_unchanged(cm_input *in)
+{
+	struct stat st;
+	if (!S_ISREG(in->st0.st_mode))
+		return 0; /* a pipe: we read our own spool */
+	if (fstat(in->fd, &st) < 0) {
+		cm_error(CM_EXIT_IO, in->name, -1, "cannot stat: %s", strerror(errno));
+		return -1;
+	}
+	if (st.st_size != in->st0.st_size || st.st_ino != in->st0.st_ino || st.st_dev != in->st0.st_dev ||
+	    st.st_ctim.tv_sec != in->st0.st_ctim.tv_sec || st.st_ctim.tv_nsec != in->st0.st_ctim.tv_nsec ||
+	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec) {
+		cm_error(CM_EXIT_IO, in->name, -1,
+			 "the file changed while it was being read (it is read more than once); nothing was written");
+		return -1;
+	}
+	return 0;
 }
 
 /* Make the spool file for a pipe.  Returns 0, or -1 after reporting. */
@@ -123,7 +151,7 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	}
 	if (n == 0) {
 		in->raw_eof = 1;
-		return 0;
+		return in->teeing || check_unchanged(in) == 0 ? 0 : -1;
 	}
 	in->raw_done += (uint64_t)n;
 	if (in->teeing) {

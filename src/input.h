@@ -35,6 +35,10 @@ int cm_input_rewind(cm_input *in);
 /* The name used in messages: the path, or "<stdin>". */
 const char *cm_input_name(const cm_input *in);
 
+/* 1 when the input is a regular file, which can also be opened again by
+ * name and read from the start; 0 for a pipe, a FIFO, a device, stdin. */
+int cm_input_is_file(const cm_input *in);
+
 /* 1 when the text is gzip-compressed (known after the first chunk). */
 int cm_input_is_gzip(const cm_input *in);
 
