@@ -16,8 +16,10 @@ for seed in $seeds; do
 		"$shared/tools/gen_trace" --quiet --seed "$seed" --ops $ops $flags "$tmp/c.json" "$tmp/w.json"
 		now=1795974776
 		"$shared/oracle/refmerge" "$tmp/c.json" "$tmp/w.json" "$tmp/ref.json" --trace-name T --now-s $now
-		if ! $CUPTIMERGE --trace-name T --now $now -w "$tmp/w.json" "$tmp/c.json" >"$tmp/out.json" 2>"$tmp/err"; then
-			fail "seed $seed $flags: exit $?: $(cat "$tmp/err")"
+		rc=0
+		$CUPTIMERGE --trace-name T --now $now -w "$tmp/w.json" "$tmp/c.json" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+		if [ $rc -ne 0 ]; then
+			fail "seed $seed $flags: exit $rc: $(cat "$tmp/err")"
 			continue
 		fi
 		"$shared/oracle/tracecmp" "$tmp/ref.json" "$tmp/out.json" >"$tmp/cmp" ||

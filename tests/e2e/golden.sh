@@ -4,11 +4,15 @@
 # (chunk-boundary bugs), with gzip inputs, and with the CPU trace on a pipe.
 . "${srcdir:-.}/tests/e2e/common.sh"
 
-grep -v '^#' "$FIX/cases.txt" | while read -r name cpu win exp opts; do
-	[ -n "$name" ] || continue
+# The cases come from the file on fd 3, not through a pipe: the body of a
+# `... | while` loop runs in a subshell, and its failures were lost (F2).
+while read -r name cpu win exp opts <&3; do
+	case $name in '' | '#'*) continue ;; esac
+	rc=0
 	# shellcheck disable=SC2086 # opts is a word list
-	if ! $CUPTIMERGE $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/$name.json" 2>"$tmp/err"; then
-		fail "$name: exit $?: $(cat "$tmp/err")"
+	$CUPTIMERGE $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/$name.json" 2>"$tmp/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name: exit $rc: $(cat "$tmp/err")"
 		continue
 	fi
 	$JSONCMP "$FIX/$exp" "$tmp/$name.json" || fail "$name: differs from $exp"
@@ -32,5 +36,5 @@ grep -v '^#' "$FIX/cases.txt" | while read -r name cpu win exp opts; do
 	cat "$tmp/cpu.gz" | CUPTIMERGE_BUFSIZE=7 $CUPTIMERGE $opts -w "$tmp/win.gz" >"$tmp/pipe.json" ||
 		fail "$name: gzip on a pipe: exit $?"
 	cmp -s "$tmp/pipe.json" "$tmp/$name.json" || fail "$name: gzip/pipe output differs"
-done
+done 3<"$FIX/cases.txt"
 finish

@@ -10,7 +10,9 @@ $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/out.json.gz" "$C" || fail "-o 
 [ "$(head -c 2 "$tmp/out.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-o .gz did not write gzip"
 $JSONCMP "$FIX/expected.json" "$tmp/out.json.gz" || fail "-o .gz: output differs"
 
-$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" | gzip -dc >"$tmp/z.json" || fail "-z9 | gzip -d failed"
+# to a file first: in `cuptimerge | gzip -dc` the status of cuptimerge is lost
+$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" >"$tmp/z.gz" || fail "-z9: exit $?"
+gzip -dc "$tmp/z.gz" >"$tmp/z.json" || fail "-z9: gzip -d failed"
 $JSONCMP "$FIX/expected.json" "$tmp/z.json" || fail "-z9: output differs"
 
 # the default traceName is the -o name, as the reference's output path
@@ -47,6 +49,8 @@ set -e
 [ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
 
 # --help and --version go to stdout and succeed
-$CUPTIMERGE --help | grep -q -- "--window" || fail "--help lacks --window"
-$CUPTIMERGE --version | grep -q "^cuptimerge " || fail "--version"
+$CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
+grep -q -- "--window" "$tmp/help" || fail "--help lacks --window"
+$CUPTIMERGE --version >"$tmp/version" || fail "--version: exit $?"
+grep -q "^cuptimerge " "$tmp/version" || fail "--version: $(cat "$tmp/version")"
 finish
