@@ -51,7 +51,7 @@ while read -r name cpu win exp opts <&3; do
 	gzip -c "$FIX/$cpu" >"$tmp/cpu.gz"
 	gzip -c "$FIX/$win" >"$tmp/win.gz"
 	rc=0
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2002 # cat: the CPU trace must come on a pipe
 	cat "$tmp/cpu.gz" | CUPTIMERGE_BUFSIZE=7 $CUPTIMERGE $opts -w "$tmp/win.gz" >"$tmp/pipe.json" 2>"$tmp/err" ||
 		rc=$?
 	if [ $rc -ne 0 ]; then
