@@ -1,5 +1,15 @@
 # common.sh - sourced by every end-to-end test: strict shell, a scratch
-# directory removed on exit, the binary under test and the fixtures.
+# directory removed on exit, the binary under test, the fixtures, and TAP
+# output for automake's tap-driver.sh.
+#
+# A script is a list of cases.  `tcase NAME` starts one; `fail MESSAGE` marks
+# it failed (MESSAGE goes out as a "# " diagnostic) and the script goes on; the
+# case is reported as "ok N - NAME" or "not ok N - NAME" when the next one
+# starts or at `finish`, which prints the plan "1..N" and exits 1 when a case
+# failed.  The plan comes last, so a script that dies half-way (set -e) has
+# none, and tap-driver.sh reports that as an error.  Keep every state change in
+# the script's own shell: the body of `cmd | while ...` runs in a subshell and
+# would lose it (F2); read a file on a spare descriptor instead.
 set -eu
 LC_ALL=C
 export LC_ALL
@@ -9,21 +19,83 @@ FIX=$srcdir/tests/fixtures
 JSONCMP="python3 $srcdir/tests/jsoncmp.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+ntests=0
 failures=0
+case_name=
+case_failed=0
 
-# fail MESSAGE: note a failure and go on (the script exits 1 at the end).
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
+# diag TEXT...: TEXT as TAP diagnostics, "# " before each line.
+diag() {
+	printf '%s\n' "$*" | sed 's/^/# /'
 }
 
-# finish: the exit status of the test script.
+# ok NAME / not_ok NAME: report the next case.
+ok() {
+	ntests=$((ntests + 1))
+	echo "ok $ntests - $*"
+}
+not_ok() {
+	ntests=$((ntests + 1))
+	failures=$((failures + 1))
+	echo "not ok $ntests - $*"
+}
+
+# skip NAME WHY: the next case did not run (reports the open case first).
+skip() {
+	case_end
+	ntests=$((ntests + 1))
+	echo "ok $ntests - $1 # SKIP $2"
+}
+
+# skip_all WHY: the whole script cannot run here (a tool is missing).  Under
+# tap-driver.sh this is the plan "1..0 # SKIP"; exit 77 would be an error there.
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+# need COMMAND WHY: skip the whole script when COMMAND is missing.
+need() {
+	command -v "$1" >/dev/null 2>&1 || skip_all "$1 is needed $2"
+}
+
+# case_end: report the open case, if any.
+case_end() {
+	if [ -n "$case_name" ]; then
+		if [ "$case_failed" -eq 0 ]; then
+			ok "$case_name"
+		else
+			not_ok "$case_name"
+		fi
+	fi
+	case_name=
+	case_failed=0
+}
+
+# tcase NAME: start the next case (reporting the one before).
+tcase() {
+	case_end
+	case_name=$*
+}
+
+# fail MESSAGE: the open case fails (or, outside a case, one more failed case).
+fail() {
+	diag "FAIL: $*"
+	if [ -n "$case_name" ]; then
+		case_failed=1
+	else
+		not_ok "$*"
+	fi
+}
+
+# finish: report the last case, print the plan, exit 1 when a case failed (so
+# that a script run by hand, or by mutants.sh, fails too).
 finish() {
+	case_end
+	echo "1..$ntests"
 	if [ "$failures" -ne 0 ]; then
-		echo "$failures failure(s)" >&2
+		diag "$failures of $ntests failed"
 		exit 1
 	fi
 	exit 0
 }
-
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to compare JSON"; exit 77; }

@@ -2,16 +2,18 @@
 # errors.sh - bad input gets a one-line "cuptimerge: FILE:OFFSET: ..." message,
 # the documented exit status, and no output file.
 . "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to compare JSON"
 
 W=$FIX/window.json
 C=$FIX/cpu.json
 
-# expect STATUS PATTERN CMD...: run CMD, check the status and that stderr is one
-# line matching PATTERN (a grep -E expression); usage errors (2) may add the
-# "Try 'cuptimerge --help'" line.
+# expect NAME STATUS PATTERN CMD...: the case NAME: run CMD, check the status
+# and that stderr is one line matching PATTERN (a grep -E expression); usage
+# errors (2) may add the "Try 'cuptimerge --help'" line.
 expect() {
-	want=$1 pat=$2
-	shift 2
+	tcase "$1"
+	want=$2 pat=$3
+	shift 3
 	set +e
 	"$@" >"$tmp/out" 2>"$tmp/err"
 	got=$?
@@ -22,70 +24,76 @@ expect() {
 }
 
 printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}' >"$tmp/trunc.json"
-expect 1 "^cuptimerge: $tmp/trunc.json:47: truncated JSON" $CUPTIMERGE -w "$W" "$tmp/trunc.json"
+expect 'truncated JSON, with its offset' 1 "^cuptimerge: $tmp/trunc.json:47: truncated JSON" $CUPTIMERGE -w "$W" "$tmp/trunc.json"
 printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2,}]}' >"$tmp/bad.json"
-expect 1 "^cuptimerge: $tmp/bad.json:[0-9]+: invalid JSON" $CUPTIMERGE -w "$W" "$tmp/bad.json"
+expect 'invalid JSON' 1 "^cuptimerge: $tmp/bad.json:[0-9]+: invalid JSON" $CUPTIMERGE -w "$W" "$tmp/bad.json"
 printf '{"traceEvents": []} {}' >"$tmp/trail.json"
-expect 1 "^cuptimerge: $tmp/trail.json:[0-9]+: invalid JSON: trailing garbage" $CUPTIMERGE -w "$W" "$tmp/trail.json"
+expect 'trailing garbage after the JSON' 1 "^cuptimerge: $tmp/trail.json:[0-9]+: invalid JSON: trailing garbage" $CUPTIMERGE -w "$W" "$tmp/trail.json"
 printf '[{"ph": "X"}]' >"$tmp/array.json"
-expect 1 "top level is not an object" $CUPTIMERGE -w "$W" "$tmp/array.json"
+expect 'top level is not an object' 1 "top level is not an object" $CUPTIMERGE -w "$W" "$tmp/array.json"
 printf '{"traceEvents": {"ph": "X"}}' >"$tmp/notarray.json"
-expect 1 'traceEvents" is not an array' $CUPTIMERGE -w "$W" "$tmp/notarray.json"
+expect 'traceEvents is not an array' 1 'traceEvents" is not an array' $CUPTIMERGE -w "$W" "$tmp/notarray.json"
 printf '{"traceEvents": [{"ph": "X"}, 3]}' >"$tmp/elem.json"
-expect 1 'traceEvents\[1\] is not an object' $CUPTIMERGE -w "$W" "$tmp/elem.json"
+expect 'an event is not an object' 1 'traceEvents\[1\] is not an object' $CUPTIMERGE -w "$W" "$tmp/elem.json"
 printf '{"traceEvents": [{"ph": "X", "name": "a\377b"}]}' >"$tmp/utf8.json"
-expect 1 "invalid JSON" $CUPTIMERGE -w "$W" "$tmp/utf8.json"
+expect 'invalid UTF-8' 1 "invalid JSON" $CUPTIMERGE -w "$W" "$tmp/utf8.json"
 
 # gzip: truncated, trailing garbage, concatenated members are fine
 gzip -c "$C" >"$tmp/c.gz"
 head -c 300 "$tmp/c.gz" >"$tmp/ctrunc.gz"
-expect 1 "ctrunc.gz:300: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
+expect 'truncated gzip, with its offset' 1 "ctrunc.gz:300: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
 { cat "$tmp/c.gz"; printf 'junk'; } >"$tmp/cjunk.gz"
-expect 1 "cjunk.gz:[0-9]+: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
+expect 'trailing garbage after the gzip data' 1 "cjunk.gz:[0-9]+: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
 head -c 1000 "$C" | gzip -c >"$tmp/m1.gz"
 tail -c +1001 "$C" | gzip -c >"$tmp/m2.gz"
 cat "$tmp/m1.gz" "$tmp/m2.gz" >"$tmp/multi.gz"
+tcase "two gzip members"
 $CUPTIMERGE --trace-name example -w "$W" "$tmp/multi.gz" >"$tmp/multi.json" || fail "two gzip members: exit $?"
 $JSONCMP "$FIX/expected.json" "$tmp/multi.json" || fail "two gzip members: output differs"
 
 # window problems: no events, an event without a field the merge needs
 printf '{"user_annotations": {}}' >"$tmp/noev.json"
-expect 1 "noev.json: window: no \"events\" member" $CUPTIMERGE -w "$tmp/noev.json" "$C"
+expect 'window without events' 1 "noev.json: window: no \"events\" member" $CUPTIMERGE -w "$tmp/noev.json" "$C"
 printf '{"events": [{"kind": "kernel", "device_id": 0, "stream_id": 7}]}' >"$tmp/nofield.json"
-expect 1 'nofield.json:[0-9]+: window: events\[0\]: missing field "start_ns"' $CUPTIMERGE -w "$tmp/nofield.json" "$C"
+expect 'window event without start_ns' 1 'nofield.json:[0-9]+: window: events\[0\]: missing field "start_ns"' $CUPTIMERGE -w "$tmp/nofield.json" "$C"
 printf '{"events": [{"device_id": 0}]}' >"$tmp/nokind.json"
-expect 1 'events\[0\]: missing field "kind"' $CUPTIMERGE -w "$tmp/nokind.json" "$C"
+expect 'window event without kind' 1 'events\[0\]: missing field "kind"' $CUPTIMERGE -w "$tmp/nokind.json" "$C"
 printf '{"events": [], "user_annotations": {"x": "a"}}' >"$tmp/badkey.json"
-expect 1 'user_annotations key "x" is not an integer' $CUPTIMERGE -w "$tmp/badkey.json" "$C"
+expect 'user_annotations key not an integer' 1 'user_annotations key "x" is not an integer' $CUPTIMERGE -w "$tmp/badkey.json" "$C"
 printf '{"events": [{"kind": "cuda_runtime", "cbid": 211, "process_id": 1, "thread_id": 5, "correlation_id": 1, "start_ns": 1e999, "end_ns": 0}]}' >"$tmp/inf.json"
-expect 1 'events\[0\]: "start_ns": 1e999 is infinite' $CUPTIMERGE -w "$tmp/inf.json" "$C"
+expect 'infinite start_ns' 1 'events\[0\]: "start_ns": 1e999 is infinite' $CUPTIMERGE -w "$tmp/inf.json" "$C"
 printf '{"events": [{"kind": "cuda_runtime", "cbid": 211, "process_id": 1, "thread_id": 5, "correlation_id": 1, "start_ns": 1, "end_ns": 2}], "thread_resource_map": {"1": {"5": null}}}' >"$tmp/badmap.json"
-expect 1 'thread_resource_map entry for thread_id 5 is not an integer' $CUPTIMERGE -w "$tmp/badmap.json" "$C"
+expect 'thread_resource_map entry not an integer' 1 'thread_resource_map entry for thread_id 5 is not an integer' $CUPTIMERGE -w "$tmp/badmap.json" "$C"
 
 # the reference's own error: nothing to span
 printf '{"traceEvents": [{"ph": "M", "name": "process_name"}]}' >"$tmp/nox.json"
 printf '{"events": []}' >"$tmp/empty.json"
-expect 1 "no duration" $CUPTIMERGE -w "$tmp/empty.json" "$tmp/nox.json"
+expect 'nothing to span' 1 "no duration" $CUPTIMERGE -w "$tmp/empty.json" "$tmp/nox.json"
 # ...while a trace without traceEvents is valid input
 printf '{"schemaVersion": 1}' >"$tmp/noevents.json"
+tcase "a trace without traceEvents"
 $CUPTIMERGE -w "$W" "$tmp/noevents.json" >"$tmp/out.json" || fail "trace without traceEvents: exit $?"
 
 # files that cannot be read, usage errors
-expect 3 "^cuptimerge: $tmp/missing.json: cannot open: No such file" $CUPTIMERGE -w "$W" "$tmp/missing.json"
-expect 3 "cannot open" $CUPTIMERGE -w "$tmp/missing.json" "$C"
-expect 3 "is a directory" $CUPTIMERGE -w "$W" "$tmp"
-expect 2 "nothing to do" $CUPTIMERGE "$C"
-expect 2 "too many operands" $CUPTIMERGE -w "$W" "$C" "$C"
-expect 2 "only one input can be standard input" $CUPTIMERGE -w - -
-expect 2 "needs a finite number" $CUPTIMERGE --now nan -w "$W" "$C"
-expect 2 "unrecognized option" $CUPTIMERGE --bogus -w "$W" "$C"
-expect 2 "gzip level" $CUPTIMERGE -z12 -w "$W" "$C"
+expect 'missing CPU trace' 3 "^cuptimerge: $tmp/missing.json: cannot open: No such file" $CUPTIMERGE -w "$W" "$tmp/missing.json"
+expect 'missing window' 3 "cannot open" $CUPTIMERGE -w "$tmp/missing.json" "$C"
+expect 'a directory as the CPU trace' 3 "is a directory" $CUPTIMERGE -w "$W" "$tmp"
+expect 'usage: no -w or -t' 2 "nothing to do" $CUPTIMERGE "$C"
+expect 'usage: too many operands' 2 "too many operands" $CUPTIMERGE -w "$W" "$C" "$C"
+expect 'usage: two inputs on stdin' 2 "only one input can be standard input" $CUPTIMERGE -w - -
+expect 'usage: --now nan' 2 "needs a finite number" $CUPTIMERGE --now nan -w "$W" "$C"
+expect 'usage: unknown option' 2 "unrecognized option" $CUPTIMERGE --bogus -w "$W" "$C"
+expect 'usage: -z12' 2 "gzip level" $CUPTIMERGE -z12 -w "$W" "$C"
 
 # with -o, a failed run leaves no file and keeps an existing one
-expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/new.json" "$tmp/trunc.json"
+expect '-o: a failed run leaves no file' 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/new.json" "$tmp/trunc.json"
 [ ! -e "$tmp/new.json" ] || fail "-o: a failed run left $tmp/new.json"
 echo keep >"$tmp/old.json"
-expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
+expect '-o: a failed run keeps an existing file' 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o: a failed run clobbered an existing file"
-ls "$tmp" | grep -q 'tmp[A-Za-z0-9]\{6\}$' && fail "-o: a temporary file was left behind"
+tcase "-o: no temporary file left behind"
+ls "$tmp" >"$tmp/ls"
+if grep 'tmp[A-Za-z0-9]\{6\}$' "$tmp/ls" >"$tmp/left"; then
+	fail "-o: a temporary file was left behind: $(cat "$tmp/left")"
+fi
 finish

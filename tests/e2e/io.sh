@@ -2,30 +2,40 @@
 # io.sh - output handling: -o (atomic, gzip by name), -z, write errors,
 # a reader that closes the pipe early, stdin as the CPU trace.
 . "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to compare JSON"
 
 W=$FIX/window.json
 C=$FIX/cpu.json
 
+tcase "-o FILE.gz writes gzip"
 $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/out.json.gz" "$C" || fail "-o .gz: exit $?"
 [ "$(head -c 2 "$tmp/out.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-o .gz did not write gzip"
 $JSONCMP "$FIX/expected.json" "$tmp/out.json.gz" || fail "-o .gz: output differs"
 
-$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" | gzip -dc >"$tmp/z.json" || fail "-z9 | gzip -d failed"
+tcase "-z9 writes gzip"
+# to a file first: in `cuptimerge | gzip -dc` the status of cuptimerge is lost
+$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" >"$tmp/z.gz" || fail "-z9: exit $?"
+gzip -dc "$tmp/z.gz" >"$tmp/z.json" || fail "-z9: gzip -d failed"
 $JSONCMP "$FIX/expected.json" "$tmp/z.json" || fail "-z9: output differs"
 
 # the default traceName is the -o name, as the reference's output path
+tcase "the default traceName is the -o path"
 $CUPTIMERGE -w "$W" -o "$tmp/named.json" "$C" || fail "-o: exit $?"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["traceName"] != sys.argv[1])' \
 	"$tmp/named.json" || fail "traceName is not the -o path"
 
-# stdin
+tcase "the CPU trace on stdin"
 $CUPTIMERGE --trace-name example -w "$W" <"$C" >"$tmp/stdin.json" || fail "stdin: exit $?"
 $JSONCMP "$FIX/expected.json" "$tmp/stdin.json" || fail "stdin: output differs"
+tcase "the window on stdin"
 $CUPTIMERGE --trace-name example -w - "$C" <"$W" >"$tmp/wstdin.json" || fail "window on stdin: exit $?"
 $JSONCMP "$FIX/expected.json" "$tmp/wstdin.json" || fail "window on stdin: output differs"
 
 # a full disk is an error with a message
-if [ -w /dev/full ]; then
+if [ ! -w /dev/full ]; then
+	skip ">/dev/full is a write error" "no writable /dev/full"
+else
+	tcase ">/dev/full is a write error"
 	set +e
 	$CUPTIMERGE -w "$W" "$C" >/dev/full 2>"$tmp/err"
 	rc=$?
@@ -35,6 +45,7 @@ if [ -w /dev/full ]; then
 fi
 
 # a reader that stops early: quiet, status 0 (bigger than the pipe buffer)
+tcase "a reader that closes the pipe early: quiet, status 0"
 python3 - "$tmp/big.json" <<'PY'
 import json, sys
 ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(60000)]
@@ -47,6 +58,10 @@ set -e
 [ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
 
 # --help and --version go to stdout and succeed
-$CUPTIMERGE --help | grep -q -- "--window" || fail "--help lacks --window"
-$CUPTIMERGE --version | grep -q "^cuptimerge " || fail "--version"
+tcase "--help"
+$CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
+grep -q -- "--window" "$tmp/help" || fail "--help lacks --window"
+tcase "--version"
+$CUPTIMERGE --version >"$tmp/version" || fail "--version: exit $?"
+grep -q "^cuptimerge " "$tmp/version" || fail "--version: $(cat "$tmp/version")"
 finish

@@ -1,14 +1,14 @@
 #!/bin/sh
-# manlint.sh - every man page is clean under mandoc -T lint -W warning.
-set -eu
-srcdir=${srcdir:-.}
-command -v mandoc >/dev/null 2>&1 || { echo "SKIP: no mandoc"; exit 77; }
-rc=0
+# manlint.sh - every man page is clean under mandoc -T lint -W warning; one
+# TAP case per page.
+. "${srcdir:-.}/tests/e2e/common.sh"
+need mandoc "to lint the man pages"
 for page in "$srcdir"/man/*.[0-9]; do
+	[ -f "$page" ] || continue
+	tcase "mandoc -T lint: ${page##*/}"
 	out=$(mandoc -T lint -W warning "$page" 2>&1) || true
-	if [ -n "$out" ]; then
-		echo "$out"
-		rc=1
-	fi
+	[ -z "$out" ] || fail "$out"
 done
-exit $rc
+tcase "man pages found in $srcdir/man"
+[ "$ntests" -gt 0 ] || fail "no man page in $srcdir/man"
+finish
