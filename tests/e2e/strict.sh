@@ -11,6 +11,7 @@
 expect_refused() {
 	label=$1 pattern=$2
 	shift 2
+	tcase "$label"
 	rc=0
 	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 1 ]; then
@@ -26,6 +27,7 @@ expect_refused() {
 expect_ok() {
 	label=$1
 	shift
+	tcase "$label"
 	rc=0
 	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	[ "$rc" -eq 0 ] || fail "$label: exit $rc, expected 0: $(head -c 300 "$tmp/err")"
@@ -67,6 +69,7 @@ for kind in overlong surrogate big; do
 	sed "s/\"name\": *\"/&$seq/" "$FIX/cpu.json" >"$tmp/cpu_$kind.json"
 	sed "s/\"name\": *\"/&$seq/" "$FIX/window.json" >"$tmp/win_$kind.json"
 	sed "s/\"name\": *\"/&$seq/" "$FIX/threads_full.json" >"$tmp/full_$kind.json"
+	tcase "$kind UTF-8 fixtures made"
 	cmp -s "$FIX/cpu.json" "$tmp/cpu_$kind.json" && fail "$kind: the fixture was not changed"
 	expect_refused "$kind UTF-8 in the CPU trace" 'invalid UTF-8' \
 		"$CUPTIMERGE" -q -w "$FIX/window.json" "$tmp/cpu_$kind.json"
@@ -97,6 +100,7 @@ expect_refused "513 levels, repaired" 'nesting deeper than 512' \
 inject "$FIX/cpu.json" "$ff" >"$tmp/cpu_ff.json"
 want=$(awk 'index($0, ",") { print n + index($0, ",") - 1; exit } { n += length($0) + 1 }' "$FIX/cpu.json")
 for bs in 1 2 3 7 64; do
+	tcase "the offset of a form feed at read size $bs"
 	rc=0
 	"$CUPTIMERGE" -q --buffer-size $bs -w "$FIX/window.json" "$tmp/cpu_ff.json" >/dev/null 2>"$tmp/err" || rc=$?
 	grep -q ":$want: invalid JSON: form feed" "$tmp/err" || fail "offset at read size $bs: want $want, got: $(cat "$tmp/err")"
