@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 /* Fields of the event being read. */
-enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_EXT };
+enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_EXT, F_ARGNAME };
 
 /* A captured scalar: its type and, for numbers and strings, what matters. */
 struct scalar {
 	int type;        /* CM_J_* or -1: absent */
-	int is_int;      /* a JSON integer literal (or a boolean) */
+	int is_int;      /* a JSON integer literal (or a boolean); for ts, only the literal */
 	cm_int i;        /* its value */
 	int int_rc;      /* cm_py_int_of_* result for numbers/strings */
 	double d;        /* float() of it */
@@ -35,7 +35,13 @@ struct scalar {
 	int word;        /* strings: which of the words below, or 0 */
 };
 
-enum word { W_OTHER, W_M, W_X, W_TRACE, W_CPU_OP, W_USER_ANN, W_PROF, W_ITER, W_WINEND };
+enum word {
+	W_OTHER, W_M, W_X, W_TRACE, W_CPU_OP, W_USER_ANN, W_PROF, W_ITER, W_WINEND,
+	W_GPU,         /* the categories of GPU activity: kernel, gpu_memcpy, gpu_memset */
+	W_API,         /* cuda_runtime, cuda_driver */
+	W_THREAD_NAME, /* the metadata event thread_name */
+	W_THREAD_N,    /* args.name: "thread " and an integer, as the merge names API rows */
+};
 
 struct cscan {
 	cm_sax sax;
@@ -47,9 +53,11 @@ struct cscan {
 	int skip;            /* nesting inside a value we ignore */
 	enum field field;    /* the depth-3 or depth-4 key just read */
 	int args_obj;        /* the event's args is an object */
-	struct scalar ph, cat, name, pid, tid, ts, dur, ext_id;
+	struct scalar ph, cat, name, pid, tid, ts, dur, ext_id, argname;
 	uint64_t kept;       /* kept events so far */
 	int seen_non_m;
+	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
+	int have_last_pid;
 };
 
 static const char *cname(struct cscan *c) { return cm_input_name(c->sax.in); }
@@ -72,13 +80,32 @@ static int word_of(const char *s, size_t n)
 	switch (n) {
 	case 1: return s[0] == 'M' ? W_M : s[0] == 'X' ? W_X : W_OTHER;
 	case 5: return !memcmp(s, "Trace", 5) ? W_TRACE : W_OTHER;
-	case 6: return !memcmp(s, "cpu_op", 6) ? W_CPU_OP : W_OTHER;
+	case 6: return !memcmp(s, "cpu_op", 6) ? W_CPU_OP : !memcmp(s, "kernel", 6) ? W_GPU : W_OTHER;
+	case 10: return !memcmp(s, "gpu_memcpy", 10) || !memcmp(s, "gpu_memset", 10) ? W_GPU : W_OTHER;
+	case 11: return !memcmp(s, "cuda_driver", 11) ? W_API : !memcmp(s, "thread_name", 11) ? W_THREAD_NAME
+											  : W_OTHER;
+	case 12: return !memcmp(s, "cuda_runtime", 12) ? W_API : W_OTHER;
 	case 15: return !memcmp(s, "user_annotation", 15) ? W_USER_ANN : W_OTHER;
 	case 17: return !memcmp(s, "Record Window End", 17) ? W_WINEND : W_OTHER;
 	case 20: return !memcmp(s, "PyTorch Profiler (0)", 20) ? W_PROF : W_OTHER;
 	case 33: return !memcmp(s, "Iteration Start: PyTorch Profiler", 33) ? W_ITER : W_OTHER;
 	default: return W_OTHER;
 	}
+}
+
+/* Whether s[0..n) is "thread " and a decimal integer: the name the merge
+ * gives the row of an API thread (Kineto writes "thread N (NAME)"). */
+static int is_thread_n(const char *s, size_t n)
+{
+	size_t i = 7;
+	if (n < 8 || memcmp(s, "thread ", 7))
+		return 0;
+	if (s[i] == '-' && ++i == n)
+		return 0;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
 }
 
 static void capture(struct scalar *v, enum field f, int type, const char *s, size_t n)
@@ -96,12 +123,15 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 			v->int_rc = cm_py_int_of_str(s, n, &v->i);
 		else if (f == F_TS || f == F_DUR)
 			v->float_rc = cm_py_float_of_str(s, n, &v->d);
+		else if (f == F_ARGNAME && is_thread_n(s, n))
+			v->word = W_THREAD_N;
 		break;
 	case CM_J_NUM:
 		if (f == F_PID || f == F_TID || f == F_EXT) {
 			v->is_int = cm_json_number_is_int(s, n);
 			v->int_rc = cm_py_int_of_number(s, n, &v->i);
 		} else if (f == F_TS || f == F_DUR) {
+			v->is_int = cm_json_number_is_int(s, n);
 			v->float_rc = cm_py_float_of_number(s, n, &v->d);
 		}
 		break;
@@ -197,6 +227,45 @@ int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_hmap *ext)
 	return 0;
 }
 
+/* Count the events that tell what kind of trace this is: GPU activity and
+ * CUDA API rows (Kineto's CPU+CUDA traces; torch's CPU activity set also
+ * records the API), and the thread rows the merge itself writes, which
+ * Kineto never writes: "thread N" with ts 0.0 (the repair stage writes ts 0,
+ * an integer, so a repaired trace is not taken for a merged one). */
+static void note_kind(struct cscan *c, int is_x)
+{
+	cm_cpuplan *p = c->plan;
+	if (is_x && c->cat.type == CM_J_STR && c->cat.word == W_GPU)
+		p->gpu_events++;
+	else if (is_x && c->cat.type == CM_J_STR && c->cat.word == W_API)
+		p->api_events++;
+	else if (c->ph.type == CM_J_STR && c->ph.word == W_M && c->name.type == CM_J_STR &&
+		 c->name.word == W_THREAD_NAME && c->argname.type == CM_J_STR && c->argname.word == W_THREAD_N &&
+		 c->ts.type == CM_J_NUM && !c->ts.is_int && c->ts.float_rc == CM_PY_OK && c->ts.d == 0.0)
+		p->merge_rows++;
+}
+
+/* Add the event's pid, when it is an integer, to the trace's pid set. */
+static void note_pid(struct cscan *c)
+{
+	cm_cpuplan *p = c->plan;
+	int64_t pid;
+	if (c->pid.type < 0 || c->pid.type == CM_J_STR || c->pid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
+	    c->pid.i > INT64_MAX || p->pids_overflow)
+		return;
+	pid = (int64_t)c->pid.i;
+	if (c->have_last_pid && pid == c->last_pid)
+		return;
+	c->last_pid = pid;
+	c->have_last_pid = 1;
+	if (!p->pids)
+		p->pids = cm_hmap_new(8, 0);
+	if (cm_hmap_count(p->pids) >= CM_CPUSCAN_MAX_PIDS && !cm_hmap_get(p->pids, &pid))
+		p->pids_overflow = 1;
+	else
+		cm_hmap_put(p->pids, &pid, NULL);
+}
+
 /* The event just ended: drop / keep, extent, External id index. */
 static int event_done(struct cscan *c)
 {
@@ -207,6 +276,7 @@ static int event_done(struct cscan *c)
 		      (c->name.type == CM_J_STR && (c->name.word == W_ITER || c->name.word == W_WINEND));
 	int is_x = c->ph.type == CM_J_STR && c->ph.word == W_X;
 
+	note_kind(c, is_x);
 	/* the index looks at every event, dropped or not */
 	if (is_x && c->cat.type == CM_J_STR && (c->cat.word == W_CPU_OP || c->cat.word == W_USER_ANN) &&
 	    c->pid.type >= 0 && c->pid.is_int && c->tid.type >= 0 && c->tid.is_int && c->args_obj &&
@@ -259,6 +329,7 @@ static int event_done(struct cscan *c)
 			return 0;
 		p->min_ts = cm_py_min(p->min_ts, ts);
 		p->max_end = cm_py_max(p->max_end, ts + cm_py_max(dur, 0.0));
+		note_pid(c);
 	}
 	c->kept++;
 	return 1;
@@ -296,6 +367,7 @@ static struct scalar *field_slot(struct cscan *c)
 	case F_TS: return &c->ts;
 	case F_DUR: return &c->dur;
 	case F_EXT: return &c->ext_id;
+	case F_ARGNAME: return &c->argname;
 	default: return NULL;
 	}
 }
@@ -316,7 +388,7 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 	case 2:
 		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
 	default:
-		if (c->depth == 4 && c->field != F_EXT)
+		if (c->depth == 4 && c->field != F_EXT && c->field != F_ARGNAME)
 			return 1;
 		if (c->field == F_ARGS) {
 			c->args_obj = 0;
@@ -340,7 +412,7 @@ static int cb_string(void *c, const unsigned char *s, size_t n)
 static void reset_event(struct cscan *c)
 {
 	c->ph.type = c->cat.type = c->name.type = c->pid.type = c->tid.type = -1;
-	c->ts.type = c->dur.type = c->ext_id.type = -1;
+	c->ts.type = c->dur.type = c->ext_id.type = c->argname.type = -1;
 	c->args_obj = 0;
 	c->field = F_NONE;
 }
@@ -388,7 +460,7 @@ static int on_open(struct cscan *c, int is_map)
 		}
 		if (c->field == F_ARGS) {
 			c->args_obj = is_map;
-			c->ext_id.type = -1; /* a repeated "args": the last one counts */
+			c->ext_id.type = c->argname.type = -1; /* a repeated "args": the last one counts */
 			if (is_map) {
 				c->depth = 4;
 				c->field = F_NONE;
@@ -401,8 +473,8 @@ static int on_open(struct cscan *c, int is_map)
 		c->skip = 1;
 		return 1;
 	default: /* inside args */
-		if (c->field == F_EXT)
-			capture(&c->ext_id, F_EXT, is_map ? CM_J_OBJ : CM_J_ARR, NULL, 0);
+		if (c->field == F_EXT || c->field == F_ARGNAME)
+			capture(field_slot(c), c->field, is_map ? CM_J_OBJ : CM_J_ARR, NULL, 0);
 		c->skip = 1;
 		return 1;
 	}
@@ -447,6 +519,8 @@ static int cb_map_key(void *cv, const unsigned char *k, size_t n)
 		c->top_key_base = n == 19 && !memcmp(s, "baseTimeNanoseconds", 19);
 		if (n == 9 && !memcmp(s, "traceName", 9))
 			c->plan->has_trace_name = 1;
+		if (n == 6 && !memcmp(s, "events", 6))
+			c->plan->has_window_events = 1;
 		if (c->in_events && c->plan->has_events++) {
 			cm_error(CM_EXIT_DATA, cname(c), cm_sax_offset(&c->sax),
 				 "\"traceEvents\" appears twice in the top-level object");
@@ -467,7 +541,9 @@ static int cb_map_key(void *cv, const unsigned char *k, size_t n)
 		return 1;
 	}
 	if (c->depth == 4)
-		c->field = n == 11 && !memcmp(s, "External id", 11) ? F_EXT : F_NONE;
+		c->field = n == 11 && !memcmp(s, "External id", 11) ? F_EXT
+			   : n == 4 && !memcmp(s, "name", 4)        ? F_ARGNAME
+								    : F_NONE;
 	return 1;
 }
 
@@ -495,6 +571,8 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	if (plan->ext_spill)
 		fclose(plan->ext_spill);
 	plan->ext_spill = NULL;
+	cm_hmap_free(plan->pids);
+	plan->pids = NULL;
 }
 
 cm_int cm_cpuscan_default_base(double now)

@@ -22,7 +22,18 @@ typedef struct cm_cpuplan {
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;
+	/* for the checks that the window belongs with this trace (crosscheck.h) */
+	int has_window_events; /* a top-level "events" member, as a trace window has */
+	uint64_t gpu_events;   /* X events of the categories kernel, gpu_memcpy, gpu_memset */
+	uint64_t api_events;   /* X events of the categories cuda_runtime, cuda_driver */
+	uint64_t merge_rows;   /* M thread_name "thread N" at ts 0.0: rows a merge wrote */
+	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
+	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 } cm_cpuplan;
+
+/* The pid set stops growing here (a trace has a few processes; this bounds
+ * the memory a pathological trace can claim). */
+#define CM_CPUSCAN_MAX_PIDS 4096
 
 /* Read all of IN, checking that it is a Chrome trace the merge can take
  * (a top-level object; traceEvents, when present, an array of objects; names

@@ -205,11 +205,16 @@ static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, c
 	}
 }
 
-/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))). */
+/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
+ * and whether it overlaps the CPU trace's span. */
 void gpu_extent(cm_gpu *g, double ts, double dur)
 {
 	g->min_ts = cm_py_min(g->min_ts, ts);
 	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->have_cpu_span) {
+		g->x_events++;
+		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	}
 	g->st.x_events++;
 }
 

@@ -48,6 +48,15 @@ void cm_gpu_plan_finish(cm_gpu *g);
 /* Smallest ts and largest ts+dur of the X events pass 3 will write (min is
  * +inf when there are none), by Python's min()/max() rules. */
 void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end);
+/* Before pass 2: the CPU trace's span [MIN_TS, MAX_END] (trace us), for
+ * cm_gpu_overlap.  Without it pass 2 counts nothing. */
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end);
+/* After pass 2: how many X events pass 3 will write, and how many of them
+ * lie wholly outside the CPU span. */
+void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside);
+/* After pass 2: the process ids of the API rows (int64 keys; values are
+ * internal).  Owned by G. */
+const cm_hmap *cm_gpu_processes(const cm_gpu *g);
 
 /* ---- pass 3: output ---- */
 /* The metadata events (process/thread names, labels, sort indexes). */

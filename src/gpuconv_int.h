@@ -61,6 +61,9 @@ struct cm_gpu {
 	cm_hmap *devices, *streams, *procs, *threads, *spans;
 	int need_overhead;
 	double min_ts, max_end_ts;
+	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
+	double cpu_min_ts, cpu_max_end;
+	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	struct cm_gpu_stats st;
 	cm_repair *repair; /* or NULL */
 	struct args args;  /* pass 3: the args being built, reused event to event */

@@ -137,6 +137,21 @@ void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
 	*max_end = g->max_end_ts;
 }
 
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
+{
+	g->have_cpu_span = 1;
+	g->cpu_min_ts = min_ts;
+	g->cpu_max_end = max_end;
+}
+
+void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
+{
+	*events = g->x_events;
+	*outside = g->x_outside;
+}
+
+const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->procs; }
+
 int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo)
 {
 	size_t n;

@@ -8,7 +8,9 @@
  *
  * Gzip is recognised by the magic bytes 1f 8b, never by the file name.
  * Concatenated members are read one after the other (as gzip -d does); any
- * other bytes after the last member are an error, as is a member cut short. */
+ * other bytes after the last member are an error, as is a member cut short.
+ * zstd, bzip2, xz and lz4 are recognised by their magic bytes too, and
+ * refused with a message that names them. */
 #include "config.h"
 #include "input.h"
 #include "diag.h"
@@ -175,21 +177,44 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	return n;
 }
 
-/* Look at the first bytes to decide between plain text and gzip. */
+/* Compressed formats we do not read, by their magic bytes (from their file
+ * format specifications), so that they are named rather than reported as
+ * invalid JSON: no JSON text starts with any of these bytes. */
+static const struct {
+	const char *magic;
+	size_t len;
+	const char *name; /* also the command that decompresses it */
+} foreign[] = {
+	{"\x28\xb5\x2f\xfd", 4, "zstd"},
+	{"BZh", 3, "bzip2"},
+	{"\xfd\x37\x7a\x58\x5a\x00", 6, "xz"},
+	{"\x04\x22\x4d\x18", 4, "lz4"},
+};
+/* The longest magic above: sniff() reads at least this much when it can. */
+#define SNIFF_BYTES 6
+
+/* Look at the first bytes to decide between plain text and gzip, and to
+ * refuse the compressed formats above. */
 static int sniff(cm_input *in)
 {
 	ssize_t n = raw_read(in, 0, in->bufsize);
 	if (n < 0)
 		return -1;
 	in->raw_len = (size_t)n;
-	while (in->raw_len == 1 && !in->raw_eof) { /* a 1-byte chunk: fetch one more */
-		n = raw_read(in, 1, 1);
+	while (in->raw_len < SNIFF_BYTES && !in->raw_eof) { /* tiny chunks: fetch a few more bytes */
+		n = raw_read(in, in->raw_len, SNIFF_BYTES - in->raw_len);
 		if (n < 0)
 			return -1;
 		in->raw_len += (size_t)n;
 	}
 	in->raw_pos = 0;
 	in->sniffed = 1;
+	for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
+		if (in->raw_len >= foreign[i].len && !memcmp(in->raw, foreign[i].magic, foreign[i].len))
+			return cm_error(CM_EXIT_DATA, in->name, -1,
+					"%s-compressed input is not supported; decompress it first (%s -dc)",
+					foreign[i].name, foreign[i].name),
+			       -1;
 	in->gzip = in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b;
 	if (in->gzip) {
 		if (!in->zinit) {

@@ -9,7 +9,9 @@
 typedef struct cm_input cm_input;
 
 /* Open PATH ("-" means standard input) for chunked reading with chunks of at
- * most BUFSIZE bytes.  Returns NULL after reporting the error (CM_EXIT_IO). */
+ * most BUFSIZE bytes (the first chunk of plain text may hold up to 6, enough
+ * to tell the compressed formats apart).  Returns NULL after reporting the
+ * error (CM_EXIT_IO). */
 cm_input *cm_input_open(const char *path, size_t bufsize);
 
 /* Hand out the next chunk of (decompressed) text in *data / *len; the memory
@@ -39,7 +41,8 @@ const char *cm_input_name(const cm_input *in);
  * name and read from the start; 0 for a pipe, a FIFO, a device, stdin. */
 int cm_input_is_file(const cm_input *in);
 
-/* 1 when the text is gzip-compressed (known after the first chunk). */
+/* 1 when the text is gzip-compressed (known after the first chunk; zstd,
+ * bzip2, xz and lz4 make the first cm_input_next fail with a message). */
 int cm_input_is_gzip(const cm_input *in);
 
 void cm_input_close(cm_input *in);

@@ -35,6 +35,9 @@ static void usage(FILE *f)
 	      "      --trace-name=NAME  set traceName (default: the -o FILE name)\n"
 	      "      --now=SECONDS      clock for the base time of a trace without\n"
 	      "                         baseTimeNanoseconds (default: the current time)\n"
+	      "      --force            merge inputs that look as if they do not belong\n"
+	      "                         together (other pids or times, GPU events already\n"
+	      "                         in the trace, a window given as the trace)\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "  -v, --verbose          a summary on standard error\n"
 	      "      --progress         show progress even when stderr is not a terminal\n"
@@ -70,7 +73,17 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE };
+
+/* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
+ * silent replacement of the first. */
+static int set_once(const char **slot, const char *arg)
+{
+	if (*slot)
+		return -1;
+	*slot = arg;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -81,6 +94,7 @@ int main(int argc, char **argv)
 		{"gzip", optional_argument, NULL, 'z'},
 		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
 		{"now", required_argument, NULL, OPT_NOW},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -113,9 +127,18 @@ int main(int argc, char **argv)
 	}
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::qvhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'w': opt.window_path = optarg; break;
-		case 't': opt.map_path = optarg; break;
-		case 'o': opt.out_path = optarg; break;
+		case 'w':
+			if (set_once(&opt.window_path, optarg) < 0)
+				return usage_error("option given more than once", "-w/--window");
+			break;
+		case 't':
+			if (set_once(&opt.map_path, optarg) < 0)
+				return usage_error("option given more than once", "-t/--thread-map");
+			break;
+		case 'o':
+			if (set_once(&opt.out_path, optarg) < 0)
+				return usage_error("option given more than once", "-o/--output");
+			break;
 		case 'z':
 			gzip_flag = 1;
 			opt.gzip_level = DEFAULT_GZIP_LEVEL;
@@ -135,6 +158,7 @@ int main(int argc, char **argv)
 			opt.have_now = 1;
 			break;
 		}
+		case OPT_FORCE: opt.force = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case 'v': opt.verbose = 1; break;
 		case OPT_PROGRESS: opt.progress = 1; break;

@@ -21,7 +21,9 @@
  *       (devices, streams, processes, threads) and the time extent noted;
  *       annotation spans grown;
  *   --  all input has now been read and checked: an error stops here, before
- *       a byte is written, so a bad input never leaves half a trace;
+ *       a byte is written, so a bad input never leaves half a trace; so
+ *       does a pair that does not belong together (crosscheck.c: after C1
+ *       the documents' shapes, after W2 the pids and time spans);
  *   C2  CPU pass 2 (cpucopy.c): copy the CPU text, splicing in the metadata
  *       and, at the end of traceEvents,
  *   W3  window pass 3: the window's events, then the spans and span events.
@@ -35,6 +37,7 @@
 #include "merge.h"
 #include "cpucopy.h"
 #include "cpuscan.h"
+#include "crosscheck.h"
 #include "diag.h"
 #include "exitcode.h"
 #include "gpuconv.h"
@@ -254,9 +257,9 @@ static int prepare(struct merge *m)
 	cm_int base;
 	double wmin, wmax;
 	pthread_t th;
-	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc;
+	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
 
-	w1_rc = cm_window_read(m->win, &s1, "reading the window");
+	w1_rc = cm_window_read(m->win, &s1, "reading the window", &win_trace_events);
 	if (threaded)
 		pthread_join(th, NULL);
 	else
@@ -264,6 +267,9 @@ static int prepare(struct merge *m)
 	if (w1_rc < 0 || m->c1_rc < 0 ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
+	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
+					      win_trace_events)))
+		return status;
 	if (m->plan.has_base) {
 		base = m->plan.base_ns;
 	} else {
@@ -275,9 +281,12 @@ static int prepare(struct merge *m)
 	w3_start(m);
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
+	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
 	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &s2, "checking the window") < 0)
 		return cm_diag_status();
 	cm_gpu_plan_finish(m->gpu);
+	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
+		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
 	/* Python's min()/max() over the CPU events, then the window's */
 	m->min_ts = cm_py_min(m->plan.min_ts, wmin);

@@ -16,6 +16,7 @@ struct cm_options {
 	double now;              /* seconds, for the missing-base fallback */
 	size_t bufsize;          /* read chunk size */
 	int quiet, verbose;
+	int force;               /* --force: merge inputs that look mismatched */
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
 };
 

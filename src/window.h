@@ -19,8 +19,11 @@ typedef struct cm_window_sink {
 } cm_window_sink;
 
 /* Read the whole window IN, calling SINK.  Checks the shape: a top-level
- * object with an "events" array of objects, each member at most once.
- * Returns 0, or -1 after reporting the error. */
-int cm_window_read(cm_input *in, const cm_window_sink *sink, const char *pass_label);
+ * object with an "events" array of objects, each member at most once (a
+ * Chrome trace, with "traceEvents" and no "events", is named as such).
+ * TRACE_EVENTS, when not NULL, is set to 1 when the window also has a
+ * top-level "traceEvents", as a Chrome trace has (else 0).  Returns 0, or -1
+ * after reporting the error. */
+int cm_window_read(cm_input *in, const cm_window_sink *sink, const char *pass_label, int *trace_events);
 
 #endif

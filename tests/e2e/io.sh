@@ -44,12 +44,14 @@ else
 	grep -q "write error" "$tmp/err" || fail ">/dev/full: no write error message: $(cat "$tmp/err")"
 fi
 
-# a reader that stops early: quiet, status 0 (bigger than the pipe buffer)
+# a reader that stops early: quiet, status 0 (bigger than the pipe buffer; the
+# process, base time and times of the window's, so that the pair is not refused)
 tcase "a reader that closes the pipe early: quiet, status 0"
 python3 - "$tmp/big.json" <<'PY'
 import json, sys
-ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(60000)]
-json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 4242, "tid": 1, "ts": 5000000 + i, "dur": 1,
+       "args": {}} for i in range(60000)]
+json.dump({"baseTimeNanoseconds": 1759300074000000000, "traceEvents": ev}, open(sys.argv[1], "w"))
 PY
 set +e
 ( $CUPTIMERGE -w "$W" "$tmp/big.json" 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -c 100 >/dev/null

@@ -170,7 +170,7 @@ static int read_window(const char *text, size_t bufsize, struct wsink *w)
 	const char *path = check_tmpfile(text);
 	cm_input *in = cm_input_open(path, bufsize);
 	cm_window_sink sink = {on_event, on_member, w};
-	int rc = cm_window_read(in, &sink, "test");
+	int rc = cm_window_read(in, &sink, "test", NULL);
 	cm_input_close(in);
 	unlink(path);
 	return rc;
