@@ -82,17 +82,18 @@ done
 sed "s/\"name\": *\"/&$(printf '\303\251\342\202\254\360\237\230\200')/" "$FIX/cpu.json" >"$tmp/cpu_utf8.json"
 expect_ok "valid UTF-8 in the CPU trace" "$CUPTIMERGE" -q -w "$FIX/window.json" "$tmp/cpu_utf8.json"
 
-# depth: the top object is level 1; a CPU event's args at level 4
+# depth: the top object is level 1; a CPU event's args at level 4 (--force: the
+# one-event trace does not belong with the window; only its depth matters here)
 deep() { # deep N: a one-event CPU trace whose args hold N-4 nested arrays
 	awk -v n="$1" 'BEGIN { printf "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":";
 		for (i = 4; i < n; i++) printf "["; for (i = 4; i < n; i++) printf "]"; print "}}]}" }'
 }
 deep 512 >"$tmp/deep512.json"
 deep 513 >"$tmp/deep513.json"
-expect_ok "512 levels, merged" "$CUPTIMERGE" -q --now 0 -w "$FIX/window.json" "$tmp/deep512.json"
+expect_ok "512 levels, merged" "$CUPTIMERGE" -q --force --now 0 -w "$FIX/window.json" "$tmp/deep512.json"
 expect_ok "512 levels, repaired" "$CUPTIMERGE" -q -t "$FIX/thread_map.json" "$tmp/deep512.json"
 expect_refused "513 levels, merged" 'nesting deeper than 512' \
-	"$CUPTIMERGE" -q --now 0 -w "$FIX/window.json" "$tmp/deep513.json"
+	"$CUPTIMERGE" -q --force --now 0 -w "$FIX/window.json" "$tmp/deep513.json"
 expect_refused "513 levels, repaired" 'nesting deeper than 512' \
 	"$CUPTIMERGE" -q -t "$FIX/thread_map.json" "$tmp/deep513.json"
 
