@@ -21,6 +21,7 @@ static double progress_t0, progress_last;
 void cm_diag_init(const char *progname) { prog = progname; }
 void cm_diag_set_quiet(int q) { quiet = q; }
 int cm_diag_status(void) { return first_status; }
+void cm_diag_reset(void) { first_status = 0; }
 
 /* Print the common "PROG: FILE:OFFSET: " prefix and the message. */
 static void vreport(const char *file, int64_t offset, const char *fmt, va_list ap)

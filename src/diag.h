@@ -23,6 +23,10 @@ void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
 /* The first status passed to cm_error, or 0. */
 int cm_diag_status(void);
 
+/* Forget that status, for a caller that runs the engine again in the same
+ * process (the fuzz harnesses). */
+void cm_diag_reset(void);
+
 /* Progress on stderr: shown only when enabled (a terminal, not -q), only once a
  * job has run for a second, refreshed at most 4 times a second, and cleared
  * before any other message.  `total` may be 0 when the size is unknown. */

@@ -163,3 +163,12 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 	}
 	return n;
 }
+
+int cm_jcheck_end(cm_jcheck *c)
+{
+	if (c->in_str || c->need) {
+		c->err = "trailing garbage (the text ends inside a string)";
+		return -1;
+	}
+	return 0;
+}

@@ -41,4 +41,9 @@ void cm_jcheck_begin(cm_jcheck *c);
  * part). */
 size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n);
 
+/* The text has ended: 0, or -1 with c->err set when it ended inside a
+ * string or a UTF-8 sequence.  (yajl takes an unterminated string after a
+ * complete document, `{}"abc`, as the end of the text.) */
+int cm_jcheck_end(cm_jcheck *c);
+
 #endif

@@ -135,6 +135,10 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 		report_syntax(sax, (const unsigned char *)"", 0, 1);
 		goto out;
 	}
+	if (cm_jcheck_end(&check) < 0) {
+		cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)sax->base, "invalid JSON: %s", check.err);
+		goto out;
+	}
 	result = 0;
 out:
 	cm_buf_free(&pending);

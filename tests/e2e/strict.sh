@@ -97,6 +97,18 @@ expect_refused "513 levels, merged" 'nesting deeper than 512' \
 expect_refused "513 levels, repaired" 'nesting deeper than 512' \
 	"$CUPTIMERGE" -q -t "$FIX/thread_map.json" "$tmp/deep513.json"
 
+# an unterminated string after the document: yajl alone takes it for the end
+# of the text (the merge then failed with a false status 3, the repair wrote
+# a trace and exited 0); found by the fuzz harnesses' scanner property
+{ cat "$FIX/cpu.json"; printf '"x'; } >"$tmp/cpu_tail.json"
+{ cat "$FIX/window.json"; printf ' "'; } >"$tmp/win_tail.json"
+expect_refused "an unterminated string after the CPU trace" 'trailing garbage' \
+	"$CUPTIMERGE" -q -w "$FIX/window.json" "$tmp/cpu_tail.json"
+expect_refused "an unterminated string after the window" 'trailing garbage' \
+	"$CUPTIMERGE" -q -w "$tmp/win_tail.json" "$FIX/cpu.json"
+expect_refused "an unterminated string after a trace to repair" 'trailing garbage' \
+	"$CUPTIMERGE" -q -t "$FIX/thread_map.json" -o "$tmp/repaired.json" "$tmp/cpu_tail.json"
+
 # the error's offset is the offending byte's, at every read size
 inject "$FIX/cpu.json" "$ff" >"$tmp/cpu_ff.json"
 want=$(awk 'index($0, ",") { print n + index($0, ",") - 1; exit } { n += length($0) + 1 }' "$FIX/cpu.json")

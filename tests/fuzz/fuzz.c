@@ -1,0 +1,264 @@
+/* fuzz.c - the driver of the fuzz harnesses (libFuzzer): run the engine on
+ * the fuzzer's bytes and check the properties listed in fuzz.h.
+ *
+ * The engine runs in-process, as main.c runs it, on files: the fuzzer's
+ * bytes go to a memfd opened by its /proc/self/fd name (a regular file, so
+ * the merge reads it several times and may open it again, as it would a
+ * trace on disk), the partner input is a fixture, the output goes to a
+ * private directory.  Messages go to a memory stream in place of stderr, so
+ * they can be counted; sanitizer reports are written to descriptor 2 itself
+ * and still reach the terminal.  A property that fails aborts, which
+ * libFuzzer reports as a crash and saves the input. */
+#define _GNU_SOURCE /* memfd_create, memmem, open_memstream */
+#include "config.h"
+#include "diag.h"
+#include "exitcode.h"
+#include "fuzz.h"
+#include "jcheck.h"
+#include "jscan.h"
+#include "jval.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+
+#ifndef FUZZ_DATA
+#define FUZZ_DATA "."
+#endif
+
+static int data_fd = -1;
+static char data_path[64], partner_path[4096], out_dir[4096], out_path[4200];
+
+/* A failed property: say which, then abort (libFuzzer keeps the input). */
+#define PROPERTY(cond, ...)                                                                 \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(real_stderr, "fuzz_%s: property failed: ", fuzz_target.name); \
+			fprintf(real_stderr, __VA_ARGS__);                                  \
+			fputc('\n', real_stderr);                                           \
+			abort();                                                            \
+		}                                                                           \
+	} while (0)
+
+static FILE *real_stderr;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *dir = getenv("FUZZ_DATA") ? getenv("FUZZ_DATA") : FUZZ_DATA;
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	(void)argc;
+	(void)argv;
+	real_stderr = fdopen(dup(2), "w");
+	setvbuf(real_stderr, NULL, _IONBF, 0);
+	data_fd = memfd_create("fuzz-input", 0);
+	snprintf(data_path, sizeof data_path, "/proc/self/fd/%d", data_fd);
+	snprintf(partner_path, sizeof partner_path, "%s/%s", dir, fuzz_target.partner);
+	if (access(partner_path, R_OK) != 0) {
+		fprintf(stderr, "fuzz_%s: cannot read %s (set FUZZ_DATA to the source tree)\n",
+			fuzz_target.name, partner_path);
+		exit(1);
+	}
+	snprintf(out_dir, sizeof out_dir, "%s/cuptimerge-fuzz.XXXXXX", tmp);
+	if (data_fd < 0 || !mkdtemp(out_dir)) {
+		perror("fuzz setup");
+		exit(1);
+	}
+	snprintf(out_path, sizeof out_path, "%s/out.json", out_dir);
+	return 0;
+}
+
+struct run {
+	int status;
+	char *out;      /* the output file's bytes (status 0) */
+	size_t out_len;
+	char *msgs;     /* what went to stderr */
+	size_t msgs_len;
+};
+
+/* Files in the output directory, "out.json" counted apart. */
+static int leftovers(int *has_out)
+{
+	DIR *d = opendir(out_dir);
+	struct dirent *e;
+	int n = 0;
+	*has_out = 0;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!strcmp(e->d_name, "out.json"))
+			*has_out = 1;
+		else
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	size_t cap = 0, n = 0, got;
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 65536)
+			p = realloc(p, cap = cap * 2 + 65536);
+		got = fread(p + n, 1, cap - n, f);
+		n += got;
+	} while (got);
+	fclose(f);
+	*len = n;
+	return p;
+}
+
+/* One run of the engine with chunks of BUFSIZE bytes. */
+static void run_engine(size_t bufsize, struct run *r)
+{
+	struct cm_options opt;
+	FILE *saved = stderr;
+	int has_out;
+	memset(&opt, 0, sizeof opt);
+	memset(r, 0, sizeof *r);
+	opt.gzip_level = -1;
+	opt.bufsize = bufsize;
+	opt.quiet = 1;
+	opt.force = fuzz_target.role == FUZZ_CPU || fuzz_target.role == FUZZ_WINDOW;
+	opt.have_now = 1;
+	opt.now = 1764441600;
+	opt.trace_name = "fuzz";
+	opt.out_path = out_path;
+	switch (fuzz_target.role) {
+	case FUZZ_CPU: opt.cpu_path = data_path; opt.window_path = partner_path; break;
+	case FUZZ_WINDOW: opt.cpu_path = partner_path; opt.window_path = data_path; break;
+	case FUZZ_MAP: opt.cpu_path = partner_path; opt.map_path = data_path; break;
+	case FUZZ_REPAIR: opt.cpu_path = data_path; opt.map_path = partner_path; break;
+	}
+	stderr = open_memstream(&r->msgs, &r->msgs_len);
+	cm_diag_reset();
+	r->status = cm_merge_run(&opt);
+	fclose(stderr);
+	stderr = saved;
+
+	PROPERTY(r->status >= CM_EXIT_OK && r->status <= CM_EXIT_IO, "exit status %d", r->status);
+	PROPERTY(leftovers(&has_out) == 0, "a temporary file was left in %s (status %d)", out_dir,
+		 r->status);
+	if (r->status == CM_EXIT_OK) {
+		PROPERTY(has_out, "status 0 but no output file");
+		r->out = slurp(out_path, &r->out_len);
+		PROPERTY(r->out != NULL, "cannot read the output");
+	} else {
+		size_t lines = 0;
+		for (size_t i = 0; i < r->msgs_len; i++)
+			lines += r->msgs[i] == '\n';
+		PROPERTY(!has_out, "status %d but an output file", r->status);
+		PROPERTY(lines == 1, "status %d with %zu message lines: %.*s", r->status, lines,
+			 (int)(r->msgs_len < 2000 ? r->msgs_len : 2000), r->msgs);
+	}
+	unlink(out_path);
+}
+
+/* yajl with the strict check over all of S: 1 when it is one JSON text. */
+static int strict_valid(const char *s, size_t n)
+{
+	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+	cm_jcheck c;
+	int ok;
+	yajl_config(h, yajl_allow_comments, 0);
+	yajl_config(h, yajl_dont_validate_strings, 0);
+	cm_jcheck_begin(&c);
+	ok = cm_jcheck_feed(&c, s, n) == n && yajl_parse(h, (const unsigned char *)s, n) == yajl_status_ok &&
+	     yajl_complete_parse(h) == yajl_status_ok && cm_jcheck_end(&c) == 0;
+	yajl_free(h);
+	return ok;
+}
+
+/* Python's json takes NaN, Infinity and -Infinity, which are not JSON. */
+static int has_py_extension(const char *s, size_t n)
+{
+	return memmem(s, n, "NaN", 3) || memmem(s, n, "Infinity", 8);
+}
+
+/* Valid UTF-8 throughout (the Python parser works on bytes, after yajl). */
+static int utf8_ok(const char *s, size_t n)
+{
+	cm_jcheck c;
+	cm_jcheck_begin(&c);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\f' || s[i] == '\v')
+			return 1; /* not a UTF-8 question */
+	return cm_jcheck_feed(&c, s, n) == n && c.need == 0;
+}
+
+/* The scanners against yajl on the raw bytes. */
+static void check_scanners(const char *s, size_t n)
+{
+	int valid = strict_valid(s, n);
+	cm_arena *a = cm_arena_new();
+	cm_jval *v = cm_jval_parse_py(a, s, n);
+	size_t i = 0, k;
+	cm_jscan sc;
+	if (valid) {
+		PROPERTY(v != NULL, "yajl accepts the text, the Python-json parser does not");
+		while (i < n && cm_jscan_ws(s[i]))
+			i++;
+		k = i;
+		cm_jscan_begin(&sc, s[i]);
+		if (cm_jscan_feed(&sc, s, n, &k) || sc.scalar) {
+			while (k < n && cm_jscan_ws(s[k]))
+				k++;
+			PROPERTY(k == n, "jscan ends the value at %zu, yajl at the end (%zu)", k, n);
+		} else {
+			PROPERTY(0, "jscan did not find the end of a valid value");
+		}
+	} else if (!has_py_extension(s, n) && utf8_ok(s, n)) {
+		PROPERTY(v == NULL, "the Python-json parser accepts what yajl refuses");
+	}
+	cm_arena_free(a);
+}
+
+/* The chunk size of the second run: 1..31, from the input itself, so a
+ * crash reproduces from the saved input alone. */
+static size_t small_bufsize(const uint8_t *data, size_t size)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ data[i]) * 16777619u;
+	return 1 + h % 31;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run big, small;
+	size_t bs;
+	if (size > 65536)
+		return -1; /* keep runs short; small inputs reach everything */
+	if (ftruncate(data_fd, 0) < 0 || pwrite(data_fd, data, size, 0) != (ssize_t)size)
+		abort();
+	check_scanners((const char *)data, size);
+	run_engine(1 << 20, &big);
+	bs = small_bufsize(data, size);
+	run_engine(bs, &small);
+	PROPERTY(big.status == small.status, "status %d with 1 MiB reads, %d with %zu-byte reads", big.status,
+		 small.status, bs);
+	if (big.status == CM_EXIT_OK) {
+		PROPERTY(big.out_len == small.out_len && !memcmp(big.out, small.out, big.out_len),
+			 "the output differs between 1 MiB and %zu-byte reads", bs);
+		PROPERTY(strict_valid(big.out, big.out_len), "the output is not valid JSON");
+	}
+	free(big.out);
+	free(small.out);
+	free(big.msgs);
+	free(small.msgs);
+	return 0;
+}

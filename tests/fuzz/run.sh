@@ -1,0 +1,29 @@
+#!/bin/sh
+# run.sh SRCDIR SECONDS FLAGS NAME... - run each fuzz harness for SECONDS,
+# one after the other, from its seed corpus (SRCDIR/tests/fuzz/corpus/NAME)
+# with the JSON dictionary.  New inputs go to fuzz-work/NAME, crashes to
+# fuzz-work/NAME-crash-*.  Prints one line of figures per harness and fails
+# when a harness found a crash or a failed property.
+set -eu
+srcdir=$1 seconds=$2 flags=$3
+shift 3
+status=0
+mkdir -p fuzz-work
+for name in "$@"; do
+	mkdir -p "fuzz-work/$name"
+	log=fuzz-work/$name.log
+	rc=0
+	# shellcheck disable=SC2086 # FLAGS is a word list
+	FUZZ_DATA=$srcdir "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
+		-rss_limit_mb=4096 -dict="$srcdir/tests/fuzz/json.dict" -artifact_prefix="fuzz-work/$name-" \
+		-print_final_stats=1 $flags "fuzz-work/$name" "$srcdir/tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	echo "fuzz_$name: ${execs:-?} executions in ${seconds} s, ${cov:-cov: ?}, exit $rc"
+	if [ "$rc" -ne 0 ]; then
+		status=1
+		grep -E 'property failed|ERROR: |SUMMARY: ' "$log" | head -n 5 >&2 || true
+		ls fuzz-work/"$name"-* 2>/dev/null >&2 || true
+	fi
+done
+exit $status
