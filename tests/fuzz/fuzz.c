@@ -151,6 +151,11 @@ static void run_engine(size_t bufsize, struct run *r)
 	stderr = saved;
 
 	PROPERTY(r->status >= CM_EXIT_OK && r->status <= CM_EXIT_IO, "exit status %d", r->status);
+	/* nothing here can fail to read or write: a status 3 is a second pass
+	 * that read the text differently from yajl's ("changed between the
+	 * passes"), as form feeds once made it (F11) */
+	PROPERTY(r->status != CM_EXIT_IO, "status 3: %.*s", (int)(r->msgs_len < 2000 ? r->msgs_len : 2000),
+		 r->msgs);
 	PROPERTY(leftovers(&has_out) == 0, "a temporary file was left in %s (status %d)", out_dir,
 		 r->status);
 	if (r->status == CM_EXIT_OK) {

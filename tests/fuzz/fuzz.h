@@ -4,7 +4,9 @@
  * which input of a cuptimerge run the fuzzer's bytes become; the driver in
  * fuzz.c runs the real engine (cm_merge_run, as main.c does) on them and
  * checks properties, aborting on the first one that fails:
- *   - the status is one of the documented ones (0, 1, 2, 3);
+ *   - the status is one of the documented ones (0, 1, 2, 3), and not 3 (an
+ *     I/O error cannot happen here: it would be a pass that read the text
+ *     differently from yajl's);
  *   - a failed run reports exactly one error line and leaves no file in the
  *     output directory, neither the output nor a temporary one;
  *   - a successful run writes valid, strict JSON;
