@@ -41,8 +41,11 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n)
 }
 
 /* One metadata event of a window row: ts from FIRST_NS (0.0 when NULL), the
- * tid exported by the thread-id rule; see cm_evout_meta. */
-static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int *first_ns, cm_int pid, cm_int tid,
+ * tid exported by the thread-id rule; see cm_evout_meta.  FIRST_NS points
+ * into a hash-map value, which is only 8-aligned: the cm_int_a8 type makes
+ * the compiler load it as such (a plain cm_int * promises 16, and gcc -O1
+ * then uses an aligned 16-byte load that faults). */
+static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, cm_int tid,
 		const char *arg_key, const char *arg_text, cm_int arg_int)
 {
 	char ts[48] = "0.0";
