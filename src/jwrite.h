@@ -14,8 +14,12 @@ typedef struct cm_buf {
 /* Make room for N more bytes (exits on exhaustion, see cm_xrealloc). */
 void cm_buf_grow(cm_buf *b, size_t n);
 
+/* N may be 0 on a buffer that was never grown (p == NULL, an empty key ""):
+ * then nothing is done, as NULL + 0 and memcpy(NULL, ...) are undefined. */
 static inline void cm_buf_put(cm_buf *b, const void *s, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->cap - b->len < n)
 		cm_buf_grow(b, n);
 	memcpy(b->p + b->len, s, n);
