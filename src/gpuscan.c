@@ -97,48 +97,83 @@ static int map_value_int(const cm_jval *v, int64_t *tid)
 	return 0;
 }
 
+/* The maps are read as the reference reads them: json.loads makes a dict (a
+ * repeated key keeps its first place and its last value, see
+ * cm_jval_dict_members), then {int(k): v for k, v in d.items()}: of two keys
+ * with the same int() ("5" and "05"), the one placed later wins. */
+static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
+{
+	size_t n;
+	const cm_jval **mem = cm_jval_dict_members(val, &n);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		const cm_jval *k = mem[i];
+		int64_t ext;
+		struct ua_ent *u;
+		if (key_int(g, offset, "user_annotations", k, &ext) < 0) {
+			rc = -1;
+			break;
+		}
+		u = cm_hmap_put(g->ua, &ext, NULL);
+		free(u->name);
+		u->name = NULL;
+		if (k->type == CM_J_STR) {
+			u->name = cm_xmalloc(k->len + 1);
+			memcpy(u->name, k->s, k->len);
+			u->name[k->len] = 0;
+			u->len = k->len;
+		}
+	}
+	free(mem);
+	return rc;
+}
+
+static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
+{
+	size_t np, nt;
+	const cm_jval **pids = cm_jval_dict_members(val, &np), **ids;
+	int rc = 0;
+	for (size_t i = 0; i < np && !rc; i++) {
+		const cm_jval *p = pids[i];
+		int64_t pid;
+		if (key_int(g, offset, "thread_resource_map", p, &pid) < 0) {
+			rc = -1;
+			break;
+		}
+		cm_tidmap_begin_pid(g->tidmap, pid, p->type != CM_J_OBJ);
+		if (p->type != CM_J_OBJ)
+			continue;
+		ids = cm_jval_dict_members(p, &nt);
+		for (size_t j = 0; j < nt; j++) {
+			const cm_jval *t = ids[j];
+			int64_t id, tid = 0;
+			int bad;
+			if (key_int(g, offset, "thread_resource_map", t, &id) < 0) {
+				rc = -1;
+				break;
+			}
+			bad = map_value_int(t, &tid) < 0;
+			cm_tidmap_add(g->tidmap, id, tid, bad);
+		}
+		free(ids);
+	}
+	free(pids);
+	return rc;
+}
+
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset)
 {
 	if (!strcmp(key, "user_annotations")) {
 		g->ua_dict = val->type == CM_J_OBJ;
 		if (!g->ua_dict)
 			return 0; /* not an object: no gpu_user_annotation spans, no error */
-		for (const cm_jval *k = val->kids; k; k = k->next) {
-			int64_t ext;
-			struct ua_ent *u;
-			if (key_int(g, offset, "user_annotations", k, &ext) < 0)
-				return -1;
-			u = cm_hmap_put(g->ua, &ext, NULL);
-			free(u->name);
-			u->name = NULL;
-			if (k->type == CM_J_STR) {
-				u->name = cm_xmalloc(k->len + 1);
-				memcpy(u->name, k->s, k->len);
-				u->name[k->len] = 0;
-				u->len = k->len;
-			}
-		}
+		return scan_ua(g, val, offset);
 	} else if (!strcmp(key, "thread_resource_map")) {
 		if (val->type != CM_J_OBJ) {
 			cm_tidmap_set_bad(g->tidmap); /* fails when a lookup needs it */
 			return 0;
 		}
-		for (const cm_jval *p = val->kids; p; p = p->next) {
-			int64_t pid;
-			if (key_int(g, offset, "thread_resource_map", p, &pid) < 0)
-				return -1;
-			cm_tidmap_begin_pid(g->tidmap, pid, p->type != CM_J_OBJ);
-			if (p->type != CM_J_OBJ)
-				continue;
-			for (const cm_jval *t = p->kids; t; t = t->next) {
-				int64_t id, tid = 0;
-				int bad;
-				if (key_int(g, offset, "thread_resource_map", t, &id) < 0)
-					return -1;
-				bad = map_value_int(t, &tid) < 0;
-				cm_tidmap_add(g->tidmap, id, tid, bad);
-			}
-		}
+		return scan_trm(g, val, offset);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "jval.h"
 #include "diag.h"
+#include "hmap.h"
 #include "pyval.h"
 
 #include <stdio.h>
@@ -104,6 +105,51 @@ const cm_jval *cm_jval_get(const cm_jval *o, const char *key)
 int cm_jval_streq(const cm_jval *v, const char *s)
 {
 	return v && v->type == CM_J_STR && v->len == strlen(s) && !memcmp(v->s, s, v->len);
+}
+
+static int same_key(const cm_jval *a, const cm_jval *b)
+{
+	return a->klen == b->klen && !memcmp(a->key, b->key, a->klen);
+}
+
+const cm_jval **cm_jval_dict_members(const cm_jval *o, size_t *n)
+{
+	const cm_jval **out;
+	cm_hmap *first; /* 64-bit FNV-1a of a key -> 1 + its index in OUT */
+	size_t m = 0, cnt = 0;
+
+	*n = 0;
+	if (!o || o->type != CM_J_OBJ)
+		return cm_xmalloc(1);
+	for (const cm_jval *k = o->kids; k; k = k->next)
+		cnt++;
+	out = cm_xmalloc(cnt ? cnt * sizeof *out : 1);
+	first = cm_hmap_new(8, sizeof(size_t));
+	for (const cm_jval *k = o->kids; k; k = k->next) {
+		uint64_t h = 0xcbf29ce484222325u;
+		size_t *ix, j;
+		int created;
+		for (uint32_t i = 0; i < k->klen; i++)
+			h = (h ^ (unsigned char)k->key[i]) * 0x100000001b3u;
+		ix = cm_hmap_put(first, &h, &created);
+		if (created) {
+			*ix = m + 1;
+			out[m++] = k;
+			continue;
+		}
+		if (same_key(out[*ix - 1], k)) {
+			out[*ix - 1] = k;
+			continue;
+		}
+		/* two keys with one hash: look the key up the slow way */
+		for (j = 0; j < m && !same_key(out[j], k); j++)
+			;
+		out[j] = k;
+		m += j == m;
+	}
+	cm_hmap_free(first);
+	*n = m;
+	return out;
 }
 
 /* ---------------------------------------------------------------- builder */

@@ -38,6 +38,13 @@ void cm_arena_free(cm_arena *a);
 const cm_jval *cm_jval_get(const cm_jval *o, const char *key);
 /* 1 when V is a string equal to the NUL-terminated S. */
 int cm_jval_streq(const cm_jval *v, const char *s);
+/* The members of object O as the dict Python's json module makes of it: a
+ * key that repeats keeps the place of its first appearance and the value of
+ * its last.  Returns a malloc'd array (the caller frees it) of *N member
+ * nodes, each the last appearance of its key, in the order of the first
+ * appearances; O's kids when it is not an object: *N = 0.  Time linear in
+ * the members, for the window's maps (millions of annotations). */
+const cm_jval **cm_jval_dict_members(const cm_jval *o, size_t *n);
 
 /* ---- building from SAX events (see saxread.h) ---- */
 #define CM_JBUILD_MAXDEPTH CM_JSON_MAX_DEPTH

@@ -17,6 +17,16 @@
 #ifndef CREC_BUILDDIR
 #define CREC_BUILDDIR "."
 #endif
+/* Under configure --enable-sanitizers with gcc: the shared ASan runtime.  The
+ * recorder and threadprog are instrumented then, and ASan has to be the first
+ * library loaded, so it is preloaded ahead of the recorder ("" otherwise). */
+#ifndef CREC_ASAN_RUNTIME
+#define CREC_ASAN_RUNTIME ""
+#endif
+static char asan_preload[] = "LD_PRELOAD=" CREC_ASAN_RUNTIME;
+/* Environment for the launcher runs: the runtime preloaded, or nothing. */
+static char *launcher_env[] = { asan_preload, NULL };
+#define LAUNCHER_ENV (CREC_ASAN_RUNTIME[0] ? launcher_env : NULL)
 
 static char tmpdir[256];
 
@@ -170,7 +180,7 @@ START_TEST(test_thread_map)
 
 	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
 	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec_threads.so", CREC_BUILDDIR);
-	snprintf(envp, sizeof envp, "LD_PRELOAD=%s", lib);
+	snprintf(envp, sizeof envp, "LD_PRELOAD=%s%s%s", CREC_ASAN_RUNTIME, CREC_ASAN_RUNTIME[0] ? " " : "", lib);
 	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s/map_%%p.json", tmpdir);
 	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
 	rc = run(argv, env, out, &pid);
@@ -272,7 +282,7 @@ START_TEST(test_launcher_threads_only)
 	snprintf(opath, sizeof opath, "%s/threads_%%p.json", tmpdir);
 	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
 	/* the launcher execs: the pid it was started as is the program's */
-	ck_assert_int_eq(run(argv, NULL, out, &pid), 0);
+	ck_assert_int_eq(run(argv, LAUNCHER_ENV, out, &pid), 0);
 	snprintf(mapp, sizeof mapp, "%s/threads_%ld.json", tmpdir, (long)pid);
 	text = slurp(mapp);
 	map = yajl_tree_parse(text, err, sizeof err);
@@ -294,9 +304,9 @@ START_TEST(test_launcher_status_and_quiet_processes)
 	snprintf(opath, sizeof opath, "%s/n_%%p.json", tmpdir);
 	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
 	/* the command's exit status is the launcher's */
-	ck_assert_int_eq(run(sh_argv, NULL, out, NULL), 7);
+	ck_assert_int_eq(run(sh_argv, LAUNCHER_ENV, out, NULL), 7);
 	/* processes that start no thread leave no map */
-	ck_assert_int_eq(run(true_argv, NULL, out, NULL), 0);
+	ck_assert_int_eq(run(true_argv, LAUNCHER_ENV, out, NULL), 0);
 	ck_assert_int_eq(count_files("n_"), 0);
 }
 END_TEST

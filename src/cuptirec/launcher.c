@@ -131,6 +131,24 @@ static int crec_find_lib(const char *file, char *out, size_t outsz)
 	return -1;
 }
 
+/* The length of the first entry of the LD_PRELOAD list LIST when it is a
+ * sanitizer runtime (libasan, libtsan, libhwasan, clang's libclang_rt.*),
+ * else 0.  Such a runtime must be the first library loaded, ahead of ours. */
+static size_t crec_sanitizer_first(const char *list)
+{
+	static const char *const runtimes[] = { "libasan", "libtsan", "libhwasan", "libclang_rt." };
+	size_t n = strcspn(list, ": "), i;
+	const char *base = list;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == '/')
+			base = list + i + 1;
+	for (i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
+		if (!strncmp(base, runtimes[i], strlen(runtimes[i])))
+			return n;
+	return 0;
+}
+
 /* Make a relative path pattern absolute against the current directory, so
  * a COMMAND that changes directory still writes where the user meant.
  * Returns 0, or -1 when it does not fit. */
@@ -232,14 +250,21 @@ int main(int argc, char **argv)
 			return CREC_LEXIT_SETUP;
 		if (output)
 			crec_setenv("CUPTIREC_THREADS_OUTPUT", abs_out);
-		/* first in the list: our pthread_create must win over any other */
+		/* first in the list: our pthread_create must win over any other;
+		 * only a sanitizer runtime stays ahead (ASan refuses to run
+		 * otherwise, and its pthread_create calls ours) */
 		if (old && *old) {
-			preload = malloc(strlen(lib) + strlen(old) + 2);
+			size_t keep = crec_sanitizer_first(old);
+			preload = malloc(strlen(lib) + strlen(old) + 3);
 			if (!preload) {
 				crec_lerr("out of memory");
 				return CREC_LEXIT_SETUP;
 			}
-			sprintf(preload, "%s:%s", lib, old);
+			if (keep)
+				sprintf(preload, "%.*s:%s%s%s", (int)keep, old, lib, old[keep] ? ":" : "",
+					old[keep] ? old + keep + 1 : "");
+			else
+				sprintf(preload, "%s:%s", lib, old);
 			crec_setenv("LD_PRELOAD", preload);
 			free(preload);
 		} else {

@@ -94,6 +94,35 @@ START_TEST(get_last_key)
 }
 END_TEST
 
+/* Python's dict of a JSON object: a repeated key keeps its first place and
+ * its last value (the window's maps, finding F7). */
+START_TEST(dict_members)
+{
+	static const char in[] = "{\"5\": \"a\", \"05\": \"b\", \"5\": \"c\", \"\": 1, \"7\": 2, \"\": 3}";
+	static const char *const keys[] = { "5", "05", "", "7" }, *const vals[] = { "\"c\"", "\"b\"", "3", "2" };
+	cm_jval *v = cm_jval_parse_py(arena, in, strlen(in));
+	size_t n, i;
+	const cm_jval **m;
+
+	ck_assert_ptr_nonnull(v);
+	m = cm_jval_dict_members(v, &n);
+	ck_assert_uint_eq(n, 4);
+	for (i = 0; i < n; i++) {
+		cm_buf b = {0};
+		ck_assert_uint_eq(m[i]->klen, strlen(keys[i]));
+		ck_assert(!memcmp(m[i]->key, keys[i], m[i]->klen));
+		cm_jval_write(&b, m[i]);
+		ck_assert_uint_eq(b.len, strlen(vals[i]));
+		ck_assert(!memcmp(b.p, vals[i], b.len));
+		cm_buf_free(&b);
+	}
+	free(m);
+	m = cm_jval_dict_members(v->kids, &n); /* not an object */
+	ck_assert_uint_eq(n, 0);
+	free(m);
+}
+END_TEST
+
 START_TEST(builder)
 {
 	cm_jbuild b;
@@ -125,6 +154,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, str, 0, sizeof str_cases / sizeof *str_cases);
 	tcase_add_test(tc, write_keeps_number_text);
 	tcase_add_test(tc, get_last_key);
+	tcase_add_test(tc, dict_members);
 	tcase_add_test(tc, builder);
 	suite_add_tcase(s, tc);
 	return s;
