@@ -9,12 +9,15 @@ srcdir=$1 seconds=$2 flags=$3
 shift 3
 status=0
 mkdir -p fuzz-work
+fuzz_tmp=${TMPDIR:-/tmp}
+[ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
 for name in "$@"; do
 	mkdir -p "fuzz-work/$name"
 	log=fuzz-work/$name.log
+	# the output directory on tmpfs where there is one: each run renames an output into place (and syncs it)
 	rc=0
 	# shellcheck disable=SC2086 # FLAGS is a word list
-	FUZZ_DATA=$srcdir "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
+	FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
 		-rss_limit_mb=4096 -dict="$srcdir/tests/fuzz/json.dict" -artifact_prefix="fuzz-work/$name-" \
 		-print_final_stats=1 $flags "fuzz-work/$name" "$srcdir/tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
