@@ -62,8 +62,10 @@ struct merge {
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
+	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 	/* W3 ahead of time: on a second thread, into a spool */
 	int w3_threaded, w3_rc, w3_abort;
+	cm_diag_slot w3_diag; /* its error, reported (or dropped) by w3_join */
 	pthread_t w3_th;
 	cm_input *win3;
 	cm_evout w3_eo;
@@ -102,6 +104,7 @@ static void *w3_thread(void *arg)
 	struct w3 w = {m, &m->w3_eo};
 	cm_window_sink sink = {w3_event, NULL, &w};
 	cm_progress_thread_off();
+	cm_diag_defer(&m->w3_diag); /* W2 checks the same events: let it speak */
 	m->w3_rc = cm_window_fast_read(m->win3, &sink, "writing the window events");
 	if (m->w3_rc == 0)
 		m->w3_rc = cm_evout_flush(&m->w3_eo);
@@ -131,7 +134,9 @@ static void w3_start(struct merge *m)
 	m->win3 = NULL;
 }
 
-/* Wait for W3 (ABORT: tell it to stop first).  0, or -1 when it failed. */
+/* Wait for W3 (ABORT: tell it to stop first, and drop what it met: the run
+ * has failed or ended already).  Without ABORT, W3's error, if any, is
+ * reported here, unless one was already.  0, or -1 when it failed. */
 static int w3_join(struct merge *m, int abort)
 {
 	if (!m->w3_threaded)
@@ -140,6 +145,10 @@ static int w3_join(struct merge *m, int abort)
 		__atomic_store_n(&m->w3_abort, 1, __ATOMIC_RELAXED);
 	pthread_join(m->w3_th, NULL);
 	m->w3_threaded = 0;
+	if (abort)
+		cm_diag_drop(&m->w3_diag);
+	else
+		cm_diag_settle(&m->w3_diag);
 	return m->w3_rc;
 }
 
@@ -238,6 +247,7 @@ static void *c1_thread(void *arg)
 {
 	struct merge *m = arg;
 	cm_progress_thread_off();
+	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
 	m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
 	return NULL;
 }
@@ -255,9 +265,10 @@ static int prepare(struct merge *m)
 	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc;
 
 	w1_rc = cm_window_read(m->win, &s1, "reading the window");
-	if (threaded)
+	if (threaded) {
 		pthread_join(th, NULL);
-	else
+		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
+	} else
 		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
 	if (w1_rc < 0 || m->c1_rc < 0 ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)

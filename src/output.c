@@ -42,6 +42,7 @@ struct cm_output {
 	int started, job, quit;
 	unsigned char *busy;
 	size_t busy_len;
+	cm_diag_slot comp_diag; /* the compressor's error, reported once joined */
 };
 
 static int flush_buf(cm_output *out, int finish);
@@ -205,6 +206,7 @@ static int deflate_out(cm_output *out, unsigned char *data, size_t len, int fini
 static void *compressor(void *arg)
 {
 	cm_output *out = arg;
+	cm_diag_defer(&out->comp_diag); /* the main thread reports it, once */
 	pthread_mutex_lock(&out->mu);
 	for (;;) {
 		while (!out->job && !out->quit)
@@ -231,7 +233,8 @@ static void wait_idle(cm_output *out)
 	pthread_mutex_unlock(&out->mu);
 }
 
-/* Stop and join the compressor (it finishes the buffer it has). */
+/* Stop and join the compressor (it finishes the buffer it has), then report
+ * its error, if any (unless the run has reported one already). */
 static void stop_compressor(cm_output *out)
 {
 	if (!out->started)
@@ -242,6 +245,7 @@ static void stop_compressor(cm_output *out)
 	pthread_mutex_unlock(&out->mu);
 	pthread_join(out->th, NULL);
 	out->started = 0;
+	cm_diag_settle(&out->comp_diag);
 }
 
 /* Push the pending bytes out, through deflate when gzip.  FINISH ends the
