@@ -315,8 +315,8 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return status;
 	}
-	m.win = cm_input_open(opt->window_path, opt->bufsize);
-	m.cpu = m.win ? cm_input_open(opt->cpu_path, opt->bufsize) : NULL;
+	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
+	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
 		cm_input_close(m.win);
 		cm_threadmap_free(map);

@@ -44,4 +44,22 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 
+# F6: repair alone reads its input once, so a pipe needs no copy in TMPDIR
+# (the map on a pipe neither).
+set +e
+TMPDIR=/nonexistent $CUPTIMERGE -q -t "$FIX/thread_map.json" <"$FIX/threads_full.json" >"$tmp/rep_file.json"
+cat "$FIX/threads_full.json" | TMPDIR=/nonexistent $CUPTIMERGE -q -t "$FIX/thread_map.json" \
+	>"$tmp/rep_pipe.json" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "repair of a pipe with TMPDIR unusable: exit $rc: $(cat "$tmp/err")"
+cmp -s "$tmp/rep_file.json" "$tmp/rep_pipe.json" || fail "repair of a pipe differs from repair of the file"
+set +e
+cat "$FIX/thread_map.json" | TMPDIR=/nonexistent $CUPTIMERGE -q -t - "$FIX/threads_full.json" \
+	>"$tmp/rep_mpipe.json" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "map from a pipe with TMPDIR unusable: exit $rc: $(cat "$tmp/err")"
+cmp -s "$tmp/rep_file.json" "$tmp/rep_mpipe.json" || fail "repair with the map from a pipe differs"
+
 finish
