@@ -38,6 +38,10 @@ uint64_t cm_input_raw_size(const cm_input *in);
  * error).  Returns 0, or -1 after reporting an error. */
 int cm_input_rewind(cm_input *in);
 
+/* 1 when IN is a regular file read from its start: opening its path again
+ * gives the same bytes (a pipe, even one with a name, does not). */
+int cm_input_is_file(const cm_input *in);
+
 /* The name used in messages: the path, or "<stdin>". */
 const char *cm_input_name(const cm_input *in);
 

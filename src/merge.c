@@ -112,11 +112,14 @@ static void *w3_thread(void *arg)
 }
 
 /* Start W3 ahead when it may: not with -t (the repair stage keeps counts
- * that W2 and W3 would share) and not when the window is a pipe (its spool
- * has one reader).  Falls back to W3 in its place on any trouble. */
+ * that W2 and W3 would share) and only when the window is a regular file
+ * that W3 can open again by its name: not standard input (that would share
+ * the main thread's file offset), not a pipe, named (a FIFO, /dev/fd/N from
+ * a shell's <(...)) or not, whose bytes only the spool holds now.  Falls
+ * back to W3 in its place on any trouble. */
 static void w3_start(struct merge *m)
 {
-	if (m->repair || !strcmp(m->opt->window_path, "-"))
+	if (m->repair || !strcmp(m->opt->window_path, "-") || !cm_input_is_file(m->win))
 		return;
 	m->win3 = cm_input_open(m->opt->window_path, m->opt->bufsize);
 	if (!m->win3)

@@ -62,4 +62,27 @@ set -e
 [ $rc -eq 0 ] || fail "map from a pipe with TMPDIR unusable: exit $rc: $(cat "$tmp/err")"
 cmp -s "$tmp/rep_file.json" "$tmp/rep_mpipe.json" || fail "repair with the map from a pipe differs"
 
+# A window named by a path that is a pipe (as <(...) gives) is not a file
+# that a second thread can open again: the merge must read the copy.
+mkfifo "$tmp/wfifo"
+cat "$W" >"$tmp/wfifo" &
+writer=$!
+set +e
+timeout 10 $CUPTIMERGE --trace-name example -w "$tmp/wfifo" "$C" >"$tmp/fifo_out.json" 2>"$tmp/err"
+rc=$?
+kill $writer 2>/dev/null # still waiting for a reader when the merge failed early
+wait
+set -e
+[ $rc -eq 0 ] || fail "window from a FIFO: exit $rc (124: hung): $(cat "$tmp/err")"
+set +e
+timeout 10 $CUPTIMERGE --trace-name example -w /dev/stdin "$C" <"$W" >"$tmp/stdin_out.json" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "window from /dev/stdin: exit $rc: $(cat "$tmp/err")"
+$JSONCMP "$FIX/expected.json" "$tmp/stdin_out.json" || fail "window from /dev/stdin: output differs"
+cat "$W" | timeout 10 $CUPTIMERGE --trace-name example -w /dev/stdin "$C" >"$tmp/stdin_out.json" 2>"$tmp/err" ||
+	fail "window piped to /dev/stdin: exit $?: $(cat "$tmp/err")"
+$JSONCMP "$FIX/expected.json" "$tmp/stdin_out.json" || fail "window piped to /dev/stdin: output differs"
+$JSONCMP "$FIX/expected.json" "$tmp/fifo_out.json" || fail "window from a FIFO: output differs"
+
 finish
