@@ -171,8 +171,8 @@ void cm_progress_clear(void)
 }
 
 /* Report and leave: a tool that cannot get memory cannot finish the merge.
- * An -o output exists only under its temporary name, which the exit leaves
- * behind only on a crash; we remove nothing here because nothing is final. */
+ * An -o output is still unnamed (O_TMPFILE), or under a temporary name that
+ * output.c's atexit hook removes: exit(), not _exit(), so that it runs. */
 static void out_of_memory(size_t n)
 {
 	deferred = NULL; /* the process ends here: no main thread will settle a slot */

@@ -311,16 +311,25 @@ int cm_merge_run(const struct cm_options *opt)
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
 	cm_diag_set_quiet(opt->quiet);
-	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize)))
+	/* The output first, before any input is read: a -o that cannot be
+	 * written (a directory, a missing one) fails now, not after the merge.
+	 * Nothing is written to it before all input has been checked. */
+	eo.out = cm_output_open(opt->out_path, opt->gzip_level);
+	if (!eo.out)
 		return cm_diag_status();
+	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize))) {
+		cm_output_close(eo.out, 0);
+		return cm_diag_status();
+	}
 	if (!opt->window_path) {
-		status = cm_repairpass_run(opt, map);
+		status = cm_repairpass_run(opt, map, eo.out);
 		cm_threadmap_free(map);
 		return status;
 	}
 	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
 	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
+		cm_output_close(eo.out, 0);
 		cm_input_close(m.win);
 		cm_threadmap_free(map);
 		return cm_diag_status();
@@ -333,27 +342,24 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 
 	status = prepare(&m);
-	if (status)
+	if (status) {
 		w3_join(&m, 1);
-	if (!status) {
+		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
+	} else {
 		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
+		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
-		eo.out = cm_output_open(opt->out_path, opt->gzip_level);
 		eo.first = 1;
-		if (!eo.out) {
-			status = cm_diag_status();
-		} else {
-			int ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
-				 cm_evout_flush(&eo) == 0;
-			int piped = cm_output_pipe_closed(eo.out);
-			rc = cm_output_close(eo.out, ok);
-			if (piped || rc == 1)
-				status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
-			else if (!ok || rc < 0)
-				status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
-		}
+		ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
+		     cm_evout_flush(&eo) == 0;
+		piped = cm_output_pipe_closed(eo.out);
+		rc = cm_output_close(eo.out, ok);
+		if (piped || rc == 1)
+			status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
+		else if (!ok || rc < 0)
+			status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
 	}
 	cm_progress_clear();
 	if (!status && opt->verbose) {

@@ -87,5 +87,8 @@ expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/new.json" "$tmp/trunc.jso
 echo keep >"$tmp/old.json"
 expect 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o: a failed run clobbered an existing file"
-ls "$tmp" | grep -q 'tmp[A-Za-z0-9]\{6\}$' && fail "-o: a temporary file was left behind"
+ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o: a temporary file was left behind"
+expect 1 "truncated JSON" env CUPTIMERGE_NO_TMPFILE=1 $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
+[ "$(cat "$tmp/old.json")" = keep ] || fail "-o, named temporary file: a failed run clobbered an existing file"
+ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o, named temporary file: it was left behind"
 finish

@@ -85,4 +85,150 @@ cat "$W" | timeout 10 $CUPTIMERGE --trace-name example -w /dev/stdin "$C" >"$tmp
 $JSONCMP "$FIX/expected.json" "$tmp/stdin_out.json" || fail "window piped to /dev/stdin: output differs"
 $JSONCMP "$FIX/expected.json" "$tmp/fifo_out.json" || fail "window from a FIFO: output differs"
 
+# ---- -o FILE: what each kind of FILE gets ----
+
+# F14: an empty name is a usage error, found before any input is opened.
+one_line_usage() {
+	set +e
+	"$@" >/dev/null 2>"$tmp/err"
+	ou_rc=$?
+	set -e
+	[ $ou_rc -eq 2 ] || fail "$*: exit $ou_rc, wanted 2: $(cat "$tmp/err")"
+}
+one_line_usage $CUPTIMERGE -q -w "$W" -o '' "$tmp/missing.json"
+grep -q "^cuptimerge: -o needs a file name" "$tmp/err" || fail "-o '': message: $(cat "$tmp/err")"
+one_line_usage $CUPTIMERGE -q -t "$FIX/thread_map.json" --output= "$tmp/missing.json"
+
+# absent FIFO readers and writers must not hang the suite: bounded runs
+tm() { timeout 10 "$@"; }
+
+# F13: a directory is refused up front, before any input is read: a CPU
+# trace that is a FIFO without a writer would block the read for ever.
+mkdir "$tmp/odir"
+mkfifo "$tmp/nowriter"
+one_line 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/odir" "$tmp/nowriter"
+one_line 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -t "$FIX/thread_map.json" -o "$tmp/odir" "$tmp/nowriter"
+one_line 3 "^cuptimerge: $tmp/nodir/out.json: cannot create a temporary file beside it" \
+	tm $CUPTIMERGE -w "$W" -o "$tmp/nodir/out.json" "$tmp/nowriter"
+[ -z "$(ls -A "$tmp/odir")" ] || fail "-o DIR: something was written into it: $(ls -A "$tmp/odir")"
+
+# a character device is written through, not replaced (a private copy of
+# /dev/null's node: the real one must never be at stake in a test)
+if mknod -m 666 "$tmp/null" c 1 3 2>/dev/null; then
+	$CUPTIMERGE -q -w "$W" -o "$tmp/null" "$C" || fail "-o a character device: exit $?"
+	[ -c "$tmp/null" ] || fail "-o a character device replaced it: $(ls -l "$tmp/null")"
+	$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/null" "$FIX/threads_full.json" || fail "-t -o a character device: exit $?"
+	[ -c "$tmp/null" ] || fail "-t -o a character device replaced it: $(ls -l "$tmp/null")"
+	mknod -m 666 "$tmp/full" c 1 7
+	one_line 3 "^cuptimerge: $tmp/full: write error: No space left" $CUPTIMERGE -q -w "$W" -o "$tmp/full" "$C"
+	[ -c "$tmp/full" ] || fail "-o a full device replaced it: $(ls -l "$tmp/full")"
+else
+	echo "note: mknod not permitted; the character-device case is skipped"
+fi
+
+# a FIFO is written through, to its reader
+mkfifo "$tmp/ofifo"
+cat "$tmp/ofifo" >"$tmp/from_fifo.json" &
+reader=$!
+tm $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/ofifo" "$C" || fail "-o a FIFO: exit $?"
+kill $reader 2>/dev/null || :
+wait $reader || :
+[ -p "$tmp/ofifo" ] || fail "-o a FIFO replaced it: $(ls -l "$tmp/ofifo")"
+$JSONCMP "$FIX/expected.json" "$tmp/from_fifo.json" || fail "-o a FIFO: the reader got something else"
+
+# a symlink is followed: its target is replaced atomically, in the target's
+# directory, and the link stays
+mkdir "$tmp/sl" "$tmp/sl/real"
+echo old >"$tmp/sl/real/target.json"
+ln -s real/target.json "$tmp/sl/link.json"
+ln -s link.json "$tmp/sl/link2.json"
+$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sl/link2.json" "$C" || fail "-o a symlink: exit $?"
+[ -L "$tmp/sl/link.json" ] && [ -L "$tmp/sl/link2.json" ] || fail "-o a symlink replaced the link: $(ls -l "$tmp/sl")"
+$JSONCMP "$FIX/expected.json" "$tmp/sl/real/target.json" || fail "-o a symlink: the target was not written"
+ln -s real/new.json "$tmp/sl/dangling.json"
+$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sl/dangling.json" "$C" || fail "-o a dangling symlink: exit $?"
+[ -L "$tmp/sl/dangling.json" ] || fail "-o a dangling symlink replaced the link"
+$JSONCMP "$FIX/expected.json" "$tmp/sl/real/new.json" || fail "-o a dangling symlink: its target was not created"
+ln -s odir "$tmp/dirlink"
+one_line 3 "^cuptimerge: $tmp/dirlink: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/dirlink" "$tmp/nowriter"
+ln -s loop1 "$tmp/loop2"
+ln -s loop2 "$tmp/loop1"
+one_line 3 "^cuptimerge: $tmp/loop1: .*(symbolic links|Too many levels)" tm $CUPTIMERGE -w "$W" -o "$tmp/loop1" "$tmp/nowriter"
+[ "$(ls -A "$tmp/sl" | sort | tr '\n' ' ')" = "dangling.json link.json link2.json real " ] &&
+	[ "$(ls -A "$tmp/sl/real" | sort | tr '\n' ' ')" = "new.json target.json " ] ||
+	fail "-o a symlink left files behind: $(ls -AR "$tmp/sl")"
+
+# ---- F5: an interrupted -o run leaves the old file and nothing else ----
+
+# A merge (and a repair) whose CPU trace is a FIFO that never ends: it holds
+# its output open until a signal comes.  An asynchronous command of a
+# non-interactive shell starts with SIGINT ignored; run it with the default.
+dfl='import os, signal, sys
+for s in (signal.SIGINT, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])'
+# interrupt SIGNAL NOTMPFILE OPTION...: start a run into $tmp/sig/out.json,
+# wait until it has its output open, send SIGNAL, and check what is left.
+interrupt() {
+	sig=$1 notmp=$2
+	shift 2
+	rm -rf "$tmp/sig" "$tmp/tmpd"
+	mkdir "$tmp/sig" "$tmp/tmpd"
+	echo old >"$tmp/sig/out.json"
+	exec 3<>"$tmp/cfifo" # a writer that never closes: the input never ends
+	head -c 1000 "$C" >&3
+	CUPTIMERGE_NO_TMPFILE=$notmp TMPDIR=$tmp/tmpd python3 -c "$dfl" $CUPTIMERGE -q "$@" \
+		-o "$tmp/sig/out.json" "$tmp/cfifo" 2>"$tmp/sigerr" &
+	pid=$!
+	n=0
+	until ls -l /proc/$pid/fd 2>/dev/null | grep -q "$tmp/sig/"; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || { fail "$sig $*: the run never opened its output"; break; }
+		sleep 0.1
+	done
+	kill -s "$sig" $pid
+	set +e
+	wait $pid 2>/dev/null # not "Terminated" in the log
+	rc=$?
+	set -e
+	exec 3>&-
+	[ $rc -gt 128 ] || fail "$sig $*: exit $rc, wanted death by the signal: $(cat "$tmp/sigerr")"
+	[ "$(cat "$tmp/sig/out.json")" = old ] || fail "$sig $*: the old output was changed"
+	left=$(ls -A "$tmp/sig" | grep -v '^out\.json$' || :)
+	if [ "$sig" = KILL ] && [ "$notmp" = 1 ]; then
+		# the documented leftover of the fallback: a dot-file named after FILE
+		echo "$left" | grep -Eqx '(\.out\.json\.cuptimerge-[A-Za-z0-9]{6})?' ||
+			fail "$sig $* (no O_TMPFILE): left $left"
+	else
+		[ -z "$left" ] || fail "$sig $* (no O_TMPFILE: $notmp): left $left"
+	fi
+	[ -z "$(ls -A "$tmp/tmpd")" ] || fail "$sig $*: left in TMPDIR: $(ls -A "$tmp/tmpd")"
+}
+if [ -d /proc/self/fd ]; then
+	mkfifo "$tmp/cfifo"
+	for notmp in 0 1; do
+		for sig in INT TERM HUP KILL; do
+			interrupt $sig $notmp -w "$W"
+			interrupt $sig $notmp -t "$FIX/thread_map.json"
+		done
+	done
+	# SIGHUP ignored (nohup) stays ignored: the run goes on to its end
+	rm -rf "$tmp/sig"
+	mkdir "$tmp/sig"
+	(
+		trap '' HUP
+		exec $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sig/out.json" <"$tmp/cfifo"
+	) &
+	pid=$!
+	exec 3>"$tmp/cfifo"
+	sleep 0.2
+	kill -s HUP $pid 2>/dev/null || :
+	cat "$C" >&3
+	exec 3>&-
+	wait $pid || fail "SIGHUP ignored: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/sig/out.json" || fail "SIGHUP ignored: output differs"
+else
+	echo "note: no /proc; the signal cases are skipped"
+fi
+
 finish
