@@ -160,68 +160,106 @@ one_line 3 "^cuptimerge: $tmp/loop1: .*(symbolic links|Too many levels)" tm $CUP
 
 # ---- F5: an interrupted -o run leaves the old file and nothing else ----
 
-# A merge (and a repair) whose CPU trace is a FIFO that never ends: it holds
-# its output open until a signal comes.  An asynchronous command of a
-# non-interactive shell starts with SIGINT ignored; run it with the default.
+# An asynchronous command of a non-interactive shell starts with SIGINT
+# ignored; the runs to interrupt are started through this, with the default.
 dfl='import os, signal, sys
 for s in (signal.SIGINT, signal.SIGPIPE):
     signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])'
-# interrupt SIGNAL NOTMPFILE OPTION...: start a run into $tmp/sig/out.json,
-# wait until it has its output open, send SIGNAL, and check what is left.
+
+# out_size PID: the size of the file PID has open in $tmp/sig (named or not;
+# /proc shows an unnamed one as "DIR/#INODE (deleted)"), or nothing.
+out_size() {
+	for fd in /proc/$1/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		"$tmp/sig/"*) stat -L -c %s "$fd" 2>/dev/null && return ;;
+		esac
+	done
+}
+
+# wait_out PID MIN WHAT: wait (10 s at most) until PID has its output open
+# with at least MIN bytes in it.
+wait_out() {
+	n=0
+	until size=$(out_size "$1") && [ -n "$size" ] && [ "$size" -ge "$2" ]; do
+		n=$((n + 1))
+		[ $n -lt 200 ] || { fail "$3: the run never got that far"; return; }
+		sleep 0.05
+	done
+}
+
+# interrupt SIGNAL NOTMPFILE PHASE OPTION...: start a run into
+# $tmp/sig/out.json (which holds "old"), let it reach PHASE, send SIGNAL and
+# check what is left.  PHASE read: the CPU trace is a FIFO that never ends,
+# so the run holds its output open, empty, for ever; PHASE write: a large
+# trace read one byte at a time, so the output is being written when the
+# signal comes (the output has its first MiB; 2-byte reads make it slow).  NOTMPFILE 1: the named temporary file, as without O_TMPFILE.
 interrupt() {
-	sig=$1 notmp=$2
-	shift 2
+	sig=$1 notmp=$2 phase=$3
+	shift 3
+	what="$sig, $phase phase, O_TMPFILE off: $notmp, $*"
 	rm -rf "$tmp/sig" "$tmp/tmpd"
 	mkdir "$tmp/sig" "$tmp/tmpd"
 	echo old >"$tmp/sig/out.json"
-	exec 3<>"$tmp/cfifo" # a writer that never closes: the input never ends
-	head -c 1000 "$C" >&3
-	CUPTIMERGE_NO_TMPFILE=$notmp TMPDIR=$tmp/tmpd python3 -c "$dfl" $CUPTIMERGE -q "$@" \
-		-o "$tmp/sig/out.json" "$tmp/cfifo" 2>"$tmp/sigerr" &
+	if [ "$phase" = read ]; then
+		exec 3<>"$tmp/cfifo" # a writer that never closes: the input never ends
+		head -c 1000 "$C" >&3
+		input=$tmp/cfifo min=0 bufsize=
+	else
+		input=$tmp/big.json min=1 bufsize=2
+	fi
+	CUPTIMERGE_BUFSIZE=$bufsize CUPTIMERGE_NO_TMPFILE=$notmp TMPDIR=$tmp/tmpd \
+		python3 -c "$dfl" $CUPTIMERGE -q "$@" -o "$tmp/sig/out.json" "$input" 2>"$tmp/sigerr" 3>&- &
 	pid=$!
-	n=0
-	until ls -l /proc/$pid/fd 2>/dev/null | grep -q "$tmp/sig/"; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || { fail "$sig $*: the run never opened its output"; break; }
-		sleep 0.1
-	done
+	wait_out $pid $min "$what"
 	kill -s "$sig" $pid
 	set +e
 	wait $pid 2>/dev/null # not "Terminated" in the log
 	rc=$?
 	set -e
-	exec 3>&-
-	[ $rc -gt 128 ] || fail "$sig $*: exit $rc, wanted death by the signal: $(cat "$tmp/sigerr")"
-	[ "$(cat "$tmp/sig/out.json")" = old ] || fail "$sig $*: the old output was changed"
+	[ "$phase" = write ] || exec 3>&-
+	[ $rc -gt 128 ] || fail "$what: exit $rc, wanted death by the signal: $(cat "$tmp/sigerr")"
+	[ "$(cat "$tmp/sig/out.json")" = old ] || fail "$what: the old output was changed"
 	left=$(ls -A "$tmp/sig" | grep -v '^out\.json$' || :)
 	if [ "$sig" = KILL ] && [ "$notmp" = 1 ]; then
 		# the documented leftover of the fallback: a dot-file named after FILE
-		echo "$left" | grep -Eqx '(\.out\.json\.cuptimerge-[A-Za-z0-9]{6})?' ||
-			fail "$sig $* (no O_TMPFILE): left $left"
+		echo "$left" | grep -Eqx '(\.out\.json\.cuptimerge-[A-Za-z0-9]{6})?' || fail "$what: left $left"
 	else
-		[ -z "$left" ] || fail "$sig $* (no O_TMPFILE: $notmp): left $left"
+		[ -z "$left" ] || fail "$what: left $left"
 	fi
-	[ -z "$(ls -A "$tmp/tmpd")" ] || fail "$sig $*: left in TMPDIR: $(ls -A "$tmp/tmpd")"
+	[ -z "$(ls -A "$tmp/tmpd")" ] || fail "$what: left in TMPDIR: $(ls -A "$tmp/tmpd")"
 }
 if [ -d /proc/self/fd ]; then
 	mkfifo "$tmp/cfifo"
+	python3 - "$tmp/big.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(14000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
 	for notmp in 0 1; do
 		for sig in INT TERM HUP KILL; do
-			interrupt $sig $notmp -w "$W"
-			interrupt $sig $notmp -t "$FIX/thread_map.json"
+			interrupt $sig $notmp read -w "$W"
+			interrupt $sig $notmp read -t "$FIX/thread_map.json"
 		done
+		interrupt TERM $notmp write -t "$FIX/thread_map.json"
 	done
-	# SIGHUP ignored (nohup) stays ignored: the run goes on to its end
+	# a merge mid-write costs a second or two of system time: the two cases
+	# that matter, no name with O_TMPFILE even after SIGKILL, and the
+	# handler's clean-up of the named file
+	interrupt KILL 0 write -w "$W"
+	interrupt TERM 1 write -w "$W"
+
+	# SIGHUP ignored (nohup) stays ignored, even where a handler is needed:
+	# the run goes on to its end
 	rm -rf "$tmp/sig"
 	mkdir "$tmp/sig"
+	exec 3<>"$tmp/cfifo"
 	(
 		trap '' HUP
-		exec $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sig/out.json" <"$tmp/cfifo"
+		CUPTIMERGE_NO_TMPFILE=1 exec $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sig/out.json" <"$tmp/cfifo" 3>&-
 	) &
 	pid=$!
-	exec 3>"$tmp/cfifo"
-	sleep 0.2
+	wait_out $pid 0 "SIGHUP ignored"
 	kill -s HUP $pid 2>/dev/null || :
 	cat "$C" >&3
 	exec 3>&-
