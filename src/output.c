@@ -56,6 +56,7 @@
 
 /* Where the bytes go (see the top of the file). */
 enum out_kind {
+	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
 	OUT_STDOUT,  /* file descriptor 1 */
 	OUT_SPOOL,   /* a temporary file of ours (cm_output_open_spool) */
 	OUT_DIRECT,  /* -o a device or FIFO: written through */
@@ -664,6 +665,8 @@ int cm_output_close(cm_output *out, int ok)
 	if (out->gzip)
 		deflateEnd(&out->zs);
 	switch (out->kind) {
+	case OUT_NONE:
+		break;
 	case OUT_STDOUT:
 		/* a late EIO/ENOSPC shows up at close; check it (jq does the same) */
 		if (ok && close(1) < 0 && errno != EINTR) {
@@ -688,8 +691,10 @@ int cm_output_close(cm_output *out, int ok)
 			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
 			ok = 0;
 		}
+		/* named while still open: the descriptor is the only way to it.
+		 * fsync has succeeded, so the close below cannot lose data. */
 		if (ok && out->kind == OUT_UNNAMED && publish_unnamed(out) < 0)
-			ok = 0; /* named while still open: the descriptor is the way to it */
+			ok = 0;
 		if (close(out->fd) < 0 && ok) {
 			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
 			ok = 0;
