@@ -130,9 +130,13 @@ fi
 mkfifo "$tmp/ofifo"
 cat "$tmp/ofifo" >"$tmp/from_fifo.json" &
 reader=$!
-tm $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/ofifo" "$C" || fail "-o a FIFO: exit $?"
-kill $reader 2>/dev/null || :
-wait $reader || :
+if tm $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/ofifo" "$C"; then
+	wait $reader
+else
+	fail "-o a FIFO: exit $?"
+	kill $reader 2>/dev/null || : # the reader may wait for a writer for ever
+	wait $reader 2>/dev/null || :
+fi
 [ -p "$tmp/ofifo" ] || fail "-o a FIFO replaced it: $(ls -l "$tmp/ofifo")"
 $JSONCMP "$FIX/expected.json" "$tmp/from_fifo.json" || fail "-o a FIFO: the reader got something else"
 
@@ -190,10 +194,12 @@ wait_out() {
 
 # interrupt SIGNAL NOTMPFILE PHASE OPTION...: start a run into
 # $tmp/sig/out.json (which holds "old"), let it reach PHASE, send SIGNAL and
-# check what is left.  PHASE read: the CPU trace is a FIFO that never ends,
-# so the run holds its output open, empty, for ever; PHASE write: a large
-# trace read one byte at a time, so the output is being written when the
-# signal comes (the output has its first MiB; 2-byte reads make it slow).  NOTMPFILE 1: the named temporary file, as without O_TMPFILE.
+# check what is left.  The CPU trace is a FIFO that never ends, so the run
+# waits for ever: PHASE read, with its output open and empty; PHASE write,
+# with 2 MB in the FIFO, a repair (-t) that has written its first MiB.  A
+# merge (-w) writes only once its input has ended: PHASE write then reads a
+# 3 MB trace 2 bytes at a time, slow enough to be caught writing.
+# NOTMPFILE 1: the named temporary file, as without O_TMPFILE.
 interrupt() {
 	sig=$1 notmp=$2 phase=$3
 	shift 3
@@ -201,23 +207,24 @@ interrupt() {
 	rm -rf "$tmp/sig" "$tmp/tmpd"
 	mkdir "$tmp/sig" "$tmp/tmpd"
 	echo old >"$tmp/sig/out.json"
-	if [ "$phase" = read ]; then
-		exec 3<>"$tmp/cfifo" # a writer that never closes: the input never ends
-		head -c 1000 "$C" >&3
-		input=$tmp/cfifo min=0 bufsize=
-	else
-		input=$tmp/big.json min=1 bufsize=2
-	fi
+	input=$tmp/cfifo min=0 bufsize= fed=
+	case $phase:$1 in
+	read:*) fed=1000 ;;
+	write:-t) fed=2000000 min=1 ;;
+	write:*) input=$tmp/big.json min=1 bufsize=2 ;;
+	esac
+	[ -z "$fed" ] || exec 3<>"$tmp/cfifo" # a writer that never closes
 	CUPTIMERGE_BUFSIZE=$bufsize CUPTIMERGE_NO_TMPFILE=$notmp TMPDIR=$tmp/tmpd \
 		python3 -c "$dfl" $CUPTIMERGE -q "$@" -o "$tmp/sig/out.json" "$input" 2>"$tmp/sigerr" 3>&- &
 	pid=$!
+	[ -z "$fed" ] || tm head -c $fed "$tmp/big.json" >&3 || fail "$what: the run did not read its input"
 	wait_out $pid $min "$what"
 	kill -s "$sig" $pid
 	set +e
 	wait $pid 2>/dev/null # not "Terminated" in the log
 	rc=$?
 	set -e
-	[ "$phase" = write ] || exec 3>&-
+	[ -z "$fed" ] || exec 3>&-
 	[ $rc -gt 128 ] || fail "$what: exit $rc, wanted death by the signal: $(cat "$tmp/sigerr")"
 	[ "$(cat "$tmp/sig/out.json")" = old ] || fail "$what: the old output was changed"
 	left=$(ls -A "$tmp/sig" | grep -v '^out\.json$' || :)
@@ -233,19 +240,19 @@ if [ -d /proc/self/fd ]; then
 	mkfifo "$tmp/cfifo"
 	python3 - "$tmp/big.json" <<'PY'
 import json, sys
-ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(14000)]
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(30000)]
 json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
 PY
 	for notmp in 0 1; do
 		for sig in INT TERM HUP KILL; do
 			interrupt $sig $notmp read -w "$W"
 			interrupt $sig $notmp read -t "$FIX/thread_map.json"
+			interrupt $sig $notmp write -t "$FIX/thread_map.json"
 		done
-		interrupt TERM $notmp write -t "$FIX/thread_map.json"
 	done
-	# a merge mid-write costs a second or two of system time: the two cases
-	# that matter, no name with O_TMPFILE even after SIGKILL, and the
-	# handler's clean-up of the named file
+	# a merge mid-write costs seconds of CPU time: the two cases that
+	# matter, no name with O_TMPFILE even after SIGKILL, and the handler's
+	# clean-up of the named file
 	interrupt KILL 0 write -w "$W"
 	interrupt TERM 1 write -w "$W"
 
