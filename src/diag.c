@@ -23,24 +23,85 @@ void cm_diag_set_quiet(int q) { quiet = q; }
 int cm_diag_status(void) { return first_status; }
 void cm_diag_reset(void) { first_status = 0; }
 
-/* Print the common "PROG: FILE:OFFSET: " prefix and the message. */
+/* The message as one line, "PROG: FILE:OFFSET: MESSAGE" without the newline,
+ * in a malloc'd string (the caller frees it), or NULL when memory ran out. */
+static char *format_line(const char *file, int64_t offset, const char *fmt, va_list ap)
+{
+	char head[64 + 4096], *line;
+	va_list ap2;
+	int h, n;
+	if (!file)
+		h = snprintf(head, sizeof head, "%s: ", prog);
+	else if (offset >= 0)
+		h = snprintf(head, sizeof head, "%s: %s:%lld: ", prog, file, (long long)offset);
+	else
+		h = snprintf(head, sizeof head, "%s: %s: ", prog, file);
+	if (h < 0)
+		return NULL;
+	if ((size_t)h >= sizeof head)
+		h = (int)sizeof head - 1; /* a name longer than PATH_MAX: cut, not lost */
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || !(line = malloc((size_t)h + (size_t)n + 1)))
+		return NULL;
+	memcpy(line, head, (size_t)h);
+	vsnprintf(line + h, (size_t)n + 1, fmt, ap);
+	return line;
+}
+
+/* Print one message line on stderr with a single stdio call, so that lines
+ * from two threads (a warning beside an error) never splice. */
 static void vreport(const char *file, int64_t offset, const char *fmt, va_list ap)
 {
+	char *line = format_line(file, offset, fmt, ap);
 	cm_progress_clear();
-	fprintf(stderr, "%s: ", prog);
-	if (file) {
-		if (offset >= 0)
-			fprintf(stderr, "%s:%lld: ", file, (long long)offset);
-		else
-			fprintf(stderr, "%s: ", file);
+	if (line) {
+		fprintf(stderr, "%s\n", line);
+		free(line);
+	} else {
+		fprintf(stderr, "%s: %s\n", prog, fmt); /* no memory for the details */
 	}
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+}
+
+/* The slot of a worker thread that defers its errors, or NULL (print). */
+static __thread cm_diag_slot *deferred;
+
+void cm_diag_defer(cm_diag_slot *slot) { deferred = slot; }
+
+int cm_diag_settle(cm_diag_slot *slot)
+{
+	int status = slot->status;
+	if (status && !first_status) {
+		cm_progress_clear();
+		fprintf(stderr, "%s\n", slot->line ? slot->line : "cuptimerge: error (no memory for the message)");
+		first_status = status;
+	}
+	free(slot->line);
+	slot->line = NULL;
+	return status;
+}
+
+void cm_diag_drop(cm_diag_slot *slot)
+{
+	free(slot->line);
+	slot->line = NULL;
+	slot->status = 0;
 }
 
 int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
 {
 	va_list ap;
+	if (deferred) {
+		/* keep only the first: what follows on this thread is its consequence */
+		if (!deferred->status) {
+			va_start(ap, fmt);
+			deferred->line = format_line(file, offset, fmt, ap);
+			va_end(ap);
+			deferred->status = status;
+		}
+		return status;
+	}
 	va_start(ap, fmt);
 	vreport(file, offset, fmt, ap);
 	va_end(ap);
@@ -111,10 +172,11 @@ void cm_progress_clear(void)
 }
 
 /* Report and leave: a tool that cannot get memory cannot finish the merge.
- * An -o output exists only under its temporary name, which the exit leaves
- * behind only on a crash; we remove nothing here because nothing is final. */
+ * An -o output is still unnamed (O_TMPFILE), or under a temporary name that
+ * output.c's atexit hook removes: exit(), not _exit(), so that it runs. */
 static void out_of_memory(size_t n)
 {
+	deferred = NULL; /* the process ends here: no main thread will settle a slot */
 	cm_error(3 /* CM_EXIT_IO */, NULL, -1, "out of memory (%zu bytes)", n);
 	exit(3);
 }

@@ -27,6 +27,32 @@ int cm_diag_status(void);
  * process (the fuzz harnesses). */
 void cm_diag_reset(void);
 
+/* One failure, one line.  A pass run on a second thread may meet the same
+ * fault as the main thread (the window is read by both), or a fault of its
+ * own at the same time; printed from both, the lines double or splice.  So a
+ * worker thread defers: cm_error on it fills its slot instead of printing,
+ * and the main thread, once it has joined the worker, settles the slot.
+ * The slot is the worker's result; the caller zeroes it. */
+typedef struct cm_diag_slot {
+	int status; /* 0: nothing recorded */
+	char *line; /* the message as it would have been printed, without "\n" */
+} cm_diag_slot;
+
+/* On a worker thread: from now on cm_error on this thread records its first
+ * error in SLOT (and drops later ones) instead of printing it.  SLOT must
+ * outlive the thread. */
+void cm_diag_defer(cm_diag_slot *slot);
+
+/* On the main thread, after joining the worker that filled SLOT: print its
+ * error when none has been reported yet (it is then the first fault), else
+ * drop it (the same fault seen twice, or one after the first: the run has
+ * failed already).  Frees the line; returns SLOT's status (0: none). */
+int cm_diag_settle(cm_diag_slot *slot);
+
+/* Drop SLOT's error unprinted: the worker was told to stop, so what it met
+ * after that is no fault of the run.  Frees the line. */
+void cm_diag_drop(cm_diag_slot *slot);
+
 /* Progress on stderr: shown only when enabled (a terminal, not -q), only once a
  * job has run for a second, refreshed at most 4 times a second, and cleared
  * before any other message.  `total` may be 0 when the size is unknown. */

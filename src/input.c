@@ -1,9 +1,11 @@
 /* input.c - chunked reading of plain or gzip text from a file or a pipe, with rewind.
  *
- * The merge reads each input more than once (see merge.c), so an input must be
- * re-readable.  Regular files are simply re-read from offset 0.  A pipe is
+ * The merge reads each input more than once (see merge.c), so its inputs must
+ * be re-readable.  Regular files are simply re-read from offset 0.  A pipe is
  * teed, on the first pass, into an unlinked temporary file; later passes read
- * the copy.  The copy holds the raw (still compressed) bytes, so a gzip pipe
+ * the copy.  Only inputs opened for several passes are teed: the thread map
+ * and the trace of a repair are read once, and copying them would only cost
+ * room in $TMPDIR (and fail where it has none).  The copy holds the raw (still compressed) bytes, so a gzip pipe
  * costs only its compressed size on disk, and memory stays at two buffers.
  *
  * Gzip is recognised by the magic bytes 1f 8b, never by the file name.
@@ -33,6 +35,7 @@ struct cm_input {
 	int spool_fd;      /* copy of a pipe's bytes, or -1 */
 	int teeing;        /* first pass over a pipe: copy what we read to spool_fd */
 	int raw_eof;       /* read() returned 0 */
+	int is_file;       /* a regular file, read from offset 0 */
 	uint64_t raw_size; /* st_size of a regular file, else 0 */
 	struct stat st0;   /* a regular file as it was when opened */
 	uint64_t raw_done; /* raw bytes read in this pass */
@@ -55,12 +58,13 @@ struct cm_input {
 
 const char *cm_input_name(const cm_input *in) { return in->name; }
 int cm_input_is_gzip(const cm_input *in) { return in->gzip; }
-int cm_input_is_file(const cm_input *in) { return S_ISREG(in->st0.st_mode) && in->own_fd; }
+int cm_input_is_file(const cm_input *in) { return in->is_file; }
 uint64_t cm_input_offset(const cm_input *in) { return in->chunk_off; }
 uint64_t cm_input_raw_done(const cm_input *in) { return in->raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
 
-cm_input *cm_input_open(const char *path, size_t bufsize)
+/* Open PATH; REWINDABLE: tee a pipe so it can be read again. */
+static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 {
 	cm_input *in = calloc(1, sizeof *in);
 	struct stat st;
@@ -100,10 +104,17 @@ cm_input *cm_input_open(const char *path, size_t bufsize)
 	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) == 0) {
 		in->raw_size = (uint64_t)st.st_size;
 		in->st0 = st;
-	}
-	else
-		in->teeing = 1; /* not re-readable: copy it during the first pass */
+		in->is_file = 1;
+	} else
+		in->teeing = rewindable; /* not re-readable: copy it during the first pass */
 	return in;
+}
+
+cm_input *cm_input_open(const char *path, size_t bufsize) { return open_input(path, bufsize, 0); }
+
+cm_input *cm_input_open_rewindable(const char *path, size_t bufsize)
+{
+	return open_input(path, bufsize, 1);
 }
 
 /* At the end of each pass over a regular file: is it still the file it was

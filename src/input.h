@@ -8,11 +8,16 @@
 
 typedef struct cm_input cm_input;
 
-/* Open PATH ("-" means standard input) for chunked reading with chunks of at
- * most BUFSIZE bytes (the first chunk of plain text may hold up to 6, enough
- * to tell the compressed formats apart).  Returns NULL after reporting the
- * error (CM_EXIT_IO). */
+/* Open PATH ("-" means standard input) for one pass of chunked reading with
+ * chunks of at most BUFSIZE bytes (the first chunk of plain text may hold up
+ * to 6, enough to tell the compressed formats apart): a pipe is read as it
+ * comes, and copied nowhere.  Returns NULL after reporting the error
+ * (CM_EXIT_IO). */
 cm_input *cm_input_open(const char *path, size_t bufsize);
+
+/* The same for an input read in several passes: a pipe (anything but a
+ * regular file) is copied as it is read, so cm_input_rewind can start again. */
+cm_input *cm_input_open_rewindable(const char *path, size_t bufsize);
 
 /* Hand out the next chunk of (decompressed) text in *data / *len; the memory
  * belongs to the input and is valid until the next call.  Returns 1 for a
@@ -28,11 +33,16 @@ uint64_t cm_input_offset(const cm_input *in);
 uint64_t cm_input_raw_done(const cm_input *in);
 uint64_t cm_input_raw_size(const cm_input *in);
 
-/* Start again at byte 0.  A pipe is copied to an unlinked temporary file in
- * $TMPDIR during the first pass (the rest is drained here if the first pass
- * stopped early), so every later pass reads that copy.  Returns 0, or -1
- * after reporting an error. */
+/* Start again at byte 0.  A pipe opened with cm_input_open_rewindable is
+ * copied to an unlinked temporary file in $TMPDIR during the first pass (the
+ * rest is drained here if the first pass stopped early), so every later pass
+ * reads that copy; one opened with cm_input_open cannot be rewound (an
+ * error).  Returns 0, or -1 after reporting an error. */
 int cm_input_rewind(cm_input *in);
+
+/* 1 when IN is a regular file read from its start: opening its path again
+ * gives the same bytes (a pipe, even one with a name, does not). */
+int cm_input_is_file(const cm_input *in);
 
 /* The name used in messages: the path, or "<stdin>". */
 const char *cm_input_name(const cm_input *in);

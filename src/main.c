@@ -29,8 +29,9 @@ static void usage(FILE *f)
 	      "  -w, --window=FILE      the trace window to merge (cuptimerge-window(5))\n"
 	      "  -t, --thread-map=FILE  repair thread ids with this thread map\n"
 	      "                         (cuptimerge-threadmap(5); a window also serves)\n"
-	      "  -o, --output=FILE      write FILE (atomically) instead of standard output;\n"
-	      "                         gzip when FILE ends in .gz\n"
+	      "  -o, --output=FILE      write FILE instead of standard output: a file is\n"
+	      "                         replaced atomically (a symlink's target), a device\n"
+	      "                         or FIFO written through; gzip when FILE ends in .gz\n"
 	      "  -z, --gzip[=LEVEL]     gzip the output (LEVEL 0-9, default 6)\n"
 	      "      --trace-name=NAME  set traceName (default: the -o FILE name)\n"
 	      "      --now=SECONDS      clock for the base time of a trace without\n"
@@ -188,6 +189,9 @@ int main(int argc, char **argv)
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))
 		return usage_error("only one input can be standard input", NULL);
+	/* an empty name names no file; found now, not after the whole merge */
+	if (opt.out_path && !*opt.out_path)
+		return usage_error("-o needs a file name ('-' for standard output)", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (opt.progress < 0)

@@ -65,8 +65,10 @@ struct merge {
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
+	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 	/* W3 ahead of time: on a second thread, into a spool */
 	int w3_threaded, w3_rc, w3_abort;
+	cm_diag_slot w3_diag; /* its error, reported (or dropped) by w3_join */
 	pthread_t w3_th;
 	cm_input *win3;
 	cm_evout w3_eo;
@@ -105,6 +107,7 @@ static void *w3_thread(void *arg)
 	struct w3 w = {m, &m->w3_eo};
 	cm_window_sink sink = {w3_event, NULL, &w};
 	cm_progress_thread_off();
+	cm_diag_defer(&m->w3_diag); /* W2 checks the same events: let it speak */
 	m->w3_rc = cm_window_fast_read(m->win3, &sink, "writing the window events");
 	if (m->w3_rc == 0)
 		m->w3_rc = cm_evout_flush(&m->w3_eo);
@@ -113,12 +116,13 @@ static void *w3_thread(void *arg)
 
 /* Start W3 ahead when it may: not with -t (the repair stage keeps counts
  * that W2 and W3 would share) and only when the window is a regular file
- * (opened again by name: a pipe, a FIFO or `-w <(zcat ...)` would give an
- * empty or a blocking second reader; their spool has one reader).  Falls
+ * that W3 can open again by its name: not standard input (that would share
+ * the main thread's file offset), not a pipe, named (a FIFO, /dev/fd/N from
+ * a shell's <(...)) or not, whose bytes only the spool holds now.  Falls
  * back to W3 in its place on any trouble. */
 static void w3_start(struct merge *m)
 {
-	if (m->repair || !cm_input_is_file(m->win))
+	if (m->repair || !strcmp(m->opt->window_path, "-") || !cm_input_is_file(m->win))
 		return;
 	m->win3 = cm_input_open(m->opt->window_path, m->opt->bufsize);
 	if (!m->win3)
@@ -136,7 +140,9 @@ static void w3_start(struct merge *m)
 	m->win3 = NULL;
 }
 
-/* Wait for W3 (ABORT: tell it to stop first).  0, or -1 when it failed. */
+/* Wait for W3 (ABORT: tell it to stop first, and drop what it met: the run
+ * has failed or ended already).  Without ABORT, W3's error, if any, is
+ * reported here, unless one was already.  0, or -1 when it failed. */
 static int w3_join(struct merge *m, int abort)
 {
 	if (!m->w3_threaded)
@@ -145,6 +151,10 @@ static int w3_join(struct merge *m, int abort)
 		__atomic_store_n(&m->w3_abort, 1, __ATOMIC_RELAXED);
 	pthread_join(m->w3_th, NULL);
 	m->w3_threaded = 0;
+	if (abort)
+		cm_diag_drop(&m->w3_diag);
+	else
+		cm_diag_settle(&m->w3_diag);
 	return m->w3_rc;
 }
 
@@ -243,6 +253,7 @@ static void *c1_thread(void *arg)
 {
 	struct merge *m = arg;
 	cm_progress_thread_off();
+	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
 	m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
 	return NULL;
 }
@@ -260,9 +271,10 @@ static int prepare(struct merge *m)
 	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
 
 	w1_rc = cm_window_read(m->win, &s1, "reading the window", &win_trace_events);
-	if (threaded)
+	if (threaded) {
 		pthread_join(th, NULL);
-	else
+		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
+	} else
 		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
 	if (w1_rc < 0 || m->c1_rc < 0 ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
@@ -308,16 +320,25 @@ int cm_merge_run(const struct cm_options *opt)
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
 	cm_diag_set_quiet(opt->quiet);
-	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize)))
+	/* The output first, before any input is read: a -o that cannot be
+	 * written (a directory, a missing one) fails now, not after the merge.
+	 * Nothing is written to it before all input has been checked. */
+	eo.out = cm_output_open(opt->out_path, opt->gzip_level);
+	if (!eo.out)
 		return cm_diag_status();
+	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize))) {
+		cm_output_close(eo.out, 0);
+		return cm_diag_status();
+	}
 	if (!opt->window_path) {
-		status = cm_repairpass_run(opt, map);
+		status = cm_repairpass_run(opt, map, eo.out);
 		cm_threadmap_free(map);
 		return status;
 	}
-	m.win = cm_input_open(opt->window_path, opt->bufsize);
-	m.cpu = m.win ? cm_input_open(opt->cpu_path, opt->bufsize) : NULL;
+	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
+	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
+		cm_output_close(eo.out, 0);
 		cm_input_close(m.win);
 		cm_threadmap_free(map);
 		return cm_diag_status();
@@ -330,27 +351,24 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 
 	status = prepare(&m);
-	if (status)
+	if (status) {
 		w3_join(&m, 1);
-	if (!status) {
+		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
+	} else {
 		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
+		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
-		eo.out = cm_output_open(opt->out_path, opt->gzip_level);
 		eo.first = 1;
-		if (!eo.out) {
-			status = cm_diag_status();
-		} else {
-			int ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
-				 cm_evout_flush(&eo) == 0;
-			int piped = cm_output_pipe_closed(eo.out);
-			rc = cm_output_close(eo.out, ok);
-			if (piped || rc == 1)
-				status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
-			else if (!ok || rc < 0)
-				status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
-		}
+		ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
+		     cm_evout_flush(&eo) == 0;
+		piped = cm_output_pipe_closed(eo.out);
+		rc = cm_output_close(eo.out, ok);
+		if (piped || rc == 1)
+			status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
+		else if (!ok || rc < 0)
+			status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
 	}
 	cm_progress_clear();
 	if (!status && opt->verbose) {

@@ -8,17 +8,22 @@
 
 typedef struct cm_output cm_output;
 
-/* Open the destination: PATH NULL or "-" means standard output; otherwise a
- * temporary file beside PATH that becomes PATH only in cm_output_close(ok=1).
- * GZIP_LEVEL < 0 writes plain text, 0..9 a gzip stream of that level.
- * Returns NULL after reporting the error. */
+/* Open the destination: PATH NULL or "-" means standard output.  Otherwise,
+ * by what PATH is (output.c says why): a regular file or none, a temporary
+ * file in its directory (unnamed where O_TMPFILE works) that becomes PATH
+ * only in cm_output_close(ok=1); a symlink, the same for the file it names;
+ * a device or FIFO, PATH itself, opened for writing (a FIFO blocks until
+ * it has a reader); a directory, an error.  Call it before reading input,
+ * so a bad PATH fails early.  GZIP_LEVEL < 0 writes plain text, 0..9 a gzip
+ * stream of that level.  Returns NULL after reporting the error. */
 cm_output *cm_output_open(const char *path, int gzip_level);
 
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
 
-/* A new temporary file in $TMPDIR (default /tmp), named after TAG and
+/* A new temporary file in $TMPDIR (default /tmp), without a name
+ * (O_TMPFILE), or where that is not supported named after TAG and
  * unlinked at once, so nothing is left behind whatever happens; its
  * descriptor, or -1 after reporting. */
 int cm_temp_fd(const char *tag);
@@ -34,14 +39,17 @@ cm_output *cm_output_open_spool(void);
  * closes it), or -1 after reporting.  Frees OUT. */
 int cm_output_spool_done(cm_output *out);
 
-/* 1 when the reader of standard output went away (EPIPE): stop quietly. */
+/* 1 when the reader of standard output, or of a FIFO given as -o, went
+ * away (EPIPE): stop quietly. */
 int cm_output_pipe_closed(const cm_output *out);
 
-/* Finish: with OK, flush, end the gzip stream, close (checked) and rename the
- * temporary file over PATH; without OK (or on any failure), remove the
- * temporary file and leave PATH untouched.  Returns 0 on success, 1 when
- * the reader of standard output went away (nothing reported), -1 after
- * reporting an error.  Frees OUT. */
+/* Finish: with OK, flush, end the gzip stream, sync, and give the temporary
+ * file the name PATH (or its symlink's target) atomically, then close
+ * (checked); without OK (or on any failure), drop the temporary file and
+ * leave PATH untouched (a device or FIFO may have had part of the output).
+ * Returns 0 on success, 1 when the reader of standard output (or of a
+ * FIFO) went away (nothing reported), -1 after reporting an error.  Frees
+ * OUT. */
 int cm_output_close(cm_output *out, int ok);
 
 

@@ -80,7 +80,7 @@ static int on_end(void *ctx)
 	return 0;
 }
 
-int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map)
+int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out)
 {
 	struct rp p;
 	cm_input *in;
@@ -89,15 +89,12 @@ int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map)
 	memset(&p, 0, sizeof p);
 	p.opt = opt;
 	in = cm_input_open(opt->cpu_path, opt->bufsize);
-	if (!in)
-		return cm_diag_status();
-	p.repair = cm_repair_new(map);
-	p.eo.out = cm_output_open(opt->out_path, opt->gzip_level);
-	if (!p.eo.out) {
-		cm_repair_free(p.repair);
-		cm_input_close(in);
+	if (!in) {
+		cm_output_close(out, 0);
 		return cm_diag_status();
 	}
+	p.repair = cm_repair_new(map);
+	p.eo.out = out;
 	cm_buf_putc(&p.eo.buf, '{');
 	ok = cm_docread_run(in, "traceEvents", "trace", &sink, "repairing thread ids", NULL) == 0;
 	if (ok) {

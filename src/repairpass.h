@@ -3,11 +3,13 @@
 #define CM_REPAIRPASS_H
 
 #include "merge.h"
+#include "output.h"
 #include "threadmap.h"
 
-/* Copy the trace OPT->cpu_path to the output with the events of opaque
- * thread rows moved (repair.h).  One streaming pass: works on a pipe,
- * memory bounded by the largest event.  Returns an exit status. */
-int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map);
+/* Copy the trace OPT->cpu_path to OUT with the events of opaque thread rows
+ * moved (repair.h).  One streaming pass: works on a pipe, memory bounded by
+ * the largest event.  Closes OUT (which the caller opened before reading
+ * anything, so that a bad -o is found first).  Returns an exit status. */
+int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out);
 
 #endif

@@ -97,8 +97,8 @@ echo keep >"$tmp/old.json"
 expect '-o: a failed run keeps an existing file' 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o: a failed run clobbered an existing file"
 tcase "-o: no temporary file left behind"
-ls "$tmp" >"$tmp/ls"
-if grep 'tmp[A-Za-z0-9]\{6\}$' "$tmp/ls" >"$tmp/left"; then
-	fail "-o: a temporary file was left behind: $(cat "$tmp/left")"
-fi
+ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o: a temporary file was left behind: $(ls -A "$tmp")"
+expect '-o, named temporary file: a failed run' 1 "truncated JSON" env CUPTIMERGE_NO_TMPFILE=1 $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
+[ "$(cat "$tmp/old.json")" = keep ] || fail "-o, named temporary file: a failed run clobbered an existing file"
+ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o, named temporary file: it was left behind"
 finish
