@@ -27,7 +27,7 @@ with open(sys.argv[1], "w") as f:
     f.write('{"baseTimeNanoseconds":1759300074000000000,"traceEvents":[{"ph":"X","cat":"cpu_op",'
             '"name":"' + name + '","pid":4242,"tid":4242,"ts":5000010,"dur":1,"args":{"External id":2}}]}')
 PY
-	/usr/bin/time -f "%U %e %M" -o "$work/time" "$CM" -q --force -w "$top/examples/window.json" \
+	/usr/bin/time -f "%U %e %M" -o "$work/time" "$CM" -q -w "$top/examples/window.json" \
 		"$work/cpu.json" >/dev/null
 	read -r user wall rss <"$work/time"
 	printf '%8s %10s %10s %12.1f\n' "$mb" "$user" "$wall" "$(echo "$rss / 1024" | bc -l)"
