@@ -1092,6 +1092,12 @@ static void window_records(void)
 	w_buf2[3] = (CUpti_Activity *)&w_overhead;
 }
 
+/* Where and when the test window was recorded. */
+static const crec_source w_source = {
+	.host = "gpu01", .pid = 4242, .rank = 3, .rank_from = "RANK",
+	.start_ns = 1759300079000000000ull, .end_ns = 1759300080000000000ull,
+};
+
 /* Write the test window into PATH; returns crec_window_close's result. */
 static int write_test_window(const char *path, int gzip)
 {
@@ -1103,6 +1109,7 @@ static int write_test_window(const char *path, int gzip)
 		.thread_resource_map = "{\"4242\": {\"-268430796\": 4300}}",
 		.start_ns = 1759300079000000000ull,
 		.dropped_records = 3,
+		.source = &w_source,
 		.extra = "\"cuptirec\": {\"version\": \"test\"}",
 	};
 	int rc;
@@ -1126,7 +1133,7 @@ static void check_test_window(const char *path)
 	char *text = slurp(path);
 	yajl_val v = parse(text), ev, e0, m;
 	const char *order[] = { "{\"events\"", "\n\"user_annotations\"", "\n\"thread_resource_map\"",
-				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"cuptirec\"" };
+				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"source\"", "\n\"cuptirec\"" };
 	const char *prev = text;
 	size_t i;
 
@@ -1150,9 +1157,72 @@ static void check_test_window(const char *path)
 	ck_assert_str_eq(num(member(m, "4242"), "-268430796"), "4300");
 	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000000");
 	ck_assert_str_eq(num(v, "dropped_records"), "3");
+	m = member(v, "source");
+	ck_assert(m && YAJL_IS_OBJECT(m));
+	ck_assert_str_eq(str(m, "host"), "gpu01");
+	ck_assert_str_eq(num(m, "pid"), "4242");
+	ck_assert_str_eq(num(m, "rank"), "3");
+	ck_assert_str_eq(str(m, "rank_from"), "RANK");
+	ck_assert_str_eq(num(m, "start_ns"), "1759300079000000000");
+	ck_assert_str_eq(num(m, "end_ns"), "1759300080000000000");
 	yajl_tree_free(v);
 	free(text);
 }
+
+/* "source" without a rank or a host name leaves those members out, and a
+ * host name is a JSON string whatever its bytes */
+START_TEST(test_window_source)
+{
+	static const char *const none[] = { "rank", "rank_from", "host" };
+	crec_source src = { .host = NULL, .pid = 77, .rank = -1, .start_ns = 5, .end_ns = 9 };
+	crec_trailer t = { .source = &src };
+	char path[300], err[256];
+	crec_window *w;
+	yajl_val v, m;
+	char *text;
+	size_t i;
+
+	snprintf(path, sizeof path, "%s/s.json", tmpdir);
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	m = member(v, "source");
+	ck_assert(m && YAJL_IS_OBJECT(m));
+	ck_assert_uint_eq(m->u.object.len, 3);
+	ck_assert_str_eq(num(m, "pid"), "77");
+	ck_assert_str_eq(num(m, "start_ns"), "5");
+	ck_assert_str_eq(num(m, "end_ns"), "9");
+	for (i = 0; i < sizeof none / sizeof none[0]; i++)
+		ck_assert_ptr_null(member(m, none[i]));
+	yajl_tree_free(v);
+	free(text);
+
+	src.host = "a\"b\\c";
+	src.rank = 0;
+	src.rank_from = "SLURM_PROCID";
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	m = member(v, "source");
+	ck_assert_str_eq(str(m, "host"), "a\"b\\c");
+	ck_assert_str_eq(num(m, "rank"), "0");
+	ck_assert_str_eq(str(m, "rank_from"), "SLURM_PROCID");
+	yajl_tree_free(v);
+	free(text);
+
+	t.source = NULL; /* no "source" at all: the window of before */
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	ck_assert_ptr_null(member(v, "source"));
+	yajl_tree_free(v);
+	free(text);
+}
+END_TEST
 
 START_TEST(test_window_plain)
 {
@@ -1493,6 +1563,7 @@ static Suite *cuptirec_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_window_plain);
 	tcase_add_test(tc, test_window_gzip);
+	tcase_add_test(tc, test_window_source);
 	tcase_add_test(tc, test_window_big);
 	tcase_add_test(tc, test_window_truncated);
 	tcase_add_test(tc, test_window_errors);

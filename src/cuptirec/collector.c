@@ -55,7 +55,7 @@
  * kinds, cuptiActivityFlushAll(FORCED), queue a mark and wait (bounded by
  * CUPTIREC_EXIT_TIMEOUT) until the writer reaches it, then write the trailer
  * ("user_annotations", "thread_resource_map", "start_ns", "dropped_records",
- * "cuptirec") and close the file.  The file is written in place, never via a
+ * "source", "cuptirec") and close the file.  The file is written in place, never via a
  * temporary name: a killed process leaves JSON without its closing bracket,
  * which readers report as truncated rather than take for a short window.
  *
@@ -782,6 +782,7 @@ static int crec_end_locked(void)
 	crec_jbuf ann = { 0 }, tmap = { 0 }, extra = { 0 };
 	struct timespec dl;
 	crec_trailer t;
+	crec_source src;
 	crec_window *w = G.win;
 	char err[PATH_MAX + 128];
 	unsigned long long misses, ann_lost, dropped, lost;
@@ -794,6 +795,8 @@ static int crec_end_locked(void)
 		return -1;
 	crec_callbacks(0);
 	crec_kinds_off();
+	/* the end of the span recorded: GPU work launched before may end later */
+	src.end_ns = crec_real_ns();
 	r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (r != CUPTI_SUCCESS)
 		crec_warn("flushing CUPTI's buffers failed: %s; the window may lack records", crec_cupti_str(r));
@@ -823,6 +826,12 @@ static int crec_end_locked(void)
 	t.extra = extra.failed ? NULL : extra.p;
 	t.start_ns = G.win_start_ns;
 	t.dropped_records = dropped;
+	src.host = G.host;
+	src.pid = (long)G.pid;
+	src.rank = G.rank;
+	src.rank_from = G.rank_from;
+	src.start_ns = G.win_start_ns;
+	t.source = &src;
 	{
 		unsigned long long nev = crec_window_events(w);
 		rc = crec_window_close(w, &t, err, sizeof err);
