@@ -87,8 +87,8 @@ expect 'usage: -z12' 2 "gzip level" $CUPTIMERGE -z12 -w "$W" "$C"
 
 # F12 (findings): a top-level key "" made the readers add 0 bytes to a NULL
 # buffer (UBSan); these fuzzer inputs hold one and then fail on bad JSON
-expect 1 "f12_fuzz_window.json:17: invalid JSON" $CUPTIMERGE -w "$FIX/f12_fuzz_window.json" "$C"
-expect 1 "f12_fuzz_map.json:4: invalid JSON" $CUPTIMERGE -t "$FIX/f12_fuzz_map.json" "$FIX/threads_full.json"
+expect "F12: a window with the key \"\" then bad JSON" 1 "f12_fuzz_window.json:17: invalid JSON" $CUPTIMERGE -w "$FIX/f12_fuzz_window.json" "$C"
+expect "F12: a thread map with the key \"\" then bad JSON" 1 "f12_fuzz_map.json:4: invalid JSON" $CUPTIMERGE -t "$FIX/f12_fuzz_map.json" "$FIX/threads_full.json"
 
 # with -o, a failed run leaves no file and keeps an existing one
 expect '-o: a failed run leaves no file' 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/new.json" "$tmp/trunc.json"
