@@ -10,6 +10,14 @@
 #include "input.h"
 #include "jval.h"
 
+/* A top-level member as its bytes were in the input. */
+typedef struct cm_docread_text {
+	const char *key;   /* the key, quotes and escapes included */
+	size_t klen;
+	const char *value; /* the value, from its first byte to its last */
+	size_t vlen;
+} cm_docread_text;
+
 typedef struct cm_docread_sink {
 	/* A top-level member other than the array; called only when wants_member
 	 * is NULL or returns 1 for KEY (others are skipped unbuilt).  VAL lives
@@ -23,6 +31,13 @@ typedef struct cm_docread_sink {
 	 * reported); NULL skips the elements unbuilt.  0 or -1. */
 	int (*element)(void *ctx, uint64_t index, const cm_jval *el, int64_t offset);
 	void *ctx;
+	/* Optional: when set, called instead of member, with the member's text
+	 * as it was in the input as well (TEXT lives until the callback
+	 * returns), for a writer that passes members through unchanged.  The
+	 * reader then keeps the bytes of each top-level member it builds while
+	 * it parses it; memory stays bounded by the largest such member. */
+	int (*member_text)(void *ctx, const char *key, size_t klen, const cm_jval *val,
+			   const cm_docread_text *text, int64_t offset);
 } cm_docread_sink;
 
 /* Read all of IN: a top-level object whose member ARRAY_KEY, when present,

@@ -1,13 +1,15 @@
 /* repairpass.c - `cuptimerge -t MAP TRACE`: the repair stage alone, in one pass.
  *
  * The trace is read with docread: top-level members are written back as they
- * come (so their order is kept), each element of traceEvents goes through
- * the repair stage, and the names of the rows that gained events follow the
- * last element.  Unlike the merge, nothing here needs to be known before the
- * first byte goes out, so there is no second pass and a pipe is not spooled;
- * the price is that a damaged input is found only where it is damaged: with
- * -o the output file then never appears, on stdout the reader gets a
- * partial document and the exit status says so. */
+ * come, as the bytes they were (so their order, spacing and digits are kept,
+ * as the merge's copy keeps them: HTA finds a trace's rank by the text
+ * `"rank": 3` in "distributedInfo"), each element of traceEvents goes
+ * through the repair stage, and the names of the rows that gained events
+ * follow the last element.  Unlike the merge, nothing here needs to be known
+ * before the first byte goes out, so there is no second pass and a pipe is
+ * not spooled; the price is that a damaged input is found only where it is
+ * damaged: with -o the output file then never appears, on stdout the reader
+ * gets a partial document and the exit status says so. */
 #include "config.h"
 #include "repairpass.h"
 #include "diag.h"
@@ -26,19 +28,21 @@ struct rp {
 	int members, seen_name;
 };
 
-/* Write the separator and "KEY": of a top-level member. */
+/* Write the separator and KEY: of a top-level member; KEY is JSON text,
+ * quotes included. */
 static void member_head(struct rp *p, const char *key, size_t klen)
 {
 	if (p->members++)
 		cm_buf_putc(&p->eo.buf, ',');
-	cm_jw_string(&p->eo.buf, key, klen);
+	cm_buf_put(&p->eo.buf, key, klen);
 	cm_buf_putc(&p->eo.buf, ':');
 }
 
-static int on_member(void *ctx, const char *key, size_t klen, const cm_jval *val, int64_t off)
+static int on_member(void *ctx, const char *key, size_t klen, const cm_jval *val, const cm_docread_text *text,
+		     int64_t off)
 {
 	struct rp *p = ctx;
-	member_head(p, key, klen);
+	member_head(p, text->key, text->klen);
 	if (klen == 9 && !memcmp(key, "traceName", 9)) {
 		p->seen_name = 1;
 		if (p->opt->trace_name && *p->opt->trace_name) {
@@ -51,14 +55,14 @@ static int on_member(void *ctx, const char *key, size_t klen, const cm_jval *val
 		if (cm_py_int_of_number(val->s, val->len, &base) == CM_PY_OK)
 			cm_repair_set_base(p->repair, base); /* lifetimes can be used from here on */
 	}
-	cm_jval_write(&p->eo.buf, val);
+	cm_buf_put(&p->eo.buf, text->value, text->vlen);
 	return cm_evout_flush(&p->eo);
 }
 
 static int on_begin(void *ctx)
 {
 	struct rp *p = ctx;
-	member_head(p, "traceEvents", 11);
+	member_head(p, "\"traceEvents\"", 13);
 	cm_buf_putc(&p->eo.buf, '[');
 	p->eo.first = 1;
 	return 0;
@@ -84,7 +88,10 @@ int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_
 {
 	struct rp p;
 	cm_input *in;
-	cm_docread_sink sink = {on_member, NULL, on_begin, on_end, on_element, &p};
+	cm_docread_sink sink = {
+		.member_text = on_member, .array_begin = on_begin, .array_end = on_end,
+		.element = on_element, .ctx = &p,
+	};
 	int ok, rc, status = 0;
 	memset(&p, 0, sizeof p);
 	p.opt = opt;
@@ -100,7 +107,7 @@ int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_
 	if (ok) {
 		const char *name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL;
 		if (name && !p.seen_name) {
-			member_head(&p, "traceName", 9);
+			member_head(&p, "\"traceName\"", 11);
 			cm_jw_string(&p.eo.buf, name, strlen(name));
 		}
 		cm_buf_putc(&p.eo.buf, '}');

@@ -60,6 +60,8 @@ static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
 	if (n == 0)
 		return 0;
 	sax->base = base;
+	if (sax->tap)
+		sax->tap(sax->tap_ctx, s, n, base);
 	st = yajl_parse(sax->h, (const unsigned char *)s, n);
 	if (st == yajl_status_client_canceled)
 		return -1;

@@ -12,6 +12,13 @@ typedef struct cm_sax {
 	cm_input *in;
 	const char *what;  /* label for the progress line */
 	uint64_t base;     /* text offset of the piece yajl is parsing */
+	/* Optional, set by the caller before cm_sax_run (zero: none): called
+	 * with each piece of text, S[0..N) at text offset BASE, just before yajl
+	 * parses it.  Every byte of the text comes once, in order; S stays valid
+	 * until that parse returns, so the callbacks it triggers may read it
+	 * too.  For a reader that needs the bytes as they were (docread). */
+	void (*tap)(void *tap_ctx, const char *s, size_t n, uint64_t base);
+	void *tap_ctx;
 } cm_sax;
 
 /* Parse all of IN with CALLBACKS (ctx CTX): one JSON value, nothing after it

@@ -44,7 +44,9 @@ static int element(void *ctx, uint64_t index, const cm_jval *el, int64_t offset)
 int cm_window_read(cm_input *in, const cm_window_sink *sink, const char *pass_label, int *trace_events)
 {
 	struct wread w = {sink, 0};
-	cm_docread_sink ds = {member, wants, NULL, NULL, sink->event ? element : NULL, &w};
+	cm_docread_sink ds = {
+		.member = member, .wants_member = wants, .element = sink->event ? element : NULL, .ctx = &w,
+	};
 	int seen = 0;
 	if (cm_docread_run(in, "events", "window", &ds, pass_label, &seen) < 0)
 		return -1;

@@ -204,28 +204,116 @@ END_TEST
 
 /* ---- path patterns, options ------------------------------------------------- */
 
+/* crec_path_expand with pid PID, window SEQ, host "gpu01", no rank */
+static int expand(const char *pattern, long pid, unsigned seq, char *out, size_t outsz)
+{
+	crec_path_vars v = { pid, seq, "gpu01", -1 };
+
+	return crec_path_expand(pattern, &v, out, outsz);
+}
+
 START_TEST(test_pathpat)
 {
 	char out[64];
 
-	ck_assert_int_eq(crec_path_expand("w_%p.json", 1234, 0, out, sizeof out), 0);
+	ck_assert_int_eq(expand("w_%p.json", 1234, 0, out, sizeof out), 0);
 	ck_assert_str_eq(out, "w_1234.json");
-	ck_assert_int_eq(crec_path_expand("w_%p.json", 1234, 2, out, sizeof out), 0);
+	ck_assert_int_eq(expand("w_%p.json", 1234, 2, out, sizeof out), 0);
 	ck_assert_str_eq(out, "w_1234.2.json");
-	ck_assert_int_eq(crec_path_expand("w_%p.json.gz", 7, 1, out, sizeof out), 0);
+	ck_assert_int_eq(expand("w_%p.json.gz", 7, 1, out, sizeof out), 0);
 	ck_assert_str_eq(out, "w_7.1.json.gz");
-	ck_assert_int_eq(crec_path_expand("w_%p_%n.json", 7, 3, out, sizeof out), 0);
+	ck_assert_int_eq(expand("w_%p_%n.json", 7, 3, out, sizeof out), 0);
 	ck_assert_str_eq(out, "w_7_3.json");
-	ck_assert_int_eq(crec_path_expand("trace", 7, 3, out, sizeof out), 0);
+	ck_assert_int_eq(expand("trace", 7, 3, out, sizeof out), 0);
 	ck_assert_str_eq(out, "trace.3");
-	ck_assert_int_eq(crec_path_expand("100%%_%p", 9, 0, out, sizeof out), 0);
+	ck_assert_int_eq(expand("100%%_%p", 9, 0, out, sizeof out), 0);
 	ck_assert_str_eq(out, "100%_9");
-	ck_assert_int_eq(crec_path_expand("bad_%d", 9, 0, out, sizeof out), -1);
+	ck_assert_int_eq(expand("bad_%d", 9, 0, out, sizeof out), -1);
 	ck_assert_ptr_nonnull(crec_path_check("bad_%"));
 	ck_assert_ptr_nonnull(crec_path_check(""));
 	ck_assert_ptr_null(crec_path_check("ok_%p_%n_%%"));
-	ck_assert_int_eq(crec_path_expand("%p%p%p%p%p%p%p%p", 1234567, 0, out, 40), -1);
-	ck_assert_int_eq(crec_path_expand("12345678.json", 1, 1, out, 14), -1);
+	ck_assert_int_eq(expand("%p%p%p%p%p%p%p%p", 1234567, 0, out, 40), -1);
+	ck_assert_int_eq(expand("12345678.json", 1, 1, out, 14), -1);
+}
+END_TEST
+
+/* %h and %r (issue 9): the host and the rank, from the caller's facts */
+START_TEST(test_pathpat_host_rank)
+{
+	crec_path_vars v = { 42, 0, "gpu01", 3 };
+	char out[64];
+
+	ck_assert_ptr_null(crec_path_check("w_%h_%r_%p.json"));
+	ck_assert_int_eq(crec_path_expand("w_%h_%r_%p.json", &v, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_gpu01_3_42.json");
+	v.rank = -1;   /* no rank in the environment: a documented literal */
+	ck_assert_int_eq(crec_path_expand("w_%h_%r.json", &v, out, sizeof out), 0);
+	ck_assert_str_eq(out, "w_gpu01_norank.json");
+	v.host = NULL; /* no host name */
+	ck_assert_int_eq(crec_path_expand("%h/w.json", &v, out, sizeof out), 0);
+	ck_assert_str_eq(out, "nohost/w.json");
+	v.host = "gpu01";
+	v.seq = 1;     /* the second window of a %h_%r pattern still gets .1 */
+	v.rank = 7;
+	ck_assert_int_eq(crec_path_expand("%h_%r.json.gz", &v, out, sizeof out), 0);
+	ck_assert_str_eq(out, "gpu01_7.1.json.gz");
+	ck_assert_int_eq(crec_path_expand("%h%h%h%h", &v, out, 20), -1);
+	ck_assert_ptr_nonnull(crec_path_check("w_%R.json"));
+	ck_assert_ptr_nonnull(crec_path_check("w_%H.json"));
+}
+END_TEST
+
+/* The host name: gethostname's, with '/' made path-safe */
+START_TEST(test_path_host)
+{
+	char h[256], want[256];
+	size_t i;
+
+	ck_assert_int_eq(crec_path_host(h, sizeof h), 0);
+	ck_assert_int_eq(gethostname(want, sizeof want), 0);
+	want[sizeof want - 1] = '\0';
+	for (i = 0; want[i]; i++)
+		if (want[i] == '/')
+			want[i] = '_';
+	ck_assert_str_eq(h, want);
+	ck_assert_ptr_null(strchr(h, '/'));
+	ck_assert_int_eq(crec_path_host(h, 1), -1);
+}
+END_TEST
+
+/* The rank: RANK, then SLURM_PROCID, then OMPI_COMM_WORLD_RANK */
+START_TEST(test_path_rank)
+{
+	const char *from = "x";
+
+	unsetenv("RANK");
+	unsetenv("SLURM_PROCID");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	ck_assert_int_eq(crec_path_rank(&from), -1);
+	ck_assert_ptr_null(from);
+	setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 5);
+	ck_assert_str_eq(from, "OMPI_COMM_WORLD_RANK");
+	setenv("SLURM_PROCID", "12", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 12);
+	ck_assert_str_eq(from, "SLURM_PROCID");
+	setenv("RANK", "0", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 0);
+	ck_assert_str_eq(from, "RANK");
+	/* a value that is not a rank is passed over: the next variable counts */
+	setenv("RANK", "", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 12);
+	setenv("RANK", "3x", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 12);
+	setenv("RANK", "-1", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 12);
+	setenv("RANK", "99999999999999999999", 1);
+	ck_assert_int_eq(crec_path_rank(&from), 12);
+	setenv("RANK", "007", 1);
+	ck_assert_int_eq(crec_path_rank(NULL), 7);
+	unsetenv("RANK");
+	unsetenv("SLURM_PROCID");
+	unsetenv("OMPI_COMM_WORLD_RANK");
 }
 END_TEST
 
@@ -1004,6 +1092,12 @@ static void window_records(void)
 	w_buf2[3] = (CUpti_Activity *)&w_overhead;
 }
 
+/* Where and when the test window was recorded. */
+static const crec_source w_source = {
+	.host = "gpu01", .pid = 4242, .rank = 3, .rank_from = "RANK",
+	.start_ns = 1759300079000000000ull, .end_ns = 1759300080000000000ull,
+};
+
 /* Write the test window into PATH; returns crec_window_close's result. */
 static int write_test_window(const char *path, int gzip)
 {
@@ -1015,6 +1109,7 @@ static int write_test_window(const char *path, int gzip)
 		.thread_resource_map = "{\"4242\": {\"-268430796\": 4300}}",
 		.start_ns = 1759300079000000000ull,
 		.dropped_records = 3,
+		.source = &w_source,
 		.extra = "\"cuptirec\": {\"version\": \"test\"}",
 	};
 	int rc;
@@ -1038,7 +1133,7 @@ static void check_test_window(const char *path)
 	char *text = slurp(path);
 	yajl_val v = parse(text), ev, e0, m;
 	const char *order[] = { "{\"events\"", "\n\"user_annotations\"", "\n\"thread_resource_map\"",
-				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"cuptirec\"" };
+				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"source\"", "\n\"cuptirec\"" };
 	const char *prev = text;
 	size_t i;
 
@@ -1062,9 +1157,72 @@ static void check_test_window(const char *path)
 	ck_assert_str_eq(num(member(m, "4242"), "-268430796"), "4300");
 	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000000");
 	ck_assert_str_eq(num(v, "dropped_records"), "3");
+	m = member(v, "source");
+	ck_assert(m && YAJL_IS_OBJECT(m));
+	ck_assert_str_eq(str(m, "host"), "gpu01");
+	ck_assert_str_eq(num(m, "pid"), "4242");
+	ck_assert_str_eq(num(m, "rank"), "3");
+	ck_assert_str_eq(str(m, "rank_from"), "RANK");
+	ck_assert_str_eq(num(m, "start_ns"), "1759300079000000000");
+	ck_assert_str_eq(num(m, "end_ns"), "1759300080000000000");
 	yajl_tree_free(v);
 	free(text);
 }
+
+/* "source" without a rank or a host name leaves those members out, and a
+ * host name is a JSON string whatever its bytes */
+START_TEST(test_window_source)
+{
+	static const char *const none[] = { "rank", "rank_from", "host" };
+	crec_source src = { .host = NULL, .pid = 77, .rank = -1, .start_ns = 5, .end_ns = 9 };
+	crec_trailer t = { .source = &src };
+	char path[300], err[256];
+	crec_window *w;
+	yajl_val v, m;
+	char *text;
+	size_t i;
+
+	snprintf(path, sizeof path, "%s/s.json", tmpdir);
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	m = member(v, "source");
+	ck_assert(m && YAJL_IS_OBJECT(m));
+	ck_assert_uint_eq(m->u.object.len, 3);
+	ck_assert_str_eq(num(m, "pid"), "77");
+	ck_assert_str_eq(num(m, "start_ns"), "5");
+	ck_assert_str_eq(num(m, "end_ns"), "9");
+	for (i = 0; i < sizeof none / sizeof none[0]; i++)
+		ck_assert_ptr_null(member(m, none[i]));
+	yajl_tree_free(v);
+	free(text);
+
+	src.host = "a\"b\\c";
+	src.rank = 0;
+	src.rank_from = "SLURM_PROCID";
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	m = member(v, "source");
+	ck_assert_str_eq(str(m, "host"), "a\"b\\c");
+	ck_assert_str_eq(num(m, "rank"), "0");
+	ck_assert_str_eq(str(m, "rank_from"), "SLURM_PROCID");
+	yajl_tree_free(v);
+	free(text);
+
+	t.source = NULL; /* no "source" at all: the window of before */
+	w = crec_window_open(path, 0, err, sizeof err);
+	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
+	text = slurp(path);
+	v = parse(text);
+	ck_assert_ptr_null(member(v, "source"));
+	yajl_tree_free(v);
+	free(text);
+}
+END_TEST
 
 START_TEST(test_window_plain)
 {
@@ -1375,6 +1533,9 @@ static Suite *cuptirec_suite(void)
 	tcase_add_test(tc, test_jbuf_ints);
 	tcase_add_test(tc, test_jbuf_grows);
 	tcase_add_test(tc, test_pathpat);
+	tcase_add_test(tc, test_pathpat_host_rank);
+	tcase_add_test(tc, test_path_host);
+	tcase_add_test(tc, test_path_rank);
 	tcase_add_test(tc, test_opts);
 	suite_add_tcase(s, tc);
 
@@ -1402,6 +1563,7 @@ static Suite *cuptirec_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_window_plain);
 	tcase_add_test(tc, test_window_gzip);
+	tcase_add_test(tc, test_window_source);
 	tcase_add_test(tc, test_window_big);
 	tcase_add_test(tc, test_window_truncated);
 	tcase_add_test(tc, test_window_errors);

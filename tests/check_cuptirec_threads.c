@@ -294,6 +294,44 @@ START_TEST(test_launcher_threads_only)
 }
 END_TEST
 
+/* -o with %h and %r (issue 9): the host as gethostname gives it, the rank
+ * from RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK, "norank" without one */
+START_TEST(test_launcher_host_rank)
+{
+	char tool[512], prog[512], opath[400], out[300], mapp[600], host[256];
+	char *argv[] = { tool, "-T", "-q", "-o", opath, "--", prog, "exit", NULL };
+	char slurm[] = "SLURM_PROCID=12", rank[] = "RANK=3";
+	char *env_slurm[] = { slurm, NULL }, *env_both[] = { slurm, rank, NULL };
+	size_t i;
+	pid_t pid;
+
+	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
+	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
+	snprintf(opath, sizeof opath, "%s/t_%%h_%%r_%%p.json", tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	ck_assert_int_eq(gethostname(host, sizeof host), 0);
+	host[sizeof host - 1] = '\0';
+	for (i = 0; host[i]; i++)
+		if (host[i] == '/')
+			host[i] = '_';
+	/* the test may itself run under srun or mpirun */
+	unsetenv("RANK");
+	unsetenv("SLURM_PROCID");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	ck_assert_int_eq(run(argv, NULL, out, &pid), 0);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_norank_%ld.json", tmpdir, host, (long)pid);
+	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	ck_assert_int_eq(run(argv, env_slurm, out, &pid), 0);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_12_%ld.json", tmpdir, host, (long)pid);
+	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	/* RANK comes first */
+	ck_assert_int_eq(run(argv, env_both, out, &pid), 0);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_3_%ld.json", tmpdir, host, (long)pid);
+	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	ck_assert_int_eq(count_files("t_"), 3);
+}
+END_TEST
+
 START_TEST(test_launcher_status_and_quiet_processes)
 {
 	char tool[512], opath[400], out[300];
@@ -317,6 +355,7 @@ START_TEST(test_launcher_usage)
 		{ NULL },                                          /* no command */
 		{ "--threads-only", "--gzip", "--", "/bin/true", NULL },
 		{ "-o", "bad_%q.json", "--", "/bin/true", NULL },
+		{ "-o", "bad_%R.json", "--", "/bin/true", NULL },
 		{ "--activities", "kernel,nonsense", "--", "/bin/true", NULL },
 		{ "--delay", "soon", "--", "/bin/true", NULL },
 		{ "--duration", "0", "--", "/bin/true", NULL },
@@ -361,6 +400,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_thread_map, 0, (int)(sizeof modes / sizeof modes[0]));
 	tcase_add_test(tc, test_launcher_threads_only);
+	tcase_add_test(tc, test_launcher_host_rank);
 	tcase_add_test(tc, test_launcher_status_and_quiet_processes);
 	tcase_add_test(tc, test_launcher_usage);
 	suite_add_tcase(s, tc);

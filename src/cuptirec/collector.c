@@ -55,7 +55,7 @@
  * kinds, cuptiActivityFlushAll(FORCED), queue a mark and wait (bounded by
  * CUPTIREC_EXIT_TIMEOUT) until the writer reaches it, then write the trailer
  * ("user_annotations", "thread_resource_map", "start_ns", "dropped_records",
- * "cuptirec") and close the file.  The file is written in place, never via a
+ * "source", "cuptirec") and close the file.  The file is written in place, never via a
  * temporary name: a killed process leaves JSON without its closing bracket,
  * which readers report as truncated rather than take for a short window.
  *
@@ -141,6 +141,9 @@ static struct {
 	int inited;
 	volatile int disabled;        /* set once; read without the lock */
 	pid_t pid;
+	char host[256];               /* crec_path_host's name, "" when unknown */
+	long rank;                    /* crec_path_rank's rank, -1 when unknown */
+	const char *rank_from;        /* the variable it came from, or NULL */
 	struct crec_opts o;
 	CUpti_SubscriberHandle sub;
 	int system_ids;               /* CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM in effect */
@@ -168,6 +171,7 @@ static struct {
 	pthread_mutex_t tmu;
 	pthread_cond_t tcv;
 } G = {
+	.rank = -1,
 	.ctl = PTHREAD_MUTEX_INITIALIZER,
 	.tmu = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -670,6 +674,7 @@ static int crec_end_locked(void);
 static int crec_begin_locked(const char *pattern)
 {
 	char err[PATH_MAX + 128];
+	crec_path_vars pv;
 	uint64_t c, r;
 	crec_window *w;
 
@@ -683,7 +688,11 @@ static int crec_begin_locked(const char *pattern)
 		crec_warn("%s: %s", pattern, crec_path_check(pattern));
 		return -1;
 	}
-	if (crec_path_expand(pattern, (long)G.pid, G.win_seq, G.win_path, sizeof G.win_path)) {
+	pv.pid = (long)G.pid;
+	pv.seq = G.win_seq;
+	pv.host = G.host;
+	pv.rank = G.rank;
+	if (crec_path_expand(pattern, &pv, G.win_path, sizeof G.win_path)) {
 		crec_warn("%s: output path too long", pattern);
 		return -1;
 	}
@@ -773,6 +782,7 @@ static int crec_end_locked(void)
 	crec_jbuf ann = { 0 }, tmap = { 0 }, extra = { 0 };
 	struct timespec dl;
 	crec_trailer t;
+	crec_source src;
 	crec_window *w = G.win;
 	char err[PATH_MAX + 128];
 	unsigned long long misses, ann_lost, dropped, lost;
@@ -785,6 +795,8 @@ static int crec_end_locked(void)
 		return -1;
 	crec_callbacks(0);
 	crec_kinds_off();
+	/* the end of the span recorded: GPU work launched before may end later */
+	src.end_ns = crec_real_ns();
 	r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (r != CUPTI_SUCCESS)
 		crec_warn("flushing CUPTI's buffers failed: %s; the window may lack records", crec_cupti_str(r));
@@ -814,6 +826,12 @@ static int crec_end_locked(void)
 	t.extra = extra.failed ? NULL : extra.p;
 	t.start_ns = G.win_start_ns;
 	t.dropped_records = dropped;
+	src.host = G.host;
+	src.pid = (long)G.pid;
+	src.rank = G.rank;
+	src.rank_from = G.rank_from;
+	src.start_ns = G.win_start_ns;
+	t.source = &src;
 	{
 		unsigned long long nev = crec_window_events(w);
 		rc = crec_window_close(w, &t, err, sizeof err);
@@ -932,6 +950,11 @@ static void crec_init_locked(const char *how)
 	G.pid = getpid();
 	__atomic_store_n(&G.inited, 1, __ATOMIC_RELEASE);
 	crec_load_opts(&G.o);
+	/* who we are, for %h / %r and the window's "source": read once, before
+	 * the program's threads could change the environment */
+	if (crec_path_host(G.host, sizeof G.host) != 0)
+		G.host[0] = '\0';
+	G.rank = crec_path_rank(&G.rank_from);
 	G.pid_max = crec_read_pid_max();
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -310,8 +310,9 @@ static int crec_thr_lock(int patient)
  * recorded the table writes it.  PATIENT: see crec_thr_lock. */
 static void crec_thr_write_map(int patient)
 {
-	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
+	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32], host[256];
 	const char *v = getenv("CUPTIREC_THREADS_OUTPUT");
+	crec_path_vars pv;
 	struct crec_fout f;
 	size_t i, n;
 	int ok;
@@ -331,7 +332,11 @@ static void crec_thr_write_map(int patient)
 		v = NULL;
 	}
 	snprintf(pattern, sizeof pattern, "%s", v && *v ? v : CREC_THR_DEFAULT_OUTPUT);
-	if (crec_path_expand(pattern, (long)T.pid, 0, path, sizeof path)) {
+	pv.pid = (long)T.pid;
+	pv.seq = 0;
+	pv.host = crec_path_host(host, sizeof host) == 0 ? host : NULL;
+	pv.rank = crec_path_rank(NULL);
+	if (crec_path_expand(pattern, &pv, path, sizeof path)) {
 		pthread_mutex_unlock(&T.mu);
 		crec_thr_warn("%s: output path too long; no thread map written", pattern);
 		return;

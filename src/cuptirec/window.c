@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Encoded text is handed to the sink in chunks of about this size: one call
  * per chunk rather than per event, and a bounded jbuf whatever the buffer. */
@@ -71,6 +72,32 @@ long crec_window_add_buffer(crec_window *w, crec_enc *enc, uint8_t *buf, size_t 
 	return n;
 }
 
+/* Append `"source": {...}` for S (crec_source). */
+static void crec_window_source(crec_jbuf *b, const crec_source *s)
+{
+	crec_jbuf_lit(b, "\"source\": {");
+	if (s->host && *s->host) {
+		crec_jbuf_lit(b, "\"host\": ");
+		crec_jbuf_str(b, s->host, strlen(s->host));
+		crec_jbuf_lit(b, ", ");
+	}
+	crec_jbuf_lit(b, "\"pid\": ");
+	crec_jbuf_i64(b, s->pid);
+	if (s->rank >= 0) {
+		crec_jbuf_lit(b, ", \"rank\": ");
+		crec_jbuf_i64(b, s->rank);
+		if (s->rank_from) {
+			crec_jbuf_lit(b, ", \"rank_from\": ");
+			crec_jbuf_str(b, s->rank_from, strlen(s->rank_from));
+		}
+	}
+	crec_jbuf_lit(b, ", \"start_ns\": ");
+	crec_jbuf_u64(b, s->start_ns);
+	crec_jbuf_lit(b, ", \"end_ns\": ");
+	crec_jbuf_u64(b, s->end_ns);
+	crec_jbuf_lit(b, "}");
+}
+
 int crec_window_close(crec_window *w, const crec_trailer *t, char *err, size_t errsz)
 {
 	crec_jbuf *b = &w->jb;
@@ -84,6 +111,10 @@ int crec_window_close(crec_window *w, const crec_trailer *t, char *err, size_t e
 	crec_jbuf_u64(b, t->start_ns);
 	crec_jbuf_lit(b, ",\n\"dropped_records\": ");
 	crec_jbuf_u64(b, t->dropped_records);
+	if (t->source) {
+		crec_jbuf_lit(b, ",\n");
+		crec_window_source(b, t->source);
+	}
 	if (t->extra && *t->extra) {
 		crec_jbuf_lit(b, ",\n");
 		crec_jbuf_puts(b, t->extra);

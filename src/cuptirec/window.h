@@ -24,6 +24,17 @@ crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errs
  * failure is sticky; crec_window_close reports it). */
 long crec_window_add_buffer(crec_window *w, crec_enc *enc, uint8_t *buf, size_t valid, crec_next_fn next);
 
+/* Where and when a window was recorded: its "source" member (issue 9), so
+ * that a tool pairing windows with traces never has to parse file names. */
+typedef struct crec_source {
+	const char *host;       /* crec_path_host's name; NULL or "": left out */
+	long pid;
+	long rank;              /* crec_path_rank's; -1: "rank" left out */
+	const char *rank_from;  /* the variable the rank came from; NULL: left out */
+	uint64_t start_ns;      /* recording on / off, CLOCK_REALTIME ns: the */
+	uint64_t end_ns;        /* clock the events are written in */
+} crec_source;
+
 /* The members after "events", in the order WINDOW-FORMAT.md's streaming
  * writer uses.  The JSON texts are complete values; NULL writes {}. */
 typedef struct crec_trailer {
@@ -31,6 +42,7 @@ typedef struct crec_trailer {
 	const char *thread_resource_map;/* {"pid": {"opaque": tid, ...}} */
 	uint64_t start_ns;
 	uint64_t dropped_records;
+	const crec_source *source;      /* NULL: no "source" member */
 	const char *extra;              /* further members ("k": v, ...) or NULL */
 } crec_trailer;
 

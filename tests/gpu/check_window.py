@@ -9,11 +9,14 @@ issued it (kernels k_<role> must join a launch by correlation id on <role>'s
 gettid), that memcpy/memset records join their thread's launches, that the
 user annotations and external ids of the C API landed on the right threads,
 that the noisy calls are filtered, and that the thread map agrees with what
-the threads printed.  Prints one JSON line of figures; exits 1 on a failure.
+the threads printed, and that "source" names this host, process and rank.
+Prints one JSON line of figures; exits 1 on a failure.
 """
 import ctypes
 import gzip
 import json
+import os
+import socket
 import sys
 from collections import Counter, defaultdict
 
@@ -146,13 +149,33 @@ def main():
     if not (t0 <= w["start_ns"] <= t1):
         fails.append("start_ns outside the run")
 
+    # "source" (issue 9): this host and process, the span recording was on,
+    # the rank when the environment had one
+    src = w.get("source")
+    if not isinstance(src, dict):
+        fails.append("no \"source\" member")
+    else:
+        if src.get("pid") != pid:
+            fails.append(f"source pid {src.get('pid')}, the program's is {pid}")
+        if src.get("host") != socket.gethostname().replace("/", "_"):
+            fails.append(f"source host {src.get('host')!r}")
+        if src.get("start_ns") != w["start_ns"] or not src["start_ns"] <= src.get("end_ns", 0):
+            fails.append(f"source span {src.get('start_ns')}..{src.get('end_ns')}")
+        starts = [e["start_ns"] for e in runtime]
+        if starts and not src["start_ns"] <= min(starts) <= max(starts) <= src.get("end_ns", 0):
+            fails.append("runtime records outside the source span")
+        env_rank = next((os.environ[v] for v in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
+                         if os.environ.get(v, "").isdigit()), None)
+        if (str(src["rank"]) if "rank" in src else None) != (str(int(env_rank)) if env_rank else None):
+            fails.append(f"source rank {src.get('rank')}, the environment's {env_rank}")
+
     figures = {
         "window": win_path, "events": len(ev), "kinds": dict(kinds), "threads": len(tids),
         "runtime_per_thread": dict(per_thread), "runtime_on_wrong_tid": len(bad_tid),
         "kernels_joined_on_right_thread": kernel_ok, "kernels_bad": kernel_bad,
         "copies_joined": copy_ok, "user_annotation_links": ann_ok, "external_id_links": ext_ok,
         "thread_map_ok": map_ok, "thread_map_omitted": map_omitted, "dropped_records": dropped,
-        "cuptirec": w.get("cuptirec"), "fails": fails[:10],
+        "cuptirec": w.get("cuptirec"), "source": w.get("source"), "fails": fails[:10],
     }
     print(json.dumps(figures))
     return 1 if fails else 0
