@@ -27,6 +27,7 @@ for case in missing_end_ns:'events\[[0-9]+\]: missing field "end_ns"' \
 	huge_start:'"start_ns": [0-9]+ is infinite or beyond 128 bits' \
 	badmap:'thread_resource_map entry for thread_id 5 is not an integer'; do
 	name=${case%%:*} msg=${case#*:}
+	tcase "F3: one message line for bad_window_$name, 40 runs"
 	i=0
 	while [ $i -lt 40 ]; do
 		one_line 1 "^cuptimerge: [^ ]*bad_window_$name.json:[0-9]+: .*$msg" \
@@ -37,6 +38,7 @@ done
 
 # F4: an unusable TMPDIR fails the window's pass (main thread) and the CPU
 # pass (second thread, spooling a pipe) alike: one line, status 3.
+tcase "F4: one message line when TMPDIR is unusable, 10 runs"
 i=0
 while [ $i -lt 10 ]; do
 	one_line 3 "^cuptimerge: /nonexistent[:/].*cannot create a temporary file" \
@@ -46,6 +48,7 @@ done
 
 # F6: repair alone reads its input once, so a pipe needs no copy in TMPDIR
 # (the map on a pipe neither).
+tcase "F6: repair alone reads a piped trace and a piped map without TMPDIR"
 set +e
 TMPDIR=/nonexistent $CUPTIMERGE -q -t "$FIX/thread_map.json" <"$FIX/threads_full.json" >"$tmp/rep_file.json"
 cat "$FIX/threads_full.json" | TMPDIR=/nonexistent $CUPTIMERGE -q -t "$FIX/thread_map.json" \
@@ -64,6 +67,7 @@ cmp -s "$tmp/rep_file.json" "$tmp/rep_mpipe.json" || fail "repair with the map f
 
 # A window named by a path that is a pipe (as <(...) gives) is not a file
 # that a second thread can open again: the merge must read the copy.
+tcase "a window on a FIFO or /dev/stdin merges"
 mkfifo "$tmp/wfifo"
 cat "$W" >"$tmp/wfifo" &
 writer=$!
@@ -95,6 +99,7 @@ one_line_usage() {
 	set -e
 	[ $ou_rc -eq 2 ] || fail "$*: exit $ou_rc, wanted 2: $(cat "$tmp/err")"
 }
+tcase "F14: -o '' is a usage error"
 one_line_usage $CUPTIMERGE -q -w "$W" -o '' "$tmp/missing.json"
 grep -q "^cuptimerge: -o needs a file name" "$tmp/err" || fail "-o '': message: $(cat "$tmp/err")"
 one_line_usage $CUPTIMERGE -q -t "$FIX/thread_map.json" --output= "$tmp/missing.json"
@@ -104,6 +109,7 @@ tm() { timeout 10 "$@"; }
 
 # F13: a directory is refused up front, before any input is read: a CPU
 # trace that is a FIFO without a writer would block the read for ever.
+tcase "F13: -o DIR and -o into a missing directory fail before any input is read"
 mkdir "$tmp/odir"
 mkfifo "$tmp/nowriter"
 one_line 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/odir" "$tmp/nowriter"
@@ -115,6 +121,7 @@ one_line 3 "^cuptimerge: $tmp/nodir/out.json: cannot create a temporary file bes
 # a character device is written through, not replaced (a private copy of
 # /dev/null's node: the real one must never be at stake in a test)
 if mknod -m 666 "$tmp/null" c 1 3 2>/dev/null; then
+	tcase "F13: -o a character device writes through, never replaces it"
 	$CUPTIMERGE -q -w "$W" -o "$tmp/null" "$C" || fail "-o a character device: exit $?"
 	[ -c "$tmp/null" ] || fail "-o a character device replaced it: $(ls -l "$tmp/null")"
 	$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/null" "$FIX/threads_full.json" || fail "-t -o a character device: exit $?"
@@ -123,10 +130,11 @@ if mknod -m 666 "$tmp/null" c 1 3 2>/dev/null; then
 	one_line 3 "^cuptimerge: $tmp/full: write error: No space left" $CUPTIMERGE -q -w "$W" -o "$tmp/full" "$C"
 	[ -c "$tmp/full" ] || fail "-o a full device replaced it: $(ls -l "$tmp/full")"
 else
-	echo "note: mknod not permitted; the character-device case is skipped"
+	skip "F13: -o a character device writes through, never replaces it" "mknod not permitted"
 fi
 
 # a FIFO is written through, to its reader
+tcase "F13: -o a FIFO writes through to its reader"
 mkfifo "$tmp/ofifo"
 # (the reader gives up after 10 s: a run that replaced the FIFO never opens it)
 tm cat "$tmp/ofifo" >"$tmp/from_fifo.json" &
@@ -138,6 +146,7 @@ $JSONCMP "$FIX/expected.json" "$tmp/from_fifo.json" || fail "-o a FIFO: the read
 
 # a symlink is followed: its target is replaced atomically, in the target's
 # directory, and the link stays
+tcase "F13: -o a symlink replaces its target, keeps the link"
 mkdir "$tmp/sl" "$tmp/sl/real"
 echo old >"$tmp/sl/real/target.json"
 ln -s real/target.json "$tmp/sl/link.json"
@@ -200,6 +209,7 @@ interrupt() {
 	sig=$1 notmp=$2 phase=$3
 	shift 3
 	what="$sig, $phase phase, O_TMPFILE off: $notmp, $*"
+	tcase "F5: $sig in the $phase phase, O_TMPFILE $([ "$notmp" = 1 ] && echo off || echo on), $1"
 	rm -rf "$tmp/sig" "$tmp/tmpd"
 	mkdir "$tmp/sig" "$tmp/tmpd"
 	echo old >"$tmp/sig/out.json"
@@ -236,8 +246,10 @@ if [ -d /proc/self/fd ]; then
 	mkfifo "$tmp/cfifo"
 	python3 - "$tmp/big.json" <<'PY'
 import json, sys
-ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {}} for i in range(30000)]
-json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+# the window's process, base time and times, so that the pair is not refused
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 4242, "tid": 1, "ts": 5000000 + i, "dur": 1,
+       "args": {}} for i in range(30000)]
+json.dump({"baseTimeNanoseconds": 1759300074000000000, "traceEvents": ev}, open(sys.argv[1], "w"))
 PY
 	for notmp in 0 1; do
 		for sig in INT TERM HUP KILL; do
@@ -254,6 +266,7 @@ PY
 
 	# SIGHUP ignored (nohup) stays ignored, even where a handler is needed:
 	# the run goes on to its end
+	tcase "F5: SIGHUP ignored at start stays ignored"
 	rm -rf "$tmp/sig"
 	mkdir "$tmp/sig"
 	exec 3<>"$tmp/cfifo"
@@ -269,7 +282,7 @@ PY
 	wait $pid || fail "SIGHUP ignored: exit $?"
 	$JSONCMP "$FIX/expected.json" "$tmp/sig/out.json" || fail "SIGHUP ignored: output differs"
 else
-	echo "note: no /proc; the signal cases are skipped"
+	skip "F5: interrupted -o runs" "no /proc"
 fi
 
 finish
