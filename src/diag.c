@@ -23,6 +23,37 @@ void cm_diag_set_quiet(int q) { quiet = q; }
 int cm_diag_status(void) { return first_status; }
 void cm_diag_reset(void) { first_status = 0; }
 
+/* LINE with its control characters written as escapes (\n, \t, \r, \xNN):
+ * a key or a file name from the input may hold a newline, and a message is
+ * one line, always (found by the fuzz harnesses).  Frees LINE when it makes
+ * a new string; NULL when memory ran out. */
+static char *escape_controls(char *line)
+{
+	size_t n = 0, extra = 0;
+	char *out, *o;
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++, n++)
+		if (*p < 0x20 || *p == 0x7f)
+			extra += *p == '\n' || *p == '\t' || *p == '\r' ? 1 : 3;
+	if (!extra)
+		return line;
+	if (!(out = malloc(n + extra + 1))) {
+		free(line);
+		return NULL;
+	}
+	o = out;
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+		if (*p >= 0x20 && *p != 0x7f)
+			*o++ = (char)*p;
+		else if (*p == '\n' || *p == '\t' || *p == '\r')
+			o += sprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+		else
+			o += sprintf(o, "\\x%02x", *p);
+	}
+	*o = 0;
+	free(line);
+	return out;
+}
+
 /* The message as one line, "PROG: FILE:OFFSET: MESSAGE" without the newline,
  * in a malloc'd string (the caller frees it), or NULL when memory ran out. */
 static char *format_line(const char *file, int64_t offset, const char *fmt, va_list ap)
@@ -47,7 +78,7 @@ static char *format_line(const char *file, int64_t offset, const char *fmt, va_l
 		return NULL;
 	memcpy(line, head, (size_t)h);
 	vsnprintf(line + h, (size_t)n + 1, fmt, ap);
-	return line;
+	return escape_controls(line);
 }
 
 /* Print one message line on stderr with a single stdio call, so that lines

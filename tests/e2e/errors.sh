@@ -96,6 +96,16 @@ expect '-o: a failed run leaves no file' 1 "truncated JSON" $CUPTIMERGE -w "$W" 
 echo keep >"$tmp/old.json"
 expect '-o: a failed run keeps an existing file' 1 "truncated JSON" $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o: a failed run clobbered an existing file"
+# a message is one line even when it quotes input holding a newline: a key
+# "a\nb" (decoded: a real newline) repeated, in a trace to repair and in a
+# window (found by the fuzz harnesses)
+printf '{"a\\nb": 1, "a\\nb": 2, "traceEvents": []}' >"$tmp/nlkey.json"
+expect 'a repeated key with a newline in a trace to repair: one line' 1 'member "a\\nb" appears twice' \
+	$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/nlkey.out" "$tmp/nlkey.json"
+printf '{"events": [], "thread_resource_map": {"1\\n\\u00012": {}}}' >"$tmp/nlwin.json"
+expect 'a map key with a newline and a control character in a window: one line' 1 'key "1\\n\\x012" is not an integer' \
+	$CUPTIMERGE -q -w "$tmp/nlwin.json" "$C"
+
 tcase "-o: no temporary file left behind"
 ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o: a temporary file was left behind: $(ls -A "$tmp")"
 expect '-o, named temporary file: a failed run' 1 "truncated JSON" env CUPTIMERGE_NO_TMPFILE=1 $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"

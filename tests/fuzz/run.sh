@@ -28,13 +28,16 @@ for name in "$@"; do
 	log=fuzz-work/$name.log
 	# the output directory on tmpfs where there is one: each run renames an output into place (and syncs it)
 	rc=0
+	t0=$(date +%s)
 	# shellcheck disable=SC2086 # FLAGS is a word list
 	FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
 		-rss_limit_mb=4096 -dict="$srcdir/tests/fuzz/json.dict" -artifact_prefix="fuzz-work/$name-" \
 		-print_final_stats=1 $flags "fuzz-work/$name" "$srcdir/tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+	t1=$(date +%s)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
-	echo "fuzz_$name: ${execs:-?} executions in ${seconds} s, ${cov:-cov: ?}, exit $rc"
+	corp=$(grep -o 'corp: [0-9]*' "$log" | tail -n 1)
+	echo "fuzz_$name: ${execs:-?} executions in $((t1 - t0)) s, ${cov:-cov: ?} (edges), ${corp:-corp: ?} inputs, exit $rc"
 	if [ "$rc" -ne 0 ]; then
 		status=1
 		grep -E 'property failed|ERROR: |SUMMARY: ' "$log" | head -n 5 >&2 || true
