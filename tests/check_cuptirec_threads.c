@@ -301,7 +301,10 @@ START_TEST(test_launcher_host_rank)
 	char tool[512], prog[512], opath[400], out[300], mapp[600], host[256];
 	char *argv[] = { tool, "-T", "-q", "-o", opath, "--", prog, "exit", NULL };
 	char slurm[] = "SLURM_PROCID=12", rank[] = "RANK=3";
-	char *env_slurm[] = { slurm, NULL }, *env_both[] = { slurm, rank, NULL };
+	/* under --enable-sanitizers the ASan runtime goes first (LAUNCHER_ENV) */
+	char *env_none[] = { CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
+	char *env_slurm[] = { slurm, CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
+	char *env_both[] = { slurm, rank, CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
 	size_t i;
 	pid_t pid;
 
@@ -318,7 +321,7 @@ START_TEST(test_launcher_host_rank)
 	unsetenv("RANK");
 	unsetenv("SLURM_PROCID");
 	unsetenv("OMPI_COMM_WORLD_RANK");
-	ck_assert_int_eq(run(argv, NULL, out, &pid), 0);
+	ck_assert_int_eq(run(argv, env_none, out, &pid), 0);
 	snprintf(mapp, sizeof mapp, "%s/t_%s_norank_%ld.json", tmpdir, host, (long)pid);
 	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
 	ck_assert_int_eq(run(argv, env_slurm, out, &pid), 0);
