@@ -4,6 +4,7 @@
 #include "diag.h"
 #include "exitcode.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -199,6 +200,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
 	if (!(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
 		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
+		goto out;
+	}
+	if (access(cuptimerge, X_OK) < 0) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
 	if (cm_brun(&plan, cuptimerge, jobs, joblog) < 0) {
