@@ -224,12 +224,20 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			char *d = describe(&t->facts);
 			if (nfit == 0)
 				fail_rank(r, xasprintf("no window for this trace (%s)", d));
-			else
-				fail_rank(r, xasprintf("%zu windows fit this trace (%s): ambiguous, use a manifest", nfit, d));
+			else {
+				/* name the first two, so the user can write the manifest line */
+				const char *names[2] = {"", ""};
+				size_t k = 0;
+				for (size_t j = 0; j < p->nf; j++)
+					if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts)) {
+						if (k < 2)
+							names[k++] = p->f[j].path;
+						p->f[j].used = 1; /* reported here, not again as unpaired */
+					}
+				fail_rank(r, xasprintf("%zu windows fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
+						       nfit, d, names[0], names[1], nfit > 2 ? ", ..." : ""));
+			}
 			free(d);
-			for (size_t j = 0; j < p->nf && nfit > 1; j++)
-				if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts))
-					p->f[j].used = 1; /* reported here, not again as unpaired */
 		}
 	}
 	/* two traces of the same name in two directories would share an output */

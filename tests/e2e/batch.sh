@@ -153,6 +153,26 @@ grep -q "^cuptimerge-batch: gone: window $R/nowhere.json: No such file or direct
 	fail "the missing window: $(cat "$tmp/err")"
 grep -q "^cuptimerge-batch: failed: gone\$" "$tmp/err" || fail "failed keys: $(cat "$tmp/err")"
 
+tcase "time tells an hour-earlier window of the same process apart; an exact copy is ambiguous"
+mkdir "$tmp/tm" "$tmp/amb"
+cp "$R/$(key 0).pt.trace.json" "$R/w0.json" "$tmp/tm/"
+python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))
+w["source"]["start_ns"] -= 3600 * 10**9
+w["source"]["end_ns"] -= 3600 * 10**9
+json.dump(w, open(sys.argv[2], "w"))' "$R/w0.json" "$tmp/tm/earlier.json"
+run -n "$tmp/tm"
+grep -q "^$(key 0)	[^	]*	$tmp/tm/w0.json	.*	merge\$" "$tmp/out" || fail "not paired with w0.json: $(cat "$tmp/out")"
+grep -q "^earlier	-	$tmp/tm/earlier.json	-	FAIL: no trace for this window (pid 5000, rank 0, host node0, [0-9]* GPU events)\$" \
+	"$tmp/out" || fail "the earlier window: $(cat "$tmp/out")"
+cp "$R/$(key 0).pt.trace.json" "$R/w0.json" "$tmp/amb/"
+cp "$R/w0.json" "$tmp/amb/w0copy.json"
+run -n "$tmp/amb"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4"
+grep -q "FAIL: 2 windows fit this trace (pid 5000, rank 0, host node0): $tmp/amb/w0.json, $tmp/amb/w0copy.json: ambiguous" \
+	"$tmp/out" || fail "ambiguity: $(cat "$tmp/out")"
+[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "the ambiguous windows are reported again: $(cat "$tmp/out")"
+
 tcase "usage errors: exit 2"
 run
 [ $rc -eq 2 ] || fail "no operands: exit $rc"
