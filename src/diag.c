@@ -194,6 +194,21 @@ void cm_progress_update(uint64_t done)
 	progress_shown = 1;
 }
 
+void cm_progress_text(const char *text, int force)
+{
+	double t;
+	if (!progress_on || progress_thread_off)
+		return;
+	t = now_s();
+	if (progress_t0 == 0)
+		progress_t0 = t;
+	if (!force && (t - progress_t0 < 1.0 || t - progress_last < 0.25))
+		return;
+	progress_last = t;
+	fprintf(stderr, "\r%s: %s   ", prog, text);
+	progress_shown = 1;
+}
+
 void cm_progress_clear(void)
 {
 	if (progress_shown) {

@@ -60,6 +60,10 @@ void cm_progress_enable(int on);
 void cm_progress_begin(const char *label, uint64_t total);
 void cm_progress_update(uint64_t done);
 void cm_progress_clear(void);
+/* A progress line of the caller's own TEXT ("PROG: TEXT"), under the same
+ * rules: not in the first second, at most 4 times a second; FORCE shows it
+ * now whatever the rate (still only when enabled). */
+void cm_progress_text(const char *text, int force);
 /* No progress from the calling thread (a pass run beside the main one). */
 void cm_progress_thread_off(void);
 

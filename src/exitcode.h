@@ -1,5 +1,6 @@
-/* exitcode.h - the exit statuses of cuptimerge, defined once.
- * Mirrored in the EXIT STATUS section of man/cuptimerge.1; keep them in step. */
+/* exitcode.h - the exit statuses of cuptimerge and cuptimerge-batch, defined once.
+ * Mirrored in the EXIT STATUS sections of man/cuptimerge.1 and
+ * man/cuptimerge-batch.1; keep them in step. */
 #ifndef CM_EXITCODE_H
 #define CM_EXITCODE_H
 
@@ -8,6 +9,8 @@ enum cm_exit {
 	CM_EXIT_DATA = 1,  /* bad input data: not JSON, truncated, wrong shape, missing field */
 	CM_EXIT_USAGE = 2, /* bad command line */
 	CM_EXIT_IO = 3,    /* cannot open, read, write or rename a file; out of memory */
+	CM_EXIT_RANKS = 4, /* cuptimerge-batch only: a rank failed or could not be paired
+			      (the merges' own statuses are in the joblog) */
 };
 
 #endif
