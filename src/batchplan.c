@@ -135,12 +135,13 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 
 /* A trace's first CPU event may come a little before the window's start:
  * the profiler's own warm-up, or a window whose start_ns is only its first
- * record's.  Spans that far apart still fit; closer windows win (fits_tight). */
+ * record's.  Spans that far apart still fit; closer windows win (fits with no slack). */
 #define SLACK_NS 1000000000LL
 
 /* May window W hold the GPU work of trace T?  Each fact counts when both
- * files know it; times within SLACK_NS. */
-static int fits(const cm_bfacts *t, const cm_bfacts *w)
+ * files know it; times within SLACK nanoseconds (SLACK_NS to find the
+ * candidates, 0 to prefer a window whose span holds the trace's start). */
+static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
 {
 	if (t->pid != w->pid)
 		return 0;
@@ -148,25 +149,9 @@ static int fits(const cm_bfacts *t, const cm_bfacts *w)
 		return 0;
 	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
 		return 0;
-	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - SLACK_NS)
+	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - slack)
 		return 0;
-	if (t->start_ns >= 0 && w->end_ns >= 0 && t->start_ns > w->end_ns + SLACK_NS)
-		return 0;
-	return 1;
-}
-
-/* The same without the slack: the trace starts inside the window's span. */
-static int fits_tight(const cm_bfacts *t, const cm_bfacts *w)
-{
-	if (t->pid != w->pid)
-		return 0;
-	if (t->host && w->host && strcmp(t->host, w->host))
-		return 0;
-	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
-		return 0;
-	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns)
-		return 0;
-	if (t->start_ns >= 0 && w->end_ns >= 0 && t->start_ns > w->end_ns)
+	if (t->start_ns >= 0 && w->end_ns >= 0 && t->start_ns > w->end_ns + slack)
 		return 0;
 	return 1;
 }
@@ -201,14 +186,14 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			continue;
 		}
 		for (size_t j = 0; j < p->nf; j++)
-			if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts)) {
+			if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
 				nfit++;
 				w = j;
 			}
 		if (nfit > 1) { /* several within the slack: the one whose span holds the trace */
 			size_t ntight = 0, wt = 0;
 			for (size_t j = 0; j < p->nf; j++)
-				if (p->f[j].facts.kind == CM_BK_WINDOW && fits_tight(&t->facts, &p->f[j].facts)) {
+				if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, 0)) {
 					ntight++;
 					wt = j;
 				}
@@ -229,7 +214,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 				const char *names[2] = {"", ""};
 				size_t k = 0;
 				for (size_t j = 0; j < p->nf; j++)
-					if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts)) {
+					if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
 						if (k < 2)
 							names[k++] = p->f[j].path;
 						p->f[j].used = 1; /* reported here, not again as unpaired */
