@@ -35,7 +35,6 @@ struct cm_input {
 	int spool_fd;      /* copy of a pipe's bytes, or -1 */
 	int teeing;        /* first pass over a pipe: copy what we read to spool_fd */
 	int raw_eof;       /* read() returned 0 */
-	int is_file;       /* a regular file, read from offset 0 */
 	uint64_t raw_size; /* st_size of a regular file, else 0 */
 	struct stat st0;   /* a regular file as it was when opened */
 	uint64_t raw_done; /* raw bytes read in this pass */
@@ -58,7 +57,7 @@ struct cm_input {
 
 const char *cm_input_name(const cm_input *in) { return in->name; }
 int cm_input_is_gzip(const cm_input *in) { return in->gzip; }
-int cm_input_is_file(const cm_input *in) { return in->is_file; }
+int cm_input_is_file(const cm_input *in) { return S_ISREG(in->st0.st_mode) && in->own_fd; }
 uint64_t cm_input_offset(const cm_input *in) { return in->chunk_off; }
 uint64_t cm_input_raw_done(const cm_input *in) { return in->raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
@@ -104,7 +103,6 @@ static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) == 0) {
 		in->raw_size = (uint64_t)st.st_size;
 		in->st0 = st;
-		in->is_file = 1;
 	} else
 		in->teeing = rewindable; /* not re-readable: copy it during the first pass */
 	return in;

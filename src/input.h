@@ -40,15 +40,13 @@ uint64_t cm_input_raw_size(const cm_input *in);
  * error).  Returns 0, or -1 after reporting an error. */
 int cm_input_rewind(cm_input *in);
 
-/* 1 when IN is a regular file read from its start: opening its path again
- * gives the same bytes (a pipe, even one with a name, does not). */
-int cm_input_is_file(const cm_input *in);
 
 /* The name used in messages: the path, or "<stdin>". */
 const char *cm_input_name(const cm_input *in);
 
-/* 1 when the input is a regular file, which can also be opened again by
- * name and read from the start; 0 for a pipe, a FIFO, a device, stdin. */
+/* 1 when the input is a regular file named by its path and read from its
+ * start, so that opening the path again gives the same bytes; 0 for a pipe
+ * (even one with a name: a FIFO, /dev/fd/N), a device, standard input. */
 int cm_input_is_file(const cm_input *in);
 
 /* 1 when the text is gzip-compressed (known after the first chunk; zstd,

@@ -122,7 +122,7 @@ static void *w3_thread(void *arg)
  * back to W3 in its place on any trouble. */
 static void w3_start(struct merge *m)
 {
-	if (m->repair || !strcmp(m->opt->window_path, "-") || !cm_input_is_file(m->win))
+	if (m->repair || !cm_input_is_file(m->win))
 		return;
 	m->win3 = cm_input_open(m->opt->window_path, m->opt->bufsize);
 	if (!m->win3)
