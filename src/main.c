@@ -5,7 +5,6 @@
 #include "merge.h"
 
 #include <getopt.h>
-#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,11 +110,6 @@ int main(int argc, char **argv)
 	long v;
 
 	cm_diag_init("cuptimerge");
-	/* Buffers that grow to hold one huge token (saxread.c) are mapped, not
-	 * taken from the heap: realloc then moves them with mremap instead of
-	 * copying, and what they held goes back to the system when freed.  A
-	 * fixed threshold also stops glibc from raising it after such a free. */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	opterr = 0; /* getopt would prefix argv[0]; we say "cuptimerge:" */
 	memset(&opt, 0, sizeof opt);
 	opt.gzip_level = -1;
