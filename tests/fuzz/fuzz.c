@@ -194,7 +194,11 @@ static int has_py_extension(const char *s, size_t n)
 	return memmem(s, n, "NaN", 3) || memmem(s, n, "Infinity", 8);
 }
 
-/* Valid UTF-8 throughout (the Python parser works on bytes, after yajl). */
+/* 0 when the text may hold malformed UTF-8, which only the strict check
+ * refuses (the Python parser works on bytes, after yajl).  A form feed or
+ * vertical tab would stop that check before it could tell, but the Python
+ * parser refuses those itself, so such a text counts as 1; a text the check
+ * stops for its depth counts as 0 (not compared). */
 static int utf8_ok(const char *s, size_t n)
 {
 	cm_jcheck c;
