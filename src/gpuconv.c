@@ -1,11 +1,18 @@
 /* gpuconv.c - trace-window events to Chrome-trace events, by the reference rules.
  *
- * One function, do_event(), holds the per-event rules of the reference merge
- * (PyTorch's _cupti_monitor_trace.py) and runs twice: in pass 2 without an
- * output, to check every field pass 3 will read and to note the rows and the
- * time extent; in pass 3 with one, to write the events.  Keeping a single
- * copy of the rules is what keeps the metadata of pass 2 and the events of
- * pass 3 in agreement.
+ * The rules of the reference merge (PyTorch's _cupti_monitor_trace.py) are
+ * split in three by when their inputs are known:
+ *   digest  while the window is read (its only parse): every field an
+ *           event's rule reads, converted by Python's int() and str() and
+ *           checked, kept as a record (gpurec.h);
+ *   plan    once the CPU trace has been scanned and correlations resolved:
+ *           the thread of each API record, the rows (devices, streams,
+ *           processes, threads), the time extent, the annotation spans;
+ *   render  at the end of the output: the text of each event, by worker
+ *           threads over blocks of records, in window order.
+ * The plan and the render make the same thread lookup (api_thread) and the
+ * same drop decision (dropped), so the metadata written before the CPU
+ * events agrees with the events written after them.
  *
  * Python's semantics are kept where they show in the output: int() of
  * numbers, strings and booleans (pyval.h), str() of names, json.loads of
@@ -14,16 +21,19 @@
  * configure.ac), and dict semantics for repeated keys.
  *
  * The stage is four files: this one (state, field readers, the per-event
- * rules), gpuscan.c (pass 1), gpuargs.c (args and annotations) and
- * gpurows.c (row metadata and annotation spans). */
+ * rules), gpuscan.c (external correlations, maps, resolve), gpuargs.c (args
+ * and annotations) and gpurows.c (row metadata and annotation spans). */
 #include "config.h"
 #include "gpuconv_int.h"
 #include "cbid.h"
 #include "diag.h"
 #include "exitcode.h"
 #include "gpuargs.h"
+#include "opool.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,8 +93,10 @@ void cm_gpu_free(cm_gpu *g)
 	if (g->pairs)
 		fclose(g->pairs);
 	free(g->cpu_threads);
-	free(g->args.v);
 	cm_buf_free(&g->dumps);
+	cm_buf_free(&g->block);
+	if (g->recs)
+		fclose(g->recs);
 	free(g);
 }
 
@@ -175,14 +187,17 @@ const cm_jval *gpu_need(const struct at *a, const char *key)
 
 /* ------------------------------------------------------------ the rules */
 
-/* The thread row of an API record (tidrule.h).  0, or -1 after a report;
- * *fell is set when no rule applied and the int32 id itself was taken. */
-static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, cm_int *tid, int *fell)
+/* The thread row of an API record (tidrule.h): the CPU thread its
+ * correlation links to, else the window's map, else the int32 id itself
+ * (*fell set).  0, or -1 after a report (only when REPORT; without it the
+ * caller knows the plan has checked the same lookup). */
+static int api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 {
-	cm_gpu *g = a->g;
-	int32_t id = cm_tid_int32(raw);
+	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
 	int64_t t;
 	int rc;
+	*fell = 0;
 	if (corr >= INT64_MIN && corr <= INT64_MAX) {
 		int64_t c = (int64_t)corr;
 		const struct linked *l = cm_hmap_get(g->linked, &c);
@@ -197,10 +212,10 @@ static int api_thread(const struct at *a, cm_int pid, cm_int corr, cm_int raw, c
 	case CM_TIDMAP_FOUND: *tid = t; return 0;
 	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
 	case CM_TIDMAP_BAD_MAP:
-		return gpu_ev_error(g, a->index, a->offset,
+		return gpu_ev_error(g, r->index, r->offset,
 				"thread_resource_map (or its entry for this process_id) is not an object");
 	default:
-		return gpu_ev_error(g, a->index, a->offset,
+		return gpu_ev_error(g, r->index, r->offset,
 				"thread_resource_map entry for thread_id %d is not an integer", (int)id);
 	}
 }
@@ -233,7 +248,7 @@ static void add_pair(cm_hmap *m, int64_t a, int64_t b)
 	cm_hmap_put(m, key, NULL);
 }
 
-/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID, */
+/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
 {
 	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
@@ -246,40 +261,29 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
 	cm_jw_int(b, cm_tid_export(tid));
 }
 
-/* "ts":TS,"dur":DUR for START/END ns; returns the two doubles. */
-static void x_times_text(cm_gpu *g, cm_buf *b, cm_int start, cm_int end, double *ts, double *dur, char *tstext,
-			 size_t *tslen);
-static void x_times(cm_gpu *g, cm_buf *b, cm_int start, cm_int end, double *ts, double *dur)
+/* ts and dur (us) of START/END ns, as the output will hold them. */
+static void x_times(const cm_gpu *g, cm_int start, cm_int end, double *ts, double *dur)
 {
-	x_times_text(g, b, start, end, ts, dur, NULL, NULL);
+	*ts = cm_us_of_ns(start - g->base_ns);
+	*dur = cm_us_of_ns(end - start);
 }
 
-/* x_times that also hands back the ts text (TSTEXT: 48 bytes) for a flow. */
-static void x_times_text(cm_gpu *g, cm_buf *b, cm_int start, cm_int end, double *ts, double *dur, char *tstext,
-			 size_t *tslen)
+/* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
+ * (TSTEXT: 48 bytes) for a flow event. */
+static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
 {
-	if (b) {
-		char tmp[48], *t = tstext ? tstext : tmp;
-		size_t n = cm_us_text(start - g->base_ns, t, ts);
-		if (tslen)
-			*tslen = n;
-		cm_buf_lit(b, ",\"ts\":");
-		cm_buf_put(b, t, n);
-		cm_buf_lit(b, ",\"dur\":");
-		*dur = cm_jw_us_of_ns(b, end - start);
-	} else {
-		*ts = cm_us_of_ns(start - g->base_ns);
-		*dur = cm_us_of_ns(end - start);
-	}
+	double d;
+	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_put(b, tstext, *tslen);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, end - start);
 }
 
 /* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row). */
-static int flow(cm_evout *eo, char ph, cm_int id, cm_int pid, cm_int tid, const char *ts, size_t tslen)
+static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const char *ts, size_t tslen)
 {
-	cm_buf *b = &eo->buf;
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"");
+	cm_buf_lit(b, ",{\"ph\":\"");
 	cm_buf_putc(b, ph);
 	cm_buf_lit(b, "\",\"id\":");
 	cm_jw_int(b, id);
@@ -293,105 +297,243 @@ static int flow(cm_evout *eo, char ph, cm_int id, cm_int pid, cm_int tid, const 
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+}
+
+/* ------------------------------------------- digest: the one window parse */
+
+/* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
+static const char *api_name(int driver, cm_int cbid, char *fallback)
+{
+	const char *name = cbid >= INT64_MIN && cbid <= INT64_MAX ? cm_cbid_name(driver, (int64_t)cbid) : NULL;
+	if (name)
+		return name;
+	memcpy(fallback, "cbid_", 5);
+	cm_int_format(cbid, fallback + 5);
+	return fallback;
+}
+
+/* A runtime or driver API record: every field the rules read, checked. */
+static int digest_api(const struct at *a, int driver, cm_gpurec *r)
+{
+	char fallback[64];
+	cm_int *v = r->v;
+	int64_t pid64;
+	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
+	r->nv = CM_RA_N;
+	if (gpu_int_field(a, "cbid", 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, "process_id", 1, &v[CM_RA_PID]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
+	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
+		return -1;
+	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback)))
+		return 0; /* kept only for its thread lookup, which can fail */
+	r->flags |= CM_REC_REGISTERED;
+	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
+	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
+		return -1;
 	return 0;
 }
 
-/* A runtime or driver API record (pass 2 when EO is NULL, else pass 3). */
-static int api_event(const struct at *a, int driver, cm_evout *eo)
+/* kernel, gpu_memcpy, gpu_memset. */
+static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 {
 	cm_gpu *g = a->g;
-	cm_int cbid, pid, corr, raw, tid = 0, start, end;
-	const char *name;
-	char fallback[64];
-	int registered, fell = 0;
-	double ts, dur;
-	if (gpu_int_field(a, "cbid", 1, &cbid) < 0)
+	cm_int *v = r->v;
+	const cm_jval *namev, *ann;
+	int64_t d64, s64;
+	r->kind = (uint8_t)kind;
+	r->nv = CM_RG_N;
+	if (gpu_int_field(a, "device_id", 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, "stream_id", 1, &v[CM_RG_STREAM]) < 0 ||
+	    gpu_int_field(a, "start_ns", 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, "context_id", 1, &v[CM_RG_CTX]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RG_END]) < 0 ||
+	    !(namev = gpu_need(a, "name")) || gpu_int_field(a, "graph_id", 0, &v[CM_RG_GRAPH]) < 0 ||
+	    gpu_int_field(a, "graph_node_id", 0, &v[CM_RG_NODE]) < 0)
 		return -1;
-	name = cbid >= INT64_MIN && cbid <= INT64_MAX ? cm_cbid_name(driver, (int64_t)cbid) : NULL;
-	if (!name) {
-		memcpy(fallback, "cbid_", 5);
-		cm_int_format(cbid, fallback + 5);
-		name = fallback;
+	if (kind == CM_REC_MEMCPY &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "copy_kind", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "src_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "dst_kind", 1, &v[CM_RG_K3]) < 0 ||
+	     gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (kind == CM_REC_MEMSET &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "value", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "memory_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
+		return -1;
+	g->text.len = 0;
+	cm_jval_str_py(&g->text, namev);
+	ann = cm_jval_get(a->ev, "annotation");
+	if (ann && ann->type != CM_J_NULL) {
+		r->flags |= CM_REC_ANN;
+		g->dumps.len = 0;
+		cm_jval_pack(&g->dumps, ann);
 	}
-	registered = cm_cbid_is_registered(driver, name);
-	if (gpu_int_field(a, "process_id", 1, &pid) < 0 || gpu_int_field(a, "correlation_id", 1, &corr) < 0 ||
-	    gpu_int_field(a, "thread_id", 1, &raw) < 0 || api_thread(a, pid, corr, raw, &tid, &fell) < 0)
+	return 0;
+}
+
+/* An overhead record.  The trailing "Activity Buffer Request" is dropped
+ * when it starts after the last activity, which is known only when the
+ * whole window has been read: the error its end_ns would raise is kept
+ * until then. */
+static int digest_overhead(const struct at *a, cm_gpurec *r)
+{
+	cm_gpu *g = a->g;
+	const cm_jval *namev = cm_jval_get(a->ev, "name"), *endv;
+	r->kind = CM_REC_OVERHEAD;
+	r->nv = CM_RO_N;
+	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &r->v[CM_RO_START]) < 0)
 		return -1;
-	if (!registered)
-		return 0;
-	if (gpu_int_field(a, "start_ns", 1, &start) < 0 || gpu_int_field(a, "end_ns", 1, &end) < 0)
-		return -1;
-	if (fell && g->repair && pid >= INT64_MIN && pid <= INT64_MAX) {
-		/* the thread map knows what the window did not */
-		int64_t moved;
-		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(start), eo != NULL,
-				  &moved))
-			tid = moved;
-	}
-	if (!eo) {
-		int64_t pid64 = 0, tid64 = 0;
-		if (gpu_to_i64(a, "process_id", pid, &pid64) < 0 || gpu_to_i64(a, "thread_id", tid, &tid64) < 0)
+	g->dumps.len = 0;
+	if (cm_jval_streq(namev, "Activity Buffer Request")) {
+		r->flags |= CM_REC_ABR;
+		endv = cm_jval_get(a->ev, "end_ns");
+		if (!endv) {
+			cm_buf_lit(&g->dumps, "missing field \"end_ns\"");
+		} else if (endv->type == CM_J_NUM || endv->type == CM_J_STR) {
+			cm_int x;
+			int rc = endv->type == CM_J_NUM ? cm_py_int_of_number(endv->s, endv->len, &x)
+							: cm_py_int_of_str(endv->s, endv->len, &x);
+			if (rc == CM_PY_OVERFLOW) {
+				char msg[120];
+				int n = snprintf(msg, sizeof msg, "\"end_ns\": %.*s is infinite or beyond 128 bits",
+						 (int)(endv->len > 40 ? 40 : endv->len), endv->s);
+				cm_buf_put(&g->dumps, msg, (size_t)n);
+			}
+		}
+		if (g->dumps.len) {
+			r->flags |= CM_REC_DEFERRED;
+			r->v[CM_RO_END] = 0;
+		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
-		setdefault(g->procs, pid64, start);
-		add_pair(g->threads, pid64, tid64);
-		x_times(g, NULL, start, end, &ts, &dur);
+		}
+	} else if (gpu_int_field(a, "end_ns", 1, &r->v[CM_RO_END]) < 0) {
+		return -1;
+	}
+	g->text.len = 0;
+	cm_jval_str_py(&g->text, namev);
+	return 0;
+}
+
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	struct at a = {g, index, offset, ev};
+	const cm_jval *kind;
+	cm_gpurec r;
+	int rc;
+	if (cm_gpu_scan_event(g, index, ev, offset) < 0)
+		return -1;
+	kind = cm_jval_get(ev, "kind");
+	if (!kind)
+		return gpu_ev_error(g, index, offset, "missing field \"kind\"");
+	if (kind->type == CM_J_ARR || kind->type == CM_J_OBJ)
+		return gpu_ev_error(g, index, offset, "\"kind\" is not a string");
+	if (kind->type != CM_J_STR)
+		return 0;
+	memset(&r, 0, offsetof(cm_gpurec, v));
+	r.index = index;
+	r.offset = offset;
+	g->text.len = 0;
+	g->dumps.len = 0;
+	if (cm_jval_streq(kind, "kernel"))
+		rc = digest_activity(&a, CM_REC_KERNEL, &r);
+	else if (cm_jval_streq(kind, "gpu_memcpy"))
+		rc = digest_activity(&a, CM_REC_MEMCPY, &r);
+	else if (cm_jval_streq(kind, "gpu_memset"))
+		rc = digest_activity(&a, CM_REC_MEMSET, &r);
+	else if (cm_jval_streq(kind, "cuda_runtime"))
+		rc = digest_api(&a, 0, &r);
+	else if (cm_jval_streq(kind, "cuda_driver"))
+		rc = digest_api(&a, 1, &r);
+	else if (cm_jval_streq(kind, "overhead"))
+		rc = digest_overhead(&a, &r);
+	else
+		return 0;
+	if (rc < 0)
+		return -1;
+	r.name = g->text.p;
+	r.nlen = (uint32_t)g->text.len;
+	r.extra = g->dumps.p;
+	r.xlen = (uint32_t)g->dumps.len;
+	cm_gpurec_pack(&g->block, &r);
+	g->nrecs++;
+	if (g->block.len >= CM_GPU_BLOCK) {
+		if (!g->recs && !(g->recs = cm_temp_file("records")))
+			return -1;
+		return cm_gpurec_block_write(g->recs, &g->block);
+	}
+	return 0;
+}
+
+int cm_gpu_digest_finish(cm_gpu *g)
+{
+	if (g->recs && (cm_gpurec_block_write(g->recs, &g->block) < 0 || fflush(g->recs) != 0))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	return 0;
+}
+
+/* Call FN for each block of records: the one still in memory when the
+ * window was small, else each block of the temporary file in turn.  0, or
+ * -1 (after a report). */
+static int each_block(cm_gpu *g, int (*fn)(void *ctx, cm_buf *block), void *ctx)
+{
+	cm_buf b = {0};
+	int rc;
+	if (!g->recs)
+		return g->block.len ? fn(ctx, &g->block) : 0;
+	if (fseek(g->recs, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	while ((rc = cm_gpurec_block_read(g->recs, &b)) == 1)
+		if (fn(ctx, &b) < 0) {
+			rc = -1;
+			break;
+		}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* An overhead record that the rule drops. */
+static int dropped(const cm_gpu *g, const cm_gpurec *r)
+{
+	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
+}
+
+/* --------------------------------------------------- plan: rows and extent */
+
+static int plan_record(cm_gpu *g, const cm_gpurec *r)
+{
+	double ts, dur;
+	cm_int tid = 0;
+	int fell;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER: {
+		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
+		if (api_thread(g, r, &tid, &fell) < 0)
+			return -1;
+		if (!(r->flags & CM_REC_REGISTERED))
+			return 0;
+		if (fell && g->repair &&
+		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+			tid = moved;
+		setdefault(g->procs, pid64, r->v[CM_RA_START]);
+		add_pair(g->threads, pid64, (int64_t)tid);
+		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
 		gpu_extent(g, ts, dur);
 		g->st.api_rows++;
 		return 0;
 	}
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	gpu_x_head(&eo->buf, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
-	{
-		size_t ts_len;
-		char tstext[48];
-		x_times_text(g, &eo->buf, start, end, &ts, &dur, tstext, &ts_len);
-		cm_buf_lit(&eo->buf, ",\"args\":{\"cbid\":");
-		cm_jw_int(&eo->buf, cbid);
-		cm_buf_lit(&eo->buf, ",\"correlation\":");
-		cm_jw_int(&eo->buf, corr);
-		cm_buf_lit(&eo->buf, "}}");
-		if (corr != 0 && cm_cbid_requires_flow(driver, name) &&
-		    flow(eo, 's', corr, pid, tid, tstext, ts_len) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* kernel, gpu_memcpy, gpu_memset (pass 2 when EO is NULL, else pass 3). */
-static int activity_event(const struct at *a, const char *kind, cm_evout *eo)
-{
-	cm_gpu *g = a->g;
-	cm_int dev, ctx, stream, corr, start, end, graph, node;
-	cm_int bytes, k1, k2, k3, flags;
-	int is_memcpy = !strcmp(kind, "gpu_memcpy"), is_memset = !strcmp(kind, "gpu_memset");
-	const cm_jval *namev;
-	double ts, dur;
-	if (gpu_int_field(a, "device_id", 1, &dev) < 0 || gpu_int_field(a, "stream_id", 1, &stream) < 0 ||
-	    gpu_int_field(a, "start_ns", 1, &start) < 0 || gpu_int_field(a, "context_id", 1, &ctx) < 0 ||
-	    gpu_int_field(a, "correlation_id", 1, &corr) < 0 || gpu_int_field(a, "end_ns", 1, &end) < 0 ||
-	    !(namev = gpu_need(a, "name")) || gpu_int_field(a, "graph_id", 0, &graph) < 0 ||
-	    gpu_int_field(a, "graph_node_id", 0, &node) < 0)
-		return -1;
-	if (is_memcpy && (gpu_int_field(a, "bytes", 1, &bytes) < 0 || gpu_int_field(a, "copy_kind", 1, &k1) < 0 ||
-			  gpu_int_field(a, "src_kind", 1, &k2) < 0 || gpu_int_field(a, "dst_kind", 1, &k3) < 0 ||
-			  gpu_int_field(a, "flags", 1, &flags) < 0))
-		return -1;
-	if (is_memset && (gpu_int_field(a, "bytes", 1, &bytes) < 0 || gpu_int_field(a, "value", 1, &k1) < 0 ||
-			  gpu_int_field(a, "memory_kind", 1, &k2) < 0 || gpu_int_field(a, "flags", 1, &flags) < 0))
-		return -1;
-	if (!eo) {
-		int64_t d64 = 0, s64 = 0, c64;
-		if (gpu_to_i64(a, "device_id", dev, &d64) < 0 || gpu_to_i64(a, "stream_id", stream, &s64) < 0)
-			return -1;
+	case CM_REC_KERNEL:
+	case CM_REC_MEMCPY:
+	case CM_REC_MEMSET: {
+		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
+		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
 		setdefault(g->devices, d64, start);
 		add_pair(g->streams, d64, s64);
-		x_times(g, NULL, start, end, &ts, &dur);
+		x_times(g, start, end, &ts, &dur);
 		gpu_extent(g, ts, dur);
 		if (corr >= INT64_MIN && corr <= INT64_MAX) {
-			const int64_t *ext;
-			c64 = (int64_t)corr;
-			if ((ext = cm_hmap_get(g->uext, &c64))) {
+			int64_t c64 = (int64_t)corr;
+			const int64_t *ext = cm_hmap_get(g->uext, &c64);
+			if (ext) {
 				int64_t key[3] = {*ext, d64, s64};
 				int created;
 				struct span *sp = cm_hmap_put(g->spans, key, &created);
@@ -406,109 +548,205 @@ static int activity_event(const struct at *a, const char *kind, cm_evout *eo)
 		}
 		return 0;
 	}
-	{
-		struct args *A = &g->args;
-		size_t ts_len;
-		char tstext[48];
-		cm_arena_reset(g->scratch);
-		A->n = 0;
-		g->text.len = 0;
-		cm_jval_str_py(&g->text, namev);
-		if (cm_evout_next(eo) < 0)
-			return -1;
-		gpu_x_head(&eo->buf, kind, g->text.p, g->text.len, dev, stream);
-		x_times_text(g, &eo->buf, start, end, &ts, &dur, tstext, &ts_len);
-		gpu_arg_int(A, "device", dev);
-		gpu_arg_int(A, "context", ctx);
-		gpu_arg_int(A, "stream", stream);
-		gpu_arg_int(A, "correlation", corr);
-		if (graph)
-			gpu_arg_int(A, "graph id", graph);
-		if (node)
-			gpu_arg_int(A, "graph node id", node);
-		gpu_annotation_args(g->scratch, A, cm_jval_get(a->ev, "annotation"), &g->dumps);
-		if (is_memcpy) {
-			gpu_arg_int(A, "bytes", bytes);
-			gpu_arg_copy_kind(A, "copy kind", k1);
-			gpu_arg_memory_kind(A, "src kind", k2);
-			gpu_arg_memory_kind(A, "dst kind", k3);
-			gpu_arg_int(A, "flags", flags);
-		} else if (is_memset) {
-			gpu_arg_int(A, "bytes", bytes);
-			gpu_arg_int(A, "value", k1);
-			gpu_arg_int(A, "memory kind", k2);
-			gpu_arg_int(A, "flags", flags);
-		}
-		gpu_write_args(&eo->buf, A);
-		if (corr != 0 && flow(eo, 'f', corr, dev, stream, tstext, ts_len) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* An overhead record; the trailing "Activity Buffer Request" is dropped. */
-static int overhead_event(const struct at *a, cm_evout *eo)
-{
-	cm_gpu *g = a->g;
-	const cm_jval *namev = cm_jval_get(a->ev, "name");
-	cm_int start, end;
-	double ts, dur;
-	if (cm_jval_streq(namev, "Activity Buffer Request") && g->max_end > 0) {
-		if (gpu_int_field(a, "start_ns", 0, &start) < 0)
-			return -1;
-		if (start > g->max_end)
+	case CM_REC_OVERHEAD:
+		if (dropped(g, r))
 			return 0;
-	}
-	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &start) < 0 ||
-	    gpu_int_field(a, "end_ns", 1, &end) < 0)
-		return -1;
-	if (!eo) {
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
 		g->need_overhead = 1;
-		x_times(g, NULL, start, end, &ts, &dur);
+		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		gpu_extent(g, ts, dur);
 		return 0;
 	}
-	g->text.len = 0;
-	cm_jval_str_py(&g->text, namev);
-	if (cm_evout_next(eo) < 0)
+	return 0;
+}
+
+static int plan_block(void *ctx, cm_buf *block)
+{
+	cm_gpu *g = ctx;
+	const char *p = block->p, *end = block->p + block->len;
+	cm_gpurec r;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+		if (plan_record(g, &r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cm_gpu_plan(cm_gpu *g)
+{
+	if (each_block(g, plan_block, g) < 0)
 		return -1;
-	gpu_x_head(&eo->buf, "overhead", g->text.p, g->text.len, OVERHEAD_PID, 0);
-	x_times(g, &eo->buf, start, end, &ts, &dur);
-	cm_buf_lit(&eo->buf, ",\"args\":{}}");
+	cm_gpu_plan_finish(g);
 	return 0;
 }
 
-/* The rules for one event: pass 2 (EO NULL) or pass 3. */
-static int do_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset, cm_evout *eo)
+/* ---------------------------------------------------- render: the output */
+
+/* What one worker needs to write events: its own scratch space; the tables
+ * of cm_gpu are only read. */
+struct render {
+	cm_gpu *g;
+	struct args args;
+	cm_arena *scratch;
+	cm_buf text, dumps;
+};
+
+static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
-	struct at a = {g, index, offset, ev};
-	const cm_jval *kind = cm_jval_get(ev, "kind");
-	if (!kind)
-		return gpu_ev_error(g, index, offset, "missing field \"kind\"");
-	if (kind->type == CM_J_ARR || kind->type == CM_J_OBJ)
-		return gpu_ev_error(g, index, offset, "\"kind\" is not a string");
-	if (kind->type != CM_J_STR)
+	cm_gpu *g = R->g;
+	int driver = r->kind == CM_REC_DRIVER, fell;
+	char fallback[64], tstext[48];
+	const char *name;
+	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	size_t ts_len;
+	if (!(r->flags & CM_REC_REGISTERED))
+		return;
+	api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
+	if (fell && g->repair) {
+		int64_t moved;
+		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 1,
+				  &moved))
+			tid = moved;
+	}
+	name = api_name(driver, r->v[CM_RA_CBID], fallback);
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
+	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{\"cbid\":");
+	cm_jw_int(b, r->v[CM_RA_CBID]);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, corr);
+	cm_buf_lit(b, "}}");
+	if (corr != 0 && cm_cbid_requires_flow(driver, name))
+		flow(b, 's', corr, pid, tid, tstext, ts_len);
+}
+
+static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
+					   [CM_REC_MEMSET] = "gpu_memset"};
+
+static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	struct args *A = &R->args;
+	const cm_int *v = r->v;
+	size_t ts_len;
+	char tstext[48];
+	cm_arena_reset(R->scratch);
+	A->n = 0;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, activity_cat[r->kind], r->name, r->nlen, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	gpu_arg_int(A, "device", v[CM_RG_DEV]);
+	gpu_arg_int(A, "context", v[CM_RG_CTX]);
+	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
+	gpu_arg_int(A, "correlation", v[CM_RG_CORR]);
+	if (v[CM_RG_GRAPH])
+		gpu_arg_int(A, "graph id", v[CM_RG_GRAPH]);
+	if (v[CM_RG_NODE])
+		gpu_arg_int(A, "graph node id", v[CM_RG_NODE]);
+	if (r->flags & CM_REC_ANN)
+		gpu_annotation_args(R->scratch, A, cm_jval_unpack(R->scratch, r->extra, r->xlen), &R->dumps);
+	if (r->kind == CM_REC_MEMCPY) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_copy_kind(A, "copy kind", v[CM_RG_K1]);
+		gpu_arg_memory_kind(A, "src kind", v[CM_RG_K2]);
+		gpu_arg_memory_kind(A, "dst kind", v[CM_RG_K3]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	} else if (r->kind == CM_REC_MEMSET) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_int(A, "value", v[CM_RG_K1]);
+		gpu_arg_int(A, "memory kind", v[CM_RG_K2]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	}
+	gpu_write_args(b, A);
+	if (v[CM_RG_CORR] != 0)
+		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
+}
+
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	if (dropped(R->g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_END] - r->v[CM_RO_START]);
+	cm_buf_lit(b, ",\"args\":{}}");
+}
+
+/* The pool's work: the events of one block of records, each with a comma
+ * in front. */
+static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct render *R = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return -1; /* cannot happen: plan read the same bytes */
+		switch (r.kind) {
+		case CM_REC_RUNTIME:
+		case CM_REC_DRIVER: render_api(R, &r, out); break;
+		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
+		default: render_activity(R, &r, out); break;
+		}
+	}
+	return 0;
+}
+
+struct write_ctx {
+	cm_evout *eo;
+	cm_opool *pool;
+};
+
+/* The pool's sink: rendered text to the output, in order. */
+static int write_rendered(void *sctx, cm_buf *out)
+{
+	cm_evout *eo = ((struct write_ctx *)sctx)->eo;
+	const char *p = out->p;
+	size_t n = out->len;
+	if (!n)
 		return 0;
-	if (cm_jval_streq(kind, "kernel") || cm_jval_streq(kind, "gpu_memcpy") ||
-	    cm_jval_streq(kind, "gpu_memset"))
-		return activity_event(&a, cm_jval_streq(kind, "kernel") ? "kernel"
-					  : cm_jval_streq(kind, "gpu_memcpy") ? "gpu_memcpy" : "gpu_memset", eo);
-	if (cm_jval_streq(kind, "cuda_runtime"))
-		return api_event(&a, 0, eo);
-	if (cm_jval_streq(kind, "cuda_driver"))
-		return api_event(&a, 1, eo);
-	if (cm_jval_streq(kind, "overhead"))
-		return overhead_event(&a, eo);
-	return 0;
+	if (eo->first) { /* the leading comma goes only between elements */
+		p++;
+		n--;
+		eo->first = 0;
+	}
+	if (eo->buf.len && cm_evout_flush(eo) < 0)
+		return -1;
+	return cm_output_write(eo->out, p, n);
 }
 
-int cm_gpu_plan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+static int feed_block(void *ctx, cm_buf *block)
 {
-	return do_event(g, index, ev, offset, NULL);
+	return cm_opool_put(((struct write_ctx *)ctx)->pool, block);
 }
 
-int cm_gpu_emit_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset, cm_evout *eo)
+int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 {
-	return do_event(g, index, ev, offset, eo);
+	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	struct write_ctx w = {eo, NULL};
+	for (int i = 0; i < n; i++) {
+		R[i].g = g;
+		R[i].scratch = cm_arena_new();
+		ctx[i] = &R[i];
+	}
+	w.pool = cm_opool_new(n, render_block, ctx, write_rendered, &w);
+	rc = each_block(g, feed_block, &w);
+	rc = cm_opool_finish(w.pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_arena_free(R[i].scratch);
+		cm_buf_free(&R[i].text);
+		cm_buf_free(&R[i].dumps);
+		free(R[i].args.v);
+	}
+	free(R);
+	free(ctx);
+	return rc;
 }
-

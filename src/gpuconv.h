@@ -1,6 +1,7 @@
 /* gpuconv.h - the GPU side of the merge: trace-window events turned into
- * Chrome-trace events by the reference merge's rules, in three passes over
- * the window (see merge.c for why three). */
+ * Chrome-trace events by the reference merge's rules.  The window is read
+ * once into records; the plan and the output read the records (see merge.c
+ * for the order). */
 #ifndef CM_GPUCONV_H
 #define CM_GPUCONV_H
 
@@ -21,12 +22,19 @@ struct cm_ext_thread {
 cm_gpu *cm_gpu_new(const char *window_name);
 void cm_gpu_free(cm_gpu *g);
 
-/* ---- pass 1 over the window ---- */
-/* Collect what the later passes need from one event: external correlations
- * and the end of the last non-overhead activity.  0, or -1 after a report. */
+/* ---- the window, read once ---- */
+/* One event of the window: note what resolving needs (external
+ * correlations, the end of the last non-overhead activity), check every
+ * field the later stages read, and keep the event as a record (gpurec.h),
+ * in memory or, beyond a block, in a temporary file.  0, or -1 after a
+ * report. */
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
+/* The pass-1 half of cm_gpu_digest_event alone (gpuscan.c). */
 int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
 /* Take "user_annotations" or "thread_resource_map".  0, or -1 after a report. */
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset);
+/* The window has been read: write out the last block.  0, or -1. */
+int cm_gpu_digest_finish(cm_gpu *g);
 
 /* The External ids the window's external correlations name, as a map
  * ext id (int64) -> struct cm_ext_thread for the CPU scan to fill in
@@ -38,31 +46,35 @@ cm_hmap *cm_gpu_linked_ext(cm_gpu *g);
  * reporting an I/O error. */
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
 
-/* ---- pass 2 ---- */
-/* Check one event for everything pass 3 will need, and note the rows it
- * opens (devices, streams, processes, threads) and its time extent.
- * 0, or -1 after a report. */
-int cm_gpu_plan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
-/* Close pass 2: the gpu_user_annotation spans join the extent. */
+/* ---- plan: over the records ---- */
+/* Read the records: check what needs the resolved tables (thread lookups
+ * in the window's map; the deferred error of an overhead record), note the
+ * rows they open (devices, streams, processes, threads), the time extent
+ * and the annotation spans.  0, or -1 after a report. */
+int cm_gpu_plan(cm_gpu *g);
+/* Close the plan: the gpu_user_annotation spans join the extent (called by
+ * cm_gpu_plan). */
 void cm_gpu_plan_finish(cm_gpu *g);
-/* Smallest ts and largest ts+dur of the X events pass 3 will write (min is
- * +inf when there are none), by Python's min()/max() rules. */
+/* Smallest ts and largest ts+dur of the X events the output will hold (min
+ * is +inf when there are none), by Python's min()/max() rules. */
 void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end);
-/* Before pass 2: the CPU trace's span [MIN_TS, MAX_END] (trace us), for
- * cm_gpu_overlap.  Without it pass 2 counts nothing. */
+/* Before the plan: the CPU trace's span [MIN_TS, MAX_END] (trace us), for
+ * cm_gpu_overlap.  Without it the plan counts nothing. */
 void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end);
-/* After pass 2: how many X events pass 3 will write, and how many of them
- * lie wholly outside the CPU span. */
+/* After the plan: how many X events the output will hold, and how many of
+ * them lie wholly outside the CPU span. */
 void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside);
-/* After pass 2: the process ids of the API rows (int64 keys; values are
+/* After the plan: the process ids of the API rows (int64 keys; values are
  * internal).  Owned by G. */
 const cm_hmap *cm_gpu_processes(const cm_gpu *g);
 
-/* ---- pass 3: output ---- */
+/* ---- output ---- */
 /* The metadata events (process/thread names, labels, sort indexes). */
 int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
-/* The X and flow events of one window event.  0, or -1. */
-int cm_gpu_emit_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset, cm_evout *eo);
+/* The window's events, from the records, in window order: written by JOBS
+ * worker threads (one with a repair stage, which counts what it moves).
+ * 0, or -1 after a report. */
+int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream). */
 int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo);
 

@@ -8,6 +8,7 @@
 
 #include "gpuconv.h"
 #include "gpuargs.h"
+#include "gpurec.h"
 #include "repair.h"
 #include "tidrule.h"
 
@@ -66,9 +67,15 @@ struct cm_gpu {
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	struct cm_gpu_stats st;
 	cm_repair *repair; /* or NULL */
-	struct args args;  /* pass 3: the args being built, reused event to event */
-	cm_buf dumps;      /* pass 3: the json.dumps text of a list annotation */
+	cm_buf dumps;      /* digest: the packed annotation or deferred error */
+	/* the records of the window's events (gpurec.h) */
+	cm_buf block;      /* the block being filled (all of them, when small) */
+	FILE *recs;        /* the full blocks, in an unlinked temporary file */
+	uint64_t nrecs;
 };
+
+/* Bytes of records per block: the unit of work of the output stage. */
+#define CM_GPU_BLOCK (1u << 20)
 
 /* Where the event being handled is, for messages. */
 struct at {

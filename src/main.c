@@ -38,6 +38,7 @@ static void usage(FILE *f)
 	      "      --force            merge inputs that look as if they do not belong\n"
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
+	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "  -v, --verbose          a summary on standard error\n"
 	      "      --progress         show progress even when stderr is not a terminal\n"
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
 		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
 		{"now", required_argument, NULL, OPT_NOW},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"jobs", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -120,7 +122,7 @@ int main(int argc, char **argv)
 			return usage_error("CUPTIMERGE_BUFSIZE is not a size in bytes", env);
 		opt.bufsize = (size_t)v;
 	}
-	while ((c = getopt_long(argc, argv, ":w:t:o:z::qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (set_once(&opt.window_path, optarg) < 0)
@@ -154,6 +156,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
+		case 'j':
+			if ((v = parse_count(optarg, 4096)) < 1)
+				return usage_error("-j needs a number of threads from 1 to 4096", optarg);
+			opt.jobs = (int)v;
+			break;
 		case 'q': opt.quiet = 1; break;
 		case 'v': opt.verbose = 1; break;
 		case OPT_PROGRESS: opt.progress = 1; break;
@@ -188,6 +195,10 @@ int main(int argc, char **argv)
 		return usage_error("-o needs a file name ('-' for standard output)", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
+	if (!opt.jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		opt.jobs = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+	}
 	if (opt.progress < 0)
 		opt.progress = !opt.quiet && isatty(2);
 	cm_progress_enable(opt.progress && !opt.quiet);

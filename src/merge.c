@@ -47,7 +47,6 @@
 #include "repairpass.h"
 #include "threadmap.h"
 #include "window.h"
-#include "winfast.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -66,124 +65,15 @@ struct merge {
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
-	/* W3 ahead of time: on a second thread, into a spool */
-	int w3_threaded, w3_rc, w3_abort;
-	cm_diag_slot w3_diag; /* its error, reported (or dropped) by w3_join */
-	pthread_t w3_th;
-	cm_input *win3;
-	cm_evout w3_eo;
 };
 
-static int w1_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
+static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
 {
-	return cm_gpu_scan_event(((struct merge *)ctx)->gpu, index, ev, offset);
+	return cm_gpu_digest_event(((struct merge *)ctx)->gpu, index, ev, offset);
 }
-static int w1_member(void *ctx, const char *key, const cm_jval *val, int64_t offset)
+static int w_member(void *ctx, const char *key, const cm_jval *val, int64_t offset)
 {
 	return cm_gpu_scan_member(((struct merge *)ctx)->gpu, key, val, offset);
-}
-static int w2_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
-{
-	return cm_gpu_plan_event(((struct merge *)ctx)->gpu, index, ev, offset);
-}
-
-struct w3 {
-	struct merge *m;
-	cm_evout *eo;
-};
-static int w3_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
-{
-	struct w3 *w = ctx;
-	if (__atomic_load_n(&w->m->w3_abort, __ATOMIC_RELAXED))
-		return -1; /* pass 2 failed: nothing of this will be used */
-	return cm_gpu_emit_event(w->m->gpu, index, ev, offset, w->eo);
-}
-
-/* W3 on the second thread, while the main one runs W2 and copies the CPU
- * trace: the window's events go to a spool that hook_append copies in. */
-static void *w3_thread(void *arg)
-{
-	struct merge *m = arg;
-	struct w3 w = {m, &m->w3_eo};
-	cm_window_sink sink = {w3_event, NULL, &w};
-	cm_progress_thread_off();
-	cm_diag_defer(&m->w3_diag); /* W2 checks the same events: let it speak */
-	m->w3_rc = cm_window_fast_read(m->win3, &sink, "writing the window events");
-	if (m->w3_rc == 0)
-		m->w3_rc = cm_evout_flush(&m->w3_eo);
-	return NULL;
-}
-
-/* Start W3 ahead when it may: not with -t (the repair stage keeps counts
- * that W2 and W3 would share) and only when the window is a regular file
- * that W3 can open again by its name: not standard input (that would share
- * the main thread's file offset), not a pipe, named (a FIFO, /dev/fd/N from
- * a shell's <(...)) or not, whose bytes only the spool holds now.  Falls
- * back to W3 in its place on any trouble. */
-static void w3_start(struct merge *m)
-{
-	if (m->repair || !cm_input_is_file(m->win))
-		return;
-	m->win3 = cm_input_open(m->opt->window_path, m->opt->bufsize);
-	if (!m->win3)
-		return;
-	m->w3_eo.out = cm_output_open_spool();
-	m->w3_eo.first = 1;
-	if (m->w3_eo.out && pthread_create(&m->w3_th, NULL, w3_thread, m) == 0) {
-		m->w3_threaded = 1;
-		return;
-	}
-	if (m->w3_eo.out)
-		cm_output_close(m->w3_eo.out, 0);
-	m->w3_eo.out = NULL;
-	cm_input_close(m->win3);
-	m->win3 = NULL;
-}
-
-/* Wait for W3 (ABORT: tell it to stop first, and drop what it met: the run
- * has failed or ended already).  Without ABORT, W3's error, if any, is
- * reported here, unless one was already.  0, or -1 when it failed. */
-static int w3_join(struct merge *m, int abort)
-{
-	if (!m->w3_threaded)
-		return 0;
-	if (abort)
-		__atomic_store_n(&m->w3_abort, 1, __ATOMIC_RELAXED);
-	pthread_join(m->w3_th, NULL);
-	m->w3_threaded = 0;
-	if (abort)
-		cm_diag_drop(&m->w3_diag);
-	else
-		cm_diag_settle(&m->w3_diag);
-	return m->w3_rc;
-}
-
-/* Copy the spooled window events into EO. */
-static int w3_copy(struct merge *m, cm_evout *eo)
-{
-	int fd = cm_output_spool_done(m->w3_eo.out), first = 1;
-	char buf[1 << 16];
-	ssize_t n;
-	m->w3_eo.out = NULL;
-	if (fd < 0)
-		return -1;
-	if (cm_evout_flush(eo) < 0) {
-		close(fd);
-		return -1;
-	}
-	while ((n = read(fd, buf, sizeof buf)) > 0) {
-		if (first && !eo->first && cm_output_write(eo->out, ",", 1) < 0)
-			break;
-		if (first)
-			eo->first = 0;
-		first = 0;
-		if (cm_output_write(eo->out, buf, (size_t)n) < 0)
-			break;
-	}
-	close(fd);
-	if (n < 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
-	return n == 0 ? 0 : -1;
 }
 
 /* Hook: the GPU metadata at the insertion point. */
@@ -192,20 +82,14 @@ static int hook_insert(void *ctx, cm_evout *eo)
 	return cm_gpu_write_metadata(((struct merge *)ctx)->gpu, eo);
 }
 
-/* Hook: after the CPU events: W3, the spans, and the profiler span events. */
+/* Hook: after the CPU events: the window's events, the spans, and the
+ * profiler span events. */
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
-	struct w3 w = {m, eo};
-	cm_window_sink sink = {w3_event, NULL, &w};
 	cm_buf *b = &eo->buf;
-	if (m->win3) {
-		if (w3_join(m, 0) < 0 || w3_copy(m, eo) < 0)
-			return -1;
-	} else if (cm_input_rewind(m->win) < 0 ||
-		   cm_window_fast_read(m->win, &sink, "writing the window events") < 0) {
+	if (cm_gpu_write_events(m->gpu, eo, m->opt->jobs) < 0)
 		return -1;
-	}
 	if (cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -264,13 +148,15 @@ static void *c1_thread(void *arg)
 static int prepare(struct merge *m)
 {
 	const struct cm_options *opt = m->opt;
-	cm_window_sink s1 = {w1_event, w1_member, m}, s2 = {w2_event, NULL, m};
+	cm_window_sink sink = {w_event, w_member, m};
 	cm_int base;
 	double wmin, wmax;
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
 
-	w1_rc = cm_window_read(m->win, &s1, "reading the window", &win_trace_events);
+	w1_rc = cm_window_read(m->win, &sink, "reading the window", &win_trace_events);
+	if (w1_rc == 0)
+		w1_rc = cm_gpu_digest_finish(m->gpu);
 	if (threaded) {
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
@@ -290,13 +176,11 @@ static int prepare(struct merge *m)
 	}
 	if (cm_gpu_resolve(m->gpu, base) < 0)
 		return cm_diag_status();
-	w3_start(m);
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
-	if (cm_input_rewind(m->win) < 0 || cm_window_fast_read(m->win, &s2, "checking the window") < 0)
+	if (cm_gpu_plan(m->gpu) < 0)
 		return cm_diag_status();
-	cm_gpu_plan_finish(m->gpu);
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
@@ -335,7 +219,7 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return status;
 	}
-	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
+	m.win = cm_input_open(opt->window_path, opt->bufsize);
 	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
 		cm_output_close(eo.out, 0);
@@ -352,7 +236,6 @@ int cm_merge_run(const struct cm_options *opt)
 
 	status = prepare(&m);
 	if (status) {
-		w3_join(&m, 1);
 		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
 	} else {
 		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
@@ -384,11 +267,6 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
-	w3_join(&m, 1); /* the output failed before W3 was needed */
-	if (m.w3_eo.out)
-		cm_output_close(m.w3_eo.out, 0);
-	cm_buf_free(&m.w3_eo.buf);
-	cm_input_close(m.win3);
 	cm_buf_free(&eo.buf);
 	cm_repair_free(m.repair);
 	cm_arena_free(m.arena);

@@ -2,4 +2,4 @@
 # The "correlation" argument of every CUDA runtime/driver row is one too high
 # (its flow event keeps the right id).  Every script that compares a merge with
 # the reference must notice.
-s/^\([[:space:]]*cm_jw_int(&eo->buf, \)corr);$/\1corr + 1);/
+s/^\([[:space:]]*cm_jw_int(b, \)corr);$/\1corr + 1);/
