@@ -55,7 +55,6 @@ cm_gpu *cm_gpu_new(const char *window_name)
 {
 	cm_gpu *g = cm_xcalloc(1, sizeof *g);
 	g->wname = window_name;
-	g->scratch = cm_arena_new();
 	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
 	g->ua = cm_hmap_new(8, sizeof(struct ua_ent));
 	g->tidmap = cm_tidmap_new();
@@ -88,12 +87,11 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->threads);
 	cm_hmap_free(g->spans);
 	cm_tidmap_free(g->tidmap);
-	cm_arena_free(g->scratch);
-	cm_buf_free(&g->text);
 	if (g->pairs)
 		fclose(g->pairs);
 	free(g->cpu_threads);
-	cm_buf_free(&g->dumps);
+	cm_gpu_digest_free(g->dg);
+	cm_buf_free(&g->dgout);
 	cm_buf_free(&g->block);
 	if (g->recs)
 		fclose(g->recs);
@@ -336,7 +334,7 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 /* kernel, gpu_memcpy, gpu_memset. */
 static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 {
-	cm_gpu *g = a->g;
+	struct cm_gpu_digest *d = a->d;
 	cm_int *v = r->v;
 	const cm_jval *namev, *ann;
 	int64_t d64, s64;
@@ -359,13 +357,13 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 		return -1;
 	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
 		return -1;
-	g->text.len = 0;
-	cm_jval_str_py(&g->text, namev);
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
 	ann = cm_jval_get(a->ev, "annotation");
 	if (ann && ann->type != CM_J_NULL) {
 		r->flags |= CM_REC_ANN;
-		g->dumps.len = 0;
-		cm_jval_pack(&g->dumps, ann);
+		d->dumps.len = 0;
+		cm_jval_pack(&d->dumps, ann);
 	}
 	return 0;
 }
@@ -376,18 +374,18 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
  * until then. */
 static int digest_overhead(const struct at *a, cm_gpurec *r)
 {
-	cm_gpu *g = a->g;
+	struct cm_gpu_digest *d = a->d;
 	const cm_jval *namev = cm_jval_get(a->ev, "name"), *endv;
 	r->kind = CM_REC_OVERHEAD;
 	r->nv = CM_RO_N;
 	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &r->v[CM_RO_START]) < 0)
 		return -1;
-	g->dumps.len = 0;
+	d->dumps.len = 0;
 	if (cm_jval_streq(namev, "Activity Buffer Request")) {
 		r->flags |= CM_REC_ABR;
 		endv = cm_jval_get(a->ev, "end_ns");
 		if (!endv) {
-			cm_buf_lit(&g->dumps, "missing field \"end_ns\"");
+			cm_buf_lit(&d->dumps, "missing field \"end_ns\"");
 		} else if (endv->type == CM_J_NUM || endv->type == CM_J_STR) {
 			cm_int x;
 			int rc = endv->type == CM_J_NUM ? cm_py_int_of_number(endv->s, endv->len, &x)
@@ -396,10 +394,10 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 				char msg[120];
 				int n = snprintf(msg, sizeof msg, "\"end_ns\": %.*s is infinite or beyond 128 bits",
 						 (int)(endv->len > 40 ? 40 : endv->len), endv->s);
-				cm_buf_put(&g->dumps, msg, (size_t)n);
+				cm_buf_put(&d->dumps, msg, (size_t)n);
 			}
 		}
-		if (g->dumps.len) {
+		if (d->dumps.len) {
 			r->flags |= CM_REC_DEFERRED;
 			r->v[CM_RO_END] = 0;
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
@@ -408,18 +406,56 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 	} else if (gpu_int_field(a, "end_ns", 1, &r->v[CM_RO_END]) < 0) {
 		return -1;
 	}
-	g->text.len = 0;
-	cm_jval_str_py(&g->text, namev);
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
 	return 0;
 }
 
-int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 {
-	struct at a = {g, index, offset, ev};
+	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
+	d->g = g;
+	return d;
+}
+
+void cm_gpu_digest_free(cm_gpu_digest *d)
+{
+	if (!d)
+		return;
+	cm_buf_free(&d->text);
+	cm_buf_free(&d->dumps);
+	cm_buf_free(&d->pairs);
+	free(d);
+}
+
+/* A batch's output: a 4-byte length of its records, the records, then its
+ * pairs, then a struct batch_tail. */
+struct batch_tail {
+	cm_int max_end;
+	uint64_t events, pair_bytes;
+};
+
+int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
+{
+	cm_gpu *g = d->g;
+	struct at a = {g, d, index, offset, ev};
 	const cm_jval *kind;
 	cm_gpurec r;
 	int rc;
-	if (cm_gpu_scan_event(g, index, ev, offset) < 0)
+	if (!out->len)
+		cm_buf_put(out, "\0\0\0\0", 4);
+	if (!ev) { /* the batch is done */
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len};
+		uint32_t rec_len = (uint32_t)(out->len - 4);
+		memcpy(out->p, &rec_len, 4);
+		cm_buf_put(out, d->pairs.p, d->pairs.len);
+		cm_buf_put(out, &t, sizeof t);
+		d->pairs.len = 0;
+		d->events = 0;
+		d->max_end = 0;
+		return 0;
+	}
+	if (gpu_scan_event(d, &a) < 0)
 		return -1;
 	kind = cm_jval_get(ev, "kind");
 	if (!kind)
@@ -431,8 +467,8 @@ int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t of
 	memset(&r, 0, offsetof(cm_gpurec, v));
 	r.index = index;
 	r.offset = offset;
-	g->text.len = 0;
-	g->dumps.len = 0;
+	d->text.len = 0;
+	d->dumps.len = 0;
 	if (cm_jval_streq(kind, "kernel"))
 		rc = digest_activity(&a, CM_REC_KERNEL, &r);
 	else if (cm_jval_streq(kind, "gpu_memcpy"))
@@ -449,18 +485,45 @@ int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t of
 		return 0;
 	if (rc < 0)
 		return -1;
-	r.name = g->text.p;
-	r.nlen = (uint32_t)g->text.len;
-	r.extra = g->dumps.p;
-	r.xlen = (uint32_t)g->dumps.len;
-	cm_gpurec_pack(&g->block, &r);
-	g->nrecs++;
+	r.name = d->text.p;
+	r.nlen = (uint32_t)d->text.len;
+	r.extra = d->dumps.p;
+	r.xlen = (uint32_t)d->dumps.len;
+	cm_gpurec_pack(out, &r);
+	return 0;
+}
+
+int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
+{
+	struct batch_tail t;
+	uint32_t rec_len;
+	if (out->len < 4 + sizeof t)
+		return 0;
+	memcpy(&rec_len, out->p, 4);
+	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
+	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
+	g->st.events += t.events;
+	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
+		return -1;
+	cm_buf_put(&g->block, out->p + 4, rec_len);
+	out->len = 0;
 	if (g->block.len >= CM_GPU_BLOCK) {
 		if (!g->recs && !(g->recs = cm_temp_file("records")))
 			return -1;
 		return cm_gpurec_block_write(g->recs, &g->block);
 	}
 	return 0;
+}
+
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	if (!g->dg)
+		g->dg = cm_gpu_digest_new(g);
+	g->dgout.len = 0;
+	if (cm_gpu_digest_batch_event(g->dg, index, ev, offset, &g->dgout) < 0 ||
+	    cm_gpu_digest_batch_event(g->dg, 0, NULL, 0, &g->dgout) < 0)
+		return -1;
+	return cm_gpu_digest_collect(g, &g->dgout);
 }
 
 int cm_gpu_digest_finish(cm_gpu *g)

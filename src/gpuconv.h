@@ -23,14 +23,23 @@ cm_gpu *cm_gpu_new(const char *window_name);
 void cm_gpu_free(cm_gpu *g);
 
 /* ---- the window, read once ---- */
-/* One event of the window: note what resolving needs (external
- * correlations, the end of the last non-overhead activity), check every
- * field the later stages read, and keep the event as a record (gpurec.h),
- * in memory or, beyond a block, in a temporary file.  0, or -1 after a
- * report. */
+/* Digesting one event: note what resolving needs (external correlations,
+ * the end of the last non-overhead activity), check every field the later
+ * stages read, and keep the event as a record (gpurec.h).  Digesting runs on
+ * worker threads, each with a cm_gpu_digest of its own, over batches of
+ * events; the reading thread collects each batch's output, in window order,
+ * into G's tables and its records (in memory or, beyond a block, in a
+ * temporary file). */
+typedef struct cm_gpu_digest cm_gpu_digest;
+cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g);
+void cm_gpu_digest_free(cm_gpu_digest *d);
+/* One event of a batch into OUT (EV NULL: the batch is done).  0, or -1
+ * after a report. */
+int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out);
+/* On the reading thread: take the output of one batch.  0, or -1. */
+int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out);
+/* Digest and collect one event at once (the careful reader).  0, or -1. */
 int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
-/* The pass-1 half of cm_gpu_digest_event alone (gpuscan.c). */
-int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
 /* Take "user_annotations" or "thread_resource_map".  0, or -1 after a report. */
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset);
 /* The window has been read: write out the last block.  0, or -1. */

@@ -43,8 +43,6 @@ struct span { cm_int_a8 start, end; };
 struct cm_gpu {
 	const char *wname;
 	cm_int base_ns;
-	cm_arena *scratch; /* annotation values, per event */
-	cm_buf text;       /* scratch text (names) */
 	/* pass 1 */
 	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
 	uint64_t npairs;
@@ -67,7 +65,8 @@ struct cm_gpu {
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	struct cm_gpu_stats st;
 	cm_repair *repair; /* or NULL */
-	cm_buf dumps;      /* digest: the packed annotation or deferred error */
+	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
+	cm_buf dgout;      /* its output, collected after each event */
 	/* the records of the window's events (gpurec.h) */
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
@@ -77,13 +76,31 @@ struct cm_gpu {
 /* Bytes of records per block: the unit of work of the output stage. */
 #define CM_GPU_BLOCK (1u << 20)
 
+/* Digesting events (on a worker thread, or the reading thread): its own
+ * scratch space and outputs; of cm_gpu only the name is read. */
+struct cm_gpu_digest {
+	cm_gpu *g;
+	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
+	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
+	cm_int max_end;      /* end of the batch's last non-overhead activity */
+	uint64_t events;
+};
+
 /* Where the event being handled is, for messages. */
 struct at {
 	cm_gpu *g;
+	struct cm_gpu_digest *d;
 	uint64_t index;
 	int64_t offset;
 	const cm_jval *ev;
 };
+
+/* The pass-1 part of digesting one event: external correlations, the end of
+ * the last activity (gpuscan.c).  0, or -1 after a report. */
+int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
+/* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
+ * External ids the CPU scan looks for.  0, or -1 after a report. */
+int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
 int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)

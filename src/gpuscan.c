@@ -16,48 +16,56 @@
 
 /* The (correlation, External id) pairs are needed in window order, once,
  * after the CPU scan; a long window has millions of them, so they wait in
- * an unlinked temporary file rather than in memory.  17 bytes a pair. */
-static int pair_put(cm_gpu *g, const struct at *a, int64_t corr, int64_t ext, int user)
+ * an unlinked temporary file rather than in memory (gpu_collect_pairs), 17
+ * bytes a pair.  Here they join the batch's list. */
+static void pair_put(struct cm_gpu_digest *d, int64_t corr, int64_t ext, int user)
 {
 	unsigned char rec[17];
-	if (!g->pairs && !(g->pairs = cm_temp_file("pairs")))
-		return -1;
 	memcpy(rec, &corr, 8);
 	memcpy(rec + 8, &ext, 8);
 	rec[16] = (unsigned char)user;
-	if (fwrite(rec, sizeof rec, 1, g->pairs) != 1)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
-	g->npairs++;
-	(void)a;
-	return 0;
+	cm_buf_put(&d->pairs, rec, sizeof rec);
 }
 
-int cm_gpu_scan_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 {
-	struct at a = {g, index, offset, ev};
-	const cm_jval *kind = cm_jval_get(ev, "kind");
+	const cm_jval *kind = cm_jval_get(a->ev, "kind");
 	cm_int end;
-	g->st.events++;
+	d->events++;
 	if (cm_jval_streq(kind, "external_correlation")) {
 		cm_int corr, ext, ekind;
-		if (gpu_int_field(&a, "correlation_id", 0, &corr) < 0 || gpu_int_field(&a, "external_id", 0, &ext) < 0 ||
-		    gpu_int_field(&a, "external_kind", 0, &ekind) < 0)
+		if (gpu_int_field(a, "correlation_id", 0, &corr) < 0 || gpu_int_field(a, "external_id", 0, &ext) < 0 ||
+		    gpu_int_field(a, "external_kind", 0, &ekind) < 0)
 			return -1;
 		if (corr != 0) {
 			struct pair p;
-			if (gpu_to_i64(&a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(&a, "external_id", ext, &p.ext) < 0)
+			if (gpu_to_i64(a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(a, "external_id", ext, &p.ext) < 0)
 				return -1;
-			p.user = ekind == USER_EXTERNAL_KIND;
-			if (pair_put(g, &a, p.corr, p.ext, p.user) < 0)
-				return -1;
-			cm_hmap_put(g->ext, &p.ext, NULL);
+			pair_put(d, p.corr, p.ext, ekind == USER_EXTERNAL_KIND);
 		}
 	}
 	if (!cm_jval_streq(kind, "overhead")) {
-		if (gpu_int_field(&a, "end_ns", 0, &end) < 0)
+		if (gpu_int_field(a, "end_ns", 0, &end) < 0)
 			return -1;
-		g->max_end = end > g->max_end ? end : g->max_end;
+		d->max_end = end > d->max_end ? end : d->max_end;
 	}
+	return 0;
+}
+
+int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (!g->pairs && !(g->pairs = cm_temp_file("pairs")))
+		return -1;
+	if (fwrite(p, 1, n, g->pairs) != n)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	for (size_t i = 0; i + 17 <= n; i += 17) {
+		int64_t ext;
+		memcpy(&ext, p + i + 8, 8);
+		cm_hmap_put(g->ext, &ext, NULL);
+	}
+	g->npairs += n / 17;
 	return 0;
 }
 

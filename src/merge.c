@@ -49,6 +49,7 @@
 #include "window.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <errno.h>
 #include <string.h>
@@ -74,6 +75,42 @@ static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
 static int w_member(void *ctx, const char *key, const cm_jval *val, int64_t offset)
 {
 	return cm_gpu_scan_member(((struct merge *)ctx)->gpu, key, val, offset);
+}
+static int w_batch_event(void *wctx, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
+{
+	return cm_gpu_digest_batch_event(wctx, index, ev, offset, out);
+}
+static int w_collect(void *ctx, cm_buf *out)
+{
+	return cm_gpu_digest_collect(((struct merge *)ctx)->gpu, out);
+}
+
+/* W: the window's one parse.  The parallel reader does it; a window it will
+ * not take (bad JSON, a bad shape) is read again, from a fresh start, by the
+ * careful reader, which says what is wrong (or, should the two ever
+ * disagree, reads it whole).  0, or -1 after a report. */
+static int read_window(struct merge *m, int *trace_events)
+{
+	int n = m->opt->jobs > 2 ? m->opt->jobs - 1 : 1, rc; /* a thread is the CPU scan's */
+	cm_gpu_digest **d = cm_xcalloc((size_t)n, sizeof *d);
+	cm_window_psink ps = {w_batch_event, w_collect, w_member, m, (void **)d, n};
+	cm_window_sink sink = {w_event, w_member, m};
+	for (int i = 0; i < n; i++)
+		d[i] = cm_gpu_digest_new(m->gpu);
+	rc = cm_window_read_parallel(m->win, &ps, "reading the window", trace_events);
+	for (int i = 0; i < n; i++)
+		cm_gpu_digest_free(d[i]);
+	free(d);
+	if (rc == 1) {
+		if (cm_input_rewind(m->win) < 0)
+			return -1;
+		cm_gpu_free(m->gpu);
+		m->gpu = cm_gpu_new(cm_input_name(m->win));
+		if (m->repair)
+			cm_gpu_set_repair(m->gpu, m->repair);
+		rc = cm_window_read(m->win, &sink, "reading the window", trace_events);
+	}
+	return rc < 0 ? -1 : cm_gpu_digest_finish(m->gpu);
 }
 
 /* Hook: the GPU metadata at the insertion point. */
@@ -148,15 +185,12 @@ static void *c1_thread(void *arg)
 static int prepare(struct merge *m)
 {
 	const struct cm_options *opt = m->opt;
-	cm_window_sink sink = {w_event, w_member, m};
 	cm_int base;
 	double wmin, wmax;
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
 
-	w1_rc = cm_window_read(m->win, &sink, "reading the window", &win_trace_events);
-	if (w1_rc == 0)
-		w1_rc = cm_gpu_digest_finish(m->gpu);
+	w1_rc = read_window(m, &win_trace_events);
 	if (threaded) {
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
@@ -219,7 +253,7 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return status;
 	}
-	m.win = cm_input_open(opt->window_path, opt->bufsize);
+	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
 	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {
 		cm_output_close(eo.out, 0);

@@ -18,6 +18,7 @@ enum { EMPTY, QUEUED, RUNNING, DONE };
 struct slot {
 	int state, rc;
 	cm_buf in, out;
+	cm_diag_slot diag; /* the block's error, from a worker thread */
 };
 
 struct cm_opool {
@@ -30,7 +31,8 @@ struct cm_opool {
 	size_t head;  /* next slot the caller fills (counts up; slot = head % nslots) */
 	size_t tail;  /* next slot the caller drains */
 	size_t next;  /* next slot a worker takes */
-	int failed, stop;
+	int failed;   /* the first failing block's result (-1 or below), or 0 */
+	int stop;
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	pthread_t *th;
@@ -59,7 +61,9 @@ static void *worker(void *arg)
 		s->state = RUNNING;
 		pthread_mutex_unlock(&p->mu);
 		s->out.len = 0;
+		cm_diag_defer(&s->diag);
 		s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
+		cm_diag_defer(NULL);
 		pthread_mutex_lock(&p->mu);
 		s->state = DONE;
 		pthread_cond_broadcast(&p->done);
@@ -115,8 +119,15 @@ static int drain_one(cm_opool *p, int wait)
 		if (!rc)
 			return 0;
 	}
-	if (!p->failed && (s->rc < 0 || p->sink(p->sctx, &s->out) < 0))
-		__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+	if (p->failed) {
+		cm_diag_drop(&s->diag); /* after the first failure: no fault of the run */
+	} else if (s->rc < 0) {
+		cm_diag_settle(&s->diag);
+		__atomic_store_n(&p->failed, s->rc, __ATOMIC_RELAXED);
+	} else if (p->sink(p->sctx, &s->out) < 0) {
+		__atomic_store_n(&p->failed, -1, __ATOMIC_RELAXED);
+	}
+	memset(&s->diag, 0, sizeof s->diag);
 	s->state = EMPTY;
 	p->tail++;
 	return 1;
@@ -127,7 +138,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 	struct slot *s;
 	cm_buf t;
 	if (p->failed)
-		return -1;
+		return p->failed;
 	/* the slot to fill must be free: drain the oldest until it is */
 	while (p->head - p->tail >= (size_t)p->nslots)
 		drain_one(p, 1);
@@ -151,7 +162,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		pthread_cond_signal(&p->work);
 		pthread_mutex_unlock(&p->mu);
 	}
-	return p->failed ? -1 : 0;
+	return p->failed;
 }
 
 int cm_opool_finish(cm_opool *p)
@@ -167,7 +178,7 @@ int cm_opool_finish(cm_opool *p)
 		for (int i = 0; i < p->nthreads; i++)
 			pthread_join(p->th[i], NULL);
 	}
-	rc = p->failed ? -1 : 0;
+	rc = p->failed;
 	for (int i = 0; i < p->nslots; i++) {
 		cm_buf_free(&p->slots[i].in);
 		cm_buf_free(&p->slots[i].out);

@@ -17,8 +17,10 @@ typedef struct cm_opool cm_opool;
 /* The work: read IN, append the result to OUT (empty on entry).  WCTX is
  * the worker's own context (one per worker, from the array given to
  * cm_opool_new; nothing else touches it while the worker runs).  Returns 0,
- * or -1 after saving its error where the caller will find it (workers never
- * print). */
+ * or a negative result of the caller's choosing: -1 after cm_error, which
+ * on a worker thread is held (diag.h) and printed by the caller's thread
+ * when the block's turn comes, only if no earlier block failed; -2 or
+ * below for a failure with no message. */
 typedef int (*cm_opool_fn)(void *wctx, const cm_buf *in, cm_buf *out);
 
 /* What to do with each result, in order: 0 to go on, -1 to stop. */
@@ -31,8 +33,9 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 
 /* Queue the block in IN: the pool takes its bytes (IN is left empty, ready
  * for the next block).  May call SINK for finished blocks, and wait for a
- * free slot.  Returns 0, or -1 when a block's FN or SINK failed (the first
- * failure wins; later blocks are not run). */
+ * free slot.  Returns 0, or the result of the first block (in order) whose
+ * FN failed, or -1 when SINK failed; blocks after it are not run or their
+ * results dropped. */
 int cm_opool_put(cm_opool *p, cm_buf *in);
 
 /* Wait for every queued block, hand over the remaining results, stop the

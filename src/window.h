@@ -26,4 +26,24 @@ typedef struct cm_window_sink {
  * after reporting the error. */
 int cm_window_read(cm_input *in, const cm_window_sink *sink, const char *pass_label, int *trace_events);
 
+/* The same reading, cut into batches of events that WORKERS threads check
+ * and parse side by side (docsplit.h, jvalid.h), each batch's events
+ * handed to EVENT on a worker, with that worker's context WCTX[i] and an
+ * output buffer (then EVENT with EV NULL: the batch is done); COLLECT then receives each batch's output on the calling
+ * thread, in window order.  Members go to SINK->member on the calling
+ * thread.  Returns 0; -1 after reporting an error (I/O, or one an EVENT or
+ * COLLECT callback reported); or 1 when the window is not one this reader
+ * accepts (bad JSON, a bad shape), without a word: the caller reads it again
+ * with cm_window_read, which says what is wrong. */
+typedef struct cm_window_psink {
+	int (*event)(void *wctx, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out);
+	int (*collect)(void *ctx, cm_buf *out);
+	int (*member)(void *ctx, const char *key, const cm_jval *val, int64_t offset);
+	void *ctx;
+	void **wctx;
+	int workers;
+} cm_window_psink;
+
+int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events);
+
 #endif
