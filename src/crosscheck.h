@@ -3,8 +3,8 @@
 #ifndef CM_CROSSCHECK_H
 #define CM_CROSSCHECK_H
 
-#include "cpuscan.h"
-#include "gpuconv.h"
+#include "cpu/cpuscan.h"
+#include "gpu/gpuconv.h"
 #include "merge.h"
 
 /* After window pass 1 and CPU pass 1: the shape of each document, and GPU
