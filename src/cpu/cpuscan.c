@@ -11,7 +11,7 @@
 #include "base/diag.h"
 #include "exitcode.h"
 #include "gpu/gpuconv.h"
-#include "io/output.h"
+#include "io/tmpfile.h"
 #include "json/saxread.h"
 
 #include <errno.h>

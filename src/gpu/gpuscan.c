@@ -3,6 +3,7 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
+#include "io/tmpfile.h"
 #include "exitcode.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
 #include "io/input.h"
 #include "base/diag.h"
 #include "exitcode.h"
-#include "io/output.h"
+#include "io/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,15 +22,6 @@ cm_output *cm_output_open(const char *path, int gzip_level);
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
 
-/* A new temporary file in $TMPDIR (default /tmp), without a name
- * (O_TMPFILE), or where that is not supported named after TAG and
- * unlinked at once, so nothing is left behind whatever happens; its
- * descriptor, or -1 after reporting. */
-int cm_temp_fd(const char *tag);
-
-/* The same as a stdio stream opened for writing and reading back, or NULL. */
-FILE *cm_temp_file(const char *tag);
-
 /* A plain output into an unlinked temporary file in $TMPDIR (for text made
  * ahead of its place in the output).  NULL after reporting. */
 cm_output *cm_output_open_spool(void);
