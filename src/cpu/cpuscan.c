@@ -10,7 +10,8 @@
 #include "cpu/cpuscan.h"
 #include "base/diag.h"
 #include "exitcode.h"
-#include "gpu/gpuconv.h"
+#include "cpu/extindex.h"
+#include "json/jval.h"
 #include "io/tmpfile.h"
 #include "json/saxread.h"
 

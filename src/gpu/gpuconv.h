@@ -6,17 +6,12 @@
 
 #include <stdint.h>
 #include "base/hmap.h"
+#include "cpu/extindex.h"
 #include "json/jval.h"
 #include "io/output.h"
 #include "base/pyval.h"
 
 typedef struct cm_gpu cm_gpu;
-
-/* The CPU-trace index entry for one External id the window links to. */
-struct cm_ext_thread {
-	int64_t pid, tid;
-	uint8_t found; /* a cpu_op / user_annotation X event carried the id */
-};
 
 cm_gpu *cm_gpu_new(const char *window_name);
 void cm_gpu_free(cm_gpu *g);
