@@ -5,7 +5,7 @@
 
 #include "cpu/cpuscan.h"
 #include "gpu/gpuconv.h"
-#include "merge.h"
+#include "options.h"
 
 /* After window pass 1 and CPU pass 1: the shape of each document, and GPU
  * rows already in the CPU trace.  WIN_TRACE_EVENTS: the window has a

@@ -3,6 +3,7 @@
 #include "base/diag.h"
 #include "exitcode.h"
 #include "merge.h"
+#include "options.h"
 
 #include <getopt.h>
 #include <math.h>

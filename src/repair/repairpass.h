@@ -2,7 +2,7 @@
 #ifndef CM_REPAIRPASS_H
 #define CM_REPAIRPASS_H
 
-#include "merge.h"
+#include "options.h"
 #include "io/output.h"
 #include "repair/threadmap.h"
 
