@@ -35,18 +35,18 @@
  * (jwrite.h); the CPU trace's numbers are never re-rounded: they are copied. */
 #include "config.h"
 #include "merge.h"
-#include "cpucopy.h"
-#include "cpuscan.h"
+#include "cpu/cpucopy.h"
+#include "cpu/cpuscan.h"
 #include "crosscheck.h"
-#include "diag.h"
+#include "base/diag.h"
 #include "exitcode.h"
-#include "gpuconv.h"
-#include "input.h"
-#include "output.h"
-#include "repair.h"
-#include "repairpass.h"
-#include "threadmap.h"
-#include "window.h"
+#include "gpu/gpuconv.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "repair/repair.h"
+#include "repair/repairpass.h"
+#include "repair/threadmap.h"
+#include "gpu/window.h"
 
 #include <math.h>
 #include <stdlib.h>
