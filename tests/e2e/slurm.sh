@@ -216,9 +216,9 @@ is_bad() {
 	return 1
 }
 
-# submit ARRAY: the script as an array over the ranks, one CPU and the
-# default 8 merges at a time per task, waited for; status in $rc,
-# sbatch's own output in $tmp/sbatch.out.  Old task outputs are removed.
+# submit ARRAY: the script as an array over the ranks, one CPU (one merge at
+# a time) per task, waited for; sbatch's status in $rc, its output in
+# $tmp/sbatch.out, the job id in $job.  Old task outputs are removed.
 submit() {
 	rm -f "$J"/slurm-*.out
 	rc=0
