@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	      "  -j, --jobs=N           run at most N merges at a time (default: the cores)\n"
 	      "      --joblog=FILE      write the joblog to FILE (default: the output\n"
 	      "                         directory's cuptimerge-batch.tsv)\n"
+	      "      --shard=K/N        only the ranks K, K+N, K+2N... of the plan (0 <= K < N)\n"
 	      "  -n, --dry-run          print the plan, run nothing\n"
 	      "      --force            merge again ranks whose output is up to date\n"
 	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
@@ -100,7 +101,20 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS };
+/* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
+static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	*k = strtoul(s, &end, 10);
+	if (*end != '/' || end[1] < '0' || end[1] > '9')
+		return -1;
+	*n = strtoul(end + 1, &end, 10);
+	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
+}
+
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD };
 
 int main(int argc, char **argv)
 {
@@ -109,6 +123,7 @@ int main(int argc, char **argv)
 		{"output-dir", required_argument, NULL, 'O'},
 		{"jobs", required_argument, NULL, 'j'},
 		{"joblog", required_argument, NULL, OPT_JOBLOG},
+		{"shard", required_argument, NULL, OPT_SHARD},
 		{"dry-run", no_argument, NULL, 'n'},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
@@ -121,6 +136,7 @@ int main(int argc, char **argv)
 	};
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
+	unsigned long shard_k = 0, shard_n = 0;
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
 	size_t merged = 0, skipped = 0, nogpu = 0, failed = 0;
 	cm_bplan plan;
@@ -141,6 +157,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_JOBLOG: joblog_opt = optarg; break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &shard_k, &shard_n) < 0)
+				return usage_error("--shard needs K/N, with 0 <= K < N", optarg);
+			break;
 		case 'n': dry = 1; break;
 		case OPT_FORCE: force = 1; break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
@@ -180,6 +200,8 @@ int main(int argc, char **argv)
 	}
 	if (status)
 		goto out;
+	if (shard_n)
+		cm_bplan_shard(&plan, shard_k, shard_n);
 	cm_bplan_skips(&plan, joblog, force);
 	for (size_t i = 0; i < plan.n; i++) {
 		failed += plan.r[i].state == CM_BR_FAIL;

@@ -401,17 +401,31 @@ void cm_bplan_print(const cm_bplan *p, FILE *f)
 	}
 }
 
+static void free_rank(cm_brank *r)
+{
+	free(r->key);
+	free(r->trace);
+	free(r->window);
+	free(r->output);
+	free(r->why);
+	free(r->msg);
+}
+
+void cm_bplan_shard(cm_bplan *p, size_t k, size_t n)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (i % n == k)
+			p->r[kept++] = p->r[i];
+		else
+			free_rank(&p->r[i]);
+	p->n = kept;
+}
+
 void cm_bplan_free(cm_bplan *p)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		cm_brank *r = &p->r[i];
-		free(r->key);
-		free(r->trace);
-		free(r->window);
-		free(r->output);
-		free(r->why);
-		free(r->msg);
-	}
+	for (size_t i = 0; i < p->n; i++)
+		free_rank(&p->r[i]);
 	free(p->r);
 	memset(p, 0, sizeof *p);
 }

@@ -59,6 +59,10 @@ void cm_bplan_skips(cm_bplan *p, const char *joblog, int force);
  * window, output, and what will happen. */
 void cm_bplan_print(const cm_bplan *p, FILE *f);
 
+/* Keep only shard K of N (0 <= K < N): the ranks whose index in the plan,
+ * in the order cm_bplan_print prints it, is K modulo N. */
+void cm_bplan_shard(cm_bplan *p, size_t k, size_t n);
+
 void cm_bplan_free(cm_bplan *p);
 
 /* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
