@@ -175,7 +175,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
 	return NULL;
 }
 
@@ -195,7 +195,7 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
-		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
 	if (w1_rc < 0 || m->c1_rc < 0 ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();

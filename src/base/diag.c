@@ -100,6 +100,13 @@ static __thread cm_diag_slot *deferred;
 
 void cm_diag_defer(cm_diag_slot *slot) { deferred = slot; }
 
+cm_diag_slot *cm_diag_defer_swap(cm_diag_slot *slot)
+{
+	cm_diag_slot *old = deferred;
+	deferred = slot;
+	return old;
+}
+
 int cm_diag_settle(cm_diag_slot *slot)
 {
 	int status = slot->status;

@@ -43,6 +43,10 @@ typedef struct cm_diag_slot {
  * outlive the thread. */
 void cm_diag_defer(cm_diag_slot *slot);
 
+/* cm_diag_defer that hands back the slot deferred to before (NULL: none),
+ * for code that quiets its own errors for a while. */
+cm_diag_slot *cm_diag_defer_swap(cm_diag_slot *slot);
+
 /* On the main thread, after joining the worker that filled SLOT: print its
  * error when none has been reported yet (it is then the first fault), else
  * drop it (the same fault seen twice, or one after the first: the run has

@@ -122,7 +122,10 @@ static int drain_one(cm_opool *p, int wait)
 	if (p->failed) {
 		cm_diag_drop(&s->diag); /* after the first failure: no fault of the run */
 	} else if (s->rc < 0) {
-		cm_diag_settle(&s->diag);
+		if (s->rc == -1)
+			cm_diag_settle(&s->diag);
+		else
+			cm_diag_drop(&s->diag);
 		__atomic_store_n(&p->failed, s->rc, __ATOMIC_RELAXED);
 	} else if (p->sink(p->sctx, &s->out) < 0) {
 		__atomic_store_n(&p->failed, -1, __ATOMIC_RELAXED);

@@ -14,6 +14,10 @@
 #include "json/jval.h"
 #include "io/tmpfile.h"
 #include "json/saxread.h"
+#include "json/docsplit.h"
+#include "json/jsax.h"
+#include "json/jvalid.h"
+#include "base/opool.h"
 
 #include <errno.h>
 #include <math.h>
@@ -59,6 +63,7 @@ struct cscan {
 	int seen_non_m;
 	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
 	int have_last_pid;
+	cm_buf *spill_buf;   /* a worker of the parallel scan: candidates go here */
 };
 
 static const char *cname(struct cscan *c) { return cm_input_name(c->sax.in); }
@@ -179,13 +184,18 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 		pid = (int64_t)c->pid.i;
 		tid = (int64_t)c->tid.i;
 	}
-	if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
-		return 0;
 	memcpy(rec, &id, 8);
 	memcpy(rec + 8, &pid, 8);
 	memcpy(rec + 16, &tid, 8);
 	memcpy(rec + 24, &index, 8);
 	rec[32] = (unsigned char)bad;
+	if (c->spill_buf) {
+		cm_buf_put(c->spill_buf, rec, sizeof rec);
+		p->n_ext_spill++;
+		return 1;
+	}
+	if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
+		return 0;
 	if (fwrite(rec, sizeof rec, 1, p->ext_spill) != 1) {
 		cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 		return 0;
@@ -563,6 +573,241 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 	c.plan = plan;
 	c.ext = ext;
 	return cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
+}
+
+/* ------------------------------------------------------ the parallel scan
+ *
+ * The same scanner, run by worker threads over batches of traceEvents cut
+ * by docsplit, each element checked by jvalid and replayed by jsax into the
+ * callbacks above.  A worker scans into a plan of its own for the batch;
+ * the reading thread folds the batch plans into the trace's, in order:
+ * counts add up, the extent folds (Python's min/max skip NaN the same way
+ * in parts as whole), the leading "M" run continues only while no batch had
+ * another event, and the index candidates and dropped events keep their
+ * order.  Any fault - bad JSON, a bad shape, a bad value - sends the trace
+ * to the careful yajl scan above, which names it. */
+
+#define CPU_BATCH (1u << 20)
+
+struct cworker {
+	struct cscan c;
+	cm_cpuplan part;
+	cm_buf spill;
+	cm_arena *arena;
+};
+
+/* A batch plan as the worker hands it back, followed by the dropped
+ * indexes, the spilled candidates and the pids. */
+struct cpart {
+	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
+	int saw_non_m, pids_overflow;
+	double min_ts, max_end;
+};
+
+static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct cworker *w = wctx;
+	struct cscan *c = &w->c;
+	cm_cpuplan *p = &w->part;
+	struct cpart r;
+	cm_diag_slot quiet = {0}, *was = cm_diag_defer_swap(&quiet);
+	int ok = 1;
+	cm_hmap_free(p->pids);
+	free(p->dropped);
+	memset(p, 0, sizeof *p);
+	p->min_ts = INFINITY;
+	w->spill.len = 0;
+	c->seen_non_m = 0;
+	c->have_last_pid = 0;
+	c->skip = 0;
+	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e && ok; e = cm_docsplit_next(in, e)) {
+		const char *t = cm_docsplit_text(e);
+		if (!cm_jvalid_value(t, e->len, 2, NULL)) {
+			ok = 0;
+			break;
+		}
+		c->depth = 2;
+		c->in_events = 1;
+		p->events = e->index;
+		c->sax.base = (uint64_t)e->end_offset;
+		cm_arena_reset(w->arena);
+		ok = cm_jsax_replay(t, e->len, &cpu_callbacks, c, w->arena) && c->depth == 2;
+	}
+	cm_diag_drop(&quiet); /* the careful scan will say it */
+	cm_diag_defer_swap(was);
+	if (!ok)
+		return -2;
+	memset(&r, 0, sizeof r);
+	r.leading_m = p->leading_m;
+	r.saw_non_m = c->seen_non_m;
+	r.gpu_events = p->gpu_events;
+	r.api_events = p->api_events;
+	r.merge_rows = p->merge_rows;
+	r.ndropped = p->ndropped;
+	r.n_spill = p->n_ext_spill;
+	r.npids = p->pids ? cm_hmap_count(p->pids) : 0;
+	r.pids_overflow = p->pids_overflow;
+	r.min_ts = p->min_ts;
+	r.max_end = p->max_end;
+	cm_buf_put(out, &r, sizeof r);
+	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
+	cm_buf_put(out, w->spill.p, w->spill.len);
+	for (size_t i = 0; p->pids && i < cm_hmap_slots(p->pids); i++) {
+		const void *key;
+		if (cm_hmap_slot(p->pids, i, &key))
+			cm_buf_put(out, key, 8);
+	}
+	return 0;
+}
+
+struct cread {
+	cm_input *in;
+	cm_cpuplan *plan;
+	cm_opool *pool;
+	int seen_non_m, bad;
+	cm_arena *arena;
+};
+
+/* Fold one batch plan into the trace's. */
+static int cfold(void *sctx, cm_buf *out)
+{
+	struct cread *cr = sctx;
+	cm_cpuplan *p = cr->plan;
+	struct cpart r;
+	const char *q = out->p;
+	memcpy(&r, q, sizeof r);
+	q += sizeof r;
+	if (!cr->seen_non_m)
+		p->leading_m += r.leading_m;
+	cr->seen_non_m |= r.saw_non_m;
+	p->gpu_events += r.gpu_events;
+	p->api_events += r.api_events;
+	p->merge_rows += r.merge_rows;
+	p->min_ts = cm_py_min(p->min_ts, r.min_ts);
+	p->max_end = cm_py_max(p->max_end, r.max_end);
+	if (r.ndropped) {
+		if (p->ndropped + r.ndropped > p->cap_dropped) {
+			p->cap_dropped = 2 * (p->ndropped + r.ndropped);
+			p->dropped = cm_xrealloc(p->dropped, p->cap_dropped * sizeof *p->dropped);
+		}
+		memcpy(p->dropped + p->ndropped, q, r.ndropped * sizeof *p->dropped);
+		p->ndropped += r.ndropped;
+		q += r.ndropped * sizeof *p->dropped;
+	}
+	if (r.n_spill) {
+		if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
+			return -1;
+		if (fwrite(q, 33, r.n_spill, p->ext_spill) != r.n_spill)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		p->n_ext_spill += r.n_spill;
+		q += 33 * r.n_spill;
+	}
+	p->pids_overflow |= r.pids_overflow;
+	for (uint64_t i = 0; i < r.npids && !p->pids_overflow; i++, q += 8) {
+		if (!p->pids)
+			p->pids = cm_hmap_new(8, 0);
+		if (cm_hmap_count(p->pids) >= CM_CPUSCAN_MAX_PIDS && !cm_hmap_get(p->pids, q))
+			p->pids_overflow = 1;
+		else
+			cm_hmap_put(p->pids, q, NULL);
+	}
+	return 0;
+}
+
+static int cbatch(void *ctx, cm_buf *b)
+{
+	struct cread *cr = ctx;
+	cm_buf last = {0};
+	/* the events counter: the index after the batch's last element */
+	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e))
+		cr->plan->events = e->index + 1;
+	(void)last;
+	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
+}
+
+/* A top-level member other than traceEvents. */
+static int cmember(void *ctx, const char *key, size_t klen, const char *val, size_t vlen, int64_t end_offset)
+{
+	struct cread *cr = ctx;
+	cm_cpuplan *p = cr->plan;
+	const cm_jval *k, *v;
+	cm_arena_reset(cr->arena);
+	if (!cm_jvalid_value(key, klen, 1, NULL) || !cm_jvalid_value(val, vlen, 1, NULL) ||
+	    !(k = cm_jval_parse_py(cr->arena, key, klen)))
+		goto bad;
+	if (k->len == 11 && !memcmp(k->s, "traceEvents", 11))
+		goto bad; /* not an array */
+	if (k->len == 9 && !memcmp(k->s, "traceName", 9))
+		p->has_trace_name = 1;
+	if (k->len == 6 && !memcmp(k->s, "events", 6))
+		p->has_window_events = 1;
+	if (k->len == 19 && !memcmp(k->s, "baseTimeNanoseconds", 19)) {
+		int rc;
+		if (!(v = cm_jval_parse_py(cr->arena, val, vlen)))
+			goto bad;
+		switch (v->type) {
+		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, &p->base_ns); break;
+		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, &p->base_ns); break;
+		case CM_J_TRUE:
+		case CM_J_FALSE: p->base_ns = v->type == CM_J_TRUE; rc = CM_PY_OK; break;
+		default: rc = CM_PY_VALUE; break;
+		}
+		if (rc != CM_PY_OK)
+			goto bad;
+		p->has_base = 1;
+	}
+	(void)end_offset;
+	return 0;
+bad:
+	cr->bad = 1;
+	return -1;
+}
+
+int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
+{
+	struct cread cr;
+	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
+	void **wctx = cm_xcalloc((size_t)jobs, sizeof *wctx);
+	cm_docsplit_sink ds = {cmember, cbatch, &cr};
+	int seen = 0, rc, prc;
+	memset(plan, 0, sizeof *plan);
+	plan->min_ts = INFINITY;
+	plan->max_end = 0.0;
+	memset(&cr, 0, sizeof cr);
+	cr.in = in;
+	cr.plan = plan;
+	cr.arena = cm_arena_new();
+	for (int i = 0; i < jobs; i++) {
+		w[i].c.plan = &w[i].part;
+		w[i].c.sax.in = in;
+		w[i].c.spill_buf = &w[i].spill;
+		w[i].arena = cm_arena_new();
+		wctx[i] = &w[i];
+	}
+	cr.pool = cm_opool_new(jobs, cworker_run, wctx, cfold, &cr);
+	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);
+	prc = cm_opool_finish(cr.pool);
+	for (int i = 0; i < jobs; i++) {
+		cm_arena_free(w[i].arena);
+		cm_buf_free(&w[i].spill);
+		cm_hmap_free(w[i].part.pids);
+		free(w[i].part.dropped);
+	}
+	free(w);
+	free(wctx);
+	cm_arena_free(cr.arena);
+	plan->has_events = seen;
+	if (rc == CM_DOCSPLIT_IOERR)
+		return -1;
+	if (rc == CM_DOCSPLIT_OK && !cr.bad && prc == 0)
+		return 0;
+	if (rc != CM_DOCSPLIT_INVALID && !cr.bad && prc == -1)
+		return -1; /* reported (a temporary file) */
+	/* the careful scan, from the start, says what is wrong */
+	cm_cpuplan_free(plan);
+	if (cm_input_rewind(in) < 0)
+		return -1;
+	return cm_cpuscan_run(in, NULL, plan);
 }
 
 void cm_cpuplan_free(cm_cpuplan *plan)

@@ -45,6 +45,12 @@ typedef struct cm_cpuplan {
  * or -1 after reporting. */
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
 
+/* cm_cpuscan_run (without EXT) by JOBS worker threads over batches of
+ * events; a trace it cannot take is read again by cm_cpuscan_run, which
+ * names the fault.  IN must be rewindable.  Returns 0, or -1 after
+ * reporting. */
+int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
+
 /* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
  * run would have (IN names the trace in messages).  0, or -1 after a report. */
 int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_hmap *ext);

@@ -23,7 +23,8 @@
 
 int64_t cm_sax_offset(const cm_sax *sax)
 {
-	return (int64_t)(sax->base + yajl_get_bytes_consumed(sax->h));
+	/* without a parser: a replay (jsax.h) over text at BASE */
+	return (int64_t)(sax->base + (sax->h ? yajl_get_bytes_consumed(sax->h) : 0));
 }
 
 /* Report yajl's error as one line: its first line, without "parse error: ". */
