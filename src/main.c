@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
+	      "      --memory=SIZE      memory for the id tables (K, M, G; default 48M);\n"
+	      "                         beyond it they live in $TMPDIR\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "  -v, --verbose          a summary on standard error\n"
 	      "      --progress         show progress even when stderr is not a terminal\n"
@@ -75,7 +77,26 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY };
+
+/* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
+ * is not one (or below 1 MiB, too little to be meant). */
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+	if (end == s || *s == '-')
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end || v > (1ull << 40) >> shift || (v << shift) < (1u << 20))
+		return 0;
+	return (size_t)(v << shift);
+}
 
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
  * silent replacement of the first. */
@@ -98,6 +119,7 @@ int main(int argc, char **argv)
 		{"now", required_argument, NULL, OPT_NOW},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"jobs", required_argument, NULL, 'j'},
+		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -157,6 +179,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
+		case OPT_MEMORY:
+			if (!(opt.memory = parse_size(optarg)))
+				return usage_error("--memory needs a size from 1M to 1024G (K, M or G)", optarg);
+			break;
 		case 'j':
 			if ((v = parse_count(optarg, 4096)) < 1)
 				return usage_error("-j needs a number of threads from 1 to 4096", optarg);
@@ -196,6 +222,8 @@ int main(int argc, char **argv)
 		return usage_error("-o needs a file name ('-' for standard output)", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
+	if (!opt.memory)
+		opt.memory = 48u << 20;
 	if (!opt.jobs) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		opt.jobs = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;

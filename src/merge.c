@@ -65,6 +65,7 @@ struct merge {
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
+	int win_careful;    /* the window was read again by the careful reader */
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 };
 
@@ -102,10 +103,12 @@ static int read_window(struct merge *m, int *trace_events)
 		cm_gpu_digest_free(d[i]);
 	free(d);
 	if (rc == 1) {
+		m->win_careful = 1;
 		if (cm_input_rewind(m->win) < 0)
 			return -1;
 		cm_gpu_free(m->gpu);
 		m->gpu = cm_gpu_new(cm_input_name(m->win));
+		cm_gpu_set_budget(m->gpu, m->opt->memory / 3);
 		if (m->repair)
 			cm_gpu_set_repair(m->gpu, m->repair);
 		rc = cm_window_read(m->win, &sink, "reading the window", trace_events);
@@ -196,7 +199,7 @@ static int prepare(struct merge *m)
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
 		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
-	if (w1_rc < 0 || m->c1_rc < 0 ||
+	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
 	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
@@ -262,6 +265,7 @@ int cm_merge_run(const struct cm_options *opt)
 		return cm_diag_status();
 	}
 	m.gpu = cm_gpu_new(cm_input_name(m.win));
+	cm_gpu_set_budget(m.gpu, opt->memory / 3);
 	if (map) {
 		m.repair = cm_repair_new(map);
 		m.arena = cm_arena_new();
@@ -294,10 +298,12 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_warn(NULL, -1,
 			"merged %llu window events into %llu CPU events: %llu external correlations, "
 			"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
-			"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB",
+			"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB; "
+			"read by: window %s, CPU trace %s",
 			(unsigned long long)st.events, (unsigned long long)m.plan.events, (unsigned long long)st.pairs,
 			(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
-			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6);
+			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
+			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel");
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);

@@ -17,6 +17,7 @@ struct cm_options {
 	double now;              /* seconds, for the missing-base fallback */
 	size_t bufsize;          /* read chunk size */
 	int jobs;                /* worker threads (-j; main.c sets the default) */
+	size_t memory;           /* --memory: bytes for the id tables (main.c sets the default) */
 	int quiet, verbose;
 	int force;               /* --force: merge inputs that look mismatched */
 	int progress;            /* -1: on a terminal; 0 off; 1 on */

@@ -204,7 +204,7 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	return 1;
 }
 
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_hmap *ext)
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext)
 {
 	unsigned char rec[33];
 	if (!p->ext_spill)
@@ -218,7 +218,7 @@ int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_hmap *ext)
 		if (fread(rec, sizeof rec, 1, p->ext_spill) != 1)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
 		memcpy(&id, rec, 8);
-		if (!(t = cm_hmap_get(ext, &id)))
+		if (!(t = cm_idmap_get(ext, id)))
 			continue;
 		memcpy(&pid, rec + 8, 8);
 		memcpy(&tid, rec + 16, 8);
@@ -587,7 +587,7 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
  * order.  Any fault - bad JSON, a bad shape, a bad value - sends the trace
  * to the careful yajl scan above, which names it. */
 
-#define CPU_BATCH (1u << 20)
+#define CPU_BATCH (256u << 10)
 
 struct cworker {
 	struct cscan c;
@@ -807,7 +807,9 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	cm_cpuplan_free(plan);
 	if (cm_input_rewind(in) < 0)
 		return -1;
-	return cm_cpuscan_run(in, NULL, plan);
+	rc = cm_cpuscan_run(in, NULL, plan);
+	plan->careful = 1;
+	return rc;
 }
 
 void cm_cpuplan_free(cm_cpuplan *plan)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "base/hmap.h"
+#include "base/idmap.h"
 #include "io/input.h"
 #include "base/pyval.h"
 
@@ -29,6 +30,7 @@ typedef struct cm_cpuplan {
 	uint64_t merge_rows;   /* M thread_name "thread N" at ts 0.0: rows a merge wrote */
 	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
+	int careful;           /* the parallel scan gave the trace to the careful one */
 } cm_cpuplan;
 
 /* The pid set stops growing here (a trace has a few processes; this bounds
@@ -53,7 +55,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
 
 /* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
  * run would have (IN names the trace in messages).  0, or -1 after a report. */
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_hmap *ext);
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

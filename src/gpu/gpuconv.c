@@ -56,7 +56,9 @@ cm_gpu *cm_gpu_new(const char *window_name)
 {
 	cm_gpu *g = cm_xcalloc(1, sizeof *g);
 	g->wname = window_name;
-	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
+	g->ext_lo = g->corr_lo = INT64_MAX;
+	g->ext_hi = g->corr_hi = INT64_MIN;
+	g->budget = 16u << 20;
 	g->ua = cm_hmap_new(8, sizeof(struct ua_ent));
 	g->tidmap = cm_tidmap_new();
 	g->devices = cm_hmap_new(8, sizeof(struct first_ts));
@@ -79,9 +81,9 @@ void cm_gpu_free(cm_gpu *g)
 			free(u->name);
 	}
 	cm_hmap_free(g->ua);
-	cm_hmap_free(g->ext);
-	cm_hmap_free(g->linked);
-	cm_hmap_free(g->uext);
+	cm_idmap_free(g->ext);
+	cm_idmap_free(g->linked);
+	cm_idmap_free(g->uext);
 	cm_hmap_free(g->devices);
 	cm_hmap_free(g->streams);
 	cm_hmap_free(g->procs);
@@ -99,12 +101,33 @@ void cm_gpu_free(cm_gpu *g)
 	free(g);
 }
 
-cm_hmap *cm_gpu_linked_ext(cm_gpu *g) { return g->ext; }
+void cm_gpu_set_budget(cm_gpu *g, size_t bytes) { g->budget = bytes; }
+
+cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
+{
+	unsigned char rec[17];
+	if (g->ext)
+		return g->ext;
+	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)))
+		return NULL;
+	if (!g->pairs)
+		return g->ext;
+	if (fflush(g->pairs) != 0 || fseek(g->pairs, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), NULL;
+	for (uint64_t i = 0; i < g->npairs; i++) {
+		int64_t ext;
+		if (fread(rec, sizeof rec, 1, g->pairs) != 1)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), NULL;
+		memcpy(&ext, rec + 8, 8);
+		cm_idmap_put(g->ext, ext);
+	}
+	return g->ext;
+}
 
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 {
 	*st = g->st;
-	st->table_bytes = cm_hmap_bytes(g->linked) + cm_hmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
+	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
 			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
 			  cm_hmap_bytes(g->threads) + cm_hmap_bytes(g->spans);
 }
@@ -199,9 +222,9 @@ static int api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 	*fell = 0;
 	if (corr >= INT64_MIN && corr <= INT64_MAX) {
 		int64_t c = (int64_t)corr;
-		const struct linked *l = cm_hmap_get(g->linked, &c);
-		if (l && (cm_int)g->cpu_threads[l->thread].pid == pid) {
-			*tid = g->cpu_threads[l->thread].tid;
+		const struct linked *l = cm_idmap_get(g->linked, c);
+		if (l && l->thread && (cm_int)g->cpu_threads[l->thread - 1].pid == pid) {
+			*tid = g->cpu_threads[l->thread - 1].tid;
 			return 0;
 		}
 	}
@@ -596,7 +619,7 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		gpu_extent(g, ts, dur);
 		if (corr >= INT64_MIN && corr <= INT64_MAX) {
 			int64_t c64 = (int64_t)corr;
-			const int64_t *ext = cm_hmap_get(g->uext, &c64);
+			const int64_t *ext = cm_idmap_get(g->uext, c64);
 			if (ext) {
 				int64_t key[3] = {*ext, d64, s64};
 				int created;

@@ -41,9 +41,13 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 int cm_gpu_digest_finish(cm_gpu *g);
 
 /* The External ids the window's external correlations name, as a map
- * ext id (int64) -> struct cm_ext_thread for the CPU scan to fill in
- * (last event wins, as in a dict). */
-cm_hmap *cm_gpu_linked_ext(cm_gpu *g);
+ * ext id -> struct cm_ext_thread for the CPU scan to fill in (last event
+ * wins, as in a dict); made at the first call, once the window has been
+ * read.  NULL after reporting an error. */
+struct cm_idmap *cm_gpu_linked_ext(cm_gpu *g);
+/* Memory for each of the id tables (idmap.h); beyond it they live in
+ * $TMPDIR.  Call before the window is read. */
+void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
 
 /* After the CPU scan: link correlation ids to CPU threads and to user
  * annotations, and drop the tables only needed for that.  0, or -1 after

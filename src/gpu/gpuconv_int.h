@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "gpu/gpuconv.h"
+#include "base/idmap.h"
 #include "gpu/gpuargs.h"
 #include "repair/repair.h"
 #include "gpu/tidrule.h"
@@ -24,7 +25,7 @@ struct ua_ent {
 
 /* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
  * millions of linked correlations but few threads. */
-struct linked { uint32_t thread; };
+struct linked { uint32_t thread; }; /* index + 1 (0: none) */
 struct cpu_thread { int64_t pid, tid; };
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
  * 8-byte alignment (GCC lets a typedef lower alignment). */
@@ -47,15 +48,17 @@ struct cm_gpu {
 	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
 	uint64_t npairs;
 	cm_int max_end;  /* end of the last non-overhead activity */
-	cm_hmap *ext;    /* ext id -> struct cm_ext_thread */
+	cm_idmap *ext;   /* ext id -> struct cm_ext_thread (made after the window) */
+	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
+	size_t budget;   /* memory for each id table (idmap.h) */
 	int ua_dict;     /* user_annotations is an object */
 	cm_hmap *ua;     /* ext id -> struct ua_ent */
 	cm_tidmap *tidmap;
 	/* resolved */
-	cm_hmap *linked; /* correlation -> struct linked */
+	cm_idmap *linked; /* correlation -> struct linked */
 	struct cpu_thread *cpu_threads; /* the distinct linked threads */
 	uint32_t ncpu_threads, cap_cpu_threads;
-	cm_hmap *uext;   /* correlation -> user annotation ext id */
+	cm_idmap *uext;  /* correlation -> user annotation ext id */
 	/* pass 2 */
 	cm_hmap *devices, *streams, *procs, *threads, *spans;
 	int need_overhead;
@@ -74,7 +77,7 @@ struct cm_gpu {
 };
 
 /* Bytes of records per block: the unit of work of the output stage. */
-#define CM_GPU_BLOCK (1u << 20)
+#define CM_GPU_BLOCK (256u << 10)
 
 /* Digesting events (on a worker thread, or the reading thread): its own
  * scratch space and outputs; of cm_gpu only the name is read. */

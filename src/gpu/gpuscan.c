@@ -62,9 +62,13 @@ int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n)
 	if (fwrite(p, 1, n, g->pairs) != n)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 	for (size_t i = 0; i + 17 <= n; i += 17) {
-		int64_t ext;
+		int64_t corr, ext;
+		memcpy(&corr, p + i, 8);
 		memcpy(&ext, p + i + 8, 8);
-		cm_hmap_put(g->ext, &ext, NULL);
+		g->ext_lo = ext < g->ext_lo ? ext : g->ext_lo;
+		g->ext_hi = ext > g->ext_hi ? ext : g->ext_hi;
+		g->corr_lo = corr < g->corr_lo ? corr : g->corr_lo;
+		g->corr_hi = corr > g->corr_hi ? corr : g->corr_hi;
 	}
 	g->npairs += n / 17;
 	return 0;
@@ -207,12 +211,22 @@ static uint32_t cpu_thread_ix(cm_gpu *g, cm_hmap *seen, int64_t pid, int64_t tid
 	return *ix - 1;
 }
 
+static void count_found(void *ctx, int64_t id, void *val)
+{
+	(void)id;
+	*(uint64_t *)ctx += ((const struct cm_ext_thread *)val)->found;
+}
+
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 {
 	cm_hmap *seen = cm_hmap_new(16, 4);
 	g->base_ns = base_ns;
-	g->linked = cm_hmap_new(8, sizeof(struct linked));
-	g->uext = cm_hmap_new(8, 8);
+	if (!cm_gpu_linked_ext(g) ||
+	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
+	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget))) {
+		cm_hmap_free(seen);
+		return -1;
+	}
 	if (g->pairs && (fflush(g->pairs) != 0 || fseek(g->pairs, 0, SEEK_SET) != 0))
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
 	for (uint64_t i = 0; i < g->npairs; i++) {
@@ -226,29 +240,27 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		memcpy(&pr.corr, rec, 8);
 		memcpy(&pr.ext, rec + 8, 8);
 		pr.user = rec[16];
-		t = cm_hmap_get(g->ext, &p->ext);
+		t = cm_idmap_get(g->ext, p->ext);
 		if (t && t->found) {
-			struct linked *l = cm_hmap_put(g->linked, &p->corr, NULL);
-			l->thread = cpu_thread_ix(g, seen, t->pid, t->tid);
+			struct linked *l = cm_idmap_put(g->linked, p->corr);
+			if (!l->thread)
+				g->st.linked_corr++;
+			l->thread = cpu_thread_ix(g, seen, t->pid, t->tid) + 1;
 		}
 		if (p->user && g->ua_dict && cm_hmap_get(g->ua, &p->ext))
-			*(int64_t *)cm_hmap_put(g->uext, &p->corr, NULL) = p->ext;
+			*(int64_t *)cm_idmap_put(g->uext, p->corr) = p->ext;
 	}
 	g->st.linked_ext = 0;
-	for (size_t i = 0; i < cm_hmap_slots(g->ext); i++) {
-		const struct cm_ext_thread *t = cm_hmap_slot(g->ext, i, NULL);
-		g->st.linked_ext += t && t->found;
-	}
-	g->st.linked_corr = cm_hmap_count(g->linked);
+	cm_idmap_each(g->ext, count_found, &g->st.linked_ext);
 	g->st.pairs = g->npairs;
-	g->st.index_bytes = cm_hmap_bytes(g->ext);
+	g->st.index_bytes = cm_idmap_bytes(g->ext);
 	cm_hmap_free(seen);
 	/* only the correlation tables are needed from here on */
 	if (g->pairs)
 		fclose(g->pairs);
 	g->pairs = NULL;
 	g->npairs = 0;
-	cm_hmap_free(g->ext);
+	cm_idmap_free(g->ext);
 	g->ext = NULL;
 	return 0;
 }

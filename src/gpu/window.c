@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Bytes of window text per batch of the parallel reader. */
-#define CM_WINDOW_BATCH (1u << 20)
+#define CM_WINDOW_BATCH (256u << 10)
 
 /* The reader's state: the sink, and whether the document looks like a
  * Chrome trace rather than a window. */

@@ -194,10 +194,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 						     (int64_t)(base + i)) < 0)
 					return 1;
 				sp->st = ST_AFTER;
-			} else {
-				cm_buf_put(&sp->val, s + run, n - run);
-				run = 0;
-			}
+			} /* else the chunk ran out: kept below */
 			break;
 		case ST_AFTER:
 			if (ch == ',')
@@ -237,10 +234,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				sp->st = ST_ARR_AFTER;
 				if (elem_end(sp, (int64_t)(base + i)) < 0)
 					return 1;
-			} else {
-				cm_buf_put(&sp->batch, s + run, n - run);
-				run = 0;
-			}
+			} /* else the chunk ran out: kept below */
 			break;
 		case ST_ARR_AFTER:
 			if (ch == ',')
@@ -258,6 +252,12 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		}
 	}
+	/* a value that began in this chunk (maybe with its last byte: an
+	 * opening bracket or quote consumed above) goes on in the next */
+	if (sp->st == ST_ELEM && run < n)
+		cm_buf_put(&sp->batch, s + run, n - run);
+	else if (sp->st == ST_MEMBER && run < n)
+		cm_buf_put(&sp->val, s + run, n - run);
 	return 0;
 }
 

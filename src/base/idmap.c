@@ -1,0 +1,154 @@
+/* idmap.c - dense ids in a mapped temporary file, sparse ones in a hash map.
+ *
+ * An array entry is the value and a presence byte after it, rounded up to
+ * 8 bytes, so that values stay 8-aligned.
+ * The file is sized once (ftruncate: sparse, blocks only where ids were
+ * put) and mapped shared, so a value written through the mapping is in the
+ * page cache and the file whether or not its page stays mapped; dropping
+ * the mapping's pages (MADV_DONTNEED) loses nothing.  A thread counts the
+ * times it steps onto another page; when the count over all threads passes
+ * the budget in pages, the whole mapping is dropped at once and faults back
+ * in page by page as needed.  With ids walked in about increasing order
+ * (the merge's case) a page is stepped onto about once, so the count is
+ * close to the pages really touched. */
+#include "config.h"
+#include "base/idmap.h"
+#include "base/diag.h"
+#include "base/hmap.h"
+#include "exitcode.h"
+#include "io/tmpfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE 4096u
+
+struct cm_idmap {
+	size_t vsize, esize;
+	int64_t lo, hi;
+	/* dense */
+	int fd;
+	unsigned char *base;
+	size_t size;
+	uint64_t budget_pages, steps; /* steps: page changes since the last drop */
+	uint64_t put_count;
+	/* sparse */
+	cm_hmap *h;
+};
+
+cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget)
+{
+	cm_idmap *m = cm_xcalloc(1, sizeof *m);
+	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
+	m->vsize = val_size;
+	m->esize = (val_size + 1 + 7) & ~(size_t)7;
+	m->lo = lo;
+	m->hi = hi;
+	m->fd = -1;
+	if (range && range <= 4 * (unsigned __int128)count + 1024 &&
+	    range * m->esize < ((unsigned __int128)1 << 46)) {
+		m->size = (size_t)(range * m->esize);
+		m->budget_pages = budget / PAGE ? budget / PAGE : 1;
+		if ((m->fd = cm_temp_fd("ids")) < 0) {
+			free(m);
+			return NULL;
+		}
+		if (ftruncate(m->fd, (off_t)m->size) != 0 ||
+		    (m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
+			cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
+			close(m->fd);
+			free(m);
+			return NULL;
+		}
+		return m;
+	}
+	m->h = cm_hmap_new(8, val_size);
+	return m;
+}
+
+int cm_idmap_is_dense(const cm_idmap *m) { return m->base != NULL; }
+
+/* The array entry of ID (in range), counting page steps. */
+static unsigned char *entry(cm_idmap *m, int64_t id)
+{
+	static __thread uintptr_t last_page;
+	unsigned char *e = m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize;
+	uintptr_t page = (uintptr_t)e / PAGE;
+	if (page != last_page) {
+		last_page = page;
+		if (__atomic_add_fetch(&m->steps, 1, __ATOMIC_RELAXED) > m->budget_pages) {
+			__atomic_store_n(&m->steps, 0, __ATOMIC_RELAXED);
+			madvise(m->base, m->size, MADV_DONTNEED);
+		}
+	}
+	return e;
+}
+
+void *cm_idmap_get(cm_idmap *m, int64_t id)
+{
+	unsigned char *e;
+	if (!m->base)
+		return cm_hmap_get(m->h, &id);
+	if (id < m->lo || id > m->hi)
+		return NULL;
+	e = entry(m, id);
+	return e[m->vsize] ? e : NULL;
+}
+
+void *cm_idmap_put(cm_idmap *m, int64_t id)
+{
+	unsigned char *e;
+	if (!m->base) {
+		int created;
+		void *v = cm_hmap_put(m->h, &id, &created);
+		m->put_count += created;
+		return v;
+	}
+	e = entry(m, id);
+	if (!e[m->vsize]) {
+		e[m->vsize] = 1;
+		m->put_count++;
+	}
+	return e;
+}
+
+void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), void *ctx)
+{
+	if (!m->base) {
+		for (size_t i = 0; i < cm_hmap_slots(m->h); i++) {
+			const void *key;
+			void *v = cm_hmap_slot(m->h, i, &key);
+			if (v) {
+				int64_t id;
+				memcpy(&id, key, 8);
+				fn(ctx, id, v);
+			}
+		}
+		return;
+	}
+	for (size_t off = 0; off < m->size; off += m->esize) {
+		unsigned char *e = entry(m, (int64_t)((uint64_t)m->lo + off / m->esize));
+		if (e[m->vsize])
+			fn(ctx, (int64_t)((uint64_t)m->lo + off / m->esize), e);
+	}
+}
+
+uint64_t cm_idmap_bytes(const cm_idmap *m)
+{
+	return m->base ? m->put_count * m->esize : cm_hmap_bytes(m->h);
+}
+
+void cm_idmap_free(cm_idmap *m)
+{
+	if (!m)
+		return;
+	if (m->base) {
+		munmap(m->base, m->size);
+		close(m->fd);
+	}
+	cm_hmap_free(m->h);
+	free(m);
+}

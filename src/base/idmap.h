@@ -1,0 +1,44 @@
+/* idmap.h - a map from 64-bit integer ids to fixed-size values, made for
+ * ids that are counters: CUPTI correlation ids and torch External ids are
+ * dense and mostly increasing.
+ *
+ * Dense ids get an array indexed by id, a few bytes an id where a hash map
+ * costs dozens, kept in an unlinked temporary file in $TMPDIR and mapped
+ * into memory: the table costs disk and page cache, not resident memory.
+ * Resident pages are dropped (they stay in the file) whenever more than the
+ * memory budget of them may have been touched, so the process's resident
+ * size stays within the budget however many ids there are.  Ids too sparse
+ * for an array (a range more than four times the count) get a hash map
+ * (hmap.h) in memory instead.  Either way the interface is the same. */
+#ifndef CM_IDMAP_H
+#define CM_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cm_idmap cm_idmap;
+
+/* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about),
+ * resident memory at most BUDGET bytes for an array.  Returns NULL after
+ * reporting (a temporary file that cannot be made). */
+cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget);
+
+/* The value of ID, or NULL when it was never put (or lies outside [LO, HI]).
+ * Safe to call from several threads at once while nothing puts. */
+void *cm_idmap_get(cm_idmap *m, int64_t id);
+
+/* The value of ID (which must lie in [LO, HI]), zero-filled when new. */
+void *cm_idmap_put(cm_idmap *m, int64_t id);
+
+/* Call FN for each id put, in no particular order. */
+void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), void *ctx);
+
+/* 1 when the map is an array in a file, 0 for a hash map. */
+int cm_idmap_is_dense(const cm_idmap *m);
+
+/* Bytes of memory held (a hash map) or of file (an array). */
+uint64_t cm_idmap_bytes(const cm_idmap *m);
+
+void cm_idmap_free(cm_idmap *m);
+
+#endif
