@@ -86,13 +86,21 @@ static int w_collect(void *ctx, cm_buf *out)
 	return cm_gpu_digest_collect(((struct merge *)ctx)->gpu, out);
 }
 
+/* The threads of the first phase, where the window and the CPU trace are
+ * read side by side: each reader has its own thread that cuts its input,
+ * and workers that parse the pieces.  Up to 3 jobs both readers parse in
+ * their own thread (more threads than cores only slows them); beyond, the
+ * window, which is larger and costs more a byte, gets three workers in five. */
+static int window_workers(int jobs) { return jobs <= 3 ? 1 : (3 * jobs + 4) / 5; }
+static int cpu_workers(int jobs) { return jobs <= 3 ? 1 : jobs - window_workers(jobs) > 0 ? jobs - window_workers(jobs) : 1; }
+
 /* W: the window's one parse.  The parallel reader does it; a window it will
  * not take (bad JSON, a bad shape) is read again, from a fresh start, by the
  * careful reader, which says what is wrong (or, should the two ever
  * disagree, reads it whole).  0, or -1 after a report. */
 static int read_window(struct merge *m, int *trace_events)
 {
-	int n = m->opt->jobs > 2 ? m->opt->jobs - 1 : 1, rc; /* a thread is the CPU scan's */
+	int n = window_workers(m->opt->jobs), rc;
 	cm_gpu_digest **d = cm_xcalloc((size_t)n, sizeof *d);
 	cm_window_psink ps = {w_batch_event, w_collect, w_member, m, (void **)d, n};
 	cm_window_sink sink = {w_event, w_member, m};
@@ -178,7 +186,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
+	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
 	return NULL;
 }
 
@@ -198,7 +206,7 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
-		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
+		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
@@ -299,11 +307,12 @@ int cm_merge_run(const struct cm_options *opt)
 			"merged %llu window events into %llu CPU events: %llu external correlations, "
 			"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
 			"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB; "
-			"read by: window %s, CPU trace %s",
+			"read by: window %s, CPU trace %s; id tables: %s",
 			(unsigned long long)st.events, (unsigned long long)m.plan.events, (unsigned long long)st.pairs,
 			(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
 			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
-			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel");
+			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
+			st.dense_tables ? "arrays in $TMPDIR" : "hash maps");
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);

@@ -100,10 +100,50 @@ int cm_py_int_of_str(const char *s, size_t n, cm_int *out)
 	return digits_to_int(buf, k, neg, out);
 }
 
+/* The common case exactly, without strtod: [-]DIGITS[.DIGITS] with at most
+ * 15 significant digits in all and at most 22 after the point.  The digits
+ * make an integer below 2^53 and 10^k (k <= 22) is a double exactly, so one
+ * correctly rounded division gives the correctly rounded value, as strtod
+ * would (Clinger's fast path).  1 when it applied. */
+static int float_fast(const char *s, size_t n, double *out)
+{
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+				     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	size_t i = 0, digits = 0, frac = 0;
+	int neg = 0, point = 0;
+	uint64_t m = 0;
+	if (i < n && s[i] == '-')
+		neg = 1, i++;
+	for (; i < n; i++) {
+		char c = s[i];
+		if (c >= '0' && c <= '9') {
+			if (m || c != '0')
+				digits++;
+			m = m * 10 + (uint64_t)(c - '0');
+			frac += point;
+			if (digits > 15)
+				return 0;
+		} else if (c == '.' && !point) {
+			point = 1;
+		} else {
+			return 0; /* an exponent, or anything else: strtod */
+		}
+	}
+	if (frac > 22)
+		return 0;
+	*out = (double)m / p10[frac];
+	if (neg)
+		*out = -*out;
+	return 1;
+}
+
 int cm_py_float_of_number(const char *s, size_t n, double *out)
 {
-	char stack[64], *buf = n < sizeof stack ? stack : malloc(n + 1);
+	char stack[64], *buf;
 	int rc = CM_PY_OK;
+	if (float_fast(s, n, out))
+		return CM_PY_OK;
+	buf = n < sizeof stack ? stack : malloc(n + 1);
 	if (!buf)
 		return CM_PY_OVERFLOW;
 	memcpy(buf, s, n);

@@ -127,6 +127,7 @@ cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 {
 	*st = g->st;
+	st->dense_tables = g->linked && cm_idmap_is_dense(g->linked);
 	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
 			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
 			  cm_hmap_bytes(g->threads) + cm_hmap_bytes(g->spans);

@@ -13,13 +13,18 @@
 static const char *string_token(const char *s, size_t n, size_t *i, size_t *len, cm_arena *arena)
 {
 	size_t a = *i + 1, k = a;
+	const char *q = memchr(s + a, '"', n - a);
 	int esc = 0;
-	while (k < n && s[k] != '"') {
-		if (s[k] == '\\') {
-			esc = 1;
+	if (q && !memchr(s + a, '\\', (size_t)(q - (s + a)))) {
+		k = (size_t)(q - s); /* no escape: the first quote closes it */
+	} else {
+		while (k < n && s[k] != '"') {
+			if (s[k] == '\\') {
+				esc = 1;
+				k++;
+			}
 			k++;
 		}
-		k++;
 	}
 	*i = k + 1;
 	if (!esc) {
@@ -31,6 +36,10 @@ static const char *string_token(const char *s, size_t n, size_t *i, size_t *len,
 		return v ? v->s : "";
 	}
 }
+
+/* The bytes that end a number. */
+static const unsigned char num_end[256] = {[','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\t'] = 1,
+					   ['\r'] = 1};
 
 int cm_jsax_replay(const char *s, size_t n, const yajl_callbacks *cb, void *ctx, cm_arena *arena)
 {
@@ -93,8 +102,7 @@ int cm_jsax_replay(const char *s, size_t n, const yajl_callbacks *cb, void *ctx,
 			break;
 		default: { /* a number */
 			size_t a = i;
-			while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
-			       s[i] != '\t' && s[i] != '\r')
+			while (i < n && !num_end[(unsigned char)s[i]])
 				i++;
 			if (!cb->yajl_number(ctx, s + a, i - a))
 				return 0;

@@ -2,11 +2,12 @@
 #include "config.h"
 #include "json/jscan.h"
 
-/* Byte classes: inside a string only quotes and backslashes matter; outside,
- * quotes and brackets. */
+#include <string.h>
+
+/* Byte classes outside strings (inside, only quotes and backslashes matter,
+ * found with memchr): quotes and brackets. */
 enum { C_PLAIN = 0, C_QUOTE, C_BSLASH, C_OPEN, C_CLOSE };
 
-static const unsigned char cls_str[256] = {['"'] = C_QUOTE, ['\\'] = C_BSLASH};
 static const unsigned char cls_out[256] = {['"'] = C_QUOTE, ['{'] = C_OPEN, ['['] = C_OPEN,
 					   ['}'] = C_CLOSE, [']'] = C_CLOSE};
 
@@ -26,8 +27,12 @@ int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i)
 				k++;
 				continue;
 			}
-			while (k < n && cls_str[(unsigned char)s[k]] == C_PLAIN)
-				k++;
+			{ /* the closing quote, unless a backslash comes first */
+				const char *q = memchr(s + k, '"', n - k);
+				size_t lim = q ? (size_t)(q - s) : n;
+				const char *bs = memchr(s + k, '\\', lim - k);
+				k = bs ? (size_t)(bs - s) : lim;
+			}
 			if (k == n)
 				break;
 			if (s[k++] == '\\') {

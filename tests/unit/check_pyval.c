@@ -113,6 +113,48 @@ static const struct {
 	{-2.5, "-2.5"},
 };
 
+/* float() of a number token, the fast path included: the same double as
+ * strtod for decimal texts around its limits (15 significant digits, 22
+ * after the point) and on both sides of them. */
+START_TEST(float_of_number_fast)
+{
+	unsigned long long x = 88172645463325252ull;
+	char text[64], *p;
+	for (int i = 0; i < 200000; i++) {
+		double d, want;
+		int sig, frac, k;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		sig = 1 + (int)(x % 17);         /* 1..17 significant digits */
+		frac = (int)((x >> 8) % 25);     /* 0..24 of them (or zeros) after the point */
+		p = text;
+		if (x & (1ull << 40))
+			*p++ = '-';
+		for (k = 0; k < sig; k++) {
+			if (k == sig - frac && k > 0)
+				*p++ = '.';
+			*p++ = (char)('0' + (k == 0 ? 1 + (x >> (20 + k)) % 9 : (x >> (16 + k)) % 10));
+		}
+		if (frac >= sig) { /* 0.000ddd */
+			char tmp[64];
+			int z = frac - sig;
+			size_t len = (size_t)(p - text) - (text[0] == '-');
+			memcpy(tmp, text + (text[0] == '-'), len);
+			p = text + (text[0] == '-');
+			*p++ = '0';
+			*p++ = '.';
+			while (z-- > 0)
+				*p++ = '0';
+			memcpy(p, tmp, len);
+			p += len;
+		}
+		*p = 0;
+		want = strtod(text, NULL);
+		ck_assert_int_eq(cm_py_float_of_number(text, strlen(text), &d), CM_PY_OK);
+		ck_assert_msg(memcmp(&d, &want, sizeof d) == 0, "%s: %.17g, strtod %.17g", text, d, want);
+	}
+}
+END_TEST
+
 START_TEST(float_repr)
 {
 	char buf[40];
@@ -152,6 +194,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, int_of_str);
 	tcase_add_test(tc, int_of_number);
+	tcase_add_test(tc, float_of_number_fast);
 	tcase_add_test(tc, float_of_str);
 	tcase_add_loop_test(tc, float_repr, 0, sizeof reprs / sizeof *reprs);
 	tcase_add_test(tc, us_of_ns);

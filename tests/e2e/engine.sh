@@ -1,0 +1,122 @@
+#!/bin/sh
+# engine.sh - the engine's parallel readers and id tables: on valid inputs
+# the window and the CPU trace are read by the parallel readers (not handed
+# to the careful ones) at every read size, and the output is the same bytes
+# whatever the number of threads (-j) and the memory budget (--memory).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to run gen_trace"
+GEN=${SHARED:-$srcdir/../shared}/tools/gen_trace
+
+fast='read by: window parallel, CPU trace parallel'
+
+# parallel NAME OUT ERR: the -v summary in ERR says both readers were parallel
+parallel() {
+	grep -q "$fast" "$3" || fail "$1: not read by the parallel readers: $(tail -n 1 "$3")"
+}
+
+rows=0
+while read -r name cpu win exp opts <&3; do
+	case $name in '' | '#'*) continue ;; esac
+	rows=$((rows + 1))
+	tcase "$name: the parallel readers take it at read sizes 1, 2, 3, 7, 31 and the default"
+	if [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ]; then
+		sizes=default
+	else
+		sizes="1 2 3 7 31 default"
+	fi
+	for bs in $sizes; do
+		set -- --buffer-size "$bs"
+		[ "$bs" = default ] && set --
+		rc=0
+		# shellcheck disable=SC2086 # opts is a word list
+		$CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+		if [ $rc -ne 0 ]; then
+			fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
+			continue
+		fi
+		parallel "$name: read size $bs" "$tmp/out.json" "$tmp/err"
+		$JSONCMP "$FIX/$exp" "$tmp/out.json" || fail "$name: read size $bs: differs from $exp"
+	done
+done 3<"$FIX/cases.txt"
+tcase "cases.txt was read"
+[ $rows -gt 0 ] || fail "no cases read from $FIX/cases.txt"
+
+# a pair big enough for many batches of every stage
+if [ -x "$GEN" ]; then
+	"$GEN" --seed 41 --ops 30000 --pretty --devices 2 --quiet "$tmp/cpu.json" "$tmp/win.json"
+	$CUPTIMERGE -j 1 --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/j1.json"
+	tcase "generated pair: the same bytes at -j 1, 2, 3, 5, 8 and 16"
+	for j in 2 3 5 8 16; do
+		rc=0
+		$CUPTIMERGE -v -j $j --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/j.json" 2>"$tmp/err" || rc=$?
+		if [ $rc -ne 0 ]; then
+			fail "-j $j: exit $rc: $(cat "$tmp/err")"
+			continue
+		fi
+		parallel "-j $j" "$tmp/j.json" "$tmp/err"
+		cmp -s "$tmp/j1.json" "$tmp/j.json" || fail "-j $j: output differs from -j 1"
+	done
+	tcase "generated pair: the id tables are arrays, and --memory=1M changes no byte"
+	rc=0
+	$CUPTIMERGE -v --memory=1M --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/m.json" 2>"$tmp/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "--memory=1M: exit $rc: $(cat "$tmp/err")"
+	else
+		grep -q 'id tables: arrays' "$tmp/err" || fail "--memory=1M: $(tail -n 1 "$tmp/err")"
+		cmp -s "$tmp/j1.json" "$tmp/m.json" || fail "--memory=1M: output differs"
+	fi
+	tcase "generated pair: gzip inputs on pipes, the same bytes"
+	gzip -c "$tmp/cpu.json" >"$tmp/cpu.gz"
+	gzip -c "$tmp/win.json" >"$tmp/win.gz"
+	rc=0
+	mkfifo "$tmp/win.fifo"
+	cat "$tmp/win.gz" >"$tmp/win.fifo" &
+	# shellcheck disable=SC2002 # the inputs must come on pipes
+	cat "$tmp/cpu.gz" | $CUPTIMERGE -v --trace-name gen -w "$tmp/win.fifo" >"$tmp/p.json" 2>"$tmp/err" || rc=$?
+	wait
+	if [ $rc -ne 0 ]; then
+		fail "pipes: exit $rc: $(cat "$tmp/err")"
+	else
+		parallel "pipes" "$tmp/p.json" "$tmp/err"
+		cmp -s "$tmp/j1.json" "$tmp/p.json" || fail "pipes: output differs"
+	fi
+else
+	skip "generated pair" "no gen_trace at $GEN"
+fi
+
+# sparse ids: the same merge with the id tables as hash maps
+tcase "sparse ids: hash maps, the same events as with dense ids"
+python3 - "$FIX/window.json" "$tmp/sparse_window.json" "$FIX/cpu.json" "$tmp/sparse_cpu.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[3]))
+K = 10**15  # spread every id: too sparse for an array
+for e in w["events"]:
+    for k in ("correlation_id", "external_id"):
+        if isinstance(e.get(k), int) and e[k]:
+            e[k] = e[k] * K
+ua = w.get("user_annotations")
+if isinstance(ua, dict):
+    w["user_annotations"] = {str(int(k) * K): v for k, v in ua.items()}
+for e in c["traceEvents"]:
+    a = e.get("args")
+    if isinstance(a, dict) and isinstance(a.get("External id"), int):
+        a["External id"] *= K
+json.dump(w, open(sys.argv[2], "w")); json.dump(c, open(sys.argv[4], "w"))
+PY
+rc=0
+$CUPTIMERGE -v --trace-name s -w "$tmp/sparse_window.json" "$tmp/sparse_cpu.json" >"$tmp/s.json" 2>"$tmp/err" || rc=$?
+if [ $rc -ne 0 ]; then
+	fail "sparse: exit $rc: $(cat "$tmp/err")"
+else
+	grep -q 'id tables: hash maps' "$tmp/err" || fail "sparse ids: $(tail -n 1 "$tmp/err")"
+	# the rows and threads are those of the dense merge: only ids differ
+	$CUPTIMERGE --trace-name s -w "$FIX/window.json" "$FIX/cpu.json" >"$tmp/d.json"
+	python3 - "$tmp/d.json" "$tmp/s.json" <<'PY' || fail "sparse ids: other rows than with dense ids"
+import json, sys
+def rows(p):
+    t = json.load(open(p))["traceEvents"]
+    return sorted((str(e.get("ph")), str(e.get("cat")), str(e.get("name")), str(e.get("pid")), str(e.get("tid"))) for e in t)
+sys.exit(rows(sys.argv[1]) != rows(sys.argv[2]))
+PY
+fi
+finish
