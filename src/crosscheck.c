@@ -25,7 +25,7 @@
  * API records, no X events) passes. */
 #include "config.h"
 #include "crosscheck.h"
-#include "diag.h"
+#include "base/diag.h"
 #include "exitcode.h"
 
 #include <inttypes.h>

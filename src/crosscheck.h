@@ -3,9 +3,9 @@
 #ifndef CM_CROSSCHECK_H
 #define CM_CROSSCHECK_H
 
-#include "cpuscan.h"
-#include "gpuconv.h"
-#include "merge.h"
+#include "cpu/cpuscan.h"
+#include "gpu/gpuconv.h"
+#include "options.h"
 
 /* After window pass 1 and CPU pass 1: the shape of each document, and GPU
  * rows already in the CPU trace.  WIN_TRACE_EVENTS: the window has a

@@ -1,8 +1,9 @@
 /* main.c - cuptimerge's command line: options into struct cm_options, then the engine. */
 #include "config.h"
-#include "diag.h"
+#include "base/diag.h"
 #include "exitcode.h"
 #include "merge.h"
+#include "options.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -35,18 +35,18 @@
  * (jwrite.h); the CPU trace's numbers are never re-rounded: they are copied. */
 #include "config.h"
 #include "merge.h"
-#include "cpucopy.h"
-#include "cpuscan.h"
+#include "cpu/cpucopy.h"
+#include "cpu/cpuscan.h"
 #include "crosscheck.h"
-#include "diag.h"
+#include "base/diag.h"
 #include "exitcode.h"
-#include "gpuconv.h"
-#include "input.h"
-#include "output.h"
-#include "repair.h"
-#include "repairpass.h"
-#include "threadmap.h"
-#include "window.h"
+#include "gpu/gpuconv.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "repair/repair.h"
+#include "repair/repairpass.h"
+#include "repair/threadmap.h"
+#include "gpu/window.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -175,7 +175,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
 	return NULL;
 }
 
@@ -195,7 +195,7 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
-		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, m->opt->jobs);
 	if (w1_rc < 0 || m->c1_rc < 0 ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();

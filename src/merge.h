@@ -2,24 +2,7 @@
 #ifndef CM_MERGE_H
 #define CM_MERGE_H
 
-#include <stddef.h>
-
-/* What the command line asks for (main.c fills it, nothing else). */
-struct cm_options {
-	const char *cpu_path;    /* CPU trace, "-" for stdin */
-	const char *window_path; /* trace window (-w), or NULL: repair only */
-	const char *map_path;    /* thread map (-t), or NULL: no repair */
-	const char *out_path;    /* -o FILE, or NULL for stdout */
-	int gzip_level;          /* -1: plain; 0..9: gzip */
-	const char *trace_name;  /* --trace-name, or NULL */
-	int have_now;            /* --now given */
-	double now;              /* seconds, for the missing-base fallback */
-	size_t bufsize;          /* read chunk size */
-	int jobs;                /* worker threads (-j; main.c sets the default) */
-	int quiet, verbose;
-	int force;               /* --force: merge inputs that look mismatched */
-	int progress;            /* -1: on a terminal; 0 off; 1 on */
-};
+#include "options.h"
 
 /* Run the merge.  Returns an exit status (exitcode.h); errors are reported. */
 int cm_merge_run(const struct cm_options *opt);

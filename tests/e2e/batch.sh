@@ -3,7 +3,8 @@
 # (the same pids on both), a launcher's window without GPU work, and two
 # planted failures: a truncated trace and a missing window.  The plan, the
 # outputs (byte for byte a direct cuptimerge merge), the joblog, the summary
-# and the exit status, and the re-runs (only the failed ranks; --force all).
+# and the exit status, and the re-runs (only the failed ranks; --force all);
+# --shard K/N.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 need gzip "to read the outputs"
@@ -172,6 +173,36 @@ run -n "$tmp/amb"
 grep -q "FAIL: 2 windows fit this trace (pid 5000, rank 0, host node0): $tmp/amb/w0.json, $tmp/amb/w0copy.json: ambiguous" \
 	"$tmp/out" || fail "ambiguity: $(cat "$tmp/out")"
 [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "the ambiguous windows are reported again: $(cat "$tmp/out")"
+
+tcase "--shard K/N: shard K holds the plan's lines K, K+N, ...; each rank runs in exactly one shard"
+run -n "$R"
+[ $rc -eq 0 ] || fail "full plan: exit $rc: $(cat "$tmp/err")"
+cp "$tmp/out" "$tmp/plan.all"
+[ "$(wc -l <"$tmp/plan.all")" -eq 9 ] || fail "the plan has $(wc -l <"$tmp/plan.all") lines, wanted 9"
+for k in 0 1 2; do
+	run -n --shard "$k/3" "$R"
+	[ $rc -eq 0 ] || fail "--shard $k/3: exit $rc: $(cat "$tmp/err")"
+	awk -v k=$k '(NR - 1) % 3 == k' "$tmp/plan.all" | cmp -s - "$tmp/out" ||
+		fail "--shard $k/3 -n: $(cat "$tmp/out")"
+done
+rm -f "$tmp"/sj*.tsv
+for k in 0 1; do
+	run --force --shard "$k/2" --joblog "$tmp/sj$k.tsv" "$R"
+	[ $rc -eq 0 ] || fail "--shard $k/2: exit $rc: $(cat "$tmp/err")"
+done
+# 9 plan lines: shard 0 has 5 (one of them maybe the launcher's), shard 1 has 4
+[ "$(($(wc -l <"$tmp/sj0.tsv") + $(wc -l <"$tmp/sj1.tsv")))" -eq 11 ] || fail "joblogs: $(cat "$tmp"/sj*.tsv)"
+cut -f1 "$tmp/sj0.tsv" "$tmp/sj1.tsv" | grep -v '^key$' | sort >"$tmp/keys.sharded"
+cut -f1 "$tmp/plan.all" | sort | cmp -s - "$tmp/keys.sharded" || fail "the shards' keys are not the plan's, once each"
+run --shard 1/2 --joblog "$tmp/sj1.tsv" "$R"
+grep -q "^cuptimerge-batch: 0 merged, 4 skipped, 0 failed, [0-9.]* s\$" "$tmp/err" || fail "shard 1 again: $(cat "$tmp/err")"
+run --shard 0/2 --joblog "$tmp/sj1.tsv" "$R"
+grep -q "^cuptimerge-batch: 4 merged, 0 skipped, 0 failed, 1 without GPU work, [0-9.]* s\$" "$tmp/err" ||
+	fail "shard 0 with shard 1's joblog: $(cat "$tmp/err")"
+for bad in 3/3 1 0/0 /2 1/ -1/2 1/2x 2/1000001; do
+	run -n --shard "$bad" "$R"
+	[ $rc -eq 2 ] || fail "--shard $bad: exit $rc, wanted 2"
+done
 
 tcase "usage errors: exit 2"
 run

@@ -1,5 +1,5 @@
 #!/bin/sh
-# pgzip.sh - gzip output on several threads (-j, src/pgzip.c): at -j 1, 2, 3
+# pgzip.sh - gzip output on several threads (-j, src/io/pgzip.c): at -j 1, 2, 3
 # and 8 the file is one gzip member that gzip -t accepts, that decompresses to
 # the plain output byte for byte, and whose trailer (CRC-32, ISIZE) is the
 # one gzip itself writes for those bytes; errors and a closed pipe behave as

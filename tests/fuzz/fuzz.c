@@ -11,12 +11,12 @@
  * libFuzzer reports as a crash and saves the input. */
 #define _GNU_SOURCE /* memfd_create, memmem, open_memstream */
 #include "config.h"
-#include "diag.h"
+#include "base/diag.h"
 #include "exitcode.h"
 #include "fuzz.h"
-#include "jcheck.h"
-#include "jscan.h"
-#include "jval.h"
+#include "json/jcheck.h"
+#include "json/jscan.h"
+#include "json/jval.h"
 
 #include <dirent.h>
 #include <fcntl.h>

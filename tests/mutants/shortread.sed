@@ -1,4 +1,4 @@
-# Mutant "shortread", for src/input.c: a byte is lost only when reading in
+# Mutant "shortread", for src/io/input.c: a byte is lost only when reading in
 # small chunks.  With a read size under 32 bytes (--buffer-size,
 # CUPTIMERGE_BUFSIZE), the read that starts within [64, 64 + size) of a pass
 # drops its last byte (never its only one, which would look like the end of the

@@ -1,7 +1,7 @@
 /* check_jval.c - in-memory values: Python's json.loads, json.dumps and str(). */
 #include "config.h"
 #include "check_common.h"
-#include "jval.h"
+#include "json/jval.h"
 
 static cm_arena *arena;
 

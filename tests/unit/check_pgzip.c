@@ -4,7 +4,7 @@
  * that fails stops the stream. */
 #include "config.h"
 #include "check_common.h"
-#include "pgzip.h"
+#include "io/pgzip.h"
 
 #include <stdint.h>
 #include <zlib.h>

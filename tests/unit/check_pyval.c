@@ -1,8 +1,8 @@
 /* check_pyval.c - Python number semantics and the number writers. */
 #include "config.h"
 #include "check_common.h"
-#include "jwrite.h"
-#include "pyval.h"
+#include "json/jwrite.h"
+#include "base/pyval.h"
 
 #include <math.h>
 

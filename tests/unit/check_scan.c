@@ -1,12 +1,12 @@
 /* check_scan.c - the parser callbacks: CPU-trace scan and window reader. */
 #include "config.h"
 #include "check_common.h"
-#include "cpuscan.h"
-#include "diag.h"
-#include "gpuconv.h"
-#include "input.h"
-#include "jcheck.h"
-#include "window.h"
+#include "cpu/cpuscan.h"
+#include "base/diag.h"
+#include "gpu/gpuconv.h"
+#include "io/input.h"
+#include "json/jcheck.h"
+#include "gpu/window.h"
 
 #include <math.h>
 #include <string.h>

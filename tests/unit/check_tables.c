@@ -1,9 +1,9 @@
 /* check_tables.c - the id index (hash map), the thread-id rules and the cbid tables. */
 #include "config.h"
 #include "check_common.h"
-#include "cbid.h"
-#include "hmap.h"
-#include "tidrule.h"
+#include "gpu/cbid.h"
+#include "base/hmap.h"
+#include "gpu/tidrule.h"
 
 START_TEST(hmap_many)
 {

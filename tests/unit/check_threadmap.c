@@ -3,8 +3,8 @@
  * and the three file shapes. */
 #include "config.h"
 #include "check_common.h"
-#include "diag.h"
-#include "threadmap.h"
+#include "base/diag.h"
+#include "repair/threadmap.h"
 
 static cm_threadmap *load(const char *text)
 {

@@ -1,0 +1,84 @@
+/* diag.h - error and warning messages, and the progress line on a terminal. */
+#ifndef CM_DIAG_H
+#define CM_DIAG_H
+
+#include <stdint.h>
+
+/* Set the program name used as message prefix ("cuptimerge"). */
+void cm_diag_init(const char *progname);
+
+/* Silence warnings and notes (errors are always printed). */
+void cm_diag_set_quiet(int quiet);
+
+/* Print "PROG: FILE:OFFSET: MESSAGE" on stderr (":OFFSET" only when offset >= 0,
+ * "FILE:" only when file is non-NULL) and remember the first non-zero status.
+ * Returns status, so callers can write `return cm_error(...)`. */
+int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Like cm_error but does not change the status; silenced by -q. */
+void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The first status passed to cm_error, or 0. */
+int cm_diag_status(void);
+
+/* Forget that status, for a caller that runs the engine again in the same
+ * process (the fuzz harnesses). */
+void cm_diag_reset(void);
+
+/* One failure, one line.  A pass run on a second thread may meet the same
+ * fault as the main thread (the window is read by both), or a fault of its
+ * own at the same time; printed from both, the lines double or splice.  So a
+ * worker thread defers: cm_error on it fills its slot instead of printing,
+ * and the main thread, once it has joined the worker, settles the slot.
+ * The slot is the worker's result; the caller zeroes it. */
+typedef struct cm_diag_slot {
+	int status; /* 0: nothing recorded */
+	char *line; /* the message as it would have been printed, without "\n" */
+} cm_diag_slot;
+
+/* On a worker thread: from now on cm_error on this thread records its first
+ * error in SLOT (and drops later ones) instead of printing it.  SLOT must
+ * outlive the thread. */
+void cm_diag_defer(cm_diag_slot *slot);
+
+/* cm_diag_defer that hands back the slot deferred to before (NULL: none),
+ * for code that quiets its own errors for a while. */
+cm_diag_slot *cm_diag_defer_swap(cm_diag_slot *slot);
+
+/* On the main thread, after joining the worker that filled SLOT: print its
+ * error when none has been reported yet (it is then the first fault), else
+ * drop it (the same fault seen twice, or one after the first: the run has
+ * failed already).  Frees the line; returns SLOT's status (0: none). */
+int cm_diag_settle(cm_diag_slot *slot);
+
+/* Drop SLOT's error unprinted: the worker was told to stop, so what it met
+ * after that is no fault of the run.  Frees the line. */
+void cm_diag_drop(cm_diag_slot *slot);
+
+/* Progress on stderr: shown only when enabled (a terminal, not -q), only once a
+ * job has run for a second, refreshed at most 4 times a second, and cleared
+ * before any other message.  `total` may be 0 when the size is unknown. */
+void cm_progress_enable(int on);
+void cm_progress_begin(const char *label, uint64_t total);
+void cm_progress_update(uint64_t done);
+void cm_progress_clear(void);
+/* A progress line of the caller's own TEXT ("PROG: TEXT"), under the same
+ * rules: not in the first second, at most 4 times a second; FORCE shows it
+ * now whatever the rate (still only when enabled). */
+void cm_progress_text(const char *text, int force);
+/* No progress from the calling thread (a pass run beside the main one). */
+void cm_progress_thread_off(void);
+
+
+
+#include <stddef.h>
+/* Allocation that cannot fail: on exhaustion report "out of memory" and exit
+ * with CM_EXIT_IO (no partial output file survives: it is a temporary name). */
+void *cm_xmalloc(size_t n);
+void *cm_xcalloc(size_t n, size_t size);
+void *cm_xrealloc(void *p, size_t n);
+char *cm_xstrdup(const char *s);
+
+#endif

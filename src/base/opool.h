@@ -1,0 +1,45 @@
+/* opool.h - an ordered pool: blocks of work done by worker threads, their
+ * results handed back in the order the blocks went in.
+ *
+ * The engine's stages are "the same function over many independent blocks,
+ * the results concatenated in order" (render window records to text, check
+ * and digest slices of a document).  The caller's thread feeds blocks and
+ * consumes results; a fixed number of blocks are in flight, so memory is
+ * bounded by (2 x workers) input and output buffers.  With one worker the
+ * function runs in the caller's thread, and no thread is made. */
+#ifndef CM_OPOOL_H
+#define CM_OPOOL_H
+
+#include "json/jwrite.h"
+
+typedef struct cm_opool cm_opool;
+
+/* The work: read IN, append the result to OUT (empty on entry).  WCTX is
+ * the worker's own context (one per worker, from the array given to
+ * cm_opool_new; nothing else touches it while the worker runs).  Returns 0,
+ * or a negative result of the caller's choosing: -1 after cm_error, which
+ * on a worker thread is held (diag.h) and printed by the caller's thread
+ * when the block's turn comes, only if no earlier block failed; -2 or
+ * below for a failure with no message. */
+typedef int (*cm_opool_fn)(void *wctx, const cm_buf *in, cm_buf *out);
+
+/* What to do with each result, in order: 0 to go on, -1 to stop. */
+typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
+
+/* A pool of WORKERS threads (at least 1) running FN, worker i with
+ * WCTX[i]; SINK receives the results.  Falls back to fewer threads (down to
+ * running in the caller) when threads cannot be made. */
+cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+
+/* Queue the block in IN: the pool takes its bytes (IN is left empty, ready
+ * for the next block).  May call SINK for finished blocks, and wait for a
+ * free slot.  Returns 0, or the result of the first block (in order) whose
+ * FN failed, or -1 when SINK failed; blocks after it are not run or their
+ * results dropped. */
+int cm_opool_put(cm_opool *p, cm_buf *in);
+
+/* Wait for every queued block, hand over the remaining results, stop the
+ * workers and free the pool.  Returns 0, or -1 as cm_opool_put. */
+int cm_opool_finish(cm_opool *p);
+
+#endif

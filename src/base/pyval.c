@@ -1,0 +1,284 @@
+/* pyval.c - Python int()/float()/repr() semantics for the numbers of a merge. */
+#include "config.h"
+#include "base/pyval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cm_json_number_is_int(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+			return 0;
+	return 1;
+}
+
+/* Accumulate decimal digits s[0..n) (only digits) into *out with a sign.
+ * Returns CM_PY_OK or CM_PY_OVERFLOW. */
+static int digits_to_int(const char *s, size_t n, int neg, cm_int *out)
+{
+	unsigned __int128 v, lim10;
+	unsigned lastd;
+	uint64_t w = 0;
+	size_t i, head = n < 18 ? n : 18;
+	/* 18 digits always fit 64 bits: no 128-bit arithmetic in the common case */
+	for (i = 0; i < head; i++)
+		w = w * 10 + (uint64_t)(s[i] - '0');
+	v = w;
+	/* constants the compiler folds: a tenth of the limit of the sign, and its last digit */
+	lim10 = neg ? ((unsigned __int128)CM_INT_MAX + 1) / 10 : (unsigned __int128)CM_INT_MAX / 10;
+	lastd = neg ? 8 : 7; /* 2^127 = ...728, 2^127 - 1 = ...727 */
+	for (; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > lim10 || (v == lim10 && d > lastd))
+			return CM_PY_OVERFLOW;
+		v = v * 10 + d;
+	}
+	*out = neg ? (cm_int)(0 - v) : (cm_int)v;
+	return CM_PY_OK;
+}
+
+int cm_py_int_of_number(const char *s, size_t n, cm_int *out)
+{
+	int neg = n && s[0] == '-';
+	size_t k = (size_t)neg;
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	if (k == n) { /* an integer literal: exact */
+		return digits_to_int(s + neg, n - (size_t)neg, neg, out);
+	} else {
+		double d;
+		if (cm_py_float_of_number(s, n, &d) != CM_PY_OK || isinf(d))
+			return CM_PY_OVERFLOW;
+		d = trunc(d);
+		if (fabs(d) >= 0x1p127)
+			return CM_PY_OVERFLOW;
+		*out = (cm_int)d; /* exact: an integral double below 2^127 */
+		return CM_PY_OK;
+	}
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Trim ASCII whitespace from both ends of s[0..*n). */
+static const char *trim(const char *s, size_t *n)
+{
+	while (*n && is_space(s[0]))
+		s++, (*n)--;
+	while (*n && is_space(s[*n - 1]))
+		(*n)--;
+	return s;
+}
+
+int cm_py_int_of_str(const char *s, size_t n, cm_int *out)
+{
+	char buf[160];
+	size_t k = 0;
+	int neg = 0;
+	s = trim(s, &n);
+	if (n && (s[0] == '+' || s[0] == '-'))
+		neg = s[0] == '-', s++, n--;
+	if (!n)
+		return CM_PY_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			if (k == sizeof buf)
+				return CM_PY_OVERFLOW;
+			buf[k++] = s[i];
+		} else if (s[i] == '_' && i > 0 && i + 1 < n && s[i - 1] != '_' &&
+			   s[i + 1] >= '0' && s[i + 1] <= '9') {
+			continue; /* PEP 515: one underscore between digits */
+		} else {
+			return CM_PY_VALUE;
+		}
+	}
+	return digits_to_int(buf, k, neg, out);
+}
+
+int cm_py_float_of_number(const char *s, size_t n, double *out)
+{
+	char stack[64], *buf = n < sizeof stack ? stack : malloc(n + 1);
+	int rc = CM_PY_OK;
+	if (!buf)
+		return CM_PY_OVERFLOW;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	*out = strtod(buf, NULL);
+	/* float(int) raises OverflowError beyond the largest double; a float
+	 * literal like 1e999 is simply inf */
+	if (isinf(*out) && cm_json_number_is_int(s, n))
+		rc = CM_PY_OVERFLOW;
+	if (buf != stack)
+		free(buf);
+	return rc;
+}
+
+/* Case-insensitive equality of s[0..n) with the lowercase word W. */
+static int word_eq(const char *s, size_t n, const char *w)
+{
+	size_t m = strlen(w);
+	if (n != m)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] | 0x20) != w[i])
+			return 0;
+	return 1;
+}
+
+int cm_py_float_of_str(const char *s, size_t n, double *out)
+{
+	char buf[512];
+	size_t k = 0, i = 0;
+	int neg = 0, digits = 0;
+	char *end;
+	s = trim(s, &n);
+	if (n && (s[0] == '+' || s[0] == '-'))
+		neg = s[0] == '-', s++, n--;
+	if (word_eq(s, n, "inf") || word_eq(s, n, "infinity")) {
+		*out = neg ? -INFINITY : INFINITY;
+		return CM_PY_OK;
+	}
+	if (word_eq(s, n, "nan")) {
+		*out = neg ? -NAN : NAN;
+		return CM_PY_OK;
+	}
+	if (neg)
+		buf[k++] = '-';
+	/* mantissa digits [. digits] [e [sign] digits], underscores between digits */
+	for (int part = 0; part < 3 && i <= n; part++) {
+		int got = 0;
+		if (part == 1) {
+			if (i < n && s[i] == '.')
+				buf[k++] = s[i++];
+			else
+				continue;
+		} else if (part == 2) {
+			if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+				buf[k++] = s[i++];
+				if (i < n && (s[i] == '+' || s[i] == '-'))
+					buf[k++] = s[i++];
+			} else {
+				break;
+			}
+		}
+		while (i < n && k < sizeof buf - 1) {
+			if (s[i] >= '0' && s[i] <= '9') {
+				buf[k++] = s[i++];
+				got = 1;
+			} else if (s[i] == '_' && got && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+				i++;
+			} else {
+				break;
+			}
+		}
+		if (part < 2)
+			digits |= got;
+		else if (!got)
+			return CM_PY_VALUE; /* "1e" */
+	}
+	if (i != n || !digits || k >= sizeof buf - 1)
+		return CM_PY_VALUE;
+	buf[k] = 0;
+	*out = strtod(buf, &end);
+	return *end ? CM_PY_VALUE : CM_PY_OK;
+}
+
+size_t cm_py_float_repr(double d, char *out)
+{
+	char tmp[40], digits[20];
+	int prec, nd = 0, exp10, decpt;
+	size_t k = 0;
+	if (isnan(d))
+		return (size_t)sprintf(out, "nan");
+	if (isinf(d))
+		return (size_t)sprintf(out, d < 0 ? "-inf" : "inf");
+	if (d == 0)
+		return (size_t)sprintf(out, signbit(d) ? "-0.0" : "0.0");
+	/* the shortest %.Ne that reads back exactly (Python's 'r' mode); reading
+	 * back is monotonic in the precision, so a binary search finds it */
+	{
+		int lo = 0, hi = 16; /* %.16e (17 digits) always reads back */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			snprintf(tmp, sizeof tmp, "%.*e", mid, d);
+			if (strtod(tmp, NULL) == d)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		prec = lo;
+		snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+	}
+	{
+		const char *p = tmp;
+		if (*p == '-')
+			out[k++] = '-', p++;
+		for (; *p && *p != 'e'; p++)
+			if (*p != '.')
+				digits[nd++] = *p;
+		exp10 = atoi(p + 1);
+	}
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	decpt = exp10 + 1;
+	if (decpt <= -4 || decpt > 16) {
+		out[k++] = digits[0];
+		if (nd > 1) {
+			out[k++] = '.';
+			memcpy(out + k, digits + 1, (size_t)nd - 1);
+			k += (size_t)nd - 1;
+		}
+		k += (size_t)sprintf(out + k, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+	} else if (decpt <= 0) {
+		out[k++] = '0';
+		out[k++] = '.';
+		for (int i = 0; i < -decpt; i++)
+			out[k++] = '0';
+		memcpy(out + k, digits, (size_t)nd);
+		k += (size_t)nd;
+	} else if (decpt >= nd) {
+		memcpy(out + k, digits, (size_t)nd);
+		k += (size_t)nd;
+		for (int i = nd; i < decpt; i++)
+			out[k++] = '0';
+		out[k++] = '.';
+		out[k++] = '0';
+	} else {
+		memcpy(out + k, digits, (size_t)decpt);
+		k += (size_t)decpt;
+		out[k++] = '.';
+		memcpy(out + k, digits + decpt, (size_t)(nd - decpt));
+		k += (size_t)(nd - decpt);
+	}
+	out[k] = 0;
+	return k;
+}
+
+size_t cm_int_format(cm_int v, char *buf)
+{
+	char tmp[48];
+	size_t k = 0, n = 0;
+	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+	do {
+		tmp[n++] = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		buf[k++] = '-';
+	while (n)
+		buf[k++] = tmp[--n];
+	buf[k] = 0;
+	return k;
+}
+
+double cm_int_to_double(cm_int v)
+{
+	if (v >= INT64_MIN && v <= INT64_MAX)
+		return (double)(int64_t)v; /* one correctly rounded instruction */
+	return (double)v;              /* libgcc: rounds to nearest even as well */
+}

@@ -1,0 +1,264 @@
+/* batch_main.c - cuptimerge-batch's command line: options, then plan, skip, run, summary. */
+#include "config.h"
+#include "batch/batchplan.h"
+#include "base/diag.h"
+#include "exitcode.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fputs("Usage: cuptimerge-batch [OPTION]... DIR...\n"
+	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST\n"
+	      "Merge the CUPTI trace window of every rank into its PyTorch trace: pair the\n"
+	      "traces and windows found in DIRs (or listed in MANIFEST), then run cuptimerge\n"
+	      "on each pair, several at a time, skipping ranks already merged.\n"
+	      "\n"
+	      "  -m, --manifest=FILE    the ranks from FILE: a TSV with a header line and the\n"
+	      "                         columns key, cpu trace, window or map, output\n"
+	      "  -O, --output-dir=DIR   write KEY.merged.json.gz into DIR (default: merged/\n"
+	      "                         in the first DIR, or beside the manifest)\n"
+	      "  -j, --jobs=N           run at most N merges at a time (default: the cores)\n"
+	      "      --joblog=FILE      write the joblog to FILE (default: the output\n"
+	      "                         directory's cuptimerge-batch.tsv)\n"
+	      "      --shard=K/N        only the ranks K, K+N, K+2N... of the plan (0 <= K < N)\n"
+	      "  -n, --dry-run          print the plan, run nothing\n"
+	      "      --force            merge again ranks whose output is up to date\n"
+	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
+	      "                         program, else cuptimerge on PATH)\n"
+	      "  -q, --quiet            no warnings, no progress\n"
+	      "      --progress         show progress even when stderr is not a terminal\n"
+	      "      --no-progress      never show progress\n"
+	      "  -h, --help             show this help and exit\n"
+	      "  -V, --version          show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 every rank merged or skipped, 2 usage error, 3 I/O error,\n"
+	      "4 a rank failed or could not be paired.  See cuptimerge-batch(1).\n",
+	      f);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "cuptimerge-batch: %s%s%s\nTry 'cuptimerge-batch --help' for more information.\n", msg,
+		arg ? ": " : "", arg ? arg : "");
+	return CM_EXIT_USAGE;
+}
+
+static char *dir_plus(const char *path, int is_dir, const char *name)
+{
+	char *d = cm_xstrdup(path), *s, *out;
+	if (!is_dir) {
+		if ((s = strrchr(d, '/')))
+			s[s == d] = 0;
+		else
+			strcpy(d, ".");
+	}
+	out = cm_xmalloc(strlen(d) + strlen(name) + 2);
+	sprintf(out, "%s%s%s", d, d[strlen(d) - 1] == '/' ? "" : "/", name);
+	free(d);
+	return out;
+}
+
+/* The cuptimerge to run: beside this program's own file, else on PATH.  A
+ * malloc'd path; NULL when none is found. */
+static char *find_cuptimerge(void)
+{
+	char self[PATH_MAX], *s;
+	const char *path = getenv("PATH");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 16);
+	if (n > 0) {
+		self[n] = 0;
+		if ((s = strrchr(self, '/'))) {
+			strcpy(s + 1, "cuptimerge");
+			if (access(self, X_OK) == 0)
+				return cm_xstrdup(self);
+		}
+	}
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		char *cand = cm_xmalloc(len + 16);
+		snprintf(cand, len + 16, "%.*s/cuptimerge", (int)len, len ? p : ".");
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
+static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	*k = strtoul(s, &end, 10);
+	if (*end != '/' || end[1] < '0' || end[1] > '9')
+		return -1;
+	*n = strtoul(end + 1, &end, 10);
+	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
+}
+
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD };
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"manifest", required_argument, NULL, 'm'},
+		{"output-dir", required_argument, NULL, 'O'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"joblog", required_argument, NULL, OPT_JOBLOG},
+		{"shard", required_argument, NULL, OPT_SHARD},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"force", no_argument, NULL, OPT_FORCE},
+		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"progress", no_argument, NULL, OPT_PROGRESS},
+		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
+	char *outdir, *joblog, *cuptimerge = NULL;
+	unsigned long shard_k = 0, shard_n = 0;
+	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
+	size_t merged = 0, skipped = 0, nogpu = 0, failed = 0;
+	cm_bplan plan;
+	double t0 = now_s();
+
+	cm_diag_init("cuptimerge-batch");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': manifest = optarg; break;
+		case 'O': outdir_opt = optarg; break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 4096)
+				return usage_error("-j needs a number of jobs, 1 to 4096", optarg);
+			jobs = (int)v;
+			break;
+		}
+		case OPT_JOBLOG: joblog_opt = optarg; break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &shard_k, &shard_n) < 0)
+				return usage_error("--shard needs K/N, with 0 <= K < N", optarg);
+			break;
+		case 'n': dry = 1; break;
+		case OPT_FORCE: force = 1; break;
+		case OPT_CUPTIMERGE: cm_opt = optarg; break;
+		case 'q': quiet = 1; break;
+		case OPT_PROGRESS: prog = 1; break;
+		case OPT_NO_PROGRESS: prog = 0; break;
+		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'V': puts("cuptimerge-batch (" PACKAGE_STRING ")"); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case ':': return usage_error("option needs an argument", argv[optind - 1]);
+		default: return usage_error("unrecognized option", argv[optind - 1]);
+		}
+	}
+	if (!manifest && optind == argc)
+		return usage_error("nothing to do: give directories, or a manifest (-m FILE)", NULL);
+	if (manifest && optind < argc)
+		return usage_error("a manifest or directories, not both", argv[optind]);
+	if (outdir_opt && !*outdir_opt)
+		return usage_error("-O needs a directory name", NULL);
+	if (jobs == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = n > 0 ? (int)(n < 4096 ? n : 4096) : 1;
+	}
+	cm_diag_set_quiet(quiet);
+	cm_progress_enable(!quiet && (prog < 0 ? isatty(2) : prog));
+	outdir = outdir_opt ? cm_xstrdup(outdir_opt) : dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");
+	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
+
+	memset(&plan, 0, sizeof plan);
+	if (manifest) {
+		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
+			status = cm_diag_status();
+	} else {
+		for (int i = optind; i < argc; i++)
+			if (cm_bplan_dir(&plan, argv[i], outdir) < 0)
+				status = CM_EXIT_IO;
+		cm_bplan_pair(&plan, outdir);
+	}
+	if (status)
+		goto out;
+	if (shard_n)
+		cm_bplan_shard(&plan, shard_k, shard_n);
+	cm_bplan_skips(&plan, joblog, force);
+	for (size_t i = 0; i < plan.n; i++) {
+		failed += plan.r[i].state == CM_BR_FAIL;
+		skipped += plan.r[i].state == CM_BR_DONE;
+		nogpu += plan.r[i].state == CM_BR_NOGPU;
+	}
+	if (dry) {
+		cm_bplan_print(&plan, stdout);
+		if (fflush(stdout) || ferror(stdout))
+			status = cm_error(CM_EXIT_IO, NULL, -1, "writing the plan failed");
+		else
+			status = failed ? CM_EXIT_RANKS : CM_EXIT_OK;
+		goto out;
+	}
+	/* what cannot run is said before anything runs */
+	for (size_t i = 0; i < plan.n; i++)
+		if (plan.r[i].state == CM_BR_FAIL)
+			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
+	if (!(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
+		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
+		goto out;
+	}
+	if (access(cuptimerge, X_OK) < 0) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
+		goto out;
+	}
+	if (cm_brun(&plan, cuptimerge, jobs, joblog) < 0) {
+		status = CM_EXIT_IO;
+		goto out;
+	}
+	for (size_t i = 0; i < plan.n; i++) {
+		cm_brank *r = &plan.r[i];
+		if (!r->ran)
+			continue;
+		if (r->status == 0)
+			merged++;
+		else {
+			failed++;
+			fprintf(stderr, "cuptimerge-batch: %s: exit %d: %s\n", r->key, r->status, r->msg);
+		}
+	}
+	fprintf(stderr, "cuptimerge-batch: %zu merged, %zu skipped, %zu failed", merged, skipped, failed);
+	if (nogpu)
+		fprintf(stderr, ", %zu without GPU work", nogpu);
+	fprintf(stderr, ", %.1f s\n", now_s() - t0);
+	if (failed) {
+		fputs("cuptimerge-batch: failed:", stderr);
+		for (size_t i = 0; i < plan.n; i++)
+			if (plan.r[i].state == CM_BR_FAIL || (plan.r[i].ran && plan.r[i].status))
+				fprintf(stderr, " %s", plan.r[i].key);
+		fputc('\n', stderr);
+		status = CM_EXIT_RANKS;
+	}
+out:
+	cm_bplan_free(&plan);
+	free(outdir);
+	free(joblog);
+	free(cuptimerge);
+	return status;
+}

@@ -1,0 +1,431 @@
+/* batchplan.c - from directories or a manifest to one line per rank: pairing,
+ * output names, and which ranks are already done (cuptimerge-batch). */
+#include "config.h"
+#include "batch/batchplan.h"
+#include "batch/batchscan.h"
+#include "base/diag.h"
+#include "exitcode.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define OUT_SUFFIX ".merged.json.gz"
+
+struct cm_bfound {
+	char *path;
+	cm_bfacts facts;
+	int used; /* a window paired with a trace */
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = cm_xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/* KEY of a file: its name without the directory and the trace suffixes. */
+static char *key_of(const char *path)
+{
+	static const char *const suffixes[] = {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json"};
+	const char *base = strrchr(path, '/');
+	char *k = cm_xstrdup(base ? base + 1 : path);
+	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+		if (ends_with(k, suffixes[i]) && strlen(k) > strlen(suffixes[i])) {
+			k[strlen(k) - strlen(suffixes[i])] = 0;
+			break;
+		}
+	return k;
+}
+
+static cm_brank *add_rank(cm_bplan *p, const char *key)
+{
+	cm_brank *r;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 16;
+		p->r = cm_xrealloc(p->r, p->cap * sizeof *p->r);
+	}
+	r = &p->r[p->n++];
+	memset(r, 0, sizeof *r);
+	r->key = cm_xstrdup(key);
+	r->status = -1;
+	return r;
+}
+
+static void fail_rank(cm_brank *r, char *why)
+{
+	r->state = CM_BR_FAIL;
+	free(r->why);
+	r->why = why;
+}
+
+/* "pid 12, rank 3, host gpu01" - what a file says of itself, for messages. */
+static char *describe(const cm_bfacts *f)
+{
+	char rank[32] = "", host[300] = "";
+	if (f->rank >= 0)
+		snprintf(rank, sizeof rank, ", rank %" PRId64, f->rank);
+	if (f->host)
+		snprintf(host, sizeof host, ", host %.256s", f->host);
+	return xasprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
+}
+
+int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	(void)outdir;
+	if (n < 0)
+		return cm_error(CM_EXIT_IO, dir, -1, "cannot read the directory: %s", strerror(errno)), -1;
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		struct stat st;
+		char *path;
+		if (name[0] == '.' || !(ends_with(name, ".json") || ends_with(name, ".json.gz")) ||
+		    ends_with(name, OUT_SUFFIX) || ends_with(name, ".merged.json")) {
+			free(ents[i]);
+			continue;
+		}
+		path = join(dir, name);
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(path);
+			free(ents[i]);
+			continue;
+		}
+		if (p->nf == p->capf) {
+			p->capf = p->capf ? 2 * p->capf : 16;
+			p->f = cm_xrealloc(p->f, p->capf * sizeof *p->f);
+		}
+		p->f[p->nf].path = path;
+		p->f[p->nf].used = 0;
+		cm_bscan(path, &p->f[p->nf].facts);
+		p->nf++;
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+/* A trace's first CPU event may come a little before the window's start:
+ * the profiler's own warm-up, or a window whose start_ns is only its first
+ * record's.  Spans that far apart still fit; closer windows win (fits with no slack). */
+#define SLACK_NS 1000000000LL
+
+/* May window W hold the GPU work of trace T?  Each fact counts when both
+ * files know it; times within SLACK nanoseconds (SLACK_NS to find the
+ * candidates, 0 to prefer a window whose span holds the trace's start). */
+static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
+{
+	if (t->pid != w->pid)
+		return 0;
+	if (t->host && w->host && strcmp(t->host, w->host))
+		return 0;
+	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
+		return 0;
+	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - slack)
+		return 0;
+	if (t->start_ns >= 0 && w->end_ns >= 0 && t->start_ns > w->end_ns + slack)
+		return 0;
+	return 1;
+}
+
+void cm_bplan_pair(cm_bplan *p, const char *outdir)
+{
+	size_t first = p->n;
+	for (size_t i = 0; i < p->nf; i++) {
+		struct cm_bfound *t = &p->f[i];
+		cm_brank *r;
+		char *key;
+		size_t nfit = 0, w = 0;
+		if (t->facts.kind == CM_BK_BAD && strstr(t->path, ".pt.trace.json")) {
+			key = key_of(t->path);
+			r = add_rank(p, key);
+			free(key);
+			r->trace = cm_xstrdup(t->path);
+			fail_rank(r, xasprintf("unreadable trace: %s", t->facts.why));
+			continue;
+		}
+		if (t->facts.kind == CM_BK_BAD)
+			cm_warn(t->path, -1, "%s: not a trace or a window, ignored", t->facts.why);
+		if (t->facts.kind != CM_BK_TRACE)
+			continue;
+		key = key_of(t->path);
+		r = add_rank(p, key);
+		r->trace = cm_xstrdup(t->path);
+		r->output = xasprintf("%s/%s" OUT_SUFFIX, outdir, key);
+		free(key);
+		if (t->facts.pid < 0) {
+			fail_rank(r, xasprintf("no CPU event with a pid in the trace: cannot pair it"));
+			continue;
+		}
+		for (size_t j = 0; j < p->nf; j++)
+			if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
+				nfit++;
+				w = j;
+			}
+		if (nfit > 1) { /* several within the slack: the one whose span holds the trace */
+			size_t ntight = 0, wt = 0;
+			for (size_t j = 0; j < p->nf; j++)
+				if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, 0)) {
+					ntight++;
+					wt = j;
+				}
+			if (ntight == 1) {
+				nfit = 1;
+				w = wt;
+			}
+		}
+		if (nfit == 1) {
+			r->window = cm_xstrdup(p->f[w].path);
+			p->f[w].used = 1;
+		} else {
+			char *d = describe(&t->facts);
+			if (nfit == 0)
+				fail_rank(r, xasprintf("no window for this trace (%s)", d));
+			else {
+				/* name the first two, so the user can write the manifest line */
+				const char *names[2] = {"", ""};
+				size_t k = 0;
+				for (size_t j = 0; j < p->nf; j++)
+					if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
+						if (k < 2)
+							names[k++] = p->f[j].path;
+						p->f[j].used = 1; /* reported here, not again as unpaired */
+					}
+				fail_rank(r, xasprintf("%zu windows fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
+						       nfit, d, names[0], names[1], nfit > 2 ? ", ..." : ""));
+			}
+			free(d);
+		}
+	}
+	/* two traces of the same name in two directories would share an output */
+	for (size_t i = first; i < p->n; i++)
+		for (size_t j = first; j < i; j++)
+			if (!strcmp(p->r[i].key, p->r[j].key) && p->r[i].state != CM_BR_FAIL)
+				fail_rank(&p->r[i], xasprintf("the key is also %s's: rename one", p->r[j].trace));
+	for (size_t j = 0; j < p->nf; j++) {
+		struct cm_bfound *w = &p->f[j];
+		cm_brank *r;
+		char *key, *d;
+		if (w->facts.kind != CM_BK_WINDOW || w->used)
+			continue;
+		key = key_of(w->path);
+		r = add_rank(p, key);
+		free(key);
+		r->window = cm_xstrdup(w->path);
+		d = describe(&w->facts);
+		if (w->facts.gpu_events == 0) {
+			r->state = CM_BR_NOGPU;
+			r->why = xasprintf("no GPU work, skipped (%s)", d);
+		} else
+			fail_rank(r, xasprintf("no trace for this window (%s, %" PRId64 " GPU events)", d,
+					       w->facts.gpu_events));
+		free(d);
+	}
+	for (size_t j = 0; j < p->nf; j++) {
+		free(p->f[j].path);
+		cm_bfacts_free(&p->f[j].facts);
+	}
+	free(p->f);
+	p->f = NULL;
+	p->nf = p->capf = 0;
+}
+
+/* Split LINE at tabs into at most MAX fields; returns how many. */
+static int split_tabs(char *line, char **fld, int max)
+{
+	int n = 0;
+	fld[n++] = line;
+	for (char *c = line; *c && n < max; c++)
+		if (*c == '\t') {
+			*c = 0;
+			fld[n++] = c + 1;
+		}
+	return n;
+}
+
+int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0;
+	if (!f)
+		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *fld[5];
+		int n;
+		cm_brank *r;
+		struct stat st;
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (lineno == 1 || !len || line[0] == '#')
+			continue; /* the header, blank lines, comments */
+		n = split_tabs(line, fld, 5);
+		if (n < 3 || n > 4 || !*fld[0]) {
+			cm_error(CM_EXIT_USAGE, path, -1,
+				 "line %ld: want key, cpu trace, window or map, output (output may be empty)",
+				 lineno);
+			free(line);
+			fclose(f);
+			return -1;
+		}
+		r = add_rank(p, fld[0]);
+		r->trace = cm_xstrdup(fld[1]);
+		r->window = cm_xstrdup(fld[2]);
+		r->output = n == 4 && *fld[3] ? cm_xstrdup(fld[3]) : xasprintf("%s/%s" OUT_SUFFIX, outdir, fld[0]);
+		if (stat(r->trace, &st) < 0)
+			fail_rank(r, xasprintf("cpu trace %s: %s", r->trace, strerror(errno)));
+		else if (stat(r->window, &st) < 0)
+			fail_rank(r, xasprintf("window %s: %s", r->window, strerror(errno)));
+		else {
+			cm_bfacts wf;
+			cm_bscan(r->window, &wf);
+			if (wf.kind == CM_BK_BAD)
+				fail_rank(r, xasprintf("window %s: %s", r->window, wf.why));
+			r->map = wf.kind == CM_BK_OTHER;
+			cm_bfacts_free(&wf);
+		}
+	}
+	free(line);
+	if (ferror(f)) {
+		fclose(f);
+		return cm_error(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno)), -1;
+	}
+	fclose(f);
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (p->r[i].state != CM_BR_FAIL && p->r[j].output && !strcmp(p->r[i].output, p->r[j].output))
+				fail_rank(&p->r[i], xasprintf("the output is also key %s's", p->r[j].key));
+	return 0;
+}
+
+static int newer(const struct stat *a, const struct stat *b)
+{
+	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
+	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
+}
+
+/* 1 when JOBLOG has a line for OUTPUT whose exit status is 0 (the last such
+ * line counts). */
+static int logged_ok(char **outs, char **stats, size_t n, const char *output)
+{
+	int ok = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(outs[i], output))
+			ok = !strcmp(stats[i], "0");
+	return ok;
+}
+
+void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
+{
+	FILE *f;
+	char *line = NULL, **outs = NULL, **stats = NULL;
+	size_t cap = 0, n = 0, ncap = 0;
+	ssize_t len;
+	if (force || !(f = fopen(joblog, "r")))
+		return;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *fld[9];
+		while (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		if (split_tabs(line, fld, 9) < 5 || !strcmp(fld[0], "key"))
+			continue;
+		if (n == ncap) {
+			ncap = ncap ? 2 * ncap : 16;
+			outs = cm_xrealloc(outs, ncap * sizeof *outs);
+			stats = cm_xrealloc(stats, ncap * sizeof *stats);
+		}
+		outs[n] = cm_xstrdup(fld[3]);
+		stats[n++] = cm_xstrdup(fld[4]);
+	}
+	free(line);
+	fclose(f);
+	for (size_t i = 0; i < p->n; i++) {
+		cm_brank *r = &p->r[i];
+		struct stat so, st, sw;
+		if (r->state != CM_BR_RUN || stat(r->output, &so) < 0 || so.st_size == 0 ||
+		    stat(r->trace, &st) < 0 || stat(r->window, &sw) < 0)
+			continue;
+		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output))
+			r->state = CM_BR_DONE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(outs[i]);
+		free(stats[i]);
+	}
+	free(outs);
+	free(stats);
+}
+
+static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
+
+void cm_bplan_print(const cm_bplan *p, FILE *f)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const cm_brank *r = &p->r[i];
+		const char *what = r->state == CM_BR_RUN    ? (r->map ? "repair" : "merge")
+				   : r->state == CM_BR_DONE ? "up to date, skipped"
+							    : r->why;
+		fprintf(f, "%s\t%s\t%s\t%s\t%s%s\n", r->key, or_dash(r->trace), or_dash(r->window),
+			or_dash(r->output), r->state == CM_BR_FAIL ? "FAIL: " : "", what);
+	}
+}
+
+static void free_rank(cm_brank *r)
+{
+	free(r->key);
+	free(r->trace);
+	free(r->window);
+	free(r->output);
+	free(r->why);
+	free(r->msg);
+}
+
+void cm_bplan_shard(cm_bplan *p, size_t k, size_t n)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (i % n == k)
+			p->r[kept++] = p->r[i];
+		else
+			free_rank(&p->r[i]);
+	p->n = kept;
+}
+
+void cm_bplan_free(cm_bplan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free_rank(&p->r[i]);
+	free(p->r);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,74 @@
+/* batchplan.h - the plan of a cuptimerge-batch run: one entry per rank (a
+ * trace with its window, or a reason it cannot run), and the runner. */
+#ifndef CM_BATCHPLAN_H
+#define CM_BATCHPLAN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum cm_bstate {
+	CM_BR_RUN,    /* to be merged */
+	CM_BR_DONE,   /* output complete and newer than its inputs: skipped */
+	CM_BR_NOGPU,  /* a window without GPU work and without a trace (a launcher's): skipped */
+	CM_BR_FAIL,   /* cannot run: no pair, ambiguous, unreadable (why says) */
+};
+
+typedef struct cm_brank {
+	char *key;     /* the trace's file name without .pt.trace.json[.gz] (or the manifest's) */
+	char *trace;   /* NULL when there is none */
+	char *window;  /* window or thread map; NULL when there is none */
+	int map;       /* window is a thread map: merge with -t, not -w */
+	char *output;
+	enum cm_bstate state;
+	char *why;     /* CM_BR_FAIL, CM_BR_NOGPU: one line */
+	/* after the run */
+	int ran;
+	int status;    /* exit status of the merge; 128+N when killed by signal N */
+	double seconds;
+	long rss_kb;   /* peak resident set of the merge (wait4) */
+	char *msg;     /* the merge's last line on stderr */
+} cm_brank;
+
+typedef struct cm_bplan {
+	cm_brank *r;
+	size_t n, cap;
+	struct cm_bfound *f; /* traces and windows found in directories, not yet paired */
+	size_t nf, capf;
+} cm_bplan;
+
+/* Add the ranks found in directory DIR (not recursive): traces are
+ * *.json[.gz] files holding "traceEvents", windows those holding "events";
+ * outputs go to OUTDIR/KEY.merged.json.gz.  Returns 0, or -1 after reporting
+ * that DIR cannot be read. */
+int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir);
+
+/* Pair the traces and windows added by cm_bplan_dir (call once, after the
+ * last directory). */
+void cm_bplan_pair(cm_bplan *p, const char *outdir);
+
+/* Add the ranks of manifest PATH (cuptimerge-batch(1)).  Returns 0, or -1
+ * after reporting an unreadable or malformed manifest. */
+int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir);
+
+/* Mark CM_BR_RUN ranks whose output is complete (non-empty, recorded with
+ * status 0 in the joblog JOBLOG, newer than both inputs) as CM_BR_DONE,
+ * unless FORCE. */
+void cm_bplan_skips(cm_bplan *p, const char *joblog, int force);
+
+/* Print the plan on F: one line per rank, tab-separated: key, trace,
+ * window, output, and what will happen. */
+void cm_bplan_print(const cm_bplan *p, FILE *f);
+
+/* Keep only shard K of N (0 <= K < N): the ranks whose index in the plan,
+ * in the order cm_bplan_print prints it, is K modulo N. */
+void cm_bplan_shard(cm_bplan *p, size_t k, size_t n);
+
+void cm_bplan_free(cm_bplan *p);
+
+/* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
+ * --trace-name NAME -w|-t WINDOW -o OUTPUT TRACE`, and write the joblog
+ * JOBLOG (every rank, a line each, as it ends).  Returns 0, or -1 after
+ * reporting that the joblog cannot be written or a merge cannot be started. */
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog);
+
+#endif

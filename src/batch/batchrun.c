@@ -1,0 +1,227 @@
+/* batchrun.c - run the merges of a plan, a bounded number at a time, each in
+ * its own process, and keep the joblog (cuptimerge-batch). */
+#include "config.h"
+#include "batch/batchplan.h"
+#include "base/diag.h"
+#include "exitcode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The last line of a merge's stderr is what the joblog keeps: a merge prints
+ * one line per failure, so 4 KiB from the end holds it. */
+#define TAIL_BYTES 4096
+
+struct slot {
+	pid_t pid; /* 0: free */
+	size_t rank;
+	int errfd; /* the merge's stderr: an unlinked temporary file */
+	double t0;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* mkdir -p the directory part of PATH; errors show up when the merge opens it. */
+static void make_parent(const char *path)
+{
+	char *d = cm_xstrdup(path), *s;
+	if ((s = strrchr(d, '/')) && s != d) {
+		*s = 0;
+		for (char *c = d + 1; *c; c++)
+			if (*c == '/') {
+				*c = 0;
+				mkdir(d, 0777);
+				*c = '/';
+			}
+		mkdir(d, 0777);
+	}
+	free(d);
+}
+
+/* The last non-empty line of FD (from its start), tabs and control
+ * characters turned into spaces; a malloc'd string, "" when none. */
+static char *last_line(int fd)
+{
+	char buf[TAIL_BYTES + 1];
+	off_t end = lseek(fd, 0, SEEK_END), from = end > TAIL_BYTES ? end - TAIL_BYTES : 0;
+	ssize_t n = end > 0 ? pread(fd, buf, (size_t)(end - from), from) : 0;
+	char *e, *b;
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	e = buf + n;
+	while (e > buf && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+		*--e = 0;
+	for (b = e; b > buf && b[-1] != '\n'; b--)
+		;
+	for (char *c = b; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+	return cm_xstrdup(b);
+}
+
+static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
+
+/* One joblog line for R; flushed, so an interrupted batch keeps its lines. */
+static int log_rank(FILE *log, const cm_brank *r)
+{
+	char status[16] = "-";
+	const char *msg = r->ran ? r->msg : r->state == CM_BR_DONE ? "up to date, skipped" : r->why;
+	if (r->ran || r->state == CM_BR_DONE)
+		snprintf(status, sizeof status, "%d", r->ran ? r->status : 0);
+	fprintf(log, "%s\t%s\t%s\t%s\t%s\t%.3f\t%ld\t%s\n", r->key, or_dash(r->trace), or_dash(r->window),
+		or_dash(r->output), status, r->seconds, r->rss_kb, or_dash(msg));
+	return fflush(log) ? -1 : 0;
+}
+
+static pid_t spawn(const char *cuptimerge, const cm_brank *r, int errfd)
+{
+	const char *name = strrchr(r->trace, '/');
+	const char *argv[] = {cuptimerge, "--no-progress", "--trace-name", name ? name + 1 : r->trace,
+			      r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
+	pid_t pid;
+	make_parent(r->output);
+	fflush(NULL);
+	if ((pid = fork()) != 0)
+		return pid;
+	/* the child: stderr into the temporary file, nothing on stdin/stdout */
+	int null = open("/dev/null", O_RDWR);
+	dup2(errfd, 2);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+	}
+	execv(cuptimerge, (char *const *)argv);
+	dprintf(2, "cuptimerge-batch: %s: cannot run: %s\n", cuptimerge, strerror(errno));
+	_exit(127);
+}
+
+static void progress(const cm_bplan *p, size_t done, size_t total, size_t failed, double t0)
+{
+	char line[160], eta[40] = "";
+	double el = now_s() - t0;
+	(void)p;
+	if (done && done < total)
+		snprintf(eta, sizeof eta, ", ETA %.0f s", el / (double)done * (double)(total - done));
+	snprintf(line, sizeof line, "ranks %zu/%zu done, %zu failed, %.0f s%s", done, total, failed, el, eta);
+	cm_progress_text(line, 0);
+}
+
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
+{
+	FILE *log;
+	struct slot *slots;
+	size_t next = 0, total = 0, done = 0, failed = 0;
+	int running = 0, rc = 0;
+	double t0 = now_s();
+
+	make_parent(joblog);
+	if (!(log = fopen(joblog, "w")))
+		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+	fputs("key\tcpu_trace\twindow\toutput\texit\tseconds\tpeak_rss_kb\tmessage\n", log);
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->r[i].state == CM_BR_RUN)
+			total++;
+		else if (log_rank(log, &p->r[i]) < 0)
+			rc = -1;
+	}
+	slots = cm_xcalloc((size_t)jobs, sizeof *slots);
+	while (rc == 0) {
+		struct rusage ru;
+		int st, k;
+		pid_t pid;
+		cm_brank *r;
+		while (running < jobs && next < p->n) {
+			FILE *tmp;
+			r = &p->r[next];
+			if (r->state != CM_BR_RUN) {
+				next++;
+				continue;
+			}
+			for (k = 0; slots[k].pid; k++)
+				;
+			if (!(tmp = tmpfile())) {
+				cm_error(CM_EXIT_IO, NULL, -1, "cannot make a temporary file: %s", strerror(errno));
+				rc = -1;
+				break;
+			}
+			slots[k].errfd = dup(fileno(tmp));
+			fclose(tmp);
+			slots[k].t0 = now_s();
+			slots[k].rank = next;
+			if ((slots[k].pid = spawn(cuptimerge, r, slots[k].errfd)) < 0) {
+				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
+				slots[k].pid = 0;
+				close(slots[k].errfd);
+				rc = -1;
+				break;
+			}
+			running++;
+			next++;
+		}
+		if (!running)
+			break;
+		if ((pid = wait4(-1, &st, 0, &ru)) < 0) {
+			if (errno == EINTR)
+				continue;
+			cm_error(CM_EXIT_IO, NULL, -1, "wait: %s", strerror(errno));
+			rc = -1;
+			break;
+		}
+		for (k = 0; k < jobs && slots[k].pid != pid; k++)
+			;
+		if (k == jobs)
+			continue; /* not a merge of ours */
+		r = &p->r[slots[k].rank];
+		r->ran = 1;
+		r->seconds = now_s() - slots[k].t0;
+		r->rss_kb = ru.ru_maxrss; /* kilobytes on Linux */
+		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		r->msg = last_line(slots[k].errfd);
+		if (!*r->msg && WIFSIGNALED(st)) {
+			free(r->msg);
+			r->msg = cm_xstrdup(strsignal(WTERMSIG(st)));
+		}
+		close(slots[k].errfd);
+		slots[k].pid = 0;
+		running--;
+		done++;
+		failed += r->status != 0;
+		if (log_rank(log, r) < 0)
+			rc = -1;
+		progress(p, done, total, failed, t0);
+	}
+	/* on an error, let the merges already running finish (their outputs
+	 * are atomic, but their joblog lines would be lost) */
+	while (running > 0) {
+		int st;
+		pid_t pid = wait(&st);
+		if (pid < 0 && errno != EINTR)
+			break;
+		if (pid > 0)
+			running--;
+	}
+	free(slots);
+	cm_progress_clear();
+	if (fclose(log) && rc == 0)
+		rc = -1;
+	if (rc < 0 && !cm_diag_status())
+		cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
+	return rc;
+}

@@ -1,0 +1,307 @@
+/* batchscan.c - a streaming look at a trace or a window for pairing (cuptimerge-batch). */
+#include "config.h"
+#include "batch/batchscan.h"
+#include "base/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+/* 64 KiB reads: a trace's head (deviceProperties, distributedInfo) fits in
+ * one or two, so pairing reads a few blocks of a trace of any size. */
+#define SCAN_CHUNK (64u << 10)
+#define MAXDEPTH 4 /* keys deeper than events[i].member are not looked at */
+
+struct scan {
+	cm_bfacts *f;
+	int depth;              /* containers open */
+	char key[MAXDEPTH][24]; /* the last key seen at each depth (1 = top level) */
+	int done;               /* the trace's facts are complete: stop reading */
+	/* the event being read (depth 3 of traceEvents / events) */
+	char ph[4], cat[24], kind[24];
+	int64_t ev_pid, ev_proc;
+	double ev_ts;
+	int have_ts;
+	int64_t base;           /* trace: baseTimeNanoseconds, -1 when absent */
+	int64_t top_start;      /* window: top-level start_ns */
+	int64_t src_start;
+	int64_t api_pid;        /* window: first API record's process_id */
+};
+
+static int keyis(const struct scan *s, int d, const char *k)
+{
+	return s->depth >= d && !strcmp(s->key[d], k);
+}
+
+static void setkey(struct scan *s, const unsigned char *k, size_t n)
+{
+	if (s->depth < 1 || s->depth >= MAXDEPTH)
+		return;
+	if (n >= sizeof s->key[0])
+		n = sizeof s->key[0] - 1; /* longer keys are none we look for */
+	memcpy(s->key[s->depth], k, n);
+	s->key[s->depth][n] = 0;
+}
+
+static int64_t num_i64(const char *t, size_t n, int *ok)
+{
+	char buf[64], *end;
+	long long v;
+	*ok = 0;
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, t, n);
+	buf[n] = 0;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (*end || errno) /* 1.5e9: an integer written as a float */
+		v = (long long)strtod(buf, &end);
+	*ok = !*end;
+	return v;
+}
+
+/* In a trace event or a window event: depth 3, inside the top-level array. */
+static int in_event(const struct scan *s, const char *array)
+{
+	return s->depth == 3 && keyis(s, 1, array);
+}
+
+static int cb_number(void *ctx, const char *t, size_t n)
+{
+	struct scan *s = ctx;
+	cm_bfacts *f = s->f;
+	int ok;
+	int64_t v = num_i64(t, n, &ok);
+	if (!ok)
+		return 1;
+	if (s->depth == 1 && keyis(s, 1, "baseTimeNanoseconds"))
+		s->base = v;
+	else if (s->depth == 1 && keyis(s, 1, "start_ns"))
+		s->top_start = v;
+	else if (s->depth == 2 && keyis(s, 1, "distributedInfo") && keyis(s, 2, "rank"))
+		f->rank = v;
+	else if (s->depth == 2 && keyis(s, 1, "source")) {
+		if (keyis(s, 2, "pid"))
+			f->pid = v;
+		else if (keyis(s, 2, "rank"))
+			f->rank = v;
+		else if (keyis(s, 2, "start_ns"))
+			s->src_start = v;
+		else if (keyis(s, 2, "end_ns"))
+			f->end_ns = v;
+	} else if (in_event(s, "traceEvents")) {
+		if (keyis(s, 3, "pid"))
+			s->ev_pid = v;
+		else if (keyis(s, 3, "ts")) {
+			char buf[64];
+			memcpy(buf, t, n < 63 ? n : 63);
+			buf[n < 63 ? n : 63] = 0;
+			s->ev_ts = strtod(buf, NULL);
+			s->have_ts = 1;
+		}
+	} else if (in_event(s, "events") && keyis(s, 3, "process_id"))
+		s->ev_proc = v;
+	return 1;
+}
+
+static void copystr(char *dst, size_t cap, const unsigned char *v, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = 0;
+}
+
+static int cb_string(void *ctx, const unsigned char *v, size_t n)
+{
+	struct scan *s = ctx;
+	if (in_event(s, "traceEvents")) {
+		if (keyis(s, 3, "ph"))
+			copystr(s->ph, sizeof s->ph, v, n);
+		else if (keyis(s, 3, "cat"))
+			copystr(s->cat, sizeof s->cat, v, n);
+	} else if (in_event(s, "events") && keyis(s, 3, "kind"))
+		copystr(s->kind, sizeof s->kind, v, n);
+	else if (s->depth == 2 && keyis(s, 1, "source") && keyis(s, 2, "host") && !s->f->host) {
+		s->f->host = cm_xmalloc(n + 1);
+		memcpy(s->f->host, v, n);
+		s->f->host[n] = 0;
+	}
+	return 1;
+}
+
+static int cb_scalar(void *ctx) { (void)ctx; return 1; }
+static int cb_bool(void *ctx, int b) { (void)b; return cb_scalar(ctx); }
+
+static int cb_open(struct scan *s)
+{
+	s->depth++;
+	if (s->depth < MAXDEPTH)
+		s->key[s->depth][0] = 0;
+	if (s->depth == 1)
+		return 1;
+	if (s->depth == 2 && s->f->kind == CM_BK_OTHER) {
+		if (keyis(s, 1, "traceEvents"))
+			s->f->kind = CM_BK_TRACE;
+		else if (keyis(s, 1, "events")) {
+			s->f->kind = CM_BK_WINDOW;
+			s->f->gpu_events = 0;
+		}
+	}
+	if (s->depth == 3) {
+		s->ph[0] = s->cat[0] = s->kind[0] = 0;
+		s->ev_pid = s->ev_proc = -1;
+		s->have_ts = 0;
+	}
+	return 1;
+}
+
+static int cb_start_map(void *ctx) { return cb_open(ctx); }
+static int cb_start_array(void *ctx) { return cb_open(ctx); }
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	setkey(ctx, k, n);
+	return 1;
+}
+
+static int is_cpu_cat(const char *c)
+{
+	return !strcmp(c, "cpu_op") || !strcmp(c, "user_annotation") || !strcmp(c, "python_function");
+}
+
+static int is_gpu_kind(const char *k)
+{
+	return !strcmp(k, "kernel") || !strcmp(k, "gpu_memcpy") || !strcmp(k, "gpu_memset");
+}
+
+static int cb_close(void *ctx)
+{
+	struct scan *s = ctx;
+	cm_bfacts *f = s->f;
+	if (in_event(s, "traceEvents") && !strcmp(s->ph, "X") && s->ev_pid >= 0 && s->have_ts &&
+	    is_cpu_cat(s->cat)) {
+		f->pid = s->ev_pid;
+		if (s->base >= 0)
+			f->start_ns = s->base + (int64_t)(s->ev_ts * 1000.0);
+		s->done = 1;
+		s->depth--;
+		return 0; /* all a trace can tell cheaply: stop reading */
+	}
+	if (in_event(s, "events")) {
+		if (is_gpu_kind(s->kind))
+			f->gpu_events++;
+		else if (s->api_pid < 0 && s->ev_proc >= 0 &&
+			 (!strcmp(s->kind, "cuda_runtime") || !strcmp(s->kind, "cuda_driver")))
+			s->api_pid = s->ev_proc;
+	}
+	s->depth--;
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	NULL, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_map_key, cb_close, cb_start_array, cb_close,
+};
+
+static void set_bad(cm_bfacts *f, const char *fmt, const char *arg)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, fmt, arg);
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	f->kind = CM_BK_BAD;
+	free(f->why);
+	f->why = cm_xstrdup(buf);
+}
+
+/* The host of a file named as torch's tensorboard_trace_handler names it,
+ * "{host}_{pid}.{ms}.pt.trace.json[.gz]", when PID matches; else NULL. */
+static char *host_from_name(const char *path, int64_t pid)
+{
+	const char *base = strrchr(path, '/');
+	char *name, *p, *us;
+	char want[32];
+	base = base ? base + 1 : path;
+	name = cm_xstrdup(base);
+	if (!(p = strstr(name, ".pt.trace.json")))
+		goto none;
+	*p = 0;
+	/* drop ".{ms}" */
+	if ((p = strrchr(name, '.')) && p[1] && strspn(p + 1, "0123456789") == strlen(p + 1))
+		*p = 0;
+	snprintf(want, sizeof want, "%lld", (long long)pid);
+	if (!(us = strrchr(name, '_')) || us == name || strcmp(us + 1, want))
+		goto none;
+	*us = 0;
+	return name;
+none:
+	free(name);
+	return NULL;
+}
+
+void cm_bscan(const char *path, cm_bfacts *f)
+{
+	struct scan s;
+	unsigned char *buf;
+	gzFile gz;
+	yajl_handle h;
+	int n, stopped = 0;
+
+	memset(f, 0, sizeof *f);
+	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
+	memset(&s, 0, sizeof s);
+	s.f = f;
+	s.base = s.top_start = s.src_start = s.api_pid = -1;
+	if (!(gz = gzopen(path, "rb"))) {
+		set_bad(f, "cannot open: %s", strerror(errno));
+		return;
+	}
+	gzbuffer(gz, SCAN_CHUNK);
+	buf = cm_xmalloc(SCAN_CHUNK);
+	h = yajl_alloc(&callbacks, NULL, &s);
+	while ((n = gzread(gz, buf, SCAN_CHUNK)) > 0) {
+		yajl_status st = yajl_parse(h, buf, (size_t)n);
+		if (st == yajl_status_client_canceled) {
+			stopped = 1;
+			break;
+		}
+		if (st != yajl_status_ok) {
+			set_bad(f, "not JSON%s", "");
+			goto out;
+		}
+	}
+	if (!stopped) {
+		int err;
+		const char *msg = gzerror(gz, &err);
+		if (n < 0 || err) {
+			set_bad(f, "cannot read: %s", err == Z_ERRNO ? strerror(errno) : msg);
+			goto out;
+		}
+		if (yajl_complete_parse(h) != yajl_status_ok) {
+			set_bad(f, "truncated or not JSON%s", "");
+			goto out;
+		}
+	}
+	if (f->kind == CM_BK_WINDOW) {
+		if (f->pid < 0)
+			f->pid = s.api_pid;
+		f->start_ns = s.src_start >= 0 ? s.src_start : s.top_start;
+	} else if (f->kind == CM_BK_TRACE && f->pid >= 0)
+		f->host = host_from_name(path, f->pid);
+out:
+	yajl_free(h);
+	free(buf);
+	gzclose(gz);
+}
+
+void cm_bfacts_free(cm_bfacts *f)
+{
+	free(f->host);
+	free(f->why);
+	f->host = f->why = NULL;
+}

@@ -1,0 +1,310 @@
+/* cpucopy.c - pass 2 over the CPU trace: copy the text, splice in the GPU side.
+ *
+ * Pass 1 (cpuscan.c) parsed and checked the whole trace with yajl, so this
+ * pass only needs to find the boundaries of top-level members and of the
+ * elements of traceEvents.  It does that with a small scanner that tracks
+ * strings, escapes and bracket depth, and copies each kept element as the
+ * bytes it was: numbers keep their exact digits, strings their escapes, and
+ * no time is spent re-encoding.  Whitespace between elements is replaced by
+ * single commas; whitespace inside an element stays.  If the file changed
+ * between the passes the counts disagree and the run fails. */
+#include "config.h"
+#include "cpu/cpucopy.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "json/jscan.h"
+#include "json/jval.h"
+
+#include <string.h>
+
+enum state {
+	ST_START,  /* before the top-level '{' */
+	ST_TOP,    /* in the top object, between members */
+	ST_KEY,    /* in a top-level key */
+	ST_COLON,  /* after a key */
+	ST_VALUE,  /* before a top-level value */
+	ST_RAW,    /* in a top-level value being copied (or skipped) */
+	ST_EVENTS, /* in traceEvents, between elements */
+	ST_ELEM,   /* in an element */
+	ST_END     /* after the top-level '}' */
+};
+
+enum key_kind { K_OTHER, K_EVENTS, K_NAME };
+
+struct copy {
+	const cm_cpuplan *plan;
+	const cm_cpucopy_hooks *hooks;
+	cm_evout *eo;
+	cm_input *in;
+	enum state st;
+	cm_jscan sc;                    /* the value / element scanner */
+	int esc;                        /* in a key: after a backslash */
+	int copying;                    /* bytes of the current value go out */
+	cm_buf key;                     /* the raw key, quotes included */
+	int key_esc, key_kind;
+	int members;                    /* top-level members written */
+	int seen_events, seen_name;
+	uint64_t elem, next_drop, kept;
+	int inserted;
+	cm_buf elem_text; /* the element, when hooks->element wants it */
+};
+
+/* Where the bytes of the current value or element go. */
+static cm_buf *sink_buf(struct copy *c)
+{
+	return c->st == ST_ELEM && c->hooks->element ? &c->elem_text : &c->eo->buf;
+}
+
+/* An element's text is complete: hand it to the element hook. */
+static int elem_hand_over(struct copy *c)
+{
+	int rc = c->hooks->element(c->hooks->ctx, c->elem_text.p, c->elem_text.len, c->eo);
+	c->elem_text.len = 0;
+	return rc;
+}
+
+
+static int changed(struct copy *c)
+{
+	return cm_error(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
+			"the input changed between the two passes"),
+	       -1;
+}
+
+/* Which top-level key the raw key text (with quotes) is. */
+static int key_kind_of(struct copy *c)
+{
+	const char *s = c->key.p + 1;
+	size_t n = c->key.len - 2;
+	if (c->key_esc) { /* rare: decode the escapes to compare */
+		cm_arena *a = cm_arena_new();
+		const cm_jval *v = cm_jval_parse_py(a, c->key.p, c->key.len);
+		int k = cm_jval_streq(v, "traceEvents") ? K_EVENTS : cm_jval_streq(v, "traceName") ? K_NAME : K_OTHER;
+		cm_arena_free(a);
+		return k;
+	}
+	if (n == 11 && !memcmp(s, "traceEvents", 11))
+		return K_EVENTS;
+	if (n == 9 && !memcmp(s, "traceName", 9))
+		return K_NAME;
+	return K_OTHER;
+}
+
+/* Write a top-level member's separator and key: `,KEY:`. */
+static void member_head(struct copy *c, const char *key, size_t n)
+{
+	if (c->members++)
+		cm_buf_putc(&c->eo->buf, ',');
+	cm_buf_put(&c->eo->buf, key, n);
+	cm_buf_putc(&c->eo->buf, ':');
+}
+
+/* The GPU metadata, once, at the insertion point. */
+static int insert(struct copy *c)
+{
+	c->inserted = 1;
+	return c->hooks->insert(c->hooks->ctx, c->eo);
+}
+
+/* The end of traceEvents (or of the events the input lacked): metadata if
+ * not yet placed, then the appended events and the ']'. */
+static int events_end(struct copy *c)
+{
+	if (!c->inserted && insert(c) < 0)
+		return -1;
+	if (c->hooks->append(c->hooks->ctx, c->eo) < 0)
+		return -1;
+	cm_buf_putc(&c->eo->buf, ']');
+	return 0;
+}
+
+/* Start element number c->elem at the '{'.  Returns 0 or -1. */
+static int elem_begin(struct copy *c)
+{
+	const cm_cpuplan *p = c->plan;
+	if (c->elem >= p->events)
+		return changed(c);
+	if (c->next_drop < p->ndropped && p->dropped[c->next_drop] == c->elem) {
+		c->next_drop++;
+		c->copying = 0;
+		return 0;
+	}
+	if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
+		return -1;
+	if (!c->hooks->element && cm_evout_next(c->eo) < 0)
+		return -1;
+	c->kept++;
+	c->copying = 1;
+	return 0;
+}
+
+/* Run the state machine over one chunk.  Returns 0 or -1. */
+static int feed(struct copy *c, const char *s, size_t n)
+{
+	size_t i = 0, run = 0; /* s[run..i) is pending output when copying */
+	while (i < n) {
+		char ch = s[i];
+		switch (c->st) {
+		case ST_START:
+			if (ch == '{') {
+				cm_buf_putc(&c->eo->buf, '{');
+				c->st = ST_TOP;
+			} else if (!cm_jscan_ws(ch)) {
+				return changed(c);
+			}
+			i++;
+			break;
+		case ST_TOP:
+			if (ch == '"') {
+				c->key.len = 0;
+				c->key_esc = 0;
+				cm_buf_putc(&c->key, '"');
+				c->st = ST_KEY;
+				c->esc = 0;
+			} else if (ch == '}') {
+				if (!c->seen_events) {
+					member_head(c, "\"traceEvents\"", 13);
+					cm_buf_putc(&c->eo->buf, '[');
+					c->eo->first = 1;
+					if (events_end(c) < 0)
+						return -1;
+				}
+				if (!c->seen_name && c->hooks->trace_name) {
+					member_head(c, "\"traceName\"", 11);
+					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
+				}
+				cm_buf_putc(&c->eo->buf, '}');
+				c->st = ST_END;
+			} else if (ch != ',' && !cm_jscan_ws(ch)) {
+				return changed(c);
+			}
+			i++;
+			break;
+		case ST_KEY:
+			cm_buf_putc(&c->key, ch);
+			i++;
+			if (c->esc) {
+				c->esc = 0;
+			} else if (ch == '\\') {
+				c->esc = c->key_esc = 1;
+			} else if (ch == '"') {
+				c->key_kind = key_kind_of(c);
+				c->st = ST_COLON;
+			}
+			break;
+		case ST_COLON:
+			if (ch == ':')
+				c->st = ST_VALUE;
+			else if (!cm_jscan_ws(ch))
+				return changed(c);
+			i++;
+			break;
+		case ST_VALUE:
+			if (cm_jscan_ws(ch)) {
+				i++;
+				break;
+			}
+			member_head(c, c->key.p, c->key.len);
+			if (c->key_kind == K_EVENTS) {
+				if (ch != '[')
+					return changed(c);
+				c->seen_events = 1;
+				cm_buf_putc(&c->eo->buf, '[');
+				c->eo->first = 1;
+				c->st = ST_EVENTS;
+				i++;
+				break;
+			}
+			c->copying = 1;
+			if (c->key_kind == K_NAME) {
+				c->seen_name = 1;
+				if (c->hooks->trace_name) {
+					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
+					c->copying = 0;
+				}
+			}
+			cm_jscan_begin(&c->sc, ch);
+			run = i;
+			c->st = ST_RAW;
+			break;
+		case ST_RAW:
+			if (cm_jscan_feed(&c->sc, s, n, &i)) {
+				if (c->copying)
+					cm_buf_put(&c->eo->buf, s + run, i - run);
+				c->copying = 0;
+				c->st = ST_TOP;
+			}
+			break;
+		case ST_EVENTS:
+			if (ch == '{') {
+				if (elem_begin(c) < 0)
+					return -1;
+				run = i;
+				cm_jscan_begin(&c->sc, ch);
+				c->st = ST_ELEM;
+			} else if (ch == ']') {
+				if (c->elem != c->plan->events)
+					return changed(c);
+				if (events_end(c) < 0)
+					return -1;
+				i++;
+				c->st = ST_TOP;
+			} else if (ch == ',' || cm_jscan_ws(ch)) {
+				i++;
+			} else {
+				return changed(c);
+			}
+			break;
+		case ST_ELEM:
+			if (cm_jscan_feed(&c->sc, s, n, &i)) {
+				if (c->copying) {
+					cm_buf_put(sink_buf(c), s + run, i - run);
+					if (c->hooks->element && elem_hand_over(c) < 0)
+						return -1;
+				}
+				c->copying = 0;
+				c->elem++;
+				c->st = ST_EVENTS;
+			}
+			break;
+		case ST_END:
+			if (!cm_jscan_ws(ch))
+				return changed(c);
+			i++;
+			break;
+		}
+	}
+	/* the chunk ended inside a value: pass on what we have of it */
+	if ((c->st == ST_RAW || c->st == ST_ELEM) && c->copying)
+		cm_buf_put(sink_buf(c), s + run, n - run);
+	return 0;
+}
+
+int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks *hooks, cm_evout *eo)
+{
+	struct copy c;
+	const char *chunk;
+	size_t len;
+	int rc;
+	memset(&c, 0, sizeof c);
+	c.plan = plan;
+	c.hooks = hooks;
+	c.eo = eo;
+	c.in = in;
+	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
+	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		if (feed(&c, chunk, len) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
+			cm_buf_free(&c.key);
+			cm_buf_free(&c.elem_text);
+			return -1;
+		}
+		cm_progress_update(cm_input_raw_done(in));
+	}
+	cm_buf_free(&c.key);
+	cm_buf_free(&c.elem_text);
+	if (rc < 0)
+		return -1;
+	if (c.st != ST_END)
+		return changed(&c);
+	return 0;
+}

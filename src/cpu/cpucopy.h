@@ -1,0 +1,32 @@
+/* cpucopy.h - the output pass over the CPU trace: its text copied through,
+ * the GPU side spliced in. */
+#ifndef CM_CPUCOPY_H
+#define CM_CPUCOPY_H
+
+#include "cpu/cpuscan.h"
+#include "io/input.h"
+#include "io/output.h"
+
+typedef struct cm_cpucopy_hooks {
+	/* Write the GPU metadata events (at the reference's insertion point:
+	 * after the leading run of kept "M" events). */
+	int (*insert)(void *ctx, cm_evout *eo);
+	/* Write the events that follow the CPU events (window events, spans,
+	 * the re-made profiler span events). */
+	int (*append)(void *ctx, cm_evout *eo);
+	void *ctx;
+	/* When set, each kept element's text is handed here to be written
+	 * (after cm_evout_next) instead of being copied as it is. */
+	int (*element)(void *ctx, const char *text, size_t len, cm_evout *eo);
+	/* The new traceName, or NULL to keep the input's. */
+	const char *trace_name;
+} cm_cpucopy_hooks;
+
+/* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every
+ * top-level member and every kept event as its original text, the events
+ * whose indexes PLAN lists dropped, the hooks' events spliced in, traceName
+ * replaced or added, traceEvents added when the input has none.  Returns 0,
+ * or -1 after reporting (or after the output failed). */
+int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks *hooks, cm_evout *eo);
+
+#endif

@@ -1,0 +1,64 @@
+/* cpuscan.h - pass 1 over the CPU trace: check it, index it, measure it. */
+#ifndef CM_CPUSCAN_H
+#define CM_CPUSCAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "base/hmap.h"
+#include "io/input.h"
+#include "base/pyval.h"
+
+/* What the output pass needs to know about the CPU trace. */
+typedef struct cm_cpuplan {
+	int has_base;          /* baseTimeNanoseconds present */
+	cm_int base_ns;        /* its int() value */
+	int has_events;        /* a traceEvents member */
+	int has_trace_name;    /* a traceName member */
+	uint64_t events;       /* elements of traceEvents */
+	uint64_t leading_m;    /* kept "M" events before the first other kept event */
+	uint64_t *dropped;     /* indexes of the profiler span events (re-made at the end) */
+	uint64_t ndropped, cap_dropped;
+	uint64_t indexed;      /* External ids found for the window */
+	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
+	FILE *ext_spill;       /* index candidates, when scanned without EXT */
+	uint64_t n_ext_spill;
+	/* for the checks that the window belongs with this trace (crosscheck.h) */
+	int has_window_events; /* a top-level "events" member, as a trace window has */
+	uint64_t gpu_events;   /* X events of the categories kernel, gpu_memcpy, gpu_memset */
+	uint64_t api_events;   /* X events of the categories cuda_runtime, cuda_driver */
+	uint64_t merge_rows;   /* M thread_name "thread N" at ts 0.0: rows a merge wrote */
+	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
+	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
+} cm_cpuplan;
+
+/* The pid set stops growing here (a trace has a few processes; this bounds
+ * the memory a pathological trace can claim). */
+#define CM_CPUSCAN_MAX_PIDS 4096
+
+/* Read all of IN, checking that it is a Chrome trace the merge can take
+ * (a top-level object; traceEvents, when present, an array of objects; names
+ * hashable; numbers within range), and fill PLAN.  EXT maps each External id
+ * the window links (int64) to a struct cm_ext_thread, which this fills from
+ * the cpu_op and user_annotation X events that carry the id (the last one
+ * wins).  EXT may be NULL when the window's ids are not known yet: the
+ * candidates are then kept on disk for cm_cpuscan_apply_index.  Returns 0,
+ * or -1 after reporting. */
+int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
+
+/* cm_cpuscan_run (without EXT) by JOBS worker threads over batches of
+ * events; a trace it cannot take is read again by cm_cpuscan_run, which
+ * names the fault.  IN must be rewindable.  Returns 0, or -1 after
+ * reporting. */
+int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
+
+/* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
+ * run would have (IN names the trace in messages).  0, or -1 after a report. */
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_hmap *ext);
+
+void cm_cpuplan_free(cm_cpuplan *plan);
+
+/* The reference's trace base when baseTimeNanoseconds is missing: NOW
+ * seconds rounded down to Kineto's 7889238-second period, in ns. */
+cm_int cm_cpuscan_default_base(double now);
+
+#endif

@@ -1,0 +1,816 @@
+/* gpuconv.c - trace-window events to Chrome-trace events, by the reference rules.
+ *
+ * The rules of the reference merge (PyTorch's _cupti_monitor_trace.py) are
+ * split in three by when their inputs are known:
+ *   digest  while the window is read (its only parse): every field an
+ *           event's rule reads, converted by Python's int() and str() and
+ *           checked, kept as a record (gpurec.h);
+ *   plan    once the CPU trace has been scanned and correlations resolved:
+ *           the thread of each API record, the rows (devices, streams,
+ *           processes, threads), the time extent, the annotation spans;
+ *   render  at the end of the output: the text of each event, by worker
+ *           threads over blocks of records, in window order.
+ * The plan and the render make the same thread lookup (api_thread) and the
+ * same drop decision (dropped), so the metadata written before the CPU
+ * events agrees with the events written after them.
+ *
+ * Python's semantics are kept where they show in the output: int() of
+ * numbers, strings and booleans (pyval.h), str() of names, json.loads of
+ * annotation strings and json.dumps of list annotations (jval.h), floats
+ * computed with the same operations in the same order (no contraction, see
+ * configure.ac), and dict semantics for repeated keys.
+ *
+ * The stage is four files: this one (state, field readers, the per-event
+ * rules), gpuscan.c (external correlations, maps, resolve), gpuargs.c (args
+ * and annotations) and gpurows.c (row metadata and annotation spans). */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "gpu/cbid.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "gpu/gpuargs.h"
+#include "base/opool.h"
+#include "io/tmpfile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
+
+void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
+{
+	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
+		const int64_t *key;
+		if (cm_hmap_slot(g->threads, i, (const void **)&key))
+			cm_repair_named(r, key[0], key[1]);
+	}
+}
+
+cm_gpu *cm_gpu_new(const char *window_name)
+{
+	cm_gpu *g = cm_xcalloc(1, sizeof *g);
+	g->wname = window_name;
+	g->ext = cm_hmap_new(8, sizeof(struct cm_ext_thread));
+	g->ua = cm_hmap_new(8, sizeof(struct ua_ent));
+	g->tidmap = cm_tidmap_new();
+	g->devices = cm_hmap_new(8, sizeof(struct first_ts));
+	g->streams = cm_hmap_new(16, 8);
+	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
+	g->threads = cm_hmap_new(16, 8);
+	g->spans = cm_hmap_new(24, sizeof(struct span));
+	g->min_ts = INFINITY;
+	g->max_end_ts = 0.0;
+	return g;
+}
+
+void cm_gpu_free(cm_gpu *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < cm_hmap_slots(g->ua); i++) {
+		struct ua_ent *u = cm_hmap_slot(g->ua, i, NULL);
+		if (u)
+			free(u->name);
+	}
+	cm_hmap_free(g->ua);
+	cm_hmap_free(g->ext);
+	cm_hmap_free(g->linked);
+	cm_hmap_free(g->uext);
+	cm_hmap_free(g->devices);
+	cm_hmap_free(g->streams);
+	cm_hmap_free(g->procs);
+	cm_hmap_free(g->threads);
+	cm_hmap_free(g->spans);
+	cm_tidmap_free(g->tidmap);
+	if (g->pairs)
+		fclose(g->pairs);
+	free(g->cpu_threads);
+	cm_gpu_digest_free(g->dg);
+	cm_buf_free(&g->dgout);
+	cm_buf_free(&g->block);
+	if (g->recs)
+		fclose(g->recs);
+	free(g);
+}
+
+cm_hmap *cm_gpu_linked_ext(cm_gpu *g) { return g->ext; }
+
+void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
+{
+	*st = g->st;
+	st->table_bytes = cm_hmap_bytes(g->linked) + cm_hmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
+			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
+			  cm_hmap_bytes(g->threads) + cm_hmap_bytes(g->spans);
+}
+
+/* ------------------------------------------------------------ field access */
+
+/* Report a problem with events[INDEX] (OFFSET: just past the event). */
+int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+{
+	char msg[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cm_error(CM_EXIT_DATA, g->wname, offset, "window: events[%llu]: %s", (unsigned long long)index, msg);
+	return -1;
+}
+
+
+/* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)):
+ * int() of a number or string, 0 when int() raises ValueError/TypeError;
+ * an infinite number raises OverflowError in Python: an error here too. */
+int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out)
+{
+	int rc;
+	*out = 0;
+	if (!v)
+		return 0;
+	switch (v->type) {
+	case CM_J_NUM:
+		rc = cm_py_int_of_number(v->s, v->len, out);
+		break;
+	case CM_J_STR:
+		rc = cm_py_int_of_str(v->s, v->len, out);
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		break;
+	case CM_J_TRUE:
+		*out = 1;
+		return 0;
+	default:
+		return 0;
+	}
+	if (rc != CM_PY_OK)
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				(int)(v->len > 40 ? 40 : v->len), v->s);
+	return 0;
+}
+
+/* _as_int(event[KEY]) (REQUIRED: a missing key is an error, as the KeyError
+ * of event[KEY]) or _as_int(event.get(KEY, 0)). */
+int gpu_int_field(const struct at *a, const char *key, int required, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	if (!v && required)
+		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
+	return gpu_as_int(a, key, v, out);
+}
+
+/* Narrow V to 64 bits for a table key. */
+int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
+{
+	if (v < INT64_MIN || v > INT64_MAX)
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* The event's field KEY, which must exist. */
+const cm_jval *gpu_need(const struct at *a, const char *key)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	if (!v)
+		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
+	return v;
+}
+
+/* ------------------------------------------------------------ the rules */
+
+/* The thread row of an API record (tidrule.h): the CPU thread its
+ * correlation links to, else the window's map, else the int32 id itself
+ * (*fell set).  0, or -1 after a report (only when REPORT; without it the
+ * caller knows the plan has checked the same lookup). */
+static int api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
+{
+	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
+	int64_t t;
+	int rc;
+	*fell = 0;
+	if (corr >= INT64_MIN && corr <= INT64_MAX) {
+		int64_t c = (int64_t)corr;
+		const struct linked *l = cm_hmap_get(g->linked, &c);
+		if (l && (cm_int)g->cpu_threads[l->thread].pid == pid) {
+			*tid = g->cpu_threads[l->thread].tid;
+			return 0;
+		}
+	}
+	rc = pid < INT64_MIN || pid > INT64_MAX ? CM_TIDMAP_ABSENT
+						: cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &t);
+	switch (rc) {
+	case CM_TIDMAP_FOUND: *tid = t; return 0;
+	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
+	case CM_TIDMAP_BAD_MAP:
+		return gpu_ev_error(g, r->index, r->offset,
+				"thread_resource_map (or its entry for this process_id) is not an object");
+	default:
+		return gpu_ev_error(g, r->index, r->offset,
+				"thread_resource_map entry for thread_id %d is not an integer", (int)id);
+	}
+}
+
+/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
+ * and whether it overlaps the CPU trace's span. */
+void gpu_extent(cm_gpu *g, double ts, double dur)
+{
+	g->min_ts = cm_py_min(g->min_ts, ts);
+	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->have_cpu_span) {
+		g->x_events++;
+		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	}
+	g->st.x_events++;
+}
+
+/* Remember the first start of a row key (dict.setdefault). */
+static void setdefault(cm_hmap *m, int64_t key, cm_int ns)
+{
+	int created;
+	struct first_ts *f = cm_hmap_put(m, &key, &created);
+	if (created)
+		f->ns = ns;
+}
+
+static void add_pair(cm_hmap *m, int64_t a, int64_t b)
+{
+	int64_t key[2] = {a, b};
+	cm_hmap_put(m, key, NULL);
+}
+
+/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
+void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
+{
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
+	cm_jw_string(b, cat, strlen(cat));
+	cm_buf_lit(b, ",\"name\":");
+	cm_jw_string(b, name, nlen);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+}
+
+/* ts and dur (us) of START/END ns, as the output will hold them. */
+static void x_times(const cm_gpu *g, cm_int start, cm_int end, double *ts, double *dur)
+{
+	*ts = cm_us_of_ns(start - g->base_ns);
+	*dur = cm_us_of_ns(end - start);
+}
+
+/* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
+ * (TSTEXT: 48 bytes) for a flow event. */
+static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
+{
+	double d;
+	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_put(b, tstext, *tslen);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, end - start);
+}
+
+/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row). */
+static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const char *ts, size_t tslen)
+{
+	cm_buf_lit(b, ",{\"ph\":\"");
+	cm_buf_putc(b, ph);
+	cm_buf_lit(b, "\",\"id\":");
+	cm_jw_int(b, id);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_put(b, ts, tslen);
+	if (ph == 'f')
+		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+	else
+		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+}
+
+/* ------------------------------------------- digest: the one window parse */
+
+/* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
+static const char *api_name(int driver, cm_int cbid, char *fallback)
+{
+	const char *name = cbid >= INT64_MIN && cbid <= INT64_MAX ? cm_cbid_name(driver, (int64_t)cbid) : NULL;
+	if (name)
+		return name;
+	memcpy(fallback, "cbid_", 5);
+	cm_int_format(cbid, fallback + 5);
+	return fallback;
+}
+
+/* A runtime or driver API record: every field the rules read, checked. */
+static int digest_api(const struct at *a, int driver, cm_gpurec *r)
+{
+	char fallback[64];
+	cm_int *v = r->v;
+	int64_t pid64;
+	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
+	r->nv = CM_RA_N;
+	if (gpu_int_field(a, "cbid", 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, "process_id", 1, &v[CM_RA_PID]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
+	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
+		return -1;
+	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback)))
+		return 0; /* kept only for its thread lookup, which can fail */
+	r->flags |= CM_REC_REGISTERED;
+	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
+	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
+		return -1;
+	return 0;
+}
+
+/* kernel, gpu_memcpy, gpu_memset. */
+static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
+{
+	struct cm_gpu_digest *d = a->d;
+	cm_int *v = r->v;
+	const cm_jval *namev, *ann;
+	int64_t d64, s64;
+	r->kind = (uint8_t)kind;
+	r->nv = CM_RG_N;
+	if (gpu_int_field(a, "device_id", 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, "stream_id", 1, &v[CM_RG_STREAM]) < 0 ||
+	    gpu_int_field(a, "start_ns", 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, "context_id", 1, &v[CM_RG_CTX]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RG_END]) < 0 ||
+	    !(namev = gpu_need(a, "name")) || gpu_int_field(a, "graph_id", 0, &v[CM_RG_GRAPH]) < 0 ||
+	    gpu_int_field(a, "graph_node_id", 0, &v[CM_RG_NODE]) < 0)
+		return -1;
+	if (kind == CM_REC_MEMCPY &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "copy_kind", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "src_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "dst_kind", 1, &v[CM_RG_K3]) < 0 ||
+	     gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (kind == CM_REC_MEMSET &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "value", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "memory_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
+		return -1;
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
+	ann = cm_jval_get(a->ev, "annotation");
+	if (ann && ann->type != CM_J_NULL) {
+		r->flags |= CM_REC_ANN;
+		d->dumps.len = 0;
+		cm_jval_pack(&d->dumps, ann);
+	}
+	return 0;
+}
+
+/* An overhead record.  The trailing "Activity Buffer Request" is dropped
+ * when it starts after the last activity, which is known only when the
+ * whole window has been read: the error its end_ns would raise is kept
+ * until then. */
+static int digest_overhead(const struct at *a, cm_gpurec *r)
+{
+	struct cm_gpu_digest *d = a->d;
+	const cm_jval *namev = cm_jval_get(a->ev, "name"), *endv;
+	r->kind = CM_REC_OVERHEAD;
+	r->nv = CM_RO_N;
+	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &r->v[CM_RO_START]) < 0)
+		return -1;
+	d->dumps.len = 0;
+	if (cm_jval_streq(namev, "Activity Buffer Request")) {
+		r->flags |= CM_REC_ABR;
+		endv = cm_jval_get(a->ev, "end_ns");
+		if (!endv) {
+			cm_buf_lit(&d->dumps, "missing field \"end_ns\"");
+		} else if (endv->type == CM_J_NUM || endv->type == CM_J_STR) {
+			cm_int x;
+			int rc = endv->type == CM_J_NUM ? cm_py_int_of_number(endv->s, endv->len, &x)
+							: cm_py_int_of_str(endv->s, endv->len, &x);
+			if (rc == CM_PY_OVERFLOW) {
+				char msg[120];
+				int n = snprintf(msg, sizeof msg, "\"end_ns\": %.*s is infinite or beyond 128 bits",
+						 (int)(endv->len > 40 ? 40 : endv->len), endv->s);
+				cm_buf_put(&d->dumps, msg, (size_t)n);
+			}
+		}
+		if (d->dumps.len) {
+			r->flags |= CM_REC_DEFERRED;
+			r->v[CM_RO_END] = 0;
+		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
+			return -1;
+		}
+	} else if (gpu_int_field(a, "end_ns", 1, &r->v[CM_RO_END]) < 0) {
+		return -1;
+	}
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
+	return 0;
+}
+
+cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
+{
+	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
+	d->g = g;
+	return d;
+}
+
+void cm_gpu_digest_free(cm_gpu_digest *d)
+{
+	if (!d)
+		return;
+	cm_buf_free(&d->text);
+	cm_buf_free(&d->dumps);
+	cm_buf_free(&d->pairs);
+	free(d);
+}
+
+/* A batch's output: a 4-byte length of its records, the records, then its
+ * pairs, then a struct batch_tail. */
+struct batch_tail {
+	cm_int max_end;
+	uint64_t events, pair_bytes;
+};
+
+int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
+{
+	cm_gpu *g = d->g;
+	struct at a = {g, d, index, offset, ev};
+	const cm_jval *kind;
+	cm_gpurec r;
+	int rc;
+	if (!out->len)
+		cm_buf_put(out, "\0\0\0\0", 4);
+	if (!ev) { /* the batch is done */
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len};
+		uint32_t rec_len = (uint32_t)(out->len - 4);
+		memcpy(out->p, &rec_len, 4);
+		cm_buf_put(out, d->pairs.p, d->pairs.len);
+		cm_buf_put(out, &t, sizeof t);
+		d->pairs.len = 0;
+		d->events = 0;
+		d->max_end = 0;
+		return 0;
+	}
+	if (gpu_scan_event(d, &a) < 0)
+		return -1;
+	kind = cm_jval_get(ev, "kind");
+	if (!kind)
+		return gpu_ev_error(g, index, offset, "missing field \"kind\"");
+	if (kind->type == CM_J_ARR || kind->type == CM_J_OBJ)
+		return gpu_ev_error(g, index, offset, "\"kind\" is not a string");
+	if (kind->type != CM_J_STR)
+		return 0;
+	memset(&r, 0, offsetof(cm_gpurec, v));
+	r.index = index;
+	r.offset = offset;
+	d->text.len = 0;
+	d->dumps.len = 0;
+	if (cm_jval_streq(kind, "kernel"))
+		rc = digest_activity(&a, CM_REC_KERNEL, &r);
+	else if (cm_jval_streq(kind, "gpu_memcpy"))
+		rc = digest_activity(&a, CM_REC_MEMCPY, &r);
+	else if (cm_jval_streq(kind, "gpu_memset"))
+		rc = digest_activity(&a, CM_REC_MEMSET, &r);
+	else if (cm_jval_streq(kind, "cuda_runtime"))
+		rc = digest_api(&a, 0, &r);
+	else if (cm_jval_streq(kind, "cuda_driver"))
+		rc = digest_api(&a, 1, &r);
+	else if (cm_jval_streq(kind, "overhead"))
+		rc = digest_overhead(&a, &r);
+	else
+		return 0;
+	if (rc < 0)
+		return -1;
+	r.name = d->text.p;
+	r.nlen = (uint32_t)d->text.len;
+	r.extra = d->dumps.p;
+	r.xlen = (uint32_t)d->dumps.len;
+	cm_gpurec_pack(out, &r);
+	return 0;
+}
+
+int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
+{
+	struct batch_tail t;
+	uint32_t rec_len;
+	if (out->len < 4 + sizeof t)
+		return 0;
+	memcpy(&rec_len, out->p, 4);
+	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
+	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
+	g->st.events += t.events;
+	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
+		return -1;
+	cm_buf_put(&g->block, out->p + 4, rec_len);
+	out->len = 0;
+	if (g->block.len >= CM_GPU_BLOCK) {
+		if (!g->recs && !(g->recs = cm_temp_file("records")))
+			return -1;
+		return cm_gpurec_block_write(g->recs, &g->block);
+	}
+	return 0;
+}
+
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	if (!g->dg)
+		g->dg = cm_gpu_digest_new(g);
+	g->dgout.len = 0;
+	if (cm_gpu_digest_batch_event(g->dg, index, ev, offset, &g->dgout) < 0 ||
+	    cm_gpu_digest_batch_event(g->dg, 0, NULL, 0, &g->dgout) < 0)
+		return -1;
+	return cm_gpu_digest_collect(g, &g->dgout);
+}
+
+int cm_gpu_digest_finish(cm_gpu *g)
+{
+	if (g->recs && (cm_gpurec_block_write(g->recs, &g->block) < 0 || fflush(g->recs) != 0))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	return 0;
+}
+
+/* Call FN for each block of records: the one still in memory when the
+ * window was small, else each block of the temporary file in turn.  0, or
+ * -1 (after a report). */
+static int each_block(cm_gpu *g, int (*fn)(void *ctx, cm_buf *block), void *ctx)
+{
+	cm_buf b = {0};
+	int rc;
+	if (!g->recs)
+		return g->block.len ? fn(ctx, &g->block) : 0;
+	if (fseek(g->recs, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	while ((rc = cm_gpurec_block_read(g->recs, &b)) == 1)
+		if (fn(ctx, &b) < 0) {
+			rc = -1;
+			break;
+		}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* An overhead record that the rule drops. */
+static int dropped(const cm_gpu *g, const cm_gpurec *r)
+{
+	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
+}
+
+/* --------------------------------------------------- plan: rows and extent */
+
+static int plan_record(cm_gpu *g, const cm_gpurec *r)
+{
+	double ts, dur;
+	cm_int tid = 0;
+	int fell;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER: {
+		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
+		if (api_thread(g, r, &tid, &fell) < 0)
+			return -1;
+		if (!(r->flags & CM_REC_REGISTERED))
+			return 0;
+		if (fell && g->repair &&
+		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+			tid = moved;
+		setdefault(g->procs, pid64, r->v[CM_RA_START]);
+		add_pair(g->threads, pid64, (int64_t)tid);
+		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+		gpu_extent(g, ts, dur);
+		g->st.api_rows++;
+		return 0;
+	}
+	case CM_REC_KERNEL:
+	case CM_REC_MEMCPY:
+	case CM_REC_MEMSET: {
+		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
+		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
+		setdefault(g->devices, d64, start);
+		add_pair(g->streams, d64, s64);
+		x_times(g, start, end, &ts, &dur);
+		gpu_extent(g, ts, dur);
+		if (corr >= INT64_MIN && corr <= INT64_MAX) {
+			int64_t c64 = (int64_t)corr;
+			const int64_t *ext = cm_hmap_get(g->uext, &c64);
+			if (ext) {
+				int64_t key[3] = {*ext, d64, s64};
+				int created;
+				struct span *sp = cm_hmap_put(g->spans, key, &created);
+				if (created) {
+					sp->start = start;
+					sp->end = end;
+				} else {
+					sp->start = start < sp->start ? start : sp->start;
+					sp->end = end > sp->end ? end : sp->end;
+				}
+			}
+		}
+		return 0;
+	}
+	case CM_REC_OVERHEAD:
+		if (dropped(g, r))
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		g->need_overhead = 1;
+		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
+		gpu_extent(g, ts, dur);
+		return 0;
+	}
+	return 0;
+}
+
+static int plan_block(void *ctx, cm_buf *block)
+{
+	cm_gpu *g = ctx;
+	const char *p = block->p, *end = block->p + block->len;
+	cm_gpurec r;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+		if (plan_record(g, &r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cm_gpu_plan(cm_gpu *g)
+{
+	if (each_block(g, plan_block, g) < 0)
+		return -1;
+	cm_gpu_plan_finish(g);
+	return 0;
+}
+
+/* ---------------------------------------------------- render: the output */
+
+/* What one worker needs to write events: its own scratch space; the tables
+ * of cm_gpu are only read. */
+struct render {
+	cm_gpu *g;
+	struct args args;
+	cm_arena *scratch;
+	cm_buf text, dumps;
+};
+
+static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	cm_gpu *g = R->g;
+	int driver = r->kind == CM_REC_DRIVER, fell;
+	char fallback[64], tstext[48];
+	const char *name;
+	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	size_t ts_len;
+	if (!(r->flags & CM_REC_REGISTERED))
+		return;
+	api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
+	if (fell && g->repair) {
+		int64_t moved;
+		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 1,
+				  &moved))
+			tid = moved;
+	}
+	name = api_name(driver, r->v[CM_RA_CBID], fallback);
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
+	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{\"cbid\":");
+	cm_jw_int(b, r->v[CM_RA_CBID]);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, corr);
+	cm_buf_lit(b, "}}");
+	if (corr != 0 && cm_cbid_requires_flow(driver, name))
+		flow(b, 's', corr, pid, tid, tstext, ts_len);
+}
+
+static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
+					   [CM_REC_MEMSET] = "gpu_memset"};
+
+static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	struct args *A = &R->args;
+	const cm_int *v = r->v;
+	size_t ts_len;
+	char tstext[48];
+	cm_arena_reset(R->scratch);
+	A->n = 0;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, activity_cat[r->kind], r->name, r->nlen, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	gpu_arg_int(A, "device", v[CM_RG_DEV]);
+	gpu_arg_int(A, "context", v[CM_RG_CTX]);
+	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
+	gpu_arg_int(A, "correlation", v[CM_RG_CORR]);
+	if (v[CM_RG_GRAPH])
+		gpu_arg_int(A, "graph id", v[CM_RG_GRAPH]);
+	if (v[CM_RG_NODE])
+		gpu_arg_int(A, "graph node id", v[CM_RG_NODE]);
+	if (r->flags & CM_REC_ANN)
+		gpu_annotation_args(R->scratch, A, cm_jval_unpack(R->scratch, r->extra, r->xlen), &R->dumps);
+	if (r->kind == CM_REC_MEMCPY) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_copy_kind(A, "copy kind", v[CM_RG_K1]);
+		gpu_arg_memory_kind(A, "src kind", v[CM_RG_K2]);
+		gpu_arg_memory_kind(A, "dst kind", v[CM_RG_K3]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	} else if (r->kind == CM_REC_MEMSET) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_int(A, "value", v[CM_RG_K1]);
+		gpu_arg_int(A, "memory kind", v[CM_RG_K2]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	}
+	gpu_write_args(b, A);
+	if (v[CM_RG_CORR] != 0)
+		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
+}
+
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	if (dropped(R->g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_END] - r->v[CM_RO_START]);
+	cm_buf_lit(b, ",\"args\":{}}");
+}
+
+/* The pool's work: the events of one block of records, each with a comma
+ * in front. */
+static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct render *R = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return -1; /* cannot happen: plan read the same bytes */
+		switch (r.kind) {
+		case CM_REC_RUNTIME:
+		case CM_REC_DRIVER: render_api(R, &r, out); break;
+		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
+		default: render_activity(R, &r, out); break;
+		}
+	}
+	return 0;
+}
+
+struct write_ctx {
+	cm_evout *eo;
+	cm_opool *pool;
+};
+
+/* The pool's sink: rendered text to the output, in order. */
+static int write_rendered(void *sctx, cm_buf *out)
+{
+	cm_evout *eo = ((struct write_ctx *)sctx)->eo;
+	const char *p = out->p;
+	size_t n = out->len;
+	if (!n)
+		return 0;
+	if (eo->first) { /* the leading comma goes only between elements */
+		p++;
+		n--;
+		eo->first = 0;
+	}
+	if (eo->buf.len && cm_evout_flush(eo) < 0)
+		return -1;
+	return cm_output_write(eo->out, p, n);
+}
+
+static int feed_block(void *ctx, cm_buf *block)
+{
+	return cm_opool_put(((struct write_ctx *)ctx)->pool, block);
+}
+
+int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
+{
+	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	struct write_ctx w = {eo, NULL};
+	for (int i = 0; i < n; i++) {
+		R[i].g = g;
+		R[i].scratch = cm_arena_new();
+		ctx[i] = &R[i];
+	}
+	w.pool = cm_opool_new(n, render_block, ctx, write_rendered, &w);
+	rc = each_block(g, feed_block, &w);
+	rc = cm_opool_finish(w.pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_arena_free(R[i].scratch);
+		cm_buf_free(&R[i].text);
+		cm_buf_free(&R[i].dumps);
+		free(R[i].args.v);
+	}
+	free(R);
+	free(ctx);
+	return rc;
+}

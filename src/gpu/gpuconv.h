@@ -1,0 +1,101 @@
+/* gpuconv.h - the GPU side of the merge: trace-window events turned into
+ * Chrome-trace events by the reference merge's rules.  The window is read
+ * once into records; the plan and the output read the records (see merge.c
+ * for the order). */
+#ifndef CM_GPUCONV_H
+#define CM_GPUCONV_H
+
+#include <stdint.h>
+#include "base/hmap.h"
+#include "cpu/extindex.h"
+#include "json/jval.h"
+#include "io/output.h"
+#include "base/pyval.h"
+
+typedef struct cm_gpu cm_gpu;
+
+cm_gpu *cm_gpu_new(const char *window_name);
+void cm_gpu_free(cm_gpu *g);
+
+/* ---- the window, read once ---- */
+/* Digesting one event: note what resolving needs (external correlations,
+ * the end of the last non-overhead activity), check every field the later
+ * stages read, and keep the event as a record (gpurec.h).  Digesting runs on
+ * worker threads, each with a cm_gpu_digest of its own, over batches of
+ * events; the reading thread collects each batch's output, in window order,
+ * into G's tables and its records (in memory or, beyond a block, in a
+ * temporary file). */
+typedef struct cm_gpu_digest cm_gpu_digest;
+cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g);
+void cm_gpu_digest_free(cm_gpu_digest *d);
+/* One event of a batch into OUT (EV NULL: the batch is done).  0, or -1
+ * after a report. */
+int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out);
+/* On the reading thread: take the output of one batch.  0, or -1. */
+int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out);
+/* Digest and collect one event at once (the careful reader).  0, or -1. */
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
+/* Take "user_annotations" or "thread_resource_map".  0, or -1 after a report. */
+int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset);
+/* The window has been read: write out the last block.  0, or -1. */
+int cm_gpu_digest_finish(cm_gpu *g);
+
+/* The External ids the window's external correlations name, as a map
+ * ext id (int64) -> struct cm_ext_thread for the CPU scan to fill in
+ * (last event wins, as in a dict). */
+cm_hmap *cm_gpu_linked_ext(cm_gpu *g);
+
+/* After the CPU scan: link correlation ids to CPU threads and to user
+ * annotations, and drop the tables only needed for that.  0, or -1 after
+ * reporting an I/O error. */
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
+
+/* ---- plan: over the records ---- */
+/* Read the records: check what needs the resolved tables (thread lookups
+ * in the window's map; the deferred error of an overhead record), note the
+ * rows they open (devices, streams, processes, threads), the time extent
+ * and the annotation spans.  0, or -1 after a report. */
+int cm_gpu_plan(cm_gpu *g);
+/* Close the plan: the gpu_user_annotation spans join the extent (called by
+ * cm_gpu_plan). */
+void cm_gpu_plan_finish(cm_gpu *g);
+/* Smallest ts and largest ts+dur of the X events the output will hold (min
+ * is +inf when there are none), by Python's min()/max() rules. */
+void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end);
+/* Before the plan: the CPU trace's span [MIN_TS, MAX_END] (trace us), for
+ * cm_gpu_overlap.  Without it the plan counts nothing. */
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end);
+/* After the plan: how many X events the output will hold, and how many of
+ * them lie wholly outside the CPU span. */
+void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside);
+/* After the plan: the process ids of the API rows (int64 keys; values are
+ * internal).  Owned by G. */
+const cm_hmap *cm_gpu_processes(const cm_gpu *g);
+
+/* ---- output ---- */
+/* The metadata events (process/thread names, labels, sort indexes). */
+int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
+/* The window's events, from the records, in window order: written by JOBS
+ * worker threads (one with a repair stage, which counts what it moves).
+ * 0, or -1 after a report. */
+int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs);
+/* The gpu_user_annotation spans, sorted by (External id, device, stream). */
+int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo);
+
+/* Let the thread-repair stage place API records that no rule of the window
+ * resolved (their int32 id stayed); see repair.h. */
+struct cm_repair;
+void cm_gpu_set_repair(cm_gpu *g, struct cm_repair *r);
+/* Tell the repair stage which thread rows the GPU metadata names. */
+void cm_gpu_mark_named(const cm_gpu *g, struct cm_repair *r);
+
+/* Figures for the summary: window events, kept API records, etc. */
+struct cm_gpu_stats {
+	uint64_t events, linked_ext, linked_corr, api_rows, x_events;
+	uint64_t pairs;       /* external correlations spilled in pass 1 */
+	uint64_t index_bytes; /* the External id index at its largest */
+	uint64_t table_bytes; /* correlation links, rows, spans, maps after pass 2 */
+};
+void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st);
+
+#endif

@@ -1,0 +1,121 @@
+/* gpuconv_int.h - what the files of the GPU stage share: the state of the
+ * three window passes and the field readers with Python's int() rules.
+ * Internal to gpuconv.c, gpuscan.c, gpuargs.c and gpurows.c. */
+#ifndef CM_GPUCONV_INT_H
+#define CM_GPUCONV_INT_H
+
+#include <stdio.h>
+
+#include "gpu/gpuconv.h"
+#include "gpu/gpuargs.h"
+#include "repair/repair.h"
+#include "gpu/tidrule.h"
+#include "gpu/gpurec.h"
+
+struct pair {
+	int64_t corr, ext;
+	int user; /* external_kind == CUSTOM1 (4): a user annotation */
+};
+
+struct ua_ent {
+	char *name; /* NUL-terminated copy, or NULL when the value is not a string */
+	uint32_t len;
+};
+
+/* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
+ * millions of linked correlations but few threads. */
+struct linked { uint32_t thread; };
+struct cpu_thread { int64_t pid, tid; };
+/* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
+ * 8-byte alignment (GCC lets a typedef lower alignment). */
+typedef cm_int cm_int_a8 __attribute__((aligned(8)));
+struct first_ts { cm_int_a8 ns; };
+struct span { cm_int_a8 start, end; };
+
+/* CUpti_ExternalCorrelationKind CUSTOM1: the monitor's user annotations. */
+#define USER_EXTERNAL_KIND 4
+/* Overhead rows live in a process of their own, sorted after the others. */
+#define OVERHEAD_PID (-1)
+#define OVERHEAD_SORT_INDEX 0x1000000
+/* GPU processes sort after CPU ones: Kineto's 5000000 + device. */
+#define GPU_SORT_BASE 5000000
+
+struct cm_gpu {
+	const char *wname;
+	cm_int base_ns;
+	/* pass 1 */
+	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
+	uint64_t npairs;
+	cm_int max_end;  /* end of the last non-overhead activity */
+	cm_hmap *ext;    /* ext id -> struct cm_ext_thread */
+	int ua_dict;     /* user_annotations is an object */
+	cm_hmap *ua;     /* ext id -> struct ua_ent */
+	cm_tidmap *tidmap;
+	/* resolved */
+	cm_hmap *linked; /* correlation -> struct linked */
+	struct cpu_thread *cpu_threads; /* the distinct linked threads */
+	uint32_t ncpu_threads, cap_cpu_threads;
+	cm_hmap *uext;   /* correlation -> user annotation ext id */
+	/* pass 2 */
+	cm_hmap *devices, *streams, *procs, *threads, *spans;
+	int need_overhead;
+	double min_ts, max_end_ts;
+	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
+	double cpu_min_ts, cpu_max_end;
+	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
+	struct cm_gpu_stats st;
+	cm_repair *repair; /* or NULL */
+	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
+	cm_buf dgout;      /* its output, collected after each event */
+	/* the records of the window's events (gpurec.h) */
+	cm_buf block;      /* the block being filled (all of them, when small) */
+	FILE *recs;        /* the full blocks, in an unlinked temporary file */
+	uint64_t nrecs;
+};
+
+/* Bytes of records per block: the unit of work of the output stage. */
+#define CM_GPU_BLOCK (1u << 20)
+
+/* Digesting events (on a worker thread, or the reading thread): its own
+ * scratch space and outputs; of cm_gpu only the name is read. */
+struct cm_gpu_digest {
+	cm_gpu *g;
+	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
+	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
+	cm_int max_end;      /* end of the batch's last non-overhead activity */
+	uint64_t events;
+};
+
+/* Where the event being handled is, for messages. */
+struct at {
+	cm_gpu *g;
+	struct cm_gpu_digest *d;
+	uint64_t index;
+	int64_t offset;
+	const cm_jval *ev;
+};
+
+/* The pass-1 part of digesting one event: external correlations, the end of
+ * the last activity (gpuscan.c).  0, or -1 after a report. */
+int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
+/* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
+ * External ids the CPU scan looks for.  0, or -1 after a report. */
+int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
+
+/* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
+int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)). */
+int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out);
+/* _as_int(event[KEY]) when REQUIRED (missing: an error), else .get(KEY, 0). */
+int gpu_int_field(const struct at *a, const char *key, int required, cm_int *out);
+/* Narrow V to 64 bits for a table key; -1 after a report. */
+int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
+/* The event's field KEY, which must exist (NULL after a report). */
+const cm_jval *gpu_need(const struct at *a, const char *key);
+/* Note an X event's extent, by Python's min()/max(). */
+void gpu_extent(cm_gpu *g, double ts, double dur);
+/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
+void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
+
+#endif

@@ -1,0 +1,748 @@
+/* output.c - buffered, checked output to stdout or to FILE via a temporary file.
+ *
+ * What -o FILE does depends on what FILE is, as a Unix user expects of a
+ * tool that writes a file (cuptimerge(1), FILES):
+ *   - absent or a regular file: the output is written to a temporary file in
+ *     FILE's directory and only a complete one takes FILE's name (rename(2)
+ *     is atomic), so a failed or interrupted run never leaves half a trace
+ *     and never clobbers the old one;
+ *   - a symbolic link: followed; the file it names is replaced as above, in
+ *     that file's directory, and the link stays;
+ *   - a character or block device, a FIFO, anything else that is not a
+ *     directory: opened and written through, as `> FILE` would; replacing
+ *     it would turn /dev/null into a regular file;
+ *   - a directory: an error, found when the output is opened, which the
+ *     engine does before it reads any input.
+ * The temporary file has no name while it is written: Linux's O_TMPFILE
+ * makes an unnamed inode in the directory, and linkat(2) through
+ * /proc/self/fd gives it FILE's name at the end (or a temporary name, then
+ * rename(2), when FILE exists: linkat cannot replace).  Whatever kills the
+ * run, even SIGKILL, the kernel then frees the inode and nothing is left.
+ * Where O_TMPFILE is not supported (older kernels, some file systems), the
+ * file is made with a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM,
+ * SIGHUP and exit() remove; only SIGKILL or a crash can leave it.
+ *
+ * Gzip output with one thread (-j 1) is compressed by a second thread:
+ * deflate costs about as much as the merge itself, so while the merge fills
+ * one buffer the compressor works on the other (two buffers, one hand-over
+ * at a time).  The zlib stream and the file descriptor belong to that thread
+ * until it is joined in cm_output_close.  With more threads, pgzip.c deflates
+ * blocks on that many workers, pigz's way, and this file's write_all, on the
+ * caller's thread, writes them in order (pgzip.c's essay says how). */
+#include "config.h"
+#include "io/output.h"
+#include "io/tmpfile.h"
+#include "io/pgzip.h"
+#include "base/diag.h"
+#include "exitcode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* 256 KiB: large enough that write(2) calls do not show in a profile. */
+#define OUT_BUFSIZE (256u * 1024u)
+
+/* Where the bytes go (see the top of the file). */
+enum out_kind {
+	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
+	OUT_STDOUT,  /* file descriptor 1 */
+	OUT_SPOOL,   /* a temporary file of ours (cm_output_open_spool) */
+	OUT_DIRECT,  /* -o a device or FIFO: written through */
+	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end */
+	OUT_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
+};
+
+struct cm_output {
+	int fd;
+	enum out_kind kind;
+	char *path;     /* the -o name as given (for messages), or NULL */
+	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
+	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
+	const char *shown; /* name for messages */
+	int gzip;     /* the one-stream path: zs, on the compressor thread */
+	cm_pgz *pgz;  /* or gzip on several threads (pgzip.c) */
+	z_stream zs;
+	unsigned char *buf; /* pending plain bytes */
+	size_t len;
+	unsigned char *zbuf; /* compressed bytes */
+	int failed, pipe_closed;
+	/* gzip: the compressor thread and the buffer it owns while job is set */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, job, quit;
+	unsigned char *busy;
+	size_t busy_len;
+	cm_diag_slot comp_diag; /* the compressor's error, reported once joined */
+};
+
+static int flush_buf(cm_output *out, int finish);
+
+int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
+
+cm_output *cm_output_open_spool(void)
+{
+	cm_output *out;
+	int fd = cm_temp_fd("events");
+	if (fd < 0)
+		return NULL;
+	out = cm_output_open(NULL, -1, 1);
+	if (!out) {
+		close(fd);
+		return NULL;
+	}
+	out->fd = fd;
+	out->shown = "<temporary file>";
+	out->kind = OUT_SPOOL;
+	return out;
+}
+
+int cm_output_spool_done(cm_output *out)
+{
+	int fd = out->fd;
+	if (flush_buf(out, 1) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		if (!out->failed)
+			cm_error(CM_EXIT_IO, out->shown, -1, "cannot rewind: %s", strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	out->fd = -1;
+	cm_output_close(out, 0);
+	return fd;
+}
+
+/* The one temporary name an -o run can have in FILE's directory (OUT_NAMED),
+ * for the signal handler and exit() to remove: one -o output per process.
+ * The name is written only while doomed_set is 0, so the handler never
+ * reads half of it. */
+static char doomed_path[PATH_MAX];
+static volatile sig_atomic_t doomed_set;
+
+/* The signals that end a run from outside and that we clean up after. */
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* atexit: remove the temporary name (exit(3) when memory ran out). */
+static void remove_doomed(void)
+{
+	if (doomed_set)
+		unlink(doomed_path);
+	doomed_set = 0;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: remove the temporary name, then die of the
+ * signal (SA_RESETHAND restored the default; the signal is blocked while
+ * this runs, so the raise takes effect on return), so the parent sees it. */
+static void on_fatal_signal(int sig)
+{
+	int saved = errno;
+	if (doomed_set)
+		unlink(doomed_path); /* async-signal-safe */
+	doomed_set = 0;
+	raise(sig);
+	errno = saved;
+}
+
+/* Block (BLOCK 1) or restore the fatal signals on this thread around a step
+ * that must not be cut in two (a name made and recorded, link and rename). */
+static void hold_signals(int block, sigset_t *saved)
+{
+	sigset_t set;
+	size_t i;
+	if (!block) {
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
+		return;
+	}
+	sigemptyset(&set);
+	for (i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+		sigaddset(&set, fatal_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+/* Install the clean-up, once: the handlers (not over a signal the caller
+ * ignores, as nohup does: that one stays ignored) and the atexit hook. */
+static void install_cleanup(void)
+{
+	static int done;
+	struct sigaction sa, old;
+	size_t i;
+	if (done)
+		return;
+	done = 1;
+	atexit(remove_doomed);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	for (i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+}
+
+/* PATH with the symbolic links of its last component followed, as open(2)
+ * follows them: the name of the file that -o replaces or creates, whose
+ * directory gets the temporary file.  Returns a malloc'd string, or NULL
+ * with errno set (ELOOP after 40 links, the kernel's own limit). */
+static char *follow_links(const char *path)
+{
+	char *cur = strdup(path), link[PATH_MAX];
+	int hops;
+	for (hops = 0; cur; hops++) {
+		struct stat st;
+		const char *slash;
+		ssize_t n;
+		char *next;
+		size_t dlen;
+		if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+			return cur; /* absent or not a link: this is the name */
+		if (hops == 40 || (n = readlink(cur, link, sizeof link - 1)) < 0) {
+			int e = hops == 40 ? ELOOP : errno;
+			free(cur);
+			errno = e;
+			return NULL;
+		}
+		link[n] = '\0';
+		/* a relative link is relative to the link's own directory */
+		slash = strrchr(cur, '/');
+		dlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+		next = malloc(dlen + (size_t)n + 1);
+		if (next) {
+			memcpy(next, cur, dlen);
+			memcpy(next + dlen, link, (size_t)n + 1);
+		}
+		free(cur);
+		cur = next;
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* A malloc'd "DIR/.BASE.cuptimerge-XXXXXX" for the file TARGET (DIR "." when
+ * it has no slash): a dot-file, so ls and globs skip it, named after FILE
+ * so that a leftover says whose it is.  NULL when memory ran out. */
+static char *temp_name(const char *target)
+{
+	const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
+	size_t n = dlen + 1 + strlen(base) + sizeof ".cuptimerge-XXXXXX";
+	char *t = malloc(n);
+	if (t)
+		snprintf(t, n, "%.*s.%s.cuptimerge-XXXXXX", (int)dlen, target, base);
+	return t;
+}
+
+/* Replace the trailing XXXXXX of NAME with letters that differ from call to
+ * call and from process to process (for a name linkat(2) must make fresh). */
+static void fill_x(char *name)
+{
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static uint64_t calls;
+	struct timespec ts;
+	char *x = name + strlen(name) - 6;
+	uint64_t v;
+	int i;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v = ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40) +
+	    ++calls * 0x9E3779B97F4A7C15u;
+	v ^= v >> 31;
+	v *= 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: every bit counts */
+	v ^= v >> 27;
+	for (i = 0; i < 6; i++, v /= 62)
+		x[i] = set[v % 62];
+}
+
+/* Open the file -o writes while the run lasts: unnamed in TARGET's
+ * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
+static int open_temp(cm_output *out)
+{
+	char *slash = strrchr(out->target, '/'), *dir;
+	sigset_t saved;
+	mode_t mask;
+	int fd;
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == out->target)
+		dir = strdup("/");
+	else
+		dir = strndup(out->target, (size_t)(slash - out->target));
+	if (!dir)
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	fd = cm_temp_unnamed(dir, 0);
+	free(dir);
+	if (fd >= 0) {
+		char proc[64];
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		if (access(proc, F_OK) == 0) { /* linkat will name it through /proc */
+			out->fd = fd;
+			out->kind = OUT_UNNAMED;
+			return 0;
+		}
+		close(fd); /* no /proc: it could never be named; make a named one */
+	} else if (fd == -1) {
+		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
+				strerror(errno)),
+		       -1;
+	}
+	if (!(out->tmp_path = temp_name(out->target)))
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	install_cleanup();
+	/* made and recorded in one step: a signal between would leave it */
+	hold_signals(1, &saved);
+	fd = mkstemp(out->tmp_path);
+	if (fd >= 0 && strlen(out->tmp_path) < sizeof doomed_path) {
+		strcpy(doomed_path, out->tmp_path);
+		doomed_set = 1;
+	}
+	hold_signals(0, &saved);
+	if (fd < 0) {
+		cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s", strerror(errno));
+		free(out->tmp_path);
+		out->tmp_path = NULL;
+		return -1;
+	}
+	out->fd = fd;
+	out->kind = OUT_NAMED;
+	/* mkstemp makes 0600; give the file the mode a plain create would */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	return 0;
+}
+
+/* Open PATH, which exists and is neither a regular file nor a directory, to
+ * write through it.  1 when opened, 0 when it turned out to be a regular
+ * file after all (replaced meanwhile: the caller goes the atomic way), -1
+ * after reporting. */
+static int open_direct(cm_output *out)
+{
+	struct stat st;
+	/* blocks on a FIFO until it has a reader, as `> FIFO` does */
+	int fd = open(out->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot open: %s", strerror(errno)), -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	out->fd = fd;
+	out->kind = OUT_DIRECT;
+	return 1;
+}
+
+/* Open -o PATH for OUT by the rules at the top.  0, or -1 after reporting. */
+static int open_path(cm_output *out, const char *path)
+{
+	struct stat st;
+	int rc;
+	if (!(out->path = strdup(path)))
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	out->shown = out->path;
+	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
+		return cm_error(CM_EXIT_IO, NULL, -1, "the output file name is empty"), -1;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return cm_error(CM_EXIT_IO, out->shown, -1, "is a directory"), -1;
+		if ((rc = open_direct(out)) != 0)
+			return rc < 0 ? -1 : 0;
+	}
+	if (!(out->target = follow_links(path)))
+		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
+		       -1;
+	return open_temp(out);
+}
+
+static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
+
+cm_output *cm_output_open(const char *path, int gzip_level, int threads)
+{
+	cm_output *out = calloc(1, sizeof *out);
+	if (!out)
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
+	out->fd = -1;
+	out->buf = malloc(OUT_BUFSIZE);
+	out->zbuf = malloc(OUT_BUFSIZE);
+	out->busy = malloc(OUT_BUFSIZE);
+	pthread_mutex_init(&out->mu, NULL);
+	pthread_cond_init(&out->cv, NULL);
+	if (!out->buf || !out->zbuf || !out->busy)
+		goto nomem;
+	if (!path || !strcmp(path, "-")) {
+		out->fd = 1;
+		out->kind = OUT_STDOUT;
+		out->shown = "<stdout>";
+	} else if (open_path(out, path) < 0) {
+		cm_output_close(out, 0);
+		return NULL;
+	}
+	if (gzip_level >= 0 && threads > 1) {
+		if (!(out->pgz = cm_pgz_new(gzip_level, threads, pgz_sink, out)))
+			goto nomem;
+	} else if (gzip_level >= 0) {
+		out->gzip = 1;
+		/* 15 + 16: gzip wrapper; memLevel 8 is zlib's default */
+		if (deflateInit2(&out->zs, gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			goto nomem;
+	}
+	return out;
+nomem:
+	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
+	cm_output_close(out, 0);
+	return NULL;
+}
+
+/* write(2) all of P, retrying short writes.  Returns 0 or -1 (reported). */
+static int write_all(cm_output *out, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(out->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			out->failed = 1;
+			if (errno == EPIPE && (out->kind == OUT_STDOUT || out->kind == OUT_DIRECT)) {
+				out->pipe_closed = 1; /* the reader is gone: not our error to report */
+				return -1;
+			}
+			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* pgzip's sink: write the compressed bytes (on the caller's thread, so
+ * write_all reports as it does for plain output).  0 or -1. */
+static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
+{
+	return write_all(ctx, p, n);
+}
+
+/* After pgzip returned RC (not CM_PGZ_OK): the run has failed; report what
+ * the sink has not reported already.  Returns -1. */
+static int pgz_failed(cm_output *out, int rc)
+{
+	if (!out->failed) { /* CM_PGZ_SINK comes from write_all, which set it */
+		if (rc == CM_PGZ_NOMEM)
+			cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
+		else
+			cm_error(CM_EXIT_IO, out->shown, -1, "deflate failed");
+	}
+	out->failed = 1;
+	return -1;
+}
+
+/* Deflate DATA[0..LEN) and write what comes out; FINISH ends the gzip
+ * stream.  Runs on the compressor thread, or on the main one once that is
+ * joined.  Returns 0 or -1. */
+static int deflate_out(cm_output *out, unsigned char *data, size_t len, int finish)
+{
+	out->zs.next_in = data;
+	out->zs.avail_in = (uInt)len;
+	for (;;) {
+		int rc;
+		out->zs.next_out = out->zbuf;
+		out->zs.avail_out = OUT_BUFSIZE;
+		rc = deflate(&out->zs, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR) {
+			out->failed = 1;
+			return cm_error(CM_EXIT_IO, out->shown, -1, "deflate failed"), -1;
+		}
+		if (write_all(out, out->zbuf, OUT_BUFSIZE - out->zs.avail_out) < 0)
+			return -1;
+		if (finish ? rc == Z_STREAM_END : out->zs.avail_in == 0)
+			break;
+	}
+	return 0;
+}
+
+/* The compressor thread: deflate each buffer handed over until told to quit. */
+static void *compressor(void *arg)
+{
+	cm_output *out = arg;
+	cm_diag_defer(&out->comp_diag); /* the main thread reports it, once */
+	pthread_mutex_lock(&out->mu);
+	for (;;) {
+		while (!out->job && !out->quit)
+			pthread_cond_wait(&out->cv, &out->mu);
+		if (!out->job)
+			break;
+		pthread_mutex_unlock(&out->mu);
+		if (!out->failed)
+			deflate_out(out, out->busy, out->busy_len, 0);
+		pthread_mutex_lock(&out->mu);
+		out->job = 0;
+		pthread_cond_broadcast(&out->cv);
+	}
+	pthread_mutex_unlock(&out->mu);
+	return NULL;
+}
+
+/* Wait until the compressor has no buffer (then out->failed is current). */
+static void wait_idle(cm_output *out)
+{
+	pthread_mutex_lock(&out->mu);
+	while (out->job)
+		pthread_cond_wait(&out->cv, &out->mu);
+	pthread_mutex_unlock(&out->mu);
+}
+
+/* Stop and join the compressor (it finishes the buffer it has), then report
+ * its error, if any (unless the run has reported one already). */
+static void stop_compressor(cm_output *out)
+{
+	if (!out->started)
+		return;
+	pthread_mutex_lock(&out->mu);
+	out->quit = 1;
+	pthread_cond_broadcast(&out->cv);
+	pthread_mutex_unlock(&out->mu);
+	pthread_join(out->th, NULL);
+	out->started = 0;
+	cm_diag_settle(&out->comp_diag);
+}
+
+/* Push the pending bytes out, through deflate when gzip.  FINISH ends the
+ * gzip stream.  Returns 0 or -1. */
+static int flush_buf(cm_output *out, int finish)
+{
+	unsigned char *t;
+	int rc;
+	if (out->failed)
+		return -1;
+	if (out->pgz) { /* cm_output_write hands it everything at once */
+		rc = finish ? cm_pgz_finish(out->pgz) : CM_PGZ_OK;
+		return rc == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
+	}
+	if (!out->gzip) {
+		rc = write_all(out, out->buf, out->len);
+		out->len = 0;
+		return rc;
+	}
+	if (finish) {
+		stop_compressor(out);
+		rc = out->failed ? -1 : deflate_out(out, out->buf, out->len, 1);
+		out->len = 0;
+		return rc;
+	}
+	if (!out->started) {
+		if (pthread_create(&out->th, NULL, compressor, out) != 0) {
+			rc = deflate_out(out, out->buf, out->len, 0); /* no thread: do it here */
+			out->len = 0;
+			return rc;
+		}
+		out->started = 1;
+	}
+	wait_idle(out);
+	if (out->failed)
+		return -1;
+	/* hand this buffer over, fill the other */
+	t = out->busy;
+	out->busy = out->buf;
+	out->buf = t;
+	pthread_mutex_lock(&out->mu);
+	out->busy_len = out->len;
+	out->job = 1;
+	pthread_cond_broadcast(&out->cv);
+	pthread_mutex_unlock(&out->mu);
+	out->len = 0;
+	return 0;
+}
+
+int cm_output_write(cm_output *out, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	int rc;
+	if (out->failed)
+		return -1;
+	if (out->pgz) /* it has buffers of its own: no copy into ours */
+		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
+	while (len) {
+		size_t room = OUT_BUFSIZE - out->len, n = len < room ? len : room;
+		memcpy(out->buf + out->len, p, n);
+		out->len += n;
+		p += n;
+		len -= n;
+		if (out->len == OUT_BUFSIZE && flush_buf(out, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Give the finished unnamed file (OUT_UNNAMED) the name out->target:
+ * linkat(2) through /proc/self/fd makes the name when there is none; when
+ * there is one, linkat cannot replace it, so the file gets a fresh
+ * temporary name that rename(2) then moves over it atomically.  The fatal
+ * signals wait meanwhile, so that name cannot be left behind by them.
+ * 0, or -1 after reporting. */
+static int publish_unnamed(cm_output *out)
+{
+	char proc[64], *tmp;
+	sigset_t saved;
+	int tries, linked = 0, rc = -1;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, out->target, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
+				strerror(errno)),
+		       -1;
+	if (!(tmp = temp_name(out->target)))
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	hold_signals(1, &saved);
+	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
+		fill_x(tmp);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			linked = 1;
+		else if (errno != EEXIST)
+			break;
+	}
+	if (!linked) {
+		cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file a temporary name: %s",
+			 strerror(errno));
+	} else if (rename(tmp, out->target) < 0) {
+		cm_error(CM_EXIT_IO, out->shown, -1, "cannot rename %s to it: %s", tmp, strerror(errno));
+		unlink(tmp);
+	} else {
+		rc = 0;
+	}
+	hold_signals(0, &saved);
+	free(tmp);
+	return rc;
+}
+
+int cm_output_close(cm_output *out, int ok)
+{
+	int rc = 0;
+	if (!out)
+		return -1;
+	if (ok && !out->failed && flush_buf(out, 1) < 0)
+		ok = 0;
+	stop_compressor(out); /* a failed run: let it drop its buffer */
+	cm_pgz_free(out->pgz); /* the same for the workers */
+	out->pgz = NULL;
+	if (out->failed)
+		ok = 0;
+	if (out->gzip)
+		deflateEnd(&out->zs);
+	switch (out->kind) {
+	case OUT_NONE:
+		break;
+	case OUT_STDOUT:
+		/* a late EIO/ENOSPC shows up at close; check it (jq does the same) */
+		if (ok && close(1) < 0 && errno != EINTR) {
+			if (errno == EPIPE)
+				out->pipe_closed = 1;
+			else
+				cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			ok = 0;
+		}
+		break;
+	case OUT_SPOOL:
+		if (out->fd >= 0)
+			close(out->fd);
+		break;
+	case OUT_DIRECT:
+	case OUT_UNNAMED:
+	case OUT_NAMED:
+		if (out->fd < 0)
+			break; /* the open failed */
+		/* EINVAL: a FIFO or a device without a cache; EROFS: nothing to sync */
+		if (ok && fsync(out->fd) < 0 && errno != EINVAL && errno != EROFS) {
+			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			ok = 0;
+		}
+		/* named while still open: the descriptor is the only way to it.
+		 * fsync has succeeded, so the close below cannot lose data. */
+		if (ok && out->kind == OUT_UNNAMED && publish_unnamed(out) < 0)
+			ok = 0;
+		if (close(out->fd) < 0 && ok) {
+			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			ok = 0;
+		}
+		if (out->kind == OUT_NAMED) {
+			sigset_t saved;
+			hold_signals(1, &saved);
+			if (ok && rename(out->tmp_path, out->target) < 0) {
+				cm_error(CM_EXIT_IO, out->shown, -1, "cannot rename %s to it: %s", out->tmp_path,
+					 strerror(errno));
+				ok = 0;
+			}
+			if (!ok)
+				unlink(out->tmp_path);
+			doomed_set = 0;
+			hold_signals(0, &saved);
+		}
+		break;
+	}
+	rc = ok ? 0 : out->pipe_closed ? 1 : -1;
+	free(out->path);
+	free(out->target);
+	free(out->tmp_path);
+	free(out->buf);
+	free(out->zbuf);
+	free(out->busy);
+	pthread_mutex_destroy(&out->mu);
+	pthread_cond_destroy(&out->cv);
+	free(out);
+	return rc;
+}
+
+/* Hand the buffer to the output once it is this big. */
+#define EVOUT_FLUSH (1u << 20)
+
+int cm_evout_flush(cm_evout *eo)
+{
+	int rc = cm_output_write(eo->out, eo->buf.p, eo->buf.len);
+	eo->buf.len = 0;
+	return rc;
+}
+
+int cm_evout_next(cm_evout *eo)
+{
+	if (eo->buf.len >= EVOUT_FLUSH && cm_evout_flush(eo) < 0)
+		return -1;
+	if (eo->first)
+		eo->first = 0;
+	else
+		cm_buf_putc(&eo->buf, ',');
+	return 0;
+}
+
+int cm_evout_meta(cm_evout *eo, const char *name, const char *ts_text, cm_int pid, cm_int tid,
+		  const char *arg_key, const char *arg_text, cm_int arg_int)
+{
+	cm_buf *b = &eo->buf;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"M\",\"name\":");
+	cm_jw_string(b, name, strlen(name));
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_puts(b, ts_text);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, tid);
+	cm_buf_lit(b, ",\"args\":{");
+	cm_jw_string(b, arg_key, strlen(arg_key));
+	cm_buf_putc(b, ':');
+	if (arg_text)
+		cm_jw_string(b, arg_text, strlen(arg_text));
+	else
+		cm_jw_int(b, arg_int);
+	cm_buf_lit(b, "}}");
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* output.h - where the merged trace goes: stdout or a file written through a
+ * temporary name, plain or gzip, with every write checked. */
+#ifndef CM_OUTPUT_H
+#define CM_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct cm_output cm_output;
+
+/* Open the destination: PATH NULL or "-" means standard output.  Otherwise,
+ * by what PATH is (output.c says why): a regular file or none, a temporary
+ * file in its directory (unnamed where O_TMPFILE works) that becomes PATH
+ * only in cm_output_close(ok=1); a symlink, the same for the file it names;
+ * a device or FIFO, PATH itself, opened for writing (a FIFO blocks until
+ * it has a reader); a directory, an error.  Call it before reading input,
+ * so a bad PATH fails early.  GZIP_LEVEL < 0 writes plain text, 0..9 a gzip
+ * stream of that level, compressed by THREADS threads (1: one zlib stream on
+ * one compressor thread; more: pgzip.h, one gzip member all the same).
+ * Returns NULL after reporting the error. */
+cm_output *cm_output_open(const char *path, int gzip_level, int threads);
+
+/* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
+ * closed pipe, which only sets cm_output_pipe_closed()). */
+int cm_output_write(cm_output *out, const void *data, size_t len);
+
+/* A plain output into an unlinked temporary file in $TMPDIR (for text made
+ * ahead of its place in the output).  NULL after reporting. */
+cm_output *cm_output_open_spool(void);
+
+/* Finish a spool: flush it and hand back its descriptor, rewound (the caller
+ * closes it), or -1 after reporting.  Frees OUT. */
+int cm_output_spool_done(cm_output *out);
+
+/* 1 when the reader of standard output, or of a FIFO given as -o, went
+ * away (EPIPE): stop quietly. */
+int cm_output_pipe_closed(const cm_output *out);
+
+/* Finish: with OK, flush, end the gzip stream, sync, and give the temporary
+ * file the name PATH (or its symlink's target) atomically, then close
+ * (checked); without OK (or on any failure), drop the temporary file and
+ * leave PATH untouched (a device or FIFO may have had part of the output).
+ * Returns 0 on success, 1 when the reader of standard output (or of a
+ * FIFO) went away (nothing reported), -1 after reporting an error.  Frees
+ * OUT. */
+int cm_output_close(cm_output *out, int ok);
+
+
+#include "json/jwrite.h"
+
+/* The writer of traceEvents elements: a buffer in front of an output that
+ * puts the commas between elements. */
+typedef struct cm_evout {
+	cm_output *out;
+	cm_buf buf;
+	int first; /* no element written yet */
+} cm_evout;
+
+/* Begin an element: write the separating comma (none before the first),
+ * and pass the buffer on once it holds 1 MiB.  Returns 0, or -1 when the
+ * output failed (already reported, or the pipe closed). */
+int cm_evout_next(cm_evout *eo);
+
+/* Write a metadata ("M") event {"ph":"M","name":NAME,"ts":TS_TEXT,"pid":PID,
+ * "tid":TID,"args":{ARG_KEY:V}}, V being the string ARG_TEXT, or the integer
+ * ARG_INT when ARG_TEXT is NULL.  TS_TEXT is written as it is.  0 or -1. */
+int cm_evout_meta(cm_evout *eo, const char *name, const char *ts_text, cm_int pid, cm_int tid,
+		  const char *arg_key, const char *arg_text, cm_int arg_int);
+
+/* Pass everything buffered on.  Returns 0 or -1. */
+int cm_evout_flush(cm_evout *eo);
+
+#endif

@@ -1,0 +1,301 @@
+/* docsplit.c - the splitter: one byte loop over the top level of a document.
+ *
+ * Only three things need tracking to find where a value ends: whether we
+ * are in a string, whether the byte before was a backslash, and the
+ * bracket depth (jscan.h).  That is a table lookup a byte, far cheaper than
+ * parsing, so one thread can cut a document for many that parse it.  The
+ * top level itself - braces, keys, colons, commas - is checked here to the
+ * letter of JSON, so that a document whose every value the workers accept
+ * is exactly a document yajl accepts.  Element bytes are copied once, into
+ * the batch, as they are scanned; an element cut by the end of a chunk
+ * simply continues in the next. */
+#include "config.h"
+#include "json/docsplit.h"
+#include "base/diag.h"
+#include "json/jscan.h"
+#include "json/jval.h"
+
+#include <string.h>
+
+enum state {
+	ST_START,      /* before the top-level '{' */
+	ST_OBJ_OPEN,   /* after '{': a key or '}' */
+	ST_KEY_NEXT,   /* after ',': a key */
+	ST_KEY,        /* in a key */
+	ST_COLON,      /* after a key */
+	ST_VALUE,      /* after ':': a value */
+	ST_MEMBER,     /* in a member's value */
+	ST_AFTER,      /* after a member: ',' or '}' */
+	ST_ARR_OPEN,   /* after the array's '[': an element or ']' */
+	ST_ELEM_NEXT,  /* after ',' in the array: an element */
+	ST_ELEM,       /* in an element */
+	ST_ARR_AFTER,  /* after an element: ',' or ']' */
+	ST_END,        /* after the top-level '}' */
+};
+
+struct split {
+	cm_input *in;
+	const cm_docsplit_sink *sink;
+	const char *array_key;
+	size_t batch_size;
+	enum state st;
+	cm_jscan sc;
+	int key_esc, key_is_array, seen_array;
+	cm_buf key, val, batch;
+	size_t elem_at;     /* offset in batch of the element being built */
+	uint64_t index;
+	cm_arena *arena;
+};
+
+const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b)
+{
+	return b->len ? (const cm_docsplit_elem *)b->p : NULL;
+}
+
+/* Elements are padded to 8 bytes so that each header is aligned. */
+static size_t padded(size_t n) { return (n + 7) & ~(size_t)7; }
+
+const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem *e)
+{
+	const char *next = (const char *)(e + 1) + padded(e->len);
+	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
+}
+
+/* Is the key just read the array's? */
+static int key_is_array(struct split *sp)
+{
+	const cm_jval *v;
+	size_t n = strlen(sp->array_key);
+	if (!sp->key_esc)
+		return sp->key.len == n + 2 && !memcmp(sp->key.p + 1, sp->array_key, n);
+	cm_arena_reset(sp->arena);
+	v = cm_jval_parse_py(sp->arena, sp->key.p, sp->key.len);
+	return v && v->type == CM_J_STR && v->len == n && !memcmp(v->s, sp->array_key, n);
+}
+
+static void elem_begin(struct split *sp)
+{
+	cm_docsplit_elem e = {0, 0, sp->index++, 0};
+	sp->elem_at = sp->batch.len;
+	cm_buf_put(&sp->batch, &e, sizeof e);
+}
+
+/* The element ended at END_OFFSET: close its header, pad, and hand the
+ * batch on when it is full. */
+static int elem_end(struct split *sp, int64_t end_offset)
+{
+	cm_docsplit_elem *e = (cm_docsplit_elem *)(sp->batch.p + sp->elem_at);
+	size_t len = sp->batch.len - sp->elem_at - sizeof *e;
+	static const char zeros[8];
+	e->len = (uint32_t)len;
+	e->end_offset = end_offset;
+	cm_buf_put(&sp->batch, zeros, padded(len) - len);
+	if (sp->batch.len >= sp->batch_size) {
+		if (sp->sink->batch(sp->sink->ctx, &sp->batch) < 0)
+			return -1;
+		sp->batch.len = 0;
+	}
+	return 0;
+}
+
+/* The byte C starts a value? (The value itself is judged by the caller.) */
+static int value_start(char c) { return c != ',' && c != ':' && c != '}' && c != ']' && !cm_jscan_ws(c); }
+
+/* Scan the chunk S[0..N) at text offset BASE.  0, 1 to stop (a sink said
+ * so), or CM_DOCSPLIT_INVALID. */
+static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
+{
+	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
+	while (i < n) {
+		char ch = s[i];
+		switch (sp->st) {
+		case ST_START:
+			if (ch == '{')
+				sp->st = ST_OBJ_OPEN;
+			else if (!cm_jscan_ws(ch))
+				return CM_DOCSPLIT_INVALID;
+			i++;
+			break;
+		case ST_OBJ_OPEN:
+		case ST_KEY_NEXT:
+			if (ch == '"') {
+				sp->key.len = 0;
+				cm_buf_putc(&sp->key, '"');
+				sp->key_esc = 0;
+				sp->sc.esc = 0;
+				sp->st = ST_KEY;
+			} else if (ch == '}' && sp->st == ST_OBJ_OPEN) {
+				sp->st = ST_END;
+			} else if (!cm_jscan_ws(ch)) {
+				return CM_DOCSPLIT_INVALID;
+			}
+			i++;
+			break;
+		case ST_KEY: { /* after the opening quote */
+			size_t k = i;
+			int done = 0;
+			while (k < n) {
+				char c = s[k++];
+				if (sp->sc.esc) {
+					sp->sc.esc = 0;
+				} else if (c == '\\') {
+					sp->sc.esc = sp->key_esc = 1;
+				} else if (c == '"') {
+					done = 1;
+					break;
+				}
+			}
+			cm_buf_put(&sp->key, s + i, k - i);
+			i = k;
+			if (done) {
+				sp->key_is_array = key_is_array(sp);
+				if (sp->key_is_array && sp->seen_array)
+					return CM_DOCSPLIT_INVALID; /* the careful reader names it */
+				sp->st = ST_COLON;
+			}
+			break;
+		}
+		case ST_COLON:
+			if (ch == ':')
+				sp->st = ST_VALUE;
+			else if (!cm_jscan_ws(ch))
+				return CM_DOCSPLIT_INVALID;
+			i++;
+			break;
+		case ST_VALUE:
+			if (cm_jscan_ws(ch)) {
+				i++;
+			} else if (sp->key_is_array && ch == '[') {
+				sp->seen_array = 1;
+				sp->st = ST_ARR_OPEN;
+				i++;
+			} else if (value_start(ch)) {
+				sp->val.len = 0;
+				cm_jscan_begin(&sp->sc, ch);
+				run = i;
+				if (sp->sc.scalar) {
+					/* a number or literal: it ends at a delimiter */
+				} else {
+					i++; /* the opening byte */
+					if (ch == '"')
+						sp->sc.in_str = 1;
+					else
+						sp->sc.depth = 1;
+				}
+				sp->st = ST_MEMBER;
+			} else {
+				return CM_DOCSPLIT_INVALID;
+			}
+			break;
+		case ST_MEMBER:
+			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
+				cm_buf_put(&sp->val, s + run, i - run);
+				if (sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, sp->val.p, sp->val.len,
+						     (int64_t)(base + i)) < 0)
+					return 1;
+				sp->st = ST_AFTER;
+			} else {
+				cm_buf_put(&sp->val, s + run, n - run);
+				run = 0;
+			}
+			break;
+		case ST_AFTER:
+			if (ch == ',')
+				sp->st = ST_KEY_NEXT;
+			else if (ch == '}')
+				sp->st = ST_END;
+			else if (!cm_jscan_ws(ch))
+				return CM_DOCSPLIT_INVALID;
+			i++;
+			break;
+		case ST_ARR_OPEN:
+		case ST_ELEM_NEXT:
+			if (cm_jscan_ws(ch)) {
+				i++;
+			} else if (ch == ']' && sp->st == ST_ARR_OPEN) {
+				sp->st = ST_AFTER;
+				i++;
+			} else if (value_start(ch)) {
+				elem_begin(sp);
+				cm_jscan_begin(&sp->sc, ch);
+				run = i;
+				if (!sp->sc.scalar) {
+					i++;
+					if (ch == '"')
+						sp->sc.in_str = 1;
+					else
+						sp->sc.depth = 1;
+				}
+				sp->st = ST_ELEM;
+			} else {
+				return CM_DOCSPLIT_INVALID;
+			}
+			break;
+		case ST_ELEM:
+			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
+				cm_buf_put(&sp->batch, s + run, i - run);
+				sp->st = ST_ARR_AFTER;
+				if (elem_end(sp, (int64_t)(base + i)) < 0)
+					return 1;
+			} else {
+				cm_buf_put(&sp->batch, s + run, n - run);
+				run = 0;
+			}
+			break;
+		case ST_ARR_AFTER:
+			if (ch == ',')
+				sp->st = ST_ELEM_NEXT;
+			else if (ch == ']')
+				sp->st = ST_AFTER;
+			else if (!cm_jscan_ws(ch))
+				return CM_DOCSPLIT_INVALID;
+			i++;
+			break;
+		case ST_END:
+			if (!cm_jscan_ws(ch))
+				return CM_DOCSPLIT_INVALID;
+			i++;
+			break;
+		}
+	}
+	return 0;
+}
+
+int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_docsplit_sink *sink,
+		    const char *label, int *seen_array)
+{
+	struct split sp;
+	const char *chunk;
+	size_t len;
+	int rc, fed = 0;
+	memset(&sp, 0, sizeof sp);
+	sp.in = in;
+	sp.sink = sink;
+	sp.array_key = array_key;
+	sp.batch_size = batch;
+	sp.arena = cm_arena_new();
+	cm_progress_begin(label, cm_input_raw_size(in));
+	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		fed = feed(&sp, chunk, len, cm_input_offset(in));
+		if (fed)
+			break;
+		cm_progress_update(cm_input_raw_done(in));
+	}
+	if (rc < 0)
+		rc = CM_DOCSPLIT_IOERR;
+	else if (fed == 1)
+		rc = CM_DOCSPLIT_STOPPED;
+	else if (fed || sp.st != ST_END)
+		rc = CM_DOCSPLIT_INVALID;
+	else if (sp.batch.len && sink->batch(sink->ctx, &sp.batch) < 0)
+		rc = CM_DOCSPLIT_STOPPED;
+	else
+		rc = CM_DOCSPLIT_OK;
+	if (seen_array)
+		*seen_array = sp.seen_array;
+	cm_buf_free(&sp.key);
+	cm_buf_free(&sp.val);
+	cm_buf_free(&sp.batch);
+	cm_arena_free(sp.arena);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/* docsplit.h - cut a one-big-array JSON document (a trace's "traceEvents",
+ * a window's "events") into batches of whole elements, at memory speed,
+ * without parsing them.
+ *
+ * The splitter checks the document's top-level grammar (an object of
+ * members, one of them the array) exactly; each element and member value
+ * it hands on as text, for the caller to check and parse (jvalid.h), in
+ * parallel when it likes.  It judges no value: on anything it cannot split
+ * it says so, and the caller explains the fault with the careful reader
+ * (saxread.h), which finds the same fault and names its place. */
+#ifndef CM_DOCSPLIT_H
+#define CM_DOCSPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "io/input.h"
+#include "json/jwrite.h"
+
+/* A batch of elements in one buffer: a header, then for each element a
+ * struct cm_docsplit_elem followed by its bytes (its first byte to its
+ * last).  Walk it with cm_docsplit_first / cm_docsplit_next. */
+typedef struct cm_docsplit_elem {
+	uint32_t len;
+	uint32_t pad;
+	uint64_t index;      /* its index in the array */
+	int64_t end_offset;  /* text offset just past its last byte */
+} cm_docsplit_elem;
+
+/* The first element of the batch B (NULL when empty); its text follows it. */
+const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b);
+/* The element after E in B, or NULL. */
+const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem *e);
+/* The text of E. */
+static inline const char *cm_docsplit_text(const cm_docsplit_elem *e) { return (const char *)(e + 1); }
+
+typedef struct cm_docsplit_sink {
+	/* A top-level member other than the array: its key as in the input
+	 * (quotes and escapes included) and its value's text (first byte to
+	 * last); END_OFFSET: just past the value.  0 to go on, -1 to stop. */
+	int (*member)(void *ctx, const char *key, size_t klen, const char *val, size_t vlen, int64_t end_offset);
+	/* A batch of elements (the sink may take B's bytes by swapping the
+	 * buffer with an empty one).  0 to go on, -1 to stop. */
+	int (*batch)(void *ctx, cm_buf *b);
+	/* The array key: its decoded name is ARRAY_KEY.  A key with escapes is
+	 * compared after decoding. */
+	void *ctx;
+} cm_docsplit_sink;
+
+/* Results of cm_docsplit_run. */
+enum {
+	CM_DOCSPLIT_OK = 0,
+	CM_DOCSPLIT_STOPPED = -1, /* a sink callback returned -1 */
+	CM_DOCSPLIT_IOERR = -2,   /* reading failed (reported) */
+	CM_DOCSPLIT_INVALID = -3, /* not a document the splitter can cut: the
+				     top level breaks JSON's grammar, or a key
+				     repeats the array's; nothing reported */
+};
+
+/* Read all of IN, handing members and batches of about BATCH bytes to
+ * SINK in document order.  *SEEN_ARRAY tells whether ARRAY_KEY was there.
+ * Returns one of the CM_DOCSPLIT_ values. */
+int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_docsplit_sink *sink,
+		    const char *label, int *seen_array);
+
+#endif

@@ -1,0 +1,92 @@
+/* jval.h - small JSON values held in memory: one window event at a time, an
+ * annotation decoded from a string.  Nodes live in an arena that is reset per
+ * event, so memory is bounded by the largest event, never by the file.
+ * Numbers keep their text; strings are UTF-8 (WTF-8 for lone surrogates). */
+#ifndef CM_JVAL_H
+#define CM_JVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "json/jcheck.h"
+#include "json/jwrite.h"
+
+enum cm_jtype { CM_J_NULL, CM_J_FALSE, CM_J_TRUE, CM_J_NUM, CM_J_STR, CM_J_ARR, CM_J_OBJ };
+
+typedef struct cm_jval cm_jval;
+struct cm_jval {
+	unsigned char type;
+	uint32_t len;    /* bytes of s (string, number text); children of a container */
+	uint32_t klen;   /* bytes of key when this is an object member */
+	const char *s;   /* string bytes or number text */
+	const char *key; /* member name, or NULL */
+	cm_jval *kids;   /* first child (containers) */
+	cm_jval *next;   /* next sibling */
+};
+
+/* ---- arena ---- */
+typedef struct cm_arena cm_arena;
+cm_arena *cm_arena_new(void);
+/* N bytes, 8-aligned, valid until the next reset. */
+void *cm_arena_alloc(cm_arena *a, size_t n);
+/* Forget everything allocated (keeps the first block for reuse). */
+void cm_arena_reset(cm_arena *a);
+void cm_arena_free(cm_arena *a);
+
+/* ---- access ---- */
+/* The member KEY of object O (the last one when a key repeats, as Python's
+ * json keeps), or NULL when O is not an object or has no such member. */
+const cm_jval *cm_jval_get(const cm_jval *o, const char *key);
+/* 1 when V is a string equal to the NUL-terminated S. */
+int cm_jval_streq(const cm_jval *v, const char *s);
+/* The members of object O as the dict Python's json module makes of it: a
+ * key that repeats keeps the place of its first appearance and the value of
+ * its last.  Returns a malloc'd array (the caller frees it) of *N member
+ * nodes, each the last appearance of its key, in the order of the first
+ * appearances; O's kids when it is not an object: *N = 0.  Time linear in
+ * the members, for the window's maps (millions of annotations). */
+const cm_jval **cm_jval_dict_members(const cm_jval *o, size_t *n);
+
+/* ---- building from SAX events (see saxread.h) ---- */
+#define CM_JBUILD_MAXDEPTH CM_JSON_MAX_DEPTH
+typedef struct cm_jbuild {
+	cm_arena *arena;
+	cm_jval *stack[CM_JBUILD_MAXDEPTH]; /* open containers */
+	cm_jval *tail[CM_JBUILD_MAXDEPTH];  /* their last child */
+	int depth;
+	cm_jval *root;
+	const char *key; /* pending member name */
+	uint32_t klen;
+} cm_jbuild;
+
+void cm_jbuild_begin(cm_jbuild *b, cm_arena *a);
+/* Add a scalar (type, bytes); returns 0, or -1 when nesting is too deep. */
+int cm_jbuild_scalar(cm_jbuild *b, int type, const char *s, size_t n);
+int cm_jbuild_open(cm_jbuild *b, int type);
+void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n);
+/* Close the innermost container; returns 1 when that finished the root. */
+int cm_jbuild_close(cm_jbuild *b);
+
+/* ---- Python json.loads / json.dumps / str ---- */
+/* Parse S as Python's json.loads would (NaN, Infinity, -Infinity accepted,
+ * control characters in strings rejected, surrounding whitespace allowed).
+ * Returns the value, or NULL when Python raises JSONDecodeError.  Strings
+ * without escapes point into S, without a NUL after them: S must outlive
+ * the value (no code may take a jval string for a C string). */
+cm_jval *cm_jval_parse_py(cm_arena *a, const char *s, size_t n);
+
+/* Parse one value at the start of S (no leading whitespace) with the rules of
+ * cm_jval_parse_py; *used: its length.  NULL when S does not begin with a
+ * complete value followed by at least one more byte. */
+cm_jval *cm_jval_parse_prefix(cm_arena *a, const char *s, size_t n, size_t *used);
+
+/* Write V as JSON text (numbers as their own text, strings UTF-8). */
+void cm_jval_write(cm_buf *b, const cm_jval *v);
+
+/* Append the text json.dumps(V) makes with its defaults: ", " and ": "
+ * separators, ASCII-only escapes, repr() floats. */
+void cm_jval_dumps_py(cm_buf *b, const cm_jval *v);
+
+/* Append the text str(V) makes for the value json.loads gives. */
+void cm_jval_str_py(cm_buf *b, const cm_jval *v);
+
+#endif

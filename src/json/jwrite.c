@@ -1,0 +1,183 @@
+/* jwrite.c - JSON text writers: strings, integers, doubles, microseconds. */
+#include "config.h"
+#include "json/jwrite.h"
+#include "base/diag.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void cm_buf_grow(cm_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < n)
+		cap *= 2;
+	b->p = cm_xrealloc(b->p, cap);
+	b->cap = cap;
+}
+
+void cm_buf_free(cm_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* Append \\uXXXX for the code unit U. */
+static void put_u(cm_buf *b, unsigned u)
+{
+	char e[6] = {'\\', 'u', hexdig[(u >> 12) & 15], hexdig[(u >> 8) & 15], hexdig[(u >> 4) & 15],
+		     hexdig[u & 15]};
+	cm_buf_put(b, e, 6);
+}
+
+/* The short escape for C, or 0. */
+static char short_escape(unsigned char c)
+{
+	switch (c) {
+	case '"': return '"';
+	case '\\': return '\\';
+	case '\n': return 'n';
+	case '\r': return 'r';
+	case '\t': return 't';
+	case '\b': return 'b';
+	case '\f': return 'f';
+	default: return 0;
+	}
+}
+
+void cm_jw_string(cm_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;
+	cm_buf_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = p[i];
+		int lone = c == 0xED && i + 2 < n && p[i + 1] >= 0xA0; /* WTF-8 surrogate */
+		if (c >= 0x20 && c != '"' && c != '\\' && !lone)
+			continue;
+		cm_buf_put(b, s + run, i - run);
+		if (lone) {
+			put_u(b, 0xD000u | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F));
+			i += 2;
+		} else if (short_escape(c)) {
+			char e[2] = {'\\', short_escape(c)};
+			cm_buf_put(b, e, 2);
+		} else {
+			put_u(b, c);
+		}
+		run = i + 1;
+	}
+	cm_buf_put(b, s + run, n - run);
+	cm_buf_putc(b, '"');
+}
+
+void cm_jw_string_ascii(cm_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	cm_buf_putc(b, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i], cp;
+		int len;
+		if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+			cm_buf_putc(b, (char)c);
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			if (short_escape((unsigned char)c)) {
+				char e[2] = {'\\', short_escape((unsigned char)c)};
+				cm_buf_put(b, e, 2);
+			} else {
+				put_u(b, c);
+			}
+			i++;
+			continue;
+		}
+		/* decode one UTF-8 (or WTF-8) sequence; a stray byte stands for itself */
+		len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		if (len == 1 || i + (size_t)len > n) {
+			put_u(b, c);
+			i++;
+			continue;
+		}
+		cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+		for (int k = 1; k < len; k++)
+			cp = (cp << 6) | (p[i + (size_t)k] & 0x3F);
+		if (cp >= 0x10000) {
+			cp -= 0x10000;
+			put_u(b, 0xD800 + (cp >> 10));
+			put_u(b, 0xDC00 + (cp & 0x3FF));
+		} else {
+			put_u(b, cp);
+		}
+		i += (size_t)len;
+	}
+	cm_buf_putc(b, '"');
+}
+
+void cm_jw_int(cm_buf *b, cm_int v)
+{
+	char tmp[48];
+	if (v >= 0 && v < 10) {
+		cm_buf_putc(b, (char)('0' + (int)v));
+		return;
+	}
+	cm_buf_put(b, tmp, cm_int_format(v, tmp));
+}
+
+void cm_jw_double(cm_buf *b, double d)
+{
+	char tmp[40];
+	if (isnan(d))
+		cm_buf_lit(b, "NaN");
+	else if (isinf(d))
+		cm_buf_puts(b, d < 0 ? "-Infinity" : "Infinity");
+	else
+		cm_buf_put(b, tmp, cm_py_float_repr(d, tmp));
+}
+
+double cm_us_of_ns(cm_int ns)
+{
+	double us = cm_int_to_double(ns) / 1000.0;
+	return cm_py_max(us, 0.0);
+}
+
+size_t cm_us_text(cm_int ns, char *out, double *d)
+{
+	if (ns >= 0 && ns < ((cm_int)1 << 53)) {
+		int64_t v = (int64_t)ns, q = v / 1000;
+		int frac = (int)(v % 1000);
+		char digits[24];
+		size_t n = 0, k = 0;
+		do { /* the integer part, then up to three fraction digits */
+			digits[k++] = (char)('0' + q % 10);
+			q /= 10;
+		} while (q);
+		while (k)
+			out[n++] = digits[--k];
+		out[n++] = '.';
+		out[n++] = (char)('0' + frac / 100);
+		if (frac % 100) {
+			out[n++] = (char)('0' + frac / 10 % 10);
+			if (frac % 10)
+				out[n++] = (char)('0' + frac % 10);
+		}
+		*d = (double)v / 1000.0;
+		return n;
+	}
+	*d = cm_us_of_ns(ns);
+	if (isnan(*d) || isinf(*d))
+		return (size_t)sprintf(out, isnan(*d) ? "NaN" : *d < 0 ? "-Infinity" : "Infinity");
+	return cm_py_float_repr(*d, out);
+}
+
+double cm_jw_us_of_ns(cm_buf *b, cm_int ns)
+{
+	char tmp[48];
+	double d;
+	cm_buf_put(b, tmp, cm_us_text(ns, tmp, &d));
+	return d;
+}

@@ -1,0 +1,69 @@
+/* jwrite.h - a growable byte buffer and the JSON text writers the merge uses. */
+#ifndef CM_JWRITE_H
+#define CM_JWRITE_H
+
+#include <stddef.h>
+#include <string.h>
+#include "base/pyval.h"
+
+typedef struct cm_buf {
+	char *p;
+	size_t len, cap;
+} cm_buf;
+
+/* Make room for N more bytes (exits on exhaustion, see cm_xrealloc). */
+void cm_buf_grow(cm_buf *b, size_t n);
+
+/* N may be 0 on a buffer that was never grown (p == NULL, an empty key ""):
+ * then nothing is done, as NULL + 0 and memcpy(NULL, ...) are undefined. */
+static inline void cm_buf_put(cm_buf *b, const void *s, size_t n)
+{
+	if (n == 0)
+		return;
+	if (b->cap - b->len < n)
+		cm_buf_grow(b, n);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+static inline void cm_buf_putc(cm_buf *b, char c)
+{
+	if (b->cap == b->len)
+		cm_buf_grow(b, 1);
+	b->p[b->len++] = c;
+}
+#define cm_buf_lit(b, s) cm_buf_put((b), (s), sizeof(s) - 1)
+static inline void cm_buf_puts(cm_buf *b, const char *s) { cm_buf_put(b, s, strlen(s)); }
+void cm_buf_free(cm_buf *b);
+
+/* A JSON string literal for the UTF-8 bytes s[0..n): quotes, backslashes and
+ * control characters escaped, other bytes as they are (non-ASCII stays UTF-8).
+ * A lone surrogate carried as its 3-byte WTF-8 form is written as \\uXXXX. */
+void cm_jw_string(cm_buf *b, const char *s, size_t n);
+
+/* The same escaped for Python's json.dumps(ensure_ascii=True): every byte
+ * outside ' '..'~' becomes \\u00XX / \\uXXXX (surrogate pairs beyond the BMP),
+ * with the short escapes \\n \\r \\t \\b \\f. */
+void cm_jw_string_ascii(cm_buf *b, const char *s, size_t n);
+
+/* A JSON integer. */
+void cm_jw_int(cm_buf *b, cm_int v);
+
+/* A JSON number that reads back as exactly D (Python's repr digits); NaN and
+ * the infinities as Python's json writes them (NaN, Infinity, -Infinity). */
+void cm_jw_double(cm_buf *b, double d);
+
+/* The microsecond value max(float(NS) / 1000.0, 0.0) the reference computes
+ * for a nanosecond difference, written exactly and fast: below 2^53 ns the
+ * decimal NS/1000 itself reads back as that double (both are the correctly
+ * rounded value of the same rational); otherwise via cm_jw_double.  Returns
+ * the double. */
+double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
+
+/* The text cm_jw_us_of_ns writes, into OUT (at least 48 bytes); its length.
+ * *d gets the double. */
+size_t cm_us_text(cm_int ns, char *out, double *d);
+
+/* The double of cm_jw_us_of_ns without writing it. */
+double cm_us_of_ns(cm_int ns);
+
+#endif

@@ -1,0 +1,151 @@
+/* saxread.c - the yajl read loop: fixed chunks in, callbacks out, one-line errors.
+ *
+ * Whole tokens.  When a token spans chunks, yajl keeps its start in a buffer
+ * and lexes that buffer again from its first byte on every later chunk, so a
+ * string of L bytes read in chunks of B costs about L*L/2B byte steps: 3 s
+ * for a 100 MB name in 1 MiB chunks, hours for a gigabyte.  We hand yajl
+ * only whole tokens instead.  The strict check (jcheck.c) already walks
+ * every byte and knows where the punctuation is; the tail of a chunk from
+ * its last punctuation byte on waits in `pending` and goes to yajl together
+ * with the head of the next chunk, up to that chunk's first punctuation.
+ * A long token is thus collected once (a doubling buffer: linear) and lexed
+ * once.  Each piece starts with punctuation because yajl copies the first
+ * token of every piece into its own buffer: a one-byte copy then, not a
+ * second copy of a huge string. */
+#include "config.h"
+#include "json/saxread.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "json/jcheck.h"
+#include "json/jwrite.h"
+
+#include <string.h>
+
+int64_t cm_sax_offset(const cm_sax *sax)
+{
+	/* without a parser: a replay (jsax.h) over text at BASE */
+	return (int64_t)(sax->base + (sax->h ? yajl_get_bytes_consumed(sax->h) : 0));
+}
+
+/* Report yajl's error as one line: its first line, without "parse error: ". */
+static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, int at_end)
+{
+	unsigned char *msg = yajl_get_error(sax->h, 0, piece, len);
+	char line[200];
+	const char *m = (const char *)msg;
+	size_t n;
+	if (!strncmp(m, "parse error: ", 13))
+		m += 13;
+	else if (!strncmp(m, "lexical error: ", 15))
+		m += 15;
+	n = strcspn(m, "\n");
+	if (n >= sizeof line)
+		n = sizeof line - 1;
+	memcpy(line, m, n);
+	line[n] = 0;
+	while (n && (line[n - 1] == ' ' || line[n - 1] == '.'))
+		line[--n] = 0;
+	if (at_end && (strstr(line, "premature EOF") || !*line))
+		cm_error(1, cm_input_name(sax->in), (int64_t)sax->base,
+			 "truncated JSON: the text ends inside the document");
+	else
+		cm_error(1, cm_input_name(sax->in), cm_sax_offset(sax), "invalid JSON: %s", line);
+	yajl_free_error(sax->h, msg);
+}
+
+/* Give yajl S[0..N), which starts at text offset BASE.  0, or -1 after a
+ * report (a syntax error) or when a callback stopped the parse. */
+static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
+{
+	yajl_status st;
+	if (n == 0)
+		return 0;
+	sax->base = base;
+	if (sax->tap)
+		sax->tap(sax->tap_ctx, s, n, base);
+	st = yajl_parse(sax->h, (const unsigned char *)s, n);
+	if (st == yajl_status_client_canceled)
+		return -1;
+	if (st == yajl_status_error) {
+		report_syntax(sax, (const unsigned char *)s, n, 0);
+		return -1;
+	}
+	return 0;
+}
+
+int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void *ctx,
+	       const char *what)
+{
+	const char *chunk = NULL;
+	size_t len = 0;
+	int rc, result = -1;
+	yajl_status st;
+	cm_jcheck check;
+	cm_buf pending = {0};   /* a token cut by the end of a chunk */
+	uint64_t pending_at = 0; /* its text offset */
+	sax->in = in;
+	sax->what = what;
+	sax->h = yajl_alloc(callbacks, NULL, ctx);
+	if (!sax->h)
+		return cm_error(3, NULL, -1, "out of memory"), -1;
+	/* strict JSON: UTF-8 checked, no comments, exactly one value */
+	yajl_config(sax->h, yajl_allow_comments, 0);
+	yajl_config(sax->h, yajl_dont_validate_strings, 0);
+	cm_progress_begin(what, cm_input_raw_size(in));
+	cm_jcheck_begin(&check);
+	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		uint64_t at = cm_input_offset(in);
+		size_t ok = cm_jcheck_feed(&check, chunk, len), head, tail;
+		if (ok < len) {
+			/* yajl sees the text up to the byte the strict check refuses,
+			 * so an earlier syntax error is still reported as such */
+			cm_buf_put(&pending, chunk, ok);
+			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+				goto out;
+			cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)(at + ok), "invalid JSON: %s",
+				 check.err);
+			goto out;
+		}
+		if (check.first_cut == CM_JCHECK_NONE) { /* all of it inside one token */
+			if (!pending.len)
+				pending_at = at;
+			cm_buf_put(&pending, chunk, len);
+			continue;
+		}
+		head = pending.len ? check.first_cut : 0; /* completes the pending token */
+		tail = check.last_cut;
+		if (pending.len) {
+			cm_buf_put(&pending, chunk, head);
+			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+				goto out;
+		}
+		if (parse(sax, chunk + head, tail - head, at + head) < 0)
+			goto out;
+		pending.len = 0;
+		pending_at = at + tail;
+		cm_buf_put(&pending, chunk + tail, len - tail);
+		cm_progress_update(cm_input_raw_done(in));
+	}
+	if (rc < 0)
+		goto out;
+	if (parse(sax, pending.p, pending.len, pending_at) < 0)
+		goto out;
+	sax->base = pending_at + pending.len;
+	st = yajl_complete_parse(sax->h);
+	if (st == yajl_status_client_canceled)
+		goto out;
+	if (st == yajl_status_error) {
+		report_syntax(sax, (const unsigned char *)"", 0, 1);
+		goto out;
+	}
+	if (cm_jcheck_end(&check) < 0) {
+		cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)sax->base, "invalid JSON: %s", check.err);
+		goto out;
+	}
+	result = 0;
+out:
+	cm_buf_free(&pending);
+	yajl_free(sax->h);
+	sax->h = NULL;
+	return result;
+}

@@ -1,0 +1,25 @@
+/* options.h - what the command line asks for: struct cm_options, read by
+ * the engine (merge.h), the repair pass and the cross-checks. */
+#ifndef CM_OPTIONS_H
+#define CM_OPTIONS_H
+
+#include <stddef.h>
+
+/* What the command line asks for (main.c fills it, nothing else). */
+struct cm_options {
+	const char *cpu_path;    /* CPU trace, "-" for stdin */
+	const char *window_path; /* trace window (-w), or NULL: repair only */
+	const char *map_path;    /* thread map (-t), or NULL: no repair */
+	const char *out_path;    /* -o FILE, or NULL for stdout */
+	int gzip_level;          /* -1: plain; 0..9: gzip */
+	const char *trace_name;  /* --trace-name, or NULL */
+	int have_now;            /* --now given */
+	double now;              /* seconds, for the missing-base fallback */
+	size_t bufsize;          /* read chunk size */
+	int jobs;                /* worker threads (-j; main.c sets the default) */
+	int quiet, verbose;
+	int force;               /* --force: merge inputs that look mismatched */
+	int progress;            /* -1: on a terminal; 0 off; 1 on */
+};
+
+#endif
