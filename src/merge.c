@@ -252,7 +252,7 @@ int cm_merge_run(const struct cm_options *opt)
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
 	 * Nothing is written to it before all input has been checked. */
-	eo.out = cm_output_open(opt->out_path, opt->gzip_level);
+	eo.out = cm_output_open(opt->out_path, opt->gzip_level, opt->jobs);
 	if (!eo.out)
 		return cm_diag_status();
 	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize))) {

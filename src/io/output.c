@@ -22,14 +22,17 @@
  * file is made with a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM,
  * SIGHUP and exit() remove; only SIGKILL or a crash can leave it.
  *
- * Gzip output is compressed by a second thread: deflate costs about as much
- * as the merge itself, so while the merge fills one buffer the compressor
- * works on the other (two buffers, one hand-over at a time).  The zlib
- * stream and the file descriptor belong to that thread until it is joined
- * in cm_output_close. */
+ * Gzip output with one thread (-j 1) is compressed by a second thread:
+ * deflate costs about as much as the merge itself, so while the merge fills
+ * one buffer the compressor works on the other (two buffers, one hand-over
+ * at a time).  The zlib stream and the file descriptor belong to that thread
+ * until it is joined in cm_output_close.  With more threads, pgzip.c deflates
+ * blocks on that many workers, pigz's way, and this file's write_all, on the
+ * caller's thread, writes them in order (pgzip.c's essay says how). */
 #include "config.h"
 #include "io/output.h"
 #include "io/tmpfile.h"
+#include "io/pgzip.h"
 #include "base/diag.h"
 #include "exitcode.h"
 
@@ -67,7 +70,8 @@ struct cm_output {
 	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
 	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
 	const char *shown; /* name for messages */
-	int gzip;
+	int gzip;     /* the one-stream path: zs, on the compressor thread */
+	cm_pgz *pgz;  /* or gzip on several threads (pgzip.c) */
 	z_stream zs;
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
@@ -93,7 +97,7 @@ cm_output *cm_output_open_spool(void)
 	int fd = cm_temp_fd("events");
 	if (fd < 0)
 		return NULL;
-	out = cm_output_open(NULL, -1);
+	out = cm_output_open(NULL, -1, 1);
 	if (!out) {
 		close(fd);
 		return NULL;
@@ -359,7 +363,9 @@ static int open_path(cm_output *out, const char *path)
 	return open_temp(out);
 }
 
-cm_output *cm_output_open(const char *path, int gzip_level)
+static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
+
+cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 {
 	cm_output *out = calloc(1, sizeof *out);
 	if (!out)
@@ -380,7 +386,10 @@ cm_output *cm_output_open(const char *path, int gzip_level)
 		cm_output_close(out, 0);
 		return NULL;
 	}
-	if (gzip_level >= 0) {
+	if (gzip_level >= 0 && threads > 1) {
+		if (!(out->pgz = cm_pgz_new(gzip_level, threads, pgz_sink, out)))
+			goto nomem;
+	} else if (gzip_level >= 0) {
 		out->gzip = 1;
 		/* 15 + 16: gzip wrapper; memLevel 8 is zlib's default */
 		if (deflateInit2(&out->zs, gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -413,6 +422,27 @@ static int write_all(cm_output *out, const unsigned char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* pgzip's sink: write the compressed bytes (on the caller's thread, so
+ * write_all reports as it does for plain output).  0 or -1. */
+static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
+{
+	return write_all(ctx, p, n);
+}
+
+/* After pgzip returned RC (not CM_PGZ_OK): the run has failed; report what
+ * the sink has not reported already.  Returns -1. */
+static int pgz_failed(cm_output *out, int rc)
+{
+	if (!out->failed) { /* CM_PGZ_SINK comes from write_all, which set it */
+		if (rc == CM_PGZ_NOMEM)
+			cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
+		else
+			cm_error(CM_EXIT_IO, out->shown, -1, "deflate failed");
+	}
+	out->failed = 1;
+	return -1;
 }
 
 /* Deflate DATA[0..LEN) and write what comes out; FINISH ends the gzip
@@ -493,6 +523,10 @@ static int flush_buf(cm_output *out, int finish)
 	int rc;
 	if (out->failed)
 		return -1;
+	if (out->pgz) { /* cm_output_write hands it everything at once */
+		rc = finish ? cm_pgz_finish(out->pgz) : CM_PGZ_OK;
+		return rc == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
+	}
 	if (!out->gzip) {
 		rc = write_all(out, out->buf, out->len);
 		out->len = 0;
@@ -531,8 +565,11 @@ static int flush_buf(cm_output *out, int finish)
 int cm_output_write(cm_output *out, const void *data, size_t len)
 {
 	const unsigned char *p = data;
+	int rc;
 	if (out->failed)
 		return -1;
+	if (out->pgz) /* it has buffers of its own: no copy into ours */
+		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
 	while (len) {
 		size_t room = OUT_BUFSIZE - out->len, n = len < room ? len : room;
 		memcpy(out->buf + out->len, p, n);
@@ -595,6 +632,8 @@ int cm_output_close(cm_output *out, int ok)
 	if (ok && !out->failed && flush_buf(out, 1) < 0)
 		ok = 0;
 	stop_compressor(out); /* a failed run: let it drop its buffer */
+	cm_pgz_free(out->pgz); /* the same for the workers */
+	out->pgz = NULL;
 	if (out->failed)
 		ok = 0;
 	if (out->gzip)

@@ -15,8 +15,10 @@ typedef struct cm_output cm_output;
  * a device or FIFO, PATH itself, opened for writing (a FIFO blocks until
  * it has a reader); a directory, an error.  Call it before reading input,
  * so a bad PATH fails early.  GZIP_LEVEL < 0 writes plain text, 0..9 a gzip
- * stream of that level.  Returns NULL after reporting the error. */
-cm_output *cm_output_open(const char *path, int gzip_level);
+ * stream of that level, compressed by THREADS threads (1: one zlib stream on
+ * one compressor thread; more: pgzip.h, one gzip member all the same).
+ * Returns NULL after reporting the error. */
+cm_output *cm_output_open(const char *path, int gzip_level, int threads);
 
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
