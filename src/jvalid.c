@@ -1,0 +1,508 @@
+/* jvalid.c - strict JSON validation of one value in memory, at memory speed.
+ *
+ * Why a second validator.  The reading path (saxread.c) lets yajl judge the
+ * syntax and jcheck.c judge what yajl lets through (FF/VT whitespace, loose
+ * UTF-8, depth).  yajl lexes at about 200 MB/s: it goes through a callback
+ * per token and a byte-at-a-time table loop in strings, and the pair walks
+ * every byte twice.  The new engine hands each array element, already in
+ * memory, to a worker thread; this file decides for such an element, in one
+ * pass, what the pair decides, and nothing else.  The decision must be the
+ * same bit for bit (a differential fuzz harness, tests/fuzz/fuzz_jvalid.c,
+ * holds it to that); the words of the message are not ours to give: on a
+ * refusal the engine reruns the yajl path, which reports as it always has.
+ *
+ * What the pair accepts (yajl 2.1 read with allow_comments 0 and
+ * dont_validate_strings 0, every caller passing numbers through the
+ * yajl_number callback, plus jcheck):
+ *   - whitespace: yajl takes SP HT LF CR VT FF, jcheck refuses VT and FF;
+ *   - numbers: yajl's lexer is exactly -?(0|[1-9][0-9]*)(\.[0-9]+)?
+ *     ([eE][+-]?[0-9]+)?, greedy, and the parser then wants a separator:
+ *     "01" is the number 0 followed by the number 1 (refused), "1.", "-",
+ *     "+1", ".5", "1e" are refused; no size limit, since with a yajl_number
+ *     callback yajl never converts (no "integer overflow" for 1e999 or a
+ *     hundred digits);
+ *   - strings: no byte below 0x20 (DEL 0x7f is fine); escapes are the eight
+ *     of RFC 8259 and \u with four hex digits of either case; the lexer does
+ *     not pair surrogates, so "\ud800", "\udc00x" are accepted; UTF-8 is
+ *     checked by both, yajl loosely (C0/C1 leads, E0 overlongs, ED
+ *     surrogates and F5..F7 pass it), jcheck to RFC 3629, which is the rule
+ *     that binds;
+ *   - literals true, false, null, case-sensitive, and a separator after
+ *     them ("truex" is refused);
+ *   - depth: jcheck counts the top container as level 1 and refuses level
+ *     CM_JSON_MAX_DEPTH + 1; yajl has no limit.
+ *
+ * How.  One loop over the bytes with an explicit stack of one bit per open
+ * container (object or array), no recursion, so depth costs nothing and a
+ * hostile element cannot blow the stack.  The state is where the code is
+ * (labels: a value, an object key, after a value); a 256-entry class table
+ * dispatches at the start of a value.  The time goes where trace events
+ * spend their bytes: string bodies are skipped 16 bytes at a time with SSE2
+ * (x86-64's baseline, so no run-time dispatch) and 8 at a time with a
+ * portable SWAR word test, stopping at a quote, a backslash, a control byte
+ * or a non-ASCII byte; digit runs (19-digit nanosecond times) are skipped 8
+ * at a time; the rest is byte steps with table lookups.
+ *
+ * Running out of bytes is an answer of its own (SHORT), separate from an
+ * error, so that cm_jvalid_prefix can serve a splitter that does not know
+ * where the value ends: each byte is judged as it is reached, and SHORT is
+ * given only when every byte so far could begin a valid value. */
+#include "config.h"
+#include "jvalid.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__) && !defined(CM_JVALID_NO_SIMD)
+#include <emmintrin.h>
+#define JVALID_SSE2 1
+#else
+#define JVALID_SSE2 0
+#endif
+
+/* The scanner's answers: the same values cm_jvalid_prefix returns. */
+enum { R_BAD = 0, R_OK = 1, R_SHORT = CM_JVALID_SHORT };
+
+/* What a byte starts where a value is expected. */
+enum { V_BAD = 0, V_OBJ, V_ARR, V_STR, V_NUM, V_TRUE, V_FALSE, V_NULL };
+
+static const unsigned char value_class[256] = {
+	['{'] = V_OBJ, ['['] = V_ARR, ['"'] = V_STR, ['-'] = V_NUM, ['0'] = V_NUM, ['1'] = V_NUM,
+	['2'] = V_NUM, ['3'] = V_NUM, ['4'] = V_NUM, ['5'] = V_NUM, ['6'] = V_NUM, ['7'] = V_NUM,
+	['8'] = V_NUM, ['9'] = V_NUM, ['t'] = V_TRUE, ['f'] = V_FALSE, ['n'] = V_NULL,
+};
+
+/* JSON whitespace: not FF or VT, which yajl would take and jcheck refuses. */
+static const unsigned char is_blank[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
+
+/* 1 for a byte that a string body may hold as it is, with nothing to check:
+ * printable ASCII other than the quote and the backslash, and DEL. */
+#define PLAIN(b) [b] = (b) != '"' && (b) != '\\'
+#define R16(b) PLAIN(b), PLAIN(b + 1), PLAIN(b + 2), PLAIN(b + 3), PLAIN(b + 4), PLAIN(b + 5), \
+	PLAIN(b + 6), PLAIN(b + 7), PLAIN(b + 8), PLAIN(b + 9), PLAIN(b + 10), PLAIN(b + 11), \
+	PLAIN(b + 12), PLAIN(b + 13), PLAIN(b + 14), PLAIN(b + 15)
+static const unsigned char str_plain[256] = {
+	R16(0x20), R16(0x30), R16(0x40), R16(0x50), R16(0x60), R16(0x70),
+};
+#undef R16
+#undef PLAIN
+
+/* The one-byte escapes after a backslash ('u' is handled apart). */
+static const unsigned char is_short_escape[256] = {
+	['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1,
+};
+
+static const unsigned char is_hex[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+};
+
+static inline int is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t load8(const unsigned char *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	return x;
+}
+
+/* Nonzero when one of the eight bytes of X needs a look inside a string: a
+ * quote, a backslash, a byte below 0x20 or one above 0x7f.  The lowest set
+ * bit marks the first such byte (in memory order on a little-endian
+ * machine): borrows only run upward from a flagged byte. */
+static inline uint64_t swar_string_stops(uint64_t x)
+{
+	uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+	uint64_t zero_q = (q - ONES) & ~q, zero_b = (b - ONES) & ~b;
+	uint64_t ctl_or_high = (x - ONES * 0x20) | x;
+	return (zero_q | zero_b | ctl_or_high) & HIGHS;
+}
+
+/* 1 when all eight bytes of X are ASCII digits (each byte's high nibble is
+ * 3, and adding 6 keeps it 3, so the low nibble is 0..9). */
+static inline int swar_all_digits(uint64_t x)
+{
+	return (((x & UINT64_C(0xf0f0f0f0f0f0f0f0)) |
+		 (((x + ONES * 6) & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4)) == ONES * 0x33);
+}
+
+/* The bytes from P on (up to E) that need no look inside a string: returns
+ * the first one that does, or E. */
+static inline const unsigned char *skip_string_plain(const unsigned char *p, const unsigned char *e)
+{
+#if JVALID_SSE2
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i space = _mm_set1_epi8(0x20);
+	while (e - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* a signed compare: bytes 0x80..0xff are negative, so "< 0x20"
+		 * catches control bytes and non-ASCII bytes at once */
+		__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+					    _mm_cmplt_epi8(v, space));
+		unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+		if (mask)
+			return p + __builtin_ctz(mask);
+		p += 16;
+	}
+#endif
+	while (e - p >= 8) {
+		uint64_t stops = swar_string_stops(load8(p));
+		if (stops) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+			return p + (__builtin_ctzll(stops) >> 3);
+#else
+			break; /* the byte loop finds it within these eight */
+#endif
+		}
+		p += 8;
+	}
+	while (p < e && str_plain[*p])
+		p++;
+	return p;
+}
+
+/* The digits from P on (up to E): returns the first byte that is not one. */
+static inline const unsigned char *skip_digits(const unsigned char *p, const unsigned char *e)
+{
+	while (e - p >= 8 && swar_all_digits(load8(p)))
+		p += 8;
+	while (p < e && is_digit(*p))
+		p++;
+	return p;
+}
+
+/* A multi-byte UTF-8 sequence whose lead byte is at P (>= 0x80), judged by
+ * RFC 3629's table, the rule jcheck applies (yajl's own is looser).  R_OK
+ * with *PP past it, R_BAD with *PP at the wrong byte, R_SHORT when E comes
+ * first. */
+static inline int utf8_sequence(const unsigned char **pp, const unsigned char *e)
+{
+	const unsigned char *p = *pp;
+	unsigned char lead = *p, lo = 0x80, hi = 0xbf;
+	int need;
+	if (lead >= 0xc2 && lead <= 0xdf)
+		need = 1;
+	else if (lead >= 0xe0 && lead <= 0xef)
+		need = 2;
+	else if (lead >= 0xf0 && lead <= 0xf4)
+		need = 3;
+	else
+		return R_BAD; /* a stray continuation byte, C0/C1 (overlong), F5..FF */
+	if (lead == 0xe0)
+		lo = 0xa0; /* overlong three-byte form */
+	else if (lead == 0xed)
+		hi = 0x9f; /* UTF-16 surrogates D800..DFFF */
+	else if (lead == 0xf0)
+		lo = 0x90; /* overlong four-byte form */
+	else if (lead == 0xf4)
+		hi = 0x8f; /* beyond U+10FFFF */
+	p++;
+	while (need--) {
+		if (p == e) {
+			*pp = p;
+			return R_SHORT;
+		}
+		if (*p < lo || *p > hi) {
+			*pp = p;
+			return R_BAD;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+		p++;
+	}
+	*pp = p;
+	return R_OK;
+}
+
+/* A string body from *PP (just after the opening quote): R_OK with *PP past
+ * the closing quote, else R_BAD or R_SHORT with *PP at the byte concerned. */
+static inline int string_body(const unsigned char **pp, const unsigned char *e)
+{
+	const unsigned char *p = *pp;
+	for (;;) {
+		unsigned char c;
+		p = skip_string_plain(p, e);
+		if (p == e)
+			goto short_;
+		c = *p;
+		if (c == '"') {
+			*pp = p + 1;
+			return R_OK;
+		}
+		if (c == '\\') {
+			if (e - p < 2) {
+				p = e;
+				goto short_;
+			}
+			if (is_short_escape[p[1]]) {
+				p += 2;
+				continue;
+			}
+			if (p[1] != 'u') {
+				p++;
+				goto bad;
+			}
+			p += 2;
+			for (int k = 0; k < 4; k++, p++) { /* any four: lone surrogates too */
+				if (p == e)
+					goto short_;
+				if (!is_hex[*p])
+					goto bad;
+			}
+			continue;
+		}
+		if (c < 0x20)
+			goto bad; /* a raw control byte */
+		{
+			int r = utf8_sequence(&p, e);
+			if (r != R_OK) {
+				*pp = p;
+				return r;
+			}
+		}
+	}
+short_:
+	*pp = e;
+	return R_SHORT;
+bad:
+	*pp = p;
+	return R_BAD;
+}
+
+/* A number from *PP (at '-' or a digit), yajl's grammar.  R_OK with *PP
+ * past it, also when it runs to E (the caller decides whether E ends it). */
+static inline int number(const unsigned char **pp, const unsigned char *e)
+{
+	const unsigned char *p = *pp;
+	if (*p == '-') {
+		p++;
+		if (p == e)
+			goto short_;
+	}
+	if (*p == '0')
+		p++;
+	else if (is_digit(*p))
+		p = skip_digits(p + 1, e);
+	else
+		goto bad; /* "-" without a digit */
+	if (p < e && *p == '.') {
+		p++;
+		if (p == e)
+			goto short_;
+		if (!is_digit(*p))
+			goto bad;
+		p = skip_digits(p + 1, e);
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			p++;
+		if (p == e)
+			goto short_;
+		if (!is_digit(*p))
+			goto bad;
+		p = skip_digits(p + 1, e);
+	}
+	*pp = p;
+	return R_OK;
+short_:
+	*pp = e;
+	return R_SHORT;
+bad:
+	*pp = p;
+	return R_BAD;
+}
+
+/* The literal WORD (LEN bytes) at *PP, whose first byte is known to match. */
+static inline int literal(const unsigned char **pp, const unsigned char *e, const char *word, size_t len)
+{
+	const unsigned char *p = *pp;
+	if ((size_t)(e - p) >= len && !memcmp(p, word, len)) {
+		*pp = p + len;
+		return R_OK;
+	}
+	for (size_t k = 0; p + k < e; k++) /* find the first wrong byte, or run out */
+		if (p[k] != (unsigned char)word[k]) {
+			*pp = p + k;
+			return R_BAD;
+		}
+	*pp = e;
+	return R_SHORT;
+}
+
+#define STACK_WORDS ((CM_JSON_MAX_DEPTH + 63) / 64)
+
+/* The scanner both entry points share: one value from S + *AT (at its
+ * first byte, no blanks before it).  Returns R_OK with *AT just past the
+ * value, R_BAD with *AT at the first wrong byte, R_SHORT with *AT = N. */
+static int scan_value(const unsigned char *s, size_t n, int depth0, size_t *at)
+{
+	const unsigned char *p = s + *at, *e = s + n;
+	/* bit D of in_object: the container at local depth D+1 is an object */
+	uint64_t in_object[STACK_WORDS];
+	int depth = 0; /* containers of this value open at P */
+	int room = CM_JSON_MAX_DEPTH - depth0; /* how deep this value may nest */
+	int r;
+
+value: /* P is at the first byte of a value, blanks skipped */
+	if (p == e)
+		goto short_;
+	switch (value_class[*p]) {
+	case V_STR:
+		p++;
+		r = string_body(&p, e);
+		if (r != R_OK)
+			goto fail;
+		goto after_value;
+	case V_NUM:
+		r = number(&p, e);
+		if (r != R_OK)
+			goto fail;
+		goto after_value;
+	case V_TRUE:
+		r = literal(&p, e, "true", 4);
+		if (r != R_OK)
+			goto fail;
+		goto after_value;
+	case V_FALSE:
+		r = literal(&p, e, "false", 5);
+		if (r != R_OK)
+			goto fail;
+		goto after_value;
+	case V_NULL:
+		r = literal(&p, e, "null", 4);
+		if (r != R_OK)
+			goto fail;
+		goto after_value;
+	case V_OBJ:
+		if (depth >= room)
+			goto bad; /* jcheck's depth limit, at the bracket, as it reports */
+		in_object[depth >> 6] |= UINT64_C(1) << (depth & 63);
+		depth++;
+		p++;
+		while (p < e && is_blank[*p])
+			p++;
+		if (p == e)
+			goto short_;
+		if (*p == '}') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto key;
+	case V_ARR:
+		if (depth >= room)
+			goto bad;
+		in_object[depth >> 6] &= ~(UINT64_C(1) << (depth & 63));
+		depth++;
+		p++;
+		while (p < e && is_blank[*p])
+			p++;
+		if (p == e)
+			goto short_;
+		if (*p == ']') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto value;
+	default:
+		goto bad;
+	}
+
+key: /* P is at the byte where an object's member name must start */
+	if (*p != '"')
+		goto bad;
+	p++;
+	r = string_body(&p, e);
+	if (r != R_OK)
+		goto fail;
+	while (p < e && is_blank[*p])
+		p++;
+	if (p == e)
+		goto short_;
+	if (*p != ':')
+		goto bad;
+	p++;
+	while (p < e && is_blank[*p])
+		p++;
+	goto value;
+
+after_value: /* P is just past a value */
+	if (depth == 0) {
+		*at = (size_t)(p - s);
+		return R_OK;
+	}
+	while (p < e && is_blank[*p])
+		p++;
+	if (p == e)
+		goto short_;
+	{
+		int object = (int)(in_object[(depth - 1) >> 6] >> ((depth - 1) & 63)) & 1;
+		if (*p == ',') {
+			p++;
+			while (p < e && is_blank[*p])
+				p++;
+			if (p == e)
+				goto short_;
+			if (object)
+				goto key;
+			goto value;
+		}
+		if (*p == (object ? '}' : ']')) {
+			p++;
+			depth--;
+			goto after_value;
+		}
+	}
+	goto bad;
+
+fail: /* a part scanner said R (not R_OK) and left P at the byte concerned */
+	if (r == R_SHORT)
+		goto short_;
+bad:
+	*at = (size_t)(p - s);
+	return R_BAD;
+short_:
+	*at = n;
+	return R_SHORT;
+}
+
+int cm_jvalid_value(const char *s, size_t n, int depth0, size_t *bad)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t at = 0;
+	int r;
+	while (at < n && is_blank[u[at]])
+		at++;
+	r = scan_value(u, n, depth0, &at);
+	if (r == R_OK) { /* a number that ran to N ended there: nothing follows */
+		while (at < n && is_blank[u[at]])
+			at++;
+		if (at == n)
+			return 1;
+	}
+	if (bad)
+		*bad = at;
+	return 0;
+}
+
+int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = 0, end;
+	int r;
+	while (start < n && is_blank[u[start]])
+		start++;
+	end = start;
+	r = scan_value(u, n, depth0, &end);
+	/* a number alone that reaches N might go on past it */
+	if (r == R_OK && end == n && value_class[u[start]] == V_NUM)
+		r = R_SHORT;
+	*at = end;
+	return r;
+}

@@ -1,0 +1,51 @@
+/* jvalid.h - a fast strict JSON validator for one value held in memory.
+ *
+ * It accepts exactly the texts that the reading path accepts, yajl 2 (no
+ * comments, strings UTF-8 validated) together with the strict check of
+ * jcheck.h: whitespace is space, tab, LF and CR only; strings hold no raw
+ * byte below 0x20 and are well-formed UTF-8 (no overlongs, no UTF-16
+ * surrogates, nothing beyond U+10FFFF); escapes are \" \\ \/ \b \f \n \r \t
+ * and \u with four hex digits, any four (a lone surrogate escape such as
+ * \ud800 is accepted, as yajl accepts it); numbers follow
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? with no limit on their
+ * size; arrays and objects nest at most CM_JSON_MAX_DEPTH deep, counted
+ * from the top of the document.  For the engine's worker threads, which
+ * check one array element at a time at memory speed and leave the
+ * user-facing message to a rerun of the slow yajl path. */
+#ifndef CM_JVALID_H
+#define CM_JVALID_H
+
+#include <stddef.h>
+#include "jcheck.h" /* CM_JSON_MAX_DEPTH */
+
+/* cm_jvalid_prefix's answer when the text ran out before the value ended. */
+#define CM_JVALID_SHORT (-1)
+
+/* Validate S[0..N) as exactly one JSON value, with nothing else but JSON
+ * whitespace (space, tab, LF, CR) before and after it, so that an array
+ * element may be handed over with or without the blanks around it.  The
+ * value sits inside DEPTH0 enclosing arrays and objects of its document
+ * (0: it is the document; 2 for an element of {"traceEvents": [...]}): a
+ * container of its own at nesting N within it is refused when DEPTH0 + N
+ * exceeds CM_JSON_MAX_DEPTH, as jcheck refuses it.  DEPTH0 must be >= 0.
+ * Returns 1 when the value is valid; 0 when it is not, with *BAD (when BAD
+ * is not NULL) the offset of the first byte found wrong, or N when the text
+ * ends too early.  An empty or all-blank text is not a value.  Reads no byte
+ * outside S[0..N); S needs no NUL after it. */
+int cm_jvalid_value(const char *s, size_t n, int depth0, size_t *bad);
+
+/* Validate the JSON value at the start of S[0..N) (JSON whitespace before
+ * it is skipped) and find where it ends, for a splitter that does not know
+ * the value's length beforehand.  DEPTH0 as for cm_jvalid_value.  Returns:
+ *   1               the value is valid; *AT = the offset just past its last
+ *                   byte (whatever follows is not looked at);
+ *   0               the text is not JSON; *AT = the first byte found wrong;
+ *   CM_JVALID_SHORT every byte of S[0..N) can begin a valid value but the
+ *                   value does not end within them: more text is needed.
+ *                   A number that runs to S[N] is SHORT too, since its next
+ *                   digits may be beyond N.  *AT = N.
+ * Every byte before *AT has been checked, so a SHORT answer never hides an
+ * error in S[0..N). */
+int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at);
+
+#endif
