@@ -175,6 +175,32 @@ static inline const unsigned char *skip_digits(const unsigned char *p, const uns
 	return p;
 }
 
+/* The JSON blanks from P on (up to E): returns the first other byte, or E.
+ * Pretty-printed traces put a newline and a run of spaces between members,
+ * so after each other blank the spaces that follow are skipped 8 at a time. */
+static inline const unsigned char *skip_blanks(const unsigned char *p, const unsigned char *e)
+{
+	/* the blank after ':' or ',' of "a": 1, "b" is one space, or none in
+	 * compact text: step over it without a branch, which the mix of the two
+	 * would make hard to predict */
+	if (p < e)
+		p += *p == ' ';
+	while (p < e && is_blank[*p]) {
+		p++;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+		while (e - p >= 8) {
+			uint64_t not_space = load8(p) ^ (ONES * ' ');
+			if (not_space) {
+				p += __builtin_ctzll(not_space) >> 3;
+				break;
+			}
+			p += 8;
+		}
+#endif
+	}
+	return p;
+}
+
 /* A multi-byte UTF-8 sequence whose lead byte is at P (>= 0x80), judged by
  * RFC 3629's table, the rule jcheck applies (yajl's own is looser).  R_OK
  * with *PP past it, R_BAD with *PP at the wrong byte, R_SHORT when E comes
@@ -384,8 +410,7 @@ value: /* P is at the first byte of a value, blanks skipped */
 		in_object[depth >> 6] |= UINT64_C(1) << (depth & 63);
 		depth++;
 		p++;
-		while (p < e && is_blank[*p])
-			p++;
+		p = skip_blanks(p, e);
 		if (p == e)
 			goto short_;
 		if (*p == '}') {
@@ -400,8 +425,7 @@ value: /* P is at the first byte of a value, blanks skipped */
 		in_object[depth >> 6] &= ~(UINT64_C(1) << (depth & 63));
 		depth++;
 		p++;
-		while (p < e && is_blank[*p])
-			p++;
+		p = skip_blanks(p, e);
 		if (p == e)
 			goto short_;
 		if (*p == ']') {
@@ -421,15 +445,13 @@ key: /* P is at the byte where an object's member name must start */
 	r = string_body(&p, e);
 	if (r != R_OK)
 		goto fail;
-	while (p < e && is_blank[*p])
-		p++;
+	p = skip_blanks(p, e);
 	if (p == e)
 		goto short_;
 	if (*p != ':')
 		goto bad;
 	p++;
-	while (p < e && is_blank[*p])
-		p++;
+	p = skip_blanks(p, e);
 	goto value;
 
 after_value: /* P is just past a value */
@@ -437,16 +459,14 @@ after_value: /* P is just past a value */
 		*at = (size_t)(p - s);
 		return R_OK;
 	}
-	while (p < e && is_blank[*p])
-		p++;
+	p = skip_blanks(p, e);
 	if (p == e)
 		goto short_;
 	{
 		int object = (int)(in_object[(depth - 1) >> 6] >> ((depth - 1) & 63)) & 1;
 		if (*p == ',') {
 			p++;
-			while (p < e && is_blank[*p])
-				p++;
+			p = skip_blanks(p, e);
 			if (p == e)
 				goto short_;
 			if (object)
