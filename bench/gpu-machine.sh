@@ -17,7 +17,9 @@ export BENCH_DIR=${BENCH_DIR:-/tmp/cuptimerge-bench}
 [ -x /usr/bin/time ] || install -m 755 "$carry/time" /usr/bin/time
 "$here/bench.sh" --sizes "${SIZES:-1G}" --scaling --cuptimerge "$carry/cuptimerge" "$@"
 if [ -x "$carry/cm-old" ]; then
-	d=$(ls -d "$BENCH_DIR"/inputs/*1G* 2>/dev/null | head -n 1)
+	size=${SIZES:-1G}
+	d=$(ls -d "$BENCH_DIR/inputs/${size##* }"-seed* 2>/dev/null | head -n 1)
+	[ -d "$d" ] || { echo "gpu-machine.sh: no input pair for ${size##* } in $BENCH_DIR/inputs" >&2; exit 1; }
 	echo
 	echo "## the older binary (CARRY/cm-old), default -j, on $(basename "$d")"
 	/usr/bin/time -f '  cm-old: %e s, %M KB peak RSS' "$carry/cm-old" -w "$d/win.json" "$d/cpu.json" >/dev/null

@@ -1,4 +1,4 @@
-/* merge.c - the engine: passes over the window and the CPU trace, then the output.
+/* merge.c - the engine: the window and the CPU trace, each parsed once, then the output.
  *
  * Design.  The reference merge loads both documents and edits a list; we
  * stream them, so the question is what must be known before each byte goes
@@ -8,31 +8,48 @@
  * metadata comes first but depends on everything: the thread rows of API
  * records are resolved through External ids that may sit anywhere in the CPU
  * trace, through correlation records anywhere in the window, and through the
- * window's thread_resource_map, which a streaming writer puts last.  So:
+ * window's thread_resource_map, which a streaming writer puts last.  So the
+ * work goes in three phases:
  *
- *   W1  window pass 1: external correlations (as compact (correlation, id)
- *       pairs), the maps, the end of the last real activity;
- *   C1  CPU pass 1 (cpuscan.c): check the trace; index the External ids the
- *       pairs name -> (pid, tid); base time; the CPU events' extent; which
- *       events are dropped and where the metadata goes;
- *       then the pairs become correlation -> thread and correlation ->
- *       user annotation tables, and the pairs are freed;
- *   W2  window pass 2: every event checked for what W3 will read; rows
- *       (devices, streams, processes, threads) and the time extent noted;
- *       annotation spans grown;
+ *   1  both inputs are read side by side, each parsed once:
+ *      W  the window (gpu/window.c): a splitter thread cuts "events" into
+ *         batches (json/docsplit.c), workers check each event (json/jvalid.c),
+ *         parse it and digest it into a typed record (gpu/gpurec.h) with every
+ *         field the rules read already converted and checked; the records go
+ *         to a temporary file, the external correlations to another;
+ *      C1 the CPU trace (cpu/cpuscan.c): the same cutting, workers replay
+ *         each event (json/jsax.c) into the scan's callbacks: base time,
+ *         extent, dropped events, and the External-id candidates on disk;
+ *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
+ *      temporary file for ids that are counters, as CUPTI's and torch's are):
+ *      External id -> CPU thread, correlation -> thread and -> annotation;
+ *      then the plan reads the records (not JSON) for the rows, the time
+ *      extent and the spans; crosscheck.c judges whether the two belong
+ *      together;
  *   --  all input has now been read and checked: an error stops here, before
- *       a byte is written, so a bad input never leaves half a trace; so
- *       does a pair that does not belong together (crosscheck.c: after C1
- *       the documents' shapes, after W2 the pids and time spans);
- *   C2  CPU pass 2 (cpucopy.c): copy the CPU text, splicing in the metadata
- *       and, at the end of traceEvents,
- *   W3  window pass 3: the window's events, then the spans and span events.
+ *       a byte is written, so a bad input never leaves half a trace;
+ *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
+ *      that reads it again, as bytes, not parsed) with the metadata spliced
+ *      in, then the records rendered to text by worker threads in window
+ *      order (base/opool.c), the spans and the span events; gzip output is
+ *      deflated in blocks on the same number of threads (io/pgzip.c).
  *
- * Memory is the tables: pairs and index (freed before W2), correlation links,
- * rows and spans; never a document or a record list.  A pipe is re-read from
- * a spooled copy (input.c).  Times: the window's are unix-epoch ns and become
- * (t - baseTimeNanoseconds) / 1000.0 us, computed exactly as Python does
- * (jwrite.h); the CPU trace's numbers are never re-rounded: they are copied. */
+ * The fast readers judge nothing they cannot judge exactly: a document whose
+ * top level, element or member they will not take (bad JSON, a bad shape) is
+ * read again from the start by the careful yajl reader (json/docread.c,
+ * json/saxread.c), which finds the same fault and names its byte offset.
+ * Worker threads never print: a block's error is held and printed by the
+ * reading thread when the block's turn comes, once.
+ *
+ * Memory is the id tables, within --memory (beyond it they are file pages
+ * that the kernel may drop), the rows, the annotation names and spans, and a
+ * bounded number of batches in flight; never a document or a record list.
+ * A pipe is spooled to $TMPDIR as it is read (input.c): the CPU trace is
+ * read twice (scanned, then copied), the window a second time only when the
+ * careful reader has to explain it.  Times: the window's are unix-epoch ns and
+ * become (t - baseTimeNanoseconds) / 1000.0 us, computed exactly as Python
+ * does (jwrite.h); the CPU trace's numbers are never re-rounded: they are
+ * copied. */
 #include "config.h"
 #include "merge.h"
 #include "cpu/cpucopy.h"
