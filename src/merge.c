@@ -94,6 +94,12 @@ static int w_member(void *ctx, const char *key, const cm_jval *val, int64_t offs
 {
 	return cm_gpu_scan_member(((struct merge *)ctx)->gpu, key, val, offset);
 }
+static int w_member_text(void *ctx, const char *key, const char *val, size_t vlen, int64_t offset)
+{
+	if (strcmp(key, "user_annotations"))
+		return 1;
+	return cm_gpu_scan_ua_text(((struct merge *)ctx)->gpu, val, vlen, offset);
+}
 static int w_batch_event(void *wctx, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
 {
 	return cm_gpu_digest_batch_event(wctx, index, ev, offset, out);
@@ -119,7 +125,7 @@ static int read_window(struct merge *m, int *trace_events)
 {
 	int n = window_workers(m->opt->jobs), rc;
 	cm_gpu_digest **d = cm_xcalloc((size_t)n, sizeof *d);
-	cm_window_psink ps = {w_batch_event, w_collect, w_member, m, (void **)d, n};
+	cm_window_psink ps = {w_batch_event, w_collect, w_member, w_member_text, m, (void **)d, n};
 	cm_window_sink sink = {w_event, w_member, m};
 	for (int i = 0; i < n; i++)
 		d[i] = cm_gpu_digest_new(m->gpu);

@@ -48,7 +48,7 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	m->lo = lo;
 	m->hi = hi;
 	m->fd = -1;
-	if (range && range <= 4 * (unsigned __int128)count + 1024 &&
+	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
 		m->budget_pages = budget / PAGE ? budget / PAGE : 1;
@@ -98,21 +98,23 @@ void *cm_idmap_get(cm_idmap *m, int64_t id)
 	return e[m->vsize] ? e : NULL;
 }
 
-void *cm_idmap_put(cm_idmap *m, int64_t id)
+void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 {
 	unsigned char *e;
+	int fresh;
+	void *v;
 	if (!m->base) {
-		int created;
-		void *v = cm_hmap_put(m->h, &id, &created);
-		m->put_count += created;
-		return v;
-	}
-	e = entry(m, id);
-	if (!e[m->vsize]) {
+		v = cm_hmap_put(m->h, &id, &fresh);
+	} else {
+		e = entry(m, id);
+		fresh = !e[m->vsize];
 		e[m->vsize] = 1;
-		m->put_count++;
+		v = e;
 	}
-	return e;
+	m->put_count += fresh;
+	if (created)
+		*created = fresh;
+	return v;
 }
 
 void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), void *ctx)
@@ -134,6 +136,39 @@ void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), vo
 		if (e[m->vsize])
 			fn(ctx, (int64_t)((uint64_t)m->lo + off / m->esize), e);
 	}
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int cm_idmap_each_sorted(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx)
+{
+	int64_t *ids;
+	size_t n = 0;
+	int rc = 0;
+	if (m->base) {
+		for (size_t off = 0; off < m->size && !rc; off += m->esize) {
+			int64_t id = (int64_t)((uint64_t)m->lo + off / m->esize);
+			unsigned char *e = entry(m, id);
+			if (e[m->vsize])
+				rc = fn(ctx, id, e);
+		}
+		return rc;
+	}
+	ids = cm_xmalloc((cm_hmap_count(m->h) + 1) * sizeof *ids);
+	for (size_t i = 0; i < cm_hmap_slots(m->h); i++) {
+		const void *key;
+		if (cm_hmap_slot(m->h, i, &key))
+			memcpy(&ids[n++], key, 8);
+	}
+	qsort(ids, n, sizeof *ids, cmp_id);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fn(ctx, ids[i], cm_hmap_get(m->h, &ids[i]));
+	free(ids);
+	return rc;
 }
 
 uint64_t cm_idmap_bytes(const cm_idmap *m)

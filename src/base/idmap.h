@@ -8,7 +8,8 @@
  * Resident pages are dropped (they stay in the file) whenever more than the
  * memory budget of them may have been touched, so the process's resident
  * size stays within the budget however many ids there are.  Ids too sparse
- * for an array (a range more than four times the count) get a hash map
+ * for an array (a range more than sixteen times the count; a torch trace's
+ * user annotations are about one External id in twelve) get a hash map
  * (hmap.h) in memory instead.  Either way the interface is the same. */
 #ifndef CM_IDMAP_H
 #define CM_IDMAP_H
@@ -27,11 +28,17 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
  * Safe to call from several threads at once while nothing puts. */
 void *cm_idmap_get(cm_idmap *m, int64_t id);
 
-/* The value of ID (which must lie in [LO, HI]), zero-filled when new. */
-void *cm_idmap_put(cm_idmap *m, int64_t id);
+/* The value of ID (which must lie in [LO, HI]), zero-filled when new
+ * (*CREATED, when CREATED is not NULL, says whether it was). */
+void *cm_idmap_put(cm_idmap *m, int64_t id, int *created);
 
 /* Call FN for each id put, in no particular order. */
 void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), void *ctx);
+
+/* The same in increasing order of id (an array is walked in order; a hash
+ * map's ids are sorted first).  FN returns 0 to go on, -1 to stop, which
+ * this then returns. */
+int cm_idmap_each_sorted(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx);
 
 /* 1 when the map is an array in a file, 0 for a hash map. */
 int cm_idmap_is_dense(const cm_idmap *m);

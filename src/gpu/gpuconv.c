@@ -59,13 +59,14 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->ext_lo = g->corr_lo = INT64_MAX;
 	g->ext_hi = g->corr_hi = INT64_MIN;
 	g->budget = 16u << 20;
-	g->ua = cm_hmap_new(8, sizeof(struct ua_ent));
+	g->ua_lo = INT64_MAX;
+	g->ua_hi = INT64_MIN;
 	g->tidmap = cm_tidmap_new();
 	g->devices = cm_hmap_new(8, sizeof(struct first_ts));
 	g->streams = cm_hmap_new(16, 8);
 	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
 	g->threads = cm_hmap_new(16, 8);
-	g->spans = cm_hmap_new(24, sizeof(struct span));
+	g->spans_more = cm_hmap_new(24, sizeof(struct span));
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
 	return g;
@@ -75,12 +76,10 @@ void cm_gpu_free(cm_gpu *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < cm_hmap_slots(g->ua); i++) {
-		struct ua_ent *u = cm_hmap_slot(g->ua, i, NULL);
-		if (u)
-			free(u->name);
-	}
-	cm_hmap_free(g->ua);
+	cm_idmap_free(g->ua);
+	if (g->ua_file)
+		fclose(g->ua_file);
+	cm_buf_free(&g->ua_name);
 	cm_idmap_free(g->ext);
 	cm_idmap_free(g->linked);
 	cm_idmap_free(g->uext);
@@ -88,7 +87,8 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->streams);
 	cm_hmap_free(g->procs);
 	cm_hmap_free(g->threads);
-	cm_hmap_free(g->spans);
+	cm_idmap_free(g->spans);
+	cm_hmap_free(g->spans_more);
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
@@ -119,7 +119,7 @@ cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 		if (fread(rec, sizeof rec, 1, g->pairs) != 1)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), NULL;
 		memcpy(&ext, rec + 8, 8);
-		cm_idmap_put(g->ext, ext);
+		cm_idmap_put(g->ext, ext, NULL);
 	}
 	return g->ext;
 }
@@ -128,9 +128,10 @@ void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 {
 	*st = g->st;
 	st->dense_tables = g->linked && cm_idmap_is_dense(g->linked);
-	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + cm_hmap_bytes(g->ua) +
+	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + (g->ua ? cm_idmap_bytes(g->ua) : 0) +
 			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
-			  cm_hmap_bytes(g->threads) + cm_hmap_bytes(g->spans);
+			  cm_hmap_bytes(g->threads) + (g->spans ? cm_idmap_bytes(g->spans) : 0) +
+			  cm_hmap_bytes(g->spans_more);
 }
 
 /* ------------------------------------------------------------ field access */
@@ -586,6 +587,37 @@ static int dropped(const cm_gpu *g, const cm_gpurec *r)
 
 /* --------------------------------------------------- plan: rows and extent */
 
+/* Widen the span of user annotation EXT on (DEV, STREAM) to [START, END]. */
+static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_int start, cm_int end)
+{
+	int created;
+	struct span_slot *ss = cm_idmap_put(g->spans, ext, &created);
+	struct span *sp;
+	if (created) {
+		ss->dev = dev;
+		ss->stream = stream;
+		ss->start = start;
+		ss->end = end;
+		return;
+	}
+	if (ss->dev == dev && ss->stream == stream) {
+		ss->start = start < ss->start ? start : ss->start;
+		ss->end = end > ss->end ? end : ss->end;
+		return;
+	}
+	{
+		int64_t key[3] = {ext, dev, stream};
+		sp = cm_hmap_put(g->spans_more, key, &created);
+	}
+	if (created) {
+		sp->start = start;
+		sp->end = end;
+	} else {
+		sp->start = start < sp->start ? start : sp->start;
+		sp->end = end > sp->end ? end : sp->end;
+	}
+}
+
 static int plan_record(cm_gpu *g, const cm_gpurec *r)
 {
 	double ts, dur;
@@ -621,18 +653,8 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		if (corr >= INT64_MIN && corr <= INT64_MAX) {
 			int64_t c64 = (int64_t)corr;
 			const int64_t *ext = cm_idmap_get(g->uext, c64);
-			if (ext) {
-				int64_t key[3] = {*ext, d64, s64};
-				int created;
-				struct span *sp = cm_hmap_put(g->spans, key, &created);
-				if (created) {
-					sp->start = start;
-					sp->end = end;
-				} else {
-					sp->start = start < sp->start ? start : sp->start;
-					sp->end = end > sp->end ? end : sp->end;
-				}
-			}
+			if (ext)
+				span_note(g, *ext, d64, s64, start, end);
 		}
 		return 0;
 	}
@@ -665,6 +687,9 @@ static int plan_block(void *ctx, cm_buf *block)
 
 int cm_gpu_plan(cm_gpu *g)
 {
+	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
+						    g->budget)))
+		return -1;
 	if (each_block(g, plan_block, g) < 0)
 		return -1;
 	cm_gpu_plan_finish(g);

@@ -37,6 +37,10 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out);
 int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
 /* Take "user_annotations" or "thread_resource_map".  0, or -1 after a report. */
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset);
+/* "user_annotations" given as its text S[0..N) (already validated):
+ * taken without building it whole.  0; -1 after a report; 1 when it must
+ * go to cm_gpu_scan_member instead (not an object, or an id that repeats). */
+int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset);
 /* The window has been read: write out the last block.  0, or -1. */
 int cm_gpu_digest_finish(cm_gpu *g);
 

@@ -18,9 +18,11 @@ struct pair {
 	int user; /* external_kind == CUSTOM1 (4): a user annotation */
 };
 
-struct ua_ent {
-	char *name; /* NUL-terminated copy, or NULL when the value is not a string */
-	uint32_t len;
+/* A user annotation's name: LEN bytes at OFF in cm_gpu.ua_file (LEN -1:
+ * the value is not a string, so the annotation has no span). */
+struct ua_ref {
+	int64_t off;
+	int32_t len;
 };
 
 /* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
@@ -32,6 +34,12 @@ struct cpu_thread { int64_t pid, tid; };
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
 struct first_ts { cm_int_a8 ns; };
 struct span { cm_int_a8 start, end; };
+/* The spans of one user annotation: the first device and stream its
+ * activity ran on here, any others in cm_gpu.spans_more. */
+struct span_slot {
+	int64_t dev, stream;
+	cm_int_a8 start, end;
+};
 
 /* CUpti_ExternalCorrelationKind CUSTOM1: the monitor's user annotations. */
 #define USER_EXTERNAL_KIND 4
@@ -52,7 +60,11 @@ struct cm_gpu {
 	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
 	size_t budget;   /* memory for each id table (idmap.h) */
 	int ua_dict;     /* user_annotations is an object */
-	cm_hmap *ua;     /* ext id -> struct ua_ent */
+	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */
+	uint64_t ua_count;
+	int64_t ua_lo, ua_hi;
+	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
+	cm_buf ua_name;  /* a name read back */
 	cm_tidmap *tidmap;
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
@@ -60,7 +72,9 @@ struct cm_gpu {
 	uint32_t ncpu_threads, cap_cpu_threads;
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
 	/* pass 2 */
-	cm_hmap *devices, *streams, *procs, *threads, *spans;
+	cm_hmap *devices, *streams, *procs, *threads;
+	cm_idmap *spans;      /* ext id -> struct span_slot */
+	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct span, beyond the first */
 	int need_overhead;
 	double min_ts, max_end_ts;
 	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
@@ -104,6 +118,10 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
 int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
+
+/* The name of user annotation EXT: its bytes (valid until the next call)
+ * and *LEN, or NULL when it has none (not in the map, or not a string). */
+const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
 int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)

@@ -120,17 +120,32 @@ static void span_times(const cm_gpu *g, const struct span *sp, double *ts, doubl
 	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
 }
 
+/* The extent of one span whose annotation has a name. */
+static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
+{
+	double ts, dur;
+	size_t len;
+	if (!gpu_ua_name(g, ext, &len))
+		return;
+	span_times(g, sp, &ts, &dur);
+	gpu_extent(g, ts, dur);
+}
+
+static void slot_extent(void *ctx, int64_t ext, void *val)
+{
+	const struct span_slot *ss = val;
+	struct span sp = {ss->start, ss->end};
+	span_extent(ctx, ext, &sp);
+}
+
 void cm_gpu_plan_finish(cm_gpu *g)
 {
-	for (size_t i = 0; i < cm_hmap_slots(g->spans); i++) {
+	cm_idmap_each(g->spans, slot_extent, g);
+	for (size_t i = 0; i < cm_hmap_slots(g->spans_more); i++) {
 		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->spans, i, (const void **)&key);
-		const struct ua_ent *u;
-		double ts, dur;
-		if (!sp || !(u = cm_hmap_get(g->ua, &key[0])) || !u->name)
-			continue;
-		span_times(g, sp, &ts, &dur);
-		gpu_extent(g, ts, dur);
+		const struct span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
+		if (sp)
+			span_extent(g, key[0], sp);
 	}
 }
 
@@ -155,31 +170,75 @@ void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
 
 const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->procs; }
 
-int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo)
+/* One gpu_user_annotation event. */
+static int write_span(cm_gpu *g, cm_evout *eo, int64_t ext, int64_t dev, int64_t stream, const struct span *sp)
 {
-	size_t n;
-	int64_t *k = sorted_keys(g->spans, 3, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct span *sp = cm_hmap_get(g->spans, &k[3 * i]);
-		const struct ua_ent *u = cm_hmap_get(g->ua, &k[3 * i]);
-		double ts, dur;
-		if (!u || !u->name)
-			continue; /* the annotation's name is not a string */
-		span_times(g, sp, &ts, &dur);
-		if (cm_evout_next(eo) < 0) {
-			free(k);
-			return -1;
-		}
-		gpu_x_head(&eo->buf, "gpu_user_annotation", u->name, u->len, k[3 * i + 1], k[3 * i + 2]);
-		cm_buf_lit(&eo->buf, ",\"ts\":");
-		cm_jw_double(&eo->buf, ts);
-		cm_buf_lit(&eo->buf, ",\"dur\":");
-		cm_jw_double(&eo->buf, dur);
-		cm_buf_lit(&eo->buf, ",\"args\":{\"External id\":");
-		cm_jw_int(&eo->buf, k[3 * i]);
-		cm_buf_lit(&eo->buf, "}}");
-	}
-	free(k);
+	double ts, dur;
+	size_t len;
+	const char *name = gpu_ua_name(g, ext, &len);
+	if (!name)
+		return 0; /* the annotation's name is not a string */
+	span_times(g, sp, &ts, &dur);
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	gpu_x_head(&eo->buf, "gpu_user_annotation", name, len, dev, stream);
+	cm_buf_lit(&eo->buf, ",\"ts\":");
+	cm_jw_double(&eo->buf, ts);
+	cm_buf_lit(&eo->buf, ",\"dur\":");
+	cm_jw_double(&eo->buf, dur);
+	cm_buf_lit(&eo->buf, ",\"args\":{\"External id\":");
+	cm_jw_int(&eo->buf, ext);
+	cm_buf_lit(&eo->buf, "}}");
 	return 0;
 }
 
+/* Writing the spans in order: the annotations in increasing id, each one's
+ * spans by (device, stream): the first from its slot, the others from the
+ * sorted keys of spans_more, walked alongside. */
+struct span_walk {
+	cm_gpu *g;
+	cm_evout *eo;
+	const int64_t *more; /* sorted (ext, dev, stream) keys */
+	size_t nmore, at;
+};
+
+static int span_cmp3(const int64_t *a, const int64_t *b)
+{
+	for (int i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+static int write_slot(void *ctx, int64_t ext, void *val)
+{
+	struct span_walk *w = ctx;
+	const struct span_slot *ss = val;
+	int64_t first[3] = {ext, ss->dev, ss->stream};
+	struct span sp = {ss->start, ss->end};
+	int first_done = 0;
+	while (w->at < w->nmore && w->more[3 * w->at] <= ext) {
+		const int64_t *k = &w->more[3 * w->at];
+		if (k[0] == ext && !first_done && span_cmp3(first, k) < 0) {
+			if (write_span(w->g, w->eo, ext, ss->dev, ss->stream, &sp) < 0)
+				return -1;
+			first_done = 1;
+		}
+		if (write_span(w->g, w->eo, k[0], k[1], k[2], cm_hmap_get(w->g->spans_more, k)) < 0)
+			return -1;
+		w->at++;
+	}
+	if (!first_done && write_span(w->g, w->eo, ext, ss->dev, ss->stream, &sp) < 0)
+		return -1;
+	return 0;
+}
+
+int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo)
+{
+	size_t n;
+	int64_t *k = sorted_keys(g->spans_more, 3, &n);
+	struct span_walk w = {g, eo, k, n, 0};
+	int rc = cm_idmap_each_sorted(g->spans, write_slot, &w);
+	free(k);
+	return rc;
+}

@@ -4,6 +4,7 @@
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "io/tmpfile.h"
+#include "json/jvalid.h"
 #include "exitcode.h"
 
 #include <errno.h>
@@ -119,26 +120,232 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
 	size_t n;
 	const cm_jval **mem = cm_jval_dict_members(val, &n);
 	int rc = 0;
+	/* Kept in a file, in order, until the window has been read and the
+	 * ids' range is known (ua_build): a later entry for the same id wins. */
+	if (n && !g->ua_file && !(g->ua_file = cm_temp_file("annotations"))) {
+		free(mem);
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const cm_jval *k = mem[i];
 		int64_t ext;
-		struct ua_ent *u;
+		int32_t len;
 		if (key_int(g, offset, "user_annotations", k, &ext) < 0) {
 			rc = -1;
 			break;
 		}
-		u = cm_hmap_put(g->ua, &ext, NULL);
-		free(u->name);
-		u->name = NULL;
-		if (k->type == CM_J_STR) {
-			u->name = cm_xmalloc(k->len + 1);
-			memcpy(u->name, k->s, k->len);
-			u->name[k->len] = 0;
-			u->len = k->len;
+		len = k->type == CM_J_STR ? (int32_t)k->len : -1;
+		if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
+		    (len > 0 && fwrite(k->s, (size_t)len, 1, g->ua_file) != 1)) {
+			cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+			rc = -1;
+			break;
 		}
+		g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
+		g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
+		g->ua_count++;
 	}
 	free(mem);
 	return rc;
+}
+
+/* ------------------------------------------- user_annotations as text
+ *
+ * A long window's user_annotations is a map of hundreds of thousands of
+ * names; built whole as values (cm_jval_parse_py, cm_jval_dict_members) it
+ * cost five times its text in memory.  So it is read as text: a first walk
+ * finds the ids' range (and reports a key that is not an integer, as
+ * scan_ua would), a second one writes the records of scan_ua in text order.
+ * That order gives the dict's answer unless an id repeats (a key twice, or
+ * "5" and "05"): then the walk gives up and the careful path above decides. */
+
+/* The JSON string token at S[*I] (a quote): its decoded bytes (in ARENA when
+ * it holds escapes); *I moves past it.  The text was validated. */
+static const char *ua_string(cm_arena *arena, const char *s, size_t n, size_t *i, size_t *len)
+{
+	size_t a = *i, k = a + 1;
+	int esc = 0;
+	while (k < n && s[k] != '"') {
+		if (s[k] == '\\') {
+			esc = 1;
+			k++;
+		}
+		k++;
+	}
+	*i = k + 1;
+	if (!esc) {
+		*len = k - a - 1;
+		return s + a + 1;
+	} else {
+		const cm_jval *v = cm_jval_parse_py(arena, s + a, k + 1 - a);
+		*len = v ? v->len : 0;
+		return v ? v->s : "";
+	}
+}
+
+static void ua_ws(const char *s, size_t n, size_t *i)
+{
+	while (*i < n && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\n' || s[*i] == '\r'))
+		(*i)++;
+}
+
+/* Walk the object S[0..N): FN(ctx, key, klen, value, is_string, vlen) for
+ * each member in text order.  FN returns 0 to go on; the walk returns what
+ * stopped it, or 0. */
+static int ua_walk(cm_arena *arena, const char *s, size_t n,
+		   int (*fn)(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl), void *ctx)
+{
+	size_t i = 0;
+	ua_ws(s, n, &i);
+	i++; /* { */
+	for (;;) {
+		const char *k, *v = NULL;
+		size_t kl, vl = 0, at;
+		int is_str, rc;
+		ua_ws(s, n, &i);
+		if (i >= n || s[i] == '}')
+			return 0;
+		if (s[i] == ',') {
+			i++;
+			ua_ws(s, n, &i);
+		}
+		cm_arena_reset(arena);
+		k = ua_string(arena, s, n, &i, &kl);
+		ua_ws(s, n, &i);
+		i++; /* : */
+		ua_ws(s, n, &i);
+		is_str = s[i] == '"';
+		if (is_str) {
+			v = ua_string(arena, s, n, &i, &vl);
+		} else {
+			if (cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
+				return 2; /* cannot happen: validated */
+			i += at;
+		}
+		if ((rc = fn(ctx, k, kl, v, is_str, vl)))
+			return rc;
+	}
+}
+
+struct ua_text {
+	cm_gpu *g;
+	int64_t offset, lo, hi;
+	uint64_t count;
+	cm_idmap *seen;
+};
+
+static int ua_key(struct ua_text *u, const char *k, size_t kl, int64_t *ext)
+{
+	cm_jval key = {0};
+	key.key = k;
+	key.klen = (uint32_t)kl;
+	return key_int(u->g, u->offset, "user_annotations", &key, ext) < 0 ? -1 : 0;
+}
+
+static int ua_range(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl)
+{
+	struct ua_text *u = ctx;
+	int64_t ext;
+	(void)v, (void)is_str, (void)vl;
+	if (ua_key(u, k, kl, &ext) < 0)
+		return -1;
+	u->lo = ext < u->lo ? ext : u->lo;
+	u->hi = ext > u->hi ? ext : u->hi;
+	u->count++;
+	return 0;
+}
+
+static int ua_record(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl)
+{
+	struct ua_text *u = ctx;
+	cm_gpu *g = u->g;
+	int64_t ext;
+	int32_t len = is_str ? (int32_t)vl : -1;
+	int created;
+	if (ua_key(u, k, kl, &ext) < 0)
+		return -1;
+	cm_idmap_put(u->seen, ext, &created);
+	if (!created)
+		return 1; /* an id again: the dict's order decides */
+	if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
+	    (len > 0 && fwrite(v, (size_t)len, 1, g->ua_file) != 1))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
+	g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
+	g->ua_count++;
+	return 0;
+}
+
+int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
+{
+	struct ua_text u = {g, offset, INT64_MAX, INT64_MIN, 0, NULL};
+	cm_arena *arena;
+	size_t i = 0;
+	int rc;
+	ua_ws(s, n, &i);
+	if (i >= n || s[i] != '{' || g->ua_file || g->ua_dict)
+		return 1; /* not an object (or seen before): the careful path */
+	arena = cm_arena_new();
+	rc = ua_walk(arena, s, n, ua_range, &u);
+	if (rc == 0 && (!(u.seen = cm_idmap_new(0, u.lo, u.hi, u.count, g->budget)) ||
+			(u.count && !(g->ua_file = cm_temp_file("annotations")))))
+		rc = -1;
+	if (rc == 0)
+		rc = ua_walk(arena, s, n, ua_record, &u);
+	cm_idmap_free(u.seen);
+	cm_arena_free(arena);
+	if (rc > 0) { /* start again on the careful path */
+		if (g->ua_file)
+			fclose(g->ua_file);
+		g->ua_file = NULL;
+		g->ua_count = 0;
+		g->ua_lo = INT64_MAX;
+		g->ua_hi = INT64_MIN;
+		return 1;
+	}
+	if (rc < 0)
+		return -1;
+	g->ua_dict = 1;
+	return 0;
+}
+
+/* The user annotations into an id table, each entry pointing at its name's
+ * bytes in the file.  0, or -1 after a report. */
+static int ua_build(cm_gpu *g)
+{
+	int64_t off = 0;
+	if (!(g->ua = cm_idmap_new(sizeof(struct ua_ref), g->ua_lo, g->ua_hi, g->ua_count, g->budget)))
+		return -1;
+	if (!g->ua_file)
+		return 0;
+	if (fflush(g->ua_file) != 0 || fseek(g->ua_file, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	for (uint64_t i = 0; i < g->ua_count; i++) {
+		int64_t ext;
+		int32_t len;
+		struct ua_ref *u;
+		if (fread(&ext, 8, 1, g->ua_file) != 1 || fread(&len, 4, 1, g->ua_file) != 1 ||
+		    (len > 0 && fseek(g->ua_file, len, SEEK_CUR) != 0))
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		u = cm_idmap_put(g->ua, ext, NULL);
+		u->off = off + 12;
+		u->len = len;
+		off += 12 + (len > 0 ? len : 0);
+	}
+	return 0;
+}
+
+const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len)
+{
+	const struct ua_ref *u = g->ua ? cm_idmap_get(g->ua, ext) : NULL;
+	if (!u || u->len < 0)
+		return NULL;
+	g->ua_name.len = 0;
+	cm_buf_grow(&g->ua_name, (size_t)u->len + 1);
+	if (u->len && pread(fileno(g->ua_file), g->ua_name.p, (size_t)u->len, u->off) != u->len)
+		return NULL; /* cannot happen: the file was written and read back */
+	*len = (size_t)u->len;
+	return g->ua_name.p;
 }
 
 static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
@@ -221,7 +428,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 {
 	cm_hmap *seen = cm_hmap_new(16, 4);
 	g->base_ns = base_ns;
-	if (!cm_gpu_linked_ext(g) ||
+	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
 	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
 	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget))) {
 		cm_hmap_free(seen);
@@ -242,13 +449,13 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		pr.user = rec[16];
 		t = cm_idmap_get(g->ext, p->ext);
 		if (t && t->found) {
-			struct linked *l = cm_idmap_put(g->linked, p->corr);
+			struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
 			if (!l->thread)
 				g->st.linked_corr++;
 			l->thread = cpu_thread_ix(g, seen, t->pid, t->tid) + 1;
 		}
-		if (p->user && g->ua_dict && cm_hmap_get(g->ua, &p->ext))
-			*(int64_t *)cm_idmap_put(g->uext, p->corr) = p->ext;
+		if (p->user && g->ua_dict && cm_idmap_get(g->ua, p->ext))
+			*(int64_t *)cm_idmap_put(g->uext, p->corr, NULL) = p->ext;
 	}
 	g->st.linked_ext = 0;
 	cm_idmap_each(g->ext, count_found, &g->st.linked_ext);

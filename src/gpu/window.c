@@ -145,6 +145,14 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 		return -1;
 	}
 	*seen = 1;
+	if (r->sink->member_text) {
+		char name[20];
+		int rc;
+		memcpy(name, k->s, k->len);
+		name[k->len] = 0;
+		if ((rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset)) <= 0)
+			return rc;
+	}
 	if (!(v = cm_jval_parse_py(r->arena, val, vlen))) {
 		r->bad = 1;
 		return -1;

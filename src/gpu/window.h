@@ -39,6 +39,10 @@ typedef struct cm_window_psink {
 	int (*event)(void *wctx, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out);
 	int (*collect)(void *ctx, cm_buf *out);
 	int (*member)(void *ctx, const char *key, const cm_jval *val, int64_t offset);
+	/* Optional: a wanted member as its text (validated), before it is
+	 * built: 0 when taken, 1 to have it built and given to member, -1 after
+	 * a report. */
+	int (*member_text)(void *ctx, const char *key, const char *val, size_t vlen, int64_t offset);
 	void *ctx;
 	void **wctx;
 	int workers;
