@@ -170,9 +170,10 @@ one_line 3 "^cuptimerge: $tmp/loop1: .*(symbolic links|Too many levels)" tm $CUP
 # ---- F5: an interrupted -o run leaves the old file and nothing else ----
 
 # An asynchronous command of a non-interactive shell starts with SIGINT
-# ignored; the runs to interrupt are started through this, with the default.
+# ignored (and under nohup, make check's caller may have ignored SIGHUP); the
+# runs to interrupt are started through this, with the default for each.
 dfl='import os, signal, sys
-for s in (signal.SIGINT, signal.SIGPIPE):
+for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGHUP, signal.SIGTERM):
     signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])'
 
