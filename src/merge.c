@@ -84,6 +84,12 @@ struct merge {
 	int c1_rc;          /* result of the CPU scan */
 	int win_careful;    /* the window was read again by the careful reader */
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
+	/* the window's events rendered ahead, into a spool, while the CPU
+	 * trace is copied */
+	int ra_on, ra_rc;
+	pthread_t ra_th;
+	cm_diag_slot ra_diag;
+	cm_evout ra_eo;
 };
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -147,6 +153,83 @@ static int read_window(struct merge *m, int *trace_events)
 	return rc < 0 ? -1 : cm_gpu_digest_finish(m->gpu);
 }
 
+/* The window's events, rendered by the worker pool into a spool on a
+ * thread of their own while the main thread copies the CPU trace: the copy
+ * and the rendering were the two longest single steps of the output, and
+ * they need nothing of each other.  hook_append then copies the spool in. */
+static void *ra_thread(void *arg)
+{
+	struct merge *m = arg;
+	cm_progress_thread_off();
+	cm_diag_defer(&m->ra_diag);
+	m->ra_rc = cm_gpu_write_events(m->gpu, &m->ra_eo, m->opt->jobs);
+	if (m->ra_rc == 0)
+		m->ra_rc = cm_evout_flush(&m->ra_eo);
+	return NULL;
+}
+
+/* Start ra_thread; not with -t (the repair stage counts what it moves, on
+ * one thread), and not without a second thread: then hook_append renders
+ * in place.  0, or -1 after reporting that the spool cannot be made. */
+static int ra_start(struct merge *m)
+{
+	if (m->repair)
+		return 0;
+	if (!(m->ra_eo.out = cm_output_open_spool()))
+		return -1;
+	m->ra_eo.first = 1;
+	if (pthread_create(&m->ra_th, NULL, ra_thread, m) == 0) {
+		m->ra_on = 1;
+		return 0;
+	}
+	cm_output_close(m->ra_eo.out, 0);
+	m->ra_eo.out = NULL;
+	return 0;
+}
+
+/* Wait for ra_thread.  With DROP (the run has failed already), forget its
+ * error; else report it.  0, or -1 when it failed. */
+static int ra_join(struct merge *m, int drop)
+{
+	if (!m->ra_on)
+		return 0;
+	pthread_join(m->ra_th, NULL);
+	m->ra_on = 0;
+	if (drop)
+		cm_diag_drop(&m->ra_diag);
+	else
+		cm_diag_settle(&m->ra_diag);
+	return m->ra_rc < 0 ? -1 : 0;
+}
+
+/* Copy the spooled events into EO, with the comma between elements. */
+static int ra_copy(struct merge *m, cm_evout *eo)
+{
+	int fd = cm_output_spool_done(m->ra_eo.out), first = 1;
+	char buf[1 << 16];
+	ssize_t n;
+	m->ra_eo.out = NULL;
+	if (fd < 0)
+		return -1;
+	if (cm_evout_flush(eo) < 0) {
+		close(fd);
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		if (first && !eo->first && cm_output_write(eo->out, ",", 1) < 0)
+			break;
+		if (first)
+			eo->first = 0;
+		first = 0;
+		if (cm_output_write(eo->out, buf, (size_t)n) < 0)
+			break;
+	}
+	close(fd);
+	if (n < 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+	return n == 0 ? 0 : -1;
+}
+
 /* Hook: the GPU metadata at the insertion point. */
 static int hook_insert(void *ctx, cm_evout *eo)
 {
@@ -159,8 +242,12 @@ static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
 	cm_buf *b = &eo->buf;
-	if (cm_gpu_write_events(m->gpu, eo, m->opt->jobs) < 0)
+	if (m->ra_eo.out) {
+		if (ra_join(m, 0) < 0 || ra_copy(m, eo) < 0)
+			return -1;
+	} else if (cm_gpu_write_events(m->gpu, eo, m->opt->jobs) < 0) {
 		return -1;
+	}
 	if (cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -313,8 +400,12 @@ int cm_merge_run(const struct cm_options *opt)
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
 		eo.first = 1;
-		ok = cm_input_rewind(m.cpu) == 0 && cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
+		ok = ra_start(&m) == 0 && cm_input_rewind(m.cpu) == 0 &&
+		     cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
 		     cm_evout_flush(&eo) == 0;
+		ra_join(&m, 1); /* still running only when the copy failed */
+		if (m.ra_eo.out)
+			cm_output_close(m.ra_eo.out, 0);
 		piped = cm_output_pipe_closed(eo.out);
 		rc = cm_output_close(eo.out, ok);
 		if (piped || rc == 1)
@@ -340,6 +431,7 @@ int cm_merge_run(const struct cm_options *opt)
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
 	cm_buf_free(&eo.buf);
+	cm_buf_free(&m.ra_eo.buf);
 	cm_repair_free(m.repair);
 	cm_arena_free(m.arena);
 	cm_threadmap_free(map);

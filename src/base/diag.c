@@ -110,6 +110,17 @@ cm_diag_slot *cm_diag_defer_swap(cm_diag_slot *slot)
 int cm_diag_settle(cm_diag_slot *slot)
 {
 	int status = slot->status;
+	if (deferred && deferred != slot) {
+		/* settled on a thread that defers too: the error goes up, not out */
+		if (status && !deferred->status) {
+			deferred->status = status;
+			deferred->line = slot->line;
+			slot->line = NULL;
+		}
+		free(slot->line);
+		slot->line = NULL;
+		return status;
+	}
 	if (status && !first_status) {
 		cm_progress_clear();
 		fprintf(stderr, "%s\n", slot->line ? slot->line : "cuptimerge: error (no memory for the message)");

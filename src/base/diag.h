@@ -48,7 +48,9 @@ void cm_diag_defer(cm_diag_slot *slot);
 cm_diag_slot *cm_diag_defer_swap(cm_diag_slot *slot);
 
 /* On the main thread, after joining the worker that filled SLOT: print its
- * error when none has been reported yet (it is then the first fault), else
+ * error (on a thread that defers its own, pass it into that thread's slot
+ * instead, unless that one holds an error already) when none has been
+ * reported yet (it is then the first fault), else
  * drop it (the same fault seen twice, or one after the first: the run has
  * failed already).  Frees the line; returns SLOT's status (0: none). */
 int cm_diag_settle(cm_diag_slot *slot);
