@@ -30,9 +30,10 @@
  *       a byte is written, so a bad input never leaves half a trace;
  *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
  *      that reads it again, as bytes, not parsed) with the metadata spliced
- *      in, then the records rendered to text by worker threads in window
- *      order (base/opool.c), the spans and the span events; gzip output is
- *      deflated in blocks on the same number of threads (io/pgzip.c).
+ *      in, while worker threads render the records to text in window order
+ *      (base/opool.c) into a spool that follows the CPU events; then the
+ *      spans and the span events; gzip output is deflated in blocks on the
+ *      same number of threads (io/pgzip.c).
  *
  * The fast readers judge nothing they cannot judge exactly: a document whose
  * top level, element or member they will not take (bad JSON, a bad shape) is
