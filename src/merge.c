@@ -312,6 +312,12 @@ static int prepare(struct merge *m)
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
 
+	/* one progress line for the run: the window's read, then the copy of
+	 * the CPU trace (the CPU trace's read runs beside the window's) */
+	if (cm_input_raw_size(m->win) && cm_input_raw_size(m->cpu)) {
+		cm_progress_job(cm_input_raw_size(m->win) + cm_input_raw_size(m->cpu));
+		cm_progress_stage(0, cm_input_raw_size(m->win));
+	}
 	w1_rc = read_window(m, &win_trace_events);
 	if (threaded) {
 		pthread_join(th, NULL);
@@ -401,6 +407,7 @@ int cm_merge_run(const struct cm_options *opt)
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
 		eo.first = 1;
+		cm_progress_stage(cm_input_raw_size(m.win), cm_input_raw_size(m.cpu));
 		ok = ra_start(&m) == 0 && cm_input_rewind(m.cpu) == 0 &&
 		     cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
 		     cm_evout_flush(&eo) == 0;

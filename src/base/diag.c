@@ -17,6 +17,11 @@ static int progress_shown;    /* a progress line is on screen */
 static const char *progress_label;
 static uint64_t progress_total;
 static double progress_t0, progress_last;
+/* A run of several stages shown as one line (cm_progress_job): all its
+ * work in units, and the range [job_base, job_base + job_span) of the stage
+ * the current label belongs to. */
+static uint64_t job_total, job_base, job_span;
+static double progress_delay = 1.0; /* no line for a job shorter than this */
 
 void cm_diag_init(const char *progname) { prog = progname; }
 void cm_diag_set_quiet(int q) { quiet = q; }
@@ -177,7 +182,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void cm_progress_enable(int on) { progress_on = on; }
+void cm_progress_enable(int on)
+{
+	/* for tests: 0 shows every update at once */
+	const char *d = getenv("CUPTIMERGE_PROGRESS_DELAY");
+	progress_on = on;
+	if (d && *d)
+		progress_delay = atof(d);
+}
+
+void cm_progress_job(uint64_t total) { job_total = total; }
+
+void cm_progress_stage(uint64_t base, uint64_t span)
+{
+	job_base = base;
+	job_span = span;
+}
 
 /* Passes on a second thread keep quiet: the line belongs to the main one. */
 static __thread int progress_thread_off;
@@ -200,10 +220,20 @@ void cm_progress_update(uint64_t done)
 		return;
 	t = now_s();
 	/* A job shorter than a second never shows a line; then 4 refreshes a second. */
-	if (t - progress_t0 < 1.0 || t - progress_last < 0.25)
+	if (t - progress_t0 < progress_delay || t - progress_last < (progress_delay > 0 ? 0.25 : 0))
 		return;
 	progress_last = t;
-	if (progress_total)
+	if (job_total && progress_total) {
+		/* one percentage for the whole run, and the time left at this pace */
+		double f = ((double)job_base + (double)job_span * (double)done / (double)progress_total) /
+			   (double)job_total;
+		f = f > 1.0 ? 1.0 : f;
+		if (f > 0.02)
+			fprintf(stderr, "\r%s: %s: %3.0f%%, about %.0f s left   ", prog, progress_label, 100.0 * f,
+				(t - progress_t0) * (1.0 - f) / f);
+		else
+			fprintf(stderr, "\r%s: %s: %3.0f%%   ", prog, progress_label, 100.0 * f);
+	} else if (progress_total)
 		fprintf(stderr, "\r%s: %s %.0f / %.0f MB (%3.0f%%)   ", prog, progress_label,
 			(double)done / 1e6, (double)progress_total / 1e6,
 			100.0 * (double)done / (double)progress_total);
@@ -220,7 +250,7 @@ void cm_progress_text(const char *text, int force)
 	t = now_s();
 	if (progress_t0 == 0)
 		progress_t0 = t;
-	if (!force && (t - progress_t0 < 1.0 || t - progress_last < 0.25))
+	if (!force && (t - progress_t0 < progress_delay || t - progress_last < 0.25))
 		return;
 	progress_last = t;
 	fprintf(stderr, "\r%s: %s   ", prog, text);

@@ -66,6 +66,12 @@ void cm_progress_enable(int on);
 void cm_progress_begin(const char *label, uint64_t total);
 void cm_progress_update(uint64_t done);
 void cm_progress_clear(void);
+/* A run of stages shown as one line: TOTAL units of work in all (0: each
+ * label counts alone), and the range of them the next labels cover: their
+ * own 0..total maps onto [BASE, BASE + SPAN).  The line then shows the
+ * whole run's percentage and the time left at its pace so far. */
+void cm_progress_job(uint64_t total);
+void cm_progress_stage(uint64_t base, uint64_t span);
 /* A progress line of the caller's own TEXT ("PROG: TEXT"), under the same
  * rules: not in the first second, at most 4 times a second; FORCE shows it
  * now whatever the rate (still only when enabled). */

@@ -65,6 +65,19 @@ if [ -x "$GEN" ]; then
 		grep -q 'id tables: arrays' "$tmp/err" || fail "--memory=1M: $(tail -n 1 "$tmp/err")"
 		cmp -s "$tmp/j1.json" "$tmp/m.json" || fail "--memory=1M: output differs"
 	fi
+	tcase "generated pair: one progress line for the run, its percentage never goes back and ends at 100"
+	rc=0
+	CUPTIMERGE_PROGRESS_DELAY=0 $CUPTIMERGE --progress --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" \
+		>"$tmp/pr.json" 2>"$tmp/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "--progress: exit $rc"
+	else
+		tr '\r' '\n' <"$tmp/err" | sed -n 's/.*: *\([0-9][0-9]*\)%.*/\1/p' >"$tmp/pct"
+		[ -s "$tmp/pct" ] || fail "--progress: no percentage in: $(tr '\r' '\n' <"$tmp/err" | head -n 3)"
+		awk 'NR > 1 && $1 < last { bad = 1 } { last = $1 } END { exit bad || last != 100 }' "$tmp/pct" ||
+			fail "--progress: percentages $(tr '\n' ' ' <"$tmp/pct")"
+		cmp -s "$tmp/j1.json" "$tmp/pr.json" || fail "--progress: output differs"
+	fi
 	tcase "generated pair: gzip inputs on pipes, the same bytes"
 	gzip -c "$tmp/cpu.json" >"$tmp/cpu.gz"
 	gzip -c "$tmp/win.json" >"$tmp/win.gz"
