@@ -717,11 +717,9 @@ static int cfold(void *sctx, cm_buf *out)
 static int cbatch(void *ctx, cm_buf *b)
 {
 	struct cread *cr = ctx;
-	cm_buf last = {0};
 	/* the events counter: the index after the batch's last element */
 	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e))
 		cr->plan->events = e->index + 1;
-	(void)last;
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
 }
 

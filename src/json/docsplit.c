@@ -171,17 +171,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				i++;
 			} else if (value_start(ch)) {
 				sp->val.len = 0;
-				cm_jscan_begin(&sp->sc, ch);
+				cm_jscan_begin(&sp->sc, ch); /* jscan reads the opening byte itself */
 				run = i;
-				if (sp->sc.scalar) {
-					/* a number or literal: it ends at a delimiter */
-				} else {
-					i++; /* the opening byte */
-					if (ch == '"')
-						sp->sc.in_str = 1;
-					else
-						sp->sc.depth = 1;
-				}
 				sp->st = ST_MEMBER;
 			} else {
 				return CM_DOCSPLIT_INVALID;
@@ -216,13 +207,6 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				elem_begin(sp);
 				cm_jscan_begin(&sp->sc, ch);
 				run = i;
-				if (!sp->sc.scalar) {
-					i++;
-					if (ch == '"')
-						sp->sc.in_str = 1;
-					else
-						sp->sc.depth = 1;
-				}
 				sp->st = ST_ELEM;
 			} else {
 				return CM_DOCSPLIT_INVALID;
@@ -252,8 +236,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		}
 	}
-	/* a value that began in this chunk (maybe with its last byte: an
-	 * opening bracket or quote consumed above) goes on in the next */
+	/* a value cut by the end of the chunk goes on in the next */
 	if (sp->st == ST_ELEM && run < n)
 		cm_buf_put(&sp->batch, s + run, n - run);
 	else if (sp->st == ST_MEMBER && run < n)
