@@ -730,8 +730,7 @@ static int cmember(void *ctx, const char *key, size_t klen, const char *val, siz
 	cm_cpuplan *p = cr->plan;
 	const cm_jval *k, *v;
 	cm_arena_reset(cr->arena);
-	if (!cm_jvalid_value(key, klen, 1, NULL) || !cm_jvalid_value(val, vlen, 1, NULL) ||
-	    !(k = cm_jval_parse_py(cr->arena, key, klen)))
+	if (!(k = cm_docsplit_member_key(cr->arena, key, klen, val, vlen)))
 		goto bad;
 	if (k->len == 11 && !memcmp(k->s, "traceEvents", 11))
 		goto bad; /* not an array */

@@ -4,6 +4,7 @@
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "io/tmpfile.h"
+#include "json/jsax.h"
 #include "json/jvalid.h"
 #include "exitcode.h"
 
@@ -111,6 +112,20 @@ static int map_value_int(const cm_jval *v, int64_t *tid)
 	return 0;
 }
 
+/* One user annotation's record in ua_file: the id, the name's length (-1:
+ * not a string) and its bytes; a later record for the same id wins.  0, or
+ * -1 after a report. */
+static int ua_put(cm_gpu *g, int64_t ext, const char *name, int32_t len)
+{
+	if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
+	    (len > 0 && fwrite(name, (size_t)len, 1, g->ua_file) != 1))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
+	g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
+	g->ua_count++;
+	return 0;
+}
+
 /* The maps are read as the reference reads them: json.loads makes a dict (a
  * repeated key keeps its first place and its last value, see
  * cm_jval_dict_members), then {int(k): v for k, v in d.items()}: of two keys
@@ -135,15 +150,10 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
 			break;
 		}
 		len = k->type == CM_J_STR ? (int32_t)k->len : -1;
-		if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
-		    (len > 0 && fwrite(k->s, (size_t)len, 1, g->ua_file) != 1)) {
-			cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+		if (ua_put(g, ext, k->s, len) < 0) {
 			rc = -1;
 			break;
 		}
-		g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
-		g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
-		g->ua_count++;
 	}
 	free(mem);
 	return rc;
@@ -158,30 +168,6 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
  * scan_ua would), a second one writes the records of scan_ua in text order.
  * That order gives the dict's answer unless an id repeats (a key twice, or
  * "5" and "05"): then the walk gives up and the careful path above decides. */
-
-/* The JSON string token at S[*I] (a quote): its decoded bytes (in ARENA when
- * it holds escapes); *I moves past it.  The text was validated. */
-static const char *ua_string(cm_arena *arena, const char *s, size_t n, size_t *i, size_t *len)
-{
-	size_t a = *i, k = a + 1;
-	int esc = 0;
-	while (k < n && s[k] != '"') {
-		if (s[k] == '\\') {
-			esc = 1;
-			k++;
-		}
-		k++;
-	}
-	*i = k + 1;
-	if (!esc) {
-		*len = k - a - 1;
-		return s + a + 1;
-	} else {
-		const cm_jval *v = cm_jval_parse_py(arena, s + a, k + 1 - a);
-		*len = v ? v->len : 0;
-		return v ? v->s : "";
-	}
-}
 
 static void ua_ws(const char *s, size_t n, size_t *i)
 {
@@ -210,13 +196,13 @@ static int ua_walk(cm_arena *arena, const char *s, size_t n,
 			ua_ws(s, n, &i);
 		}
 		cm_arena_reset(arena);
-		k = ua_string(arena, s, n, &i, &kl);
+		k = cm_jsax_string(s, n, &i, &kl, arena);
 		ua_ws(s, n, &i);
 		i++; /* : */
 		ua_ws(s, n, &i);
 		is_str = s[i] == '"';
 		if (is_str) {
-			v = ua_string(arena, s, n, &i, &vl);
+			v = cm_jsax_string(s, n, &i, &vl, arena);
 		} else {
 			if (cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
 				return 2; /* cannot happen: validated */
@@ -267,13 +253,7 @@ static int ua_record(void *ctx, const char *k, size_t kl, const char *v, int is_
 	cm_idmap_put(u->seen, ext, &created);
 	if (!created)
 		return 1; /* an id again: the dict's order decides */
-	if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
-	    (len > 0 && fwrite(v, (size_t)len, 1, g->ua_file) != 1))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
-	g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
-	g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
-	g->ua_count++;
-	return 0;
+	return ua_put(g, ext, v, len);
 }
 
 int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)

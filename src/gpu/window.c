@@ -125,44 +125,36 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 {
 	struct pread *r = ctx;
 	const cm_jval *k, *v;
-	int *seen = NULL;
+	const char *name = NULL;
+	int *seen = NULL, rc;
 	cm_arena_reset(r->arena);
-	if (!cm_jvalid_value(key, klen, 1, NULL) || !cm_jvalid_value(val, vlen, 1, NULL) ||
-	    !(k = cm_jval_parse_py(r->arena, key, klen))) {
+	if (!(k = cm_docsplit_member_key(r->arena, key, klen, val, vlen))) {
 		r->bad = 1;
 		return -1;
 	}
 	if (k->len == 11 && !memcmp(k->s, "traceEvents", 11))
 		r->trace_events = 1;
-	if (k->len == 16 && !memcmp(k->s, "user_annotations", 16))
+	if (k->len == 16 && !memcmp(k->s, "user_annotations", 16)) {
 		seen = &r->seen_ua;
-	else if (k->len == 19 && !memcmp(k->s, "thread_resource_map", 19))
+		name = "user_annotations";
+	} else if (k->len == 19 && !memcmp(k->s, "thread_resource_map", 19)) {
 		seen = &r->seen_trm;
+		name = "thread_resource_map";
+	}
 	if (!seen || !r->sink->member)
 		return 0;
-	if (*seen || memchr(k->s, 0, k->len)) { /* named twice: the careful reader refuses it */
+	if (*seen) { /* named twice: the careful reader refuses it */
 		r->bad = 1;
 		return -1;
 	}
 	*seen = 1;
-	if (r->sink->member_text) {
-		char name[20];
-		int rc;
-		memcpy(name, k->s, k->len);
-		name[k->len] = 0;
-		if ((rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset)) <= 0)
-			return rc;
-	}
+	if (r->sink->member_text && (rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset)) <= 0)
+		return rc;
 	if (!(v = cm_jval_parse_py(r->arena, val, vlen))) {
 		r->bad = 1;
 		return -1;
 	}
-	{
-		char name[20];
-		memcpy(name, k->s, k->len);
-		name[k->len] = 0;
-		return r->sink->member(r->sink->ctx, name, v, end_offset);
-	}
+	return r->sink->member(r->sink->ctx, name, v, end_offset);
 }
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events)

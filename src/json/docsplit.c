@@ -14,6 +14,7 @@
 #include "base/diag.h"
 #include "json/jscan.h"
 #include "json/jval.h"
+#include "json/jvalid.h"
 
 #include <string.h>
 
@@ -59,6 +60,13 @@ const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem
 {
 	const char *next = (const char *)(e + 1) + padded(e->len);
 	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
+}
+
+const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	if (!cm_jvalid_value(key, klen, 1, NULL) || !cm_jvalid_value(val, vlen, 1, NULL))
+		return NULL;
+	return cm_jval_parse_py(arena, key, klen);
 }
 
 /* Is the key just read the array's? */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "io/input.h"
+#include "json/jval.h"
 #include "json/jwrite.h"
 
 /* A batch of elements in one buffer: a header, then for each element a
@@ -45,6 +46,12 @@ typedef struct cm_docsplit_sink {
 	 * compared after decoding. */
 	void *ctx;
 } cm_docsplit_sink;
+
+/* For a sink's member callback: the member's key, decoded (in ARENA), when
+ * both the key and the value are valid JSON; NULL when either is not (the
+ * careful reader must then say what is wrong). */
+const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t klen, const char *val,
+				      size_t vlen);
 
 /* Results of cm_docsplit_run. */
 enum {

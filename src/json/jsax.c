@@ -8,9 +8,7 @@
 
 #include <string.h>
 
-/* The string token starting at S[*I] (the quote): its bytes, decoded when
- * it holds escapes; *I moves past the closing quote. */
-static const char *string_token(const char *s, size_t n, size_t *i, size_t *len, cm_arena *arena)
+const char *cm_jsax_string(const char *s, size_t n, size_t *i, size_t *len, cm_arena *arena)
 {
 	size_t a = *i + 1, k = a;
 	const char *q = memchr(s + a, '"', n - a);
@@ -79,7 +77,7 @@ int cm_jsax_replay(const char *s, size_t n, const yajl_callbacks *cb, void *ctx,
 			break;
 		case '"': {
 			size_t len;
-			const char *t = string_token(s, n, &i, &len, arena);
+			const char *t = cm_jsax_string(s, n, &i, &len, arena);
 			if (want_key) {
 				want_key = 0;
 				if (!cb->yajl_map_key(ctx, (const unsigned char *)t, len))

@@ -19,4 +19,9 @@
  * when one stopped the replay. */
 int cm_jsax_replay(const char *s, size_t n, const yajl_callbacks *cb, void *ctx, cm_arena *arena);
 
+/* The string token of valid JSON at S[*I] (its opening quote): its bytes,
+ * decoded into ARENA when it holds escapes, in *LEN of them; *I moves past
+ * the closing quote. */
+const char *cm_jsax_string(const char *s, size_t n, size_t *i, size_t *len, cm_arena *arena);
+
 #endif
