@@ -122,7 +122,7 @@ static int w_collect(void *ctx, cm_buf *out)
  * their own thread (more threads than cores only slows them); beyond, the
  * window, which is larger and costs more a byte, gets three workers in five. */
 static int window_workers(int jobs) { return jobs <= 3 ? 1 : (3 * jobs + 4) / 5; }
-static int cpu_workers(int jobs) { return jobs <= 3 ? 1 : jobs - window_workers(jobs) > 0 ? jobs - window_workers(jobs) : 1; }
+static int cpu_workers(int jobs) { return jobs <= 3 ? 1 : jobs - window_workers(jobs); }
 
 /* W: the window's one parse.  The parallel reader does it; a window it will
  * not take (bad JSON, a bad shape) is read again, from a fresh start, by the

@@ -117,24 +117,47 @@ void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 	return v;
 }
 
+/* An array's entries in order of id: FN for each one put, until it
+ * returns non-zero, which this returns. */
+static int dense_walk(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx)
+{
+	int rc = 0;
+	for (size_t off = 0; off < m->size && !rc; off += m->esize) {
+		int64_t id = (int64_t)((uint64_t)m->lo + off / m->esize);
+		unsigned char *e = entry(m, id);
+		if (e[m->vsize])
+			rc = fn(ctx, id, e);
+	}
+	return rc;
+}
+
+struct each_fn {
+	void (*fn)(void *ctx, int64_t id, void *val);
+	void *ctx;
+};
+
+static int each_one(void *ctx, int64_t id, void *val)
+{
+	struct each_fn *f = ctx;
+	f->fn(f->ctx, id, val);
+	return 0;
+}
+
 void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), void *ctx)
 {
-	if (!m->base) {
-		for (size_t i = 0; i < cm_hmap_slots(m->h); i++) {
-			const void *key;
-			void *v = cm_hmap_slot(m->h, i, &key);
-			if (v) {
-				int64_t id;
-				memcpy(&id, key, 8);
-				fn(ctx, id, v);
-			}
-		}
+	struct each_fn f = {fn, ctx};
+	if (m->base) {
+		dense_walk(m, each_one, &f);
 		return;
 	}
-	for (size_t off = 0; off < m->size; off += m->esize) {
-		unsigned char *e = entry(m, (int64_t)((uint64_t)m->lo + off / m->esize));
-		if (e[m->vsize])
-			fn(ctx, (int64_t)((uint64_t)m->lo + off / m->esize), e);
+	for (size_t i = 0; i < cm_hmap_slots(m->h); i++) {
+		const void *key;
+		void *v = cm_hmap_slot(m->h, i, &key);
+		if (v) {
+			int64_t id;
+			memcpy(&id, key, 8);
+			fn(ctx, id, v);
+		}
 	}
 }
 
@@ -149,15 +172,8 @@ int cm_idmap_each_sorted(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val
 	int64_t *ids;
 	size_t n = 0;
 	int rc = 0;
-	if (m->base) {
-		for (size_t off = 0; off < m->size && !rc; off += m->esize) {
-			int64_t id = (int64_t)((uint64_t)m->lo + off / m->esize);
-			unsigned char *e = entry(m, id);
-			if (e[m->vsize])
-				rc = fn(ctx, id, e);
-		}
-		return rc;
-	}
+	if (m->base)
+		return dense_walk(m, fn, ctx);
 	ids = cm_xmalloc((cm_hmap_count(m->h) + 1) * sizeof *ids);
 	for (size_t i = 0; i < cm_hmap_slots(m->h); i++) {
 		const void *key;

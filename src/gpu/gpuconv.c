@@ -587,6 +587,13 @@ static int dropped(const cm_gpu *g, const cm_gpurec *r)
 
 /* --------------------------------------------------- plan: rows and extent */
 
+/* Widen [*S, *E] to take in [START, END]. */
+static void widen(cm_int_a8 *s, cm_int_a8 *e, cm_int start, cm_int end)
+{
+	*s = start < *s ? start : *s;
+	*e = end > *e ? end : *e;
+}
+
 /* Widen the span of user annotation EXT on (DEV, STREAM) to [START, END]. */
 static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_int start, cm_int end)
 {
@@ -598,23 +605,17 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
 		ss->stream = stream;
 		ss->start = start;
 		ss->end = end;
-		return;
-	}
-	if (ss->dev == dev && ss->stream == stream) {
-		ss->start = start < ss->start ? start : ss->start;
-		ss->end = end > ss->end ? end : ss->end;
-		return;
-	}
-	{
+	} else if (ss->dev == dev && ss->stream == stream) {
+		widen(&ss->start, &ss->end, start, end);
+	} else {
 		int64_t key[3] = {ext, dev, stream};
 		sp = cm_hmap_put(g->spans_more, key, &created);
-	}
-	if (created) {
-		sp->start = start;
-		sp->end = end;
-	} else {
-		sp->start = start < sp->start ? start : sp->start;
-		sp->end = end > sp->end ? end : sp->end;
+		if (created) {
+			sp->start = start;
+			sp->end = end;
+		} else {
+			widen(&sp->start, &sp->end, start, end);
+		}
 	}
 }
 
