@@ -54,13 +54,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "cuptimerge: %s%s%s\nTry 'cuptimerge --help' for more information.\n", msg,
-		arg ? ": " : "", arg ? arg : "");
-	return CM_EXIT_USAGE;
-}
-
 /* Parse a non-negative integer option value; -1 when it is not one. */
 static long parse_count(const char *s, long max)
 {
@@ -142,28 +135,28 @@ int main(int argc, char **argv)
 	opt.bufsize = DEFAULT_BUFSIZE;
 	if ((env = getenv("CUPTIMERGE_BUFSIZE")) && *env) {
 		if ((v = parse_count(env, 1L << 30)) < 1)
-			return usage_error("CUPTIMERGE_BUFSIZE is not a size in bytes", env);
+			return cm_usage_error(CM_EXIT_USAGE, "CUPTIMERGE_BUFSIZE is not a size in bytes", env);
 		opt.bufsize = (size_t)v;
 	}
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (set_once(&opt.window_path, optarg) < 0)
-				return usage_error("option given more than once", "-w/--window");
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-w/--window");
 			break;
 		case 't':
 			if (set_once(&opt.map_path, optarg) < 0)
-				return usage_error("option given more than once", "-t/--thread-map");
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-t/--thread-map");
 			break;
 		case 'o':
 			if (set_once(&opt.out_path, optarg) < 0)
-				return usage_error("option given more than once", "-o/--output");
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-o/--output");
 			break;
 		case 'z':
 			gzip_flag = 1;
 			opt.gzip_level = DEFAULT_GZIP_LEVEL;
 			if (optarg && (v = parse_count(optarg, 9)) < 0)
-				return usage_error("the gzip level must be 0 to 9", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "the gzip level must be 0 to 9", optarg);
 			if (optarg)
 				opt.gzip_level = (int)v;
 			break;
@@ -174,18 +167,18 @@ int main(int argc, char **argv)
 			/* seconds since the epoch; the base is computed in 128-bit integers */
 			if (!*optarg || *end || !isfinite(opt.now) || fabs(opt.now) > 1e18 ||
 			    strpbrk(optarg, "xXpP"))
-				return usage_error("--now needs a finite number of seconds", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "--now needs a finite number of seconds", optarg);
 			opt.have_now = 1;
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
 		case OPT_MEMORY:
 			if (!(opt.memory = parse_size(optarg)))
-				return usage_error("--memory needs a size from 1M to 1024G (K, M or G)", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
 			break;
 		case 'j':
 			if ((v = parse_count(optarg, 4096)) < 1)
-				return usage_error("-j needs a number of threads from 1 to 4096", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of threads from 1 to 4096", optarg);
 			opt.jobs = (int)v;
 			break;
 		case 'q': opt.quiet = 1; break;
@@ -194,7 +187,7 @@ int main(int argc, char **argv)
 		case OPT_NO_PROGRESS: opt.progress = 0; break;
 		case OPT_BUFSIZE:
 			if ((v = parse_count(optarg, 1L << 30)) < 1)
-				return usage_error("--buffer-size needs a size in bytes", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "--buffer-size needs a size in bytes", optarg);
 			opt.bufsize = (size_t)v;
 			break;
 		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
@@ -202,24 +195,24 @@ int main(int argc, char **argv)
 			puts(PACKAGE_STRING);
 			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
 		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
+			return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unrecognized option", argv[optind - 1]);
+			return cm_usage_error(CM_EXIT_USAGE, "unrecognized option", argv[optind - 1]);
 		}
 	}
 	if (optind < argc - 1)
-		return usage_error("too many operands (one CPU trace at most)", argv[optind + 1]);
+		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
 	if (!opt.window_path && !opt.map_path)
-		return usage_error("nothing to do: give a trace window (-w WINDOW), a thread map (-t MAP), or both",
+		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give a trace window (-w WINDOW), a thread map (-t MAP), or both",
 				   NULL);
 	if ((opt.window_path && !strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))
-		return usage_error("only one input can be standard input", NULL);
+		return cm_usage_error(CM_EXIT_USAGE, "only one input can be standard input", NULL);
 	/* an empty name names no file; found now, not after the whole merge */
 	if (opt.out_path && !*opt.out_path)
-		return usage_error("-o needs a file name ('-' for standard output)", NULL);
+		return cm_usage_error(CM_EXIT_USAGE, "-o needs a file name ('-' for standard output)", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (!opt.memory)

@@ -164,6 +164,13 @@ int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
 	return status;
 }
 
+int cm_usage_error(int status, const char *msg, const char *arg)
+{
+	fprintf(stderr, "%s: %s%s%s\nTry '%s --help' for more information.\n", prog, msg, arg ? ": " : "",
+		arg ? arg : "", prog);
+	return status;
+}
+
 void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
 {
 	va_list ap;

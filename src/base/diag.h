@@ -16,6 +16,10 @@ void cm_diag_set_quiet(int quiet);
 int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* A command-line mistake: "PROG: MSG[: ARG]" and a pointer to --help on
+ * stderr; returns STATUS (the usage status of exitcode.h). */
+int cm_usage_error(int status, const char *msg, const char *arg);
+
 /* Like cm_error but does not change the status; silenced by -q. */
 void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

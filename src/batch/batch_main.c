@@ -45,13 +45,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "cuptimerge-batch: %s%s%s\nTry 'cuptimerge-batch --help' for more information.\n", msg,
-		arg ? ": " : "", arg ? arg : "");
-	return CM_EXIT_USAGE;
-}
-
 static char *dir_plus(const char *path, int is_dir, const char *name)
 {
 	char *d = cm_xstrdup(path), *s, *out;
@@ -152,14 +145,14 @@ int main(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (!*optarg || *end || v < 1 || v > 4096)
-				return usage_error("-j needs a number of jobs, 1 to 4096", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of jobs, 1 to 4096", optarg);
 			jobs = (int)v;
 			break;
 		}
 		case OPT_JOBLOG: joblog_opt = optarg; break;
 		case OPT_SHARD:
 			if (parse_shard(optarg, &shard_k, &shard_n) < 0)
-				return usage_error("--shard needs K/N, with 0 <= K < N", optarg);
+				return cm_usage_error(CM_EXIT_USAGE, "--shard needs K/N, with 0 <= K < N", optarg);
 			break;
 		case 'n': dry = 1; break;
 		case OPT_FORCE: force = 1; break;
@@ -169,16 +162,16 @@ int main(int argc, char **argv)
 		case OPT_NO_PROGRESS: prog = 0; break;
 		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
 		case 'V': puts("cuptimerge-batch (" PACKAGE_STRING ")"); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case ':': return usage_error("option needs an argument", argv[optind - 1]);
-		default: return usage_error("unrecognized option", argv[optind - 1]);
+		case ':': return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
+		default: return cm_usage_error(CM_EXIT_USAGE, "unrecognized option", argv[optind - 1]);
 		}
 	}
 	if (!manifest && optind == argc)
-		return usage_error("nothing to do: give directories, or a manifest (-m FILE)", NULL);
+		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give directories, or a manifest (-m FILE)", NULL);
 	if (manifest && optind < argc)
-		return usage_error("a manifest or directories, not both", argv[optind]);
+		return cm_usage_error(CM_EXIT_USAGE, "a manifest or directories, not both", argv[optind]);
 	if (outdir_opt && !*outdir_opt)
-		return usage_error("-O needs a directory name", NULL);
+		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
 	if (jobs == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		jobs = n > 0 ? (int)(n < 4096 ? n : 4096) : 1;
