@@ -91,7 +91,17 @@ struct merge {
 	pthread_t ra_th;
 	cm_diag_slot ra_diag;
 	cm_evout ra_eo;
+	/* when each step ended, for -v (seconds since the start) */
+	double t0, t_window, t_cpu, t_joins, t_plan, t_render;
 };
+
+/* Seconds on the monotonic clock. */
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
 {
@@ -166,6 +176,7 @@ static void *ra_thread(void *arg)
 	m->ra_rc = cm_gpu_write_events(m->gpu, &m->ra_eo, m->opt->jobs);
 	if (m->ra_rc == 0)
 		m->ra_rc = cm_evout_flush(&m->ra_eo);
+	m->t_render = now_s() - m->t0;
 	return NULL;
 }
 
@@ -298,6 +309,7 @@ static void *c1_thread(void *arg)
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
 	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	m->t_cpu = now_s() - m->t0;
 	return NULL;
 }
 
@@ -319,11 +331,14 @@ static int prepare(struct merge *m)
 		cm_progress_stage(0, cm_input_raw_size(m->win));
 	}
 	w1_rc = read_window(m, &win_trace_events);
+	m->t_window = now_s() - m->t0;
 	if (threaded) {
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
-	} else
+	} else {
 		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+		m->t_cpu = now_s() - m->t0;
+	}
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
@@ -338,11 +353,13 @@ static int prepare(struct merge *m)
 	}
 	if (cm_gpu_resolve(m->gpu, base) < 0)
 		return cm_diag_status();
+	m->t_joins = now_s() - m->t0;
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
 	if (cm_gpu_plan(m->gpu) < 0)
 		return cm_diag_status();
+	m->t_plan = now_s() - m->t0;
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
@@ -365,6 +382,7 @@ int cm_merge_run(const struct cm_options *opt)
 	int status, rc;
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
+	m.t0 = now_s();
 	cm_diag_set_quiet(opt->quiet);
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
@@ -435,6 +453,12 @@ int cm_merge_run(const struct cm_options *opt)
 			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
 			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
 			st.dense_tables ? "arrays in $TMPDIR" : "hash maps");
+		/* where the time went: the steps of the design essay, as seconds
+		 * since the start when each ended (the render overlaps the copy) */
+		cm_warn(NULL, -1,
+			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s, plan %.2f s, "
+			"window events rendered %.2f s, output done %.2f s",
+			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_render, now_s() - m.t0);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);

@@ -7,7 +7,12 @@
  * bytes it was: numbers keep their exact digits, strings their escapes, and
  * no time is spent re-encoding.  Whitespace between elements is replaced by
  * single commas; whitespace inside an element stays.  If the file changed
- * between the passes the counts disagree and the run fails. */
+ * between the passes the counts disagree and the run fails.
+ *
+ * After the parallel scan the scanner is not needed inside the elements
+ * either: the scan's splitter noted each element's length
+ * (cm_cpuplan.lengths), so an element is copied as one span of bytes and
+ * only the top level and the bytes between elements are looked at. */
 #include "config.h"
 #include "cpu/cpucopy.h"
 #include "base/diag.h"
@@ -15,6 +20,8 @@
 #include "json/jscan.h"
 #include "json/jval.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 enum state {
@@ -26,6 +33,7 @@ enum state {
 	ST_RAW,    /* in a top-level value being copied (or skipped) */
 	ST_EVENTS, /* in traceEvents, between elements */
 	ST_ELEM,   /* in an element */
+	ST_SPAN,   /* in an element whose length is known */
 	ST_END     /* after the top-level '}' */
 };
 
@@ -47,12 +55,28 @@ struct copy {
 	uint64_t elem, next_drop, kept;
 	int inserted;
 	cm_buf elem_text; /* the element, when hooks->element wants it */
+	FILE *lengths;    /* cm_cpuplan.lengths, being read, or NULL */
+	uint64_t left;    /* ST_SPAN: bytes of the element still to come */
 };
+
+/* The next element length from c->lengths: 0 when there is none (the
+ * elements are never empty). */
+static uint64_t next_length(struct copy *c)
+{
+	uint64_t v = 0;
+	int ch;
+	for (unsigned shift = 0; shift < 35 && (ch = getc_unlocked(c->lengths)) != EOF; shift += 7) {
+		v |= (uint64_t)(ch & 0x7f) << shift;
+		if (!(ch & 0x80))
+			return v;
+	}
+	return 0;
+}
 
 /* Where the bytes of the current value or element go. */
 static cm_buf *sink_buf(struct copy *c)
 {
-	return c->st == ST_ELEM && c->hooks->element ? &c->elem_text : &c->eo->buf;
+	return (c->st == ST_ELEM || c->st == ST_SPAN) && c->hooks->element ? &c->elem_text : &c->eo->buf;
 }
 
 /* An element's text is complete: hand it to the element hook. */
@@ -236,7 +260,14 @@ static int feed(struct copy *c, const char *s, size_t n)
 			}
 			break;
 		case ST_EVENTS:
-			if (ch == '{') {
+			if (ch == '{' && c->lengths) {
+				if (!(c->left = next_length(c)))
+					return changed(c);
+				if (elem_begin(c) < 0)
+					return -1;
+				run = i;
+				c->st = ST_SPAN;
+			} else if (ch == '{') {
 				if (elem_begin(c) < 0)
 					return -1;
 				run = i;
@@ -267,6 +298,24 @@ static int feed(struct copy *c, const char *s, size_t n)
 				c->st = ST_EVENTS;
 			}
 			break;
+		case ST_SPAN: {
+			size_t take = n - i < c->left ? n - i : (size_t)c->left;
+			i += take;
+			c->left -= take;
+			if (c->left)
+				break;
+			if (s[i - 1] != '}')
+				return changed(c);
+			if (c->copying) {
+				cm_buf_put(sink_buf(c), s + run, i - run);
+				if (c->hooks->element && elem_hand_over(c) < 0)
+					return -1;
+			}
+			c->copying = 0;
+			c->elem++;
+			c->st = ST_EVENTS;
+			break;
+		}
 		case ST_END:
 			if (!cm_jscan_ws(ch))
 				return changed(c);
@@ -275,7 +324,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 		}
 	}
 	/* the chunk ended inside a value: pass on what we have of it */
-	if ((c->st == ST_RAW || c->st == ST_ELEM) && c->copying)
+	if ((c->st == ST_RAW || c->st == ST_ELEM || c->st == ST_SPAN) && c->copying)
 		cm_buf_put(sink_buf(c), s + run, n - run);
 	return 0;
 }
@@ -291,6 +340,11 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.hooks = hooks;
 	c.eo = eo;
 	c.in = in;
+	if (plan->lengths && !plan->careful) {
+		if (fflush(plan->lengths) != 0 || fseek(plan->lengths, 0, SEEK_SET) != 0)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		c.lengths = plan->lengths;
+	}
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
 		if (feed(&c, chunk, len) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {

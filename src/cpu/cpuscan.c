@@ -666,6 +666,7 @@ struct cread {
 	cm_opool *pool;
 	int seen_non_m, bad;
 	cm_arena *arena;
+	cm_buf lenbuf; /* a batch's element lengths, encoded */
 };
 
 /* Fold one batch plan into the trace's. */
@@ -714,12 +715,29 @@ static int cfold(void *sctx, cm_buf *out)
 	return 0;
 }
 
+/* The splitter's thread, a batch at a time in document order: count the
+ * elements, note their lengths (cm_cpuplan.lengths), hand the batch on. */
 static int cbatch(void *ctx, cm_buf *b)
 {
 	struct cread *cr = ctx;
-	/* the events counter: the index after the batch's last element */
-	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e))
-		cr->plan->events = e->index + 1;
+	cm_cpuplan *p = cr->plan;
+	cm_buf *lb = &cr->lenbuf;
+	lb->len = 0;
+	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e)) {
+		uint32_t v = e->len;
+		p->events = e->index + 1; /* the index after the batch's last element */
+		while (v >= 0x80) {
+			cm_buf_putc(lb, (char)(v | 0x80));
+			v >>= 7;
+		}
+		cm_buf_putc(lb, (char)v);
+	}
+	if (lb->len) {
+		if (!p->lengths && !(p->lengths = cm_temp_file("lengths")))
+			return -1;
+		if (fwrite(lb->p, 1, lb->len, p->lengths) != lb->len)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	}
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
 }
 
@@ -793,6 +811,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	free(w);
 	free(wctx);
 	cm_arena_free(cr.arena);
+	cm_buf_free(&cr.lenbuf);
 	plan->has_events = seen;
 	if (rc == CM_DOCSPLIT_IOERR)
 		return -1;
@@ -816,6 +835,9 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	if (plan->ext_spill)
 		fclose(plan->ext_spill);
 	plan->ext_spill = NULL;
+	if (plan->lengths)
+		fclose(plan->lengths);
+	plan->lengths = NULL;
 	cm_hmap_free(plan->pids);
 	plan->pids = NULL;
 }

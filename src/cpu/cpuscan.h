@@ -31,6 +31,11 @@ typedef struct cm_cpuplan {
 	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 	int careful;           /* the parallel scan gave the trace to the careful one */
+	/* The byte length of every element of traceEvents, in order, as
+	 * varints in a temporary file: the parallel scan's splitter found each
+	 * element's end, so the copy need not look for it again (NULL after
+	 * the careful scan, or when there are no elements). */
+	FILE *lengths;
 } cm_cpuplan;
 
 /* The pid set stops growing here (a trace has a few processes; this bounds
