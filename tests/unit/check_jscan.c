@@ -1,0 +1,185 @@
+/* check_jscan.c - the value scanner (json/jscan.h) finds where each value
+ * ends, whatever the chunk boundaries: generated values whose lengths the
+ * generator knows (strings full of brackets, escaped quotes and backslashes
+ * at every offset of a 16-byte block, nesting, numbers, literals), fed at
+ * chunk sizes 1..40, 4096 and whole.  Built twice: on the SSE2 path and on
+ * the portable byte loop (CM_JSCAN_NO_SIMD). */
+#include "config.h"
+#include "check_common.h"
+#include "json/jscan.h"
+
+static unsigned long long rng = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+struct doc {
+	char *p;
+	size_t len, cap;
+	size_t *ends; /* just past each top-level value */
+	size_t n, ncap;
+};
+
+static void put(struct doc *d, const char *s, size_t n)
+{
+	if (d->len + n > d->cap) {
+		d->cap = 2 * (d->len + n);
+		d->p = realloc(d->p, d->cap);
+	}
+	memcpy(d->p + d->len, s, n);
+	d->len += n;
+}
+static void putc1(struct doc *d, char c) { put(d, &c, 1); }
+
+/* A string: plain bytes, brackets, commas, and escapes at random places
+ * (an escaped backslash right before the closing quote among them). */
+static void gen_string(struct doc *d)
+{
+	static const char plain[] = "abcXYZ019 {}[],:-_./";
+	static const char *esc[] = {"\\\"", "\\\\", "\\n", "\\u00e9", "\\/", "\\\\\\\""};
+	unsigned n = rnd(40);
+	putc1(d, '"');
+	for (unsigned i = 0; i < n; i++) {
+		if (rnd(6) == 0) {
+			const char *e = esc[rnd(6)];
+			put(d, e, strlen(e));
+		} else {
+			putc1(d, plain[rnd(sizeof plain - 1)]);
+		}
+	}
+	putc1(d, '"');
+}
+
+static void gen_value(struct doc *d, int depth)
+{
+	static const char *scal[] = {"0", "-12.5e3", "true", "false", "null", "1234567890123"};
+	unsigned k = depth > 4 ? rnd(2) : rnd(4);
+	if (k == 0) {
+		gen_string(d);
+	} else if (k == 1) {
+		const char *s = scal[rnd(6)];
+		put(d, s, strlen(s));
+	} else {
+		unsigned n = rnd(6);
+		putc1(d, k == 2 ? '{' : '[');
+		for (unsigned i = 0; i < n; i++) {
+			if (i)
+				put(d, ", ", 1 + rnd(2));
+			if (rnd(3) == 0)
+				put(d, "\n  ", 3);
+			if (k == 2) {
+				gen_string(d);
+				putc1(d, ':');
+			}
+			gen_value(d, depth + 1);
+		}
+		putc1(d, k == 2 ? '}' : ']');
+	}
+}
+
+static struct doc make_doc(unsigned values)
+{
+	struct doc d = {0};
+	for (unsigned v = 0; v < values; v++) {
+		static const char *ws[] = {" ", "\n", "\t ", "\n  "};
+		const char *w = ws[rnd(4)];
+		put(&d, w, strlen(w));
+		gen_value(&d, 0);
+		if (d.n == d.ncap) {
+			d.ncap = 2 * d.ncap + 16;
+			d.ends = realloc(d.ends, d.ncap * sizeof *d.ends);
+		}
+		d.ends[d.n++] = d.len;
+	}
+	put(&d, " ", 1); /* a scalar at the end needs the byte after it */
+	return d;
+}
+
+/* Scan D in chunks of CHUNK bytes; every value must end where it was made
+ * to.  Returns the number of values found. */
+static size_t scan(const struct doc *d, size_t chunk)
+{
+	size_t base = 0, i = 0, found = 0;
+	while (found < d->n) {
+		size_t clen = d->len - base < chunk ? d->len - base : chunk, k;
+		const char *s = d->p + base;
+		cm_jscan sc;
+		while (i < clen && cm_jscan_ws(s[i]))
+			i++;
+		if (i == clen) {
+			base += clen;
+			i = 0;
+			continue;
+		}
+		cm_jscan_begin(&sc, s[i]);
+		k = i;
+		while (!cm_jscan_feed(&sc, s, clen, &k)) {
+			base += clen;
+			ck_assert_msg(base < d->len, "value %zu: the document ended inside it", found);
+			s = d->p + base;
+			clen = d->len - base < chunk ? d->len - base : chunk;
+			k = 0;
+		}
+		ck_assert_msg(base + k == d->ends[found], "value %zu at chunk size %zu: ends at %zu, made to end at %zu",
+			      found, chunk, base + k, d->ends[found]);
+		found++;
+		i = k;
+		if (i == clen) {
+			base += clen;
+			i = 0;
+		}
+	}
+	return found;
+}
+
+START_TEST(test_value_ends_at_every_chunk_size)
+{
+	struct doc d = make_doc(3000);
+	for (size_t c = 1; c <= 40; c++)
+		ck_assert_uint_eq(scan(&d, c), d.n);
+	ck_assert_uint_eq(scan(&d, 4096), d.n);
+	ck_assert_uint_eq(scan(&d, d.len), d.n);
+	free(d.p);
+	free(d.ends);
+}
+END_TEST
+
+/* A backslash as the last byte of a chunk, at each place of a 16-byte
+ * block: the escaped quote after it must not end the string. */
+START_TEST(test_backslash_at_block_edges)
+{
+	for (size_t pre = 0; pre < 40; pre++) {
+		struct doc d = {0};
+		putc1(&d, '[');
+		putc1(&d, '"');
+		for (size_t j = 0; j < pre; j++)
+			putc1(&d, 'x');
+		put(&d, "\\\"]\\\\\"]", 7);
+		d.ends = malloc(sizeof *d.ends);
+		d.ends[d.n++] = d.len;
+		put(&d, " ", 1);
+		for (size_t c = 1; c <= 40; c++)
+			ck_assert_uint_eq(scan(&d, c), 1);
+		ck_assert_uint_eq(scan(&d, d.len), 1);
+		free(d.p);
+		free(d.ends);
+	}
+}
+END_TEST
+
+static Suite *jscan_suite(void)
+{
+	Suite *s = suite_create("jscan");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_value_ends_at_every_chunk_size);
+	tcase_add_test(tc, test_backslash_at_block_edges);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(jscan_suite)
