@@ -357,7 +357,7 @@ static int prepare(struct merge *m)
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
-	if (cm_gpu_plan(m->gpu) < 0)
+	if (cm_gpu_plan(m->gpu, opt->jobs) < 0)
 		return cm_diag_status();
 	m->t_plan = now_s() - m->t0;
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))

@@ -619,8 +619,82 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
 	}
 }
 
-static int plan_record(cm_gpu *g, const cm_gpurec *r)
+/* The plan over many threads.  What the plan learns from the records -
+ * the first start of each process and device row, the thread and stream
+ * rows, the spans of the user annotations, the extent - is either order-free
+ * (minima, maxima, counts) or decided by first appearance.  So a worker
+ * reads a block of records into a plan_part: the extent, and a list of
+ * notes, one per row key or span new to the block, in the order they first
+ * appear (a span's note widened in place as the block goes on).  The notes
+ * are applied to the tables when the block's turn comes, so every table
+ * sees its keys in window order, as a single reader would have: the same
+ * rows, the same first starts, the same first stream of each span.  The
+ * lookups the rules make (links, the thread map) only read tables that
+ * nothing writes any more. */
+struct plan_feed {
+	cm_gpu *g;
+	cm_opool *pool;
+};
+
+enum { NOTE_PROC = 1, NOTE_THREAD, NOTE_DEV, NOTE_STREAM, NOTE_SPAN };
+
+struct plan_note {
+	int64_t kind, a, b, c;
+	cm_int start, end;
+};
+
+struct plan_part {
+	cm_gpu *g;
+	cm_hmap *seen; /* (kind, a, b, c) -> offset of its note in notes */
+	cm_buf notes;
+	double min_ts, max_end_ts;
+	uint64_t x_events, x_outside, api_rows, st_x_events;
+	int need_overhead;
+};
+
+/* The block's extent and counts, as the output of a worker begins. */
+struct plan_head {
+	double min_ts, max_end_ts;
+	uint64_t x_events, x_outside, api_rows, st_x_events;
+	int need_overhead;
+};
+
+/* Note a row key or span (KIND, A, B, C) seen in the block: a new key gets
+ * a note; a span seen again is widened. */
+static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64_t c, cm_int start, cm_int end)
 {
+	int64_t key[4] = {kind, a, b, c};
+	int created;
+	uint64_t *at = cm_hmap_put(pp->seen, key, &created);
+	if (created) {
+		struct plan_note n = {kind, a, b, c, start, end};
+		*at = pp->notes.len;
+		cm_buf_put(&pp->notes, &n, sizeof n);
+	} else if (kind == NOTE_SPAN) {
+		struct plan_note n;
+		memcpy(&n, pp->notes.p + *at, sizeof n);
+		n.start = start < n.start ? start : n.start;
+		n.end = end > n.end ? end : n.end;
+		memcpy(pp->notes.p + *at, &n, sizeof n);
+	}
+}
+
+/* gpu_extent, into the block's part. */
+static void part_extent(struct plan_part *pp, double ts, double dur)
+{
+	const cm_gpu *g = pp->g;
+	pp->min_ts = cm_py_min(pp->min_ts, ts);
+	pp->max_end_ts = cm_py_max(pp->max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->have_cpu_span) {
+		pp->x_events++;
+		pp->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	}
+	pp->st_x_events++;
+}
+
+static int plan_record(struct plan_part *pp, const cm_gpurec *r)
+{
+	cm_gpu *g = pp->g;
 	double ts, dur;
 	cm_int tid = 0;
 	int fell;
@@ -635,11 +709,11 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		if (fell && g->repair &&
 		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
 			tid = moved;
-		setdefault(g->procs, pid64, r->v[CM_RA_START]);
-		add_pair(g->threads, pid64, (int64_t)tid);
+		note(pp, NOTE_PROC, pid64, 0, 0, r->v[CM_RA_START], 0);
+		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
 		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
-		gpu_extent(g, ts, dur);
-		g->st.api_rows++;
+		part_extent(pp, ts, dur);
+		pp->api_rows++;
 		return 0;
 	}
 	case CM_REC_KERNEL:
@@ -647,15 +721,15 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 	case CM_REC_MEMSET: {
 		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
 		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
-		setdefault(g->devices, d64, start);
-		add_pair(g->streams, d64, s64);
+		note(pp, NOTE_DEV, d64, 0, 0, start, 0);
+		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
 		x_times(g, start, end, &ts, &dur);
-		gpu_extent(g, ts, dur);
+		part_extent(pp, ts, dur);
 		if (corr >= INT64_MIN && corr <= INT64_MAX) {
 			int64_t c64 = (int64_t)corr;
 			const int64_t *ext = cm_idmap_get(g->uext, c64);
 			if (ext)
-				span_note(g, *ext, d64, s64, start, end);
+				note(pp, NOTE_SPAN, *ext, d64, s64, start, end);
 		}
 		return 0;
 	}
@@ -664,34 +738,117 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		g->need_overhead = 1;
+		pp->need_overhead = 1;
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
-		gpu_extent(g, ts, dur);
+		part_extent(pp, ts, dur);
 		return 0;
 	}
 	return 0;
 }
 
-static int plan_block(void *ctx, cm_buf *block)
+/* The pool's work: one block of records into a part, written to OUT as a
+ * plan_head and the notes. */
+static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	cm_gpu *g = ctx;
-	const char *p = block->p, *end = block->p + block->len;
+	struct plan_part *pp = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	struct plan_head h;
 	cm_gpurec r;
+	cm_hmap_free(pp->seen);
+	pp->seen = cm_hmap_new(32, 8);
+	pp->notes.len = 0;
+	pp->min_ts = INFINITY;
+	pp->max_end_ts = -INFINITY;
+	pp->x_events = pp->x_outside = pp->api_rows = pp->st_x_events = 0;
+	pp->need_overhead = 0;
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
-		if (plan_record(g, &r) < 0)
+		if (plan_record(pp, &r) < 0)
 			return -1;
+	}
+	h.min_ts = pp->min_ts;
+	h.max_end_ts = pp->max_end_ts;
+	h.x_events = pp->x_events;
+	h.x_outside = pp->x_outside;
+	h.api_rows = pp->api_rows;
+	h.st_x_events = pp->st_x_events;
+	h.need_overhead = pp->need_overhead;
+	cm_buf_put(out, &h, sizeof h);
+	cm_buf_put(out, pp->notes.p, pp->notes.len);
+	return 0;
+}
+
+/* The pool's sink: a block's part into the tables, in window order. */
+static int plan_fold(void *sctx, cm_buf *out)
+{
+	cm_gpu *g = ((struct plan_feed *)sctx)->g;
+	struct plan_head h;
+	const char *p = out->p + sizeof h, *end = out->p + out->len;
+	memcpy(&h, out->p, sizeof h);
+	g->min_ts = cm_py_min(g->min_ts, h.min_ts);
+	g->max_end_ts = cm_py_max(g->max_end_ts, h.max_end_ts);
+	g->x_events += h.x_events;
+	g->x_outside += h.x_outside;
+	g->st.x_events += h.st_x_events;
+	g->st.api_rows += h.api_rows;
+	g->need_overhead |= h.need_overhead;
+	for (; p < end; p += sizeof(struct plan_note)) {
+		struct plan_note n;
+		memcpy(&n, p, sizeof n);
+		switch (n.kind) {
+		case NOTE_PROC: setdefault(g->procs, n.a, n.start); break;
+		case NOTE_THREAD: add_pair(g->threads, n.a, n.b); break;
+		case NOTE_DEV: setdefault(g->devices, n.a, n.start); break;
+		case NOTE_STREAM: add_pair(g->streams, n.a, n.b); break;
+		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
+		}
 	}
 	return 0;
 }
 
-int cm_gpu_plan(cm_gpu *g)
+/* Hand a block to the pool, which takes its bytes: a copy of the one kept
+ * in memory (a small window's), which the output reads again. */
+static int plan_put(void *ctx, cm_buf *block)
 {
+	struct plan_feed *f = ctx;
+	cm_buf copy = {0};
+	int rc;
+	if (block != &f->g->block)
+		return cm_opool_put(f->pool, block);
+	cm_buf_put(&copy, block->p, block->len);
+	rc = cm_opool_put(f->pool, &copy);
+	cm_buf_free(&copy);
+	return rc;
+}
+
+int cm_gpu_plan(cm_gpu *g, int jobs)
+{
+	/* the repair stage counts what it moves: one thread then */
+	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	struct plan_feed f = {g, NULL};
 	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
-						    g->budget)))
+						    g->budget))) {
+		free(pp);
+		free(ctx);
 		return -1;
-	if (each_block(g, plan_block, g) < 0)
+	}
+	for (int i = 0; i < n; i++) {
+		pp[i].g = g;
+		ctx[i] = &pp[i];
+	}
+	f.pool = cm_opool_new(n, plan_block, ctx, plan_fold, &f);
+	rc = each_block(g, plan_put, &f);
+	rc = cm_opool_finish(f.pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_hmap_free(pp[i].seen);
+		cm_buf_free(&pp[i].notes);
+	}
+	free(pp);
+	free(ctx);
+	if (rc < 0)
 		return -1;
 	cm_gpu_plan_finish(g);
 	return 0;

@@ -62,8 +62,9 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
 /* Read the records: check what needs the resolved tables (thread lookups
  * in the window's map; the deferred error of an overhead record), note the
  * rows they open (devices, streams, processes, threads), the time extent
- * and the annotation spans.  0, or -1 after a report. */
-int cm_gpu_plan(cm_gpu *g);
+ * and the annotation spans, on JOBS threads (one with a repair stage).
+ * 0, or -1 after a report. */
+int cm_gpu_plan(cm_gpu *g, int jobs);
 /* Close the plan: the gpu_user_annotation spans join the extent (called by
  * cm_gpu_plan). */
 void cm_gpu_plan_finish(cm_gpu *g);
