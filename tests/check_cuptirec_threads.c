@@ -161,6 +161,55 @@ static long long ival(yajl_val o, const char *key)
 	return YAJL_GET_INTEGER(v);
 }
 
+/* gethostname's name with '/' as '_', as the recorder writes it, into HOST. */
+static void my_host(char *host, size_t n)
+{
+	size_t i;
+
+	ck_assert_int_eq(gethostname(host, n), 0);
+	host[n - 1] = '\0';
+	for (i = 0; host[i]; i++)
+		if (host[i] == '/')
+			host[i] = '_';
+}
+
+/* The map's "source" (cuptimerge-threadmap(5)): this host, PID, RANK from
+ * variable FROM (RANK < 0: neither member), a span within [T0, T1] that
+ * holds every entry's start and end. */
+static void check_source(yajl_val map, pid_t pid, long rank, const char *from, uint64_t t0, uint64_t t1)
+{
+	yajl_val src = member(map, "source"), h, r, rf, list = map_entries(map, pid);
+	char host[256];
+	long long start, end;
+	size_t i;
+
+	ck_assert_msg(src && YAJL_IS_OBJECT(src), "no \"source\" object");
+	my_host(host, sizeof host);
+	h = member(src, "host");
+	ck_assert(h && YAJL_IS_STRING(h));
+	ck_assert_str_eq(YAJL_GET_STRING(h), host);
+	ck_assert_int_eq(ival(src, "pid"), pid);
+	r = member(src, "rank");
+	rf = member(src, "rank_from");
+	if (rank < 0) {
+		ck_assert_msg(r == NULL && rf == NULL, "a rank without RANK, SLURM_PROCID or OMPI_COMM_WORLD_RANK");
+	} else {
+		ck_assert_int_eq(ival(src, "rank"), rank);
+		ck_assert(rf && YAJL_IS_STRING(rf));
+		ck_assert_str_eq(YAJL_GET_STRING(rf), from);
+	}
+	start = ival(src, "start_ns");
+	end = ival(src, "end_ns");
+	ck_assert_uint_ge((uint64_t)start, t0);
+	ck_assert_int_le(start, end);
+	ck_assert_uint_le((uint64_t)end, t1);
+	for (i = 0; i < list->u.array.len; i++) {
+		yajl_val e = list->u.array.values[i];
+		ck_assert_int_ge(ival(e, "start_ns"), start);
+		ck_assert_int_le(ival(e, member(e, "end_ns") ? "end_ns" : "start_ns"), end);
+	}
+}
+
 static const char *const modes[] = { "exit", "pthread_exit", "_exit" };
 
 /* Run threadprog MODE under the preloaded recorder and check the map against
@@ -183,6 +232,10 @@ START_TEST(test_thread_map)
 	snprintf(envp, sizeof envp, "LD_PRELOAD=%s%s%s", CREC_ASAN_RUNTIME, CREC_ASAN_RUNTIME[0] ? " " : "", lib);
 	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s/map_%%p.json", tmpdir);
 	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	/* the test may itself run under srun or mpirun */
+	unsetenv("RANK");
+	unsetenv("SLURM_PROCID");
+	unsetenv("OMPI_COMM_WORLD_RANK");
 	rc = run(argv, env, out, &pid);
 	t1 = now_ns();
 	ck_assert_int_eq(rc, 0);
@@ -195,6 +248,7 @@ START_TEST(test_thread_map)
 	list = map_entries(map, pid);
 	/* one entry per thread lifetime, nothing else */
 	ck_assert_uint_eq(list->u.array.len, (size_t)n);
+	check_source(map, pid, -1, NULL, t0, t1);
 	for (i = 0; i < n; i++) {
 		yajl_val e = NULL, nm, end;
 		int found = 0;
@@ -294,8 +348,25 @@ START_TEST(test_launcher_threads_only)
 }
 END_TEST
 
+/* The map at PATH exists and its "source" is as check_source wants, written
+ * between T0 and now. */
+static void check_map_source(const char *path, pid_t pid, long rank, const char *from, uint64_t t0)
+{
+	char err[256], *text;
+	yajl_val map;
+
+	ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+	text = slurp(path);
+	map = yajl_tree_parse(text, err, sizeof err);
+	ck_assert_msg(map != NULL, "%s: %s", path, err);
+	check_source(map, pid, rank, from, t0, now_ns());
+	yajl_tree_free(map);
+	free(text);
+}
+
 /* -o with %h and %r (issue 9): the host as gethostname gives it, the rank
- * from RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK, "norank" without one */
+ * from RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK, "norank" without one; the
+ * map's "source" says the same */
 START_TEST(test_launcher_host_rank)
 {
 	char tool[512], prog[512], opath[400], out[300], mapp[600], host[256];
@@ -305,32 +376,31 @@ START_TEST(test_launcher_host_rank)
 	char *env_none[] = { CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
 	char *env_slurm[] = { slurm, CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
 	char *env_both[] = { slurm, rank, CREC_ASAN_RUNTIME[0] ? asan_preload : NULL, NULL };
-	size_t i;
+	uint64_t t0;
 	pid_t pid;
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
 	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
 	snprintf(opath, sizeof opath, "%s/t_%%h_%%r_%%p.json", tmpdir);
 	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
-	ck_assert_int_eq(gethostname(host, sizeof host), 0);
-	host[sizeof host - 1] = '\0';
-	for (i = 0; host[i]; i++)
-		if (host[i] == '/')
-			host[i] = '_';
+	my_host(host, sizeof host);
 	/* the test may itself run under srun or mpirun */
 	unsetenv("RANK");
 	unsetenv("SLURM_PROCID");
 	unsetenv("OMPI_COMM_WORLD_RANK");
+	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_none, out, &pid), 0);
 	snprintf(mapp, sizeof mapp, "%s/t_%s_norank_%ld.json", tmpdir, host, (long)pid);
-	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	check_map_source(mapp, pid, -1, NULL, t0);
+	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_slurm, out, &pid), 0);
 	snprintf(mapp, sizeof mapp, "%s/t_%s_12_%ld.json", tmpdir, host, (long)pid);
-	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	check_map_source(mapp, pid, 12, "SLURM_PROCID", t0);
 	/* RANK comes first */
+	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_both, out, &pid), 0);
 	snprintf(mapp, sizeof mapp, "%s/t_%s_3_%ld.json", tmpdir, host, (long)pid);
-	ck_assert_msg(access(mapp, R_OK) == 0, "no %s", mapp);
+	check_map_source(mapp, pid, 3, "RANK", t0);
 	ck_assert_int_eq(count_files("t_"), 3);
 }
 END_TEST

@@ -18,9 +18,10 @@ static void usage(FILE *f)
 {
 	fputs("Usage: cuptimerge-batch [OPTION]... DIR...\n"
 	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST\n"
-	      "Merge the CUPTI trace window of every rank into its PyTorch trace: pair the\n"
-	      "traces and windows found in DIRs (or listed in MANIFEST), then run cuptimerge\n"
-	      "on each pair, several at a time, skipping ranks already merged.\n"
+	      "Merge the CUPTI trace window of every rank into its PyTorch trace, or repair\n"
+	      "the trace with its thread map: pair the traces with the windows and thread\n"
+	      "maps found in DIRs (or listed in MANIFEST), then run cuptimerge on each pair,\n"
+	      "several at a time, skipping ranks already merged.\n"
 	      "\n"
 	      "  -m, --manifest=FILE    the ranks from FILE: a TSV with a header line and the\n"
 	      "                         columns key, cpu trace, window or map, output\n"
@@ -131,7 +132,7 @@ int main(int argc, char **argv)
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
-	size_t merged = 0, skipped = 0, nogpu = 0, failed = 0;
+	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
 	double t0 = now_s();
 
@@ -200,6 +201,7 @@ int main(int argc, char **argv)
 		failed += plan.r[i].state == CM_BR_FAIL;
 		skipped += plan.r[i].state == CM_BR_DONE;
 		nogpu += plan.r[i].state == CM_BR_NOGPU;
+		notrace += plan.r[i].state == CM_BR_NOTRACE;
 	}
 	if (dry) {
 		cm_bplan_print(&plan, stdout);
@@ -239,6 +241,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "cuptimerge-batch: %zu merged, %zu skipped, %zu failed", merged, skipped, failed);
 	if (nogpu)
 		fprintf(stderr, ", %zu without GPU work", nogpu);
+	if (notrace)
+		fprintf(stderr, ", %zu thread map%s without a trace", notrace, notrace == 1 ? "" : "s");
 	fprintf(stderr, ", %.1f s\n", now_s() - t0);
 	if (failed) {
 		fputs("cuptimerge-batch: failed:", stderr);

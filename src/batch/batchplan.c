@@ -1,5 +1,6 @@
-/* batchplan.c - from directories or a manifest to one line per rank: pairing,
- * output names, and which ranks are already done (cuptimerge-batch). */
+/* batchplan.c - from directories or a manifest to one line per rank: pairing
+ * traces with windows or thread maps, output names, and which ranks are
+ * already done (cuptimerge-batch). */
 #include "config.h"
 #include "batch/batchplan.h"
 #include "batch/batchscan.h"
@@ -17,10 +18,13 @@
 
 #define OUT_SUFFIX ".merged.json.gz"
 
+/* A file found in a directory; a thread map is found once per process it
+ * holds (consecutive entries with the same path), since it pairs with the
+ * trace of each. */
 struct cm_bfound {
 	char *path;
 	cm_bfacts facts;
-	int used; /* a window paired with a trace */
+	int used; /* a window paired with a trace (or a map's process, with one) */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -90,11 +94,26 @@ static void fail_rank(cm_brank *r, char *why)
 static char *describe(const cm_bfacts *f)
 {
 	char rank[32] = "", host[300] = "";
+	if (f->pid < 0)
+		return cm_xstrdup("no process");
 	if (f->rank >= 0)
 		snprintf(rank, sizeof rank, ", rank %" PRId64, f->rank);
 	if (f->host)
 		snprintf(host, sizeof host, ", host %.256s", f->host);
 	return xasprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
+}
+
+/* Append a found file PATH (taken) with FACTS (taken). */
+static void add_found(cm_bplan *p, char *path, const cm_bfacts *facts)
+{
+	if (p->nf == p->capf) {
+		p->capf = p->capf ? 2 * p->capf : 16;
+		p->f = cm_xrealloc(p->f, p->capf * sizeof *p->f);
+	}
+	p->f[p->nf].path = path;
+	p->f[p->nf].facts = *facts;
+	p->f[p->nf].used = 0;
+	p->nf++;
 }
 
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
@@ -107,6 +126,7 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 	for (int i = 0; i < n; i++) {
 		const char *name = ents[i]->d_name;
 		struct stat st;
+		cm_bfacts facts;
 		char *path;
 		if (name[0] == '.' || !(ends_with(name, ".json") || ends_with(name, ".json.gz")) ||
 		    ends_with(name, OUT_SUFFIX) || ends_with(name, ".merged.json")) {
@@ -119,14 +139,20 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
-		if (p->nf == p->capf) {
-			p->capf = p->capf ? 2 * p->capf : 16;
-			p->f = cm_xrealloc(p->f, p->capf * sizeof *p->f);
+		cm_bscan(path, &facts);
+		if (facts.kind == CM_BK_MAP && facts.nprocs) {
+			/* one entry per process; the last takes PATH, the others a copy */
+			for (size_t k = 0; k < facts.nprocs; k++)
+				add_found(p, k + 1 < facts.nprocs ? cm_xstrdup(path) : path, &facts.procs[k]);
+			free(facts.procs);
+			facts.procs = NULL;
+			facts.nprocs = 0;
+			cm_bfacts_free(&facts);
+		} else {
+			if (facts.kind == CM_BK_MAP)
+				facts.pid = -1; /* a map of no process pairs with nothing */
+			add_found(p, path, &facts);
 		}
-		p->f[p->nf].path = path;
-		p->f[p->nf].used = 0;
-		cm_bscan(path, &p->f[p->nf].facts);
-		p->nf++;
 		free(ents[i]);
 	}
 	free(ents);
@@ -156,14 +182,82 @@ static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
 	return 1;
 }
 
+/* The found entries of kind KIND that fit trace T: returns how many fit
+ * within SLACK_NS, and, when exactly one does or exactly one of several fits
+ * with no slack (its span holds the trace's start), sets *ONE to it and
+ * returns 1. */
+static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kind, size_t *one)
+{
+	size_t nfit = 0, ntight = 0, tight = 0;
+	for (size_t j = 0; j < p->nf; j++)
+		if (p->f[j].facts.kind == kind && fits(t, &p->f[j].facts, SLACK_NS)) {
+			nfit++;
+			*one = j;
+			if (fits(t, &p->f[j].facts, 0)) {
+				ntight++;
+				tight = j;
+			}
+		}
+	if (nfit > 1 && ntight == 1) {
+		*one = tight;
+		return 1;
+	}
+	return nfit;
+}
+
+/* Mark entry J used, and with it the other processes of its file. */
+static void mark_used(cm_bplan *p, size_t j)
+{
+	size_t a = j, b = j;
+	while (a > 0 && !strcmp(p->f[a - 1].path, p->f[j].path))
+		a--;
+	while (b + 1 < p->nf && !strcmp(p->f[b + 1].path, p->f[j].path))
+		b++;
+	for (size_t k = a; k <= b; k++)
+		p->f[k].used = 1;
+}
+
+/* "a window", "a thread map" or "a window or thread map" (HAVE: bit 1
+ * windows, bit 2 maps were found), for the message of a trace with none. */
+static const char *wanted(int have)
+{
+	return have == 2 ? "thread map" : have == 3 ? "window or thread map" : "window";
+}
+
+/* "no trace, skipped (thread map of pid 5000, rank 0, host node0)", or "of
+ * pids 5000, 5001" for a map of several processes: its entries A..B. */
+static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
+{
+	char *d, *more;
+	if (a == b) {
+		char *one = describe(&p->f[a].facts);
+		d = xasprintf("no trace, skipped (thread map of %s)", one);
+		free(one);
+		return d;
+	}
+	d = xasprintf("pids %" PRId64, p->f[a].facts.pid);
+	for (size_t k = a + 1; k <= b; k++) {
+		more = xasprintf("%s, %" PRId64, d, p->f[k].facts.pid);
+		free(d);
+		d = more;
+	}
+	more = xasprintf("no trace, skipped (thread map of %s)", d);
+	free(d);
+	return more;
+}
+
 void cm_bplan_pair(cm_bplan *p, const char *outdir)
 {
 	size_t first = p->n;
+	int have = 0;
+	for (size_t j = 0; j < p->nf; j++)
+		have |= p->f[j].facts.kind == CM_BK_WINDOW ? 1 : p->f[j].facts.kind == CM_BK_MAP ? 2 : 0;
 	for (size_t i = 0; i < p->nf; i++) {
 		struct cm_bfound *t = &p->f[i];
+		enum cm_bkind kind = CM_BK_WINDOW;
 		cm_brank *r;
 		char *key;
-		size_t nfit = 0, w = 0;
+		size_t nfit, w = 0;
 		if (t->facts.kind == CM_BK_BAD && strstr(t->path, ".pt.trace.json")) {
 			key = key_of(t->path);
 			r = add_rank(p, key);
@@ -173,7 +267,9 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			continue;
 		}
 		if (t->facts.kind == CM_BK_BAD)
-			cm_warn(t->path, -1, "%s: not a trace or a window, ignored", t->facts.why);
+			cm_warn(t->path, -1, "%s: not a trace, a window or a thread map, ignored", t->facts.why);
+		if (t->facts.kind == CM_BK_OTHER && t->facts.why)
+			cm_warn(t->path, -1, "%s", t->facts.why);
 		if (t->facts.kind != CM_BK_TRACE)
 			continue;
 		key = key_of(t->path);
@@ -185,42 +281,37 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			fail_rank(r, xasprintf("no CPU event with a pid in the trace: cannot pair it"));
 			continue;
 		}
-		for (size_t j = 0; j < p->nf; j++)
-			if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
-				nfit++;
-				w = j;
-			}
-		if (nfit > 1) { /* several within the slack: the one whose span holds the trace */
-			size_t ntight = 0, wt = 0;
-			for (size_t j = 0; j < p->nf; j++)
-				if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, 0)) {
-					ntight++;
-					wt = j;
-				}
-			if (ntight == 1) {
-				nfit = 1;
-				w = wt;
-			}
+		/* a window first: its merge repairs the threads too; else a map */
+		if (!(nfit = find_fits(p, &t->facts, CM_BK_WINDOW, &w))) {
+			kind = CM_BK_MAP;
+			nfit = find_fits(p, &t->facts, CM_BK_MAP, &w);
 		}
 		if (nfit == 1) {
 			r->window = cm_xstrdup(p->f[w].path);
-			p->f[w].used = 1;
+			r->map = kind == CM_BK_MAP;
+			mark_used(p, w);
+			/* the window's merge puts the threads right: a map of this
+			 * process is not left over */
+			for (size_t j = 0; kind == CM_BK_WINDOW && j < p->nf; j++)
+				if (p->f[j].facts.kind == CM_BK_MAP && fits(&t->facts, &p->f[j].facts, SLACK_NS))
+					mark_used(p, j);
 		} else {
 			char *d = describe(&t->facts);
 			if (nfit == 0)
-				fail_rank(r, xasprintf("no window for this trace (%s)", d));
+				fail_rank(r, xasprintf("no %s for this trace (%s)", wanted(have), d));
 			else {
 				/* name the first two, so the user can write the manifest line */
 				const char *names[2] = {"", ""};
 				size_t k = 0;
 				for (size_t j = 0; j < p->nf; j++)
-					if (p->f[j].facts.kind == CM_BK_WINDOW && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
+					if (p->f[j].facts.kind == kind && fits(&t->facts, &p->f[j].facts, SLACK_NS)) {
 						if (k < 2)
 							names[k++] = p->f[j].path;
-						p->f[j].used = 1; /* reported here, not again as unpaired */
+						mark_used(p, j); /* reported here, not again as unpaired */
 					}
-				fail_rank(r, xasprintf("%zu windows fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
-						       nfit, d, names[0], names[1], nfit > 2 ? ", ..." : ""));
+				fail_rank(r, xasprintf("%zu %s fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
+						       nfit, kind == CM_BK_MAP ? "thread maps" : "windows", d, names[0],
+						       names[1], nfit > 2 ? ", ..." : ""));
 			}
 			free(d);
 		}
@@ -230,10 +321,28 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		for (size_t j = first; j < i; j++)
 			if (!strcmp(p->r[i].key, p->r[j].key) && p->r[i].state != CM_BR_FAIL)
 				fail_rank(&p->r[i], xasprintf("the key is also %s's: rename one", p->r[j].trace));
+	/* the windows and maps left, in the order found: a map once, whichever
+	 * of its processes are left */
 	for (size_t j = 0; j < p->nf; j++) {
 		struct cm_bfound *w = &p->f[j];
 		cm_brank *r;
 		char *key, *d;
+		size_t last = j;
+		if (w->facts.kind == CM_BK_MAP) {
+			while (last + 1 < p->nf && !strcmp(p->f[last + 1].path, w->path))
+				last++;
+			if (!w->used) {
+				key = key_of(w->path);
+				r = add_rank(p, key);
+				free(key);
+				r->window = cm_xstrdup(w->path);
+				r->map = 1;
+				r->state = CM_BR_NOTRACE;
+				r->why = unpaired_map(p, j, last);
+			}
+			j = last;
+			continue;
+		}
 		if (w->facts.kind != CM_BK_WINDOW || w->used)
 			continue;
 		key = key_of(w->path);
@@ -312,7 +421,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 			cm_bscan(r->window, &wf);
 			if (wf.kind == CM_BK_BAD)
 				fail_rank(r, xasprintf("window %s: %s", r->window, wf.why));
-			r->map = wf.kind == CM_BK_OTHER;
+			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
 			cm_bfacts_free(&wf);
 		}
 	}

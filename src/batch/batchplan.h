@@ -1,5 +1,6 @@
 /* batchplan.h - the plan of a cuptimerge-batch run: one entry per rank (a
- * trace with its window, or a reason it cannot run), and the runner. */
+ * trace with its window or thread map, or a reason it cannot run), and the
+ * runner. */
 #ifndef CM_BATCHPLAN_H
 #define CM_BATCHPLAN_H
 
@@ -10,6 +11,8 @@ enum cm_bstate {
 	CM_BR_RUN,    /* to be merged */
 	CM_BR_DONE,   /* output complete and newer than its inputs: skipped */
 	CM_BR_NOGPU,  /* a window without GPU work and without a trace (a launcher's): skipped */
+	CM_BR_NOTRACE, /* a thread map no trace pairs with (a launcher's, a data loader
+			  worker's: every process that starts a thread writes one): skipped */
 	CM_BR_FAIL,   /* cannot run: no pair, ambiguous, unreadable (why says) */
 };
 
@@ -20,7 +23,7 @@ typedef struct cm_brank {
 	int map;       /* window is a thread map: merge with -t, not -w */
 	char *output;
 	enum cm_bstate state;
-	char *why;     /* CM_BR_FAIL, CM_BR_NOGPU: one line */
+	char *why;     /* CM_BR_FAIL, CM_BR_NOGPU, CM_BR_NOTRACE: one line */
 	/* after the run */
 	int ran;
 	int status;    /* exit status of the merge; 128+N when killed by signal N */
@@ -37,13 +40,16 @@ typedef struct cm_bplan {
 } cm_bplan;
 
 /* Add the ranks found in directory DIR (not recursive): traces are
- * *.json[.gz] files holding "traceEvents", windows those holding "events";
- * outputs go to OUTDIR/KEY.merged.json.gz.  Returns 0, or -1 after reporting
- * that DIR cannot be read. */
+ * *.json[.gz] files holding "traceEvents", windows those holding "events",
+ * thread maps those naming their processes (cuptimerge-threadmap(5)); outputs
+ * go to OUTDIR/KEY.merged.json.gz.  Returns 0, or -1 after reporting that DIR
+ * cannot be read. */
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir);
 
-/* Pair the traces and windows added by cm_bplan_dir (call once, after the
- * last directory). */
+/* Pair the traces with the windows and thread maps added by cm_bplan_dir
+ * (call once, after the last directory): a trace with the one window that
+ * fits it, else with the one thread map that holds its process and fits it;
+ * a map pairs with every trace of a process it holds. */
 void cm_bplan_pair(cm_bplan *p, const char *outdir);
 
 /* Add the ranks of manifest PATH (cuptimerge-batch(1)).  Returns 0, or -1

@@ -1,4 +1,4 @@
-/* batchscan.c - a streaming look at a trace or a window for pairing (cuptimerge-batch). */
+/* batchscan.c - a streaming look at a trace, a window or a thread map for pairing (cuptimerge-batch). */
 #include "config.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
@@ -13,7 +13,15 @@
 /* 64 KiB reads: a trace's head (deviceProperties, distributedInfo) fits in
  * one or two, so pairing reads a few blocks of a trace of any size. */
 #define SCAN_CHUNK (64u << 10)
-#define MAXDEPTH 4 /* keys deeper than events[i].member are not looked at */
+#define MAXDEPTH 5 /* keys deeper than processes.PID[i].member are not looked at */
+
+/* A process of a thread map, while its entries are read. */
+struct mproc {
+	int64_t pid;
+	int64_t start, end;   /* earliest start_ns, latest end_ns of its entries */
+	int start_open, end_open; /* an entry lacks start_ns / end_ns */
+	size_t entries;
+};
 
 struct scan {
 	cm_bfacts *f;
@@ -29,6 +37,13 @@ struct scan {
 	int64_t top_start;      /* window: top-level start_ns */
 	int64_t src_start;
 	int64_t api_pid;        /* window: first API record's process_id */
+	/* thread maps (cuptimerge-threadmap(5)) */
+	int processes, threads; /* top-level "processes" / "threads" objects seen */
+	int64_t meta_pid;       /* meta.pid, -1 when absent */
+	struct mproc *mp;       /* processes.PID, in file order */
+	size_t nmp, capmp;
+	long cur;               /* index in mp of the PID whose array is open, or -1 */
+	int64_t e_start, e_end; /* the entry being read; -1 when absent */
 };
 
 static int keyis(const struct scan *s, int d, const char *k)
@@ -69,6 +84,28 @@ static int in_event(const struct scan *s, const char *array)
 	return s->depth == 3 && keyis(s, 1, array);
 }
 
+/* Is the value at hand one a thread map gives as a number or as a string:
+ * a member of a "processes" entry, or of "meta"? */
+static int in_map_number(const struct scan *s)
+{
+	return (s->depth == 4 && s->cur >= 0 && keyis(s, 1, "processes")) ||
+	       (s->depth == 2 && keyis(s, 1, "meta"));
+}
+
+/* A number V in a thread map: an entry's start_ns or end_ns, or meta.pid. */
+static void map_number(struct scan *s, int64_t v)
+{
+	if (!in_map_number(s))
+		return;
+	if (s->depth == 4) {
+		if (keyis(s, 4, "start_ns"))
+			s->e_start = v;
+		else if (keyis(s, 4, "end_ns"))
+			s->e_end = v;
+	} else if (s->depth == 2 && keyis(s, 1, "meta") && keyis(s, 2, "pid"))
+		s->meta_pid = v;
+}
+
 static int cb_number(void *ctx, const char *t, size_t n)
 {
 	struct scan *s = ctx;
@@ -104,6 +141,8 @@ static int cb_number(void *ctx, const char *t, size_t n)
 		}
 	} else if (in_event(s, "events") && keyis(s, 3, "process_id"))
 		s->ev_proc = v;
+	else
+		map_number(s, v);
 	return 1;
 }
 
@@ -129,12 +168,40 @@ static int cb_string(void *ctx, const unsigned char *v, size_t n)
 		s->f->host = cm_xmalloc(n + 1);
 		memcpy(s->f->host, v, n);
 		s->f->host[n] = 0;
+	} else if (in_map_number(s)) {
+		/* a thread map's numbers may be strings holding a decimal integer */
+		int ok;
+		int64_t x = num_i64((const char *)v, n, &ok);
+		if (ok)
+			map_number(s, x);
 	}
 	return 1;
 }
 
 static int cb_scalar(void *ctx) { (void)ctx; return 1; }
 static int cb_bool(void *ctx, int b) { (void)b; return cb_scalar(ctx); }
+
+/* The index in s->mp of process PIDTEXT (a "processes" key), added when new;
+ * -1 when the key is no decimal pid (cuptimerge -t refuses that map). */
+static long map_process(struct scan *s, const char *pidtext)
+{
+	char *end;
+	long long pid;
+	if (!*pidtext || strspn(pidtext, "0123456789") != strlen(pidtext))
+		return -1;
+	pid = strtoll(pidtext, &end, 10);
+	for (size_t i = 0; i < s->nmp; i++)
+		if (s->mp[i].pid == pid)
+			return (long)i; /* a repeated key: one process */
+	if (s->nmp == s->capmp) {
+		s->capmp = s->capmp ? 2 * s->capmp : 4;
+		s->mp = cm_xrealloc(s->mp, s->capmp * sizeof *s->mp);
+	}
+	memset(&s->mp[s->nmp], 0, sizeof *s->mp);
+	s->mp[s->nmp].pid = pid;
+	s->mp[s->nmp].start = s->mp[s->nmp].end = -1;
+	return (long)s->nmp++;
+}
 
 static int cb_open(struct scan *s)
 {
@@ -151,11 +218,19 @@ static int cb_open(struct scan *s)
 			s->f->gpu_events = 0;
 		}
 	}
+	if (s->depth == 2 && keyis(s, 1, "processes"))
+		s->processes = 1;
+	if (s->depth == 2 && keyis(s, 1, "threads"))
+		s->threads = 1;
 	if (s->depth == 3) {
 		s->ph[0] = s->cat[0] = s->kind[0] = 0;
 		s->ev_pid = s->ev_proc = -1;
 		s->have_ts = 0;
+		if (keyis(s, 1, "processes"))
+			s->cur = map_process(s, s->key[2]);
 	}
+	if (s->depth == 4)
+		s->e_start = s->e_end = -1;
 	return 1;
 }
 
@@ -191,6 +266,21 @@ static int cb_close(void *ctx)
 		s->depth--;
 		return 0; /* all a trace can tell cheaply: stop reading */
 	}
+	if (s->depth == 4 && s->cur >= 0 && keyis(s, 1, "processes")) {
+		/* an entry of a thread map: widen its process's span */
+		struct mproc *m = &s->mp[s->cur];
+		m->entries++;
+		if (s->e_start < 0)
+			m->start_open = 1;
+		else if (m->start < 0 || s->e_start < m->start)
+			m->start = s->e_start;
+		if (s->e_end < 0)
+			m->end_open = 1;
+		else if (s->e_end > m->end)
+			m->end = s->e_end;
+	}
+	if (s->depth == 3 && keyis(s, 1, "processes"))
+		s->cur = -1;
 	if (in_event(s, "events")) {
 		if (is_gpu_kind(s->kind))
 			f->gpu_events++;
@@ -244,6 +334,58 @@ none:
 	return NULL;
 }
 
+/* A process of the map in F: PID, and the span its entries give (-1: open
+ * or none).  The map's "source" speaks for its own pid, and its host for
+ * every process: a map keyed by pid alone holds the processes of one host. */
+static void add_proc(cm_bfacts *f, int64_t pid, const struct mproc *m)
+{
+	cm_bfacts *p;
+	f->procs = cm_xrealloc(f->procs, (f->nprocs + 1) * sizeof *f->procs);
+	p = &f->procs[f->nprocs++];
+	memset(p, 0, sizeof *p);
+	p->kind = CM_BK_MAP;
+	p->pid = pid;
+	p->rank = p->gpu_events = -1;
+	p->host = f->host ? cm_xstrdup(f->host) : NULL;
+	p->start_ns = m && m->entries && !m->start_open ? m->start : -1;
+	p->end_ns = m && m->entries && !m->end_open ? m->end : -1;
+	if (f->pid >= 0 && f->pid == pid) {
+		p->rank = f->rank;
+		if (f->start_ns >= 0)
+			p->start_ns = f->start_ns;
+		if (f->end_ns >= 0)
+			p->end_ns = f->end_ns;
+	}
+}
+
+/* A file that is neither trace nor window: a thread map when it has
+ * "processes" (one process per key) or "threads" with "meta.pid" (that
+ * process); a "threads" without a pid applies to every process, so nothing
+ * pairs it: F->why says so. */
+static void map_facts(struct scan *s, cm_bfacts *f)
+{
+	int seen = 0;
+	if (!s->processes && !s->threads)
+		return;
+	if (s->processes) {
+		for (size_t i = 0; i < s->nmp; i++)
+			add_proc(f, s->mp[i].pid, &s->mp[i]);
+		seen = 1;
+	}
+	if (s->threads && s->meta_pid >= 0) {
+		for (size_t i = 0; i < f->nprocs; i++)
+			if (f->procs[i].pid == s->meta_pid)
+				goto have;
+		add_proc(f, s->meta_pid, NULL);
+	have:
+		seen = 1;
+	}
+	if (seen)
+		f->kind = CM_BK_MAP;
+	else
+		f->why = cm_xstrdup("a thread map without \"meta.pid\" applies to every process: pair it in a manifest");
+}
+
 void cm_bscan(const char *path, cm_bfacts *f)
 {
 	struct scan s;
@@ -256,7 +398,7 @@ void cm_bscan(const char *path, cm_bfacts *f)
 	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
 	memset(&s, 0, sizeof s);
 	s.f = f;
-	s.base = s.top_start = s.src_start = s.api_pid = -1;
+	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
 	if (!(gz = gzopen(path, "rb"))) {
 		set_bad(f, "cannot open: %s", strerror(errno));
 		return;
@@ -293,7 +435,12 @@ void cm_bscan(const char *path, cm_bfacts *f)
 		f->start_ns = s.src_start >= 0 ? s.src_start : s.top_start;
 	} else if (f->kind == CM_BK_TRACE && f->pid >= 0)
 		f->host = host_from_name(path, f->pid);
+	else if (f->kind == CM_BK_OTHER) {
+		f->start_ns = s.src_start;
+		map_facts(&s, f);
+	}
 out:
+	free(s.mp);
 	yajl_free(h);
 	free(buf);
 	gzclose(gz);
@@ -301,7 +448,12 @@ out:
 
 void cm_bfacts_free(cm_bfacts *f)
 {
+	for (size_t i = 0; i < f->nprocs; i++)
+		cm_bfacts_free(&f->procs[i]);
+	free(f->procs);
 	free(f->host);
 	free(f->why);
+	f->procs = NULL;
+	f->nprocs = 0;
 	f->host = f->why = NULL;
 }

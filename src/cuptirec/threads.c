@@ -6,7 +6,9 @@
  * name and the start and end times (CLOCK_REALTIME ns, the clock of
  * torch.profiler's baseTimeNanoseconds).  At process exit it writes the THREAD
  * MAP file (version 1) that `cuptimerge -t` reads to move worker-thread CUDA
- * events back to their threads' rows.  It never touches CUPTI, so it works
+ * events back to their threads' rows, with a "source" naming the host, pid,
+ * rank and time span of the process, the facts cuptimerge-batch pairs the map
+ * with its process's trace by (the members of a trace window's "source").  It never touches CUPTI, so it works
  * while torch.profiler owns CUPTI, and it builds without CUDA.
  *
  * How.  The wrapper hands the real pthread_create (dlsym RTLD_NEXT) a
@@ -90,6 +92,7 @@ static struct {
 	pthread_mutex_t mu;
 	int inited;
 	pid_t pid;
+	uint64_t start_ns;  /* when recording began in this process: load, or the fork */
 	pthread_key_t key;
 	int have_key;
 	struct crec_thr *t;
@@ -288,6 +291,39 @@ static void crec_thr_entry_json(struct crec_fout *f, const struct crec_thr *e)
 	crec_fout_lit(f, "}");
 }
 
+/* Append `"source": {...}, ` for this process (cuptimerge-threadmap(5)): HOST
+ * (NULL when unknown), pid, RANK (< 0: none) and FROM (its variable), and
+ * the span from T.start_ns to END_NS.  The same members as a trace window's
+ * "source", so that cuptimerge-batch reads both alike. */
+static void crec_thr_source_json(struct crec_fout *f, const char *host, long rank, const char *from,
+				 uint64_t end_ns)
+{
+	/* crec_path_host's name fits in 256 bytes; escaped, 6 bytes each at most */
+	char esc[6 * 256 + 3];
+
+	crec_fout_lit(f, "\"source\": {");
+	if (host && *host) {
+		crec_fout_lit(f, "\"host\": ");
+		crec_fout_put(f, esc, crec_json_str_fixed(esc, host, strnlen(host, 255)));
+		crec_fout_lit(f, ", ");
+	}
+	crec_fout_lit(f, "\"pid\": ");
+	crec_fout_u64(f, (uint64_t)T.pid);
+	if (rank >= 0) {
+		crec_fout_lit(f, ", \"rank\": ");
+		crec_fout_u64(f, (uint64_t)rank);
+		if (from) {
+			crec_fout_lit(f, ", \"rank_from\": ");
+			crec_fout_put(f, esc, crec_json_str_fixed(esc, from, strlen(from)));
+		}
+	}
+	crec_fout_lit(f, ", \"start_ns\": ");
+	crec_fout_u64(f, T.start_ns);
+	crec_fout_lit(f, ", \"end_ns\": ");
+	crec_fout_u64(f, end_ns);
+	crec_fout_lit(f, "},\n ");
+}
+
 /* Take the table lock; with PATIENT wait for it, else try for about 100 ms
  * (the _exit wrapper may interrupt a holder on its own thread).  Returns 0
  * when held. */
@@ -311,7 +347,7 @@ static int crec_thr_lock(int patient)
 static void crec_thr_write_map(int patient)
 {
 	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32], host[256];
-	const char *v = getenv("CUPTIREC_THREADS_OUTPUT");
+	const char *v = getenv("CUPTIREC_THREADS_OUTPUT"), *rank_from;
 	crec_path_vars pv;
 	struct crec_fout f;
 	size_t i, n;
@@ -335,7 +371,7 @@ static void crec_thr_write_map(int patient)
 	pv.pid = (long)T.pid;
 	pv.seq = 0;
 	pv.host = crec_path_host(host, sizeof host) == 0 ? host : NULL;
-	pv.rank = crec_path_rank(NULL);
+	pv.rank = crec_path_rank(&rank_from);
 	if (crec_path_expand(pattern, &pv, path, sizeof path)) {
 		pthread_mutex_unlock(&T.mu);
 		crec_thr_warn("%s: output path too long; no thread map written", pattern);
@@ -348,7 +384,10 @@ static void crec_thr_write_map(int patient)
 	if (f.fd < 0)
 		f.err = errno;
 	if (!f.err) {
-		crec_fout_lit(&f, "{\"thread_map_version\": 1,\n \"processes\": {\n  \"");
+		crec_fout_lit(&f, "{\"thread_map_version\": 1,\n ");
+		/* the span ends now: every entry below started before it */
+		crec_thr_source_json(&f, pv.host, pv.rank, rank_from, crec_thr_now());
+		crec_fout_lit(&f, "\"processes\": {\n  \"");
 		crec_fout_u64(&f, (uint64_t)T.pid);
 		crec_fout_lit(&f, "\": [");
 		for (i = 0; i < T.n; i++) {
@@ -401,6 +440,7 @@ static void crec_thr_child(void)
 
 	pthread_mutex_init(&T.mu, NULL);
 	T.pid = getpid();
+	T.start_ns = crec_thr_now();
 	T.n = 0;
 	T.lost = 0;
 	T.written = 0;
@@ -421,6 +461,7 @@ static void crec_thr_init_once(void)
 	T.real_exit = (crec_exit_fn)dlsym(RTLD_NEXT, "_exit");
 	T.real_Exit = (crec_exit_fn)dlsym(RTLD_NEXT, "_Exit");
 	T.pid = getpid();
+	T.start_ns = crec_thr_now(); /* before the main thread's entry: the span holds it */
 	T.have_key = pthread_key_create(&T.key, crec_thr_exiting) == 0;
 	/* the loading thread is the main thread unless another library's
 	 * constructor started threads first and one of them got here */

@@ -281,7 +281,7 @@ printf '%s\n' "$(key 5)" "$(key 17)" "$(key 42)" w17 | sort | cmp -s - "$tmp/fai
 # a truncated window is no window: ignored with a warning, its trace has none
 logline "$(key 5)" | grep -q "	-	$(out 5)	-	0.000	0	no window for this trace" ||
 	fail "rank 5 (truncated window): $(logline "$(key 5)")"
-grep -q "^cuptimerge-batch: $J/windows/w5.json: truncated or not JSON: not a trace or a window, ignored\$" "$J"/slurm-*_0.out ||
+grep -q "^cuptimerge-batch: $J/windows/w5.json: truncated or not JSON: not a trace, a window or a thread map, ignored\$" "$J"/slurm-*_0.out ||
 	fail "no warning of the truncated window: $(cat "$J"/slurm-*_0.out)"
 logline "$(key 17)" | grep -q "	-	[^	]*	-	0.000	0	no window for this trace" ||
 	fail "rank 17 (no window): $(logline "$(key 17)")"
