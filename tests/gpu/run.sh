@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - GPU checks of the cuptirec collector and thread recorder (not CI).
 #
-# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS]
+# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS | kineto]
 #
 # BINDIR holds what was built elsewhere (the device machine has no package
 # mirror): cuptirec, cuptimerge, threads_cuda, bench_launch; lib/ with
@@ -10,7 +10,7 @@
 # tests/gpu/README.md for how to fill it.  OUTDIR receives figures.jsonl (one
 # JSON line per check), log.txt and a few small artefacts of the torch runs.
 # Exits non-zero when any check failed.  "bench REPS" runs only the overhead
-# benchmark, REPS rounds.
+# benchmark, REPS rounds; "kineto" only the Kineto-parity comparison (9).
 set -u
 MODE=${3:-all}
 REPS=${4:-3}
@@ -128,6 +128,7 @@ if [ $rc = 0 ] && [ $prc = 0 ]; then pass delay_duration "$out"; else fail delay
 
 fi
 
+if [ "$MODE" != kineto ]; then
 # 6. overhead: launches/s of an empty kernel, with and without the collector,
 # and with parts of it turned off to see where the cost is; and of a 20 us
 # kernel (40000 cycles), where the GPU rather than the launch path sets the pace
@@ -181,6 +182,7 @@ print(json.dumps(res))
 EOF
 )
 pass overhead "$out"
+fi
 
 if [ "$MODE" = all ]; then
 # 7. torch: workers under torch.profiler (CPU) + cuptirec, merged by cuptimerge
@@ -219,6 +221,30 @@ if [ $rc = 0 ]; then
 	fi
 else fail torch_threadmap "workload exit $rc"; fi
 
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = kineto ]; then
+# 9. Kineto parity (issue 10): one workload run twice, under stock
+# torch.profiler(CPU, CUDA) and under torch.profiler(CPU) + cuptirec merged by
+# cuptimerge; the merged trace must carry what stock Kineto writes
+log "kineto parity: stock torch.profiler(CPU, CUDA) against cuptirec + cuptimerge"
+$T python3 "$HERE/kineto_workload.py" "$W/kstock.json" "$W/kstock_info.json" --profile full > "$W/ks.out" 2>&1
+rc=$?; cat "$W/ks.out" >> "$LOG"
+$T "$BIN/cuptirec" -a all -o "$W/kw_%p.json" -- python3 "$HERE/kineto_workload.py" "$W/kcpu.json" "$W/kcpu_info.json" --profile cpu > "$W/kc.out" 2>&1
+rc2=$?; cat "$W/kc.out" >> "$LOG"
+if [ $rc = 0 ] && [ $rc2 = 0 ]; then
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$W/kcpu_info.json")
+	win=$(win_of "$W/kw" "$pid")
+	if $MERGE_ENV "$BIN/cuptimerge" -o "$W/kmerged.json" -w "$win" "$W/kcpu.json" 2>>"$LOG"; then
+		check kineto_parity python3 "$HERE/compare_kineto.py" "$W/kstock.json" "$W/kmerged.json" \
+			--stock-info "$W/kstock_info.json" --merged-info "$W/kcpu_info.json"
+	else fail kineto_parity "cuptimerge failed"; fi
+	# the comparison itself, on this stock trace: passes a correct copy, fails doctored ones
+	check kineto_compare_selftest python3 "$HERE/selftest_compare_kineto.py" "$W/kstock.json" "$W/kstock_info.json"
+	for f in kstock.json kcpu.json kmerged.json; do gzip -c "$W/$f" > "$OUTD/$f.gz"; done
+	gzip -c "$win" > "$OUTD/kwindow.json.gz"
+	cp "$W/kstock_info.json" "$W/kcpu_info.json" "$OUTD/"
+else fail kineto_parity "workload exit $rc (stock), $rc2 (cuptirec)"; fi
 fi
 
 rm -rf "$W"
