@@ -847,6 +847,10 @@ START_TEST(test_encode_sync_device)
 	v = enc1(&e, &k, &b);
 	ck_assert_str_eq(num(v, "device_id"), "256");
 	yajl_tree_free(v);
+	v = enc1(&e, &k, &b);
+	yajl_tree_free(v);
+	/* and nothing beyond the set is touched (the counters follow it) */
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 3);
 	ck_assert_uint_eq(e.devices[0], (1u << 1) | (1u << 2) | (1u << 7));
 	ck_assert_uint_eq(e.devices[1] | e.devices[2] | e.devices[3], 0);
 	k.deviceId = CREC_MAX_DEVICES - 1;
