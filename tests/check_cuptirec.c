@@ -410,6 +410,18 @@ START_TEST(test_encode_kernel)
 	k.start = 1759300079000100000ull;
 	k.end = 1759300079000105000ull;
 	k.name = "_Z6addonePfi";
+	k.gridX = 256;
+	k.gridY = 2;
+	k.gridZ = 3;
+	k.blockX = 128;
+	k.blockY = 4;
+	k.blockZ = 1;
+	k.registersPerThread = 44;
+	k.staticSharedMemory = 4096;
+	k.dynamicSharedMemory = 65536;
+	k.channelID = 17;
+	k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+	/* queued, submitted: CUPTI_TIMESTAMP_UNKNOWN (not collected) */
 	v = enc1(&e, &k, &b);
 	ck_assert_ptr_nonnull(v);
 	/* "kind" first, so a streaming reader knows the shape at once */
@@ -423,10 +435,41 @@ START_TEST(test_encode_kernel)
 	ck_assert_str_eq(num(v, "graph_id"), "42");
 	ck_assert_str_eq(num(v, "start_ns"), "1759300079000100000");
 	ck_assert_str_eq(num(v, "end_ns"), "1759300079000105000");
+	ck_assert_str_eq(num(v, "grid_x"), "256");
+	ck_assert_str_eq(num(v, "grid_y"), "2");
+	ck_assert_str_eq(num(v, "grid_z"), "3");
+	ck_assert_str_eq(num(v, "block_x"), "128");
+	ck_assert_str_eq(num(v, "block_y"), "4");
+	ck_assert_str_eq(num(v, "block_z"), "1");
+	ck_assert_str_eq(num(v, "registers_per_thread"), "44");
+	ck_assert_str_eq(num(v, "static_shared_memory"), "4096");
+	ck_assert_str_eq(num(v, "dynamic_shared_memory"), "65536");
+	ck_assert_str_eq(num(v, "channel_id"), "17");
+	ck_assert_str_eq(num(v, "channel_type"), "1");
+	/* not collected: left out rather than written as 0 */
+	ck_assert_ptr_null(member(v, "queued_ns"));
+	ck_assert_ptr_null(member(v, "submitted_ns"));
 	ck_assert(YAJL_IS_NULL(member(v, "annotation")));
 	ck_assert_str_eq(str(v, "name"), "addone(float*, int)");
-	ck_assert_uint_eq(nmembers(v), 11);
-	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 1);
+	ck_assert_uint_eq(nmembers(v), 22);
+	yajl_tree_free(v);
+
+	/* queued and submitted when CUPTI has them (latency timestamps on),
+	 * each on its own; the widest register count CUPTI can report */
+	k.queued = 1759300079000090000ull;
+	k.registersPerThread = 65535;
+	v = enc1(&e, &k, &b);
+	ck_assert_str_eq(num(v, "queued_ns"), "1759300079000090000");
+	ck_assert_ptr_null(member(v, "submitted_ns"));
+	ck_assert_str_eq(num(v, "registers_per_thread"), "65535");
+	ck_assert_uint_eq(nmembers(v), 23);
+	yajl_tree_free(v);
+	k.submitted = 1759300079000095000ull;
+	v = enc1(&e, &k, &b);
+	ck_assert_str_eq(num(v, "queued_ns"), "1759300079000090000");
+	ck_assert_str_eq(num(v, "submitted_ns"), "1759300079000095000");
+	ck_assert_uint_eq(nmembers(v), 24);
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 3);
 	yajl_tree_free(v);
 
 	/* a name the demangler leaves alone is kept, quotes escaped */
@@ -443,7 +486,10 @@ START_TEST(test_encode_kernel)
 	k.end = 0;
 	ck_assert_ptr_null(enc1(&e, &k, &b));
 	ck_assert_uint_eq(e.incomplete, 1);
-	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 3);
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 5);
+	/* the device is noted for the window's device_properties */
+	ck_assert_uint_eq(e.devices[0], 1ull << 3);
+	ck_assert_uint_eq(e.devices[1] | e.devices[2] | e.devices[3], 0);
 	crec_jbuf_free(&b);
 }
 END_TEST
@@ -489,8 +535,21 @@ START_TEST(test_encode_memcpy_memset)
 	ck_assert_str_eq(num(v, "dst_kind"), "1");
 	ck_assert_str_eq(num(v, "flags"), "1");
 	ck_assert(YAJL_IS_NULL(member(v, "annotation")));
-	ck_assert_str_eq(str(v, "name"), "Memcpy");
+	/* Kineto's name: "Memcpy {kind} ({src} -> {dst})" */
+	ck_assert_str_eq(str(v, "name"), "Memcpy DtoH (Device -> Pageable)");
 	ck_assert_uint_eq(nmembers(v), 17);
+	yajl_tree_free(v);
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	v = enc1(&e, &m, &b);
+	ck_assert_str_eq(str(v, "name"), "Memcpy HtoD (Pinned -> Device)");
+	yajl_tree_free(v);
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN;
+	m.srcKind = 200;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC;
+	v = enc1(&e, &m, &b);
+	ck_assert_str_eq(str(v, "name"), "Memcpy <unknown> (Unrecognized -> Managed Static)");
 	yajl_tree_free(v);
 
 	memset(&s, 0, sizeof s);
@@ -519,11 +578,18 @@ START_TEST(test_encode_memcpy_memset)
 	ck_assert_str_eq(num(v, "value"), "171");
 	ck_assert_str_eq(num(v, "memory_kind"), "3");
 	ck_assert_str_eq(num(v, "flags"), "1");
-	ck_assert_str_eq(str(v, "name"), "Memset");
+	/* Kineto's name: "Memset ({memory kind})" */
+	ck_assert_str_eq(str(v, "name"), "Memset (Device)");
 	ck_assert_uint_eq(nmembers(v), 15);
 	yajl_tree_free(v);
-	ck_assert_uint_eq(e.count[CREC_EV_MEMCPY], 1);
-	ck_assert_uint_eq(e.count[CREC_EV_MEMSET], 1);
+	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(str(v, "name"), "Memset (Managed)");
+	yajl_tree_free(v);
+	ck_assert_uint_eq(e.count[CREC_EV_MEMCPY], 3);
+	ck_assert_uint_eq(e.count[CREC_EV_MEMSET], 2);
+	/* devices 0 (the copies) and 1 (the sets) */
+	ck_assert_uint_eq(e.devices[0], 3);
 	crec_jbuf_free(&b);
 }
 END_TEST
@@ -690,6 +756,119 @@ START_TEST(test_encode_other_kinds)
 	ck_assert_uint_eq(e.count[CREC_EV_OVERHEAD], 2);
 	ck_assert_uint_eq(e.count[CREC_EV_SYNC], 1);
 	ck_assert_uint_eq(e.count[CREC_EV_EVENT], 1);
+	crec_jbuf_free(&b);
+}
+END_TEST
+
+/* cuda_sync's device_id (window format 2): the device of its context, from the
+ * context -> device map kernels, copies, sets and CONTEXT records fill. */
+START_TEST(test_encode_sync_device)
+{
+	static crec_ctxmap map;
+	CUpti_ActivitySynchronization2 s;
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityMemcpy6 m;
+	CUpti_ActivityContext3 c;
+	crec_enc e = new_enc();
+	crec_jbuf b = { 0 };
+	yajl_val v;
+	uint32_t i, dev;
+
+	memset(&map, 0, sizeof map);
+	e.ctxmap = &map;
+	memset(&s, 0, sizeof s);
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+	s.start = 5;
+	s.end = 9;
+	s.correlationId = 88;
+	s.contextId = 1;
+	s.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	/* nothing known of context 1 yet: no device_id rather than a guess */
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(str(v, "kind"), "cuda_sync");
+	ck_assert_ptr_null(member(v, "device_id"));
+	ck_assert_uint_eq(nmembers(v), 10);
+	yajl_tree_free(v);
+
+	/* a kernel of context 1 on device 2 teaches it */
+	memset(&k, 0, sizeof k);
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.contextId = 1;
+	k.deviceId = 2;
+	k.start = 1;
+	k.end = 2;
+	v = enc1(&e, &k, &b);
+	yajl_tree_free(v);
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(num(v, "device_id"), "2");
+	ck_assert_str_eq(num(v, "context_id"), "1");
+	ck_assert_str_eq(num(v, "stream_id"), "4294967295");
+	ck_assert_uint_eq(nmembers(v), 11);
+	yajl_tree_free(v);
+
+	/* the first pair seen for a context wins */
+	memset(&m, 0, sizeof m);
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.contextId = 1;
+	m.deviceId = 7;
+	m.start = 1;
+	m.end = 2;
+	v = enc1(&e, &m, &b);
+	yajl_tree_free(v);
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(num(v, "device_id"), "2");
+	yajl_tree_free(v);
+
+	/* a CONTEXT record writes nothing, is not an unknown kind, and names
+	 * its context's device and the device itself */
+	memset(&c, 0, sizeof c);
+	c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+	c.contextId = 5;
+	c.deviceId = 1;
+	ck_assert_ptr_null(enc1(&e, &c, &b));
+	ck_assert_uint_eq(e.unknown, 0);
+	ck_assert_uint_eq(e.devices[0], (1u << 1) | (1u << 2) | (1u << 7));
+	s.contextId = 5;
+	v = enc1(&e, &s, &b);
+	ck_assert_str_eq(num(v, "device_id"), "1");
+	yajl_tree_free(v);
+	ck_assert_uint_eq(e.count[CREC_EV_SYNC], 4);
+
+	/* without a map: never a device_id */
+	e.ctxmap = NULL;
+	v = enc1(&e, &s, &b);
+	ck_assert_ptr_null(member(v, "device_id"));
+	yajl_tree_free(v);
+
+	/* a device id beyond the tracked set is written, not noted */
+	k.deviceId = CREC_MAX_DEVICES;
+	v = enc1(&e, &k, &b);
+	ck_assert_str_eq(num(v, "device_id"), "256");
+	yajl_tree_free(v);
+	v = enc1(&e, &k, &b);
+	yajl_tree_free(v);
+	/* and nothing beyond the set is touched (the counters follow it) */
+	ck_assert_uint_eq(e.count[CREC_EV_KERNEL], 3);
+	ck_assert_uint_eq(e.devices[0], (1u << 1) | (1u << 2) | (1u << 7));
+	ck_assert_uint_eq(e.devices[1] | e.devices[2] | e.devices[3], 0);
+	k.deviceId = CREC_MAX_DEVICES - 1;
+	v = enc1(&e, &k, &b);
+	yajl_tree_free(v);
+	ck_assert_uint_eq(e.devices[3], 1ull << 63);
+
+	/* the map holds CREC_CTXMAP_CAP contexts, then takes no more */
+	ck_assert_uint_eq(map.n, 2);
+	for (i = 100; map.n < CREC_CTXMAP_CAP; i++)
+		crec_ctxmap_put(&map, i, i % 8);
+	crec_ctxmap_put(&map, 99999, 3);
+	ck_assert_uint_eq(map.n, CREC_CTXMAP_CAP);
+	ck_assert_int_eq(crec_ctxmap_get(&map, 99999, &dev), 0);
+	ck_assert_int_eq(crec_ctxmap_get(&map, i - 1, &dev), 1);
+	ck_assert_uint_eq(dev, (i - 1) % 8);
+	ck_assert_int_eq(crec_ctxmap_get(&map, 5, &dev), 1);
+	ck_assert_uint_eq(dev, 1);
 	crec_jbuf_free(&b);
 }
 END_TEST
@@ -1109,6 +1288,8 @@ static int write_test_window(const char *path, int gzip)
 		.thread_resource_map = "{\"4242\": {\"-268430796\": 4300}}",
 		.start_ns = 1759300079000000000ull,
 		.dropped_records = 3,
+		.window_version = 2,
+		.device_properties = "[{\"id\": 0, \"name\": \"NVIDIA H200\", \"numSms\": 132}]",
 		.source = &w_source,
 		.extra = "\"cuptirec\": {\"version\": \"test\"}",
 	};
@@ -1133,7 +1314,8 @@ static void check_test_window(const char *path)
 	char *text = slurp(path);
 	yajl_val v = parse(text), ev, e0, m;
 	const char *order[] = { "{\"events\"", "\n\"user_annotations\"", "\n\"thread_resource_map\"",
-				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"source\"", "\n\"cuptirec\"" };
+				"\n\"start_ns\"", "\n\"dropped_records\"", "\n\"window_version\"",
+				"\n\"device_properties\"", "\n\"source\"", "\n\"cuptirec\"" };
 	const char *prev = text;
 	size_t i;
 
@@ -1157,6 +1339,12 @@ static void check_test_window(const char *path)
 	ck_assert_str_eq(num(member(m, "4242"), "-268430796"), "4300");
 	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000000");
 	ck_assert_str_eq(num(v, "dropped_records"), "3");
+	ck_assert_str_eq(num(v, "window_version"), "2");
+	m = member(v, "device_properties");
+	ck_assert(m && YAJL_IS_ARRAY(m));
+	ck_assert_uint_eq(m->u.array.len, 1);
+	ck_assert_str_eq(str(m->u.array.values[0], "name"), "NVIDIA H200");
+	ck_assert_str_eq(num(m->u.array.values[0], "numSms"), "132");
 	m = member(v, "source");
 	ck_assert(m && YAJL_IS_OBJECT(m));
 	ck_assert_str_eq(str(m, "host"), "gpu01");
@@ -1219,6 +1407,9 @@ START_TEST(test_window_source)
 	text = slurp(path);
 	v = parse(text);
 	ck_assert_ptr_null(member(v, "source"));
+	/* nor a version or device properties: a version-1 window */
+	ck_assert_ptr_null(member(v, "window_version"));
+	ck_assert_ptr_null(member(v, "device_properties"));
 	yajl_tree_free(v);
 	free(text);
 }
@@ -1485,6 +1676,37 @@ static void merge_with_cuptimerge(int gzip)
 	free(text);
 }
 
+/* The launcher hands its collector options to the library as CUPTIREC_*
+ * variables; --latency-timestamps is CUPTIREC_LATENCY_TIMESTAMPS=1.  The
+ * command prints what it was given (the launcher needs the built collector to
+ * load, so this lives here rather than with the launcher's CUPTI-free tests). */
+START_TEST(test_launcher_latency_option)
+{
+	char tool[512], lib[512], log[300], *text;
+	char *with[] = { tool, "-q", "--latency-timestamps", "--", "/bin/sh", "-c",
+			 "echo \"lt=${CUPTIREC_LATENCY_TIMESTAMPS-unset}\"", NULL };
+	char *without[] = { tool, "-q", "--", "/bin/sh", "-c", "echo \"lt=${CUPTIREC_LATENCY_TIMESTAMPS-unset}\"",
+			    NULL };
+
+	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
+	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec.so", CREC_BUILDDIR);
+	snprintf(log, sizeof log, "%s/log", tmpdir);
+	if (access(tool, X_OK) != 0 || access(lib, R_OK) != 0) {
+		fprintf(stderr, "check_cuptirec: launcher or collector not built; option check skipped\n");
+		return;
+	}
+	unsetenv("CUPTIREC_LATENCY_TIMESTAMPS");
+	ck_assert_int_eq(run_prog(with, log), 0);
+	text = slurp(log);
+	ck_assert_str_eq(text, "lt=1\n");
+	free(text);
+	ck_assert_int_eq(run_prog(without, log), 0);
+	text = slurp(log);
+	ck_assert_str_eq(text, "lt=unset\n");
+	free(text);
+}
+END_TEST
+
 START_TEST(test_cuptimerge_reads_window)
 {
 	merge_with_cuptimerge(0);
@@ -1544,6 +1766,7 @@ static Suite *cuptirec_suite(void)
 	tcase_add_test(tc, test_encode_memcpy_memset);
 	tcase_add_test(tc, test_encode_api);
 	tcase_add_test(tc, test_encode_other_kinds);
+	tcase_add_test(tc, test_encode_sync_device);
 	tcase_add_test(tc, test_clock_identity);
 	tcase_add_test(tc, test_clock_foreign);
 	tcase_add_test(tc, test_encode_applies_clock);
@@ -1568,6 +1791,7 @@ static Suite *cuptirec_suite(void)
 	tcase_add_test(tc, test_window_truncated);
 	tcase_add_test(tc, test_window_errors);
 	tcase_add_test(tc, test_cuptimerge_reads_window);
+	tcase_add_test(tc, test_launcher_latency_option);
 	tcase_add_test(tc, test_cuptimerge_reads_gzip_window);
 	tcase_add_test(tc, test_cuptimerge_rejects_truncated);
 	suite_add_tcase(s, tc);

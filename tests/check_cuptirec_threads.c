@@ -427,6 +427,7 @@ START_TEST(test_launcher_usage)
 	static const char *const cases[][8] = {
 		{ NULL },                                          /* no command */
 		{ "--threads-only", "--gzip", "--", "/bin/true", NULL },
+		{ "--threads-only", "--latency-timestamps", "--", "/bin/true", NULL },
 		{ "-o", "bad_%q.json", "--", "/bin/true", NULL },
 		{ "-o", "bad_%R.json", "--", "/bin/true", NULL },
 		{ "--activities", "kernel,nonsense", "--", "/bin/true", NULL },

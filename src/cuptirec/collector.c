@@ -55,9 +55,18 @@
  * kinds, cuptiActivityFlushAll(FORCED), queue a mark and wait (bounded by
  * CUPTIREC_EXIT_TIMEOUT) until the writer reaches it, then write the trailer
  * ("user_annotations", "thread_resource_map", "start_ns", "dropped_records",
- * "source", "cuptirec") and close the file.  The file is written in place, never via a
+ * "window_version", "device_properties", "source", "cuptirec") and close the
+ * file.  The file is written in place, never via a
  * temporary name: a killed process leaves JSON without its closing bracket,
  * which readers report as truncated rather than take for a short window.
+ *
+ * Devices.  Kineto writes each device's cudaDeviceProp under
+ * "deviceProperties", and the merge needs them for the occupancy of a kernel.
+ * The collector must not link the CUDA runtime or driver, so it finds
+ * cuDeviceGetAttribute and friends in the libcuda the process has loaded, and
+ * reads the devices the window's records name when the window ends, after the
+ * kinds are disabled (its own driver calls must not become records).  The
+ * values are those cudaGetDeviceProperties reports, cached per process.
  *
  * Failure policy.  The host program comes first.  No function here exits,
  * aborts or blocks without a deadline; allocation failures and CUPTI or I/O
@@ -93,6 +102,7 @@
 #include "annot.h"
 #include "clock.h"
 #include "cuptirec.h"
+#include "devprops.h"
 #include "encode.h"
 #include "jbuf.h"
 #include "opts.h"
@@ -133,6 +143,7 @@ struct crec_opts {
 	double exit_timeout;
 	int per_thread_buffers;
 	int thread_callbacks;
+	int latency_timestamps;
 };
 
 /* The collector's state: one per process. */
@@ -160,6 +171,7 @@ static struct {
 	unsigned long long win_misses0;
 	crec_clock clock;
 	crec_enc enc;
+	crec_ctxmap ctxmap;           /* context -> device, kept across windows */
 	int kinds_on;                 /* CUPTI kinds enabled now (mask of enum crec_act) */
 	unsigned gen;                 /* window generation, for thread registration */
 	unsigned long long dropped;   /* CUPTI's dropped count this window (atomic) */
@@ -343,6 +355,7 @@ static void crec_load_opts(struct crec_opts *o)
 	v = getenv("CUPTIREC_THREAD_CALLBACKS");
 	o->thread_callbacks = !(v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
 				      !strcasecmp(v, "off")));
+	o->latency_timestamps = crec_env_flag("CUPTIREC_LATENCY_TIMESTAMPS");
 }
 
 /* ---- names for the encoder ------------------------------------------------ */
@@ -431,6 +444,118 @@ static const char *crec_demangle_cb(void *ud, const char *mangled)
 	return dm;
 }
 
+/* ---- device properties ------------------------------------------------------ */
+
+/* The driver functions devprops.h declares with plain ints. */
+_Static_assert(sizeof(CUdevice) == sizeof(int), "CUdevice is not an int");
+_Static_assert(sizeof(CUresult) == sizeof(int), "CUresult is not int-sized");
+_Static_assert(sizeof(CUdevice_attribute) == sizeof(int), "CUdevice_attribute is not int-sized");
+
+/* Check crec_devattrs against cuda.h once (a table cannot be checked at
+ * compile time in C).  Returns 0, or -1 with a warning: a wrong number would
+ * write one property under another's name. */
+static int crec_devattrs_check(void)
+{
+	static const int want[CREC_DA_N] = {
+		[CREC_DA_COMPUTE_MAJOR] = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+		[CREC_DA_COMPUTE_MINOR] = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+		[CREC_DA_MAX_THREADS_PER_BLOCK] = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+		[CREC_DA_MAX_THREADS_PER_MP] = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+		[CREC_DA_REGS_PER_BLOCK] = CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+		[CREC_DA_WARP_SIZE] = CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+		[CREC_DA_SHARED_MEM_PER_BLOCK] = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+		[CREC_DA_NUM_SMS] = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+		[CREC_DA_REGS_PER_MP] = CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+		[CREC_DA_SHARED_MEM_PER_BLOCK_OPTIN] = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+		[CREC_DA_SHARED_MEM_PER_MP] = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+		[CREC_DA_RESERVED_SHARED_MEM_PER_BLOCK] = CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+		[CREC_DA_MAX_BLOCKS_PER_MP] = CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+	};
+	int i;
+
+	for (i = 0; i < CREC_DA_N; i++)
+		if (crec_devattrs[i].cu_attribute != want[i]) {
+			crec_warn("internal error: device attribute %s is %d, cuda.h says %d; "
+				  "no device properties written", crec_devattrs[i].key,
+				  crec_devattrs[i].cu_attribute, want[i]);
+			return -1;
+		}
+	return 0;
+}
+
+/* Each device's properties, read once per process (they do not change).
+ * Used by whoever ends a window, under G.ctl. */
+static struct {
+	int state;                    /* 0: not set up; 1: usable; -1: no driver */
+	crec_cudrv drv;
+	signed char read[CREC_MAX_DEVICES]; /* 0 not yet, 1 read, -1 failed */
+	crec_devprops *p;             /* CREC_MAX_DEVICES of them */
+} crec_dev;
+
+/* Find the driver's functions in the libcuda the process has loaded (the
+ * collector must not link it) and allocate the cache.  Returns 0 or -1. */
+static int crec_dev_setup(void)
+{
+	void *h;
+
+	if (crec_dev.state)
+		return crec_dev.state > 0 ? 0 : -1;
+	crec_dev.state = -1;
+	if (crec_devattrs_check() != 0)
+		return -1;
+	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!h) {
+		crec_note("cannot find libcuda.so.1; the window has no device properties");
+		return -1;
+	}
+	crec_dev.drv.device_get = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
+	crec_dev.drv.get_attribute = (int (*)(int *, int, int))dlsym(h, "cuDeviceGetAttribute");
+	crec_dev.drv.get_name = (int (*)(char *, int, int))dlsym(h, "cuDeviceGetName");
+	/* cuda.h maps cuDeviceTotalMem to the _v2 entry point (size_t bytes) */
+	crec_dev.drv.total_mem = (int (*)(size_t *, int))dlsym(h, "cuDeviceTotalMem_v2");
+	crec_dev.p = calloc(CREC_MAX_DEVICES, sizeof *crec_dev.p);
+	if (!crec_dev.drv.device_get || !crec_dev.drv.get_attribute || !crec_dev.drv.get_name ||
+	    !crec_dev.drv.total_mem || !crec_dev.p) {
+		crec_note("cannot use libcuda's device queries; the window has no device properties");
+		free(crec_dev.p);
+		crec_dev.p = NULL;
+		return -1;
+	}
+	crec_dev.state = 1;
+	return 0;
+}
+
+/* Append the "device_properties" array for the devices the window's records
+ * named (ENC->devices) to B.  Returns the number of devices written; 0 means
+ * nothing was appended.  Call with no activity kind enabled: the driver calls
+ * must not become records of the window.  Caller holds G.ctl. */
+static size_t crec_device_properties(const crec_enc *enc, crec_jbuf *b)
+{
+	const crec_devprops *list[CREC_MAX_DEVICES];
+	uint32_t d;
+	size_t n = 0;
+
+	for (d = 0; d < CREC_MAX_DEVICES; d++) {
+		if (!(enc->devices[d / 64] & (1ull << (d % 64))))
+			continue;
+		if (crec_dev_setup() != 0)
+			return 0;
+		if (!crec_dev.read[d]) {
+			crec_dev.read[d] = crec_devprops_read(&crec_dev.drv, d, &crec_dev.p[d]) == 0 ? 1 : -1;
+			if (crec_dev.read[d] < 0)
+				crec_note("cannot read the properties of device %u; the window has none for it",
+					  (unsigned)d);
+		}
+		if (crec_dev.read[d] > 0)
+			list[n++] = &crec_dev.p[d];
+	}
+	if (n)
+		crec_devprops_json(b, list, n);
+	return n;
+}
+
 /* ---- CUPTI kinds ---------------------------------------------------------- */
 
 static const struct {
@@ -499,6 +624,10 @@ static int crec_callbacks(int on)
 	return 0;
 }
 
+/* G.kinds_on's bit for CUPTI_ACTIVITY_KIND_CONTEXT, which no group names: it
+ * is on while synchronisation is recorded, for the context -> device map. */
+#define CREC_KIND_CONTEXT_ON (1 << 30)
+
 /* Disable every kind we enabled.  Safe from any thread; errors ignored (we
  * are stopping anyway). */
 static void crec_kinds_off(void)
@@ -509,6 +638,8 @@ static void crec_kinds_off(void)
 	for (i = 0; i < sizeof crec_kinds / sizeof crec_kinds[0]; i++)
 		if (on & crec_kinds[i].act)
 			cuptiActivityDisable(crec_kinds[i].kind);
+	if (on & CREC_KIND_CONTEXT_ON)
+		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
 }
 
 /* Enable the kinds in MASK and silence the noisy callback ids.  Returns 0,
@@ -529,6 +660,19 @@ static int crec_kinds_on(int mask)
 			return -1;
 		}
 		__atomic_or_fetch(&G.kinds_on, crec_kinds[i].act, __ATOMIC_ACQ_REL);
+	}
+	/* A cuda_sync record names its context, not its device.  CONTEXT
+	 * records (one per context: the live ones dumped now, new ones as they
+	 * are created) tell the encoder which device a context is on before any
+	 * kernel of it completes.  Without them the map is learned from kernels
+	 * and copies alone, as Kineto learns it. */
+	if (mask & CREC_ACT_SYNC) {
+		r = cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT);
+		if (r == CUPTI_SUCCESS)
+			__atomic_or_fetch(&G.kinds_on, CREC_KIND_CONTEXT_ON, __ATOMIC_ACQ_REL);
+		else
+			crec_note("cannot record CUDA contexts (%s); a synchronisation may lack its device",
+				  crec_cupti_str(r));
 	}
 	/* per-cbid switches exist only once the kind is enabled; failures only
 	 * mean more records */
@@ -714,6 +858,7 @@ static int crec_begin_locked(const char *pattern)
 	G.enc.api_name = crec_api_name_cb;
 	G.enc.demangle = crec_demangle_cb;
 	G.enc.clock = &G.clock;
+	G.enc.ctxmap = &G.ctxmap;
 	G.write_failed = 0;
 	__atomic_store_n(&G.dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&G.lost_items, 0, __ATOMIC_RELAXED);
@@ -779,7 +924,7 @@ static void crec_extra_json(crec_jbuf *b, unsigned long long misses, unsigned lo
  * could not be completed (after a warning). */
 static int crec_end_locked(void)
 {
-	crec_jbuf ann = { 0 }, tmap = { 0 }, extra = { 0 };
+	crec_jbuf ann = { 0 }, tmap = { 0 }, extra = { 0 }, props = { 0 };
 	struct timespec dl;
 	crec_trailer t;
 	crec_source src;
@@ -818,6 +963,9 @@ static int crec_end_locked(void)
 	ann_lost = crec_annot_window_end(G.annot, &ann);
 	skipped = crec_tmap_write_json(G.tmap, (long)G.pid, G.system_ids, G.pid_max, &tmap);
 	crec_extra_json(&extra, misses, ann_lost, skipped);
+	/* the kinds are off since crec_kinds_off above */
+	if (crec_device_properties(&G.enc, &props))
+		crec_jbuf_put(&props, "", 1);
 	crec_jbuf_put(&ann, "", 1);  /* NUL-terminate the texts */
 	crec_jbuf_put(&tmap, "", 1);
 	crec_jbuf_put(&extra, "", 1);
@@ -826,6 +974,10 @@ static int crec_end_locked(void)
 	t.extra = extra.failed ? NULL : extra.p;
 	t.start_ns = G.win_start_ns;
 	t.dropped_records = dropped;
+	/* the launch members, Kineto's copy and set names, cuda_sync device ids
+	 * and device_properties (cuptimerge-window(5)) */
+	t.window_version = 2;
+	t.device_properties = props.len && !props.failed ? props.p : NULL;
 	src.host = G.host;
 	src.pid = (long)G.pid;
 	src.rank = G.rank;
@@ -850,6 +1002,7 @@ static int crec_end_locked(void)
 	crec_jbuf_free(&ann);
 	crec_jbuf_free(&tmap);
 	crec_jbuf_free(&extra);
+	crec_jbuf_free(&props);
 	G.win_seq++;
 	return rc;
 }
@@ -980,6 +1133,11 @@ static void crec_init_locked(const char *how)
 	if (!G.system_ids)
 		crec_warn("cannot make CUPTI record gettid() thread ids (%s); the thread map is used instead",
 			  crec_cupti_str(r));
+	/* queued and submitted times of kernels; CUPTI wants this before CUDA
+	 * initialises, which is when the driver calls InitializeInjection.  Off
+	 * by default, as in Kineto: it adds to every launch. */
+	if (G.o.latency_timestamps && (r = cuptiActivityEnableLatencyTimestamps(1)) != CUPTI_SUCCESS)
+		crec_warn("cannot collect kernels' queued and submitted times (%s)", crec_cupti_str(r));
 	if (!G.o.per_thread_buffers &&
 	    (r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &zsz, &zero)) !=
 		    CUPTI_SUCCESS)

@@ -1,7 +1,65 @@
 /* encode.c - one CUPTI activity record to one trace-window event. */
 #include "encode.h"
+#include "names.h"
 
 #include <string.h>
+
+/* names.h spells CUPTI's copy and memory kinds as numbers so that it can be
+ * tested without CUPTI; here they must be CUPTI's. */
+#define CREC_SAME(a, b) _Static_assert((long)(a) == (long)(b), #a " is not " #b)
+CREC_SAME(CREC_MEMCPY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN);
+CREC_SAME(CREC_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+CREC_SAME(CREC_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
+CREC_SAME(CREC_MEMCPY_KIND_HTOA, CUPTI_ACTIVITY_MEMCPY_KIND_HTOA);
+CREC_SAME(CREC_MEMCPY_KIND_ATOH, CUPTI_ACTIVITY_MEMCPY_KIND_ATOH);
+CREC_SAME(CREC_MEMCPY_KIND_ATOA, CUPTI_ACTIVITY_MEMCPY_KIND_ATOA);
+CREC_SAME(CREC_MEMCPY_KIND_ATOD, CUPTI_ACTIVITY_MEMCPY_KIND_ATOD);
+CREC_SAME(CREC_MEMCPY_KIND_DTOA, CUPTI_ACTIVITY_MEMCPY_KIND_DTOA);
+CREC_SAME(CREC_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
+CREC_SAME(CREC_MEMCPY_KIND_HTOH, CUPTI_ACTIVITY_MEMCPY_KIND_HTOH);
+CREC_SAME(CREC_MEMCPY_KIND_PTOP, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+CREC_SAME(CREC_MEMORY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN);
+CREC_SAME(CREC_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
+CREC_SAME(CREC_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_PINNED);
+CREC_SAME(CREC_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+CREC_SAME(CREC_MEMORY_KIND_ARRAY, CUPTI_ACTIVITY_MEMORY_KIND_ARRAY);
+CREC_SAME(CREC_MEMORY_KIND_MANAGED, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED);
+CREC_SAME(CREC_MEMORY_KIND_DEVICE_STATIC, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC);
+CREC_SAME(CREC_MEMORY_KIND_MANAGED_STATIC, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC);
+CREC_SAME(CREC_MEMORY_KIND_FORCE_INT, CUPTI_ACTIVITY_MEMORY_KIND_FORCE_INT);
+
+void crec_ctxmap_put(crec_ctxmap *m, uint32_t ctx, uint32_t dev)
+{
+	uint32_t d;
+
+	if (crec_ctxmap_get(m, ctx, &d) || m->n >= CREC_CTXMAP_CAP)
+		return;
+	m->e[m->n].ctx = ctx;
+	m->e[m->n].dev = dev;
+	m->n++;
+}
+
+int crec_ctxmap_get(const crec_ctxmap *m, uint32_t ctx, uint32_t *dev)
+{
+	uint32_t i;
+
+	/* a handful of contexts: a scan beats a hash */
+	for (i = 0; i < m->n; i++)
+		if (m->e[i].ctx == ctx) {
+			*dev = m->e[i].dev;
+			return 1;
+		}
+	return 0;
+}
+
+/* A record names context CTX on device DEV: note both (see crec_enc). */
+static void crec_learn(crec_enc *e, uint32_t ctx, uint32_t dev)
+{
+	if (e->ctxmap)
+		crec_ctxmap_put(e->ctxmap, ctx, dev);
+	if (dev < CREC_MAX_DEVICES)
+		e->devices[dev / 64] |= 1ull << (dev % 64);
+}
 
 const char *crec_overhead_name(uint32_t k)
 {
@@ -64,6 +122,7 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		const CUpti_ActivityKernel10 *k = (const void *)rec;
 		const char *nm = k->name ? k->name : "", *dm;
+		crec_learn(e, k->contextId, k->deviceId);
 		if (k->start == 0 || k->end == 0) {
 			e->incomplete++;
 			return 0;
@@ -77,6 +136,24 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 		PUTU("graph_id", k->graphId);
 		PUTU("start_ns", crec_ts(e, k->start));
 		PUTU("end_ns", crec_ts(e, k->end));
+		/* the launch (window format 2): what Kineto's kernel args and its
+		 * occupancy estimate are computed from */
+		PUTI("grid_x", k->gridX);
+		PUTI("grid_y", k->gridY);
+		PUTI("grid_z", k->gridZ);
+		PUTI("block_x", k->blockX);
+		PUTI("block_y", k->blockY);
+		PUTI("block_z", k->blockZ);
+		PUTU("registers_per_thread", k->registersPerThread);
+		PUTI("static_shared_memory", k->staticSharedMemory);
+		PUTI("dynamic_shared_memory", k->dynamicSharedMemory);
+		/* collected only under cuptiActivityEnableLatencyTimestamps */
+		if (k->queued != CUPTI_TIMESTAMP_UNKNOWN)
+			PUTU("queued_ns", crec_ts(e, k->queued));
+		if (k->submitted != CUPTI_TIMESTAMP_UNKNOWN)
+			PUTU("submitted_ns", crec_ts(e, k->submitted));
+		PUTU("channel_id", k->channelID);
+		PUTU("channel_type", (uint32_t)k->channelType);
 		crec_jbuf_lit(out, ",\"annotation\":null,\"name\":");
 		dm = e->demangle ? e->demangle(e->ud, nm) : NULL;
 		if (dm)
@@ -88,6 +165,9 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)rec;
+		char nm[CREC_NAME_MAX];
+		size_t n;
+		crec_learn(e, m->contextId, m->deviceId);
 		if (m->start == 0 || m->end == 0) {
 			e->incomplete++;
 			return 0;
@@ -107,12 +187,18 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 		PUTU("src_kind", m->srcKind);
 		PUTU("dst_kind", m->dstKind);
 		PUTU("flags", m->flags);
-		crec_jbuf_lit(out, ",\"annotation\":null,\"name\":\"Memcpy\"}");
+		crec_jbuf_lit(out, ",\"annotation\":null,\"name\":");
+		n = crec_memcpy_name(nm, sizeof nm, m->copyKind, m->srcKind, m->dstKind);
+		crec_jbuf_str(out, nm, n);
+		crec_jbuf_lit(out, "}");
 		e->count[CREC_EV_MEMCPY]++;
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)rec;
+		char nm[CREC_NAME_MAX];
+		size_t n;
+		crec_learn(e, m->contextId, m->deviceId);
 		if (m->start == 0 || m->end == 0) {
 			e->incomplete++;
 			return 0;
@@ -130,7 +216,10 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 		PUTU("value", m->value);
 		PUTU("memory_kind", m->memoryKind);
 		PUTU("flags", m->flags);
-		crec_jbuf_lit(out, ",\"annotation\":null,\"name\":\"Memset\"}");
+		crec_jbuf_lit(out, ",\"annotation\":null,\"name\":");
+		n = crec_memset_name(nm, sizeof nm, m->memoryKind);
+		crec_jbuf_str(out, nm, n);
+		crec_jbuf_lit(out, "}");
 		e->count[CREC_EV_MEMSET]++;
 		return 1;
 	}
@@ -192,12 +281,16 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
 		const CUpti_ActivitySynchronization2 *s = (const void *)rec;
+		uint32_t dev;
 		crec_jbuf_lit(out, "{\"kind\":\"cuda_sync\"");
 		PUTU("sync_type", (uint32_t)s->type);
 		PUTU("start_ns", crec_ts(e, s->start));
 		PUTU("end_ns", crec_ts(e, s->end));
 		PUTU("correlation_id", s->correlationId);
 		PUTU("context_id", s->contextId);
+		/* the record names no device: the context's, when known (window format 2) */
+		if (e->ctxmap && crec_ctxmap_get(e->ctxmap, s->contextId, &dev))
+			PUTU("device_id", dev);
 		/* CUPTI_SYNCHRONIZATION_INVALID_VALUE (all ones) when not applicable */
 		PUTU("stream_id", s->streamId);
 		PUTU("cuda_event_id", s->cudaEventId);
@@ -217,6 +310,11 @@ int crec_encode(crec_enc *e, const CUpti_Activity *rec, crec_jbuf *out)
 		crec_jbuf_lit(out, ",\"name\":\"cudaEventRecord\"}");
 		e->count[CREC_EV_EVENT]++;
 		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_CONTEXT: {
+		const CUpti_ActivityContext3 *c = (const void *)rec;
+		crec_learn(e, c->contextId, c->deviceId);
+		return 0;
 	}
 	default:
 		e->unknown++;

@@ -53,6 +53,8 @@ static const char crec_usage[] =
 	"  -t, --duration=S       stop recording after S seconds\n"
 	"      --buffers=N        activity buffers in the pool (default 16)\n"
 	"      --buffer-size=SIZE bytes per buffer, K/M suffixes (default 4M)\n"
+	"      --latency-timestamps  record when each kernel was queued and submitted\n"
+	"                         (costs launch rate; off, as in torch.profiler)\n"
 	"  -T, --threads-only     do not use CUPTI: record every thread's pthread_self,\n"
 	"                         gettid, name and lifetime into a thread map\n"
 	"                         (default cuptirec_threads_%p.json)\n"
@@ -183,6 +185,7 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 't' },
 		{ "buffers", required_argument, NULL, 'B' },
 		{ "buffer-size", required_argument, NULL, 'S' },
+		{ "latency-timestamps", no_argument, NULL, 'L' },
 		{ "threads-only", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -192,7 +195,7 @@ int main(int argc, char **argv)
 	const char *output = NULL, *activities = NULL, *delay = NULL, *duration = NULL;
 	const char *buffers = NULL, *bufsize = NULL, *msg;
 	char lib[PATH_MAX + 64], abs_out[PATH_MAX], bad[64], *preload;
-	int gzip = 0, threads_only = 0, quiet = 0, c;
+	int gzip = 0, threads_only = 0, quiet = 0, latency = 0, c;
 	double secs;
 	size_t sz;
 	void *h;
@@ -208,6 +211,7 @@ int main(int argc, char **argv)
 		case 't': duration = optarg; break;
 		case 'B': buffers = optarg; break;
 		case 'S': bufsize = optarg; break;
+		case 'L': latency = 1; break;
 		case 'T': threads_only = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h':
@@ -238,9 +242,9 @@ int main(int argc, char **argv)
 		crec_usage_error("--buffers %s: need a count from 2 to 65536", buffers);
 	if (bufsize && (crec_parse_size(bufsize, &sz) || sz < 65536))
 		crec_usage_error("--buffer-size %s: need at least 64K", bufsize);
-	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize))
-		crec_usage_error("--threads-only records no CUPTI activity: "
-				 "--gzip, --activities, --delay, --duration and the buffer options do not apply");
+	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize || latency))
+		crec_usage_error("--threads-only records no CUPTI activity: --gzip, --activities, --delay, "
+				 "--duration, --latency-timestamps and the buffer options do not apply");
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
 	if (quiet)
@@ -301,6 +305,8 @@ int main(int argc, char **argv)
 			crec_setenv("CUPTIREC_BUFFERS", buffers);
 		if (bufsize)
 			crec_setenv("CUPTIREC_BUFFER_SIZE", bufsize);
+		if (latency)
+			crec_setenv("CUPTIREC_LATENCY_TIMESTAMPS", "1");
 	}
 	fflush(NULL);
 	execvp(argv[optind], argv + optind);

@@ -111,6 +111,14 @@ int crec_window_close(crec_window *w, const crec_trailer *t, char *err, size_t e
 	crec_jbuf_u64(b, t->start_ns);
 	crec_jbuf_lit(b, ",\n\"dropped_records\": ");
 	crec_jbuf_u64(b, t->dropped_records);
+	if (t->window_version) {
+		crec_jbuf_lit(b, ",\n\"window_version\": ");
+		crec_jbuf_i64(b, t->window_version);
+	}
+	if (t->device_properties) {
+		crec_jbuf_lit(b, ",\n\"device_properties\": ");
+		crec_jbuf_puts(b, t->device_properties);
+	}
 	if (t->source) {
 		crec_jbuf_lit(b, ",\n");
 		crec_window_source(b, t->source);

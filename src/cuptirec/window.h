@@ -42,6 +42,8 @@ typedef struct crec_trailer {
 	const char *thread_resource_map;/* {"pid": {"opaque": tid, ...}} */
 	uint64_t start_ns;
 	uint64_t dropped_records;
+	int window_version;             /* "window_version"; 0: left out (version 1) */
+	const char *device_properties;  /* [{...}, ...] (devprops.h); NULL: left out */
 	const crec_source *source;      /* NULL: no "source" member */
 	const char *extra;              /* further members ("k": v, ...) or NULL */
 } crec_trailer;

@@ -63,12 +63,13 @@ pid=$(awk '/^PROC/ {print $2}' "$W/tc.out")
 if [ $rc = 0 ] && [ -n "$pid" ]; then check threads_cuda python3 "$HERE/check_window.py" "$(win_of "$W/tc" "$pid")" "$W/tc.out"
 else fail threads_cuda "exit $rc"; fi
 
-# 2. gzip window, and the program's exit status passes through
-log "threads_cuda under cuptirec --gzip, exit status 3"
-$T "$BIN/cuptirec" --gzip -o "$W/tcz_%p.json.gz" -- "$BIN/threads_cuda" 3 3 > "$W/tcz.out" 2> "$W/tcz.err"
+# 2. gzip window, and the program's exit status passes through; every
+# activity (cuda_sync with its device) and the kernels' queued times
+log "threads_cuda under cuptirec --gzip -a all --latency-timestamps, exit status 3"
+$T "$BIN/cuptirec" --gzip -a all --latency-timestamps -o "$W/tcz_%p.json.gz" -- "$BIN/threads_cuda" 3 3 > "$W/tcz.out" 2> "$W/tcz.err"
 rc=$?; cat "$W/tcz.err" >> "$LOG"
 pid=$(awk '/^PROC/ {print $2}' "$W/tcz.out")
-if [ $rc = 3 ]; then check threads_cuda_gzip python3 "$HERE/check_window.py" "$W/tcz_$pid.json.gz" "$W/tcz.out"
+if [ $rc = 3 ]; then check threads_cuda_gzip python3 "$HERE/check_window.py" "$W/tcz_$pid.json.gz" "$W/tcz.out" --expect-queued
 else fail threads_cuda_gzip "exit $rc, expected 3"; fi
 
 # 3. LD_PRELOAD instead of the launcher (the constructor path)
@@ -159,6 +160,7 @@ for rep in $(seq "$REPS"); do
 	bench kernel_runtime_nocallbacks CUPTIREC_THREAD_CALLBACKS=0 -- -a kernel,runtime
 	bench overhead_only_nocallbacks CUPTIREC_THREAD_CALLBACKS=0 -- -a overhead
 	bench default_perthreadbuf CUPTIREC_PER_THREAD_BUFFERS=1 --
+	bench default_latency -- --latency-timestamps
 	bench plain_20us --
 	bench default_20us --
 done
