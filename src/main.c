@@ -1,6 +1,7 @@
 /* main.c - cuptimerge's command line: options into struct cm_options, then the engine. */
 #include "config.h"
 #include "base/diag.h"
+#include "base/opool.h"
 #include "exitcode.h"
 #include "merge.h"
 #include "options.h"
@@ -217,10 +218,8 @@ int main(int argc, char **argv)
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (!opt.memory)
 		opt.memory = 48u << 20;
-	if (!opt.jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		opt.jobs = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
-	}
+	if (!opt.jobs)
+		opt.jobs = cm_cpus_available();
 	if (opt.progress < 0)
 		opt.progress = !opt.quiet && isatty(2);
 	cm_progress_enable(opt.progress && !opt.quiet);

@@ -5,11 +5,14 @@
  * -> EMPTY (the caller passed the result to the sink).  Workers take slots
  * in ring order, so the oldest queued block always runs first and the
  * caller never waits long for the slot it must drain next. */
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 #include "base/opool.h"
 #include "base/diag.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +83,10 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 	p->sctx = sctx;
 	p->wctx = wctx;
 	p->nworkers = workers < 1 ? 1 : workers;
-	p->nslots = 2 * p->nworkers;
+	/* a slot per worker and a few more, so that a slow block does not
+	 * stall the others: not twice the workers, which on a big machine
+	 * costs memory (every slot keeps its buffers) and gains nothing */
+	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
@@ -193,4 +199,14 @@ int cm_opool_finish(cm_opool *p)
 	free(p->th);
 	free(p);
 	return rc;
+}
+
+int cm_cpus_available(void)
+{
+	cpu_set_t set;
+	long n;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
 }

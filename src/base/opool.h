@@ -42,4 +42,8 @@ int cm_opool_put(cm_opool *p, cm_buf *in);
  * workers and free the pool.  Returns 0, or -1 as cm_opool_put. */
 int cm_opool_finish(cm_opool *p);
 
+/* The CPUs this process may run on (its affinity mask, as taskset, cpusets
+ * and Slurm set it; else the CPUs online): the default number of threads. */
+int cm_cpus_available(void);
+
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "batch/batchplan.h"
 #include "base/diag.h"
+#include "base/opool.h"
 #include "exitcode.h"
 
 #include <errno.h>
@@ -173,10 +174,8 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "a manifest or directories, not both", argv[optind]);
 	if (outdir_opt && !*outdir_opt)
 		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
-	if (jobs == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		jobs = n > 0 ? (int)(n < 4096 ? n : 4096) : 1;
-	}
+	if (jobs == 0)
+		jobs = cm_cpus_available();
 	cm_diag_set_quiet(quiet);
 	cm_progress_enable(!quiet && (prog < 0 ? isatty(2) : prog));
 	outdir = outdir_opt ? cm_xstrdup(outdir_opt) : dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "batch/batchplan.h"
 #include "base/diag.h"
+#include "base/opool.h"
 #include "exitcode.h"
 
 #include <errno.h>
@@ -90,12 +91,15 @@ static int log_rank(FILE *log, const cm_brank *r)
 	return fflush(log) ? -1 : 0;
 }
 
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int errfd)
+/* Start the merge of R, with THREADS threads, its stderr to ERRFD. */
+static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd)
 {
 	const char *name = strrchr(r->trace, '/');
-	const char *argv[] = {cuptimerge, "--no-progress", "--trace-name", name ? name + 1 : r->trace,
+	char jarg[16];
+	const char *argv[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace,
 			      r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
 	pid_t pid;
+	snprintf(jarg, sizeof jarg, "%d", threads);
 	make_parent(r->output);
 	fflush(NULL);
 	if ((pid = fork()) != 0)
@@ -130,6 +134,12 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 	size_t next = 0, total = 0, done = 0, failed = 0;
 	int running = 0, rc = 0;
 	double t0 = now_s();
+	/* the CPUs shared among the merges running at once: each merge gets
+	 * its part, not all of them (N merges of N threads each on N CPUs
+	 * would only cost memory and switches) */
+	int threads = cm_cpus_available() / (jobs < 1 ? 1 : jobs);
+	if (threads < 1)
+		threads = 1;
 
 	make_parent(joblog);
 	if (!(log = fopen(joblog, "w")))
@@ -165,7 +175,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 			fclose(tmp);
 			slots[k].t0 = now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, slots[k].errfd)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);

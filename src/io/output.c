@@ -22,13 +22,11 @@
  * file is made with a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM,
  * SIGHUP and exit() remove; only SIGKILL or a crash can leave it.
  *
- * Gzip output with one thread (-j 1) is compressed by a second thread:
- * deflate costs about as much as the merge itself, so while the merge fills
- * one buffer the compressor works on the other (two buffers, one hand-over
- * at a time).  The zlib stream and the file descriptor belong to that thread
- * until it is joined in cm_output_close.  With more threads, pgzip.c deflates
- * blocks on that many workers, pigz's way, and this file's write_all, on the
- * caller's thread, writes them in order (pgzip.c's essay says how). */
+ * Gzip output is deflated by pgzip.c in blocks on the -j worker threads
+ * (one beside the merge with -j 1), pigz's way, and this file's write_all,
+ * on the caller's thread, writes them in order (pgzip.c's essay says how).
+ * The blocks do not depend on the number of threads, so neither do the
+ * compressed bytes. */
 #include "config.h"
 #include "io/output.h"
 #include "io/tmpfile.h"
@@ -47,8 +45,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/sendfile.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
 #define OUT_BUFSIZE (256u * 1024u)
@@ -70,21 +68,10 @@ struct cm_output {
 	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
 	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
 	const char *shown; /* name for messages */
-	int gzip;     /* the one-stream path: zs, on the compressor thread */
-	cm_pgz *pgz;  /* or gzip on several threads (pgzip.c) */
-	z_stream zs;
+	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
-	unsigned char *zbuf; /* compressed bytes */
 	int failed, pipe_closed;
-	/* gzip: the compressor thread and the buffer it owns while job is set */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int started, job, quit;
-	unsigned char *busy;
-	size_t busy_len;
-	cm_diag_slot comp_diag; /* the compressor's error, reported once joined */
 };
 
 static int flush_buf(cm_output *out, int finish);
@@ -372,11 +359,7 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
 	out->fd = -1;
 	out->buf = malloc(OUT_BUFSIZE);
-	out->zbuf = malloc(OUT_BUFSIZE);
-	out->busy = malloc(OUT_BUFSIZE);
-	pthread_mutex_init(&out->mu, NULL);
-	pthread_cond_init(&out->cv, NULL);
-	if (!out->buf || !out->zbuf || !out->busy)
+	if (!out->buf)
 		goto nomem;
 	if (!path || !strcmp(path, "-")) {
 		out->fd = 1;
@@ -386,15 +369,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 		cm_output_close(out, 0);
 		return NULL;
 	}
-	if (gzip_level >= 0 && threads > 1) {
-		if (!(out->pgz = cm_pgz_new(gzip_level, threads, pgz_sink, out)))
-			goto nomem;
-	} else if (gzip_level >= 0) {
-		out->gzip = 1;
-		/* 15 + 16: gzip wrapper; memLevel 8 is zlib's default */
-		if (deflateInit2(&out->zs, gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-			goto nomem;
-	}
+	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
+		goto nomem;
 	return out;
 nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -445,81 +421,10 @@ static int pgz_failed(cm_output *out, int rc)
 	return -1;
 }
 
-/* Deflate DATA[0..LEN) and write what comes out; FINISH ends the gzip
- * stream.  Runs on the compressor thread, or on the main one once that is
- * joined.  Returns 0 or -1. */
-static int deflate_out(cm_output *out, unsigned char *data, size_t len, int finish)
-{
-	out->zs.next_in = data;
-	out->zs.avail_in = (uInt)len;
-	for (;;) {
-		int rc;
-		out->zs.next_out = out->zbuf;
-		out->zs.avail_out = OUT_BUFSIZE;
-		rc = deflate(&out->zs, finish ? Z_FINISH : Z_NO_FLUSH);
-		if (rc == Z_STREAM_ERROR) {
-			out->failed = 1;
-			return cm_error(CM_EXIT_IO, out->shown, -1, "deflate failed"), -1;
-		}
-		if (write_all(out, out->zbuf, OUT_BUFSIZE - out->zs.avail_out) < 0)
-			return -1;
-		if (finish ? rc == Z_STREAM_END : out->zs.avail_in == 0)
-			break;
-	}
-	return 0;
-}
-
-/* The compressor thread: deflate each buffer handed over until told to quit. */
-static void *compressor(void *arg)
-{
-	cm_output *out = arg;
-	cm_diag_defer(&out->comp_diag); /* the main thread reports it, once */
-	pthread_mutex_lock(&out->mu);
-	for (;;) {
-		while (!out->job && !out->quit)
-			pthread_cond_wait(&out->cv, &out->mu);
-		if (!out->job)
-			break;
-		pthread_mutex_unlock(&out->mu);
-		if (!out->failed)
-			deflate_out(out, out->busy, out->busy_len, 0);
-		pthread_mutex_lock(&out->mu);
-		out->job = 0;
-		pthread_cond_broadcast(&out->cv);
-	}
-	pthread_mutex_unlock(&out->mu);
-	return NULL;
-}
-
-/* Wait until the compressor has no buffer (then out->failed is current). */
-static void wait_idle(cm_output *out)
-{
-	pthread_mutex_lock(&out->mu);
-	while (out->job)
-		pthread_cond_wait(&out->cv, &out->mu);
-	pthread_mutex_unlock(&out->mu);
-}
-
-/* Stop and join the compressor (it finishes the buffer it has), then report
- * its error, if any (unless the run has reported one already). */
-static void stop_compressor(cm_output *out)
-{
-	if (!out->started)
-		return;
-	pthread_mutex_lock(&out->mu);
-	out->quit = 1;
-	pthread_cond_broadcast(&out->cv);
-	pthread_mutex_unlock(&out->mu);
-	pthread_join(out->th, NULL);
-	out->started = 0;
-	cm_diag_settle(&out->comp_diag);
-}
-
-/* Push the pending bytes out, through deflate when gzip.  FINISH ends the
- * gzip stream.  Returns 0 or -1. */
+/* Push the pending bytes out (to pgzip when gzip, which FINISH ends).
+ * Returns 0 or -1. */
 static int flush_buf(cm_output *out, int finish)
 {
-	unsigned char *t;
 	int rc;
 	if (out->failed)
 		return -1;
@@ -527,39 +432,49 @@ static int flush_buf(cm_output *out, int finish)
 		rc = finish ? cm_pgz_finish(out->pgz) : CM_PGZ_OK;
 		return rc == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
 	}
-	if (!out->gzip) {
-		rc = write_all(out, out->buf, out->len);
-		out->len = 0;
-		return rc;
-	}
-	if (finish) {
-		stop_compressor(out);
-		rc = out->failed ? -1 : deflate_out(out, out->buf, out->len, 1);
-		out->len = 0;
-		return rc;
-	}
-	if (!out->started) {
-		if (pthread_create(&out->th, NULL, compressor, out) != 0) {
-			rc = deflate_out(out, out->buf, out->len, 0); /* no thread: do it here */
-			out->len = 0;
-			return rc;
-		}
-		out->started = 1;
-	}
-	wait_idle(out);
+	rc = write_all(out, out->buf, out->len);
+	out->len = 0;
+	return rc;
+}
+
+int cm_output_copy_fd(cm_output *out, int fd)
+{
+	unsigned char *buf;
+	ssize_t n;
 	if (out->failed)
 		return -1;
-	/* hand this buffer over, fill the other */
-	t = out->busy;
-	out->busy = out->buf;
-	out->buf = t;
-	pthread_mutex_lock(&out->mu);
-	out->busy_len = out->len;
-	out->job = 1;
-	pthread_cond_broadcast(&out->cv);
-	pthread_mutex_unlock(&out->mu);
-	out->len = 0;
-	return 0;
+	if (!out->pgz) { /* plain: in the kernel, no copy through us */
+		if (flush_buf(out, 0) < 0)
+			return -1;
+		while ((n = sendfile(out->fd, fd, NULL, 1u << 30)) != 0) {
+			if (n > 0 || errno == EINTR)
+				continue;
+			if (errno == EINVAL || errno == ENOSYS)
+				break; /* not between these two files: by hand, below */
+			out->failed = 1;
+			if (errno == EPIPE && (out->kind == OUT_STDOUT || out->kind == OUT_DIRECT)) {
+				out->pipe_closed = 1;
+				return -1;
+			}
+			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			return 0;
+	}
+	buf = cm_xmalloc(OUT_BUFSIZE);
+	while ((n = read(fd, buf, OUT_BUFSIZE)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
+			break;
+		}
+		if (cm_output_write(out, buf, (size_t)n) < 0)
+			break;
+	}
+	free(buf);
+	return n == 0 ? 0 : -1;
 }
 
 int cm_output_write(cm_output *out, const void *data, size_t len)
@@ -631,13 +546,10 @@ int cm_output_close(cm_output *out, int ok)
 		return -1;
 	if (ok && !out->failed && flush_buf(out, 1) < 0)
 		ok = 0;
-	stop_compressor(out); /* a failed run: let it drop its buffer */
-	cm_pgz_free(out->pgz); /* the same for the workers */
+	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
 	out->pgz = NULL;
 	if (out->failed)
 		ok = 0;
-	if (out->gzip)
-		deflateEnd(&out->zs);
 	switch (out->kind) {
 	case OUT_NONE:
 		break;
@@ -693,10 +605,6 @@ int cm_output_close(cm_output *out, int ok)
 	free(out->target);
 	free(out->tmp_path);
 	free(out->buf);
-	free(out->zbuf);
-	free(out->busy);
-	pthread_mutex_destroy(&out->mu);
-	pthread_cond_destroy(&out->cv);
 	free(out);
 	return rc;
 }

@@ -56,6 +56,14 @@ if [ -x "$GEN" ]; then
 		parallel "-j $j" "$tmp/j.json" "$tmp/err"
 		cmp -s "$tmp/j1.json" "$tmp/j.json" || fail "-j $j: output differs from -j 1"
 	done
+	tcase "generated pair: gzip output, the same compressed bytes at -j 1, 2 and 5"
+	for j in 1 2 5; do
+		$CUPTIMERGE -j $j --trace-name gen -w "$tmp/win.json" -o "$tmp/j$j.json.gz" "$tmp/cpu.json" 2>"$tmp/err" ||
+			fail "-j $j -o .gz: exit $?: $(cat "$tmp/err")"
+	done
+	gzip -dc "$tmp/j1.json.gz" | cmp -s - "$tmp/j1.json" || fail "-j 1 -o .gz: not the plain output"
+	cmp -s "$tmp/j1.json.gz" "$tmp/j2.json.gz" || fail "-j 2 -o .gz: other bytes than -j 1"
+	cmp -s "$tmp/j1.json.gz" "$tmp/j5.json.gz" || fail "-j 5 -o .gz: other bytes than -j 1"
 	tcase "generated pair: the id tables are arrays, and --memory=1M changes no byte"
 	rc=0
 	$CUPTIMERGE -v --memory=1M --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/m.json" 2>"$tmp/err" || rc=$?
