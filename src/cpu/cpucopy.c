@@ -9,10 +9,15 @@
  * single commas; whitespace inside an element stays.  If the file changed
  * between the passes the counts disagree and the run fails.
  *
- * After the parallel scan the scanner is not needed inside the elements
- * either: the scan's splitter noted each element's length
- * (cm_cpuplan.lengths), so an element is copied as one span of bytes and
- * only the top level and the bytes between elements are looked at. */
+ * After the parallel scan, traceEvents is not scanned at all: the scan's
+ * splitter noted where every element lies (cm_cpuplan.layout), so the copy
+ * walks that list instead of the bytes.  Kept elements and the bytes between
+ * them (one comma and the input's whitespace) go out as they are, runs of
+ * them as one piece; a dropped element is skipped with the separator before
+ * it; the GPU side goes in at its place.  The work per element is two
+ * varints and two comparisons, and the array is copied at the speed of
+ * memory.  The only bytes looked at are each element's first and last (a
+ * '{' and a '}', else the file has changed) and those after the last one. */
 #include "config.h"
 #include "cpu/cpucopy.h"
 #include "base/diag.h"
@@ -33,7 +38,7 @@ enum state {
 	ST_RAW,    /* in a top-level value being copied (or skipped) */
 	ST_EVENTS, /* in traceEvents, between elements */
 	ST_ELEM,   /* in an element */
-	ST_SPAN,   /* in an element whose length is known */
+	ST_ARRAY,  /* in traceEvents, walking cm_cpuplan.layout */
 	ST_END     /* after the top-level '}' */
 };
 
@@ -55,28 +60,30 @@ struct copy {
 	uint64_t elem, next_drop, kept;
 	int inserted;
 	cm_buf elem_text; /* the element, when hooks->element wants it */
-	FILE *lengths;    /* cm_cpuplan.lengths, being read, or NULL */
-	uint64_t left;    /* ST_SPAN: bytes of the element still to come */
+	/* ST_ARRAY */
+	FILE *layout;     /* cm_cpuplan.layout, being read, or NULL */
+	enum { L_NEXT, L_GAP, L_ELEM, L_CLOSE } lphase;
+	uint64_t start, end; /* the text offsets of the element in hand */
+	int gap_out, elem_out; /* its separator, itself go out */
 };
 
-/* The next element length from c->lengths: 0 when there is none (the
- * elements are never empty). */
-static uint64_t next_length(struct copy *c)
+/* The next varint of c->layout into *V: 0, or -1 at its end. */
+static int next_varint(struct copy *c, uint64_t *v)
 {
-	uint64_t v = 0;
 	int ch;
-	for (unsigned shift = 0; shift < 35 && (ch = getc_unlocked(c->lengths)) != EOF; shift += 7) {
-		v |= (uint64_t)(ch & 0x7f) << shift;
+	*v = 0;
+	for (unsigned shift = 0; shift < 64 && (ch = getc_unlocked(c->layout)) != EOF; shift += 7) {
+		*v |= (uint64_t)(ch & 0x7f) << shift;
 		if (!(ch & 0x80))
-			return v;
+			return 0;
 	}
-	return 0;
+	return -1;
 }
 
 /* Where the bytes of the current value or element go. */
 static cm_buf *sink_buf(struct copy *c)
 {
-	return (c->st == ST_ELEM || c->st == ST_SPAN) && c->hooks->element ? &c->elem_text : &c->eo->buf;
+	return c->st == ST_ELEM && c->hooks->element ? &c->elem_text : &c->eo->buf;
 }
 
 /* An element's text is complete: hand it to the element hook. */
@@ -162,8 +169,89 @@ static int elem_begin(struct copy *c)
 	return 0;
 }
 
-/* Run the state machine over one chunk.  Returns 0 or -1. */
-static int feed(struct copy *c, const char *s, size_t n)
+/* ST_ARRAY over S[*I..N), the chunk at text offset BASE: the elements as
+ * the layout places them (see the top of the file), until the chunk ends or
+ * the ']' has been taken (then ST_TOP).  0, or -1 after a report. */
+static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip)
+{
+	const cm_cpuplan *p = c->plan;
+	size_t i = *ip;
+	while (i < n) {
+		uint64_t pos = base + i, gap, len;
+		size_t take;
+		switch (c->lphase) {
+		case L_NEXT: /* the next element's place, and what becomes of it */
+			if (c->elem == p->events) {
+				c->lphase = L_CLOSE;
+				break;
+			}
+			if (next_varint(c, &gap) < 0 || next_varint(c, &len) < 0 || !len)
+				return changed(c);
+			c->start = c->elem ? c->end + gap : gap;
+			c->end = c->start + len;
+			if (c->start < pos)
+				return changed(c);
+			if (c->next_drop < p->ndropped && p->dropped[c->next_drop] == c->elem) {
+				c->next_drop++;
+				c->gap_out = c->elem_out = 0;
+			} else {
+				if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
+					return -1;
+				/* the first in the array needs no separator; after the
+				 * metadata, the first element has none of its own */
+				c->gap_out = !c->eo->first && c->elem;
+				if (!c->eo->first && !c->elem)
+					cm_buf_putc(&c->eo->buf, ',');
+				c->eo->first = 0;
+				c->elem_out = 1;
+				c->kept++;
+			}
+			c->lphase = L_GAP;
+			break;
+		case L_GAP:
+			take = c->start - pos < n - i ? (size_t)(c->start - pos) : n - i;
+			if (c->gap_out)
+				cm_buf_put(&c->eo->buf, s + i, take);
+			i += take;
+			if (i < n) {
+				if (s[i] != '{')
+					return changed(c);
+				c->lphase = L_ELEM;
+			}
+			break;
+		case L_ELEM:
+			take = c->end - pos < n - i ? (size_t)(c->end - pos) : n - i;
+			if (c->elem_out)
+				cm_buf_put(&c->eo->buf, s + i, take);
+			i += take;
+			if (base + i == c->end) {
+				if (s[i - 1] != '}')
+					return changed(c);
+				c->elem++;
+				c->lphase = L_NEXT;
+			}
+			break;
+		case L_CLOSE: /* after the last element: blanks, then ']' */
+			if (s[i] == ']') {
+				if (events_end(c) < 0)
+					return -1;
+				c->st = ST_TOP;
+				*ip = i + 1;
+				return 0;
+			}
+			if (!cm_jscan_ws(s[i]))
+				return changed(c);
+			i++;
+			break;
+		}
+	}
+	*ip = i;
+	return 0;
+}
+
+/* Run the state machine over one chunk, at text offset BASE.  Returns 0 or
+ * -1. */
+static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* s[run..i) is pending output when copying */
 	while (i < n) {
@@ -235,7 +323,9 @@ static int feed(struct copy *c, const char *s, size_t n)
 				c->seen_events = 1;
 				cm_buf_putc(&c->eo->buf, '[');
 				c->eo->first = 1;
-				c->st = ST_EVENTS;
+				c->st = c->layout ? ST_ARRAY : ST_EVENTS;
+				c->lphase = L_NEXT;
+				c->end = base + i + 1;
 				i++;
 				break;
 			}
@@ -260,14 +350,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 			}
 			break;
 		case ST_EVENTS:
-			if (ch == '{' && c->lengths) {
-				if (!(c->left = next_length(c)))
-					return changed(c);
-				if (elem_begin(c) < 0)
-					return -1;
-				run = i;
-				c->st = ST_SPAN;
-			} else if (ch == '{') {
+			if (ch == '{') {
 				if (elem_begin(c) < 0)
 					return -1;
 				run = i;
@@ -298,24 +381,10 @@ static int feed(struct copy *c, const char *s, size_t n)
 				c->st = ST_EVENTS;
 			}
 			break;
-		case ST_SPAN: {
-			size_t take = n - i < c->left ? n - i : (size_t)c->left;
-			i += take;
-			c->left -= take;
-			if (c->left)
-				break;
-			if (s[i - 1] != '}')
-				return changed(c);
-			if (c->copying) {
-				cm_buf_put(sink_buf(c), s + run, i - run);
-				if (c->hooks->element && elem_hand_over(c) < 0)
-					return -1;
-			}
-			c->copying = 0;
-			c->elem++;
-			c->st = ST_EVENTS;
+		case ST_ARRAY:
+			if (array_feed(c, s, n, base, &i) < 0)
+				return -1;
 			break;
-		}
 		case ST_END:
 			if (!cm_jscan_ws(ch))
 				return changed(c);
@@ -324,7 +393,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 		}
 	}
 	/* the chunk ended inside a value: pass on what we have of it */
-	if ((c->st == ST_RAW || c->st == ST_ELEM || c->st == ST_SPAN) && c->copying)
+	if ((c->st == ST_RAW || c->st == ST_ELEM) && c->copying)
 		cm_buf_put(sink_buf(c), s + run, n - run);
 	return 0;
 }
@@ -340,14 +409,16 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.hooks = hooks;
 	c.eo = eo;
 	c.in = in;
-	if (plan->lengths && !plan->careful) {
-		if (fflush(plan->lengths) != 0 || fseek(plan->lengths, 0, SEEK_SET) != 0)
+	/* the layout, after the parallel scan; not with an element hook, which
+	 * takes the elements one by one */
+	if (plan->layout && !plan->careful && !hooks->element) {
+		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
-		c.lengths = plan->lengths;
+		c.layout = plan->layout;
 	}
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
-		if (feed(&c, chunk, len) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
+		if (feed(&c, chunk, len, cm_input_offset(in)) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
 			cm_buf_free(&c.key);
 			cm_buf_free(&c.elem_text);
 			return -1;

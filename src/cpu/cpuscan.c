@@ -666,7 +666,8 @@ struct cread {
 	cm_opool *pool;
 	int seen_non_m, bad;
 	cm_arena *arena;
-	cm_buf lenbuf; /* a batch's element lengths, encoded */
+	cm_buf lenbuf;    /* a batch's element places, encoded */
+	int64_t prev_end; /* the end of the element before the batch */
 };
 
 /* Fold one batch plan into the trace's. */
@@ -715,8 +716,18 @@ static int cfold(void *sctx, cm_buf *out)
 	return 0;
 }
 
+/* Append V to B as a varint (7 bits a byte, low first). */
+static void put_varint(cm_buf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		cm_buf_putc(b, (char)(v | 0x80));
+		v >>= 7;
+	}
+	cm_buf_putc(b, (char)v);
+}
+
 /* The splitter's thread, a batch at a time in document order: count the
- * elements, note their lengths (cm_cpuplan.lengths), hand the batch on. */
+ * elements, note where they lie (cm_cpuplan.layout), hand the batch on. */
 static int cbatch(void *ctx, cm_buf *b)
 {
 	struct cread *cr = ctx;
@@ -724,18 +735,16 @@ static int cbatch(void *ctx, cm_buf *b)
 	cm_buf *lb = &cr->lenbuf;
 	lb->len = 0;
 	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e)) {
-		uint32_t v = e->len;
+		int64_t start = e->end_offset - (int64_t)e->len;
 		p->events = e->index + 1; /* the index after the batch's last element */
-		while (v >= 0x80) {
-			cm_buf_putc(lb, (char)(v | 0x80));
-			v >>= 7;
-		}
-		cm_buf_putc(lb, (char)v);
+		put_varint(lb, (uint64_t)(e->index ? start - cr->prev_end : start));
+		put_varint(lb, e->len);
+		cr->prev_end = e->end_offset;
 	}
 	if (lb->len) {
-		if (!p->lengths && !(p->lengths = cm_temp_file("lengths")))
+		if (!p->layout && !(p->layout = cm_temp_file("layout")))
 			return -1;
-		if (fwrite(lb->p, 1, lb->len, p->lengths) != lb->len)
+		if (fwrite(lb->p, 1, lb->len, p->layout) != lb->len)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 	}
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
@@ -835,9 +844,9 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	if (plan->ext_spill)
 		fclose(plan->ext_spill);
 	plan->ext_spill = NULL;
-	if (plan->lengths)
-		fclose(plan->lengths);
-	plan->lengths = NULL;
+	if (plan->layout)
+		fclose(plan->layout);
+	plan->layout = NULL;
 	cm_hmap_free(plan->pids);
 	plan->pids = NULL;
 }

@@ -31,11 +31,12 @@ typedef struct cm_cpuplan {
 	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 	int careful;           /* the parallel scan gave the trace to the careful one */
-	/* The byte length of every element of traceEvents, in order, as
-	 * varints in a temporary file: the parallel scan's splitter found each
-	 * element's end, so the copy need not look for it again (NULL after
-	 * the careful scan, or when there are no elements). */
-	FILE *lengths;
+	/* Where every element of traceEvents lies, in order, as two varints
+	 * an element in a temporary file: the bytes since the end of the one
+	 * before (for the first, its offset in the text) and its length.  The
+	 * parallel scan's splitter found them; the copy need not look again
+	 * (NULL after the careful scan, or when there are no elements). */
+	FILE *layout;
 } cm_cpuplan;
 
 /* The pid set stops growing here (a trace has a few processes; this bounds
