@@ -177,7 +177,7 @@ static int read_window(struct merge *m, int *trace_events)
 			return -1;
 		cm_gpu_free(m->gpu);
 		m->gpu = cm_gpu_new(cm_input_name(m->win));
-		cm_gpu_set_budget(m->gpu, m->opt->memory / 3);
+		cm_gpu_set_budget(m->gpu, m->opt->memory);
 		if (m->repair)
 			cm_gpu_set_repair(m->gpu, m->repair);
 		rc = cm_window_read(m->win, &sink, "reading the window", trace_events);
@@ -425,7 +425,7 @@ int cm_merge_run(const struct cm_options *opt)
 		return cm_diag_status();
 	}
 	m.gpu = cm_gpu_new(cm_input_name(m.win));
-	cm_gpu_set_budget(m.gpu, opt->memory / 3);
+	cm_gpu_set_budget(m.gpu, opt->memory);
 	if (map) {
 		m.repair = cm_repair_new(map);
 		m.arena = cm_arena_new();

@@ -5,12 +5,15 @@
  * The file is sized once (ftruncate: sparse, blocks only where ids were
  * put) and mapped shared, so a value written through the mapping is in the
  * page cache and the file whether or not its page stays mapped; dropping
- * the mapping's pages (MADV_DONTNEED) loses nothing.  A thread counts the
- * times it steps onto another page; when the count over all threads passes
- * the budget in pages, the whole mapping is dropped at once and faults back
- * in page by page as needed.  With ids walked in about increasing order
- * (the merge's case) a page is stepped onto about once, so the count is
- * close to the pages really touched. */
+ * the mapping's pages (MADV_DONTNEED) loses nothing.  A bitmap per table, a
+ * bit a page, marks the pages touched since the last drop; when the number
+ * of them over all tables passes the budget in pages, every table is
+ * dropped at once, the bitmaps cleared, and pages fault back in one by one
+ * as needed.  So the count is the pages really touched, whatever the order
+ * of the ids and however many tables are used at once.  (An earlier version counted the
+ * steps from one page to another, in one counter for all tables: the joins,
+ * which go from table to table at every id, dropped every table thousands
+ * of times.) */
 #include "config.h"
 #include "base/idmap.h"
 #include "base/diag.h"
@@ -19,12 +22,21 @@
 #include "io/tmpfile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define PAGE 4096u
+
+/* The arrays alive, the pages of them touched since the last drop, and the
+ * budget in pages.  The list changes on the main thread only, between the
+ * steps that use the tables from several threads; the lock keeps a drop
+ * from meeting a change all the same. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static cm_idmap *all_maps;
+static uint64_t all_touched, budget_pages = 1;
 
 struct cm_idmap {
 	size_t vsize, esize;
@@ -33,7 +45,9 @@ struct cm_idmap {
 	int fd;
 	unsigned char *base;
 	size_t size;
-	uint64_t budget_pages, steps; /* steps: page changes since the last drop */
+	uint64_t *touched;  /* a bit a page: touched since the last drop */
+	size_t touched_words;
+	cm_idmap *next;     /* in the list of arrays (all_maps) */
 	uint64_t put_count;
 	/* sparse */
 	cm_hmap *h;
@@ -51,8 +65,10 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
-		m->budget_pages = budget / PAGE ? budget / PAGE : 1;
+		m->touched_words = (m->size / PAGE + 64) / 64;
+		m->touched = cm_xcalloc(m->touched_words, sizeof *m->touched);
 		if ((m->fd = cm_temp_fd("ids")) < 0) {
+			free(m->touched);
 			free(m);
 			return NULL;
 		}
@@ -60,9 +76,15 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 		    (m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
 			cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
 			close(m->fd);
+			free(m->touched);
 			free(m);
 			return NULL;
 		}
+		pthread_mutex_lock(&all_lock);
+		budget_pages = budget / PAGE ? budget / PAGE : 1;
+		m->next = all_maps;
+		all_maps = m;
+		pthread_mutex_unlock(&all_lock);
 		return m;
 	}
 	m->h = cm_hmap_new(8, val_size);
@@ -71,20 +93,30 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 
 int cm_idmap_is_dense(const cm_idmap *m) { return m->base != NULL; }
 
-/* The array entry of ID (in range), counting page steps. */
+/* Forget which pages were touched and drop every array's pages from
+ * memory.  Another thread may be marking a page meanwhile: a page
+ * miscounted once is a small error in the count, never in the data. */
+static void drop_all(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (cm_idmap *m = all_maps; m; m = m->next) {
+		for (size_t i = 0; i < m->touched_words; i++)
+			__atomic_store_n(&m->touched[i], 0, __ATOMIC_RELAXED);
+		madvise(m->base, m->size, MADV_DONTNEED);
+	}
+	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* The array entry of ID (in range), its page marked as touched. */
 static unsigned char *entry(cm_idmap *m, int64_t id)
 {
-	static __thread uintptr_t last_page;
-	unsigned char *e = m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize;
-	uintptr_t page = (uintptr_t)e / PAGE;
-	if (page != last_page) {
-		last_page = page;
-		if (__atomic_add_fetch(&m->steps, 1, __ATOMIC_RELAXED) > m->budget_pages) {
-			__atomic_store_n(&m->steps, 0, __ATOMIC_RELAXED);
-			madvise(m->base, m->size, MADV_DONTNEED);
-		}
-	}
-	return e;
+	size_t off = (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize, pg = off / PAGE;
+	uint64_t bit = (uint64_t)1 << (pg & 63), *w = &m->touched[pg >> 6];
+	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(w, bit, __ATOMIC_RELAXED) & bit) &&
+	    __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED) > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
+		drop_all();
+	return m->base + off;
 }
 
 void *cm_idmap_get(cm_idmap *m, int64_t id)
@@ -196,7 +228,15 @@ void cm_idmap_free(cm_idmap *m)
 {
 	if (!m)
 		return;
+	free(m->touched);
 	if (m->base) {
+		pthread_mutex_lock(&all_lock);
+		for (cm_idmap **p = &all_maps; *p; p = &(*p)->next)
+			if (*p == m) {
+				*p = m->next;
+				break;
+			}
+		pthread_mutex_unlock(&all_lock);
 		munmap(m->base, m->size);
 		close(m->fd);
 	}

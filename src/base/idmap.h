@@ -19,9 +19,10 @@
 
 typedef struct cm_idmap cm_idmap;
 
-/* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about),
- * resident memory at most BUDGET bytes for an array.  Returns NULL after
- * reporting (a temporary file that cannot be made). */
+/* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about).
+ * BUDGET bytes is the resident memory of all the arrays alive at once (the
+ * latest map's BUDGET counts).  Returns NULL after reporting (a temporary
+ * file that cannot be made). */
 cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget);
 
 /* The value of ID, or NULL when it was never put (or lies outside [LO, HI]).

@@ -304,9 +304,14 @@ static int ua_build(cm_gpu *g)
 		int64_t ext;
 		int32_t len;
 		struct ua_ref *u;
-		if (fread(&ext, 8, 1, g->ua_file) != 1 || fread(&len, 4, 1, g->ua_file) != 1 ||
-		    (len > 0 && fseek(g->ua_file, len, SEEK_CUR) != 0))
+		char skip[256];
+		/* the name is skipped by reading it: an fseek would empty the
+		 * stream's buffer, one system call a name */
+		if (fread(&ext, 8, 1, g->ua_file) != 1 || fread(&len, 4, 1, g->ua_file) != 1)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		for (int32_t left = len; left > 0; left -= (int32_t)sizeof skip)
+			if (fread(skip, 1, left < (int32_t)sizeof skip ? (size_t)left : sizeof skip, g->ua_file) == 0)
+				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
 		u = cm_idmap_put(g->ua, ext, NULL);
 		u->off = off + 12;
 		u->len = len;
