@@ -29,11 +29,14 @@
  *   --  all input has now been read and checked: an error stops here, before
  *       a byte is written, so a bad input never leaves half a trace;
  *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
- *      that reads it again, as bytes, not parsed) with the metadata spliced
- *      in, while worker threads render the records to text in window order
- *      (base/opool.c) into a spool that follows the CPU events; then the
- *      spans and the span events; gzip output is deflated in blocks on the
- *      same number of threads (io/pgzip.c).
+ *      that reads it again, as bytes, not parsed, where the first phase's
+ *      splitter noted each event's place) with the metadata spliced in;
+ *      then worker threads render the records to text in window order
+ *      (base/opool.c); then the spans and the span events; gzip output is
+ *      deflated in blocks on the same number of threads (io/pgzip.c).  (The
+ *      records were once rendered into a spool beside the copy; once the
+ *      copy no longer parsed, writing the spool and reading it back cost more
+ *      than the overlap gained.)
  *
  * The fast readers judge nothing they cannot judge exactly: a document whose
  * top level, element or member they will not take (bad JSON, a bad shape) is
@@ -86,14 +89,8 @@ struct merge {
 	int c1_rc;          /* result of the CPU scan */
 	int win_careful;    /* the window was read again by the careful reader */
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
-	/* the window's events rendered ahead, into a spool, while the CPU
-	 * trace is copied */
-	int ra_on, ra_rc;
-	pthread_t ra_th;
-	cm_diag_slot ra_diag;
-	cm_evout ra_eo;
 	/* when each step ended, for -v (seconds since the start) */
-	double t0, t_window, t_cpu, t_joins, t_plan, t_render;
+	double t0, t_window, t_cpu, t_joins, t_plan, t_copied, t_render;
 };
 
 /* Seconds on the monotonic clock. */
@@ -133,8 +130,7 @@ static int w_collect(void *ctx, cm_buf *out)
  * thread (more threads than cores only slows them); beyond, the window,
  * which is larger and costs more a byte, gets three workers in five.  No
  * step takes more than it can use: the two cutting threads feed about 16
- * parsers, and the plan and the rendering (which runs beside the copy, the
- * longer of the two) gain nothing past 8.  Measured on the 16-core machine
+ * parsers, and the plan and the rendering gain little past 8.  Measured on the 16-core machine
  * with the 1 GB pair: 8 and 16 threads read it in 1.8 and 1.9 s and render
  * it in 0.6 s both.  Every pool keeps its blocks in memory, so a thread
  * that gains no time only costs memory. */
@@ -185,80 +181,6 @@ static int read_window(struct merge *m, int *trace_events)
 	return rc < 0 ? -1 : cm_gpu_digest_finish(m->gpu);
 }
 
-/* The window's events, rendered by the worker pool into a spool on a
- * thread of their own while the main thread copies the CPU trace: the copy
- * and the rendering were the two longest single steps of the output, and
- * they need nothing of each other.  hook_append then copies the spool in. */
-static void *ra_thread(void *arg)
-{
-	struct merge *m = arg;
-	cm_progress_thread_off();
-	cm_diag_defer(&m->ra_diag);
-	m->ra_rc = cm_gpu_write_events(m->gpu, &m->ra_eo, render_threads(m->opt->jobs));
-	if (m->ra_rc == 0)
-		m->ra_rc = cm_evout_flush(&m->ra_eo);
-	m->t_render = now_s() - m->t0;
-	return NULL;
-}
-
-/* Start ra_thread; not with -t (the repair stage counts what it moves, on
- * one thread), and not without a second thread: then hook_append renders
- * in place.  0, or -1 after reporting that the spool cannot be made. */
-static int ra_start(struct merge *m)
-{
-	if (m->repair)
-		return 0;
-	if (!(m->ra_eo.out = cm_output_open_spool()))
-		return -1;
-	m->ra_eo.first = 1;
-	if (pthread_create(&m->ra_th, NULL, ra_thread, m) == 0) {
-		m->ra_on = 1;
-		return 0;
-	}
-	cm_output_close(m->ra_eo.out, 0);
-	m->ra_eo.out = NULL;
-	return 0;
-}
-
-/* Wait for ra_thread.  With DROP (the run has failed already), forget its
- * error; else report it.  0, or -1 when it failed. */
-static int ra_join(struct merge *m, int drop)
-{
-	if (!m->ra_on)
-		return 0;
-	pthread_join(m->ra_th, NULL);
-	m->ra_on = 0;
-	if (drop)
-		cm_diag_drop(&m->ra_diag);
-	else
-		cm_diag_settle(&m->ra_diag);
-	return m->ra_rc < 0 ? -1 : 0;
-}
-
-/* Copy the spooled events into EO, with the comma between elements. */
-static int ra_copy(struct merge *m, cm_evout *eo)
-{
-	int fd = cm_output_spool_done(m->ra_eo.out), rc;
-	struct stat st;
-	m->ra_eo.out = NULL;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
-	}
-	rc = cm_evout_flush(eo);
-	if (rc == 0 && st.st_size > 0) {
-		if (!eo->first)
-			rc = cm_output_write(eo->out, ",", 1);
-		eo->first = 0;
-		if (rc == 0)
-			rc = cm_output_copy_fd(eo->out, fd);
-	}
-	close(fd);
-	return rc;
-}
-
 /* Hook: the GPU metadata at the insertion point. */
 static int hook_insert(void *ctx, cm_evout *eo)
 {
@@ -271,12 +193,10 @@ static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
 	cm_buf *b = &eo->buf;
-	if (m->ra_eo.out) {
-		if (ra_join(m, 0) < 0 || ra_copy(m, eo) < 0)
-			return -1;
-	} else if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt->jobs)) < 0) {
+	m->t_copied = now_s() - m->t0;
+	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt->jobs)) < 0)
 		return -1;
-	}
+	m->t_render = now_s() - m->t0;
 	if (cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -443,12 +363,9 @@ int cm_merge_run(const struct cm_options *opt)
 										  : NULL;
 		eo.first = 1;
 		cm_progress_stage(cm_input_raw_size(m.win), cm_input_raw_size(m.cpu));
-		ok = ra_start(&m) == 0 && cm_input_rewind(m.cpu) == 0 &&
+		ok = cm_input_rewind(m.cpu) == 0 &&
 		     cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
 		     cm_evout_flush(&eo) == 0;
-		ra_join(&m, 1); /* still running only when the copy failed */
-		if (m.ra_eo.out)
-			cm_output_close(m.ra_eo.out, 0);
 		piped = cm_output_pipe_closed(eo.out);
 		rc = cm_output_close(eo.out, ok);
 		if (piped || rc == 1)
@@ -471,16 +388,15 @@ int cm_merge_run(const struct cm_options *opt)
 			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
 			st.dense_tables ? "arrays in $TMPDIR" : "hash maps");
 		/* where the time went: the steps of the design essay, as seconds
-		 * since the start when each ended (the render overlaps the copy) */
+		 * since the start when each ended */
 		cm_warn(NULL, -1,
 			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s, plan %.2f s, "
-			"window events rendered %.2f s, output done %.2f s",
-			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_render, now_s() - m.t0);
+			"CPU events copied %.2f s, window events rendered %.2f s, output done %.2f s",
+			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_copied, m.t_render, now_s() - m.t0);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
 	cm_buf_free(&eo.buf);
-	cm_buf_free(&m.ra_eo.buf);
 	cm_repair_free(m.repair);
 	cm_arena_free(m.arena);
 	cm_threadmap_free(map);

@@ -45,7 +45,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <sys/sendfile.h>
 #include <unistd.h>
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
@@ -55,7 +54,6 @@
 enum out_kind {
 	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
 	OUT_STDOUT,  /* file descriptor 1 */
-	OUT_SPOOL,   /* a temporary file of ours (cm_output_open_spool) */
 	OUT_DIRECT,  /* -o a device or FIFO: written through */
 	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end */
 	OUT_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
@@ -77,37 +75,6 @@ struct cm_output {
 static int flush_buf(cm_output *out, int finish);
 
 int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
-
-cm_output *cm_output_open_spool(void)
-{
-	cm_output *out;
-	int fd = cm_temp_fd("events");
-	if (fd < 0)
-		return NULL;
-	out = cm_output_open(NULL, -1, 1);
-	if (!out) {
-		close(fd);
-		return NULL;
-	}
-	out->fd = fd;
-	out->shown = "<temporary file>";
-	out->kind = OUT_SPOOL;
-	return out;
-}
-
-int cm_output_spool_done(cm_output *out)
-{
-	int fd = out->fd;
-	if (flush_buf(out, 1) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
-		if (!out->failed)
-			cm_error(CM_EXIT_IO, out->shown, -1, "cannot rewind: %s", strerror(errno));
-		close(fd);
-		fd = -1;
-	}
-	out->fd = -1;
-	cm_output_close(out, 0);
-	return fd;
-}
 
 /* The one temporary name an -o run can have in FILE's directory (OUT_NAMED),
  * for the signal handler and exit() to remove: one -o output per process.
@@ -437,46 +404,6 @@ static int flush_buf(cm_output *out, int finish)
 	return rc;
 }
 
-int cm_output_copy_fd(cm_output *out, int fd)
-{
-	unsigned char *buf;
-	ssize_t n;
-	if (out->failed)
-		return -1;
-	if (!out->pgz) { /* plain: in the kernel, no copy through us */
-		if (flush_buf(out, 0) < 0)
-			return -1;
-		while ((n = sendfile(out->fd, fd, NULL, 1u << 30)) != 0) {
-			if (n > 0 || errno == EINTR)
-				continue;
-			if (errno == EINVAL || errno == ENOSYS)
-				break; /* not between these two files: by hand, below */
-			out->failed = 1;
-			if (errno == EPIPE && (out->kind == OUT_STDOUT || out->kind == OUT_DIRECT)) {
-				out->pipe_closed = 1;
-				return -1;
-			}
-			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
-			return -1;
-		}
-		if (n == 0)
-			return 0;
-	}
-	buf = cm_xmalloc(OUT_BUFSIZE);
-	while ((n = read(fd, buf, OUT_BUFSIZE)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
-			break;
-		}
-		if (cm_output_write(out, buf, (size_t)n) < 0)
-			break;
-	}
-	free(buf);
-	return n == 0 ? 0 : -1;
-}
-
 int cm_output_write(cm_output *out, const void *data, size_t len)
 {
 	const unsigned char *p = data;
@@ -562,10 +489,6 @@ int cm_output_close(cm_output *out, int ok)
 				cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
 			ok = 0;
 		}
-		break;
-	case OUT_SPOOL:
-		if (out->fd >= 0)
-			close(out->fd);
 		break;
 	case OUT_DIRECT:
 	case OUT_UNNAMED:

@@ -24,18 +24,6 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads);
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
 
-/* Append what FD holds from its offset to its end (a spool): by sendfile,
- * in the kernel, to a plain output; read and written to a gzip one.  0, or
- * -1 after reporting (or when the reader went away: cm_output_pipe_closed). */
-int cm_output_copy_fd(cm_output *out, int fd);
-
-/* A plain output into an unlinked temporary file in $TMPDIR (for text made
- * ahead of its place in the output).  NULL after reporting. */
-cm_output *cm_output_open_spool(void);
-
-/* Finish a spool: flush it and hand back its descriptor, rewound (the caller
- * closes it), or -1 after reporting.  Frees OUT. */
-int cm_output_spool_done(cm_output *out);
 
 /* 1 when the reader of standard output, or of a FIFO given as -o, went
  * away (EPIPE): stop quietly. */
