@@ -327,6 +327,9 @@ static int prepare(struct merge *m)
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
 	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
 		return cm_diag_status();
+	/* the kernels' device properties: the window's, else the CPU trace's */
+	if (m->plan.devprops == CM_DEVPROPS_LISTED)
+		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
 	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
 					      win_trace_events)))
 		return status;
@@ -401,11 +404,15 @@ int cm_merge_run(const struct cm_options *opt)
 	if (status) {
 		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
 	} else {
-		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
+		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
+					  .element = m.repair ? hook_element : NULL};
 		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
+		/* a window of version 2 lends its devices to a trace without */
+		if (m.plan.devprops != CM_DEVPROPS_LISTED)
+			hooks.devices = cm_gpu_devices_text(m.gpu, &hooks.devices_len);
 		eo.first = 1;
 		cm_progress_stage(cm_input_raw_size(m.win), cm_input_raw_size(m.cpu));
 		ok = ra_start(&m) == 0 && cm_input_rewind(m.cpu) == 0 &&

@@ -29,7 +29,7 @@ enum state {
 	ST_END     /* after the top-level '}' */
 };
 
-enum key_kind { K_OTHER, K_EVENTS, K_NAME };
+enum key_kind { K_OTHER, K_EVENTS, K_NAME, K_SCHEMA, K_DEVICES };
 
 struct copy {
 	const cm_cpuplan *plan;
@@ -46,6 +46,7 @@ struct copy {
 	int seen_events, seen_name;
 	uint64_t elem, next_drop, kept;
 	int inserted;
+	int devices_due; /* hooks->devices is to be added as a new member */
 	cm_buf elem_text; /* the element, when hooks->element wants it */
 };
 
@@ -79,7 +80,11 @@ static int key_kind_of(struct copy *c)
 	if (c->key_esc) { /* rare: decode the escapes to compare */
 		cm_arena *a = cm_arena_new();
 		const cm_jval *v = cm_jval_parse_py(a, c->key.p, c->key.len);
-		int k = cm_jval_streq(v, "traceEvents") ? K_EVENTS : cm_jval_streq(v, "traceName") ? K_NAME : K_OTHER;
+		int k = cm_jval_streq(v, "traceEvents")        ? K_EVENTS
+			: cm_jval_streq(v, "traceName")        ? K_NAME
+			: cm_jval_streq(v, "schemaVersion")    ? K_SCHEMA
+			: cm_jval_streq(v, "deviceProperties") ? K_DEVICES
+							       : K_OTHER;
 		cm_arena_free(a);
 		return k;
 	}
@@ -87,6 +92,10 @@ static int key_kind_of(struct copy *c)
 		return K_EVENTS;
 	if (n == 9 && !memcmp(s, "traceName", 9))
 		return K_NAME;
+	if (n == 13 && !memcmp(s, "schemaVersion", 13))
+		return K_SCHEMA;
+	if (n == 16 && !memcmp(s, "deviceProperties", 16))
+		return K_DEVICES;
 	return K_OTHER;
 }
 
@@ -97,6 +106,16 @@ static void member_head(struct copy *c, const char *key, size_t n)
 		cm_buf_putc(&c->eo->buf, ',');
 	cm_buf_put(&c->eo->buf, key, n);
 	cm_buf_putc(&c->eo->buf, ':');
+}
+
+/* The new "deviceProperties" member, when it is due. */
+static void devices_member(struct copy *c)
+{
+	if (!c->devices_due)
+		return;
+	c->devices_due = 0;
+	member_head(c, "\"deviceProperties\"", 18);
+	cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
 }
 
 /* The GPU metadata, once, at the insertion point. */
@@ -162,6 +181,7 @@ static int feed(struct copy *c, const char *s, size_t n)
 				c->st = ST_KEY;
 				c->esc = 0;
 			} else if (ch == '}') {
+				devices_member(c);
 				if (!c->seen_events) {
 					member_head(c, "\"traceEvents\"", 13);
 					cm_buf_putc(&c->eo->buf, '[');
@@ -204,6 +224,8 @@ static int feed(struct copy *c, const char *s, size_t n)
 				i++;
 				break;
 			}
+			if (c->key_kind != K_SCHEMA)
+				devices_member(c);
 			member_head(c, c->key.p, c->key.len);
 			if (c->key_kind == K_EVENTS) {
 				if (ch != '[')
@@ -222,6 +244,10 @@ static int feed(struct copy *c, const char *s, size_t n)
 					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
 					c->copying = 0;
 				}
+			} else if (c->key_kind == K_DEVICES && c->hooks->devices &&
+				   c->plan->devprops == CM_DEVPROPS_EMPTY) {
+				cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
+				c->copying = 0;
 			}
 			cm_jscan_begin(&c->sc, ch);
 			run = i;
@@ -291,6 +317,7 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.hooks = hooks;
 	c.eo = eo;
 	c.in = in;
+	c.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
 		if (feed(&c, chunk, len) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {

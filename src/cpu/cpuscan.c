@@ -64,6 +64,10 @@ struct cscan {
 	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
 	int have_last_pid;
 	cm_buf *spill_buf;   /* a worker of the parallel scan: candidates go here */
+	int top_key_props;   /* the depth-1 key is deviceProperties */
+	int props_depth;     /* inside deviceProperties: its nesting, built into props */
+	cm_jbuild props;
+	cm_arena *props_arena;
 };
 
 static const char *cname(struct cscan *c) { return cm_input_name(c->sax.in); }
@@ -346,6 +350,36 @@ static int event_done(struct cscan *c)
 	return 1;
 }
 
+/* A top-level "deviceProperties" value V (the last one counts, as in
+ * Python's json): what the merge needs of it. */
+static void take_devprops(cm_cpuplan *p, const cm_jval *v)
+{
+	p->devprops = cm_kin_devices_read(&p->devices, v) ? CM_DEVPROPS_LISTED : CM_DEVPROPS_EMPTY;
+}
+
+/* The careful scan builds deviceProperties (a small value) as it goes:
+ * each SAX event inside it goes to the builder; the value's end takes it.
+ * Returns 1 (building never fails below the parser's depth limit). */
+static int props_event(struct cscan *c, int type, const char *s, size_t n, int close)
+{
+	if (close) {
+		c->props_depth--;
+		if (cm_jbuild_close(&c->props))
+			take_devprops(c->plan, c->props.root);
+	} else if (type == CM_J_ARR || type == CM_J_OBJ) {
+		if (!c->props_depth++) {
+			if (!c->props_arena)
+				c->props_arena = cm_arena_new();
+			cm_arena_reset(c->props_arena);
+			cm_jbuild_begin(&c->props, c->props_arena);
+		}
+		cm_jbuild_open(&c->props, type);
+	} else {
+		cm_jbuild_scalar(&c->props, type, s, n);
+	}
+	return 1;
+}
+
 /* The base time value. */
 static int base_value(struct cscan *c, int type, const char *s, size_t n)
 {
@@ -386,6 +420,8 @@ static struct scalar *field_slot(struct cscan *c)
 static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 {
 	struct scalar *v;
+	if (c->props_depth)
+		return props_event(c, type, s, n, 0);
 	if (c->skip)
 		return 1;
 	switch (c->depth) {
@@ -395,6 +431,8 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 	case 1:
 		if (c->in_events)
 			return fail_events(c);
+		if (c->top_key_props)
+			take_devprops(c->plan, NULL); /* not an array: no devices */
 		return c->top_key_base ? base_value(c, type, s, n) : 1;
 	case 2:
 		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
@@ -430,6 +468,8 @@ static void reset_event(struct cscan *c)
 
 static int on_open(struct cscan *c, int is_map)
 {
+	if (c->props_depth || (c->depth == 1 && c->top_key_props && !c->skip))
+		return props_event(c, is_map ? CM_J_OBJ : CM_J_ARR, NULL, 0, 0);
 	if (c->skip) {
 		c->skip++;
 		return 1;
@@ -493,6 +533,8 @@ static int on_open(struct cscan *c, int is_map)
 
 static int on_close(struct cscan *c)
 {
+	if (c->props_depth)
+		return props_event(c, 0, NULL, 0, 1);
 	if (c->skip) {
 		c->skip--;
 		return 1;
@@ -523,11 +565,16 @@ static int cb_map_key(void *cv, const unsigned char *k, size_t n)
 {
 	struct cscan *c = cv;
 	const char *s = (const char *)k;
+	if (c->props_depth) {
+		cm_jbuild_key(&c->props, s, n);
+		return 1;
+	}
 	if (c->skip)
 		return 1;
 	if (c->depth == 1) {
 		c->in_events = n == 11 && !memcmp(s, "traceEvents", 11);
 		c->top_key_base = n == 19 && !memcmp(s, "baseTimeNanoseconds", 19);
+		c->top_key_props = n == 16 && !memcmp(s, "deviceProperties", 16);
 		if (n == 9 && !memcmp(s, "traceName", 9))
 			c->plan->has_trace_name = 1;
 		if (n == 6 && !memcmp(s, "events", 6))
@@ -566,13 +613,16 @@ static const yajl_callbacks cpu_callbacks = {
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 {
 	struct cscan c;
+	int rc;
 	memset(&c, 0, sizeof c);
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
 	c.plan = plan;
 	c.ext = ext;
-	return cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
+	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
+	cm_arena_free(c.props_arena);
+	return rc;
 }
 
 /* ------------------------------------------------------ the parallel scan
@@ -738,6 +788,11 @@ static int cmember(void *ctx, const char *key, size_t klen, const char *val, siz
 		p->has_trace_name = 1;
 	if (k->len == 6 && !memcmp(k->s, "events", 6))
 		p->has_window_events = 1;
+	if (k->len == 16 && !memcmp(k->s, "deviceProperties", 16)) {
+		if (!(v = cm_jval_parse_py(cr->arena, val, vlen)))
+			goto bad;
+		take_devprops(p, v);
+	}
 	if (k->len == 19 && !memcmp(k->s, "baseTimeNanoseconds", 19)) {
 		int rc;
 		if (!(v = cm_jval_parse_py(cr->arena, val, vlen)))
@@ -811,6 +866,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 
 void cm_cpuplan_free(cm_cpuplan *plan)
 {
+	cm_kin_devices_free(&plan->devices);
 	free(plan->dropped);
 	plan->dropped = NULL;
 	if (plan->ext_spill)

@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "io/input.h"
 #include "base/pyval.h"
+#include "gpu/kineto.h"
 
 /* What the output pass needs to know about the CPU trace. */
 typedef struct cm_cpuplan {
@@ -31,7 +32,14 @@ typedef struct cm_cpuplan {
 	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 	int careful;           /* the parallel scan gave the trace to the careful one */
+	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
+	int devprops;          /* CM_DEVPROPS_* */
+	cm_kin_devices devices; /* its devices, when a non-empty array */
 } cm_cpuplan;
+
+/* cm_cpuplan.devprops: the trace has no "deviceProperties", has one that
+ * lists no device (not an array, or an empty one), or has devices. */
+enum { CM_DEVPROPS_ABSENT, CM_DEVPROPS_EMPTY, CM_DEVPROPS_LISTED };
 
 /* The pid set stops growing here (a trace has a few processes; this bounds
  * the memory a pathological trace can claim). */

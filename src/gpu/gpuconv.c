@@ -67,6 +67,8 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
 	g->threads = cm_hmap_new(16, 8);
 	g->spans_more = cm_hmap_new(24, sizeof(struct span));
+	g->act_streams = cm_hmap_new(16, 0);
+	g->version = 1;
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
 	return g;
@@ -89,6 +91,12 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->threads);
 	cm_idmap_free(g->spans);
 	cm_hmap_free(g->spans_more);
+	cm_hmap_free(g->act_streams);
+	cm_hmap_free(g->evmap);
+	cm_hmap_free(g->waits);
+	cm_idmap_free(g->cext);
+	cm_kin_devices_free(&g->wprops);
+	cm_buf_free(&g->wprops_text);
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
@@ -102,6 +110,18 @@ void cm_gpu_free(cm_gpu *g)
 }
 
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes) { g->budget = bytes; }
+
+int cm_gpu_version(const cm_gpu *g) { return g->version; }
+
+void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+
+const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
+{
+	if (g->version < 2 || !g->wprops_text.len)
+		return NULL;
+	*n = g->wprops_text.len;
+	return g->wprops_text.p;
+}
 
 cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 {
@@ -383,6 +403,25 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 		return -1;
 	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
 		return -1;
+	/* a kernel with "grid_x" carries its launch members (window format 2) */
+	if (kind == CM_REC_KERNEL && cm_jval_get(a->ev, "grid_x")) {
+		static const char *const launch[] = {
+			"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+			"static_shared_memory", "dynamic_shared_memory", "queued_ns"};
+		for (int i = 0; i < CM_RK_N - CM_RG_N; i++)
+			if (gpu_int_field(a, launch[i], 0, &v[CM_RG_N + i]) < 0)
+				return -1;
+		r->flags |= CM_REC_LAUNCH;
+		r->nv = CM_RK_N;
+	}
+	/* the streams that have GPU work, for the rule of "Stream Wait Event"
+	 * syncs (render_sync); runs of one stream are noted once */
+	if (!d->have_last_as || d->last_as[0] != d64 || d->last_as[1] != s64) {
+		d->last_as[0] = d64;
+		d->last_as[1] = s64;
+		d->have_last_as = 1;
+		cm_buf_put(&d->astreams, d->last_as, 16);
+	}
 	d->text.len = 0;
 	cm_jval_str_py(&d->text, namev);
 	ann = cm_jval_get(a->ev, "annotation");
@@ -437,6 +476,79 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 	return 0;
 }
 
+/* _as_int(event.get(KEY, 0)) for the records drawn only in windows of
+ * version 2, whose version is known only once the whole window has been
+ * read: nothing is reported here; the first problem is kept in d->dumps (a
+ * missing field only when REQUIRED), to be reported if the record is drawn.
+ * 64BIT: the value must fit in 64 bits (a table key). */
+static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	cm_buf *err = &a->d->dumps;
+	char msg[120];
+	int rc = CM_PY_OK, n = 0;
+	*out = 0;
+	if (!v) {
+		if (required && !err->len)
+			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
+	} else {
+		switch (v->type) {
+		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
+		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
+		case CM_J_TRUE: *out = 1; break;
+		default: break;
+		}
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		if (rc != CM_PY_OK && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				     (int)(v->len > 40 ? 40 : v->len), v->s);
+		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+	}
+	if (n > 0)
+		cm_buf_put(err, msg, (size_t)n);
+}
+
+/* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
+ * as in Kineto, when the window does not say.  0 (it is always kept). */
+static int digest_sync(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_SYNC;
+	r->nv = CM_RS_N;
+	quiet_int(a, "sync_type", 0, 0, &v[CM_RS_TYPE]);
+	quiet_int(a, "start_ns", 1, 0, &v[CM_RS_START]);
+	quiet_int(a, "end_ns", 1, 0, &v[CM_RS_END]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RS_CORR]);
+	quiet_int(a, "context_id", 0, 1, &v[CM_RS_CTX]);
+	quiet_int(a, "stream_id", 0, 1, &v[CM_RS_STREAM]);
+	quiet_int(a, "cuda_event_id", 0, 1, &v[CM_RS_EVENT]);
+	quiet_int(a, "device_id", 0, 1, &v[CM_RS_DEV]);
+	if (a->d->dumps.len)
+		r->flags |= CM_REC_DEFERRED;
+	return 0;
+}
+
+/* A cuda_event record: where an event was recorded, for the event syncs
+ * after it.  0, or 1 when it is unusable (then it is left out). */
+static int digest_cuda_event(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_CUDAEVENT;
+	r->nv = CM_RE_N;
+	quiet_int(a, "context_id", 0, 1, &v[CM_RE_CTX]);
+	quiet_int(a, "event_id", 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, "stream_id", 0, 0, &v[CM_RE_STREAM]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RE_CORR]);
+	if (!a->d->dumps.len)
+		return 0;
+	a->d->dumps.len = 0;
+	return 1;
+}
+
 cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 {
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
@@ -451,14 +563,15 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
 	cm_buf_free(&d->text);
 	cm_buf_free(&d->dumps);
 	cm_buf_free(&d->pairs);
+	cm_buf_free(&d->astreams);
 	free(d);
 }
 
 /* A batch's output: a 4-byte length of its records, the records, then its
- * pairs, then a struct batch_tail. */
+ * pairs, its activity streams, then a struct batch_tail. */
 struct batch_tail {
 	cm_int max_end;
-	uint64_t events, pair_bytes;
+	uint64_t events, pair_bytes, astream_bytes;
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -471,12 +584,15 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len};
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
+		cm_buf_put(out, d->astreams.p, d->astreams.len);
 		cm_buf_put(out, &t, sizeof t);
 		d->pairs.len = 0;
+		d->astreams.len = 0;
+		d->have_last_as = 0;
 		d->events = 0;
 		d->max_end = 0;
 		return 0;
@@ -507,7 +623,13 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		rc = digest_api(&a, 1, &r);
 	else if (cm_jval_streq(kind, "overhead"))
 		rc = digest_overhead(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_sync"))
+		rc = digest_sync(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_event"))
+		rc = digest_cuda_event(&a, &r);
 	else
+		return 0;
+	if (rc > 0) /* not kept */
 		return 0;
 	if (rc < 0)
 		return -1;
@@ -531,6 +653,8 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 	g->st.events += t.events;
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
+	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
+		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
 	cm_buf_put(&g->block, out->p + 4, rec_len);
 	out->len = 0;
 	if (g->block.len >= CM_GPU_BLOCK) {
@@ -585,6 +709,36 @@ static int dropped(const cm_gpu *g, const cm_gpurec *r)
 	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
 }
 
+/* Kineto's sync type of a sync record: CUPTI's uint32 field. */
+static uint32_t sync_type(const cm_gpurec *r) { return (uint32_t)(unsigned __int128)r->v[CM_RS_TYPE]; }
+
+/* Whether a sync record (without a deferred error) is drawn: in a window of
+ * version 2, every one but a "Stream Wait Event" on a stream where no
+ * kernel, copy or set ran: Kineto holds those back until the end and then
+ * drops them as noise. */
+static int sync_drawn(const cm_gpu *g, const cm_gpurec *r)
+{
+	int64_t key[2];
+	if (g->version < 2)
+		return 0;
+	if (sync_type(r) != CM_SYNC_STREAM_WAIT_EVENT)
+		return 1;
+	key[0] = (int64_t)r->v[CM_RS_DEV];
+	key[1] = (int64_t)r->v[CM_RS_STREAM];
+	return cm_hmap_get(g->act_streams, key) != NULL;
+}
+
+/* The External id Kineto writes on the GPU-side event of correlation CORR:
+ * that of the CPU operator linked to it, 0 when none (version 2 only). */
+static int64_t cpu_ext(const cm_gpu *g, cm_int corr)
+{
+	const int64_t *e;
+	if (!g->cext || corr < INT64_MIN || corr > INT64_MAX)
+		return 0;
+	e = cm_idmap_get(g->cext, (int64_t)corr);
+	return e ? *e : 0;
+}
+
 /* --------------------------------------------------- plan: rows and extent */
 
 /* Widen [*S, *E] to take in [START, END]. */
@@ -615,6 +769,30 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
 			sp->end = end;
 		} else {
 			widen(&sp->start, &sp->end, start, end);
+		}
+	}
+}
+
+/* A drawn sync: its rows (its device; its stream unless CUPTI gave none,
+ * all ones, which Kineto draws on the device's row 1), its extent, and for
+ * an event sync where the event it waits on was last recorded. */
+static void plan_sync(cm_gpu *g, const cm_gpurec *r)
+{
+	const cm_int *v = r->v;
+	int64_t dev = (int64_t)v[CM_RS_DEV];
+	double ts, dur;
+	uint32_t type = sync_type(r);
+	setdefault(g->devices, dev, v[CM_RS_START]);
+	if (cm_tid_int32(v[CM_RS_STREAM]) != -1)
+		add_pair(g->streams, dev, (int64_t)v[CM_RS_STREAM]);
+	x_times(g, v[CM_RS_START], v[CM_RS_END], &ts, &dur);
+	gpu_extent(g, ts, dur);
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t key[2] = {(int64_t)v[CM_RS_CTX], (int64_t)v[CM_RS_EVENT]}, ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->evmap, key);
+		if (w) {
+			struct wait_info copy = *w;
+			*(struct wait_info *)cm_hmap_put(g->waits, &ix, NULL) = copy;
 		}
 	}
 }
@@ -668,6 +846,23 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		gpu_extent(g, ts, dur);
 		return 0;
+	case CM_REC_SYNC:
+		if (g->version < 2)
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (sync_drawn(g, r))
+			plan_sync(g, r);
+		return 0;
+	case CM_REC_CUDAEVENT:
+		if (g->version >= 2) {
+			/* where the event was last recorded, for the event syncs after it */
+			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
+			struct wait_info *w = cm_hmap_put(g->evmap, key, NULL);
+			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
+			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
+		}
+		return 0;
 	}
 	return 0;
 }
@@ -691,8 +886,16 @@ int cm_gpu_plan(cm_gpu *g)
 	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
 						    g->budget)))
 		return -1;
+	if (g->version >= 2) {
+		if (!g->evmap)
+			g->evmap = cm_hmap_new(16, sizeof(struct wait_info));
+		if (!g->waits)
+			g->waits = cm_hmap_new(8, sizeof(struct wait_info));
+	}
 	if (each_block(g, plan_block, g) < 0)
 		return -1;
+	cm_hmap_free(g->evmap); /* the syncs have taken what they need */
+	g->evmap = NULL;
 	cm_gpu_plan_finish(g);
 	return 0;
 }
@@ -715,6 +918,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	char fallback[64], tstext[48];
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int64_t ext;
 	size_t ts_len;
 	if (!(r->flags & CM_REC_REGISTERED))
 		return;
@@ -733,9 +937,83 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_int(b, r->v[CM_RA_CBID]);
 	cm_buf_lit(b, ",\"correlation\":");
 	cm_jw_int(b, corr);
+	if ((ext = cpu_ext(g, corr)) != 0) {
+		cm_buf_lit(b, ",\"External id\":");
+		cm_jw_int(b, ext);
+	}
 	cm_buf_lit(b, "}}");
 	if (corr != 0 && cm_cbid_requires_flow(driver, name))
 		flow(b, 's', corr, pid, tid, tstext, ts_len);
+}
+
+/* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
+static void arg_text(struct render *R, const char *key)
+{
+	char *s = cm_arena_alloc(R->scratch, R->text.len);
+	memcpy(s, R->text.p, R->text.len);
+	gpu_arg_raw(&R->args, key, s, R->text.len);
+	R->text.len = 0;
+}
+
+/* [X, Y, Z] into R->text. */
+static void triple(struct render *R, const int32_t *x)
+{
+	cm_buf_putc(&R->text, '[');
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			cm_buf_putc(&R->text, ',');
+		cm_jw_int(&R->text, x[i]);
+	}
+	cm_buf_putc(&R->text, ']');
+}
+
+/* The args Kineto writes that the reference does not, after the
+ * reference's (kineto.h): a kernel's launch configuration and occupancy
+ * when the window has them; in a window of version 2, the operator's
+ * External id and a copy's or set's bandwidth. */
+static void kineto_args(struct render *R, const cm_gpurec *r)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	struct args *A = &R->args;
+	int64_t ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
+	if (ext)
+		gpu_arg_int(A, "External id", ext);
+	if (r->flags & CM_REC_LAUNCH) {
+		cm_kin_launch k;
+		const cm_kin_props *p = NULL;
+		int sms;
+		for (int i = 0; i < 3; i++) {
+			k.grid[i] = cm_tid_int32(v[CM_RK_GX + i]);
+			k.block[i] = cm_tid_int32(v[CM_RK_BX + i]);
+		}
+		k.regs = (uint16_t)(unsigned __int128)v[CM_RK_REGS];
+		k.static_smem = cm_tid_int32(v[CM_RK_SSMEM]);
+		k.dynamic_smem = cm_tid_int32(v[CM_RK_DSMEM]);
+		/* the window's properties of the device first, else the CPU trace's */
+		if (v[CM_RG_DEV] >= INT64_MIN && v[CM_RG_DEV] <= INT64_MAX) {
+			p = cm_kin_devices_find(&g->wprops, (int64_t)v[CM_RG_DEV]);
+			if (!p && g->cprops)
+				p = cm_kin_devices_find(g->cprops, (int64_t)v[CM_RG_DEV]);
+		}
+		sms = p ? p->occ.numSms : 0;
+		gpu_arg_int(A, "queued", v[CM_RK_QUEUED]);
+		gpu_arg_int(A, "registers per thread", k.regs);
+		gpu_arg_int(A, "shared memory", (int32_t)((uint32_t)k.static_smem + (uint32_t)k.dynamic_smem));
+		cm_kin_write_float(&R->text, cm_kin_blocks_per_sm(&k, sms));
+		arg_text(R, "blocks per SM");
+		cm_kin_write_float(&R->text, cm_kin_warps_per_sm(&k, sms));
+		arg_text(R, "warps per SM");
+		triple(R, k.grid);
+		arg_text(R, "grid");
+		triple(R, k.block);
+		arg_text(R, "block");
+		gpu_arg_int(A, "est. achieved occupancy %", cm_kin_occupancy_pct(cm_kin_occupancy(&k, p)));
+	}
+	if (g->version >= 2 && (r->kind == CM_REC_MEMCPY || r->kind == CM_REC_MEMSET)) {
+		cm_kin_write_bandwidth(&R->text, v[CM_RG_BYTES], v[CM_RG_START], v[CM_RG_END]);
+		arg_text(R, "memory bandwidth (GB/s)");
+	}
 }
 
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
@@ -774,6 +1052,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 		gpu_arg_int(A, "memory kind", v[CM_RG_K2]);
 		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
 	}
+	kineto_args(R, r);
 	gpu_write_args(b, A);
 	if (v[CM_RG_CORR] != 0)
 		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
@@ -792,6 +1071,62 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_buf_lit(b, ",\"args\":{}}");
 }
 
+/* A drawn sync record, as Kineto writes a CUDA_SYNC activity: on the row of
+ * its device and stream (Kineto's sanitizeTid of the stream as an int32:
+ * an absent stream, all ones, is row 1), "External id" first (its operator
+ * or, as Kineto does for syncs, its own correlation id), and an "f" flow
+ * into it from the API call of the same correlation. */
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	uint32_t type = sync_type(r);
+	int32_t stream = cm_tid_int32(v[CM_RS_STREAM]);
+	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
+	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
+	int64_t ext;
+	size_t ts_len;
+	char tstext[48];
+	if (!sync_drawn(g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "cuda_sync", name, strlen(name), v[CM_RS_DEV], row);
+	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{");
+	ext = cpu_ext(g, v[CM_RS_CORR]);
+	if (ext || v[CM_RS_CORR]) {
+		cm_buf_lit(b, "\"External id\":");
+		if (ext)
+			cm_jw_int(b, ext);
+		else
+			cm_jw_int(b, v[CM_RS_CORR]);
+		cm_buf_putc(b, ',');
+	}
+	cm_buf_lit(b, "\"cuda_sync_kind\":");
+	cm_jw_string(b, name, strlen(name));
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->waits, &ix);
+		cm_buf_lit(b, ",\"wait_on_stream\":");
+		cm_jw_int(b, w ? w->stream : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
+		cm_jw_int(b, w ? w->corr : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_id\":");
+		cm_jw_int(b, v[CM_RS_EVENT]);
+	}
+	cm_buf_lit(b, ",\"stream\":");
+	cm_jw_int(b, stream);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, v[CM_RS_CORR]);
+	cm_buf_lit(b, ",\"device\":");
+	cm_jw_int(b, v[CM_RS_DEV]);
+	cm_buf_lit(b, ",\"context\":");
+	cm_jw_int(b, v[CM_RS_CTX]);
+	cm_buf_lit(b, "}}");
+	if (v[CM_RS_CORR] > 0)
+		flow(b, 'f', v[CM_RS_CORR], v[CM_RS_DEV], row, tstext, ts_len);
+}
+
 /* The pool's work: the events of one block of records, each with a comma
  * in front. */
 static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
@@ -806,6 +1141,8 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 		case CM_REC_RUNTIME:
 		case CM_REC_DRIVER: render_api(R, &r, out); break;
 		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
+		case CM_REC_SYNC: render_sync(R, &r, out); break;
+		case CM_REC_CUDAEVENT: break;
 		default: render_activity(R, &r, out); break;
 		}
 	}
