@@ -52,8 +52,8 @@ typedef struct cm_occ_result {
 	int partitionedGCConfig;
 } cm_occ_result;
 
-/* cudaOccError: 0 success, -1 invalid input, -2 unknown device. */
-enum { CM_OCC_SUCCESS = 0, CM_OCC_ERROR_INVALID_INPUT = -1, CM_OCC_ERROR_UNKNOWN_DEVICE = -2 };
+/* cudaOccError: 0 success, 1 invalid input, 2 unknown device. */
+enum { CM_OCC_SUCCESS = 0, CM_OCC_ERROR_INVALID_INPUT = 1, CM_OCC_ERROR_UNKNOWN_DEVICE = 2 };
 
 /* cudaOccMaxActiveBlocksPerMultiprocessor: how many blocks of BLOCK_SIZE
  * threads of the function FUNC, each with DYN_SMEM bytes of dynamic shared
