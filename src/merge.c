@@ -324,8 +324,12 @@ static int prepare(struct merge *m)
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
 		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	/* a window of version 2 takes the External ids of its API calls from
+	 * the operators they were made in, when it has no CUSTOM0 records */
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
-	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
+	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
+				   cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu) < 0 ||
+	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)

@@ -175,13 +175,31 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 
 /* Without the window's id list (pass 1 over the window runs at the same
  * time, see merge.c), every candidate goes to an unlinked temporary file, in
- * event order, for cm_cpuscan_apply_index.  33 bytes a candidate.
- * Returns 1, or 0 after reporting. */
+ * event order, for cm_cpuscan_apply_index: SPILL_REC bytes a candidate, its
+ * id, pid, tid, index, ts and ts + dur (the span an operator gives its
+ * CUDA calls, opindex.h) and a byte of flags.  Returns 1, or 0 after
+ * reporting. */
+#define SPILL_REC 49
+#define SPILL_BAD 1    /* pid or tid beyond 64 bits */
+#define SPILL_CPU_OP 2 /* a "cpu_op" (else a "user_annotation") */
+
+/* float() of ts or dur for the operator index: as_float without the error
+ * (an event it would refuse is refused anyway), NaN for it. */
+static double span_float(const struct scalar *v)
+{
+	if (v->type < 0)
+		return 0.0;
+	if (v->float_rc == CM_PY_OVERFLOW)
+		return NAN;
+	return v->float_rc == CM_PY_OK ? v->d : 0.0;
+}
+
 static int spill(struct cscan *c, int64_t id, uint64_t index)
 {
 	cm_cpuplan *p = c->plan;
-	unsigned char rec[33];
+	unsigned char rec[SPILL_REC];
 	int64_t pid = 0, tid = 0;
+	double ts = span_float(&c->ts), end = ts + span_float(&c->dur);
 	int bad = c->pid.int_rc != CM_PY_OK || c->tid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
 		  c->pid.i > INT64_MAX || c->tid.i < INT64_MIN || c->tid.i > INT64_MAX;
 	if (!bad) {
@@ -192,7 +210,9 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	memcpy(rec + 8, &pid, 8);
 	memcpy(rec + 16, &tid, 8);
 	memcpy(rec + 24, &index, 8);
-	rec[32] = (unsigned char)bad;
+	memcpy(rec + 32, &ts, 8);
+	memcpy(rec + 40, &end, 8);
+	rec[48] = (unsigned char)((bad ? SPILL_BAD : 0) | (c->cat.word == W_CPU_OP ? SPILL_CPU_OP : 0));
 	if (c->spill_buf) {
 		cm_buf_put(c->spill_buf, rec, sizeof rec);
 		p->n_ext_spill++;
@@ -208,9 +228,9 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	return 1;
 }
 
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext)
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx)
 {
-	unsigned char rec[33];
+	unsigned char rec[SPILL_REC];
 	if (!p->ext_spill)
 		return 0;
 	if (fflush(p->ext_spill) != 0 || fseek(p->ext_spill, 0, SEEK_SET) != 0)
@@ -222,12 +242,21 @@ int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext)
 		if (fread(rec, sizeof rec, 1, p->ext_spill) != 1)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
 		memcpy(&id, rec, 8);
+		if (op && rec[48] == SPILL_CPU_OP) {
+			double ts, end;
+			memcpy(&pid, rec + 8, 8);
+			memcpy(&tid, rec + 16, 8);
+			memcpy(&ts, rec + 32, 8);
+			memcpy(&end, rec + 40, 8);
+			if (op(op_ctx, pid, tid, ts, end, id) < 0)
+				return -1;
+		}
 		if (!(t = cm_idmap_get(ext, id)))
 			continue;
 		memcpy(&pid, rec + 8, 8);
 		memcpy(&tid, rec + 16, 8);
 		memcpy(&index, rec + 24, 8);
-		if (rec[32])
+		if (rec[48] & SPILL_BAD)
 			return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
 					"traceEvents[%llu]: pid or tid does not fit in 64 bits", (unsigned long long)index),
 			       -1;
@@ -747,10 +776,10 @@ static int cfold(void *sctx, cm_buf *out)
 	if (r.n_spill) {
 		if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
 			return -1;
-		if (fwrite(q, 33, r.n_spill, p->ext_spill) != r.n_spill)
+		if (fwrite(q, SPILL_REC, r.n_spill, p->ext_spill) != r.n_spill)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 		p->n_ext_spill += r.n_spill;
-		q += 33 * r.n_spill;
+		q += SPILL_REC * r.n_spill;
 	}
 	p->pids_overflow |= r.pids_overflow;
 	for (uint64_t i = 0; i < r.npids && !p->pids_overflow; i++, q += 8) {

@@ -62,8 +62,12 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
 int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
 
 /* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
- * run would have (IN names the trace in messages).  0, or -1 after a report. */
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext);
+ * run would have (IN names the trace in messages).  With OP, also hand it
+ * every "cpu_op" X event that has an integer External id, its pid and tid
+ * (64-bit integers), its span [ts, ts + dur] and that id, in trace order
+ * (OP returns 0, or -1 after a report).  0, or -1 after a report. */
+typedef int (*cm_cpuscan_op_fn)(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

@@ -68,7 +68,10 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->threads = cm_hmap_new(16, 8);
 	g->spans_more = cm_hmap_new(24, sizeof(struct span));
 	g->act_streams = cm_hmap_new(16, 0);
+	g->device_rows = cm_hmap_new(8, 0);
 	g->version = 1;
+	g->api_lo = INT64_MAX;
+	g->api_hi = INT64_MIN;
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
 	return g;
@@ -92,6 +95,8 @@ void cm_gpu_free(cm_gpu *g)
 	cm_idmap_free(g->spans);
 	cm_hmap_free(g->spans_more);
 	cm_hmap_free(g->act_streams);
+	cm_hmap_free(g->device_rows);
+	cm_opindex_free(g->ops);
 	cm_hmap_free(g->evmap);
 	cm_hmap_free(g->waits);
 	cm_idmap_free(g->cext);
@@ -112,6 +117,16 @@ void cm_gpu_free(cm_gpu *g)
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes) { g->budget = bytes; }
 
 int cm_gpu_version(const cm_gpu *g) { return g->version; }
+
+int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
+{
+	cm_gpu *g = ctx;
+	if (!g->ops)
+		g->ops = cm_opindex_new();
+	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
+}
+
+int cm_gpu_cpu_ops_done(cm_gpu *g) { return g->ops ? cm_opindex_build(g->ops) : 0; }
 
 void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
 
@@ -345,6 +360,43 @@ static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const ch
 
 /* ------------------------------------------- digest: the one window parse */
 
+/* _as_int(event.get(KEY, 0)) for what only windows of version 2 use, whose
+ * version is known only once the whole window has been read (sync records,
+ * the spans of API calls the reference drops): nothing is reported here;
+ * the first problem is kept in d->dumps (a missing field only when
+ * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
+ * fit in 64 bits (a table key). */
+static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	cm_buf *err = &a->d->dumps;
+	char msg[120];
+	int rc = CM_PY_OK, n = 0;
+	*out = 0;
+	if (!v) {
+		if (required && !err->len)
+			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
+	} else {
+		switch (v->type) {
+		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
+		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
+		case CM_J_TRUE: *out = 1; break;
+		default: break;
+		}
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		if (rc != CM_PY_OK && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				     (int)(v->len > 40 ? 40 : v->len), v->s);
+		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+	}
+	if (n > 0)
+		cm_buf_put(err, msg, (size_t)n);
+}
+
 /* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
 static const char *api_name(int driver, cm_int cbid, char *fallback)
 {
@@ -368,9 +420,24 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
 	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
-	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback)))
-		return 0; /* kept only for its thread lookup, which can fail */
-	r->flags |= CM_REC_REGISTERED;
+	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
+		int64_t c = (int64_t)v[CM_RA_CORR];
+		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
+		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
+		a->d->api_n++;
+	}
+	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback))) {
+		/* kept for its thread lookup, which can fail, and its span, which
+		 * finds its operator (version 2): read without a word */
+		a->d->dumps.len = 0;
+		quiet_int(a, "start_ns", 1, 0, &v[CM_RA_START]);
+		quiet_int(a, "end_ns", 1, 0, &v[CM_RA_END]);
+		if (!a->d->dumps.len)
+			r->flags |= CM_REC_SPAN;
+		a->d->dumps.len = 0;
+		return 0;
+	}
+	r->flags |= CM_REC_REGISTERED | CM_REC_SPAN;
 	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
 	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
 		return -1;
@@ -476,42 +543,6 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 	return 0;
 }
 
-/* _as_int(event.get(KEY, 0)) for the records drawn only in windows of
- * version 2, whose version is known only once the whole window has been
- * read: nothing is reported here; the first problem is kept in d->dumps (a
- * missing field only when REQUIRED), to be reported if the record is drawn.
- * 64BIT: the value must fit in 64 bits (a table key). */
-static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
-{
-	const cm_jval *v = cm_jval_get(a->ev, key);
-	cm_buf *err = &a->d->dumps;
-	char msg[120];
-	int rc = CM_PY_OK, n = 0;
-	*out = 0;
-	if (!v) {
-		if (required && !err->len)
-			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
-	} else {
-		switch (v->type) {
-		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
-		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
-		case CM_J_TRUE: *out = 1; break;
-		default: break;
-		}
-		if (rc == CM_PY_VALUE) {
-			*out = 0;
-			rc = CM_PY_OK;
-		}
-		if (rc != CM_PY_OK && !err->len)
-			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
-				     (int)(v->len > 40 ? 40 : v->len), v->s);
-		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
-			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
-	}
-	if (n > 0)
-		cm_buf_put(err, msg, (size_t)n);
-}
-
 /* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
  * as in Kineto, when the window does not say.  0 (it is always kept). */
 static int digest_sync(const struct at *a, cm_gpurec *r)
@@ -553,6 +584,8 @@ cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 {
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
 	d->g = g;
+	d->api_lo = INT64_MAX;
+	d->api_hi = INT64_MIN;
 	return d;
 }
 
@@ -572,6 +605,8 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
 struct batch_tail {
 	cm_int max_end;
 	uint64_t events, pair_bytes, astream_bytes;
+	int64_t api_lo, api_hi;
+	uint64_t api_n;
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -584,7 +619,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n};
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
@@ -593,6 +628,9 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		d->pairs.len = 0;
 		d->astreams.len = 0;
 		d->have_last_as = 0;
+		d->api_lo = INT64_MAX;
+		d->api_hi = INT64_MIN;
+		d->api_n = 0;
 		d->events = 0;
 		d->max_end = 0;
 		return 0;
@@ -651,6 +689,9 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
 	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
 	g->st.events += t.events;
+	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
+	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
+	g->api_n += t.api_n;
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
@@ -773,9 +814,9 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
 	}
 }
 
-/* A drawn sync: its rows (its device; its stream unless CUPTI gave none,
- * all ones, which Kineto draws on the device's row 1), its extent, and for
- * an event sync where the event it waits on was last recorded. */
+/* A drawn sync: its rows (its device; its stream, or, when CUPTI gave none
+ * (all ones), Kineto's row "Device N" of the device, tid 1), its extent, and
+ * for an event sync where the event it waits on was last recorded. */
 static void plan_sync(cm_gpu *g, const cm_gpurec *r)
 {
 	const cm_int *v = r->v;
@@ -785,6 +826,8 @@ static void plan_sync(cm_gpu *g, const cm_gpurec *r)
 	setdefault(g->devices, dev, v[CM_RS_START]);
 	if (cm_tid_int32(v[CM_RS_STREAM]) != -1)
 		add_pair(g->streams, dev, (int64_t)v[CM_RS_STREAM]);
+	else
+		cm_hmap_put(g->device_rows, &dev, NULL);
 	x_times(g, v[CM_RS_START], v[CM_RS_END], &ts, &dur);
 	gpu_extent(g, ts, dur);
 	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
@@ -795,6 +838,22 @@ static void plan_sync(cm_gpu *g, const cm_gpurec *r)
 			*(struct wait_info *)cm_hmap_put(g->waits, &ix, NULL) = copy;
 		}
 	}
+}
+
+/* Kineto's External id of an API call that no CUSTOM0 record names: the
+ * operator of the CPU trace it was made in (opindex.h), which its GPU work
+ * shares through the correlation id. */
+static void api_operator(cm_gpu *g, const cm_gpurec *r, cm_int tid)
+{
+	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	double ts, dur;
+	int64_t ext;
+	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX || tid < INT64_MIN ||
+	    tid > INT64_MAX || cm_idmap_get(g->cext, (int64_t)corr))
+		return;
+	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	if (cm_opindex_find(g->ops, (int64_t)pid, (int64_t)tid, ts, ts + dur, &ext))
+		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
 }
 
 static int plan_record(cm_gpu *g, const cm_gpurec *r)
@@ -808,6 +867,8 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (api_thread(g, r, &tid, &fell) < 0)
 			return -1;
+		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
+			api_operator(g, r, tid);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
 		if (fell && g->repair &&

@@ -62,6 +62,12 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
 /* The window's format version ("window_version"; 1 without it): from 2 on
  * the merge adds Kineto's External ids, bandwidths and sync events. */
 int cm_gpu_version(const cm_gpu *g);
+/* Version 2: one operator of the CPU trace, a cm_cpuscan_op_fn (CTX is
+ * the cm_gpu), for the External ids of the API calls made in it (opindex.h);
+ * then cm_gpu_cpu_ops_done once all have been added, before cm_gpu_plan.
+ * 0, or -1 after a report. */
+int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+int cm_gpu_cpu_ops_done(cm_gpu *g);
 /* The CPU trace's "deviceProperties", for the devices the window's
  * "device_properties" does not list (D must outlive the output). */
 struct cm_kin_devices;

@@ -13,6 +13,7 @@
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
 #include "gpu/kineto.h"
+#include "gpu/opindex.h"
 
 struct pair {
 	int64_t corr, ext;
@@ -80,6 +81,9 @@ struct cm_gpu {
 	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
 	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
 	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
+	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
+	uint64_t api_n;         /* ... and their number */
+	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	struct cpu_thread *cpu_threads; /* the distinct linked threads */
@@ -88,6 +92,7 @@ struct cm_gpu {
 	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
 	/* pass 2 */
 	cm_hmap *devices, *streams, *procs, *threads;
+	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
 	cm_idmap *spans;      /* ext id -> struct span_slot */
 	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct span, beyond the first */
 	cm_hmap *evmap;       /* version >= 2, while planning: (context, CUDA event) -> struct wait_info */
@@ -121,6 +126,8 @@ struct cm_gpu_digest {
 	int have_last_as;
 	cm_int max_end;      /* end of the batch's last non-overhead activity */
 	uint64_t events;
+	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
+	uint64_t api_n;
 };
 
 /* Where the event being handled is, for messages. */

@@ -46,6 +46,7 @@ enum { CM_RE_CTX, CM_RE_EVENT, CM_RE_STREAM, CM_RE_CORR, CM_RE_N };
 #define CM_REC_ABR 4        /* overhead: "Activity Buffer Request" (may be dropped) */
 #define CM_REC_DEFERRED 8   /* overhead, sync: extra holds an error to report if drawn */
 #define CM_REC_LAUNCH 16    /* kernel: v[CM_RK_*] hold its launch configuration */
+#define CM_REC_SPAN 32      /* API: v[CM_RA_START], v[CM_RA_END] hold its span (else 0) */
 
 typedef struct cm_gpurec {
 	uint8_t kind, flags, nv;

@@ -435,7 +435,10 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
 	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
 	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
-	    (g->version >= 2 && !(g->cext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget)))) {
+	    (g->version >= 2 &&
+	     !(g->cext = cm_idmap_new(8, g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo,
+				      g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi, g->npairs + g->api_n,
+				      g->budget)))) {
 		cm_hmap_free(seen);
 		return -1;
 	}
