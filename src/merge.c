@@ -136,7 +136,7 @@ static int read_window(struct merge *m, int *trace_events)
 	cm_window_sink sink = {w_event, w_member, m};
 	for (int i = 0; i < n; i++)
 		d[i] = cm_gpu_digest_new(m->gpu);
-	rc = cm_window_read_parallel(m->win, &ps, "reading the window", trace_events);
+	rc = m->opt->careful ? 1 : cm_window_read_parallel(m->win, &ps, "reading the window", trace_events);
 	for (int i = 0; i < n; i++)
 		cm_gpu_digest_free(d[i]);
 	free(d);
@@ -290,6 +290,18 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 	return 0;
 }
 
+/* C1: the CPU trace's one parse, by the parallel scan (or, with the testing
+ * aid CUPTIMERGE_CAREFUL, by the careful one).  0, or -1 after a report. */
+static int cpu_scan(struct merge *m)
+{
+	int rc;
+	if (!m->opt->careful)
+		return cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	m->plan.careful = 1;
+	return rc;
+}
+
 /* C1 on the second thread: the CPU scan, with the index candidates kept on
  * disk until W1 has named the ids it needs. */
 static void *c1_thread(void *arg)
@@ -297,7 +309,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	m->c1_rc = cpu_scan(m);
 	return NULL;
 }
 
@@ -323,7 +335,7 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else
-		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+		m->c1_rc = cpu_scan(m);
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
