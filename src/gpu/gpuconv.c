@@ -842,17 +842,24 @@ static void plan_sync(cm_gpu *g, const cm_gpurec *r)
 
 /* Kineto's External id of an API call that no CUSTOM0 record names: the
  * operator of the CPU trace it was made in (opindex.h), which its GPU work
- * shares through the correlation id. */
-static void api_operator(cm_gpu *g, const cm_gpurec *r, cm_int tid)
+ * shares through the correlation id.  The call's own thread is the one its
+ * thread id names (through the window's thread_resource_map), not the row
+ * a correlation link may give it: a link through a user annotation's id
+ * puts a worker's call on the annotation's thread, where an operator of the
+ * main thread may span it. */
+static void api_operator(cm_gpu *g, const cm_gpurec *r)
 {
 	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
+	int64_t tid, ext;
 	double ts, dur;
-	int64_t ext;
-	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX || tid < INT64_MIN ||
-	    tid > INT64_MAX || cm_idmap_get(g->cext, (int64_t)corr))
+	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX ||
+	    cm_idmap_get(g->cext, (int64_t)corr))
 		return;
+	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
+		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
-	if (cm_opindex_find(g->ops, (int64_t)pid, (int64_t)tid, ts, ts + dur, &ext))
+	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
 		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
 }
 
@@ -868,7 +875,7 @@ static int plan_record(cm_gpu *g, const cm_gpurec *r)
 		if (api_thread(g, r, &tid, &fell) < 0)
 			return -1;
 		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
-			api_operator(g, r, tid);
+			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
 		if (fell && g->repair &&
