@@ -122,7 +122,7 @@ int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end
 {
 	cm_gpu *g = ctx;
 	if (!g->ops)
-		g->ops = cm_opindex_new();
+		g->ops = cm_opindex_new(g->budget);
 	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
 }
 

@@ -13,11 +13,13 @@
 #ifndef CM_OPINDEX_H
 #define CM_OPINDEX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct cm_opindex cm_opindex;
 
-cm_opindex *cm_opindex_new(void);
+/* A new index that keeps about BUDGET bytes of operators in memory. */
+cm_opindex *cm_opindex_new(size_t budget);
 void cm_opindex_free(cm_opindex *x);
 
 /* Add the operator EXT of thread (PID, TID) spanning [TS, END] (trace
@@ -25,14 +27,15 @@ void cm_opindex_free(cm_opindex *x);
  * temporary file). */
 int cm_opindex_add(cm_opindex *x, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
 
-/* All operators added: sort them (the table lives in a temporary file,
- * mapped) and link each to the innermost one that encloses it.  0, or -1
- * after reporting. */
+/* All operators added: sort them (beyond the budget, in sorted runs in a
+ * temporary file, merged into another, which is mapped) and link each to
+ * the innermost one that encloses it; the lookups keep about the budget of
+ * it resident.  0, or -1 after reporting. */
 int cm_opindex_build(cm_opindex *x);
 
 /* The External id of the innermost operator of (PID, TID) whose span
  * encloses [TS, END]: 1 and *EXT, or 0 when none does. */
-int cm_opindex_find(const cm_opindex *x, int64_t pid, int64_t tid, double ts, double end, int64_t *ext);
+int cm_opindex_find(cm_opindex *x, int64_t pid, int64_t tid, double ts, double end, int64_t *ext);
 
 /* Operators indexed. */
 uint64_t cm_opindex_count(const cm_opindex *x);
