@@ -166,7 +166,7 @@ void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + (g->ua ? cm_idmap_bytes(g->ua) : 0) +
 			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
 			  cm_hmap_bytes(g->threads) + (g->spans ? cm_idmap_bytes(g->spans) : 0) +
-			  cm_hmap_bytes(g->spans_more);
+			  cm_hmap_bytes(g->spans_more) + (g->cext ? cm_idmap_bytes(g->cext) : 0);
 }
 
 /* ------------------------------------------------------------ field access */
