@@ -163,7 +163,7 @@ static int read_window(struct merge *m, int *trace_events)
 	cm_window_sink sink = {w_event, w_member, m};
 	for (int i = 0; i < n; i++)
 		d[i] = cm_gpu_digest_new(m->gpu);
-	rc = cm_window_read_parallel(m->win, &ps, "reading the window", trace_events);
+	rc = m->opt->careful ? 1 : cm_window_read_parallel(m->win, &ps, "reading the window", trace_events);
 	for (int i = 0; i < n; i++)
 		cm_gpu_digest_free(d[i]);
 	free(d);
@@ -238,6 +238,18 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 	return 0;
 }
 
+/* C1: the CPU trace's one parse, by the parallel scan (or, with the testing
+ * aid CUPTIMERGE_CAREFUL, by the careful one).  0, or -1 after a report. */
+static int cpu_scan(struct merge *m)
+{
+	int rc;
+	if (!m->opt->careful)
+		return cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+	m->plan.careful = 1;
+	return rc;
+}
+
 /* C1 on the second thread: the CPU scan, with the index candidates kept on
  * disk until W1 has named the ids it needs. */
 static void *c1_thread(void *arg)
@@ -245,7 +257,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	m->c1_rc = cpu_scan(m);
 	m->t_cpu = now_s() - m->t0;
 	return NULL;
 }
@@ -273,12 +285,19 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else {
-		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+		m->c1_rc = cpu_scan(m);
 		m->t_cpu = now_s() - m->t0;
 	}
+	/* a window of version 2 takes the External ids of its API calls from
+	 * the operators they were made in, when it has no CUSTOM0 records */
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
-	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu)) < 0)
+	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
+				   cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu) < 0 ||
+	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
+	/* the kernels' device properties: the window's, else the CPU trace's */
+	if (m->plan.devprops == CM_DEVPROPS_LISTED)
+		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
 	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
 					      win_trace_events)))
 		return status;
@@ -356,11 +375,15 @@ int cm_merge_run(const struct cm_options *opt)
 	if (status) {
 		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
 	} else {
-		cm_cpucopy_hooks hooks = {hook_insert, hook_append, &m, m.repair ? hook_element : NULL, NULL};
+		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
+					  .element = m.repair ? hook_element : NULL};
 		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
+		/* a window of version 2 lends its devices to a trace without */
+		if (m.plan.devprops != CM_DEVPROPS_LISTED)
+			hooks.devices = cm_gpu_devices_text(m.gpu, &hooks.devices_len);
 		eo.first = 1;
 		cm_progress_stage(cm_input_raw_size(m.win), cm_input_raw_size(m.cpu));
 		ok = cm_input_rewind(m.cpu) == 0 &&

@@ -21,6 +21,7 @@ struct cm_options {
 	int quiet, verbose;
 	int force;               /* --force: merge inputs that look mismatched */
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
+	int careful;             /* CUPTIMERGE_CAREFUL: only the careful (yajl) readers */
 };
 
 #endif

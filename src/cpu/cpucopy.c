@@ -42,7 +42,7 @@ enum state {
 	ST_END     /* after the top-level '}' */
 };
 
-enum key_kind { K_OTHER, K_EVENTS, K_NAME };
+enum key_kind { K_OTHER, K_EVENTS, K_NAME, K_SCHEMA, K_DEVICES };
 
 struct copy {
 	const cm_cpuplan *plan;
@@ -59,7 +59,9 @@ struct copy {
 	int seen_events, seen_name;
 	uint64_t elem, next_drop, kept;
 	int inserted;
+	int devices_due; /* hooks->devices is to be added as a new member */
 	cm_buf elem_text; /* the element, when hooks->element wants it */
+	cm_buf gap;       /* the bytes since the end of the last element */
 	/* ST_ARRAY */
 	FILE *layout;     /* cm_cpuplan.layout, being read, or NULL */
 	enum { L_NEXT, L_GAP, L_ELEM, L_CLOSE } lphase;
@@ -110,7 +112,11 @@ static int key_kind_of(struct copy *c)
 	if (c->key_esc) { /* rare: decode the escapes to compare */
 		cm_arena *a = cm_arena_new();
 		const cm_jval *v = cm_jval_parse_py(a, c->key.p, c->key.len);
-		int k = cm_jval_streq(v, "traceEvents") ? K_EVENTS : cm_jval_streq(v, "traceName") ? K_NAME : K_OTHER;
+		int k = cm_jval_streq(v, "traceEvents")        ? K_EVENTS
+			: cm_jval_streq(v, "traceName")        ? K_NAME
+			: cm_jval_streq(v, "schemaVersion")    ? K_SCHEMA
+			: cm_jval_streq(v, "deviceProperties") ? K_DEVICES
+							       : K_OTHER;
 		cm_arena_free(a);
 		return k;
 	}
@@ -118,6 +124,10 @@ static int key_kind_of(struct copy *c)
 		return K_EVENTS;
 	if (n == 9 && !memcmp(s, "traceName", 9))
 		return K_NAME;
+	if (n == 13 && !memcmp(s, "schemaVersion", 13))
+		return K_SCHEMA;
+	if (n == 16 && !memcmp(s, "deviceProperties", 16))
+		return K_DEVICES;
 	return K_OTHER;
 }
 
@@ -128,6 +138,16 @@ static void member_head(struct copy *c, const char *key, size_t n)
 		cm_buf_putc(&c->eo->buf, ',');
 	cm_buf_put(&c->eo->buf, key, n);
 	cm_buf_putc(&c->eo->buf, ':');
+}
+
+/* The new "deviceProperties" member, when it is due. */
+static void devices_member(struct copy *c)
+{
+	if (!c->devices_due)
+		return;
+	c->devices_due = 0;
+	member_head(c, "\"deviceProperties\"", 18);
+	cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
 }
 
 /* The GPU metadata, once, at the insertion point. */
@@ -162,8 +182,19 @@ static int elem_begin(struct copy *c)
 	}
 	if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
 		return -1;
-	if (!c->hooks->element && cm_evout_next(c->eo) < 0)
-		return -1;
+	if (!c->hooks->element) {
+		/* the separator the walk of the layout writes (array_feed): none
+		 * first, else the input's own, else (after the metadata, before
+		 * the first element) a comma; so both copies make the same bytes */
+		if (c->eo->buf.len >= (1u << 20) && cm_evout_flush(c->eo) < 0)
+			return -1;
+		if (!c->eo->first && c->elem)
+			cm_buf_put(&c->eo->buf, c->gap.p, c->gap.len);
+		else if (!c->eo->first)
+			cm_buf_putc(&c->eo->buf, ',');
+		c->eo->first = 0;
+	}
+	c->gap.len = 0;
 	c->kept++;
 	c->copying = 1;
 	return 0;
@@ -274,6 +305,7 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 				c->st = ST_KEY;
 				c->esc = 0;
 			} else if (ch == '}') {
+				devices_member(c);
 				if (!c->seen_events) {
 					member_head(c, "\"traceEvents\"", 13);
 					cm_buf_putc(&c->eo->buf, '[');
@@ -316,6 +348,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 				i++;
 				break;
 			}
+			if (c->key_kind != K_SCHEMA)
+				devices_member(c);
 			member_head(c, c->key.p, c->key.len);
 			if (c->key_kind == K_EVENTS) {
 				if (ch != '[')
@@ -336,6 +370,10 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
 					c->copying = 0;
 				}
+			} else if (c->key_kind == K_DEVICES && c->hooks->devices &&
+				   c->plan->devprops == CM_DEVPROPS_EMPTY) {
+				cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
+				c->copying = 0;
 			}
 			cm_jscan_begin(&c->sc, ch);
 			run = i;
@@ -351,6 +389,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 			break;
 		case ST_EVENTS:
 			if (ch == '{') {
+				if (c->next_drop < c->plan->ndropped && c->plan->dropped[c->next_drop] == c->elem)
+					c->gap.len = 0; /* a dropped element takes its separator along */
 				if (elem_begin(c) < 0)
 					return -1;
 				run = i;
@@ -364,6 +404,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 				i++;
 				c->st = ST_TOP;
 			} else if (ch == ',' || cm_jscan_ws(ch)) {
+				if (c->elem) /* the bytes between two elements */
+					cm_buf_putc(&c->gap, ch);
 				i++;
 			} else {
 				return changed(c);
@@ -409,6 +451,7 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.hooks = hooks;
 	c.eo = eo;
 	c.in = in;
+	c.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
 	/* the layout, after the parallel scan; not with an element hook, which
 	 * takes the elements one by one */
 	if (plan->layout && !plan->careful && !hooks->element) {
@@ -421,12 +464,14 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 		if (feed(&c, chunk, len, cm_input_offset(in)) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
 			cm_buf_free(&c.key);
 			cm_buf_free(&c.elem_text);
+			cm_buf_free(&c.gap);
 			return -1;
 		}
 		cm_progress_update(cm_input_raw_done(in));
 	}
 	cm_buf_free(&c.key);
 	cm_buf_free(&c.elem_text);
+	cm_buf_free(&c.gap);
 	if (rc < 0)
 		return -1;
 	if (c.st != ST_END)

@@ -20,6 +20,12 @@ typedef struct cm_cpucopy_hooks {
 	int (*element)(void *ctx, const char *text, size_t len, cm_evout *eo);
 	/* The new traceName, or NULL to keep the input's. */
 	const char *trace_name;
+	/* When set, the JSON text of a top-level "deviceProperties" for a trace
+	 * without devices: written in place of a "deviceProperties" that lists
+	 * none, or, when the trace has none, as a new member before its first
+	 * member other than "schemaVersion" (where Kineto writes it). */
+	const char *devices;
+	size_t devices_len;
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

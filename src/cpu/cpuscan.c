@@ -64,6 +64,10 @@ struct cscan {
 	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
 	int have_last_pid;
 	cm_buf *spill_buf;   /* a worker of the parallel scan: candidates go here */
+	int top_key_props;   /* the depth-1 key is deviceProperties */
+	int props_depth;     /* inside deviceProperties: its nesting, built into props */
+	cm_jbuild props;
+	cm_arena *props_arena;
 };
 
 static const char *cname(struct cscan *c) { return cm_input_name(c->sax.in); }
@@ -171,13 +175,31 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 
 /* Without the window's id list (pass 1 over the window runs at the same
  * time, see merge.c), every candidate goes to an unlinked temporary file, in
- * event order, for cm_cpuscan_apply_index.  33 bytes a candidate.
- * Returns 1, or 0 after reporting. */
+ * event order, for cm_cpuscan_apply_index: SPILL_REC bytes a candidate, its
+ * id, pid, tid, index, ts and ts + dur (the span an operator gives its
+ * CUDA calls, opindex.h) and a byte of flags.  Returns 1, or 0 after
+ * reporting. */
+#define SPILL_REC 49
+#define SPILL_BAD 1    /* pid or tid beyond 64 bits */
+#define SPILL_CPU_OP 2 /* a "cpu_op" (else a "user_annotation") */
+
+/* float() of ts or dur for the operator index: as_float without the error
+ * (an event it would refuse is refused anyway), NaN for it. */
+static double span_float(const struct scalar *v)
+{
+	if (v->type < 0)
+		return 0.0;
+	if (v->float_rc == CM_PY_OVERFLOW)
+		return NAN;
+	return v->float_rc == CM_PY_OK ? v->d : 0.0;
+}
+
 static int spill(struct cscan *c, int64_t id, uint64_t index)
 {
 	cm_cpuplan *p = c->plan;
-	unsigned char rec[33];
+	unsigned char rec[SPILL_REC];
 	int64_t pid = 0, tid = 0;
+	double ts = span_float(&c->ts), end = ts + span_float(&c->dur);
 	int bad = c->pid.int_rc != CM_PY_OK || c->tid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
 		  c->pid.i > INT64_MAX || c->tid.i < INT64_MIN || c->tid.i > INT64_MAX;
 	if (!bad) {
@@ -188,7 +210,9 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	memcpy(rec + 8, &pid, 8);
 	memcpy(rec + 16, &tid, 8);
 	memcpy(rec + 24, &index, 8);
-	rec[32] = (unsigned char)bad;
+	memcpy(rec + 32, &ts, 8);
+	memcpy(rec + 40, &end, 8);
+	rec[48] = (unsigned char)((bad ? SPILL_BAD : 0) | (c->cat.word == W_CPU_OP ? SPILL_CPU_OP : 0));
 	if (c->spill_buf) {
 		cm_buf_put(c->spill_buf, rec, sizeof rec);
 		p->n_ext_spill++;
@@ -204,9 +228,9 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	return 1;
 }
 
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext)
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx)
 {
-	unsigned char rec[33];
+	unsigned char rec[SPILL_REC];
 	if (!p->ext_spill)
 		return 0;
 	if (fflush(p->ext_spill) != 0 || fseek(p->ext_spill, 0, SEEK_SET) != 0)
@@ -218,12 +242,21 @@ int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext)
 		if (fread(rec, sizeof rec, 1, p->ext_spill) != 1)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
 		memcpy(&id, rec, 8);
+		if (op && rec[48] == SPILL_CPU_OP) {
+			double ts, end;
+			memcpy(&pid, rec + 8, 8);
+			memcpy(&tid, rec + 16, 8);
+			memcpy(&ts, rec + 32, 8);
+			memcpy(&end, rec + 40, 8);
+			if (op(op_ctx, pid, tid, ts, end, id) < 0)
+				return -1;
+		}
 		if (!(t = cm_idmap_get(ext, id)))
 			continue;
 		memcpy(&pid, rec + 8, 8);
 		memcpy(&tid, rec + 16, 8);
 		memcpy(&index, rec + 24, 8);
-		if (rec[32])
+		if (rec[48] & SPILL_BAD)
 			return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
 					"traceEvents[%llu]: pid or tid does not fit in 64 bits", (unsigned long long)index),
 			       -1;
@@ -346,6 +379,36 @@ static int event_done(struct cscan *c)
 	return 1;
 }
 
+/* A top-level "deviceProperties" value V (the last one counts, as in
+ * Python's json): what the merge needs of it. */
+static void take_devprops(cm_cpuplan *p, const cm_jval *v)
+{
+	p->devprops = cm_kin_devices_read(&p->devices, v) ? CM_DEVPROPS_LISTED : CM_DEVPROPS_EMPTY;
+}
+
+/* The careful scan builds deviceProperties (a small value) as it goes:
+ * each SAX event inside it goes to the builder; the value's end takes it.
+ * Returns 1 (building never fails below the parser's depth limit). */
+static int props_event(struct cscan *c, int type, const char *s, size_t n, int close)
+{
+	if (close) {
+		c->props_depth--;
+		if (cm_jbuild_close(&c->props))
+			take_devprops(c->plan, c->props.root);
+	} else if (type == CM_J_ARR || type == CM_J_OBJ) {
+		if (!c->props_depth++) {
+			if (!c->props_arena)
+				c->props_arena = cm_arena_new();
+			cm_arena_reset(c->props_arena);
+			cm_jbuild_begin(&c->props, c->props_arena);
+		}
+		cm_jbuild_open(&c->props, type);
+	} else {
+		cm_jbuild_scalar(&c->props, type, s, n);
+	}
+	return 1;
+}
+
 /* The base time value. */
 static int base_value(struct cscan *c, int type, const char *s, size_t n)
 {
@@ -386,6 +449,8 @@ static struct scalar *field_slot(struct cscan *c)
 static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 {
 	struct scalar *v;
+	if (c->props_depth)
+		return props_event(c, type, s, n, 0);
 	if (c->skip)
 		return 1;
 	switch (c->depth) {
@@ -395,6 +460,8 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 	case 1:
 		if (c->in_events)
 			return fail_events(c);
+		if (c->top_key_props)
+			take_devprops(c->plan, NULL); /* not an array: no devices */
 		return c->top_key_base ? base_value(c, type, s, n) : 1;
 	case 2:
 		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
@@ -430,6 +497,8 @@ static void reset_event(struct cscan *c)
 
 static int on_open(struct cscan *c, int is_map)
 {
+	if (c->props_depth || (c->depth == 1 && c->top_key_props && !c->skip))
+		return props_event(c, is_map ? CM_J_OBJ : CM_J_ARR, NULL, 0, 0);
 	if (c->skip) {
 		c->skip++;
 		return 1;
@@ -493,6 +562,8 @@ static int on_open(struct cscan *c, int is_map)
 
 static int on_close(struct cscan *c)
 {
+	if (c->props_depth)
+		return props_event(c, 0, NULL, 0, 1);
 	if (c->skip) {
 		c->skip--;
 		return 1;
@@ -523,11 +594,16 @@ static int cb_map_key(void *cv, const unsigned char *k, size_t n)
 {
 	struct cscan *c = cv;
 	const char *s = (const char *)k;
+	if (c->props_depth) {
+		cm_jbuild_key(&c->props, s, n);
+		return 1;
+	}
 	if (c->skip)
 		return 1;
 	if (c->depth == 1) {
 		c->in_events = n == 11 && !memcmp(s, "traceEvents", 11);
 		c->top_key_base = n == 19 && !memcmp(s, "baseTimeNanoseconds", 19);
+		c->top_key_props = n == 16 && !memcmp(s, "deviceProperties", 16);
 		if (n == 9 && !memcmp(s, "traceName", 9))
 			c->plan->has_trace_name = 1;
 		if (n == 6 && !memcmp(s, "events", 6))
@@ -566,13 +642,16 @@ static const yajl_callbacks cpu_callbacks = {
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 {
 	struct cscan c;
+	int rc;
 	memset(&c, 0, sizeof c);
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
 	c.plan = plan;
 	c.ext = ext;
-	return cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
+	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
+	cm_arena_free(c.props_arena);
+	return rc;
 }
 
 /* ------------------------------------------------------ the parallel scan
@@ -699,10 +778,10 @@ static int cfold(void *sctx, cm_buf *out)
 	if (r.n_spill) {
 		if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
 			return -1;
-		if (fwrite(q, 33, r.n_spill, p->ext_spill) != r.n_spill)
+		if (fwrite(q, SPILL_REC, r.n_spill, p->ext_spill) != r.n_spill)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 		p->n_ext_spill += r.n_spill;
-		q += 33 * r.n_spill;
+		q += SPILL_REC * r.n_spill;
 	}
 	p->pids_overflow |= r.pids_overflow;
 	for (uint64_t i = 0; i < r.npids && !p->pids_overflow; i++, q += 8) {
@@ -765,6 +844,11 @@ static int cmember(void *ctx, const char *key, size_t klen, const char *val, siz
 		p->has_trace_name = 1;
 	if (k->len == 6 && !memcmp(k->s, "events", 6))
 		p->has_window_events = 1;
+	if (k->len == 16 && !memcmp(k->s, "deviceProperties", 16)) {
+		if (!(v = cm_jval_parse_py(cr->arena, val, vlen)))
+			goto bad;
+		take_devprops(p, v);
+	}
 	if (k->len == 19 && !memcmp(k->s, "baseTimeNanoseconds", 19)) {
 		int rc;
 		if (!(v = cm_jval_parse_py(cr->arena, val, vlen)))
@@ -839,6 +923,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 
 void cm_cpuplan_free(cm_cpuplan *plan)
 {
+	cm_kin_devices_free(&plan->devices);
 	free(plan->dropped);
 	plan->dropped = NULL;
 	if (plan->ext_spill)

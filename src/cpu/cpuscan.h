@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "io/input.h"
 #include "base/pyval.h"
+#include "gpu/kineto.h"
 
 /* What the output pass needs to know about the CPU trace. */
 typedef struct cm_cpuplan {
@@ -37,7 +38,14 @@ typedef struct cm_cpuplan {
 	 * parallel scan's splitter found them; the copy need not look again
 	 * (NULL after the careful scan, or when there are no elements). */
 	FILE *layout;
+	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
+	int devprops;          /* CM_DEVPROPS_* */
+	cm_kin_devices devices; /* its devices, when a non-empty array */
 } cm_cpuplan;
+
+/* cm_cpuplan.devprops: the trace has no "deviceProperties", has one that
+ * lists no device (not an array, or an empty one), or has devices. */
+enum { CM_DEVPROPS_ABSENT, CM_DEVPROPS_EMPTY, CM_DEVPROPS_LISTED };
 
 /* The pid set stops growing here (a trace has a few processes; this bounds
  * the memory a pathological trace can claim). */
@@ -60,8 +68,12 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
 int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
 
 /* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
- * run would have (IN names the trace in messages).  0, or -1 after a report. */
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext);
+ * run would have (IN names the trace in messages).  With OP, also hand it
+ * every "cpu_op" X event that has an integer External id, its pid and tid
+ * (64-bit integers), its span [ts, ts + dur] and that id, in trace order
+ * (OP returns 0, or -1 after a report).  0, or -1 after a report. */
+typedef int (*cm_cpuscan_op_fn)(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

@@ -36,6 +36,14 @@ void gpu_arg_str(struct args *A, const char *key, const char *v)
 	s->slen = strlen(v);
 }
 
+void gpu_arg_raw(struct args *A, const char *key, const char *s, size_t n)
+{
+	struct arg *a = arg_slot(A, key, strlen(key));
+	a->kind = ARG_RAW;
+	a->s = s;
+	a->slen = n;
+}
+
 /* A name from a small table, or the number itself (dict.get(k, k)). */
 static void arg_named(struct args *A, const char *key, cm_int v, const char *const *names, int count)
 {
@@ -95,6 +103,7 @@ void gpu_write_args(cm_buf *b, const struct args *A)
 		case ARG_INT: cm_jw_int(b, s->i); break;
 		case ARG_STR:
 		case ARG_PYTEXT: cm_jw_string(b, s->s, s->slen); break;
+		case ARG_RAW: cm_buf_put(b, s->s, s->slen); break;
 		default: cm_jval_write(b, s->jv); break;
 		}
 	}

@@ -6,13 +6,13 @@
 #include "json/jval.h"
 #include "base/pyval.h"
 
-enum arg_kind { ARG_INT, ARG_STR, ARG_JVAL, ARG_PYTEXT };
+enum arg_kind { ARG_INT, ARG_STR, ARG_JVAL, ARG_PYTEXT, ARG_RAW };
 struct arg {
 	const char *key;
 	size_t klen;
 	int kind;
 	cm_int i;
-	const char *s; /* ARG_STR / ARG_PYTEXT bytes */
+	const char *s; /* ARG_STR / ARG_PYTEXT bytes, ARG_RAW JSON text */
 	size_t slen;
 	const cm_jval *jv;
 };
@@ -24,6 +24,9 @@ struct args {
 /* args[KEY] = V for an integer, a string, a name from a table. */
 void gpu_arg_int(struct args *A, const char *key, cm_int v);
 void gpu_arg_str(struct args *A, const char *key, const char *v);
+/* args[KEY] = the JSON value whose text is S[0..N) (S must live until the
+ * args are written). */
+void gpu_arg_raw(struct args *A, const char *key, const char *s, size_t n);
 /* Memcpy kinds by name ("HtoD"), memory kinds ("pinned"), else the number. */
 void gpu_arg_copy_kind(struct args *A, const char *key, cm_int v);
 void gpu_arg_memory_kind(struct args *A, const char *key, cm_int v);

@@ -67,6 +67,11 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
 	g->threads = cm_hmap_new(16, 8);
 	g->spans_more = cm_hmap_new(24, sizeof(struct span));
+	g->act_streams = cm_hmap_new(16, 0);
+	g->device_rows = cm_hmap_new(8, 0);
+	g->version = 1;
+	g->api_lo = INT64_MAX;
+	g->api_hi = INT64_MIN;
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
 	return g;
@@ -89,6 +94,14 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->threads);
 	cm_idmap_free(g->spans);
 	cm_hmap_free(g->spans_more);
+	cm_hmap_free(g->act_streams);
+	cm_hmap_free(g->device_rows);
+	cm_opindex_free(g->ops);
+	cm_hmap_free(g->evmap);
+	cm_hmap_free(g->waits);
+	cm_idmap_free(g->cext);
+	cm_kin_devices_free(&g->wprops);
+	cm_buf_free(&g->wprops_text);
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
@@ -102,6 +115,28 @@ void cm_gpu_free(cm_gpu *g)
 }
 
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes) { g->budget = bytes; }
+
+int cm_gpu_version(const cm_gpu *g) { return g->version; }
+
+int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
+{
+	cm_gpu *g = ctx;
+	if (!g->ops)
+		g->ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
+	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
+}
+
+int cm_gpu_cpu_ops_done(cm_gpu *g) { return g->ops ? cm_opindex_build(g->ops) : 0; }
+
+void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+
+const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
+{
+	if (g->version < 2 || !g->wprops_text.len)
+		return NULL;
+	*n = g->wprops_text.len;
+	return g->wprops_text.p;
+}
 
 cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 {
@@ -131,7 +166,7 @@ void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + (g->ua ? cm_idmap_bytes(g->ua) : 0) +
 			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
 			  cm_hmap_bytes(g->threads) + (g->spans ? cm_idmap_bytes(g->spans) : 0) +
-			  cm_hmap_bytes(g->spans_more);
+			  cm_hmap_bytes(g->spans_more) + (g->cext ? cm_idmap_bytes(g->cext) : 0);
 }
 
 /* ------------------------------------------------------------ field access */
@@ -325,6 +360,43 @@ static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const ch
 
 /* ------------------------------------------- digest: the one window parse */
 
+/* _as_int(event.get(KEY, 0)) for what only windows of version 2 use, whose
+ * version is known only once the whole window has been read (sync records,
+ * the spans of API calls the reference drops): nothing is reported here;
+ * the first problem is kept in d->dumps (a missing field only when
+ * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
+ * fit in 64 bits (a table key). */
+static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	cm_buf *err = &a->d->dumps;
+	char msg[120];
+	int rc = CM_PY_OK, n = 0;
+	*out = 0;
+	if (!v) {
+		if (required && !err->len)
+			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
+	} else {
+		switch (v->type) {
+		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
+		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
+		case CM_J_TRUE: *out = 1; break;
+		default: break;
+		}
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		if (rc != CM_PY_OK && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				     (int)(v->len > 40 ? 40 : v->len), v->s);
+		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+	}
+	if (n > 0)
+		cm_buf_put(err, msg, (size_t)n);
+}
+
 /* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
 static const char *api_name(int driver, cm_int cbid, char *fallback)
 {
@@ -348,9 +420,24 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
 	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
-	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback)))
-		return 0; /* kept only for its thread lookup, which can fail */
-	r->flags |= CM_REC_REGISTERED;
+	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
+		int64_t c = (int64_t)v[CM_RA_CORR];
+		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
+		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
+		a->d->api_n++;
+	}
+	if (!cm_cbid_is_registered(driver, api_name(driver, v[CM_RA_CBID], fallback))) {
+		/* kept for its thread lookup, which can fail, and its span, which
+		 * finds its operator (version 2): read without a word */
+		a->d->dumps.len = 0;
+		quiet_int(a, "start_ns", 1, 0, &v[CM_RA_START]);
+		quiet_int(a, "end_ns", 1, 0, &v[CM_RA_END]);
+		if (!a->d->dumps.len)
+			r->flags |= CM_REC_SPAN;
+		a->d->dumps.len = 0;
+		return 0;
+	}
+	r->flags |= CM_REC_REGISTERED | CM_REC_SPAN;
 	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
 	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
 		return -1;
@@ -383,6 +470,25 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 		return -1;
 	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
 		return -1;
+	/* a kernel with "grid_x" carries its launch members (window format 2) */
+	if (kind == CM_REC_KERNEL && cm_jval_get(a->ev, "grid_x")) {
+		static const char *const launch[] = {
+			"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+			"static_shared_memory", "dynamic_shared_memory", "queued_ns"};
+		for (int i = 0; i < CM_RK_N - CM_RG_N; i++)
+			if (gpu_int_field(a, launch[i], 0, &v[CM_RG_N + i]) < 0)
+				return -1;
+		r->flags |= CM_REC_LAUNCH;
+		r->nv = CM_RK_N;
+	}
+	/* the streams that have GPU work, for the rule of "Stream Wait Event"
+	 * syncs (render_sync); runs of one stream are noted once */
+	if (!d->have_last_as || d->last_as[0] != d64 || d->last_as[1] != s64) {
+		d->last_as[0] = d64;
+		d->last_as[1] = s64;
+		d->have_last_as = 1;
+		cm_buf_put(&d->astreams, d->last_as, 16);
+	}
 	d->text.len = 0;
 	cm_jval_str_py(&d->text, namev);
 	ann = cm_jval_get(a->ev, "annotation");
@@ -437,10 +543,49 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 	return 0;
 }
 
+/* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
+ * as in Kineto, when the window does not say.  0 (it is always kept). */
+static int digest_sync(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_SYNC;
+	r->nv = CM_RS_N;
+	quiet_int(a, "sync_type", 0, 0, &v[CM_RS_TYPE]);
+	quiet_int(a, "start_ns", 1, 0, &v[CM_RS_START]);
+	quiet_int(a, "end_ns", 1, 0, &v[CM_RS_END]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RS_CORR]);
+	quiet_int(a, "context_id", 0, 1, &v[CM_RS_CTX]);
+	quiet_int(a, "stream_id", 0, 1, &v[CM_RS_STREAM]);
+	quiet_int(a, "cuda_event_id", 0, 1, &v[CM_RS_EVENT]);
+	quiet_int(a, "device_id", 0, 1, &v[CM_RS_DEV]);
+	if (a->d->dumps.len)
+		r->flags |= CM_REC_DEFERRED;
+	return 0;
+}
+
+/* A cuda_event record: where an event was recorded, for the event syncs
+ * after it.  0, or 1 when it is unusable (then it is left out). */
+static int digest_cuda_event(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_CUDAEVENT;
+	r->nv = CM_RE_N;
+	quiet_int(a, "context_id", 0, 1, &v[CM_RE_CTX]);
+	quiet_int(a, "event_id", 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, "stream_id", 0, 0, &v[CM_RE_STREAM]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RE_CORR]);
+	if (!a->d->dumps.len)
+		return 0;
+	a->d->dumps.len = 0;
+	return 1;
+}
+
 cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 {
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
 	d->g = g;
+	d->api_lo = INT64_MAX;
+	d->api_hi = INT64_MIN;
 	return d;
 }
 
@@ -451,14 +596,17 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
 	cm_buf_free(&d->text);
 	cm_buf_free(&d->dumps);
 	cm_buf_free(&d->pairs);
+	cm_buf_free(&d->astreams);
 	free(d);
 }
 
 /* A batch's output: a 4-byte length of its records, the records, then its
- * pairs, then a struct batch_tail. */
+ * pairs, its activity streams, then a struct batch_tail. */
 struct batch_tail {
 	cm_int max_end;
-	uint64_t events, pair_bytes;
+	uint64_t events, pair_bytes, astream_bytes;
+	int64_t api_lo, api_hi;
+	uint64_t api_n;
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -471,12 +619,18 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n};
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
+		cm_buf_put(out, d->astreams.p, d->astreams.len);
 		cm_buf_put(out, &t, sizeof t);
 		d->pairs.len = 0;
+		d->astreams.len = 0;
+		d->have_last_as = 0;
+		d->api_lo = INT64_MAX;
+		d->api_hi = INT64_MIN;
+		d->api_n = 0;
 		d->events = 0;
 		d->max_end = 0;
 		return 0;
@@ -507,7 +661,13 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		rc = digest_api(&a, 1, &r);
 	else if (cm_jval_streq(kind, "overhead"))
 		rc = digest_overhead(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_sync"))
+		rc = digest_sync(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_event"))
+		rc = digest_cuda_event(&a, &r);
 	else
+		return 0;
+	if (rc > 0) /* not kept */
 		return 0;
 	if (rc < 0)
 		return -1;
@@ -529,8 +689,13 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
 	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
 	g->st.events += t.events;
+	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
+	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
+	g->api_n += t.api_n;
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
+	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
+		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
 	cm_buf_put(&g->block, out->p + 4, rec_len);
 	out->len = 0;
 	if (g->block.len >= CM_GPU_BLOCK) {
@@ -585,6 +750,36 @@ static int dropped(const cm_gpu *g, const cm_gpurec *r)
 	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
 }
 
+/* Kineto's sync type of a sync record: CUPTI's uint32 field. */
+static uint32_t sync_type(const cm_gpurec *r) { return (uint32_t)(unsigned __int128)r->v[CM_RS_TYPE]; }
+
+/* Whether a sync record (without a deferred error) is drawn: in a window of
+ * version 2, every one but a "Stream Wait Event" on a stream where no
+ * kernel, copy or set ran: Kineto holds those back until the end and then
+ * drops them as noise. */
+static int sync_drawn(const cm_gpu *g, const cm_gpurec *r)
+{
+	int64_t key[2];
+	if (g->version < 2)
+		return 0;
+	if (sync_type(r) != CM_SYNC_STREAM_WAIT_EVENT)
+		return 1;
+	key[0] = (int64_t)r->v[CM_RS_DEV];
+	key[1] = (int64_t)r->v[CM_RS_STREAM];
+	return cm_hmap_get(g->act_streams, key) != NULL;
+}
+
+/* The External id Kineto writes on the GPU-side event of correlation CORR:
+ * that of the CPU operator linked to it, 0 when none (version 2 only). */
+static int64_t cpu_ext(const cm_gpu *g, cm_int corr)
+{
+	const int64_t *e;
+	if (!g->cext || corr < INT64_MIN || corr > INT64_MAX)
+		return 0;
+	e = cm_idmap_get(g->cext, (int64_t)corr);
+	return e ? *e : 0;
+}
+
 /* --------------------------------------------------- plan: rows and extent */
 
 /* Widen [*S, *E] to take in [START, END]. */
@@ -636,7 +831,7 @@ struct plan_feed {
 	cm_opool *pool;
 };
 
-enum { NOTE_PROC = 1, NOTE_THREAD, NOTE_DEV, NOTE_STREAM, NOTE_SPAN };
+enum { NOTE_PROC = 1, NOTE_THREAD, NOTE_DEV, NOTE_STREAM, NOTE_SPAN, NOTE_DEVROW };
 
 struct plan_note {
 	int64_t kind, a, b, c;
@@ -692,6 +887,57 @@ static void part_extent(struct plan_part *pp, double ts, double dur)
 	pp->st_x_events++;
 }
 
+/* A drawn sync: its rows (its device; its stream, or, when CUPTI gave none
+ * (all ones), Kineto's row "Device N" of the device, tid 1), its extent, and
+ * for an event sync where the event it waits on was last recorded. */
+static void plan_sync(struct plan_part *pp, const cm_gpurec *r)
+{
+	cm_gpu *g = pp->g;
+	const cm_int *v = r->v;
+	int64_t dev = (int64_t)v[CM_RS_DEV];
+	double ts, dur;
+	uint32_t type = sync_type(r);
+	note(pp, NOTE_DEV, dev, 0, 0, v[CM_RS_START], 0);
+	if (cm_tid_int32(v[CM_RS_STREAM]) != -1)
+		note(pp, NOTE_STREAM, dev, (int64_t)v[CM_RS_STREAM], 0, 0, 0);
+	else
+		note(pp, NOTE_DEVROW, dev, 0, 0, 0, 0);
+	x_times(g, v[CM_RS_START], v[CM_RS_END], &ts, &dur);
+	part_extent(pp, ts, dur);
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t key[2] = {(int64_t)v[CM_RS_CTX], (int64_t)v[CM_RS_EVENT]}, ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->evmap, key);
+		if (w) {
+			struct wait_info copy = *w;
+			*(struct wait_info *)cm_hmap_put(g->waits, &ix, NULL) = copy;
+		}
+	}
+}
+
+/* Kineto's External id of an API call that no CUSTOM0 record names: the
+ * operator of the CPU trace it was made in (opindex.h), which its GPU work
+ * shares through the correlation id.  The call's own thread is the one its
+ * thread id names (through the window's thread_resource_map), not the row
+ * a correlation link may give it: a link through a user annotation's id
+ * puts a worker's call on the annotation's thread, where an operator of the
+ * main thread may span it. */
+static void api_operator(cm_gpu *g, const cm_gpurec *r)
+{
+	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
+	int64_t tid, ext;
+	double ts, dur;
+	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX ||
+	    cm_idmap_get(g->cext, (int64_t)corr))
+		return;
+	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
+		tid = id;
+	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
+		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
+}
+
+
 static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 {
 	cm_gpu *g = pp->g;
@@ -704,6 +950,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (api_thread(g, r, &tid, &fell) < 0)
 			return -1;
+		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
+			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
 		if (fell && g->repair &&
@@ -741,6 +989,23 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		pp->need_overhead = 1;
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		part_extent(pp, ts, dur);
+		return 0;
+	case CM_REC_SYNC:
+		if (g->version < 2)
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (sync_drawn(g, r))
+			plan_sync(pp, r);
+		return 0;
+	case CM_REC_CUDAEVENT:
+		if (g->version >= 2) {
+			/* where the event was last recorded, for the event syncs after it */
+			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
+			struct wait_info *w = cm_hmap_put(g->evmap, key, NULL);
+			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
+			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
+		}
 		return 0;
 	}
 	return 0;
@@ -802,6 +1067,7 @@ static int plan_fold(void *sctx, cm_buf *out)
 		case NOTE_DEV: setdefault(g->devices, n.a, n.start); break;
 		case NOTE_STREAM: add_pair(g->streams, n.a, n.b); break;
 		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
+		case NOTE_DEVROW: cm_hmap_put(g->device_rows, &n.a, NULL); break;
 		}
 	}
 	return 0;
@@ -824,8 +1090,11 @@ static int plan_put(void *ctx, cm_buf *block)
 
 int cm_gpu_plan(cm_gpu *g, int jobs)
 {
-	/* the repair stage counts what it moves: one thread then */
-	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	/* one thread with the repair stage, which counts what it moves, and
+	 * for a window of version 2, whose syncs look up where an event was
+	 * last recorded (and the API calls note their operators): in window
+	 * order, as they come */
+	int n = g->repair || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	struct plan_feed f = {g, NULL};
@@ -834,6 +1103,12 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		free(pp);
 		free(ctx);
 		return -1;
+	}
+	if (g->version >= 2) {
+		if (!g->evmap)
+			g->evmap = cm_hmap_new(16, sizeof(struct wait_info));
+		if (!g->waits)
+			g->waits = cm_hmap_new(8, sizeof(struct wait_info));
 	}
 	for (int i = 0; i < n; i++) {
 		pp[i].g = g;
@@ -850,6 +1125,8 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	free(ctx);
 	if (rc < 0)
 		return -1;
+	cm_hmap_free(g->evmap); /* the syncs have taken what they need */
+	g->evmap = NULL;
 	cm_gpu_plan_finish(g);
 	return 0;
 }
@@ -872,6 +1149,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	char fallback[64], tstext[48];
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int64_t ext;
 	size_t ts_len;
 	if (!(r->flags & CM_REC_REGISTERED))
 		return;
@@ -890,9 +1168,83 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_int(b, r->v[CM_RA_CBID]);
 	cm_buf_lit(b, ",\"correlation\":");
 	cm_jw_int(b, corr);
+	if ((ext = cpu_ext(g, corr)) != 0) {
+		cm_buf_lit(b, ",\"External id\":");
+		cm_jw_int(b, ext);
+	}
 	cm_buf_lit(b, "}}");
 	if (corr != 0 && cm_cbid_requires_flow(driver, name))
 		flow(b, 's', corr, pid, tid, tstext, ts_len);
+}
+
+/* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
+static void arg_text(struct render *R, const char *key)
+{
+	char *s = cm_arena_alloc(R->scratch, R->text.len);
+	memcpy(s, R->text.p, R->text.len);
+	gpu_arg_raw(&R->args, key, s, R->text.len);
+	R->text.len = 0;
+}
+
+/* [X, Y, Z] into R->text. */
+static void triple(struct render *R, const int32_t *x)
+{
+	cm_buf_putc(&R->text, '[');
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			cm_buf_putc(&R->text, ',');
+		cm_jw_int(&R->text, x[i]);
+	}
+	cm_buf_putc(&R->text, ']');
+}
+
+/* The args Kineto writes that the reference does not, after the
+ * reference's (kineto.h): a kernel's launch configuration and occupancy
+ * when the window has them; in a window of version 2, the operator's
+ * External id and a copy's or set's bandwidth. */
+static void kineto_args(struct render *R, const cm_gpurec *r)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	struct args *A = &R->args;
+	int64_t ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
+	if (ext)
+		gpu_arg_int(A, "External id", ext);
+	if (r->flags & CM_REC_LAUNCH) {
+		cm_kin_launch k;
+		const cm_kin_props *p = NULL;
+		int sms;
+		for (int i = 0; i < 3; i++) {
+			k.grid[i] = cm_tid_int32(v[CM_RK_GX + i]);
+			k.block[i] = cm_tid_int32(v[CM_RK_BX + i]);
+		}
+		k.regs = (uint16_t)(unsigned __int128)v[CM_RK_REGS];
+		k.static_smem = cm_tid_int32(v[CM_RK_SSMEM]);
+		k.dynamic_smem = cm_tid_int32(v[CM_RK_DSMEM]);
+		/* the window's properties of the device first, else the CPU trace's */
+		if (v[CM_RG_DEV] >= INT64_MIN && v[CM_RG_DEV] <= INT64_MAX) {
+			p = cm_kin_devices_find(&g->wprops, (int64_t)v[CM_RG_DEV]);
+			if (!p && g->cprops)
+				p = cm_kin_devices_find(g->cprops, (int64_t)v[CM_RG_DEV]);
+		}
+		sms = p ? p->occ.numSms : 0;
+		gpu_arg_int(A, "queued", v[CM_RK_QUEUED]);
+		gpu_arg_int(A, "registers per thread", k.regs);
+		gpu_arg_int(A, "shared memory", (int32_t)((uint32_t)k.static_smem + (uint32_t)k.dynamic_smem));
+		cm_kin_write_float(&R->text, cm_kin_blocks_per_sm(&k, sms));
+		arg_text(R, "blocks per SM");
+		cm_kin_write_float(&R->text, cm_kin_warps_per_sm(&k, sms));
+		arg_text(R, "warps per SM");
+		triple(R, k.grid);
+		arg_text(R, "grid");
+		triple(R, k.block);
+		arg_text(R, "block");
+		gpu_arg_int(A, "est. achieved occupancy %", cm_kin_occupancy_pct(cm_kin_occupancy(&k, p)));
+	}
+	if (g->version >= 2 && (r->kind == CM_REC_MEMCPY || r->kind == CM_REC_MEMSET)) {
+		cm_kin_write_bandwidth(&R->text, v[CM_RG_BYTES], v[CM_RG_START], v[CM_RG_END]);
+		arg_text(R, "memory bandwidth (GB/s)");
+	}
 }
 
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
@@ -931,6 +1283,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 		gpu_arg_int(A, "memory kind", v[CM_RG_K2]);
 		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
 	}
+	kineto_args(R, r);
 	gpu_write_args(b, A);
 	if (v[CM_RG_CORR] != 0)
 		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
@@ -949,6 +1302,62 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_buf_lit(b, ",\"args\":{}}");
 }
 
+/* A drawn sync record, as Kineto writes a CUDA_SYNC activity: on the row of
+ * its device and stream (Kineto's sanitizeTid of the stream as an int32:
+ * an absent stream, all ones, is row 1), "External id" first (its operator
+ * or, as Kineto does for syncs, its own correlation id), and an "f" flow
+ * into it from the API call of the same correlation. */
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	uint32_t type = sync_type(r);
+	int32_t stream = cm_tid_int32(v[CM_RS_STREAM]);
+	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
+	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
+	int64_t ext;
+	size_t ts_len;
+	char tstext[48];
+	if (!sync_drawn(g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "cuda_sync", name, strlen(name), v[CM_RS_DEV], row);
+	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{");
+	ext = cpu_ext(g, v[CM_RS_CORR]);
+	if (ext || v[CM_RS_CORR]) {
+		cm_buf_lit(b, "\"External id\":");
+		if (ext)
+			cm_jw_int(b, ext);
+		else
+			cm_jw_int(b, v[CM_RS_CORR]);
+		cm_buf_putc(b, ',');
+	}
+	cm_buf_lit(b, "\"cuda_sync_kind\":");
+	cm_jw_string(b, name, strlen(name));
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->waits, &ix);
+		cm_buf_lit(b, ",\"wait_on_stream\":");
+		cm_jw_int(b, w ? w->stream : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
+		cm_jw_int(b, w ? w->corr : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_id\":");
+		cm_jw_int(b, v[CM_RS_EVENT]);
+	}
+	cm_buf_lit(b, ",\"stream\":");
+	cm_jw_int(b, stream);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, v[CM_RS_CORR]);
+	cm_buf_lit(b, ",\"device\":");
+	cm_jw_int(b, v[CM_RS_DEV]);
+	cm_buf_lit(b, ",\"context\":");
+	cm_jw_int(b, v[CM_RS_CTX]);
+	cm_buf_lit(b, "}}");
+	if (v[CM_RS_CORR] > 0)
+		flow(b, 'f', v[CM_RS_CORR], v[CM_RS_DEV], row, tstext, ts_len);
+}
+
 /* The pool's work: the events of one block of records, each with a comma
  * in front. */
 static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
@@ -963,6 +1372,8 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 		case CM_REC_RUNTIME:
 		case CM_REC_DRIVER: render_api(R, &r, out); break;
 		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
+		case CM_REC_SYNC: render_sync(R, &r, out); break;
+		case CM_REC_CUDAEVENT: break;
 		default: render_activity(R, &r, out); break;
 		}
 	}

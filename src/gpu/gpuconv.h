@@ -35,7 +35,8 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out);
 /* Digest and collect one event at once (the careful reader).  0, or -1. */
 int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset);
-/* Take "user_annotations" or "thread_resource_map".  0, or -1 after a report. */
+/* Take "user_annotations", "thread_resource_map", "window_version" or
+ * "device_properties".  0, or -1 after a report. */
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset);
 /* "user_annotations" given as its text S[0..N) (already validated):
  * taken without building it whole.  0; -1 after a report; 1 when it must
@@ -57,6 +58,24 @@ void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
  * annotations, and drop the tables only needed for that.  0, or -1 after
  * reporting an I/O error. */
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
+
+/* The window's format version ("window_version"; 1 without it): from 2 on
+ * the merge adds Kineto's External ids, bandwidths and sync events. */
+int cm_gpu_version(const cm_gpu *g);
+/* Version 2: one operator of the CPU trace, a cm_cpuscan_op_fn (CTX is
+ * the cm_gpu), for the External ids of the API calls made in it (opindex.h);
+ * then cm_gpu_cpu_ops_done once all have been added, before cm_gpu_plan.
+ * 0, or -1 after a report. */
+int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+int cm_gpu_cpu_ops_done(cm_gpu *g);
+/* The CPU trace's "deviceProperties", for the devices the window's
+ * "device_properties" does not list (D must outlive the output). */
+struct cm_kin_devices;
+void cm_gpu_set_cpu_devices(cm_gpu *g, const struct cm_kin_devices *d);
+/* The text of the window's "device_properties" for a top-level
+ * "deviceProperties" the CPU trace lacks: *N bytes, or NULL when the
+ * window is of version 1 or has no such (non-empty) array. */
+const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n);
 
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups

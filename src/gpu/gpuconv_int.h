@@ -12,11 +12,16 @@
 #include "repair/repair.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "gpu/kineto.h"
+#include "gpu/opindex.h"
 
 struct pair {
 	int64_t corr, ext;
 	int user; /* external_kind == CUSTOM1 (4): a user annotation */
 };
+/* The kind byte of a spilled pair record. */
+#define PAIR_USER 1    /* external_kind CUSTOM1 (4): a user annotation */
+#define PAIR_CUSTOM0 2 /* external_kind CUSTOM0 (3): a CPU operator's External id */
 
 /* A user annotation's name: LEN bytes at OFF in cm_gpu.ua_file (LEN -1:
  * the value is not a string, so the annotation has no span). */
@@ -34,6 +39,9 @@ struct cpu_thread { int64_t pid, tid; };
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
 struct first_ts { cm_int_a8 ns; };
 struct span { cm_int_a8 start, end; };
+/* Where the CUDA event an event sync waits on was last recorded: the stream
+ * and the correlation id of the cudaEventRecord (as Kineto's int32s). */
+struct wait_info { int32_t stream, corr; };
 /* The spans of one user annotation: the first device and stream its
  * activity ran on here, any others in cm_gpu.spans_more. */
 struct span_slot {
@@ -41,8 +49,10 @@ struct span_slot {
 	cm_int_a8 start, end;
 };
 
-/* CUpti_ExternalCorrelationKind CUSTOM1: the monitor's user annotations. */
+/* CUpti_ExternalCorrelationKind CUSTOM1: the monitor's user annotations;
+ * CUSTOM0: PyTorch's operators (Kineto's "External id"). */
 #define USER_EXTERNAL_KIND 4
+#define CPU_EXTERNAL_KIND 3
 /* Overhead rows live in a process of their own, sorted after the others. */
 #define OVERHEAD_PID (-1)
 #define OVERHEAD_SORT_INDEX 0x1000000
@@ -66,15 +76,27 @@ struct cm_gpu {
 	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
 	cm_buf ua_name;  /* a name read back */
 	cm_tidmap *tidmap;
+	int version;            /* "window_version" (1 when absent) */
+	cm_kin_devices wprops;  /* the window's "device_properties" */
+	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
+	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
+	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
+	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
+	uint64_t api_n;         /* ... and their number */
+	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	struct cpu_thread *cpu_threads; /* the distinct linked threads */
 	uint32_t ncpu_threads, cap_cpu_threads;
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
+	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
 	/* pass 2 */
 	cm_hmap *devices, *streams, *procs, *threads;
+	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
 	cm_idmap *spans;      /* ext id -> struct span_slot */
 	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct span, beyond the first */
+	cm_hmap *evmap;       /* version >= 2, while planning: (context, CUDA event) -> struct wait_info */
+	cm_hmap *waits;       /* version >= 2: record index of an event sync -> struct wait_info */
 	int need_overhead;
 	double min_ts, max_end_ts;
 	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
@@ -99,8 +121,13 @@ struct cm_gpu_digest {
 	cm_gpu *g;
 	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
 	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
+	cm_buf astreams;     /* the batch's activity (device, stream) pairs, 16 bytes each */
+	int64_t last_as[2];  /* the last pair put there */
+	int have_last_as;
 	cm_int max_end;      /* end of the batch's last non-overhead activity */
 	uint64_t events;
+	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
+	uint64_t api_n;
 };
 
 /* Where the event being handled is, for messages. */

@@ -96,7 +96,7 @@ int cm_gpurec_unpack(const char **p, const char *end, cm_gpurec *r)
 	r->flags = (uint8_t)(*p)[1];
 	r->nv = (uint8_t)(*p)[2];
 	*p += 3;
-	if (r->nv > CM_RG_N || get_uvar(p, end, &u) < 0 || get_int(p, end, &off) < 0)
+	if (r->nv > CM_REC_MAXV || get_uvar(p, end, &u) < 0 || get_int(p, end, &off) < 0)
 		return -1;
 	r->index = (uint64_t)u;
 	r->offset = (int64_t)off;

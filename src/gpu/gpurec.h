@@ -20,6 +20,8 @@ enum cm_gpurec_kind {
 	CM_REC_MEMCPY,
 	CM_REC_MEMSET,
 	CM_REC_OVERHEAD,
+	CM_REC_SYNC,      /* cuda_sync: drawn for window_version >= 2 */
+	CM_REC_CUDAEVENT, /* cuda_event: where a CUDA event was recorded (not drawn) */
 };
 
 /* Field slots of v[] by kind. */
@@ -29,18 +31,28 @@ enum {
 	CM_RG_BYTES, CM_RG_K1, CM_RG_K2, CM_RG_K3, CM_RG_FLAGS, CM_RG_N
 };
 enum { CM_RO_START, CM_RO_END, CM_RO_N };
+/* a kernel with its launch members (CM_REC_LAUNCH) has these after CM_RG_N */
+enum {
+	CM_RK_GX = CM_RG_N, CM_RK_GY, CM_RK_GZ, CM_RK_BX, CM_RK_BY, CM_RK_BZ, CM_RK_REGS, CM_RK_SSMEM,
+	CM_RK_DSMEM, CM_RK_QUEUED, CM_RK_N
+};
+enum { CM_RS_TYPE, CM_RS_START, CM_RS_END, CM_RS_CORR, CM_RS_CTX, CM_RS_STREAM, CM_RS_EVENT, CM_RS_DEV, CM_RS_N };
+enum { CM_RE_CTX, CM_RE_EVENT, CM_RE_STREAM, CM_RE_CORR, CM_RE_N };
+#define CM_REC_MAXV CM_RK_N
 
 /* flags */
 #define CM_REC_REGISTERED 1 /* API: its name is one the merge keeps */
 #define CM_REC_ANN 2        /* activity: extra holds the packed "annotation" value */
 #define CM_REC_ABR 4        /* overhead: "Activity Buffer Request" (may be dropped) */
-#define CM_REC_DEFERRED 8   /* overhead: extra holds an error to report unless dropped */
+#define CM_REC_DEFERRED 8   /* overhead, sync: extra holds an error to report if drawn */
+#define CM_REC_LAUNCH 16    /* kernel: v[CM_RK_*] hold its launch configuration */
+#define CM_REC_SPAN 32      /* API: v[CM_RA_START], v[CM_RA_END] hold its span (else 0) */
 
 typedef struct cm_gpurec {
 	uint8_t kind, flags, nv;
 	uint64_t index;  /* events[index], for messages */
 	int64_t offset;  /* just past the event in the window, for messages */
-	cm_int v[CM_RG_N];
+	cm_int v[CM_REC_MAXV];
 	const char *name; /* activity and overhead: str() of "name" */
 	uint32_t nlen;
 	const char *extra; /* see the flags */

@@ -101,6 +101,15 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	k = sorted_keys(g->streams, 2, &n);
 	rc = rc || thread_rows(eo, g, k, n, "stream %lld ");
 	free(k);
+	/* a device's syncs without a stream (window version 2): Kineto's row
+	 * for the whole device, tid abs(-1), sorted first */
+	k = sorted_keys(g->device_rows, 1, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(text, sizeof text, "Device %lld", (long long)k[i]);
+		rc = meta(eo, "thread_name", g, NULL, k[i], -1, "name", text, 0) ||
+		     meta(eo, "thread_sort_index", g, NULL, k[i], -1, "sort_index", NULL, -1);
+	}
+	free(k);
 	if (g->need_overhead && !rc)
 		rc = meta(eo, "process_name", g, NULL, OVERHEAD_PID, 0, "name", "python", 0) ||
 		     meta(eo, "process_labels", g, NULL, OVERHEAD_PID, 0, "labels", "Overhead", 0) ||

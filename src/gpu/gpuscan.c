@@ -21,12 +21,12 @@
  * after the CPU scan; a long window has millions of them, so they wait in
  * an unlinked temporary file rather than in memory (gpu_collect_pairs), 17
  * bytes a pair.  Here they join the batch's list. */
-static void pair_put(struct cm_gpu_digest *d, int64_t corr, int64_t ext, int user)
+static void pair_put(struct cm_gpu_digest *d, int64_t corr, int64_t ext, int kind)
 {
 	unsigned char rec[17];
 	memcpy(rec, &corr, 8);
 	memcpy(rec + 8, &ext, 8);
-	rec[16] = (unsigned char)user;
+	rec[16] = (unsigned char)kind; /* PAIR_USER, PAIR_CUSTOM0 or 0 */
 	cm_buf_put(&d->pairs, rec, sizeof rec);
 }
 
@@ -44,7 +44,8 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 			struct pair p;
 			if (gpu_to_i64(a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(a, "external_id", ext, &p.ext) < 0)
 				return -1;
-			pair_put(d, p.corr, p.ext, ekind == USER_EXTERNAL_KIND);
+			pair_put(d, p.corr, p.ext,
+				 ekind == USER_EXTERNAL_KIND ? PAIR_USER : ekind == CPU_EXTERNAL_KIND ? PAIR_CUSTOM0 : 0);
 		}
 	}
 	if (!cm_jval_streq(kind, "overhead")) {
@@ -366,8 +367,31 @@ static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
 	return rc;
 }
 
+/* "window_version": Python's int() of it; anything else (or less than 1)
+ * counts as 1, the reference's format, as an absent member does. */
+static void scan_version(cm_gpu *g, const cm_jval *v)
+{
+	cm_int x = 0;
+	int rc = CM_PY_VALUE;
+	if (v->type == CM_J_NUM)
+		rc = cm_py_int_of_number(v->s, v->len, &x);
+	else if (v->type == CM_J_STR)
+		rc = cm_py_int_of_str(v->s, v->len, &x);
+	g->version = rc == CM_PY_OK && x > 1 ? (x > 1000000 ? 1000000 : (int)x) : 1;
+}
+
 int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t offset)
 {
+	if (!strcmp(key, "window_version")) {
+		scan_version(g, val);
+		return 0;
+	}
+	if (!strcmp(key, "device_properties")) {
+		g->wprops_text.len = 0;
+		if (cm_kin_devices_read(&g->wprops, val))
+			cm_jval_write(&g->wprops_text, val);
+		return 0;
+	}
 	if (!strcmp(key, "user_annotations")) {
 		g->ua_dict = val->type == CM_J_OBJ;
 		if (!g->ua_dict)
@@ -415,7 +439,11 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 	g->base_ns = base_ns;
 	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
 	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
-	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget))) {
+	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
+	    (g->version >= 2 &&
+	     !(g->cext = cm_idmap_new(8, g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo,
+				      g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi, g->npairs + g->api_n,
+				      g->budget)))) {
 		cm_hmap_free(seen);
 		return -1;
 	}
@@ -431,7 +459,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		}
 		memcpy(&pr.corr, rec, 8);
 		memcpy(&pr.ext, rec + 8, 8);
-		pr.user = rec[16];
+		pr.user = rec[16] & PAIR_USER;
 		t = cm_idmap_get(g->ext, p->ext);
 		if (t && t->found) {
 			struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
@@ -441,6 +469,10 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 		}
 		if (p->user && g->ua_dict && cm_idmap_get(g->ua, p->ext))
 			*(int64_t *)cm_idmap_put(g->uext, p->corr, NULL) = p->ext;
+		/* Kineto's "External id": the last CUSTOM0 record of a correlation
+		 * names its operator, if the CPU trace has it */
+		if (g->cext && (rec[16] & PAIR_CUSTOM0))
+			*(int64_t *)cm_idmap_put(g->cext, p->corr, NULL) = t && t->found ? p->ext : 0;
 	}
 	g->st.linked_ext = 0;
 	cm_idmap_each(g->ext, count_found, &g->st.linked_ext);

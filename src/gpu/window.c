@@ -27,14 +27,28 @@ struct wread {
 	int trace_events; /* a top-level "traceEvents" member */
 };
 
-/* Only these two members matter to the merge; "traceEvents" is noted. */
+/* 1 when KEY[0..KLEN) is a member that may repeat, the last one counting as
+ * in Python's json: those of format version 2, which the reference ignores
+ * (so a window it merges is never refused for them). */
+static int repeatable(const char *key, size_t klen)
+{
+	return (klen == 14 && !memcmp(key, "window_version", 14)) ||
+	       (klen == 17 && !memcmp(key, "device_properties", 17));
+}
+
+/* Only these members matter to the merge (1: at most once, 2: may repeat);
+ * "traceEvents" is noted. */
 static int wants(void *ctx, const char *key, size_t klen)
 {
 	struct wread *w = ctx;
 	if (klen == 11 && !memcmp(key, "traceEvents", 11))
 		w->trace_events = 1;
-	return w->sink->member && ((klen == 16 && !memcmp(key, "user_annotations", 16)) ||
-				   (klen == 19 && !memcmp(key, "thread_resource_map", 19)));
+	if (!w->sink->member)
+		return 0;
+	if (repeatable(key, klen))
+		return 2;
+	return (klen == 16 && !memcmp(key, "user_annotations", 16)) ||
+	       (klen == 19 && !memcmp(key, "thread_resource_map", 19));
 }
 
 static int member(void *ctx, const char *key, size_t klen, const cm_jval *val, int64_t offset)
@@ -140,6 +154,13 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 	} else if (k->len == 19 && !memcmp(k->s, "thread_resource_map", 19)) {
 		seen = &r->seen_trm;
 		name = "thread_resource_map";
+	} else if (repeatable(k->s, k->len) && r->sink->member) {
+		if (!(v = cm_jval_parse_py(r->arena, val, vlen))) {
+			r->bad = 1;
+			return -1;
+		}
+		return r->sink->member(r->sink->ctx, k->len == 14 ? "window_version" : "device_properties", v,
+				       end_offset);
 	}
 	if (!seen || !r->sink->member)
 		return 0;

@@ -12,8 +12,9 @@ typedef struct cm_window_sink {
 	 * it.  Return 0 to go on, -1 after reporting an error. */
 	int (*event)(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset);
 	/* A top-level member other than "events", when members are wanted (NULL
-	 * otherwise): "user_annotations", "thread_resource_map"; others are
-	 * skipped.  Return 0 or -1 like event. */
+	 * otherwise): "user_annotations", "thread_resource_map" (each at most
+	 * once), "window_version", "device_properties" (each time it appears);
+	 * others are skipped.  Return 0 or -1 like event. */
 	int (*member)(void *ctx, const char *key, const cm_jval *val, int64_t offset);
 	void *ctx;
 } cm_window_sink;

@@ -135,6 +135,7 @@ static int raw_member(struct dread *d, cm_docread_text *t)
 static int top_value(struct dread *d, int type)
 {
 	const cm_docread_sink *s = d->sink;
+	int want;
 	if (d->key_is_array) {
 		if (type != CM_J_ARR) {
 			char msg[80];
@@ -146,11 +147,11 @@ static int top_value(struct dread *d, int type)
 		return !s->array_begin || s->array_begin(s->ctx) == 0;
 	}
 	if ((s->member || s->member_text) &&
-	    (!s->wants_member || s->wants_member(s->ctx, d->key.p, d->key.len))) {
+	    (want = !s->wants_member ? 1 : s->wants_member(s->ctx, d->key.p, d->key.len))) {
 		uint64_t h = key_hash(d->key.p, d->key.len);
 		int created;
 		cm_hmap_put(d->seen_keys, &h, &created);
-		if (!created) {
+		if (!created && want == 1) {
 			cm_error(CM_EXIT_DATA, dname(d), cm_sax_offset(&d->sax), "%s: member \"%.*s\" appears twice",
 				 d->what, (int)(d->key.len > 60 ? 60 : d->key.len), d->key.p);
 			return 0;

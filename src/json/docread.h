@@ -20,8 +20,10 @@ typedef struct cm_docread_text {
 
 typedef struct cm_docread_sink {
 	/* A top-level member other than the array; called only when wants_member
-	 * is NULL or returns 1 for KEY (others are skipped unbuilt).  VAL lives
-	 * until the callback returns.  0 to go on, -1 after reporting. */
+	 * is NULL or returns non-zero for KEY (others are skipped unbuilt): 1
+	 * for a member that may appear once, 2 for one that may repeat (each
+	 * appearance is handed over, the last one last).  VAL lives until the
+	 * callback returns.  0 to go on, -1 after reporting. */
 	int (*member)(void *ctx, const char *key, size_t klen, const cm_jval *val, int64_t offset);
 	int (*wants_member)(void *ctx, const char *key, size_t klen);
 	/* The array member begins / ends (its key is ARRAY_KEY).  May be NULL. */
@@ -43,7 +45,7 @@ typedef struct cm_docread_sink {
 /* Read all of IN: a top-level object whose member ARRAY_KEY, when present,
  * is an array of objects; WHAT names the document in messages ("window",
  * "trace"), LABEL is the progress label.  A member named twice is refused
- * when it is ARRAY_KEY or one the sink builds.  Returns 0, or -1 after
+ * when it is ARRAY_KEY or one the sink builds and wants once.  Returns 0, or -1 after
  * reporting.  *seen_array tells whether ARRAY_KEY was there. */
 int cm_docread_run(cm_input *in, const char *array_key, const char *what, const cm_docread_sink *sink,
 		   const char *label, int *seen_array);

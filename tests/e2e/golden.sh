@@ -1,8 +1,10 @@
 #!/bin/sh
 # golden.sh - every case of tests/fixtures/cases.txt merged by the real binary
-# equals the reference merge's output; again with read chunks of 1..31 bytes
-# (chunk-boundary bugs), with gzip inputs, and with the CPU trace on a pipe.
-# Three TAP cases per line of cases.txt.
+# equals the expected output (the reference merge's, plus Kineto's args for
+# windows that carry them); again with read chunks of 1..31 bytes
+# (chunk-boundary bugs), with gzip inputs and the CPU trace on a pipe, and
+# with both inputs read by the careful (yajl) readers instead of the parallel
+# ones.  Four TAP cases per line of cases.txt.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to compare JSON"
 
@@ -15,6 +17,7 @@ while read -r name cpu win exp opts <&3; do
 
 	t_tiny="$name: the same bytes with --buffer-size 1..31"
 	t_pipe="$name: the same bytes from gzip inputs, the CPU trace on a pipe"
+	t_careful="$name: the same bytes from the careful readers (CUPTIMERGE_CAREFUL)"
 	tcase "$name: merge equals $exp"
 	rc=0
 	# shellcheck disable=SC2086 # opts is a word list
@@ -23,6 +26,7 @@ while read -r name cpu win exp opts <&3; do
 		fail "$name: exit $rc: $(cat "$tmp/err")"
 		skip "$t_tiny" "no output to compare with"
 		skip "$t_pipe" "no output to compare with"
+		skip "$t_careful" "no output to compare with"
 		continue
 	fi
 	$JSONCMP "$FIX/$exp" "$tmp/$name.json" || fail "$name: differs from $exp"
@@ -58,6 +62,20 @@ while read -r name cpu win exp opts <&3; do
 		fail "$name: gzip on a pipe: exit $rc: $(cat "$tmp/err")"
 	else
 		cmp -s "$tmp/pipe.json" "$tmp/$name.json" || fail "$name: gzip/pipe output differs"
+	fi
+
+	# the careful readers (yajl), which the parallel ones hand a fault to,
+	# give the same bytes; -v says which read
+	tcase "$t_careful"
+	rc=0
+	# shellcheck disable=SC2086
+	CUPTIMERGE_CAREFUL=1 $CUPTIMERGE -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/careful.json" 2>"$tmp/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name: careful readers: exit $rc: $(cat "$tmp/err")"
+	else
+		grep -q 'read by: window careful, CPU trace careful' "$tmp/err" ||
+			fail "$name: not read by the careful readers: $(tail -n 1 "$tmp/err")"
+		cmp -s "$tmp/careful.json" "$tmp/$name.json" || fail "$name: the careful readers' output differs"
 	fi
 done 3<"$FIX/cases.txt"
 

@@ -11,7 +11,8 @@
 #
 # Traces: the bundled example; gen_trace pairs (PERFETTO_SEED, 2,000 ops, and
 # 500 ops with --edge-cases);
-# the real H200 pair (tests/fixtures); a real CPU-only trace split with
+# the real H200 pair (tests/fixtures); a window of format 2 (tests/fixtures,
+# kineto_*); a real CPU-only trace split with
 # kineto_split and merged again; the real full trace repaired with -t.
 #
 # Needs node and the engine: TP_DIR, or $HOME/.cache/perfetto-tp, or npm to
@@ -118,6 +119,12 @@ fi
 # The real H200 trace: the CPU base and the window split from it (tests/fixtures).
 if merge real "$FIX/threads_base.json" "$FIX/threads_window.json"; then
 	perfetto "real H200 pair" "$tmp/real.json" --map "$FIX/threads_window.json"
+fi
+
+# Window format 2 (issue 10): cuda_sync slices (on a stream's row and on the
+# device's row 1), their flows from the sync calls, Kineto's launch args.
+if merge k2 "$FIX/kineto_cpu.json" "$FIX/kineto_window.json"; then
+	perfetto "window format 2 (syncs, launch args)" "$tmp/k2.json"
 fi
 
 # Another real run, CPU activities only: split it again into CPU base + window with
