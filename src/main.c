@@ -2,6 +2,7 @@
 #include "config.h"
 #include "base/diag.h"
 #include "base/opool.h"
+#include "json/docsplit.h"
 #include "exitcode.h"
 #include "merge.h"
 #include "options.h"
@@ -41,7 +42,7 @@ static void usage(FILE *f)
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
-	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
+	      "      --memory=SIZE      memory for the id tables (K, M, G; default 16M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "  -v, --verbose          a summary on standard error\n"
@@ -141,6 +142,8 @@ int main(int argc, char **argv)
 	}
 	/* a testing aid: the output must not depend on which reader read */
 	opt.careful = (env = getenv("CUPTIMERGE_CAREFUL")) && *env && strcmp(env, "0");
+	if ((env = getenv("CUPTIMERGE_SPILL")) && *env) /* a testing aid: spill member values past this */
+		cm_docsplit_set_spill((size_t)strtoull(env, NULL, 10));
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
@@ -219,7 +222,7 @@ int main(int argc, char **argv)
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (!opt.memory)
-		opt.memory = 24u << 20;
+		opt.memory = 16u << 20;
 	if (!opt.jobs)
 		opt.jobs = cm_cpus_available();
 	if (opt.progress < 0)

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
+#include "json/docsplit.h"
 #include "io/tmpfile.h"
 #include "json/jsax.h"
 #include "json/jvalid.h"
@@ -182,16 +183,22 @@ static void ua_ws(const char *s, size_t n, size_t *i)
 static int ua_walk(cm_arena *arena, const char *s, size_t n,
 		   int (*fn)(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl), void *ctx)
 {
-	size_t i = 0;
+	size_t i = 0, done = 0;
 	ua_ws(s, n, &i);
 	i++; /* { */
 	for (;;) {
 		const char *k, *v = NULL;
 		size_t kl, vl = 0, at;
 		int is_str, rc;
+		if (i - done >= (1u << 20)) { /* a spilled text: its pages behind us may go */
+			cm_docsplit_release(s, i);
+			done = i;
+		}
 		ua_ws(s, n, &i);
-		if (i >= n || s[i] == '}')
+		if (i >= n || s[i] == '}') {
+			cm_docsplit_release(s, n);
 			return 0;
+		}
 		if (s[i] == ',') {
 			i++;
 			ua_ws(s, n, &i);

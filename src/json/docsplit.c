@@ -8,15 +8,29 @@
  * letter of JSON, so that a document whose every value the workers accept
  * is exactly a document yajl accepts.  Element bytes are copied once, into
  * the batch, as they are scanned; an element cut by the end of a chunk
- * simply continues in the next. */
+ * simply continues in the next.
+ *
+ * A member value is handed on whole, so it is held while it is read.  A
+ * big one (a window's user_annotations: about 10 MB a GB of window) would
+ * make memory grow with the input; so a value longer than the spill size
+ * goes to an unlinked temporary file as it is read, and is handed on as a
+ * read-only mapping of that file.  Its reader may then let go of the pages
+ * behind it (cm_docsplit_release), and this file's own check of the value
+ * does so too, an element or member at a time. */
 #include "config.h"
 #include "json/docsplit.h"
 #include "base/diag.h"
+#include "exitcode.h"
+#include "io/tmpfile.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 #include "json/jvalid.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum state {
 	ST_START,      /* before the top-level '{' */
@@ -46,7 +60,98 @@ struct split {
 	size_t elem_at;     /* offset in batch of the element being built */
 	uint64_t index;
 	cm_arena *arena;
+	int spill_fd;       /* the value being read, when it outgrew val, or -1 */
+	size_t spill_len;
 };
+
+/* Member values longer than this go to a temporary file. */
+static size_t spill_at = 1u << 20;
+
+/* The spilled value being handed on by this thread, mapped. */
+static __thread const char *spill_map;
+static __thread size_t spill_map_len;
+
+void cm_docsplit_set_spill(size_t bytes) { spill_at = bytes; }
+
+void cm_docsplit_release(const char *text, size_t upto)
+{
+	uintptr_t a = (uintptr_t)text, b;
+	long page = sysconf(_SC_PAGESIZE);
+	if (!spill_map || text != spill_map)
+		return;
+	if (upto > spill_map_len)
+		upto = spill_map_len;
+	b = (a + upto) & ~(uintptr_t)(page - 1); /* whole pages only; the mapping starts on one */
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Write all of S[0..N) to FD.  0, or -1 (errno set). */
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Append S[0..N) to the member value being read: in memory, or past the
+ * spill size in the temporary file.  0, or -1 after a report. */
+static int val_put(struct split *sp, const char *s, size_t n)
+{
+	if (sp->spill_fd < 0 && sp->val.len + n <= spill_at) {
+		cm_buf_put(&sp->val, s, n);
+		return 0;
+	}
+	if (sp->spill_fd < 0) {
+		if ((sp->spill_fd = cm_temp_fd("member")) < 0)
+			return -1;
+		if (write_all(sp->spill_fd, sp->val.p, sp->val.len) < 0)
+			goto fail;
+		sp->spill_len = sp->val.len;
+		sp->val.len = 0;
+	}
+	if (write_all(sp->spill_fd, s, n) < 0)
+		goto fail;
+	sp->spill_len += n;
+	return 0;
+fail:
+	return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+}
+
+/* The member value is complete: hand it to the sink, from memory or as a
+ * mapping of its file.  0, 1 when the sink said stop, or CM_DOCSPLIT_IOERR
+ * (reported). */
+static int member_done(struct split *sp, int64_t end_offset)
+{
+	const char *v = sp->val.p;
+	size_t n = sp->val.len;
+	void *map = NULL;
+	int rc;
+	if (sp->spill_fd >= 0) {
+		n = sp->spill_len;
+		map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, sp->spill_fd, 0);
+		close(sp->spill_fd);
+		sp->spill_fd = -1;
+		if (map == MAP_FAILED)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno)),
+			       CM_DOCSPLIT_IOERR;
+		v = spill_map = map;
+		spill_map_len = n;
+	}
+	rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+	if (map) {
+		spill_map = NULL;
+		munmap(map, n);
+	}
+	return rc;
+}
 
 const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b)
 {
@@ -62,9 +167,68 @@ const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem
 	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
 }
 
+/* Skip JSON whitespace in S[*I..N). */
+static void skip_ws(const char *s, size_t n, size_t *i)
+{
+	while (*i < n && cm_jscan_ws(s[*i]))
+		(*i)++;
+}
+
+/* cm_jvalid_value (at depth 1) of a spilled member value: an object or an
+ * array is checked an element (a key and a value) at a time, letting go of
+ * the pages behind every MiB; the verdict is the same. */
+static int valid_released(const char *s, size_t n)
+{
+	size_t i = 0, at, done = 0;
+	char close_ch;
+	skip_ws(s, n, &i);
+	if (i >= n || (s[i] != '{' && s[i] != '['))
+		return cm_jvalid_value(s, n, 1, NULL);
+	close_ch = s[i++] == '{' ? '}' : ']';
+	skip_ws(s, n, &i);
+	if (i < n && s[i] == close_ch) {
+		i++;
+	} else {
+		for (;;) {
+			if (close_ch == '}') { /* a key, then a colon */
+				if (i >= n || s[i] != '"' || cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
+					return 0;
+				i += at;
+				skip_ws(s, n, &i);
+				if (i >= n || s[i] != ':')
+					return 0;
+				i++;
+				skip_ws(s, n, &i);
+			}
+			if (cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
+				return 0;
+			i += at;
+			if (i - done >= (1u << 20)) {
+				cm_docsplit_release(s, i);
+				done = i;
+			}
+			skip_ws(s, n, &i);
+			if (i < n && s[i] == ',') {
+				i++;
+				skip_ws(s, n, &i);
+			} else if (i < n && s[i] == close_ch) {
+				i++;
+				break;
+			} else {
+				return 0;
+			}
+		}
+	}
+	skip_ws(s, n, &i);
+	cm_docsplit_release(s, i);
+	return i == n;
+}
+
 const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t klen, const char *val, size_t vlen)
 {
-	if (!cm_jvalid_value(key, klen, 1, NULL) || !cm_jvalid_value(val, vlen, 1, NULL))
+	if (!cm_jvalid_value(key, klen, 1, NULL))
+		return NULL;
+	if (val == spill_map ? !valid_released(val, vlen) : !cm_jvalid_value(val, vlen, 1, NULL))
 		return NULL;
 	return cm_jval_parse_py(arena, key, klen);
 }
@@ -188,10 +352,11 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		case ST_MEMBER:
 			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
-				cm_buf_put(&sp->val, s + run, i - run);
-				if (sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, sp->val.p, sp->val.len,
-						     (int64_t)(base + i)) < 0)
-					return 1;
+				int rc;
+				if (val_put(sp, s + run, i - run) < 0)
+					return CM_DOCSPLIT_IOERR;
+				if ((rc = member_done(sp, (int64_t)(base + i))) != 0)
+					return rc;
 				sp->st = ST_AFTER;
 			} /* else the chunk ran out: kept below */
 			break;
@@ -247,8 +412,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 	/* a value cut by the end of the chunk goes on in the next */
 	if (sp->st == ST_ELEM && run < n)
 		cm_buf_put(&sp->batch, s + run, n - run);
-	else if (sp->st == ST_MEMBER && run < n)
-		cm_buf_put(&sp->val, s + run, n - run);
+	else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
+		return CM_DOCSPLIT_IOERR;
 	return 0;
 }
 
@@ -260,6 +425,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	size_t len;
 	int rc, fed = 0;
 	memset(&sp, 0, sizeof sp);
+	sp.spill_fd = -1;
 	sp.in = in;
 	sp.sink = sink;
 	sp.array_key = array_key;
@@ -272,7 +438,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 			break;
 		cm_progress_update(cm_input_raw_done(in));
 	}
-	if (rc < 0)
+	if (rc < 0 || fed == CM_DOCSPLIT_IOERR)
 		rc = CM_DOCSPLIT_IOERR;
 	else if (fed == 1)
 		rc = CM_DOCSPLIT_STOPPED;
@@ -284,6 +450,8 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_OK;
 	if (seen_array)
 		*seen_array = sp.seen_array;
+	if (sp.spill_fd >= 0) /* the document ended inside a spilled value */
+		close(sp.spill_fd);
 	cm_buf_free(&sp.key);
 	cm_buf_free(&sp.val);
 	cm_buf_free(&sp.batch);

@@ -53,11 +53,22 @@ typedef struct cm_docsplit_sink {
 const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t klen, const char *val,
 				      size_t vlen);
 
+/* A member value longer than BYTES (default 1 MiB) is kept in a temporary
+ * file while it is read, and handed to the sink's member callback as a
+ * read-only mapping of it. */
+void cm_docsplit_set_spill(size_t bytes);
+
+/* From a member callback: the bytes of its value TEXT before TEXT + UPTO
+ * will not be read again, so their pages may leave memory (they stay in
+ * the file: reading them again is correct, only slower).  Does nothing for
+ * a value held in memory. */
+void cm_docsplit_release(const char *text, size_t upto);
+
 /* Results of cm_docsplit_run. */
 enum {
 	CM_DOCSPLIT_OK = 0,
 	CM_DOCSPLIT_STOPPED = -1, /* a sink callback returned -1 */
-	CM_DOCSPLIT_IOERR = -2,   /* reading failed (reported) */
+	CM_DOCSPLIT_IOERR = -2,   /* reading, or a temporary file, failed (reported) */
 	CM_DOCSPLIT_INVALID = -3, /* not a document the splitter can cut: the
 				     top level breaks JSON's grammar, or a key
 				     repeats the array's; nothing reported */

@@ -41,6 +41,43 @@ done 3<"$FIX/cases.txt"
 tcase "cases.txt was read"
 [ $rows -gt 0 ] || fail "no cases read from $FIX/cases.txt"
 
+# member values spilled to a temporary file and read through a mapping
+# (CUPTIMERGE_SPILL=1: every value longer than a byte): the same bytes, at
+# small read sizes too, and the same message for a window that is refused
+while read -r name cpu win exp opts <&3; do
+	case $name in '' | '#'*) continue ;; esac
+	tcase "$name: every member value spilled to a file: still the parallel readers, the same bytes at read sizes 1, 7 and the default"
+	rc=0
+	# shellcheck disable=SC2086 # opts is a word list
+	$CUPTIMERGE $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/plain.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "$name: exit $rc: $(cat "$tmp/err")"
+	for bs in 1 7 default; do
+		set -- --buffer-size "$bs"
+		[ "$bs" = default ] && set --
+		[ "$bs" = 1 ] && [ "$(wc -c <"$FIX/$win")" -ge 20000 ] && continue
+		rc=0
+		# shellcheck disable=SC2086 # opts is a word list
+		CUPTIMERGE_SPILL=1 $CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/spill.json" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 0 ] || fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
+		parallel "$name: read size $bs, spilled" "$tmp/spill.json" "$tmp/err"
+		cmp -s "$tmp/plain.json" "$tmp/spill.json" || fail "$name: read size $bs: other bytes when spilled"
+	done
+done 3<"$FIX/cases.txt"
+tcase "refused windows: the same status and message when their members are spilled"
+printf '{"events": [], "user_annotations": {"1": "a", "2": }}\n' >"$tmp/bad_ua.json"
+printf '{"events": [], "user_annotations": {"1": "a" "2": "b"}}\n' >"$tmp/bad_ua2.json"
+printf '{"events": [], "thread_resource_map": {"1": [}}\n' >"$tmp/bad_trm.json"
+for w in "$FIX/bad_window_badmap.json" "$FIX/bad_window_huge_start.json" "$FIX/bad_window_missing_end_ns.json" \
+	"$tmp/bad_ua.json" "$tmp/bad_ua2.json" "$tmp/bad_trm.json"; do
+	rc=0
+	$CUPTIMERGE -w "$w" "$FIX/cpu.json" >/dev/null 2>"$tmp/err1" || rc=$?
+	rc2=0
+	CUPTIMERGE_SPILL=1 $CUPTIMERGE -w "$w" "$FIX/cpu.json" >/dev/null 2>"$tmp/err2" || rc2=$?
+	[ $rc -ne 0 ] || fail "${w##*/}: accepted"
+	[ $rc -eq $rc2 ] || fail "${w##*/}: exit $rc2 spilled, $rc not"
+	cmp -s "$tmp/err1" "$tmp/err2" || fail "${w##*/}: spilled: $(cat "$tmp/err2"); not: $(cat "$tmp/err1")"
+done
+
 # a pair big enough for many batches of every stage
 if [ -x "$GEN" ]; then
 	"$GEN" --seed 41 --ops 30000 --pretty --devices 2 --quiet "$tmp/cpu.json" "$tmp/win.json"
