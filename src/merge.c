@@ -74,7 +74,6 @@
 #include <pthread.h>
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
 

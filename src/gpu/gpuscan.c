@@ -6,6 +6,7 @@
 #include "json/docsplit.h"
 #include "io/tmpfile.h"
 #include "json/jsax.h"
+#include "json/jscan.h"
 #include "json/jvalid.h"
 #include "exitcode.h"
 
@@ -171,12 +172,6 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
  * That order gives the dict's answer unless an id repeats (a key twice, or
  * "5" and "05"): then the walk gives up and the careful path above decides. */
 
-static void ua_ws(const char *s, size_t n, size_t *i)
-{
-	while (*i < n && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\n' || s[*i] == '\r'))
-		(*i)++;
-}
-
 /* Walk the object S[0..N): FN(ctx, key, klen, value, is_string, vlen) for
  * each member in text order.  FN returns 0 to go on; the walk returns what
  * stopped it, or 0. */
@@ -184,7 +179,7 @@ static int ua_walk(cm_arena *arena, const char *s, size_t n,
 		   int (*fn)(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl), void *ctx)
 {
 	size_t i = 0, done = 0;
-	ua_ws(s, n, &i);
+	cm_jscan_skip_ws(s, n, &i);
 	i++; /* { */
 	for (;;) {
 		const char *k, *v = NULL;
@@ -194,20 +189,20 @@ static int ua_walk(cm_arena *arena, const char *s, size_t n,
 			cm_docsplit_release(s, i);
 			done = i;
 		}
-		ua_ws(s, n, &i);
+		cm_jscan_skip_ws(s, n, &i);
 		if (i >= n || s[i] == '}') {
 			cm_docsplit_release(s, n);
 			return 0;
 		}
 		if (s[i] == ',') {
 			i++;
-			ua_ws(s, n, &i);
+			cm_jscan_skip_ws(s, n, &i);
 		}
 		cm_arena_reset(arena);
 		k = cm_jsax_string(s, n, &i, &kl, arena);
-		ua_ws(s, n, &i);
+		cm_jscan_skip_ws(s, n, &i);
 		i++; /* : */
-		ua_ws(s, n, &i);
+		cm_jscan_skip_ws(s, n, &i);
 		is_str = s[i] == '"';
 		if (is_str) {
 			v = cm_jsax_string(s, n, &i, &vl, arena);
@@ -270,7 +265,7 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 	cm_arena *arena;
 	size_t i = 0;
 	int rc;
-	ua_ws(s, n, &i);
+	cm_jscan_skip_ws(s, n, &i);
 	if (i >= n || s[i] != '{' || g->ua_file || g->ua_dict)
 		return 1; /* not an object (or seen before): the careful path */
 	arena = cm_arena_new();

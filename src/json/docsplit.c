@@ -60,7 +60,7 @@ struct split {
 	size_t elem_at;     /* offset in batch of the element being built */
 	uint64_t index;
 	cm_arena *arena;
-	int spill_fd;       /* the value being read, when it outgrew val, or -1 */
+	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
 	size_t spill_len;
 };
 
@@ -86,38 +86,24 @@ void cm_docsplit_release(const char *text, size_t upto)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Write all of S[0..N) to FD.  0, or -1 (errno set). */
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Append S[0..N) to the member value being read: in memory, or past the
  * spill size in the temporary file.  0, or -1 after a report. */
 static int val_put(struct split *sp, const char *s, size_t n)
 {
-	if (sp->spill_fd < 0 && sp->val.len + n <= spill_at) {
+	if (!sp->spill && sp->val.len + n <= spill_at) {
 		cm_buf_put(&sp->val, s, n);
 		return 0;
 	}
-	if (sp->spill_fd < 0) {
-		if ((sp->spill_fd = cm_temp_fd("member")) < 0)
+	if (!sp->spill) {
+		if (!(sp->spill = cm_temp_file("member")))
 			return -1;
-		if (write_all(sp->spill_fd, sp->val.p, sp->val.len) < 0)
+		sp->spill_len = 0;
+		if (fwrite(sp->val.p, 1, sp->val.len, sp->spill) != sp->val.len)
 			goto fail;
 		sp->spill_len = sp->val.len;
 		sp->val.len = 0;
 	}
-	if (write_all(sp->spill_fd, s, n) < 0)
+	if (fwrite(s, 1, n, sp->spill) != n)
 		goto fail;
 	sp->spill_len += n;
 	return 0;
@@ -134,11 +120,11 @@ static int member_done(struct split *sp, int64_t end_offset)
 	size_t n = sp->val.len;
 	void *map = NULL;
 	int rc;
-	if (sp->spill_fd >= 0) {
+	if (sp->spill) {
 		n = sp->spill_len;
-		map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, sp->spill_fd, 0);
-		close(sp->spill_fd);
-		sp->spill_fd = -1;
+		map = fflush(sp->spill) ? MAP_FAILED : mmap(NULL, n, PROT_READ, MAP_PRIVATE, fileno(sp->spill), 0);
+		fclose(sp->spill);
+		sp->spill = NULL;
 		if (map == MAP_FAILED)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno)),
 			       CM_DOCSPLIT_IOERR;
@@ -167,13 +153,6 @@ const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem
 	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
 }
 
-/* Skip JSON whitespace in S[*I..N). */
-static void skip_ws(const char *s, size_t n, size_t *i)
-{
-	while (*i < n && cm_jscan_ws(s[*i]))
-		(*i)++;
-}
-
 /* cm_jvalid_value (at depth 1) of a spilled member value: an object or an
  * array is checked an element (a key and a value) at a time, letting go of
  * the pages behind every MiB; the verdict is the same. */
@@ -181,11 +160,11 @@ static int valid_released(const char *s, size_t n)
 {
 	size_t i = 0, at, done = 0;
 	char close_ch;
-	skip_ws(s, n, &i);
+	cm_jscan_skip_ws(s, n, &i);
 	if (i >= n || (s[i] != '{' && s[i] != '['))
 		return cm_jvalid_value(s, n, 1, NULL);
 	close_ch = s[i++] == '{' ? '}' : ']';
-	skip_ws(s, n, &i);
+	cm_jscan_skip_ws(s, n, &i);
 	if (i < n && s[i] == close_ch) {
 		i++;
 	} else {
@@ -194,11 +173,11 @@ static int valid_released(const char *s, size_t n)
 				if (i >= n || s[i] != '"' || cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
 					return 0;
 				i += at;
-				skip_ws(s, n, &i);
+				cm_jscan_skip_ws(s, n, &i);
 				if (i >= n || s[i] != ':')
 					return 0;
 				i++;
-				skip_ws(s, n, &i);
+				cm_jscan_skip_ws(s, n, &i);
 			}
 			if (cm_jvalid_prefix(s + i, n - i, 2, &at) != 1)
 				return 0;
@@ -207,10 +186,10 @@ static int valid_released(const char *s, size_t n)
 				cm_docsplit_release(s, i);
 				done = i;
 			}
-			skip_ws(s, n, &i);
+			cm_jscan_skip_ws(s, n, &i);
 			if (i < n && s[i] == ',') {
 				i++;
-				skip_ws(s, n, &i);
+				cm_jscan_skip_ws(s, n, &i);
 			} else if (i < n && s[i] == close_ch) {
 				i++;
 				break;
@@ -219,7 +198,7 @@ static int valid_released(const char *s, size_t n)
 			}
 		}
 	}
-	skip_ws(s, n, &i);
+	cm_jscan_skip_ws(s, n, &i);
 	cm_docsplit_release(s, i);
 	return i == n;
 }
@@ -425,7 +404,6 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	size_t len;
 	int rc, fed = 0;
 	memset(&sp, 0, sizeof sp);
-	sp.spill_fd = -1;
 	sp.in = in;
 	sp.sink = sink;
 	sp.array_key = array_key;
@@ -450,8 +428,8 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_OK;
 	if (seen_array)
 		*seen_array = sp.seen_array;
-	if (sp.spill_fd >= 0) /* the document ended inside a spilled value */
-		close(sp.spill_fd);
+	if (sp.spill) /* the document ended inside a spilled value */
+		fclose(sp.spill);
 	cm_buf_free(&sp.key);
 	cm_buf_free(&sp.val);
 	cm_buf_free(&sp.batch);

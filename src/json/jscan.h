@@ -28,4 +28,11 @@ int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i);
 /* 1 for JSON whitespace. */
 static inline int cm_jscan_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/* Advance *I past JSON whitespace in S[*I..N). */
+static inline void cm_jscan_skip_ws(const char *s, size_t n, size_t *i)
+{
+	while (*i < n && cm_jscan_ws(s[*i]))
+		(*i)++;
+}
+
 #endif
