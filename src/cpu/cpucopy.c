@@ -169,33 +169,51 @@ static int events_end(struct copy *c)
 	return 0;
 }
 
-/* Start element number c->elem at the '{'.  Returns 0 or -1. */
-static int elem_begin(struct copy *c)
+/* Element c->elem begins: is it kept?  A dropped one (a profiler span
+ * event, made again at the end) is passed over; before a kept one the GPU
+ * metadata goes in when its place has come.  1 kept, 0 dropped, -1 after a
+ * report. */
+static int take_next(struct copy *c)
 {
 	const cm_cpuplan *p = c->plan;
-	if (c->elem >= p->events)
-		return changed(c);
 	if (c->next_drop < p->ndropped && p->dropped[c->next_drop] == c->elem) {
 		c->next_drop++;
-		c->copying = 0;
 		return 0;
 	}
 	if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
 		return -1;
-	if (!c->hooks->element) {
-		/* the separator the walk of the layout writes (array_feed): none
-		 * first, else the input's own, else (after the metadata, before
-		 * the first element) a comma; so both copies make the same bytes */
-		if (c->eo->buf.len >= (1u << 20) && cm_evout_flush(c->eo) < 0)
-			return -1;
-		if (!c->eo->first && c->elem)
-			cm_buf_put(&c->eo->buf, c->gap.p, c->gap.len);
-		else if (!c->eo->first)
-			cm_buf_putc(&c->eo->buf, ',');
-		c->eo->first = 0;
-	}
-	c->gap.len = 0;
 	c->kept++;
+	return 1;
+}
+
+/* The separator before kept element c->elem, the same in both copies: none
+ * for the first in the array, the input's own (a comma and its blanks) for
+ * any other that has one, and a comma, written here, for the input's first
+ * element when the metadata went in before it.  1 when the caller is to
+ * write the input's separator. */
+static int separator(struct copy *c)
+{
+	int own = !c->eo->first && c->elem;
+	if (!c->eo->first && !c->elem)
+		cm_buf_putc(&c->eo->buf, ',');
+	c->eo->first = 0;
+	return own;
+}
+
+/* Start element number c->elem at the '{'.  Returns 0 or -1. */
+static int elem_begin(struct copy *c)
+{
+	int rc;
+	if (c->elem >= c->plan->events)
+		return changed(c);
+	if ((rc = take_next(c)) <= 0) { /* a dropped element takes its separator along */
+		c->copying = 0;
+		c->gap.len = 0;
+		return rc;
+	}
+	if (!c->hooks->element && separator(c))
+		cm_buf_put(&c->eo->buf, c->gap.p, c->gap.len);
+	c->gap.len = 0;
 	c->copying = 1;
 	return 0;
 }
@@ -210,6 +228,7 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 	while (i < n) {
 		uint64_t pos = base + i, gap, len;
 		size_t take;
+		int kept;
 		switch (c->lphase) {
 		case L_NEXT: /* the next element's place, and what becomes of it */
 			if (c->elem == p->events) {
@@ -222,21 +241,10 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 			c->end = c->start + len;
 			if (c->start < pos)
 				return changed(c);
-			if (c->next_drop < p->ndropped && p->dropped[c->next_drop] == c->elem) {
-				c->next_drop++;
-				c->gap_out = c->elem_out = 0;
-			} else {
-				if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
-					return -1;
-				/* the first in the array needs no separator; after the
-				 * metadata, the first element has none of its own */
-				c->gap_out = !c->eo->first && c->elem;
-				if (!c->eo->first && !c->elem)
-					cm_buf_putc(&c->eo->buf, ',');
-				c->eo->first = 0;
-				c->elem_out = 1;
-				c->kept++;
-			}
+			if ((kept = take_next(c)) < 0)
+				return -1;
+			c->elem_out = kept;
+			c->gap_out = kept && separator(c);
 			c->lphase = L_GAP;
 			break;
 		case L_GAP:
@@ -389,8 +397,6 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 			break;
 		case ST_EVENTS:
 			if (ch == '{') {
-				if (c->next_drop < c->plan->ndropped && c->plan->dropped[c->next_drop] == c->elem)
-					c->gap.len = 0; /* a dropped element takes its separator along */
 				if (elem_begin(c) < 0)
 					return -1;
 				run = i;
