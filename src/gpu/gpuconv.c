@@ -838,20 +838,18 @@ struct plan_note {
 	cm_int start, end;
 };
 
-struct plan_part {
-	cm_gpu *g;
-	cm_hmap *seen; /* (kind, a, b, c) -> offset of its note in notes */
-	cm_buf notes;
+/* The block's extent and counts: they begin a worker's output. */
+struct plan_head {
 	double min_ts, max_end_ts;
 	uint64_t x_events, x_outside, api_rows, st_x_events;
 	int need_overhead;
 };
 
-/* The block's extent and counts, as the output of a worker begins. */
-struct plan_head {
-	double min_ts, max_end_ts;
-	uint64_t x_events, x_outside, api_rows, st_x_events;
-	int need_overhead;
+struct plan_part {
+	cm_gpu *g;
+	cm_hmap *seen; /* (kind, a, b, c) -> offset of its note in notes */
+	cm_buf notes;
+	struct plan_head h;
 };
 
 /* Note a row key or span (KIND, A, B, C) seen in the block: a new key gets
@@ -878,13 +876,13 @@ static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64
 static void part_extent(struct plan_part *pp, double ts, double dur)
 {
 	const cm_gpu *g = pp->g;
-	pp->min_ts = cm_py_min(pp->min_ts, ts);
-	pp->max_end_ts = cm_py_max(pp->max_end_ts, ts + cm_py_max(dur, 0.0));
+	pp->h.min_ts = cm_py_min(pp->h.min_ts, ts);
+	pp->h.max_end_ts = cm_py_max(pp->h.max_end_ts, ts + cm_py_max(dur, 0.0));
 	if (g->have_cpu_span) {
-		pp->x_events++;
-		pp->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+		pp->h.x_events++;
+		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
 	}
-	pp->st_x_events++;
+	pp->h.st_x_events++;
 }
 
 /* A drawn sync: its rows (its device; its stream, or, when CUPTI gave none
@@ -961,7 +959,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
 		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
 		part_extent(pp, ts, dur);
-		pp->api_rows++;
+		pp->h.api_rows++;
 		return 0;
 	}
 	case CM_REC_KERNEL:
@@ -986,7 +984,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		pp->need_overhead = 1;
+		pp->h.need_overhead = 1;
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		part_extent(pp, ts, dur);
 		return 0;
@@ -1017,29 +1015,20 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct plan_part *pp = wctx;
 	const char *p = in->p, *end = in->p + in->len;
-	struct plan_head h;
 	cm_gpurec r;
 	cm_hmap_free(pp->seen);
 	pp->seen = cm_hmap_new(32, 8);
 	pp->notes.len = 0;
-	pp->min_ts = INFINITY;
-	pp->max_end_ts = -INFINITY;
-	pp->x_events = pp->x_outside = pp->api_rows = pp->st_x_events = 0;
-	pp->need_overhead = 0;
+	memset(&pp->h, 0, sizeof pp->h);
+	pp->h.min_ts = INFINITY;
+	pp->h.max_end_ts = -INFINITY;
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
 		if (plan_record(pp, &r) < 0)
 			return -1;
 	}
-	h.min_ts = pp->min_ts;
-	h.max_end_ts = pp->max_end_ts;
-	h.x_events = pp->x_events;
-	h.x_outside = pp->x_outside;
-	h.api_rows = pp->api_rows;
-	h.st_x_events = pp->st_x_events;
-	h.need_overhead = pp->need_overhead;
-	cm_buf_put(out, &h, sizeof h);
+	cm_buf_put(out, &pp->h, sizeof pp->h);
 	cm_buf_put(out, pp->notes.p, pp->notes.len);
 	return 0;
 }
