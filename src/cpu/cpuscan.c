@@ -795,16 +795,6 @@ static int cfold(void *sctx, cm_buf *out)
 	return 0;
 }
 
-/* Append V to B as a varint (7 bits a byte, low first). */
-static void put_varint(cm_buf *b, uint64_t v)
-{
-	while (v >= 0x80) {
-		cm_buf_putc(b, (char)(v | 0x80));
-		v >>= 7;
-	}
-	cm_buf_putc(b, (char)v);
-}
-
 /* The splitter's thread, a batch at a time in document order: count the
  * elements, note where they lie (cm_cpuplan.layout), hand the batch on. */
 static int cbatch(void *ctx, cm_buf *b)
@@ -816,8 +806,8 @@ static int cbatch(void *ctx, cm_buf *b)
 	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e)) {
 		int64_t start = e->end_offset - (int64_t)e->len;
 		p->events = e->index + 1; /* the index after the batch's last element */
-		put_varint(lb, (uint64_t)(e->index ? start - cr->prev_end : start));
-		put_varint(lb, e->len);
+		cm_buf_put_varint(lb, (uint64_t)(e->index ? start - cr->prev_end : start));
+		cm_buf_put_varint(lb, e->len);
 		cr->prev_end = e->end_offset;
 	}
 	if (lb->len) {

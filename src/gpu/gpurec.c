@@ -13,19 +13,6 @@
 
 typedef unsigned __int128 u128;
 
-/* Append V as a varint: 7 bits a byte, low first, high bit = more. */
-static void put_uvar(cm_buf *b, u128 v)
-{
-	unsigned char tmp[20];
-	int n = 0;
-	while (v >= 0x80) {
-		tmp[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[n++] = (unsigned char)v;
-	cm_buf_put(b, tmp, (size_t)n);
-}
-
 /* Read a varint at *P (below END) into *V.  0, or -1 when it runs past END
  * or past 128 bits. */
 static int get_uvar(const char **p, const char *end, u128 *v)
@@ -45,7 +32,7 @@ static int get_uvar(const char **p, const char *end, u128 *v)
 	return -1;
 }
 
-static void put_int(cm_buf *b, cm_int v) { put_uvar(b, ((u128)v << 1) ^ (u128)(v >> 127)); }
+static void put_int(cm_buf *b, cm_int v) { cm_buf_put_varint(b, ((u128)v << 1) ^ (u128)(v >> 127)); }
 
 static int get_int(const char **p, const char *end, cm_int *v)
 {
@@ -59,7 +46,7 @@ static int get_int(const char **p, const char *end, cm_int *v)
 /* Bytes with their length in front. */
 static void put_bytes(cm_buf *b, const char *s, size_t n)
 {
-	put_uvar(b, n);
+	cm_buf_put_varint(b, n);
 	cm_buf_put(b, s, n);
 }
 
@@ -78,7 +65,7 @@ void cm_gpurec_pack(cm_buf *b, const cm_gpurec *r)
 {
 	unsigned char head[3] = {r->kind, r->flags, r->nv};
 	cm_buf_put(b, head, 3);
-	put_uvar(b, r->index);
+	cm_buf_put_varint(b, r->index);
 	put_int(b, r->offset);
 	for (int i = 0; i < r->nv; i++)
 		put_int(b, r->v[i]);
@@ -155,7 +142,7 @@ static void pack_node(cm_buf *b, const cm_jval *v, int member)
 		break;
 	case CM_J_ARR:
 	case CM_J_OBJ:
-		put_uvar(b, v->len);
+		cm_buf_put_varint(b, v->len);
 		for (const cm_jval *k = v->kids; k; k = k->next)
 			pack_node(b, k, v->type == CM_J_OBJ);
 		break;

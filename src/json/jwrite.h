@@ -32,6 +32,19 @@ static inline void cm_buf_putc(cm_buf *b, char c)
 	b->p[b->len++] = c;
 }
 #define cm_buf_lit(b, s) cm_buf_put((b), (s), sizeof(s) - 1)
+/* Append V as a varint: 7 bits a byte, low first, high bit = more (the
+ * record packing of gpurec.c, the element places of cpuscan.c). */
+static inline void cm_buf_put_varint(cm_buf *b, unsigned __int128 v)
+{
+	unsigned char tmp[20];
+	int n = 0;
+	while (v >= 0x80) {
+		tmp[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (unsigned char)v;
+	cm_buf_put(b, tmp, (size_t)n);
+}
 static inline void cm_buf_puts(cm_buf *b, const char *s) { cm_buf_put(b, s, strlen(s)); }
 void cm_buf_free(cm_buf *b);
 
