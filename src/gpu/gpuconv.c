@@ -724,19 +724,25 @@ int cm_gpu_digest_finish(cm_gpu *g)
 	return 0;
 }
 
-/* Call FN for each block of records: the one still in memory when the
- * window was small, else each block of the temporary file in turn.  0, or
- * -1 (after a report). */
-static int each_block(cm_gpu *g, int (*fn)(void *ctx, cm_buf *block), void *ctx)
+/* Hand each block of records to POOL, in window order: the one still in
+ * memory when the window was small (as a copy: the pool takes the bytes it
+ * is given, and the plan and the output both read the blocks), else each
+ * block of the temporary file in turn.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int feed_pool(cm_gpu *g, cm_opool *pool)
 {
 	cm_buf b = {0};
 	int rc;
-	if (!g->recs)
-		return g->block.len ? fn(ctx, &g->block) : 0;
+	if (!g->recs) {
+		cm_buf_put(&b, g->block.p, g->block.len);
+		rc = b.len ? cm_opool_put(pool, &b) : 0;
+		cm_buf_free(&b);
+		return rc;
+	}
 	if (fseek(g->recs, 0, SEEK_SET) != 0)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
 	while ((rc = cm_gpurec_block_read(g->recs, &b)) == 1)
-		if (fn(ctx, &b) < 0) {
+		if (cm_opool_put(pool, &b) < 0) {
 			rc = -1;
 			break;
 		}
@@ -826,11 +832,6 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
  * rows, the same first starts, the same first stream of each span.  The
  * lookups the rules make (links, the thread map) only read tables that
  * nothing writes any more. */
-struct plan_feed {
-	cm_gpu *g;
-	cm_opool *pool;
-};
-
 enum { NOTE_PROC = 1, NOTE_THREAD, NOTE_DEV, NOTE_STREAM, NOTE_SPAN, NOTE_DEVROW };
 
 struct plan_note {
@@ -1036,7 +1037,7 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 /* The pool's sink: a block's part into the tables, in window order. */
 static int plan_fold(void *sctx, cm_buf *out)
 {
-	cm_gpu *g = ((struct plan_feed *)sctx)->g;
+	cm_gpu *g = sctx;
 	struct plan_head h;
 	const char *p = out->p + sizeof h, *end = out->p + out->len;
 	memcpy(&h, out->p, sizeof h);
@@ -1062,21 +1063,6 @@ static int plan_fold(void *sctx, cm_buf *out)
 	return 0;
 }
 
-/* Hand a block to the pool, which takes its bytes: a copy of the one kept
- * in memory (a small window's), which the output reads again. */
-static int plan_put(void *ctx, cm_buf *block)
-{
-	struct plan_feed *f = ctx;
-	cm_buf copy = {0};
-	int rc;
-	if (block != &f->g->block)
-		return cm_opool_put(f->pool, block);
-	cm_buf_put(&copy, block->p, block->len);
-	rc = cm_opool_put(f->pool, &copy);
-	cm_buf_free(&copy);
-	return rc;
-}
-
 int cm_gpu_plan(cm_gpu *g, int jobs)
 {
 	/* one thread with the repair stage, which counts what it moves, and
@@ -1086,7 +1072,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	int n = g->repair || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	struct plan_feed f = {g, NULL};
+	cm_opool *pool;
 	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
 						    g->budget))) {
 		free(pp);
@@ -1103,9 +1089,9 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		pp[i].g = g;
 		ctx[i] = &pp[i];
 	}
-	f.pool = cm_opool_new(n, plan_block, ctx, plan_fold, &f);
-	rc = each_block(g, plan_put, &f);
-	rc = cm_opool_finish(f.pool) < 0 || rc < 0 ? -1 : 0;
+	pool = cm_opool_new(n, plan_block, ctx, plan_fold, g);
+	rc = feed_pool(g, pool);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
 		cm_hmap_free(pp[i].seen);
 		cm_buf_free(&pp[i].notes);
@@ -1369,15 +1355,10 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
-struct write_ctx {
-	cm_evout *eo;
-	cm_opool *pool;
-};
-
 /* The pool's sink: rendered text to the output, in order. */
 static int write_rendered(void *sctx, cm_buf *out)
 {
-	cm_evout *eo = ((struct write_ctx *)sctx)->eo;
+	cm_evout *eo = sctx;
 	const char *p = out->p;
 	size_t n = out->len;
 	if (!n)
@@ -1392,25 +1373,20 @@ static int write_rendered(void *sctx, cm_buf *out)
 	return cm_output_write(eo->out, p, n);
 }
 
-static int feed_block(void *ctx, cm_buf *block)
-{
-	return cm_opool_put(((struct write_ctx *)ctx)->pool, block);
-}
-
 int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 {
 	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	struct write_ctx w = {eo, NULL};
+	cm_opool *pool;
 	for (int i = 0; i < n; i++) {
 		R[i].g = g;
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	w.pool = cm_opool_new(n, render_block, ctx, write_rendered, &w);
-	rc = each_block(g, feed_block, &w);
-	rc = cm_opool_finish(w.pool) < 0 || rc < 0 ? -1 : 0;
+	pool = cm_opool_new(n, render_block, ctx, write_rendered, eo);
+	rc = feed_pool(g, pool);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
 		cm_arena_free(R[i].scratch);
 		cm_buf_free(&R[i].text);
