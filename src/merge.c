@@ -92,14 +92,6 @@ struct merge {
 	double t0, t_window, t_cpu, t_joins, t_plan, t_copied, t_render;
 };
 
-/* Seconds on the monotonic clock. */
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
 {
 	return cm_gpu_digest_event(((struct merge *)ctx)->gpu, index, ev, offset);
@@ -192,10 +184,10 @@ static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
 	cm_buf *b = &eo->buf;
-	m->t_copied = now_s() - m->t0;
+	m->t_copied = cm_now_s() - m->t0;
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt->jobs)) < 0)
 		return -1;
-	m->t_render = now_s() - m->t0;
+	m->t_render = cm_now_s() - m->t0;
 	if (cm_gpu_write_spans(m->gpu, eo) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -257,7 +249,7 @@ static void *c1_thread(void *arg)
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
 	m->c1_rc = cpu_scan(m);
-	m->t_cpu = now_s() - m->t0;
+	m->t_cpu = cm_now_s() - m->t0;
 	return NULL;
 }
 
@@ -279,13 +271,13 @@ static int prepare(struct merge *m)
 		cm_progress_stage(0, cm_input_raw_size(m->win));
 	}
 	w1_rc = read_window(m, &win_trace_events);
-	m->t_window = now_s() - m->t0;
+	m->t_window = cm_now_s() - m->t0;
 	if (threaded) {
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else {
 		m->c1_rc = cpu_scan(m);
-		m->t_cpu = now_s() - m->t0;
+		m->t_cpu = cm_now_s() - m->t0;
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
@@ -308,13 +300,13 @@ static int prepare(struct merge *m)
 	}
 	if (cm_gpu_resolve(m->gpu, base) < 0)
 		return cm_diag_status();
-	m->t_joins = now_s() - m->t0;
+	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
 	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
 		return cm_diag_status();
-	m->t_plan = now_s() - m->t0;
+	m->t_plan = cm_now_s() - m->t0;
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
@@ -337,7 +329,7 @@ int cm_merge_run(const struct cm_options *opt)
 	int status, rc;
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
-	m.t0 = now_s();
+	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
@@ -414,7 +406,7 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_warn(NULL, -1,
 			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s, plan %.2f s, "
 			"CPU events copied %.2f s, window events rendered %.2f s, output done %.2f s",
-			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_copied, m.t_render, now_s() - m.t0);
+			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_copied, m.t_render, cm_now_s() - m.t0);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);

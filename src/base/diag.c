@@ -181,8 +181,7 @@ void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Seconds on a monotonic clock. */
-static double now_s(void)
+double cm_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -217,7 +216,7 @@ void cm_progress_begin(const char *label, uint64_t total)
 	progress_label = label;
 	progress_total = total;
 	if (progress_t0 == 0)
-		progress_t0 = now_s();
+		progress_t0 = cm_now_s();
 }
 
 void cm_progress_update(uint64_t done)
@@ -225,7 +224,7 @@ void cm_progress_update(uint64_t done)
 	double t;
 	if (!progress_on || !progress_label || progress_thread_off)
 		return;
-	t = now_s();
+	t = cm_now_s();
 	/* A job shorter than a second never shows a line; then 4 refreshes a second. */
 	if (t - progress_t0 < progress_delay || t - progress_last < (progress_delay > 0 ? 0.25 : 0))
 		return;
@@ -254,7 +253,7 @@ void cm_progress_text(const char *text, int force)
 	double t;
 	if (!progress_on || progress_thread_off)
 		return;
-	t = now_s();
+	t = cm_now_s();
 	if (progress_t0 == 0)
 		progress_t0 = t;
 	if (!force && (t - progress_t0 < progress_delay || t - progress_last < 0.25))

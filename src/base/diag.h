@@ -93,4 +93,7 @@ void *cm_xcalloc(size_t n, size_t size);
 void *cm_xrealloc(void *p, size_t n);
 char *cm_xstrdup(const char *s);
 
+/* Seconds on a monotonic clock (for elapsed times). */
+double cm_now_s(void);
+
 #endif

@@ -89,13 +89,6 @@ static char *find_cuptimerge(void)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -135,7 +128,7 @@ int main(int argc, char **argv)
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
-	double t0 = now_s();
+	double t0 = cm_now_s();
 
 	cm_diag_init("cuptimerge-batch");
 	opterr = 0;
@@ -242,7 +235,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, ", %zu without GPU work", nogpu);
 	if (notrace)
 		fprintf(stderr, ", %zu thread map%s without a trace", notrace, notrace == 1 ? "" : "s");
-	fprintf(stderr, ", %.1f s\n", now_s() - t0);
+	fprintf(stderr, ", %.1f s\n", cm_now_s() - t0);
 	if (failed) {
 		fputs("cuptimerge-batch: failed:", stderr);
 		for (size_t i = 0; i < plan.n; i++)

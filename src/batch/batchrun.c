@@ -31,13 +31,6 @@ struct slot {
 	double t0;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* mkdir -p the directory part of PATH; errors show up when the merge opens it. */
 static void make_parent(const char *path)
 {
@@ -119,7 +112,7 @@ static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int e
 static void progress(const cm_bplan *p, size_t done, size_t total, size_t failed, double t0)
 {
 	char line[160], eta[40] = "";
-	double el = now_s() - t0;
+	double el = cm_now_s() - t0;
 	(void)p;
 	if (done && done < total)
 		snprintf(eta, sizeof eta, ", ETA %.0f s", el / (double)done * (double)(total - done));
@@ -133,7 +126,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 	struct slot *slots;
 	size_t next = 0, total = 0, done = 0, failed = 0;
 	int running = 0, rc = 0;
-	double t0 = now_s();
+	double t0 = cm_now_s();
 	/* the CPUs shared among the merges running at once: each merge gets
 	 * its part, not all of them (N merges of N threads each on N CPUs
 	 * would only cost memory and switches) */
@@ -173,7 +166,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 			}
 			slots[k].errfd = dup(fileno(tmp));
 			fclose(tmp);
-			slots[k].t0 = now_s();
+			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
 			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
@@ -200,7 +193,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 			continue; /* not a merge of ours */
 		r = &p->r[slots[k].rank];
 		r->ran = 1;
-		r->seconds = now_s() - slots[k].t0;
+		r->seconds = cm_now_s() - slots[k].t0;
 		r->rss_kb = ru.ru_maxrss; /* kilobytes on Linux */
 		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		r->msg = last_line(slots[k].errfd);
