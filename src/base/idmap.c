@@ -5,9 +5,10 @@
  * The file is sized once (ftruncate: sparse, blocks only where ids were
  * put) and mapped shared, so a value written through the mapping is in the
  * page cache and the file whether or not its page stays mapped; dropping
- * the mapping's pages (MADV_DONTNEED) loses nothing.  A bitmap per table, a
- * bit a page, marks the pages touched since the last drop; when the number
- * of them over all tables passes the budget in pages, every table is
+ * the mapping's pages (MADV_DONTNEED) loses nothing.  A bitmap per mapping
+ * (cm_pages), a bit a page, marks the pages touched since the last drop;
+ * when the number of them over all tables (and the operator index, which
+ * is watched the same way) passes the budget in pages, every mapping is
  * dropped at once, the bitmaps cleared, and pages fault back in one by one
  * as needed.  So the count is the pages really touched, whatever the order
  * of the ids and however many tables are used at once.  (An earlier version counted the
@@ -30,12 +31,21 @@
 
 #define PAGE 4096u
 
-/* The arrays alive, the pages of them touched since the last drop, and the
- * budget in pages.  The list changes on the main thread only, between the
- * steps that use the tables from several threads; the lock keeps a drop
+/* A mapping watched (cm_pages): its pages touched since the last drop. */
+struct cm_pages {
+	unsigned char *base;
+	size_t size;
+	uint64_t *touched;  /* a bit a page */
+	size_t words;
+	cm_pages *next;     /* in the list of mappings watched (all_watched) */
+};
+
+/* The mappings watched, the pages of them touched since the last drop, and
+ * the budget in pages.  The list changes on the main thread only, between
+ * the steps that use the tables from several threads; the lock keeps a drop
  * from meeting a change all the same. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-static cm_idmap *all_maps;
+static cm_pages *all_watched;
 static uint64_t all_touched, budget_pages = 1;
 
 struct cm_idmap {
@@ -45,9 +55,7 @@ struct cm_idmap {
 	int fd;
 	unsigned char *base;
 	size_t size;
-	uint64_t *touched;  /* a bit a page: touched since the last drop */
-	size_t touched_words;
-	cm_idmap *next;     /* in the list of arrays (all_maps) */
+	cm_pages *pages;    /* its pages, watched against the budget */
 	uint64_t put_count;
 	/* sparse */
 	cm_hmap *h;
@@ -65,10 +73,7 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
-		m->touched_words = (m->size / PAGE + 64) / 64;
-		m->touched = cm_xcalloc(m->touched_words, sizeof *m->touched);
 		if ((m->fd = cm_temp_fd("ids")) < 0) {
-			free(m->touched);
 			free(m);
 			return NULL;
 		}
@@ -76,15 +81,11 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 		    (m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
 			cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
 			close(m->fd);
-			free(m->touched);
 			free(m);
 			return NULL;
 		}
-		pthread_mutex_lock(&all_lock);
-		budget_pages = budget / PAGE ? budget / PAGE : 1;
-		m->next = all_maps;
-		all_maps = m;
-		pthread_mutex_unlock(&all_lock);
+		cm_pages_budget(budget);
+		m->pages = cm_pages_watch(m->base, m->size);
 		return m;
 	}
 	m->h = cm_hmap_new(8, val_size);
@@ -93,30 +94,70 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 
 int cm_idmap_is_dense(const cm_idmap *m) { return m->base != NULL; }
 
-/* Forget which pages were touched and drop every array's pages from
- * memory.  Another thread may be marking a page meanwhile: a page
+void cm_pages_budget(size_t budget)
+{
+	__atomic_store_n(&budget_pages, budget / PAGE ? budget / PAGE : 1, __ATOMIC_RELAXED);
+}
+
+cm_pages *cm_pages_watch(void *base, size_t size)
+{
+	cm_pages *w = cm_xcalloc(1, sizeof *w);
+	w->base = base;
+	w->size = size;
+	w->words = (size / PAGE + 64) / 64;
+	w->touched = cm_xcalloc(w->words, sizeof *w->touched);
+	pthread_mutex_lock(&all_lock);
+	w->next = all_watched;
+	all_watched = w;
+	pthread_mutex_unlock(&all_lock);
+	return w;
+}
+
+void cm_pages_unwatch(cm_pages *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&all_lock);
+	for (cm_pages **p = &all_watched; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&all_lock);
+	free(w->touched);
+	free(w);
+}
+
+/* Forget which pages were touched and drop every watched mapping's pages
+ * from memory.  Another thread may be marking a page meanwhile: a page
  * miscounted once is a small error in the count, never in the data. */
 static void drop_all(void)
 {
 	pthread_mutex_lock(&all_lock);
-	for (cm_idmap *m = all_maps; m; m = m->next) {
-		for (size_t i = 0; i < m->touched_words; i++)
-			__atomic_store_n(&m->touched[i], 0, __ATOMIC_RELAXED);
-		madvise(m->base, m->size, MADV_DONTNEED);
+	for (cm_pages *w = all_watched; w; w = w->next) {
+		for (size_t i = 0; i < w->words; i++)
+			__atomic_store_n(&w->touched[i], 0, __ATOMIC_RELAXED);
+		madvise(w->base, w->size, MADV_DONTNEED);
 	}
 	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&all_lock);
 }
 
+void cm_pages_touch(cm_pages *w, const void *p)
+{
+	size_t pg = (size_t)((const unsigned char *)p - w->base) / PAGE;
+	uint64_t bit = (uint64_t)1 << (pg & 63), *word = &w->touched[pg >> 6];
+	if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) &&
+	    __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED) > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
+		drop_all();
+}
+
 /* The array entry of ID (in range), its page marked as touched. */
 static unsigned char *entry(cm_idmap *m, int64_t id)
 {
-	size_t off = (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize, pg = off / PAGE;
-	uint64_t bit = (uint64_t)1 << (pg & 63), *w = &m->touched[pg >> 6];
-	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(w, bit, __ATOMIC_RELAXED) & bit) &&
-	    __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED) > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
-		drop_all();
-	return m->base + off;
+	unsigned char *e = m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize;
+	cm_pages_touch(m->pages, e);
+	return e;
 }
 
 void *cm_idmap_get(cm_idmap *m, int64_t id)
@@ -228,15 +269,8 @@ void cm_idmap_free(cm_idmap *m)
 {
 	if (!m)
 		return;
-	free(m->touched);
 	if (m->base) {
-		pthread_mutex_lock(&all_lock);
-		for (cm_idmap **p = &all_maps; *p; p = &(*p)->next)
-			if (*p == m) {
-				*p = m->next;
-				break;
-			}
-		pthread_mutex_unlock(&all_lock);
+		cm_pages_unwatch(m->pages);
 		munmap(m->base, m->size);
 		close(m->fd);
 	}

@@ -49,4 +49,16 @@ uint64_t cm_idmap_bytes(const cm_idmap *m);
 
 void cm_idmap_free(cm_idmap *m);
 
+/* The same budget for other read-back mappings of temporary files: a
+ * mapping watched has its touched pages counted with the tables', and is
+ * dropped with them when the count passes the budget.  cm_pages_budget sets
+ * the budget in bytes (cm_idmap_new does, with its BUDGET); cm_pages_touch
+ * marks the page of P (within the mapping) touched; safe from several
+ * threads at once.  Watch and unwatch on one thread, between such steps. */
+typedef struct cm_pages cm_pages;
+void cm_pages_budget(size_t budget);
+cm_pages *cm_pages_watch(void *base, size_t size);
+void cm_pages_touch(cm_pages *w, const void *p);
+void cm_pages_unwatch(cm_pages *w);
+
 #endif

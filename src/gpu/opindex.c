@@ -9,14 +9,14 @@
  * top of a stack of the open ones, so the links are made as the merge
  * writes.  The operator a call was made in is then an ancestor of the last
  * operator that starts no later than the call: a binary search, and a walk
- * up a chain as long as the nesting is deep.  As the id tables do
- * (idmap.c), the lookups count the pages they step onto and drop the
- * mapping's pages when the count passes the budget: calls come in about the
- * order of time, so few pages are touched between drops. */
+ * up a chain as long as the nesting is deep.  The mapping's pages are
+ * watched with the id tables' (cm_pages in idmap.h): the pages touched count
+ * against the one budget, and all are dropped when it is passed. */
 #include "config.h"
 #include "gpu/opindex.h"
 #include "base/diag.h"
 #include "base/hmap.h"
+#include "base/idmap.h"
 #include "exitcode.h"
 #include "io/tmpfile.h"
 
@@ -28,7 +28,6 @@
 #include <sys/mman.h>
 
 #define NONE UINT32_MAX
-#define PAGE 4096u
 /* Operators a run reader buffers (128 KiB), and the fewest in a run. */
 #define RUN_BUF 4096u
 
@@ -40,7 +39,7 @@ struct op {
 };
 
 struct cm_opindex {
-	size_t budget;        /* bytes of memory: a run, then the mapping's resident pages */
+	size_t budget;        /* bytes of memory for a run */
 	cm_hmap *threads;     /* (pid, tid) -> uint32 index + 1 */
 	uint32_t nthreads;
 	uint64_t n;
@@ -53,8 +52,7 @@ struct cm_opindex {
 	const struct op *ops; /* ... mapped */
 	size_t map_size;
 	uint64_t *first;      /* thread i's operators: ops[first[i] .. first[i + 1]) */
-	size_t steps;         /* page steps since the mapping was last dropped (touch) */
-	uintptr_t last_page;
+	cm_pages *pages;      /* the mapping's pages, watched with the id tables' */
 };
 
 cm_opindex *cm_opindex_new(size_t budget)
@@ -72,6 +70,7 @@ void cm_opindex_free(cm_opindex *x)
 {
 	if (!x)
 		return;
+	cm_pages_unwatch(x->pages);
 	if (x->ops)
 		munmap((void *)x->ops, x->map_size);
 	if (x->runs)
@@ -274,6 +273,8 @@ int cm_opindex_build(cm_opindex *x)
 			x->ops = NULL;
 			cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno));
 			rc = -1;
+		} else if (x->map_size) {
+			x->pages = cm_pages_watch((void *)x->ops, x->map_size);
 		}
 	}
 	for (size_t r = 0; r < nrd; r++)
@@ -288,19 +289,11 @@ int cm_opindex_build(cm_opindex *x)
 	return rc;
 }
 
-/* Operator I, counting a step when it is on another page than the last one
- * looked at. */
+/* Operator I, its page marked touched (idmap.h: the tables' budget). */
 static const struct op *touch(cm_opindex *x, uint64_t i)
 {
 	const struct op *o = &x->ops[i];
-	uintptr_t page = (uintptr_t)o / PAGE;
-	if (page != x->last_page) {
-		x->last_page = page;
-		if (++x->steps > x->budget / PAGE + 1) {
-			x->steps = 0;
-			madvise((void *)x->ops, x->map_size, MADV_DONTNEED);
-		}
-	}
+	cm_pages_touch(x->pages, o);
 	return o;
 }
 
