@@ -98,7 +98,8 @@ static int val_put(struct split *sp, const char *s, size_t n)
 		if (!(sp->spill = cm_temp_file("member")))
 			return -1;
 		sp->spill_len = 0;
-		if (fwrite(sp->val.p, 1, sp->val.len, sp->spill) != sp->val.len)
+		/* val may never have been grown (p NULL): fwrite must not see that */
+		if (sp->val.len && fwrite(sp->val.p, 1, sp->val.len, sp->spill) != sp->val.len)
 			goto fail;
 		sp->spill_len = sp->val.len;
 		sp->val.len = 0;
