@@ -43,6 +43,21 @@ int cm_py_float_of_str(const char *s, size_t n, double *out);
  * Returns the length. */
 size_t cm_py_float_repr(double d, char *buf);
 
+/* The same text found the general way (a search over %.Ne precisions, each
+ * read back), without cm_py_float_repr's short cut for thousandths: the
+ * yardstick the unit tests hold the short cut to. */
+size_t cm_py_float_repr_search(double d, char *buf);
+
+/* Below this, a double has more than one per thousandth (its ulp is under
+ * 0.001, 2^-10 at most), so the text of V / 1000 is the only text of three
+ * decimals or fewer that reads back as that double. */
+#define CM_PY_MILLI_MAX 8796093022208000LL /* 2^43 x 1000 */
+
+/* repr(V / 1000.0) into BUF (at least 32 bytes), for |V| < CM_PY_MILLI_MAX:
+ * V's digits with the point put three places in and the trailing zeros of
+ * the fraction dropped (one kept).  Returns the length. */
+size_t cm_py_milli_repr(int64_t v, char *buf);
+
 /* Decimal text of V into BUF (at least 48 bytes).  Returns the length. */
 size_t cm_int_format(cm_int v, char *buf);
 

@@ -147,26 +147,9 @@ double cm_us_of_ns(cm_int ns)
 
 size_t cm_us_text(cm_int ns, char *out, double *d)
 {
-	if (ns >= 0 && ns < ((cm_int)1 << 53)) {
-		int64_t v = (int64_t)ns, q = v / 1000;
-		int frac = (int)(v % 1000);
-		char digits[24];
-		size_t n = 0, k = 0;
-		do { /* the integer part, then up to three fraction digits */
-			digits[k++] = (char)('0' + q % 10);
-			q /= 10;
-		} while (q);
-		while (k)
-			out[n++] = digits[--k];
-		out[n++] = '.';
-		out[n++] = (char)('0' + frac / 100);
-		if (frac % 100) {
-			out[n++] = (char)('0' + frac / 10 % 10);
-			if (frac % 10)
-				out[n++] = (char)('0' + frac % 10);
-		}
-		*d = (double)v / 1000.0;
-		return n;
+	if (ns >= 0 && ns < CM_PY_MILLI_MAX) {
+		*d = (double)(int64_t)ns / 1000.0;
+		return cm_py_milli_repr((int64_t)ns, out);
 	}
 	*d = cm_us_of_ns(ns);
 	if (isnan(*d) || isinf(*d))

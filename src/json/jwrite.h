@@ -66,10 +66,9 @@ void cm_jw_int(cm_buf *b, cm_int v);
 void cm_jw_double(cm_buf *b, double d);
 
 /* The microsecond value max(float(NS) / 1000.0, 0.0) the reference computes
- * for a nanosecond difference, written exactly and fast: below 2^53 ns the
- * decimal NS/1000 itself reads back as that double (both are the correctly
- * rounded value of the same rational); otherwise via cm_jw_double.  Returns
- * the double. */
+ * for a nanosecond difference, as Python's repr writes it, fast: below
+ * CM_PY_MILLI_MAX ns (2^43 us, 278 years) that is the decimal NS/1000 itself
+ * (cm_py_milli_repr); otherwise via cm_jw_double.  Returns the double. */
 double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
 
 /* The text cm_jw_us_of_ns writes, into OUT (at least 48 bytes); its length.

@@ -163,6 +163,94 @@ START_TEST(float_repr)
 }
 END_TEST
 
+/* The short cut for thousandths gives the search's text: numbers of
+ * thousandths from 0.001 up to the bound (random, and those next to powers
+ * of ten and two), negatives, and doubles that are no number of thousandths
+ * (which must fall through to the search). */
+START_TEST(float_repr_milli)
+{
+	unsigned long long x = 0x9e3779b97f4a7c15ull;
+	char fast[40], slow[40];
+	for (int i = 0; i < 60000; i++) {
+		long long v;
+		double d;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 4) {
+		case 0: /* any size up to the bound: a random magnitude, then digits */
+			v = (long long)(x % ((unsigned long long)CM_PY_MILLI_MAX >> (x >> 58) % 48));
+			break;
+		case 1: { /* next to a power of ten (9.999, 10.0, 10.001) */
+			long long p = 1;
+			for (int k = (int)((x >> 8) % 16); k > 0; k--)
+				p *= 10;
+			v = p + (long long)((x >> 20) % 5) - 2;
+			break;
+		}
+		case 2: /* next to a power of two, up to the bound */
+			v = (1LL << (x >> 8) % 53) + (long long)((x >> 20) % 5) - 2;
+			break;
+		default: /* near the bound, either side */
+			v = CM_PY_MILLI_MAX - 2000 + (long long)((x >> 8) % 4000);
+			break;
+		}
+		if (x & (1ull << 40))
+			v = -v;
+		d = (double)v / 1000.0;
+		cm_py_float_repr(d, fast);
+		cm_py_float_repr_search(d, slow);
+		ck_assert_msg(!strcmp(fast, slow), "%lld/1000: %s, the search %s", v, fast, slow);
+		/* a double next to it is (nearly always) no number of thousandths */
+		d = nextafter(d, (x & 2) ? INFINITY : -INFINITY);
+		cm_py_float_repr(d, fast);
+		cm_py_float_repr_search(d, slow);
+		ck_assert_msg(!strcmp(fast, slow), "next to %lld/1000: %s, the search %s", v, fast, slow);
+	}
+}
+END_TEST
+
+/* Any double: the short cuts (thousandths; exact fixed notation from 0.001
+ * to 2^53) give the search's text.  Random bit patterns over all exponents,
+ * the spans' times (thousandths minus 0.001, plus 0.002: one ulp off), and
+ * the doubles either side of both ends of the fixed range. */
+START_TEST(float_repr_any)
+{
+	unsigned long long x = 0x2545f4914f6cdd1dull;
+	static const double ends[] = {0.001, 0x1p53, 0x1p52, 1e15, 1e16, 0.1, 1.0, 9.999999999999999e15};
+	char fast[40], slow[40];
+	for (int i = 0; i < 60000; i++) {
+		double d;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 3) {
+		case 0: { /* exponents 2^-30 .. 2^60, any mantissa */
+			uint64_t bits = (x & 0x800fffffffffffffull) | (uint64_t)(1023 - 30 + (x >> 52) % 91) << 52;
+			memcpy(&d, &bits, sizeof d);
+			break;
+		}
+		case 1:
+			d = (double)(long long)(x % 100000000000000ull) / 1000.0 - 0.001;
+			break;
+		default:
+			d = (double)(long long)(x % 100000000000ull) / 1000.0 + 0.002;
+			break;
+		}
+		if (i < 8 * 4) /* and first: each end, from both sides */
+			d = nextafter(ends[i / 4], i % 2 ? INFINITY : -INFINITY) * (i % 4 < 2 ? 1 : -1);
+		cm_py_float_repr(d, fast);
+		cm_py_float_repr_search(d, slow);
+		ck_assert_msg(!strcmp(fast, slow), "%.17g: %s, the search %s", d, fast, slow);
+	}
+	for (int k = -12; k <= 55; k++) /* powers of two: the interval is narrower below */
+		for (int side = -1; side <= 1; side++) {
+			double d = ldexp(1.0, k);
+			if (side)
+				d = nextafter(d, side * INFINITY);
+			cm_py_float_repr(d, fast);
+			cm_py_float_repr_search(d, slow);
+			ck_assert_msg(!strcmp(fast, slow), "%.17g: %s, the search %s", d, fast, slow);
+		}
+}
+END_TEST
+
 START_TEST(us_of_ns)
 {
 	static const long long ns[] = {7000010000LL, 5, 1234, 0, 999, 1000, 9007199254740991LL,
@@ -197,6 +285,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, float_of_number_fast);
 	tcase_add_test(tc, float_of_str);
 	tcase_add_loop_test(tc, float_repr, 0, sizeof reprs / sizeof *reprs);
+	tcase_add_test(tc, float_repr_milli);
+	tcase_add_test(tc, float_repr_any);
 	tcase_add_test(tc, us_of_ns);
 	tcase_add_test(tc, min_max_nan);
 	suite_add_tcase(s, tc);
