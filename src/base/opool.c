@@ -1,10 +1,20 @@
 /* opool.c - the ordered pool: a ring of slots, filled in order by the
- * caller, run by whichever worker is free, emptied in order by the caller.
+ * caller, run by whichever worker is free, emptied in order by a worker.
  *
  * Slot states go EMPTY -> QUEUED (the caller filled it) -> RUNNING -> DONE
- * -> EMPTY (the caller passed the result to the sink).  Workers take slots
- * in ring order, so the oldest queued block always runs first and the
- * caller never waits long for the slot it must drain next. */
+ * -> EMPTY (its result went to the sink).  Workers take slots in ring
+ * order, so the oldest queued block always runs first.
+ *
+ * Who drains.  The sink is often the costly serial part (the window's
+ * records written to a temporary file took a third of the splitting
+ * thread's time), and the caller is the one thread that cannot be
+ * parallel: it cuts the document.  So the worker that finishes the oldest
+ * block hands it to the sink, and every later block already done, while
+ * the others go on working; one worker drains at a time (the draining
+ * flag), so the sink still sees the results one by one and in order.  The
+ * caller only fills slots and waits for free ones.  A worker never prints:
+ * the sink's errors are deferred like the blocks' and settled by the
+ * caller.  Without threads the caller does it all, as before. */
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 #include "base/opool.h"
@@ -36,7 +46,10 @@ struct cm_opool {
 	size_t next;  /* next slot a worker takes */
 	int failed;   /* the first failing block's result (-1 or below), or 0 */
 	int stop;
-	pthread_mutex_t mu;
+	int draining; /* a worker is handing results to the sink */
+	cm_diag_slot fail_diag; /* the first failure's error, for the caller to settle */
+	int settled;
+	pthread_mutex_t mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
 	pthread_cond_t work, done;
 	pthread_t *th;
 };
@@ -45,6 +58,57 @@ struct worker_arg {
 	cm_opool *p;
 	int i;
 };
+
+/* The oldest slot S is done: hand its result on (or note its failure).
+ * On a worker thread (with the pool's lock released): errors go to the
+ * pool's fail_diag for the caller; on the caller's own, they are printed. */
+static void take_result(cm_opool *p, struct slot *s, int on_worker)
+{
+	if (p->failed) {
+		cm_diag_drop(&s->diag); /* after the first failure: no fault of the run */
+	} else if (s->rc < 0) {
+		if (s->rc != -1)
+			cm_diag_drop(&s->diag);
+		else if (on_worker)
+			p->fail_diag = s->diag; /* the first failure: the caller settles it */
+		else
+			cm_diag_settle(&s->diag);
+		__atomic_store_n(&p->failed, s->rc, __ATOMIC_RELEASE); /* after fail_diag */
+	} else {
+		cm_diag_slot *was = on_worker ? cm_diag_defer_swap(&p->fail_diag) : NULL;
+		int rc;
+		pthread_mutex_lock(&p->sink_mu);
+		rc = p->sink(p->sctx, &s->out);
+		pthread_mutex_unlock(&p->sink_mu);
+		if (on_worker)
+			cm_diag_defer_swap(was);
+		if (rc < 0)
+			__atomic_store_n(&p->failed, -1, __ATOMIC_RELEASE);
+		else if (on_worker)
+			cm_diag_drop(&p->fail_diag); /* a warning, not the run's failure */
+	}
+	memset(&s->diag, 0, sizeof s->diag);
+}
+
+/* A worker (holding p->mu) just finished a block: if no one is draining and
+ * the oldest block is done, drain every done block from the oldest on.
+ * Returns holding p->mu. */
+static void drain_done(cm_opool *p)
+{
+	if (p->draining)
+		return;
+	p->draining = 1;
+	while (p->tail != p->head && p->slots[p->tail % p->nslots].state == DONE) {
+		struct slot *s = &p->slots[p->tail % p->nslots];
+		pthread_mutex_unlock(&p->mu);
+		take_result(p, s, 1);
+		pthread_mutex_lock(&p->mu);
+		s->state = EMPTY;
+		p->tail++;
+		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
+	}
+	p->draining = 0;
+}
 
 static void *worker(void *arg)
 {
@@ -69,7 +133,7 @@ static void *worker(void *arg)
 		cm_diag_defer(NULL);
 		pthread_mutex_lock(&p->mu);
 		s->state = DONE;
-		pthread_cond_broadcast(&p->done);
+		drain_done(p);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -89,6 +153,7 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->sink_mu, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
 	if (p->nworkers > 1) {
@@ -107,52 +172,47 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 	return p;
 }
 
-/* Hand the oldest result to the sink (waiting for it when WAIT); 1 when one
- * was handed over, 0 when none was ready (or none is queued). */
-static int drain_one(cm_opool *p, int wait)
+/* Without threads: the caller hands the oldest result on.  1 when one was
+ * handed over, 0 when none is queued. */
+static int drain_one(cm_opool *p)
 {
 	struct slot *s;
-	int rc;
 	if (p->tail == p->head)
 		return 0;
 	s = &p->slots[p->tail % p->nslots];
-	if (p->nthreads) {
-		pthread_mutex_lock(&p->mu);
-		while (wait && s->state != DONE)
-			pthread_cond_wait(&p->done, &p->mu);
-		rc = s->state == DONE;
-		pthread_mutex_unlock(&p->mu);
-		if (!rc)
-			return 0;
-	}
-	if (p->failed) {
-		cm_diag_drop(&s->diag); /* after the first failure: no fault of the run */
-	} else if (s->rc < 0) {
-		if (s->rc == -1)
-			cm_diag_settle(&s->diag);
-		else
-			cm_diag_drop(&s->diag);
-		__atomic_store_n(&p->failed, s->rc, __ATOMIC_RELAXED);
-	} else if (p->sink(p->sctx, &s->out) < 0) {
-		__atomic_store_n(&p->failed, -1, __ATOMIC_RELAXED);
-	}
-	memset(&s->diag, 0, sizeof s->diag);
+	take_result(p, s, 0);
 	s->state = EMPTY;
 	p->tail++;
 	return 1;
+}
+
+/* On the caller's thread, once the pool has failed: print the failure's
+ * error, once. */
+static int settle(cm_opool *p)
+{
+	if (p->failed && !p->settled) {
+		p->settled = 1;
+		cm_diag_settle(&p->fail_diag);
+	}
+	return p->failed;
 }
 
 int cm_opool_put(cm_opool *p, cm_buf *in)
 {
 	struct slot *s;
 	cm_buf t;
-	if (p->failed)
-		return p->failed;
-	/* the slot to fill must be free: drain the oldest until it is */
-	while (p->head - p->tail >= (size_t)p->nslots)
-		drain_one(p, 1);
-	while (drain_one(p, 0)) /* and hand on whatever else is ready */
-		;
+	if (!p->nthreads) {
+		while (drain_one(p))
+			;
+	} else {
+		/* the slot to fill must be free: the workers drain */
+		pthread_mutex_lock(&p->mu);
+		while (p->head - p->tail >= (size_t)p->nslots)
+			pthread_cond_wait(&p->done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
+	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)) /* then fail_diag is written */
+		return settle(p);
 	s = &p->slots[p->head % p->nslots];
 	t = s->in;
 	s->in = *in;
@@ -163,7 +223,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		s->rc = p->failed ? -1 : p->fn(p->wctx ? p->wctx[0] : NULL, &s->in, &s->out);
 		s->state = DONE;
 		p->head++;
-		drain_one(p, 1);
+		drain_one(p);
 	} else {
 		pthread_mutex_lock(&p->mu);
 		s->state = QUEUED;
@@ -171,28 +231,31 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		pthread_cond_signal(&p->work);
 		pthread_mutex_unlock(&p->mu);
 	}
-	return p->failed;
+	return p->nthreads ? 0 : p->failed;
 }
 
 int cm_opool_finish(cm_opool *p)
 {
 	int rc;
-	while (drain_one(p, 1))
-		;
 	if (p->nthreads) {
 		pthread_mutex_lock(&p->mu);
+		while (p->tail != p->head) /* every block drained */
+			pthread_cond_wait(&p->done, &p->mu);
 		p->stop = 1;
 		pthread_cond_broadcast(&p->work);
 		pthread_mutex_unlock(&p->mu);
 		for (int i = 0; i < p->nthreads; i++)
 			pthread_join(p->th[i], NULL);
 	}
-	rc = p->failed;
+	while (drain_one(p))
+		;
+	rc = settle(p);
 	for (int i = 0; i < p->nslots; i++) {
 		cm_buf_free(&p->slots[i].in);
 		cm_buf_free(&p->slots[i].out);
 	}
 	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->sink_mu);
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
 	free(p->slots);
@@ -200,6 +263,9 @@ int cm_opool_finish(cm_opool *p)
 	free(p);
 	return rc;
 }
+
+void cm_opool_lock(cm_opool *p) { pthread_mutex_lock(&p->sink_mu); }
+void cm_opool_unlock(cm_opool *p) { pthread_mutex_unlock(&p->sink_mu); }
 
 int cm_cpus_available(void)
 {

@@ -3,10 +3,11 @@
  *
  * The engine's stages are "the same function over many independent blocks,
  * the results concatenated in order" (render window records to text, check
- * and digest slices of a document).  The caller's thread feeds blocks and
- * consumes results; a fixed number of blocks are in flight, so memory is
- * bounded by (2 x workers) input and output buffers.  With one worker the
- * function runs in the caller's thread, and no thread is made. */
+ * and digest slices of a document).  The caller's thread feeds blocks; the
+ * results go to a sink in order, from the workers; a fixed number of blocks
+ * are in flight, so memory is bounded by (workers + 4) input and output
+ * buffers.  With one worker the function and the sink run in the caller's
+ * thread, and no thread is made. */
 #ifndef CM_OPOOL_H
 #define CM_OPOOL_H
 
@@ -23,7 +24,9 @@ typedef struct cm_opool cm_opool;
  * below for a failure with no message. */
 typedef int (*cm_opool_fn)(void *wctx, const cm_buf *in, cm_buf *out);
 
-/* What to do with each result, in order: 0 to go on, -1 to stop. */
+/* What to do with each result, in order: 0 to go on, -1 to stop.  With
+ * worker threads it runs on one of them (one call at a time, with the
+ * pool's lock held: cm_opool_lock), its errors deferred to the caller. */
 typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
 
 /* A pool of WORKERS threads (at least 1) running FN, worker i with
@@ -32,15 +35,21 @@ typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
 cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 
 /* Queue the block in IN: the pool takes its bytes (IN is left empty, ready
- * for the next block).  May call SINK for finished blocks, and wait for a
- * free slot.  Returns 0, or the result of the first block (in order) whose
- * FN failed, or -1 when SINK failed; blocks after it are not run or their
- * results dropped. */
+ * for the next block).  May wait for a free slot.  Returns 0, or the result
+ * of the first block (in order) whose FN failed, or -1 when SINK failed
+ * (its error printed now, on the caller's thread); blocks after it are not
+ * run or their results dropped.  A failure may be returned by a later call
+ * than the one that queued its block. */
 int cm_opool_put(cm_opool *p, cm_buf *in);
 
 /* Wait for every queued block, hand over the remaining results, stop the
  * workers and free the pool.  Returns 0, or -1 as cm_opool_put. */
 int cm_opool_finish(cm_opool *p);
+
+/* Hold off the sink while the caller's thread touches what the sink
+ * touches (the window's top-level members and its digest share tables). */
+void cm_opool_lock(cm_opool *p);
+void cm_opool_unlock(cm_opool *p);
 
 /* The CPUs this process may run on (its affinity mask, as taskset, cpusets
  * and Slurm set it; else the CPUs online): the default number of threads. */

@@ -159,8 +159,11 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 			r->bad = 1;
 			return -1;
 		}
-		return r->sink->member(r->sink->ctx, k->len == 14 ? "window_version" : "device_properties", v,
-				       end_offset);
+		cm_opool_lock(r->pool); /* the sink (the digest's collect) shares its tables */
+		rc = r->sink->member(r->sink->ctx, k->len == 14 ? "window_version" : "device_properties", v,
+				     end_offset);
+		cm_opool_unlock(r->pool);
+		return rc;
 	}
 	if (!seen || !r->sink->member)
 		return 0;
@@ -169,13 +172,21 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 		return -1;
 	}
 	*seen = 1;
-	if (r->sink->member_text && (rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset)) <= 0)
-		return rc;
+	if (r->sink->member_text) {
+		cm_opool_lock(r->pool);
+		rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset);
+		cm_opool_unlock(r->pool);
+		if (rc <= 0)
+			return rc;
+	}
 	if (!(v = cm_jval_parse_py(r->arena, val, vlen))) {
 		r->bad = 1;
 		return -1;
 	}
-	return r->sink->member(r->sink->ctx, name, v, end_offset);
+	cm_opool_lock(r->pool);
+	rc = r->sink->member(r->sink->ctx, name, v, end_offset);
+	cm_opool_unlock(r->pool);
+	return rc;
 }
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events)
