@@ -46,6 +46,25 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 
+# A temporary file that stops growing (RLIMIT_FSIZE, SIGXFSZ ignored: write
+# fails with EFBIG) fails whichever thread writes it: the splitting thread,
+# or the worker that drains the results (opool.c), which must hand its
+# error to the reading thread, not print it.  One line, status 3, at every
+# -j.  The pair is generated: its temporary files must outgrow 1 MiB.
+GEN=${SHARED:-$srcdir/../shared}/tools/gen_trace
+if [ -x "$GEN" ] && command -v python3 >/dev/null 2>&1; then
+	tcase "one message line when a temporary file cannot grow, -j 1 to 8"
+	"$GEN" --seed 3 --ops 20000 --quiet "$tmp/big_cpu.json" "$tmp/big_win.json"
+	for j in 1 2 3 4 8; do
+		one_line 3 "^cuptimerge: cannot (write|make|map|grow).* a temporary file" \
+			sh -c 'trap "" XFSZ; ulimit -f 1024; exec "$@"' sh \
+			$CUPTIMERGE -j $j -w "$tmp/big_win.json" "$tmp/big_cpu.json"
+	done
+	rm -f "$tmp/big_cpu.json" "$tmp/big_win.json"
+else
+	skip "one message line when a temporary file cannot grow" "no gen_trace or python3"
+fi
+
 # F6: repair alone reads its input once, so a pipe needs no copy in TMPDIR
 # (the map on a pipe neither).
 tcase "F6: repair alone reads a piped trace and a piped map without TMPDIR"
