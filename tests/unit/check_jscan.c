@@ -2,7 +2,8 @@
  * ends, whatever the chunk boundaries: generated values whose lengths the
  * generator knows (strings full of brackets, escaped quotes and backslashes
  * at every offset of a 16-byte block, nesting, numbers, literals), fed at
- * chunk sizes 1..40, 4096 and whole.  Built twice: on the SSE2 path and on
+ * chunk sizes 1..40, 4096 and whole; and long values with rare escapes,
+ * whose 64-byte blocks the SSE2 path takes whole, at sizes around 64.  Built twice: on the SSE2 path and on
  * the portable byte loop (CM_JSCAN_NO_SIMD). */
 #include "config.h"
 #include "check_common.h"
@@ -37,6 +38,9 @@ static void putc1(struct doc *d, char c) { put(d, &c, 1); }
 
 /* A string: plain bytes, brackets, commas, and escapes at random places
  * (an escaped backslash right before the closing quote among them). */
+static unsigned esc_one_in = 6; /* a byte of a string is an escape one time in this */
+static unsigned members_max = 6;
+
 static void gen_string(struct doc *d)
 {
 	static const char plain[] = "abcXYZ019 {}[],:-_./";
@@ -44,7 +48,7 @@ static void gen_string(struct doc *d)
 	unsigned n = rnd(40);
 	putc1(d, '"');
 	for (unsigned i = 0; i < n; i++) {
-		if (rnd(6) == 0) {
+		if (rnd(esc_one_in) == 0) {
 			const char *e = esc[rnd(6)];
 			put(d, e, strlen(e));
 		} else {
@@ -64,7 +68,7 @@ static void gen_value(struct doc *d, int depth)
 		const char *s = scal[rnd(6)];
 		put(d, s, strlen(s));
 	} else {
-		unsigned n = rnd(6);
+		unsigned n = rnd(members_max);
 		putc1(d, k == 2 ? '{' : '[');
 		for (unsigned i = 0; i < n; i++) {
 			if (i)
@@ -148,6 +152,26 @@ START_TEST(test_value_ends_at_every_chunk_size)
 }
 END_TEST
 
+/* Long values with few escapes, as a trace's events are: most 64-byte
+ * blocks are taken whole (jscan.c), so chunk sizes around and past 64 and
+ * values that end at every place of a block must all come out right. */
+START_TEST(test_long_values_few_escapes)
+{
+	struct doc d;
+	static const size_t chunks[] = {1, 15, 16, 17, 63, 64, 65, 100, 127, 128, 129, 200, 1000, 4096};
+	esc_one_in = 400;
+	members_max = 12;
+	d = make_doc(3000);
+	for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+		ck_assert_uint_eq(scan(&d, chunks[c]), d.n);
+	ck_assert_uint_eq(scan(&d, d.len), d.n);
+	esc_one_in = 6;
+	members_max = 6;
+	free(d.p);
+	free(d.ends);
+}
+END_TEST
+
 /* A backslash as the last byte of a chunk, at each place of a 16-byte
  * block: the escaped quote after it must not end the string. */
 START_TEST(test_backslash_at_block_edges)
@@ -178,6 +202,7 @@ static Suite *jscan_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_value_ends_at_every_chunk_size);
 	tcase_add_test(tc, test_backslash_at_block_edges);
+	tcase_add_test(tc, test_long_values_few_escapes);
 	suite_add_tcase(s, tc);
 	return s;
 }
