@@ -141,7 +141,14 @@ static int cpu_workers(int jobs)
 	return jobs <= 3 ? 1 : jobs - window_workers(jobs);
 }
 static int plan_threads(int jobs) { return jobs < PLAN_THREADS_MAX ? jobs : PLAN_THREADS_MAX; }
-static int render_threads(int jobs) { return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX; }
+/* With -o FILE.gz the deflate workers (io/pgzip.c, one a job) cost several
+ * times what the render does a byte: the render takes half the jobs, so
+ * that it does not crowd them out. */
+static int render_threads(const struct cm_options *opt)
+{
+	int jobs = opt->gzip_level >= 0 ? (opt->jobs + 1) / 2 : opt->jobs;
+	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
+}
 
 /* W: the window's one parse.  The parallel reader does it; a window it will
  * not take (bad JSON, a bad shape) is read again, from a fresh start, by the
@@ -186,7 +193,7 @@ static int hook_append(void *ctx, cm_evout *eo)
 	struct merge *m = ctx;
 	cm_buf *b = &eo->buf;
 	m->t_copied = cm_now_s() - m->t0;
-	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt->jobs)) < 0)
+	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
 	if (cm_gpu_write_spans(m->gpu, eo) < 0)
