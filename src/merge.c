@@ -173,6 +173,7 @@ static int read_window(struct merge *m, int *trace_events)
 		cm_gpu_free(m->gpu);
 		m->gpu = cm_gpu_new(cm_input_name(m->win));
 		cm_gpu_set_budget(m->gpu, m->opt->memory);
+		cm_gpu_set_join_threads(m->gpu, plan_threads(m->opt->jobs));
 		if (m->repair)
 			cm_gpu_set_repair(m->gpu, m->repair);
 		rc = cm_window_read(m->win, &sink, "reading the window", trace_events);
@@ -364,6 +365,7 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 	m.gpu = cm_gpu_new(cm_input_name(m.win));
 	cm_gpu_set_budget(m.gpu, opt->memory);
+	cm_gpu_set_join_threads(m.gpu, plan_threads(opt->jobs));
 	if (map) {
 		m.repair = cm_repair_new(map);
 		m.arena = cm_arena_new();

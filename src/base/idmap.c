@@ -184,7 +184,8 @@ void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 		e[m->vsize] = 1;
 		v = e;
 	}
-	m->put_count += fresh;
+	if (fresh) /* the joins put from several threads (different ids) */
+		__atomic_add_fetch(&m->put_count, 1, __ATOMIC_RELAXED);
 	if (created)
 		*created = fresh;
 	return v;

@@ -140,22 +140,11 @@ const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 
 cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 {
-	unsigned char rec[17];
 	if (g->ext)
 		return g->ext;
-	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)))
+	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)) ||
+	    gpu_link_ext(g) < 0)
 		return NULL;
-	if (!g->pairs)
-		return g->ext;
-	if (fflush(g->pairs) != 0 || fseek(g->pairs, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), NULL;
-	for (uint64_t i = 0; i < g->npairs; i++) {
-		int64_t ext;
-		if (fread(rec, sizeof rec, 1, g->pairs) != 1)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), NULL;
-		memcpy(&ext, rec + 8, 8);
-		cm_idmap_put(g->ext, ext, NULL);
-	}
 	return g->ext;
 }
 

@@ -59,6 +59,10 @@ void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
  * reporting an I/O error. */
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
 
+/* How many threads the joins (cm_gpu_linked_ext, cm_gpu_resolve) may use
+ * (default 1). */
+void cm_gpu_set_join_threads(cm_gpu *g, int n);
+
 /* The window's format version ("window_version"; 1 without it): from 2 on
  * the merge adds Kineto's External ids, bandwidths and sync events. */
 int cm_gpu_version(const cm_gpu *g);

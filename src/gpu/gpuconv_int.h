@@ -69,6 +69,7 @@ struct cm_gpu {
 	cm_idmap *ext;   /* ext id -> struct cm_ext_thread (made after the window) */
 	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
 	size_t budget;   /* memory for each id table (idmap.h) */
+	int join_threads; /* threads for the walks of the pairs (gpuscan.c) */
 	int ua_dict;     /* user_annotations is an object */
 	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */
 	uint64_t ua_count;
@@ -145,6 +146,9 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
 int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
+/* Put the External id of every pair into g->ext (made by the caller), on
+ * g->join_threads threads when it is an array.  0, or -1 after a report. */
+int gpu_link_ext(cm_gpu *g);
 
 /* The name of user annotation EXT: its bytes (valid until the next call)
  * and *LEN, or NULL when it has none (not in the map, or not a string). */

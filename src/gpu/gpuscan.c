@@ -11,6 +11,7 @@
 #include "exitcode.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,12 +412,52 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 
 /* --------------------------------------------------------------- resolve */
 
+/* ----------------------------------------------------------------- the joins */
+
+/* The joins read the pairs file twice: once to put the External ids the
+ * window needs (cm_gpu_linked_ext), once to link each correlation to its
+ * CPU thread and user annotation (cm_gpu_resolve).  Each walk is split
+ * over threads by ranges of its key (the External id, the correlation id):
+ * every thread reads the whole file, a few tens of MB, and takes the pairs
+ * whose key is its own, in file order.  So the pairs of one id are taken in
+ * window order by one thread, as one reader would take them, and no two
+ * threads write the same table entry.  That needs the tables written to be
+ * arrays (idmap.h: different ids are different bytes); a hash map, or a
+ * small file, is walked by one thread.  The tables read (the External id
+ * index, the annotations) are only read meanwhile. */
+enum walk { WALK_LINK_EXT, WALK_RESOLVE };
+
+#define WALK_MIN_PAIRS 16384 /* fewer are walked by one thread */
+#define WALK_CHUNK 65536     /* pairs read at a time */
+
+struct walk_part {
+	cm_gpu *g;
+	enum walk what;
+	int64_t lo, hi;         /* the keys this part takes */
+	int fd;
+	uint64_t linked;        /* correlations linked to a thread (resolve) */
+	int64_t last_pid, last_tid; /* cpu_thread_ix's last answer, kept here */
+	uint32_t last_ix;
+	int have_last, rc, started;
+	cm_diag_slot diag;
+	cm_hmap *seen;          /* cpu_thread_ix's, shared under lock */
+	pthread_mutex_t *lock;
+	pthread_t th;
+};
+
 /* The index of (PID, TID) in g->cpu_threads, added when new (SEEN maps the
- * pairs to their index + 1). */
-static uint32_t cpu_thread_ix(cm_gpu *g, cm_hmap *seen, int64_t pid, int64_t tid)
+ * pairs to their index + 1).  Under the part's lock: a run has millions of
+ * linked correlations but few threads, so each part keeps the last answer
+ * and seldom asks. */
+static uint32_t cpu_thread_ix(struct walk_part *w, int64_t pid, int64_t tid)
 {
+	cm_gpu *g = w->g;
 	int64_t key[2] = {pid, tid};
-	uint32_t *ix = cm_hmap_put(seen, key, NULL);
+	uint32_t *ix;
+	if (w->have_last && w->last_pid == pid && w->last_tid == tid)
+		return w->last_ix;
+	pthread_mutex_lock(w->lock);
+	ix = cm_hmap_put(w->seen, key, NULL);
 	if (!*ix) {
 		if (g->ncpu_threads == g->cap_cpu_threads) {
 			g->cap_cpu_threads = g->cap_cpu_threads ? 2 * g->cap_cpu_threads : 16;
@@ -426,8 +467,142 @@ static uint32_t cpu_thread_ix(cm_gpu *g, cm_hmap *seen, int64_t pid, int64_t tid
 		g->cpu_threads[g->ncpu_threads].tid = tid;
 		*ix = ++g->ncpu_threads;
 	}
-	return *ix - 1;
+	w->last_ix = *ix - 1;
+	pthread_mutex_unlock(w->lock);
+	w->have_last = 1;
+	w->last_pid = pid;
+	w->last_tid = tid;
+	return w->last_ix;
 }
+
+/* One pair record, REC, of the part's keys. */
+static void walk_pair(struct walk_part *w, const unsigned char *rec)
+{
+	cm_gpu *g = w->g;
+	struct pair pr, *p = &pr;
+	const struct cm_ext_thread *t;
+	memcpy(&pr.corr, rec, 8);
+	memcpy(&pr.ext, rec + 8, 8);
+	if (w->what == WALK_LINK_EXT) {
+		cm_idmap_put(g->ext, p->ext, NULL);
+		return;
+	}
+	pr.user = rec[16] & PAIR_USER;
+	t = cm_idmap_get(g->ext, p->ext);
+	if (t && t->found) {
+		struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
+		if (!l->thread)
+			w->linked++;
+		l->thread = cpu_thread_ix(w, t->pid, t->tid) + 1;
+	}
+	if (p->user && g->ua_dict && cm_idmap_get(g->ua, p->ext))
+		*(int64_t *)cm_idmap_put(g->uext, p->corr, NULL) = p->ext;
+	/* Kineto's "External id": the last CUSTOM0 record of a correlation
+	 * names its operator, if the CPU trace has it */
+	if (g->cext && (rec[16] & PAIR_CUSTOM0))
+		*(int64_t *)cm_idmap_put(g->cext, p->corr, NULL) = t && t->found ? p->ext : 0;
+}
+
+/* A part: read the whole file, take the pairs of its keys.  0, or -1 after
+ * a report (deferred on a thread of its own). */
+static int walk_run(struct walk_part *w)
+{
+	unsigned char *buf = cm_xmalloc((size_t)WALK_CHUNK * 17);
+	uint64_t n = w->g->npairs, done = 0;
+	int key = w->what == WALK_LINK_EXT ? 8 : 0;
+	while (done < n) {
+		size_t want = (size_t)((n - done < WALK_CHUNK ? n - done : WALK_CHUNK) * 17), got = 0;
+		while (got < want) {
+			ssize_t r = pread(w->fd, buf + got, want - got, (off_t)(done * 17 + got));
+			if (r <= 0) {
+				free(buf);
+				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+						r < 0 ? ": " : "", r < 0 ? strerror(errno) : ""), -1;
+			}
+			got += (size_t)r;
+		}
+		for (size_t i = 0; i < want; i += 17) {
+			int64_t id;
+			memcpy(&id, buf + i + key, 8);
+			if (id >= w->lo && id <= w->hi)
+				walk_pair(w, buf + i);
+		}
+		done += want / 17;
+	}
+	free(buf);
+	return 0;
+}
+
+static void *walk_thread(void *arg)
+{
+	struct walk_part *w = arg;
+	cm_progress_thread_off();
+	cm_diag_defer(&w->diag);
+	w->rc = walk_run(w);
+	cm_diag_defer(NULL);
+	return NULL;
+}
+
+/* Walk the pairs file for WHAT on up to g->join_threads threads.  0, or -1
+ * after a report. */
+static int walk_pairs(cm_gpu *g, enum walk what)
+{
+	int64_t lo = what == WALK_LINK_EXT ? g->ext_lo : g->corr_lo, hi = what == WALK_LINK_EXT ? g->ext_hi : g->corr_hi;
+	int dense = what == WALK_LINK_EXT ? cm_idmap_is_dense(g->ext)
+					  : cm_idmap_is_dense(g->linked) && cm_idmap_is_dense(g->uext) &&
+						    (!g->cext || cm_idmap_is_dense(g->cext));
+	int n = dense && g->npairs >= WALK_MIN_PAIRS && g->join_threads > 1 ? g->join_threads : 1, rc = 0, failed = 0;
+	uint64_t span = (uint64_t)hi - (uint64_t)lo;
+	struct walk_part *w;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	cm_hmap *seen = what == WALK_RESOLVE ? cm_hmap_new(16, 4) : NULL;
+	if (!g->pairs || !g->npairs) {
+		cm_hmap_free(seen);
+		return 0;
+	}
+	if (fflush(g->pairs) != 0) {
+		cm_hmap_free(seen);
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	}
+	if (hi < lo || span < (uint64_t)n)
+		n = 1;
+	w = cm_xcalloc((size_t)n, sizeof *w);
+	for (int i = 0; i < n; i++) {
+		w[i].g = g;
+		w[i].what = what;
+		w[i].fd = fileno(g->pairs);
+		w[i].seen = seen;
+		w[i].lock = &lock;
+		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
+		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
+	}
+	for (int i = 1; i < n; i++)
+		w[i].started = pthread_create(&w[i].th, NULL, walk_thread, &w[i]) == 0;
+	for (int i = 0; i < n; i++)
+		if (!i || !w[i].started) /* no thread for it: this one does it */
+			w[i].rc = walk_run(&w[i]);
+	for (int i = 1; i < n; i++)
+		if (w[i].started)
+			pthread_join(w[i].th, NULL);
+	for (int i = 0; i < n; i++) {
+		if (w[i].rc < 0 && !failed) {
+			failed = 1;
+			rc = -1;
+			cm_diag_settle(&w[i].diag);
+		} else {
+			cm_diag_drop(&w[i].diag);
+		}
+		g->st.linked_corr += w[i].linked;
+	}
+	free(w);
+	cm_hmap_free(seen);
+	pthread_mutex_destroy(&lock);
+	return rc;
+}
+
+void cm_gpu_set_join_threads(cm_gpu *g, int n) { g->join_threads = n; }
+
+int gpu_link_ext(cm_gpu *g) { return walk_pairs(g, WALK_LINK_EXT); }
 
 static void count_found(void *ctx, int64_t id, void *val)
 {
@@ -437,7 +612,6 @@ static void count_found(void *ctx, int64_t id, void *val)
 
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 {
-	cm_hmap *seen = cm_hmap_new(16, 4);
 	g->base_ns = base_ns;
 	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
 	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
@@ -445,42 +619,13 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
 	    (g->version >= 2 &&
 	     !(g->cext = cm_idmap_new(8, g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo,
 				      g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi, g->npairs + g->api_n,
-				      g->budget)))) {
-		cm_hmap_free(seen);
+				      g->budget)))
+	    || walk_pairs(g, WALK_RESOLVE) < 0)
 		return -1;
-	}
-	if (g->pairs && (fflush(g->pairs) != 0 || fseek(g->pairs, 0, SEEK_SET) != 0))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
-	for (uint64_t i = 0; i < g->npairs; i++) {
-		unsigned char rec[17];
-		struct pair pr, *p = &pr;
-		const struct cm_ext_thread *t;
-		if (fread(rec, sizeof rec, 1, g->pairs) != 1) {
-			cm_hmap_free(seen);
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
-		}
-		memcpy(&pr.corr, rec, 8);
-		memcpy(&pr.ext, rec + 8, 8);
-		pr.user = rec[16] & PAIR_USER;
-		t = cm_idmap_get(g->ext, p->ext);
-		if (t && t->found) {
-			struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
-			if (!l->thread)
-				g->st.linked_corr++;
-			l->thread = cpu_thread_ix(g, seen, t->pid, t->tid) + 1;
-		}
-		if (p->user && g->ua_dict && cm_idmap_get(g->ua, p->ext))
-			*(int64_t *)cm_idmap_put(g->uext, p->corr, NULL) = p->ext;
-		/* Kineto's "External id": the last CUSTOM0 record of a correlation
-		 * names its operator, if the CPU trace has it */
-		if (g->cext && (rec[16] & PAIR_CUSTOM0))
-			*(int64_t *)cm_idmap_put(g->cext, p->corr, NULL) = t && t->found ? p->ext : 0;
-	}
 	g->st.linked_ext = 0;
 	cm_idmap_each(g->ext, count_found, &g->st.linked_ext);
 	g->st.pairs = g->npairs;
 	g->st.index_bytes = cm_idmap_bytes(g->ext);
-	cm_hmap_free(seen);
 	/* only the correlation tables are needed from here on */
 	if (g->pairs)
 		fclose(g->pairs);

@@ -81,8 +81,12 @@ done
 # a pair big enough for many batches of every stage
 if [ -x "$GEN" ]; then
 	"$GEN" --seed 41 --ops 30000 --pretty --devices 2 --quiet "$tmp/cpu.json" "$tmp/win.json"
-	$CUPTIMERGE -j 1 --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/j1.json"
-	tcase "generated pair: the same bytes at -j 1, 2, 3, 5, 8 and 16"
+	$CUPTIMERGE -v -j 1 --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/j1.json" 2>"$tmp/err1"
+	tcase "generated pair: the same bytes and counts at -j 1, 2, 3, 5, 8 and 16"
+	# the counts of -v's first line too: the joins' walks split the ids
+	# among threads (gpuscan.c), and an id taken twice or never shows there
+	grep '^cuptimerge: merged' "$tmp/err1" | sed 's/; read by.*//' >"$tmp/counts1"
+	[ -s "$tmp/counts1" ] || fail "-j 1 -v: no counts line: $(cat "$tmp/err1")"
 	for j in 2 3 5 8 16; do
 		rc=0
 		$CUPTIMERGE -v -j $j --trace-name gen -w "$tmp/win.json" "$tmp/cpu.json" >"$tmp/j.json" 2>"$tmp/err" || rc=$?
@@ -92,6 +96,8 @@ if [ -x "$GEN" ]; then
 		fi
 		parallel "-j $j" "$tmp/j.json" "$tmp/err"
 		cmp -s "$tmp/j1.json" "$tmp/j.json" || fail "-j $j: output differs from -j 1"
+		grep '^cuptimerge: merged' "$tmp/err" | sed 's/; read by.*//' | cmp -s "$tmp/counts1" - ||
+			fail "-j $j: other counts than -j 1: $(grep merged "$tmp/err")"
 	done
 	tcase "generated pair: gzip output, the same compressed bytes at -j 1, 2 and 5"
 	for j in 1 2 5; do
