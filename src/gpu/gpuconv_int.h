@@ -1,6 +1,7 @@
 /* gpuconv_int.h - what the files of the GPU stage share: the state of the
- * three window passes and the field readers with Python's int() rules.
- * Internal to gpuconv.c, gpuscan.c, gpuargs.c and gpurows.c. */
+ * three window passes, the field readers with Python's int() rules, and
+ * the rules the plan and the render both apply.  Internal to gpuconv.c,
+ * gpudigest.c, gpuplan.c, gpurender.c, gpuscan.c, gpuargs.c and gpurows.c. */
 #ifndef CM_GPUCONV_INT_H
 #define CM_GPUCONV_INT_H
 
@@ -169,5 +170,29 @@ const cm_jval *gpu_need(const struct at *a, const char *key);
 void gpu_extent(cm_gpu *g, double ts, double dur);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
+
+/* What the plan and the render decide alike, so that the metadata written
+ * before the CPU events agrees with the events written after them, and what
+ * the digest shares with the render (gpuconv.c). */
+/* The thread row of an API record (tidrule.h): the CPU thread its
+ * correlation links to, else the window's map, else the int32 id itself
+ * (*FELL set).  0, or -1 after a report (the render's lookup cannot fail:
+ * the plan made the same one). */
+int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell);
+/* The name of an API record's callback id (FALLBACK: 64 bytes for "cbid_N"). */
+const char *gpu_api_name(int driver, cm_int cbid, char *fallback);
+/* An overhead record that the rule drops. */
+int gpu_dropped(const cm_gpu *g, const cm_gpurec *r);
+/* Kineto's sync type of a sync record: CUPTI's uint32 field. */
+uint32_t gpu_sync_type(const cm_gpurec *r);
+/* Whether a sync record (without a deferred error) is drawn: in a window of
+ * version 2, every one but a "Stream Wait Event" on a stream where no
+ * kernel, copy or set ran. */
+int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r);
+/* Hand each block of records to POOL (opool.h), in window order: the input
+ * of the plan and of the render.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+struct cm_opool;
+int gpu_feed_pool(cm_gpu *g, struct cm_opool *pool);
 
 #endif

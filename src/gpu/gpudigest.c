@@ -1,0 +1,435 @@
+/* gpudigest.c - the digest: each window event, at its one parse, turned
+ * into a typed record (gpurec.h) with every field the rules read converted
+ * by Python's int() and str() and checked, so that the plan and the render
+ * read records, never JSON.  It runs on the window's worker threads, a batch
+ * of events each; the reading thread collects the batches in window order
+ * into the tables and the blocks of records. */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "gpu/cbid.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "io/tmpfile.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ field access */
+
+/* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)):
+ * int() of a number or string, 0 when int() raises ValueError/TypeError;
+ * an infinite number raises OverflowError in Python: an error here too. */
+int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out)
+{
+	int rc;
+	*out = 0;
+	if (!v)
+		return 0;
+	switch (v->type) {
+	case CM_J_NUM:
+		rc = cm_py_int_of_number(v->s, v->len, out);
+		break;
+	case CM_J_STR:
+		rc = cm_py_int_of_str(v->s, v->len, out);
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		break;
+	case CM_J_TRUE:
+		*out = 1;
+		return 0;
+	default:
+		return 0;
+	}
+	if (rc != CM_PY_OK)
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				(int)(v->len > 40 ? 40 : v->len), v->s);
+	return 0;
+}
+
+/* _as_int(event[KEY]) (REQUIRED: a missing key is an error, as the KeyError
+ * of event[KEY]) or _as_int(event.get(KEY, 0)). */
+int gpu_int_field(const struct at *a, const char *key, int required, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	if (!v && required)
+		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
+	return gpu_as_int(a, key, v, out);
+}
+
+/* Narrow V to 64 bits for a table key. */
+int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
+{
+	if (v < INT64_MIN || v > INT64_MAX)
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* The event's field KEY, which must exist. */
+const cm_jval *gpu_need(const struct at *a, const char *key)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	if (!v)
+		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
+	return v;
+}
+
+/* ------------------------------------------- digest: the one window parse */
+
+/* _as_int(event.get(KEY, 0)) for what only windows of version 2 use, whose
+ * version is known only once the whole window has been read (sync records,
+ * the spans of API calls the reference drops): nothing is reported here;
+ * the first problem is kept in d->dumps (a missing field only when
+ * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
+ * fit in 64 bits (a table key). */
+static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
+{
+	const cm_jval *v = cm_jval_get(a->ev, key);
+	cm_buf *err = &a->d->dumps;
+	char msg[120];
+	int rc = CM_PY_OK, n = 0;
+	*out = 0;
+	if (!v) {
+		if (required && !err->len)
+			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
+	} else {
+		switch (v->type) {
+		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
+		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
+		case CM_J_TRUE: *out = 1; break;
+		default: break;
+		}
+		if (rc == CM_PY_VALUE) {
+			*out = 0;
+			rc = CM_PY_OK;
+		}
+		if (rc != CM_PY_OK && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
+				     (int)(v->len > 40 ? 40 : v->len), v->s);
+		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+	}
+	if (n > 0)
+		cm_buf_put(err, msg, (size_t)n);
+}
+
+/* A runtime or driver API record: every field the rules read, checked. */
+static int digest_api(const struct at *a, int driver, cm_gpurec *r)
+{
+	char fallback[64];
+	cm_int *v = r->v;
+	int64_t pid64;
+	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
+	r->nv = CM_RA_N;
+	if (gpu_int_field(a, "cbid", 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, "process_id", 1, &v[CM_RA_PID]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
+	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
+		return -1;
+	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
+		int64_t c = (int64_t)v[CM_RA_CORR];
+		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
+		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
+		a->d->api_n++;
+	}
+	if (!cm_cbid_is_registered(driver, gpu_api_name(driver, v[CM_RA_CBID], fallback))) {
+		/* kept for its thread lookup, which can fail, and its span, which
+		 * finds its operator (version 2): read without a word */
+		a->d->dumps.len = 0;
+		quiet_int(a, "start_ns", 1, 0, &v[CM_RA_START]);
+		quiet_int(a, "end_ns", 1, 0, &v[CM_RA_END]);
+		if (!a->d->dumps.len)
+			r->flags |= CM_REC_SPAN;
+		a->d->dumps.len = 0;
+		return 0;
+	}
+	r->flags |= CM_REC_REGISTERED | CM_REC_SPAN;
+	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
+	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
+		return -1;
+	return 0;
+}
+
+/* kernel, gpu_memcpy, gpu_memset. */
+static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
+{
+	struct cm_gpu_digest *d = a->d;
+	cm_int *v = r->v;
+	const cm_jval *namev, *ann;
+	int64_t d64, s64;
+	r->kind = (uint8_t)kind;
+	r->nv = CM_RG_N;
+	if (gpu_int_field(a, "device_id", 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, "stream_id", 1, &v[CM_RG_STREAM]) < 0 ||
+	    gpu_int_field(a, "start_ns", 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, "context_id", 1, &v[CM_RG_CTX]) < 0 ||
+	    gpu_int_field(a, "correlation_id", 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RG_END]) < 0 ||
+	    !(namev = gpu_need(a, "name")) || gpu_int_field(a, "graph_id", 0, &v[CM_RG_GRAPH]) < 0 ||
+	    gpu_int_field(a, "graph_node_id", 0, &v[CM_RG_NODE]) < 0)
+		return -1;
+	if (kind == CM_REC_MEMCPY &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "copy_kind", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "src_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "dst_kind", 1, &v[CM_RG_K3]) < 0 ||
+	     gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (kind == CM_REC_MEMSET &&
+	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "value", 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, "memory_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+		return -1;
+	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
+		return -1;
+	/* a kernel with "grid_x" carries its launch members (window format 2) */
+	if (kind == CM_REC_KERNEL && cm_jval_get(a->ev, "grid_x")) {
+		static const char *const launch[] = {
+			"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+			"static_shared_memory", "dynamic_shared_memory", "queued_ns"};
+		for (int i = 0; i < CM_RK_N - CM_RG_N; i++)
+			if (gpu_int_field(a, launch[i], 0, &v[CM_RG_N + i]) < 0)
+				return -1;
+		r->flags |= CM_REC_LAUNCH;
+		r->nv = CM_RK_N;
+	}
+	/* the streams that have GPU work, for the rule of "Stream Wait Event"
+	 * syncs (render_sync); runs of one stream are noted once */
+	if (!d->have_last_as || d->last_as[0] != d64 || d->last_as[1] != s64) {
+		d->last_as[0] = d64;
+		d->last_as[1] = s64;
+		d->have_last_as = 1;
+		cm_buf_put(&d->astreams, d->last_as, 16);
+	}
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
+	ann = cm_jval_get(a->ev, "annotation");
+	if (ann && ann->type != CM_J_NULL) {
+		r->flags |= CM_REC_ANN;
+		d->dumps.len = 0;
+		cm_jval_pack(&d->dumps, ann);
+	}
+	return 0;
+}
+
+/* An overhead record.  The trailing "Activity Buffer Request" is dropped
+ * when it starts after the last activity, which is known only when the
+ * whole window has been read: the error its end_ns would raise is kept
+ * until then. */
+static int digest_overhead(const struct at *a, cm_gpurec *r)
+{
+	struct cm_gpu_digest *d = a->d;
+	const cm_jval *namev = cm_jval_get(a->ev, "name"), *endv;
+	r->kind = CM_REC_OVERHEAD;
+	r->nv = CM_RO_N;
+	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &r->v[CM_RO_START]) < 0)
+		return -1;
+	d->dumps.len = 0;
+	if (cm_jval_streq(namev, "Activity Buffer Request")) {
+		r->flags |= CM_REC_ABR;
+		endv = cm_jval_get(a->ev, "end_ns");
+		if (!endv) {
+			cm_buf_lit(&d->dumps, "missing field \"end_ns\"");
+		} else if (endv->type == CM_J_NUM || endv->type == CM_J_STR) {
+			cm_int x;
+			int rc = endv->type == CM_J_NUM ? cm_py_int_of_number(endv->s, endv->len, &x)
+							: cm_py_int_of_str(endv->s, endv->len, &x);
+			if (rc == CM_PY_OVERFLOW) {
+				char msg[120];
+				int n = snprintf(msg, sizeof msg, "\"end_ns\": %.*s is infinite or beyond 128 bits",
+						 (int)(endv->len > 40 ? 40 : endv->len), endv->s);
+				cm_buf_put(&d->dumps, msg, (size_t)n);
+			}
+		}
+		if (d->dumps.len) {
+			r->flags |= CM_REC_DEFERRED;
+			r->v[CM_RO_END] = 0;
+		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
+			return -1;
+		}
+	} else if (gpu_int_field(a, "end_ns", 1, &r->v[CM_RO_END]) < 0) {
+		return -1;
+	}
+	d->text.len = 0;
+	cm_jval_str_py(&d->text, namev);
+	return 0;
+}
+
+/* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
+ * as in Kineto, when the window does not say.  0 (it is always kept). */
+static int digest_sync(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_SYNC;
+	r->nv = CM_RS_N;
+	quiet_int(a, "sync_type", 0, 0, &v[CM_RS_TYPE]);
+	quiet_int(a, "start_ns", 1, 0, &v[CM_RS_START]);
+	quiet_int(a, "end_ns", 1, 0, &v[CM_RS_END]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RS_CORR]);
+	quiet_int(a, "context_id", 0, 1, &v[CM_RS_CTX]);
+	quiet_int(a, "stream_id", 0, 1, &v[CM_RS_STREAM]);
+	quiet_int(a, "cuda_event_id", 0, 1, &v[CM_RS_EVENT]);
+	quiet_int(a, "device_id", 0, 1, &v[CM_RS_DEV]);
+	if (a->d->dumps.len)
+		r->flags |= CM_REC_DEFERRED;
+	return 0;
+}
+
+/* A cuda_event record: where an event was recorded, for the event syncs
+ * after it.  0, or 1 when it is unusable (then it is left out). */
+static int digest_cuda_event(const struct at *a, cm_gpurec *r)
+{
+	cm_int *v = r->v;
+	r->kind = CM_REC_CUDAEVENT;
+	r->nv = CM_RE_N;
+	quiet_int(a, "context_id", 0, 1, &v[CM_RE_CTX]);
+	quiet_int(a, "event_id", 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, "stream_id", 0, 0, &v[CM_RE_STREAM]);
+	quiet_int(a, "correlation_id", 0, 0, &v[CM_RE_CORR]);
+	if (!a->d->dumps.len)
+		return 0;
+	a->d->dumps.len = 0;
+	return 1;
+}
+
+cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
+{
+	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
+	d->g = g;
+	d->api_lo = INT64_MAX;
+	d->api_hi = INT64_MIN;
+	return d;
+}
+
+void cm_gpu_digest_free(cm_gpu_digest *d)
+{
+	if (!d)
+		return;
+	cm_buf_free(&d->text);
+	cm_buf_free(&d->dumps);
+	cm_buf_free(&d->pairs);
+	cm_buf_free(&d->astreams);
+	free(d);
+}
+
+/* A batch's output: a 4-byte length of its records, the records, then its
+ * pairs, its activity streams, then a struct batch_tail. */
+struct batch_tail {
+	cm_int max_end;
+	uint64_t events, pair_bytes, astream_bytes;
+	int64_t api_lo, api_hi;
+	uint64_t api_n;
+};
+
+int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
+{
+	cm_gpu *g = d->g;
+	struct at a = {g, d, index, offset, ev};
+	const cm_jval *kind;
+	cm_gpurec r;
+	int rc;
+	if (!out->len)
+		cm_buf_put(out, "\0\0\0\0", 4);
+	if (!ev) { /* the batch is done */
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n};
+		uint32_t rec_len = (uint32_t)(out->len - 4);
+		memcpy(out->p, &rec_len, 4);
+		cm_buf_put(out, d->pairs.p, d->pairs.len);
+		cm_buf_put(out, d->astreams.p, d->astreams.len);
+		cm_buf_put(out, &t, sizeof t);
+		d->pairs.len = 0;
+		d->astreams.len = 0;
+		d->have_last_as = 0;
+		d->api_lo = INT64_MAX;
+		d->api_hi = INT64_MIN;
+		d->api_n = 0;
+		d->events = 0;
+		d->max_end = 0;
+		return 0;
+	}
+	if (gpu_scan_event(d, &a) < 0)
+		return -1;
+	kind = cm_jval_get(ev, "kind");
+	if (!kind)
+		return gpu_ev_error(g, index, offset, "missing field \"kind\"");
+	if (kind->type == CM_J_ARR || kind->type == CM_J_OBJ)
+		return gpu_ev_error(g, index, offset, "\"kind\" is not a string");
+	if (kind->type != CM_J_STR)
+		return 0;
+	memset(&r, 0, offsetof(cm_gpurec, v));
+	r.index = index;
+	r.offset = offset;
+	d->text.len = 0;
+	d->dumps.len = 0;
+	if (cm_jval_streq(kind, "kernel"))
+		rc = digest_activity(&a, CM_REC_KERNEL, &r);
+	else if (cm_jval_streq(kind, "gpu_memcpy"))
+		rc = digest_activity(&a, CM_REC_MEMCPY, &r);
+	else if (cm_jval_streq(kind, "gpu_memset"))
+		rc = digest_activity(&a, CM_REC_MEMSET, &r);
+	else if (cm_jval_streq(kind, "cuda_runtime"))
+		rc = digest_api(&a, 0, &r);
+	else if (cm_jval_streq(kind, "cuda_driver"))
+		rc = digest_api(&a, 1, &r);
+	else if (cm_jval_streq(kind, "overhead"))
+		rc = digest_overhead(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_sync"))
+		rc = digest_sync(&a, &r);
+	else if (cm_jval_streq(kind, "cuda_event"))
+		rc = digest_cuda_event(&a, &r);
+	else
+		return 0;
+	if (rc > 0) /* not kept */
+		return 0;
+	if (rc < 0)
+		return -1;
+	r.name = d->text.p;
+	r.nlen = (uint32_t)d->text.len;
+	r.extra = d->dumps.p;
+	r.xlen = (uint32_t)d->dumps.len;
+	cm_gpurec_pack(out, &r);
+	return 0;
+}
+
+int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
+{
+	struct batch_tail t;
+	uint32_t rec_len;
+	if (out->len < 4 + sizeof t)
+		return 0;
+	memcpy(&rec_len, out->p, 4);
+	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
+	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
+	g->st.events += t.events;
+	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
+	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
+	g->api_n += t.api_n;
+	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
+		return -1;
+	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
+		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+	cm_buf_put(&g->block, out->p + 4, rec_len);
+	out->len = 0;
+	if (g->block.len >= CM_GPU_BLOCK) {
+		if (!g->recs && !(g->recs = cm_temp_file("records")))
+			return -1;
+		return cm_gpurec_block_write(g->recs, &g->block);
+	}
+	return 0;
+}
+
+int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
+{
+	if (!g->dg)
+		g->dg = cm_gpu_digest_new(g);
+	g->dgout.len = 0;
+	if (cm_gpu_digest_batch_event(g->dg, index, ev, offset, &g->dgout) < 0 ||
+	    cm_gpu_digest_batch_event(g->dg, 0, NULL, 0, &g->dgout) < 0)
+		return -1;
+	return cm_gpu_digest_collect(g, &g->dgout);
+}
+
+int cm_gpu_digest_finish(cm_gpu *g)
+{
+	if (g->recs && (cm_gpurec_block_write(g->recs, &g->block) < 0 || fflush(g->recs) != 0))
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	return 0;
+}

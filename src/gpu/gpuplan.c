@@ -1,0 +1,367 @@
+/* gpuplan.c - the plan: once correlations are resolved, the records (not
+ * the JSON) read for what the metadata, written before the CPU events, must
+ * know: the rows (devices, streams, processes, threads), the time extent and
+ * the annotation spans; by worker threads over blocks of records, folded
+ * into the tables in window order. */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "base/opool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
+ * and whether it overlaps the CPU trace's span. */
+void gpu_extent(cm_gpu *g, double ts, double dur)
+{
+	g->min_ts = cm_py_min(g->min_ts, ts);
+	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->have_cpu_span) {
+		g->x_events++;
+		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	}
+	g->st.x_events++;
+}
+
+/* Remember the first start of a row key (dict.setdefault). */
+static void setdefault(cm_hmap *m, int64_t key, cm_int ns)
+{
+	int created;
+	struct first_ts *f = cm_hmap_put(m, &key, &created);
+	if (created)
+		f->ns = ns;
+}
+
+static void add_pair(cm_hmap *m, int64_t a, int64_t b)
+{
+	int64_t key[2] = {a, b};
+	cm_hmap_put(m, key, NULL);
+}
+
+/* ts and dur (us) of START/END ns, as the output will hold them. */
+static void x_times(const cm_gpu *g, cm_int start, cm_int end, double *ts, double *dur)
+{
+	*ts = cm_us_of_ns(start - g->base_ns);
+	*dur = cm_us_of_ns(end - start);
+}
+
+/* Widen [*S, *E] to take in [START, END]. */
+static void widen(cm_int_a8 *s, cm_int_a8 *e, cm_int start, cm_int end)
+{
+	*s = start < *s ? start : *s;
+	*e = end > *e ? end : *e;
+}
+
+/* Widen the span of user annotation EXT on (DEV, STREAM) to [START, END]. */
+static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_int start, cm_int end)
+{
+	int created;
+	struct span_slot *ss = cm_idmap_put(g->spans, ext, &created);
+	struct span *sp;
+	if (created) {
+		ss->dev = dev;
+		ss->stream = stream;
+		ss->start = start;
+		ss->end = end;
+	} else if (ss->dev == dev && ss->stream == stream) {
+		widen(&ss->start, &ss->end, start, end);
+	} else {
+		int64_t key[3] = {ext, dev, stream};
+		sp = cm_hmap_put(g->spans_more, key, &created);
+		if (created) {
+			sp->start = start;
+			sp->end = end;
+		} else {
+			widen(&sp->start, &sp->end, start, end);
+		}
+	}
+}
+
+/* The plan over many threads.  What the plan learns from the records -
+ * the first start of each process and device row, the thread and stream
+ * rows, the spans of the user annotations, the extent - is either order-free
+ * (minima, maxima, counts) or decided by first appearance.  So a worker
+ * reads a block of records into a plan_part: the extent, and a list of
+ * notes, one per row key or span new to the block, in the order they first
+ * appear (a span's note widened in place as the block goes on).  The notes
+ * are applied to the tables when the block's turn comes, so every table
+ * sees its keys in window order, as a single reader would have: the same
+ * rows, the same first starts, the same first stream of each span.  The
+ * lookups the rules make (links, the thread map) only read tables that
+ * nothing writes any more. */
+enum { NOTE_PROC = 1, NOTE_THREAD, NOTE_DEV, NOTE_STREAM, NOTE_SPAN, NOTE_DEVROW };
+
+struct plan_note {
+	int64_t kind, a, b, c;
+	cm_int start, end;
+};
+
+/* The block's extent and counts: they begin a worker's output. */
+struct plan_head {
+	double min_ts, max_end_ts;
+	uint64_t x_events, x_outside, api_rows, st_x_events;
+	int need_overhead;
+};
+
+struct plan_part {
+	cm_gpu *g;
+	cm_hmap *seen; /* (kind, a, b, c) -> offset of its note in notes */
+	cm_buf notes;
+	struct plan_head h;
+};
+
+/* Note a row key or span (KIND, A, B, C) seen in the block: a new key gets
+ * a note; a span seen again is widened. */
+static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64_t c, cm_int start, cm_int end)
+{
+	int64_t key[4] = {kind, a, b, c};
+	int created;
+	uint64_t *at = cm_hmap_put(pp->seen, key, &created);
+	if (created) {
+		struct plan_note n = {kind, a, b, c, start, end};
+		*at = pp->notes.len;
+		cm_buf_put(&pp->notes, &n, sizeof n);
+	} else if (kind == NOTE_SPAN) {
+		struct plan_note n;
+		memcpy(&n, pp->notes.p + *at, sizeof n);
+		n.start = start < n.start ? start : n.start;
+		n.end = end > n.end ? end : n.end;
+		memcpy(pp->notes.p + *at, &n, sizeof n);
+	}
+}
+
+/* gpu_extent, into the block's part. */
+static void part_extent(struct plan_part *pp, double ts, double dur)
+{
+	const cm_gpu *g = pp->g;
+	pp->h.min_ts = cm_py_min(pp->h.min_ts, ts);
+	pp->h.max_end_ts = cm_py_max(pp->h.max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->have_cpu_span) {
+		pp->h.x_events++;
+		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	}
+	pp->h.st_x_events++;
+}
+
+/* A drawn sync: its rows (its device; its stream, or, when CUPTI gave none
+ * (all ones), Kineto's row "Device N" of the device, tid 1), its extent, and
+ * for an event sync where the event it waits on was last recorded. */
+static void plan_sync(struct plan_part *pp, const cm_gpurec *r)
+{
+	cm_gpu *g = pp->g;
+	const cm_int *v = r->v;
+	int64_t dev = (int64_t)v[CM_RS_DEV];
+	double ts, dur;
+	uint32_t type = gpu_sync_type(r);
+	note(pp, NOTE_DEV, dev, 0, 0, v[CM_RS_START], 0);
+	if (cm_tid_int32(v[CM_RS_STREAM]) != -1)
+		note(pp, NOTE_STREAM, dev, (int64_t)v[CM_RS_STREAM], 0, 0, 0);
+	else
+		note(pp, NOTE_DEVROW, dev, 0, 0, 0, 0);
+	x_times(g, v[CM_RS_START], v[CM_RS_END], &ts, &dur);
+	part_extent(pp, ts, dur);
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t key[2] = {(int64_t)v[CM_RS_CTX], (int64_t)v[CM_RS_EVENT]}, ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->evmap, key);
+		if (w) {
+			struct wait_info copy = *w;
+			*(struct wait_info *)cm_hmap_put(g->waits, &ix, NULL) = copy;
+		}
+	}
+}
+
+/* Kineto's External id of an API call that no CUSTOM0 record names: the
+ * operator of the CPU trace it was made in (opindex.h), which its GPU work
+ * shares through the correlation id.  The call's own thread is the one its
+ * thread id names (through the window's thread_resource_map), not the row
+ * a correlation link may give it: a link through a user annotation's id
+ * puts a worker's call on the annotation's thread, where an operator of the
+ * main thread may span it. */
+static void api_operator(cm_gpu *g, const cm_gpurec *r)
+{
+	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
+	int64_t tid, ext;
+	double ts, dur;
+	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX ||
+	    cm_idmap_get(g->cext, (int64_t)corr))
+		return;
+	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
+		tid = id;
+	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
+		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
+}
+
+
+static int plan_record(struct plan_part *pp, const cm_gpurec *r)
+{
+	cm_gpu *g = pp->g;
+	double ts, dur;
+	cm_int tid = 0;
+	int fell;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER: {
+		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
+		if (gpu_api_thread(g, r, &tid, &fell) < 0)
+			return -1;
+		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
+			api_operator(g, r);
+		if (!(r->flags & CM_REC_REGISTERED))
+			return 0;
+		if (fell && g->repair &&
+		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+			tid = moved;
+		note(pp, NOTE_PROC, pid64, 0, 0, r->v[CM_RA_START], 0);
+		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
+		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+		part_extent(pp, ts, dur);
+		pp->h.api_rows++;
+		return 0;
+	}
+	case CM_REC_KERNEL:
+	case CM_REC_MEMCPY:
+	case CM_REC_MEMSET: {
+		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
+		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
+		note(pp, NOTE_DEV, d64, 0, 0, start, 0);
+		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
+		x_times(g, start, end, &ts, &dur);
+		part_extent(pp, ts, dur);
+		if (corr >= INT64_MIN && corr <= INT64_MAX) {
+			int64_t c64 = (int64_t)corr;
+			const int64_t *ext = cm_idmap_get(g->uext, c64);
+			if (ext)
+				note(pp, NOTE_SPAN, *ext, d64, s64, start, end);
+		}
+		return 0;
+	}
+	case CM_REC_OVERHEAD:
+		if (gpu_dropped(g, r))
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		pp->h.need_overhead = 1;
+		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
+		part_extent(pp, ts, dur);
+		return 0;
+	case CM_REC_SYNC:
+		if (g->version < 2)
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (gpu_sync_drawn(g, r))
+			plan_sync(pp, r);
+		return 0;
+	case CM_REC_CUDAEVENT:
+		if (g->version >= 2) {
+			/* where the event was last recorded, for the event syncs after it */
+			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
+			struct wait_info *w = cm_hmap_put(g->evmap, key, NULL);
+			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
+			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* The pool's work: one block of records into a part, written to OUT as a
+ * plan_head and the notes. */
+static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct plan_part *pp = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	cm_hmap_free(pp->seen);
+	pp->seen = cm_hmap_new(32, 8);
+	pp->notes.len = 0;
+	memset(&pp->h, 0, sizeof pp->h);
+	pp->h.min_ts = INFINITY;
+	pp->h.max_end_ts = -INFINITY;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+		if (plan_record(pp, &r) < 0)
+			return -1;
+	}
+	cm_buf_put(out, &pp->h, sizeof pp->h);
+	cm_buf_put(out, pp->notes.p, pp->notes.len);
+	return 0;
+}
+
+/* The pool's sink: a block's part into the tables, in window order. */
+static int plan_fold(void *sctx, cm_buf *out)
+{
+	cm_gpu *g = sctx;
+	struct plan_head h;
+	const char *p = out->p + sizeof h, *end = out->p + out->len;
+	memcpy(&h, out->p, sizeof h);
+	g->min_ts = cm_py_min(g->min_ts, h.min_ts);
+	g->max_end_ts = cm_py_max(g->max_end_ts, h.max_end_ts);
+	g->x_events += h.x_events;
+	g->x_outside += h.x_outside;
+	g->st.x_events += h.st_x_events;
+	g->st.api_rows += h.api_rows;
+	g->need_overhead |= h.need_overhead;
+	for (; p < end; p += sizeof(struct plan_note)) {
+		struct plan_note n;
+		memcpy(&n, p, sizeof n);
+		switch (n.kind) {
+		case NOTE_PROC: setdefault(g->procs, n.a, n.start); break;
+		case NOTE_THREAD: add_pair(g->threads, n.a, n.b); break;
+		case NOTE_DEV: setdefault(g->devices, n.a, n.start); break;
+		case NOTE_STREAM: add_pair(g->streams, n.a, n.b); break;
+		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
+		case NOTE_DEVROW: cm_hmap_put(g->device_rows, &n.a, NULL); break;
+		}
+	}
+	return 0;
+}
+
+int cm_gpu_plan(cm_gpu *g, int jobs)
+{
+	/* one thread with the repair stage, which counts what it moves, and
+	 * for a window of version 2, whose syncs look up where an event was
+	 * last recorded (and the API calls note their operators): in window
+	 * order, as they come */
+	int n = g->repair || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	cm_opool *pool;
+	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
+						    g->budget))) {
+		free(pp);
+		free(ctx);
+		return -1;
+	}
+	if (g->version >= 2) {
+		if (!g->evmap)
+			g->evmap = cm_hmap_new(16, sizeof(struct wait_info));
+		if (!g->waits)
+			g->waits = cm_hmap_new(8, sizeof(struct wait_info));
+	}
+	for (int i = 0; i < n; i++) {
+		pp[i].g = g;
+		ctx[i] = &pp[i];
+	}
+	pool = cm_opool_new(n, plan_block, ctx, plan_fold, g);
+	rc = gpu_feed_pool(g, pool);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_hmap_free(pp[i].seen);
+		cm_buf_free(&pp[i].notes);
+	}
+	free(pp);
+	free(ctx);
+	if (rc < 0)
+		return -1;
+	cm_hmap_free(g->evmap); /* the syncs have taken what they need */
+	g->evmap = NULL;
+	cm_gpu_plan_finish(g);
+	return 0;
+}

@@ -1,0 +1,357 @@
+/* gpurender.c - the render: the records to Chrome-trace event text at the
+ * end of the output, by worker threads over blocks of records, written in
+ * window order.  It reads the tables the plan filled and changes none. */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "gpu/cbid.h"
+#include "gpu/gpuargs.h"
+#include "base/diag.h"
+#include "base/opool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
+void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
+{
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
+	cm_jw_string(b, cat, strlen(cat));
+	cm_buf_lit(b, ",\"name\":");
+	cm_jw_string(b, name, nlen);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+}
+
+/* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
+ * (TSTEXT: 48 bytes) for a flow event. */
+static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
+{
+	double d;
+	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_put(b, tstext, *tslen);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, end - start);
+}
+
+/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row). */
+static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const char *ts, size_t tslen)
+{
+	cm_buf_lit(b, ",{\"ph\":\"");
+	cm_buf_putc(b, ph);
+	cm_buf_lit(b, "\",\"id\":");
+	cm_jw_int(b, id);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+	cm_buf_lit(b, ",\"ts\":");
+	cm_buf_put(b, ts, tslen);
+	if (ph == 'f')
+		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+	else
+		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+}
+
+/* The External id Kineto writes on the GPU-side event of correlation CORR:
+ * that of the CPU operator linked to it, 0 when none (version 2 only). */
+static int64_t cpu_ext(const cm_gpu *g, cm_int corr)
+{
+	const int64_t *e;
+	if (!g->cext || corr < INT64_MIN || corr > INT64_MAX)
+		return 0;
+	e = cm_idmap_get(g->cext, (int64_t)corr);
+	return e ? *e : 0;
+}
+
+/* What one worker needs to write events: its own scratch space; the tables
+ * of cm_gpu are only read. */
+struct render {
+	cm_gpu *g;
+	struct args args;
+	cm_arena *scratch;
+	cm_buf text, dumps;
+};
+
+static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	cm_gpu *g = R->g;
+	int driver = r->kind == CM_REC_DRIVER, fell;
+	char fallback[64], tstext[48];
+	const char *name;
+	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
+	int64_t ext;
+	size_t ts_len;
+	if (!(r->flags & CM_REC_REGISTERED))
+		return;
+	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
+	if (fell && g->repair) {
+		int64_t moved;
+		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 1,
+				  &moved))
+			tid = moved;
+	}
+	name = gpu_api_name(driver, r->v[CM_RA_CBID], fallback);
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
+	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{\"cbid\":");
+	cm_jw_int(b, r->v[CM_RA_CBID]);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, corr);
+	if ((ext = cpu_ext(g, corr)) != 0) {
+		cm_buf_lit(b, ",\"External id\":");
+		cm_jw_int(b, ext);
+	}
+	cm_buf_lit(b, "}}");
+	if (corr != 0 && cm_cbid_requires_flow(driver, name))
+		flow(b, 's', corr, pid, tid, tstext, ts_len);
+}
+
+/* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
+static void arg_text(struct render *R, const char *key)
+{
+	char *s = cm_arena_alloc(R->scratch, R->text.len);
+	memcpy(s, R->text.p, R->text.len);
+	gpu_arg_raw(&R->args, key, s, R->text.len);
+	R->text.len = 0;
+}
+
+/* [X, Y, Z] into R->text. */
+static void triple(struct render *R, const int32_t *x)
+{
+	cm_buf_putc(&R->text, '[');
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			cm_buf_putc(&R->text, ',');
+		cm_jw_int(&R->text, x[i]);
+	}
+	cm_buf_putc(&R->text, ']');
+}
+
+/* The args Kineto writes that the reference does not, after the
+ * reference's (kineto.h): a kernel's launch configuration and occupancy
+ * when the window has them; in a window of version 2, the operator's
+ * External id and a copy's or set's bandwidth. */
+static void kineto_args(struct render *R, const cm_gpurec *r)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	struct args *A = &R->args;
+	int64_t ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
+	if (ext)
+		gpu_arg_int(A, "External id", ext);
+	if (r->flags & CM_REC_LAUNCH) {
+		cm_kin_launch k;
+		const cm_kin_props *p = NULL;
+		int sms;
+		for (int i = 0; i < 3; i++) {
+			k.grid[i] = cm_tid_int32(v[CM_RK_GX + i]);
+			k.block[i] = cm_tid_int32(v[CM_RK_BX + i]);
+		}
+		k.regs = (uint16_t)(unsigned __int128)v[CM_RK_REGS];
+		k.static_smem = cm_tid_int32(v[CM_RK_SSMEM]);
+		k.dynamic_smem = cm_tid_int32(v[CM_RK_DSMEM]);
+		/* the window's properties of the device first, else the CPU trace's */
+		if (v[CM_RG_DEV] >= INT64_MIN && v[CM_RG_DEV] <= INT64_MAX) {
+			p = cm_kin_devices_find(&g->wprops, (int64_t)v[CM_RG_DEV]);
+			if (!p && g->cprops)
+				p = cm_kin_devices_find(g->cprops, (int64_t)v[CM_RG_DEV]);
+		}
+		sms = p ? p->occ.numSms : 0;
+		gpu_arg_int(A, "queued", v[CM_RK_QUEUED]);
+		gpu_arg_int(A, "registers per thread", k.regs);
+		gpu_arg_int(A, "shared memory", (int32_t)((uint32_t)k.static_smem + (uint32_t)k.dynamic_smem));
+		cm_kin_write_float(&R->text, cm_kin_blocks_per_sm(&k, sms));
+		arg_text(R, "blocks per SM");
+		cm_kin_write_float(&R->text, cm_kin_warps_per_sm(&k, sms));
+		arg_text(R, "warps per SM");
+		triple(R, k.grid);
+		arg_text(R, "grid");
+		triple(R, k.block);
+		arg_text(R, "block");
+		gpu_arg_int(A, "est. achieved occupancy %", cm_kin_occupancy_pct(cm_kin_occupancy(&k, p)));
+	}
+	if (g->version >= 2 && (r->kind == CM_REC_MEMCPY || r->kind == CM_REC_MEMSET)) {
+		cm_kin_write_bandwidth(&R->text, v[CM_RG_BYTES], v[CM_RG_START], v[CM_RG_END]);
+		arg_text(R, "memory bandwidth (GB/s)");
+	}
+}
+
+static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
+					   [CM_REC_MEMSET] = "gpu_memset"};
+
+static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	struct args *A = &R->args;
+	const cm_int *v = r->v;
+	size_t ts_len;
+	char tstext[48];
+	cm_arena_reset(R->scratch);
+	A->n = 0;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, activity_cat[r->kind], r->name, r->nlen, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	gpu_arg_int(A, "device", v[CM_RG_DEV]);
+	gpu_arg_int(A, "context", v[CM_RG_CTX]);
+	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
+	gpu_arg_int(A, "correlation", v[CM_RG_CORR]);
+	if (v[CM_RG_GRAPH])
+		gpu_arg_int(A, "graph id", v[CM_RG_GRAPH]);
+	if (v[CM_RG_NODE])
+		gpu_arg_int(A, "graph node id", v[CM_RG_NODE]);
+	if (r->flags & CM_REC_ANN)
+		gpu_annotation_args(R->scratch, A, cm_jval_unpack(R->scratch, r->extra, r->xlen), &R->dumps);
+	if (r->kind == CM_REC_MEMCPY) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_copy_kind(A, "copy kind", v[CM_RG_K1]);
+		gpu_arg_memory_kind(A, "src kind", v[CM_RG_K2]);
+		gpu_arg_memory_kind(A, "dst kind", v[CM_RG_K3]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	} else if (r->kind == CM_REC_MEMSET) {
+		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
+		gpu_arg_int(A, "value", v[CM_RG_K1]);
+		gpu_arg_int(A, "memory kind", v[CM_RG_K2]);
+		gpu_arg_int(A, "flags", v[CM_RG_FLAGS]);
+	}
+	kineto_args(R, r);
+	gpu_write_args(b, A);
+	if (v[CM_RG_CORR] != 0)
+		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
+}
+
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	if (gpu_dropped(R->g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
+	cm_buf_lit(b, ",\"ts\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_us_of_ns(b, r->v[CM_RO_END] - r->v[CM_RO_START]);
+	cm_buf_lit(b, ",\"args\":{}}");
+}
+
+/* A drawn sync record, as Kineto writes a CUDA_SYNC activity: on the row of
+ * its device and stream (Kineto's sanitizeTid of the stream as an int32:
+ * an absent stream, all ones, is row 1), "External id" first (its operator
+ * or, as Kineto does for syncs, its own correlation id), and an "f" flow
+ * into it from the API call of the same correlation. */
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
+{
+	const cm_gpu *g = R->g;
+	const cm_int *v = r->v;
+	uint32_t type = gpu_sync_type(r);
+	int32_t stream = cm_tid_int32(v[CM_RS_STREAM]);
+	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
+	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
+	int64_t ext;
+	size_t ts_len;
+	char tstext[48];
+	if (!gpu_sync_drawn(g, r))
+		return;
+	cm_buf_putc(b, ',');
+	gpu_x_head(b, "cuda_sync", name, strlen(name), v[CM_RS_DEV], row);
+	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len);
+	cm_buf_lit(b, ",\"args\":{");
+	ext = cpu_ext(g, v[CM_RS_CORR]);
+	if (ext || v[CM_RS_CORR]) {
+		cm_buf_lit(b, "\"External id\":");
+		if (ext)
+			cm_jw_int(b, ext);
+		else
+			cm_jw_int(b, v[CM_RS_CORR]);
+		cm_buf_putc(b, ',');
+	}
+	cm_buf_lit(b, "\"cuda_sync_kind\":");
+	cm_jw_string(b, name, strlen(name));
+	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
+		int64_t ix = (int64_t)r->index;
+		const struct wait_info *w = cm_hmap_get(g->waits, &ix);
+		cm_buf_lit(b, ",\"wait_on_stream\":");
+		cm_jw_int(b, w ? w->stream : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
+		cm_jw_int(b, w ? w->corr : -1);
+		cm_buf_lit(b, ",\"wait_on_cuda_event_id\":");
+		cm_jw_int(b, v[CM_RS_EVENT]);
+	}
+	cm_buf_lit(b, ",\"stream\":");
+	cm_jw_int(b, stream);
+	cm_buf_lit(b, ",\"correlation\":");
+	cm_jw_int(b, v[CM_RS_CORR]);
+	cm_buf_lit(b, ",\"device\":");
+	cm_jw_int(b, v[CM_RS_DEV]);
+	cm_buf_lit(b, ",\"context\":");
+	cm_jw_int(b, v[CM_RS_CTX]);
+	cm_buf_lit(b, "}}");
+	if (v[CM_RS_CORR] > 0)
+		flow(b, 'f', v[CM_RS_CORR], v[CM_RS_DEV], row, tstext, ts_len);
+}
+
+/* The pool's work: the events of one block of records, each with a comma
+ * in front. */
+static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct render *R = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return -1; /* cannot happen: plan read the same bytes */
+		switch (r.kind) {
+		case CM_REC_RUNTIME:
+		case CM_REC_DRIVER: render_api(R, &r, out); break;
+		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
+		case CM_REC_SYNC: render_sync(R, &r, out); break;
+		case CM_REC_CUDAEVENT: break;
+		default: render_activity(R, &r, out); break;
+		}
+	}
+	return 0;
+}
+
+/* The pool's sink: rendered text to the output, in order. */
+static int write_rendered(void *sctx, cm_buf *out)
+{
+	cm_evout *eo = sctx;
+	const char *p = out->p;
+	size_t n = out->len;
+	if (!n)
+		return 0;
+	if (eo->first) { /* the leading comma goes only between elements */
+		p++;
+		n--;
+		eo->first = 0;
+	}
+	if (eo->buf.len && cm_evout_flush(eo) < 0)
+		return -1;
+	return cm_output_write(eo->out, p, n);
+}
+
+int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
+{
+	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	cm_opool *pool;
+	for (int i = 0; i < n; i++) {
+		R[i].g = g;
+		R[i].scratch = cm_arena_new();
+		ctx[i] = &R[i];
+	}
+	pool = cm_opool_new(n, render_block, ctx, write_rendered, eo);
+	rc = gpu_feed_pool(g, pool);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_arena_free(R[i].scratch);
+		cm_buf_free(&R[i].text);
+		cm_buf_free(&R[i].dumps);
+		free(R[i].args.v);
+	}
+	free(R);
+	free(ctx);
+	return rc;
+}
