@@ -474,7 +474,7 @@ if [ "$HUGE" = 1 ] && [ -n "$LARGEST" ]; then
 		kill "$sampler" 2>/dev/null || true
 		wait "$sampler" 2>/dev/null || true
 		tmpmin=$(sort -n "$WORK/df.samples" | head -n 1)
-		HUGE_TMP=$(awk -v a="$tmp0" -v b="${tmpmin:-$tmp0}" 'BEGIN { printf "%.0f", a > b ? a - b : 0 }')
+		HUGE_TMP=$(awk -v a="$tmp0" -v b="${tmpmin:-$tmp0}" 'BEGIN { printf "%.0f", (a > b ? a - b : 0) }')
 		echo "    (TMPDIR $WORK: ~$(mb "$HUGE_TMP") MB used at the peak, from df)"
 	fi
 fi
