@@ -34,8 +34,8 @@ enum crec_devattr {
 	CREC_DA_N
 };
 
-/* The CU_DEVICE_ATTRIBUTE_* number of each (CUDA's ABI; collector.c checks
- * them against cuda.h at compile time) and its JSON key. */
+/* The CU_DEVICE_ATTRIBUTE_* number of each (CUDA's ABI; devquery.c checks
+ * them against cuda.h once, at run time) and its JSON key. */
 extern const struct crec_devattr_def {
 	int cu_attribute;
 	const char *key;
