@@ -222,7 +222,8 @@ void cm_progress_begin(const char *label, uint64_t total)
 void cm_progress_update(uint64_t done)
 {
 	double t;
-	if (!progress_on || !progress_label || progress_thread_off)
+	/* the thread's own flag first: the label is the main thread's to change */
+	if (progress_thread_off || !progress_on || !progress_label)
 		return;
 	t = cm_now_s();
 	/* A job shorter than a second never shows a line; then 4 refreshes a second. */
