@@ -102,6 +102,12 @@ void cm_pages_budget(size_t budget)
 cm_pages *cm_pages_watch(void *base, size_t size)
 {
 	cm_pages *w = cm_xcalloc(1, sizeof *w);
+	/* No fault-around: on a read fault the kernel also maps the neighbours
+	 * of the page that are in the page cache (16 pages by default), which
+	 * the bitmap never sees.  With the joins' walks on two threads that put
+	 * the 4x pair 10 MB over its budget (44.6 MB against 31.4 MB with
+	 * this, 35.1 MB on one thread without it). */
+	madvise(base, size, MADV_RANDOM);
 	w->base = base;
 	w->size = size;
 	w->words = (size / PAGE + 64) / 64;
@@ -134,12 +140,15 @@ void cm_pages_unwatch(cm_pages *w)
 static void drop_all(void)
 {
 	pthread_mutex_lock(&all_lock);
+	/* the count first: a page another thread marks while the bitmaps are
+	 * cleared is then counted anew (or counted and dropped, which only
+	 * overcounts); cleared after, it would stay in memory uncounted */
+	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
 	for (cm_pages *w = all_watched; w; w = w->next) {
 		for (size_t i = 0; i < w->words; i++)
 			__atomic_store_n(&w->touched[i], 0, __ATOMIC_RELAXED);
 		madvise(w->base, w->size, MADV_DONTNEED);
 	}
-	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&all_lock);
 }
 
