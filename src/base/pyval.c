@@ -299,39 +299,44 @@ size_t cm_py_float_repr_search(double d, char *out)
 	return k;
 }
 
-/* Why the short cut is exact.  Times in the window are integer nanoseconds
- * and reach us as N / 1000.0, so most doubles printed are the nearest double
- * D to a number of thousandths.  Python prints the shortest text that reads
- * back as D.  The text of N / 1000 (three decimals, zeros dropped) reads back
- * as D, and any other text that does lies within D's rounding interval,
- * narrower than an ulp; below 2^43 an ulp is under 0.001, so no other number
- * of thousandths fits there, and a text with a digit past the third decimal
- * has more significant digits than N / 1000's.  So that text is repr(D).
- * The test that D is such a double is exact: N below 2^53 converts exactly
- * and the division rounds correctly, as strtod of the text would. */
+/* N / 10^K in fixed notation, as repr writes a float: the integer part,
+ * a point, the fraction without its trailing zeros (one digit at least). */
+static size_t decimal_text(unsigned __int128 n, int k, int negative, char *out)
+{
+	char digits[48];
+	size_t len = 0, nd = 0;
+	while (k > 0 && n % 10 == 0) { /* 5.500 -> 5.5, 5.000 -> 5 (then ".0") */
+		n /= 10;
+		k--;
+	}
+	do {
+		digits[nd++] = (char)('0' + (int)(n % 10));
+		n /= 10;
+	} while (n || nd <= (size_t)k);
+	if (negative)
+		out[len++] = '-';
+	while (nd > (size_t)k)
+		out[len++] = digits[--nd];
+	out[len++] = '.';
+	if (!k)
+		out[len++] = '0';
+	while (nd)
+		out[len++] = digits[--nd];
+	out[len] = 0;
+	return len;
+}
+
+/* Why the text of thousandths is exact.  Times in the window are integer
+ * nanoseconds and reach us as N / 1000.0, the nearest double D to a number
+ * of thousandths.  Python prints the shortest text that reads back as D.
+ * The text of N / 1000 (three decimals, zeros dropped) reads back as D, and
+ * any other text that does lies within D's rounding interval, narrower than
+ * an ulp; below 2^43 an ulp is under 0.001, so no other number of
+ * thousandths fits there, and a text with a digit past the third decimal
+ * has more significant digits than N / 1000's.  So that text is repr(D). */
 size_t cm_py_milli_repr(int64_t v, char *out)
 {
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, q = u / 1000;
-	int frac = (int)(u % 1000);
-	char digits[24];
-	size_t n = 0, k = 0;
-	if (v < 0)
-		out[n++] = '-';
-	do { /* the integer part, then one to three fraction digits */
-		digits[k++] = (char)('0' + q % 10);
-		q /= 10;
-	} while (q);
-	while (k)
-		out[n++] = digits[--k];
-	out[n++] = '.';
-	out[n++] = (char)('0' + frac / 100);
-	if (frac % 100) {
-		out[n++] = (char)('0' + frac / 10 % 10);
-		if (frac % 10)
-			out[n++] = (char)('0' + frac % 10);
-	}
-	out[n] = 0;
-	return n;
+	return decimal_text(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 3, v < 0, out);
 }
 
 /* repr(D) for 0.001 <= |D| < 2^53, in exact integer arithmetic; 0 for any
@@ -345,7 +350,8 @@ size_t cm_py_milli_repr(int64_t v, char *out)
  * carry: for K = 0, 1, ... the first K for which an integer N lies within
  * 10^K times the interval gives the text N / 10^K, N being the one nearest
  * 10^K x D.  Every product fits in 128 bits: M < 2^53, 10^K <= 10^20 and
- * S <= 64 in this range, and 17 significant digits always suffice. */
+ * S <= 64 in this range, and 17 significant digits always suffice.  (A
+ * number of thousandths, the window's times, is found at K <= 3.) */
 static size_t fixed_repr(double d, char *out)
 {
 	typedef unsigned __int128 u128;
@@ -364,8 +370,6 @@ static size_t fixed_repr(double d, char *out)
 	for (int k = 0; k <= 20; k++, p *= 10) {
 		u128 lo = lo4 * p, hi = hi4 * p, x = 4 * (u128)m * p, n, rem;
 		u128 nlo = (lo + one - 1) >> s, nhi = hi >> s;
-		char digits[48];
-		size_t len = 0, nd = 0;
 		if (!even && nlo << s == lo)
 			nlo++;
 		if (!even && nhi << s == hi) {
@@ -383,39 +387,15 @@ static size_t fixed_repr(double d, char *out)
 			n = nlo;
 		if (n > nhi)
 			n = nhi;
-		do {
-			digits[nd++] = (char)('0' + (int)(n % 10));
-			n /= 10;
-		} while (n || nd <= (size_t)k);
-		if (d < 0)
-			out[len++] = '-';
-		while (nd > (size_t)k)
-			out[len++] = digits[--nd];
-		out[len++] = '.';
-		if (!k)
-			out[len++] = '0';
-		while (nd > 1 && digits[0] == '0') { /* no trailing zeros (one digit stays) */
-			memmove(digits, digits + 1, --nd);
-		}
-		while (nd)
-			out[len++] = digits[--nd];
-		out[len] = 0;
-		return len;
+		return decimal_text(n, k, d < 0, out);
 	}
 	return 0;
 }
 
 size_t cm_py_float_repr(double d, char *out)
 {
-	size_t len;
-	if (d != 0 && fabs(d) < 0x1p43) {
-		int64_t v = llround(d * 1000.0);
-		if ((double)v / 1000.0 == d)
-			return cm_py_milli_repr(v, out);
-	}
-	if ((len = fixed_repr(d, out)))
-		return len;
-	return cm_py_float_repr_search(d, out);
+	size_t len = fixed_repr(d, out);
+	return len ? len : cm_py_float_repr_search(d, out);
 }
 
 size_t cm_int_format(cm_int v, char *buf)

@@ -44,8 +44,8 @@ int cm_py_float_of_str(const char *s, size_t n, double *out);
 size_t cm_py_float_repr(double d, char *buf);
 
 /* The same text found the general way (a search over %.Ne precisions, each
- * read back), without cm_py_float_repr's short cut for thousandths: the
- * yardstick the unit tests hold the short cut to. */
+ * read back), without cm_py_float_repr's exact arithmetic from 0.001 to
+ * 2^53: the yardstick the unit tests hold that arithmetic to. */
 size_t cm_py_float_repr_search(double d, char *buf);
 
 /* Below this, a double has more than one per thousandth (its ulp is under
