@@ -3,6 +3,7 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
+#include "base/opool.h"
 #include "json/docsplit.h"
 #include "io/tmpfile.h"
 #include "json/jsax.h"
@@ -410,8 +411,6 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
 	return 0;
 }
 
-/* --------------------------------------------------------------- resolve */
-
 /* ----------------------------------------------------------------- the joins */
 
 /* The joins read the pairs file twice: once to put the External ids the
@@ -424,7 +423,9 @@ int cm_gpu_scan_member(cm_gpu *g, const char *key, const cm_jval *val, int64_t o
  * threads write the same table entry.  That needs the tables written to be
  * arrays (idmap.h: different ids are different bytes); a hash map, or a
  * small file, is walked by one thread.  The tables read (the External id
- * index, the annotations) are only read meanwhile. */
+ * index, the annotations) are only read meanwhile.  The parts are the
+ * blocks of an ordered pool (base/opool.h), one worker each: it makes the
+ * threads, and reports the first failing part's error once. */
 enum walk { WALK_LINK_EXT, WALK_RESOLVE };
 
 #define WALK_MIN_PAIRS 16384 /* fewer are walked by one thread */
@@ -438,11 +439,9 @@ struct walk_part {
 	uint64_t linked;        /* correlations linked to a thread (resolve) */
 	int64_t last_pid, last_tid; /* cpu_thread_ix's last answer, kept here */
 	uint32_t last_ix;
-	int have_last, rc, started;
-	cm_diag_slot diag;
+	int have_last;
 	cm_hmap *seen;          /* cpu_thread_ix's, shared under lock */
 	pthread_mutex_t *lock;
-	pthread_t th;
 };
 
 /* The index of (PID, TID) in g->cpu_threads, added when new (SEEN maps the
@@ -533,14 +532,21 @@ static int walk_run(struct walk_part *w)
 	return 0;
 }
 
-static void *walk_thread(void *arg)
+/* The pool's work: the block holds a pointer to its part. */
+static int walk_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	struct walk_part *w = arg;
-	cm_progress_thread_off();
-	cm_diag_defer(&w->diag);
-	w->rc = walk_run(w);
-	cm_diag_defer(NULL);
-	return NULL;
+	struct walk_part *w;
+	(void)wctx;
+	(void)out;
+	memcpy(&w, in->p, sizeof w);
+	return walk_run(w);
+}
+
+static int walk_done(void *sctx, cm_buf *out)
+{
+	(void)sctx;
+	(void)out;
+	return 0;
 }
 
 /* Walk the pairs file for WHAT on up to g->join_threads threads.  0, or -1
@@ -551,9 +557,11 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	int dense = what == WALK_LINK_EXT ? cm_idmap_is_dense(g->ext)
 					  : cm_idmap_is_dense(g->linked) && cm_idmap_is_dense(g->uext) &&
 						    (!g->cext || cm_idmap_is_dense(g->cext));
-	int n = dense && g->npairs >= WALK_MIN_PAIRS && g->join_threads > 1 ? g->join_threads : 1, rc = 0, failed = 0;
+	int n = dense && g->npairs >= WALK_MIN_PAIRS && g->join_threads > 1 ? g->join_threads : 1, rc = 0;
 	uint64_t span = (uint64_t)hi - (uint64_t)lo;
 	struct walk_part *w;
+	cm_opool *pool;
+	cm_buf b = {0};
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	cm_hmap *seen = what == WALK_RESOLVE ? cm_hmap_new(16, 4) : NULL;
 	if (!g->pairs || !g->npairs) {
@@ -576,24 +584,16 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
 		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
 	}
-	for (int i = 1; i < n; i++)
-		w[i].started = pthread_create(&w[i].th, NULL, walk_thread, &w[i]) == 0;
-	for (int i = 0; i < n; i++)
-		if (!i || !w[i].started) /* no thread for it: this one does it */
-			w[i].rc = walk_run(&w[i]);
-	for (int i = 1; i < n; i++)
-		if (w[i].started)
-			pthread_join(w[i].th, NULL);
-	for (int i = 0; i < n; i++) {
-		if (w[i].rc < 0 && !failed) {
-			failed = 1;
-			rc = -1;
-			cm_diag_settle(&w[i].diag);
-		} else {
-			cm_diag_drop(&w[i].diag);
-		}
-		g->st.linked_corr += w[i].linked;
+	pool = cm_opool_new(n, walk_block, NULL, walk_done, NULL);
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct walk_part *part = &w[i];
+		cm_buf_put(&b, &part, sizeof part);
+		rc = cm_opool_put(pool, &b) < 0 ? -1 : 0;
 	}
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++)
+		g->st.linked_corr += w[i].linked;
+	cm_buf_free(&b);
 	free(w);
 	cm_hmap_free(seen);
 	pthread_mutex_destroy(&lock);
