@@ -48,7 +48,6 @@ struct cm_opool {
 	int stop;
 	int draining; /* a worker is handing results to the sink */
 	cm_diag_slot fail_diag; /* the first failure's error, for the caller to settle */
-	int settled;
 	pthread_mutex_t mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
 	pthread_cond_t work, done;
 	pthread_t *th;
@@ -187,13 +186,11 @@ static int drain_one(cm_opool *p)
 }
 
 /* On the caller's thread, once the pool has failed: print the failure's
- * error, once. */
+ * error (settling it again prints nothing: diag.h keeps the first). */
 static int settle(cm_opool *p)
 {
-	if (p->failed && !p->settled) {
-		p->settled = 1;
+	if (p->failed)
 		cm_diag_settle(&p->fail_diag);
-	}
 	return p->failed;
 }
 
