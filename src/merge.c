@@ -150,6 +150,18 @@ static int render_threads(const struct cm_options *opt)
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 
+/* The window's conversion as this run sets it up (made again when the
+ * careful reader reads the window from the start). */
+static cm_gpu *new_gpu(struct merge *m)
+{
+	cm_gpu *g = cm_gpu_new(cm_input_name(m->win));
+	cm_gpu_set_budget(g, m->opt->memory);
+	cm_gpu_set_join_threads(g, plan_threads(m->opt->jobs));
+	if (m->repair)
+		cm_gpu_set_repair(g, m->repair);
+	return g;
+}
+
 /* W: the window's one parse.  The parallel reader does it; a window it will
  * not take (bad JSON, a bad shape) is read again, from a fresh start, by the
  * careful reader, which says what is wrong (or, should the two ever
@@ -171,11 +183,7 @@ static int read_window(struct merge *m, int *trace_events)
 		if (cm_input_rewind(m->win) < 0)
 			return -1;
 		cm_gpu_free(m->gpu);
-		m->gpu = cm_gpu_new(cm_input_name(m->win));
-		cm_gpu_set_budget(m->gpu, m->opt->memory);
-		cm_gpu_set_join_threads(m->gpu, plan_threads(m->opt->jobs));
-		if (m->repair)
-			cm_gpu_set_repair(m->gpu, m->repair);
+		m->gpu = new_gpu(m);
 		rc = cm_window_read(m->win, &sink, "reading the window", trace_events);
 	}
 	return rc < 0 ? -1 : cm_gpu_digest_finish(m->gpu);
@@ -363,14 +371,11 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return cm_diag_status();
 	}
-	m.gpu = cm_gpu_new(cm_input_name(m.win));
-	cm_gpu_set_budget(m.gpu, opt->memory);
-	cm_gpu_set_join_threads(m.gpu, plan_threads(opt->jobs));
 	if (map) {
 		m.repair = cm_repair_new(map);
 		m.arena = cm_arena_new();
-		cm_gpu_set_repair(m.gpu, m.repair);
 	}
+	m.gpu = new_gpu(&m);
 
 	status = prepare(&m);
 	if (status) {
