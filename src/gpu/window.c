@@ -134,6 +134,17 @@ static int pbatch(void *ctx, cm_buf *b)
 	return cm_opool_put(((struct pread *)ctx)->pool, b) < 0 ? -1 : 0;
 }
 
+/* The sink's member callback, with the pool's sink held off: the workers
+ * hand the digest's results to the same tables (opool.c drains on them). */
+static int sink_member(struct pread *r, const char *name, const cm_jval *v, int64_t end_offset)
+{
+	int rc;
+	cm_opool_lock(r->pool);
+	rc = r->sink->member(r->sink->ctx, name, v, end_offset);
+	cm_opool_unlock(r->pool);
+	return rc;
+}
+
 /* A top-level member: noted, or checked, parsed and handed on. */
 static int pmember(void *ctx, const char *key, size_t klen, const char *val, size_t vlen, int64_t end_offset)
 {
@@ -159,11 +170,7 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 			r->bad = 1;
 			return -1;
 		}
-		cm_opool_lock(r->pool); /* the sink (the digest's collect) shares its tables */
-		rc = r->sink->member(r->sink->ctx, k->len == 14 ? "window_version" : "device_properties", v,
-				     end_offset);
-		cm_opool_unlock(r->pool);
-		return rc;
+		return sink_member(r, k->len == 14 ? "window_version" : "device_properties", v, end_offset);
 	}
 	if (!seen || !r->sink->member)
 		return 0;
@@ -173,7 +180,7 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 	}
 	*seen = 1;
 	if (r->sink->member_text) {
-		cm_opool_lock(r->pool);
+		cm_opool_lock(r->pool); /* as in sink_member */
 		rc = r->sink->member_text(r->sink->ctx, name, val, vlen, end_offset);
 		cm_opool_unlock(r->pool);
 		if (rc <= 0)
@@ -183,10 +190,7 @@ static int pmember(void *ctx, const char *key, size_t klen, const char *val, siz
 		r->bad = 1;
 		return -1;
 	}
-	cm_opool_lock(r->pool);
-	rc = r->sink->member(r->sink->ctx, name, v, end_offset);
-	cm_opool_unlock(r->pool);
-	return rc;
+	return sink_member(r, name, v, end_offset);
 }
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events)
