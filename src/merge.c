@@ -17,9 +17,10 @@
  *         parse it and digest it into a typed record (gpu/gpurec.h) with every
  *         field the rules read already converted and checked; the records go
  *         to a temporary file, the external correlations to another;
- *      C1 the CPU trace (cpu/cpuscan.c): the same cutting, workers replay
- *         each event (json/jsax.c) into the scan's callbacks: base time,
- *         extent, dropped events, and the External-id candidates on disk;
+ *      C1 the CPU trace (cpu/cpuscan.c): the same cutting, workers check
+ *         and replay each event in one pass (json/jvalid.c) into the scan's
+ *         callbacks: base time, extent, dropped events, and the External-id
+ *         candidates on disk;
  *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
  *      temporary file for ids that are counters, as CUPTI's and torch's are):
  *      External id -> CPU thread, correlation -> thread and -> annotation;

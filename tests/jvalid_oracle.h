@@ -18,6 +18,7 @@
 #define JVALID_ORACLE_H
 
 #include "json/jcheck.h"
+#include "json/jval.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,27 @@ static inline int jvalid_oracle(const char *x, size_t n, int depth0)
 	yajl_free(h);
 	free(doc);
 	return ok;
+}
+
+/* Node for node, A and B are the same value: what cm_jvalid_replay builds
+ * through cm_jbuild_callbacks against what cm_jval_parse_py parses. */
+static inline int jvalid_oracle_same_tree(const cm_jval *a, const cm_jval *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->type != b->type || a->len != b->len || a->klen != b->klen || !a->key != !b->key ||
+	    (a->key && memcmp(a->key, b->key, a->klen)))
+		return 0;
+	if (a->type == CM_J_STR || a->type == CM_J_NUM)
+		return !memcmp(a->s, b->s, a->len);
+	if (a->type == CM_J_ARR || a->type == CM_J_OBJ) {
+		const cm_jval *x = a->kids, *y = b->kids;
+		for (; x && y; x = x->next, y = y->next)
+			if (!jvalid_oracle_same_tree(x, y))
+				return 0;
+		return !x && !y;
+	}
+	return 1;
 }
 
 #endif

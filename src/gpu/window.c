@@ -14,6 +14,7 @@
 #include "json/jvalid.h"
 #include "base/opool.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,7 @@ struct pworker {
 	const cm_window_psink *sink;
 	void *wctx;
 	cm_arena *arena;
+	cm_jbuild build; /* the event's tree, built as it is checked */
 };
 
 /* The reading thread's state. */
@@ -111,10 +113,14 @@ static int pwork(void *wctx, const cm_buf *in, cm_buf *out)
 	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e; e = cm_docsplit_next(in, e)) {
 		const char *t = cm_docsplit_text(e);
 		cm_jval *v;
-		if (!cm_jvalid_value(t, e->len, 2, NULL))
-			return -2;
 		cm_arena_reset(w->arena);
-		v = cm_jval_parse_py(w->arena, t, e->len);
+		/* checked and built in one pass; the batch holds the text
+		 * while the event is digested, so the tree may point into it */
+		cm_jbuild_begin(&w->build, w->arena);
+		w->build.borrow = 1;
+		if (!cm_jvalid_replay(t, e->len, 2, INT_MAX, &cm_jbuild_callbacks, &w->build, w->arena))
+			return -2;
+		v = w->build.root;
 		if (!v || v->type != CM_J_OBJ)
 			return -2; /* not an object: the careful reader names it */
 		if (w->sink->event(w->wctx, e->index, v, e->end_offset, out) < 0)

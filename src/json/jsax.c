@@ -1,8 +1,7 @@
-/* jsax.c - the replay: a tokenizer that trusts its input.
+/* jsax.c - string tokens of text that is known to be valid JSON.
  *
- * The text has passed cm_jvalid_value, so every string is closed, every
- * number well-formed and the brackets balance: the loop only needs to tell
- * tokens apart by their first byte. */
+ * The text has passed cm_jvalid_value, so every string is closed: the
+ * first quote that no backslash escapes ends it. */
 #include "config.h"
 #include "json/jsax.h"
 
@@ -33,80 +32,4 @@ const char *cm_jsax_string(const char *s, size_t n, size_t *i, size_t *len, cm_a
 		*len = v ? v->len : 0;
 		return v ? v->s : "";
 	}
-}
-
-/* The bytes that end a number. */
-static const unsigned char num_end[256] = {[','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\t'] = 1,
-					   ['\r'] = 1};
-
-int cm_jsax_replay(const char *s, size_t n, const yajl_callbacks *cb, void *ctx, cm_arena *arena)
-{
-	size_t i = 0;
-	/* in_obj[d]: container at depth d is an object; expecting a key next */
-	unsigned char in_obj[CM_JSON_MAX_DEPTH + 2];
-	int depth = 0, want_key = 0;
-	while (i < n) {
-		char c = s[i];
-		switch (c) {
-		case ' ': case '\t': case '\n': case '\r': case ',': case ':':
-			if (c == ',' && depth > 0 && in_obj[depth])
-				want_key = 1;
-			i++;
-			break;
-		case '{':
-			if (!cb->yajl_start_map(ctx))
-				return 0;
-			in_obj[++depth] = 1;
-			want_key = 1;
-			i++;
-			break;
-		case '[':
-			if (!cb->yajl_start_array(ctx))
-				return 0;
-			in_obj[++depth] = 0;
-			want_key = 0;
-			i++;
-			break;
-		case '}':
-		case ']':
-			if (!(c == '}' ? cb->yajl_end_map(ctx) : cb->yajl_end_array(ctx)))
-				return 0;
-			depth--;
-			want_key = 0;
-			i++;
-			break;
-		case '"': {
-			size_t len;
-			const char *t = cm_jsax_string(s, n, &i, &len, arena);
-			if (want_key) {
-				want_key = 0;
-				if (!cb->yajl_map_key(ctx, (const unsigned char *)t, len))
-					return 0;
-			} else if (!cb->yajl_string(ctx, (const unsigned char *)t, len)) {
-				return 0;
-			}
-			break;
-		}
-		case 'n':
-			if (!cb->yajl_null(ctx))
-				return 0;
-			i += 4;
-			break;
-		case 't':
-		case 'f':
-			if (!cb->yajl_boolean(ctx, c == 't'))
-				return 0;
-			i += c == 't' ? 4 : 5;
-			break;
-		default: { /* a number */
-			size_t a = i;
-			while (i < n && !num_end[(unsigned char)s[i]])
-				i++;
-			if (!cb->yajl_number(ctx, s + a, i - a))
-				return 0;
-			break;
-		}
-		}
-	}
-	return 1;
 }

@@ -161,6 +161,7 @@ void cm_jbuild_begin(cm_jbuild *b, cm_arena *a)
 	b->root = NULL;
 	b->key = NULL;
 	b->klen = 0;
+	b->borrow = 0;
 }
 
 /* Attach a new node to the open container (or make it the root). */
@@ -191,7 +192,7 @@ int cm_jbuild_scalar(cm_jbuild *b, int type, const char *s, size_t n)
 {
 	cm_jval *v = attach(b, type);
 	if (type == CM_J_STR || type == CM_J_NUM) {
-		v->s = arena_dup(b->arena, s, n);
+		v->s = b->borrow && type == CM_J_STR ? s : arena_dup(b->arena, s, n);
 		v->len = (uint32_t)n;
 	}
 	return 0;
@@ -211,7 +212,7 @@ int cm_jbuild_open(cm_jbuild *b, int type)
 
 void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n)
 {
-	b->key = arena_dup(b->arena, s, n);
+	b->key = b->borrow ? s : arena_dup(b->arena, s, n);
 	b->klen = (uint32_t)n;
 }
 
@@ -220,6 +221,31 @@ int cm_jbuild_close(cm_jbuild *b)
 	b->depth--;
 	return b->depth == 0;
 }
+
+static int jb_null(void *b) { return !cm_jbuild_scalar(b, CM_J_NULL, NULL, 0); }
+static int jb_bool(void *b, int t) { return !cm_jbuild_scalar(b, t ? CM_J_TRUE : CM_J_FALSE, NULL, 0); }
+static int jb_number(void *b, const char *s, size_t n) { return !cm_jbuild_scalar(b, CM_J_NUM, s, n); }
+static int jb_string(void *b, const unsigned char *s, size_t n)
+{
+	return !cm_jbuild_scalar(b, CM_J_STR, (const char *)s, n);
+}
+static int jb_start_map(void *b) { return !cm_jbuild_open(b, CM_J_OBJ); }
+static int jb_start_array(void *b) { return !cm_jbuild_open(b, CM_J_ARR); }
+static int jb_key(void *b, const unsigned char *s, size_t n)
+{
+	cm_jbuild_key(b, (const char *)s, n);
+	return 1;
+}
+static int jb_end(void *b)
+{
+	cm_jbuild_close(b);
+	return 1;
+}
+
+const yajl_callbacks cm_jbuild_callbacks = {
+	jb_null, jb_bool, NULL, NULL, jb_number, jb_string,
+	jb_start_map, jb_key, jb_end, jb_start_array, jb_end,
+};
 
 /* ------------------------------------------------- Python json.loads parser */
 

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_parse.h>
 #include "json/jcheck.h"
 #include "json/jwrite.h"
 
@@ -56,6 +57,7 @@ typedef struct cm_jbuild {
 	cm_jval *root;
 	const char *key; /* pending member name */
 	uint32_t klen;
+	int borrow; /* strings and keys point at the caller's bytes, not copies */
 } cm_jbuild;
 
 void cm_jbuild_begin(cm_jbuild *b, cm_arena *a);
@@ -65,6 +67,14 @@ int cm_jbuild_open(cm_jbuild *b, int type);
 void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n);
 /* Close the innermost container; returns 1 when that finished the root. */
 int cm_jbuild_close(cm_jbuild *b);
+
+/* The builder as yajl callbacks (ctx: a cm_jbuild), for cm_jvalid_replay.
+ * Set the builder's borrow after cm_jbuild_begin when the strings and keys
+ * the callbacks get outlive the value (a text held in memory, escaped
+ * strings decoded into the same arena): they are then not copied, and the
+ * value is the one cm_jval_parse_py makes of the text, node for node
+ * (numbers are copied either way, with a NUL after them). */
+extern const yajl_callbacks cm_jbuild_callbacks;
 
 /* ---- Python json.loads / json.dumps / str ---- */
 /* Parse S as Python's json.loads would (NaN, Infinity, -Infinity accepted,

@@ -53,6 +53,7 @@
  * given only when every byte so far could begin a valid value. */
 #include "config.h"
 #include "json/jvalid.h"
+#include "json/jval.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -366,51 +367,98 @@ static inline int literal(const unsigned char **pp, const unsigned char *e, cons
 
 #define STACK_WORDS ((CM_JSON_MAX_DEPTH + 63) / 64)
 
-/* The scanner both entry points share: one value from S + *AT (at its
- * first byte, no blanks before it).  Returns R_OK with *AT just past the
- * value, R_BAD with *AT at the first wrong byte, R_SHORT with *AT = N. */
-static int scan_value(const unsigned char *s, size_t n, int depth0, size_t *at)
+/* What the replay (cm_jvalid_replay) needs besides the text: the callbacks,
+ * how deep to report, and where escaped strings are decoded. */
+struct emit {
+	const yajl_callbacks *cb;
+	void *ctx;
+	int maxdepth;
+	cm_arena *arena;
+};
+
+/* A string token of the replay: Q is its opening quote, E just past its
+ * closing one.  Its text, decoded into the arena when it holds a backslash
+ * (Python's decoding, as cm_jval_parse_py does it, the rule jsax.c
+ * followed), in *LEN bytes. */
+static const unsigned char *emit_string(const struct emit *em, const unsigned char *q, const unsigned char *e,
+					size_t *len)
 {
-	const unsigned char *p = s + *at, *e = s + n;
+	const cm_jval *v;
+	if (!memchr(q + 1, '\\', (size_t)(e - q - 2))) {
+		*len = (size_t)(e - q - 2);
+		return q + 1;
+	}
+	v = cm_jval_parse_py(em->arena, (const char *)q, (size_t)(e - q));
+	*len = v ? v->len : 0;
+	return (const unsigned char *)(v ? v->s : "");
+}
+
+/* Report to EM's callbacks when EM is set and the token lies within its
+ * depth (D: the containers open around it); a callback's 0 stops the scan. */
+#define EMIT(d, call)                                         \
+	do {                                                  \
+		if (em && (d) <= em->maxdepth && !(call))     \
+			goto stopped;                         \
+	} while (0)
+
+/* The scanner every entry point shares: one value from S + *AT (at its
+ * first byte, no blanks before it).  Returns R_OK with *AT just past the
+ * value, R_BAD with *AT at the first wrong byte, R_SHORT with *AT = N.
+ * With EM, it also reports each token to EM's callbacks as it is judged
+ * (R_BAD when one returns 0); EM is a constant NULL for the validator, so
+ * the compiler drops every report from that copy. */
+static inline __attribute__((always_inline)) int scan_core(const unsigned char *s, size_t n, int depth0,
+							    size_t *at, const struct emit *em)
+{
+	const unsigned char *p = s + *at, *e = s + n, *tok;
 	/* bit D of in_object: the container at local depth D+1 is an object */
 	uint64_t in_object[STACK_WORDS];
 	int depth = 0; /* containers of this value open at P */
 	int room = CM_JSON_MAX_DEPTH - depth0; /* how deep this value may nest */
 	int r;
+	size_t len;
 
 value: /* P is at the first byte of a value, blanks skipped */
 	if (p == e)
 		goto short_;
+	tok = p;
 	switch (value_class[*p]) {
 	case V_STR:
 		p++;
 		r = string_body(&p, e);
 		if (r != R_OK)
 			goto fail;
+		EMIT(depth, (tok = emit_string(em, tok, p, &len),
+			     em->cb->yajl_string(em->ctx, tok, len)));
 		goto after_value;
 	case V_NUM:
 		r = number(&p, e);
 		if (r != R_OK)
 			goto fail;
+		EMIT(depth, em->cb->yajl_number(em->ctx, (const char *)tok, (size_t)(p - tok)));
 		goto after_value;
 	case V_TRUE:
 		r = literal(&p, e, "true", 4);
 		if (r != R_OK)
 			goto fail;
+		EMIT(depth, em->cb->yajl_boolean(em->ctx, 1));
 		goto after_value;
 	case V_FALSE:
 		r = literal(&p, e, "false", 5);
 		if (r != R_OK)
 			goto fail;
+		EMIT(depth, em->cb->yajl_boolean(em->ctx, 0));
 		goto after_value;
 	case V_NULL:
 		r = literal(&p, e, "null", 4);
 		if (r != R_OK)
 			goto fail;
+		EMIT(depth, em->cb->yajl_null(em->ctx));
 		goto after_value;
 	case V_OBJ:
 		if (depth >= room)
 			goto bad; /* jcheck's depth limit, at the bracket, as it reports */
+		EMIT(depth, em->cb->yajl_start_map(em->ctx));
 		in_object[depth >> 6] |= UINT64_C(1) << (depth & 63);
 		depth++;
 		p++;
@@ -420,12 +468,14 @@ value: /* P is at the first byte of a value, blanks skipped */
 		if (*p == '}') {
 			p++;
 			depth--;
+			EMIT(depth, em->cb->yajl_end_map(em->ctx));
 			goto after_value;
 		}
 		goto key;
 	case V_ARR:
 		if (depth >= room)
 			goto bad;
+		EMIT(depth, em->cb->yajl_start_array(em->ctx));
 		in_object[depth >> 6] &= ~(UINT64_C(1) << (depth & 63));
 		depth++;
 		p++;
@@ -435,6 +485,7 @@ value: /* P is at the first byte of a value, blanks skipped */
 		if (*p == ']') {
 			p++;
 			depth--;
+			EMIT(depth, em->cb->yajl_end_array(em->ctx));
 			goto after_value;
 		}
 		goto value;
@@ -445,10 +496,12 @@ value: /* P is at the first byte of a value, blanks skipped */
 key: /* P is at the byte where an object's member name must start */
 	if (*p != '"')
 		goto bad;
+	tok = p;
 	p++;
 	r = string_body(&p, e);
 	if (r != R_OK)
 		goto fail;
+	EMIT(depth, (tok = emit_string(em, tok, p, &len), em->cb->yajl_map_key(em->ctx, tok, len)));
 	p = skip_blanks(p, e);
 	if (p == e)
 		goto short_;
@@ -480,6 +533,7 @@ after_value: /* P is just past a value */
 		if (*p == (object ? '}' : ']')) {
 			p++;
 			depth--;
+			EMIT(depth, object ? em->cb->yajl_end_map(em->ctx) : em->cb->yajl_end_array(em->ctx));
 			goto after_value;
 		}
 	}
@@ -494,6 +548,16 @@ bad:
 short_:
 	*at = n;
 	return R_SHORT;
+stopped: /* a callback said stop: the text is not judged further */
+	*at = (size_t)(p - s);
+	return R_BAD;
+}
+
+#undef EMIT
+
+static int scan_value(const unsigned char *s, size_t n, int depth0, size_t *at)
+{
+	return scan_core(s, n, depth0, at, NULL);
 }
 
 int cm_jvalid_value(const char *s, size_t n, int depth0, size_t *bad)
@@ -529,4 +593,19 @@ int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at)
 		r = R_SHORT;
 	*at = end;
 	return r;
+}
+
+int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
+		     cm_arena *arena)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	struct emit em = {cb, ctx, maxdepth, arena};
+	size_t at = 0;
+	while (at < n && is_blank[u[at]])
+		at++;
+	if (scan_core(u, n, depth0, &at, &em) != R_OK)
+		return 0;
+	while (at < n && is_blank[u[at]])
+		at++;
+	return at == n;
 }

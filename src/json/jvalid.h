@@ -16,7 +16,9 @@
 #define CM_JVALID_H
 
 #include <stddef.h>
+#include <yajl/yajl_parse.h>
 #include "json/jcheck.h" /* CM_JSON_MAX_DEPTH */
+#include "json/jval.h"
 
 /* cm_jvalid_prefix's answer when the text ran out before the value ended. */
 #define CM_JVALID_SHORT (-1)
@@ -47,5 +49,23 @@ int cm_jvalid_value(const char *s, size_t n, int depth0, size_t *bad);
  * Every byte before *AT has been checked, so a SHORT answer never hides an
  * error in S[0..N). */
 int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at);
+
+/* Validate S[0..N) as cm_jvalid_value does and, in the same pass, make the
+ * yajl callbacks that a parse of it would make (null, boolean, number,
+ * string, start_map, map_key, end_map, start_array, end_array; numbers go
+ * to number as their text; integer and double are not used), for the
+ * tokens that lie inside at most MAXDEPTH of the value's own containers:
+ * with MAXDEPTH 0, the value itself (a scalar, or an empty-handed start and
+ * end of its top container); with 1, also its members or elements and, for
+ * one that is a container, its start and end; INT_MAX for every token.
+ * Strings with escapes are decoded into ARENA as cm_jval_parse_py decodes
+ * them.  A callback is made when its token has been judged valid, so the
+ * callbacks of an invalid text stop at its first wrong byte, or earlier.
+ * Returns 1 when the text is valid and every callback returned non-zero; 0
+ * when the text is not valid, or a callback returned 0 (the text is then
+ * not judged further).  Replaces a validation followed by a tokenizer: the
+ * bytes are walked once. */
+int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
+		     cm_arena *arena);
 
 #endif

@@ -23,7 +23,7 @@
 
 int64_t cm_sax_offset(const cm_sax *sax)
 {
-	/* without a parser: a replay (jsax.h) over text at BASE */
+	/* without a parser: a replay (cm_jvalid_replay) over text at BASE */
 	return (int64_t)(sax->base + (sax->h ? yajl_get_bytes_consumed(sax->h) : 0));
 }
 

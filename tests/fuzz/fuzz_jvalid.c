@@ -16,11 +16,15 @@
  *   - cm_jvalid_prefix on the text cut short, at a place taken from a hash
  *     of the text, does not answer what the whole text implies: SHORT
  *     before the end of a value or before the first wrong byte, the same
- *     error after it. */
+ *     error after it;
+ *   - cm_jvalid_replay (building a tree through cm_jbuild_callbacks)
+ *     disagrees with cm_jvalid_value, or builds for a valid text another
+ *     tree than cm_jval_parse_py parses of it. */
 #include "config.h"
 #include "json/jvalid.h"
 #include "../jvalid_oracle.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FAIL("cm_jvalid_value says %d, yajl+jcheck %d (depth0 %d, %zu bytes)", fast, oracle, depth0, size);
 	if (!fast && bad > size)
 		FAIL("bad offset %zu beyond %zu bytes", bad, size);
+
+	{
+		cm_arena *a = cm_arena_new();
+		cm_jbuild b;
+		int replay;
+		cm_jbuild_begin(&b, a);
+		b.borrow = 1;
+		replay = cm_jvalid_replay(s, size, depth0, INT_MAX, &cm_jbuild_callbacks, &b, a);
+		if (replay != fast)
+			FAIL("cm_jvalid_replay says %d, cm_jvalid_value %d", replay, fast);
+		if (replay && !jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, s, size)))
+			FAIL("cm_jvalid_replay built another tree than cm_jval_parse_py parses");
+		cm_arena_free(a);
+	}
 
 	whole = cm_jvalid_prefix(s, size, depth0, &at);
 	while (first < size && is_blank(data[first]))

@@ -9,9 +9,11 @@
  * check_jvalid with the SSE2 string loop where the compiler has SSE2,
  * check_jvalid_swar with the portable 8-byte loop only. */
 #include "config.h"
+#include <limits.h>
 #include "check_common.h"
 #include "base/diag.h"
 #include "io/input.h"
+#include "json/jval.h"
 #include "json/jvalid.h"
 #include "json/saxread.h"
 #include "../jvalid_oracle.h"
@@ -77,6 +79,9 @@ static const struct vcase table[] = {
 	OK("{}"), OK("[]"), OK("{\"a\":1}"), OK("{\"a\":[1,{\"b\":null}]}"), OK(" [ 1 , 2 ] "),
 	OK("{ \"a\" : 1 , \"b\" : 2 }"), OK("[[],[[]],{}]"), OK("{\"\":\"\"}"), OK("{\"a\":1,\"a\":2}"),
 	OK("[\"\\\"]\"]"), OK("{\"}\":\"{\"}"), OK("[true,false,null,-1.5e3,\"x\",{},[]]"),
+	/* a trace event: the replay's depth cuts fall inside args; escaped keys and strings */
+	OK("{\"ph\":\"X\",\"ts\":1.5,\"args\":{\"External id\":5,\"Input Dims\":[[1,2],[3,[]]],"
+	   "\"n\\u0061me\":\"a\\nb\\ud83d\\ude00\",\"o\":{\"p\":{\"q\":[true,null]}}},\"e\":[{}]}"),
 	NO("[1,]"), NO("{,}"), NO("{\"a\":1,}"), NO("[,1]"), NO("{\"a\"}"), NO("{\"a\":}"),
 	NO("{1:2}"), NO("{a:1}"), NO("{\"a\" 1}"), NO("{\"a\"::1}"), NO("[1 2]"), NO("["), NO("]"),
 	NO("{"), NO("}"), NO("[}"), NO("{]"), NO("{\"a\":1]"), NO("[1}"), NO("{\"a\":1 \"b\":2}"),
@@ -218,8 +223,104 @@ static int reading_path(const char *x, size_t n, int depth0, size_t bufsize)
 	return rc == 0 && jvalid_oracle_one_value(&count);
 }
 
+/* ---- the replay (cm_jvalid_replay) ----
+ * A recorder writes each callback as a line "DEPTH TAG LEN:BYTES", DEPTH
+ * being the containers open around the token (a container's start and end
+ * count those around the container), so that a replay cut at MAXDEPTH can
+ * be held against the full replay with the deeper lines taken out. */
+struct rec {
+	cm_buf out;
+	int depth;
+};
+
+static int rec_put(struct rec *r, int depth, char tag, const void *s, size_t n)
+{
+	char head[48];
+	int k = snprintf(head, sizeof head, "%d %c %zu:", depth, tag, n);
+	cm_buf_put(&r->out, head, (size_t)k);
+	cm_buf_put(&r->out, s, n);
+	cm_buf_put(&r->out, "\n", 1);
+	return 1;
+}
+static int r_null(void *r) { return rec_put(r, ((struct rec *)r)->depth, 'n', "", 0); }
+static int r_bool(void *r, int b) { return rec_put(r, ((struct rec *)r)->depth, b ? 't' : 'f', "", 0); }
+static int r_num(void *r, const char *s, size_t n) { return rec_put(r, ((struct rec *)r)->depth, '#', s, n); }
+static int r_str(void *r, const unsigned char *s, size_t n) { return rec_put(r, ((struct rec *)r)->depth, 's', s, n); }
+static int r_key(void *r, const unsigned char *s, size_t n) { return rec_put(r, ((struct rec *)r)->depth, 'k', s, n); }
+static int r_open(void *rv, char tag)
+{
+	struct rec *r = rv;
+	rec_put(r, r->depth, tag, "", 0);
+	r->depth++;
+	return 1;
+}
+static int r_close(void *rv, char tag)
+{
+	struct rec *r = rv;
+	r->depth--;
+	return rec_put(r, r->depth, tag, "", 0);
+}
+static int r_smap(void *r) { return r_open(r, '{'); }
+static int r_emap(void *r) { return r_close(r, '}'); }
+static int r_sarr(void *r) { return r_open(r, '['); }
+static int r_earr(void *r) { return r_close(r, ']'); }
+static const yajl_callbacks rec_callbacks = {r_null, r_bool, NULL, NULL, r_num, r_str,
+					      r_smap, r_key, r_emap, r_sarr, r_earr};
+
+/* The lines of FULL whose depth is at most MAX. */
+static void keep_depth(cm_buf *out, const cm_buf *full, int max)
+{
+	const char *p = full->p, *e = full->p + full->len;
+	while (p < e) {
+		int d = atoi(p);
+		const char *colon = memchr(p, ':', (size_t)(e - p));
+		size_t n = strtoul(strchr(p, ' ') + 3, NULL, 10);
+		const char *end = colon + 1 + n + 1;
+		if (d <= max)
+			cm_buf_put(out, p, (size_t)(end - p));
+		p = end;
+	}
+}
+
+/* The replay of COPY[0..N) agrees with the validator's answer OK: the same
+ * decision at every depth cut; for a valid text, the cut replays are the
+ * full one with the deeper lines taken out, and the tree built through
+ * cm_jbuild_callbacks (borrowing) is the one cm_jval_parse_py makes. */
+static void replay_agrees(const char *copy, size_t n, int depth0, int ok)
+{
+	cm_arena *a = cm_arena_new();
+	struct rec full = {{0}, 0};
+	cm_jbuild b;
+	int r = cm_jvalid_replay(copy, n, depth0, INT_MAX, &rec_callbacks, &full, a);
+	ck_assert_msg(r == ok, "replay says %d, validator %d: \"%.*s\"", r, ok, (int)(n < 200 ? n : 200), copy);
+	for (int max = 0; max < 4; max++) {
+		struct rec cut = {{0}, 0};
+		cm_buf want = {0};
+		r = cm_jvalid_replay(copy, n, depth0, max, &rec_callbacks, &cut, a);
+		ck_assert_msg(r == ok, "replay to depth %d says %d, validator %d", max, r, ok);
+		if (ok) {
+			keep_depth(&want, &full.out, max);
+			ck_assert_msg(want.len == cut.out.len && !memcmp(want.p, cut.out.p, want.len),
+				      "replay to depth %d: \"%.*s\" against \"%.*s\"", max, (int)cut.out.len,
+				      cut.out.p ? cut.out.p : "", (int)want.len, want.p ? want.p : "");
+		}
+		cm_buf_free(&want);
+		cm_buf_free(&cut.out);
+	}
+	if (ok) {
+		cm_jbuild_begin(&b, a);
+		b.borrow = 1;
+		ck_assert(cm_jvalid_replay(copy, n, depth0, INT_MAX, &cm_jbuild_callbacks, &b, a));
+		ck_assert_msg(jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, copy, n)),
+			      "the replay's tree is not cm_jval_parse_py's: \"%.*s\"", (int)(n < 200 ? n : 200), copy);
+	}
+	cm_buf_free(&full.out);
+	cm_arena_free(a);
+}
+
 /* The validator on an exact-size copy (so that a read past the end is a
- * sanitizer's finding), with its bad offset in range. */
+ * sanitizer's finding), with its bad offset in range; the replay on the
+ * same copy must agree with it. */
 static int validator(const char *x, size_t n, int depth0)
 {
 	char *copy = malloc(n ? n : 1);
@@ -229,6 +330,7 @@ static int validator(const char *x, size_t n, int depth0)
 	ok = cm_jvalid_value(copy, n, depth0, &bad);
 	if (!ok)
 		ck_assert_msg(bad <= n, "bad offset %zu beyond %zu", bad, n);
+	replay_agrees(copy, n, depth0, ok);
 	free(copy);
 	return ok;
 }
