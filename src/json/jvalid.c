@@ -54,16 +54,11 @@
 #include "config.h"
 #include "json/jvalid.h"
 #include "json/jval.h"
+#include "json/strskip.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__SSE2__) && !defined(CM_JVALID_NO_SIMD)
-#include <emmintrin.h>
-#define JVALID_SSE2 1
-#else
-#define JVALID_SSE2 0
-#endif
 
 /* The scanner's answers: the same values cm_jvalid_prefix returns. */
 enum { R_BAD = 0, R_OK = 1, R_SHORT = CM_JVALID_SHORT };
@@ -80,18 +75,6 @@ static const unsigned char value_class[256] = {
 /* JSON whitespace: not FF or VT, which yajl would take and jcheck refuses. */
 static const unsigned char is_blank[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
 
-/* 1 for a byte that a string body may hold as it is, with nothing to check:
- * printable ASCII other than the quote and the backslash, and DEL. */
-#define PLAIN(b) [b] = (b) != '"' && (b) != '\\'
-#define R16(b) PLAIN(b), PLAIN(b + 1), PLAIN(b + 2), PLAIN(b + 3), PLAIN(b + 4), PLAIN(b + 5), \
-	PLAIN(b + 6), PLAIN(b + 7), PLAIN(b + 8), PLAIN(b + 9), PLAIN(b + 10), PLAIN(b + 11), \
-	PLAIN(b + 12), PLAIN(b + 13), PLAIN(b + 14), PLAIN(b + 15)
-static const unsigned char str_plain[256] = {
-	R16(0x20), R16(0x30), R16(0x40), R16(0x50), R16(0x60), R16(0x70),
-};
-#undef R16
-#undef PLAIN
-
 /* The one-byte escapes after a backslash ('u' is handled apart). */
 static const unsigned char is_short_escape[256] = {
 	['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1,
@@ -105,69 +88,12 @@ static const unsigned char is_hex[256] = {
 
 static inline int is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
 
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static inline uint64_t load8(const unsigned char *p)
-{
-	uint64_t x;
-	memcpy(&x, p, 8);
-	return x;
-}
-
-/* Nonzero when one of the eight bytes of X needs a look inside a string: a
- * quote, a backslash, a byte below 0x20 or one above 0x7f.  The lowest set
- * bit marks the first such byte (in memory order on a little-endian
- * machine): borrows only run upward from a flagged byte. */
-static inline uint64_t swar_string_stops(uint64_t x)
-{
-	uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-	uint64_t zero_q = (q - ONES) & ~q, zero_b = (b - ONES) & ~b;
-	uint64_t ctl_or_high = (x - ONES * 0x20) | x;
-	return (zero_q | zero_b | ctl_or_high) & HIGHS;
-}
-
 /* 1 when all eight bytes of X are ASCII digits (each byte's high nibble is
  * 3, and adding 6 keeps it 3, so the low nibble is 0..9). */
 static inline int swar_all_digits(uint64_t x)
 {
 	return (((x & UINT64_C(0xf0f0f0f0f0f0f0f0)) |
 		 (((x + ONES * 6) & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4)) == ONES * 0x33);
-}
-
-/* The bytes from P on (up to E) that need no look inside a string: returns
- * the first one that does, or E. */
-static inline const unsigned char *skip_string_plain(const unsigned char *p, const unsigned char *e)
-{
-#if JVALID_SSE2
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-	const __m128i space = _mm_set1_epi8(0x20);
-	while (e - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		/* a signed compare: bytes 0x80..0xff are negative, so "< 0x20"
-		 * catches control bytes and non-ASCII bytes at once */
-		__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-					    _mm_cmplt_epi8(v, space));
-		unsigned mask = (unsigned)_mm_movemask_epi8(stop);
-		if (mask)
-			return p + __builtin_ctz(mask);
-		p += 16;
-	}
-#endif
-	while (e - p >= 8) {
-		uint64_t stops = swar_string_stops(load8(p));
-		if (stops) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
-			return p + (__builtin_ctzll(stops) >> 3);
-#else
-			break; /* the byte loop finds it within these eight */
-#endif
-		}
-		p += 8;
-	}
-	while (p < e && str_plain[*p])
-		p++;
-	return p;
 }
 
 /* The digits from P on (up to E): returns the first byte that is not one. */
@@ -256,7 +182,7 @@ static inline int string_body(const unsigned char **pp, const unsigned char *e)
 	const unsigned char *p = *pp;
 	for (;;) {
 		unsigned char c;
-		p = skip_string_plain(p, e);
+		p = cm_strskip_plain(p, e);
 		if (p == e)
 			goto short_;
 		c = *p;

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "json/jwrite.h"
 #include "base/diag.h"
+#include "json/strskip.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,8 +55,14 @@ void cm_jw_string(cm_buf *b, const char *s, size_t n)
 	size_t run = 0;
 	cm_buf_putc(b, '"');
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = p[i];
-		int lone = c == 0xED && i + 2 < n && p[i + 1] >= 0xA0; /* WTF-8 surrogate */
+		unsigned char c;
+		int lone;
+		/* printable ASCII needs nothing: skip it a block at a time */
+		i = (size_t)(cm_strskip_plain(p + i, p + n) - p);
+		if (i == n)
+			break;
+		c = p[i];
+		lone = c == 0xED && i + 2 < n && p[i + 1] >= 0xA0; /* WTF-8 surrogate */
 		if (c >= 0x20 && c != '"' && c != '\\' && !lone)
 			continue;
 		cm_buf_put(b, s + run, i - run);

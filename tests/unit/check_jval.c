@@ -144,6 +144,62 @@ START_TEST(builder)
 }
 END_TEST
 
+/* cm_jw_string against a byte-at-a-time model of its contract: quote and
+ * backslash escaped, \n \r \t \b \f short, other bytes below 0x20 as \u00XX,
+ * a WTF-8 surrogate (ED A0..BF xx) as its \uDXXX, every other byte as it is.
+ * Random strings of every length up to 80 from an alphabet rich in the
+ * bytes that stop the block skip, so that each stop falls at every place
+ * of a 16- and an 8-byte block. */
+static void model_string(cm_buf *b, const unsigned char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	cm_buf_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = p[i];
+		char e[7];
+		if (c == '"' || c == '\\') {
+			e[0] = '\\', e[1] = (char)c;
+			cm_buf_put(b, e, 2);
+		} else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+			e[0] = '\\', e[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+			cm_buf_put(b, e, 2);
+		} else if (c < 0x20 || (c == 0xED && i + 2 < n && p[i + 1] >= 0xA0)) {
+			unsigned u = c < 0x20 ? c : 0xD000u | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+			snprintf(e, sizeof e, "\\u%c%c%c%c", hex[u >> 12], hex[(u >> 8) & 15], hex[(u >> 4) & 15],
+				 hex[u & 15]);
+			cm_buf_put(b, e, 6);
+			i += c == 0xED ? 2 : 0;
+		} else {
+			cm_buf_putc(b, (char)c);
+		}
+	}
+	cm_buf_putc(b, '"');
+}
+
+START_TEST(write_string_model)
+{
+	static const unsigned char alphabet[] = {'a', 'Z', ' ', '~', 0x7f, '"', '\\', '\n', '\t', 0x01, 0x1f,
+						 0xC3, 0xA9, 0xED, 0xA0, 0x80, 0xBF, 0xF0, '/'};
+	unsigned long long x = 0x9E3779B97F4A7C15ull;
+	unsigned char s[96];
+	for (int round = 0; round < 20000; round++) {
+		cm_buf got = {0}, want = {0};
+		size_t n = (size_t)(round % 81);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* mostly plain letters, so that long runs reach the block skip */
+			s[i] = (x & 7) < 5 ? (unsigned char)('a' + (x >> 8) % 26) : alphabet[(x >> 8) % sizeof alphabet];
+		}
+		cm_jw_string(&got, (const char *)s, n);
+		model_string(&want, s, n);
+		ck_assert_msg(got.len == want.len && !memcmp(got.p, want.p, got.len), "%.*s against %.*s",
+			      (int)got.len, got.p, (int)want.len, want.p);
+		cm_buf_free(&got);
+		cm_buf_free(&want);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("jval");
@@ -156,6 +212,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, get_last_key);
 	tcase_add_test(tc, dict_members);
 	tcase_add_test(tc, builder);
+	tcase_add_test(tc, write_string_model);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -114,8 +114,8 @@ static const struct {
 };
 
 /* float() of a number token, the fast path included: the same double as
- * strtod for decimal texts around its limits (15 significant digits, 22
- * after the point) and on both sides of them. */
+ * strtod for decimal texts around its limits (digits making at most 2^53,
+ * 22 after the point) and on both sides of them. */
 START_TEST(float_of_number_fast)
 {
 	unsigned long long x = 88172645463325252ull;
@@ -124,7 +124,7 @@ START_TEST(float_of_number_fast)
 		double d, want;
 		int sig, frac, k;
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		sig = 1 + (int)(x % 17);         /* 1..17 significant digits */
+		sig = 1 + (int)(x % 20);         /* 1..20 significant digits */
 		frac = (int)((x >> 8) % 25);     /* 0..24 of them (or zeros) after the point */
 		p = text;
 		if (x & (1ull << 40))
@@ -151,6 +151,21 @@ START_TEST(float_of_number_fast)
 		want = strtod(text, NULL);
 		ck_assert_int_eq(cm_py_float_of_number(text, strlen(text), &d), CM_PY_OK);
 		ck_assert_msg(memcmp(&d, &want, sizeof d) == 0, "%s: %.17g, strtod %.17g", text, d, want);
+	}
+	/* digits making 2^53 and its neighbours, at every place of the point */
+	for (int pt = 0; pt <= 16; pt++) {
+		static const char *const m[] = {"9007199254740991", "9007199254740992", "9007199254740993",
+						"9007199254740995", "18014398509481985"};
+		for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+			double d, want;
+			size_t len = strlen(m[i]);
+			int at = pt < (int)len ? pt : (int)len - 1;
+			snprintf(text, sizeof text, "%.*s%s%s", (int)(len - (size_t)at), m[i], at ? "." : "",
+				 m[i] + len - (size_t)at);
+			want = strtod(text, NULL);
+			ck_assert_int_eq(cm_py_float_of_number(text, strlen(text), &d), CM_PY_OK);
+			ck_assert_msg(memcmp(&d, &want, sizeof d) == 0, "%s: %.17g, strtod %.17g", text, d, want);
+		}
 	}
 }
 END_TEST
