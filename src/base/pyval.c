@@ -22,8 +22,9 @@ static int digits_to_int(const char *s, size_t n, int neg, cm_int *out)
 	unsigned __int128 v, lim10;
 	unsigned lastd;
 	uint64_t w = 0;
-	size_t i, head = n < 18 ? n : 18;
-	/* 18 digits always fit 64 bits: no 128-bit arithmetic in the common case */
+	size_t i, head = n < 19 ? n : 19;
+	/* 19 digits always fit 64 bits (10^19 - 1 < 2^64): no 128-bit arithmetic
+	 * for the window's 19-digit nanosecond times */
 	for (i = 0; i < head; i++)
 		w = w * 10 + (uint64_t)(s[i] - '0');
 	v = w;
@@ -301,20 +302,20 @@ size_t cm_py_float_repr_search(double d, char *out)
 	return k;
 }
 
-/* N / 10^K in fixed notation, as repr writes a float: the integer part,
+/* W / 10^K in fixed notation, as repr writes a float: the integer part,
  * a point, the fraction without its trailing zeros (one digit at least). */
-static size_t decimal_text(unsigned __int128 n, int k, int negative, char *out)
+static size_t decimal_text(uint64_t w, int k, int negative, char *out)
 {
 	char digits[48];
 	size_t len = 0, nd = 0;
-	while (k > 0 && n % 10 == 0) { /* 5.500 -> 5.5, 5.000 -> 5 (then ".0") */
-		n /= 10;
+	while (k > 0 && w % 10 == 0) { /* 5.500 -> 5.5, 5.000 -> 5 (then ".0") */
+		w /= 10;
 		k--;
 	}
 	do {
-		digits[nd++] = (char)('0' + (int)(n % 10));
-		n /= 10;
-	} while (n || nd <= (size_t)k);
+		digits[nd++] = (char)('0' + (int)(w % 10));
+		w /= 10;
+	} while (w || nd <= (size_t)k);
 	if (negative)
 		out[len++] = '-';
 	while (nd > (size_t)k)
@@ -389,7 +390,10 @@ static size_t fixed_repr(double d, char *out)
 			n = nlo;
 		if (n > nhi)
 			n = nhi;
-		return decimal_text(n, k, d < 0, out);
+		/* the first K that fits gives at most 17 significant digits, so N
+		 * is below 10^18 and 64-bit divisions print it (128-bit ones are
+		 * calls into libgcc) */
+		return n >> 64 ? 0 : decimal_text((uint64_t)n, k, d < 0, out);
 	}
 	return 0;
 }
@@ -405,10 +409,18 @@ size_t cm_int_format(cm_int v, char *buf)
 	char tmp[48];
 	size_t k = 0, n = 0;
 	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
-	do {
+	/* a 128-bit division is a call into libgcc; below 2^64 (every id and
+	 * time) the compiler divides by 10 with a multiplication */
+	while (u >> 64) {
 		tmp[n++] = (char)('0' + (int)(u % 10));
 		u /= 10;
-	} while (u);
+	}
+	for (uint64_t w = (uint64_t)u;;) {
+		tmp[n++] = (char)('0' + (int)(w % 10));
+		w /= 10;
+		if (!w)
+			break;
+	}
 	if (v < 0)
 		buf[k++] = '-';
 	while (n)

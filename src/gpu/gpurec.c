@@ -19,6 +19,17 @@ static int get_uvar(const char **p, const char *end, u128 *v)
 {
 	const unsigned char *s = (const unsigned char *)*p;
 	u128 x = 0;
+	uint64_t w = 0;
+	/* nearly every varint ends within 9 bytes (63 bits): 64-bit steps */
+	for (int shift = 0; shift < 63 && (const char *)s < end; shift += 7) {
+		w |= (uint64_t)(*s & 0x7f) << shift;
+		if (!(*s++ & 0x80)) {
+			*p = (const char *)s;
+			*v = w;
+			return 0;
+		}
+	}
+	s = (const unsigned char *)*p;
 	for (int shift = 0; shift < 133; shift += 7) {
 		if ((const char *)s >= end)
 			return -1;

@@ -38,6 +38,16 @@ static inline void cm_buf_put_varint(cm_buf *b, unsigned __int128 v)
 {
 	unsigned char tmp[20];
 	int n = 0;
+	if (!(v >> 64)) { /* nearly every value: 64-bit steps, not 128-bit ones */
+		uint64_t w = (uint64_t)v;
+		while (w >= 0x80) {
+			tmp[n++] = (unsigned char)(w | 0x80);
+			w >>= 7;
+		}
+		tmp[n++] = (unsigned char)w;
+		cm_buf_put(b, tmp, (size_t)n);
+		return;
+	}
 	while (v >= 0x80) {
 		tmp[n++] = (unsigned char)(v | 0x80);
 		v >>= 7;

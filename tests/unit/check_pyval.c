@@ -13,6 +13,45 @@ static const char *fmt_int(cm_int v)
 	return buf;
 }
 
+/* cm_int_format against a model that prints 19 digits at a time with
+ * printf, near every power of two of both signs (the 64-bit step takes
+ * over from the 128-bit one at 2^64), and back through cm_py_int_of_number. */
+static void model_int(cm_int v, char *out)
+{
+	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+	const unsigned long long e19 = 10000000000000000000ull;
+	unsigned long long part[3];
+	int n = 0;
+	do {
+		part[n++] = (unsigned long long)(u % e19);
+		u /= e19;
+	} while (u);
+	out += sprintf(out, "%s%llu", v < 0 ? "-" : "", part[n - 1]);
+	while (--n > 0)
+		out += sprintf(out, "%019llu", part[n - 1]);
+}
+
+START_TEST(int_format_model)
+{
+	for (int k = 0; k < 127; k++) {
+		for (int d = -2; d <= 2; d++) {
+			for (int sign = -1; sign <= 1; sign += 2) {
+				cm_int v = ((cm_int)1 << k) + d, back;
+				char want[64];
+				const char *got;
+				if (sign < 0)
+					v = -v;
+				got = fmt_int(v);
+				model_int(v, want);
+				ck_assert_str_eq(got, want);
+				ck_assert_int_eq(cm_py_int_of_number(got, strlen(got), &back), CM_PY_OK);
+				ck_assert(back == v);
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(int_of_str)
 {
 	cm_int v;
@@ -298,6 +337,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, int_of_str);
 	tcase_add_test(tc, int_of_number);
 	tcase_add_test(tc, float_of_number_fast);
+	tcase_add_test(tc, int_format_model);
 	tcase_add_test(tc, float_of_str);
 	tcase_add_loop_test(tc, float_repr, 0, sizeof reprs / sizeof *reprs);
 	tcase_add_test(tc, float_repr_milli);

@@ -1,9 +1,11 @@
-/* check_tables.c - the id index (hash map), the thread-id rules and the cbid tables. */
+/* check_tables.c - the id index (hash map), the thread-id rules, the cbid tables and the
+ * packed window records. */
 #include "config.h"
 #include "check_common.h"
 #include "gpu/cbid.h"
 #include "base/hmap.h"
 #include "gpu/tidrule.h"
+#include "gpu/gpurec.h"
 
 START_TEST(hmap_many)
 {
@@ -121,6 +123,67 @@ START_TEST(cbid_rules)
 }
 END_TEST
 
+/* Window records through cm_gpurec_pack and back: every 128-bit value near
+ * each power of two (both signs, where the varints change length and where
+ * the 64-bit step gives way to the 128-bit one) and random ones; each
+ * record cut short anywhere is refused, never read past its end. */
+START_TEST(gpurec_roundtrip)
+{
+	cm_int vals[520];
+	size_t nvals = 0;
+	unsigned long long x = 0x2545F4914F6CDD1Dull;
+	cm_buf b = {0};
+	vals[nvals++] = 0;
+	for (int k = 0; k < 127; k++) {
+		cm_int p = (cm_int)1 << k;
+		vals[nvals++] = p;
+		vals[nvals++] = p - 1;
+		vals[nvals++] = -p;
+		vals[nvals++] = -p - 1;
+	}
+	vals[nvals++] = CM_INT_MAX;
+	vals[nvals++] = -CM_INT_MAX - 1;
+	while (nvals < sizeof vals / sizeof vals[0]) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		vals[nvals++] = (cm_int)(((unsigned __int128)x << 64) | (x * 0x9E3779B97F4A7C15ull)) >> (x % 128);
+	}
+	for (size_t i = 0; i < nvals; i++) {
+		cm_gpurec r = {0}, back;
+		const char *p, *end;
+		r.kind = CM_REC_KERNEL;
+		r.flags = (uint8_t)(i & 63);
+		r.nv = (uint8_t)(i % (CM_REC_MAXV + 1));
+		r.index = (uint64_t)vals[i];
+		r.offset = (int64_t)vals[(i + 1) % nvals];
+		for (int k = 0; k < r.nv; k++)
+			r.v[k] = vals[(i + (size_t)k * 7) % nvals];
+		r.name = "void gemm<128>(float*)";
+		r.nlen = (uint32_t)(i % 23);
+		r.extra = i % 3 ? "{\"a\":1}" : NULL;
+		r.xlen = i % 3 ? 7 : 0;
+		b.len = 0;
+		cm_gpurec_pack(&b, &r);
+		p = b.p, end = b.p + b.len;
+		ck_assert_int_eq(cm_gpurec_unpack(&p, end, &back), 0);
+		ck_assert_ptr_eq(p, end);
+		ck_assert(back.kind == r.kind && back.flags == r.flags && back.nv == r.nv);
+		ck_assert(back.index == r.index && back.offset == r.offset);
+		for (int k = 0; k < r.nv; k++)
+			ck_assert_msg(back.v[k] == r.v[k], "value %zu/%d changed", i, k);
+		ck_assert(back.nlen == r.nlen && !memcmp(back.name, r.name, r.nlen));
+		ck_assert(back.xlen == r.xlen && (!r.xlen || !memcmp(back.extra, r.extra, r.xlen)));
+		for (size_t cut = 0; cut < b.len; cut++) {
+			char *copy = malloc(cut ? cut : 1);
+			memcpy(copy, b.p, cut);
+			p = copy;
+			ck_assert_int_eq(cm_gpurec_unpack(&p, copy + cut, &back), -1);
+			free(copy);
+		}
+	}
+	cm_buf_free(&b);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -132,6 +195,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, tidmap_rules);
 	tcase_add_test(tc, cbid_names);
 	tcase_add_test(tc, cbid_rules);
+	tcase_add_test(tc, gpurec_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }
