@@ -126,15 +126,47 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 	return z;
 }
 
+/* The output space a block's first deflate call gets: compressBound, zlib's
+ * bound for a block at any level (wrapper included, so above deflateBound of
+ * a raw stream), and room for the flush marker. */
+#define OUT_FIRST (compressBound(CM_PGZ_BLOCK) + 64)
+
+/* The output space for the next deflate call of JOB, *CAP the space of the
+ * call before (0 before the first): OUT_FIRST, then twice *CAP each time, and
+ * job->out grown to it.  The space a call gets depends on the block alone,
+ * never on how far its slot's buffer grew for an earlier block: deflate may
+ * write other (valid) bytes when a flush does not fit in one call (zlib an
+ * extra empty block after a marker that filled the space), and the bytes
+ * must not depend on -j.
+ * A second call is not expected at all (OUT_FIRST is a bound); past the
+ * sixth (32 times OUT_FIRST, 4 MiB for a 128 KiB block) the deflate is
+ * taken to be stuck, rather than loop for ever.  0, CM_PGZ_NOMEM or
+ * CM_PGZ_DEFLATE. */
+static int out_room(struct job *job, size_t *cap)
+{
+	unsigned char *p;
+	*cap = *cap ? 2 * *cap : OUT_FIRST;
+	if (*cap > 32 * OUT_FIRST)
+		return CM_PGZ_DEFLATE;
+	if (job->out_size >= *cap)
+		return CM_PGZ_OK;
+	if (!(p = realloc(job->out, *cap)))
+		return CM_PGZ_NOMEM;
+	job->out = p;
+	job->out_size = *cap;
+	return CM_PGZ_OK;
+}
+
 /* Deflate JOB with STRM (a raw deflate stream of the stream's level): reset
  * it, load the dictionary, deflate the block with Z_SYNC_FLUSH (Z_FINISH for
  * the last), and compute its CRC-32.  Sets job->out, out_len, crc and err
- * (CM_PGZ_NOMEM when the output buffer cannot grow, CM_PGZ_DEFLATE when zlib
- * refuses).  Runs on a worker, or on the caller's thread without workers;
- * touches only JOB and STRM. */
+ * (out_room's error, or CM_PGZ_DEFLATE when zlib refuses).  Runs on a
+ * worker, or on the caller's thread without workers; touches only JOB and
+ * STRM. */
 static void deflate_job(z_stream *strm, struct job *job)
 {
 	int flush = job->last ? Z_FINISH : Z_SYNC_FLUSH;
+	size_t cap = 0;
 	job->err = CM_PGZ_OK;
 	job->out_len = 0;
 	job->crc = crc32(crc32(0L, Z_NULL, 0), job->in + DICT, (uInt)job->len);
@@ -146,23 +178,15 @@ static void deflate_job(z_stream *strm, struct job *job)
 	strm->next_in = job->in + DICT;
 	strm->avail_in = (uInt)job->len;
 	for (;;) {
-		int rc;
-		/* room for the whole block as a rule (deflateBound); more only for
-		 * data that does not compress, with stored-block and flush overhead */
-		if (job->out_size - job->out_len < 64) {
-			size_t n = job->out_size ? 2 * job->out_size : deflateBound(strm, CM_PGZ_BLOCK) + 64;
-			unsigned char *p = realloc(job->out, n);
-			if (!p) {
-				job->err = CM_PGZ_NOMEM;
-				return;
-			}
-			job->out = p;
-			job->out_size = n;
+		int rc = out_room(job, &cap);
+		if (rc != CM_PGZ_OK) {
+			job->err = rc;
+			return;
 		}
 		strm->next_out = job->out + job->out_len;
-		strm->avail_out = (uInt)(job->out_size - job->out_len);
+		strm->avail_out = (uInt)(cap - job->out_len);
 		rc = deflate(strm, flush);
-		job->out_len = job->out_size - strm->avail_out;
+		job->out_len = cap - strm->avail_out;
 		if (rc == Z_STREAM_ERROR) {
 			job->err = CM_PGZ_DEFLATE;
 			return;
