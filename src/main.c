@@ -4,6 +4,7 @@
 #include "base/opool.h"
 #include "json/docsplit.h"
 #include "exitcode.h"
+#include "io/pgzip.h"
 #include "merge.h"
 #include "options.h"
 
@@ -197,9 +198,16 @@ int main(int argc, char **argv)
 			opt.bufsize = (size_t)v;
 			break;
 		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case 'V':
+		case 'V': {
+			/* which deflate each gzip level gets: ISA-L is optional
+			 * (configure --with-isal), and its bytes differ from zlib's */
+			const char *ver, *eng = cm_pgz_engine(1, &ver);
 			puts(PACKAGE_STRING);
+			printf("gzip levels 1-3: %s%s%s\n", eng, *ver ? " " : "", ver);
+			eng = cm_pgz_engine(6, &ver);
+			printf("gzip levels 0, 4-9: %s%s%s\n", eng, *ver ? " " : "", ver);
 			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		}
 		case ':':
 			return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
 		default:
