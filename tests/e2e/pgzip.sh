@@ -3,7 +3,7 @@
 # and 8 the file is one gzip member that gzip -t accepts, that decompresses to
 # the plain output byte for byte, and whose trailer (CRC-32, ISIZE) is the
 # one gzip itself writes for those bytes, and it is the same bytes at every
-# -j; so at the default level, at -z2 and -z3 (ISA-L's deflate where the
+# -j; so at the default level (1), -z2 and -z3 (ISA-L's deflate where the
 # build has it) and at -z6 (zlib's always).  Errors and a closed pipe behave
 # as with plain output.  Inputs: the bundled example (under one block) and
 # a pair from ../shared/tools/gen_trace (many blocks; skipped without it).
