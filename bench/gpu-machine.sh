@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/gpu-machine.sh CARRY -- bench/bench.sh on a machine without a package mirror (the
 # 16-core GPU machine): the tools come from CARRY, a folder made on the build machine:
-#   CARRY/cuptimerge, CARRY/lib/libyajl.so.2   the binary under test and its library
+#   CARRY/cuptimerge, CARRY/lib/libyajl.so.2   the binary under test and its libraries
+#   (and CARRY/lib/libisal.so.2 for a build with ISA-L, configure --with-isal)
 #   CARRY/json_reformat, CARRY/time            yajl-tools' reformatter, GNU time
 #   CARRY/shared/tools/gen_trace               the generator (Python 3, standard library)
 #   CARRY/cm-old (optional)                    an older binary, timed once for comparison

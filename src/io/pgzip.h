@@ -23,15 +23,23 @@ enum {
 	CM_PGZ_OK = 0,
 	CM_PGZ_SINK = -1,    /* the sink returned -1 */
 	CM_PGZ_NOMEM = -2,   /* out of memory (here or on a worker) */
-	CM_PGZ_DEFLATE = -3, /* zlib refused (never expected) */
+	CM_PGZ_DEFLATE = -3, /* zlib or ISA-L refused (never expected) */
 };
+
+/* The deflate that gzip LEVEL uses: "ISA-L" (levels 1 to 3, where the build
+ * has it) or "zlib"; *VERSION is set to its version ("2.30.0", the ISA-L
+ * headers' as built, for the library tells none at run time, or "" where
+ * they do not say; zlib's from zlibVersion()).  Static strings. */
+const char *cm_pgz_engine(int level, const char **version);
 
 /* A new stream at gzip LEVEL 0..9, compressed by THREADS worker threads (0:
  * on the caller's thread, in cm_pgz_write itself), writing to SINK with
  * CTX.  No thread starts, and nothing reaches SINK, before the first full
  * block.  Memory is bounded: at most 2 * THREADS blocks (at least 2) are in
- * flight, about 300 KiB each, plus zlib's 268 KiB per worker.  Returns
- * NULL when memory ran out (nothing reported: the caller says so). */
+ * flight, about 300 KiB each, plus the deflate state of each worker: zlib's
+ * 268 KiB, or ISA-L's 356 to 420 KiB at levels 1 to 3 (cm_pgz_engine).
+ * Returns NULL when memory ran out (nothing reported: the caller says
+ * so). */
 cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx);
 
 /* Compress LEN bytes of DATA (copied; the caller may reuse DATA at once).

@@ -12,11 +12,15 @@ $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/out.json.gz" "$C" || fail "-o 
 [ "$(head -c 2 "$tmp/out.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-o .gz did not write gzip"
 $JSONCMP "$FIX/expected.json" "$tmp/out.json.gz" || fail "-o .gz: output differs"
 
-tcase "-z9 writes gzip"
-# to a file first: in `cuptimerge | gzip -dc` the status of cuptimerge is lost
-$CUPTIMERGE -z9 --trace-name example -w "$W" "$C" >"$tmp/z.gz" || fail "-z9: exit $?"
-gzip -dc "$tmp/z.gz" >"$tmp/z.json" || fail "-z9: gzip -d failed"
-$JSONCMP "$FIX/expected.json" "$tmp/z.json" || fail "-z9: output differs"
+# every level class: stored (0), ISA-L's where the build has it (1-3), zlib's
+# (6, 9)
+for z in -z0 -z1 -z2 -z3 -z6 -z9; do
+	tcase "$z writes gzip"
+	# to a file first: in `cuptimerge | gzip -dc` the status of cuptimerge is lost
+	$CUPTIMERGE $z --trace-name example -w "$W" "$C" >"$tmp/z.gz" || fail "$z: exit $?"
+	gzip -dc "$tmp/z.gz" >"$tmp/z.json" || fail "$z: gzip -d failed"
+	$JSONCMP "$FIX/expected.json" "$tmp/z.json" || fail "$z: output differs"
+done
 
 # the default traceName is the -o name, as the reference's output path
 tcase "the default traceName is the -o path"
@@ -66,4 +70,19 @@ grep -q -- "--window" "$tmp/help" || fail "--help lacks --window"
 tcase "--version"
 $CUPTIMERGE --version >"$tmp/version" || fail "--version: exit $?"
 grep -q "^cuptimerge " "$tmp/version" || fail "--version: $(cat "$tmp/version")"
+# the deflate of each gzip level, with its version
+tcase "--version names the deflate of each gzip level"
+grep -Eq '^gzip levels 1-3: (ISA-L( [0-9]+\.[0-9]+\.[0-9]+)?|zlib [0-9.]+)$' "$tmp/version" ||
+	fail "--version: no line for levels 1-3: $(cat "$tmp/version")"
+grep -Eq '^gzip levels 0, 4-9: zlib [0-9.]+$' "$tmp/version" ||
+	fail "--version: no line for levels 0, 4-9: $(cat "$tmp/version")"
+# and the one configure chose (the build tree's config.h, where the binary
+# under test is the build's)
+cfg=$(dirname "$CUPTIMERGE")/../config.h
+if [ -f "$cfg" ]; then
+	want=zlib
+	! grep -q '^#define HAVE_ISAL 1' "$cfg" || want=ISA-L
+	grep -q "^gzip levels 1-3: $want" "$tmp/version" ||
+		fail "--version: the build has $want for levels 1-3 (config.h), but: $(cat "$tmp/version")"
+fi
 finish

@@ -2,14 +2,19 @@
 # pgzip.sh - gzip output on several threads (-j, src/io/pgzip.c): at -j 1, 2, 3
 # and 8 the file is one gzip member that gzip -t accepts, that decompresses to
 # the plain output byte for byte, and whose trailer (CRC-32, ISIZE) is the
-# one gzip itself writes for those bytes; errors and a closed pipe behave as
-# with plain output.  Inputs: the bundled example (under one block) and a
-# pair from ../shared/tools/gen_trace (many blocks; skipped without it).
+# one gzip itself writes for those bytes, and it is the same bytes at every
+# -j; so at the default level (1), -z2 and -z3 (ISA-L's deflate where the
+# build has it) and at -z6 (zlib's always).  Errors and a closed pipe behave
+# as with plain output.  Inputs: the bundled example (under one block) and
+# a pair from ../shared/tools/gen_trace (many blocks; skipped without it).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need gzip "to check the gzip output"
 
 shared=${SHARED:-$srcdir/../shared}
 NOW=1764441600
+
+# which deflate each level gets in this build (--version says), for the log
+diag "$($CUPTIMERGE --version | grep '^gzip levels')"
 
 # check_gz NAME PLAIN GZ: GZ is one valid gzip member of PLAIN's bytes.
 check_gz() {
@@ -25,21 +30,38 @@ check_gz() {
 	[ "$(head -c 3 "$3" | od -An -tx1 | tr -d ' ')" = 1f8b08 ] || fail "$1: not a gzip header"
 }
 
-# pair NAME WINDOW CPU: -o FILE.gz at -j 1, 2, 3 and 8 against -o FILE.
+# pair NAME WINDOW CPU: -o FILE.gz at each level and -j 1, 2, 3 and 8
+# against -o FILE, and against -j 1's bytes at the same level.
 pair() {
 	tcase "$1: plain output"
 	$CUPTIMERGE -q --trace-name T --now $NOW -w "$2" -o "$tmp/plain.json" "$3" ||
 		fail "$1: plain: exit $?"
-	for j in 1 2 3 8; do
-		tcase "$1: -o out.json.gz -j $j is one gzip member of the plain output"
-		rm -f "$tmp/out.json.gz"
-		$CUPTIMERGE -q -j $j --trace-name T --now $NOW -w "$2" -o "$tmp/out.json.gz" "$3" ||
-			fail "$1 -j $j: exit $?"
-		check_gz "$1 -j $j" "$tmp/plain.json" "$tmp/out.json.gz"
+	# "": the level -o FILE.gz gets by default
+	for z in "" -z6 -z2 -z3; do
+		for j in 1 2 3 8; do
+			tcase "$1: -o out.json.gz ${z:-(default level)} -j $j is one gzip member of the plain output"
+			rm -f "$tmp/out.json.gz"
+			$CUPTIMERGE -q $z -j $j --trace-name T --now $NOW -w "$2" -o "$tmp/out.json.gz" "$3" ||
+				fail "$1 $z -j $j: exit $?"
+			check_gz "$1 $z -j $j" "$tmp/plain.json" "$tmp/out.json.gz"
+			# a run that failed wrote no file: the case has failed above,
+			# and a missing file must not end the script (set -e)
+			if [ $j -eq 1 ]; then
+				rm -f "$tmp/j1.json.gz"
+				[ ! -f "$tmp/out.json.gz" ] || cp "$tmp/out.json.gz" "$tmp/j1.json.gz"
+			elif ! cmp -s "$tmp/j1.json.gz" "$tmp/out.json.gz"; then
+				fail "$1 $z: -j $j wrote other bytes than -j 1 ($(wc -c <"$tmp/out.json.gz" 2>&1) against $(wc -c <"$tmp/j1.json.gz" 2>&1))"
+			fi
+		done
+		if [ -z "$z" ]; then
+			rm -f "$tmp/default.json.gz"
+			[ ! -f "$tmp/j1.json.gz" ] || cp "$tmp/j1.json.gz" "$tmp/default.json.gz"
+		fi
 	done
-	tcase "$1: -z -j 3 to standard output"
+	tcase "$1: -z -j 3 to standard output: the default level's bytes"
 	$CUPTIMERGE -q -z -j 3 --trace-name T --now $NOW -w "$2" "$3" >"$tmp/stdout.gz" || fail "$1 -z: exit $?"
 	check_gz "$1 -z -j 3" "$tmp/plain.json" "$tmp/stdout.gz"
+	cmp -s "$tmp/default.json.gz" "$tmp/stdout.gz" || fail "$1: -z to standard output is not -o out.json.gz's bytes"
 }
 
 pair example "$srcdir/examples/window.json" "$srcdir/examples/cpu.json"
