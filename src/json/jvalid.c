@@ -50,7 +50,19 @@
  * Running out of bytes is an answer of its own (SHORT), separate from an
  * error, so that cm_jvalid_prefix can serve a splitter that does not know
  * where the value ends: each byte is judged as it is reached, and SHORT is
- * given only when every byte so far could begin a valid value. */
+ * given only when every byte so far could begin a valid value.
+ *
+ * The replay.  A worker that checks an event then parses it walks its
+ * bytes twice; the second walk cost about as much as the first (a tree
+ * parse of the window's events, a tokenizer for the CPU trace's).  So the
+ * same loop can also report each token as yajl's callbacks would, as soon
+ * as the token is judged (cm_jvalid_replay): the CPU scan takes an event's
+ * members and its args' (depth 2), the window's reader builds each event's
+ * tree.  The loop is one always-inline core with a report at each token,
+ * compiled twice: with the reports, and without them for the plain
+ * validator, whose copy keeps its old speed.  Callbacks made before a fault
+ * further on are the caller's to discard (the engine does: any fault sends
+ * the document to the careful reader). */
 #include "config.h"
 #include "json/jvalid.h"
 #include "json/jval.h"
