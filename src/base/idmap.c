@@ -180,6 +180,12 @@ void *cm_idmap_get(cm_idmap *m, int64_t id)
 	return e[m->vsize] ? e : NULL;
 }
 
+void cm_idmap_prefetch(const cm_idmap *m, int64_t id)
+{
+	if (m->base && id >= m->lo && id <= m->hi)
+		__builtin_prefetch(m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize);
+}
+
 void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 {
 	unsigned char *e;

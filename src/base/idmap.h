@@ -29,6 +29,12 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
  * Safe to call from several threads at once while nothing puts. */
 void *cm_idmap_get(cm_idmap *m, int64_t id);
 
+/* Ask the cache for ID's entry ahead of a cm_idmap_get or cm_idmap_put of
+ * it: a hint that never faults a page in and counts none (the array's
+ * entries lie at random over many MB, and one lookup after another waits
+ * on memory).  Nothing for a hash map or an id outside [LO, HI]. */
+void cm_idmap_prefetch(const cm_idmap *m, int64_t id);
+
 /* The value of ID (which must lie in [LO, HI]), zero-filled when new
  * (*CREATED, when CREATED is not NULL, says whether it was). */
 void *cm_idmap_put(cm_idmap *m, int64_t id, int *created);

@@ -65,12 +65,10 @@
  * the document to the careful reader). */
 #include "config.h"
 #include "json/jvalid.h"
-#include "json/jval.h"
 #include "json/strskip.h"
 
 #include <stdint.h>
 #include <string.h>
-
 
 /* The scanner's answers: the same values cm_jvalid_prefix returns. */
 enum { R_BAD = 0, R_OK = 1, R_SHORT = CM_JVALID_SHORT };
