@@ -267,18 +267,25 @@ static int r_earr(void *r) { return r_close(r, ']'); }
 static const yajl_callbacks rec_callbacks = {r_null, r_bool, NULL, NULL, r_num, r_str,
 					      r_smap, r_key, r_emap, r_sarr, r_earr};
 
-/* The lines of FULL whose depth is at most MAX. */
+/* The lines of FULL whose depth is at most MAX (the buffer has no NUL
+ * after it: each line is parsed within its bounds). */
 static void keep_depth(cm_buf *out, const cm_buf *full, int max)
 {
 	const char *p = full->p, *e = full->p + full->len;
 	while (p < e) {
-		int d = atoi(p);
-		const char *colon = memchr(p, ':', (size_t)(e - p));
-		size_t n = strtoul(strchr(p, ' ') + 3, NULL, 10);
-		const char *end = colon + 1 + n + 1;
+		const char *q = p;
+		int d = 0;
+		size_t n = 0;
+		while (q < e && *q >= '0' && *q <= '9')
+			d = d * 10 + (*q++ - '0');
+		q += 3; /* " T " */
+		while (q < e && *q >= '0' && *q <= '9')
+			n = n * 10 + (size_t)(*q++ - '0');
+		ck_assert(q < e && *q == ':' && (size_t)(e - q) >= n + 2);
+		q += 1 + n + 1; /* ':', the bytes, '\n' */
 		if (d <= max)
-			cm_buf_put(out, p, (size_t)(end - p));
-		p = end;
+			cm_buf_put(out, p, (size_t)(q - p));
+		p = q;
 	}
 }
 
