@@ -23,7 +23,9 @@
  *         candidates on disk;
  *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
  *      temporary file for ids that are counters, as CUPTI's and torch's are):
- *      External id -> CPU thread, correlation -> thread and -> annotation;
+ *      External id -> CPU thread, correlation -> thread and -> annotation
+ *      (the annotations' ids, one External id in twelve, get tables packed
+ *      over the set of them, an entry an annotation);
  *      then the plan reads the records (not JSON) for the rows, the time
  *      extent and the spans; crosscheck.c judges whether the two belong
  *      together;
@@ -325,7 +327,7 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
-	if (cm_gpu_resolve(m->gpu, base) < 0)
+	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)

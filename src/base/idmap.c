@@ -57,9 +57,46 @@ struct cm_idmap {
 	size_t size;
 	cm_pages *pages;    /* its pages, watched against the budget */
 	uint64_t put_count;
+	const cm_idkeys *keys; /* keyed: an entry a key, in the order of the ids */
 	/* sparse */
 	cm_hmap *h;
 };
+
+/* A key set: 64 ids a block, their bits and the number of keys in the
+ * blocks before (filled in by freeze). */
+struct key_block {
+	uint64_t bits, rank;
+};
+
+struct cm_idkeys {
+	int64_t lo, hi;
+	uint64_t count;
+	int frozen;
+	/* dense */
+	int fd;
+	struct key_block *blocks;
+	size_t size;
+	cm_pages *pages;
+	/* sparse */
+	cm_hmap *h;
+};
+
+/* A zero-filled SIZE-byte table in an unlinked temporary file, mapped
+ * shared and watched against BUDGET.  0, or -1 after a report. */
+static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages **pages)
+{
+	if ((*fd = cm_temp_fd("ids")) < 0)
+		return -1;
+	if (ftruncate(*fd, (off_t)size) != 0 ||
+	    (*base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
+		cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
+		close(*fd);
+		return -1;
+	}
+	cm_pages_budget(budget);
+	*pages = cm_pages_watch(*base, size);
+	return 0;
+}
 
 cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget)
 {
@@ -73,22 +110,144 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
-		if ((m->fd = cm_temp_fd("ids")) < 0) {
+		if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
 			free(m);
 			return NULL;
 		}
-		if (ftruncate(m->fd, (off_t)m->size) != 0 ||
-		    (m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
-			cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
-			close(m->fd);
-			free(m);
-			return NULL;
-		}
-		cm_pages_budget(budget);
-		m->pages = cm_pages_watch(m->base, m->size);
 		return m;
 	}
 	m->h = cm_hmap_new(8, val_size);
+	return m;
+}
+
+/* ------------------------------------------------------------ key sets
+ *
+ * A user annotation's External id is about one in twelve: an array
+ * indexed by id over their range touched every page of it (the spans'
+ * table, 56 bytes an entry, was 236 MB of file pages for the 1 GB pair's
+ * 336,334 annotations, each page faulted in and zero-filled, then dropped
+ * and faulted again as the budget came round).  Over a set known in
+ * advance the entries can be packed: entry i is the key of rank i, found
+ * from the block's count of keys before it and a popcount within. */
+
+/* Rank of ID in K (the number of keys below it), or -1 when ID is not a key. */
+static int64_t key_rank(const cm_idkeys *k, int64_t id)
+{
+	uint64_t at = (uint64_t)id - (uint64_t)k->lo;
+	const struct key_block *b;
+	uint64_t bit;
+	if (id < k->lo || id > k->hi)
+		return -1;
+	b = &k->blocks[at / 64];
+	cm_pages_touch(k->pages, b);
+	bit = (uint64_t)1 << (at % 64);
+	if (!(b->bits & bit))
+		return -1;
+	return (int64_t)(b->rank + (uint64_t)__builtin_popcountll(b->bits & (bit - 1)));
+}
+
+cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget)
+{
+	cm_idkeys *k = cm_xcalloc(1, sizeof *k);
+	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
+	k->lo = lo;
+	k->hi = hi;
+	k->fd = -1;
+	/* a block (16 bytes) for 64 ids: denser than a hash map's 2 slots
+	 * of 16 bytes a key while the range is within 128 times the count */
+	if (range && range <= 128 * (unsigned __int128)count + 1024 &&
+	    range / 64 * sizeof(struct key_block) < ((unsigned __int128)1 << 46)) {
+		k->size = (size_t)((range + 63) / 64) * sizeof(struct key_block);
+		if (map_table(k->size, budget, &k->fd, (void **)&k->blocks, &k->pages) < 0) {
+			free(k);
+			return NULL;
+		}
+		return k;
+	}
+	k->h = cm_hmap_new(8, 0);
+	return k;
+}
+
+int cm_idkeys_add(cm_idkeys *k, int64_t id)
+{
+	int created;
+	if (k->frozen)
+		abort(); /* a table over the set is made: it may not grow */
+	if (k->blocks) {
+		uint64_t at = (uint64_t)id - (uint64_t)k->lo, bit = (uint64_t)1 << (at % 64);
+		struct key_block *b = &k->blocks[at / 64];
+		cm_pages_touch(k->pages, b);
+		if (b->bits & bit)
+			return 0;
+		b->bits |= bit;
+	} else {
+		cm_hmap_put(k->h, &id, &created);
+		if (!created)
+			return 0;
+	}
+	k->count++;
+	return 1;
+}
+
+int cm_idkeys_has(const cm_idkeys *k, int64_t id)
+{
+	uint64_t at;
+	if (!k->blocks)
+		return cm_hmap_get(k->h, &id) != NULL;
+	if (id < k->lo || id > k->hi)
+		return 0;
+	at = (uint64_t)id - (uint64_t)k->lo;
+	cm_pages_touch(k->pages, &k->blocks[at / 64]);
+	return (k->blocks[at / 64].bits >> (at % 64)) & 1;
+}
+
+uint64_t cm_idkeys_count(const cm_idkeys *k) { return k->count; }
+
+void cm_idkeys_free(cm_idkeys *k)
+{
+	if (!k)
+		return;
+	if (k->blocks) {
+		cm_pages_unwatch(k->pages);
+		munmap(k->blocks, k->size);
+		close(k->fd);
+	}
+	cm_hmap_free(k->h);
+	free(k);
+}
+
+/* The blocks' counts of the keys before them, once, when the first table
+ * over the set is made. */
+static void freeze(cm_idkeys *k)
+{
+	uint64_t rank = 0;
+	if (k->frozen)
+		return;
+	k->frozen = 1;
+	for (size_t i = 0; i < k->size / sizeof *k->blocks; i++) {
+		cm_pages_touch(k->pages, &k->blocks[i]);
+		k->blocks[i].rank = rank;
+		rank += (uint64_t)__builtin_popcountll(k->blocks[i].bits);
+	}
+}
+
+cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
+{
+	cm_idmap *m;
+	freeze(keys);
+	if (!keys->blocks || !keys->count)
+		return cm_idmap_new(val_size, 1, 0, 0, budget); /* a hash map */
+	m = cm_xcalloc(1, sizeof *m);
+	m->vsize = val_size;
+	m->esize = (val_size + 1 + 7) & ~(size_t)7;
+	m->lo = keys->lo;
+	m->hi = keys->hi;
+	m->keys = keys;
+	m->size = (size_t)keys->count * m->esize;
+	if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
+		free(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -161,12 +320,23 @@ void cm_pages_touch(cm_pages *w, const void *p)
 		drop_all();
 }
 
-/* The array entry of ID (in range), its page marked as touched. */
-static unsigned char *entry(cm_idmap *m, int64_t id)
+/* The array entry at index I, its page marked as touched. */
+static unsigned char *entry_at(cm_idmap *m, size_t i)
 {
-	unsigned char *e = m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize;
+	unsigned char *e = m->base + i * m->esize;
 	cm_pages_touch(m->pages, e);
 	return e;
+}
+
+/* The array entry of ID (in range), or NULL for an id that is not a key of
+ * a keyed map. */
+static unsigned char *entry(cm_idmap *m, int64_t id)
+{
+	int64_t rank;
+	if (!m->keys)
+		return entry_at(m, (size_t)((uint64_t)id - (uint64_t)m->lo));
+	rank = key_rank(m->keys, id);
+	return rank < 0 ? NULL : entry_at(m, (size_t)rank);
 }
 
 void *cm_idmap_get(cm_idmap *m, int64_t id)
@@ -174,15 +344,14 @@ void *cm_idmap_get(cm_idmap *m, int64_t id)
 	unsigned char *e;
 	if (!m->base)
 		return cm_hmap_get(m->h, &id);
-	if (id < m->lo || id > m->hi)
+	if (id < m->lo || id > m->hi || !(e = entry(m, id)))
 		return NULL;
-	e = entry(m, id);
 	return e[m->vsize] ? e : NULL;
 }
 
 void cm_idmap_prefetch(const cm_idmap *m, int64_t id)
 {
-	if (m->base && id >= m->lo && id <= m->hi)
+	if (m->base && !m->keys && id >= m->lo && id <= m->hi)
 		__builtin_prefetch(m->base + (size_t)((uint64_t)id - (uint64_t)m->lo) * m->esize);
 }
 
@@ -194,7 +363,8 @@ void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 	if (!m->base) {
 		v = cm_hmap_put(m->h, &id, &fresh);
 	} else {
-		e = entry(m, id);
+		if (!(e = entry(m, id)))
+			abort(); /* not a key of the map's set: the caller's bug */
 		fresh = !e[m->vsize];
 		e[m->vsize] = 1;
 		v = e;
@@ -210,12 +380,25 @@ void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
  * returns non-zero, which this returns. */
 static int dense_walk(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx)
 {
+	const cm_idkeys *k = m->keys;
 	int rc = 0;
-	for (size_t off = 0; off < m->size && !rc; off += m->esize) {
-		int64_t id = (int64_t)((uint64_t)m->lo + off / m->esize);
-		unsigned char *e = entry(m, id);
-		if (e[m->vsize])
-			rc = fn(ctx, id, e);
+	if (!k) {
+		for (size_t i = 0; i < m->size / m->esize && !rc; i++) {
+			unsigned char *e = entry_at(m, i);
+			if (e[m->vsize])
+				rc = fn(ctx, (int64_t)((uint64_t)m->lo + i), e);
+		}
+		return rc;
+	}
+	/* a keyed map: the keys in order, block by block, are its entries' */
+	for (size_t bi = 0, i = 0; bi < k->size / sizeof *k->blocks && !rc; bi++) {
+		uint64_t bits;
+		cm_pages_touch(k->pages, &k->blocks[bi]);
+		for (bits = k->blocks[bi].bits; bits && !rc; bits &= bits - 1, i++) {
+			unsigned char *e = entry_at(m, i);
+			if (e[m->vsize])
+				rc = fn(ctx, (int64_t)((uint64_t)k->lo + 64 * bi + (uint64_t)__builtin_ctzll(bits)), e);
+		}
 	}
 	return rc;
 }

@@ -8,9 +8,11 @@
  * Resident pages are dropped (they stay in the file) whenever more than the
  * memory budget of them may have been touched, so the process's resident
  * size stays within the budget however many ids there are.  Ids too sparse
- * for an array (a range more than sixteen times the count; a torch trace's
- * user annotations are about one External id in twelve) get a hash map
- * (hmap.h) in memory instead.  Either way the interface is the same. */
+ * for an array (a range more than sixteen times the count) get a hash map
+ * (hmap.h) in memory instead, and ids known in advance as a set
+ * (cm_idkeys: a torch trace's user annotations are about one External id
+ * in twelve) get tables packed over it, an entry a key.  Either way the
+ * interface is the same. */
 #ifndef CM_IDMAP_H
 #define CM_IDMAP_H
 
@@ -54,6 +56,36 @@ int cm_idmap_is_dense(const cm_idmap *m);
 uint64_t cm_idmap_bytes(const cm_idmap *m);
 
 void cm_idmap_free(cm_idmap *m);
+
+/* A set of ids, known before the tables over it are made: torch's user
+ * annotations are about one External id in twelve, and an array indexed by
+ * id would touch twelve entries for each one used.  The set is a bit an id
+ * of [LO, HI] and a count of keys every 64 ids, 0.25 byte an id of the
+ * range, in a mapped temporary file watched against BUDGET like the
+ * tables; a range more than 128 times COUNT (the keys, about) gets a hash
+ * map instead.  NULL after reporting. */
+typedef struct cm_idkeys cm_idkeys;
+cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget);
+
+/* Add ID (which must lie in [LO, HI]): 1 when it is new, 0 when it was
+ * there.  Not after a table over the set has been made (that aborts). */
+int cm_idkeys_add(cm_idkeys *k, int64_t id);
+
+/* 1 when ID is in the set.  Safe from several threads while nothing adds. */
+int cm_idkeys_has(const cm_idkeys *k, int64_t id);
+
+/* The number of ids in the set. */
+uint64_t cm_idkeys_count(const cm_idkeys *k);
+
+/* Free the set (after every table made over it). */
+void cm_idkeys_free(cm_idkeys *k);
+
+/* A map for VAL_SIZE-byte values of exactly the ids of KEYS, which stops
+ * growing (an entry a key, packed in the order of the ids; a hash map when
+ * the set is one).  Gets of other ids give NULL; puts of them abort, a
+ * caller's bug (a hash map does not check).  Otherwise a map like any
+ * other; KEYS must outlive it. */
+cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget);
 
 /* The same budget for other read-back mappings of temporary files: a
  * mapping watched has its touched pages counted with the tables', and is

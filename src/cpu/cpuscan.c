@@ -227,6 +227,31 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	return 1;
 }
 
+/* The number (from 1) of thread (PID, TID) in PLAN's list, added when new.
+ * One thread at a time: the careful scan, or the index applied. */
+static uint32_t ext_thread(cm_cpuplan *p, int64_t pid, int64_t tid)
+{
+	int64_t key[2] = {pid, tid};
+	uint32_t *n;
+	/* a run of ids on one thread is the rule */
+	if (p->n_ext_threads && p->ext_threads[p->n_ext_threads - 1].pid == pid &&
+	    p->ext_threads[p->n_ext_threads - 1].tid == tid)
+		return p->n_ext_threads;
+	if (!p->ext_thread_ix)
+		p->ext_thread_ix = cm_hmap_new(16, sizeof(uint32_t));
+	n = cm_hmap_put(p->ext_thread_ix, key, NULL);
+	if (!*n) {
+		if (p->n_ext_threads == p->cap_ext_threads) {
+			p->cap_ext_threads = p->cap_ext_threads ? 2 * p->cap_ext_threads : 16;
+			p->ext_threads = cm_xrealloc(p->ext_threads, p->cap_ext_threads * sizeof *p->ext_threads);
+		}
+		p->ext_threads[p->n_ext_threads].pid = pid;
+		p->ext_threads[p->n_ext_threads].tid = tid;
+		*n = ++p->n_ext_threads;
+	}
+	return *n;
+}
+
 /* Candidates read back at a time; the index entry of the one PREFETCH
  * ahead is asked for while this one is looked up (the lookups land at
  * random in a table of tens of MB: without it each waited on memory, and
@@ -285,11 +310,9 @@ int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext, cm_cpusca
 					"traceEvents[%llu]: pid or tid does not fit in 64 bits", (unsigned long long)index),
 			       -1;
 		}
-		if (!t->found)
+		if (!t->thread)
 			p->indexed++;
-		t->pid = pid;
-		t->tid = tid;
-		t->found = 1;
+		t->thread = ext_thread(p, pid, tid);
 	}
 	free(buf);
 	fclose(p->ext_spill);
@@ -371,11 +394,9 @@ static int event_done(struct cscan *c)
 				    c->pid.i > INT64_MAX || c->tid.i < INT64_MIN || c->tid.i > INT64_MAX)
 					return fail(c, "traceEvents[%llu]: pid or tid does not fit in 64 bits",
 						    (unsigned long long)index);
-				if (!t->found)
+				if (!t->thread)
 					p->indexed++;
-				t->pid = (int64_t)c->pid.i;
-				t->tid = (int64_t)c->tid.i;
-				t->found = 1;
+				t->thread = ext_thread(p, (int64_t)c->pid.i, (int64_t)c->tid.i);
 			}
 		}
 	}
@@ -949,6 +970,11 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	plan->layout = NULL;
 	cm_hmap_free(plan->pids);
 	plan->pids = NULL;
+	free(plan->ext_threads);
+	plan->ext_threads = NULL;
+	plan->n_ext_threads = plan->cap_ext_threads = 0;
+	cm_hmap_free(plan->ext_thread_ix);
+	plan->ext_thread_ix = NULL;
 }
 
 cm_int cm_cpuscan_default_base(double now)

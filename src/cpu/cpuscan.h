@@ -9,6 +9,7 @@
 #include "io/input.h"
 #include "base/pyval.h"
 #include "gpu/kineto.h"
+#include "cpu/extindex.h"
 
 /* What the output pass needs to know about the CPU trace. */
 typedef struct cm_cpuplan {
@@ -24,6 +25,10 @@ typedef struct cm_cpuplan {
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;
+	/* the threads the index entries name (struct cm_ext_thread) */
+	struct cm_ext_pt *ext_threads;
+	uint32_t n_ext_threads, cap_ext_threads;
+	cm_hmap *ext_thread_ix; /* (pid, tid) -> number in the list */
 	/* for the checks that the window belongs with this trace (crosscheck.h) */
 	int has_window_events; /* a top-level "events" member, as a trace window has */
 	uint64_t gpu_events;   /* X events of the categories kernel, gpu_memcpy, gpu_memset */

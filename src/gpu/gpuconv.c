@@ -94,6 +94,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->procs);
 	cm_hmap_free(g->threads);
 	cm_idmap_free(g->spans);
+	cm_idkeys_free(g->ua_keys); /* after the tables over it */
 	cm_hmap_free(g->spans_more);
 	cm_hmap_free(g->act_streams);
 	cm_hmap_free(g->device_rows);

@@ -55,9 +55,10 @@ struct cm_idmap *cm_gpu_linked_ext(cm_gpu *g);
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
 
 /* After the CPU scan: link correlation ids to CPU threads and to user
- * annotations, and drop the tables only needed for that.  0, or -1 after
- * reporting an I/O error. */
-int cm_gpu_resolve(cm_gpu *g, cm_int base_ns);
+ * annotations, and drop the tables only needed for that.  THREADS: the
+ * list the index's entries number (cm_cpuplan.ext_threads).  0, or -1
+ * after reporting an I/O error. */
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads);
 
 /* How many threads the joins (cm_gpu_linked_ext, cm_gpu_resolve) may use
  * (default 1). */

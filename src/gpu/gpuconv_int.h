@@ -74,6 +74,7 @@ struct cm_gpu {
 	int ua_dict;     /* user_annotations is an object */
 	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */
 	uint64_t ua_count;
+	cm_idkeys *ua_keys; /* their ids (ua and spans are tables over them) */
 	int64_t ua_lo, ua_hi;
 	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
 	cm_buf ua_name;  /* a name read back */
@@ -89,6 +90,7 @@ struct cm_gpu {
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	struct cpu_thread *cpu_threads; /* the distinct linked threads */
+	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
 	uint32_t ncpu_threads, cap_cpu_threads;
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
 	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */

@@ -333,8 +333,10 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_opool *pool;
-	if (!g->spans && !(g->spans = cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi, g->ua_count,
-						    g->budget))) {
+	/* the spans are keyed by the annotations' ids (uext takes no other) */
+	if (!g->spans && !(g->spans = g->ua_keys ? cm_idmap_new_keyed(sizeof(struct span_slot), g->ua_keys, g->budget)
+						 : cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi,
+								g->ua_count, g->budget))) {
 		free(pp);
 		free(ctx);
 		return -1;

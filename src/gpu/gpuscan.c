@@ -222,7 +222,7 @@ struct ua_text {
 	cm_gpu *g;
 	int64_t offset, lo, hi;
 	uint64_t count;
-	cm_idmap *seen;
+	cm_idkeys *seen;
 };
 
 static int ua_key(struct ua_text *u, const char *k, size_t kl, int64_t *ext)
@@ -252,11 +252,9 @@ static int ua_record(void *ctx, const char *k, size_t kl, const char *v, int is_
 	cm_gpu *g = u->g;
 	int64_t ext;
 	int32_t len = is_str ? (int32_t)vl : -1;
-	int created;
 	if (ua_key(u, k, kl, &ext) < 0)
 		return -1;
-	cm_idmap_put(u->seen, ext, &created);
-	if (!created)
+	if (!cm_idkeys_add(u->seen, ext))
 		return 1; /* an id again: the dict's order decides */
 	return ua_put(g, ext, v, len);
 }
@@ -272,13 +270,17 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 		return 1; /* not an object (or seen before): the careful path */
 	arena = cm_arena_new();
 	rc = ua_walk(arena, s, n, ua_range, &u);
-	if (rc == 0 && (!(u.seen = cm_idmap_new(0, u.lo, u.hi, u.count, g->budget)) ||
+	if (rc == 0 && (!(u.seen = cm_idkeys_new(u.lo, u.hi, u.count, g->budget)) ||
 			(u.count && !(g->ua_file = cm_temp_file("annotations")))))
 		rc = -1;
 	if (rc == 0)
 		rc = ua_walk(arena, s, n, ua_record, &u);
-	cm_idmap_free(u.seen);
 	cm_arena_free(arena);
+	if (rc == 0) {
+		g->ua_keys = u.seen; /* the tables over the annotations' ids */
+		u.seen = NULL;
+	}
+	cm_idkeys_free(u.seen);
 	if (rc > 0) { /* start again on the careful path */
 		if (g->ua_file)
 			fclose(g->ua_file);
@@ -296,19 +298,16 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 
 /* The user annotations into an id table, each entry pointing at its name's
  * bytes in the file.  0, or -1 after a report. */
-static int ua_build(cm_gpu *g)
+/* Read back the records of ua_file, FN(G, id, offset of the name, its
+ * length) for each.  0, or -1 after a report. */
+static int ua_read_back(cm_gpu *g, int (*fn)(cm_gpu *g, int64_t ext, int64_t off, int32_t len))
 {
 	int64_t off = 0;
-	if (!(g->ua = cm_idmap_new(sizeof(struct ua_ref), g->ua_lo, g->ua_hi, g->ua_count, g->budget)))
-		return -1;
-	if (!g->ua_file)
-		return 0;
 	if (fflush(g->ua_file) != 0 || fseek(g->ua_file, 0, SEEK_SET) != 0)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
 	for (uint64_t i = 0; i < g->ua_count; i++) {
 		int64_t ext;
 		int32_t len;
-		struct ua_ref *u;
 		char skip[256];
 		/* the name is skipped by reading it: an fseek would empty the
 		 * stream's buffer, one system call a name */
@@ -317,12 +316,42 @@ static int ua_build(cm_gpu *g)
 		for (int32_t left = len; left > 0; left -= (int32_t)sizeof skip)
 			if (fread(skip, 1, left < (int32_t)sizeof skip ? (size_t)left : sizeof skip, g->ua_file) == 0)
 				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
-		u = cm_idmap_put(g->ua, ext, NULL);
-		u->off = off + 12;
-		u->len = len;
+		if (fn(g, ext, off + 12, len) < 0)
+			return -1;
 		off += 12 + (len > 0 ? len : 0);
 	}
 	return 0;
+}
+
+static int ua_add_key(cm_gpu *g, int64_t ext, int64_t off, int32_t len)
+{
+	(void)off, (void)len;
+	cm_idkeys_add(g->ua_keys, ext);
+	return 0;
+}
+
+static int ua_add_ref(cm_gpu *g, int64_t ext, int64_t off, int32_t len)
+{
+	struct ua_ref *u = cm_idmap_put(g->ua, ext, NULL);
+	u->off = off;
+	u->len = len;
+	return 0;
+}
+
+static int ua_build(cm_gpu *g)
+{
+	if (!g->ua_file) {
+		g->ua = cm_idmap_new(sizeof(struct ua_ref), g->ua_lo, g->ua_hi, g->ua_count, g->budget);
+		return g->ua ? 0 : -1;
+	}
+	/* the set of ids first (the text path has made it as it went), then
+	 * a table packed over it: one entry an annotation, not one an id */
+	if (!g->ua_keys && (!(g->ua_keys = cm_idkeys_new(g->ua_lo, g->ua_hi, g->ua_count, g->budget)) ||
+			    ua_read_back(g, ua_add_key) < 0))
+		return -1;
+	if (!(g->ua = cm_idmap_new_keyed(sizeof(struct ua_ref), g->ua_keys, g->budget)))
+		return -1;
+	return ua_read_back(g, ua_add_ref);
 }
 
 const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len)
@@ -488,18 +517,19 @@ static void walk_pair(struct walk_part *w, const unsigned char *rec)
 	}
 	pr.user = rec[16] & PAIR_USER;
 	t = cm_idmap_get(g->ext, p->ext);
-	if (t && t->found) {
+	if (t && t->thread) {
+		const struct cm_ext_pt *pt = &g->ext_threads[t->thread - 1];
 		struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
 		if (!l->thread)
 			w->linked++;
-		l->thread = cpu_thread_ix(w, t->pid, t->tid) + 1;
+		l->thread = cpu_thread_ix(w, pt->pid, pt->tid) + 1;
 	}
 	if (p->user && g->ua_dict && cm_idmap_get(g->ua, p->ext))
 		*(int64_t *)cm_idmap_put(g->uext, p->corr, NULL) = p->ext;
 	/* Kineto's "External id": the last CUSTOM0 record of a correlation
 	 * names its operator, if the CPU trace has it */
 	if (g->cext && (rec[16] & PAIR_CUSTOM0))
-		*(int64_t *)cm_idmap_put(g->cext, p->corr, NULL) = t && t->found ? p->ext : 0;
+		*(int64_t *)cm_idmap_put(g->cext, p->corr, NULL) = t && t->thread ? p->ext : 0;
 }
 
 /* A part: read the whole file, take the pairs of its keys.  0, or -1 after
@@ -607,12 +637,13 @@ int gpu_link_ext(cm_gpu *g) { return walk_pairs(g, WALK_LINK_EXT); }
 static void count_found(void *ctx, int64_t id, void *val)
 {
 	(void)id;
-	*(uint64_t *)ctx += ((const struct cm_ext_thread *)val)->found;
+	*(uint64_t *)ctx += ((const struct cm_ext_thread *)val)->thread != 0;
 }
 
-int cm_gpu_resolve(cm_gpu *g, cm_int base_ns)
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads)
 {
 	g->base_ns = base_ns;
+	g->ext_threads = threads;
 	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
 	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
 	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||

@@ -88,10 +88,12 @@ START_TEST(plan_counts)
 	ck_assert(plan.max_end == 12.5);
 	id = 5;
 	t = cm_hmap_get(ext, &id);
-	ck_assert(t->found && t->pid == 7 && t->tid == 9); /* the last one wins */
+	ck_assert(t->thread && t->thread <= plan.n_ext_threads);
+	/* the last one wins */
+	ck_assert(plan.ext_threads[t->thread - 1].pid == 7 && plan.ext_threads[t->thread - 1].tid == 9);
 	id = 6;
 	t = cm_hmap_get(ext, &id);
-	ck_assert(!t->found); /* pid 7.0 is not an int */
+	ck_assert(!t->thread); /* pid 7.0 is not an int */
 	ck_assert_uint_eq(plan.indexed, 1);
 	cm_cpuplan_free(&plan);
 	cm_hmap_free(ext);

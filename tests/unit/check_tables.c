@@ -1,9 +1,11 @@
-/* check_tables.c - the id index (hash map), the thread-id rules, the cbid tables and the
- * packed window records. */
+/* check_tables.c - the id index (hash map), the id tables (array, hash map,
+ * key set and the tables packed over one), the thread-id rules, the cbid
+ * tables and the packed window records. */
 #include "config.h"
 #include "check_common.h"
 #include "gpu/cbid.h"
 #include "base/hmap.h"
+#include "base/idmap.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
 
@@ -36,6 +38,195 @@ START_TEST(hmap_many)
 		seen += cm_hmap_slot(m, i, NULL) != NULL;
 	ck_assert_uint_eq(seen, 40000);
 	cm_hmap_free(m);
+}
+END_TEST
+
+
+/* A small deterministic generator (xorshift64), so a failure repeats. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* What cm_idmap_each_sorted saw: the ids in order and their values. */
+struct walk {
+	int64_t last;
+	size_t n;
+	int in_order;
+	int values_ok;
+	int64_t stop_at;
+};
+
+static int walk_one(void *ctx, int64_t id, void *val)
+{
+	struct walk *w = ctx;
+	int64_t v;
+	memcpy(&v, val, 8);
+	if (w->n && id <= w->last)
+		w->in_order = 0;
+	if (v != id * 7 + 1)
+		w->values_ok = 0;
+	w->last = id;
+	w->n++;
+	return id == w->stop_at ? -1 : 0;
+}
+
+/* Puts of random ids of [LO, HI] (value id*7+1, 24 bytes with a tag), then
+ * every id of the range (and either side of it) asked against a reference
+ * bitmap, then the sorted walk, whole and stopped.  The same checks for
+ * an array, a hash map and a table packed over a key set. */
+static void check_table(cm_idmap *m, const unsigned char *ref, int64_t lo, int64_t hi)
+{
+	size_t want = 0;
+	struct walk w = {0, 0, 1, 1, INT64_MIN};
+	for (int64_t id = lo - 3; id <= hi + 3; id++) {
+		int64_t *v = cm_idmap_get(m, id);
+		int present = id >= lo && id <= hi && ref[id - lo];
+		want += present;
+		ck_assert_msg((v != NULL) == present, "id %lld: got %p, want %s", (long long)id, (void *)v,
+		              present ? "a value" : "NULL");
+		if (v)
+			ck_assert(v[0] == id * 7 + 1 && v[1] == ~id && v[2] == (int64_t)0x5a5a5a5a);
+	}
+	ck_assert_int_eq(cm_idmap_each_sorted(m, walk_one, &w), 0);
+	ck_assert_uint_eq(w.n, want);
+	ck_assert(w.in_order && w.values_ok);
+	/* stopped at the third id: -1 back, two ids after the first not seen */
+	if (want >= 3) {
+		struct walk all = {0, 0, 1, 1, INT64_MIN}, cut = {0, 0, 1, 1, INT64_MIN};
+		int64_t third = INT64_MIN;
+		for (int64_t id = lo, k = 0; id <= hi; id++)
+			if (ref[id - lo] && ++k == 3)
+				third = id;
+		cut.stop_at = third;
+		ck_assert_int_eq(cm_idmap_each_sorted(m, walk_one, &cut), -1);
+		ck_assert_uint_eq(cut.n, 3);
+		ck_assert(cut.last == third);
+		cm_idmap_each_sorted(m, walk_one, &all);
+		ck_assert_uint_eq(all.n, want);
+	}
+}
+
+static void put_value(cm_idmap *m, int64_t id, int want_created)
+{
+	int created = -1;
+	int64_t *v = cm_idmap_put(m, id, &created);
+	ck_assert_msg(created == want_created, "id %lld: created %d, want %d", (long long)id, created,
+	              want_created);
+	v[0] = id * 7 + 1;
+	v[1] = ~id;
+	v[2] = 0x5a5a5a5a;
+}
+
+/* An array (dense ids), with a budget of one page, so that every few puts
+ * drop the resident pages: the values must come back from the file. */
+START_TEST(idmap_dense)
+{
+	const int64_t lo = -5000, hi = 60000;
+	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
+	uint64_t s = 88172645463325252ull;
+	cm_idmap *m = cm_idmap_new(24, lo, hi, 20000, 4096);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(cm_idmap_is_dense(m));
+	for (int i = 0; i < 20000; i++) {
+		int64_t id = lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1));
+		put_value(m, id, !ref[id - lo]);
+		ref[id - lo] = 1;
+	}
+	put_value(m, lo, !ref[0]);
+	ref[0] = 1;
+	put_value(m, hi, !ref[hi - lo]);
+	ref[hi - lo] = 1;
+	check_table(m, ref, lo, hi);
+	cm_idmap_free(m);
+	free(ref);
+}
+END_TEST
+
+/* Ids too sparse for an array: a hash map, the same answers. */
+START_TEST(idmap_sparse)
+{
+	const int64_t lo = 1000, hi = 400000;
+	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
+	uint64_t s = 1234567;
+	cm_idmap *m = cm_idmap_new(24, lo, hi, 500, 1 << 20);
+	ck_assert(!cm_idmap_is_dense(m));
+	for (int i = 0; i < 500; i++) {
+		int64_t id = lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1));
+		put_value(m, id, !ref[id - lo]);
+		ref[id - lo] = 1;
+	}
+	check_table(m, ref, lo, hi);
+	cm_idmap_free(m);
+	free(ref);
+}
+END_TEST
+
+/* A key set and a table packed over it, dense (one id in twelve, as user
+ * annotations are) or, for a range over 128 times the keys, a hash map:
+ * the set answers has() for every id, the table gives NULL for every id
+ * that is not a key, and its values and walk are those of any table. */
+static void check_keyed(int64_t lo, int64_t hi, uint64_t every, int want_dense, size_t budget)
+{
+	unsigned char *keys_ref = calloc((size_t)(hi - lo + 1), 1);
+	unsigned char *put_ref = calloc((size_t)(hi - lo + 1), 1);
+	uint64_t s = 0x9e3779b97f4a7c15ull, n = 0;
+	cm_idkeys *k = cm_idkeys_new(lo, hi, (uint64_t)(hi - lo + 1) / every, budget);
+	cm_idmap *m;
+	ck_assert_ptr_nonnull(k);
+	for (int64_t id = lo; id <= hi; id++) {
+		if (id != lo && id != hi && rng_next(&s) % every)
+			continue;
+		ck_assert_int_eq(cm_idkeys_add(k, id), 1);
+		keys_ref[id - lo] = 1;
+		n++;
+	}
+	ck_assert_int_eq(cm_idkeys_add(k, lo), 0); /* a key again */
+	ck_assert_uint_eq(cm_idkeys_count(k), n);
+	for (int64_t id = lo - 2; id <= hi + 2; id++)
+		ck_assert_int_eq(cm_idkeys_has(k, id), id >= lo && id <= hi && keys_ref[id - lo]);
+	m = cm_idmap_new_keyed(24, k, budget);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(cm_idmap_is_dense(m), want_dense);
+	/* values for about two keys in three, in a random order of passes */
+	for (int pass = 0; pass < 2; pass++)
+		for (int64_t id = pass ? hi : lo; pass ? id >= lo : id <= hi; id += pass ? -1 : 1) {
+			if (!keys_ref[id - lo] || rng_next(&s) % 3 == 0)
+				continue;
+			put_value(m, id, !put_ref[id - lo]);
+			put_ref[id - lo] = 1;
+		}
+	check_table(m, put_ref, lo, hi);
+	if (want_dense)
+		ck_assert_uint_eq(cm_idmap_bytes(m) % 32, 0); /* 24 bytes + tag, in 32 */
+	cm_idmap_free(m);
+	cm_idkeys_free(k);
+	free(keys_ref);
+	free(put_ref);
+}
+
+START_TEST(idkeys_dense) { check_keyed(-700, 90000, 12, 1, 4096); }
+END_TEST
+
+START_TEST(idkeys_every_id) { check_keyed(1, 5000, 1, 1, 1 << 20); }
+END_TEST
+
+START_TEST(idkeys_sparse) { check_keyed(10, 700000, 1000, 0, 1 << 20); }
+END_TEST
+
+/* A put of an id that is not a key of the set is a caller's bug: abort. */
+START_TEST(idkeys_put_outside)
+{
+	cm_idkeys *k = cm_idkeys_new(0, 1000, 100, 1 << 20);
+	cm_idmap *m;
+	for (int64_t id = 0; id <= 1000; id += 10)
+		cm_idkeys_add(k, id);
+	m = cm_idmap_new_keyed(8, k, 1 << 20);
+	ck_assert(cm_idmap_is_dense(m));
+	cm_idmap_put(m, 15, NULL);
 }
 END_TEST
 
@@ -190,6 +381,12 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60); /* a loaded machine (make -j distcheck) is slow */
 	tcase_add_test(tc, hmap_many);
+	tcase_add_test(tc, idmap_dense);
+	tcase_add_test(tc, idmap_sparse);
+	tcase_add_test(tc, idkeys_dense);
+	tcase_add_test(tc, idkeys_every_id);
+	tcase_add_test(tc, idkeys_sparse);
+	tcase_add_test_raise_signal(tc, idkeys_put_outside, SIGABRT);
 	tcase_add_test(tc, tid_export);
 	tcase_add_test(tc, tid_int32);
 	tcase_add_test(tc, tidmap_rules);
