@@ -83,9 +83,9 @@ void cm_gpu_free(cm_gpu *g)
 	if (!g)
 		return;
 	cm_idmap_free(g->ua);
+	gpu_ua_unmap(g);
 	if (g->ua_file)
 		fclose(g->ua_file);
-	cm_buf_free(&g->ua_name);
 	cm_idmap_free(g->ext);
 	cm_idmap_free(g->linked);
 	cm_idmap_free(g->uext);

@@ -77,7 +77,9 @@ struct cm_gpu {
 	cm_idkeys *ua_keys; /* their ids (ua and spans are tables over them) */
 	int64_t ua_lo, ua_hi;
 	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
-	cm_buf ua_name;  /* a name read back */
+	const char *ua_map; /* ua_file mapped, once whole (the names are read there) */
+	size_t ua_map_size;
+	cm_pages *ua_pages; /* its pages, watched against the budget */
 	cm_tidmap *tidmap;
 	int version;            /* "window_version" (1 when absent) */
 	cm_kin_devices wprops;  /* the window's "device_properties" */
@@ -153,9 +155,13 @@ int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
  * g->join_threads threads when it is an array.  0, or -1 after a report. */
 int gpu_link_ext(cm_gpu *g);
 
-/* The name of user annotation EXT: its bytes (valid until the next call)
- * and *LEN, or NULL when it has none (not in the map, or not a string). */
+/* The name of user annotation EXT: its bytes (in the mapped ua_file, valid
+ * until gpu_ua_unmap; safe from several threads) and *LEN, or NULL when it
+ * has none (not in the map, or not a string). */
 const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len);
+
+/* Unmap ua_file (cm_gpu_free does). */
+void gpu_ua_unmap(cm_gpu *g);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
 int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ pass 1 */
@@ -298,29 +299,63 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 
 /* The user annotations into an id table, each entry pointing at its name's
  * bytes in the file.  0, or -1 after a report. */
-/* Read back the records of ua_file, FN(G, id, offset of the name, its
- * length) for each.  0, or -1 after a report. */
+/* Map ua_file, once it is whole, read-only into memory (watched against the
+ * budget like the id tables: its pages are dropped with theirs), so that
+ * the names are read where they lie, not by a system call each (the rows
+ * and the spans ask for 450,000 names of the 1 GB pair, on the serial
+ * part of the run).  0, or -1 after reporting. */
+static int ua_map(cm_gpu *g)
+{
+	long size;
+	void *p;
+	if (g->ua_map || !g->ua_count)
+		return 0;
+	if (fflush(g->ua_file) != 0 || fseek(g->ua_file, 0, SEEK_END) != 0 || (size = ftell(g->ua_file)) < 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	if (!size)
+		return 0;
+	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fileno(g->ua_file), 0);
+	if (p == MAP_FAILED)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	g->ua_map = p;
+	g->ua_map_size = (size_t)size;
+	g->ua_pages = cm_pages_watch(p, (size_t)size);
+	return 0;
+}
+
+/* Read back the records of ua_file (mapped), FN(G, id, offset of the name,
+ * its length) for each.  Returns 0, or -1 after reporting. */
 static int ua_read_back(cm_gpu *g, int (*fn)(cm_gpu *g, int64_t ext, int64_t off, int32_t len))
 {
-	int64_t off = 0;
-	if (fflush(g->ua_file) != 0 || fseek(g->ua_file, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	size_t off = 0;
+	if (ua_map(g) < 0)
+		return -1;
 	for (uint64_t i = 0; i < g->ua_count; i++) {
 		int64_t ext;
 		int32_t len;
-		char skip[256];
-		/* the name is skipped by reading it: an fseek would empty the
-		 * stream's buffer, one system call a name */
-		if (fread(&ext, 8, 1, g->ua_file) != 1 || fread(&len, 4, 1, g->ua_file) != 1)
+		if (g->ua_map_size - off < 12)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
-		for (int32_t left = len; left > 0; left -= (int32_t)sizeof skip)
-			if (fread(skip, 1, left < (int32_t)sizeof skip ? (size_t)left : sizeof skip, g->ua_file) == 0)
-				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
-		if (fn(g, ext, off + 12, len) < 0)
+		cm_pages_touch(g->ua_pages, g->ua_map + off);
+		cm_pages_touch(g->ua_pages, g->ua_map + off + 11);
+		memcpy(&ext, g->ua_map + off, 8);
+		memcpy(&len, g->ua_map + off + 8, 4);
+		if (len > 0 && g->ua_map_size - off - 12 < (size_t)len)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		if (fn(g, ext, (int64_t)off + 12, len) < 0)
 			return -1;
-		off += 12 + (len > 0 ? len : 0);
+		off += 12 + (len > 0 ? (size_t)len : 0);
 	}
 	return 0;
+}
+
+void gpu_ua_unmap(cm_gpu *g)
+{
+	if (!g->ua_map)
+		return;
+	cm_pages_unwatch(g->ua_pages);
+	munmap((void *)g->ua_map, g->ua_map_size);
+	g->ua_map = NULL;
+	g->ua_pages = NULL;
 }
 
 static int ua_add_key(cm_gpu *g, int64_t ext, int64_t off, int32_t len)
@@ -357,14 +392,16 @@ static int ua_build(cm_gpu *g)
 const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len)
 {
 	const struct ua_ref *u = g->ua ? cm_idmap_get(g->ua, ext) : NULL;
-	if (!u || u->len < 0)
+	const char *name;
+	if (!u || u->len < 0 || !g->ua_map)
 		return NULL;
-	g->ua_name.len = 0;
-	cm_buf_grow(&g->ua_name, (size_t)u->len + 1);
-	if (u->len && pread(fileno(g->ua_file), g->ua_name.p, (size_t)u->len, u->off) != u->len)
-		return NULL; /* cannot happen: the file was written and read back */
+	name = g->ua_map + u->off; /* within the mapping: ua_read_back checked */
+	if (u->len) { /* its pages are touched (a name may cross one) */
+		cm_pages_touch(g->ua_pages, name);
+		cm_pages_touch(g->ua_pages, name + u->len - 1);
+	}
 	*len = (size_t)u->len;
-	return g->ua_name.p;
+	return name;
 }
 
 static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
