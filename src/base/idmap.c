@@ -98,6 +98,14 @@ static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages 
 	return 0;
 }
 
+/* Undo map_table. */
+static void unmap_table(int fd, void *base, size_t size, cm_pages *pages)
+{
+	cm_pages_unwatch(pages);
+	munmap(base, size);
+	close(fd);
+}
+
 cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget)
 {
 	cm_idmap *m = cm_xcalloc(1, sizeof *m);
@@ -191,14 +199,8 @@ int cm_idkeys_add(cm_idkeys *k, int64_t id)
 
 int cm_idkeys_has(const cm_idkeys *k, int64_t id)
 {
-	uint64_t at;
-	if (!k->blocks)
-		return cm_hmap_get(k->h, &id) != NULL;
-	if (id < k->lo || id > k->hi)
-		return 0;
-	at = (uint64_t)id - (uint64_t)k->lo;
-	cm_pages_touch(k->pages, &k->blocks[at / 64]);
-	return (k->blocks[at / 64].bits >> (at % 64)) & 1;
+	/* a rank before the set is frozen is wrong, but not its sign */
+	return k->blocks ? key_rank(k, id) >= 0 : cm_hmap_get(k->h, &id) != NULL;
 }
 
 uint64_t cm_idkeys_count(const cm_idkeys *k) { return k->count; }
@@ -207,11 +209,8 @@ void cm_idkeys_free(cm_idkeys *k)
 {
 	if (!k)
 		return;
-	if (k->blocks) {
-		cm_pages_unwatch(k->pages);
-		munmap(k->blocks, k->size);
-		close(k->fd);
-	}
+	if (k->blocks)
+		unmap_table(k->fd, k->blocks, k->size, k->pages);
 	cm_hmap_free(k->h);
 	free(k);
 }
@@ -468,11 +467,8 @@ void cm_idmap_free(cm_idmap *m)
 {
 	if (!m)
 		return;
-	if (m->base) {
-		cm_pages_unwatch(m->pages);
-		munmap(m->base, m->size);
-		close(m->fd);
-	}
+	if (m->base)
+		unmap_table(m->fd, m->base, m->size, m->pages);
 	cm_hmap_free(m->h);
 	free(m);
 }

@@ -297,8 +297,6 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 	return 0;
 }
 
-/* The user annotations into an id table, each entry pointing at its name's
- * bytes in the file.  0, or -1 after a report. */
 /* Map ua_file, once it is whole, read-only into memory (watched against the
  * budget like the id tables: its pages are dropped with theirs), so that
  * the names are read where they lie, not by a system call each (the rows
@@ -373,6 +371,8 @@ static int ua_add_ref(cm_gpu *g, int64_t ext, int64_t off, int32_t len)
 	return 0;
 }
 
+/* The user annotations into an id table, each entry pointing at its name's
+ * bytes in the file.  0, or -1 after a report. */
 static int ua_build(cm_gpu *g)
 {
 	if (!g->ua_file) {

@@ -121,6 +121,14 @@ static void put_value(cm_idmap *m, int64_t id, int want_created)
 	v[2] = 0x5a5a5a5a;
 }
 
+/* put_value of ID, expected new unless REF (the ids of [LO, ...] put so
+ * far) has it, and REF marked. */
+static void put_ref(cm_idmap *m, unsigned char *ref, int64_t lo, int64_t id)
+{
+	put_value(m, id, !ref[id - lo]);
+	ref[id - lo] = 1;
+}
+
 /* An array (dense ids), with a budget of one page, so that every few puts
  * drop the resident pages: the values must come back from the file. */
 START_TEST(idmap_dense)
@@ -133,13 +141,10 @@ START_TEST(idmap_dense)
 	ck_assert(cm_idmap_is_dense(m));
 	for (int i = 0; i < 20000; i++) {
 		int64_t id = lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1));
-		put_value(m, id, !ref[id - lo]);
-		ref[id - lo] = 1;
+		put_ref(m, ref, lo, id);
 	}
-	put_value(m, lo, !ref[0]);
-	ref[0] = 1;
-	put_value(m, hi, !ref[hi - lo]);
-	ref[hi - lo] = 1;
+	put_ref(m, ref, lo, lo);
+	put_ref(m, ref, lo, hi);
 	check_table(m, ref, lo, hi);
 	cm_idmap_free(m);
 	free(ref);
@@ -156,8 +161,7 @@ START_TEST(idmap_sparse)
 	ck_assert(!cm_idmap_is_dense(m));
 	for (int i = 0; i < 500; i++) {
 		int64_t id = lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1));
-		put_value(m, id, !ref[id - lo]);
-		ref[id - lo] = 1;
+		put_ref(m, ref, lo, id);
 	}
 	check_table(m, ref, lo, hi);
 	cm_idmap_free(m);
@@ -172,7 +176,7 @@ END_TEST
 static void check_keyed(int64_t lo, int64_t hi, uint64_t every, int want_dense, size_t budget)
 {
 	unsigned char *keys_ref = calloc((size_t)(hi - lo + 1), 1);
-	unsigned char *put_ref = calloc((size_t)(hi - lo + 1), 1);
+	unsigned char *put_ids = calloc((size_t)(hi - lo + 1), 1);
 	uint64_t s = 0x9e3779b97f4a7c15ull, n = 0;
 	cm_idkeys *k = cm_idkeys_new(lo, hi, (uint64_t)(hi - lo + 1) / every, budget);
 	cm_idmap *m;
@@ -196,16 +200,15 @@ static void check_keyed(int64_t lo, int64_t hi, uint64_t every, int want_dense, 
 		for (int64_t id = pass ? hi : lo; pass ? id >= lo : id <= hi; id += pass ? -1 : 1) {
 			if (!keys_ref[id - lo] || rng_next(&s) % 3 == 0)
 				continue;
-			put_value(m, id, !put_ref[id - lo]);
-			put_ref[id - lo] = 1;
+			put_ref(m, put_ids, lo, id);
 		}
-	check_table(m, put_ref, lo, hi);
+	check_table(m, put_ids, lo, hi);
 	if (want_dense)
 		ck_assert_uint_eq(cm_idmap_bytes(m) % 32, 0); /* 24 bytes + tag, in 32 */
 	cm_idmap_free(m);
 	cm_idkeys_free(k);
 	free(keys_ref);
-	free(put_ref);
+	free(put_ids);
 }
 
 START_TEST(idkeys_dense) { check_keyed(-700, 90000, 12, 1, 4096); }
