@@ -162,6 +162,19 @@ static int render_threads(const struct cm_options *opt)
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 
+/* Whether the inputs read ahead (io/input.c): with a second job, the
+ * read(2) copies leave the threads that cut the inputs, which the first
+ * phase waits on.  Not for chunks under 64 KiB (the testing aid that reads
+ * a byte or a few at a time): a hand-over between threads a chunk would
+ * cost more than the chunk, and the chunks are the same with it or not. */
+static int readahead(const struct cm_options *opt)
+{
+	const char *env = getenv("CUPTIMERGE_READAHEAD");
+	if (env && *env)
+		return atoi(env) != 0;
+	return opt->jobs > 1 && opt->bufsize >= (64u << 10);
+}
+
 /* The window's conversion as this run sets it up (made again when the
  * careful reader reads the window from the start). */
 static cm_gpu *new_gpu(struct merge *m)
@@ -383,6 +396,8 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return cm_diag_status();
 	}
+	cm_input_readahead(m.win, readahead(opt));
+	cm_input_readahead(m.cpu, readahead(opt));
 	if (map) {
 		m.repair = cm_repair_new(map);
 		m.arena = cm_arena_new();

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,53 @@ struct cm_input {
 	uint64_t chunk_off; /* text offset of the chunk last handed out */
 	/* plain mode: raw[pos..len) not yet handed out */
 	size_t raw_pos, raw_len;
+
+	int ra_wanted;          /* cm_input_readahead: on */
+	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
+	uint64_t ra_raw_done;   /* raw_done as of the chunk last handed out */
+};
+
+/* Read-ahead.  The thread that cuts an input into events is the one the
+ * whole read waits on (merge.c), and a good part of its time went to
+ * read(2) itself: the kernel's copy of each chunk out of the page cache
+ * (and, for gzip, inflate).  With read-ahead a thread of the input's own
+ * runs fill() below and hands each chunk over in a ring of slots: the
+ * chunk's buffer is swapped for the slot's spare one, so nothing is copied
+ * twice, and the chunks are exactly those the plain reader would hand out.
+ * It reads only regular files (a pipe's first pass stays on the caller's
+ * thread: a read-ahead thread blocked on a silent pipe could not be joined
+ * when the caller stops early).  Its errors are deferred (diag.h) and
+ * reported by the caller when it reaches the chunk that failed, never
+ * before, and dropped if the caller stops first. */
+#define RA_SLOTS 3
+
+struct ra_slot {
+	unsigned char *buf; /* raw_cap bytes */
+	size_t len;
+	uint64_t off, raw_done;
+	int rc;             /* as fill(): 1 a chunk, 0 the end, -1 an error (in diag) */
+};
+
+struct readahead {
+	cm_input *in;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t filled, freed;
+	struct ra_slot slot[RA_SLOTS];
+	/* slot[tail % N] .. slot[head - 1 % N] are filled and not yet handed
+	 * out; slot[(tail - 1) % N] is the one the caller holds */
+	uint64_t head, tail;
+	int stop;           /* the caller wants the thread to end */
+	int ended;          /* the last slot filled holds rc 0 or -1 */
+	uint64_t next_off;
+	cm_diag_slot diag;
 };
 
 const char *cm_input_name(const cm_input *in) { return in->name; }
 int cm_input_is_gzip(const cm_input *in) { return in->gzip; }
 int cm_input_is_file(const cm_input *in) { return S_ISREG(in->st0.st_mode) && in->own_fd; }
 uint64_t cm_input_offset(const cm_input *in) { return in->chunk_off; }
-uint64_t cm_input_raw_done(const cm_input *in) { return in->raw_done; }
+uint64_t cm_input_raw_done(const cm_input *in) { return in->ra_raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
 
 /* Open PATH; REWINDABLE: tee a pipe so it can be read again. */
@@ -76,7 +117,7 @@ static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 	/* room for at least the two magic bytes, whatever the chunk size */
 	in->raw_cap = in->bufsize < 16 ? 16 : in->bufsize;
 	in->raw = malloc(in->raw_cap);
-	in->text = malloc(in->bufsize);
+	in->text = malloc(in->raw_cap); /* raw_cap: read-ahead swaps it with raw-sized buffers */
 	if (!strcmp(path, "-")) {
 		in->name = strdup("<stdin>");
 		in->fd = 0;
@@ -300,38 +341,168 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 	}
 }
 
+/* The next chunk, as cm_input_next hands it out (without the offsets).
+ * The data lies at the start of in->text (gzip) or in->raw (plain text). */
+static int fill(cm_input *in, const char **data, size_t *len)
+{
+	if (!in->sniffed && sniff(in) < 0)
+		return -1;
+	if (in->gzip)
+		return next_gzip(in, data, len);
+	if (in->raw_pos == in->raw_len) {
+		ssize_t n = raw_read(in, 0, in->bufsize);
+		if (n < 0)
+			return -1;
+		in->raw_pos = 0;
+		in->raw_len = (size_t)n;
+	}
+	if (in->raw_pos == in->raw_len)
+		return 0;
+	*data = (const char *)in->raw + in->raw_pos;
+	*len = in->raw_len - in->raw_pos;
+	in->raw_pos = in->raw_len;
+	return 1;
+}
+
+/* The read-ahead thread: fill a free slot, hand it over, until the end, an
+ * error or the caller's stop. */
+static void *ra_main(void *arg)
+{
+	struct readahead *ra = arg;
+	cm_input *in = ra->in;
+	cm_progress_thread_off();
+	cm_diag_defer(&ra->diag);
+	pthread_mutex_lock(&ra->mu);
+	while (!ra->stop && !ra->ended) {
+		struct ra_slot *s;
+		const char *data = NULL;
+		size_t len = 0;
+		unsigned char **owner, *t;
+		if (ra->head - ra->tail >= RA_SLOTS - 1) { /* the ring is full */
+			pthread_cond_wait(&ra->freed, &ra->mu);
+			continue;
+		}
+		s = &ra->slot[ra->head % RA_SLOTS];
+		pthread_mutex_unlock(&ra->mu);
+		s->rc = fill(in, &data, &len);
+		if (s->rc == 1) {
+			/* the chunk's buffer goes with the slot; the input reads
+			 * on into the slot's spare */
+			owner = in->gzip ? &in->text : &in->raw;
+			t = *owner;
+			*owner = s->buf;
+			s->buf = t;
+			s->len = len;
+			s->off = ra->next_off;
+			ra->next_off += len;
+			(void)data; /* == t: fill's data starts its buffer */
+		}
+		s->raw_done = in->raw_done;
+		pthread_mutex_lock(&ra->mu);
+		ra->head++;
+		ra->ended = s->rc != 1;
+		pthread_cond_signal(&ra->filled);
+	}
+	pthread_mutex_unlock(&ra->mu);
+	return NULL;
+}
+
+/* Start the read-ahead thread for this pass, when wanted and the input is a
+ * regular file.  Without a thread the caller reads as before. */
+static void ra_start(cm_input *in)
+{
+	struct readahead *ra;
+	struct stat st;
+	if (!in->ra_wanted || in->ra || in->teeing || in->next_off || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	ra = cm_xcalloc(1, sizeof *ra);
+	ra->in = in;
+	for (int i = 0; i < RA_SLOTS; i++)
+		ra->slot[i].buf = cm_xmalloc(in->raw_cap);
+	pthread_mutex_init(&ra->mu, NULL);
+	pthread_cond_init(&ra->filled, NULL);
+	pthread_cond_init(&ra->freed, NULL);
+	if (pthread_create(&ra->th, NULL, ra_main, ra) != 0) {
+		in->ra_wanted = 0; /* no thread to be had: read on this one */
+		for (int i = 0; i < RA_SLOTS; i++)
+			free(ra->slot[i].buf);
+		free(ra);
+		return;
+	}
+	in->ra = ra;
+}
+
+/* Stop and join the read-ahead thread; an error it met that the caller never
+ * reached is dropped (the caller stopped before it). */
+static void ra_stop(cm_input *in)
+{
+	struct readahead *ra = in->ra;
+	if (!ra)
+		return;
+	pthread_mutex_lock(&ra->mu);
+	ra->stop = 1;
+	pthread_cond_signal(&ra->freed);
+	pthread_mutex_unlock(&ra->mu);
+	pthread_join(ra->th, NULL);
+	cm_diag_drop(&ra->diag);
+	pthread_mutex_destroy(&ra->mu);
+	pthread_cond_destroy(&ra->filled);
+	pthread_cond_destroy(&ra->freed);
+	for (int i = 0; i < RA_SLOTS; i++)
+		free(ra->slot[i].buf);
+	free(ra);
+	in->ra = NULL;
+}
+
+/* cm_input_next from the read-ahead thread's ring. */
+static int ra_next(cm_input *in, const char **data, size_t *len)
+{
+	struct readahead *ra = in->ra;
+	struct ra_slot *s;
+	pthread_mutex_lock(&ra->mu);
+	while (ra->tail == ra->head)
+		pthread_cond_wait(&ra->filled, &ra->mu);
+	s = &ra->slot[ra->tail % RA_SLOTS];
+	if (s->rc == 1) { /* the end and an error stay where they are: asked again, they answer again */
+		ra->tail++;
+		pthread_cond_signal(&ra->freed);
+	}
+	pthread_mutex_unlock(&ra->mu);
+	in->ra_raw_done = s->raw_done;
+	if (s->rc < 0) {
+		/* the thread has ended: its error is this call's */
+		cm_diag_settle(&ra->diag);
+		cm_diag_drop(&ra->diag);
+		return -1;
+	}
+	if (s->rc == 0)
+		return 0;
+	in->chunk_off = s->off;
+	*data = (const char *)s->buf;
+	*len = s->len;
+	return 1;
+}
+
+void cm_input_readahead(cm_input *in, int on) { in->ra_wanted = on; }
+
 int cm_input_next(cm_input *in, const char **data, size_t *len)
 {
 	int rc;
+	if (!in->ra && in->ra_wanted)
+		ra_start(in);
+	if (in->ra)
+		return ra_next(in, data, len);
 	in->chunk_off = in->next_off;
-	if (!in->sniffed && sniff(in) < 0)
-		return -1;
-	if (in->gzip) {
-		rc = next_gzip(in, data, len);
-	} else {
-		if (in->raw_pos == in->raw_len) {
-			ssize_t n = raw_read(in, 0, in->bufsize);
-			if (n < 0)
-				return -1;
-			in->raw_pos = 0;
-			in->raw_len = (size_t)n;
-		}
-		if (in->raw_pos == in->raw_len) {
-			rc = 0;
-		} else {
-			*data = (const char *)in->raw + in->raw_pos;
-			*len = in->raw_len - in->raw_pos;
-			in->raw_pos = in->raw_len;
-			rc = 1;
-		}
-	}
+	rc = fill(in, data, len);
 	if (rc == 1)
 		in->next_off += *len;
+	in->ra_raw_done = in->raw_done;
 	return rc;
 }
 
 int cm_input_rewind(cm_input *in)
 {
+	ra_stop(in);
 	if (in->teeing) {
 		/* drain what the first pass did not read, so the copy is whole */
 		while (!in->raw_eof)
@@ -354,6 +525,7 @@ int cm_input_rewind(cm_input *in)
 	in->raw_pos = in->raw_len = 0;
 	in->sniffed = 0;
 	in->next_off = in->chunk_off = 0;
+	in->ra_raw_done = 0;
 	return 0;
 }
 
@@ -361,6 +533,7 @@ void cm_input_close(cm_input *in)
 {
 	if (!in)
 		return;
+	ra_stop(in);
 	if (in->own_fd && in->fd >= 0)
 		close(in->fd);
 	if (in->spool_fd >= 0)

@@ -25,6 +25,15 @@ cm_input *cm_input_open_rewindable(const char *path, size_t bufsize);
  * corrupt gzip, trailing garbage after the gzip data). */
 int cm_input_next(cm_input *in, const char **data, size_t *len);
 
+/* Read ahead (ON nonzero) on a thread of the input's own, from the next
+ * pass on (or the current one, if no chunk of it has been handed out), when
+ * the input is a regular file (a pipe's copy is one, from the second pass
+ * on): the read(2) copy and the inflate then run beside the caller, which
+ * gets the same chunks, offsets and errors (an error at the place where it
+ * would have met it, on its own thread).  The chunk handed out stays valid
+ * until the next call, as without read-ahead. */
+void cm_input_readahead(cm_input *in, int on);
+
 /* Text offset of the first byte of the chunk last handed out. */
 uint64_t cm_input_offset(const cm_input *in);
 

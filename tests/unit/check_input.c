@@ -1,0 +1,241 @@
+/* check_input.c - chunked reading (io/input.c): the chunks, offsets and
+ * errors with read-ahead are those without, at every chunk size.
+ *
+ * Read-ahead hands chunks over from a thread of the input's own, in buffers
+ * swapped into a ring; these tests read the same texts (plain, one gzip
+ * member, two members) at chunk sizes from 1 byte up, with it and without,
+ * and compare every chunk's length and offset and the text; a rewind in the
+ * middle of a pass; a pipe, teed on its first pass and read ahead from its
+ * copy on the second; and a truncated gzip file, whose error must come after
+ * every chunk before it, once, on the reading thread, and not at all when
+ * the reader stops before it. */
+#include "check_common.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "io/input.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+/* A text of N bytes that no two offsets repeat for long. */
+static char *make_text(size_t n)
+{
+	char *t = malloc(n + 1);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		t[i] = (char)(' ' + (x >> 16) % 90);
+	}
+	t[n] = 0;
+	return t;
+}
+
+/* TEXT gzip-compressed into MEMBERS members (split at even lengths). */
+static unsigned char *gzip_of(const char *text, size_t n, int members, size_t *zlen)
+{
+	size_t cap = n + 1024 * (size_t)members + 64, len = 0;
+	unsigned char *out = malloc(cap);
+	for (int m = 0; m < members; m++) {
+		size_t a = n * (size_t)m / (size_t)members, b = n * (size_t)(m + 1) / (size_t)members;
+		z_stream zs;
+		memset(&zs, 0, sizeof zs);
+		ck_assert_int_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+		zs.next_in = (unsigned char *)(uintptr_t)(text + a);
+		zs.avail_in = (uInt)(b - a);
+		zs.next_out = out + len;
+		zs.avail_out = (uInt)(cap - len);
+		ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+		len = cap - zs.avail_out;
+		deflateEnd(&zs);
+	}
+	*zlen = len;
+	return out;
+}
+
+static const char *write_file(const void *p, size_t n)
+{
+	static char path[64];
+	int fd;
+	snprintf(path, sizeof path, "/tmp/cuptimerge-check-input.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
+	close(fd);
+	return path;
+}
+
+/* One pass: every chunk's length and offset into LENS / OFFS (up to MAX),
+ * the text into TEXT.  Returns the number of chunks; *RC the last result. */
+static size_t read_pass(cm_input *in, char *text, size_t cap, size_t *lens, uint64_t *offs, size_t max, int *rc)
+{
+	const char *d;
+	size_t n, k = 0, at = 0;
+	while ((*rc = cm_input_next(in, &d, &n)) == 1) {
+		ck_assert_uint_le(at + n, cap);
+		memcpy(text + at, d, n);
+		if (k < max) {
+			lens[k] = n;
+			offs[k] = cm_input_offset(in);
+		}
+		ck_assert_uint_eq(cm_input_offset(in), at);
+		at += n;
+		k++;
+	}
+	return k;
+}
+
+#define TEXT_BYTES 70001
+#define MAXCHUNKS 80000
+static const size_t sizes[] = {1, 2, 3, 5, 16, 31, 1000, 4096, 65536, 1 << 20};
+enum { PLAIN, GZIP1, GZIP2, NKINDS };
+
+/* Loop index I: a chunk size and a kind of text. */
+START_TEST(same_chunks_with_readahead)
+{
+	size_t bs = sizes[_i / NKINDS], zlen = 0, n0, n1;
+	int kind = _i % NKINDS, rc0, rc1;
+	char *text = make_text(TEXT_BYTES), *got0 = malloc(TEXT_BYTES), *got1 = malloc(TEXT_BYTES);
+	unsigned char *z = kind == PLAIN ? NULL : gzip_of(text, TEXT_BYTES, kind == GZIP1 ? 1 : 2, &zlen);
+	const char *path = kind == PLAIN ? write_file(text, TEXT_BYTES) : write_file(z, zlen);
+	size_t *l0 = malloc(MAXCHUNKS * sizeof *l0), *l1 = malloc(MAXCHUNKS * sizeof *l1);
+	uint64_t *o0 = malloc(MAXCHUNKS * sizeof *o0), *o1 = malloc(MAXCHUNKS * sizeof *o1);
+	cm_input *a = cm_input_open_rewindable(path, bs), *b = cm_input_open_rewindable(path, bs);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	cm_input_readahead(b, 1);
+	n0 = read_pass(a, got0, TEXT_BYTES, l0, o0, MAXCHUNKS, &rc0);
+	n1 = read_pass(b, got1, TEXT_BYTES, l1, o1, MAXCHUNKS, &rc1);
+	ck_assert_int_eq(rc0, 0);
+	ck_assert_int_eq(rc1, 0);
+	ck_assert_uint_eq(n0, n1);
+	for (size_t k = 0; k < n0 && k < MAXCHUNKS; k++) {
+		ck_assert_uint_eq(l0[k], l1[k]);
+		ck_assert_uint_eq(o0[k], o1[k]);
+	}
+	ck_assert(!memcmp(got0, text, TEXT_BYTES));
+	ck_assert(!memcmp(got1, text, TEXT_BYTES));
+	ck_assert_int_eq(cm_input_is_gzip(b), kind != PLAIN);
+	ck_assert_uint_eq(cm_input_raw_done(b), kind == PLAIN ? TEXT_BYTES : zlen);
+	/* asked again at the end: the end again */
+	{
+		const char *d;
+		size_t n;
+		ck_assert_int_eq(cm_input_next(b, &d, &n), 0);
+	}
+	/* a rewind in the middle of the next pass, then a whole pass */
+	ck_assert_int_eq(cm_input_rewind(b), 0);
+	for (size_t k = 0; k < 3 && k < n0; k++) {
+		const char *d;
+		size_t n;
+		ck_assert_int_eq(cm_input_next(b, &d, &n), 1);
+	}
+	ck_assert_int_eq(cm_input_rewind(b), 0);
+	memset(got1, 0, TEXT_BYTES);
+	ck_assert_uint_eq(read_pass(b, got1, TEXT_BYTES, l1, o1, MAXCHUNKS, &rc1), n0);
+	ck_assert_int_eq(rc1, 0);
+	ck_assert(!memcmp(got1, text, TEXT_BYTES));
+	cm_input_close(a);
+	cm_input_close(b);
+	unlink(path);
+	free(text), free(got0), free(got1), free(z), free(l0), free(l1), free(o0), free(o1);
+}
+END_TEST
+
+/* A pipe: the first pass is teed (no read-ahead on a pipe), the second
+ * reads the copy ahead. */
+START_TEST(pipe_then_its_copy)
+{
+	char *text = make_text(TEXT_BYTES), *got = malloc(TEXT_BYTES);
+	size_t *l = malloc(MAXCHUNKS * sizeof *l);
+	uint64_t *o = malloc(MAXCHUNKS * sizeof *o);
+	int fds[2], rc, saved = dup(0);
+	pid_t pid;
+	cm_input *in;
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		ck_assert_int_eq(write(fds[1], text, TEXT_BYTES), TEXT_BYTES);
+		_exit(0);
+	}
+	close(fds[1]);
+	dup2(fds[0], 0);
+	close(fds[0]);
+	in = cm_input_open_rewindable("-", 4096);
+	cm_input_readahead(in, 1);
+	ck_assert_uint_eq(read_pass(in, got, TEXT_BYTES, l, o, MAXCHUNKS, &rc), (TEXT_BYTES + 4095) / 4096);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!memcmp(got, text, TEXT_BYTES));
+	ck_assert_int_eq(cm_input_rewind(in), 0);
+	memset(got, 0, TEXT_BYTES);
+	read_pass(in, got, TEXT_BYTES, l, o, MAXCHUNKS, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!memcmp(got, text, TEXT_BYTES));
+	cm_input_close(in);
+	waitpid(pid, NULL, 0);
+	dup2(saved, 0);
+	free(text), free(got), free(l), free(o);
+}
+END_TEST
+
+/* A gzip file cut short: the chunks before the cut, then the error, on this
+ * thread (deferred here into a slot, so that the test can read it), once;
+ * and no error at all for a reader that closes the input before the cut.
+ * Loop index: the chunk size. */
+START_TEST(truncated_gzip)
+{
+	size_t bs = sizes[_i], zlen, n, at = 0;
+	char *text = make_text(TEXT_BYTES), *got = calloc(1, TEXT_BYTES);
+	unsigned char *z = gzip_of(text, TEXT_BYTES, 1, &zlen);
+	const char *path = write_file(z, zlen - 20), *d;
+	cm_diag_slot slot = {0, NULL};
+	cm_input *in;
+	int rc;
+	cm_diag_defer(&slot);
+	for (int ra = 0; ra < 2; ra++) {
+		in = cm_input_open_rewindable(path, bs);
+		cm_input_readahead(in, ra);
+		at = 0;
+		while ((rc = cm_input_next(in, &d, &n)) == 1) {
+			memcpy(got + at, d, n);
+			at += n;
+		}
+		ck_assert_int_eq(rc, -1);
+		ck_assert_int_eq(slot.status, CM_EXIT_DATA);
+		ck_assert_ptr_nonnull(strstr(slot.line, "truncated gzip data"));
+		ck_assert(at > 0 && at < TEXT_BYTES);
+		ck_assert(!memcmp(got, text, at));
+		cm_diag_drop(&slot);
+		cm_input_close(in);
+		ck_assert_int_eq(slot.status, 0); /* nothing more on close */
+		/* a reader that stops after one chunk hears nothing */
+		in = cm_input_open_rewindable(path, bs);
+		cm_input_readahead(in, ra);
+		ck_assert_int_eq(cm_input_next(in, &d, &n), 1);
+		usleep(20000); /* the read-ahead thread meets the cut meanwhile */
+		cm_input_close(in);
+		ck_assert_int_eq(slot.status, 0);
+	}
+	cm_diag_defer(NULL);
+	unlink(path);
+	free(text), free(got), free(z);
+}
+END_TEST
+
+static Suite *input_suite(void)
+{
+	Suite *s = suite_create("input");
+	TCase *tc = tcase_create("readahead");
+	int nsizes = (int)(sizeof sizes / sizeof *sizes);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, same_chunks_with_readahead, 0, nsizes * NKINDS);
+	tcase_add_test(tc, pipe_then_its_copy);
+	/* the last size holds the whole file in one chunk: the cut is met
+	 * before anything is handed out */
+	tcase_add_loop_test(tc, truncated_gzip, 0, nsizes - 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(input_suite)
