@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <yajl/yajl_parse.h>
 #include "json/jcheck.h"
 #include "json/jwrite.h"
@@ -36,9 +37,18 @@ void cm_arena_free(cm_arena *a);
 /* ---- access ---- */
 /* The member KEY of object O (the last one when a key repeats, as Python's
  * json keeps), or NULL when O is not an object or has no such member. */
-const cm_jval *cm_jval_get(const cm_jval *o, const char *key);
+const cm_jval *cm_jval_getn(const cm_jval *o, const char *key, size_t n);
+/* (inline, so that the length of a literal KEY is known when compiled) */
+static inline const cm_jval *cm_jval_get(const cm_jval *o, const char *key)
+{
+	return cm_jval_getn(o, key, strlen(key));
+}
 /* 1 when V is a string equal to the NUL-terminated S. */
-int cm_jval_streq(const cm_jval *v, const char *s);
+static inline int cm_jval_streq(const cm_jval *v, const char *s)
+{
+	size_t n = strlen(s); /* inline: a literal's length and compare are compiled in */
+	return v && v->type == CM_J_STR && v->len == n && !memcmp(v->s, s, n);
+}
 /* The members of object O as the dict Python's json module makes of it: a
  * key that repeats keeps the place of its first appearance and the value of
  * its last.  Returns a malloc'd array (the caller frees it) of *N member
