@@ -93,7 +93,7 @@ struct merge {
 	int win_careful;    /* the window was read again by the careful reader */
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 	/* when each step ended, for -v (seconds since the start) */
-	double t0, t_window, t_cpu, t_joins, t_plan, t_copied, t_render;
+	double t0, t_window, t_cpu, t_linked, t_indexed, t_joins, t_plan, t_copied, t_render;
 };
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -323,11 +323,14 @@ static int prepare(struct merge *m)
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
-	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu) ||
-	    cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
+	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu))
+		return cm_diag_status();
+	m->t_linked = cm_now_s() - m->t0;
+	if (cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
 				   cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu) < 0 ||
 	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
+	m->t_indexed = cm_now_s() - m->t0;
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)
 		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
@@ -446,9 +449,11 @@ int cm_merge_run(const struct cm_options *opt)
 		/* where the time went: the steps of the design essay, as seconds
 		 * since the start when each ended */
 		cm_warn(NULL, -1,
-			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s, plan %.2f s, "
-			"CPU events copied %.2f s, window events rendered %.2f s, output done %.2f s",
-			m.t_window, m.t_cpu, m.t_joins, m.t_plan, m.t_copied, m.t_render, cm_now_s() - m.t0);
+			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s (External ids linked %.2f s, "
+			"index applied %.2f s), plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, "
+			"output done %.2f s",
+			m.t_window, m.t_cpu, m.t_joins, m.t_linked, m.t_indexed, m.t_plan, m.t_copied, m.t_render,
+			cm_now_s() - m.t0);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);
