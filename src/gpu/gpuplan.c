@@ -111,15 +111,28 @@ struct plan_part {
 	cm_hmap *seen; /* (kind, a, b, c) -> offset of its note in notes */
 	cm_buf notes;
 	struct plan_head h;
+	int64_t last[NOTE_DEVROW + 1][3]; /* the last row key noted of each kind */
+	int have_last[NOTE_DEVROW + 1];
 };
 
 /* Note a row key or span (KIND, A, B, C) seen in the block: a new key gets
- * a note; a span seen again is widened. */
+ * a note; a span seen again is widened.  A row key seen again changes
+ * nothing, and it is nearly always the last one of its kind (the API calls
+ * of one thread, the kernels of one stream come in runs): that one is
+ * turned away before the hash map. */
 static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64_t c, cm_int start, cm_int end)
 {
 	int64_t key[4] = {kind, a, b, c};
 	int created;
-	uint64_t *at = cm_hmap_put(pp->seen, key, &created);
+	uint64_t *at;
+	if (kind != NOTE_SPAN) {
+		int64_t *l = pp->last[kind];
+		if (pp->have_last[kind] && l[0] == a && l[1] == b && l[2] == c)
+			return;
+		l[0] = a, l[1] = b, l[2] = c;
+		pp->have_last[kind] = 1;
+	}
+	at = cm_hmap_put(pp->seen, key, &created);
 	if (created) {
 		struct plan_note n = {kind, a, b, c, start, end};
 		*at = pp->notes.len;
@@ -280,6 +293,7 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 	cm_hmap_free(pp->seen);
 	pp->seen = cm_hmap_new(32, 8);
 	pp->notes.len = 0;
+	memset(pp->have_last, 0, sizeof pp->have_last);
 	memset(&pp->h, 0, sizeof pp->h);
 	pp->h.min_ts = INFINITY;
 	pp->h.max_end_ts = -INFINITY;
