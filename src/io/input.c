@@ -56,6 +56,8 @@ struct cm_input {
 	size_t raw_pos, raw_len;
 
 	int ra_wanted;          /* cm_input_readahead: on */
+	int ra_ended;           /* the read-ahead pass handed out its end (0) or error (-1): ra_rc */
+	int ra_rc;
 	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
 	uint64_t ra_raw_done;   /* raw_done as of the chunk last handed out */
 };
@@ -72,7 +74,7 @@ struct cm_input {
  * when the caller stops early).  Its errors are deferred (diag.h) and
  * reported by the caller when it reaches the chunk that failed, never
  * before, and dropped if the caller stops first. */
-#define RA_SLOTS 3
+#define RA_SLOTS 2
 
 struct ra_slot {
 	unsigned char *buf; /* raw_cap bytes */
@@ -463,20 +465,23 @@ static int ra_next(cm_input *in, const char **data, size_t *len)
 	while (ra->tail == ra->head)
 		pthread_cond_wait(&ra->filled, &ra->mu);
 	s = &ra->slot[ra->tail % RA_SLOTS];
-	if (s->rc == 1) { /* the end and an error stay where they are: asked again, they answer again */
+	if (s->rc == 1) {
 		ra->tail++;
 		pthread_cond_signal(&ra->freed);
 	}
 	pthread_mutex_unlock(&ra->mu);
 	in->ra_raw_done = s->raw_done;
-	if (s->rc < 0) {
-		/* the thread has ended: its error is this call's */
-		cm_diag_settle(&ra->diag);
-		cm_diag_drop(&ra->diag);
-		return -1;
+	if (s->rc <= 0) {
+		/* the thread has ended: its error is this call's; its ring goes
+		 * now, not when the input is rewound or closed (the window is
+		 * held open to the end of the run) */
+		in->ra_ended = 1;
+		in->ra_rc = s->rc;
+		if (s->rc < 0)
+			cm_diag_settle(&ra->diag);
+		ra_stop(in);
+		return in->ra_rc;
 	}
-	if (s->rc == 0)
-		return 0;
 	in->chunk_off = s->off;
 	*data = (const char *)s->buf;
 	*len = s->len;
@@ -488,6 +493,8 @@ void cm_input_readahead(cm_input *in, int on) { in->ra_wanted = on; }
 int cm_input_next(cm_input *in, const char **data, size_t *len)
 {
 	int rc;
+	if (in->ra_ended) /* asked again after the end or an error: the same answer */
+		return in->ra_rc;
 	if (!in->ra && in->ra_wanted)
 		ra_start(in);
 	if (in->ra)
@@ -526,6 +533,7 @@ int cm_input_rewind(cm_input *in)
 	in->sniffed = 0;
 	in->next_off = in->chunk_off = 0;
 	in->ra_raw_done = 0;
+	in->ra_ended = 0;
 	return 0;
 }
 
