@@ -15,7 +15,7 @@ while read -r name cpu win exp opts <&3; do
 	case $name in '' | '#'*) continue ;; esac
 	rows=$((rows + 1))
 
-	t_tiny="$name: the same bytes with --buffer-size 1..31"
+	t_tiny="$name: the same bytes with --buffer-size 1..31 (read ahead at 3, 7, .., 31)"
 	t_pipe="$name: the same bytes from gzip inputs, the CPU trace on a pipe"
 	t_careful="$name: the same bytes from the careful readers (CUPTIMERGE_CAREFUL)"
 	tcase "$name: merge equals $exp"
@@ -37,12 +37,16 @@ while read -r name cpu win exp opts <&3; do
 		bs=1
 		while [ $bs -le 31 ]; do
 			rc=0
+			# every fourth size read ahead on threads of the inputs' own
+			# (by default only chunks of 64 KiB and up are)
+			ra=$((bs % 4 == 3))
 			# shellcheck disable=SC2086
-			$CUPTIMERGE --buffer-size $bs $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/bs.json" 2>"$tmp/err" || rc=$?
+			CUPTIMERGE_READAHEAD=$ra $CUPTIMERGE --buffer-size $bs $opts -w "$FIX/$win" "$FIX/$cpu" \
+				>"$tmp/bs.json" 2>"$tmp/err" || rc=$?
 			if [ $rc -ne 0 ]; then
-				fail "$name: --buffer-size $bs: exit $rc: $(cat "$tmp/err")"
+				fail "$name: --buffer-size $bs (read-ahead $ra): exit $rc: $(cat "$tmp/err")"
 			elif ! cmp -s "$tmp/bs.json" "$tmp/$name.json"; then
-				fail "$name: --buffer-size $bs output differs"
+				fail "$name: --buffer-size $bs (read-ahead $ra) output differs"
 			fi
 			bs=$((bs + 1))
 		done
