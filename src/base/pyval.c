@@ -1,6 +1,7 @@
 /* pyval.c - Python int()/float()/repr() semantics for the numbers of a merge. */
 #include "config.h"
 #include "base/pyval.h"
+#include "base/word.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,44 +42,14 @@ static int digits_to_int(const char *s, size_t n, int neg, cm_int *out)
 	return CM_PY_OK;
 }
 
-/* Are the 8 bytes X (little-endian) all decimal digits?  And their value.
- * (simdjson's word tricks: the window's times are 19 digits, its ids up
- * to 10, and a digit a step was 4% of a merge's instructions.) */
-static inline int eight_digits(uint64_t x)
-{
-	return ((x & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
-		(((x + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
-	       UINT64_C(0x3333333333333333);
-}
-
-static inline uint64_t eight_digits_value(uint64_t x)
-{
-	x -= UINT64_C(0x3030303030303030);
-	x = x * 10 + (x >> 8);
-	return (((x & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064)) +
-		(((x >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001))) >>
-	       32;
-}
-
-/* The 8 bytes at S as a little-endian word. */
-static inline uint64_t load_le64(const char *s)
-{
-	uint64_t x;
-	memcpy(&x, s, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap64(x);
-#endif
-	return x;
-}
-
 int cm_py_int_of_number(const char *s, size_t n, cm_int *out)
 {
 	int neg = n && s[0] == '-';
 	size_t k = (size_t)neg, head = n - k < 19 ? n : k + 19;
 	uint64_t w = 0;
 	/* the first 19 digits in 64 bits, eight at a time while they last */
-	while (k + 8 <= head && eight_digits(load_le64(s + k))) {
-		w = w * 100000000u + eight_digits_value(load_le64(s + k));
+	while (k + 8 <= head && cm_eight_digits(cm_load_le64(s + k))) {
+		w = w * 100000000u + cm_eight_digits_value(cm_load_le64(s + k));
 		k += 8;
 	}
 	while (k < head && s[k] >= '0' && s[k] <= '9')

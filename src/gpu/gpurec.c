@@ -5,6 +5,7 @@
  * a time.  A record is a few dozen bytes where its JSON was a few hundred. */
 #include "config.h"
 #include "gpu/gpurec.h"
+#include "base/word.h"
 #include "base/diag.h"
 #include "exitcode.h"
 
@@ -12,16 +13,6 @@
 #include <string.h>
 
 typedef unsigned __int128 u128;
-
-/* X as loaded from little-endian bytes. */
-static inline uint64_t le64(uint64_t x)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap64(x);
-#else
-	return x;
-#endif
-}
 
 /* The 7-bit groups of the N (1..8) varint bytes in X (little-endian, high
  * bits included) put together: the 56-bit compaction in three steps. */
@@ -46,8 +37,7 @@ static inline int get_u64(const char **p, const char *end, uint64_t *v)
 	uint64_t w, stops;
 	if (end - *p < 9)
 		return 0;
-	memcpy(&w, s, 8);
-	w = le64(w);
+	w = cm_load_le64(s);
 	stops = ~w & UINT64_C(0x8080808080808080); /* bytes that end the varint */
 	if (stops) {
 		int n = __builtin_ctzll(stops) / 8 + 1;

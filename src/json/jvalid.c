@@ -66,6 +66,7 @@
 #include "config.h"
 #include "json/jvalid.h"
 #include "json/strskip.h"
+#include "base/word.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -98,18 +99,10 @@ static const unsigned char is_hex[256] = {
 
 static inline int is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
 
-/* 1 when all eight bytes of X are ASCII digits (each byte's high nibble is
- * 3, and adding 6 keeps it 3, so the low nibble is 0..9). */
-static inline int swar_all_digits(uint64_t x)
-{
-	return (((x & UINT64_C(0xf0f0f0f0f0f0f0f0)) |
-		 (((x + ONES * 6) & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4)) == ONES * 0x33);
-}
-
 /* The digits from P on (up to E): returns the first byte that is not one. */
 static inline const unsigned char *skip_digits(const unsigned char *p, const unsigned char *e)
 {
-	while (e - p >= 8 && swar_all_digits(load8(p)))
+	while (e - p >= 8 && cm_eight_digits(load8(p)))
 		p += 8;
 	while (p < e && is_digit(*p))
 		p++;
