@@ -94,7 +94,6 @@ struct readahead {
 	uint64_t head, tail;
 	int stop;           /* the caller wants the thread to end */
 	int ended;          /* the last slot filled holds rc 0 or -1 */
-	uint64_t next_off;
 	cm_diag_slot diag;
 };
 
@@ -395,8 +394,8 @@ static void *ra_main(void *arg)
 			*owner = s->buf;
 			s->buf = t;
 			s->len = len;
-			s->off = ra->next_off;
-			ra->next_off += len;
+			s->off = in->next_off; /* the thread's own while it runs */
+			in->next_off += len;
 			(void)data; /* == t: fill's data starts its buffer */
 		}
 		s->raw_done = in->raw_done;
@@ -409,13 +408,14 @@ static void *ra_main(void *arg)
 	return NULL;
 }
 
-/* Start the read-ahead thread for this pass, when wanted and the input is a
- * regular file.  Without a thread the caller reads as before. */
+/* Start the read-ahead thread for this pass, when wanted, the pass has not
+ * begun and the input is a regular file.  Without a thread the caller reads
+ * as before. */
 static void ra_start(cm_input *in)
 {
 	struct readahead *ra;
 	struct stat st;
-	if (!in->ra_wanted || in->ra || in->teeing || in->next_off || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!in->ra_wanted || in->teeing || in->next_off || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;
@@ -495,7 +495,7 @@ int cm_input_next(cm_input *in, const char **data, size_t *len)
 	int rc;
 	if (in->ra_ended) /* asked again after the end or an error: the same answer */
 		return in->ra_rc;
-	if (!in->ra && in->ra_wanted)
+	if (!in->ra)
 		ra_start(in);
 	if (in->ra)
 		return ra_next(in, data, len);
