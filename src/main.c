@@ -148,6 +148,8 @@ int main(int argc, char **argv)
 	}
 	/* a testing aid: the output must not depend on which reader read */
 	opt.careful = (env = getenv("CUPTIMERGE_CAREFUL")) && *env && strcmp(env, "0");
+	/* a testing aid: the output must not depend on reading ahead */
+	opt.readahead = (env = getenv("CUPTIMERGE_READAHEAD")) && *env ? strcmp(env, "0") != 0 : -1;
 	if ((env = getenv("CUPTIMERGE_SPILL")) && *env) /* a testing aid: spill member values past this */
 		cm_docsplit_set_spill((size_t)strtoull(env, NULL, 10));
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {

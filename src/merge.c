@@ -171,9 +171,8 @@ static int render_threads(const struct cm_options *opt)
  * cost more than the chunk, and the chunks are the same with it or not. */
 static int readahead(const struct cm_options *opt)
 {
-	const char *env = getenv("CUPTIMERGE_READAHEAD");
-	if (env && *env)
-		return atoi(env) != 0;
+	if (opt->readahead >= 0)
+		return opt->readahead;
 	return opt->jobs > 1 && opt->bufsize >= (64u << 10);
 }
 

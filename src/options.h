@@ -22,6 +22,7 @@ struct cm_options {
 	int force;               /* --force: merge inputs that look mismatched */
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
 	int careful;             /* CUPTIMERGE_CAREFUL: only the careful (yajl) readers */
+	int readahead;           /* CUPTIMERGE_READAHEAD: -1 by -j and the read size; 0 off; 1 on */
 };
 
 #endif
