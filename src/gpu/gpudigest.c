@@ -163,11 +163,6 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	int64_t d64, s64;
 	r->kind = (uint8_t)kind;
 	r->nv = CM_RG_N;
-	/* the fields of the other kinds (a kernel has no "bytes", a memset no
-	 * third kind) go as zeros: the record is packed from v[0..nv), and a
-	 * slot left as it was held whatever the stack held, up to 16 bytes of
-	 * it in the temporary file */
-	memset(&v[CM_RG_BYTES], 0, (CM_RG_FLAGS - CM_RG_BYTES + 1) * sizeof *v);
 	if (gpu_int_field(a, "device_id", 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, "stream_id", 1, &v[CM_RG_STREAM]) < 0 ||
 	    gpu_int_field(a, "start_ns", 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, "context_id", 1, &v[CM_RG_CTX]) < 0 ||
 	    gpu_int_field(a, "correlation_id", 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RG_END]) < 0 ||
@@ -359,7 +354,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		return gpu_ev_error(g, index, offset, "\"kind\" is not a string");
 	if (kind->type != CM_J_STR)
 		return 0;
-	memset(&r, 0, offsetof(cm_gpurec, v));
+	/* the slots too: a record is packed from v[0..nv), and a kind need not
+	 * set every one (a kernel has no "bytes", a memset no third kind); one
+	 * left unset went to the temporary file as whatever the stack held */
+	memset(&r, 0, offsetof(cm_gpurec, v) + sizeof r.v);
 	r.index = index;
 	r.offset = offset;
 	d->text.len = 0;
