@@ -106,7 +106,6 @@ const cm_jval *cm_jval_getn(const cm_jval *o, const char *key, size_t n)
 	return found;
 }
 
-
 static int same_key(const cm_jval *a, const cm_jval *b)
 {
 	return a->klen == b->klen && !memcmp(a->key, b->key, a->klen);
