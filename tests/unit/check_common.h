@@ -22,17 +22,21 @@
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;           \
 	}
 
-/* Write TEXT to a new temporary file and return its path (static buffer). */
-static inline const char *check_tmpfile(const char *text)
+/* Write the N bytes at P to a new temporary file and return its path
+ * (static buffer). */
+static inline const char *check_tmpfile_bytes(const void *p, size_t n)
 {
 	static char path[64];
 	int fd;
 	snprintf(path, sizeof path, "/tmp/cuptimerge-check.XXXXXX");
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
 	close(fd);
 	return path;
 }
+
+/* Write TEXT to a new temporary file and return its path (static buffer). */
+static inline const char *check_tmpfile(const char *text) { return check_tmpfile_bytes(text, strlen(text)); }
 
 #endif

@@ -53,18 +53,6 @@ static unsigned char *gzip_of(const char *text, size_t n, int members, size_t *z
 	return out;
 }
 
-static const char *write_file(const void *p, size_t n)
-{
-	static char path[64];
-	int fd;
-	snprintf(path, sizeof path, "/tmp/cuptimerge-check-input.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
-	close(fd);
-	return path;
-}
-
 /* One pass: every chunk's length and offset into LENS / OFFS (up to MAX),
  * the text into TEXT.  Returns the number of chunks; *RC the last result. */
 static size_t read_pass(cm_input *in, char *text, size_t cap, size_t *lens, uint64_t *offs, size_t max, int *rc)
@@ -97,7 +85,7 @@ START_TEST(same_chunks_with_readahead)
 	int kind = _i % NKINDS, rc0, rc1;
 	char *text = make_text(TEXT_BYTES), *got0 = malloc(TEXT_BYTES), *got1 = malloc(TEXT_BYTES);
 	unsigned char *z = kind == PLAIN ? NULL : gzip_of(text, TEXT_BYTES, kind == GZIP1 ? 1 : 2, &zlen);
-	const char *path = kind == PLAIN ? write_file(text, TEXT_BYTES) : write_file(z, zlen);
+	const char *path = kind == PLAIN ? check_tmpfile_bytes(text, TEXT_BYTES) : check_tmpfile_bytes(z, zlen);
 	size_t *l0 = malloc(MAXCHUNKS * sizeof *l0), *l1 = malloc(MAXCHUNKS * sizeof *l1);
 	uint64_t *o0 = malloc(MAXCHUNKS * sizeof *o0), *o1 = malloc(MAXCHUNKS * sizeof *o1);
 	cm_input *a = cm_input_open_rewindable(path, bs), *b = cm_input_open_rewindable(path, bs);
@@ -188,7 +176,7 @@ START_TEST(truncated_gzip)
 	size_t bs = sizes[_i], zlen, n, at = 0;
 	char *text = make_text(TEXT_BYTES), *got = calloc(1, TEXT_BYTES);
 	unsigned char *z = gzip_of(text, TEXT_BYTES, 1, &zlen);
-	const char *path = write_file(z, zlen - 20), *d;
+	const char *path = check_tmpfile_bytes(z, zlen - 20), *d;
 	cm_diag_slot slot = {0, NULL};
 	cm_input *in;
 	int rc;
