@@ -40,6 +40,7 @@ struct cm_opool {
 	void *sctx;
 	void **wctx;
 	int nworkers, nthreads, nslots;
+	int caller_helps; /* the caller runs blocks too, as worker nworkers - 1 */
 	struct slot *slots;
 	size_t head;  /* next slot the caller fills (counts up; slot = head % nslots) */
 	size_t tail;  /* next slot the caller drains */
@@ -138,9 +139,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+		       void *sctx)
 {
 	cm_opool *p = cm_xcalloc(1, sizeof *p);
+	int threads;
 	p->fn = fn;
 	p->sink = sink;
 	p->sctx = sctx;
@@ -155,9 +158,11 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 	pthread_mutex_init(&p->sink_mu, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
-	if (p->nworkers > 1) {
-		p->th = cm_xcalloc((size_t)p->nworkers, sizeof *p->th);
-		for (int i = 0; i < p->nworkers; i++) {
+	p->caller_helps = caller_helps && p->nworkers > 1;
+	threads = p->nworkers - p->caller_helps;
+	if (threads > 1 || p->caller_helps) {
+		p->th = cm_xcalloc((size_t)threads, sizeof *p->th);
+		for (int i = 0; i < threads; i++) {
 			struct worker_arg *wa = cm_xmalloc(sizeof *wa);
 			wa->p = p;
 			wa->i = i;
@@ -168,7 +173,33 @@ cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink s
 			p->nthreads++;
 		}
 	}
+	if (!p->nthreads)
+		p->caller_helps = 0; /* no thread could be made: the caller does it all, with wctx[0] */
 	return p;
+}
+
+/* The caller (holding p->mu) runs the oldest queued block itself, with the
+ * last worker's context, then drains as a worker would (its errors go to
+ * fail_diag, settled by the caller's next call).  1 when it ran one, 0 when
+ * none was queued.  Returns holding p->mu. */
+static int caller_run(cm_opool *p)
+{
+	struct slot *s;
+	cm_diag_slot *was;
+	if (!p->caller_helps || p->next == p->head || p->slots[p->next % p->nslots].state != QUEUED)
+		return 0;
+	s = &p->slots[p->next++ % p->nslots];
+	s->state = RUNNING;
+	pthread_mutex_unlock(&p->mu);
+	s->out.len = 0;
+	was = cm_diag_defer_swap(&s->diag); /* the caller may defer its own errors: kept */
+	s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1
+		: p->fn(p->wctx ? p->wctx[p->nworkers - 1] : NULL, &s->in, &s->out);
+	cm_diag_defer_swap(was);
+	pthread_mutex_lock(&p->mu);
+	s->state = DONE;
+	drain_done(p);
+	return 1;
 }
 
 /* Without threads: the caller hands the oldest result on.  1 when one was
@@ -202,10 +233,12 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		while (drain_one(p))
 			;
 	} else {
-		/* the slot to fill must be free: the workers drain */
+		/* the slot to fill must be free: the workers drain; a caller
+		 * that helps runs a queued block rather than wait */
 		pthread_mutex_lock(&p->mu);
 		while (p->head - p->tail >= (size_t)p->nslots)
-			pthread_cond_wait(&p->done, &p->mu);
+			if (!caller_run(p))
+				pthread_cond_wait(&p->done, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 	}
 	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)) /* then fail_diag is written */
@@ -237,7 +270,8 @@ int cm_opool_finish(cm_opool *p)
 	if (p->nthreads) {
 		pthread_mutex_lock(&p->mu);
 		while (p->tail != p->head) /* every block drained */
-			pthread_cond_wait(&p->done, &p->mu);
+			if (!caller_run(p))
+				pthread_cond_wait(&p->done, &p->mu);
 		p->stop = 1;
 		pthread_cond_broadcast(&p->work);
 		pthread_mutex_unlock(&p->mu);

@@ -30,9 +30,15 @@ typedef int (*cm_opool_fn)(void *wctx, const cm_buf *in, cm_buf *out);
 typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
 
 /* A pool of WORKERS threads (at least 1) running FN, worker i with
- * WCTX[i]; SINK receives the results.  Falls back to fewer threads (down to
- * running in the caller) when threads cannot be made. */
-cm_opool *cm_opool_new(int workers, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+ * WCTX[i]; SINK receives the results.  With CALLER_HELPS (and WORKERS > 1)
+ * the caller is the last of the WORKERS: WORKERS - 1 threads are made, and
+ * the caller runs the oldest queued block itself, with WCTX[WORKERS - 1],
+ * whenever it would otherwise wait (a full ring, cm_opool_finish); for few
+ * cores, where a thread that only cuts the input and waits is a core's
+ * share lost to the parsers.  Falls back to fewer threads (down to running
+ * in the caller) when threads cannot be made. */
+cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+		       void *sctx);
 
 /* Queue the block in IN: the pool takes its bytes (IN is left empty, ready
  * for the next block).  May wait for a free slot.  Returns 0, or the result

@@ -928,7 +928,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 		w[i].arena = cm_arena_new();
 		wctx[i] = &w[i];
 	}
-	cr.pool = cm_opool_new(jobs, cworker_run, wctx, cfold, &cr);
+	cr.pool = cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
 	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);
 	prc = cm_opool_finish(cr.pool);
 	for (int i = 0; i < jobs; i++) {

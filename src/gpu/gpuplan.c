@@ -365,7 +365,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		pp[i].g = g;
 		ctx[i] = &pp[i];
 	}
-	pool = cm_opool_new(n, plan_block, ctx, plan_fold, g);
+	pool = cm_opool_new(n, 0, plan_block, ctx, plan_fold, g);
 	rc = gpu_feed_pool(g, pool);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {

@@ -342,7 +342,7 @@ int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	pool = cm_opool_new(n, render_block, ctx, write_rendered, eo);
+	pool = cm_opool_new(n, 0, render_block, ctx, write_rendered, eo);
 	rc = gpu_feed_pool(g, pool);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {

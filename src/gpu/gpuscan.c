@@ -651,7 +651,7 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
 		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
 	}
-	pool = cm_opool_new(n, walk_block, NULL, walk_done, NULL);
+	pool = cm_opool_new(n, 0, walk_block, NULL, walk_done, NULL);
 	for (int i = 0; i < n && rc == 0; i++) {
 		struct walk_part *part = &w[i];
 		cm_buf_put(&b, &part, sizeof part);

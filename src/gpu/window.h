@@ -47,6 +47,7 @@ typedef struct cm_window_psink {
 	void *ctx;
 	void **wctx;
 	int workers;
+	int caller_helps; /* the calling thread is the last worker (opool.h) */
 } cm_window_psink;
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events);

@@ -1,0 +1,172 @@
+/* check_opool.c - the ordered pool (base/opool.c): results in the order the
+ * blocks went in, whoever ran them, with and without a caller that helps.
+ *
+ * Each block holds its number; the work appends the number and which
+ * worker's context ran it; the sink checks the numbers come in order and
+ * counts the runs of each context.  With CALLER_HELPS the caller is the
+ * last context, and it must have run blocks (the workers are made slow so
+ * that the ring fills); without it, it must have run none.  A failing block
+ * stops the run with its error printed once, on the caller's thread, also
+ * when the caller ran it. */
+#include "check_common.h"
+#include "base/diag.h"
+#include "base/opool.h"
+#include "exitcode.h"
+
+#include <pthread.h>
+
+#define NBLOCKS 400
+#define MAXW 8
+
+struct ctx {
+	int id;          /* the context's index */
+	pthread_t self;  /* the thread that last ran with it */
+	int ran;
+};
+
+struct sink {
+	int next;        /* the block number the sink expects */
+	int ran[MAXW];   /* blocks run with each context */
+	int fail_at;     /* the block whose work fails (-1: none) */
+	pthread_t caller;
+};
+
+static struct sink the_sink;
+
+static int work(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct ctx *c = wctx;
+	int n;
+	memcpy(&n, in->p, sizeof n);
+	c->self = pthread_self();
+	c->ran++;
+	/* the threads are slow, the caller not: the ring fills, and a caller
+	 * that helps finds queued blocks to run */
+	if (!pthread_equal(c->self, the_sink.caller))
+		usleep(200);
+	if (n == the_sink.fail_at)
+		return cm_error(CM_EXIT_DATA, NULL, -1, "block %d fails", n), -1;
+	cm_buf_put(out, &n, sizeof n);
+	cm_buf_put(out, &c->id, sizeof c->id);
+	return 0;
+}
+
+static int sink(void *sctx, cm_buf *out)
+{
+	struct sink *s = sctx;
+	int n, id;
+	ck_assert_uint_eq(out->len, 2 * sizeof n);
+	memcpy(&n, out->p, sizeof n);
+	memcpy(&id, out->p + sizeof n, sizeof id);
+	ck_assert_int_eq(n, s->next);
+	s->next++;
+	s->ran[id]++;
+	return 0;
+}
+
+/* Run NBLOCKS blocks through a pool of WORKERS (CALLER_HELPS as given),
+ * the block FAIL_AT failing (-1: none).  Returns what the pool returned. */
+static int run_pool(int workers, int caller_helps, int fail_at, struct ctx *ctx)
+{
+	void *wctx[MAXW];
+	cm_buf in = {0};
+	cm_opool *p;
+	int rc = 0, frc;
+	memset(&the_sink, 0, sizeof the_sink);
+	the_sink.fail_at = fail_at;
+	the_sink.caller = pthread_self();
+	for (int i = 0; i < workers; i++) {
+		memset(&ctx[i], 0, sizeof ctx[i]);
+		ctx[i].id = i;
+		wctx[i] = &ctx[i];
+	}
+	p = cm_opool_new(workers, caller_helps, work, wctx, sink, &the_sink);
+	for (int n = 0; n < NBLOCKS && !rc; n++) {
+		cm_buf_put(&in, &n, sizeof n);
+		rc = cm_opool_put(p, &in);
+		if (!rc) /* taken (a failure may refuse it) */
+			ck_assert_uint_eq(in.len, 0);
+		in.len = 0;
+	}
+	frc = cm_opool_finish(p);
+	cm_buf_free(&in);
+	return rc ? rc : frc;
+}
+
+START_TEST(in_order_without_help)
+{
+	struct ctx ctx[MAXW];
+	int workers = 2 + _i; /* 2, 3, 4 */
+	ck_assert_int_eq(run_pool(workers, 0, -1, ctx), 0);
+	ck_assert_int_eq(the_sink.next, NBLOCKS);
+	for (int i = 0; i < workers; i++)
+		ck_assert_int_eq(the_sink.ran[i], ctx[i].ran);
+	for (int i = 0; i < workers; i++) /* every context is a thread's */
+		ck_assert(!ctx[i].ran || !pthread_equal(ctx[i].self, pthread_self()));
+}
+END_TEST
+
+START_TEST(in_order_with_help)
+{
+	struct ctx ctx[MAXW];
+	int workers = 2 + _i, total = 0;
+	ck_assert_int_eq(run_pool(workers, 1, -1, ctx), 0);
+	ck_assert_int_eq(the_sink.next, NBLOCKS);
+	for (int i = 0; i < workers; i++) {
+		ck_assert_int_eq(the_sink.ran[i], ctx[i].ran);
+		total += ctx[i].ran;
+	}
+	ck_assert_int_eq(total, NBLOCKS);
+	/* the caller ran blocks, with the last context and no other */
+	ck_assert_int_gt(ctx[workers - 1].ran, 0);
+	ck_assert(pthread_equal(ctx[workers - 1].self, pthread_self()));
+	for (int i = 0; i < workers - 1; i++)
+		ck_assert(!ctx[i].ran || !pthread_equal(ctx[i].self, pthread_self()));
+}
+END_TEST
+
+/* One context and help asked: no thread, the caller runs it all. */
+START_TEST(one_worker_helped)
+{
+	struct ctx ctx[MAXW];
+	ck_assert_int_eq(run_pool(1, 1, -1, ctx), 0);
+	ck_assert_int_eq(the_sink.next, NBLOCKS);
+	ck_assert_int_eq(ctx[0].ran, NBLOCKS);
+	ck_assert(pthread_equal(ctx[0].self, pthread_self()));
+}
+END_TEST
+
+/* A failing block: the run stops at it, the blocks before it reach the
+ * sink, its message is printed once (a deferred slot of the caller's
+ * receives it: the caller defers, as the CPU trace's reader does). */
+START_TEST(failure_once)
+{
+	struct ctx ctx[MAXW];
+	cm_diag_slot mine = {0};
+	int fail_at = 37 + 50 * _i;
+	cm_diag_reset();
+	cm_diag_defer(&mine);
+	ck_assert_int_eq(run_pool(3, _i & 1, fail_at, ctx), -1);
+	cm_diag_defer(NULL);
+	ck_assert_int_eq(the_sink.next, fail_at);
+	ck_assert_int_eq(mine.status, CM_EXIT_DATA);
+	ck_assert_ptr_nonnull(mine.line);
+	ck_assert_msg(strstr(mine.line, "block") && strstr(mine.line, "fails"), "%s", mine.line);
+	cm_diag_drop(&mine);
+}
+END_TEST
+
+static Suite *opool_suite(void)
+{
+	Suite *s = suite_create("opool");
+	TCase *tc = tcase_create("order");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, in_order_without_help, 0, 3);
+	tcase_add_loop_test(tc, in_order_with_help, 0, 3);
+	tcase_add_test(tc, one_worker_helped);
+	tcase_add_loop_test(tc, failure_once, 0, 4);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(opool_suite)
