@@ -48,7 +48,7 @@ static void usage(FILE *f)
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
-	      "      --memory=SIZE      memory for the id tables (K, M, G; default 16M);\n"
+	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "  -v, --verbose          a summary on standard error\n"
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	if (!opt.memory)
-		opt.memory = 16u << 20;
+		opt.memory = 24u << 20;
 	if (!opt.jobs)
 		opt.jobs = cm_cpus_available();
 	if (opt.progress < 0)

@@ -65,6 +65,7 @@
 #include "cpu/cpuscan.h"
 #include "crosscheck.h"
 #include "base/diag.h"
+#include "base/idmap.h"
 #include "exitcode.h"
 #include "gpu/gpuconv.h"
 #include "io/input.h"
@@ -442,7 +443,15 @@ int cm_merge_run(const struct cm_options *opt)
 	cm_progress_clear();
 	if (!status && opt->verbose) {
 		struct cm_gpu_stats st;
+		uint64_t in_memory, in_files;
+		char tables[96];
 		cm_gpu_stats(m.gpu, &st);
+		cm_idmap_table_bytes(&in_memory, &in_files);
+		if (st.dense_tables)
+			snprintf(tables, sizeof tables, "arrays, %.1f MB in memory and %.1f MB in $TMPDIR",
+				 (double)in_memory / 1e6, (double)in_files / 1e6);
+		else
+			snprintf(tables, sizeof tables, "hash maps");
 		cm_warn(NULL, -1,
 			"merged %llu window events into %llu CPU events: %llu external correlations, "
 			"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
@@ -452,7 +461,7 @@ int cm_merge_run(const struct cm_options *opt)
 			(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
 			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
 			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
-			st.dense_tables ? "arrays in $TMPDIR" : "hash maps");
+			tables);
 		/* where the time went: the steps of the design essay, as seconds
 		 * since the start when each ended */
 		cm_warn(NULL, -1,

@@ -3,11 +3,13 @@
  * dense and mostly increasing.
  *
  * Dense ids get an array indexed by id, a few bytes an id where a hash map
- * costs dozens, kept in an unlinked temporary file in $TMPDIR and mapped
- * into memory: the table costs disk and page cache, not resident memory.
- * Resident pages are dropped (they stay in the file) whenever more than the
- * memory budget of them may have been touched, so the process's resident
- * size stays within the budget however many ids there are.  Ids too sparse
+ * costs dozens.  When all of a run's arrays fit in the memory budget they
+ * are held in memory; else they are kept in unlinked temporary files in
+ * $TMPDIR and mapped into memory: such a table costs disk and page cache,
+ * not resident memory.  Resident pages of the files are dropped (they stay
+ * in the file) whenever more than the budget of them may have been
+ * touched, so the process's resident size stays within the budget however
+ * many ids there are.  Ids too sparse
  * for an array (a range more than sixteen times the count) get a hash map
  * (hmap.h) in memory instead, and ids known in advance as a set
  * (cm_idkeys: a torch trace's user annotations are about one External id
@@ -49,13 +51,22 @@ void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), vo
  * this then returns. */
 int cm_idmap_each_sorted(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx);
 
-/* 1 when the map is an array in a file, 0 for a hash map. */
+/* 1 when the map is an array (in memory or in a file), 0 for a hash map. */
 int cm_idmap_is_dense(const cm_idmap *m);
 
 /* Bytes of memory held (a hash map) or of file (an array). */
 uint64_t cm_idmap_bytes(const cm_idmap *m);
 
 void cm_idmap_free(cm_idmap *m);
+
+/* The tables about to be made will take about BYTES (0: unknown): when
+ * that is within the budget, the arrays made from now on are held in
+ * memory, as long as they stay within it; else they go to files. */
+void cm_idmap_expect(uint64_t bytes);
+
+/* The bytes of all the arrays made so far by this process (maps and key
+ * sets) that were held in memory and that went to files, for -v. */
+void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files);
 
 /* A set of ids, known before the tables over it are made: torch's user
  * annotations are about one External id in twelve, and an array indexed by

@@ -59,7 +59,7 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->wname = window_name;
 	g->ext_lo = g->corr_lo = INT64_MAX;
 	g->ext_hi = g->corr_hi = INT64_MIN;
-	g->budget = 16u << 20;
+	g->budget = 24u << 20;
 	g->ua_lo = INT64_MAX;
 	g->ua_hi = INT64_MIN;
 	g->tidmap = cm_tidmap_new();
@@ -140,10 +140,35 @@ const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 	return g->wprops_text.p;
 }
 
+/* The bytes of an array over the ids LO..HI of VSIZE-byte values (idmap.c:
+ * the value and a presence byte, rounded up to 8). */
+static uint64_t array_bytes(size_t vsize, int64_t lo, int64_t hi)
+{
+	return hi >= lo ? ((uint64_t)hi - (uint64_t)lo + 1) * ((vsize + 1 + 7) & ~(size_t)7) : 0;
+}
+
+/* About what the id tables of the joins and the plan will take (an array
+ * each, though a sparse one becomes a hash map): the External ids', the
+ * correlations' three, the annotations' (packed over their set) and the
+ * spans'; idmap.c holds them in memory when that fits in the budget. */
+static uint64_t tables_expected(const cm_gpu *g)
+{
+	int64_t clo = g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo;
+	int64_t chi = g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi;
+	uint64_t n = array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
+		     array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
+		     array_bytes(8, g->corr_lo, g->corr_hi) + (g->version >= 2 ? array_bytes(8, clo, chi) : 0);
+	if (g->ua_count)
+		n += array_bytes(0, g->ua_lo, g->ua_hi) / 32 + /* the key set: 16 bytes a block of 64 */
+		     g->ua_count * (array_bytes(sizeof(struct ua_ref), 0, 0) + array_bytes(sizeof(struct span_slot), 0, 0));
+	return n;
+}
+
 cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 {
 	if (g->ext)
 		return g->ext;
+	cm_idmap_expect(tables_expected(g));
 	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)) ||
 	    gpu_link_ext(g) < 0)
 		return NULL;

@@ -128,7 +128,7 @@ struct cm_gpu_stats {
 	uint64_t pairs;       /* external correlations spilled in pass 1 */
 	uint64_t index_bytes; /* the External id index at its largest */
 	uint64_t table_bytes; /* correlation links, rows, spans, maps after pass 2 */
-	int dense_tables;     /* the correlation links are an array in a file (idmap.h) */
+	int dense_tables;     /* the correlation links are an array (idmap.h) */
 };
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st);
 

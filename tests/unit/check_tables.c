@@ -151,6 +151,44 @@ START_TEST(idmap_dense)
 }
 END_TEST
 
+/* The tables of a run expected to fit in the budget are held in memory,
+ * else they go to files; the answers are the same either way. */
+START_TEST(idmap_in_memory_or_files)
+{
+	const int64_t lo = -5000, hi = 60000;
+	const size_t budget = 4u << 20, size = (size_t)(hi - lo + 1) * 32; /* 24-byte values: 32 an entry */
+	int in_memory = _i == 0;
+	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
+	uint64_t s = 88172645463325252ull, mem0, files0, mem1, files1;
+	cm_idmap *m;
+	cm_idmap_expect(in_memory ? size : budget + 1);
+	cm_idmap_table_bytes(&mem0, &files0);
+	m = cm_idmap_new(24, lo, hi, 20000, budget);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(cm_idmap_is_dense(m));
+	cm_idmap_table_bytes(&mem1, &files1);
+	ck_assert_uint_eq(mem1 - mem0, in_memory ? size : 0);
+	ck_assert_uint_eq(files1 - files0, in_memory ? 0 : size);
+	for (int i = 0; i < 20000; i++)
+		put_ref(m, ref, lo, lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1)));
+	put_ref(m, ref, lo, lo);
+	put_ref(m, ref, lo, hi);
+	check_table(m, ref, lo, hi);
+	cm_idmap_free(m);
+	/* a table that would pass the budget goes to a file all the same */
+	if (in_memory) {
+		cm_idmap_expect(budget);
+		m = cm_idmap_new(24, 0, (int64_t)(budget / 32), budget / 64, budget);
+		cm_idmap_table_bytes(&mem0, &files0);
+		ck_assert_uint_eq(mem0, mem1);
+		ck_assert_uint_gt(files0, files1);
+		cm_idmap_free(m);
+	}
+	cm_idmap_expect(0);
+	free(ref);
+}
+END_TEST
+
 /* Ids too sparse for an array: a hash map, the same answers. */
 START_TEST(idmap_sparse)
 {
@@ -385,6 +423,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 60); /* a loaded machine (make -j distcheck) is slow */
 	tcase_add_test(tc, hmap_many);
 	tcase_add_test(tc, idmap_dense);
+	tcase_add_loop_test(tc, idmap_in_memory_or_files, 0, 2);
 	tcase_add_test(tc, idmap_sparse);
 	tcase_add_test(tc, idkeys_dense);
 	tcase_add_test(tc, idkeys_every_id);
