@@ -118,7 +118,7 @@ static int pwork(void *wctx, const cm_buf *in, cm_buf *out)
 		 * while the event is digested, so the tree may point into it */
 		cm_jbuild_begin(&w->build, w->arena);
 		w->build.borrow = 1;
-		if (!cm_jvalid_replay(t, e->len, 2, INT_MAX, &cm_jbuild_callbacks, &w->build, w->arena))
+		if (!cm_jvalid_build(t, e->len, 2, &w->build))
 			return -2;
 		v = w->build.root;
 		if (!v || v->type != CM_J_OBJ)

@@ -82,15 +82,6 @@ void cm_arena_free(cm_arena *a)
 	free(a);
 }
 
-/* Copy s[0..n) into the arena (NUL-terminated for convenience). */
-static const char *arena_dup(cm_arena *a, const char *s, size_t n)
-{
-	char *p = cm_arena_alloc(a, n + 1);
-	memcpy(p, s, n);
-	p[n] = 0;
-	return p;
-}
-
 /* ----------------------------------------------------------------- access */
 
 const cm_jval *cm_jval_getn(const cm_jval *o, const char *key, size_t n)
@@ -152,74 +143,6 @@ const cm_jval **cm_jval_dict_members(const cm_jval *o, size_t *n)
 }
 
 /* ---------------------------------------------------------------- builder */
-
-void cm_jbuild_begin(cm_jbuild *b, cm_arena *a)
-{
-	b->arena = a;
-	b->depth = 0;
-	b->root = NULL;
-	b->key = NULL;
-	b->klen = 0;
-	b->borrow = 0;
-}
-
-/* Attach a new node to the open container (or make it the root). */
-static cm_jval *attach(cm_jbuild *b, int type)
-{
-	cm_jval *v = cm_arena_alloc(b->arena, sizeof *v);
-	memset(v, 0, sizeof *v);
-	v->type = (unsigned char)type;
-	if (b->depth == 0) {
-		b->root = v;
-	} else {
-		cm_jval *parent = b->stack[b->depth - 1];
-		if (parent->type == CM_J_OBJ) {
-			v->key = b->key;
-			v->klen = b->klen;
-		}
-		if (b->tail[b->depth - 1])
-			b->tail[b->depth - 1]->next = v;
-		else
-			parent->kids = v;
-		b->tail[b->depth - 1] = v;
-		parent->len++;
-	}
-	return v;
-}
-
-int cm_jbuild_scalar(cm_jbuild *b, int type, const char *s, size_t n)
-{
-	cm_jval *v = attach(b, type);
-	if (type == CM_J_STR || type == CM_J_NUM) {
-		v->s = b->borrow && type == CM_J_STR ? s : arena_dup(b->arena, s, n);
-		v->len = (uint32_t)n;
-	}
-	return 0;
-}
-
-int cm_jbuild_open(cm_jbuild *b, int type)
-{
-	cm_jval *v;
-	if (b->depth == CM_JBUILD_MAXDEPTH)
-		return -1;
-	v = attach(b, type);
-	b->stack[b->depth] = v;
-	b->tail[b->depth] = NULL;
-	b->depth++;
-	return 0;
-}
-
-void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n)
-{
-	b->key = b->borrow ? s : arena_dup(b->arena, s, n);
-	b->klen = (uint32_t)n;
-}
-
-int cm_jbuild_close(cm_jbuild *b)
-{
-	b->depth--;
-	return b->depth == 0;
-}
 
 static int jb_null(void *b) { return !cm_jbuild_scalar(b, CM_J_NULL, NULL, 0); }
 static int jb_bool(void *b, int t) { return !cm_jbuild_scalar(b, t ? CM_J_TRUE : CM_J_FALSE, NULL, 0); }
@@ -379,7 +302,7 @@ static int py_string(struct pyparse *p, const char **out, uint32_t *outlen)
 			goto bad;
 		}
 	}
-	*out = arena_dup(p->a, b.p ? b.p : "", b.len);
+	*out = cm_arena_dup(p->a, b.p ? b.p : "", b.len);
 	*outlen = (uint32_t)b.len;
 	cm_buf_free(&b);
 	return 0;
@@ -483,7 +406,7 @@ static cm_jval *py_value(struct pyparse *p)
 		return py_node(p, CM_J_FALSE);
 	if (py_word(p, "NaN") || py_word(p, "Infinity") || py_word(p, "-Infinity")) {
 		v = py_node(p, CM_J_NUM);
-		v->s = arena_dup(p->a, p->s + start, p->i - start);
+		v->s = cm_arena_dup(p->a, p->s + start, p->i - start);
 		v->len = (uint32_t)(p->i - start);
 		return v;
 	}
@@ -513,7 +436,7 @@ static cm_jval *py_value(struct pyparse *p)
 			p->i = save; /* not an exponent: Python leaves it as extra data */
 	}
 	v = py_node(p, CM_J_NUM);
-	v->s = arena_dup(p->a, p->s + start, p->i - start);
+	v->s = cm_arena_dup(p->a, p->s + start, p->i - start);
 	v->len = (uint32_t)(p->i - start);
 	return v;
 }

@@ -33,6 +33,14 @@ void *cm_arena_alloc(cm_arena *a, size_t n);
 /* Forget everything allocated (keeps the first block for reuse). */
 void cm_arena_reset(cm_arena *a);
 void cm_arena_free(cm_arena *a);
+/* A copy of s[0..n) in the arena, NUL-terminated for convenience. */
+static inline const char *cm_arena_dup(cm_arena *a, const char *s, size_t n)
+{
+	char *p = cm_arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
 
 /* ---- access ---- */
 /* The member KEY of object O (the last one when a key repeats, as Python's
@@ -70,13 +78,78 @@ typedef struct cm_jbuild {
 	int borrow; /* strings and keys point at the caller's bytes, not copies */
 } cm_jbuild;
 
-void cm_jbuild_begin(cm_jbuild *b, cm_arena *a);
-/* Add a scalar (type, bytes); returns 0, or -1 when nesting is too deep. */
-int cm_jbuild_scalar(cm_jbuild *b, int type, const char *s, size_t n);
-int cm_jbuild_open(cm_jbuild *b, int type);
-void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n);
+/* (The builder is inline: the window's reader builds a tree of each of
+ * millions of events, a call a token, as jvalid.c's cm_jvalid_build does.) */
+static inline void cm_jbuild_begin(cm_jbuild *b, cm_arena *a)
+{
+	b->arena = a;
+	b->depth = 0;
+	b->root = NULL;
+	b->key = NULL;
+	b->klen = 0;
+	b->borrow = 0;
+}
+
+/* Attach a new node to the open container (or make it the root). */
+static inline cm_jval *cm_jbuild_attach(cm_jbuild *b, int type)
+{
+	cm_jval *v = cm_arena_alloc(b->arena, sizeof *v);
+	memset(v, 0, sizeof *v);
+	v->type = (unsigned char)type;
+	if (b->depth == 0) {
+		b->root = v;
+	} else {
+		cm_jval *parent = b->stack[b->depth - 1];
+		if (parent->type == CM_J_OBJ) {
+			v->key = b->key;
+			v->klen = b->klen;
+		}
+		if (b->tail[b->depth - 1])
+			b->tail[b->depth - 1]->next = v;
+		else
+			parent->kids = v;
+		b->tail[b->depth - 1] = v;
+		parent->len++;
+	}
+	return v;
+}
+
+/* Add a scalar (type, bytes); returns 0. */
+static inline int cm_jbuild_scalar(cm_jbuild *b, int type, const char *s, size_t n)
+{
+	cm_jval *v = cm_jbuild_attach(b, type);
+	if (type == CM_J_STR || type == CM_J_NUM) {
+		v->s = b->borrow && type == CM_J_STR ? s : cm_arena_dup(b->arena, s, n);
+		v->len = (uint32_t)n;
+	}
+	return 0;
+}
+
+/* Open a container; returns 0, or -1 when nesting is too deep. */
+static inline int cm_jbuild_open(cm_jbuild *b, int type)
+{
+	cm_jval *v;
+	if (b->depth == CM_JBUILD_MAXDEPTH)
+		return -1;
+	v = cm_jbuild_attach(b, type);
+	b->stack[b->depth] = v;
+	b->tail[b->depth] = NULL;
+	b->depth++;
+	return 0;
+}
+
+static inline void cm_jbuild_key(cm_jbuild *b, const char *s, size_t n)
+{
+	b->key = b->borrow ? s : cm_arena_dup(b->arena, s, n);
+	b->klen = (uint32_t)n;
+}
+
 /* Close the innermost container; returns 1 when that finished the root. */
-int cm_jbuild_close(cm_jbuild *b);
+static inline int cm_jbuild_close(cm_jbuild *b)
+{
+	b->depth--;
+	return b->depth == 0;
+}
 
 /* The builder as yajl callbacks (ctx: a cm_jbuild), for cm_jvalid_replay.
  * Set the builder's borrow after cm_jbuild_begin when the strings and keys

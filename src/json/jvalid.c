@@ -59,8 +59,12 @@
  * as the token is judged (cm_jvalid_replay): the CPU scan takes an event's
  * members and its args' (depth 2), the window's reader builds each event's
  * tree.  The loop is one always-inline core with a report at each token,
- * compiled twice: with the reports, and without them for the plain
- * validator, whose copy keeps its old speed.  Callbacks made before a fault
+ * compiled three times: with the reports as callbacks, with the tree
+ * builder's steps inline instead (cm_jvalid_build, for the window's events:
+ * a call through a pointer a token cost more than the step it made), and
+ * without reports for the plain validator, whose copy keeps its old speed.
+ * The scanner also notes whether a string holds a backslash, so that a
+ * string without one is handed over as it lies, unsearched.  Callbacks made before a fault
  * further on are the caller's to discard (the engine does: any fault sends
  * the document to the careful reader). */
 #include "config.h"
@@ -68,6 +72,7 @@
 #include "json/strskip.h"
 #include "base/word.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -179,8 +184,10 @@ static inline int utf8_sequence(const unsigned char **pp, const unsigned char *e
 }
 
 /* A string body from *PP (just after the opening quote): R_OK with *PP past
- * the closing quote, else R_BAD or R_SHORT with *PP at the byte concerned. */
-static inline int string_body(const unsigned char **pp, const unsigned char *e)
+ * the closing quote, else R_BAD or R_SHORT with *PP at the byte concerned.
+ * *ESC is set when the body holds an escape (the replay then decodes it;
+ * the validator's copy drops the store). */
+static inline int string_body(const unsigned char **pp, const unsigned char *e, int *esc)
 {
 	const unsigned char *p = *pp;
 	for (;;) {
@@ -194,6 +201,7 @@ static inline int string_body(const unsigned char **pp, const unsigned char *e)
 			return R_OK;
 		}
 		if (c == '\\') {
+			*esc = 1;
 			if (e - p < 2) {
 				p = e;
 				goto short_;
@@ -296,24 +304,30 @@ static inline int literal(const unsigned char **pp, const unsigned char *e, cons
 
 #define STACK_WORDS ((CM_JSON_MAX_DEPTH + 63) / 64)
 
+/* The three copies of the scanner (scan_core's KIND, a constant at each
+ * call): the validator, the replay through callbacks, the tree builder. */
+enum { K_CHECK, K_REPLAY, K_BUILD };
+
 /* What the replay (cm_jvalid_replay) needs besides the text: the callbacks,
- * how deep to report, and where escaped strings are decoded. */
+ * how deep to report, and where escaped strings are decoded; or, for the
+ * builder (cm_jvalid_build), the tree being built. */
 struct emit {
 	const yajl_callbacks *cb;
 	void *ctx;
 	int maxdepth;
 	cm_arena *arena;
+	cm_jbuild *tree;
 };
 
 /* A string token of the replay: Q is its opening quote, E just past its
- * closing one.  Its text, decoded into the arena when it holds a backslash
- * (Python's decoding, as cm_jval_parse_py does it, the rule jsax.c
- * followed), in *LEN bytes. */
+ * closing one, ESC whether it holds a backslash.  Its text, decoded into
+ * the arena when it does (Python's decoding, as cm_jval_parse_py does it,
+ * the rule jsax.c followed), in *LEN bytes. */
 static const unsigned char *emit_string(const struct emit *em, const unsigned char *q, const unsigned char *e,
-					size_t *len)
+					int esc, size_t *len)
 {
 	const cm_jval *v;
-	if (!memchr(q + 1, '\\', (size_t)(e - q - 2))) {
+	if (!esc) {
 		*len = (size_t)(e - q - 2);
 		return q + 1;
 	}
@@ -322,29 +336,33 @@ static const unsigned char *emit_string(const struct emit *em, const unsigned ch
 	return (const unsigned char *)(v ? v->s : "");
 }
 
-/* Report to EM's callbacks when EM is set and the token lies within its
- * depth (D: the containers open around it); a callback's 0 stops the scan. */
-#define EMIT(d, call)                                         \
-	do {                                                  \
-		if (em && (d) <= em->maxdepth && !(call))     \
-			goto stopped;                         \
+/* The replay: report to EM's callbacks when the token lies within its
+ * depth (D: the containers open around it); a callback's 0 stops the scan.
+ * The builder: add the token to EM's tree with BUILD, inline. */
+#define EMIT(d, call, build)                                          \
+	do {                                                          \
+		if (kind == K_REPLAY && (d) <= em->maxdepth && !(call)) \
+			goto stopped;                                 \
+		if (kind == K_BUILD)                                  \
+			build;                                        \
 	} while (0)
 
 /* The scanner every entry point shares: one value from S + *AT (at its
  * first byte, no blanks before it).  Returns R_OK with *AT just past the
  * value, R_BAD with *AT at the first wrong byte, R_SHORT with *AT = N.
- * With EM, it also reports each token to EM's callbacks as it is judged
- * (R_BAD when one returns 0); EM is a constant NULL for the validator, so
- * the compiler drops every report from that copy. */
+ * KIND K_REPLAY also reports each token to EM's callbacks as it is judged
+ * (R_BAD when one returns 0), K_BUILD adds it to EM's tree; KIND is a
+ * constant at each call, so the compiler keeps only that copy's reports
+ * (none for the validator's, K_CHECK). */
 static inline __attribute__((always_inline)) int scan_core(const unsigned char *s, size_t n, int depth0,
-							    size_t *at, const struct emit *em)
+							    size_t *at, const struct emit *em, int kind)
 {
 	const unsigned char *p = s + *at, *e = s + n, *tok;
 	/* bit D of in_object: the container at local depth D+1 is an object */
 	uint64_t in_object[STACK_WORDS];
 	int depth = 0; /* containers of this value open at P */
 	int room = CM_JSON_MAX_DEPTH - depth0; /* how deep this value may nest */
-	int r;
+	int r, esc;
 	size_t len;
 
 value: /* P is at the first byte of a value, blanks skipped */
@@ -354,40 +372,44 @@ value: /* P is at the first byte of a value, blanks skipped */
 	switch (value_class[*p]) {
 	case V_STR:
 		p++;
-		r = string_body(&p, e);
+		esc = 0;
+		r = string_body(&p, e, &esc);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, (tok = emit_string(em, tok, p, &len),
-			     em->cb->yajl_string(em->ctx, tok, len)));
+		EMIT(depth, (tok = emit_string(em, tok, p, esc, &len), em->cb->yajl_string(em->ctx, tok, len)),
+		     (tok = emit_string(em, tok, p, esc, &len),
+		      cm_jbuild_scalar(em->tree, CM_J_STR, (const char *)tok, len)));
 		goto after_value;
 	case V_NUM:
 		r = number(&p, e);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, em->cb->yajl_number(em->ctx, (const char *)tok, (size_t)(p - tok)));
+		EMIT(depth, em->cb->yajl_number(em->ctx, (const char *)tok, (size_t)(p - tok)),
+		     cm_jbuild_scalar(em->tree, CM_J_NUM, (const char *)tok, (size_t)(p - tok)));
 		goto after_value;
 	case V_TRUE:
 		r = literal(&p, e, "true", 4);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, em->cb->yajl_boolean(em->ctx, 1));
+		EMIT(depth, em->cb->yajl_boolean(em->ctx, 1), cm_jbuild_scalar(em->tree, CM_J_TRUE, NULL, 0));
 		goto after_value;
 	case V_FALSE:
 		r = literal(&p, e, "false", 5);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, em->cb->yajl_boolean(em->ctx, 0));
+		EMIT(depth, em->cb->yajl_boolean(em->ctx, 0), cm_jbuild_scalar(em->tree, CM_J_FALSE, NULL, 0));
 		goto after_value;
 	case V_NULL:
 		r = literal(&p, e, "null", 4);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, em->cb->yajl_null(em->ctx));
+		EMIT(depth, em->cb->yajl_null(em->ctx), cm_jbuild_scalar(em->tree, CM_J_NULL, NULL, 0));
 		goto after_value;
 	case V_OBJ:
 		if (depth >= room)
 			goto bad; /* jcheck's depth limit, at the bracket, as it reports */
-		EMIT(depth, em->cb->yajl_start_map(em->ctx));
+		/* (the builder's depth: under CM_JBUILD_MAXDEPTH, as ROOM keeps it) */
+		EMIT(depth, em->cb->yajl_start_map(em->ctx), cm_jbuild_open(em->tree, CM_J_OBJ));
 		in_object[depth >> 6] |= UINT64_C(1) << (depth & 63);
 		depth++;
 		p++;
@@ -397,14 +419,14 @@ value: /* P is at the first byte of a value, blanks skipped */
 		if (*p == '}') {
 			p++;
 			depth--;
-			EMIT(depth, em->cb->yajl_end_map(em->ctx));
+			EMIT(depth, em->cb->yajl_end_map(em->ctx), cm_jbuild_close(em->tree));
 			goto after_value;
 		}
 		goto key;
 	case V_ARR:
 		if (depth >= room)
 			goto bad;
-		EMIT(depth, em->cb->yajl_start_array(em->ctx));
+		EMIT(depth, em->cb->yajl_start_array(em->ctx), cm_jbuild_open(em->tree, CM_J_ARR));
 		in_object[depth >> 6] &= ~(UINT64_C(1) << (depth & 63));
 		depth++;
 		p++;
@@ -414,7 +436,7 @@ value: /* P is at the first byte of a value, blanks skipped */
 		if (*p == ']') {
 			p++;
 			depth--;
-			EMIT(depth, em->cb->yajl_end_array(em->ctx));
+			EMIT(depth, em->cb->yajl_end_array(em->ctx), cm_jbuild_close(em->tree));
 			goto after_value;
 		}
 		goto value;
@@ -427,10 +449,12 @@ key: /* P is at the byte where an object's member name must start */
 		goto bad;
 	tok = p;
 	p++;
-	r = string_body(&p, e);
+	esc = 0;
+	r = string_body(&p, e, &esc);
 	if (r != R_OK)
 		goto fail;
-	EMIT(depth, (tok = emit_string(em, tok, p, &len), em->cb->yajl_map_key(em->ctx, tok, len)));
+	EMIT(depth, (tok = emit_string(em, tok, p, esc, &len), em->cb->yajl_map_key(em->ctx, tok, len)),
+	     (tok = emit_string(em, tok, p, esc, &len), cm_jbuild_key(em->tree, (const char *)tok, len)));
 	p = skip_blanks(p, e);
 	if (p == e)
 		goto short_;
@@ -462,7 +486,8 @@ after_value: /* P is just past a value */
 		if (*p == (object ? '}' : ']')) {
 			p++;
 			depth--;
-			EMIT(depth, object ? em->cb->yajl_end_map(em->ctx) : em->cb->yajl_end_array(em->ctx));
+			EMIT(depth, object ? em->cb->yajl_end_map(em->ctx) : em->cb->yajl_end_array(em->ctx),
+			     cm_jbuild_close(em->tree));
 			goto after_value;
 		}
 	}
@@ -486,7 +511,7 @@ stopped: /* a callback said stop: the text is not judged further */
 
 static int scan_value(const unsigned char *s, size_t n, int depth0, size_t *at)
 {
-	return scan_core(s, n, depth0, at, NULL);
+	return scan_core(s, n, depth0, at, NULL, K_CHECK);
 }
 
 int cm_jvalid_value(const char *s, size_t n, int depth0, size_t *bad)
@@ -528,11 +553,25 @@ int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const ya
 		     cm_arena *arena)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	struct emit em = {cb, ctx, maxdepth, arena};
+	struct emit em = {cb, ctx, maxdepth, arena, NULL};
 	size_t at = 0;
 	while (at < n && is_blank[u[at]])
 		at++;
-	if (scan_core(u, n, depth0, &at, &em) != R_OK)
+	if (scan_core(u, n, depth0, &at, &em, K_REPLAY) != R_OK)
+		return 0;
+	while (at < n && is_blank[u[at]])
+		at++;
+	return at == n;
+}
+
+int cm_jvalid_build(const char *s, size_t n, int depth0, cm_jbuild *tree)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	struct emit em = {NULL, NULL, INT_MAX, tree->arena, tree};
+	size_t at = 0;
+	while (at < n && is_blank[u[at]])
+		at++;
+	if (scan_core(u, n, depth0, &at, &em, K_BUILD) != R_OK)
 		return 0;
 	while (at < n && is_blank[u[at]])
 		at++;

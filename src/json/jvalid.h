@@ -68,4 +68,12 @@ int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at);
 int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
 		     cm_arena *arena);
 
+/* The replay into cm_jbuild_callbacks with MAXDEPTH INT_MAX, with the
+ * builder's calls made inline rather than through callbacks: validate
+ * S[0..N) as cm_jvalid_value does and build its tree into TREE (begun by
+ * the caller, with its arena and borrow; escaped strings are decoded into
+ * that arena).  Returns 1 when the text is valid, TREE->root then the
+ * tree; 0 when it is not (the nodes made are the caller's to discard). */
+int cm_jvalid_build(const char *s, size_t n, int depth0, cm_jbuild *tree);
+
 #endif

@@ -17,9 +17,10 @@
  *     of the text, does not answer what the whole text implies: SHORT
  *     before the end of a value or before the first wrong byte, the same
  *     error after it;
- *   - cm_jvalid_replay (building a tree through cm_jbuild_callbacks)
- *     disagrees with cm_jvalid_value, or builds for a valid text another
- *     tree than cm_jval_parse_py parses of it. */
+ *   - cm_jvalid_replay (building a tree through cm_jbuild_callbacks), or
+ *     cm_jvalid_build (the same builder inline), disagrees with
+ *     cm_jvalid_value, or builds for a valid text another tree than
+ *     cm_jval_parse_py parses of it. */
 #include "config.h"
 #include "json/jvalid.h"
 #include "../jvalid_oracle.h"
@@ -85,6 +86,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FAIL("cm_jvalid_replay says %d, cm_jvalid_value %d", replay, fast);
 		if (replay && !jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, s, size)))
 			FAIL("cm_jvalid_replay built another tree than cm_jval_parse_py parses");
+		cm_jbuild_begin(&b, a);
+		b.borrow = 1;
+		replay = cm_jvalid_build(s, size, depth0, &b);
+		if (replay != fast)
+			FAIL("cm_jvalid_build says %d, cm_jvalid_value %d", replay, fast);
+		if (replay && !jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, s, size)))
+			FAIL("cm_jvalid_build built another tree than cm_jval_parse_py parses");
 		cm_arena_free(a);
 	}
 

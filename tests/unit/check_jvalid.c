@@ -292,7 +292,8 @@ static void keep_depth(cm_buf *out, const cm_buf *full, int max)
 /* The replay of COPY[0..N) agrees with the validator's answer OK: the same
  * decision at every depth cut; for a valid text, the cut replays are the
  * full one with the deeper lines taken out, and the tree built through
- * cm_jbuild_callbacks (borrowing) is the one cm_jval_parse_py makes. */
+ * cm_jbuild_callbacks (borrowing) is the one cm_jval_parse_py makes.  So do
+ * cm_jvalid_build's decision and tree. */
 static void replay_agrees(const char *copy, size_t n, int depth0, int ok)
 {
 	cm_arena *a = cm_arena_new();
@@ -321,6 +322,14 @@ static void replay_agrees(const char *copy, size_t n, int depth0, int ok)
 		ck_assert_msg(jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, copy, n)),
 			      "the replay's tree is not cm_jval_parse_py's: \"%.*s\"", (int)(n < 200 ? n : 200), copy);
 	}
+	/* the builder: the same decision, and the same tree */
+	cm_jbuild_begin(&b, a);
+	b.borrow = 1;
+	r = cm_jvalid_build(copy, n, depth0, &b);
+	ck_assert_msg(r == ok, "build says %d, validator %d: \"%.*s\"", r, ok, (int)(n < 200 ? n : 200), copy);
+	if (ok)
+		ck_assert_msg(jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, copy, n)),
+			      "the builder's tree is not cm_jval_parse_py's: \"%.*s\"", (int)(n < 200 ? n : 200), copy);
 	cm_buf_free(&full.out);
 	cm_arena_free(a);
 }
