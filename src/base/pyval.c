@@ -340,29 +340,65 @@ static char *u64_digits(uint64_t w, char *end)
 	return end;
 }
 
+/* The number of decimal digits of W (1 for 0). */
+static inline int u64_ndigits(uint64_t w)
+{
+	static const uint64_t pow10[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+					   100000000u, 1000000000u, 10000000000u, 100000000000u,
+					   1000000000000u, 10000000000000u, 100000000000000u,
+					   1000000000000000u, 10000000000000000u, 100000000000000000u,
+					   1000000000000000000u, 10000000000000000000u};
+	/* W | 1: 0 has a digit too, and no power of ten is odd */
+	uint64_t v = w | 1;
+	int t = ((64 - __builtin_clzll(v)) * 1233) >> 12; /* about log10(2) times the bits */
+	return t - (v < pow10[t]) + 1;
+}
+
+/* W / 10^K as text with at least one decimal (K decimals, their trailing
+ * zeros dropped), negative when NEGATIVE, written in place into OUT (no
+ * staging copy: every time of the render goes through here); its length,
+ * with a NUL after it. */
 static size_t decimal_text(uint64_t w, int k, int negative, char *out)
 {
-	char digits[48], *p;
-	size_t len = 0, nd;
+	size_t len = 0;
+	int nd;
 	while (k > 0 && w % 10 == 0) { /* 5.500 -> 5.5, 5.000 -> 5 (then ".0") */
 		w /= 10;
 		k--;
 	}
-	p = u64_digits(w, digits + sizeof digits);
-	nd = (size_t)(digits + sizeof digits - p);
-	while (nd <= (size_t)k) { /* 0.005: a zero before the point and after it */
-		*--p = '0';
-		nd++;
-	}
 	if (negative)
 		out[len++] = '-';
-	memcpy(out + len, p, nd - (size_t)k);
-	len += nd - (size_t)k;
-	out[len++] = '.';
-	if (!k)
+	if (!k) {
+		nd = u64_ndigits(w);
+		u64_digits(w, out + len + nd);
+		len += (size_t)nd;
+		out[len++] = '.';
 		out[len++] = '0';
-	memcpy(out + len, p + nd - (size_t)k, (size_t)k);
-	len += (size_t)k;
+	} else {
+		static const uint64_t scale[4] = {1, 10, 100, 1000};
+		uint64_t ip, fp;
+		if (k <= 3) {
+			ip = w / scale[k];
+			fp = w % scale[k];
+		} else if (k < 20) {
+			uint64_t p = 1;
+			for (int i = 0; i < k; i++)
+				p *= 10;
+			ip = w / p;
+			fp = w % p;
+		} else { /* 10^K beyond 64 bits: W is all decimals */
+			ip = 0;
+			fp = w;
+		}
+		nd = u64_ndigits(ip);
+		u64_digits(ip, out + len + nd);
+		len += (size_t)nd;
+		out[len++] = '.';
+		/* the K decimals, with the zeros that lead them (0.005) */
+		for (int i = k - 1; i >= 0; i--, fp /= 10)
+			out[len + (size_t)i] = (char)('0' + (int)(fp % 10));
+		len += (size_t)k;
+	}
 	out[len] = 0;
 	return len;
 }
@@ -447,12 +483,11 @@ size_t cm_int_format(cm_int v, char *buf)
 	char tmp[48];
 	size_t k = 0, n = 0;
 	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
-	if (!(u >> 64)) {
-		char *p = u64_digits((uint64_t)u, tmp + sizeof tmp);
-		n = (size_t)(tmp + sizeof tmp - p);
+	if (!(u >> 64)) { /* in place, no staging copy */
 		if (v < 0)
 			buf[k++] = '-';
-		memcpy(buf + k, p, n);
+		n = (size_t)u64_ndigits((uint64_t)u);
+		u64_digits((uint64_t)u, buf + k + n);
 		buf[k + n] = 0;
 		return k + n;
 	}

@@ -58,7 +58,9 @@ size_t cm_py_float_repr_search(double d, char *buf);
  * the fraction dropped (one kept).  Returns the length. */
 size_t cm_py_milli_repr(int64_t v, char *buf);
 
-/* Decimal text of V into BUF (at least 48 bytes).  Returns the length. */
+/* Decimal text of V into BUF (at least CM_INT_TEXT_MAX bytes), with a NUL
+ * after it.  Returns the length. */
+#define CM_INT_TEXT_MAX 48
 size_t cm_int_format(cm_int v, char *buf);
 
 /* Double nearest to V (IEEE round-to-nearest-even, as Python's float(int)). */

@@ -25,13 +25,16 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
 }
 
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
- * (TSTEXT: 48 bytes) for a flow event. */
+ * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
 static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
 {
 	double d;
 	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
 	cm_buf_lit(b, ",\"ts\":");
-	cm_buf_put(b, tstext, *tslen);
+	if (*tslen <= 32)
+		cm_buf_put_short(b, tstext, *tslen);
+	else
+		cm_buf_put(b, tstext, *tslen);
 	cm_buf_lit(b, ",\"dur\":");
 	cm_jw_us_of_ns(b, end - start);
 }
@@ -48,7 +51,10 @@ static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const ch
 	cm_buf_lit(b, ",\"tid\":");
 	cm_jw_int(b, cm_tid_export(tid));
 	cm_buf_lit(b, ",\"ts\":");
-	cm_buf_put(b, ts, tslen);
+	if (tslen <= 32)
+		cm_buf_put_short(b, ts, tslen);
+	else
+		cm_buf_put(b, ts, tslen);
 	if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
@@ -79,7 +85,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
 	cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
-	char fallback[64], tstext[48];
+	char fallback[64], tstext[CM_US_TEXT_MAX];
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	int64_t ext;
@@ -188,7 +194,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	struct args *A = &R->args;
 	const cm_int *v = r->v;
 	size_t ts_len;
-	char tstext[48];
+	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
 	A->n = 0;
 	cm_buf_putc(b, ',');
@@ -250,7 +256,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
 	int64_t ext;
 	size_t ts_len;
-	char tstext[48];
+	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r))
 		return;
 	cm_buf_putc(b, ',');

@@ -81,9 +81,22 @@ void cm_jw_double(cm_buf *b, double d);
  * (cm_py_milli_repr); otherwise via cm_jw_double.  Returns the double. */
 double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
 
-/* The text cm_jw_us_of_ns writes, into OUT (at least 48 bytes); its length.
- * *d gets the double. */
+/* The text cm_jw_us_of_ns writes, into OUT (at least CM_US_TEXT_MAX
+ * bytes); its length.  *d gets the double. */
+#define CM_US_TEXT_MAX 48
 size_t cm_us_text(cm_int ns, char *out, double *d);
+
+/* Append S[0..N) for a short N (at most 32) with a copy of a fixed 32
+ * bytes, which compiles to two moves where a copy of N bytes is a call: S
+ * must have 32 bytes readable (the ts texts, kept in CM_US_TEXT_MAX-byte
+ * arrays). */
+static inline void cm_buf_put_short(cm_buf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len < 32)
+		cm_buf_grow(b, 32);
+	memcpy(b->p + b->len, s, 32);
+	b->len += n;
+}
 
 /* The double of cm_jw_us_of_ns without writing it. */
 double cm_us_of_ns(cm_int ns);

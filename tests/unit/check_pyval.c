@@ -52,6 +52,49 @@ START_TEST(int_format_model)
 }
 END_TEST
 
+/* The same at every power of ten and beside it (where the number of
+ * digits, counted before they are written, changes). */
+START_TEST(int_format_powers_of_ten)
+{
+	cm_int p = 1;
+	for (int k = 0; k <= 38; k++, p *= 10) {
+		for (int d = -1; d <= 1; d++) {
+			for (int sign = -1; sign <= 1; sign += 2) {
+				cm_int v = (p + d) * sign;
+				char want[64];
+				model_int(v, want);
+				ck_assert_str_eq(fmt_int(v), want);
+			}
+		}
+	}
+}
+END_TEST
+
+/* cm_py_milli_repr (thousandths, as repr(N / 1000.0)) against printf's
+ * three decimals with the zeros after the first dropped, at and beside
+ * every power of ten, both signs. */
+START_TEST(milli_repr_model)
+{
+	int64_t p = 1;
+	for (int k = 0; k <= 18; k++, p *= 10) {
+		for (int64_t d = -1; d <= 1; d++) {
+			for (int sign = -1; sign <= 1; sign += 2) {
+				int64_t v = (p + d) * sign;
+				uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+				char got[CM_US_TEXT_MAX], want[64];
+				size_t n = cm_py_milli_repr(v, got), w;
+				w = (size_t)sprintf(want, "%s%llu.%03llu", v < 0 ? "-" : "", (unsigned long long)(u / 1000),
+						    (unsigned long long)(u % 1000));
+				while (want[w - 1] == '0' && want[w - 2] != '.')
+					want[--w] = 0;
+				ck_assert_str_eq(got, want);
+				ck_assert_uint_eq(n, w);
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(int_of_str)
 {
 	cm_int v;
@@ -338,6 +381,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, int_of_number);
 	tcase_add_test(tc, float_of_number_fast);
 	tcase_add_test(tc, int_format_model);
+	tcase_add_test(tc, int_format_powers_of_ten);
+	tcase_add_test(tc, milli_repr_model);
 	tcase_add_test(tc, float_of_str);
 	tcase_add_loop_test(tc, float_repr, 0, sizeof reprs / sizeof *reprs);
 	tcase_add_test(tc, float_repr_milli);
