@@ -121,10 +121,30 @@ struct cm_gpu {
 /* Bytes of records per block: the unit of work of the output stage. */
 #define CM_GPU_BLOCK (256u << 10)
 
+/* The members of a window event that the digest reads, each looked up
+ * once an event (gpudigest.c, field_table): a dozen lookups an event, each
+ * a walk of the members, were a third of the digest's instructions. */
+#define CM_WINDOW_FIELDS(X)                                                                                     \
+	X(KIND, "kind") X(CBID, "cbid") X(PROCESS_ID, "process_id") X(CORRELATION_ID, "correlation_id")         \
+	X(THREAD_ID, "thread_id") X(START_NS, "start_ns") X(END_NS, "end_ns") X(DEVICE_ID, "device_id")         \
+	X(STREAM_ID, "stream_id") X(CONTEXT_ID, "context_id") X(NAME, "name") X(GRAPH_ID, "graph_id")           \
+	X(GRAPH_NODE_ID, "graph_node_id") X(BYTES, "bytes") X(COPY_KIND, "copy_kind") X(SRC_KIND, "src_kind")   \
+	X(DST_KIND, "dst_kind") X(FLAGS, "flags") X(VALUE, "value") X(MEMORY_KIND, "memory_kind")               \
+	X(ANNOTATION, "annotation") X(GRID_X, "grid_x") X(GRID_Y, "grid_y") X(GRID_Z, "grid_z")                 \
+	X(BLOCK_X, "block_x") X(BLOCK_Y, "block_y") X(BLOCK_Z, "block_z")                                       \
+	X(REGISTERS, "registers_per_thread") X(STATIC_SMEM, "static_shared_memory")                             \
+	X(DYNAMIC_SMEM, "dynamic_shared_memory") X(QUEUED_NS, "queued_ns") X(EXTERNAL_ID, "external_id")        \
+	X(EXTERNAL_KIND, "external_kind") X(SYNC_TYPE, "sync_type") X(CUDA_EVENT_ID, "cuda_event_id")           \
+	X(EVENT_ID, "event_id")
+#define CM_WF_ENUM(id, name) WF_##id,
+enum { CM_WINDOW_FIELDS(CM_WF_ENUM) WF_N };
+#undef CM_WF_ENUM
+
 /* Digesting events (on a worker thread, or the reading thread): its own
  * scratch space and outputs; of cm_gpu only the name is read. */
 struct cm_gpu_digest {
 	cm_gpu *g;
+	const cm_jval *f[WF_N]; /* the event's members that are fields (the last of a key), or NULL */
 	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
 	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
 	cm_buf astreams;     /* the batch's activity (device, stream) pairs, 16 bytes each */
@@ -143,6 +163,7 @@ struct at {
 	uint64_t index;
 	int64_t offset;
 	const cm_jval *ev;
+	const cm_jval *const *f; /* its fields: d->f */
 };
 
 /* The pass-1 part of digesting one event: external correlations, the end of
@@ -168,12 +189,14 @@ int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...
 	__attribute__((format(printf, 4, 5)));
 /* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)). */
 int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out);
-/* _as_int(event[KEY]) when REQUIRED (missing: an error), else .get(KEY, 0). */
-int gpu_int_field(const struct at *a, const char *key, int required, cm_int *out);
+/* The name of field F (WF_...). */
+extern const char *const cm_wf_name[WF_N];
+/* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
+int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
 /* Narrow V to 64 bits for a table key; -1 after a report. */
 int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
-/* The event's field KEY, which must exist (NULL after a report). */
-const cm_jval *gpu_need(const struct at *a, const char *key);
+/* The event's field F, which must exist (NULL after a report). */
+const cm_jval *gpu_need(const struct at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */
 void gpu_extent(cm_gpu *g, double ts, double dur);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */

@@ -12,6 +12,7 @@
 #include "io/tmpfile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,14 +52,67 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
 	return 0;
 }
 
-/* _as_int(event[KEY]) (REQUIRED: a missing key is an error, as the KeyError
- * of event[KEY]) or _as_int(event.get(KEY, 0)). */
-int gpu_int_field(const struct at *a, const char *key, int required, cm_int *out)
+/* ------------------------------------------------------------ the fields
+ *
+ * An event's members are matched to the fields once (field_table), by a
+ * hash of the key's length and three of its bytes into 128 places, which
+ * the fields fill one each (checked when the places are made: a field added
+ * that shares a place stops the program at its first event, and every test
+ * with one); then the key is compared.  A key that repeats leaves its last
+ * member, as Python's json keeps. */
+
+#define CM_WF_NAME(id, name) name,
+const char *const cm_wf_name[WF_N] = {CM_WINDOW_FIELDS(CM_WF_NAME)};
+#undef CM_WF_NAME
+
+static signed char wf_place[128]; /* the field at each place, or -1 */
+static uint8_t wf_len[WF_N];
+static pthread_once_t wf_once = PTHREAD_ONCE_INIT;
+
+static inline unsigned wf_hash(const char *k, size_t n)
 {
-	const cm_jval *v = cm_jval_get(a->ev, key);
+	const unsigned char *u = (const unsigned char *)k;
+	return (unsigned)(n + u[0] + 4u * u[n - 1] + 3u * u[n / 2]) & 127;
+}
+
+static void wf_init(void)
+{
+	memset(wf_place, -1, sizeof wf_place);
+	for (int i = 0; i < WF_N; i++) {
+		unsigned h;
+		wf_len[i] = (uint8_t)strlen(cm_wf_name[i]);
+		h = wf_hash(cm_wf_name[i], wf_len[i]);
+		if (wf_place[h] >= 0) {
+			fprintf(stderr, "cuptimerge: internal error: fields \"%s\" and \"%s\" share a place\n",
+				cm_wf_name[wf_place[h]], cm_wf_name[i]);
+			abort();
+		}
+		wf_place[h] = (signed char)i;
+	}
+}
+
+/* D->f: the fields of object EV. */
+static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
+{
+	memset(d->f, 0, sizeof d->f);
+	for (const cm_jval *k = ev->kids; k; k = k->next) {
+		int f;
+		if (!k->klen)
+			continue;
+		f = wf_place[wf_hash(k->key, k->klen)];
+		if (f >= 0 && wf_len[f] == k->klen && !memcmp(k->key, cm_wf_name[f], k->klen))
+			d->f[f] = k;
+	}
+}
+
+/* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
+ * of event[F]) or _as_int(event.get(F, 0)). */
+int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
+{
+	const cm_jval *v = a->f[f];
 	if (!v && required)
-		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
-	return gpu_as_int(a, key, v, out);
+		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
+	return gpu_as_int(a, cm_wf_name[f], v, out);
 }
 
 /* Narrow V to 64 bits for a table key. */
@@ -70,12 +124,12 @@ int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
 	return 0;
 }
 
-/* The event's field KEY, which must exist. */
-const cm_jval *gpu_need(const struct at *a, const char *key)
+/* The event's field F, which must exist. */
+const cm_jval *gpu_need(const struct at *a, int f)
 {
-	const cm_jval *v = cm_jval_get(a->ev, key);
+	const cm_jval *v = a->f[f];
 	if (!v)
-		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", key);
+		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
 	return v;
 }
 
@@ -87,9 +141,10 @@ const cm_jval *gpu_need(const struct at *a, const char *key)
  * the first problem is kept in d->dumps (a missing field only when
  * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
  * fit in 64 bits (a table key). */
-static void quiet_int(const struct at *a, const char *key, int required, int bit64, cm_int *out)
+static void quiet_int(const struct at *a, int f, int required, int bit64, cm_int *out)
 {
-	const cm_jval *v = cm_jval_get(a->ev, key);
+	const char *key = cm_wf_name[f];
+	const cm_jval *v = a->f[f];
 	cm_buf *err = &a->d->dumps;
 	char msg[120];
 	int rc = CM_PY_OK, n = 0;
@@ -126,9 +181,9 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 	int64_t pid64;
 	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
 	r->nv = CM_RA_N;
-	if (gpu_int_field(a, "cbid", 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, "process_id", 1, &v[CM_RA_PID]) < 0 ||
-	    gpu_int_field(a, "correlation_id", 1, &v[CM_RA_CORR]) < 0 ||
-	    gpu_int_field(a, "thread_id", 1, &v[CM_RA_RAWTID]) < 0)
+	if (gpu_int_field(a, WF_CBID, 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, WF_PROCESS_ID, 1, &v[CM_RA_PID]) < 0 ||
+	    gpu_int_field(a, WF_CORRELATION_ID, 1, &v[CM_RA_CORR]) < 0 ||
+	    gpu_int_field(a, WF_THREAD_ID, 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
 	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
 		int64_t c = (int64_t)v[CM_RA_CORR];
@@ -140,15 +195,15 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 		/* kept for its thread lookup, which can fail, and its span, which
 		 * finds its operator (version 2): read without a word */
 		a->d->dumps.len = 0;
-		quiet_int(a, "start_ns", 1, 0, &v[CM_RA_START]);
-		quiet_int(a, "end_ns", 1, 0, &v[CM_RA_END]);
+		quiet_int(a, WF_START_NS, 1, 0, &v[CM_RA_START]);
+		quiet_int(a, WF_END_NS, 1, 0, &v[CM_RA_END]);
 		if (!a->d->dumps.len)
 			r->flags |= CM_REC_SPAN;
 		a->d->dumps.len = 0;
 		return 0;
 	}
 	r->flags |= CM_REC_REGISTERED | CM_REC_SPAN;
-	if (gpu_int_field(a, "start_ns", 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RA_END]) < 0 ||
+	if (gpu_int_field(a, WF_START_NS, 1, &v[CM_RA_START]) < 0 || gpu_int_field(a, WF_END_NS, 1, &v[CM_RA_END]) < 0 ||
 	    gpu_to_i64(a, "process_id", v[CM_RA_PID], &pid64) < 0)
 		return -1;
 	return 0;
@@ -163,28 +218,28 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	int64_t d64, s64;
 	r->kind = (uint8_t)kind;
 	r->nv = CM_RG_N;
-	if (gpu_int_field(a, "device_id", 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, "stream_id", 1, &v[CM_RG_STREAM]) < 0 ||
-	    gpu_int_field(a, "start_ns", 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, "context_id", 1, &v[CM_RG_CTX]) < 0 ||
-	    gpu_int_field(a, "correlation_id", 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, "end_ns", 1, &v[CM_RG_END]) < 0 ||
-	    !(namev = gpu_need(a, "name")) || gpu_int_field(a, "graph_id", 0, &v[CM_RG_GRAPH]) < 0 ||
-	    gpu_int_field(a, "graph_node_id", 0, &v[CM_RG_NODE]) < 0)
+	if (gpu_int_field(a, WF_DEVICE_ID, 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, WF_STREAM_ID, 1, &v[CM_RG_STREAM]) < 0 ||
+	    gpu_int_field(a, WF_START_NS, 1, &v[CM_RG_START]) < 0 || gpu_int_field(a, WF_CONTEXT_ID, 1, &v[CM_RG_CTX]) < 0 ||
+	    gpu_int_field(a, WF_CORRELATION_ID, 1, &v[CM_RG_CORR]) < 0 || gpu_int_field(a, WF_END_NS, 1, &v[CM_RG_END]) < 0 ||
+	    !(namev = gpu_need(a, WF_NAME)) || gpu_int_field(a, WF_GRAPH_ID, 0, &v[CM_RG_GRAPH]) < 0 ||
+	    gpu_int_field(a, WF_GRAPH_NODE_ID, 0, &v[CM_RG_NODE]) < 0)
 		return -1;
 	if (kind == CM_REC_MEMCPY &&
-	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "copy_kind", 1, &v[CM_RG_K1]) < 0 ||
-	     gpu_int_field(a, "src_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "dst_kind", 1, &v[CM_RG_K3]) < 0 ||
-	     gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+	    (gpu_int_field(a, WF_BYTES, 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, WF_COPY_KIND, 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, WF_SRC_KIND, 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, WF_DST_KIND, 1, &v[CM_RG_K3]) < 0 ||
+	     gpu_int_field(a, WF_FLAGS, 1, &v[CM_RG_FLAGS]) < 0))
 		return -1;
 	if (kind == CM_REC_MEMSET &&
-	    (gpu_int_field(a, "bytes", 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, "value", 1, &v[CM_RG_K1]) < 0 ||
-	     gpu_int_field(a, "memory_kind", 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, "flags", 1, &v[CM_RG_FLAGS]) < 0))
+	    (gpu_int_field(a, WF_BYTES, 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, WF_VALUE, 1, &v[CM_RG_K1]) < 0 ||
+	     gpu_int_field(a, WF_MEMORY_KIND, 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, WF_FLAGS, 1, &v[CM_RG_FLAGS]) < 0))
 		return -1;
 	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
 		return -1;
 	/* a kernel with "grid_x" carries its launch members (window format 2) */
-	if (kind == CM_REC_KERNEL && cm_jval_get(a->ev, "grid_x")) {
-		static const char *const launch[] = {
-			"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
-			"static_shared_memory", "dynamic_shared_memory", "queued_ns"};
+	if (kind == CM_REC_KERNEL && a->f[WF_GRID_X]) {
+		static const int launch[] = {WF_GRID_X,   WF_GRID_Y,       WF_GRID_Z,        WF_BLOCK_X,
+					     WF_BLOCK_Y,  WF_BLOCK_Z,      WF_REGISTERS,     WF_STATIC_SMEM,
+					     WF_DYNAMIC_SMEM, WF_QUEUED_NS};
 		for (int i = 0; i < CM_RK_N - CM_RG_N; i++)
 			if (gpu_int_field(a, launch[i], 0, &v[CM_RG_N + i]) < 0)
 				return -1;
@@ -201,7 +256,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	}
 	d->text.len = 0;
 	cm_jval_str_py(&d->text, namev);
-	ann = cm_jval_get(a->ev, "annotation");
+	ann = a->f[WF_ANNOTATION];
 	if (ann && ann->type != CM_J_NULL) {
 		r->flags |= CM_REC_ANN;
 		d->dumps.len = 0;
@@ -217,15 +272,15 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 static int digest_overhead(const struct at *a, cm_gpurec *r)
 {
 	struct cm_gpu_digest *d = a->d;
-	const cm_jval *namev = cm_jval_get(a->ev, "name"), *endv;
+	const cm_jval *namev, *endv;
 	r->kind = CM_REC_OVERHEAD;
 	r->nv = CM_RO_N;
-	if (!(namev = gpu_need(a, "name")) || gpu_int_field(a, "start_ns", 1, &r->v[CM_RO_START]) < 0)
+	if (!(namev = gpu_need(a, WF_NAME)) || gpu_int_field(a, WF_START_NS, 1, &r->v[CM_RO_START]) < 0)
 		return -1;
 	d->dumps.len = 0;
 	if (cm_jval_streq(namev, "Activity Buffer Request")) {
 		r->flags |= CM_REC_ABR;
-		endv = cm_jval_get(a->ev, "end_ns");
+		endv = a->f[WF_END_NS];
 		if (!endv) {
 			cm_buf_lit(&d->dumps, "missing field \"end_ns\"");
 		} else if (endv->type == CM_J_NUM || endv->type == CM_J_STR) {
@@ -245,7 +300,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
 		}
-	} else if (gpu_int_field(a, "end_ns", 1, &r->v[CM_RO_END]) < 0) {
+	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;
 	}
 	d->text.len = 0;
@@ -260,14 +315,14 @@ static int digest_sync(const struct at *a, cm_gpurec *r)
 	cm_int *v = r->v;
 	r->kind = CM_REC_SYNC;
 	r->nv = CM_RS_N;
-	quiet_int(a, "sync_type", 0, 0, &v[CM_RS_TYPE]);
-	quiet_int(a, "start_ns", 1, 0, &v[CM_RS_START]);
-	quiet_int(a, "end_ns", 1, 0, &v[CM_RS_END]);
-	quiet_int(a, "correlation_id", 0, 0, &v[CM_RS_CORR]);
-	quiet_int(a, "context_id", 0, 1, &v[CM_RS_CTX]);
-	quiet_int(a, "stream_id", 0, 1, &v[CM_RS_STREAM]);
-	quiet_int(a, "cuda_event_id", 0, 1, &v[CM_RS_EVENT]);
-	quiet_int(a, "device_id", 0, 1, &v[CM_RS_DEV]);
+	quiet_int(a, WF_SYNC_TYPE, 0, 0, &v[CM_RS_TYPE]);
+	quiet_int(a, WF_START_NS, 1, 0, &v[CM_RS_START]);
+	quiet_int(a, WF_END_NS, 1, 0, &v[CM_RS_END]);
+	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RS_CORR]);
+	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RS_CTX]);
+	quiet_int(a, WF_STREAM_ID, 0, 1, &v[CM_RS_STREAM]);
+	quiet_int(a, WF_CUDA_EVENT_ID, 0, 1, &v[CM_RS_EVENT]);
+	quiet_int(a, WF_DEVICE_ID, 0, 1, &v[CM_RS_DEV]);
 	if (a->d->dumps.len)
 		r->flags |= CM_REC_DEFERRED;
 	return 0;
@@ -280,10 +335,10 @@ static int digest_cuda_event(const struct at *a, cm_gpurec *r)
 	cm_int *v = r->v;
 	r->kind = CM_REC_CUDAEVENT;
 	r->nv = CM_RE_N;
-	quiet_int(a, "context_id", 0, 1, &v[CM_RE_CTX]);
-	quiet_int(a, "event_id", 0, 1, &v[CM_RE_EVENT]);
-	quiet_int(a, "stream_id", 0, 0, &v[CM_RE_STREAM]);
-	quiet_int(a, "correlation_id", 0, 0, &v[CM_RE_CORR]);
+	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RE_CTX]);
+	quiet_int(a, WF_EVENT_ID, 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, WF_STREAM_ID, 0, 0, &v[CM_RE_STREAM]);
+	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RE_CORR]);
 	if (!a->d->dumps.len)
 		return 0;
 	a->d->dumps.len = 0;
@@ -293,6 +348,7 @@ static int digest_cuda_event(const struct at *a, cm_gpurec *r)
 cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 {
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
+	pthread_once(&wf_once, wf_init);
 	d->g = g;
 	d->api_lo = INT64_MAX;
 	d->api_hi = INT64_MIN;
@@ -322,7 +378,7 @@ struct batch_tail {
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
 {
 	cm_gpu *g = d->g;
-	struct at a = {g, d, index, offset, ev};
+	struct at a = {g, d, index, offset, ev, d->f};
 	const cm_jval *kind;
 	cm_gpurec r;
 	int rc;
@@ -345,9 +401,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		d->max_end = 0;
 		return 0;
 	}
+	field_table(d, ev);
 	if (gpu_scan_event(d, &a) < 0)
 		return -1;
-	kind = cm_jval_get(ev, "kind");
+	kind = d->f[WF_KIND];
 	if (!kind)
 		return gpu_ev_error(g, index, offset, "missing field \"kind\"");
 	if (kind->type == CM_J_ARR || kind->type == CM_J_OBJ)

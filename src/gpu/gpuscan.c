@@ -37,13 +37,13 @@ static void pair_put(struct cm_gpu_digest *d, int64_t corr, int64_t ext, int kin
 
 int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 {
-	const cm_jval *kind = cm_jval_get(a->ev, "kind");
+	const cm_jval *kind = a->f[WF_KIND];
 	cm_int end;
 	d->events++;
 	if (cm_jval_streq(kind, "external_correlation")) {
 		cm_int corr, ext, ekind;
-		if (gpu_int_field(a, "correlation_id", 0, &corr) < 0 || gpu_int_field(a, "external_id", 0, &ext) < 0 ||
-		    gpu_int_field(a, "external_kind", 0, &ekind) < 0)
+		if (gpu_int_field(a, WF_CORRELATION_ID, 0, &corr) < 0 || gpu_int_field(a, WF_EXTERNAL_ID, 0, &ext) < 0 ||
+		    gpu_int_field(a, WF_EXTERNAL_KIND, 0, &ekind) < 0)
 			return -1;
 		if (corr != 0) {
 			struct pair p;
@@ -54,7 +54,7 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 		}
 	}
 	if (!cm_jval_streq(kind, "overhead")) {
-		if (gpu_int_field(a, "end_ns", 0, &end) < 0)
+		if (gpu_int_field(a, WF_END_NS, 0, &end) < 0)
 			return -1;
 		d->max_end = end > d->max_end ? end : d->max_end;
 	}
