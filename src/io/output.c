@@ -412,6 +412,14 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
 		return -1;
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
+	if (len >= OUT_BUFSIZE) {
+		/* a large piece (the merge hands over its 1 MiB blocks) goes out
+		 * as it is, after what is buffered: a copy into the buffer first
+		 * cost a memcpy of the whole output */
+		if (out->len && flush_buf(out, 0) < 0)
+			return -1;
+		return write_all(out, p, len);
+	}
 	while (len) {
 		size_t room = OUT_BUFSIZE - out->len, n = len < room ? len : room;
 		memcpy(out->buf + out->len, p, n);
