@@ -67,6 +67,8 @@ struct copy {
 	enum { L_NEXT, L_GAP, L_ELEM, L_CLOSE } lphase;
 	uint64_t start, end; /* the text offsets of the element in hand */
 	int gap_out, elem_out; /* its separator, itself go out */
+	const char *pend;      /* bytes of the chunk in hand to go out next, */
+	size_t pend_len;       /* ... as one piece (flush_pending) */
 };
 
 /* The next varint of c->layout into *V: 0, or -1 at its end. */
@@ -218,10 +220,55 @@ static int elem_begin(struct copy *c)
 	return 0;
 }
 
+/* The pending piece goes out: a large one straight from the chunk (after
+ * what the event buffer holds), a small one through that buffer.  Copying
+ * every kept element into the buffer was a memcpy of the whole CPU trace
+ * on the one thread that writes.  0, or -1 after a report. */
+static int flush_pending(struct copy *c)
+{
+	int rc = 0;
+	if (!c->pend_len)
+		return 0;
+	if (c->pend_len >= (64u << 10))
+		rc = cm_evout_flush(c->eo) < 0 || cm_output_write(c->eo->out, c->pend, c->pend_len) < 0 ? -1 : 0;
+	else
+		cm_buf_put(&c->eo->buf, c->pend, c->pend_len);
+	c->pend_len = 0;
+	return rc;
+}
+
+/* P[0..N) of the chunk in hand goes out after the pending piece: joined to
+ * it when it follows it in the chunk.  0, or -1 after a report. */
+static int out_span(struct copy *c, const char *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (c->pend_len && c->pend + c->pend_len == p) {
+		c->pend_len += n;
+		return 0;
+	}
+	if (flush_pending(c) < 0)
+		return -1;
+	c->pend = p;
+	c->pend_len = n;
+	return 0;
+}
+
+static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip);
+
 /* ST_ARRAY over S[*I..N), the chunk at text offset BASE: the elements as
  * the layout places them (see the top of the file), until the chunk ends or
  * the ']' has been taken (then ST_TOP).  0, or -1 after a report. */
 static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip)
+{
+	int rc = array_walk(c, s, n, base, ip);
+	/* the chunk goes away with the next read: its piece goes out now */
+	return flush_pending(c) < 0 ? -1 : rc;
+}
+
+/* array_feed's walk: the kept bytes go to out_span, in order; what else
+ * goes out (the metadata, a comma, the end) after flush_pending. */
+static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip)
 {
 	const cm_cpuplan *p = c->plan;
 	size_t i = *ip;
@@ -241,7 +288,8 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 			c->end = c->start + len;
 			if (c->start < pos)
 				return changed(c);
-			if ((kept = take_next(c)) < 0)
+			/* take_next and separator may write (the metadata, a comma) */
+			if (flush_pending(c) < 0 || (kept = take_next(c)) < 0)
 				return -1;
 			c->elem_out = kept;
 			c->gap_out = kept && separator(c);
@@ -249,8 +297,8 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_GAP:
 			take = c->start - pos < n - i ? (size_t)(c->start - pos) : n - i;
-			if (c->gap_out)
-				cm_buf_put(&c->eo->buf, s + i, take);
+			if (c->gap_out && out_span(c, s + i, take) < 0)
+				return -1;
 			i += take;
 			if (i < n) {
 				if (s[i] != '{')
@@ -260,8 +308,8 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_ELEM:
 			take = c->end - pos < n - i ? (size_t)(c->end - pos) : n - i;
-			if (c->elem_out)
-				cm_buf_put(&c->eo->buf, s + i, take);
+			if (c->elem_out && out_span(c, s + i, take) < 0)
+				return -1;
 			i += take;
 			if (base + i == c->end) {
 				if (s[i - 1] != '}')
@@ -272,7 +320,7 @@ static int array_feed(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_CLOSE: /* after the last element: blanks, then ']' */
 			if (s[i] == ']') {
-				if (events_end(c) < 0)
+				if (flush_pending(c) < 0 || events_end(c) < 0)
 					return -1;
 				c->st = ST_TOP;
 				*ip = i + 1;
