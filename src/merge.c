@@ -48,11 +48,11 @@
  * Worker threads never print: a block's error is held and printed by the
  * reading thread when the block's turn comes, once.
  *
- * Memory is the id tables, within --memory (beyond it they are file pages
- * that the kernel may drop), the rows, the annotation names and spans, a
- * bounded number of batches in flight, and two chunks an input read ahead
- * (io/input.c: the read(2) copies off the cutting threads); never a
- * document or a record list.
+ * Memory is the id tables, within --memory (held in memory when a run's
+ * fit in it, else file pages that the kernel may drop), the rows, the
+ * annotation names and spans, a bounded number of batches in flight, and
+ * two chunks an input read ahead (io/input.c: the read(2) copies off the
+ * cutting threads); never a document or a record list.
  * A pipe is spooled to $TMPDIR as it is read (input.c): the CPU trace is
  * read twice (scanned, then copied), the window a second time only when the
  * careful reader has to explain it.  Times: the window's are unix-epoch ns and
