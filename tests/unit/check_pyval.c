@@ -57,7 +57,7 @@ END_TEST
 START_TEST(int_format_powers_of_ten)
 {
 	cm_int p = 1;
-	for (int k = 0; k <= 38; k++, p *= 10) {
+	for (int k = 0; k <= 38; k++, p = k <= 38 ? p * 10 : p) { /* 10^38 < 2^127: no overflow */
 		for (int d = -1; d <= 1; d++) {
 			for (int sign = -1; sign <= 1; sign += 2) {
 				cm_int v = (p + d) * sign;
@@ -76,7 +76,7 @@ END_TEST
 START_TEST(milli_repr_model)
 {
 	int64_t p = 1;
-	for (int k = 0; k <= 18; k++, p *= 10) {
+	for (int k = 0; k <= 18; k++, p = k <= 18 ? p * 10 : p) { /* 10^18 < 2^63: no overflow */
 		for (int64_t d = -1; d <= 1; d++) {
 			for (int sign = -1; sign <= 1; sign += 2) {
 				int64_t v = (p + d) * sign;
