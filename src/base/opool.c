@@ -12,9 +12,12 @@
  * block hands it to the sink, and every later block already done, while
  * the others go on working; one worker drains at a time (the draining
  * flag), so the sink still sees the results one by one and in order.  The
- * caller only fills slots and waits for free ones.  A worker never prints:
- * the sink's errors are deferred like the blocks' and settled by the
- * caller.  Without threads the caller does it all, as before. */
+ * caller only fills slots and waits for free ones; or, when it helps (on
+ * few cores, cm_opool_new's CALLER_HELPS), it runs the oldest queued block
+ * instead of waiting, with a context of its own, and drains after it as a
+ * worker does.  A worker never prints: the sink's errors are deferred like
+ * the blocks' and settled by the caller.  Without threads the caller does
+ * it all, as before. */
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 #include "base/opool.h"
