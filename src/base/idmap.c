@@ -14,7 +14,8 @@
  * of the ids and however many tables are used at once.  (An earlier
  * version counted the steps from one page to another, in one counter for
  * all tables: the joins, which go from table to table at every id, dropped
- * every table thousands of times.) *
+ * every table thousands of times.)
+ *
  * Tables that fit in memory stay there.  A fault on a hole of a shared file
  * mapping allocates the file's block and its page (5,600 of them, a fifth of
  * the 500 MB pair's kernel time on the 2-core machine); anonymous memory
