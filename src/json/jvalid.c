@@ -549,31 +549,31 @@ int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at)
 	return r;
 }
 
-int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
-		     cm_arena *arena)
+/* The replay's and the builder's entry: S[0..N) as one value with blanks
+ * around it, through scan_core's copy KIND (a constant at each call). */
+static inline __attribute__((always_inline)) int whole_value(const char *s, size_t n, int depth0,
+							      const struct emit *em, int kind)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	struct emit em = {cb, ctx, maxdepth, arena, NULL};
 	size_t at = 0;
 	while (at < n && is_blank[u[at]])
 		at++;
-	if (scan_core(u, n, depth0, &at, &em, K_REPLAY) != R_OK)
+	if (scan_core(u, n, depth0, &at, em, kind) != R_OK)
 		return 0;
 	while (at < n && is_blank[u[at]])
 		at++;
 	return at == n;
 }
 
+int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
+		     cm_arena *arena)
+{
+	struct emit em = {cb, ctx, maxdepth, arena, NULL};
+	return whole_value(s, n, depth0, &em, K_REPLAY);
+}
+
 int cm_jvalid_build(const char *s, size_t n, int depth0, cm_jbuild *tree)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	struct emit em = {NULL, NULL, INT_MAX, tree->arena, tree};
-	size_t at = 0;
-	while (at < n && is_blank[u[at]])
-		at++;
-	if (scan_core(u, n, depth0, &at, &em, K_BUILD) != R_OK)
-		return 0;
-	while (at < n && is_blank[u[at]])
-		at++;
-	return at == n;
+	return whole_value(s, n, depth0, &em, K_BUILD);
 }
