@@ -31,10 +31,7 @@ static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, c
 	double d;
 	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
 	cm_buf_lit(b, ",\"ts\":");
-	if (*tslen <= 32)
-		cm_buf_put_short(b, tstext, *tslen);
-	else
-		cm_buf_put(b, tstext, *tslen);
+	cm_buf_put_short(b, tstext, *tslen);
 	cm_buf_lit(b, ",\"dur\":");
 	cm_jw_us_of_ns(b, end - start);
 }
@@ -51,10 +48,7 @@ static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const ch
 	cm_buf_lit(b, ",\"tid\":");
 	cm_jw_int(b, cm_tid_export(tid));
 	cm_buf_lit(b, ",\"ts\":");
-	if (tslen <= 32)
-		cm_buf_put_short(b, ts, tslen);
-	else
-		cm_buf_put(b, ts, tslen);
+	cm_buf_put_short(b, ts, tslen);
 	if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else

@@ -86,12 +86,16 @@ double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
 #define CM_US_TEXT_MAX 48
 size_t cm_us_text(cm_int ns, char *out, double *d);
 
-/* Append S[0..N) for a short N (at most 32) with a copy of a fixed 32
- * bytes, which compiles to two moves where a copy of N bytes is a call: S
- * must have 32 bytes readable (the ts texts, kept in CM_US_TEXT_MAX-byte
- * arrays). */
+/* Append S[0..N), a text of cm_us_text kept in a CM_US_TEXT_MAX-byte
+ * array: when N is at most 32 (every time of a trace) with a copy of a
+ * fixed 32 bytes, which compiles to two moves where a copy of N bytes is a
+ * call (S has the 32 bytes readable). */
 static inline void cm_buf_put_short(cm_buf *b, const char *s, size_t n)
 {
+	if (n > 32) {
+		cm_buf_put(b, s, n);
+		return;
+	}
 	if (b->cap - b->len < 32)
 		cm_buf_grow(b, 32);
 	memcpy(b->p + b->len, s, 32);
