@@ -185,7 +185,7 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	cm_idmap *m = cm_xcalloc(1, sizeof *m);
 	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
 	m->vsize = val_size;
-	m->esize = (val_size + 1 + 7) & ~(size_t)7;
+	m->esize = (size_t)cm_idmap_array_bytes(val_size, 0, 0);
 	m->lo = lo;
 	m->hi = hi;
 	m->fd = -1;
@@ -312,7 +312,7 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
 		return cm_idmap_new(val_size, 1, 0, 0, budget); /* a hash map */
 	m = cm_xcalloc(1, sizeof *m);
 	m->vsize = val_size;
-	m->esize = (val_size + 1 + 7) & ~(size_t)7;
+	m->esize = (size_t)cm_idmap_array_bytes(val_size, 0, 0);
 	m->lo = keys->lo;
 	m->hi = keys->hi;
 	m->keys = keys;

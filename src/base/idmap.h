@@ -59,6 +59,14 @@ uint64_t cm_idmap_bytes(const cm_idmap *m);
 
 void cm_idmap_free(cm_idmap *m);
 
+/* The bytes of an array over the ids LO..HI of VAL_SIZE-byte values (0
+ * when HI < LO), as cm_idmap_new would make it: for a caller's
+ * cm_idmap_expect. */
+static inline uint64_t cm_idmap_array_bytes(size_t val_size, int64_t lo, int64_t hi)
+{
+	return hi >= lo ? ((uint64_t)hi - (uint64_t)lo + 1) * ((val_size + 1 + 7) & ~(size_t)7) : 0;
+}
+
 /* The tables about to be made will take about BYTES (0: unknown): when
  * that is within the budget, the arrays made from now on are held in
  * memory, as long as they stay within it; else they go to files. */

@@ -140,13 +140,6 @@ const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 	return g->wprops_text.p;
 }
 
-/* The bytes of an array over the ids LO..HI of VSIZE-byte values (idmap.c:
- * the value and a presence byte, rounded up to 8). */
-static uint64_t array_bytes(size_t vsize, int64_t lo, int64_t hi)
-{
-	return hi >= lo ? ((uint64_t)hi - (uint64_t)lo + 1) * ((vsize + 1 + 7) & ~(size_t)7) : 0;
-}
-
 /* About what the id tables of the joins and the plan will take (an array
  * each, though a sparse one becomes a hash map): the External ids', the
  * correlations' three, the annotations' (packed over their set) and the
@@ -155,12 +148,14 @@ static uint64_t tables_expected(const cm_gpu *g)
 {
 	int64_t clo = g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo;
 	int64_t chi = g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi;
-	uint64_t n = array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
-		     array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
-		     array_bytes(8, g->corr_lo, g->corr_hi) + (g->version >= 2 ? array_bytes(8, clo, chi) : 0);
-	if (g->ua_count)
-		n += array_bytes(0, g->ua_lo, g->ua_hi) / 32 + /* the key set: 16 bytes a block of 64 */
-		     g->ua_count * (array_bytes(sizeof(struct ua_ref), 0, 0) + array_bytes(sizeof(struct span_slot), 0, 0));
+	uint64_t n = cm_idmap_array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
+		     cm_idmap_array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
+		     cm_idmap_array_bytes(8, g->corr_lo, g->corr_hi) +
+		     (g->version >= 2 ? cm_idmap_array_bytes(8, clo, chi) : 0);
+	if (g->ua_count) /* the key set (16 bytes a block of 64), then an entry a key in two tables */
+		n += cm_idmap_array_bytes(0, g->ua_lo, g->ua_hi) / 32 +
+		     g->ua_count * (cm_idmap_array_bytes(sizeof(struct ua_ref), 0, 0) +
+				    cm_idmap_array_bytes(sizeof(struct span_slot), 0, 0));
 	return n;
 }
 
