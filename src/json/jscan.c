@@ -25,6 +25,10 @@
 #if defined(__SSE2__) && !defined(CM_JSCAN_NO_SIMD)
 #include <emmintrin.h>
 #define JSCAN_SIMD 1
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CM_JSCAN_NO_AVX2)
+#include <immintrin.h>
+#define JSCAN_AVX2 1
+#endif
 #endif
 
 /* Byte classes outside strings (inside, only quotes and backslashes matter,
@@ -106,6 +110,75 @@ static inline int block64(cm_jscan *sc, const char *s)
 }
 #endif
 
+#ifdef JSCAN_AVX2
+/* The blocks of a value, on a CPU with AVX2, POPCNT and carry-less
+ * multiplication (x86-64-v3: every x86-64 server of the last ten years, but
+ * not the baseline the build targets, hence the run-time choice below).
+ * The same work as block64 over as many 64-byte blocks as it can take:
+ * two loads a block instead of four, the quotes' prefix XOR in one
+ * multiplication, the counts in one instruction each (with no POPCNT, the
+ * counts alone were a third of the splitters' time).  From S[K], depth
+ * above 0 and no escape pending: the offset it stopped at, either with
+ * *ENDED set (the value's last byte was just before it) or before a block
+ * that holds a backslash or is cut by N (the caller goes on there; K
+ * itself when the first block was such). */
+__attribute__((target("avx2,popcnt,pclmul"))) static size_t blocks_avx2(cm_jscan *sc, const char *s, size_t k,
+									   size_t n, int *ended)
+{
+	const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\'), x20 = _mm256_set1_epi8(0x20),
+		      o = _mm256_set1_epi8('{'), c = _mm256_set1_epi8('}');
+	const __m128i ones = _mm_set1_epi8((char)0xff);
+	uint64_t carry = sc->in_str ? ~(uint64_t)0 : 0; /* all ones when the block starts inside a string */
+	int depth = sc->depth;
+	*ended = 0;
+	while (k + 64 <= n) {
+		__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(s + k)),
+			v1 = _mm256_loadu_si256((const __m256i *)(const void *)(s + k + 32)),
+			f0 = _mm256_or_si256(v0, x20), f1 = _mm256_or_si256(v1, x20);
+#define MASK64(x, y) ((uint64_t)(uint32_t)_mm256_movemask_epi8(x) | (uint64_t)(uint32_t)_mm256_movemask_epi8(y) << 32)
+		uint64_t mb = MASK64(_mm256_cmpeq_epi8(v0, b), _mm256_cmpeq_epi8(v1, b)), mq, mo, mc, in;
+		if (mb)
+			break;
+		mq = MASK64(_mm256_cmpeq_epi8(v0, q), _mm256_cmpeq_epi8(v1, q));
+		mo = MASK64(_mm256_cmpeq_epi8(f0, o), _mm256_cmpeq_epi8(f1, o));
+		mc = MASK64(_mm256_cmpeq_epi8(f0, c), _mm256_cmpeq_epi8(f1, c));
+#undef MASK64
+		in = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)mq), ones, 0)) ^ carry;
+		mo &= ~in;
+		mc &= ~in;
+		if (depth > (int)_mm_popcnt_u64(mc)) {
+			depth += (int)_mm_popcnt_u64(mo) - (int)_mm_popcnt_u64(mc);
+		} else {
+			for (uint64_t m = mo | mc; m; m &= m - 1) {
+				int p = __builtin_ctzll(m);
+				if (mo >> p & 1) {
+					depth++;
+				} else if (--depth == 0) {
+					sc->depth = 0;
+					sc->in_str = 0;
+					*ended = 1;
+					return k + (size_t)p + 1;
+				}
+			}
+		}
+		carry = (uint64_t)((int64_t)in >> 63);
+		k += 64;
+	}
+	sc->depth = depth;
+	sc->in_str = (int)(carry & 1);
+	return k;
+}
+
+/* Set before main: whether this CPU runs blocks_avx2. */
+static int have_avx2;
+__attribute__((constructor)) static void detect_avx2(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") &&
+		    __builtin_cpu_supports("pclmul");
+}
+#endif
+
 int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i)
 {
 	size_t k = *i;
@@ -125,6 +198,20 @@ int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i)
 			      o2 = _mm_set1_epi8('['), c1 = _mm_set1_epi8('}'), c2 = _mm_set1_epi8(']');
 		while (k + 16 <= n) {
 			__m128i v;
+#ifdef JSCAN_AVX2
+			if (have_avx2 && sc->depth > 0 && k + 64 <= n) {
+				int ended;
+				size_t k2 = blocks_avx2(sc, s, k, n, &ended);
+				if (ended) {
+					*i = k2;
+					return 1;
+				}
+				if (k2 != k) {
+					k = k2;
+					continue;
+				}
+			} else
+#endif
 			if (sc->depth > 0 && k + 64 <= n) {
 				int r = block64(sc, s + k);
 				if (r > 0) {

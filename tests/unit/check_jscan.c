@@ -3,7 +3,8 @@
  * generator knows (strings full of brackets, escaped quotes and backslashes
  * at every offset of a 16-byte block, nesting, numbers, literals), fed at
  * chunk sizes 1..40, 4096 and whole; and long values with rare escapes,
- * whose 64-byte blocks the SSE2 path takes whole, at sizes around 64.  Built twice: on the SSE2 path and on
+ * whose 64-byte blocks the SIMD paths take whole, at sizes around 64.  Built three times: as the
+ * library runs it (AVX2 blocks where the CPU has them), on the SSE2 path (CM_JSCAN_NO_AVX2) and on
  * the portable byte loop (CM_JSCAN_NO_SIMD). */
 #include "config.h"
 #include "check_common.h"
