@@ -97,6 +97,9 @@ struct merge {
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 	/* when each step ended, for -v (seconds since the start) */
 	double t0, t_window, t_cpu, t_linked, t_indexed, t_joins, t_plan, t_copied, t_render;
+	/* and how the first phase's threads spent it (-v) */
+	cm_opool_stats win_stats;
+	double win_waited, cpu_waited; /* the cutting threads waited for their reads */
 };
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -203,7 +206,7 @@ static int read_window(struct merge *m, int *trace_events)
 	int n = window_workers(m->opt->jobs), rc;
 	cm_gpu_digest **d = cm_xcalloc((size_t)n, sizeof *d);
 	cm_window_psink ps = {w_batch_event, w_collect, w_member, w_member_text, m, (void **)d, n,
-			      window_caller_helps(m->opt->jobs)};
+			      window_caller_helps(m->opt->jobs), &m->win_stats};
 	cm_window_sink sink = {w_event, w_member, m};
 	for (int i = 0; i < n; i++)
 		d[i] = cm_gpu_digest_new(m->gpu);
@@ -300,6 +303,7 @@ static void *c1_thread(void *arg)
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
 	m->c1_rc = cpu_scan(m);
 	m->t_cpu = cm_now_s() - m->t0;
+	m->cpu_waited = cm_input_waited(m->cpu);
 	return NULL;
 }
 
@@ -322,12 +326,14 @@ static int prepare(struct merge *m)
 	}
 	w1_rc = read_window(m, &win_trace_events);
 	m->t_window = cm_now_s() - m->t0;
+	m->win_waited = cm_input_waited(m->win);
 	if (threaded) {
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else {
 		m->c1_rc = cpu_scan(m);
 		m->t_cpu = cm_now_s() - m->t0;
+		m->cpu_waited = cm_input_waited(m->cpu);
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
@@ -470,6 +476,20 @@ int cm_merge_run(const struct cm_options *opt)
 			"output done %.2f s",
 			m.t_window, m.t_cpu, m.t_joins, m.t_linked, m.t_indexed, m.t_plan, m.t_copied, m.t_render,
 			cm_now_s() - m.t0);
+		/* the first phase's threads, summed: a cutting thread that waited
+		 * for slots had workers (or the results' sink) behind it; idle
+		 * workers had the cutting thread behind them; a cutting thread
+		 * that waited for its chunks had the reads behind it */
+		if (!m.win_careful && !m.plan.careful)
+			cm_warn(NULL, -1,
+				"threads: window: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
+				"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads; CPU trace: "
+				"%llu blocks, workers busy %.2f s and idle %.2f s, results handed on %.2f s, the cutting "
+				"thread waited %.2f s for a slot and %.2f s for its reads",
+				(unsigned long long)m.win_stats.blocks, m.win_stats.busy, m.win_stats.idle,
+				m.win_stats.sink, m.win_stats.waited, m.win_waited,
+				(unsigned long long)m.plan.read_stats.blocks, m.plan.read_stats.busy,
+				m.plan.read_stats.idle, m.plan.read_stats.sink, m.plan.read_stats.waited, m.cpu_waited);
 	}
 	if (!status && m.repair)
 		cm_repair_report(m.repair);

@@ -55,6 +55,8 @@ struct cm_opool {
 	pthread_mutex_t mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
 	pthread_cond_t work, done;
 	pthread_t *th;
+	cm_opool_stats st; /* this pool's figures (under mu) */
+	cm_opool_stats *st_out;
 };
 
 struct worker_arg {
@@ -103,9 +105,11 @@ static void drain_done(cm_opool *p)
 	p->draining = 1;
 	while (p->tail != p->head && p->slots[p->tail % p->nslots].state == DONE) {
 		struct slot *s = &p->slots[p->tail % p->nslots];
+		double t = cm_now_s();
 		pthread_mutex_unlock(&p->mu);
 		take_result(p, s, 1);
 		pthread_mutex_lock(&p->mu);
+		p->st.sink += cm_now_s() - t;
 		s->state = EMPTY;
 		p->tail++;
 		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
@@ -123,10 +127,13 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct slot *s;
+		double t = cm_now_s(), t1;
 		while (!p->stop && (p->next == p->head || p->slots[p->next % p->nslots].state != QUEUED))
 			pthread_cond_wait(&p->work, &p->mu);
 		if (p->stop)
 			break;
+		t1 = cm_now_s();
+		p->st.idle += t1 - t;
 		s = &p->slots[p->next++ % p->nslots];
 		s->state = RUNNING;
 		pthread_mutex_unlock(&p->mu);
@@ -135,6 +142,8 @@ static void *worker(void *arg)
 		s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
 		cm_diag_defer(NULL);
 		pthread_mutex_lock(&p->mu);
+		p->st.busy += cm_now_s() - t1;
+		p->st.blocks++;
 		s->state = DONE;
 		drain_done(p);
 	}
@@ -189,8 +198,10 @@ static int caller_run(cm_opool *p)
 {
 	struct slot *s;
 	cm_diag_slot *was;
+	double t;
 	if (!p->caller_helps || p->next == p->head || p->slots[p->next % p->nslots].state != QUEUED)
 		return 0;
+	t = cm_now_s();
 	s = &p->slots[p->next++ % p->nslots];
 	s->state = RUNNING;
 	pthread_mutex_unlock(&p->mu);
@@ -200,9 +211,19 @@ static int caller_run(cm_opool *p)
 		: p->fn(p->wctx ? p->wctx[p->nworkers - 1] : NULL, &s->in, &s->out);
 	cm_diag_defer_swap(was);
 	pthread_mutex_lock(&p->mu);
+	p->st.busy += cm_now_s() - t;
+	p->st.blocks++;
 	s->state = DONE;
 	drain_done(p);
 	return 1;
+}
+
+/* The caller (holding p->mu) waits for a block to be drained. */
+static void caller_wait(cm_opool *p)
+{
+	double t = cm_now_s();
+	pthread_cond_wait(&p->done, &p->mu);
+	p->st.waited += cm_now_s() - t;
 }
 
 /* Without threads: the caller hands the oldest result on.  1 when one was
@@ -210,10 +231,13 @@ static int caller_run(cm_opool *p)
 static int drain_one(cm_opool *p)
 {
 	struct slot *s;
+	double t;
 	if (p->tail == p->head)
 		return 0;
 	s = &p->slots[p->tail % p->nslots];
+	t = cm_now_s();
 	take_result(p, s, 0);
+	p->st.sink += cm_now_s() - t;
 	s->state = EMPTY;
 	p->tail++;
 	return 1;
@@ -241,7 +265,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		pthread_mutex_lock(&p->mu);
 		while (p->head - p->tail >= (size_t)p->nslots)
 			if (!caller_run(p))
-				pthread_cond_wait(&p->done, &p->mu);
+				caller_wait(p);
 		pthread_mutex_unlock(&p->mu);
 	}
 	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)) /* then fail_diag is written */
@@ -252,8 +276,11 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 	t.len = 0;
 	*in = t;
 	if (!p->nthreads) {
+		double t0 = cm_now_s();
 		s->out.len = 0;
 		s->rc = p->failed ? -1 : p->fn(p->wctx ? p->wctx[0] : NULL, &s->in, &s->out);
+		p->st.busy += cm_now_s() - t0;
+		p->st.blocks++;
 		s->state = DONE;
 		p->head++;
 		drain_one(p);
@@ -274,7 +301,7 @@ int cm_opool_finish(cm_opool *p)
 		pthread_mutex_lock(&p->mu);
 		while (p->tail != p->head) /* every block drained */
 			if (!caller_run(p))
-				pthread_cond_wait(&p->done, &p->mu);
+				caller_wait(p);
 		p->stop = 1;
 		pthread_cond_broadcast(&p->work);
 		pthread_mutex_unlock(&p->mu);
@@ -284,6 +311,13 @@ int cm_opool_finish(cm_opool *p)
 	while (drain_one(p))
 		;
 	rc = settle(p);
+	if (p->st_out) {
+		p->st_out->waited += p->st.waited;
+		p->st_out->idle += p->st.idle;
+		p->st_out->busy += p->st.busy;
+		p->st_out->sink += p->st.sink;
+		p->st_out->blocks += p->st.blocks;
+	}
 	for (int i = 0; i < p->nslots; i++) {
 		cm_buf_free(&p->slots[i].in);
 		cm_buf_free(&p->slots[i].out);
@@ -297,6 +331,8 @@ int cm_opool_finish(cm_opool *p)
 	free(p);
 	return rc;
 }
+
+void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st) { p->st_out = st; }
 
 void cm_opool_lock(cm_opool *p) { pthread_mutex_lock(&p->sink_mu); }
 void cm_opool_unlock(cm_opool *p) { pthread_mutex_unlock(&p->sink_mu); }

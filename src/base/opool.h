@@ -11,6 +11,7 @@
 #ifndef CM_OPOOL_H
 #define CM_OPOOL_H
 
+#include <stdint.h>
 #include "json/jwrite.h"
 
 typedef struct cm_opool cm_opool;
@@ -51,6 +52,19 @@ int cm_opool_put(cm_opool *p, cm_buf *in);
 /* Wait for every queued block, hand over the remaining results, stop the
  * workers and free the pool.  Returns 0, or -1 as cm_opool_put. */
 int cm_opool_finish(cm_opool *p);
+
+/* Where a pool's time went, for -v: seconds, summed over its threads.
+ * WAITED: the caller waited for a free slot (the workers or the sink were
+ * behind); IDLE: workers waited for a block (the caller was behind); BUSY:
+ * blocks run (the caller's included when it helps); SINK: results handed
+ * on, one at a time.  cm_opool_finish adds the pool's figures. */
+typedef struct cm_opool_stats {
+	double waited, idle, busy, sink;
+	uint64_t blocks;
+} cm_opool_stats;
+
+/* Have cm_opool_finish add this pool's figures to *ST (NULL: none). */
+void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st);
 
 /* Hold off the sink while the caller's thread touches what the sink
  * touches (the window's top-level members and its digest share tables). */

@@ -929,6 +929,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 		wctx[i] = &w[i];
 	}
 	cr.pool = cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
+	cm_opool_set_stats(cr.pool, &plan->read_stats);
 	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);
 	prc = cm_opool_finish(cr.pool);
 	for (int i = 0; i < jobs; i++) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "base/hmap.h"
 #include "base/idmap.h"
+#include "base/opool.h"
 #include "io/input.h"
 #include "base/pyval.h"
 #include "gpu/kineto.h"
@@ -43,6 +44,7 @@ typedef struct cm_cpuplan {
 	 * parallel scan's splitter found them; the copy need not look again
 	 * (NULL after the careful scan, or when there are no elements). */
 	FILE *layout;
+	cm_opool_stats read_stats; /* the parallel scan's pool: where its time went (-v) */
 	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
 	int devprops;          /* CM_DEVPROPS_* */
 	cm_kin_devices devices; /* its devices, when a non-empty array */

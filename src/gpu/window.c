@@ -216,6 +216,7 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 		wctx[i] = &w[i];
 	}
 	r.pool = cm_opool_new(sink->workers, sink->caller_helps, pwork, wctx, pcollect, &r);
+	cm_opool_set_stats(r.pool, sink->stats);
 	rc = cm_docsplit_run(in, "events", CM_WINDOW_BATCH, &ds, label, &seen);
 	prc = cm_opool_finish(r.pool);
 	for (int i = 0; i < sink->workers; i++)

@@ -4,6 +4,7 @@
 #define CM_WINDOW_H
 
 #include <stdint.h>
+#include "base/opool.h"
 #include "io/input.h"
 #include "json/jval.h"
 
@@ -48,6 +49,7 @@ typedef struct cm_window_psink {
 	void **wctx;
 	int workers;
 	int caller_helps; /* the calling thread is the last worker (opool.h) */
+	cm_opool_stats *stats; /* the pool's figures are added here (NULL: not wanted) */
 } cm_window_psink;
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events);

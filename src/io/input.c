@@ -60,6 +60,7 @@ struct cm_input {
 	int ra_rc;
 	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
 	uint64_t ra_raw_done;   /* raw_done as of the chunk last handed out */
+	double ra_waited;       /* seconds the caller waited for the read-ahead thread */
 };
 
 /* Read-ahead.  The thread that cuts an input into events is the one the
@@ -103,6 +104,7 @@ int cm_input_is_file(const cm_input *in) { return S_ISREG(in->st0.st_mode) && in
 uint64_t cm_input_offset(const cm_input *in) { return in->chunk_off; }
 uint64_t cm_input_raw_done(const cm_input *in) { return in->ra_raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
+double cm_input_waited(const cm_input *in) { return in->ra_waited; }
 
 /* Open PATH; REWINDABLE: tee a pipe so it can be read again. */
 static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
@@ -462,8 +464,12 @@ static int ra_next(cm_input *in, const char **data, size_t *len)
 	struct readahead *ra = in->ra;
 	struct ra_slot *s;
 	pthread_mutex_lock(&ra->mu);
-	while (ra->tail == ra->head)
-		pthread_cond_wait(&ra->filled, &ra->mu);
+	if (ra->tail == ra->head) {
+		double t = cm_now_s();
+		while (ra->tail == ra->head)
+			pthread_cond_wait(&ra->filled, &ra->mu);
+		in->ra_waited += cm_now_s() - t;
+	}
 	s = &ra->slot[ra->tail % RA_SLOTS];
 	if (s->rc == 1) {
 		ra->tail++;

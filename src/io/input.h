@@ -41,6 +41,9 @@ uint64_t cm_input_offset(const cm_input *in);
  * for the progress line. */
 uint64_t cm_input_raw_done(const cm_input *in);
 uint64_t cm_input_raw_size(const cm_input *in);
+/* Seconds the caller has waited for the read-ahead thread's chunks (for
+ * -v: the reads were behind the reader). */
+double cm_input_waited(const cm_input *in);
 
 /* Start again at byte 0.  A pipe opened with cm_input_open_rewindable is
  * copied to an unlinked temporary file in $TMPDIR during the first pass (the

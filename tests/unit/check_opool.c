@@ -66,6 +66,8 @@ static int sink(void *sctx, cm_buf *out)
 
 /* Run NBLOCKS blocks through a pool of WORKERS (CALLER_HELPS as given),
  * the block FAIL_AT failing (-1: none).  Returns what the pool returned. */
+static cm_opool_stats *run_stats; /* the next run's pool adds its figures here */
+
 static int run_pool(int workers, int caller_helps, int fail_at, struct ctx *ctx)
 {
 	void *wctx[MAXW];
@@ -81,6 +83,7 @@ static int run_pool(int workers, int caller_helps, int fail_at, struct ctx *ctx)
 		wctx[i] = &ctx[i];
 	}
 	p = cm_opool_new(workers, caller_helps, work, wctx, sink, &the_sink);
+	cm_opool_set_stats(p, run_stats);
 	for (int n = 0; n < NBLOCKS && !rc; n++) {
 		cm_buf_put(&in, &n, sizeof n);
 		rc = cm_opool_put(p, &in);
@@ -156,6 +159,26 @@ START_TEST(failure_once)
 }
 END_TEST
 
+/* The figures for -v: every block counted, and at least the time the
+ * workers slept in them (usleep sleeps at least that long); the caller,
+ * faster than three sleeping workers, waited for slots; a second pool adds
+ * to the same figures.  Without threads the caller's runs count as busy. */
+START_TEST(stats_added_up)
+{
+	struct ctx ctx[MAXW];
+	cm_opool_stats st = {0};
+	run_stats = &st;
+	ck_assert_int_eq(run_pool(3, 0, -1, ctx), 0);
+	ck_assert_uint_eq(st.blocks, NBLOCKS);
+	ck_assert_msg(st.busy >= NBLOCKS * 200e-6, "busy %.4f s", st.busy);
+	ck_assert_msg(st.waited > 0, "the caller never waited");
+	ck_assert_msg(st.sink >= 0 && st.idle >= 0, "sink %.4f idle %.4f", st.sink, st.idle);
+	ck_assert_int_eq(run_pool(1, 0, -1, ctx), 0);
+	run_stats = NULL;
+	ck_assert_uint_eq(st.blocks, 2 * NBLOCKS);
+}
+END_TEST
+
 static Suite *opool_suite(void)
 {
 	Suite *s = suite_create("opool");
@@ -164,6 +187,7 @@ static Suite *opool_suite(void)
 	tcase_add_loop_test(tc, in_order_without_help, 0, 3);
 	tcase_add_loop_test(tc, in_order_with_help, 0, 3);
 	tcase_add_test(tc, one_worker_helped);
+	tcase_add_test(tc, stats_added_up);
 	tcase_add_loop_test(tc, failure_once, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
