@@ -288,8 +288,15 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 			c->end = c->start + len;
 			if (c->start < pos)
 				return changed(c);
-			/* take_next and separator may write (the metadata, a comma) */
-			if (flush_pending(c) < 0 || (kept = take_next(c)) < 0)
+			/* take_next and separator may write (the metadata before
+			 * the first kept element past the leading "M" ones, a
+			 * comma before element 0): the piece pending goes first
+			 * then, and only then, so that the kept elements of a
+			 * chunk stay one piece (flushed at every element, each
+			 * went through the event buffer: a memcpy of the trace) */
+			if ((!c->elem || (!c->inserted && c->kept == p->leading_m)) && flush_pending(c) < 0)
+				return -1;
+			if ((kept = take_next(c)) < 0)
 				return -1;
 			c->elem_out = kept;
 			c->gap_out = kept && separator(c);
