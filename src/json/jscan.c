@@ -75,6 +75,28 @@ static inline int popcount64(uint64_t x)
 #endif
 }
 
+/* The brackets of a 64-byte block inside a value (*DEPTH > 0): MO the
+ * opening and MC the closing ones outside strings, bit j for byte j.  0
+ * when the value goes on past the block (*DEPTH moved), else the length up
+ * to its last byte (*DEPTH 0).  HW (a constant at each call): count with
+ * the POPCNT instruction, which the caller's target has. */
+static inline __attribute__((always_inline)) int brackets64(int *depth, uint64_t mo, uint64_t mc, int hw)
+{
+	int nc = hw ? __builtin_popcountll(mc) : popcount64(mc);
+	if (*depth > nc) { /* more open than the block can close: no end in it */
+		*depth += (hw ? __builtin_popcountll(mo) : popcount64(mo)) - nc;
+		return 0;
+	}
+	for (uint64_t m = mo | mc; m; m &= m - 1) {
+		int p = __builtin_ctzll(m);
+		if (mo >> p & 1)
+			(*depth)++;
+		else if (--*depth == 0)
+			return p + 1;
+	}
+	return 0;
+}
+
 /* The 64 bytes at S, inside a value (depth > 0, no escape pending): 0 when
  * they were taken whole (the state moved past them), 1..64 when the value
  * ended there (the length up to its last byte), -1 when they hold a
@@ -82,6 +104,7 @@ static inline int popcount64(uint64_t x)
 static inline int block64(cm_jscan *sc, const char *s)
 {
 	uint64_t mq, mb, mo, mc, in;
+	int r;
 	masks64(s, &mq, &mb, &mo, &mc);
 	if (mb)
 		return -1;
@@ -94,23 +117,9 @@ static inline int block64(cm_jscan *sc, const char *s)
 	in ^= in << 32;
 	if (sc->in_str)
 		in = ~in;
-	mo &= ~in;
-	mc &= ~in;
-	if (sc->depth > popcount64(mc)) {
-		sc->depth += popcount64(mo) - popcount64(mc);
-	} else {
-		for (uint64_t m = mo | mc; m; m &= m - 1) {
-			int p = __builtin_ctzll(m);
-			if (mo >> p & 1) {
-				sc->depth++;
-			} else if (--sc->depth == 0) {
-				sc->in_str = 0;
-				return p + 1;
-			}
-		}
-	}
-	sc->in_str = (int)(in >> 63);
-	return 0;
+	r = brackets64(&sc->depth, mo & ~in, mc & ~in, 0);
+	sc->in_str = r ? 0 : (int)(in >> 63);
+	return r;
 }
 #endif
 
@@ -118,8 +127,9 @@ static inline int block64(cm_jscan *sc, const char *s)
 /* The blocks of a value, on a CPU with AVX2, POPCNT and carry-less
  * multiplication (x86-64-v3: every x86-64 server of the last ten years, but
  * not the baseline the build targets, hence the run-time choice below).
- * The same work as block64 over as many 64-byte blocks as it can take:
- * two loads a block instead of four, the quotes' prefix XOR in one
+ * The same work as block64 (brackets64 is shared) over as many 64-byte
+ * blocks as it can take: two loads a block instead of four, the quotes'
+ * prefix XOR in one
  * multiplication, the counts in one instruction each (with no POPCNT, the
  * counts alone were a third of the splitters' time).  From S[K], depth
  * above 0 and no escape pending: the offset it stopped at, either with
@@ -133,7 +143,7 @@ __attribute__((target("avx2,popcnt,pclmul"))) static size_t blocks_avx2(cm_jscan
 		      o = _mm256_set1_epi8('{'), c = _mm256_set1_epi8('}');
 	const __m128i ones = _mm_set1_epi8((char)0xff);
 	uint64_t carry = sc->in_str ? ~(uint64_t)0 : 0; /* all ones when the block starts inside a string */
-	int depth = sc->depth;
+	int depth = sc->depth, r;
 	*ended = 0;
 	while (k + 64 <= n) {
 		__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(s + k)),
@@ -148,22 +158,11 @@ __attribute__((target("avx2,popcnt,pclmul"))) static size_t blocks_avx2(cm_jscan
 		mc = MASK64(_mm256_cmpeq_epi8(f0, c), _mm256_cmpeq_epi8(f1, c));
 #undef MASK64
 		in = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)mq), ones, 0)) ^ carry;
-		mo &= ~in;
-		mc &= ~in;
-		if (depth > (int)_mm_popcnt_u64(mc)) {
-			depth += (int)_mm_popcnt_u64(mo) - (int)_mm_popcnt_u64(mc);
-		} else {
-			for (uint64_t m = mo | mc; m; m &= m - 1) {
-				int p = __builtin_ctzll(m);
-				if (mo >> p & 1) {
-					depth++;
-				} else if (--depth == 0) {
-					sc->depth = 0;
-					sc->in_str = 0;
-					*ended = 1;
-					return k + (size_t)p + 1;
-				}
-			}
+		if ((r = brackets64(&depth, mo & ~in, mc & ~in, 1)) != 0) {
+			sc->depth = 0;
+			sc->in_str = 0;
+			*ended = 1;
+			return k + (size_t)r;
 		}
 		carry = (uint64_t)((int64_t)in >> 63);
 		k += 64;
