@@ -283,15 +283,19 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 }
 
 /* C1: the CPU trace's one parse, by the parallel scan (or, with the testing
- * aid CUPTIMERGE_CAREFUL, by the careful one).  0, or -1 after a report. */
-static int cpu_scan(struct merge *m)
+ * aid CUPTIMERGE_CAREFUL, by the careful one).  m->c1_rc: 0, or -1 after a
+ * report; and when it ended, and how long its cutting thread waited for
+ * its reads, for -v. */
+static void cpu_scan(struct merge *m)
 {
-	int rc;
-	if (!m->opt->careful)
-		return cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
-	rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
-	m->plan.careful = 1;
-	return rc;
+	if (!m->opt->careful) {
+		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
+	} else {
+		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
+		m->plan.careful = 1;
+	}
+	m->t_cpu = cm_now_s() - m->t0;
+	m->cpu_waited = cm_input_waited(m->cpu);
 }
 
 /* C1 on the second thread: the CPU scan, with the index candidates kept on
@@ -301,9 +305,7 @@ static void *c1_thread(void *arg)
 	struct merge *m = arg;
 	cm_progress_thread_off();
 	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
-	m->c1_rc = cpu_scan(m);
-	m->t_cpu = cm_now_s() - m->t0;
-	m->cpu_waited = cm_input_waited(m->cpu);
+	cpu_scan(m);
 	return NULL;
 }
 
@@ -331,9 +333,7 @@ static int prepare(struct merge *m)
 		pthread_join(th, NULL);
 		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
 	} else {
-		m->c1_rc = cpu_scan(m);
-		m->t_cpu = cm_now_s() - m->t0;
-		m->cpu_waited = cm_input_waited(m->cpu);
+		cpu_scan(m);
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */

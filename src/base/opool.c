@@ -64,6 +64,14 @@ struct worker_arg {
 	int i;
 };
 
+/* A block that began to run at SINCE is done: counted (under p->mu, or
+ * with no threads). */
+static void ran(cm_opool *p, double since)
+{
+	p->st.busy += cm_now_s() - since;
+	p->st.blocks++;
+}
+
 /* The oldest slot S is done: hand its result on (or note its failure).
  * On a worker thread (with the pool's lock released): errors go to the
  * pool's fail_diag for the caller; on the caller's own, they are printed. */
@@ -142,8 +150,7 @@ static void *worker(void *arg)
 		s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
 		cm_diag_defer(NULL);
 		pthread_mutex_lock(&p->mu);
-		p->st.busy += cm_now_s() - t1;
-		p->st.blocks++;
+		ran(p, t1);
 		s->state = DONE;
 		drain_done(p);
 	}
@@ -211,8 +218,7 @@ static int caller_run(cm_opool *p)
 		: p->fn(p->wctx ? p->wctx[p->nworkers - 1] : NULL, &s->in, &s->out);
 	cm_diag_defer_swap(was);
 	pthread_mutex_lock(&p->mu);
-	p->st.busy += cm_now_s() - t;
-	p->st.blocks++;
+	ran(p, t);
 	s->state = DONE;
 	drain_done(p);
 	return 1;
@@ -279,8 +285,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		double t0 = cm_now_s();
 		s->out.len = 0;
 		s->rc = p->failed ? -1 : p->fn(p->wctx ? p->wctx[0] : NULL, &s->in, &s->out);
-		p->st.busy += cm_now_s() - t0;
-		p->st.blocks++;
+		ran(p, t0);
 		s->state = DONE;
 		p->head++;
 		drain_one(p);

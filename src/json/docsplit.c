@@ -408,8 +408,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				j = gap_then_container(s, n, i);
 				if (j) {
 					elem_begin(sp);
-					sp->sc.depth = 1;
-					sp->sc.in_str = sp->sc.esc = sp->sc.scalar = 0;
+					cm_jscan_begin(&sp->sc, s[j - 1]);
+					sp->sc.depth = 1; /* its bracket taken */
 					run = j - 1;
 					i = j;
 					sp->st = ST_ELEM;
