@@ -3,6 +3,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/docsplit.h"
+#include "gpu/gpuconv.h"
 #include "exitcode.h"
 #include "io/pgzip.h"
 #include "merge.h"
@@ -152,6 +153,8 @@ int main(int argc, char **argv)
 	opt.readahead = (env = getenv("CUPTIMERGE_READAHEAD")) && *env ? strcmp(env, "0") != 0 : -1;
 	if ((env = getenv("CUPTIMERGE_SPILL")) && *env) /* a testing aid: spill member values past this */
 		cm_docsplit_set_spill((size_t)strtoull(env, NULL, 10));
+	if ((env = getenv("CUPTIMERGE_SPAN_SLICE")) && *env) /* a testing aid: spans a block of their render */
+		cm_gpu_set_span_slice((uint64_t)strtoull(env, NULL, 10));
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':

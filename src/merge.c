@@ -22,8 +22,9 @@
  *         callbacks: base time, extent, dropped events, and the External-id
  *         candidates on disk;
  *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
- *      temporary file for ids that are counters, as CUPTI's and torch's are):
- *      External id -> CPU thread, correlation -> thread and -> annotation
+ *      temporary file for ids that are counters, as CUPTI's and torch's are),
+ *      each on several threads: External id -> CPU thread (cpu/cpuindex.c,
+ *      the candidates), correlation -> thread and -> annotation
  *      (the annotations' ids, one External id in twelve, get tables packed
  *      over the set of them, an entry an annotation);
  *      then the plan reads the records (not JSON) for the rows, the time
@@ -62,6 +63,7 @@
 #include "config.h"
 #include "merge.h"
 #include "cpu/cpucopy.h"
+#include "cpu/cpuindex.h"
 #include "cpu/cpuscan.h"
 #include "crosscheck.h"
 #include "base/diag.h"
@@ -132,26 +134,32 @@ static int w_collect(void *ctx, cm_buf *out)
  * larger and costs more a byte, gets two workers: with one, it went on
  * alone on one core for the last 1.8 s of the 1 GB pair's read once the
  * CPU trace was done (2 cores: the read ended at 3.2 s instead of 4.0).
- * Beyond, the window gets three workers in five.  No
- * step takes more than it can use: the two cutting threads feed about 16
- * parsers, and the plan gains little past 8.  Measured on the 16-core
- * machine with the 1 GB pair: 8 and 16 threads read it in 1.7 s both; 16
- * render it in 0.35 s where 8 took 0.5 (since the workers write the
- * output, opool.c), for 10 MB more peak memory.  Every pool keeps its
- * blocks in memory, so a thread that gains no time only costs memory. */
+ * Beyond, the CPU trace gets two workers in five (two at least) and the
+ * window one a job: the CPU trace's read ends first (at 0.8 s of 1.2 with
+ * the 1 GB pair on 16 CPUs), and a window with only the other three in
+ * five left those CPUs idle from then on.  The two pools together have
+ * more threads than jobs while both read, which costs some switching and
+ * no idle CPU: on the 16-core machine the window's read ended at 1.05-1.13
+ * s against 1.25-1.30 (run AE).  No step takes more than it can use: the
+ * two cutting threads feed about 16 parsers.  Measured on that machine
+ * with the 1 GB pair: 16 threads render it in 0.35 s where 8 took 0.5
+ * (since the workers write the output, opool.c), for 10 MB more peak
+ * memory; 16 plan it in 0.10-0.11 s where 8 took 0.12-0.15, and apply the
+ * index in 0.02 s against 0.035 (run AE), for 2-3 MB.  Every pool keeps
+ * its blocks in memory, so a thread that gains no time only costs memory. */
 #define READ_THREADS_MAX 16
-#define PLAN_THREADS_MAX 8
+#define PLAN_THREADS_MAX 16
 #define RENDER_THREADS_MAX 16
 static int read_jobs(int jobs) { return jobs < READ_THREADS_MAX ? jobs : READ_THREADS_MAX; }
 static int window_workers(int jobs)
 {
 	jobs = read_jobs(jobs);
-	return jobs <= 3 ? (jobs > 1 ? 2 : 1) : (3 * jobs + 4) / 5;
+	return jobs <= 3 ? (jobs > 1 ? 2 : 1) : jobs;
 }
 static int cpu_workers(int jobs)
 {
 	jobs = read_jobs(jobs);
-	return jobs <= 3 ? 1 : jobs - window_workers(jobs);
+	return jobs <= 3 ? 1 : jobs - (3 * jobs + 4) / 5 > 2 ? jobs - (3 * jobs + 4) / 5 : 2;
 }
 /* With 2 or 3 jobs the window's cutting thread parses too (opool.h), when
  * it would wait for a free slot: a thread that only cut, beside two
@@ -241,7 +249,7 @@ static int hook_append(void *ctx, cm_evout *eo)
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
-	if (cm_gpu_write_spans(m->gpu, eo) < 0)
+	if (cm_gpu_write_spans(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;
@@ -340,8 +348,8 @@ static int prepare(struct merge *m)
 	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
-	if (cm_cpuscan_apply_index(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
-				   cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu) < 0 ||
+	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
+			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu, plan_threads(m->opt->jobs)) < 0 ||
 	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;
@@ -357,7 +365,7 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
-	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads) < 0)
+	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)

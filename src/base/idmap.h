@@ -51,8 +51,17 @@ void cm_idmap_each(cm_idmap *m, void (*fn)(void *ctx, int64_t id, void *val), vo
  * this then returns. */
 int cm_idmap_each_sorted(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx);
 
+/* The same for the ids of the SLICE-th of SLICES slices of the map (0 <=
+ * SLICE < SLICES): the slices of an array are equal runs of it, so
+ * different slices may be walked from several threads at once, FN writing
+ * only the values it is given; a hash map is walked whole by slice 0. */
+int cm_idmap_each_slice(cm_idmap *m, int slice, int slices, int (*fn)(void *ctx, int64_t id, void *val), void *ctx);
+
 /* 1 when the map is an array (in memory or in a file), 0 for a hash map. */
 int cm_idmap_is_dense(const cm_idmap *m);
+
+/* The number of ids put. */
+uint64_t cm_idmap_count(const cm_idmap *m);
 
 /* Bytes of memory held (a hash map) or of file (an array). */
 uint64_t cm_idmap_bytes(const cm_idmap *m);

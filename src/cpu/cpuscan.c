@@ -8,6 +8,7 @@
  * profiler span events the merge re-makes. */
 #include "config.h"
 #include "cpu/cpuscan.h"
+#include "cpu/cpuindex.h"
 #include "base/diag.h"
 #include "exitcode.h"
 #include "cpu/extindex.h"
@@ -174,13 +175,8 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 
 /* Without the window's id list (pass 1 over the window runs at the same
  * time, see merge.c), every candidate goes to an unlinked temporary file, in
- * event order, for cm_cpuscan_apply_index: SPILL_REC bytes a candidate, its
- * id, pid, tid, index, ts and ts + dur (the span an operator gives its
- * CUDA calls, opindex.h) and a byte of flags.  Returns 1, or 0 after
- * reporting. */
-#define SPILL_REC 49
-#define SPILL_BAD 1    /* pid or tid beyond 64 bits */
-#define SPILL_CPU_OP 2 /* a "cpu_op" (else a "user_annotation") */
+ * event order, for cm_cpuindex_apply (a record each, cpuindex.h).  Returns
+ * 1, or 0 after reporting. */
 
 /* float() of ts or dur for the operator index: as_float without the error
  * (an event it would refuse is refused anyway), NaN for it. */
@@ -196,7 +192,7 @@ static double span_float(const struct scalar *v)
 static int spill(struct cscan *c, int64_t id, uint64_t index)
 {
 	cm_cpuplan *p = c->plan;
-	unsigned char rec[SPILL_REC];
+	unsigned char rec[CM_CAND_REC];
 	int64_t pid = 0, tid = 0;
 	double ts = span_float(&c->ts), end = ts + span_float(&c->dur);
 	int bad = c->pid.int_rc != CM_PY_OK || c->tid.int_rc != CM_PY_OK || c->pid.i < INT64_MIN ||
@@ -211,7 +207,7 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	memcpy(rec + 24, &index, 8);
 	memcpy(rec + 32, &ts, 8);
 	memcpy(rec + 40, &end, 8);
-	rec[48] = (unsigned char)((bad ? SPILL_BAD : 0) | (c->cat.word == W_CPU_OP ? SPILL_CPU_OP : 0));
+	rec[48] = (unsigned char)((bad ? CM_CAND_BAD : 0) | (c->cat.word == W_CPU_OP ? CM_CAND_CPU_OP : 0));
 	if (c->spill_buf) {
 		cm_buf_put(c->spill_buf, rec, sizeof rec);
 		p->n_ext_spill++;
@@ -225,99 +221,6 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	}
 	p->n_ext_spill++;
 	return 1;
-}
-
-/* The number (from 1) of thread (PID, TID) in PLAN's list, added when new.
- * One thread at a time: the careful scan, or the index applied. */
-static uint32_t ext_thread(cm_cpuplan *p, int64_t pid, int64_t tid)
-{
-	int64_t key[2] = {pid, tid};
-	uint32_t *n;
-	/* a run of ids on one thread is the rule */
-	if (p->n_ext_threads && p->ext_threads[p->n_ext_threads - 1].pid == pid &&
-	    p->ext_threads[p->n_ext_threads - 1].tid == tid)
-		return p->n_ext_threads;
-	if (!p->ext_thread_ix)
-		p->ext_thread_ix = cm_hmap_new(16, sizeof(uint32_t));
-	n = cm_hmap_put(p->ext_thread_ix, key, NULL);
-	if (!*n) {
-		if (p->n_ext_threads == p->cap_ext_threads) {
-			p->cap_ext_threads = p->cap_ext_threads ? 2 * p->cap_ext_threads : 16;
-			p->ext_threads = cm_xrealloc(p->ext_threads, p->cap_ext_threads * sizeof *p->ext_threads);
-		}
-		p->ext_threads[p->n_ext_threads].pid = pid;
-		p->ext_threads[p->n_ext_threads].tid = tid;
-		*n = ++p->n_ext_threads;
-	}
-	return *n;
-}
-
-/* Candidates read back at a time; the index entry of the one PREFETCH
- * ahead is asked for while this one is looked up (the lookups land at
- * random in a table of tens of MB: without it each waited on memory, and
- * this one thread took a third of a second of the 1 GB merge). */
-#define APPLY_CHUNK 4096
-#define APPLY_PREFETCH 16
-
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *p, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx)
-{
-	unsigned char *buf;
-	size_t have = 0, at = 0;
-	if (!p->ext_spill)
-		return 0;
-	if (fflush(p->ext_spill) != 0 || fseek(p->ext_spill, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
-	buf = cm_xmalloc((size_t)APPLY_CHUNK * SPILL_REC);
-	for (uint64_t i = 0; i < p->n_ext_spill; i++, at++) {
-		int64_t id, pid, tid;
-		uint64_t index;
-		struct cm_ext_thread *t;
-		const unsigned char *rec;
-		if (at == have) {
-			uint64_t left = p->n_ext_spill - i;
-			have = left < APPLY_CHUNK ? (size_t)left : APPLY_CHUNK;
-			at = 0;
-			if (fread(buf, SPILL_REC, have, p->ext_spill) != have) {
-				free(buf);
-				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
-			}
-		}
-		rec = buf + at * SPILL_REC;
-		if (at + APPLY_PREFETCH < have) {
-			memcpy(&id, rec + APPLY_PREFETCH * SPILL_REC, 8);
-			cm_idmap_prefetch(ext, id);
-		}
-		memcpy(&id, rec, 8);
-		if (op && rec[48] == SPILL_CPU_OP) {
-			double ts, end;
-			memcpy(&pid, rec + 8, 8);
-			memcpy(&tid, rec + 16, 8);
-			memcpy(&ts, rec + 32, 8);
-			memcpy(&end, rec + 40, 8);
-			if (op(op_ctx, pid, tid, ts, end, id) < 0) {
-				free(buf);
-				return -1;
-			}
-		}
-		if (!(t = cm_idmap_get(ext, id)))
-			continue;
-		memcpy(&pid, rec + 8, 8);
-		memcpy(&tid, rec + 16, 8);
-		memcpy(&index, rec + 24, 8);
-		if (rec[48] & SPILL_BAD) {
-			free(buf);
-			return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
-					"traceEvents[%llu]: pid or tid does not fit in 64 bits", (unsigned long long)index),
-			       -1;
-		}
-		if (!t->thread)
-			p->indexed++;
-		t->thread = ext_thread(p, pid, tid);
-	}
-	free(buf);
-	fclose(p->ext_spill);
-	p->ext_spill = NULL;
-	return 0;
 }
 
 /* Count the events that tell what kind of trace this is: GPU activity and
@@ -396,7 +299,7 @@ static int event_done(struct cscan *c)
 						    (unsigned long long)index);
 				if (!t->thread)
 					p->indexed++;
-				t->thread = ext_thread(p, (int64_t)c->pid.i, (int64_t)c->tid.i);
+				t->thread = cm_cpuplan_thread(p, (int64_t)c->pid.i, (int64_t)c->tid.i);
 			}
 		}
 	}
@@ -824,10 +727,10 @@ static int cfold(void *sctx, cm_buf *out)
 	if (r.n_spill) {
 		if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
 			return -1;
-		if (fwrite(q, SPILL_REC, r.n_spill, p->ext_spill) != r.n_spill)
+		if (fwrite(q, CM_CAND_REC, r.n_spill, p->ext_spill) != r.n_spill)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 		p->n_ext_spill += r.n_spill;
-		q += SPILL_REC * r.n_spill;
+		q += CM_CAND_REC * r.n_spill;
 	}
 	p->pids_overflow |= r.pids_overflow;
 	for (uint64_t i = 0; i < r.npids && !p->pids_overflow; i++, q += 8) {

@@ -64,7 +64,7 @@ enum { CM_DEVPROPS_ABSENT, CM_DEVPROPS_EMPTY, CM_DEVPROPS_LISTED };
  * the window links (int64) to a struct cm_ext_thread, which this fills from
  * the cpu_op and user_annotation X events that carry the id (the last one
  * wins).  EXT may be NULL when the window's ids are not known yet: the
- * candidates are then kept on disk for cm_cpuscan_apply_index.  Returns 0,
+ * candidates are then kept on disk for cm_cpuindex_apply (cpuindex.h).  Returns 0,
  * or -1 after reporting. */
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
 
@@ -73,14 +73,6 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
  * names the fault.  IN must be rewindable.  Returns 0, or -1 after
  * reporting. */
 int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
-
-/* Fill EXT from the candidates a cm_cpuscan_run without EXT kept, as that
- * run would have (IN names the trace in messages).  With OP, also hand it
- * every "cpu_op" X event that has an integer External id, its pid and tid
- * (64-bit integers), its span [ts, ts + dur] and that id, in trace order
- * (OP returns 0, or -1 after a report).  0, or -1 after a report. */
-typedef int (*cm_cpuscan_op_fn)(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
-int cm_cpuscan_apply_index(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuscan_op_fn op, void *op_ctx);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

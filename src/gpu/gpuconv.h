@@ -56,9 +56,10 @@ void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
 
 /* After the CPU scan: link correlation ids to CPU threads and to user
  * annotations, and drop the tables only needed for that.  THREADS: the
- * list the index's entries number (cm_cpuplan.ext_threads).  0, or -1
- * after reporting an I/O error. */
-int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads);
+ * list the index's entries number (cm_cpuplan.ext_threads); FOUND: how
+ * many of the index's ids the scan found (cm_cpuplan.indexed), for -v.
+ * 0, or -1 after reporting an I/O error. */
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, uint64_t found);
 
 /* How many threads the joins (cm_gpu_linked_ext, cm_gpu_resolve) may use
  * (default 1). */
@@ -67,7 +68,7 @@ void cm_gpu_set_join_threads(cm_gpu *g, int n);
 /* The window's format version ("window_version"; 1 without it): from 2 on
  * the merge adds Kineto's External ids, bandwidths and sync events. */
 int cm_gpu_version(const cm_gpu *g);
-/* Version 2: one operator of the CPU trace, a cm_cpuscan_op_fn (CTX is
+/* Version 2: one operator of the CPU trace, a cm_cpuindex_op_fn (CTX is
  * the cm_gpu), for the External ids of the API calls made in it (opindex.h);
  * then cm_gpu_cpu_ops_done once all have been added, before cm_gpu_plan.
  * 0, or -1 after a report. */
@@ -112,8 +113,12 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
  * worker threads (one with a repair stage, which counts what it moves).
  * 0, or -1 after a report. */
 int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs);
-/* The gpu_user_annotation spans, sorted by (External id, device, stream). */
-int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo);
+/* The gpu_user_annotation spans, sorted by (External id, device, stream),
+ * written by JOBS worker threads.  0, or -1 after a report. */
+int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs);
+/* A block of that work is the spans of about N annotations (default 512,
+ * at least 1); for the tests, which cut small ones into many blocks. */
+void cm_gpu_set_span_slice(uint64_t n);
 
 /* Let the thread-repair stage place API records that no rule of the window
  * resolved (their int32 id stayed); see repair.h. */

@@ -225,5 +225,8 @@ int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r);
  * cm_opool_put). */
 struct cm_opool;
 int gpu_feed_pool(cm_gpu *g, struct cm_opool *pool);
+/* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
+ * comma in front, to the output in order. */
+int gpu_write_rendered(void *sctx, cm_buf *out);
 
 #endif

@@ -313,23 +313,7 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
-/* The pool's sink: rendered text to the output, in order. */
-static int write_rendered(void *sctx, cm_buf *out)
-{
-	cm_evout *eo = sctx;
-	const char *p = out->p;
-	size_t n = out->len;
-	if (!n)
-		return 0;
-	if (eo->first) { /* the leading comma goes only between elements */
-		p++;
-		n--;
-		eo->first = 0;
-	}
-	if (eo->buf.len && cm_evout_flush(eo) < 0)
-		return -1;
-	return cm_output_write(eo->out, p, n);
-}
+int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx, out->p, out->len); }
 
 int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 {
@@ -342,7 +326,7 @@ int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	pool = cm_opool_new(n, 0, render_block, ctx, write_rendered, eo);
+	pool = cm_opool_new(n, 0, render_block, ctx, gpu_write_rendered, eo);
 	rc = gpu_feed_pool(g, pool);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {

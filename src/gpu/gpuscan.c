@@ -671,13 +671,7 @@ void cm_gpu_set_join_threads(cm_gpu *g, int n) { g->join_threads = n; }
 
 int gpu_link_ext(cm_gpu *g) { return walk_pairs(g, WALK_LINK_EXT); }
 
-static void count_found(void *ctx, int64_t id, void *val)
-{
-	(void)id;
-	*(uint64_t *)ctx += ((const struct cm_ext_thread *)val)->thread != 0;
-}
-
-int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads)
+int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, uint64_t found)
 {
 	g->base_ns = base_ns;
 	g->ext_threads = threads;
@@ -690,8 +684,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads)
 				      g->budget)))
 	    || walk_pairs(g, WALK_RESOLVE) < 0)
 		return -1;
-	g->st.linked_ext = 0;
-	cm_idmap_each(g->ext, count_found, &g->st.linked_ext);
+	g->st.linked_ext = found; /* the scan counted them: no walk of the table for it */
 	g->st.pairs = g->npairs;
 	g->st.index_bytes = cm_idmap_bytes(g->ext);
 	/* only the correlation tables are needed from here on */

@@ -561,6 +561,20 @@ int cm_evout_next(cm_evout *eo)
 	return 0;
 }
 
+int cm_evout_elements(cm_evout *eo, const char *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (eo->first) { /* the leading comma goes only between elements */
+		p++;
+		n--;
+		eo->first = 0;
+	}
+	if (eo->buf.len && cm_evout_flush(eo) < 0)
+		return -1;
+	return cm_output_write(eo->out, p, n);
+}
+
 int cm_evout_meta(cm_evout *eo, const char *name, const char *ts_text, cm_int pid, cm_int tid,
 		  const char *arg_key, const char *arg_text, cm_int arg_int)
 {

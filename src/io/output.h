@@ -54,6 +54,12 @@ typedef struct cm_evout {
  * output failed (already reported, or the pipe closed). */
 int cm_evout_next(cm_evout *eo);
 
+/* Write N bytes of whole elements, each with a comma in front (the first
+ * one's dropped when nothing was written before), as the worker threads
+ * that render elements make them: after what the buffer holds, straight
+ * to the output.  0, or -1 as cm_evout_next. */
+int cm_evout_elements(cm_evout *eo, const char *p, size_t n);
+
 /* Write a metadata ("M") event {"ph":"M","name":NAME,"ts":TS_TEXT,"pid":PID,
  * "tid":TID,"args":{ARG_KEY:V}}, V being the string ARG_TEXT, or the integer
  * ARG_INT when ARG_TEXT is NULL.  TS_TEXT is written as it is.  0 or -1. */
