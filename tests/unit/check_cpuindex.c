@@ -231,10 +231,12 @@ START_TEST(first_bad_reported)
 	c[first].flags |= CM_CAND_BAD;
 	c[later].flags |= CM_CAND_BAD;
 	write_cands(&plan, c, n);
+	cm_input *in = cm_input_open(check_tmpfile("{}"), 0);
+	ck_assert_ptr_nonnull(in);
 	cm_diag_defer(&slot);
-	ck_assert_int_eq(cm_cpuindex_apply(cm_input_open(check_tmpfile("{}"), 0), &plan, ext, NULL, NULL, jobs[_i]),
-			 -1);
+	ck_assert_int_eq(cm_cpuindex_apply(in, &plan, ext, NULL, NULL, jobs[_i]), -1);
 	cm_diag_defer(NULL);
+	cm_input_close(in);
 	ck_assert_ptr_nonnull(slot.line);
 	snprintf(want, sizeof want, "traceEvents[%llu]: pid or tid does not fit in 64 bits",
 		 (unsigned long long)c[first].index);
