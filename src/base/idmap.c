@@ -67,10 +67,10 @@ static uint64_t made_in_memory, made_in_files;
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* The entries put in a dense table, for cm_idmap_bytes, counted apart by
- * each thread that puts: the joins put from up to 8 threads at once, and
+ * each thread that puts: the joins put from up to 16 threads at once, and
  * one counter that all of them added to went from CPU to CPU at every new
  * entry (the two walks of the 1 GB pair's joins took longer on 8 threads
- * than on 2).  A thread takes a stripe, on a cache line of its own, at its
+ * than on 2, run AD in BENCHMARKS.md).  A thread takes a stripe, on a cache line of its own, at its
  * first put; threads past PUT_STRIPES share, so the adds stay atomic. */
 #define PUT_STRIPES 16
 struct put_stripe {
@@ -492,8 +492,6 @@ void *cm_idmap_put(cm_idmap *m, int64_t id, int *created)
 	return v;
 }
 
-/* An array's entries in order of id: FN for each one put, until it
- * returns non-zero, which this returns. */
 /* FN for each entry put of an array, in increasing id, those of the SLICE-th
  * of SLICES equal slices of it (of its entries, or of a keyed map's key
  * blocks).  FN's first result other than 0. */
@@ -533,6 +531,8 @@ static int dense_walk_slice(cm_idmap *m, int slice, int slices, int (*fn)(void *
 	return rc;
 }
 
+/* An array's entries in order of id: FN for each one put, until it
+ * returns non-zero, which this returns. */
 static int dense_walk(cm_idmap *m, int (*fn)(void *ctx, int64_t id, void *val), void *ctx)
 {
 	return dense_walk_slice(m, 0, 1, fn, ctx);
