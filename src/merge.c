@@ -365,7 +365,7 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
-	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads, m->plan.indexed) < 0)
+	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads.v, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)

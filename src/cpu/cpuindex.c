@@ -27,7 +27,6 @@
 #include "config.h"
 #include "cpu/cpuindex.h"
 #include "base/diag.h"
-#include "base/hmap.h"
 #include "base/opool.h"
 #include "cpu/extindex.h"
 #include "exitcode.h"
@@ -36,47 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* A list of threads, numbered from 1 in the order they were added. */
-struct thread_list {
-	struct cm_ext_pt *v;
-	uint32_t n, cap;
-	cm_hmap *ix; /* (pid, tid) -> number */
-};
-
-/* The number of (PID, TID) in L, added when new. */
-static uint32_t thread_number(struct thread_list *l, int64_t pid, int64_t tid)
-{
-	int64_t key[2] = {pid, tid};
-	uint32_t *n;
-	/* a run of ids on one thread is the rule */
-	if (l->n && l->v[l->n - 1].pid == pid && l->v[l->n - 1].tid == tid)
-		return l->n;
-	if (!l->ix)
-		l->ix = cm_hmap_new(16, sizeof(uint32_t));
-	n = cm_hmap_put(l->ix, key, NULL);
-	if (!*n) {
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 16;
-			l->v = cm_xrealloc(l->v, l->cap * sizeof *l->v);
-		}
-		l->v[l->n].pid = pid;
-		l->v[l->n].tid = tid;
-		*n = ++l->n;
-	}
-	return *n;
-}
-
-uint32_t cm_cpuplan_thread(cm_cpuplan *p, int64_t pid, int64_t tid)
-{
-	struct thread_list l = {p->ext_threads, p->n_ext_threads, p->cap_ext_threads, p->ext_thread_ix};
-	uint32_t n = thread_number(&l, pid, tid);
-	p->ext_threads = l.v;
-	p->n_ext_threads = l.n;
-	p->cap_ext_threads = l.cap;
-	p->ext_thread_ix = l.ix;
-	return n;
-}
 
 /* Records read back at a time; the index entry of the one PREFETCH ahead
  * is asked for while this one is looked up (the lookups land at random in
@@ -108,7 +66,7 @@ struct part {
 	int fd;
 	uint64_t from, to;     /* the records [from, to) */
 	uint32_t tag;          /* (number + 1) << PART_SHIFT; 0: the direct part */
-	struct thread_list threads; /* a tagged part's own list */
+	cm_ext_threads threads; /* a tagged part's own list */
 	uint64_t found;        /* entries that went from 0 */
 	/* the last walk: this part's slice of the table, and each part's
 	 * numbers in the plan's list */
@@ -187,10 +145,10 @@ static int part_run(struct part *p)
 			}
 			if (!p->tag) {
 				p->found += !t->thread;
-				t->thread = cm_cpuplan_thread(p->plan, pid, tid);
+				t->thread = cm_ext_threads_number(&p->plan->ext_threads, pid, tid);
 				continue;
 			}
-			if ((n = thread_number(&p->threads, pid, tid)) > CM_CPUINDEX_LOCAL_MAX) {
+			if ((n = cm_ext_threads_number(&p->threads, pid, tid)) > CM_CPUINDEX_LOCAL_MAX) {
 				rc = -2;
 				break;
 			}
@@ -262,7 +220,8 @@ static int untag_all(struct part *parts, int n, cm_cpuplan *plan)
 	for (int i = 0; i < n; i++) {
 		to_plan[i] = cm_xcalloc(parts[i].threads.n + 1, sizeof **to_plan);
 		for (uint32_t j = 0; j < parts[i].threads.n; j++)
-			to_plan[i][j] = cm_cpuplan_thread(plan, parts[i].threads.v[j].pid, parts[i].threads.v[j].tid);
+			to_plan[i][j] = cm_ext_threads_number(&plan->ext_threads, parts[i].threads.v[j].pid,
+							       parts[i].threads.v[j].tid);
 	}
 	for (int i = 0; i < n; i++) {
 		parts[i].slice = i;
@@ -319,10 +278,8 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 	rc = n > 1 ? run_parts(parts, n, 0) : part_run(&parts[0]);
 	if (rc == -2) { /* a part met more threads than a tag holds: one reader */
 		clear_all(parts, n);
-		for (int i = 0; i < n; i++) {
-			cm_hmap_free(parts[i].threads.ix);
-			free(parts[i].threads.v);
-		}
+		for (int i = 0; i < n; i++)
+			cm_ext_threads_free(&parts[i].threads);
 		parts[0] = (struct part){.in = in, .plan = plan, .ext = ext, .op = op, .op_ctx = op_ctx,
 					 .fd = fileno(plan->ext_spill), .from = 0, .to = n_rec};
 		n = 1;
@@ -332,8 +289,7 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		rc = untag_all(parts, n, plan);
 	for (int i = 0; i < n; i++) {
 		plan->indexed += parts[i].found;
-		cm_hmap_free(parts[i].threads.ix);
-		free(parts[i].threads.v);
+		cm_ext_threads_free(&parts[i].threads);
 	}
 	free(parts);
 	if (rc < 0)

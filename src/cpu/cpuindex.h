@@ -20,10 +20,6 @@
 #define CM_CAND_BAD 1    /* pid or tid beyond 64 bits */
 #define CM_CAND_CPU_OP 2 /* a "cpu_op" (else a "user_annotation") */
 
-/* The number (from 1) of thread (PID, TID) in PLAN's list
- * (cm_cpuplan.ext_threads), added when new.  One thread at a time. */
-uint32_t cm_cpuplan_thread(cm_cpuplan *plan, int64_t pid, int64_t tid);
-
 /* Fill EXT from the candidates a scan without EXT kept, as that scan would
  * have: each id the table has gets the thread of its last candidate, in
  * PLAN's list, numbered in the order of first use; PLAN->indexed counts

@@ -299,7 +299,7 @@ static int event_done(struct cscan *c)
 						    (unsigned long long)index);
 				if (!t->thread)
 					p->indexed++;
-				t->thread = cm_cpuplan_thread(p, (int64_t)c->pid.i, (int64_t)c->tid.i);
+				t->thread = cm_ext_threads_number(&p->ext_threads, (int64_t)c->pid.i, (int64_t)c->tid.i);
 			}
 		}
 	}
@@ -874,11 +874,7 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	plan->layout = NULL;
 	cm_hmap_free(plan->pids);
 	plan->pids = NULL;
-	free(plan->ext_threads);
-	plan->ext_threads = NULL;
-	plan->n_ext_threads = plan->cap_ext_threads = 0;
-	cm_hmap_free(plan->ext_thread_ix);
-	plan->ext_thread_ix = NULL;
+	cm_ext_threads_free(&plan->ext_threads);
 }
 
 cm_int cm_cpuscan_default_base(double now)

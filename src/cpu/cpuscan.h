@@ -27,9 +27,7 @@ typedef struct cm_cpuplan {
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;
 	/* the threads the index entries name (struct cm_ext_thread) */
-	struct cm_ext_pt *ext_threads;
-	uint32_t n_ext_threads, cap_ext_threads;
-	cm_hmap *ext_thread_ix; /* (pid, tid) -> number in the list */
+	cm_ext_threads ext_threads;
 	/* for the checks that the window belongs with this trace (crosscheck.h) */
 	int has_window_events; /* a top-level "events" member, as a trace window has */
 	uint64_t gpu_events;   /* X events of the categories kernel, gpu_memcpy, gpu_memset */

@@ -107,7 +107,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
-	free(g->cpu_threads);
+	cm_ext_threads_free(&g->cpu_threads);
 	cm_gpu_digest_free(g->dg);
 	cm_buf_free(&g->dgout);
 	cm_buf_free(&g->block);
@@ -210,8 +210,8 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 	if (corr >= INT64_MIN && corr <= INT64_MAX) {
 		int64_t c = (int64_t)corr;
 		const struct linked *l = cm_idmap_get(g->linked, c);
-		if (l && l->thread && (cm_int)g->cpu_threads[l->thread - 1].pid == pid) {
-			*tid = g->cpu_threads[l->thread - 1].tid;
+		if (l && l->thread && (cm_int)g->cpu_threads.v[l->thread - 1].pid == pid) {
+			*tid = g->cpu_threads.v[l->thread - 1].tid;
 			return 0;
 		}
 	}

@@ -34,7 +34,6 @@ struct ua_ref {
 /* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
  * millions of linked correlations but few threads. */
 struct linked { uint32_t thread; }; /* index + 1 (0: none) */
-struct cpu_thread { int64_t pid, tid; };
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
  * 8-byte alignment (GCC lets a typedef lower alignment). */
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
@@ -91,9 +90,8 @@ struct cm_gpu {
 	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
-	struct cpu_thread *cpu_threads; /* the distinct linked threads */
+	cm_ext_threads cpu_threads; /* the distinct linked threads */
 	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
-	uint32_t ncpu_threads, cap_cpu_threads;
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
 	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
 	/* pass 2 */

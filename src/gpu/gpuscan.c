@@ -509,33 +509,18 @@ struct walk_part {
 	int64_t last_pid, last_tid; /* cpu_thread_ix's last answer, kept here */
 	uint32_t last_ix;
 	int have_last;
-	cm_hmap *seen;          /* cpu_thread_ix's, shared under lock */
-	pthread_mutex_t *lock;
+	pthread_mutex_t *lock;  /* cpu_thread_ix's, shared */
 };
 
-/* The index of (PID, TID) in g->cpu_threads, added when new (SEEN maps the
- * pairs to their index + 1).  Under the part's lock: a run has millions of
- * linked correlations but few threads, so each part keeps the last answer
- * and seldom asks. */
+/* The index of (PID, TID) in g->cpu_threads, added when new.  Under the
+ * part's lock: a run has millions of linked correlations but few threads,
+ * so each part keeps the last answer and seldom asks. */
 static uint32_t cpu_thread_ix(struct walk_part *w, int64_t pid, int64_t tid)
 {
-	cm_gpu *g = w->g;
-	int64_t key[2] = {pid, tid};
-	uint32_t *ix;
 	if (w->have_last && w->last_pid == pid && w->last_tid == tid)
 		return w->last_ix;
 	pthread_mutex_lock(w->lock);
-	ix = cm_hmap_put(w->seen, key, NULL);
-	if (!*ix) {
-		if (g->ncpu_threads == g->cap_cpu_threads) {
-			g->cap_cpu_threads = g->cap_cpu_threads ? 2 * g->cap_cpu_threads : 16;
-			g->cpu_threads = cm_xrealloc(g->cpu_threads, g->cap_cpu_threads * sizeof *g->cpu_threads);
-		}
-		g->cpu_threads[g->ncpu_threads].pid = pid;
-		g->cpu_threads[g->ncpu_threads].tid = tid;
-		*ix = ++g->ncpu_threads;
-	}
-	w->last_ix = *ix - 1;
+	w->last_ix = cm_ext_threads_number(&w->g->cpu_threads, pid, tid) - 1;
 	pthread_mutex_unlock(w->lock);
 	w->have_last = 1;
 	w->last_pid = pid;
@@ -633,15 +618,10 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	cm_opool *pool;
 	cm_buf b = {0};
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	cm_hmap *seen = what == WALK_RESOLVE ? cm_hmap_new(16, 4) : NULL;
-	if (!g->pairs || !g->npairs) {
-		cm_hmap_free(seen);
+	if (!g->pairs || !g->npairs)
 		return 0;
-	}
-	if (fflush(g->pairs) != 0) {
-		cm_hmap_free(seen);
+	if (fflush(g->pairs) != 0)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
-	}
 	if (hi < lo || span < (uint64_t)n)
 		n = 1;
 	w = cm_xcalloc((size_t)n, sizeof *w);
@@ -649,7 +629,6 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		w[i].g = g;
 		w[i].what = what;
 		w[i].fd = fileno(g->pairs);
-		w[i].seen = seen;
 		w[i].lock = &lock;
 		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
 		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
@@ -665,7 +644,6 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		g->st.linked_corr += w[i].linked;
 	cm_buf_free(&b);
 	free(w);
-	cm_hmap_free(seen);
 	pthread_mutex_destroy(&lock);
 	return rc;
 }

@@ -143,10 +143,10 @@ static void check_apply(size_t n, int64_t range, int mostly_up, int nthreads, in
 	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, NULL, NULL, jobs), 0);
 	ck_assert_ptr_null(plan.ext_spill); /* read and closed */
 	ck_assert_uint_eq(plan.indexed, m.found);
-	ck_assert_uint_eq(plan.n_ext_threads, m.nthreads);
+	ck_assert_uint_eq(plan.ext_threads.n, m.nthreads);
 	for (size_t t = 0; t < m.nthreads; t++) {
-		ck_assert_int_eq(plan.ext_threads[t].pid, m.threads[t].pid);
-		ck_assert_int_eq(plan.ext_threads[t].tid, m.threads[t].tid);
+		ck_assert_int_eq(plan.ext_threads.v[t].pid, m.threads[t].pid);
+		ck_assert_int_eq(plan.ext_threads.v[t].tid, m.threads[t].tid);
 	}
 	for (int64_t id = 1; id <= range; id++) {
 		const struct cm_ext_thread *t = cm_idmap_get(ext, id);
@@ -160,9 +160,9 @@ static void check_apply(size_t n, int64_t range, int mostly_up, int nthreads, in
 			continue;
 		}
 		ck_assert_uint_ge(t->thread, 1);
-		ck_assert_uint_le(t->thread, plan.n_ext_threads);
-		ck_assert_int_eq(plan.ext_threads[t->thread - 1].pid, m.pid[id]);
-		ck_assert_int_eq(plan.ext_threads[t->thread - 1].tid, m.tid[id]);
+		ck_assert_uint_le(t->thread, plan.ext_threads.n);
+		ck_assert_int_eq(plan.ext_threads.v[t->thread - 1].pid, m.pid[id]);
+		ck_assert_int_eq(plan.ext_threads.v[t->thread - 1].tid, m.tid[id]);
 	}
 	free_model(&m);
 	cm_cpuplan_free(&plan);
@@ -288,7 +288,7 @@ START_TEST(ops_in_order)
 		o.at++;
 	ck_assert_uint_eq(o.at, n); /* none left over */
 	ck_assert_uint_eq(plan.indexed, m.found);
-	ck_assert_uint_eq(plan.n_ext_threads, m.nthreads);
+	ck_assert_uint_eq(plan.ext_threads.n, m.nthreads);
 	free_model(&m);
 	cm_cpuplan_free(&plan);
 	cm_idmap_free(ext);

@@ -88,9 +88,9 @@ START_TEST(plan_counts)
 	ck_assert(plan.max_end == 12.5);
 	id = 5;
 	t = cm_hmap_get(ext, &id);
-	ck_assert(t->thread && t->thread <= plan.n_ext_threads);
+	ck_assert(t->thread && t->thread <= plan.ext_threads.n);
 	/* the last one wins */
-	ck_assert(plan.ext_threads[t->thread - 1].pid == 7 && plan.ext_threads[t->thread - 1].tid == 9);
+	ck_assert(plan.ext_threads.v[t->thread - 1].pid == 7 && plan.ext_threads.v[t->thread - 1].tid == 9);
 	id = 6;
 	t = cm_hmap_get(ext, &id);
 	ck_assert(!t->thread); /* pid 7.0 is not an int */
