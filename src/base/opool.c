@@ -337,6 +337,48 @@ int cm_opool_finish(cm_opool *p)
 	return rc;
 }
 
+/* cm_opool_run_each's work and sink: the block holds the part's number. */
+struct run_each {
+	int (*fn)(void *arg);
+	void **args;
+};
+
+static int run_one(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	const struct run_each *r = wctx;
+	int i;
+	(void)out;
+	memcpy(&i, in->p, sizeof i);
+	return r->fn(r->args[i]);
+}
+
+static int run_none(void *sctx, cm_buf *out)
+{
+	(void)sctx;
+	(void)out;
+	return 0;
+}
+
+int cm_opool_run_each(int n, int (*fn)(void *arg), void **args)
+{
+	struct run_each r = {fn, args};
+	void **ctx = cm_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ctx);
+	cm_opool *p;
+	cm_buf b = {0};
+	int rc = 0, frc;
+	for (int i = 0; i < n; i++)
+		ctx[i] = &r;
+	p = cm_opool_new(n > 0 ? n : 1, 0, run_one, ctx, run_none, NULL);
+	for (int i = 0; i < n && rc == 0; i++) {
+		cm_buf_put(&b, &i, sizeof i);
+		rc = cm_opool_put(p, &b);
+	}
+	frc = cm_opool_finish(p);
+	cm_buf_free(&b);
+	free(ctx);
+	return rc < 0 ? rc : frc;
+}
+
 void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st) { p->st_out = st; }
 
 void cm_opool_lock(cm_opool *p) { pthread_mutex_lock(&p->sink_mu); }

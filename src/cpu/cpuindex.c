@@ -170,45 +170,26 @@ static int untag(void *ctx, int64_t id, void *val)
 	return 0;
 }
 
-/* The pool's work: the block holds a pointer to its part, and whether
- * this is the first round (the records) or the last walk. */
-static int part_block(void *wctx, const cm_buf *in, cm_buf *out)
+/* The parts as cm_opool_run_each runs them: the records, or the last walk
+ * (the part's slice of the table). */
+static int part_records(void *part) { return part_run(part); }
+
+static int part_untag(void *part)
 {
-	struct part *p;
-	int walk;
-	(void)wctx;
-	(void)out;
-	memcpy(&p, in->p, sizeof p);
-	memcpy(&walk, in->p + sizeof p, sizeof walk);
-	if (!walk)
-		return part_run(p);
-	cm_idmap_each_slice(p->ext, p->slice, p->slices, untag, p);
-	return 0;
+	struct part *p = part;
+	return cm_idmap_each_slice(p->ext, p->slice, p->slices, untag, p);
 }
 
-static int part_done(void *sctx, cm_buf *out)
+/* Run FN on every part on N threads: the first failing part's result. */
+static int run_parts(struct part *parts, int n, int (*fn)(void *part))
 {
-	(void)sctx;
-	(void)out;
-	return 0;
-}
-
-/* Run every part on N threads: the records (WALK 0) or the last walk.  The
- * first failing part's result. */
-static int run_parts(struct part *parts, int n, int walk)
-{
-	cm_opool *pool = cm_opool_new(n, 0, part_block, NULL, part_done, NULL);
-	cm_buf b = {0};
-	int rc = 0;
-	for (int i = 0; i < n && rc == 0; i++) {
-		struct part *p = &parts[i];
-		cm_buf_put(&b, &p, sizeof p);
-		cm_buf_put(&b, &walk, sizeof walk);
-		rc = cm_opool_put(pool, &b);
-	}
-	int frc = cm_opool_finish(pool);
-	cm_buf_free(&b);
-	return rc < 0 ? rc : frc;
+	void **args = cm_xcalloc((size_t)n, sizeof *args);
+	int rc;
+	for (int i = 0; i < n; i++)
+		args[i] = &parts[i];
+	rc = cm_opool_run_each(n, fn, args);
+	free(args);
+	return rc;
 }
 
 /* The parts' lists into the plan's, in part order, and the entries
@@ -228,7 +209,7 @@ static int untag_all(struct part *parts, int n, cm_cpuplan *plan)
 		parts[i].slices = n;
 		parts[i].to_plan = to_plan;
 	}
-	rc = run_parts(parts, n, 1);
+	rc = run_parts(parts, n, part_untag);
 	for (int i = 0; i < n; i++)
 		free(to_plan[i]);
 	free(to_plan);
@@ -275,7 +256,7 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		parts[i].to = i == n - 1 ? n_rec : n_rec / (uint64_t)n * (uint64_t)(i + 1);
 		parts[i].tag = n > 1 ? (uint32_t)(i + 1) << PART_SHIFT : 0;
 	}
-	rc = n > 1 ? run_parts(parts, n, 0) : part_run(&parts[0]);
+	rc = n > 1 ? run_parts(parts, n, part_records) : part_run(&parts[0]);
 	if (rc == -2) { /* a part met more threads than a tag holds: one reader */
 		clear_all(parts, n);
 		for (int i = 0; i < n; i++)

@@ -587,22 +587,8 @@ static int walk_run(struct walk_part *w)
 	return 0;
 }
 
-/* The pool's work: the block holds a pointer to its part. */
-static int walk_block(void *wctx, const cm_buf *in, cm_buf *out)
-{
-	struct walk_part *w;
-	(void)wctx;
-	(void)out;
-	memcpy(&w, in->p, sizeof w);
-	return walk_run(w);
-}
-
-static int walk_done(void *sctx, cm_buf *out)
-{
-	(void)sctx;
-	(void)out;
-	return 0;
-}
+/* A part, as cm_opool_run_each runs it. */
+static int walk_one(void *part) { return walk_run(part); }
 
 /* Walk the pairs file for WHAT on up to g->join_threads threads.  0, or -1
  * after a report. */
@@ -615,8 +601,7 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	int n = dense && g->npairs >= WALK_MIN_PAIRS && g->join_threads > 1 ? g->join_threads : 1, rc = 0;
 	uint64_t span = (uint64_t)hi - (uint64_t)lo;
 	struct walk_part *w;
-	cm_opool *pool;
-	cm_buf b = {0};
+	void **parts;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	if (!g->pairs || !g->npairs)
 		return 0;
@@ -625,7 +610,9 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	if (hi < lo || span < (uint64_t)n)
 		n = 1;
 	w = cm_xcalloc((size_t)n, sizeof *w);
+	parts = cm_xcalloc((size_t)n, sizeof *parts);
 	for (int i = 0; i < n; i++) {
+		parts[i] = &w[i];
 		w[i].g = g;
 		w[i].what = what;
 		w[i].fd = fileno(g->pairs);
@@ -633,16 +620,10 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
 		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
 	}
-	pool = cm_opool_new(n, 0, walk_block, NULL, walk_done, NULL);
-	for (int i = 0; i < n && rc == 0; i++) {
-		struct walk_part *part = &w[i];
-		cm_buf_put(&b, &part, sizeof part);
-		rc = cm_opool_put(pool, &b) < 0 ? -1 : 0;
-	}
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = cm_opool_run_each(n, walk_one, parts) < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++)
 		g->st.linked_corr += w[i].linked;
-	cm_buf_free(&b);
+	free(parts);
 	free(w);
 	pthread_mutex_destroy(&lock);
 	return rc;
