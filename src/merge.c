@@ -158,8 +158,10 @@ static int window_workers(int jobs)
 }
 static int cpu_workers(int jobs)
 {
+	int two_in_five;
 	jobs = read_jobs(jobs);
-	return jobs <= 3 ? 1 : jobs - (3 * jobs + 4) / 5 > 2 ? jobs - (3 * jobs + 4) / 5 : 2;
+	two_in_five = jobs - (3 * jobs + 4) / 5;
+	return jobs <= 3 ? 1 : two_in_five > 2 ? two_in_five : 2;
 }
 /* With 2 or 3 jobs the window's cutting thread parses too (opool.h), when
  * it would wait for a free slot: a thread that only cut, beside two

@@ -54,7 +54,7 @@
 #ifndef CM_CPUINDEX_LOCAL_MAX
 #define CM_CPUINDEX_LOCAL_MAX ((1u << PART_SHIFT) - 1)
 #endif
-#define LOCAL_MAX ((1u << PART_SHIFT) - 1) /* the mask of a thread's number */
+#define LOCAL_MASK ((1u << PART_SHIFT) - 1) /* a tagged entry's thread number */
 #define PARTS_MAX 255
 
 struct part {
@@ -95,7 +95,7 @@ static void put_tagged(struct part *p, struct cm_ext_thread *t, uint32_t v)
 {
 	uint32_t old = __atomic_load_n(&t->thread, __ATOMIC_RELAXED);
 	do {
-		if (old > (p->tag | LOCAL_MAX))
+		if (old > (p->tag | LOCAL_MASK))
 			return;
 	} while (!__atomic_compare_exchange_n(&t->thread, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	p->found += old == 0;
@@ -166,7 +166,7 @@ static int untag(void *ctx, int64_t id, void *val)
 	struct cm_ext_thread *t = val;
 	(void)id;
 	if (t->thread)
-		t->thread = p->to_plan[(t->thread >> PART_SHIFT) - 1][(t->thread & LOCAL_MAX) - 1];
+		t->thread = p->to_plan[(t->thread >> PART_SHIFT) - 1][(t->thread & LOCAL_MASK) - 1];
 	return 0;
 }
 
