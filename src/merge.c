@@ -49,11 +49,13 @@
  * Worker threads never print: a block's error is held and printed by the
  * reading thread when the block's turn comes, once.
  *
- * Memory is the id tables, within --memory (held in memory when a run's
- * fit in it, else file pages that the kernel may drop), the rows, the
- * annotation names and spans, a bounded number of batches in flight, and
- * two chunks an input read ahead (io/input.c: the read(2) copies off the
- * cutting threads); never a document or a record list.
+ * Memory is the id tables (held in memory when a run's fit in --memory,
+ * else file pages that are dropped when they pass what the rest leaves of
+ * it: base/idmap.c), the rows, the annotation names and spans, a bounded
+ * number of batches in flight, and two chunks an input read ahead
+ * (io/input.c: the read(2) copies off the cutting threads); never a
+ * document or a record list.  So a run whose tables are in files stays
+ * within about --memory, however large its inputs.
  * A pipe is spooled to $TMPDIR as it is read (input.c): the CPU trace is
  * read twice (scanned, then copied), the window a second time only when the
  * careful reader has to explain it.  Times: the window's are unix-epoch ns and
@@ -446,6 +448,9 @@ int cm_merge_run(const struct cm_options *opt)
 			hooks.devices = cm_gpu_devices_text(m.gpu, &hooks.devices_len);
 		eo.first = 1;
 		cm_progress_stage(cm_input_raw_size(m.win), cm_input_raw_size(m.cpu));
+		/* the pages the plan left: the copy reads no table, and the
+		 * output phase's buffers would come on top of them */
+		cm_pages_drop();
 		ok = cm_input_rewind(m.cpu) == 0 &&
 		     cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
 		     cm_evout_flush(&eo) == 0;
@@ -459,13 +464,14 @@ int cm_merge_run(const struct cm_options *opt)
 	cm_progress_clear();
 	if (!status && opt->verbose) {
 		struct cm_gpu_stats st;
-		uint64_t in_memory, in_files;
-		char tables[96];
+		uint64_t in_memory, in_files, dropped;
+		char tables[128];
 		cm_gpu_stats(m.gpu, &st);
-		cm_idmap_table_bytes(&in_memory, &in_files);
+		cm_idmap_table_bytes(&in_memory, &in_files, &dropped);
 		if (st.dense_tables)
-			snprintf(tables, sizeof tables, "arrays, %.1f MB in memory and %.1f MB in $TMPDIR",
-				 (double)in_memory / 1e6, (double)in_files / 1e6);
+			snprintf(tables, sizeof tables,
+				 "arrays, %.1f MB in memory and %.1f MB in $TMPDIR (their pages dropped %llu times)",
+				 (double)in_memory / 1e6, (double)in_files / 1e6, (unsigned long long)dropped);
 		else
 			snprintf(tables, sizeof tables, "hash maps");
 		cm_warn(NULL, -1,

@@ -24,8 +24,20 @@
  * (cm_idmap_expect), they are anonymous mappings, aligned to 2 MB for the
  * huge pages, and never dropped; else they all go to files as above.  Should
  * the expectation fall short, a table that would pass the budget goes to a
- * file, and the file pages get what the tables in memory leave of the
- * budget, at least a quarter of it. */
+ * file.
+ *
+ * What the file pages may take of the budget is what the process's other
+ * resident memory leaves of it, at least a quarter: its anonymous memory
+ * (heap, thread arenas and stacks, buffers, tables held in memory), read
+ * from /proc/self/statm when the budget is set, at every drop, and every
+ * REFRESH_PAGES pages touched.  Counting the tables' pages alone let the
+ * total grow with the input: the buffers of the output phase (10 MB with
+ * two threads) came on top of a budget that the 1 GB pair never filled
+ * there and the pair four times larger did (34.4 MB against 39.6 MB peak
+ * RSS).  Counted together, the run stays within about the budget plus the
+ * program's code once its tables are larger than the budget, whatever the
+ * size of the input.  Without /proc, the tables held in memory are counted
+ * instead. */
 #include "config.h"
 #include "base/idmap.h"
 #include "base/diag.h"
@@ -34,13 +46,19 @@
 #include "io/tmpfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define PAGE 4096u
+/* Pages touched between two measures of the anonymous memory (1 MiB): a
+ * measure costs a read of /proc/self/statm, a few microseconds, against a
+ * fault for each page touched. */
+#define REFRESH_PAGES 256u
 
 /* A mapping watched (cm_pages): its pages touched since the last drop. */
 struct cm_pages {
@@ -58,12 +76,19 @@ struct cm_pages {
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static cm_pages *all_watched;
 static uint64_t all_touched, budget_pages = 1;
+/* The budget in bytes (cm_pages_budget), and /proc/self/statm, open for
+ * the measure of the anonymous memory (-1: none to be had, -2: not tried). */
+static size_t budget_bytes;
+static int statm_fd = -2;
+static long statm_page;
 /* The bytes the caller expects its tables to take (cm_idmap_expect), those
  * of the tables held in anonymous memory, and of every table made in
  * memory and in files, for -v; under all_lock. */
 static uint64_t expected;
 static size_t anon_bytes;
 static uint64_t made_in_memory, made_in_files;
+/* The drops so far (drop_all), for -v. */
+static uint64_t drops;
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* The entries put in a dense table, for cm_idmap_bytes, counted apart by
@@ -150,7 +175,7 @@ static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages 
 	*pages = NULL;
 	pthread_mutex_lock(&all_lock);
 	if (expected && expected <= budget && anon_bytes + size <= budget && (*base = map_anon(size))) {
-		anon_bytes += size;
+		__atomic_add_fetch(&anon_bytes, size, __ATOMIC_RELAXED); /* read by set_allowance unlocked */
 		made_in_memory += size;
 		pthread_mutex_unlock(&all_lock);
 		cm_pages_budget(budget);
@@ -181,15 +206,16 @@ static void unmap_table(int fd, void *base, size_t size, cm_pages *pages)
 		return;
 	}
 	pthread_mutex_lock(&all_lock);
-	anon_bytes -= size;
+	__atomic_sub_fetch(&anon_bytes, size, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&all_lock);
 }
 
-void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files)
+void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files, uint64_t *dropped)
 {
 	pthread_mutex_lock(&all_lock);
 	*in_memory = made_in_memory;
 	*in_files = made_in_files;
+	*dropped = drops;
 	pthread_mutex_unlock(&all_lock);
 }
 
@@ -348,14 +374,50 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
 
 int cm_idmap_is_dense(const cm_idmap *m) { return m->base != NULL; }
 
+/* The process's resident memory that is not file pages (resident less
+ * shared in /proc/self/statm), in bytes; (size_t)-1 when it cannot be read.
+ * Safe from several threads (pread at offset 0 of one descriptor). */
+static size_t anon_resident(void)
+{
+	char text[160];
+	unsigned long size, resident, shared;
+	int fd = __atomic_load_n(&statm_fd, __ATOMIC_RELAXED);
+	ssize_t n;
+	if (fd < 0 || (n = pread(fd, text, sizeof text - 1, 0)) <= 0)
+		return (size_t)-1;
+	text[n] = '\0';
+	if (sscanf(text, "%lu %lu %lu", &size, &resident, &shared) != 3 || shared > resident)
+		return (size_t)-1;
+	return (size_t)(resident - shared) * (size_t)statm_page;
+}
+
+/* Set the pages the files may have touched: what the anonymous memory
+ * leaves of the budget, at least a quarter of it. */
+static void set_allowance(void)
+{
+	size_t budget = __atomic_load_n(&budget_bytes, __ATOMIC_RELAXED), other = anon_resident(), files;
+	if (other == (size_t)-1)
+		other = __atomic_load_n(&anon_bytes, __ATOMIC_RELAXED);
+	files = other < budget / 4 * 3 ? budget - other : budget / 4;
+	__atomic_store_n(&budget_pages, files / PAGE ? files / PAGE : 1, __ATOMIC_RELAXED);
+}
+
 void cm_pages_budget(size_t budget)
 {
-	size_t files;
 	pthread_mutex_lock(&all_lock);
-	/* what the tables in memory leave of it, at least a quarter */
-	files = anon_bytes < budget / 4 * 3 ? budget - anon_bytes : budget / 4;
-	__atomic_store_n(&budget_pages, files / PAGE ? files / PAGE : 1, __ATOMIC_RELAXED);
+	if (statm_fd == -2) {
+		statm_page = sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&statm_fd, statm_page > 0 ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC) : -1,
+				 __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&budget_bytes, budget, __ATOMIC_RELAXED);
+	set_allowance();
 	pthread_mutex_unlock(&all_lock);
+}
+
+size_t cm_pages_allowance(void)
+{
+	return (size_t)__atomic_load_n(&budget_pages, __ATOMIC_RELAXED) * PAGE;
 }
 
 cm_pages *cm_pages_watch(void *base, size_t size)
@@ -403,13 +465,17 @@ static void drop_all(void)
 	 * cleared is then counted anew (or counted and dropped, which only
 	 * overcounts); cleared after, it would stay in memory uncounted */
 	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
+	drops++;
 	for (cm_pages *w = all_watched; w; w = w->next) {
 		for (size_t i = 0; i < w->words; i++)
 			__atomic_store_n(&w->touched[i], 0, __ATOMIC_RELAXED);
 		madvise(w->base, w->size, MADV_DONTNEED);
 	}
+	set_allowance();
 	pthread_mutex_unlock(&all_lock);
 }
+
+void cm_pages_drop(void) { drop_all(); }
 
 void cm_pages_touch(cm_pages *w, const void *p)
 {
@@ -420,9 +486,13 @@ void cm_pages_touch(cm_pages *w, const void *p)
 	pg = (size_t)((const unsigned char *)p - w->base) / PAGE;
 	bit = (uint64_t)1 << (pg & 63);
 	word = &w->touched[pg >> 6];
-	if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) &&
-	    __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED) > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
-		drop_all();
+	if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit)) {
+		uint64_t n = __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED);
+		if (n % REFRESH_PAGES == 0)
+			set_allowance();
+		if (n > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
+			drop_all();
+	}
 }
 
 /* The array entry at index I, its page marked as touched. */

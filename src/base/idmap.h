@@ -7,9 +7,9 @@
  * are held in memory; else they are kept in unlinked temporary files in
  * $TMPDIR and mapped into memory: such a table costs disk and page cache,
  * not resident memory.  Resident pages of the files are dropped (they stay
- * in the file) whenever more than the budget of them may have been
- * touched, so the process's resident size stays within the budget however
- * many ids there are.  Ids too sparse
+ * in the file) whenever more of them may have been touched than the
+ * process's other memory leaves of the budget, so its resident size stays
+ * within about the budget however many ids there are.  Ids too sparse
  * for an array (a range more than sixteen times the count) get a hash map
  * (hmap.h) in memory instead, and ids known in advance as a set
  * (cm_idkeys: a torch trace's user annotations are about one External id
@@ -82,8 +82,9 @@ static inline uint64_t cm_idmap_array_bytes(size_t val_size, int64_t lo, int64_t
 void cm_idmap_expect(uint64_t bytes);
 
 /* The bytes of all the arrays made so far by this process (maps and key
- * sets) that were held in memory and that went to files, for -v. */
-void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files);
+ * sets) that were held in memory and that went to files, and the times
+ * the file pages were dropped, for -v. */
+void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files, uint64_t *dropped);
 
 /* A set of ids, known before the tables over it are made: torch's user
  * annotations are about one External id in twelve, and an array indexed by
@@ -117,14 +118,25 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget);
 
 /* The same budget for other read-back mappings of temporary files: a
  * mapping watched has its touched pages counted with the tables', and is
- * dropped with them when the count passes the budget.  cm_pages_budget sets
- * the budget in bytes (cm_idmap_new does, with its BUDGET); cm_pages_touch
- * marks the page of P (within the mapping) touched; safe from several
- * threads at once.  Watch and unwatch on one thread, between such steps. */
+ * dropped with them when the count passes what the process's anonymous
+ * memory leaves of the budget (at least a quarter of it).  cm_pages_budget
+ * sets the budget in bytes (cm_idmap_new does, with its BUDGET);
+ * cm_pages_touch marks the page of P (within the mapping) touched; safe
+ * from several threads at once.  Watch and unwatch on one thread, between
+ * such steps. */
 typedef struct cm_pages cm_pages;
 void cm_pages_budget(size_t budget);
 cm_pages *cm_pages_watch(void *base, size_t size);
 void cm_pages_touch(cm_pages *w, const void *p);
 void cm_pages_unwatch(cm_pages *w);
+
+/* Drop the pages of every watched mapping now, as when the count passes
+ * the budget: between two steps, when the next reads other pages than the
+ * last (they come back as they are touched). */
+void cm_pages_drop(void);
+
+/* The bytes of file pages allowed now: the budget less the anonymous
+ * memory measured last, at least a quarter of it (for tests and -v). */
+size_t cm_pages_allowance(void);
 
 #endif

@@ -159,14 +159,14 @@ START_TEST(idmap_in_memory_or_files)
 	const size_t budget = 4u << 20, size = (size_t)(hi - lo + 1) * 32; /* 24-byte values: 32 an entry */
 	int in_memory = _i == 0;
 	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
-	uint64_t s = 88172645463325252ull, mem0, files0, mem1, files1;
+	uint64_t s = 88172645463325252ull, mem0, files0, mem1, files1, drops;
 	cm_idmap *m;
 	cm_idmap_expect(in_memory ? size : budget + 1);
-	cm_idmap_table_bytes(&mem0, &files0);
+	cm_idmap_table_bytes(&mem0, &files0, &drops);
 	m = cm_idmap_new(24, lo, hi, 20000, budget);
 	ck_assert_ptr_nonnull(m);
 	ck_assert(cm_idmap_is_dense(m));
-	cm_idmap_table_bytes(&mem1, &files1);
+	cm_idmap_table_bytes(&mem1, &files1, &drops);
 	ck_assert_uint_eq(mem1 - mem0, in_memory ? size : 0);
 	ck_assert_uint_eq(files1 - files0, in_memory ? 0 : size);
 	for (int i = 0; i < 20000; i++)
@@ -179,12 +179,71 @@ START_TEST(idmap_in_memory_or_files)
 	if (in_memory) {
 		cm_idmap_expect(budget);
 		m = cm_idmap_new(24, 0, (int64_t)(budget / 32), budget / 64, budget);
-		cm_idmap_table_bytes(&mem0, &files0);
+		cm_idmap_table_bytes(&mem0, &files0, &drops);
 		ck_assert_uint_eq(mem0, mem1);
 		ck_assert_uint_gt(files0, files1);
 		cm_idmap_free(m);
 	}
 	cm_idmap_expect(0);
+	free(ref);
+}
+END_TEST
+
+/* This process's resident memory in file pages (shared, in
+ * /proc/self/statm), in bytes. */
+static size_t file_resident(void)
+{
+	unsigned long size, resident, shared;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n;
+	ck_assert_ptr_nonnull(f);
+	n = fscanf(f, "%lu %lu %lu", &size, &resident, &shared);
+	fclose(f);
+	ck_assert_int_eq(n, 3);
+	return (size_t)shared * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Tables in files give way to the process's other memory: with ANON bytes
+ * of buffers touched, a table's resident pages stay within what they leave
+ * of the budget (give or take the 1 MiB touched between two measures), not
+ * within the whole budget; and the values survive the drops.  Each page of
+ * a 32 MiB table is touched once, in order, as the render reads its
+ * table. */
+START_TEST(idmap_files_yield_to_memory)
+{
+	const size_t budget = 8u << 20, anon = 5u << 20, per_page = 4096 / 32;
+	const int64_t hi = (int64_t)((32u << 20) / 32) - 1;
+	size_t base, top = 0, allowance;
+	unsigned char *buffers, *ref = calloc((size_t)hi + 1, 1);
+	uint64_t mem0, files0, drops0, drops1;
+	cm_idmap *m;
+	cm_idmap_expect(0); /* files */
+	cm_idmap_table_bytes(&mem0, &files0, &drops0);
+	m = cm_idmap_new(24, 0, hi, (uint64_t)hi + 1, budget);
+	ck_assert(cm_idmap_is_dense(m));
+	buffers = malloc(anon);
+	memset(buffers, 0x5a, anon); /* resident, as the output phase's buffers are */
+	base = file_resident();
+	for (int64_t id = 0; id <= hi; id += (int64_t)per_page) {
+		size_t now;
+		put_ref(m, ref, 0, id);
+		if ((id / (int64_t)per_page) % 32 == 31 && (now = file_resident()) > base && now - base > top)
+			top = now - base;
+	}
+	allowance = cm_pages_allowance();
+	cm_idmap_table_bytes(&mem0, &files0, &drops1);
+	ck_assert_uint_gt(drops1, drops0);
+	ck_assert_msg(allowance <= budget - anon, "allowance %zu with %zu of %zu taken", allowance, anon, budget);
+	ck_assert_msg(top <= budget - anon + (1u << 20) + (256u << 10),
+		      "file pages peaked at %zu bytes with %zu of the %zu budget taken by buffers", top, anon, budget);
+	ck_assert_uint_gt(top, 512u << 10); /* the measure sees the table's pages at all */
+	for (int64_t id = 0; id <= hi; id += (int64_t)per_page * 7) {
+		int64_t *v = cm_idmap_get(m, id);
+		ck_assert(v && v[0] == id * 7 + 1 && v[1] == ~id);
+	}
+	ck_assert_uint_eq(buffers[anon - 1], 0x5a);
+	cm_idmap_free(m);
+	free(buffers);
 	free(ref);
 }
 END_TEST
@@ -424,6 +483,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, hmap_many);
 	tcase_add_test(tc, idmap_dense);
 	tcase_add_loop_test(tc, idmap_in_memory_or_files, 0, 2);
+	tcase_add_test(tc, idmap_files_yield_to_memory);
 	tcase_add_test(tc, idmap_sparse);
 	tcase_add_test(tc, idkeys_dense);
 	tcase_add_test(tc, idkeys_every_id);
