@@ -245,6 +245,16 @@ pair_paths() {
 	cpu="$in/cpu.json" win="$in/win.json" cpugz="$in/cpu.json.gz"
 }
 disk_free() { df -Pk "$1" | awk 'NR == 2 { printf "%.0f", $4 * 1024 }'; }
+# Bytes of the unlinked files held open by the processes whose command line holds the
+# string $1: a merge's temporary files (unlinked at once, so du cannot see them; df saw
+# them only once the kernel had allocated their blocks, and read ~0 MB in run AL).
+# st_blocks counts the blocks still waiting to be written back.
+tmp_in_use() {
+	for d in /proc/[0-9]*; do
+		tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -qF -- "$1" || continue
+		find -L "$d/fd" -type f -links 0 -printf '%b\n' 2>/dev/null
+	done | awk '{ s += $1 } END { printf "%.0f\n", s * 512 }'
+}
 disk_used() { du -sb "$1" 2>/dev/null | cut -f 1; }
 # the first two CPUs this process may run on ("0-15" -> "0,1"; "3,5-9" -> "3,5")
 two_cpus() {
@@ -466,18 +476,16 @@ if [ "$HUGE" = 1 ] && [ -n "$LARGEST" ]; then
 			"the cache holds $(mb "$(disk_used "$hin")") MB for this pair"
 		printf '%s\tinputs\t%s\t%s\t%s\n' "$HUGE_SIZE" "$hcb" "$hwb" "$(filesize "$cpugz")" > "$WORK/inputs-$HUGE_SIZE.tsv"
 		cat "$cpugz" "$win" > /dev/null
-		# TMPDIR's use while it runs (temporary files are unlinked at once, so du cannot see
-		# them): the fall of df's free space, sampled; the machine is shared, so roughly
-		tmp0=$(disk_free "$WORK")
-		( while :; do disk_free "$WORK"; sleep 0.5; done ) > "$WORK/df.samples" 2>/dev/null &
+		# TMPDIR's use while it runs: the temporary files it holds, sampled (tmp_in_use)
+		( while :; do tmp_in_use "-w $win"; sleep 0.5; done ) > "$WORK/tmp.samples" 2>/dev/null &
 		sampler=$!
 		measure "$HUGE_SIZE" "cuptimerge -w win.json.gz cpu.json.gz > /dev/null" "$hcb" \
 			"\"\$CM\" --trace-name bench -w \"\$win\" \"\$cpugz\" > /dev/null" 1
 		kill "$sampler" 2>/dev/null || true
 		wait "$sampler" 2>/dev/null || true
-		tmpmin=$(sort -n "$WORK/df.samples" | head -n 1)
-		HUGE_TMP=$(awk -v a="$tmp0" -v b="${tmpmin:-$tmp0}" 'BEGIN { printf "%.0f", (a > b ? a - b : 0) }')
-		echo "    (TMPDIR $WORK: ~$(mb "$HUGE_TMP") MB used at the peak, from df)"
+		HUGE_TMP=$(sort -n "$WORK/tmp.samples" | tail -n 1)
+		echo "    (temporary files: ~$(mb "${HUGE_TMP:-0}") MB at the peak, the unlinked files it held open," \
+			"sampled every 0.5 s from /proc)"
 	fi
 fi
 [ -n "$LARGEST" ] || exit 2
@@ -536,7 +544,7 @@ if [ -n "$HUGE_SIZE" ]; then
 	hratio=$(ratio "$hr" "$R1")
 	echo "- $HUGE_SIZE pair from .gz: $(kmb "$hr") MB" \
 		"peak RSS, ${hw:-?} s ($(rate "${hcb:-0}" "$hw") MB/s of CPU trace); RSS($HUGE_SIZE) / RSS($LARGEST) = ${hratio:-?};" \
-		"TMPDIR ~$(mb "${HUGE_TMP:-0}") MB; input cache $(mb "$(disk_used "$hin")") MB"
+		"temporary files ~$(mb "${HUGE_TMP:-0}") MB; input cache $(mb "$(disk_used "$hin")") MB"
 	echo "- for comparison, $LARGEST with the gzip CPU trace: $(kmb "$(rss "$LARGEST" "cuptimerge -w win cpu.json.gz > /dev/null")") MB peak RSS"
 	target "memory: RSS($HUGE_SIZE, .gz) / RSS($LARGEST, plain)" "$hratio" "<=" 1.10
 else
