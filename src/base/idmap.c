@@ -381,7 +381,7 @@ static size_t anon_resident(void)
 {
 	char text[160];
 	unsigned long size, resident, shared;
-	int fd = __atomic_load_n(&statm_fd, __ATOMIC_RELAXED);
+	int fd = __atomic_load_n(&statm_fd, __ATOMIC_ACQUIRE);
 	ssize_t n;
 	if (fd < 0 || (n = pread(fd, text, sizeof text - 1, 0)) <= 0)
 		return (size_t)-1;
@@ -405,10 +405,11 @@ static void set_allowance(void)
 void cm_pages_budget(size_t budget)
 {
 	pthread_mutex_lock(&all_lock);
-	if (statm_fd == -2) {
+	if (__atomic_load_n(&statm_fd, __ATOMIC_RELAXED) == -2) {
 		statm_page = sysconf(_SC_PAGESIZE);
+		/* released after statm_page, which anon_resident reads */
 		__atomic_store_n(&statm_fd, statm_page > 0 ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC) : -1,
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&budget_bytes, budget, __ATOMIC_RELAXED);
 	set_allowance();
