@@ -136,7 +136,7 @@ void cm_pages_unwatch(cm_pages *w);
 void cm_pages_drop(void);
 
 /* The bytes of file pages allowed now: the budget less the anonymous
- * memory measured last, at least a quarter of it (for tests and -v). */
+ * memory measured last, at least a quarter of it (for the tests). */
 size_t cm_pages_allowance(void);
 
 #endif

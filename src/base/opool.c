@@ -339,8 +339,9 @@ int cm_opool_finish(cm_opool *p)
 
 /* cm_opool_run_each's work and sink: the block holds the part's number. */
 struct run_each {
-	int (*fn)(void *arg);
-	void **args;
+	int (*fn)(void *part);
+	unsigned char *parts;
+	size_t size;
 };
 
 static int run_one(void *wctx, const cm_buf *in, cm_buf *out)
@@ -349,7 +350,7 @@ static int run_one(void *wctx, const cm_buf *in, cm_buf *out)
 	int i;
 	(void)out;
 	memcpy(&i, in->p, sizeof i);
-	return r->fn(r->args[i]);
+	return r->fn(r->parts + (size_t)i * r->size);
 }
 
 static int run_none(void *sctx, cm_buf *out)
@@ -359,9 +360,9 @@ static int run_none(void *sctx, cm_buf *out)
 	return 0;
 }
 
-int cm_opool_run_each(int n, int (*fn)(void *arg), void **args)
+int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size)
 {
-	struct run_each r = {fn, args};
+	struct run_each r = {fn, parts, size};
 	void **ctx = cm_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ctx);
 	cm_opool *p;
 	cm_buf b = {0};

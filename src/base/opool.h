@@ -53,11 +53,12 @@ int cm_opool_put(cm_opool *p, cm_buf *in);
  * workers and free the pool.  Returns 0, or -1 as cm_opool_put. */
 int cm_opool_finish(cm_opool *p);
 
-/* FN(ARGS[i]) for each i < N, on N worker threads (a block each, no
- * result: work split into parts up front, such as the joins' walks).
- * Returns 0, or the result of the first part (in order) whose FN failed,
- * its error printed once, as cm_opool_put says. */
-int cm_opool_run_each(int n, int (*fn)(void *arg), void **args);
+/* FN(part i) for each of the N parts of SIZE bytes each at PARTS, on N
+ * worker threads (a block each, no result: work split into parts up
+ * front, such as the joins' walks).  Returns 0, or the result of the first
+ * part (in order) whose FN failed, its error printed once, as cm_opool_put
+ * says. */
+int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size);
 
 /* Where a pool's time went, for -v: seconds, summed over its threads.
  * WAITED: the caller waited for a free slot (the workers or the sink were

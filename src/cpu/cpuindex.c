@@ -180,18 +180,6 @@ static int part_untag(void *part)
 	return cm_idmap_each_slice(p->ext, p->slice, p->slices, untag, p);
 }
 
-/* Run FN on every part on N threads: the first failing part's result. */
-static int run_parts(struct part *parts, int n, int (*fn)(void *part))
-{
-	void **args = cm_xcalloc((size_t)n, sizeof *args);
-	int rc;
-	for (int i = 0; i < n; i++)
-		args[i] = &parts[i];
-	rc = cm_opool_run_each(n, fn, args);
-	free(args);
-	return rc;
-}
-
 /* The parts' lists into the plan's, in part order, and the entries
  * rewritten.  0. */
 static int untag_all(struct part *parts, int n, cm_cpuplan *plan)
@@ -209,7 +197,7 @@ static int untag_all(struct part *parts, int n, cm_cpuplan *plan)
 		parts[i].slices = n;
 		parts[i].to_plan = to_plan;
 	}
-	rc = run_parts(parts, n, part_untag);
+	rc = cm_opool_run_each(n, part_untag, parts, sizeof *parts);
 	for (int i = 0; i < n; i++)
 		free(to_plan[i]);
 	free(to_plan);
@@ -256,7 +244,7 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		parts[i].to = i == n - 1 ? n_rec : n_rec / (uint64_t)n * (uint64_t)(i + 1);
 		parts[i].tag = n > 1 ? (uint32_t)(i + 1) << PART_SHIFT : 0;
 	}
-	rc = n > 1 ? run_parts(parts, n, part_records) : part_run(&parts[0]);
+	rc = n > 1 ? cm_opool_run_each(n, part_records, parts, sizeof *parts) : part_run(&parts[0]);
 	if (rc == -2) { /* a part met more threads than a tag holds: one reader */
 		clear_all(parts, n);
 		for (int i = 0; i < n; i++)

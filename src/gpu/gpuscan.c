@@ -601,7 +601,6 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	int n = dense && g->npairs >= WALK_MIN_PAIRS && g->join_threads > 1 ? g->join_threads : 1, rc = 0;
 	uint64_t span = (uint64_t)hi - (uint64_t)lo;
 	struct walk_part *w;
-	void **parts;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	if (!g->pairs || !g->npairs)
 		return 0;
@@ -610,9 +609,7 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	if (hi < lo || span < (uint64_t)n)
 		n = 1;
 	w = cm_xcalloc((size_t)n, sizeof *w);
-	parts = cm_xcalloc((size_t)n, sizeof *parts);
 	for (int i = 0; i < n; i++) {
-		parts[i] = &w[i];
 		w[i].g = g;
 		w[i].what = what;
 		w[i].fd = fileno(g->pairs);
@@ -620,10 +617,9 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 		w[i].lo = i ? w[i - 1].hi + 1 : INT64_MIN;
 		w[i].hi = i == n - 1 ? INT64_MAX : (int64_t)((uint64_t)lo + span / (uint64_t)n * (uint64_t)(i + 1));
 	}
-	rc = cm_opool_run_each(n, walk_one, parts) < 0 ? -1 : 0;
+	rc = cm_opool_run_each(n, walk_one, w, sizeof *w) < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++)
 		g->st.linked_corr += w[i].linked;
-	free(parts);
 	free(w);
 	pthread_mutex_destroy(&lock);
 	return rc;
