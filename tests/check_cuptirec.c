@@ -1447,6 +1447,30 @@ START_TEST(test_window_gzip)
 }
 END_TEST
 
+/* Issue 28 P11: a name ending in .gz means gzip even without -z (gzip = 0),
+ * as it does for cuptimerge -o; the README's own example relied on it. */
+START_TEST(test_window_gz_name)
+{
+	char path[300];
+	unsigned char magic[2];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/named.json.gz", tmpdir);
+	write_test_window(path, 0);
+	f = fopen(path, "rb");
+	ck_assert(fread(magic, 1, 2, f) == 2);
+	fclose(f);
+	ck_assert_msg(magic[0] == 0x1f && magic[1] == 0x8b, "%s is not gzip", path);
+	check_test_window(path);
+	ck_assert_int_eq(crec_path_is_gz("a.json.gz"), 1);
+	ck_assert_int_eq(crec_path_is_gz("a.json.GZ"), 0);   /* as cuptimerge -o: case counts */
+	ck_assert_int_eq(crec_path_is_gz("a.json"), 0);
+	ck_assert_int_eq(crec_path_is_gz(".gz"), 1);
+	ck_assert_int_eq(crec_path_is_gz("gz"), 0);
+	ck_assert_int_eq(crec_path_is_gz("a.gzip"), 0);
+}
+END_TEST
+
 /* Fill RECS/PTRS with N runtime records with correlation ids 0..N-1. */
 static void many_records(CUpti_ActivityAPI *recs, CUpti_Activity **ptrs, int n)
 {
@@ -1786,6 +1810,7 @@ static Suite *cuptirec_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_window_plain);
 	tcase_add_test(tc, test_window_gzip);
+	tcase_add_test(tc, test_window_gz_name);
 	tcase_add_test(tc, test_window_source);
 	tcase_add_test(tc, test_window_big);
 	tcase_add_test(tc, test_window_truncated);

@@ -434,6 +434,7 @@ START_TEST(test_launcher_usage)
 		{ "--delay", "soon", "--", "/bin/true", NULL },
 		{ "--duration", "0", "--", "/bin/true", NULL },
 		{ "--no-such-option", "--", "/bin/true", NULL },
+		{ "-T", "-o", "map.json.gz", "--", "/bin/true", NULL },   /* plain map, .gz name */
 	};
 	char tool[512], out[300], *argv[10], *text, errp[320];
 	size_t c;

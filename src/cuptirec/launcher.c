@@ -245,6 +245,9 @@ int main(int argc, char **argv)
 	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize || latency))
 		crec_usage_error("--threads-only records no CUPTI activity: --gzip, --activities, --delay, "
 				 "--duration, --latency-timestamps and the buffer options do not apply");
+	if (threads_only && output && crec_path_is_gz(output))
+		crec_usage_error("-o %s: --threads-only writes a plain JSON thread map; a name ending in .gz "
+				 "would say gzip", output);
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
 	if (quiet)

@@ -152,3 +152,10 @@ long crec_path_rank(const char **from)
 		*from = NULL;
 	return -1;
 }
+
+int crec_path_is_gz(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 3 && !strcmp(path + n - 3, ".gz");
+}

@@ -39,4 +39,9 @@ int crec_path_host(char *out, size_t outsz);
  * before the program's threads may change the environment. */
 long crec_path_rank(const char **from);
 
+/* Does PATH end in ".gz"?  Such a window is written with gzip whether or not
+ * gzip was asked for (issue 28), the rule cuptimerge -o follows: a file's
+ * name must not lie about its contents.  Case-sensitive, as there. */
+int crec_path_is_gz(const char *path);
+
 #endif

@@ -1,5 +1,6 @@
 /* window.c - stream events into a trace-window file and close it properly. */
 #include "window.h"
+#include "pathpat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,9 @@ crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errs
 		snprintf(err, errsz, "%s: out of memory", path);
 		return NULL;
 	}
-	w->sink = crec_sink_open(path, gzip, err, errsz);
+	/* a .gz name is gzip even without -z: cuptimerge -o's rule, and a
+	 * plain window named .gz would mislead every tool but ours */
+	w->sink = crec_sink_open(path, gzip || crec_path_is_gz(path), err, errsz);
 	if (!w->sink) {
 		free(w);
 		return NULL;

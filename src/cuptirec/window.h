@@ -15,7 +15,7 @@ typedef int (*crec_next_fn)(uint8_t *buf, size_t valid, CUpti_Activity **rec);
 
 typedef struct crec_window crec_window;
 
-/* Create PATH (gzip when GZIP) and write the opening `{"events": [`.
+/* Create PATH (gzip when GZIP or when PATH ends in .gz) and write the opening `{"events": [`.
  * Returns NULL with a message in ERR on failure. */
 crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errsz);
 
