@@ -2,6 +2,7 @@
 #include "config.h"
 #include "base/diag.h"
 #include "base/opool.h"
+#include "base/optname.h"
 #include "json/docsplit.h"
 #include "gpu/gpuconv.h"
 #include "exitcode.h"
@@ -170,6 +171,16 @@ int main(int argc, char **argv)
 				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-o/--output");
 			break;
 		case 'z':
+			/* getopt's optional argument must be attached: "-z 6" is -z
+			 * and an operand "6", which would be read as the trace */
+			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9' &&
+			    !argv[optind][1]) {
+				char msg[160];
+				snprintf(msg, sizeof msg, "%s %s: a gzip level is written -z%s or --gzip=%s "
+					 "(write ./%s for a file named %s)", argv[optind - 1], argv[optind],
+					 argv[optind], argv[optind], argv[optind], argv[optind]);
+				return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+			}
 			gzip_flag = 1;
 			opt.gzip_level = DEFAULT_GZIP_LEVEL;
 			if (optarg && (v = parse_count(optarg, 9)) < 0)
@@ -218,10 +229,11 @@ int main(int argc, char **argv)
 			printf("gzip levels 0, 4-9: %s%s%s\n", eng, *ver ? " " : "", ver);
 			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
 		}
-		case ':':
-			return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
-		default:
-			return cm_usage_error(CM_EXIT_USAGE, "unrecognized option", argv[optind - 1]);
+		default: { /* '?' or ':': name the option as typed (optname.c) */
+			char name[64];
+			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
+			return cm_usage_error(CM_EXIT_USAGE, why, name);
+		}
 		}
 	}
 	if (optind < argc - 1)

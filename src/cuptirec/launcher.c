@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/optname.h"
 #include "opts.h"
 #include "pathpat.h"
 
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	/* '+': options end at COMMAND, whose own options are not ours */
-	while ((c = getopt_long(argc, argv, "+o:za:d:t:TqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:za:d:t:TqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'z': gzip = 1; break;
@@ -220,10 +221,11 @@ int main(int argc, char **argv)
 		case 'V':
 			puts("cuptirec (cuptimerge) " PACKAGE_VERSION);
 			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
-		default:
-			if (optopt)
-				crec_usage_error("option '-%c' is unknown or lacks its argument", optopt);
-			crec_usage_error("option '%s' is unknown or lacks its argument", argv[optind - 1]);
+		default: { /* '?' or ':': name the option as typed (optname.c) */
+			char name[64];
+			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
+			crec_usage_error("%s: %s", why, name);
+		}
 		}
 	}
 	if (optind >= argc)

@@ -1,0 +1,90 @@
+#!/bin/sh
+# options.sh - a refused option is named as it was typed (issue 28 P9), in
+# cuptimerge, cuptimerge-batch and cuptirec: "-p" inside "-p2" or "-qp2", not
+# the program's name or the option before it; "--name" for a long one, with
+# what is wrong with it.  And `-z 6`, which getopt reads as -z plus an operand
+# "6", is explained rather than reported as too many operands.
+. "${srcdir:-.}/tests/e2e/common.sh"
+
+W=$FIX/window.json
+C=$FIX/cpu.json
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+CUPTIREC=${CUPTIREC:-./cuptirec}
+
+# A case whose name holds "# TODO" is reported as TAP's expected failure and
+# not counted: cuptimerge-batch's option loop (src/batch/, edited on another
+# branch) does not call cm_optname yet.  Once it does, tap-driver reports
+# XPASS, an error, until the TODO is taken out here.
+TODO=
+not_ok() {
+	ntests=$((ntests + 1))
+	case $* in *"# TODO"*) ;; *) failures=$((failures + 1)) ;; esac
+	echo "not ok $ntests - $*"
+}
+
+# expect PROG STATUS TEXT CMD...: run CMD; the status is STATUS, stdout is
+# empty, and stderr's first line is exactly "PROG: TEXT" (usage errors add
+# the "Try 'PROG --help'" line).
+expect() {
+	prog=$1 want=$2 text=$3
+	shift 3
+	tcase "$prog: $text ($(echo "$*" | sed "s|$FIX/||g; s|$tmp/||g; s|^[^ ]*/||"))$TODO"
+	set +e
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] || fail "exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
+	[ ! -s "$tmp/out" ] || fail "wrote to stdout: $(head -c 100 "$tmp/out")"
+	first=$(head -n 1 "$tmp/err")
+	[ "$first" = "$prog: $text" ] || fail "message '$first', wanted '$prog: $text'"
+	[ "$(wc -l <"$tmp/err")" -le 2 ] || fail "more than two lines: $(cat "$tmp/err")"
+}
+
+M=cuptimerge
+expect $M 2 "unrecognized option: -p" $CUPTIMERGE -p2 -w "$W" "$C"
+expect $M 2 "unrecognized option: -p" $CUPTIMERGE -q -p2 -w "$W" "$C"
+expect $M 2 "unrecognized option: -p" $CUPTIMERGE -qp2 -w "$W" "$C"
+expect $M 2 "unrecognized option: -p" $CUPTIMERGE -w "$W" "$C" -p
+expect $M 2 "unrecognized option: --bogus" $CUPTIMERGE -q --bogus=1 -w "$W" "$C"
+expect $M 2 "ambiguous option: --t" $CUPTIMERGE --t x -w "$W" "$C"
+expect $M 2 "option takes no argument: --quiet" $CUPTIMERGE --quiet=1 -w "$W" "$C"
+expect $M 2 "option needs an argument: -w" $CUPTIMERGE "$C" -w
+expect $M 2 "option needs an argument: -w" $CUPTIMERGE "$C" -qw
+expect $M 2 "option needs an argument: --window" $CUPTIMERGE "$C" --window
+# getopt's optional argument: -z6 is level 6, -z 6 is -z and an operand "6"
+expect $M 2 "-z 6: a gzip level is written -z6 or --gzip=6 (write ./6 for a file named 6)" \
+	$CUPTIMERGE -z 6 -w "$W" "$C"
+expect $M 2 "--gzip 9: a gzip level is written -z9 or --gzip=9 (write ./9 for a file named 9)" \
+	$CUPTIMERGE -w "$W" --gzip 9 "$C"
+expect $M 2 "-qz 1: a gzip level is written -z1 or --gzip=1 (write ./1 for a file named 1)" \
+	$CUPTIMERGE -qz 1 -w "$W" "$C"
+tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
+cp "$C" "$tmp/6"
+$CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
+$CUPTIMERGE -q -z -w "$W" "$tmp/6" >"$tmp/z.gz" || fail "-z $tmp/6: exit $?"
+[ "$(gzip -dc "$tmp/z6.gz" | wc -c)" -gt 0 ] && [ "$(gzip -dc "$tmp/z.gz" | wc -c)" -gt 0 ] ||
+	fail "-z output is not gzip"
+
+B=cuptimerge-batch
+expect $B 2 "unrecognized option: --bogus" $BATCH -n --bogus "$tmp" "$tmp"
+expect $B 2 "option needs an argument: --joblog" $BATCH "$tmp" "$tmp" --joblog
+TODO=" # TODO src/batch/batch_main.c to name options with cm_optname"
+expect $B 2 "unrecognized option: -p" $BATCH -p2 "$tmp" "$tmp"
+expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
+expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
+expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
+
+TODO=
+if [ -x "$CUPTIREC" ]; then
+	R=cuptirec
+	expect $R 2 "unrecognized option: -p" $CUPTIREC -p2 -- true
+	expect $R 2 "unrecognized option: -p" $CUPTIREC -T -p2 -- true
+	expect $R 2 "unrecognized option: --bogus" $CUPTIREC -T --bogus -- true
+	expect $R 2 "option takes no argument: --quiet" $CUPTIREC --quiet=1 -- true
+	expect $R 2 "option needs an argument: -o" $CUPTIREC -To
+	expect $R 2 "option needs an argument: --output" $CUPTIREC --output
+else
+	skip "cuptirec's options" "$CUPTIREC is not built"
+fi
+
+finish
