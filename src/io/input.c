@@ -11,6 +11,9 @@
  * Gzip is recognised by the magic bytes 1f 8b, never by the file name.
  * Concatenated members are read one after the other (as gzip -d does); any
  * other bytes after the last member are an error, as is a member cut short.
+ * The offset of a gzip error is, like every offset cuptimerge(1) prints, one
+ * in the decompressed text (how much of it came out before the fault); the
+ * compressed byte, where gzip -t would look, is named in the message.
  * zstd, bzip2, xz and lz4 are recognised by their magic bytes too, and
  * refused with a message that names them. */
 #include "config.h"
@@ -285,6 +288,25 @@ static int sniff(cm_input *in)
 	return 0;
 }
 
+/* The text offset reached by the inflate call in progress: the chunk's start
+ * plus what this call has put out so far (never handed out on an error). */
+static int64_t gz_text_off(const cm_input *in)
+{
+	return (int64_t)(in->next_off + (in->bufsize - in->zs.avail_out));
+}
+
+/* zlib's words for a damaged stream, with gzip -t's word in front where
+ * zlib's is obscure: "incorrect data check" is the CRC-32 of the text. */
+static const char *gz_why(const cm_input *in)
+{
+	const char *m = in->zs.msg ? in->zs.msg : "inflate failed";
+	if (!strcmp(m, "incorrect data check"))
+		return "CRC error (incorrect data check)";
+	if (!strcmp(m, "incorrect length check"))
+		return "length error (incorrect length check)";
+	return m;
+}
+
 /* Inflate the next chunk.  Returns 1, 0 at the end, -1 after reporting. */
 static int next_gzip(cm_input *in, const char **data, size_t *len)
 {
@@ -314,8 +336,9 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 				inflateReset(&in->zs);
 				in->member_ended = 0;
 			} else {
-				return cm_error(CM_EXIT_DATA, in->name, (int64_t)(in->raw_done - in->zs.avail_in),
-						"trailing garbage after the gzip data"),
+				return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->next_off,
+						"trailing garbage after the gzip data (at compressed byte %llu)",
+						(unsigned long long)(in->raw_done - in->zs.avail_in)),
 				       -1;
 			}
 		}
@@ -325,12 +348,14 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 		if (rc == Z_STREAM_END)
 			in->member_ended = 1;
 		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->raw_done,
-					"truncated gzip data (the file ends inside a gzip member)"),
+			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
+					(unsigned long long)in->raw_done),
 			       -1;
 		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			return cm_error(CM_EXIT_DATA, in->name, (int64_t)(in->raw_done - in->zs.avail_in),
-					"invalid gzip data: %s", in->zs.msg ? in->zs.msg : "inflate failed"),
+			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+					"invalid gzip data at compressed byte %llu: %s",
+					(unsigned long long)(in->raw_done - in->zs.avail_in), gz_why(in)),
 			       -1;
 		*len = in->bufsize - in->zs.avail_out;
 		if (*len) {
@@ -338,8 +363,9 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 			return 1;
 		}
 		if (!in->member_ended && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->raw_done,
-					"truncated gzip data (the file ends inside a gzip member)"),
+			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
+					(unsigned long long)in->raw_done),
 			       -1;
 	}
 }
@@ -510,6 +536,22 @@ int cm_input_next(cm_input *in, const char **data, size_t *len)
 	if (rc == 1)
 		in->next_off += *len;
 	in->ra_raw_done = in->raw_done;
+	return rc;
+}
+
+/* Why read on after a JSON error: a damaged member inflates to garbage that
+ * the JSON reader meets before inflate reaches the member's CRC, so the
+ * garbage would be reported ("invalid char") and the damage never.  Costs a
+ * read of the rest of the file, on the error path only. */
+int cm_input_check_gzip(cm_input *in)
+{
+	const char *d;
+	size_t n;
+	int rc;
+	if (!in->sniffed || !in->gzip || in->ra_ended)
+		return in->ra_ended && in->ra_rc < 0 ? -1 : 0;
+	while ((rc = cm_input_next(in, &d, &n)) == 1)
+		;
 	return rc;
 }
 

@@ -45,6 +45,11 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 	line[n] = 0;
 	while (n && (line[n - 1] == ' ' || line[n - 1] == '.'))
 		line[--n] = 0;
+	if (cm_input_check_gzip(sax->in) < 0) {
+		/* damaged gzip inflates to garbage: the damage was reported instead */
+		yajl_free_error(sax->h, msg);
+		return;
+	}
 	if (at_end && (strstr(line, "premature EOF") || !*line))
 		cm_error(1, cm_input_name(sax->in), (int64_t)sax->base,
 			 "truncated JSON: the text ends inside the document");
@@ -102,6 +107,8 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 			cm_buf_put(&pending, chunk, ok);
 			if (parse(sax, pending.p, pending.len, pending_at) < 0)
 				goto out;
+			if (cm_input_check_gzip(in) < 0)
+				goto out;
 			cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)(at + ok), "invalid JSON: %s",
 				 check.err);
 			goto out;
@@ -139,6 +146,8 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 		goto out;
 	}
 	if (cm_jcheck_end(&check) < 0) {
+		if (cm_input_check_gzip(in) < 0)
+			goto out;
 		cm_error(CM_EXIT_DATA, cm_input_name(in), (int64_t)sax->base, "invalid JSON: %s", check.err);
 		goto out;
 	}

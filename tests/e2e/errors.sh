@@ -41,7 +41,7 @@ expect 'invalid UTF-8' 1 "invalid JSON" $CUPTIMERGE -w "$W" "$tmp/utf8.json"
 # gzip: truncated, trailing garbage, concatenated members are fine
 gzip -c "$C" >"$tmp/c.gz"
 head -c 300 "$tmp/c.gz" >"$tmp/ctrunc.gz"
-expect 'truncated gzip, with its offset' 1 "ctrunc.gz:300: truncated gzip data" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
+expect 'truncated gzip, with its offset' 1 "ctrunc.gz:[0-9]+: truncated gzip data .*compressed byte 300" $CUPTIMERGE -w "$W" "$tmp/ctrunc.gz"
 { cat "$tmp/c.gz"; printf 'junk'; } >"$tmp/cjunk.gz"
 expect 'trailing garbage after the gzip data' 1 "cjunk.gz:[0-9]+: trailing garbage after the gzip data" $CUPTIMERGE -w "$W" "$tmp/cjunk.gz"
 head -c 1000 "$C" | gzip -c >"$tmp/m1.gz"
