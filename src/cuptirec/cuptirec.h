@@ -10,9 +10,10 @@ extern "C" {
 
 /**
  * @file cuptirec.h
- * Control of libcuptirec from inside an application.  Link with
- * `-lcuptirec` (or load the library with LD_PRELOAD and look the functions up
- * with dlsym).  Every function is thread-safe, initialises the collector on
+ * Control of libcuptirec from inside an application.  Compile and link
+ * with `pkg-config --cflags --libs cuptirec` (the library is installed in
+ * lib/cuptimerge/, which the linker does not search), or load the library
+ * with LD_PRELOAD and look the functions up with dlsym.  Every function is thread-safe, initialises the collector on
  * first use, never aborts and never changes CUDA's state visible to the
  * application; they return -1 (or 0 for an id) when the collector is disabled.
  */
