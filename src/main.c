@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			/* which deflate each gzip level gets: ISA-L is optional
 			 * (configure --with-isal), and its bytes differ from zlib's */
 			const char *ver, *eng = cm_pgz_engine(1, &ver);
-			puts(PACKAGE_STRING);
+			puts("cuptimerge (" PACKAGE_NAME ") " PACKAGE_VERSION); /* the three programs' format */
 			printf("gzip levels 1-3: %s%s%s\n", eng, *ver ? " " : "", ver);
 			eng = cm_pgz_engine(6, &ver);
 			printf("gzip levels 0, 4-9: %s%s%s\n", eng, *ver ? " " : "", ver);

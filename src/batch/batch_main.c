@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		case OPT_PROGRESS: prog = 1; break;
 		case OPT_NO_PROGRESS: prog = 0; break;
 		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case 'V': puts("cuptimerge-batch (" PACKAGE_STRING ")"); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
 		case ':': return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
 		default: return cm_usage_error(CM_EXIT_USAGE, "unrecognized option", argv[optind - 1]);
 		}
