@@ -1,7 +1,8 @@
 #!/bin/sh
 # pkgconfig.sh - the C API of libcuptirec links as libcuptirec(3) says
 # (issue 28 P12): `make install` into a scratch DESTDIR, then a program is
-# compiled with `pkg-config --cflags --libs cuptirec` alone and run with no
+# compiled with the build's compiler and flags and, for the library, with
+# `pkg-config --cflags --libs cuptirec` alone, and run with no
 # LD_LIBRARY_PATH: it must find the installed library (its constructor names
 # the file it was loaded from in CUDA_INJECTION64_PATH) and call the API.
 # The collector is built only where configure found CUPTI; elsewhere (CI has
@@ -11,7 +12,6 @@
 [ -f .libs/libcuptirec.so ] ||
 	skip_all "the collector is not built (configure found no CUPTI; see its summary)"
 need pkg-config "to read the installed cuptirec.pc"
-need cc "to compile a program against the installed library"
 
 tcase "make install DESTDIR=... installs cuptirec.pc"
 root=$tmp/root
@@ -40,8 +40,11 @@ int main(void)
 	return 0;
 }
 EOF
+# the build's compiler and flags: under --enable-sanitizers the program must
+# bring the sanitizer runtime the library expects
+mk() { sed -n "s/^$1 = //p" Makefile; }
 # shellcheck disable=SC2046 # the flags are words
-cc -o "$tmp/app" "$tmp/app.c" $($PC --cflags --libs cuptirec) 2>"$tmp/cc.log" ||
+$(mk CC) $(mk CFLAGS) -o "$tmp/app" "$tmp/app.c" $($PC --cflags --libs cuptirec) $(mk LDFLAGS) 2>"$tmp/cc.log" ||
 	fail "cc app.c \$(pkg-config --cflags --libs cuptirec): $(head -5 "$tmp/cc.log")"
 if [ -x "$tmp/app" ]; then
 	env -u LD_LIBRARY_PATH -u CUDA_INJECTION64_PATH CUPTIREC_AUTOSTART=0 CUPTIREC_QUIET=1 \
