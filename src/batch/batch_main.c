@@ -131,6 +131,10 @@ int main(int argc, char **argv)
 	double t0 = cm_now_s();
 
 	cm_diag_init("cuptimerge-batch");
+	/* before any file is opened: none may take a closed 0, 1 or 2 */
+	if (cm_diag_stdfds() < 0)
+		return cm_error(CM_EXIT_IO, "/dev/null", -1, "cannot open it onto a closed standard descriptor: %s",
+				strerror(errno));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
 		switch (c) {
