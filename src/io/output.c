@@ -65,6 +65,8 @@ struct cm_output {
 	char *path;     /* the -o name as given (for messages), or NULL */
 	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
 	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
+	int replaces;   /* OUT_UNNAMED, OUT_NAMED: target is a regular file, old_st its status */
+	struct stat old_st;
 	const char *shown; /* name for messages */
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
 	unsigned char *buf; /* pending plain bytes */
@@ -217,6 +219,30 @@ static void fill_x(char *name)
 		x[i] = set[v % 62];
 }
 
+/* Give FD, the file that will replace the regular file out->target, that
+ * file's owner, group and permission bits, as `> FILE` (which keeps the
+ * inode), sed -i, gzip and zstd do: a private 0600 trace must not come back
+ * world-readable (F30).  The owner only where permitted (root; the group
+ * where the user is in it); when the group cannot be kept, its permission
+ * bits are dropped: they were granted to the old file's group, not to the
+ * one the file now has.  Set-id bits are never copied.  ACLs, extended
+ * attributes and other hard links are not carried over (cuptimerge(1)). */
+static void keep_attrs(const cm_output *out, int fd)
+{
+	const struct stat *o = &out->old_st;
+	mode_t mode = o->st_mode & 0777;
+	struct stat now;
+	if (fstat(fd, &now) < 0)
+		return;
+	if (now.st_uid != o->st_uid || now.st_gid != o->st_gid) {
+		if (fchown(fd, o->st_uid, o->st_gid) < 0 && now.st_gid != o->st_gid)
+			(void)!fchown(fd, (uid_t)-1, o->st_gid); /* not root: the group, if ours */
+		if (fstat(fd, &now) == 0 && now.st_gid != o->st_gid)
+			mode &= ~(mode_t)070;
+	}
+	fchmod(fd, mode);
+}
+
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
  * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_output *out)
@@ -241,6 +267,8 @@ static int open_temp(cm_output *out)
 		if (access(proc, F_OK) == 0) { /* linkat will name it through /proc */
 			out->fd = fd;
 			out->kind = OUT_UNNAMED;
+			if (out->replaces)
+				keep_attrs(out, fd);
 			return 0;
 		}
 		close(fd); /* no /proc: it could never be named; make a named one */
@@ -268,7 +296,12 @@ static int open_temp(cm_output *out)
 	}
 	out->fd = fd;
 	out->kind = OUT_NAMED;
-	/* mkstemp makes 0600; give the file the mode a plain create would */
+	/* mkstemp makes 0600; give the file the old file's mode, or the one a
+	 * plain create would */
+	if (out->replaces) {
+		keep_attrs(out, fd);
+		return 0;
+	}
 	mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
@@ -314,6 +347,8 @@ static int open_path(cm_output *out, const char *path)
 	if (!(out->target = follow_links(path)))
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
 		       -1;
+	/* the file that will be replaced, if any: its owner and mode are kept */
+	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
 	return open_temp(out);
 }
 

@@ -63,6 +63,58 @@ set -e
 [ "$(cat "$tmp/rc")" = 0 ] || fail "closed pipe: exit $(cat "$tmp/rc"), wanted 0"
 [ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
 
+# F30: a replaced file keeps its permission bits (a private trace stays
+# private), with O_TMPFILE and with the named temporary file; a new file
+# gets what the umask gives
+for notmp in 0 1; do
+	tcase "F30: -o over a 0600 / 0640 / 0604 file keeps its mode (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	for m in 600 640 604; do
+		rm -f "$tmp/m.json"
+		echo old >"$tmp/m.json"
+		chmod $m "$tmp/m.json"
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/m.json" "$C" ||
+			fail "$m: exit $?"
+		[ "$(stat -c %a "$tmp/m.json")" = $m ] || fail "$m came back $(stat -c %a "$tmp/m.json")"
+		$JSONCMP "$FIX/expected.json" "$tmp/m.json" || fail "$m: output differs"
+	done
+	ln -sf m.json "$tmp/mlink.json"
+	chmod 600 "$tmp/m.json"
+	CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/mlink.json" "$C" || fail "link: exit $?"
+	[ -L "$tmp/mlink.json" ] && [ "$(stat -c %a "$tmp/m.json")" = 600 ] ||
+		fail "through a link: $(stat -c %a "$tmp/m.json")"
+	rm -f "$tmp/new.json"
+	(umask 027 && CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/new.json" "$C") || fail "new: exit $?"
+	[ "$(stat -c %a "$tmp/new.json")" = 640 ] || fail "a new file under umask 027: $(stat -c %a "$tmp/new.json")"
+done
+
+# the owner and group too, where permitted: root keeps them; a user who may
+# replace a file but not give it its group gets its own, without the group's
+# permission bits (they were granted to the old group)
+if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+	skip "F30: the owner and group are kept where permitted" "needs root and runuser"
+else
+	tcase "F30: the owner and group are kept where permitted"
+	chmod 711 "$tmp" # nobody goes through it to own/
+	mkdir "$tmp/own"
+	chmod 777 "$tmp/own"
+	cp "$W" "$C" "$tmp/own/"
+	chmod 644 "$tmp/own/window.json" "$tmp/own/cpu.json"
+	echo old >"$tmp/own/o.json"
+	chown nobody:"$(id -gn nobody)" "$tmp/own/o.json"
+	chmod 640 "$tmp/own/o.json"
+	for notmp in 0 1; do
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/own/o.json" "$C" || fail "as root: exit $?"
+		[ "$(stat -c '%U:%G %a' "$tmp/own/o.json")" = "nobody:$(id -gn nobody) 640" ] ||
+			fail "as root, NO_TMPFILE=$notmp: $(stat -c '%U:%G %a' "$tmp/own/o.json")"
+	done
+	echo old >"$tmp/own/r.json"
+	chmod 664 "$tmp/own/r.json" # root's file, root's group; nobody may replace it (the directory is 777)
+	runuser -u nobody -- "$CUPTIMERGE" -q -w "$tmp/own/window.json" -o "$tmp/own/r.json" "$tmp/own/cpu.json" ||
+		fail "as nobody: exit $?"
+	[ "$(stat -c '%U %a' "$tmp/own/r.json")" = "nobody 604" ] ||
+		fail "as nobody: $(stat -c '%U:%G %a' "$tmp/own/r.json"), wanted nobody's, 604"
+fi
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
