@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -187,16 +188,80 @@ static char *follow_links(const char *path)
 
 /* A malloc'd "DIR/.BASE.cuptimerge-XXXXXX" for the file TARGET (DIR "." when
  * it has no slash): a dot-file, so ls and globs skip it, named after FILE
- * so that a leftover says whose it is.  NULL when memory ran out. */
+ * so that a leftover says whose it is.  BASE is cut so that the name fits
+ * in NAME_MAX (a FILE of 237 to 255 bytes, which `>` can write, made a name
+ * too long only when the finished file was published: F21), at a UTF-8
+ * character's start.  NULL when memory ran out. */
 static char *temp_name(const char *target)
 {
 	const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
-	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
-	size_t n = dlen + 1 + strlen(base) + sizeof ".cuptimerge-XXXXXX";
-	char *t = malloc(n);
-	if (t)
-		snprintf(t, n, "%.*s.%s.cuptimerge-XXXXXX", (int)dlen, target, base);
+	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0, blen = strlen(base);
+	size_t room = NAME_MAX - 1 - (sizeof ".cuptimerge-XXXXXX" - 1), n;
+	char *t;
+	if (blen > room) {
+		blen = room;
+		while (blen && ((unsigned char)base[blen] & 0xC0) == 0x80)
+			blen--; /* base[blen] continues a character: cut before it */
+	}
+	n = dlen + 1 + blen + sizeof ".cuptimerge-XXXXXX";
+	if ((t = malloc(n)))
+		snprintf(t, n, "%.*s.%.*s.cuptimerge-XXXXXX", (int)dlen, target, (int)blen, base);
 	return t;
+}
+
+/* A malloc'd copy of the directory part of TARGET ("." when it has none),
+ * or NULL when memory ran out. */
+static char *dir_of(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == target)
+		return strdup("/");
+	return strndup(target, (size_t)(slash - target));
+}
+
+/* 1 when this process has CAP_FOWNER, which lets rename(2) replace any
+ * file in a sticky directory; 0 when not or unknown. */
+static int have_cap_fowner(void)
+{
+#if defined(__linux__) && defined(SYS_capget)
+	struct {
+		uint32_t version;
+		int pid;
+	} hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+	struct {
+		uint32_t effective, permitted, inheritable;
+	} data[2];
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capget, &hdr, data) == 0)
+		return (data[0].effective >> 3 /* CAP_FOWNER */) & 1;
+#endif
+	return geteuid() == 0;
+}
+
+/* 0 when rename(2) may replace out->target (a regular file, old_st), -1
+ * after reporting when it may not: in a sticky directory (such as /tmp),
+ * only the file's owner, the directory's owner or a process with
+ * CAP_FOWNER may replace a file, though any user it is writable to can
+ * write it in place with `>`.  Found here, before any input is read, not
+ * after the whole merge (F21). */
+static int check_replaceable(const cm_output *out)
+{
+	struct stat dst;
+	char *dir = dir_of(out->target);
+	int rc;
+	if (!dir)
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	rc = stat(dir, &dst);
+	free(dir);
+	if (rc < 0 || !(dst.st_mode & S_ISVTX) || out->old_st.st_uid == geteuid() || dst.st_uid == geteuid() ||
+	    have_cap_fowner())
+		return 0; /* a stat that failed: open_temp says why */
+	return cm_error(CM_EXIT_IO, out->shown, -1,
+			"cannot replace another user's file in a sticky directory (rename(2) is not permitted "
+			"there): remove it first, or write to another name"),
+	       -1;
 }
 
 /* Replace the trailing XXXXXX of NAME with letters that differ from call to
@@ -247,16 +312,10 @@ static void keep_attrs(const cm_output *out, int fd)
  * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_output *out)
 {
-	char *slash = strrchr(out->target, '/'), *dir;
+	char *dir = dir_of(out->target);
 	sigset_t saved;
 	mode_t mask;
 	int fd;
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == out->target)
-		dir = strdup("/");
-	else
-		dir = strndup(out->target, (size_t)(slash - out->target));
 	if (!dir)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	fd = cm_temp_unnamed(dir, 0);
@@ -349,6 +408,8 @@ static int open_path(cm_output *out, const char *path)
 		       -1;
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
+	if (out->replaces && check_replaceable(out) < 0)
+		return -1;
 	return open_temp(out);
 }
 

@@ -115,6 +115,58 @@ else
 		fail "as nobody: $(stat -c '%U:%G %a' "$tmp/own/r.json"), wanted nobody's, 604"
 fi
 
+# F21: an -o file whose name is 237 to 255 bytes long (its temporary name
+# .NAME.cuptimerge-XXXXXX would pass NAME_MAX) is created and replaced, as
+# `>` would, with O_TMPFILE and with the named temporary file
+long=$(printf '%0245d' 0).json
+for notmp in 0 1; do
+	tcase "F21: -o a 250-byte name, created then replaced (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	mkdir "$tmp/long$notmp"
+	for run in create replace; do
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/long$notmp/$long" "$C" ||
+			fail "$run: exit $?"
+		$JSONCMP "$FIX/expected.json" "$tmp/long$notmp/$long" || fail "$run: output differs"
+	done
+	[ "$(ls -A "$tmp/long$notmp")" = "$long" ] || fail "left in the directory: $(ls -A "$tmp/long$notmp")"
+done
+
+# F21: in a sticky directory (like /tmp) a user may write another user's
+# file with `>` but rename(2) may not replace it: found before any input is
+# read (the CPU trace here is not JSON: exit 3 for -o, not 1 for the
+# trace), the old file kept; its owner and root replace it
+if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+	skip "F21: another user's file in a sticky directory: refused before any input is read" "needs root and runuser"
+else
+	tcase "F21: another user's file in a sticky directory: refused before any input is read"
+	chmod 711 "$tmp"
+	mkdir "$tmp/sticky"
+	chmod 1777 "$tmp/sticky"
+	cp "$W" "$C" "$tmp/sticky/"
+	echo '{"traceEvents": [' >"$tmp/sticky/bad.json"
+	chmod 644 "$tmp/sticky"/*.json
+	echo OLD >"$tmp/sticky/out.json"
+	chmod 666 "$tmp/sticky/out.json"
+	rc=0
+	runuser -u nobody -- "$CUPTIMERGE" -w "$tmp/sticky/window.json" -o "$tmp/sticky/out.json" "$tmp/sticky/bad.json" \
+		2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] || fail "exit $rc, wanted 3: $(cat "$tmp/err")"
+	grep -q "^cuptimerge: $tmp/sticky/out.json: cannot replace another user's file in a sticky directory" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(cat "$tmp/sticky/out.json")" = OLD ] || fail "the old file changed"
+	CUPTIMERGE_NO_TMPFILE=1 runuser -u nobody -- "$CUPTIMERGE" -q -w "$tmp/sticky/window.json" \
+		-o "$tmp/sticky/out.json" "$tmp/sticky/cpu.json" 2>"$tmp/err" && fail "NO_TMPFILE: exit 0"
+	grep -q "cannot replace another user's file" "$tmp/err" || fail "NO_TMPFILE: $(cat "$tmp/err")"
+	[ "$(ls -A "$tmp/sticky" | sort | tr '\n' ' ')" = "bad.json cpu.json out.json window.json " ] ||
+		fail "left in the directory: $(ls -A "$tmp/sticky")"
+	# nobody's own file there, and root over nobody's: replaced
+	echo OLD >"$tmp/sticky/mine.json"
+	chown nobody "$tmp/sticky/mine.json"
+	runuser -u nobody -- "$CUPTIMERGE" -q --trace-name example -w "$tmp/sticky/window.json" \
+		-o "$tmp/sticky/mine.json" "$tmp/sticky/cpu.json" || fail "nobody over its own file: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/sticky/mine.json" || fail "nobody over its own file: output differs"
+	$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sticky/mine.json" "$C" || fail "root over nobody's: exit $?"
+fi
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
