@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	      "  -V, --version          show the version and exit\n"
 	      "\n"
 	      "Exit status: 0 every rank merged or skipped, 2 usage error, 3 I/O error,\n"
-	      "4 a rank failed or could not be paired.  See cuptimerge-batch(1).\n",
+	      "4 a rank failed or could not be paired, 5 another run holds the joblog.\n"
+	      "See cuptimerge-batch(1).\n",
 	      f);
 }
 
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
-	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
+	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
 	double t0 = cm_now_s();
@@ -192,6 +193,11 @@ int main(int argc, char **argv)
 		goto out;
 	if (shard_n)
 		cm_bplan_shard(&plan, shard_k, shard_n);
+	/* one run at a time per joblog, locked before the skips read it */
+	if (!dry && (logfd = cm_bjoblog_lock(joblog)) < 0) {
+		status = cm_diag_status();
+		goto out;
+	}
 	cm_bplan_skips(&plan, joblog, force);
 	for (size_t i = 0; i < plan.n; i++) {
 		failed += plan.r[i].state == CM_BR_FAIL;
@@ -219,7 +225,9 @@ int main(int argc, char **argv)
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
-	if (cm_brun(&plan, cuptimerge, jobs, joblog) < 0) {
+	status = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
+	logfd = -1; /* closed by cm_brun */
+	if (status < 0) {
 		status = CM_EXIT_IO;
 		goto out;
 	}
@@ -249,6 +257,8 @@ int main(int argc, char **argv)
 		status = CM_EXIT_RANKS;
 	}
 out:
+	if (logfd >= 0)
+		close(logfd);
 	cm_bplan_free(&plan);
 	free(outdir);
 	free(joblog);

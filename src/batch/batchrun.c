@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -120,7 +121,26 @@ static void progress(const cm_bplan *p, size_t done, size_t total, size_t failed
 	cm_progress_text(line, 0);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
+int cm_bjoblog_lock(const char *joblog)
+{
+	int fd;
+	make_parent(joblog);
+	if ((fd = open(joblog, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
+		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK || errno == EINTR) {
+		close(fd);
+		return cm_error(CM_EXIT_BUSY, joblog, -1,
+				"another cuptimerge-batch is running with this joblog: nothing run (wait for it, or "
+				"give this run its own --joblog)"),
+		       -1;
+	}
+	cm_warn(joblog, -1, "cannot lock the joblog (%s): running without the lock", strerror(errno));
+	return fd;
+}
+
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd)
 {
 	FILE *log;
 	struct slot *slots;
@@ -134,9 +154,12 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 	if (threads < 1)
 		threads = 1;
 
-	make_parent(joblog);
-	if (!(log = fopen(joblog, "w")))
-		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+	/* rewritten from the start, under the lock taken before the skips read it */
+	if (ftruncate(logfd, 0) < 0 || !(log = fdopen(logfd, "w"))) {
+		cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
+		close(logfd);
+		return -1;
+	}
 	fputs("key\tcpu_trace\twindow\toutput\texit\tseconds\tpeak_rss_kb\tmessage\n", log);
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->r[i].state == CM_BR_RUN)

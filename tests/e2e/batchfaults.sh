@@ -90,4 +90,66 @@ else
 	grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
 fi
 
+# gated: a cuptimerge that says it started (its pid, a line in
+# $tmp/started) and waits for $tmp/go before it merges, so that a batch is
+# held mid-run for as long as a case needs, without timing
+cat >"$tmp/gated" <<EOF
+#!/bin/sh
+echo \$\$ >>"$tmp/started"
+while [ ! -e "$tmp/go" ]; do sleep 0.05; done
+exec "$CM_ABS" "\$@"
+EOF
+chmod +x "$tmp/gated"
+# wait_started N: until N merges have started (at most about 60 s)
+wait_started() {
+	ws_i=0
+	while [ "$(cat "$tmp/started" 2>/dev/null | wc -l)" -lt "$1" ]; do
+		ws_i=$((ws_i + 1))
+		[ $ws_i -lt 1200 ] || { fail "$1 merges did not start"; return 1; }
+		sleep 0.05
+	done
+}
+
+# F22: two runs on the same directories, the second started while the
+# first's merges run: the second is refused at once (status 5), before it
+# reads or rewrites the joblog; the first's joblog has every rank once.  A
+# dry run still runs beside it, and so does a shard with a joblog of its own.
+tcase "F22: a second run on the same joblog is refused (status 5) while the first runs"
+mkranks "$tmp/r22" 4
+rm -f "$tmp/started" "$tmp/go"
+J=$tmp/r22/traces/merged/cuptimerge-batch.tsv
+"$BATCH" --no-progress -j 2 --cuptimerge "$tmp/gated" "$tmp/r22/traces" "$tmp/r22/windows" \
+	>"$tmp/out1" 2>"$tmp/err1" &
+b1=$!
+if wait_started 2; then
+	rc=0
+	"$BATCH" --no-progress -j 2 --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" >"$tmp/out" 2>"$tmp/err" ||
+		rc=$?
+	[ $rc -eq 5 ] || fail "the second run: exit $rc, wanted 5: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $J: another cuptimerge-batch is running with this joblog: nothing run" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than one line: $(cat "$tmp/err")"
+	[ "$(ls "$tmp/r22/traces/merged" | grep -c 'merged\.json\.gz$')" -eq 0 ] || fail "the second run merged"
+	rc=0
+	"$BATCH" -n "$tmp/r22/traces" "$tmp/r22/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] && [ "$(grep -c 'merge$' "$tmp/out")" -eq 4 ] ||
+		fail "a dry run beside it: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+	rc=0
+	"$BATCH" --no-progress --shard 1/2 --joblog "$tmp/shard1.tsv" -O "$tmp/s22" --cuptimerge "$CM_ABS" \
+		"$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "a shard with its own joblog beside it: exit $rc: $(cat "$tmp/err")"
+fi
+touch "$tmp/go"
+rc=0
+wait $b1 || rc=$?
+[ $rc -eq 0 ] || fail "the first run: exit $rc: $(cat "$tmp/err1")"
+grep -q "^cuptimerge-batch: 4 merged, 0 skipped, 0 failed" "$tmp/err1" || fail "first run: $(cat "$tmp/err1")"
+[ "$(wc -l <"$J")" -eq 5 ] || fail "joblog: $(wc -l <"$J") lines, wanted 5: $(cat "$J")"
+for r in 0 1 2 3; do
+	[ "$(grep -c "^$(key $r)	.*	0	[0-9.]*	[0-9]*	-\$" "$J")" -eq 1 ] || fail "rank $r: $(grep "$(key $r)" "$J")"
+done
+rc=0
+"$BATCH" --no-progress --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+grep -q "^cuptimerge-batch: 0 merged, 4 skipped, 0 failed" "$tmp/err" || fail "the run after: exit $rc: $(cat "$tmp/err")"
+
 finish
