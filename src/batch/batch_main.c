@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
-	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1;
+	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
 	double t0 = cm_now_s();
@@ -225,9 +226,9 @@ int main(int argc, char **argv)
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
-	status = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
+	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
 	logfd = -1; /* closed by cm_brun */
-	if (status < 0) {
+	if (stopsig < 0) {
 		status = CM_EXIT_IO;
 		goto out;
 	}
@@ -255,6 +256,20 @@ int main(int argc, char **argv)
 				fprintf(stderr, " %s", plan.r[i].key);
 		fputc('\n', stderr);
 		status = CM_EXIT_RANKS;
+	}
+	if (stopsig > 0) {
+		/* passed on, waited for, recorded: now die of it, as the shell
+		 * expects of a command a signal stopped (status 128 + N) */
+		sigset_t set;
+		fprintf(stderr, "cuptimerge-batch: stopped by %s; the joblog records the merges it stopped\n",
+			cm_bsig_name(stopsig));
+		fflush(stderr);
+		signal(stopsig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, stopsig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(stopsig);
+		status = 128 + stopsig; /* not reached */
 	}
 out:
 	if (logfd >= 0)

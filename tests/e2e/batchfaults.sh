@@ -152,4 +152,76 @@ rc=0
 "$BATCH" --no-progress --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
 grep -q "^cuptimerge-batch: 0 merged, 4 skipped, 0 failed" "$tmp/err" || fail "the run after: exit $rc: $(cat "$tmp/err")"
 
+# F23: SIGTERM, SIGHUP or SIGINT sent to the batch alone (not its process
+# group) was not passed on: its merges ran on as orphans, unrecorded.  Now
+# it reaches them, they are waited for and recorded as interrupted, the
+# ranks not started get a line, and the batch dies of the signal.  The
+# merges are held by their CPU traces, FIFOs no one writes (a manifest's
+# trace is not read before its merge); a wrapper notes each merge's pid,
+# then execs cuptimerge.  The batch starts with SIGINT at its default (a
+# shell's background job would have it ignored, which the batch keeps).
+cat >"$tmp/pidwrap" <<EOF
+#!/bin/sh
+echo \$\$ >>"$tmp/started"
+exec "$CM_ABS" "\$@"
+EOF
+chmod +x "$tmp/pidwrap"
+for sig in TERM:15 HUP:1 INT:2; do
+	want=$((128 + ${sig#*:}))
+	sig=${sig%:*}
+	tcase "F23: SIG$sig to the batch reaches its merges; they are waited for and recorded"
+	d=$tmp/r23$sig
+	mkdir -p "$d/out"
+	printf 'key\tcpu trace\twindow or map\toutput\n' >"$d/m.tsv"
+	for r in 0 1 2; do
+		mkfifo "$d/fifo$r"
+		printf 'k%s\t%s\t%s\t\n' $r "$d/fifo$r" "$FIX/window.json" >>"$d/m.tsv"
+	done
+	rm -f "$tmp/started"
+	python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$BATCH" --no-progress -j 2 --cuptimerge "$tmp/pidwrap" -m "$d/m.tsv" -O "$d/out" \
+		>"$tmp/out" 2>"$tmp/err" &
+	b=$!
+	wait_started 2 || true
+	kill -$sig $b
+	rc=0
+	wait $b || rc=$?
+	[ $rc -eq $want ] || fail "exit $rc, wanted $want: $(cat "$tmp/err")"
+	for pid in $(cat "$tmp/started"); do
+		if kill -0 "$pid" 2>/dev/null; then
+			fail "merge $pid runs on after the batch"
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done
+	J=$d/out/cuptimerge-batch.tsv
+	[ "$(wc -l <"$J")" -eq 4 ] || fail "joblog: $(wc -l <"$J") lines, wanted 4: $(cat "$J")"
+	for k in k0 k1; do
+		grep -q "^$k	.*	$want	[0-9.]*	[0-9]*	interrupted: cuptimerge-batch got SIG$sig\$" "$J" ||
+			fail "$k: $(grep "^$k" "$J")"
+	done
+	grep -q "^k2	.*	-	0.000	0	not started: cuptimerge-batch got SIG$sig\$" "$J" || fail "k2: $(grep "^k2" "$J")"
+	grep -q "^cuptimerge-batch: stopped by SIG$sig; the joblog records the merges it stopped\$" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(ls -A "$d/out")" = cuptimerge-batch.tsv ] || fail "left in the output directory: $(ls -A "$d/out")"
+	"$BATCH" -n -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>&1 || true
+	[ "$(grep -c '	merge$' "$tmp/out")" -eq 3 ] || fail "a rerun would not merge all three: $(cat "$tmp/out")"
+done
+
+# a signal ignored when the batch starts (nohup) stays ignored: the run
+# goes on, and so do its merges
+tcase "F23: SIGHUP ignored at start stays ignored, merges and all"
+mkranks "$tmp/r23n" 2
+rm -f "$tmp/started" "$tmp/go"
+nohup "$BATCH" --no-progress -j 2 --cuptimerge "$tmp/gated" "$tmp/r23n/traces" "$tmp/r23n/windows" \
+	>"$tmp/out" 2>"$tmp/err" </dev/null &
+b=$!
+wait_started 2 || true
+kill -HUP $b
+touch "$tmp/go"
+rc=0
+wait $b || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+
 finish
