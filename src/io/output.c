@@ -16,17 +16,25 @@
  * The temporary file has no name while it is written: Linux's O_TMPFILE
  * makes an unnamed inode in the directory, and linkat(2) through
  * /proc/self/fd gives it FILE's name at the end (or a temporary name, then
- * rename(2), when FILE exists: linkat cannot replace).  Whatever kills the
- * run, even SIGKILL, the kernel then frees the inode and nothing is left.
- * Where O_TMPFILE is not supported (older kernels, some file systems), the
- * file is made with a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM,
- * SIGHUP and exit() remove; only SIGKILL or a crash can leave it.
+ * rename(2), when FILE exists: linkat cannot replace); without /proc, linkat
+ * by the descriptor itself (AT_EMPTY_PATH), where the kernel allows it.
+ * Whatever kills the run, even SIGKILL, the kernel then frees the inode and
+ * nothing is left.  Where O_TMPFILE is not supported (older kernels, some
+ * file systems) or the file could not be named either way, it is made with
+ * a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM, SIGHUP and exit()
+ * remove; only SIGKILL or a crash can leave it (README and cuptimerge(1)
+ * say so).
  *
  * Gzip output is deflated by pgzip.c in blocks on the -j worker threads
  * (one beside the merge with -j 1), pigz's way, and this file's write_all,
  * on the caller's thread, writes them in order (pgzip.c's essay says how).
  * The blocks do not depend on the number of threads, so neither do the
  * compressed bytes. */
+/* AT_EMPTY_PATH (can_flink) is a Linux extension that glibc declares only
+ * for _GNU_SOURCE, as tmpfile.c's O_TMPFILE. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
 #include "config.h"
 #include "io/output.h"
 #include "io/tmpfile.h"
@@ -56,7 +64,8 @@ enum out_kind {
 	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
 	OUT_STDOUT,  /* file descriptor 1 */
 	OUT_DIRECT,  /* -o a device or FIFO: written through */
-	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end */
+	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end
+		      (through /proc/self/fd, or by its descriptor: flink) */
 	OUT_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
 };
 
@@ -66,6 +75,7 @@ struct cm_output {
 	char *path;     /* the -o name as given (for messages), or NULL */
 	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
 	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
+	int flink;      /* OUT_UNNAMED: named by linkat(fd, "", AT_EMPTY_PATH), not /proc */
 	int replaces;   /* OUT_UNNAMED, OUT_NAMED: target is a regular file, old_st its status */
 	struct stat old_st;
 	const char *shown; /* name for messages */
@@ -308,6 +318,29 @@ static void keep_attrs(const cm_output *out, int fd)
 	fchmod(fd, mode);
 }
 
+/* 1 when linkat(FD, "", ..., AT_EMPTY_PATH) may give the unnamed file FD a
+ * name in DIR: Linux allows it to a process with CAP_DAC_READ_SEARCH, and
+ * since 6.10 to the process that opened the file.  Asked without making a
+ * name: the link to DIR/. gets EEXIST once the old path has been accepted,
+ * ENOENT (or EPERM) when it is refused.  0 when not, or unknown. */
+static int can_flink(int fd, const char *dir)
+{
+#if defined(AT_EMPTY_PATH)
+	size_t n = strlen(dir) + 3;
+	char *dot = malloc(n);
+	int ok;
+	if (!dot)
+		return 0;
+	snprintf(dot, n, "%s/.", dir);
+	ok = linkat(fd, "", AT_FDCWD, dot, AT_EMPTY_PATH) < 0 && errno == EEXIST;
+	free(dot);
+	return ok;
+#else
+	(void)fd, (void)dir;
+	return 0;
+#endif
+}
+
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
  * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_output *out)
@@ -319,19 +352,23 @@ static int open_temp(cm_output *out)
 	if (!dir)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	fd = cm_temp_unnamed(dir, 0);
-	free(dir);
 	if (fd >= 0) {
 		char proc[64];
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		if (access(proc, F_OK) == 0) { /* linkat will name it through /proc */
+		/* linkat will name it through /proc; without /proc (a chroot, a
+		 * sandbox), by its descriptor where the kernel lets us (F26) */
+		if (access(proc, F_OK) == 0 || (out->flink = can_flink(fd, dir))) {
+			free(dir);
 			out->fd = fd;
 			out->kind = OUT_UNNAMED;
 			if (out->replaces)
 				keep_attrs(out, fd);
 			return 0;
 		}
-		close(fd); /* no /proc: it could never be named; make a named one */
-	} else if (fd == -1) {
+		close(fd); /* it could never be named; make a named one */
+	}
+	free(dir);
+	if (fd == -1) {
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
 				strerror(errno)),
 		       -1;
@@ -539,8 +576,18 @@ static int publish_unnamed(cm_output *out)
 	char proc[64], *tmp;
 	sigset_t saved;
 	int tries, linked = 0, rc = -1;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, out->target, AT_SYMLINK_FOLLOW) == 0)
+	/* the file's name as linkat(2) takes it: through /proc, or the
+	 * descriptor itself (out->flink: dirfd FD, path "", AT_EMPTY_PATH) */
+#ifdef AT_EMPTY_PATH
+	int odir = out->flink ? out->fd : AT_FDCWD, oflags = out->flink ? AT_EMPTY_PATH : AT_SYMLINK_FOLLOW;
+#else
+	int odir = AT_FDCWD, oflags = AT_SYMLINK_FOLLOW; /* can_flink said no */
+#endif
+	if (out->flink)
+		proc[0] = '\0';
+	else
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
+	if (linkat(odir, proc, AT_FDCWD, out->target, oflags) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
@@ -551,7 +598,7 @@ static int publish_unnamed(cm_output *out)
 	hold_signals(1, &saved);
 	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
 		fill_x(tmp);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+		if (linkat(odir, proc, AT_FDCWD, tmp, oflags) == 0)
 			linked = 1;
 		else if (errno != EEXIST)
 			break;

@@ -167,6 +167,40 @@ else
 	$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sticky/mine.json" "$C" || fail "root over nobody's: exit $?"
 fi
 
+# F26: without /proc (a chroot, a sandbox) the unnamed output could not be
+# named through /proc/self/fd, and -o fell back to a named temporary file
+# that SIGKILL leaves behind.  Now linkat(2) names it by its descriptor
+# (AT_EMPTY_PATH) where the kernel allows that: no name while the run lasts,
+# none after SIGKILL.  /proc is hidden by a tmpfs in a mount namespace of the
+# test's own (root only).  The run is held after it opened the output (which
+# comes before any input is read): its CPU trace is a FIFO that the test
+# opens for writing, which returns once cuptimerge opened it for reading.
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1 ||
+	! unshare -m sh -c 'mount -t tmpfs none /proc' 2>/dev/null; then
+	skip "F26: without /proc, -o leaves nothing after SIGKILL" "needs root and a mount namespace (unshare -m)"
+else
+	tcase "F26: without /proc, -o leaves nothing after SIGKILL"
+	mkdir "$tmp/np"
+	cp "$W" "$tmp/np/w.json"
+	echo OLD >"$tmp/np/out.json"
+	unshare -m sh -c 'mount -t tmpfs none /proc && [ ! -e /proc/self ] && "$@"' sh \
+		$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/np/new.json" "$C" || fail "a run: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/np/new.json" || fail "a run: output differs"
+	mkfifo "$tmp/np/fifo"
+	unshare -m sh -c 'mount -t tmpfs none /proc && echo $$ >"$1" && shift && exec "$@"' sh "$tmp/np/pid" \
+		$CUPTIMERGE -q -w "$tmp/np/w.json" -o "$tmp/np/out.json" "$tmp/np/fifo" 2>"$tmp/err" &
+	np=$!
+	exec 7>"$tmp/np/fifo" # returns once cuptimerge has opened it: the output is open by then
+	names=$(ls -A "$tmp/np" | tr '\n' ' ')
+	kill -9 "$(cat "$tmp/np/pid")"
+	exec 7>&-
+	wait $np || true
+	[ "$names" = "fifo new.json out.json pid w.json " ] || fail "names while it ran: $names"
+	[ "$(ls -A "$tmp/np" | tr '\n' ' ')" = "fifo new.json out.json pid w.json " ] ||
+		fail "left after SIGKILL: $(ls -A "$tmp/np")"
+	[ "$(cat "$tmp/np/out.json")" = OLD ] || fail "the old file changed"
+fi
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
