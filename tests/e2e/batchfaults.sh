@@ -186,7 +186,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$BATCH" --no-progress -j 2 --cuptimerge "$
 	wait_started 2 || true
 	kill -$sig $b
 	rc=0
-	wait $b || rc=$?
+	{ wait $b; } 2>/dev/null || rc=$? # quiet: no "Terminated" from the shell
 	[ $rc -eq $want ] || fail "exit $rc, wanted $want: $(cat "$tmp/err")"
 	for pid in $(cat "$tmp/started"); do
 		if kill -0 "$pid" 2>/dev/null; then

@@ -178,6 +178,9 @@ fi
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1 ||
 	! unshare -m sh -c 'mount -t tmpfs none /proc' 2>/dev/null; then
 	skip "F26: without /proc, -o leaves nothing after SIGKILL" "needs root and a mount namespace (unshare -m)"
+elif ! unshare -m sh -c 'mount -t tmpfs none /proc && "$@"' sh $CUPTIMERGE --version >/dev/null 2>&1; then
+	# LeakSanitizer reads /proc at exit
+	skip "F26: without /proc, -o leaves nothing after SIGKILL" "this build of cuptimerge cannot run without /proc"
 else
 	tcase "F26: without /proc, -o leaves nothing after SIGKILL"
 	mkdir "$tmp/np"
@@ -194,7 +197,7 @@ else
 	names=$(ls -A "$tmp/np" | tr '\n' ' ')
 	kill -9 "$(cat "$tmp/np/pid")"
 	exec 7>&-
-	wait $np || true
+	{ wait $np; } 2>/dev/null || true # quiet: no "Killed" from the shell
 	[ "$names" = "fifo new.json out.json pid w.json " ] || fail "names while it ran: $names"
 	[ "$(ls -A "$tmp/np" | tr '\n' ' ')" = "fifo new.json out.json pid w.json " ] ||
 		fail "left after SIGKILL: $(ls -A "$tmp/np")"
