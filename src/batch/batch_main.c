@@ -194,6 +194,15 @@ int main(int argc, char **argv)
 		goto out;
 	if (shard_n)
 		cm_bplan_shard(&plan, shard_k, shard_n);
+	/* the cuptimerge to run, found before the joblog is made and locked */
+	if (!dry && !(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
+		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
+		goto out;
+	}
+	if (!dry && access(cuptimerge, X_OK) < 0) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
+		goto out;
+	}
 	/* one run at a time per joblog, locked before the skips read it */
 	if (!dry && (logfd = cm_bjoblog_lock(joblog)) < 0) {
 		status = cm_diag_status();
@@ -218,14 +227,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.r[i].state == CM_BR_FAIL)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
-	if (!(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
-		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
-		goto out;
-	}
-	if (access(cuptimerge, X_OK) < 0) {
-		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
-		goto out;
-	}
 	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
 	logfd = -1; /* closed by cm_brun */
 	if (stopsig < 0) {
