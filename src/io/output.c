@@ -30,13 +30,9 @@
  * on the caller's thread, writes them in order (pgzip.c's essay says how).
  * The blocks do not depend on the number of threads, so neither do the
  * compressed bytes. */
-/* AT_EMPTY_PATH (can_flink) is a Linux extension that glibc declares only
- * for _GNU_SOURCE, as tmpfile.c's O_TMPFILE. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
 #include "config.h"
 #include "io/output.h"
+#include "io/outname.h"
 #include "io/tmpfile.h"
 #include "io/pgzip.h"
 #include "base/diag.h"
@@ -52,8 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
@@ -158,194 +152,11 @@ static void install_cleanup(void)
 			sigaction(fatal_signals[i], &sa, NULL);
 }
 
-/* PATH with the symbolic links of its last component followed, as open(2)
- * follows them: the name of the file that -o replaces or creates, whose
- * directory gets the temporary file.  Returns a malloc'd string, or NULL
- * with errno set (ELOOP after 40 links, the kernel's own limit). */
-static char *follow_links(const char *path)
-{
-	char *cur = strdup(path), link[PATH_MAX];
-	int hops;
-	for (hops = 0; cur; hops++) {
-		struct stat st;
-		const char *slash;
-		ssize_t n;
-		char *next;
-		size_t dlen;
-		if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
-			return cur; /* absent or not a link: this is the name */
-		if (hops == 40 || (n = readlink(cur, link, sizeof link - 1)) < 0) {
-			int e = hops == 40 ? ELOOP : errno;
-			free(cur);
-			errno = e;
-			return NULL;
-		}
-		link[n] = '\0';
-		/* a relative link is relative to the link's own directory */
-		slash = strrchr(cur, '/');
-		dlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
-		next = malloc(dlen + (size_t)n + 1);
-		if (next) {
-			memcpy(next, cur, dlen);
-			memcpy(next + dlen, link, (size_t)n + 1);
-		}
-		free(cur);
-		cur = next;
-	}
-	errno = ENOMEM;
-	return NULL;
-}
-
-/* A malloc'd "DIR/.BASE.cuptimerge-XXXXXX" for the file TARGET (DIR "." when
- * it has no slash): a dot-file, so ls and globs skip it, named after FILE
- * so that a leftover says whose it is.  BASE is cut so that the name fits
- * in NAME_MAX (a FILE of 237 to 255 bytes, which `>` can write, made a name
- * too long only when the finished file was published: F21), at a UTF-8
- * character's start.  NULL when memory ran out. */
-static char *temp_name(const char *target)
-{
-	const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
-	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0, blen = strlen(base);
-	size_t room = NAME_MAX - 1 - (sizeof ".cuptimerge-XXXXXX" - 1), n;
-	char *t;
-	if (blen > room) {
-		blen = room;
-		while (blen && ((unsigned char)base[blen] & 0xC0) == 0x80)
-			blen--; /* base[blen] continues a character: cut before it */
-	}
-	n = dlen + 1 + blen + sizeof ".cuptimerge-XXXXXX";
-	if ((t = malloc(n)))
-		snprintf(t, n, "%.*s.%.*s.cuptimerge-XXXXXX", (int)dlen, target, (int)blen, base);
-	return t;
-}
-
-/* A malloc'd copy of the directory part of TARGET ("." when it has none),
- * or NULL when memory ran out. */
-static char *dir_of(const char *target)
-{
-	const char *slash = strrchr(target, '/');
-	if (!slash)
-		return strdup(".");
-	if (slash == target)
-		return strdup("/");
-	return strndup(target, (size_t)(slash - target));
-}
-
-/* 1 when this process has CAP_FOWNER, which lets rename(2) replace any
- * file in a sticky directory; 0 when not or unknown. */
-static int have_cap_fowner(void)
-{
-#if defined(__linux__) && defined(SYS_capget)
-	struct {
-		uint32_t version;
-		int pid;
-	} hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
-	struct {
-		uint32_t effective, permitted, inheritable;
-	} data[2];
-	memset(data, 0, sizeof data);
-	if (syscall(SYS_capget, &hdr, data) == 0)
-		return (data[0].effective >> 3 /* CAP_FOWNER */) & 1;
-#endif
-	return geteuid() == 0;
-}
-
-/* 0 when rename(2) may replace out->target (a regular file, old_st), -1
- * after reporting when it may not: in a sticky directory (such as /tmp),
- * only the file's owner, the directory's owner or a process with
- * CAP_FOWNER may replace a file, though any user it is writable to can
- * write it in place with `>`.  Found here, before any input is read, not
- * after the whole merge (F21). */
-static int check_replaceable(const cm_output *out)
-{
-	struct stat dst;
-	char *dir = dir_of(out->target);
-	int rc;
-	if (!dir)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
-	rc = stat(dir, &dst);
-	free(dir);
-	if (rc < 0 || !(dst.st_mode & S_ISVTX) || out->old_st.st_uid == geteuid() || dst.st_uid == geteuid() ||
-	    have_cap_fowner())
-		return 0; /* a stat that failed: open_temp says why */
-	return cm_error(CM_EXIT_IO, out->shown, -1,
-			"cannot replace another user's file in a sticky directory (rename(2) is not permitted "
-			"there): remove it first, or write to another name"),
-	       -1;
-}
-
-/* Replace the trailing XXXXXX of NAME with letters that differ from call to
- * call and from process to process (for a name linkat(2) must make fresh). */
-static void fill_x(char *name)
-{
-	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	static uint64_t calls;
-	struct timespec ts;
-	char *x = name + strlen(name) - 6;
-	uint64_t v;
-	int i;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v = ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40) +
-	    ++calls * 0x9E3779B97F4A7C15u;
-	v ^= v >> 31;
-	v *= 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: every bit counts */
-	v ^= v >> 27;
-	for (i = 0; i < 6; i++, v /= 62)
-		x[i] = set[v % 62];
-}
-
-/* Give FD, the file that will replace the regular file out->target, that
- * file's owner, group and permission bits, as `> FILE` (which keeps the
- * inode), sed -i, gzip and zstd do: a private 0600 trace must not come back
- * world-readable (F30).  The owner only where permitted (root; the group
- * where the user is in it); when the group cannot be kept, its permission
- * bits are dropped: they were granted to the old file's group, not to the
- * one the file now has.  Set-id bits are never copied.  ACLs, extended
- * attributes and other hard links are not carried over (cuptimerge(1)). */
-static void keep_attrs(const cm_output *out, int fd)
-{
-	const struct stat *o = &out->old_st;
-	mode_t mode = o->st_mode & 0777;
-	struct stat now;
-	if (fstat(fd, &now) < 0)
-		return;
-	if (now.st_uid != o->st_uid || now.st_gid != o->st_gid) {
-		if (fchown(fd, o->st_uid, o->st_gid) < 0 && now.st_gid != o->st_gid)
-			(void)!fchown(fd, (uid_t)-1, o->st_gid); /* not root: the group, if ours */
-		if (fstat(fd, &now) == 0 && now.st_gid != o->st_gid)
-			mode &= ~(mode_t)070;
-	}
-	fchmod(fd, mode);
-}
-
-/* 1 when linkat(FD, "", ..., AT_EMPTY_PATH) may give the unnamed file FD a
- * name in DIR: Linux allows it to a process with CAP_DAC_READ_SEARCH, and
- * since 6.10 to the process that opened the file.  Asked without making a
- * name: the link to DIR/. gets EEXIST once the old path has been accepted,
- * ENOENT (or EPERM) when it is refused.  0 when not, or unknown. */
-static int can_flink(int fd, const char *dir)
-{
-#if defined(AT_EMPTY_PATH)
-	size_t n = strlen(dir) + 3;
-	char *dot = malloc(n);
-	int ok;
-	if (!dot)
-		return 0;
-	snprintf(dot, n, "%s/.", dir);
-	ok = linkat(fd, "", AT_FDCWD, dot, AT_EMPTY_PATH) < 0 && errno == EEXIST;
-	free(dot);
-	return ok;
-#else
-	(void)fd, (void)dir;
-	return 0;
-#endif
-}
-
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
- * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
+ * directory, else under cm_out_temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_output *out)
 {
-	char *dir = dir_of(out->target);
+	char *dir = cm_out_dir_of(out->target);
 	sigset_t saved;
 	mode_t mask;
 	int fd;
@@ -357,12 +168,12 @@ static int open_temp(cm_output *out)
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
 		/* linkat will name it through /proc; without /proc (a chroot, a
 		 * sandbox), by its descriptor where the kernel lets us (F26) */
-		if (access(proc, F_OK) == 0 || (out->flink = can_flink(fd, dir))) {
+		if (access(proc, F_OK) == 0 || (out->flink = cm_out_can_flink(fd, dir))) {
 			free(dir);
 			out->fd = fd;
 			out->kind = OUT_UNNAMED;
 			if (out->replaces)
-				keep_attrs(out, fd);
+				cm_out_keep_attrs(fd, &out->old_st);
 			return 0;
 		}
 		close(fd); /* it could never be named; make a named one */
@@ -373,7 +184,7 @@ static int open_temp(cm_output *out)
 				strerror(errno)),
 		       -1;
 	}
-	if (!(out->tmp_path = temp_name(out->target)))
+	if (!(out->tmp_path = cm_out_temp_name(out->target)))
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
@@ -395,7 +206,7 @@ static int open_temp(cm_output *out)
 	/* mkstemp makes 0600; give the file the old file's mode, or the one a
 	 * plain create would */
 	if (out->replaces) {
-		keep_attrs(out, fd);
+		cm_out_keep_attrs(fd, &out->old_st);
 		return 0;
 	}
 	mask = umask(0);
@@ -440,12 +251,12 @@ static int open_path(cm_output *out, const char *path)
 		if ((rc = open_direct(out)) != 0)
 			return rc < 0 ? -1 : 0;
 	}
-	if (!(out->target = follow_links(path)))
+	if (!(out->target = cm_out_follow_links(path)))
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
 		       -1;
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
-	if (out->replaces && check_replaceable(out) < 0)
+	if (out->replaces && cm_out_check_replaceable(out->target, &out->old_st, out->shown) < 0)
 		return -1;
 	return open_temp(out);
 }
@@ -573,32 +384,21 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
  * 0, or -1 after reporting. */
 static int publish_unnamed(cm_output *out)
 {
-	char proc[64], *tmp;
+	char *tmp;
 	sigset_t saved;
 	int tries, linked = 0, rc = -1;
-	/* the file's name as linkat(2) takes it: through /proc, or the
-	 * descriptor itself (out->flink: dirfd FD, path "", AT_EMPTY_PATH) */
-#ifdef AT_EMPTY_PATH
-	int odir = out->flink ? out->fd : AT_FDCWD, oflags = out->flink ? AT_EMPTY_PATH : AT_SYMLINK_FOLLOW;
-#else
-	int odir = AT_FDCWD, oflags = AT_SYMLINK_FOLLOW; /* can_flink said no */
-#endif
-	if (out->flink)
-		proc[0] = '\0';
-	else
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
-	if (linkat(odir, proc, AT_FDCWD, out->target, oflags) == 0)
+	if (cm_out_link(out->fd, out->flink, out->target) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
 				strerror(errno)),
 		       -1;
-	if (!(tmp = temp_name(out->target)))
+	if (!(tmp = cm_out_temp_name(out->target)))
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	hold_signals(1, &saved);
 	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
-		fill_x(tmp);
-		if (linkat(odir, proc, AT_FDCWD, tmp, oflags) == 0)
+		cm_out_fill_x(tmp);
+		if (cm_out_link(out->fd, out->flink, tmp) == 0)
 			linked = 1;
 		else if (errno != EEXIST)
 			break;
