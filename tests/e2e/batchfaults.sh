@@ -152,6 +152,14 @@ rc=0
 "$BATCH" --no-progress --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
 grep -q "^cuptimerge-batch: 0 merged, 4 skipped, 0 failed" "$tmp/err" || fail "the run after: exit $rc: $(cat "$tmp/err")"
 
+# the joblog is made and locked only by a run that can start: one without a
+# cuptimerge to run leaves no empty joblog (nor output directory) behind
+tcase "F22: a run that cannot start makes no joblog"
+rc=0
+"$BATCH" --no-progress --cuptimerge "$tmp/none" -O "$tmp/o22" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] || fail "exit $rc, wanted 3: $(cat "$tmp/err")"
+[ ! -e "$tmp/o22" ] || fail "it made $(ls -A "$tmp/o22")"
+
 # F23: SIGTERM, SIGHUP or SIGINT sent to the batch alone (not its process
 # group) was not passed on: its merges ran on as orphans, unrecorded.  Now
 # it reaches them, they are waited for and recorded as interrupted, the
