@@ -11,6 +11,8 @@ enum cm_exit {
 	CM_EXIT_IO = 3,    /* cannot open, read, write or rename a file; out of memory */
 	CM_EXIT_RANKS = 4, /* cuptimerge-batch only: a rank failed or could not be paired
 			      (the merges' own statuses are in the joblog) */
+	CM_EXIT_BUSY = 5,  /* cuptimerge-batch only: another run holds the joblog's lock;
+			      nothing was run, the joblog untouched */
 };
 
 #endif

@@ -10,6 +10,7 @@
 #include "merge.h"
 #include "options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -138,6 +139,10 @@ int main(int argc, char **argv)
 	long v;
 
 	cm_diag_init("cuptimerge");
+	/* before any file is opened: none may take a closed 0, 1 or 2 */
+	if (cm_diag_stdfds() < 0)
+		return cm_error(CM_EXIT_IO, "/dev/null", -1, "cannot open it onto a closed standard descriptor: %s",
+				strerror(errno));
 	opterr = 0; /* getopt would prefix argv[0]; we say "cuptimerge:" */
 	memset(&opt, 0, sizeof opt);
 	opt.gzip_level = -1;

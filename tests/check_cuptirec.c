@@ -1584,6 +1584,52 @@ START_TEST(test_window_errors)
 }
 END_TEST
 
+/* F20: the collector runs inside the user's program, which may have closed
+ * its standard error; the window must not take descriptor 2, or all the
+ * program writes there lands in the window.  Libcheck runs each test in a
+ * child, and 2 comes back all the same. */
+START_TEST(test_sink_not_on_closed_stderr)
+{
+	char err[512] = "", path[300], buf[16];
+	int saved = dup(2), fd;
+	crec_sink *s;
+	FILE *f;
+	size_t n;
+
+	ck_assert_int_ge(saved, 3);
+	snprintf(path, sizeof path, "%s/closed2.json", tmpdir);
+	close(2);
+	s = crec_sink_open(path, 0, err, sizeof err);
+	fd = fcntl(2, F_GETFD);   /* still closed: the sink is elsewhere */
+	errno = 0;
+	n = (size_t)write(2, "X", 1); /* what the program writes goes nowhere */
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq((int)n, -1);
+	ck_assert_int_eq(errno, EBADF);
+	ck_assert_int_eq(crec_sink_write(s, "abc", 3), 0);
+	ck_assert_int_eq(crec_sink_close(s, err, sizeof err), 0);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	ck_assert_int_eq((int)n, 3);
+	ck_assert(memcmp(buf, "abc", 3) == 0);
+
+	/* the helper the thread recorder uses too: 0..2 move up, close-on-exec */
+	close(0);
+	fd = crec_fd_above_std(open(path, O_RDONLY));
+	ck_assert_int_ge(fd, 3);
+	ck_assert_int_eq(fcntl(0, F_GETFD), -1);
+	ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	ck_assert_int_eq(crec_fd_above_std(fd), fd);
+	close(fd);
+	ck_assert_int_eq(crec_fd_above_std(-1), -1);
+}
+END_TEST
+
 /* ---- readable by cuptimerge ------------------------------------------------------------ */
 
 /* Run ARGV (NULL-terminated) with stdout and stderr to LOG; returns its exit
@@ -1815,6 +1861,7 @@ static Suite *cuptirec_suite(void)
 	tcase_add_test(tc, test_window_big);
 	tcase_add_test(tc, test_window_truncated);
 	tcase_add_test(tc, test_window_errors);
+	tcase_add_test(tc, test_sink_not_on_closed_stderr);
 	tcase_add_test(tc, test_cuptimerge_reads_window);
 	tcase_add_test(tc, test_launcher_latency_option);
 	tcase_add_test(tc, test_cuptimerge_reads_gzip_window);

@@ -2,11 +2,14 @@
 #include "config.h"
 #include "base/diag.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *prog = "cuptimerge";
 static int quiet;
@@ -24,6 +27,25 @@ static uint64_t job_total, job_base, job_span;
 static double progress_delay = 1.0; /* no line for a job shorter than this */
 
 void cm_diag_init(const char *progname) { prog = progname; }
+int cm_diag_stdfds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lower ones are open by now, so this takes FD itself */
+		if ((nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)) < 0)
+			return -1;
+		if (nfd != fd) {
+			int e = dup2(nfd, fd) < 0 ? errno : 0;
+			close(nfd);
+			if (e)
+				return errno = e, -1;
+		}
+	}
+	return 0;
+}
+
 void cm_diag_set_quiet(int q) { quiet = q; }
 int cm_diag_status(void) { return first_status; }
 void cm_diag_reset(void) { first_status = 0; }

@@ -7,6 +7,16 @@
 /* Set the program name used as message prefix ("cuptimerge"). */
 void cm_diag_init(const char *progname);
 
+/* Make sure descriptors 0, 1 and 2 are open, before anything else is: one
+ * that the caller closed (`2>&-`, as cron and some daemons run programs)
+ * would otherwise be taken by the next file opened, so that messages went
+ * into the -o file or a window was read as standard input.  A closed one
+ * gets /dev/null opened the other way round (gnulib's stdopen): standard
+ * input write-only, standard output and error read-only, so that using it
+ * still fails (EBADF) as using the closed descriptor would have.  0, or -1
+ * with errno set when /dev/null cannot be opened. */
+int cm_diag_stdfds(void);
+
 /* Silence warnings and notes (errors are always printed). */
 void cm_diag_set_quiet(int quiet);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 	      "  -V, --version          show the version and exit\n"
 	      "\n"
 	      "Exit status: 0 every rank merged or skipped, 2 usage error, 3 I/O error,\n"
-	      "4 a rank failed or could not be paired.  See cuptimerge-batch(1).\n",
+	      "4 a rank failed or could not be paired, 5 another run holds the joblog.\n"
+	      "See cuptimerge-batch(1).\n",
 	      f);
 }
 
@@ -125,12 +127,16 @@ int main(int argc, char **argv)
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
-	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK;
+	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
 	double t0 = cm_now_s();
 
 	cm_diag_init("cuptimerge-batch");
+	/* before any file is opened: none may take a closed 0, 1 or 2 */
+	if (cm_diag_stdfds() < 0)
+		return cm_error(CM_EXIT_IO, "/dev/null", -1, "cannot open it onto a closed standard descriptor: %s",
+				strerror(errno));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -188,6 +194,20 @@ int main(int argc, char **argv)
 		goto out;
 	if (shard_n)
 		cm_bplan_shard(&plan, shard_k, shard_n);
+	/* the cuptimerge to run, found before the joblog is made and locked */
+	if (!dry && !(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
+		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
+		goto out;
+	}
+	if (!dry && access(cuptimerge, X_OK) < 0) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
+		goto out;
+	}
+	/* one run at a time per joblog, locked before the skips read it */
+	if (!dry && (logfd = cm_bjoblog_lock(joblog)) < 0) {
+		status = cm_diag_status();
+		goto out;
+	}
 	cm_bplan_skips(&plan, joblog, force);
 	for (size_t i = 0; i < plan.n; i++) {
 		failed += plan.r[i].state == CM_BR_FAIL;
@@ -207,15 +227,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.r[i].state == CM_BR_FAIL)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
-	if (!(cuptimerge = cm_opt ? cm_xstrdup(cm_opt) : find_cuptimerge())) {
-		status = cm_error(CM_EXIT_IO, NULL, -1, "cannot find cuptimerge beside this program or on PATH (use --cuptimerge)");
-		goto out;
-	}
-	if (access(cuptimerge, X_OK) < 0) {
-		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
-		goto out;
-	}
-	if (cm_brun(&plan, cuptimerge, jobs, joblog) < 0) {
+	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
+	logfd = -1; /* closed by cm_brun */
+	if (stopsig < 0) {
 		status = CM_EXIT_IO;
 		goto out;
 	}
@@ -244,7 +258,23 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 		status = CM_EXIT_RANKS;
 	}
+	if (stopsig > 0) {
+		/* passed on, waited for, recorded: now die of it, as the shell
+		 * expects of a command a signal stopped (status 128 + N) */
+		sigset_t set;
+		fprintf(stderr, "cuptimerge-batch: stopped by %s; the joblog records the merges it stopped\n",
+			cm_bsig_name(stopsig));
+		fflush(stderr);
+		signal(stopsig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, stopsig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(stopsig);
+		status = 128 + stopsig; /* not reached */
+	}
 out:
+	if (logfd >= 0)
+		close(logfd);
 	cm_bplan_free(&plan);
 	free(outdir);
 	free(joblog);

@@ -246,6 +246,38 @@ static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
 	return more;
 }
 
+/* 1 when found entry F could not be read at all (not opened, a read
+ * error): it may have been a window or a map (F25), unlike a file that was
+ * read and is not JSON. */
+static int unreadable(const struct cm_bfound *f)
+{
+	return f->facts.kind == CM_BK_BAD && f->facts.why && !strncmp(f->facts.why, "cannot ", 7);
+}
+
+/* For a trace that nothing fits: "; not read, maybe its window: A (WHY),
+ * B (WHY), ..." naming the first two files that could not be read, so the
+ * rank's failure names the cause (F25: an unreadable window showed only as
+ * "no window for this trace"); "" when every file was read.  Malloc'd. */
+static char *unread_note(const cm_bplan *p, const char *what)
+{
+	char *note = cm_xstrdup(""), *more;
+	size_t k = 0;
+	for (size_t j = 0; j < p->nf; j++) {
+		if (!unreadable(&p->f[j]))
+			continue;
+		if (k == 2)
+			more = xasprintf("%s, ...", note);
+		else
+			more = xasprintf("%s%s%s%s%s (%s)", note, k ? ", " : "; not read, maybe its ", k ? "" : what,
+					 k ? "" : ": ", p->f[j].path, p->f[j].facts.why);
+		free(note);
+		note = more;
+		if (k++ == 2)
+			break;
+	}
+	return note;
+}
+
 void cm_bplan_pair(cm_bplan *p, const char *outdir)
 {
 	size_t first = p->n;
@@ -266,7 +298,10 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			fail_rank(r, xasprintf("unreadable trace: %s", t->facts.why));
 			continue;
 		}
-		if (t->facts.kind == CM_BK_BAD)
+		if (unreadable(t))
+			cm_warn(t->path, -1, "%s: unreadable, ignored (a window or thread map in it cannot be paired)",
+				t->facts.why);
+		else if (t->facts.kind == CM_BK_BAD)
 			cm_warn(t->path, -1, "%s: not a trace, a window or a thread map, ignored", t->facts.why);
 		if (t->facts.kind == CM_BK_OTHER && t->facts.why)
 			cm_warn(t->path, -1, "%s", t->facts.why);
@@ -297,9 +332,11 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 					mark_used(p, j);
 		} else {
 			char *d = describe(&t->facts);
-			if (nfit == 0)
-				fail_rank(r, xasprintf("no %s for this trace (%s)", wanted(have), d));
-			else {
+			if (nfit == 0) {
+				char *note = unread_note(p, wanted(have));
+				fail_rank(r, xasprintf("no %s for this trace (%s)%s", wanted(have), d, note));
+				free(note);
+			} else {
 				/* name the first two, so the user can write the manifest line */
 				const char *names[2] = {"", ""};
 				size_t k = 0;

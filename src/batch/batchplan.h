@@ -71,10 +71,31 @@ void cm_bplan_shard(cm_bplan *p, size_t k, size_t n);
 
 void cm_bplan_free(cm_bplan *p);
 
+/* Open the joblog JOBLOG for a run (its directory made, the file created
+ * if absent, not yet truncated) and lock it: an exclusive flock(2), held
+ * until cm_brun closes it, so that a second run with the same joblog is
+ * refused before it reads the joblog to skip ranks or runs anything (F22:
+ * two runs rewrote the joblog together, cutting and losing lines, and
+ * merged every rank twice).  Shards with their own joblogs still run side
+ * by side.  Returns the descriptor (close-on-exec); -1 after reporting,
+ * with status CM_EXIT_BUSY when another run holds the lock, CM_EXIT_IO when
+ * the file cannot be opened.  A file system without locks gets a warning
+ * and the run goes on. */
+int cm_bjoblog_lock(const char *joblog);
+
 /* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
  * --trace-name NAME -w|-t WINDOW -o OUTPUT TRACE`, and write the joblog
- * JOBLOG (every rank, a line each, as it ends).  Returns 0, or -1 after
- * reporting that the joblog cannot be written or a merge cannot be started. */
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog);
+ * JOBLOG, open and locked as LOGFD (from cm_bjoblog_lock; closed here),
+ * every rank a line, as it ends.  SIGINT, SIGTERM or SIGHUP (unless ignored
+ * at start) stops the run (F23: the merges ran on as orphans, unrecorded):
+ * no merge starts after it, it is passed on to the merges running, which
+ * are waited for and recorded as interrupted, and the ranks not started get
+ * a line too.  Returns 0; the signal's number when one stopped the run (the
+ * caller dies of it); or -1 after reporting that the joblog cannot be
+ * written or a merge cannot be started. */
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd);
+
+/* "SIGINT", "SIGTERM" or "SIGHUP" for SIG, for messages. */
+const char *cm_bsig_name(int sig);
 
 #endif

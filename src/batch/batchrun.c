@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -84,8 +85,10 @@ static int log_rank(FILE *log, const cm_brank *r)
 	return fflush(log) ? -1 : 0;
 }
 
-/* Start the merge of R, with THREADS threads, its stderr to ERRFD. */
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd)
+/* Start the merge of R, with THREADS threads, its stderr to ERRFD, with
+ * the signal mask MASK (the one the batch started with: cm_brun blocks the
+ * signals it waits for, and a blocked mask survives exec). */
+static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const sigset_t *mask)
 {
 	const char *name = strrchr(r->trace, '/');
 	char jarg[16];
@@ -104,6 +107,7 @@ static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int e
 		dup2(null, 0);
 		dup2(null, 1);
 	}
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	execv(cuptimerge, (char *const *)argv);
 	dprintf(2, "cuptimerge-batch: %s: cannot run: %s\n", cuptimerge, strerror(errno));
 	_exit(127);
@@ -120,13 +124,67 @@ static void progress(const cm_bplan *p, size_t done, size_t total, size_t failed
 	cm_progress_text(line, 0);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
+int cm_bjoblog_lock(const char *joblog)
+{
+	int fd;
+	make_parent(joblog);
+	if ((fd = open(joblog, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
+		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK || errno == EINTR) {
+		close(fd);
+		return cm_error(CM_EXIT_BUSY, joblog, -1,
+				"another cuptimerge-batch is running with this joblog: nothing run (wait for it, or "
+				"give this run its own --joblog)"),
+		       -1;
+	}
+	cm_warn(joblog, -1, "cannot lock the joblog (%s): running without the lock", strerror(errno));
+	return fd;
+}
+
+/* The signals that stop a batch from outside (F23), and their names. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+const char *cm_bsig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* Record the end of the merge in slot K (wait status ST, usage RU) in its
+ * rank, and its joblog line in LOG.  STOPSIG: the signal the batch passed
+ * on to it, or 0.  0, or -1 when the line cannot be written. */
+static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage *ru, int stopsig, FILE *log)
+{
+	cm_brank *r = &p->r[sl->rank];
+	r->ran = 1;
+	r->seconds = cm_now_s() - sl->t0;
+	r->rss_kb = ru->ru_maxrss; /* kilobytes on Linux */
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (stopsig && WIFSIGNALED(st)) {
+		r->msg = cm_xmalloc(64);
+		snprintf(r->msg, 64, "interrupted: cuptimerge-batch got %s", cm_bsig_name(stopsig));
+	} else {
+		r->msg = last_line(sl->errfd);
+		if (!*r->msg && WIFSIGNALED(st)) {
+			free(r->msg);
+			r->msg = cm_xstrdup(strsignal(WTERMSIG(st)));
+		}
+	}
+	close(sl->errfd);
+	sl->pid = 0;
+	return log_rank(log, r);
+}
+
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd)
 {
 	FILE *log;
 	struct slot *slots;
 	size_t next = 0, total = 0, done = 0, failed = 0;
-	int running = 0, rc = 0;
+	int running = 0, rc = 0, stopsig = 0;
 	double t0 = cm_now_s();
+	sigset_t waitset, oldmask;
+	struct sigaction sa;
 	/* the CPUs shared among the merges running at once: each merge gets
 	 * its part, not all of them (N merges of N threads each on N CPUs
 	 * would only cost memory and switches) */
@@ -134,9 +192,12 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 	if (threads < 1)
 		threads = 1;
 
-	make_parent(joblog);
-	if (!(log = fopen(joblog, "w")))
-		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+	/* rewritten from the start, under the lock taken before the skips read it */
+	if (ftruncate(logfd, 0) < 0 || !(log = fdopen(logfd, "w"))) {
+		cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
+		close(logfd);
+		return -1;
+	}
 	fputs("key\tcpu_trace\twindow\toutput\texit\tseconds\tpeak_rss_kb\tmessage\n", log);
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->r[i].state == CM_BR_RUN)
@@ -144,13 +205,26 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 		else if (log_rank(log, &p->r[i]) < 0)
 			rc = -1;
 	}
+	/* The merges' ends and the stopping signals are waited for together,
+	 * blocked and taken with sigwaitinfo(2): a signal cannot slip in between
+	 * a check and the wait.  A stopping signal ignored at start (nohup)
+	 * stays ignored: it is not waited for.  SIGCHLD ignored by whoever
+	 * started us would make the kernel reap the merges: default it. */
+	sigemptyset(&waitset);
+	sigaddset(&waitset, SIGCHLD);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+		if (sigaction(stop_signals[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(&waitset, stop_signals[i]);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_BLOCK, &waitset, &oldmask);
 	slots = cm_xcalloc((size_t)jobs, sizeof *slots);
-	while (rc == 0) {
+	for (;;) {
 		struct rusage ru;
-		int st, k;
+		int st, k, sig, reaped = 0;
 		pid_t pid;
 		cm_brank *r;
-		while (running < jobs && next < p->n) {
+		/* no new merge once the run has failed or was told to stop */
+		while (rc == 0 && !stopsig && running < jobs && next < p->n) {
 			FILE *tmp;
 			r = &p->r[next];
 			if (r->state != CM_BR_RUN) {
@@ -168,7 +242,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, &oldmask)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);
@@ -178,47 +252,53 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 			running++;
 			next++;
 		}
+		/* every merge that has ended; after an error (the joblog, a fork)
+		 * the ones running still end and get their lines if they can */
+		while (running && (pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+			for (k = 0; k < jobs && slots[k].pid != pid; k++)
+				;
+			if (k == jobs)
+				continue; /* not a merge of ours */
+			r = &p->r[slots[k].rank];
+			if (finish_slot(p, &slots[k], st, &ru, stopsig, log) < 0 && rc == 0)
+				rc = -1;
+			running--;
+			done++;
+			failed += r->status != 0;
+			reaped = 1;
+			progress(p, done, total, failed, t0);
+		}
+		if (reaped)
+			continue; /* start the next ones before waiting again */
 		if (!running)
 			break;
-		if ((pid = wait4(-1, &st, 0, &ru)) < 0) {
+		if ((sig = sigwaitinfo(&waitset, NULL)) < 0) {
 			if (errno == EINTR)
 				continue;
-			cm_error(CM_EXIT_IO, NULL, -1, "wait: %s", strerror(errno));
+			cm_error(CM_EXIT_IO, NULL, -1, "waiting for the merges: %s", strerror(errno));
 			rc = -1;
 			break;
 		}
-		for (k = 0; k < jobs && slots[k].pid != pid; k++)
-			;
-		if (k == jobs)
-			continue; /* not a merge of ours */
-		r = &p->r[slots[k].rank];
-		r->ran = 1;
-		r->seconds = cm_now_s() - slots[k].t0;
-		r->rss_kb = ru.ru_maxrss; /* kilobytes on Linux */
-		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		r->msg = last_line(slots[k].errfd);
-		if (!*r->msg && WIFSIGNALED(st)) {
-			free(r->msg);
-			r->msg = cm_xstrdup(strsignal(WTERMSIG(st)));
-		}
-		close(slots[k].errfd);
-		slots[k].pid = 0;
-		running--;
-		done++;
-		failed += r->status != 0;
-		if (log_rank(log, r) < 0)
-			rc = -1;
-		progress(p, done, total, failed, t0);
+		if (sig == SIGCHLD)
+			continue;
+		/* told to stop: pass the signal on to the merges and wait for
+		 * them (each a joblog line); a second one is passed on too */
+		if (!stopsig)
+			stopsig = sig;
+		for (k = 0; k < jobs; k++)
+			if (slots[k].pid)
+				kill(slots[k].pid, sig);
 	}
-	/* on an error, let the merges already running finish (their outputs
-	 * are atomic, but their joblog lines would be lost) */
-	while (running > 0) {
-		int st;
-		pid_t pid = wait(&st);
-		if (pid < 0 && errno != EINTR)
-			break;
-		if (pid > 0)
-			running--;
+	/* the ranks that never started after a stop: a line each, "-" */
+	for (size_t i = next; stopsig && i < p->n; i++) {
+		cm_brank *r = &p->r[i];
+		if (r->state != CM_BR_RUN)
+			continue;
+		free(r->why);
+		r->why = cm_xmalloc(64);
+		snprintf(r->why, 64, "not started: cuptimerge-batch got %s", cm_bsig_name(stopsig));
+		if (log_rank(log, r) < 0 && rc == 0)
+			rc = -1;
 	}
 	free(slots);
 	cm_progress_clear();
@@ -226,5 +306,8 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog)
 		rc = -1;
 	if (rc < 0 && !cm_diag_status())
 		cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
-	return rc;
+	/* a stop signal that came after the last wait dies with its default
+	 * action here: the joblog is complete by now */
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	return rc < 0 ? -1 : stopsig;
 }

@@ -421,6 +421,10 @@ void cm_bscan(const char *path, cm_bfacts *f)
 		int err;
 		const char *msg = gzerror(gz, &err);
 		if (n < 0 || err) {
+			size_t pl = strlen(path);
+			/* zlib's message starts with the path, which the caller names */
+			if (err != Z_ERRNO && !strncmp(msg, path, pl) && !strncmp(msg + pl, ": ", 2))
+				msg += pl + 2;
 			set_bad(f, "cannot read: %s", err == Z_ERRNO ? strerror(errno) : msg);
 			goto out;
 		}

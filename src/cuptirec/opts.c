@@ -3,12 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
@@ -116,4 +118,16 @@ int crec_env_flag(const char *name)
 	const char *v = getenv(name);
 
 	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"));
+}
+
+int crec_fd_above_std(int fd)
+{
+	int high, e;
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	e = errno;
+	close(fd);
+	errno = e;
+	return high;
 }

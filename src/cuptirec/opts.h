@@ -39,4 +39,13 @@ int crec_parse_size(const char *s, size_t *out);
 /* Is the environment variable NAME set to a true value (1, yes, true, on)? */
 int crec_env_flag(const char *name);
 
+/* FD, a file the libraries just opened for writing, moved above 2 (F20):
+ * they run inside the user's program, which may have closed its standard
+ * error (`2>&-`, a daemon), and a window or thread map that took the
+ * number 2 would get everything the program writes there.  The libraries
+ * must not open the program's standard descriptors for it, so the file
+ * moves instead (close-on-exec, as opened).  Returns the new descriptor, or
+ * FD itself when it was above 2 already; -1 with errno set (FD closed). */
+int crec_fd_above_std(int fd);
+
 #endif

@@ -1,5 +1,6 @@
 /* sink.c - buffered, optionally gzip-compressed output to the window file. */
 #include "sink.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +85,7 @@ crec_sink *crec_sink_open(const char *path, int gzip, char *err, size_t errsz)
 		snprintf(err, errsz, "%s: out of memory", path);
 		goto fail;
 	}
-	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	s->fd = crec_fd_above_std(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	if (s->fd < 0) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		goto fail;

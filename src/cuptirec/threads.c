@@ -380,7 +380,7 @@ static void crec_thr_write_map(int patient)
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)T.pid);
 	f.len = 0;
 	f.err = 0;
-	f.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	f.fd = crec_fd_above_std(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	if (f.fd < 0)
 		f.err = errno;
 	if (!f.err) {

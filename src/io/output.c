@@ -16,11 +16,14 @@
  * The temporary file has no name while it is written: Linux's O_TMPFILE
  * makes an unnamed inode in the directory, and linkat(2) through
  * /proc/self/fd gives it FILE's name at the end (or a temporary name, then
- * rename(2), when FILE exists: linkat cannot replace).  Whatever kills the
- * run, even SIGKILL, the kernel then frees the inode and nothing is left.
- * Where O_TMPFILE is not supported (older kernels, some file systems), the
- * file is made with a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM,
- * SIGHUP and exit() remove; only SIGKILL or a crash can leave it.
+ * rename(2), when FILE exists: linkat cannot replace); without /proc, linkat
+ * by the descriptor itself (AT_EMPTY_PATH), where the kernel allows it.
+ * Whatever kills the run, even SIGKILL, the kernel then frees the inode and
+ * nothing is left.  Where O_TMPFILE is not supported (older kernels, some
+ * file systems) or the file could not be named either way, it is made with
+ * a name, .FILE.cuptimerge-XXXXXX, which SIGINT, SIGTERM, SIGHUP and exit()
+ * remove; only SIGKILL or a crash can leave it (README and cuptimerge(1)
+ * say so).
  *
  * Gzip output is deflated by pgzip.c in blocks on the -j worker threads
  * (one beside the merge with -j 1), pigz's way, and this file's write_all,
@@ -29,6 +32,7 @@
  * compressed bytes. */
 #include "config.h"
 #include "io/output.h"
+#include "io/outname.h"
 #include "io/tmpfile.h"
 #include "io/pgzip.h"
 #include "base/diag.h"
@@ -44,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
@@ -55,7 +58,8 @@ enum out_kind {
 	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
 	OUT_STDOUT,  /* file descriptor 1 */
 	OUT_DIRECT,  /* -o a device or FIFO: written through */
-	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end */
+	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end
+		      (through /proc/self/fd, or by its descriptor: flink) */
 	OUT_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
 };
 
@@ -65,6 +69,9 @@ struct cm_output {
 	char *path;     /* the -o name as given (for messages), or NULL */
 	char *target;   /* OUT_UNNAMED, OUT_NAMED: PATH with its symlinks followed */
 	char *tmp_path; /* OUT_NAMED: the temporary name while writing */
+	int flink;      /* OUT_UNNAMED: named by linkat(fd, "", AT_EMPTY_PATH), not /proc */
+	int replaces;   /* OUT_UNNAMED, OUT_NAMED: target is a regular file, old_st its status */
+	struct stat old_st;
 	const char *shown; /* name for messages */
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
 	unsigned char *buf; /* pending plain bytes */
@@ -145,111 +152,39 @@ static void install_cleanup(void)
 			sigaction(fatal_signals[i], &sa, NULL);
 }
 
-/* PATH with the symbolic links of its last component followed, as open(2)
- * follows them: the name of the file that -o replaces or creates, whose
- * directory gets the temporary file.  Returns a malloc'd string, or NULL
- * with errno set (ELOOP after 40 links, the kernel's own limit). */
-static char *follow_links(const char *path)
-{
-	char *cur = strdup(path), link[PATH_MAX];
-	int hops;
-	for (hops = 0; cur; hops++) {
-		struct stat st;
-		const char *slash;
-		ssize_t n;
-		char *next;
-		size_t dlen;
-		if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
-			return cur; /* absent or not a link: this is the name */
-		if (hops == 40 || (n = readlink(cur, link, sizeof link - 1)) < 0) {
-			int e = hops == 40 ? ELOOP : errno;
-			free(cur);
-			errno = e;
-			return NULL;
-		}
-		link[n] = '\0';
-		/* a relative link is relative to the link's own directory */
-		slash = strrchr(cur, '/');
-		dlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
-		next = malloc(dlen + (size_t)n + 1);
-		if (next) {
-			memcpy(next, cur, dlen);
-			memcpy(next + dlen, link, (size_t)n + 1);
-		}
-		free(cur);
-		cur = next;
-	}
-	errno = ENOMEM;
-	return NULL;
-}
-
-/* A malloc'd "DIR/.BASE.cuptimerge-XXXXXX" for the file TARGET (DIR "." when
- * it has no slash): a dot-file, so ls and globs skip it, named after FILE
- * so that a leftover says whose it is.  NULL when memory ran out. */
-static char *temp_name(const char *target)
-{
-	const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
-	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
-	size_t n = dlen + 1 + strlen(base) + sizeof ".cuptimerge-XXXXXX";
-	char *t = malloc(n);
-	if (t)
-		snprintf(t, n, "%.*s.%s.cuptimerge-XXXXXX", (int)dlen, target, base);
-	return t;
-}
-
-/* Replace the trailing XXXXXX of NAME with letters that differ from call to
- * call and from process to process (for a name linkat(2) must make fresh). */
-static void fill_x(char *name)
-{
-	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	static uint64_t calls;
-	struct timespec ts;
-	char *x = name + strlen(name) - 6;
-	uint64_t v;
-	int i;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v = ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40) +
-	    ++calls * 0x9E3779B97F4A7C15u;
-	v ^= v >> 31;
-	v *= 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: every bit counts */
-	v ^= v >> 27;
-	for (i = 0; i < 6; i++, v /= 62)
-		x[i] = set[v % 62];
-}
-
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
- * directory, else under temp_name(TARGET).  0, or -1 after reporting. */
+ * directory, else under cm_out_temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_output *out)
 {
-	char *slash = strrchr(out->target, '/'), *dir;
+	char *dir = cm_out_dir_of(out->target);
 	sigset_t saved;
 	mode_t mask;
 	int fd;
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == out->target)
-		dir = strdup("/");
-	else
-		dir = strndup(out->target, (size_t)(slash - out->target));
 	if (!dir)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	fd = cm_temp_unnamed(dir, 0);
-	free(dir);
 	if (fd >= 0) {
 		char proc[64];
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		if (access(proc, F_OK) == 0) { /* linkat will name it through /proc */
+		/* linkat will name it through /proc; without /proc (a chroot, a
+		 * sandbox), by its descriptor where the kernel lets us (F26) */
+		if (access(proc, F_OK) == 0 || (out->flink = cm_out_can_flink(fd, dir))) {
+			free(dir);
 			out->fd = fd;
 			out->kind = OUT_UNNAMED;
+			if (out->replaces)
+				cm_out_keep_attrs(fd, &out->old_st);
 			return 0;
 		}
-		close(fd); /* no /proc: it could never be named; make a named one */
-	} else if (fd == -1) {
+		close(fd); /* it could never be named; make a named one */
+	}
+	free(dir);
+	if (fd == -1) {
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
 				strerror(errno)),
 		       -1;
 	}
-	if (!(out->tmp_path = temp_name(out->target)))
+	if (!(out->tmp_path = cm_out_temp_name(out->target)))
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
@@ -268,7 +203,12 @@ static int open_temp(cm_output *out)
 	}
 	out->fd = fd;
 	out->kind = OUT_NAMED;
-	/* mkstemp makes 0600; give the file the mode a plain create would */
+	/* mkstemp makes 0600; give the file the old file's mode, or the one a
+	 * plain create would */
+	if (out->replaces) {
+		cm_out_keep_attrs(fd, &out->old_st);
+		return 0;
+	}
 	mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
@@ -311,9 +251,13 @@ static int open_path(cm_output *out, const char *path)
 		if ((rc = open_direct(out)) != 0)
 			return rc < 0 ? -1 : 0;
 	}
-	if (!(out->target = follow_links(path)))
+	if (!(out->target = cm_out_follow_links(path)))
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
 		       -1;
+	/* the file that will be replaced, if any: its owner and mode are kept */
+	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
+	if (out->replaces && cm_out_check_replaceable(out->target, &out->old_st, out->shown) < 0)
+		return -1;
 	return open_temp(out);
 }
 
@@ -440,22 +384,21 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
  * 0, or -1 after reporting. */
 static int publish_unnamed(cm_output *out)
 {
-	char proc[64], *tmp;
+	char *tmp;
 	sigset_t saved;
 	int tries, linked = 0, rc = -1;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, out->target, AT_SYMLINK_FOLLOW) == 0)
+	if (cm_out_link(out->fd, out->flink, out->target) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
 				strerror(errno)),
 		       -1;
-	if (!(tmp = temp_name(out->target)))
+	if (!(tmp = cm_out_temp_name(out->target)))
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
 	hold_signals(1, &saved);
 	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
-		fill_x(tmp);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+		cm_out_fill_x(tmp);
+		if (cm_out_link(out->fd, out->flink, tmp) == 0)
 			linked = 1;
 		else if (errno != EEXIST)
 			break;

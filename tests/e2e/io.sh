@@ -63,6 +63,147 @@ set -e
 [ "$(cat "$tmp/rc")" = 0 ] || fail "closed pipe: exit $(cat "$tmp/rc"), wanted 0"
 [ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
 
+# F30: a replaced file keeps its permission bits (a private trace stays
+# private), with O_TMPFILE and with the named temporary file; a new file
+# gets what the umask gives
+for notmp in 0 1; do
+	tcase "F30: -o over a 0600 / 0640 / 0604 file keeps its mode (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	for m in 600 640 604; do
+		rm -f "$tmp/m.json"
+		echo old >"$tmp/m.json"
+		chmod $m "$tmp/m.json"
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/m.json" "$C" ||
+			fail "$m: exit $?"
+		[ "$(stat -c %a "$tmp/m.json")" = $m ] || fail "$m came back $(stat -c %a "$tmp/m.json")"
+		$JSONCMP "$FIX/expected.json" "$tmp/m.json" || fail "$m: output differs"
+	done
+	ln -sf m.json "$tmp/mlink.json"
+	chmod 600 "$tmp/m.json"
+	CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/mlink.json" "$C" || fail "link: exit $?"
+	[ -L "$tmp/mlink.json" ] && [ "$(stat -c %a "$tmp/m.json")" = 600 ] ||
+		fail "through a link: $(stat -c %a "$tmp/m.json")"
+	rm -f "$tmp/new.json"
+	(umask 027 && CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/new.json" "$C") || fail "new: exit $?"
+	[ "$(stat -c %a "$tmp/new.json")" = 640 ] || fail "a new file under umask 027: $(stat -c %a "$tmp/new.json")"
+done
+
+# the owner and group too, where permitted: root keeps them; a user who may
+# replace a file but not give it its group gets its own, without the group's
+# permission bits (they were granted to the old group)
+if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+	skip "F30: the owner and group are kept where permitted" "needs root and runuser"
+else
+	tcase "F30: the owner and group are kept where permitted"
+	chmod 711 "$tmp" # nobody goes through it to own/
+	mkdir "$tmp/own"
+	chmod 777 "$tmp/own"
+	cp "$W" "$C" "$tmp/own/"
+	chmod 644 "$tmp/own/window.json" "$tmp/own/cpu.json"
+	echo old >"$tmp/own/o.json"
+	chown nobody:"$(id -gn nobody)" "$tmp/own/o.json"
+	chmod 640 "$tmp/own/o.json"
+	for notmp in 0 1; do
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q -w "$W" -o "$tmp/own/o.json" "$C" || fail "as root: exit $?"
+		[ "$(stat -c '%U:%G %a' "$tmp/own/o.json")" = "nobody:$(id -gn nobody) 640" ] ||
+			fail "as root, NO_TMPFILE=$notmp: $(stat -c '%U:%G %a' "$tmp/own/o.json")"
+	done
+	echo old >"$tmp/own/r.json"
+	chmod 664 "$tmp/own/r.json" # root's file, root's group; nobody may replace it (the directory is 777)
+	runuser -u nobody -- "$CUPTIMERGE" -q -w "$tmp/own/window.json" -o "$tmp/own/r.json" "$tmp/own/cpu.json" ||
+		fail "as nobody: exit $?"
+	[ "$(stat -c '%U %a' "$tmp/own/r.json")" = "nobody 604" ] ||
+		fail "as nobody: $(stat -c '%U:%G %a' "$tmp/own/r.json"), wanted nobody's, 604"
+fi
+
+# F21: an -o file whose name is 237 to 255 bytes long (its temporary name
+# .NAME.cuptimerge-XXXXXX would pass NAME_MAX) is created and replaced, as
+# `>` would, with O_TMPFILE and with the named temporary file
+long=$(printf '%0245d' 0).json
+for notmp in 0 1; do
+	tcase "F21: -o a 250-byte name, created then replaced (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	mkdir "$tmp/long$notmp"
+	for run in create replace; do
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/long$notmp/$long" "$C" ||
+			fail "$run: exit $?"
+		$JSONCMP "$FIX/expected.json" "$tmp/long$notmp/$long" || fail "$run: output differs"
+	done
+	[ "$(ls -A "$tmp/long$notmp")" = "$long" ] || fail "left in the directory: $(ls -A "$tmp/long$notmp")"
+done
+
+# F21: in a sticky directory (like /tmp) a user may write another user's
+# file with `>` but rename(2) may not replace it: found before any input is
+# read (the CPU trace here is not JSON: exit 3 for -o, not 1 for the
+# trace), the old file kept; its owner and root replace it
+if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+	skip "F21: another user's file in a sticky directory: refused before any input is read" "needs root and runuser"
+else
+	tcase "F21: another user's file in a sticky directory: refused before any input is read"
+	chmod 711 "$tmp"
+	mkdir "$tmp/sticky"
+	chmod 1777 "$tmp/sticky"
+	cp "$W" "$C" "$tmp/sticky/"
+	echo '{"traceEvents": [' >"$tmp/sticky/bad.json"
+	chmod 644 "$tmp/sticky"/*.json
+	echo OLD >"$tmp/sticky/out.json"
+	chmod 666 "$tmp/sticky/out.json"
+	rc=0
+	runuser -u nobody -- "$CUPTIMERGE" -w "$tmp/sticky/window.json" -o "$tmp/sticky/out.json" "$tmp/sticky/bad.json" \
+		2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] || fail "exit $rc, wanted 3: $(cat "$tmp/err")"
+	grep -q "^cuptimerge: $tmp/sticky/out.json: cannot replace another user's file in a sticky directory" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(cat "$tmp/sticky/out.json")" = OLD ] || fail "the old file changed"
+	CUPTIMERGE_NO_TMPFILE=1 runuser -u nobody -- "$CUPTIMERGE" -q -w "$tmp/sticky/window.json" \
+		-o "$tmp/sticky/out.json" "$tmp/sticky/cpu.json" 2>"$tmp/err" && fail "NO_TMPFILE: exit 0"
+	grep -q "cannot replace another user's file" "$tmp/err" || fail "NO_TMPFILE: $(cat "$tmp/err")"
+	[ "$(ls -A "$tmp/sticky" | sort | tr '\n' ' ')" = "bad.json cpu.json out.json window.json " ] ||
+		fail "left in the directory: $(ls -A "$tmp/sticky")"
+	# nobody's own file there, and root over nobody's: replaced
+	echo OLD >"$tmp/sticky/mine.json"
+	chown nobody "$tmp/sticky/mine.json"
+	runuser -u nobody -- "$CUPTIMERGE" -q --trace-name example -w "$tmp/sticky/window.json" \
+		-o "$tmp/sticky/mine.json" "$tmp/sticky/cpu.json" || fail "nobody over its own file: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/sticky/mine.json" || fail "nobody over its own file: output differs"
+	$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sticky/mine.json" "$C" || fail "root over nobody's: exit $?"
+fi
+
+# F26: without /proc (a chroot, a sandbox) the unnamed output could not be
+# named through /proc/self/fd, and -o fell back to a named temporary file
+# that SIGKILL leaves behind.  Now linkat(2) names it by its descriptor
+# (AT_EMPTY_PATH) where the kernel allows that: no name while the run lasts,
+# none after SIGKILL.  /proc is hidden by a tmpfs in a mount namespace of the
+# test's own (root only).  The run is held after it opened the output (which
+# comes before any input is read): its CPU trace is a FIFO that the test
+# opens for writing, which returns once cuptimerge opened it for reading.
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1 ||
+	! unshare -m sh -c 'mount -t tmpfs none /proc' 2>/dev/null; then
+	skip "F26: without /proc, -o leaves nothing after SIGKILL" "needs root and a mount namespace (unshare -m)"
+elif ! unshare -m sh -c 'mount -t tmpfs none /proc && "$@"' sh $CUPTIMERGE --version >/dev/null 2>&1; then
+	# LeakSanitizer reads /proc at exit
+	skip "F26: without /proc, -o leaves nothing after SIGKILL" "this build of cuptimerge cannot run without /proc"
+else
+	tcase "F26: without /proc, -o leaves nothing after SIGKILL"
+	mkdir "$tmp/np"
+	cp "$W" "$tmp/np/w.json"
+	echo OLD >"$tmp/np/out.json"
+	unshare -m sh -c 'mount -t tmpfs none /proc && [ ! -e /proc/self ] && "$@"' sh \
+		$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/np/new.json" "$C" || fail "a run: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/np/new.json" || fail "a run: output differs"
+	mkfifo "$tmp/np/fifo"
+	unshare -m sh -c 'mount -t tmpfs none /proc && echo $$ >"$1" && shift && exec "$@"' sh "$tmp/np/pid" \
+		$CUPTIMERGE -q -w "$tmp/np/w.json" -o "$tmp/np/out.json" "$tmp/np/fifo" 2>"$tmp/err" &
+	np=$!
+	exec 7>"$tmp/np/fifo" # returns once cuptimerge has opened it: the output is open by then
+	names=$(ls -A "$tmp/np" | tr '\n' ' ')
+	kill -9 "$(cat "$tmp/np/pid")"
+	exec 7>&-
+	{ wait $np; } 2>/dev/null || true # quiet: no "Killed" from the shell
+	[ "$names" = "fifo new.json out.json pid w.json " ] || fail "names while it ran: $names"
+	[ "$(ls -A "$tmp/np" | tr '\n' ' ')" = "fifo new.json out.json pid w.json " ] ||
+		fail "left after SIGKILL: $(ls -A "$tmp/np")"
+	[ "$(cat "$tmp/np/out.json")" = OLD ] || fail "the old file changed"
+fi
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"

@@ -1,0 +1,235 @@
+#!/bin/sh
+# batchfaults.sh - cuptimerge-batch under faults (issue 27): an unreadable
+# window names itself on its rank's failure (F25); a second run on the same
+# joblog is refused while the first holds it (F22); SIGTERM, SIGINT and SIGHUP
+# reach the merges, which are waited for and recorded (F23).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to make the ranks"
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+[ -x "$BATCH" ] || skip_all "no $BATCH"
+CM_ABS=$(cd "$(dirname "$CUPTIMERGE")" && pwd)/${CUPTIMERGE##*/}
+
+# mkranks DIR N: N ranks of host node0, pids 5000.., traces in DIR/traces,
+# windows DIR/windows/w{r}.json, an hour old
+mkranks() {
+	mkdir -p "$1/traces" "$1/windows"
+	python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
+import json, sys
+cpu, win, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for r in range(n):
+    pid = 5000 + r
+    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": n}}
+    d.update(json.load(open(cpu)))
+    for e in d["traceEvents"]:
+        if e.get("pid") == 4242: e["pid"] = pid
+        if e.get("tid") == 4242: e["tid"] = pid
+    json.dump(d, open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
+    w = json.load(open(win))
+    for e in w["events"]:
+        if e.get("process_id") == 4242: e["process_id"] = pid
+    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
+    w["source"] = {"host": "node0", "pid": pid, "rank": r, "rank_from": "RANK",
+                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
+    json.dump(w, open("%s/windows/w%d.json" % (out, r), "w"))
+PY
+	touch -d '1 hour ago' "$1"/traces/* "$1"/windows/*
+}
+key() { # key R: rank R's key
+	echo "node0_$((5000 + $1)).1759300079000"
+}
+
+# F25: a window that cannot be read was a warning ("not a trace, a window or
+# a thread map, ignored"), and its rank failed as "no window for this
+# trace", the cause unsaid.  Now the warning says it was not read, and the
+# rank's failure names the file and why.  Unreadable two ways: a gzip
+# window whose deflate data is damaged (a read error), and one without read
+# permission (as nobody when root).
+tcase "F25: a window that cannot be read is named on its rank's failure"
+mkranks "$tmp/r25" 3
+gzip -c "$tmp/r25/windows/w1.json" | python3 -c 'import sys
+b = bytearray(sys.stdin.buffer.read())
+for i in range(40, len(b) - 20, 7): b[i] ^= 0x55
+sys.stdout.buffer.write(b)' >"$tmp/r25/windows/w1.json.gz"
+rm "$tmp/r25/windows/w1.json"
+rc=0
+"$BATCH" -n "$tmp/r25/traces" "$tmp/r25/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: $tmp/r25/windows/w1.json.gz: cannot read: .*: unreadable, ignored" "$tmp/err" ||
+	fail "warning: $(cat "$tmp/err")"
+grep -q "^$(key 1)	.*	FAIL: no window for this trace (pid 5001, rank 1, host node0); not read, maybe its window: $tmp/r25/windows/w1.json.gz (cannot read: " \
+	"$tmp/out" || fail "rank 1: $(grep "$(key 1)" "$tmp/out")"
+grep -q "^$(key 0)	.*	merge\$" "$tmp/out" || fail "rank 0: $(grep "$(key 0)" "$tmp/out")"
+if [ "$(id -u)" = 0 ]; then
+	if command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+		asuser="runuser -u nobody --"
+	else
+		asuser=
+	fi
+else
+	asuser=" "
+fi
+if [ -z "$asuser" ]; then
+	skip "F25: a window without read permission is named on its rank's failure" "root without runuser"
+else
+	tcase "F25: a window without read permission is named on its rank's failure"
+	mkranks "$tmp/p25" 3
+	chmod 711 "$tmp"
+	chmod -R a+rX "$tmp/p25"
+	chmod 777 "$tmp/p25"
+	chmod 600 "$tmp/p25/windows/w2.json"
+	rc=0
+	$asuser "$BATCH" --no-progress --cuptimerge "$CM_ABS" -O "$tmp/p25/merged" "$tmp/p25/traces" "$tmp/p25/windows" \
+		>"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $tmp/p25/windows/w2.json: cannot open: Permission denied: unreadable, ignored" "$tmp/err" ||
+		fail "warning: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $(key 2): no window for this trace (pid 5002, rank 2, host node0); not read, maybe its window: $tmp/p25/windows/w2.json (cannot open: Permission denied)\$" \
+		"$tmp/err" || fail "rank 2: $(cat "$tmp/err")"
+	grep -q "^$(key 2)	.*	-	0.000	0	no window for this trace .*w2.json (cannot open: Permission denied)\$" \
+		"$tmp/p25/merged/cuptimerge-batch.tsv" || fail "joblog: $(cat "$tmp/p25/merged/cuptimerge-batch.tsv")"
+	grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+fi
+
+# gated: a cuptimerge that says it started (its pid, a line in
+# $tmp/started) and waits for $tmp/go before it merges, so that a batch is
+# held mid-run for as long as a case needs, without timing
+cat >"$tmp/gated" <<EOF
+#!/bin/sh
+echo \$\$ >>"$tmp/started"
+while [ ! -e "$tmp/go" ]; do sleep 0.05; done
+exec "$CM_ABS" "\$@"
+EOF
+chmod +x "$tmp/gated"
+# wait_started N: until N merges have started (at most about 60 s)
+wait_started() {
+	ws_i=0
+	while [ "$(cat "$tmp/started" 2>/dev/null | wc -l)" -lt "$1" ]; do
+		ws_i=$((ws_i + 1))
+		[ $ws_i -lt 1200 ] || { fail "$1 merges did not start"; return 1; }
+		sleep 0.05
+	done
+}
+
+# F22: two runs on the same directories, the second started while the
+# first's merges run: the second is refused at once (status 5), before it
+# reads or rewrites the joblog; the first's joblog has every rank once.  A
+# dry run still runs beside it, and so does a shard with a joblog of its own.
+tcase "F22: a second run on the same joblog is refused (status 5) while the first runs"
+mkranks "$tmp/r22" 4
+rm -f "$tmp/started" "$tmp/go"
+J=$tmp/r22/traces/merged/cuptimerge-batch.tsv
+"$BATCH" --no-progress -j 2 --cuptimerge "$tmp/gated" "$tmp/r22/traces" "$tmp/r22/windows" \
+	>"$tmp/out1" 2>"$tmp/err1" &
+b1=$!
+if wait_started 2; then
+	rc=0
+	"$BATCH" --no-progress -j 2 --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" >"$tmp/out" 2>"$tmp/err" ||
+		rc=$?
+	[ $rc -eq 5 ] || fail "the second run: exit $rc, wanted 5: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: $J: another cuptimerge-batch is running with this joblog: nothing run" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than one line: $(cat "$tmp/err")"
+	[ "$(ls "$tmp/r22/traces/merged" | grep -c 'merged\.json\.gz$')" -eq 0 ] || fail "the second run merged"
+	rc=0
+	"$BATCH" -n "$tmp/r22/traces" "$tmp/r22/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] && [ "$(grep -c 'merge$' "$tmp/out")" -eq 4 ] ||
+		fail "a dry run beside it: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+	rc=0
+	"$BATCH" --no-progress --shard 1/2 --joblog "$tmp/shard1.tsv" -O "$tmp/s22" --cuptimerge "$CM_ABS" \
+		"$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "a shard with its own joblog beside it: exit $rc: $(cat "$tmp/err")"
+fi
+touch "$tmp/go"
+rc=0
+wait $b1 || rc=$?
+[ $rc -eq 0 ] || fail "the first run: exit $rc: $(cat "$tmp/err1")"
+grep -q "^cuptimerge-batch: 4 merged, 0 skipped, 0 failed" "$tmp/err1" || fail "first run: $(cat "$tmp/err1")"
+[ "$(wc -l <"$J")" -eq 5 ] || fail "joblog: $(wc -l <"$J") lines, wanted 5: $(cat "$J")"
+for r in 0 1 2 3; do
+	[ "$(grep -c "^$(key $r)	.*	0	[0-9.]*	[0-9]*	-\$" "$J")" -eq 1 ] || fail "rank $r: $(grep "$(key $r)" "$J")"
+done
+rc=0
+"$BATCH" --no-progress --cuptimerge "$CM_ABS" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+grep -q "^cuptimerge-batch: 0 merged, 4 skipped, 0 failed" "$tmp/err" || fail "the run after: exit $rc: $(cat "$tmp/err")"
+
+# the joblog is made and locked only by a run that can start: one without a
+# cuptimerge to run leaves no empty joblog (nor output directory) behind
+tcase "F22: a run that cannot start makes no joblog"
+rc=0
+"$BATCH" --no-progress --cuptimerge "$tmp/none" -O "$tmp/o22" "$tmp/r22/traces" "$tmp/r22/windows" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] || fail "exit $rc, wanted 3: $(cat "$tmp/err")"
+[ ! -e "$tmp/o22" ] || fail "it made $(ls -A "$tmp/o22")"
+
+# F23: SIGTERM, SIGHUP or SIGINT sent to the batch alone (not its process
+# group) was not passed on: its merges ran on as orphans, unrecorded.  Now
+# it reaches them, they are waited for and recorded as interrupted, the
+# ranks not started get a line, and the batch dies of the signal.  The
+# merges are held by their CPU traces, FIFOs no one writes (a manifest's
+# trace is not read before its merge); a wrapper notes each merge's pid,
+# then execs cuptimerge.  The batch starts with SIGINT at its default (a
+# shell's background job would have it ignored, which the batch keeps).
+cat >"$tmp/pidwrap" <<EOF
+#!/bin/sh
+echo \$\$ >>"$tmp/started"
+exec "$CM_ABS" "\$@"
+EOF
+chmod +x "$tmp/pidwrap"
+for sig in TERM:15 HUP:1 INT:2; do
+	want=$((128 + ${sig#*:}))
+	sig=${sig%:*}
+	tcase "F23: SIG$sig to the batch reaches its merges; they are waited for and recorded"
+	d=$tmp/r23$sig
+	mkdir -p "$d/out"
+	printf 'key\tcpu trace\twindow or map\toutput\n' >"$d/m.tsv"
+	for r in 0 1 2; do
+		mkfifo "$d/fifo$r"
+		printf 'k%s\t%s\t%s\t\n' $r "$d/fifo$r" "$FIX/window.json" >>"$d/m.tsv"
+	done
+	rm -f "$tmp/started"
+	python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$BATCH" --no-progress -j 2 --cuptimerge "$tmp/pidwrap" -m "$d/m.tsv" -O "$d/out" \
+		>"$tmp/out" 2>"$tmp/err" &
+	b=$!
+	wait_started 2 || true
+	kill -$sig $b
+	rc=0
+	{ wait $b; } 2>/dev/null || rc=$? # quiet: no "Terminated" from the shell
+	[ $rc -eq $want ] || fail "exit $rc, wanted $want: $(cat "$tmp/err")"
+	for pid in $(cat "$tmp/started"); do
+		if kill -0 "$pid" 2>/dev/null; then
+			fail "merge $pid runs on after the batch"
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done
+	J=$d/out/cuptimerge-batch.tsv
+	[ "$(wc -l <"$J")" -eq 4 ] || fail "joblog: $(wc -l <"$J") lines, wanted 4: $(cat "$J")"
+	for k in k0 k1; do
+		grep -q "^$k	.*	$want	[0-9.]*	[0-9]*	interrupted: cuptimerge-batch got SIG$sig\$" "$J" ||
+			fail "$k: $(grep "^$k" "$J")"
+	done
+	grep -q "^k2	.*	-	0.000	0	not started: cuptimerge-batch got SIG$sig\$" "$J" || fail "k2: $(grep "^k2" "$J")"
+	grep -q "^cuptimerge-batch: stopped by SIG$sig; the joblog records the merges it stopped\$" "$tmp/err" ||
+		fail "message: $(cat "$tmp/err")"
+	[ "$(ls -A "$d/out")" = cuptimerge-batch.tsv ] || fail "left in the output directory: $(ls -A "$d/out")"
+	"$BATCH" -n -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>&1 || true
+	[ "$(grep -c '	merge$' "$tmp/out")" -eq 3 ] || fail "a rerun would not merge all three: $(cat "$tmp/out")"
+done
+
+# a signal ignored when the batch starts (nohup) stays ignored: the run
+# goes on, and so do its merges
+tcase "F23: SIGHUP ignored at start stays ignored, merges and all"
+mkranks "$tmp/r23n" 2
+rm -f "$tmp/started" "$tmp/go"
+nohup "$BATCH" --no-progress -j 2 --cuptimerge "$tmp/gated" "$tmp/r23n/traces" "$tmp/r23n/windows" \
+	>"$tmp/out" 2>"$tmp/err" </dev/null &
+b=$!
+wait_started 2 || true
+kill -HUP $b
+touch "$tmp/go"
+rc=0
+wait $b || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+
+finish
