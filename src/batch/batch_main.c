@@ -3,6 +3,7 @@
 #include "batch/batchplan.h"
 #include "base/diag.h"
 #include "base/opool.h"
+#include "base/optname.h"
 #include "exitcode.h"
 
 #include <errno.h>
@@ -163,8 +164,11 @@ int main(int argc, char **argv)
 		case OPT_NO_PROGRESS: prog = 0; break;
 		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
 		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case ':': return cm_usage_error(CM_EXIT_USAGE, "option needs an argument", argv[optind - 1]);
-		default: return cm_usage_error(CM_EXIT_USAGE, "unrecognized option", argv[optind - 1]);
+		default: { /* '?' or ':': name the option as typed (optname.c) */
+			char name[64];
+			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
+			return cm_usage_error(CM_EXIT_USAGE, why, name);
+		}
 		}
 	}
 	if (!manifest && optind == argc)

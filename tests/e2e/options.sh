@@ -68,7 +68,6 @@ $CUPTIMERGE -q -z -w "$W" "$tmp/6" >"$tmp/z.gz" || fail "-z $tmp/6: exit $?"
 B=cuptimerge-batch
 expect $B 2 "unrecognized option: --bogus" $BATCH -n --bogus "$tmp" "$tmp"
 expect $B 2 "option needs an argument: --joblog" $BATCH "$tmp" "$tmp" --joblog
-TODO=" # TODO src/batch/batch_main.c to name options with cm_optname"
 expect $B 2 "unrecognized option: -p" $BATCH -p2 "$tmp" "$tmp"
 expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
 expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
