@@ -353,7 +353,8 @@ static int prepare(struct merge *m)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
-			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu, plan_threads(m->opt->jobs)) < 0 ||
+			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
+			      plan_threads(m->opt->jobs)) < 0 ||
 	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;

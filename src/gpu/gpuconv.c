@@ -99,6 +99,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->act_streams);
 	cm_hmap_free(g->device_rows);
 	cm_opindex_free(g->ops);
+	gpu_anns_free(g);
 	cm_hmap_free(g->evmap);
 	cm_hmap_free(g->waits);
 	cm_idmap_free(g->cext);
@@ -128,7 +129,10 @@ int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end
 	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
 }
 
-int cm_gpu_cpu_ops_done(cm_gpu *g) { return g->ops ? cm_opindex_build(g->ops) : 0; }
+int cm_gpu_cpu_ops_done(cm_gpu *g)
+{
+	return (g->ops ? cm_opindex_build(g->ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
+}
 
 void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
 

@@ -73,6 +73,11 @@ int cm_gpu_version(const cm_gpu *g);
  * then cm_gpu_cpu_ops_done once all have been added, before cm_gpu_plan.
  * 0, or -1 after a report. */
 int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+/* Version 2: one user annotation of the CPU trace, a cm_cpuindex_ann_fn
+ * (NAME NULL: not a string), in trace order, for the gpu_user_annotation
+ * spans Kineto draws of them (gpuanns.c).  0, or -1 after a report. */
+int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext, const char *name,
+		       size_t len);
 int cm_gpu_cpu_ops_done(cm_gpu *g);
 /* The CPU trace's "deviceProperties", for the devices the window's
  * "device_properties" does not list (D must outlive the output). */

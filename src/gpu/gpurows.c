@@ -310,5 +310,6 @@ int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs)
 	cm_buf_free(&b);
 	free(ctx);
 	free(k);
-	return rc;
+	/* then the spans of the CPU trace's annotations (window version 2) */
+	return rc < 0 ? -1 : gpu_anns_write(g, eo);
 }

@@ -140,7 +140,7 @@ static void check_apply(size_t n, int64_t range, int mostly_up, int nthreads, in
 	struct model m;
 	run_model(&m, c, n, range);
 	write_cands(&plan, c, n);
-	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, NULL, NULL, jobs), 0);
+	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, NULL, NULL, NULL, jobs), 0);
 	ck_assert_ptr_null(plan.ext_spill); /* read and closed */
 	ck_assert_uint_eq(plan.indexed, m.found);
 	ck_assert_uint_eq(plan.ext_threads.n, m.nthreads);
@@ -234,7 +234,7 @@ START_TEST(first_bad_reported)
 	cm_input *in = cm_input_open(check_tmpfile("{}"), 0);
 	ck_assert_ptr_nonnull(in);
 	cm_diag_defer(&slot);
-	ck_assert_int_eq(cm_cpuindex_apply(in, &plan, ext, NULL, NULL, jobs[_i]), -1);
+	ck_assert_int_eq(cm_cpuindex_apply(in, &plan, ext, NULL, NULL, NULL, jobs[_i]), -1);
 	cm_diag_defer(NULL);
 	cm_input_close(in);
 	ck_assert_ptr_nonnull(slot.line);
@@ -282,7 +282,7 @@ START_TEST(ops_in_order)
 			c[i].flags |= CM_CAND_BAD;
 	run_model(&m, c, n, range);
 	write_cands(&plan, c, n);
-	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, note_op, &o, 8), 0);
+	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, note_op, NULL, &o, 8), 0);
 	ck_assert(o.in_order);
 	while (o.at < n && c[o.at].flags != CM_CAND_CPU_OP)
 		o.at++;
