@@ -9,7 +9,8 @@
 # among them, all computed by the merge) is in the merged event, with the
 # same value, and no event has an External id that Kineto did not write.
 # Then the same against a stock trace that has everything (syncs, a CUDA
-# graph, copies and sets both ways).  Once with the parallel readers, once
+# graph, copies and sets both ways, and, issue 26, the gpu_user_annotation
+# spans of step_main on two streams).  Once with the parallel readers, once
 # with the careful ones.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the window and compare"
@@ -135,8 +136,18 @@ for f in lost[:5]:
     print("flow not in the merged trace:", f)
 rows = any(e.get("ph") == "M" and e["pid"] == 0 and e["tid"] == 1 and e["args"].get("name") == "Device 0"
            for e in ours)
-print("%s: %d args: %d wrong, %d flows lost, Device 0 row: %s" % (dict(kinds), args, bad, len(lost), rows))
-sys.exit(1 if bad or lost or not rows or kinds["cuda_sync"] < 29 or kinds["kernel"] < 116 else 0)
+# issue 26: Kineto's gpu_user_annotation spans of the CPU trace's user
+# annotations, the same (name, row, ts, dur, args) to the bit
+def uspans(evs):
+    return sorted(json.dumps([e["name"], e["pid"], e["tid"], e["ts"], e["dur"], e["args"]]) for e in evs
+                  if e.get("cat") == "gpu_user_annotation")
+us, uo = uspans(stock), uspans(ours)
+if us != uo:
+    bad += 1
+    print("gpu_user_annotation spans: stock", us, "merged", uo)
+print("%s: %d args: %d wrong, %d flows lost, Device 0 row: %s, %d annotation spans" %
+      (dict(kinds), args, bad, len(lost), rows, len(uo)))
+sys.exit(1 if bad or lost or not rows or kinds["cuda_sync"] < 29 or kinds["kernel"] < 116 or len(us) < 2 else 0)
 EOF
 done
 
