@@ -361,6 +361,9 @@ static int prepare(struct merge *m)
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)
 		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
+	/* the rows it names and its program's name, for Kineto's metadata */
+	cm_gpu_set_cpu_meta(m->gpu, m->plan.meta, m->plan.has_prog ? m->plan.prog_name.p ? m->plan.prog_name.p : "" : NULL,
+			    m->plan.prog_name.len);
 	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
 					      win_trace_events)))
 		return status;

@@ -46,6 +46,8 @@ void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
 
 void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
 {
+	if (g->version >= 2)
+		return; /* its metadata names no API thread */
 	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
 		const int64_t *key;
 		if (cm_hmap_slot(g->threads, i, (const void **)&key))
@@ -135,6 +137,13 @@ int cm_gpu_cpu_ops_done(cm_gpu *g)
 }
 
 void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+
+void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len)
+{
+	g->cmeta = meta;
+	g->prog = prog;
+	g->prog_len = len;
+}
 
 const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 {

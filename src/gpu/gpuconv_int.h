@@ -84,6 +84,9 @@ struct cm_gpu {
 	cm_kin_devices wprops;  /* the window's "device_properties" */
 	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
 	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
+	const cm_hmap *cmeta;   /* the CPU trace's metadata rows (cm_gpu_set_cpu_meta), or NULL */
+	const char *prog;       /* its program's name, or NULL */
+	size_t prog_len;
 	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
 	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
 	uint64_t api_n;         /* ... and their number */

@@ -145,6 +145,15 @@ us, uo = uspans(stock), uspans(ours)
 if us != uo:
     bad += 1
     print("gpu_user_annotation spans: stock", us, "merged", uo)
+# and the metadata as stock wrote it: the CPU part kept all of stock's, and
+# the merge adds none (a second process_name of a pid, "python" for GPU 0,
+# "thread N" rows of the API threads, the overhead process: issue 26)
+def meta(evs):
+    return sorted(json.dumps([e["name"], e["pid"], e["tid"], e["args"]]) for e in evs if e.get("ph") == "M")
+ms, mo = meta(stock), meta(ours)
+if ms != mo:
+    bad += 1
+    print("metadata: stock only", [m for m in ms if m not in mo][:4], "merged only", [m for m in mo if m not in ms][:4])
 print("%s: %d args: %d wrong, %d flows lost, Device 0 row: %s, %d annotation spans" %
       (dict(kinds), args, bad, len(lost), rows, len(uo)))
 sys.exit(1 if bad or lost or not rows or kinds["cuda_sync"] < 29 or kinds["kernel"] < 116 or len(us) < 2 else 0)

@@ -11,6 +11,11 @@
 # annotation wins for a call its CUSTOM1 record names.  A version-1 window
 # gets the reference's spans only.  Then a generated trace with 12,000
 # annotations under --memory 1M (the index sorted in runs on disk).
+# And the process and thread metadata of a version-2 window as stock Kineto
+# writes it (cuptimerge(1)): nothing the CPU trace already names (it names
+# pid 100, its thread 100, GPU 1 and stream 7 of device 0), processes named
+# after the program (its process_name, "python3"), no names for the API
+# threads (100 and the worker's 300) nor for the overhead row.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to compare the spans"
 shared=${SHARED:-$srcdir/../shared}
@@ -53,6 +58,43 @@ for mode in parallel careful; do
 	grep -q "read by: window $mode, CPU trace $mode" "$tmp/err" || fail "not read by the $mode readers"
 	spans "$tmp/out.json" >"$tmp/got" || fail "no trace"
 	cmp -s "$tmp/want_v2" "$tmp/got" || fail "spans differ: $(diff "$tmp/want_v2" "$tmp/got" | head -n 12)"
+done
+
+# the metadata: the CPU trace's ten, then the merge's, worked out by hand
+cat >"$tmp/want_meta" <<'EOF'
+["process_labels", 0, 0, 20.0, {"labels": "GPU 0"}]
+["process_labels", 1, 0, 0.0, {"labels": "GPU 1"}]
+["process_labels", 100, 0, 0.0, {"labels": "CPU"}]
+["process_name", 0, 0, 20.0, {"name": "python3"}]
+["process_name", 1, 0, 0.0, {"name": "python3"}]
+["process_name", 100, 0, 0.0, {"name": "python3"}]
+["process_sort_index", 0, 0, 20.0, {"sort_index": 5000000}]
+["process_sort_index", 1, 0, 0.0, {"sort_index": 5000001}]
+["process_sort_index", 100, 0, 0.0, {"sort_index": 100}]
+["thread_name", 0, 11, 0.0, {"name": "stream 11 "}]
+["thread_name", 0, 7, 0.0, {"name": "stream 7 "}]
+["thread_name", 0, 9, 0.0, {"name": "stream 9 "}]
+["thread_name", 1, 13, 0.0, {"name": "stream 13 "}]
+["thread_name", 100, 100, 0.0, {"name": "thread 100 (python3)"}]
+["thread_sort_index", 0, 11, 0.0, {"sort_index": 11}]
+["thread_sort_index", 0, 7, 0.0, {"sort_index": 7}]
+["thread_sort_index", 0, 9, 0.0, {"sort_index": 9}]
+["thread_sort_index", 1, 13, 0.0, {"sort_index": 13}]
+["thread_sort_index", 100, 100, 0.0, {"sort_index": 100}]
+EOF
+for mode in parallel careful; do
+	tcase "version 2, $mode readers: the metadata as stock Kineto writes it, one of each per row"
+	careful=0
+	[ $mode = careful ] && careful=1
+	CUPTIMERGE_CAREFUL=$careful $CUPTIMERGE --trace-name a -w "$FIX/kineto_ann_window.json" \
+		"$FIX/kineto_ann_cpu.json" >"$tmp/out.json" 2>"$tmp/err" || fail "exit: $(cat "$tmp/err")"
+	python3 - "$tmp/out.json" >"$tmp/got" <<'EOF' || fail "no trace"
+import json, sys
+evs = json.load(open(sys.argv[1]))["traceEvents"]
+print("\n".join(sorted(json.dumps([e["name"], e["pid"], e["tid"], e["ts"], e["args"]])
+                       for e in evs if e.get("ph") == "M")))
+EOF
+	cmp -s "$tmp/want_meta" "$tmp/got" || fail "metadata differ: $(diff "$tmp/want_meta" "$tmp/got" | head -n 12)"
 done
 
 tcase "version 2: the same bytes with --buffer-size 1..31 and with -j 1"
