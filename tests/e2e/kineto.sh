@@ -160,6 +160,22 @@ sys.exit(1 if bad or lost or not rows or kinds["cuda_sync"] < 29 or kinds["kerne
 EOF
 done
 
+# the GPU run's comparison (tests/gpu/compare_kineto.py) on the stock trace
+# and this merge of its split: every check passes, issue 26's among them;
+# and its selftest, with a thread map written for the stock trace (pid 757;
+# the workers' gettids made up, their Kineto rows the stock trace's)
+tcase "tests/gpu/compare_kineto.py: the merge of the stock trace's split passes every check; its selftest"
+$CUPTIMERGE --trace-name s -w "$tmp/swin.json" "$tmp/scpu.json" >"$tmp/out.json" 2>"$tmp/err" || fail "exit: $(cat "$tmp/err")"
+python3 "$srcdir/tests/gpu/compare_kineto.py" "$FIX/kineto_stock_full.json.gz" "$tmp/out.json" >"$tmp/fig" 2>"$tmp/rep" ||
+	fail "$(grep FAIL "$tmp/rep" | head -n 6)"
+cat >"$tmp/info.json" <<'EOF'
+{"pid": 757, "main": {"gettid": 757, "pthread": 1, "ident_i32": 1, "name": "MainThread"},
+ "workers": [{"gettid": 800, "pthread": 2, "ident_i32": 561571520, "name": "worker_0"},
+             {"gettid": 801, "pthread": 3, "ident_i32": 569964224, "name": "worker_1"}]}
+EOF
+python3 "$srcdir/tests/gpu/selftest_compare_kineto.py" "$FIX/kineto_stock_full.json.gz" "$tmp/info.json" \
+	>"$tmp/fig" 2>"$tmp/rep" || fail "$(grep BAD "$tmp/rep" | head -n 6)"
+
 for mode in parallel careful; do
 	tcase "corpus as window format 2, $mode readers: every arg Kineto wrote on kernels, copies and API calls, equal"
 	careful=0
