@@ -34,7 +34,7 @@ EOF
 
 # the hand-worked spans of the fixture (KINETO.md), sorted as spans() sorts
 cat >"$tmp/want_v2" <<'EOF'
-["cpuwin", 0, 7, 731.999, 3.002, {"External id": 9}]
+["cpu\"win\u00e9", 0, 7, 731.999, 3.002, {"External id": 9}]
 ["from window", 0, 7, 711.999, 2.002, {"External id": 8}]
 ["inner", 0, 7, 129.999, 10.002, {"External id": 2}]
 ["inner", 0, 9, 169.999, 10.002, {"External id": 2}]
