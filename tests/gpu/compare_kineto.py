@@ -64,7 +64,11 @@ Checks (a failed one makes the exit status 1):
                   after the program).  The runs' own ids are written as
                   names first: the host pid "PID", the main thread "MAIN",
                   worker i's gettid "Wi" and its Kineto row "Bi" (from the
-                  INFO files), in pids, tids, sort indexes and names.
+                  INFO files), in pids, tids, sort indexes and names.  The
+                  rows of a GPU process count only where the step's GPU work
+                  or syncs ran (a window's warm-up opens streams, such as
+                  the step's new side stream, that the profiled step never
+                  used); --all counts them all.
 cuda_driver events are reported, not checked.
 
 Prints one JSON line of figures on stdout and a readable report on stderr.
@@ -519,13 +523,18 @@ def id_names(t, info):
     return names
 
 
-def check_metadata(st, ours, si, oi, rep):
+def check_metadata(st, ours, si, oi, rep, use_all=False):
     """Every row-naming metadata event as (name, pid, tid, args), ids named."""
     import re
+    left_out = {}
 
     def events(t, info):
         names = id_names(t, info)
         word = re.compile(r"-?\d+")
+        gpu_pids = {e.get("pid") for cat in GPU_CATS for e in t.gpu[cat]} | {e.get("pid") for e in t.sync}
+        step_rows = {(e.get("pid"), e.get("tid")) for cat in GPU_CATS for e in t.gpu[cat]} | \
+            {(e.get("pid"), e.get("tid")) for e in t.sync}
+        left_out[t.label] = 0
 
         def sub(v):
             if isinstance(v, bool) or not isinstance(v, (int, str)):
@@ -536,6 +545,10 @@ def check_metadata(st, ours, si, oi, rep):
         c = Counter()
         for e in t.doc["traceEvents"]:
             if e.get("ph") == "M" and e.get("name") in META_NAMES:
+                if not use_all and e["name"].startswith("thread_") and e.get("pid") in gpu_pids and \
+                        (e.get("pid"), e.get("tid")) not in step_rows:
+                    left_out[t.label] += 1
+                    continue
                 args = {k: sub(v) for k, v in sorted(e.get("args", {}).items())}
                 c[json.dumps([e["name"], sub(e.get("pid")), sub(e.get("tid")), args])] += 1
         return c
@@ -544,10 +557,12 @@ def check_metadata(st, ours, si, oi, rep):
     per_pid = Counter(json.loads(k)[1] for k, n in co.items() if json.loads(k)[0] == "process_name"
                       for _ in range(n))
     rep.fig["metadata"] = {"stock": sum(cs.values()), "ours": sum(co.values()),
+                           "gpu_rows_outside_step": left_out,
                            "stock_only": sum(only_s.values()), "ours_only": sum(only_o.values()),
                            "pids_named_twice": sorted((str(p) for p, n in per_pid.items() if n > 1))}
     rep.note(f"metadata events: stock {sum(cs.values())}, ours {sum(co.values())}; "
-             f"stock only {sum(only_s.values())}, ours only {sum(only_o.values())}")
+             f"stock only {sum(only_s.values())}, ours only {sum(only_o.values())} "
+             f"(GPU rows with no GPU work of the step, left out: {left_out})")
     for k in sorted(only_s)[:6]:
         rep.note(f"  stock only: {k} x{only_s[k]}")
     for k in sorted(only_o)[:6]:
@@ -617,7 +632,7 @@ def main():
     check_driver(st, ours, rep)
     check_device_props(st, ours, rep)
     check_user_annotations(st, ours, rep)
-    check_metadata(st, ours, si, oi, rep)
+    check_metadata(st, ours, si, oi, rep, a.all)
     if si and oi:
         check_threads(st, ours, si, oi, rep)
     else:
