@@ -159,7 +159,8 @@ def f_api_thread_named(d, info):
 
 def warmup_copy(d):
     """d plus a copy of every launch and its GPU events 1 s before the
-    profiled step, with fresh correlations: what a cuptirec window adds (the
+    profiled step, with fresh correlations, those of stream 7 on a stream of
+    their own with its metadata rows: what a cuptirec window adds (the
     unprofiled warm-up).  The span filter must leave them out."""
     ev = d["traceEvents"]
     xs = [e for e in ev if e.get("ph") == "X"]
@@ -172,8 +173,13 @@ def warmup_copy(d):
             c = copy.deepcopy(e)
             c["ts"] = e["ts"] - 1e6
             c["args"]["correlation"] += top
+            if c.get("cat") != "cuda_runtime" and c.get("cat") != "cuda_driver" and c.get("tid") == 7:
+                c["tid"] = 9999     # a stream only the warm-up used, named as the merge names it
             add.append(c)
     ev.extend(add)
+    ev[:0] = [{"ph": "M", "name": "thread_name", "ts": 0.0, "pid": 0, "tid": 9999, "args": {"name": "stream 9999 "}},
+              {"ph": "M", "name": "thread_sort_index", "ts": 0.0, "pid": 0, "tid": 9999,
+               "args": {"sort_index": 9999}}]
     return len(rt)
 
 
