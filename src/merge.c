@@ -28,8 +28,11 @@
  *      (the annotations' ids, one External id in twelve, get tables packed
  *      over the set of them, an entry an annotation);
  *      then the plan reads the records (not JSON) for the rows, the time
- *      extent and the spans; crosscheck.c judges whether the two belong
- *      together;
+ *      extent and the spans (for a window of version 2 also the operator
+ *      and the user annotation of the CPU trace each API call was made in,
+ *      and then, in a second walk, the spans Kineto draws of those
+ *      annotations: gpu/gpuanns.c); crosscheck.c judges whether the two
+ *      belong together;
  *   --  all input has now been read and checked: an error stops here, before
  *       a byte is written, so a bad input never leaves half a trace;
  *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
