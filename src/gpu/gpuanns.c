@@ -40,6 +40,7 @@ struct ann_rec {
 	int64_t ext, off, len;
 };
 
+/* Report a failed write of a temporary file; -1. */
 static int write_error(void)
 {
 	return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
@@ -203,6 +204,7 @@ static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
+/* The pool's sink: nothing to fold (the worker wrote the tables). */
 static int spans_fold(void *sctx, cm_buf *out)
 {
 	(void)sctx;
@@ -219,6 +221,8 @@ static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, doub
 	*dur = cm_us_of_ns((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
 }
 
+/* The extent of one span of annotation K, when its name is a string
+ * (else it is not drawn). */
 static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
 {
 	double ts, dur;
@@ -229,6 +233,7 @@ static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
 	gpu_extent(g, ts, dur);
 }
 
+/* cspan_extent of an annotation's first span (a cm_idmap_each callback). */
 static void cslot_extent(void *ctx, int64_t k, void *val)
 {
 	const struct span_slot *ss = val;
@@ -260,6 +265,8 @@ int gpu_anns_spans(cm_gpu *g)
 
 /* ------------------------------------------------------------- output */
 
+/* Writing the spans: annotations in increasing number, each one's spans by
+ * (device, stream), the sorted keys of cspans_more walked alongside. */
 struct cspan_walk {
 	cm_gpu *g;
 	cm_evout *eo;
@@ -268,6 +275,7 @@ struct cspan_walk {
 	size_t nmore, at;
 };
 
+/* (number, device, stream) keys in increasing order (qsort). */
 static int key_cmp(const void *x, const void *y)
 {
 	const int64_t *a = x, *b = y;

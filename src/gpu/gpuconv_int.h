@@ -200,6 +200,7 @@ void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts,
 int gpu_anns_spans(cm_gpu *g);
 /* Write them, with a comma in front of each.  0, or -1. */
 int gpu_anns_write(cm_gpu *g, cm_evout *eo);
+/* Free all of it (cm_gpu_free). */
 void gpu_anns_free(cm_gpu *g);
 
 /* Put the External id of every pair into g->ext (made by the caller), on
