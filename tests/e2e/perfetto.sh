@@ -12,7 +12,9 @@
 # Traces: the bundled example; gen_trace pairs (PERFETTO_SEED, 2,000 ops, and
 # 500 ops with --edge-cases);
 # the real H200 pair (tests/fixtures); a window of format 2 (tests/fixtures,
-# kineto_*); a real CPU-only trace split with
+# kineto_*); issue 26's user annotations and metadata (kineto_ann_*: the
+# spans on their streams' rows, one name a process); a real CPU-only trace
+# split with
 # kineto_split and merged again; the real full trace repaired with -t.
 #
 # Needs node and the engine: TP_DIR, or $HOME/.cache/perfetto-tp, or npm to
