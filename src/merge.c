@@ -28,8 +28,11 @@
  *      (the annotations' ids, one External id in twelve, get tables packed
  *      over the set of them, an entry an annotation);
  *      then the plan reads the records (not JSON) for the rows, the time
- *      extent and the spans; crosscheck.c judges whether the two belong
- *      together;
+ *      extent and the spans (for a window of version 2 also the operator
+ *      and the user annotation of the CPU trace each API call was made in,
+ *      and then, in a second walk, the spans Kineto draws of those
+ *      annotations: gpu/gpuanns.c); crosscheck.c judges whether the two
+ *      belong together;
  *   --  all input has now been read and checked: an error stops here, before
  *       a byte is written, so a bad input never leaves half a trace;
  *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
@@ -353,13 +356,17 @@ static int prepare(struct merge *m)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
-			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, m->gpu, plan_threads(m->opt->jobs)) < 0 ||
+			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
+			      plan_threads(m->opt->jobs)) < 0 ||
 	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)
 		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
+	/* the rows it names and its program's name, for Kineto's metadata */
+	cm_gpu_set_cpu_meta(m->gpu, m->plan.meta, m->plan.has_prog ? m->plan.prog_name.p ? m->plan.prog_name.p : "" : NULL,
+			    m->plan.prog_name.len);
 	if ((status = cm_crosscheck_documents(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan,
 					      win_trace_events)))
 		return status;

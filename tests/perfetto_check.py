@@ -19,6 +19,11 @@ the JSON of TRACE (gzip detected), independently of Perfetto:
   flows   one flow per ac2g f event whose id has an earlier s event, from the slice of
           the s (an API call) to the slice of the f (a GPU op) of the same
           correlation, counted per (from, to) category
+  anns    the gpu_user_annotation slices sit on the (pid, tid) of their X
+          event (a device's stream), with its name (a multiset)
+  procs   each pid the trace names has one process_name, and Perfetto's
+          process of that pid carries that name and its process_sort_index
+          (issue 26; Perfetto 55 keeps no process_labels of a JSON trace)
 Print the differences and exit 1, or exit 0; exit 2 on bad arguments or input.
 """
 import collections
@@ -190,6 +195,36 @@ def main(argv):
         if not exp and not got:
             print("no ac2g flow in the trace nor in Perfetto")
         return 0 if compare("flows (from, to)", exp, got) and ok else 1
+
+    if check == "anns":
+        exp = collections.Counter((s(e.get("pid")), s(e.get("tid")), e.get("name"))
+                                  for e in xs if e.get("cat") == "gpu_user_annotation")
+        got = collections.Counter(tp_rows(tp_out, "ann"))
+        if not exp:
+            print("no gpu_user_annotation X events in the trace")
+            return 1
+        return 0 if compare("gpu_user_annotation slices (pid, tid, name)", exp, got) else 1
+
+    if check == "procs":
+        names, sort = collections.defaultdict(list), {}
+        for e in events:
+            if e.get("ph") == "M" and isinstance(e.get("pid"), int):
+                if e.get("name") == "process_name":
+                    names[e["pid"]].append((e.get("args") or {}).get("name"))
+                elif e.get("name") == "process_sort_index":
+                    sort[e["pid"]] = s((e.get("args") or {}).get("sort_index"))
+        got = collections.defaultdict(set)   # Perfetto may keep a nameless pid 0 of its own too
+        for pid, name, hint in tp_rows(tp_out, "proc"):
+            got[pid].add((name, hint))
+        ok = bool(names)
+        for pid, n in sorted(names.items()):
+            if len(n) != 1:
+                print(f"pid {pid}: {len(n)} process_name events: {n}")
+                ok = False
+            elif (n[0], sort.get(pid, "null")) not in got[str(pid)]:
+                print(f"pid {pid}: named {n[0]!r}, sort index {sort.get(pid)}; Perfetto: {sorted(got[str(pid)])}")
+                ok = False
+        return 0 if ok else 1
 
     print(f"perfetto_check: unknown check {check}", file=sys.stderr)
     return 2

@@ -62,6 +62,7 @@ struct part {
 	cm_cpuplan *plan;      /* the direct part's: threads go in its list */
 	cm_idmap *ext;
 	cm_cpuindex_op_fn op;  /* the direct part's */
+	cm_cpuindex_ann_fn ann; /* ... with its names (plan->ann_names) */
 	void *op_ctx;
 	int fd;
 	uint64_t from, to;     /* the records [from, to) */
@@ -89,6 +90,45 @@ static int read_records(int fd, unsigned char *buf, uint64_t at, size_t n)
 	return 0;
 }
 
+/* The next name of PLAN->ann_names into NAME: 1 when it is a string, 0
+ * when not, -1 after a report. */
+static int next_name(cm_cpuplan *plan, cm_buf *name)
+{
+	uint32_t len;
+	name->len = 0;
+	if (!plan->ann_names || fread(&len, 4, 1, plan->ann_names) != 1)
+		goto bad;
+	if (len == CM_ANN_NOT_STR)
+		return 0;
+	if (len)
+		cm_buf_grow(name, len);
+	if (len && fread(name->p, 1, len, plan->ann_names) != len)
+		goto bad;
+	name->len = len;
+	return 1;
+bad:
+	return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+}
+
+/* A user annotation candidate REC to P's ANN, with its name (read
+ * whatever becomes of it, so that the names keep step).  0, or -1. */
+static int annotation(struct part *p, const unsigned char *rec, cm_buf *name)
+{
+	int64_t id, pid, tid;
+	double ts, end;
+	int s = next_name(p->plan, name);
+	if (s < 0)
+		return -1;
+	if (rec[48] & CM_CAND_BAD)
+		return 0;
+	memcpy(&id, rec, 8);
+	memcpy(&pid, rec + 8, 8);
+	memcpy(&tid, rec + 16, 8);
+	memcpy(&ts, rec + 32, 8);
+	memcpy(&end, rec + 40, 8);
+	return p->ann(p->op_ctx, pid, tid, ts, end, id, !s ? NULL : name->p ? name->p : "", name->len);
+}
+
 /* Write thread V (tagged) of part P into entry T, unless a later part has
  * written it. */
 static void put_tagged(struct part *p, struct cm_ext_thread *t, uint32_t v)
@@ -107,7 +147,10 @@ static void put_tagged(struct part *p, struct cm_ext_thread *t, uint32_t v)
 static int part_run(struct part *p)
 {
 	unsigned char *buf = cm_xmalloc((size_t)APPLY_CHUNK * CM_CAND_REC);
+	cm_buf name = {0};
 	int rc = 0;
+	if (p->ann && p->plan->ann_names && fseeko(p->plan->ann_names, 0, SEEK_SET) != 0)
+		rc = (cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1);
 	for (uint64_t at = p->from; at < p->to && !rc; at += APPLY_CHUNK) {
 		size_t have = p->to - at < APPLY_CHUNK ? (size_t)(p->to - at) : APPLY_CHUNK;
 		if (read_records(p->fd, buf, at, have) < 0) {
@@ -134,6 +177,8 @@ static int part_run(struct part *p)
 				if ((rc = p->op(p->op_ctx, pid, tid, ts, end, id)) < 0)
 					break;
 			}
+			if (p->ann && !(rec[48] & CM_CAND_CPU_OP) && (rc = annotation(p, rec, &name)) < 0)
+				break;
 			if (!(t = cm_idmap_get(p->ext, id)))
 				continue;
 			if (rec[48] & CM_CAND_BAD) {
@@ -156,6 +201,7 @@ static int part_run(struct part *p)
 		}
 	}
 	free(buf);
+	cm_buf_free(&name);
 	return rc;
 }
 
@@ -225,7 +271,8 @@ static void clear_all(struct part *parts, int n)
 	free(buf);
 }
 
-int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex_op_fn op, void *op_ctx, int jobs)
+int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex_op_fn op, cm_cpuindex_ann_fn ann,
+		      void *op_ctx, int jobs)
 {
 	uint64_t n_rec = plan->n_ext_spill;
 	int n = jobs < PARTS_MAX ? jobs : PARTS_MAX, rc;
@@ -238,8 +285,8 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		n = 1;
 	parts = cm_xcalloc((size_t)n, sizeof *parts);
 	for (int i = 0; i < n; i++) {
-		parts[i] = (struct part){.in = in, .plan = plan, .ext = ext, .op = op, .op_ctx = op_ctx,
-					 .fd = fileno(plan->ext_spill)};
+		parts[i] = (struct part){.in = in, .plan = plan, .ext = ext, .op = op, .ann = op ? ann : NULL,
+					 .op_ctx = op_ctx, .fd = fileno(plan->ext_spill)};
 		parts[i].from = n_rec / (uint64_t)n * (uint64_t)i;
 		parts[i].to = i == n - 1 ? n_rec : n_rec / (uint64_t)n * (uint64_t)(i + 1);
 		parts[i].tag = n > 1 ? (uint32_t)(i + 1) << PART_SHIFT : 0;
@@ -249,8 +296,8 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		clear_all(parts, n);
 		for (int i = 0; i < n; i++)
 			cm_ext_threads_free(&parts[i].threads);
-		parts[0] = (struct part){.in = in, .plan = plan, .ext = ext, .op = op, .op_ctx = op_ctx,
-					 .fd = fileno(plan->ext_spill), .from = 0, .to = n_rec};
+		parts[0] = (struct part){.in = in, .plan = plan, .ext = ext, .op = op, .ann = op ? ann : NULL,
+					 .op_ctx = op_ctx, .fd = fileno(plan->ext_spill), .from = 0, .to = n_rec};
 		n = 1;
 		rc = part_run(&parts[0]);
 	}
@@ -265,5 +312,8 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 		return -1;
 	fclose(plan->ext_spill);
 	plan->ext_spill = NULL;
+	if (plan->ann_names)
+		fclose(plan->ann_names);
+	plan->ann_names = NULL;
 	return 0;
 }

@@ -27,9 +27,14 @@
  * not fit in 64 bits is an error (the first such, in event order, is
  * reported; IN names the trace).  With OP, also hand it every "cpu_op"
  * candidate whose pid and tid fit, in trace order (OP returns 0, or -1
- * after a report).  Up to JOBS threads (one with OP).  0, or -1 after a
+ * after a report), and with ANN (only with OP) every "user_annotation"
+ * one, with its name (PLAN->ann_names: NAME NULL when it is not a string),
+ * in the same order.  Up to JOBS threads (one with OP).  0, or -1 after a
  * report. */
 typedef int (*cm_cpuindex_op_fn)(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
-int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex_op_fn op, void *op_ctx, int jobs);
+typedef int (*cm_cpuindex_ann_fn)(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext,
+				  const char *name, size_t len);
+int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex_op_fn op, cm_cpuindex_ann_fn ann,
+		      void *op_ctx, int jobs);
 
 #endif

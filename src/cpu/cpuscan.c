@@ -46,6 +46,8 @@ enum word {
 	W_API,         /* cuda_runtime, cuda_driver */
 	W_THREAD_NAME, /* the metadata event thread_name */
 	W_THREAD_N,    /* args.name: "thread " and an integer, as the merge names API rows */
+	/* the other metadata events of a row (cm_cpuplan.meta) */
+	W_PROCESS_NAME, W_PROCESS_LABELS, W_PROCESS_SORT, W_THREAD_SORT,
 };
 
 struct cscan {
@@ -64,6 +66,10 @@ struct cscan {
 	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
 	int have_last_pid;
 	cm_buf *spill_buf;   /* a worker of the parallel scan: candidates go here */
+	cm_buf *names_buf;   /* ... and the names of its user annotations (cm_cpuplan.ann_names) */
+	cm_buf *meta_buf;    /* ... and its metadata rows (cm_cpuplan.meta), 24 bytes each */
+	cm_buf name_text;    /* the event's "name", when a string: its text */
+	cm_buf argname_text; /* its args.name, when a string */
 	int top_key_props;   /* the depth-1 key is deviceProperties */
 	int props_depth;     /* inside deviceProperties: its nesting, built into props */
 	cm_jbuild props;
@@ -94,9 +100,13 @@ static int word_of(const char *s, size_t n)
 	case 10: return !memcmp(s, "gpu_memcpy", 10) || !memcmp(s, "gpu_memset", 10) ? W_GPU : W_OTHER;
 	case 11: return !memcmp(s, "cuda_driver", 11) ? W_API : !memcmp(s, "thread_name", 11) ? W_THREAD_NAME
 											  : W_OTHER;
-	case 12: return !memcmp(s, "cuda_runtime", 12) ? W_API : W_OTHER;
+	case 12: return !memcmp(s, "cuda_runtime", 12) ? W_API : !memcmp(s, "process_name", 12) ? W_PROCESS_NAME
+											   : W_OTHER;
+	case 14: return !memcmp(s, "process_labels", 14) ? W_PROCESS_LABELS : W_OTHER;
 	case 15: return !memcmp(s, "user_annotation", 15) ? W_USER_ANN : W_OTHER;
-	case 17: return !memcmp(s, "Record Window End", 17) ? W_WINEND : W_OTHER;
+	case 17: return !memcmp(s, "Record Window End", 17) ? W_WINEND
+		      : !memcmp(s, "thread_sort_index", 17) ? W_THREAD_SORT : W_OTHER;
+	case 18: return !memcmp(s, "process_sort_index", 18) ? W_PROCESS_SORT : W_OTHER;
 	case 20: return !memcmp(s, "PyTorch Profiler (0)", 20) ? W_PROF : W_OTHER;
 	case 33: return !memcmp(s, "Iteration Start: PyTorch Profiler", 33) ? W_ITER : W_OTHER;
 	default: return W_OTHER;
@@ -189,6 +199,28 @@ static double span_float(const struct scalar *v)
 	return v->float_rc == CM_PY_OK ? v->d : 0.0;
 }
 
+/* A user annotation candidate's name, in the order of the candidates
+ * (cm_cpuplan.ann_names): 1, or 0 after reporting. */
+static int spill_name(struct cscan *c)
+{
+	cm_cpuplan *p = c->plan;
+	uint32_t len = c->name.type == CM_J_STR && c->name_text.len < CM_ANN_NOT_STR ? (uint32_t)c->name_text.len
+										      : CM_ANN_NOT_STR;
+	size_t n = len == CM_ANN_NOT_STR ? 0 : len;
+	if (c->names_buf) {
+		cm_buf_put(c->names_buf, &len, 4);
+		cm_buf_put(c->names_buf, c->name_text.p, n);
+		return 1;
+	}
+	if (!p->ann_names && !(p->ann_names = cm_temp_file("names")))
+		return 0;
+	if (fwrite(&len, 4, 1, p->ann_names) != 1 || (n && fwrite(c->name_text.p, 1, n, p->ann_names) != n)) {
+		cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
 static int spill(struct cscan *c, int64_t id, uint64_t index)
 {
 	cm_cpuplan *p = c->plan;
@@ -208,6 +240,8 @@ static int spill(struct cscan *c, int64_t id, uint64_t index)
 	memcpy(rec + 32, &ts, 8);
 	memcpy(rec + 40, &end, 8);
 	rec[48] = (unsigned char)((bad ? CM_CAND_BAD : 0) | (c->cat.word == W_CPU_OP ? CM_CAND_CPU_OP : 0));
+	if (c->cat.word != W_CPU_OP && !spill_name(c))
+		return 0;
 	if (c->spill_buf) {
 		cm_buf_put(c->spill_buf, rec, sizeof rec);
 		p->n_ext_spill++;
@@ -239,6 +273,59 @@ static void note_kind(struct cscan *c, int is_x)
 		 c->name.word == W_THREAD_NAME && c->argname.type == CM_J_STR && c->argname.word == W_THREAD_N &&
 		 c->ts.type == CM_J_NUM && !c->ts.is_int && c->ts.float_rc == CM_PY_OK && c->ts.d == 0.0)
 		p->merge_rows++;
+}
+
+/* Put the metadata row KEY into P's set, within its bound. */
+static void put_meta(cm_cpuplan *p, const void *key)
+{
+	if (p->meta_overflow)
+		return;
+	if (!p->meta)
+		p->meta = cm_hmap_new(24, 0);
+	if (cm_hmap_count(p->meta) >= CM_CPUSCAN_MAX_META && !cm_hmap_get(p->meta, key))
+		p->meta_overflow = 1;
+	else
+		cm_hmap_put(p->meta, key, NULL);
+}
+
+/* Whether the scalar V is a JSON integer that fits in 64 bits. */
+static int int64_value(const struct scalar *v)
+{
+	return v->type == CM_J_NUM && v->is_int && v->int_rc == CM_PY_OK && v->i >= INT64_MIN && v->i <= INT64_MAX;
+}
+
+/* A metadata event that names a row (process_name ... thread_sort_index)
+ * into the set of rows the trace names, and the first process_name's
+ * string as the program's name. */
+static void note_meta(struct cscan *c)
+{
+	cm_cpuplan *p = c->plan;
+	int64_t key[3];
+	int thread;
+	if (c->ph.type != CM_J_STR || c->ph.word != W_M || c->name.type != CM_J_STR || !int64_value(&c->pid))
+		return;
+	switch (c->name.word) {
+	case W_PROCESS_NAME: key[0] = CM_META_PROCESS_NAME; break;
+	case W_PROCESS_LABELS: key[0] = CM_META_PROCESS_LABELS; break;
+	case W_PROCESS_SORT: key[0] = CM_META_PROCESS_SORT; break;
+	case W_THREAD_NAME: key[0] = CM_META_THREAD_NAME; break;
+	case W_THREAD_SORT: key[0] = CM_META_THREAD_SORT; break;
+	default: return;
+	}
+	thread = key[0] >= CM_META_THREAD_NAME;
+	if (thread && !int64_value(&c->tid))
+		return;
+	key[1] = (int64_t)c->pid.i;
+	key[2] = thread ? (int64_t)c->tid.i : 0;
+	if (c->meta_buf)
+		cm_buf_put(c->meta_buf, key, sizeof key);
+	else
+		put_meta(p, key);
+	if (key[0] == CM_META_PROCESS_NAME && !p->has_prog && c->argname.type == CM_J_STR && c->args_obj) {
+		p->has_prog = 1;
+		p->prog_name.len = 0;
+		cm_buf_put(&p->prog_name, c->argname_text.p, c->argname_text.len);
+	}
 }
 
 /* Add the event's pid, when it is an integer, to the trace's pid set. */
@@ -273,6 +360,7 @@ static int event_done(struct cscan *c)
 	int is_x = c->ph.type == CM_J_STR && c->ph.word == W_X;
 
 	note_kind(c, is_x);
+	note_meta(c);
 	/* the index looks at every event, dropped or not */
 	if (is_x && c->cat.type == CM_J_STR && (c->cat.word == W_CPU_OP || c->cat.word == W_USER_ANN) &&
 	    c->pid.type >= 0 && c->pid.is_int && c->tid.type >= 0 && c->tid.is_int && c->args_obj &&
@@ -425,6 +513,12 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 		v = field_slot(c);
 		if (v)
 			capture(v, c->field, type, s, n);
+		/* the texts a user annotation's span and the metadata take */
+		if (type == CM_J_STR && (c->field == F_NAME || c->field == F_ARGNAME)) {
+			cm_buf *t = c->field == F_NAME ? &c->name_text : &c->argname_text;
+			t->len = 0;
+			cm_buf_put(t, s, n);
+		}
 		return 1;
 	}
 }
@@ -601,6 +695,8 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 	c.ext = ext;
 	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
 	cm_arena_free(c.props_arena);
+	cm_buf_free(&c.name_text);
+	cm_buf_free(&c.argname_text);
 	return rc;
 }
 
@@ -621,15 +717,17 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 struct cworker {
 	struct cscan c;
 	cm_cpuplan part;
-	cm_buf spill;
+	cm_buf spill, names, meta;
 	cm_arena *arena;
 };
 
 /* A batch plan as the worker hands it back, followed by the dropped
- * indexes, the spilled candidates and the pids. */
+ * indexes, the spilled candidates, their annotations' names, the metadata
+ * rows, the program's name and the pids. */
 struct cpart {
 	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
-	int saw_non_m, pids_overflow;
+	uint64_t names_bytes, nmeta, prog_len;
+	int saw_non_m, pids_overflow, has_prog;
 	double min_ts, max_end;
 };
 
@@ -641,11 +739,16 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	struct cpart r;
 	cm_diag_slot quiet = {0}, *was = cm_diag_defer_swap(&quiet);
 	int ok = 1;
+	cm_buf prog = p->prog_name; /* kept: the part's buffer */
 	cm_hmap_free(p->pids);
 	free(p->dropped);
 	memset(p, 0, sizeof *p);
+	p->prog_name = prog;
+	p->prog_name.len = 0;
 	p->min_ts = INFINITY;
 	w->spill.len = 0;
+	w->names.len = 0;
+	w->meta.len = 0;
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
 	c->skip = 0;
@@ -677,9 +780,16 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.pids_overflow = p->pids_overflow;
 	r.min_ts = p->min_ts;
 	r.max_end = p->max_end;
+	r.names_bytes = w->names.len;
+	r.nmeta = w->meta.len / 24;
+	r.has_prog = p->has_prog;
+	r.prog_len = p->prog_name.len;
 	cm_buf_put(out, &r, sizeof r);
 	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
 	cm_buf_put(out, w->spill.p, w->spill.len);
+	cm_buf_put(out, w->names.p, w->names.len);
+	cm_buf_put(out, w->meta.p, w->meta.len);
+	cm_buf_put(out, p->prog_name.p, p->prog_name.len);
 	for (size_t i = 0; p->pids && i < cm_hmap_slots(p->pids); i++) {
 		const void *key;
 		if (cm_hmap_slot(p->pids, i, &key))
@@ -732,6 +842,20 @@ static int cfold(void *sctx, cm_buf *out)
 		p->n_ext_spill += r.n_spill;
 		q += CM_CAND_REC * r.n_spill;
 	}
+	if (r.names_bytes) {
+		if (!p->ann_names && !(p->ann_names = cm_temp_file("names")))
+			return -1;
+		if (fwrite(q, 1, r.names_bytes, p->ann_names) != r.names_bytes)
+			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		q += r.names_bytes;
+	}
+	for (uint64_t i = 0; i < r.nmeta; i++, q += 24)
+		put_meta(p, q);
+	if (r.has_prog && !p->has_prog) { /* the first batch's that has one */
+		p->has_prog = 1;
+		cm_buf_put(&p->prog_name, q, r.prog_len);
+	}
+	q += r.prog_len;
 	p->pids_overflow |= r.pids_overflow;
 	for (uint64_t i = 0; i < r.npids && !p->pids_overflow; i++, q += 8) {
 		if (!p->pids)
@@ -828,6 +952,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 		w[i].c.plan = &w[i].part;
 		w[i].c.sax.in = in;
 		w[i].c.spill_buf = &w[i].spill;
+		w[i].c.names_buf = &w[i].names;
+		w[i].c.meta_buf = &w[i].meta;
 		w[i].arena = cm_arena_new();
 		wctx[i] = &w[i];
 	}
@@ -838,6 +964,11 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	for (int i = 0; i < jobs; i++) {
 		cm_arena_free(w[i].arena);
 		cm_buf_free(&w[i].spill);
+		cm_buf_free(&w[i].names);
+		cm_buf_free(&w[i].meta);
+		cm_buf_free(&w[i].part.prog_name);
+		cm_buf_free(&w[i].c.name_text);
+		cm_buf_free(&w[i].c.argname_text);
 		cm_hmap_free(w[i].part.pids);
 		free(w[i].part.dropped);
 	}
@@ -869,6 +1000,13 @@ void cm_cpuplan_free(cm_cpuplan *plan)
 	if (plan->ext_spill)
 		fclose(plan->ext_spill);
 	plan->ext_spill = NULL;
+	if (plan->ann_names)
+		fclose(plan->ann_names);
+	plan->ann_names = NULL;
+	cm_hmap_free(plan->meta);
+	plan->meta = NULL;
+	cm_buf_free(&plan->prog_name);
+	plan->has_prog = 0;
 	if (plan->layout)
 		fclose(plan->layout);
 	plan->layout = NULL;

@@ -46,7 +46,31 @@ typedef struct cm_cpuplan {
 	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
 	int devprops;          /* CM_DEVPROPS_* */
 	cm_kin_devices devices; /* its devices, when a non-empty array */
+	/* The names of the user_annotation candidates (with the candidates,
+	 * when scanned without EXT), in their order among the candidates: a
+	 * 4-byte length (CM_ANN_NOT_STR: the name is not a string) and the
+	 * bytes.  A window of version 2 draws their GPU spans (opindex.h). */
+	FILE *ann_names;
+	/* The metadata rows the trace already has, for a window of version 2
+	 * (cm_gpu_write_metadata): (CM_META_*, pid, tid) as three int64 keys
+	 * of M events with an integer pid (and for a thread's, tid; a
+	 * process's key has tid 0).  meta_overflow: more than
+	 * CM_CPUSCAN_MAX_META, the set is incomplete. */
+	cm_hmap *meta;
+	int meta_overflow;
+	/* args.name of the first process_name of an integer pid, when it is
+	 * a string: the program's name, as Kineto names every process */
+	int has_prog;
+	cm_buf prog_name;
 } cm_cpuplan;
+
+/* cm_cpuplan.ann_names: the length of a name that is not a string. */
+#define CM_ANN_NOT_STR UINT32_MAX
+
+/* The kinds of metadata events in cm_cpuplan.meta. */
+enum { CM_META_PROCESS_NAME = 1, CM_META_PROCESS_LABELS, CM_META_PROCESS_SORT, CM_META_THREAD_NAME,
+       CM_META_THREAD_SORT };
+#define CM_CPUSCAN_MAX_META 65536
 
 /* cm_cpuplan.devprops: the trace has no "deviceProperties", has one that
  * lists no device (not an array, or an empty one), or has devices. */

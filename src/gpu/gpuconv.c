@@ -46,6 +46,8 @@ void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
 
 void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
 {
+	if (g->version >= 2)
+		return; /* its metadata names no API thread */
 	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
 		const int64_t *key;
 		if (cm_hmap_slot(g->threads, i, (const void **)&key))
@@ -99,6 +101,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_hmap_free(g->act_streams);
 	cm_hmap_free(g->device_rows);
 	cm_opindex_free(g->ops);
+	gpu_anns_free(g);
 	cm_hmap_free(g->evmap);
 	cm_hmap_free(g->waits);
 	cm_idmap_free(g->cext);
@@ -128,9 +131,19 @@ int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end
 	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
 }
 
-int cm_gpu_cpu_ops_done(cm_gpu *g) { return g->ops ? cm_opindex_build(g->ops) : 0; }
+int cm_gpu_cpu_ops_done(cm_gpu *g)
+{
+	return (g->ops ? cm_opindex_build(g->ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
+}
 
 void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+
+void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len)
+{
+	g->cmeta = meta;
+	g->prog = prog;
+	g->prog_len = len;
+}
 
 const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 {

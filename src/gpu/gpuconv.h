@@ -73,6 +73,11 @@ int cm_gpu_version(const cm_gpu *g);
  * then cm_gpu_cpu_ops_done once all have been added, before cm_gpu_plan.
  * 0, or -1 after a report. */
 int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext);
+/* Version 2: one user annotation of the CPU trace, a cm_cpuindex_ann_fn
+ * (NAME NULL: not a string), in trace order, for the gpu_user_annotation
+ * spans Kineto draws of them (gpuanns.c).  0, or -1 after a report. */
+int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext, const char *name,
+		       size_t len);
 int cm_gpu_cpu_ops_done(cm_gpu *g);
 /* The CPU trace's "deviceProperties", for the devices the window's
  * "device_properties" does not list (D must outlive the output). */
@@ -106,8 +111,20 @@ void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside);
  * internal).  Owned by G. */
 const cm_hmap *cm_gpu_processes(const cm_gpu *g);
 
+/* The CPU trace's metadata rows (cm_cpuplan.meta: (CM_META_*, pid, tid)
+ * keys; OVERFLOW: the set is incomplete) and its program's name (PROG,
+ * LEN bytes; NULL: none), for a window of version 2, whose metadata
+ * follows stock Kineto's (cm_gpu_write_metadata).  They must outlive the
+ * output. */
+void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len);
+
 /* ---- output ---- */
-/* The metadata events (process/thread names, labels, sort indexes). */
+/* The metadata events (process/thread names, labels, sort indexes): the
+ * reference's for a window of version 1; for version 2 as stock Kineto
+ * writes them: no row the CPU trace already names (one process_name a
+ * pid), processes named after the program, no names for API threads (the
+ * CPU trace names the threads of its operators) nor for the overhead
+ * rows. */
 int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
 /* The window's events, from the records, in window order: written by JOBS
  * worker threads (one with a repair stage, which counts what it moves).

@@ -84,10 +84,25 @@ struct cm_gpu {
 	cm_kin_devices wprops;  /* the window's "device_properties" */
 	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
 	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
+	const cm_hmap *cmeta;   /* the CPU trace's metadata rows (cm_gpu_set_cpu_meta), or NULL */
+	const char *prog;       /* its program's name, or NULL */
+	size_t prog_len;
 	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
 	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
 	uint64_t api_n;         /* ... and their number */
 	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
+	/* version >= 2: the CPU trace's user annotations, for Kineto's spans
+	 * of them (gpuanns.c): the index of their numbers, their table
+	 * (struct ann_rec) and names, in temporary files and then mapped */
+	cm_opindex *anns;
+	FILE *ann_tab, *ann_text;
+	uint64_t nanns, ann_text_len;
+	const struct ann_rec *ann_map;
+	const char *ann_text_map;
+	cm_pages *ann_map_pages, *ann_text_pages;
+	cm_idmap *cua;          /* correlation -> number + 1 of the annotation its call was made in */
+	cm_idmap *cspans;       /* annotation number -> struct span_slot */
+	cm_hmap *cspans_more;   /* (number, device, stream) -> struct span, beyond the first */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
@@ -170,6 +185,24 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
 int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
+/* The CPU trace's user annotations (gpuanns.c).  Once all are added:
+ * index them and map their table.  0, or -1 after a report. */
+int gpu_anns_build(cm_gpu *g);
+/* Before the plan, when there are annotations: the correlation table, over
+ * the ids [LO, HI] (COUNT of them), and the spans'.  0, or -1. */
+int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count);
+/* An API call of correlation CORR made on (PID, TID) over [TS, END] (trace
+ * us): the annotation it was made in, unless a CUSTOM1 record names one
+ * of the window's. */
+void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end);
+/* After the plan: the spans of the GPU work of those correlations, and
+ * their extent.  0, or -1. */
+int gpu_anns_spans(cm_gpu *g);
+/* Write them, with a comma in front of each.  0, or -1. */
+int gpu_anns_write(cm_gpu *g, cm_evout *eo);
+/* Free all of it (cm_gpu_free). */
+void gpu_anns_free(cm_gpu *g);
+
 /* Put the External id of every pair into g->ext (made by the caller), on
  * g->join_threads threads when it is an array.  0, or -1 after a report. */
 int gpu_link_ext(cm_gpu *g);

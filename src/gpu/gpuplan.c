@@ -199,12 +199,15 @@ static void api_operator(cm_gpu *g, const cm_gpurec *r)
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
 	int64_t tid, ext;
 	double ts, dur;
-	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX ||
-	    cm_idmap_get(g->cext, (int64_t)corr))
+	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX)
 		return;
 	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
 		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	/* and the user annotation it was made in, for Kineto's spans */
+	gpu_anns_call(g, (int64_t)corr, (int64_t)pid, tid, ts, ts + dur);
+	if (!g->ops || cm_idmap_get(g->cext, (int64_t)corr))
+		return;
 	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
 		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
 }
@@ -222,7 +225,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
-		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
+		if ((g->ops || g->cua) && g->cext && (r->flags & CM_REC_SPAN))
 			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
@@ -360,6 +363,11 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 			g->evmap = cm_hmap_new(16, sizeof(struct wait_info));
 		if (!g->waits)
 			g->waits = cm_hmap_new(8, sizeof(struct wait_info));
+		if (gpu_anns_tables(g, g->api_lo, g->api_hi, g->api_n) < 0) {
+			free(pp);
+			free(ctx);
+			return -1;
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		pp[i].g = g;
@@ -378,6 +386,8 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		return -1;
 	cm_hmap_free(g->evmap); /* the syncs have taken what they need */
 	g->evmap = NULL;
+	if (gpu_anns_spans(g) < 0)
+		return -1;
 	cm_gpu_plan_finish(g);
 	return 0;
 }

@@ -2,6 +2,7 @@
  * reference sorts them) and the gpu_user_annotation spans. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
+#include "cpu/cpuscan.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "exitcode.h"
@@ -56,6 +57,71 @@ static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int_a8 *firs
 	return cm_evout_meta(eo, name, ts, pid, cm_tid_export(tid), arg_key, arg_text, arg_int);
 }
 
+/* Whether a window of version 2 leaves the metadata event KIND
+ * (CM_META_*) of row (PID, TID) out: the CPU trace has one (stock Kineto
+ * names every row once; a CPU-only torch trace already names its process,
+ * the GPU processes 0 to 15, the threads of its operators and often the
+ * streams).  TID as the row's events export it. */
+static int cpu_has(const cm_gpu *g, int kind, cm_int pid, cm_int tid)
+{
+	int64_t key[3];
+	if (g->version < 2 || !g->cmeta || pid < INT64_MIN || pid > INT64_MAX)
+		return 0;
+	key[0] = kind;
+	key[1] = (int64_t)pid;
+	key[2] = kind >= CM_META_THREAD_NAME ? (int64_t)cm_tid_export(tid) : 0;
+	return cm_hmap_get(g->cmeta, key) != NULL;
+}
+
+/* A process's three events, each unless cpu_has: process_name (the
+ * reference's "python"; for a window of version 2 the program's name, as
+ * Kineto names every process, when the CPU trace has one), process_labels
+ * LABEL and process_sort_index SORT.  0 or -1. */
+static int process_rows(cm_evout *eo, cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, const char *label,
+			cm_int sort)
+{
+	char ts[48] = "0.0";
+	double d;
+	if (!cpu_has(g, CM_META_PROCESS_NAME, pid, 0)) {
+		if (g->version < 2 || !g->prog) {
+			if (meta(eo, "process_name", g, first_ns, pid, 0, "name", "python", 0))
+				return -1;
+		} else { /* cm_evout_meta's event, with a name of any bytes */
+			cm_buf *b = &eo->buf;
+			if (first_ns)
+				ts[cm_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
+			if (cm_evout_next(eo) < 0)
+				return -1;
+			cm_buf_lit(b, "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":");
+			cm_buf_puts(b, ts);
+			cm_buf_lit(b, ",\"pid\":");
+			cm_jw_int(b, pid);
+			cm_buf_lit(b, ",\"tid\":0,\"args\":{\"name\":");
+			cm_jw_string(b, g->prog, g->prog_len);
+			cm_buf_lit(b, "}}");
+		}
+	}
+	if (!cpu_has(g, CM_META_PROCESS_LABELS, pid, 0) &&
+	    meta(eo, "process_labels", g, first_ns, pid, 0, "labels", label, 0))
+		return -1;
+	if (!cpu_has(g, CM_META_PROCESS_SORT, pid, 0) &&
+	    meta(eo, "process_sort_index", g, first_ns, pid, 0, "sort_index", NULL, sort))
+		return -1;
+	return 0;
+}
+
+/* A thread row's thread_name NAME and thread_sort_index SORT, each unless
+ * cpu_has.  0 or -1. */
+static int thread_row(cm_evout *eo, cm_gpu *g, cm_int pid, cm_int tid, const char *name, cm_int sort)
+{
+	if (!cpu_has(g, CM_META_THREAD_NAME, pid, tid) && meta(eo, "thread_name", g, NULL, pid, tid, "name", name, 0))
+		return -1;
+	if (!cpu_has(g, CM_META_THREAD_SORT, pid, tid) &&
+	    meta(eo, "thread_sort_index", g, NULL, pid, tid, "sort_index", NULL, sort))
+		return -1;
+	return 0;
+}
+
 /* thread_name ("FMT" of the tid) and thread_sort_index events for the N
  * sorted (pid, tid) rows in KEYS.  0 or -1. */
 static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, const char *fmt)
@@ -64,8 +130,7 @@ static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, c
 	for (size_t i = 0; i < n; i++) {
 		int64_t pid = keys[2 * i], tid = keys[2 * i + 1];
 		snprintf(text, sizeof text, fmt, (long long)tid);
-		if (meta(eo, "thread_name", g, NULL, pid, tid, "name", text, 0) ||
-		    meta(eo, "thread_sort_index", g, NULL, pid, tid, "sort_index", NULL, tid))
+		if (thread_row(eo, g, pid, tid, text, tid))
 			return -1;
 	}
 	return 0;
@@ -82,23 +147,22 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct first_ts *f = cm_hmap_get(g->devices, &k[i]);
 		snprintf(text, sizeof text, "GPU %lld", (long long)k[i]);
-		rc = meta(eo, "process_name", g, &f->ns, k[i], 0, "name", "python", 0) ||
-		     meta(eo, "process_labels", g, &f->ns, k[i], 0, "labels", text, 0) ||
-		     meta(eo, "process_sort_index", g, &f->ns, k[i], 0, "sort_index", NULL,
-			  (cm_int)GPU_SORT_BASE + k[i]);
+		rc = process_rows(eo, g, &f->ns, k[i], text, (cm_int)GPU_SORT_BASE + k[i]);
 	}
 	free(k);
 	k = sorted_keys(g->procs, 1, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct first_ts *f = cm_hmap_get(g->procs, &k[i]);
-		rc = meta(eo, "process_name", g, &f->ns, k[i], 0, "name", "python", 0) ||
-		     meta(eo, "process_labels", g, &f->ns, k[i], 0, "labels", "CPU", 0) ||
-		     meta(eo, "process_sort_index", g, &f->ns, k[i], 0, "sort_index", NULL, k[i]);
+		rc = process_rows(eo, g, &f->ns, k[i], "CPU", k[i]);
 	}
 	free(k);
-	k = sorted_keys(g->threads, 2, &n);
-	rc = rc || thread_rows(eo, g, k, n, "thread %lld");
-	free(k);
+	/* the API threads: Kineto names none (only the threads of the CPU
+	 * trace's operators, which it names itself) */
+	if (g->version < 2) {
+		k = sorted_keys(g->threads, 2, &n);
+		rc = rc || thread_rows(eo, g, k, n, "thread %lld");
+		free(k);
+	}
 	k = sorted_keys(g->streams, 2, &n);
 	rc = rc || thread_rows(eo, g, k, n, "stream %lld ");
 	free(k);
@@ -107,11 +171,11 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	k = sorted_keys(g->device_rows, 1, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		snprintf(text, sizeof text, "Device %lld", (long long)k[i]);
-		rc = meta(eo, "thread_name", g, NULL, k[i], -1, "name", text, 0) ||
-		     meta(eo, "thread_sort_index", g, NULL, k[i], -1, "sort_index", NULL, -1);
+		rc = thread_row(eo, g, k[i], -1, text, -1);
 	}
 	free(k);
-	if (g->need_overhead && !rc)
+	/* the overhead rows: Kineto names them not */
+	if (g->need_overhead && !rc && g->version < 2)
 		rc = meta(eo, "process_name", g, NULL, OVERHEAD_PID, 0, "name", "python", 0) ||
 		     meta(eo, "process_labels", g, NULL, OVERHEAD_PID, 0, "labels", "Overhead", 0) ||
 		     meta(eo, "process_sort_index", g, NULL, OVERHEAD_PID, 0, "sort_index", NULL,
@@ -310,5 +374,6 @@ int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs)
 	cm_buf_free(&b);
 	free(ctx);
 	free(k);
-	return rc;
+	/* then the spans of the CPU trace's annotations (window version 2) */
+	return rc < 0 ? -1 : gpu_anns_write(g, eo);
 }

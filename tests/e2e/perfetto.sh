@@ -12,7 +12,9 @@
 # Traces: the bundled example; gen_trace pairs (PERFETTO_SEED, 2,000 ops, and
 # 500 ops with --edge-cases);
 # the real H200 pair (tests/fixtures); a window of format 2 (tests/fixtures,
-# kineto_*); a real CPU-only trace split with
+# kineto_*); issue 26's user annotations and metadata (kineto_ann_*: the
+# spans on their streams' rows, one name a process); a real CPU-only trace
+# split with
 # kineto_split and merged again; the real full trace repaired with -t.
 #
 # Needs node and the engine: TP_DIR, or $HOME/.cache/perfetto-tp, or npm to
@@ -46,6 +48,11 @@ q_flow="select 'flow' as tag, so.category, si.category, count(*),
 	sum(extract_arg(so.arg_set_id, 'args.correlation') = extract_arg(si.arg_set_id, 'args.correlation'))
 	from flow f join slice so on so.id = f.slice_out join slice si on si.id = f.slice_in
 	group by so.category, si.category"
+q_ann="select 'ann' as tag, p.pid, t.tid, s.name
+	from slice s join thread_track tt on s.track_id = tt.id join thread t using (utid)
+	left join process p using (upid) where s.category = 'gpu_user_annotation'"
+q_proc="select 'proc' as tag, pid, name, extract_arg(arg_set_id, 'process_sort_index_hint') from process
+	where pid is not null"
 
 # perfetto NAME TRACE [--summary S] [--map M]: load TRACE, then run the checks.
 perfetto() {
@@ -53,7 +60,7 @@ perfetto() {
 	shift 2
 	tcase "$name: loads in Perfetto, no error or data-loss stats, no unclosed slice"
 	rc=0
-	node "$tpjs" "$trace" "$q_stat" "$q_baddur" "$q_cat" "$q_api" "$q_flow" \
+	node "$tpjs" "$trace" "$q_stat" "$q_baddur" "$q_cat" "$q_api" "$q_flow" "$q_ann" "$q_proc" \
 		>"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
 	[ $rc -eq 0 ] || fail "$name: tp.mjs exit $rc: $(grep -v 'unsupported syscall\|QueryResult field 7\|^$' "$tmp/tp.err" | tail -3)"
 	check "$name" clean "$trace"
@@ -71,6 +78,11 @@ perfetto() {
 	esac
 	tcase "$name: ac2g flows from the API slice to the GPU slice of its correlation"
 	check "$name" flows "$trace"
+	case " $* " in *" --anns "*)
+		tcase "$name: gpu_user_annotation slices on their device's stream rows, one name a process"
+		check "$name" anns "$trace"
+		check "$name" procs "$trace"
+	esac
 }
 check() {
 	name=$1 what=$2 trace=$3
@@ -125,6 +137,13 @@ fi
 # device's row 1), their flows from the sync calls, Kineto's launch args.
 if merge k2 "$FIX/kineto_cpu.json" "$FIX/kineto_window.json"; then
 	perfetto "window format 2 (syncs, launch args)" "$tmp/k2.json"
+fi
+
+# Issue 26: Kineto's spans of the CPU trace's user annotations (nested, on two
+# devices and three streams, a worker's through the thread map) on the rows
+# of their streams, and each process named once, after the program.
+if merge ann "$FIX/kineto_ann_cpu.json" "$FIX/kineto_ann_window.json"; then
+	perfetto "window format 2, user annotations and metadata" "$tmp/ann.json" --anns
 fi
 
 # Another real run, CPU activities only: split it again into CPU base + window with

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare_kineto.py - a merged trace against stock Kineto for the same workload (issue 10).
+"""compare_kineto.py - a merged trace against stock Kineto for the same workload (issues 10, 26).
 
 Usage: compare_kineto.py STOCK MERGED [--stock-info INFO] [--merged-info INFO]
                          [--span NAME] [--all]
@@ -53,6 +53,22 @@ Checks (a failed one makes the exit status 1):
                   use (abs(int32(pthread_self))) nor on any row too large for
                   a thread id (other rows are reported); in stock they must
                   be on those bogus rows.
+  user_annotations (issue 26) the gpu_user_annotation spans, whole trace:
+                  per name, the same number of spans on the same (device,
+                  stream) rows, and the same arg keys.  A window's warm-up
+                  lies in no annotation of the CPU trace, so it adds none.
+  metadata        (issue 26) every process_name, process_labels,
+                  process_sort_index, thread_name and thread_sort_index
+                  event, as (name, pid, tid, args), ts aside: the same
+                  multiset in both (one process_name a pid, processes named
+                  after the program).  The runs' own ids are written as
+                  names first: the host pid "PID", the main thread "MAIN",
+                  worker i's gettid "Wi" and its Kineto row "Bi" (from the
+                  INFO files), in pids, tids, sort indexes and names.  The
+                  rows of a GPU process count only where the step's GPU work
+                  or syncs ran (a window's warm-up opens streams, such as
+                  the step's new side stream, that the profiled step never
+                  used); --all counts them all.
 cuda_driver events are reported, not checked.
 
 Prints one JSON line of figures on stdout and a readable report on stderr.
@@ -465,6 +481,98 @@ def check_device_props(st, ours, rep):
             rep.fail("device_props", f"deviceProperties keys absent in ours: {sorted(ks - ko)}")
 
 
+def check_user_annotations(st, ours, rep):
+    """gpu_user_annotation spans per name: count, (device, stream) rows, arg keys."""
+    def spans(t):
+        by = defaultdict(list)
+        keys = defaultdict(set)
+        for e in t.doc["traceEvents"]:
+            if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation":
+                by[e.get("name")].append((e.get("pid"), e.get("tid")))
+                keys[e.get("name")] |= set(e.get("args", {}))
+        return {n: sorted(v, key=repr) for n, v in by.items()}, keys
+    (ss, sk), (so, ok) = spans(st), spans(ours)
+    rep.fig["user_annotations"] = {
+        "stock": {n: {"spans": len(v), "rows": [list(r) for r in v]} for n, v in ss.items()},
+        "ours": {n: {"spans": len(v), "rows": [list(r) for r in v]} for n, v in so.items()}}
+    rep.note(f"gpu_user_annotation spans (name: (device, stream) rows): stock {ss}; ours {so}")
+    for n in sorted(set(ss) | set(so), key=repr):
+        a, b = ss.get(n, []), so.get(n, [])
+        if a != b:
+            rep.fail("user_annotations", f"{short(str(n), 50)}: stock {len(a)} spans on {a}, ours {len(b)} on {b}")
+        elif sk[n] != ok[n]:
+            rep.fail("user_annotations", f"{short(str(n), 50)}: arg keys stock {sorted(sk[n])}, ours {sorted(ok[n])}")
+    if not ss:
+        rep.note("  (stock has no gpu_user_annotation span)")
+
+
+META_NAMES = ("process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index")
+
+
+def id_names(t, info):
+    """The run's own ids -> names, for a comparison across two runs."""
+    names = {}
+    if t.host_pid is not None:
+        names[t.host_pid] = "PID"
+    if info:
+        names[info["pid"]] = "PID"
+        names[info["main"]["gettid"]] = "MAIN"
+        for i, w in enumerate(info["workers"]):
+            names[w["gettid"]] = f"W{i}"
+            names.setdefault(sanitize_tid(w["ident_i32"]), f"B{i}")
+    return names
+
+
+def check_metadata(st, ours, si, oi, rep, use_all=False):
+    """Every row-naming metadata event as (name, pid, tid, args), ids named."""
+    import re
+    left_out = {}
+
+    def events(t, info):
+        names = id_names(t, info)
+        word = re.compile(r"-?\d+")
+        gpu_pids = {e.get("pid") for cat in GPU_CATS for e in t.gpu[cat]} | {e.get("pid") for e in t.sync}
+        step_rows = {(e.get("pid"), e.get("tid")) for cat in GPU_CATS for e in t.gpu[cat]} | \
+            {(e.get("pid"), e.get("tid")) for e in t.sync}
+        left_out[t.label] = 0
+
+        def sub(v):
+            if isinstance(v, bool) or not isinstance(v, (int, str)):
+                return v
+            if isinstance(v, int):
+                return names.get(v, v)
+            return word.sub(lambda m: names.get(int(m.group()), m.group()), v)
+        c = Counter()
+        for e in t.doc["traceEvents"]:
+            if e.get("ph") == "M" and e.get("name") in META_NAMES:
+                if not use_all and e["name"].startswith("thread_") and e.get("pid") in gpu_pids and \
+                        (e.get("pid"), e.get("tid")) not in step_rows:
+                    left_out[t.label] += 1
+                    continue
+                args = {k: sub(v) for k, v in sorted(e.get("args", {}).items())}
+                c[json.dumps([e["name"], sub(e.get("pid")), sub(e.get("tid")), args])] += 1
+        return c
+    cs, co = events(st, si), events(ours, oi)
+    only_s, only_o = cs - co, co - cs
+    per_pid = Counter(json.loads(k)[1] for k, n in co.items() if json.loads(k)[0] == "process_name"
+                      for _ in range(n))
+    rep.fig["metadata"] = {"stock": sum(cs.values()), "ours": sum(co.values()),
+                           "gpu_rows_outside_step": left_out,
+                           "stock_only": sum(only_s.values()), "ours_only": sum(only_o.values()),
+                           "pids_named_twice": sorted((str(p) for p, n in per_pid.items() if n > 1))}
+    rep.note(f"metadata events: stock {sum(cs.values())}, ours {sum(co.values())}; "
+             f"stock only {sum(only_s.values())}, ours only {sum(only_o.values())} "
+             f"(GPU rows with no GPU work of the step, left out: {left_out})")
+    for k in sorted(only_s)[:6]:
+        rep.note(f"  stock only: {k} x{only_s[k]}")
+    for k in sorted(only_o)[:6]:
+        rep.note(f"  ours only:  {k} x{only_o[k]}")
+    if only_s or only_o:
+        rep.fail("metadata", f"{sum(only_s.values())} events only in stock, {sum(only_o.values())} only in ours")
+    if rep.fig["metadata"]["pids_named_twice"]:
+        rep.fail("metadata", f"process_name twice for {rep.fig['metadata']['pids_named_twice']}")
+
+
 def check_threads(st, ours, si, oi, rep):
     """Rows of the CUDA API events per the thread maps SI (stock run), OI (ours)."""
     def rows(t, info):
@@ -523,6 +631,8 @@ def main():
     check_flows(st, ours, rep)
     check_driver(st, ours, rep)
     check_device_props(st, ours, rep)
+    check_user_annotations(st, ours, rep)
+    check_metadata(st, ours, si, oi, rep, a.all)
     if si and oi:
         check_threads(st, ours, si, oi, rep)
     else:

@@ -11,7 +11,10 @@ ATen may fill with a kernel rather than a memset), an explicit
 torch.cuda.synchronize, an event recorded on one stream, waited on by
 another (wait_event) and synchronized on, a stream synchronize, a CUDA graph
 (captured before profiling) replayed three times, and two ThreadPoolExecutor
-workers doing matmuls, convolutions and copies on their own streams.
+workers doing matmuls, convolutions and copies on their own streams.  Two
+user annotations nest inside step_main (issue 26: Kineto's gpu_user_annotation
+spans belong to the innermost one): "copies" around the copies and memsets,
+"side_stream" around the work on the second stream.
 
 Everything runs once unprofiled first, so that lazy initialisation (cuBLAS
 and cuDNN handles per thread, the allocator's pool, the graph's capture)
@@ -156,25 +159,26 @@ def step(pool, graph, res):
     w1 = torch.randn(32, 16, 3, 3, device=dev)
     w2 = torch.randn(32, 32, 1, 1, device=dev)
     c = F.conv2d(F.relu(F.conv2d(img, w1, padding=1)), w2)
-    # copies: H2D pageable and pinned, D2H pageable and pinned, D2D
-    host_pg = torch.randn(1 << 20)
-    host_pin = torch.randn(1 << 20).pin_memory()
-    d1 = host_pg.to(dev)
-    d2 = host_pin.to(dev, non_blocking=True)
-    d3 = d1.clone()
-    back_pg = d2.cpu()
-    back_pin = torch.empty(1 << 20, pin_memory=True)
-    back_pin.copy_(d3, non_blocking=True)
-    # memsets
-    z1 = torch.zeros(1 << 20, device=dev)
-    d3.zero_()
-    buf = torch.empty(1 << 20, device=dev)
-    res["memset_via_cudart"] = cudart_memset(buf)
+    with record_function("copies"):
+        # copies: H2D pageable and pinned, D2H pageable and pinned, D2D
+        host_pg = torch.randn(1 << 20)
+        host_pin = torch.randn(1 << 20).pin_memory()
+        d1 = host_pg.to(dev)
+        d2 = host_pin.to(dev, non_blocking=True)
+        d3 = d1.clone()
+        back_pg = d2.cpu()
+        back_pin = torch.empty(1 << 20, pin_memory=True)
+        back_pin.copy_(d3, non_blocking=True)
+        # memsets
+        z1 = torch.zeros(1 << 20, device=dev)
+        d3.zero_()
+        buf = torch.empty(1 << 20, device=dev)
+        res["memset_via_cudart"] = cudart_memset(buf)
     # event record on the current stream, wait_event on s2, event synchronize
     ev = torch.cuda.Event()
     ev.record()
     s2.wait_event(ev)
-    with torch.cuda.stream(s2):
+    with record_function("side_stream"), torch.cuda.stream(s2):
         e = c.sum() + z1.sum() + buf.sum()
     ev2 = torch.cuda.Event()
     ev2.record(s2)

@@ -228,7 +228,8 @@ fi
 if [ "$MODE" = all ] || [ "$MODE" = kineto ]; then
 # 9. Kineto parity (issue 10): one workload run twice, under stock
 # torch.profiler(CPU, CUDA) and under torch.profiler(CPU) + cuptirec merged by
-# cuptimerge; the merged trace must carry what stock Kineto writes
+# cuptimerge; the merged trace must carry what stock Kineto writes (and,
+# issue 26, its gpu_user_annotation spans and process/thread metadata)
 log "kineto parity: stock torch.profiler(CPU, CUDA) against cuptirec + cuptimerge"
 $T python3 "$HERE/kineto_workload.py" "$W/kstock.json" "$W/kstock_info.json" --profile full > "$W/ks.out" 2>&1
 rc=$?; cat "$W/ks.out" >> "$LOG"

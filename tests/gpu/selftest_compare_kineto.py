@@ -134,9 +134,33 @@ def f_no_start_flows(d):
                         if not (e.get("ph") == "s" and e.get("cat") == "ac2g")]
 
 
+def f_no_user_spans(d):
+    """What the merge wrote before issue 26: no gpu_user_annotation span."""
+    d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") != "gpu_user_annotation"]
+
+
+def f_user_span_stream(d):
+    spans = of_cat(d, "gpu_user_annotation")
+    spans[0]["tid"] = spans[0]["tid"] + 1000
+
+
+def f_gpu_named_python(d, info):
+    """The reference's second process_name of GPU 0, "python" (before issue 26)."""
+    d["traceEvents"].insert(0, {"ph": "M", "name": "process_name", "ts": 0.0, "pid": 0, "tid": 0,
+                                "args": {"name": "python"}})
+
+
+def f_api_thread_named(d, info):
+    """The reference's "thread N" row of a worker's API thread (before issue 26)."""
+    w = info["workers"][0]["gettid"]
+    d["traceEvents"].insert(0, {"ph": "M", "name": "thread_name", "ts": 0.0, "pid": info["pid"], "tid": w,
+                                "args": {"name": f"thread {w}"}})
+
+
 def warmup_copy(d):
     """d plus a copy of every launch and its GPU events 1 s before the
-    profiled step, with fresh correlations: what a cuptirec window adds (the
+    profiled step, with fresh correlations, those of stream 7 on a stream of
+    their own with its metadata rows: what a cuptirec window adds (the
     unprofiled warm-up).  The span filter must leave them out."""
     ev = d["traceEvents"]
     xs = [e for e in ev if e.get("ph") == "X"]
@@ -149,8 +173,13 @@ def warmup_copy(d):
             c = copy.deepcopy(e)
             c["ts"] = e["ts"] - 1e6
             c["args"]["correlation"] += top
+            if c.get("cat") != "cuda_runtime" and c.get("cat") != "cuda_driver" and c.get("tid") == 7:
+                c["tid"] = 9999     # a stream only the warm-up used, named as the merge names it
             add.append(c)
     ev.extend(add)
+    ev[:0] = [{"ph": "M", "name": "thread_name", "ts": 0.0, "pid": 0, "tid": 9999, "args": {"name": "stream 9999 "}},
+              {"ph": "M", "name": "thread_sort_index", "ts": 0.0, "pid": 0, "tid": 9999,
+               "args": {"sort_index": 9999}}]
     return len(rt)
 
 
@@ -171,6 +200,10 @@ FAULTS = [
     ("no_deviceProperties", "device_props", f_no_devprops),
     ("worker_on_bogus_row", "threads", f_worker_bogus),
     ("graph_kernel_relinked", "graph", f_graph),
+    ("no_gpu_user_annotation", "user_annotations", f_no_user_spans),
+    ("user_annotation_other_stream", "user_annotations", f_user_span_stream),
+    ("gpu_process_named_python", "metadata", f_gpu_named_python),
+    ("api_thread_named", "metadata", f_api_thread_named),
 ]
 
 

@@ -140,7 +140,7 @@ static void check_apply(size_t n, int64_t range, int mostly_up, int nthreads, in
 	struct model m;
 	run_model(&m, c, n, range);
 	write_cands(&plan, c, n);
-	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, NULL, NULL, jobs), 0);
+	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, NULL, NULL, NULL, jobs), 0);
 	ck_assert_ptr_null(plan.ext_spill); /* read and closed */
 	ck_assert_uint_eq(plan.indexed, m.found);
 	ck_assert_uint_eq(plan.ext_threads.n, m.nthreads);
@@ -234,7 +234,7 @@ START_TEST(first_bad_reported)
 	cm_input *in = cm_input_open(check_tmpfile("{}"), 0);
 	ck_assert_ptr_nonnull(in);
 	cm_diag_defer(&slot);
-	ck_assert_int_eq(cm_cpuindex_apply(in, &plan, ext, NULL, NULL, jobs[_i]), -1);
+	ck_assert_int_eq(cm_cpuindex_apply(in, &plan, ext, NULL, NULL, NULL, jobs[_i]), -1);
 	cm_diag_defer(NULL);
 	cm_input_close(in);
 	ck_assert_ptr_nonnull(slot.line);
@@ -282,7 +282,7 @@ START_TEST(ops_in_order)
 			c[i].flags |= CM_CAND_BAD;
 	run_model(&m, c, n, range);
 	write_cands(&plan, c, n);
-	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, note_op, &o, 8), 0);
+	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, note_op, NULL, &o, 8), 0);
 	ck_assert(o.in_order);
 	while (o.at < n && c[o.at].flags != CM_CAND_CPU_OP)
 		o.at++;
@@ -290,6 +290,100 @@ START_TEST(ops_in_order)
 	ck_assert_uint_eq(plan.indexed, m.found);
 	ck_assert_uint_eq(plan.ext_threads.n, m.nthreads);
 	free_model(&m);
+	cm_cpuplan_free(&plan);
+	cm_idmap_free(ext);
+	free(c);
+}
+END_TEST
+
+/* With an annotation callback too, every user_annotation candidate whose
+ * pid and tid fit goes to it, in trace order, with its name from the names
+ * file (one record a user_annotation candidate, bad ones included: they are
+ * read past): a string, an empty one, or NULL for one that is not a string;
+ * the operators still go to theirs. */
+struct anns_seen {
+	const struct cand *c;
+	size_t n, at;
+	int in_order;
+	uint64_t nulls, empties, ops;
+};
+
+static int note_ann(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext, const char *name,
+		    size_t len)
+{
+	struct anns_seen *o = ctx;
+	char want[32];
+	while (o->at < o->n && (o->c[o->at].flags & (CM_CAND_CPU_OP | CM_CAND_BAD)))
+		o->at++;
+	if (o->at == o->n || o->c[o->at].pid != pid || o->c[o->at].tid != tid || o->c[o->at].ts != ts ||
+	    o->c[o->at].end != end || o->c[o->at].id != ext)
+		o->in_order = 0;
+	/* the names written below: by the candidate's index */
+	if (o->at % 5 == 0) {
+		o->nulls += !name;
+		if (name)
+			o->in_order = 0;
+	} else if (o->at % 5 == 1) {
+		o->empties += name && len == 0;
+		if (!name || len)
+			o->in_order = 0;
+	} else {
+		snprintf(want, sizeof want, "ann %zu", o->at);
+		if (!name || len != strlen(want) || memcmp(name, want, len))
+			o->in_order = 0;
+	}
+	o->at++;
+	return 0;
+}
+
+static int count_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
+{
+	(void)pid, (void)tid, (void)ts, (void)end, (void)ext;
+	((struct anns_seen *)ctx)->ops++;
+	return 0;
+}
+
+START_TEST(anns_in_order)
+{
+	const size_t n = 20000;
+	const int64_t range = 30000;
+	struct cand *c = make_cands(n, range, 0, 4, 777ull);
+	cm_idmap *ext = make_ext(range);
+	cm_cpuplan plan;
+	struct anns_seen o = {c, n, 0, 1, 0, 0, 0};
+	uint64_t want_ops = 0, want_nulls = 0, want_empties = 0;
+	for (size_t i = 0; i < n; i += 101) /* bad ones of unlinked ids: read past */
+		if (!linked(c[i].id))
+			c[i].flags |= CM_CAND_BAD;
+	write_cands(&plan, c, n);
+	plan.ann_names = tmpfile();
+	ck_assert_ptr_nonnull(plan.ann_names);
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		uint32_t len;
+		if (c[i].flags & CM_CAND_CPU_OP) {
+			want_ops += !(c[i].flags & CM_CAND_BAD);
+			continue;
+		}
+		snprintf(name, sizeof name, "ann %zu", i);
+		len = i % 5 == 0 ? CM_ANN_NOT_STR : i % 5 == 1 ? 0 : (uint32_t)strlen(name);
+		if (!(c[i].flags & CM_CAND_BAD)) {
+			want_nulls += i % 5 == 0;
+			want_empties += i % 5 == 1;
+		}
+		ck_assert_uint_eq(fwrite(&len, 4, 1, plan.ann_names), 1);
+		if (len != CM_ANN_NOT_STR && len)
+			ck_assert_uint_eq(fwrite(name, 1, len, plan.ann_names), len);
+	}
+	ck_assert_int_eq(cm_cpuindex_apply(NULL, &plan, ext, count_op, note_ann, &o, 4), 0);
+	ck_assert(o.in_order);
+	while (o.at < n && (c[o.at].flags & (CM_CAND_CPU_OP | CM_CAND_BAD)))
+		o.at++;
+	ck_assert_uint_eq(o.at, n); /* none left over */
+	ck_assert_uint_eq(o.ops, want_ops);
+	ck_assert_uint_eq(o.nulls, want_nulls);
+	ck_assert_uint_eq(o.empties, want_empties);
+	ck_assert_ptr_null(plan.ann_names); /* read and closed */
 	cm_cpuplan_free(&plan);
 	cm_idmap_free(ext);
 	free(c);
@@ -340,6 +434,7 @@ static Suite *cpuindex_suite(void)
 	tcase_add_test(tc, few_candidates);
 	tcase_add_loop_test(tc, first_bad_reported, 0, 2);
 	tcase_add_test(tc, ops_in_order);
+	tcase_add_test(tc, anns_in_order);
 	tcase_add_test(tc, slices_cover_table);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,359 @@
+/* gpuanns.c - the CPU trace's user annotations and the gpu_user_annotation
+ * spans Kineto draws of them (a window of version 2).
+ *
+ * Kineto's rule (libkineto GenericActivityProfiler.cpp, handleGpuActivity
+ * and GpuUserEventMap): torch pushes the id of every user-scope
+ * record_function (a "user_annotation" of the CPU trace) to CUPTI as an
+ * external correlation of kind CUSTOM1, so a CUDA call is tied to the
+ * innermost user annotation open on its thread; each kernel, copy and set
+ * of the call's correlation id widens one span per (annotation, device,
+ * stream), from the first one's start to the last one's end, named after
+ * the annotation, on the device's process and the stream's row, with the
+ * args {"External id": the annotation's id}, no flow, and drawn 1 ns
+ * earlier and 2 ns longer.  Under a separate collector torch pushes
+ * nothing, so the annotation is found here as the operators are for the
+ * External ids (opindex.h): the innermost user_annotation of the CPU trace
+ * on the call's thread whose span encloses the call's.
+ *
+ * The annotations are numbered in trace order; the index holds their
+ * numbers, a table in a temporary file their ids and names (the names in a
+ * second one), both mapped once all are in, their pages watched with the
+ * id tables'.  A correlation's annotation (cua) is found when the plan
+ * meets its API call; the spans are noted in a walk of the records after
+ * the plan's, since a kernel may come before its call in the window. */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "base/diag.h"
+#include "base/opool.h"
+#include "exitcode.h"
+#include "io/tmpfile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* An annotation of the table: its External id, and its name's bytes in
+ * the names file (LEN -1: the name is not a string, so it draws no span). */
+struct ann_rec {
+	int64_t ext, off, len;
+};
+
+/* Report a failed write of a temporary file; -1. */
+static int write_error(void)
+{
+	return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+}
+
+int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext, const char *name,
+		       size_t len)
+{
+	cm_gpu *g = ctx;
+	struct ann_rec rec = {ext, (int64_t)g->ann_text_len, name ? (int64_t)len : -1};
+	if (!g->anns) {
+		g->anns = cm_opindex_new(g->budget / 4); /* fewer than the operators */
+		if (!(g->ann_tab = cm_temp_file("annotations")) || !(g->ann_text = cm_temp_file("annotations")))
+			return -1;
+	}
+	if (cm_opindex_add(g->anns, pid, tid, ts, end, (int64_t)g->nanns) < 0)
+		return -1;
+	if (fwrite(&rec, sizeof rec, 1, g->ann_tab) != 1 || (name && len && fwrite(name, 1, len, g->ann_text) != len))
+		return write_error();
+	g->nanns++;
+	if (name)
+		g->ann_text_len += len;
+	return 0;
+}
+
+/* Map F's first SIZE bytes read-only, watched against the budget.  0, or
+ * -1 after a report. */
+static int map_file(FILE *f, size_t size, const void **map, cm_pages **pages)
+{
+	void *p;
+	if (!size)
+		return 0;
+	if (fflush(f) != 0)
+		return write_error();
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fileno(f), 0);
+	if (p == MAP_FAILED)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno)), -1;
+	*map = p;
+	*pages = cm_pages_watch(p, size);
+	return 0;
+}
+
+int gpu_anns_build(cm_gpu *g)
+{
+	if (!g->anns)
+		return 0;
+	if (cm_opindex_build(g->anns) < 0 ||
+	    map_file(g->ann_tab, g->nanns * sizeof(struct ann_rec), (const void **)&g->ann_map, &g->ann_map_pages) < 0 ||
+	    map_file(g->ann_text, g->ann_text_len, (const void **)&g->ann_text_map, &g->ann_text_pages) < 0)
+		return -1;
+	return 0;
+}
+
+void gpu_anns_free(cm_gpu *g)
+{
+	cm_pages_unwatch(g->ann_map_pages);
+	cm_pages_unwatch(g->ann_text_pages);
+	if (g->ann_map)
+		munmap((void *)g->ann_map, g->nanns * sizeof(struct ann_rec));
+	if (g->ann_text_map)
+		munmap((void *)g->ann_text_map, g->ann_text_len);
+	if (g->ann_tab)
+		fclose(g->ann_tab);
+	if (g->ann_text)
+		fclose(g->ann_text);
+	cm_opindex_free(g->anns);
+	cm_idmap_free(g->cua);
+	cm_idmap_free(g->cspans);
+	cm_hmap_free(g->cspans_more);
+}
+
+/* Annotation K's record, its page touched. */
+static const struct ann_rec *ann_at(const cm_gpu *g, int64_t k)
+{
+	const struct ann_rec *a = &g->ann_map[k];
+	cm_pages_touch(g->ann_map_pages, a);
+	return a;
+}
+
+/* Annotation K's name (*LEN bytes), or NULL when it is not a string. */
+static const char *ann_name(const cm_gpu *g, int64_t k, size_t *len)
+{
+	const struct ann_rec *a = ann_at(g, k);
+	const char *name;
+	if (a->len < 0)
+		return NULL;
+	*len = (size_t)a->len;
+	if (!a->len)
+		return "";
+	name = g->ann_text_map + a->off;
+	cm_pages_touch(g->ann_text_pages, name);
+	cm_pages_touch(g->ann_text_pages, name + a->len - 1);
+	return name;
+}
+
+int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count)
+{
+	if (!g->anns || !cm_opindex_count(g->anns) || g->cua || !count || hi < lo)
+		return 0;
+	if (!(g->cua = cm_idmap_new(8, lo, hi, count, g->budget)) ||
+	    !(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
+		return -1;
+	g->cspans_more = cm_hmap_new(24, sizeof(struct span));
+	return 0;
+}
+
+void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end)
+{
+	int64_t k;
+	if (!g->cua || cm_idmap_get(g->uext, corr)) /* the window's own annotation stands */
+		return;
+	if (cm_opindex_find(g->anns, pid, tid, ts, end, &k))
+		*(int64_t *)cm_idmap_put(g->cua, corr, NULL) = k + 1;
+}
+
+/* Widen the span of annotation K on (DEV, STREAM) to [START, END]. */
+static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int start, cm_int end)
+{
+	int created;
+	struct span_slot *ss = cm_idmap_put(g->cspans, k, &created);
+	if (created || (ss->dev == dev && ss->stream == stream)) {
+		if (created) {
+			ss->dev = dev;
+			ss->stream = stream;
+			ss->start = start;
+			ss->end = end;
+		}
+		ss->start = start < ss->start ? start : ss->start;
+		ss->end = end > ss->end ? end : ss->end;
+	} else {
+		int64_t key[3] = {k, dev, stream};
+		struct span *sp = cm_hmap_put(g->cspans_more, key, &created);
+		if (created || start < sp->start)
+			sp->start = start;
+		if (created || end > sp->end)
+			sp->end = end;
+	}
+}
+
+/* The pool's work: the spans of a block of records (one worker: the
+ * tables are written in place). */
+static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	cm_gpu *g = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	(void)out;
+	while (p < end) {
+		const int64_t *k;
+		cm_int corr;
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+		if (r.kind != CM_REC_KERNEL && r.kind != CM_REC_MEMCPY && r.kind != CM_REC_MEMSET)
+			continue;
+		corr = r.v[CM_RG_CORR];
+		if (corr < INT64_MIN || corr > INT64_MAX || !(k = cm_idmap_get(g->cua, (int64_t)corr)))
+			continue;
+		cspan_note(g, *k - 1, (int64_t)r.v[CM_RG_DEV], (int64_t)r.v[CM_RG_STREAM], r.v[CM_RG_START],
+			   r.v[CM_RG_END]);
+	}
+	return 0;
+}
+
+/* The pool's sink: nothing to fold (the worker wrote the tables). */
+static int spans_fold(void *sctx, cm_buf *out)
+{
+	(void)sctx;
+	(void)out;
+	return 0;
+}
+
+/* Kineto's ts and dur of a span, in us: its start 1 ns earlier, its
+ * length 2 ns longer (output_json.cpp), each converted once, as the
+ * window's own times are. */
+static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
+{
+	*ts = cm_py_max(cm_us_of_ns(sp->start - 1 - g->base_ns), 0.0);
+	*dur = cm_us_of_ns((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
+}
+
+/* The extent of one span of annotation K, when its name is a string
+ * (else it is not drawn). */
+static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
+{
+	double ts, dur;
+	size_t len;
+	if (!ann_name(g, k, &len))
+		return;
+	cspan_times(g, sp, &ts, &dur);
+	gpu_extent(g, ts, dur);
+}
+
+/* cspan_extent of an annotation's first span (a cm_idmap_each callback). */
+static void cslot_extent(void *ctx, int64_t k, void *val)
+{
+	const struct span_slot *ss = val;
+	struct span sp = {ss->start, ss->end};
+	cspan_extent(ctx, k, &sp);
+}
+
+int gpu_anns_spans(cm_gpu *g)
+{
+	void *ctx[1] = {g};
+	cm_opool *pool;
+	int rc;
+	if (!g->cua || !cm_idmap_count(g->cua))
+		return 0;
+	pool = cm_opool_new(1, 0, spans_block, ctx, spans_fold, g);
+	rc = gpu_feed_pool(g, pool);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	if (rc < 0)
+		return -1;
+	cm_idmap_each(g->cspans, cslot_extent, g);
+	for (size_t i = 0; i < cm_hmap_slots(g->cspans_more); i++) {
+		const int64_t *key;
+		const struct span *sp = cm_hmap_slot(g->cspans_more, i, (const void **)&key);
+		if (sp)
+			cspan_extent(g, key[0], sp);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- output */
+
+/* Writing the spans: annotations in increasing number, each one's spans by
+ * (device, stream), the sorted keys of cspans_more walked alongside. */
+struct cspan_walk {
+	cm_gpu *g;
+	cm_evout *eo;
+	cm_buf b;
+	const int64_t *more; /* the sorted (number, dev, stream) keys of cspans_more */
+	size_t nmore, at;
+};
+
+/* (number, device, stream) keys in increasing order (qsort). */
+static int key_cmp(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+	for (int i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/* One span, with a comma in front. */
+static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct span *sp)
+{
+	double ts, dur;
+	size_t len;
+	const char *name = ann_name(w->g, k, &len);
+	if (!name)
+		return;
+	cspan_times(w->g, sp, &ts, &dur);
+	cm_buf_putc(&w->b, ',');
+	gpu_x_head(&w->b, "gpu_user_annotation", name, len, dev, stream);
+	cm_buf_lit(&w->b, ",\"ts\":");
+	cm_jw_double(&w->b, ts);
+	cm_buf_lit(&w->b, ",\"dur\":");
+	cm_jw_double(&w->b, dur);
+	cm_buf_lit(&w->b, ",\"args\":{\"External id\":");
+	cm_jw_int(&w->b, ann_at(w->g, k)->ext);
+	cm_buf_lit(&w->b, "}}");
+}
+
+/* An annotation's spans by (device, stream): its slot's and those of
+ * cspans_more, merged. */
+static int write_cslot(void *ctx, int64_t k, void *val)
+{
+	struct cspan_walk *w = ctx;
+	const struct span_slot *ss = val;
+	int64_t first[3] = {k, ss->dev, ss->stream};
+	struct span sp = {ss->start, ss->end};
+	int first_done = 0;
+	while (w->at < w->nmore && w->more[3 * w->at] <= k) {
+		const int64_t *key = &w->more[3 * w->at];
+		if (key[0] == k && !first_done && key_cmp(first, key) < 0) {
+			write_cspan(w, k, ss->dev, ss->stream, &sp);
+			first_done = 1;
+		}
+		write_cspan(w, key[0], key[1], key[2], cm_hmap_get(w->g->cspans_more, key));
+		w->at++;
+	}
+	if (!first_done)
+		write_cspan(w, k, ss->dev, ss->stream, &sp);
+	if (w->b.len >= (64u << 10)) {
+		if (gpu_write_rendered(w->eo, &w->b) < 0)
+			return -1;
+		w->b.len = 0;
+	}
+	return 0;
+}
+
+int gpu_anns_write(cm_gpu *g, cm_evout *eo)
+{
+	struct cspan_walk w = {g, eo, {0}, NULL, 0, 0};
+	int64_t *keys;
+	size_t n = 0;
+	int rc;
+	if (!g->cspans || !cm_idmap_count(g->cspans))
+		return 0;
+	keys = cm_xmalloc((cm_hmap_count(g->cspans_more) + 1) * 24);
+	for (size_t i = 0; i < cm_hmap_slots(g->cspans_more); i++) {
+		const void *key;
+		if (cm_hmap_slot(g->cspans_more, i, &key))
+			memcpy(keys + 3 * n++, key, 24);
+	}
+	qsort(keys, n, 24, key_cmp);
+	w.more = keys;
+	w.nmore = n;
+	rc = cm_idmap_each_sorted(g->cspans, write_cslot, &w);
+	if (rc == 0 && w.b.len)
+		rc = gpu_write_rendered(eo, &w.b);
+	cm_buf_free(&w.b);
+	free(keys);
+	return rc < 0 ? -1 : 0;
+}
