@@ -349,7 +349,8 @@ static int prepare(struct merge *m)
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
-	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu))
+	if (w1_rc < 0 || m->c1_rc < 0 || cm_gpu_check_ids(m->gpu, m->plan.ext_signs) < 0 ||
+	    !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),

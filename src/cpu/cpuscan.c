@@ -8,6 +8,7 @@
  * profiler span events the merge re-makes. */
 #include "config.h"
 #include "cpu/cpuscan.h"
+#include "base/ids.h"
 #include "cpu/cpuindex.h"
 #include "base/diag.h"
 #include "exitcode.h"
@@ -280,11 +281,14 @@ static int event_done(struct cscan *c)
 		if (c->ext_id.int_rc == CM_PY_OVERFLOW)
 			return fail(c, "traceEvents[%llu]: \"External id\" is infinite or beyond 128 bits",
 				    (unsigned long long)index);
+		int64_t id;
+		unsigned signs = 0;
+		/* an id in [2^63, 2^64) is CUPTI's uint64: a key like the window's (base/ids.h) */
 		if (c->ext_id.int_rc == CM_PY_OK && (c->ext_id.type == CM_J_NUM || c->ext_id.type == CM_J_STR ||
 						    c->ext_id.type == CM_J_TRUE || c->ext_id.type == CM_J_FALSE) &&
-		    c->ext_id.i >= INT64_MIN && c->ext_id.i <= INT64_MAX) {
-			int64_t id = (int64_t)c->ext_id.i;
+		    cm_id_key(c->ext_id.i, &id, &signs)) {
 			struct cm_ext_thread *t;
+			p->ext_signs |= signs; /* the scan's or a worker's own plan */
 			if (!c->ext) { /* the window is still being read: note it for later */
 				if (!spill(c, id, index))
 					return 0;
@@ -630,6 +634,7 @@ struct cworker {
 struct cpart {
 	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
 	int saw_non_m, pids_overflow;
+	unsigned ext_signs;
 	double min_ts, max_end;
 };
 
@@ -675,6 +680,7 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.n_spill = p->n_ext_spill;
 	r.npids = p->pids ? cm_hmap_count(p->pids) : 0;
 	r.pids_overflow = p->pids_overflow;
+	r.ext_signs = p->ext_signs;
 	r.min_ts = p->min_ts;
 	r.max_end = p->max_end;
 	cm_buf_put(out, &r, sizeof r);
@@ -713,6 +719,7 @@ static int cfold(void *sctx, cm_buf *out)
 	p->gpu_events += r.gpu_events;
 	p->api_events += r.api_events;
 	p->merge_rows += r.merge_rows;
+	p->ext_signs |= r.ext_signs;
 	p->min_ts = cm_py_min(p->min_ts, r.min_ts);
 	p->max_end = cm_py_max(p->max_end, r.max_end);
 	if (r.ndropped) {

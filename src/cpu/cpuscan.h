@@ -23,6 +23,7 @@ typedef struct cm_cpuplan {
 	uint64_t *dropped;     /* indexes of the profiler span events (re-made at the end) */
 	uint64_t ndropped, cap_dropped;
 	uint64_t indexed;      /* External ids found for the window */
+	unsigned ext_signs;    /* CM_ID_NEG, CM_ID_HIGH: the signs of the candidates' External ids (base/ids.h) */
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;

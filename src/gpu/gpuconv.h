@@ -50,6 +50,12 @@ int cm_gpu_digest_finish(cm_gpu *g);
  * wins, as in a dict); made at the first call, once the window has been
  * read.  NULL after reporting an error. */
 struct cm_idmap *cm_gpu_linked_ext(cm_gpu *g);
+/* After the window and the CPU trace have been read: refuse a run whose
+ * ids of one kind are both below 0 and at or above 2^63, which the 64-bit
+ * tables cannot tell apart (base/ids.h).  CPU_EXT_SIGNS: those of the CPU
+ * trace's External ids (cm_cpuplan.ext_signs), one kind with the window's.
+ * 0, or -1 after a report. */
+int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs);
 /* Memory for each of the id tables (idmap.h); beyond it they live in
  * $TMPDIR.  Call before the window is read. */
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes);

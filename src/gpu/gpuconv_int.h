@@ -9,6 +9,7 @@
 
 #include "gpu/gpuconv.h"
 #include "base/idmap.h"
+#include "base/ids.h"
 #include "gpu/gpuargs.h"
 #include "repair/repair.h"
 #include "gpu/tidrule.h"
@@ -88,6 +89,7 @@ struct cm_gpu {
 	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
 	uint64_t api_n;         /* ... and their number */
 	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
+	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
@@ -152,6 +154,7 @@ struct cm_gpu_digest {
 	uint64_t events;
 	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
 	uint64_t api_n;
+	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
 };
 
 /* Where the event being handled is, for messages. */
@@ -193,6 +196,9 @@ extern const char *const cm_wf_name[WF_N];
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
 /* Narrow V to 64 bits for a table key; -1 after a report. */
 int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
+/* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs
+ * noted in the digest's; -1 after a report (V needs more than 64 bits). */
+int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out);
 /* The event's field F, which must exist (NULL after a report). */
 const cm_jval *gpu_need(const struct at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */

@@ -124,6 +124,14 @@ int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
 	return 0;
 }
 
+int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out)
+{
+	if (!cm_id_key(v, out, &a->d->idsigns[kind]))
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
+				    key);
+	return 0;
+}
+
 /* The event's field F, which must exist. */
 const cm_jval *gpu_need(const struct at *a, int f)
 {
@@ -139,9 +147,12 @@ const cm_jval *gpu_need(const struct at *a, int f)
  * version is known only once the whole window has been read (sync records,
  * the spans of API calls the reference drops): nothing is reported here;
  * the first problem is kept in d->dumps (a missing field only when
- * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
- * fit in 64 bits (a table key). */
-static void quiet_int(const struct at *a, int f, int required, int bit64, cm_int *out)
+ * REQUIRED), to be reported if the record is drawn.  KEY: the value is a
+ * table key, which must fit in 64 bits: QUIET_I64 as an int64, or an id of
+ * the kind QUIET_ID + CM_IDS_... (base/ids.h), whose sign is noted. */
+#define QUIET_I64 1
+#define QUIET_ID 2
+static void quiet_int(const struct at *a, int f, int required, int key64, cm_int *out)
 {
 	const char *key = cm_wf_name[f];
 	const cm_jval *v = a->f[f];
@@ -166,8 +177,14 @@ static void quiet_int(const struct at *a, int f, int required, int bit64, cm_int
 		if (rc != CM_PY_OK && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
 				     (int)(v->len > 40 ? 40 : v->len), v->s);
-		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+		else if (rc == CM_PY_OK && key64 == QUIET_I64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+		else if (rc == CM_PY_OK && key64 >= QUIET_ID) {
+			int64_t k;
+			if (!cm_id_key(*out, &k, &a->d->idsigns[key64 - QUIET_ID]) && !err->len)
+				n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
+					     key);
+		}
 	}
 	if (n > 0)
 		cm_buf_put(err, msg, (size_t)n);
@@ -185,8 +202,8 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 	    gpu_int_field(a, WF_CORRELATION_ID, 1, &v[CM_RA_CORR]) < 0 ||
 	    gpu_int_field(a, WF_THREAD_ID, 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
-	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
-		int64_t c = (int64_t)v[CM_RA_CORR];
+	int64_t c;
+	if (cm_id_key(v[CM_RA_CORR], &c, &a->d->idsigns[CM_IDS_CORR])) { /* for the External id table */
 		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
 		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
 		a->d->api_n++;
@@ -215,7 +232,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	struct cm_gpu_digest *d = a->d;
 	cm_int *v = r->v;
 	const cm_jval *namev, *ann;
-	int64_t d64, s64;
+	int64_t d64, s64, c64;
 	r->kind = (uint8_t)kind;
 	r->nv = CM_RG_N;
 	if (gpu_int_field(a, WF_DEVICE_ID, 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, WF_STREAM_ID, 1, &v[CM_RG_STREAM]) < 0 ||
@@ -233,8 +250,10 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	    (gpu_int_field(a, WF_BYTES, 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, WF_VALUE, 1, &v[CM_RG_K1]) < 0 ||
 	     gpu_int_field(a, WF_MEMORY_KIND, 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, WF_FLAGS, 1, &v[CM_RG_FLAGS]) < 0))
 		return -1;
-	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
+	if (gpu_to_id(a, "device_id", CM_IDS_DEV, v[CM_RG_DEV], &d64) < 0 ||
+	    gpu_to_id(a, "stream_id", CM_IDS_STREAM, v[CM_RG_STREAM], &s64) < 0)
 		return -1;
+	cm_id_key(v[CM_RG_CORR], &c64, &d->idsigns[CM_IDS_CORR]); /* a key when it fits (else it links nothing) */
 	/* a kernel with "grid_x" carries its launch members (window format 2) */
 	if (kind == CM_REC_KERNEL && a->f[WF_GRID_X]) {
 		static const int launch[] = {WF_GRID_X,   WF_GRID_Y,       WF_GRID_Z,        WF_BLOCK_X,
@@ -319,10 +338,10 @@ static int digest_sync(const struct at *a, cm_gpurec *r)
 	quiet_int(a, WF_START_NS, 1, 0, &v[CM_RS_START]);
 	quiet_int(a, WF_END_NS, 1, 0, &v[CM_RS_END]);
 	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RS_CORR]);
-	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RS_CTX]);
-	quiet_int(a, WF_STREAM_ID, 0, 1, &v[CM_RS_STREAM]);
-	quiet_int(a, WF_CUDA_EVENT_ID, 0, 1, &v[CM_RS_EVENT]);
-	quiet_int(a, WF_DEVICE_ID, 0, 1, &v[CM_RS_DEV]);
+	quiet_int(a, WF_CONTEXT_ID, 0, QUIET_I64, &v[CM_RS_CTX]);
+	quiet_int(a, WF_STREAM_ID, 0, QUIET_ID + CM_IDS_STREAM, &v[CM_RS_STREAM]);
+	quiet_int(a, WF_CUDA_EVENT_ID, 0, QUIET_I64, &v[CM_RS_EVENT]);
+	quiet_int(a, WF_DEVICE_ID, 0, QUIET_ID + CM_IDS_DEV, &v[CM_RS_DEV]);
 	if (a->d->dumps.len)
 		r->flags |= CM_REC_DEFERRED;
 	return 0;
@@ -335,8 +354,8 @@ static int digest_cuda_event(const struct at *a, cm_gpurec *r)
 	cm_int *v = r->v;
 	r->kind = CM_REC_CUDAEVENT;
 	r->nv = CM_RE_N;
-	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RE_CTX]);
-	quiet_int(a, WF_EVENT_ID, 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, WF_CONTEXT_ID, 0, QUIET_I64, &v[CM_RE_CTX]);
+	quiet_int(a, WF_EVENT_ID, 0, QUIET_I64, &v[CM_RE_EVENT]);
 	quiet_int(a, WF_STREAM_ID, 0, 0, &v[CM_RE_STREAM]);
 	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RE_CORR]);
 	if (!a->d->dumps.len)
@@ -373,6 +392,7 @@ struct batch_tail {
 	uint64_t events, pair_bytes, astream_bytes;
 	int64_t api_lo, api_hi;
 	uint64_t api_n;
+	unsigned idsigns[CM_IDS_N];
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -385,7 +405,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n,
+				       {0}};
+		memcpy(t.idsigns, d->idsigns, sizeof t.idsigns);
+		memset(d->idsigns, 0, sizeof d->idsigns);
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
@@ -462,6 +485,8 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
 	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
 	g->api_n += t.api_n;
+	for (int k = 0; k < CM_IDS_N; k++)
+		g->idsigns[k] |= t.idsigns[k];
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)

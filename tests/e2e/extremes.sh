@@ -1,0 +1,95 @@
+#!/bin/sh
+# extremes.sh - ids and times at the edges of what the merge keeps: ids in
+# [2^63, 2^64) (CUPTI's uint64s) taken as the reference takes them, and the
+# runs that the 64-bit tables cannot hold refused with one clear line
+# (cuptimerge-window(5), "Ids").  The merge of such ids against the
+# reference's output is the golden case f19_uint64 (tests/fixtures/cases.txt).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to write the windows"
+
+C=$FIX/cpu.json
+
+# expect NAME STATUS PATTERN CMD...: run CMD; its status is STATUS and its
+# stderr one line matching PATTERN (grep -E), or empty when PATTERN is; no
+# output on a failure.
+expect() {
+	tcase "$1"
+	want=$2 pat=$3
+	shift 3
+	set +e
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] || fail "$*: exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
+	[ "$(wc -l <"$tmp/err")" -le 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
+	if [ -z "$pat" ]; then
+		[ ! -s "$tmp/err" ] || fail "$*: a message: $(cat "$tmp/err")"
+	else
+		grep -Eq "$pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$pat'"
+	fi
+	[ "$want" -eq 0 ] || [ ! -s "$tmp/out" ] || fail "$*: output written on a failure"
+}
+
+# win FILE EVENTS [MEMBERS]: a window with those events (JSON text).
+win() {
+	printf '{"events": [%s]%s}\n' "$2" "${3:-}" >"$tmp/$1"
+}
+RT='"kind": "cuda_runtime", "cbid": 211, "start_ns": 1759300079000020000, "end_ns": 1759300079000031337, "process_id": 4242, "thread_id": 5'
+K='"kind": "kernel", "context_id": 1, "start_ns": 1759300079000035000, "end_ns": 1759300079000045000, "name": "k"'
+
+# ---------------------------------------------------------------- F19: ids
+win ext_high.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": 9223372036854775813, \"correlation_id\": 1}, {$RT, \"correlation_id\": 1}"
+expect 'an external_id of 2^63 + 5 (a CUPTI uint64) is taken' 0 '' $CUPTIMERGE -q -w "$tmp/ext_high.json" "$C"
+
+win ext_max.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": 18446744073709551615, \"correlation_id\": 18446744073709551615}, {$RT, \"correlation_id\": 18446744073709551615}, {$K, \"device_id\": 18446744073709551615, \"stream_id\": 18446744073709551615, \"correlation_id\": 18446744073709551615}"
+expect 'ids of 2^64 - 1 are taken: external, correlation, device and stream' 0 '' \
+	$CUPTIMERGE -q -w "$tmp/ext_max.json" "$C"
+tcase 'a device and stream of 2^64 - 1 are written as such'
+grep -q '"labels":"GPU 18446744073709551615"' "$tmp/out" || fail "no GPU row 2^64 - 1 in the output"
+grep -q '"name":"stream 18446744073709551615 "' "$tmp/out" || fail "no stream row 2^64 - 1 in the output"
+
+win ext_2p64.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": 18446744073709551616, \"correlation_id\": 1}, {$RT, \"correlation_id\": 1}"
+expect 'an external_id of 2^64 is refused' 1 \
+	'ext_2p64.json:[0-9]+: window: events\[0\]: "external_id" does not fit in 64 bits \(as a uint64 or an int64\)$' \
+	$CUPTIMERGE -q -w "$tmp/ext_2p64.json" "$C"
+
+win ext_both.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": -3, \"correlation_id\": 1}, {\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": 18446744073709551613, \"correlation_id\": 2}, {$RT, \"correlation_id\": 1}"
+expect 'External ids both below 0 and from 2^63 up are refused (they share 64-bit keys)' 1 \
+	'ext_both.json: window: External ids .* both below 0 and at or above 2\^63: ids are kept in 64 bits' \
+	$CUPTIMERGE -q -w "$tmp/ext_both.json" "$C"
+
+# the CPU trace's External ids are of the same kind as the window's
+python3 - "$C" "$tmp/cpu_neg.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["traceEvents"][1]["args"]["External id"] = -3
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+expect 'a CPU External id below 0 with window ids from 2^63 up is refused' 1 \
+	'ext_high.json: window: External ids .* both below 0 and at or above 2\^63' \
+	$CUPTIMERGE -q -w "$tmp/ext_high.json" "$tmp/cpu_neg.json"
+
+win ua_both.json "{$RT, \"correlation_id\": 1}" ', "user_annotations": {"-1": "a", "9223372036854775808": "b"}'
+expect 'user_annotations keys both below 0 and from 2^63 up are refused' 1 \
+	'ua_both.json: window: External ids .* both below 0 and at or above 2\^63' \
+	$CUPTIMERGE -q -w "$tmp/ua_both.json" "$C"
+
+win dev_both.json "{$K, \"device_id\": -1, \"stream_id\": 7, \"correlation_id\": 1}, {$K, \"device_id\": 9223372036854775808, \"stream_id\": 7, \"correlation_id\": 2}"
+expect 'device ids both below 0 and from 2^63 up are refused' 1 \
+	'dev_both.json: window: "device_id" values both below 0 and at or above 2\^63' \
+	$CUPTIMERGE -q -w "$tmp/dev_both.json" "$C"
+
+win stream_both.json "{$K, \"device_id\": 0, \"stream_id\": -7, \"correlation_id\": 1}, {$K, \"device_id\": 0, \"stream_id\": 9223372036854775808, \"correlation_id\": 2}"
+expect 'stream ids both below 0 and from 2^63 up are refused' 1 \
+	'stream_both.json: window: "stream_id" values both below 0 and at or above 2\^63' \
+	$CUPTIMERGE -q -w "$tmp/stream_both.json" "$C"
+
+win corr_both.json "{$RT, \"correlation_id\": -1}, {$RT, \"correlation_id\": 18446744073709551615}"
+expect 'correlation ids both below 0 and from 2^63 up are refused' 1 \
+	'corr_both.json: window: "correlation_id" values both below 0 and at or above 2\^63' \
+	$CUPTIMERGE -q -w "$tmp/corr_both.json" "$C"
+
+win neg_only.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": -3, \"correlation_id\": -1}, {$RT, \"correlation_id\": -1}, {$K, \"device_id\": -2, \"stream_id\": -7, \"correlation_id\": -1}"
+expect 'negative ids alone are still taken' 0 '' $CUPTIMERGE -q -w "$tmp/neg_only.json" "$C"
+
+finish
