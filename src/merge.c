@@ -370,6 +370,9 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
+	if (!cm_gpu_time_ok(base)) /* with --force, past crosscheck's refusal of an odd base */
+		return cm_error(CM_EXIT_DATA, cm_input_name(m->cpu), -1,
+				"\"baseTimeNanoseconds\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes");
 	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads.v, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;

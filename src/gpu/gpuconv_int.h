@@ -194,6 +194,7 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
 extern const char *const cm_wf_name[WF_N];
 /* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
+static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
 /* Narrow V to 64 bits for a table key; -1 after a report. */
 int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
 /* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs

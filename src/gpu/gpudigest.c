@@ -105,14 +105,25 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 	}
 }
 
+/* Whether field F is a time the merge subtracts from another. */
+static int is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
+
+/* The message for a time beyond the range (CM_TIME_LIMIT). */
+#define TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
+
 /* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
- * of event[F]) or _as_int(event.get(F, 0)). */
+ * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
+ * lie within CM_TIME_LIMIT. */
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
 {
 	const cm_jval *v = a->f[f];
 	if (!v && required)
 		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	return gpu_as_int(a, cm_wf_name[f], v, out);
+	if (gpu_as_int(a, cm_wf_name[f], v, out) < 0)
+		return -1;
+	if (is_time(f) && !gpu_time_ok(*out))
+		return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, cm_wf_name[f]);
+	return 0;
 }
 
 /* Narrow V to 64 bits for a table key. */
@@ -177,6 +188,8 @@ static void quiet_int(const struct at *a, int f, int required, int key64, cm_int
 		if (rc != CM_PY_OK && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
 				     (int)(v->len > 40 ? 40 : v->len), v->s);
+		else if (rc == CM_PY_OK && is_time(f) && !gpu_time_ok(*out) && !err->len)
+			n = snprintf(msg, sizeof msg, TIME_RANGE_MSG, key);
 		else if (rc == CM_PY_OK && key64 == QUIET_I64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
 		else if (rc == CM_PY_OK && key64 >= QUIET_ID) {
@@ -318,6 +331,8 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 			r->v[CM_RO_END] = 0;
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
+		} else if (!gpu_time_ok(r->v[CM_RO_END])) {
+			return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, "end_ns");
 		}
 	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;

@@ -92,4 +92,41 @@ expect 'correlation ids both below 0 and from 2^63 up are refused' 1 \
 win neg_only.json "{\"kind\": \"external_correlation\", \"external_kind\": 3, \"external_id\": -3, \"correlation_id\": -1}, {$RT, \"correlation_id\": -1}, {$K, \"device_id\": -2, \"stream_id\": -7, \"correlation_id\": -1}"
 expect 'negative ids alone are still taken' 0 '' $CUPTIMERGE -q -w "$tmp/neg_only.json" "$C"
 
+# ------------------------------------------------------------- F18: times
+# start_ns, end_ns and baseTimeNanoseconds lie within 2^126 ns of 0, so
+# that start - base and end - start fit in 128 bits; beyond is refused
+printf '{"schemaVersion":1,"baseTimeNanoseconds":1759300074000000000,"traceEvents":[{"ph":"X","cat":"cpu_op","name":"op","pid":42,"tid":42,"ts":1000,"dur":1000000,"args":{"External id":1}}]}\n' >"$tmp/c18.json"
+RT42='"kind": "cuda_runtime", "cbid": 211, "process_id": 42, "thread_id": 42, "correlation_id": 1'
+win t_min.json "{$RT42, \"start_ns\": -170141183460469231731687303715884105728, \"end_ns\": 1759300074002000000}"
+expect 'a start_ns of -2^127 is refused, even with --force' 1 \
+	't_min.json:[0-9]+: window: events\[0\]: "start_ns" lies 2\^126 ns or more from 0, beyond the times cuptimerge takes$' \
+	$CUPTIMERGE -q --force -w "$tmp/t_min.json" "$tmp/c18.json"
+win t_max.json "{$RT42, \"start_ns\": -5, \"end_ns\": 170141183460469231731687303715884105727}"
+expect 'an end_ns of 2^127 - 1 is refused, even with --force' 1 \
+	't_max.json:[0-9]+: window: events\[0\]: "end_ns" lies 2\^126 ns or more' \
+	$CUPTIMERGE -q --force -w "$tmp/t_max.json" "$tmp/c18.json"
+win t_lim.json "{$RT42, \"start_ns\": 0, \"end_ns\": 1}, {$K, \"device_id\": 0, \"stream_id\": 7, \"correlation_id\": 1, \"end_ns\": 85070591730234615865843651857942052864}"
+expect 'a kernel end_ns of 2^126 is refused' 1 't_lim.json:[0-9]+: window: events\[1\]: "end_ns" lies 2\^126 ns or more' \
+	$CUPTIMERGE -q --force -w "$tmp/t_lim.json" "$tmp/c18.json"
+win t_ovh.json "{$RT42, \"start_ns\": 0, \"end_ns\": 1}, {\"kind\": \"overhead\", \"name\": \"x\", \"start_ns\": 85070591730234615865843651857942052864, \"end_ns\": 1}"
+expect 'an overhead start_ns of 2^126 is refused' 1 't_ovh.json:[0-9]+: window: events\[1\]: "start_ns" lies 2\^126 ns or more' \
+	$CUPTIMERGE -q --force -w "$tmp/t_ovh.json" "$tmp/c18.json"
+sed 's/1759300074000000000/-85070591730234615865843651857942052864/' "$tmp/c18.json" >"$tmp/c18base.json"
+win t_ok.json "{$RT42, \"start_ns\": 1759300074001000000, \"end_ns\": 1759300074002000000}"
+expect 'a baseTimeNanoseconds of -2^126 is refused, even with --force' 1 \
+	'c18base.json: "baseTimeNanoseconds" lies 2\^126 ns or more from 0' \
+	$CUPTIMERGE -q --force -w "$tmp/t_ok.json" "$tmp/c18base.json"
+
+# the last times inside the range: the reference's numbers (refmerge's
+# output, worked out again by hand: max((-(2^126-1) - base) / 1000.0, 0.0)
+# is 0.0, float(2^127 - 2) / 1000.0 and float(2^126 - 2 - base) / 1000.0
+# as Python's repr writes them)
+win t_edge.json "{$RT42, \"start_ns\": -85070591730234615865843651857942052863, \"end_ns\": 85070591730234615865843651857942052863}, {$K, \"device_id\": 0, \"stream_id\": 7, \"correlation_id\": 1, \"start_ns\": 85070591730234615865843651857942052862, \"end_ns\": 85070591730234615865843651857942052863}"
+expect 'times of +-(2^126 - 1) are taken' 0 '' $CUPTIMERGE -q --force -w "$tmp/t_edge.json" "$tmp/c18.json"
+tcase 'times of +-(2^126 - 1) give the reference'"'"'s ts and dur'
+grep -q '"cuda_runtime","name":"cudaLaunchKernel","pid":42,"tid":42,"ts":0.0,"dur":1.7014118346046924e+35,' "$tmp/out" ||
+	fail "the runtime event's ts and dur are not 0.0 and 1.7014118346046924e+35"
+grep -q '"kernel","name":"k","pid":0,"tid":7,"ts":8.507059173023462e+34,"dur":0.001,' "$tmp/out" ||
+	fail "the kernel's ts and dur are not 8.507059173023462e+34 and 0.001"
+
 finish
