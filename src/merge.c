@@ -378,7 +378,9 @@ static int prepare(struct merge *m)
 	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
-	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
+	/* the trace's span with its own profiler span (crosscheck.c) */
+	cm_gpu_set_cpu_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
+			    cm_py_max(m->plan.max_end, m->plan.prof_max_end));
 	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
 		return cm_diag_status();
 	m->t_plan = cm_now_s() - m->t0;

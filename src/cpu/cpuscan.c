@@ -308,6 +308,13 @@ static int event_done(struct cscan *c)
 		}
 	}
 	if (dropped) {
+		/* the profiler's span covers the whole recording, API calls
+		 * made before the first operator too (crosscheck.c) */
+		if (is_x && c->name.type == CM_J_STR && c->name.word == W_PROF && c->ts.type == CM_J_NUM && c->ts.float_rc == CM_PY_OK &&
+		    c->dur.type == CM_J_NUM && c->dur.float_rc == CM_PY_OK) {
+			p->prof_min_ts = cm_py_min(p->prof_min_ts, c->ts.d);
+			p->prof_max_end = cm_py_max(p->prof_max_end, c->ts.d + cm_py_max(c->dur.d, 0.0));
+		}
 		if (p->ndropped == p->cap_dropped) {
 			p->cap_dropped = p->cap_dropped ? 2 * p->cap_dropped : 8;
 			p->dropped = cm_xrealloc(p->dropped, p->cap_dropped * sizeof *p->dropped);
@@ -601,6 +608,8 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_min_ts = INFINITY;
+	plan->prof_max_end = -INFINITY;
 	c.plan = plan;
 	c.ext = ext;
 	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
@@ -635,7 +644,7 @@ struct cpart {
 	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
 	int saw_non_m, pids_overflow;
 	unsigned ext_signs;
-	double min_ts, max_end;
+	double min_ts, max_end, prof_min_ts, prof_max_end;
 };
 
 static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
@@ -650,6 +659,8 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	free(p->dropped);
 	memset(p, 0, sizeof *p);
 	p->min_ts = INFINITY;
+	p->prof_min_ts = INFINITY;
+	p->prof_max_end = -INFINITY;
 	w->spill.len = 0;
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
@@ -683,6 +694,8 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.ext_signs = p->ext_signs;
 	r.min_ts = p->min_ts;
 	r.max_end = p->max_end;
+	r.prof_min_ts = p->prof_min_ts;
+	r.prof_max_end = p->prof_max_end;
 	cm_buf_put(out, &r, sizeof r);
 	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
 	cm_buf_put(out, w->spill.p, w->spill.len);
@@ -722,6 +735,8 @@ static int cfold(void *sctx, cm_buf *out)
 	p->ext_signs |= r.ext_signs;
 	p->min_ts = cm_py_min(p->min_ts, r.min_ts);
 	p->max_end = cm_py_max(p->max_end, r.max_end);
+	p->prof_min_ts = cm_py_min(p->prof_min_ts, r.prof_min_ts);
+	p->prof_max_end = cm_py_max(p->prof_max_end, r.prof_max_end);
 	if (r.ndropped) {
 		if (p->ndropped + r.ndropped > p->cap_dropped) {
 			p->cap_dropped = 2 * (p->ndropped + r.ndropped);
@@ -827,6 +842,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_min_ts = INFINITY;
+	plan->prof_max_end = -INFINITY;
 	memset(&cr, 0, sizeof cr);
 	cr.in = in;
 	cr.plan = plan;
