@@ -4,6 +4,8 @@
 # runs that the 64-bit tables cannot hold refused with one clear line
 # (cuptimerge-window(5), "Ids").  The merge of such ids against the
 # reference's output is the golden case f19_uint64 (tests/fixtures/cases.txt).
+# Times near 2^127 (F18), and a UTF-8 byte order mark at the start of an
+# input (F27; the golden case "bom" merges a pair that has them).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to write the windows"
 
@@ -128,5 +130,35 @@ grep -q '"cuda_runtime","name":"cudaLaunchKernel","pid":42,"tid":42,"ts":0.0,"du
 	fail "the runtime event's ts and dur are not 0.0 and 1.7014118346046924e+35"
 grep -q '"kernel","name":"k","pid":0,"tid":7,"ts":8.507059173023462e+34,"dur":0.001,' "$tmp/out" ||
 	fail "the kernel's ts and dur are not 8.507059173023462e+34 and 0.001"
+
+# ------------------------------------------- F27: a UTF-8 byte order mark
+bom() { printf '\357\273\277'; cat "$1"; }
+bom "$FIX/thread_map.json" >"$tmp/bom_map.json"
+tcase 'a thread map that starts with a byte order mark repairs as without it'
+$CUPTIMERGE -q -t "$FIX/thread_map.json" "$FIX/threads_full.json" >"$tmp/r0.json" || fail "without: exit $?"
+$CUPTIMERGE -q -t "$tmp/bom_map.json" "$FIX/threads_full.json" >"$tmp/r1.json" || fail "with: exit $?"
+cmp -s "$tmp/r0.json" "$tmp/r1.json" || fail "the repairs differ"
+bom "$C" | gzip -c >"$tmp/bom_cpu.json.gz"
+tcase 'a gzip CPU trace whose text starts with a byte order mark, read a byte at a time'
+$CUPTIMERGE -q --buffer-size 1 --trace-name example -w "$FIX/window.json" "$tmp/bom_cpu.json.gz" >"$tmp/b.json" ||
+	fail "exit $?"
+$JSONCMP "$FIX/expected.json" "$tmp/b.json" || fail "differs from expected.json"
+printf '\357\273\277{"traceEvents": [,]}' >"$tmp/bom_bad.json"
+expect 'an offset after a byte order mark counts its three bytes' 1 '^cuptimerge: .*/bom_bad.json:21: invalid JSON' \
+	$CUPTIMERGE -w "$FIX/window.json" "$tmp/bom_bad.json"
+printf '\357\273{}' >"$tmp/bom_cut.json"
+expect 'a byte order mark cut short is named' 1 'bom_cut.json:2: invalid JSON: a UTF-8 byte order mark cut short' \
+	$CUPTIMERGE -w "$FIX/window.json" "$tmp/bom_cut.json"
+BATCH=$(dirname "$CUPTIMERGE")/cuptimerge-batch
+if [ -x "$BATCH" ]; then
+	mkdir "$tmp/bd"
+	bom "$C" >"$tmp/bd/gpu01_4242.1759300079000.pt.trace.json"
+	bom "$FIX/window_source.json" >"$tmp/bd/w.json"
+	tcase 'cuptimerge-batch pairs a trace and a window that start with byte order marks'
+	"$BATCH" --no-progress -n "$tmp/bd" >"$tmp/plan" 2>"$tmp/err" || fail "exit $?: $(cat "$tmp/err")"
+	grep -q "	$tmp/bd/w.json	.*	merge\$" "$tmp/plan" || fail "not planned: $(cat "$tmp/plan")"
+else
+	skip 'cuptimerge-batch pairs a trace and a window that start with byte order marks' "no $BATCH"
+fi
 
 finish
