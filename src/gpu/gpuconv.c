@@ -243,7 +243,8 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 				"thread_resource_map (or its entry for this process_id) is not an object");
 	default:
 		return gpu_ev_error(g, r->index, r->offset,
-				"thread_resource_map entry for thread_id %d is not an integer", (int)id);
+				"thread_resource_map entry for thread_id %d is not an integer of at most 64 bits",
+				(int)id);
 	}
 }
 

@@ -161,4 +161,12 @@ else
 	skip 'cuptimerge-batch pairs a trace and a window that start with byte order marks' "no $BATCH"
 fi
 
+# ----------------------------------- F28: thread ids beyond 64 bits
+# a thread_id may be any integer (its low 32 bits count: the golden case
+# f28_bigtid), a thread_resource_map value may not, and the message says why
+win tmv.json "{$RT, \"correlation_id\": 1, \"thread_id\": 5}" ', "thread_resource_map": {"4242": {"5": 1180591620717411303424}}'
+expect 'a thread_resource_map value of 2^70 is refused as beyond 64 bits' 1 \
+	'tmv.json:[0-9]+: window: events\[0\]: thread_resource_map entry for thread_id 5 is not an integer of at most 64 bits$' \
+	$CUPTIMERGE -q -w "$tmp/tmv.json" "$C"
+
 finish
