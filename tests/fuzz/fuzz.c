@@ -33,7 +33,7 @@
 #endif
 
 static int data_fd = -1;
-static char data_path[64], partner_path[4096], out_dir[4096], out_path[4200];
+static char data_path[64], partner_path[4096], out_tmpl[4096], out_dir[4096], out_path[4200];
 
 /* A failed property: say which, then abort (libFuzzer keeps the input). */
 #define PROPERTY(cond, ...)                                                                 \
@@ -67,13 +67,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			fuzz_target.name, partner_path);
 		exit(1);
 	}
-	snprintf(out_dir, sizeof out_dir, "%s/cuptimerge-fuzz.XXXXXX", tmp);
-	if (data_fd < 0 || !mkdtemp(out_dir)) {
+	snprintf(out_tmpl, sizeof out_tmpl, "%s/cuptimerge-fuzz.XXXXXX", tmp);
+	if (data_fd < 0) {
 		perror("fuzz setup");
 		exit(1);
 	}
-	snprintf(out_path, sizeof out_path, "%s/out.json", out_dir);
 	return 0;
+}
+
+/* The output directory of one input's runs: made before them, removed
+ * after (empty by then, or a property has failed), so that a harness that
+ * stops, however it stops between two inputs, leaves nothing in $TMPDIR
+ * (one made at start-up and never removed was left by every run). */
+static void out_dir_make(void)
+{
+	memcpy(out_dir, out_tmpl, sizeof out_dir);
+	if (!mkdtemp(out_dir)) {
+		perror("fuzz: mkdtemp");
+		abort();
+	}
+	snprintf(out_path, sizeof out_path, "%s/out.json", out_dir);
 }
 
 struct run {
@@ -257,6 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(data_fd, 0) < 0 || pwrite(data_fd, data, size, 0) != (ssize_t)size)
 		abort();
 	check_scanners((const char *)data, size);
+	out_dir_make();
 	run_engine(1 << 16, &big); /* more than the largest input: one chunk */
 	bs = small_bufsize(data, size);
 	run_engine(bs, &small);
@@ -271,5 +285,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(small.out);
 	free(big.msgs);
 	free(small.msgs);
+	PROPERTY(rmdir(out_dir) == 0, "cannot remove %s: a file left in it?", out_dir);
 	return 0;
 }
