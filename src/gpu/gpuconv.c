@@ -197,8 +197,8 @@ int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...
 int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 {
 	static const char *const what[CM_IDS_N] = {
-		[CM_IDS_EXT] = "External ids (the window's \"external_id\" and user_annotations keys, the CPU "
-			       "trace's \"External id\")",
+		[CM_IDS_EXT] = ("External ids (the window's \"external_id\" and user_annotations keys, the CPU "
+				"trace's \"External id\")"),
 		[CM_IDS_CORR] = "\"correlation_id\" values",
 		[CM_IDS_DEV] = "\"device_id\" values",
 		[CM_IDS_STREAM] = "\"stream_id\" values"};
