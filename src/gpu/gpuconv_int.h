@@ -146,6 +146,8 @@ struct cm_gpu_digest {
 	cm_gpu *g;
 	const cm_jval *f[WF_N]; /* the event's members that are fields (the last of a key), or NULL */
 	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
+	const char *name;    /* the record's name when it is a string of the event's (else text) */
+	size_t nlen;
 	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
 	cm_buf astreams;     /* the batch's activity (device, stream) pairs, 16 bytes each */
 	int64_t last_as[2];  /* the last pair put there */

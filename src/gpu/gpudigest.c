@@ -203,6 +203,22 @@ static void quiet_int(const struct at *a, int f, int required, int key64, cm_int
 		cm_buf_put(err, msg, (size_t)n);
 }
 
+/* The record's name: Python's str() of NAMEV.  A string is its own str(),
+ * taken where it lies (in the event's parse, alive until the record is
+ * packed): a copy of a name of 200 MB was one more of four such copies at
+ * the peak (issue 27 F29); other values are written into d->text. */
+static void digest_name(struct cm_gpu_digest *d, const cm_jval *namev)
+{
+	d->text.len = 0;
+	d->name = NULL;
+	if (namev->type == CM_J_STR) {
+		d->name = namev->s;
+		d->nlen = namev->len;
+		return;
+	}
+	cm_jval_str_py(&d->text, namev);
+}
+
 /* A runtime or driver API record: every field the rules read, checked. */
 static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 {
@@ -286,8 +302,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 		d->have_last_as = 1;
 		cm_buf_put(&d->astreams, d->last_as, 16);
 	}
-	d->text.len = 0;
-	cm_jval_str_py(&d->text, namev);
+	digest_name(d, namev);
 	ann = a->f[WF_ANNOTATION];
 	if (ann && ann->type != CM_J_NULL) {
 		r->flags |= CM_REC_ANN;
@@ -337,8 +352,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;
 	}
-	d->text.len = 0;
-	cm_jval_str_py(&d->text, namev);
+	digest_name(d, namev);
 	return 0;
 }
 
@@ -456,6 +470,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	r.index = index;
 	r.offset = offset;
 	d->text.len = 0;
+	d->name = NULL;
 	d->dumps.len = 0;
 	if (cm_jval_streq(kind, "kernel"))
 		rc = digest_activity(&a, CM_REC_KERNEL, &r);
@@ -479,8 +494,8 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		return 0;
 	if (rc < 0)
 		return -1;
-	r.name = d->text.p;
-	r.nlen = (uint32_t)d->text.len;
+	r.name = d->name ? d->name : d->text.p;
+	r.nlen = (uint32_t)(d->name ? d->nlen : d->text.len);
 	r.extra = d->dumps.p;
 	r.xlen = (uint32_t)d->dumps.len;
 	cm_gpurec_pack(out, &r);
@@ -506,6 +521,18 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
 		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+	if (rec_len >= CM_GPU_BLOCK) {
+		/* a block's worth already (a batch of big records, or one huge
+		 * name): written as it lies, after the block before it, not
+		 * copied into the block first (issue 27 F29: that copy of a
+		 * 200 MB name was one of four at the peak) */
+		cm_buf whole = {out->p + 4, rec_len, rec_len};
+		if ((!g->recs && !(g->recs = cm_temp_file("records"))) ||
+		    cm_gpurec_block_write(g->recs, &g->block) < 0 || cm_gpurec_block_write(g->recs, &whole) < 0)
+			return -1;
+		out->len = 0;
+		return 0;
+	}
 	cm_buf_put(&g->block, out->p + 4, rec_len);
 	out->len = 0;
 	if (g->block.len >= CM_GPU_BLOCK) {

@@ -169,4 +169,39 @@ expect 'a thread_resource_map value of 2^70 is refused as beyond 64 bits' 1 \
 	'tmv.json:[0-9]+: window: events\[0\]: thread_resource_map entry for thread_id 5 is not an integer of at most 64 bits$' \
 	$CUPTIMERGE -q -w "$tmp/tmv.json" "$C"
 
+# ----------------------------------------- F29: one huge name, not copied
+# a kernel name of 600 KB among 3000 small events: its batch of records is
+# more than a block and goes to the records file as it lies (gpudigest.c),
+# between the blocks before and after it.  The merge is the one with a
+# short name, the name put back; by default, at -j 1 with tiny reads, and
+# through the careful reader.  (Its peak memory: bench/bigname.sh.)
+python3 - "$tmp" "$FIX/window.json" <<'EOF'
+import json, sys
+d, w = sys.argv[1], json.load(open(sys.argv[2]))
+evs = []
+for i in range(3000):
+    if i == 1500:
+        evs.append("BIGNAME")
+    evs.append({"kind": "kernel", "device_id": i % 2, "stream_id": 7 + i % 3, "context_id": 1, "correlation_id": 0,
+                "start_ns": 1759300079000035000 + i * 10, "end_ns": 1759300079000035005 + i * 10, "name": "k%d" % i})
+for name, text in (("big", "x" * 600000), ("small", "SHORTNAME")):
+    e = {"kind": "kernel", "device_id": 0, "stream_id": 9, "context_id": 1, "correlation_id": 0,
+         "start_ns": 1759300079000050000, "end_ns": 1759300079000060000, "name": text}
+    w2 = dict(w)
+    w2["events"] = w["events"] + [e if x == "BIGNAME" else x for x in evs]
+    json.dump(w2, open("%s/name_%s.json" % (d, name), "w"))
+EOF
+for v in default "-j 1 --buffer-size 7" careful; do
+	tcase "a 600 KB kernel name merges as a short one does, in order ($v)"
+	opts=$v env=
+	[ "$v" = default ] && opts=
+	[ "$v" = careful ] && opts= env=CUPTIMERGE_CAREFUL=1
+	# shellcheck disable=SC2086 # opts and env are word lists
+	env $env $CUPTIMERGE -q $opts --trace-name n -w "$tmp/name_big.json" "$C" >"$tmp/nb.json" || fail "big: exit $?"
+	# shellcheck disable=SC2086
+	env $env $CUPTIMERGE -q $opts --trace-name n -w "$tmp/name_small.json" "$C" >"$tmp/ns.json" || fail "small: exit $?"
+	python3 -c 'import sys; a = open(sys.argv[1]).read().replace("x" * 600000, "SHORTNAME"); sys.exit(a != open(sys.argv[2]).read())' \
+		"$tmp/nb.json" "$tmp/ns.json" || fail "the merges differ beyond the name"
+done
+
 finish
