@@ -310,8 +310,8 @@ static int event_done(struct cscan *c)
 	if (dropped) {
 		/* the profiler's span covers the whole recording, API calls
 		 * made before the first operator too (crosscheck.c) */
-		if (is_x && c->name.type == CM_J_STR && c->name.word == W_PROF && c->ts.type == CM_J_NUM && c->ts.float_rc == CM_PY_OK &&
-		    c->dur.type == CM_J_NUM && c->dur.float_rc == CM_PY_OK) {
+		if (is_x && c->name.type == CM_J_STR && c->name.word == W_PROF && c->ts.type == CM_J_NUM &&
+		    c->ts.float_rc == CM_PY_OK && c->dur.type == CM_J_NUM && c->dur.float_rc == CM_PY_OK) {
 			p->prof_min_ts = cm_py_min(p->prof_min_ts, c->ts.d);
 			p->prof_max_end = cm_py_max(p->prof_max_end, c->ts.d + cm_py_max(c->dur.d, 0.0));
 		}

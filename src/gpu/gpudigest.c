@@ -224,14 +224,13 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 {
 	char fallback[64];
 	cm_int *v = r->v;
-	int64_t pid64;
+	int64_t pid64, c;
 	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
 	r->nv = CM_RA_N;
 	if (gpu_int_field(a, WF_CBID, 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, WF_PROCESS_ID, 1, &v[CM_RA_PID]) < 0 ||
 	    gpu_int_field(a, WF_CORRELATION_ID, 1, &v[CM_RA_CORR]) < 0 ||
 	    gpu_int_field(a, WF_THREAD_ID, 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
-	int64_t c;
 	if (cm_id_key(v[CM_RA_CORR], &c, &a->d->idsigns[CM_IDS_CORR])) { /* for the External id table */
 		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
 		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
