@@ -120,7 +120,7 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 			const cm_gpu *g)
 {
 	const cm_hmap *procs = cm_gpu_processes(g);
-	double wmin, wmax;
+	double wmin, wmax, cmin, cmax;
 	uint64_t events, outside;
 
 	/* processes: only when both sides name some, and the trace's are all known */
@@ -142,15 +142,21 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 		}
 	}
 
-	/* time: both spans as the merge computes them for the profiler span */
+	/* time: both spans as the merge computes them for the profiler span;
+	 * the trace's own profiler span ("PyTorch Profiler (0)") counts too,
+	 * since it covers the whole recording: a worker thread's API calls
+	 * can come before the first operator (F24); the warning below measures
+	 * against the same span (merge.c hands it to the plan) */
 	cm_gpu_extent(g, &wmin, &wmax);
 	if (!isfinite(plan->min_ts) || !isfinite(wmin))
 		return 0;
-	if (wmax < plan->min_ts || wmin > plan->max_end)
+	cmin = cm_py_min(plan->min_ts, plan->prof_min_ts);
+	cmax = cm_py_max(plan->max_end, plan->prof_max_end);
+	if (wmax < cmin || wmin > cmax)
 		return refuse(opt, win,
 			      "the window's events (ts %.3f to %.3f us) and the CPU trace's (ts %.3f to %.3f us) "
 			      "do not overlap: not the same run?%s",
-			      wmin, wmax, plan->min_ts, plan->max_end,
+			      wmin, wmax, cmin, cmax,
 			      plan->has_base ? ""
 			      : opt->have_now ? " The trace has no baseTimeNanoseconds: is --now right?"
 					      : " The trace has no baseTimeNanoseconds and the base came from the clock: "
@@ -160,6 +166,6 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 		cm_warn(win, -1,
 			"%" PRIu64 " of %" PRIu64 " window events lie outside the CPU trace's time span "
 			"(ts %.3f to %.3f us): the merged trace stretches beyond it",
-			outside, events, plan->min_ts, plan->max_end);
+			outside, events, cmin, cmax);
 	return 0;
 }

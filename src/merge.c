@@ -352,7 +352,8 @@ static int prepare(struct merge *m)
 	}
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
-	if (w1_rc < 0 || m->c1_rc < 0 || !cm_gpu_linked_ext(m->gpu))
+	if (w1_rc < 0 || m->c1_rc < 0 || cm_gpu_check_ids(m->gpu, m->plan.ext_signs) < 0 ||
+	    !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
@@ -376,12 +377,17 @@ static int prepare(struct merge *m)
 		double now = opt->have_now ? opt->now : (double)time(NULL);
 		base = cm_cpuscan_default_base(now);
 	}
+	if (!cm_gpu_time_ok(base)) /* with --force, past crosscheck's refusal of an odd base */
+		return cm_error(CM_EXIT_DATA, cm_input_name(m->cpu), -1,
+				"\"baseTimeNanoseconds\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes");
 	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads.v, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
-	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
+	/* the trace's span with its own profiler span (crosscheck.c) */
+	cm_gpu_set_cpu_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
+			    cm_py_max(m->plan.max_end, m->plan.prof_max_end));
 	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
 		return cm_diag_status();
 	m->t_plan = cm_now_s() - m->t0;

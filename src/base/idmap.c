@@ -2,8 +2,9 @@
  *
  * An array entry is the value and a presence byte after it, rounded up to
  * 8 bytes, so that values stay 8-aligned.
- * The file is sized once (ftruncate: sparse, blocks only where ids were
- * put) and mapped shared, so a value written through the mapping is in the
+ * The file is sized and its blocks allocated once (posix_fallocate, so
+ * that a full $TMPDIR is an error at that point, not a SIGBUS at a later
+ * write) and mapped shared, so a value written through the mapping is in the
  * page cache and the file whether or not its page stays mapped; dropping
  * the mapping's pages (MADV_DONTNEED) loses nothing.  A bitmap per mapping
  * (cm_pages), a bit a page, marks the pages touched since the last drop;
@@ -16,9 +17,10 @@
  * all tables: the joins, which go from table to table at every id, dropped
  * every table thousands of times.)
  *
- * Tables that fit in memory stay there.  A fault on a hole of a shared file
- * mapping allocates the file's block and its page (5,600 of them, a fifth of
- * the 500 MB pair's kernel time on the 2-core machine); anonymous memory
+ * Tables that fit in memory stay there.  A fault on a shared file mapping
+ * makes the block's page (and, before posix_fallocate, the block: 5,600 of
+ * them, a fifth of the 500 MB pair's kernel time on the 2-core machine,
+ * measured then); anonymous memory
  * with transparent huge pages takes a fault every 2 MB instead.  So when
  * the caller expects the tables of a run to fit in the budget all together
  * (cm_idmap_expect), they are anonymous mappings, aligned to 2 MB for the
@@ -172,6 +174,7 @@ static void *map_anon(size_t size)
  * shared and watched against the budget.  0, or -1 after a report. */
 static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages **pages)
 {
+	int rc;
 	*fd = -1;
 	*pages = NULL;
 	pthread_mutex_lock(&all_lock);
@@ -186,9 +189,17 @@ static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages 
 	pthread_mutex_unlock(&all_lock);
 	if ((*fd = cm_temp_fd("ids")) < 0)
 		return -1;
-	if (ftruncate(*fd, (off_t)size) != 0 ||
+	/* The file's blocks are all allocated now, not at the first write to
+	 * each page: a write through a shared mapping that finds no space
+	 * left in $TMPDIR is a SIGBUS, which kills the run without a word
+	 * (F17).  Allocated here, a full $TMPDIR is an error like any other
+	 * write's.  The cost is the whole table on disk where a sparse file
+	 * took only the pages written: a table is made over a range of at
+	 * most sixteen ids an id (a hash map beyond), and counters fill it. */
+	if ((rc = posix_fallocate(*fd, 0, (off_t)size)) != 0 ||
 	    (*base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
-		cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s", strerror(errno));
+		cm_error(CM_EXIT_IO, NULL, -1, "cannot make a table in a temporary file: %s",
+			 strerror(rc ? rc : errno));
 		close(*fd);
 		return -1;
 	}

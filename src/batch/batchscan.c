@@ -392,7 +392,7 @@ void cm_bscan(const char *path, cm_bfacts *f)
 	unsigned char *buf;
 	gzFile gz;
 	yajl_handle h;
-	int n, stopped = 0;
+	int n, stopped = 0, first = 1;
 
 	memset(f, 0, sizeof *f);
 	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
@@ -407,7 +407,10 @@ void cm_bscan(const char *path, cm_bfacts *f)
 	buf = cm_xmalloc(SCAN_CHUNK);
 	h = yajl_alloc(&callbacks, NULL, &s);
 	while ((n = gzread(gz, buf, SCAN_CHUNK)) > 0) {
-		yajl_status st = yajl_parse(h, buf, (size_t)n);
+		/* a leading UTF-8 byte order mark, which the merge skips (io/input.c) */
+		int bom = first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+		yajl_status st = yajl_parse(h, buf + bom, (size_t)(n - bom));
+		first = 0;
 		if (st == yajl_status_client_canceled) {
 			stopped = 1;
 			break;

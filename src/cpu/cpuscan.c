@@ -8,6 +8,7 @@
  * profiler span events the merge re-makes. */
 #include "config.h"
 #include "cpu/cpuscan.h"
+#include "base/ids.h"
 #include "cpu/cpuindex.h"
 #include "base/diag.h"
 #include "exitcode.h"
@@ -368,11 +369,14 @@ static int event_done(struct cscan *c)
 		if (c->ext_id.int_rc == CM_PY_OVERFLOW)
 			return fail(c, "traceEvents[%llu]: \"External id\" is infinite or beyond 128 bits",
 				    (unsigned long long)index);
+		int64_t id;
+		unsigned signs = 0;
+		/* an id in [2^63, 2^64) is CUPTI's uint64: a key like the window's (base/ids.h) */
 		if (c->ext_id.int_rc == CM_PY_OK && (c->ext_id.type == CM_J_NUM || c->ext_id.type == CM_J_STR ||
 						    c->ext_id.type == CM_J_TRUE || c->ext_id.type == CM_J_FALSE) &&
-		    c->ext_id.i >= INT64_MIN && c->ext_id.i <= INT64_MAX) {
-			int64_t id = (int64_t)c->ext_id.i;
+		    cm_id_key(c->ext_id.i, &id, &signs)) {
 			struct cm_ext_thread *t;
+			p->ext_signs |= signs; /* the scan's or a worker's own plan */
 			if (!c->ext) { /* the window is still being read: note it for later */
 				if (!spill(c, id, index))
 					return 0;
@@ -392,6 +396,13 @@ static int event_done(struct cscan *c)
 		}
 	}
 	if (dropped) {
+		/* the profiler's span covers the whole recording, API calls
+		 * made before the first operator too (crosscheck.c) */
+		if (is_x && c->name.type == CM_J_STR && c->name.word == W_PROF && c->ts.type == CM_J_NUM &&
+		    c->ts.float_rc == CM_PY_OK && c->dur.type == CM_J_NUM && c->dur.float_rc == CM_PY_OK) {
+			p->prof_min_ts = cm_py_min(p->prof_min_ts, c->ts.d);
+			p->prof_max_end = cm_py_max(p->prof_max_end, c->ts.d + cm_py_max(c->dur.d, 0.0));
+		}
 		if (p->ndropped == p->cap_dropped) {
 			p->cap_dropped = p->cap_dropped ? 2 * p->cap_dropped : 8;
 			p->dropped = cm_xrealloc(p->dropped, p->cap_dropped * sizeof *p->dropped);
@@ -691,6 +702,8 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_min_ts = INFINITY;
+	plan->prof_max_end = -INFINITY;
 	c.plan = plan;
 	c.ext = ext;
 	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
@@ -728,7 +741,8 @@ struct cpart {
 	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
 	uint64_t names_bytes, nmeta, prog_len;
 	int saw_non_m, pids_overflow, has_prog;
-	double min_ts, max_end;
+	unsigned ext_signs;
+	double min_ts, max_end, prof_min_ts, prof_max_end;
 };
 
 static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
@@ -746,6 +760,8 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	p->prog_name = prog;
 	p->prog_name.len = 0;
 	p->min_ts = INFINITY;
+	p->prof_min_ts = INFINITY;
+	p->prof_max_end = -INFINITY;
 	w->spill.len = 0;
 	w->names.len = 0;
 	w->meta.len = 0;
@@ -778,12 +794,15 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.n_spill = p->n_ext_spill;
 	r.npids = p->pids ? cm_hmap_count(p->pids) : 0;
 	r.pids_overflow = p->pids_overflow;
+	r.ext_signs = p->ext_signs;
 	r.min_ts = p->min_ts;
 	r.max_end = p->max_end;
 	r.names_bytes = w->names.len;
 	r.nmeta = w->meta.len / 24;
 	r.has_prog = p->has_prog;
 	r.prog_len = p->prog_name.len;
+	r.prof_min_ts = p->prof_min_ts;
+	r.prof_max_end = p->prof_max_end;
 	cm_buf_put(out, &r, sizeof r);
 	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
 	cm_buf_put(out, w->spill.p, w->spill.len);
@@ -823,8 +842,11 @@ static int cfold(void *sctx, cm_buf *out)
 	p->gpu_events += r.gpu_events;
 	p->api_events += r.api_events;
 	p->merge_rows += r.merge_rows;
+	p->ext_signs |= r.ext_signs;
 	p->min_ts = cm_py_min(p->min_ts, r.min_ts);
 	p->max_end = cm_py_max(p->max_end, r.max_end);
+	p->prof_min_ts = cm_py_min(p->prof_min_ts, r.prof_min_ts);
+	p->prof_max_end = cm_py_max(p->prof_max_end, r.prof_max_end);
 	if (r.ndropped) {
 		if (p->ndropped + r.ndropped > p->cap_dropped) {
 			p->cap_dropped = 2 * (p->ndropped + r.ndropped);
@@ -944,6 +966,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_min_ts = INFINITY;
+	plan->prof_max_end = -INFINITY;
 	memset(&cr, 0, sizeof cr);
 	cr.in = in;
 	cr.plan = plan;

@@ -23,7 +23,10 @@ typedef struct cm_cpuplan {
 	uint64_t *dropped;     /* indexes of the profiler span events (re-made at the end) */
 	uint64_t ndropped, cap_dropped;
 	uint64_t indexed;      /* External ids found for the window */
+	unsigned ext_signs;    /* CM_ID_NEG, CM_ID_HIGH: the signs of the candidates' External ids (base/ids.h) */
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
+	double prof_min_ts, prof_max_end; /* ... of the trace's own profiler span events
+					   * ("PyTorch Profiler (0)", dropped), for crosscheck.h */
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;
 	/* the threads the index entries name (struct cm_ext_thread) */

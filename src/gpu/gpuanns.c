@@ -190,13 +190,12 @@ static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
 	(void)out;
 	while (p < end) {
 		const int64_t *k;
-		cm_int corr;
+		int64_t corr;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
 		if (r.kind != CM_REC_KERNEL && r.kind != CM_REC_MEMCPY && r.kind != CM_REC_MEMSET)
 			continue;
-		corr = r.v[CM_RG_CORR];
-		if (corr < INT64_MIN || corr > INT64_MAX || !(k = cm_idmap_get(g->cua, (int64_t)corr)))
+		if (!cm_id_key(r.v[CM_RG_CORR], &corr, NULL) || !(k = cm_idmap_get(g->cua, corr)))
 			continue;
 		cspan_note(g, *k - 1, (int64_t)r.v[CM_RG_DEV], (int64_t)r.v[CM_RG_STREAM], r.v[CM_RG_START],
 			   r.v[CM_RG_END]);
@@ -295,13 +294,14 @@ static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t st
 		return;
 	cspan_times(w->g, sp, &ts, &dur);
 	cm_buf_putc(&w->b, ',');
-	gpu_x_head(&w->b, "gpu_user_annotation", name, len, dev, stream);
+	gpu_x_head(&w->b, "gpu_user_annotation", name, len, cm_id_value(dev, w->g->idsigns[CM_IDS_DEV]),
+		   cm_id_value(stream, w->g->idsigns[CM_IDS_STREAM]));
 	cm_buf_lit(&w->b, ",\"ts\":");
 	cm_jw_double(&w->b, ts);
 	cm_buf_lit(&w->b, ",\"dur\":");
 	cm_jw_double(&w->b, dur);
 	cm_buf_lit(&w->b, ",\"args\":{\"External id\":");
-	cm_jw_int(&w->b, ann_at(w->g, k)->ext);
+	cm_jw_int(&w->b, cm_id_value(ann_at(w->g, k)->ext, w->g->idsigns[CM_IDS_EXT]));
 	cm_buf_lit(&w->b, "}}");
 }
 

@@ -207,6 +207,25 @@ int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...
 	return -1;
 }
 
+int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
+{
+	static const char *const what[CM_IDS_N] = {
+		[CM_IDS_EXT] = ("External ids (the window's \"external_id\" and user_annotations keys, the CPU "
+				"trace's \"External id\")"),
+		[CM_IDS_CORR] = "\"correlation_id\" values",
+		[CM_IDS_DEV] = "\"device_id\" values",
+		[CM_IDS_STREAM] = "\"stream_id\" values"};
+	g->idsigns[CM_IDS_EXT] |= cpu_ext_signs;
+	for (int k = 0; k < CM_IDS_N; k++)
+		if ((g->idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
+			return cm_error(CM_EXIT_DATA, g->wname, -1,
+					"window: %s both below 0 and at or above 2^63: ids are kept in 64 bits, "
+					"where two such ids can coincide",
+					what[k]),
+			       -1;
+	return 0;
+}
+
 /* ---------------------------------------------- the rules the stages share */
 
 /* The thread row of an API record (tidrule.h): the CPU thread its
@@ -217,11 +236,10 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 {
 	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
-	int64_t t;
+	int64_t t, c;
 	int rc;
 	*fell = 0;
-	if (corr >= INT64_MIN && corr <= INT64_MAX) {
-		int64_t c = (int64_t)corr;
+	if (cm_id_key(corr, &c, NULL)) {
 		const struct linked *l = cm_idmap_get(g->linked, c);
 		if (l && l->thread && (cm_int)g->cpu_threads.v[l->thread - 1].pid == pid) {
 			*tid = g->cpu_threads.v[l->thread - 1].tid;
@@ -238,7 +256,8 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 				"thread_resource_map (or its entry for this process_id) is not an object");
 	default:
 		return gpu_ev_error(g, r->index, r->offset,
-				"thread_resource_map entry for thread_id %d is not an integer", (int)id);
+				"thread_resource_map entry for thread_id %d is not an integer of at most 64 bits",
+				(int)id);
 	}
 }
 

@@ -50,6 +50,20 @@ int cm_gpu_digest_finish(cm_gpu *g);
  * wins, as in a dict); made at the first call, once the window has been
  * read.  NULL after reporting an error. */
 struct cm_idmap *cm_gpu_linked_ext(cm_gpu *g);
+/* The times the merge takes (start_ns, end_ns, baseTimeNanoseconds) lie
+ * within 2^126 ns of 0 (cuptimerge-window(5), Times): the differences it
+ * takes of two of them (start - base, end - start, a span 1 ns wider) then
+ * fit in 128 bits (Python's ints are unbounded).  CUPTI's times are
+ * uint64, 2^64 at most. */
+#define CM_TIME_LIMIT ((cm_int)1 << 126)
+static inline int cm_gpu_time_ok(cm_int t) { return t > -CM_TIME_LIMIT && t < CM_TIME_LIMIT; }
+
+/* After the window and the CPU trace have been read: refuse a run whose
+ * ids of one kind are both below 0 and at or above 2^63, which the 64-bit
+ * tables cannot tell apart (base/ids.h).  CPU_EXT_SIGNS: those of the CPU
+ * trace's External ids (cm_cpuplan.ext_signs), one kind with the window's.
+ * 0, or -1 after a report. */
+int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs);
 /* Memory for each of the id tables (idmap.h); beyond it they live in
  * $TMPDIR.  Call before the window is read. */
 void cm_gpu_set_budget(cm_gpu *g, size_t bytes);

@@ -9,6 +9,7 @@
 
 #include "gpu/gpuconv.h"
 #include "base/idmap.h"
+#include "base/ids.h"
 #include "gpu/gpuargs.h"
 #include "repair/repair.h"
 #include "gpu/tidrule.h"
@@ -103,6 +104,7 @@ struct cm_gpu {
 	cm_idmap *cua;          /* correlation -> number + 1 of the annotation its call was made in */
 	cm_idmap *cspans;       /* annotation number -> struct span_slot */
 	cm_hmap *cspans_more;   /* (number, device, stream) -> struct span, beyond the first */
+	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
 	/* resolved */
 	cm_idmap *linked; /* correlation -> struct linked */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
@@ -159,6 +161,8 @@ struct cm_gpu_digest {
 	cm_gpu *g;
 	const cm_jval *f[WF_N]; /* the event's members that are fields (the last of a key), or NULL */
 	cm_buf text, dumps;  /* a name's text; a packed annotation or deferred error */
+	const char *name;    /* the record's name when it is a string of the event's (else text) */
+	size_t nlen;
 	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
 	cm_buf astreams;     /* the batch's activity (device, stream) pairs, 16 bytes each */
 	int64_t last_as[2];  /* the last pair put there */
@@ -167,6 +171,7 @@ struct cm_gpu_digest {
 	uint64_t events;
 	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
 	uint64_t api_n;
+	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
 };
 
 /* Where the event being handled is, for messages. */
@@ -224,8 +229,12 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
 extern const char *const cm_wf_name[WF_N];
 /* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
+static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
 /* Narrow V to 64 bits for a table key; -1 after a report. */
 int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
+/* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs
+ * noted in the digest's; -1 after a report (V needs more than 64 bits). */
+int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out);
 /* The event's field F, which must exist (NULL after a report). */
 const cm_jval *gpu_need(const struct at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */

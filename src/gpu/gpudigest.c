@@ -105,14 +105,25 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 	}
 }
 
+/* Whether field F is a time the merge subtracts from another. */
+static int is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
+
+/* The message for a time beyond the range (CM_TIME_LIMIT). */
+#define TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
+
 /* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
- * of event[F]) or _as_int(event.get(F, 0)). */
+ * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
+ * lie within CM_TIME_LIMIT. */
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
 {
 	const cm_jval *v = a->f[f];
 	if (!v && required)
 		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	return gpu_as_int(a, cm_wf_name[f], v, out);
+	if (gpu_as_int(a, cm_wf_name[f], v, out) < 0)
+		return -1;
+	if (is_time(f) && !gpu_time_ok(*out))
+		return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, cm_wf_name[f]);
+	return 0;
 }
 
 /* Narrow V to 64 bits for a table key. */
@@ -121,6 +132,14 @@ int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
 	if (v < INT64_MIN || v > INT64_MAX)
 		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
 	*out = (int64_t)v;
+	return 0;
+}
+
+int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out)
+{
+	if (!cm_id_key(v, out, &a->d->idsigns[kind]))
+		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
+				    key);
 	return 0;
 }
 
@@ -139,9 +158,12 @@ const cm_jval *gpu_need(const struct at *a, int f)
  * version is known only once the whole window has been read (sync records,
  * the spans of API calls the reference drops): nothing is reported here;
  * the first problem is kept in d->dumps (a missing field only when
- * REQUIRED), to be reported if the record is drawn.  64BIT: the value must
- * fit in 64 bits (a table key). */
-static void quiet_int(const struct at *a, int f, int required, int bit64, cm_int *out)
+ * REQUIRED), to be reported if the record is drawn.  KEY: the value is a
+ * table key, which must fit in 64 bits: QUIET_I64 as an int64, or an id of
+ * the kind QUIET_ID + CM_IDS_... (base/ids.h), whose sign is noted. */
+#define QUIET_I64 1
+#define QUIET_ID 2
+static void quiet_int(const struct at *a, int f, int required, int key64, cm_int *out)
 {
 	const char *key = cm_wf_name[f];
 	const cm_jval *v = a->f[f];
@@ -166,11 +188,35 @@ static void quiet_int(const struct at *a, int f, int required, int bit64, cm_int
 		if (rc != CM_PY_OK && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
 				     (int)(v->len > 40 ? 40 : v->len), v->s);
-		else if (rc == CM_PY_OK && bit64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
+		else if (rc == CM_PY_OK && is_time(f) && !gpu_time_ok(*out) && !err->len)
+			n = snprintf(msg, sizeof msg, TIME_RANGE_MSG, key);
+		else if (rc == CM_PY_OK && key64 == QUIET_I64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
+		else if (rc == CM_PY_OK && key64 >= QUIET_ID) {
+			int64_t k;
+			if (!cm_id_key(*out, &k, &a->d->idsigns[key64 - QUIET_ID]) && !err->len)
+				n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
+					     key);
+		}
 	}
 	if (n > 0)
 		cm_buf_put(err, msg, (size_t)n);
+}
+
+/* The record's name: Python's str() of NAMEV.  A string is its own str(),
+ * taken where it lies (in the event's parse, alive until the record is
+ * packed): a copy of a name of 200 MB was one more of four such copies at
+ * the peak (issue 27 F29); other values are written into d->text. */
+static void digest_name(struct cm_gpu_digest *d, const cm_jval *namev)
+{
+	d->text.len = 0;
+	d->name = NULL;
+	if (namev->type == CM_J_STR) {
+		d->name = namev->s;
+		d->nlen = namev->len;
+		return;
+	}
+	cm_jval_str_py(&d->text, namev);
 }
 
 /* A runtime or driver API record: every field the rules read, checked. */
@@ -178,15 +224,14 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 {
 	char fallback[64];
 	cm_int *v = r->v;
-	int64_t pid64;
+	int64_t pid64, c;
 	r->kind = driver ? CM_REC_DRIVER : CM_REC_RUNTIME;
 	r->nv = CM_RA_N;
 	if (gpu_int_field(a, WF_CBID, 1, &v[CM_RA_CBID]) < 0 || gpu_int_field(a, WF_PROCESS_ID, 1, &v[CM_RA_PID]) < 0 ||
 	    gpu_int_field(a, WF_CORRELATION_ID, 1, &v[CM_RA_CORR]) < 0 ||
 	    gpu_int_field(a, WF_THREAD_ID, 1, &v[CM_RA_RAWTID]) < 0)
 		return -1;
-	if (v[CM_RA_CORR] >= INT64_MIN && v[CM_RA_CORR] <= INT64_MAX) { /* for the External id table */
-		int64_t c = (int64_t)v[CM_RA_CORR];
+	if (cm_id_key(v[CM_RA_CORR], &c, &a->d->idsigns[CM_IDS_CORR])) { /* for the External id table */
 		a->d->api_lo = c < a->d->api_lo ? c : a->d->api_lo;
 		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
 		a->d->api_n++;
@@ -215,7 +260,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	struct cm_gpu_digest *d = a->d;
 	cm_int *v = r->v;
 	const cm_jval *namev, *ann;
-	int64_t d64, s64;
+	int64_t d64, s64, c64;
 	r->kind = (uint8_t)kind;
 	r->nv = CM_RG_N;
 	if (gpu_int_field(a, WF_DEVICE_ID, 1, &v[CM_RG_DEV]) < 0 || gpu_int_field(a, WF_STREAM_ID, 1, &v[CM_RG_STREAM]) < 0 ||
@@ -233,8 +278,10 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 	    (gpu_int_field(a, WF_BYTES, 1, &v[CM_RG_BYTES]) < 0 || gpu_int_field(a, WF_VALUE, 1, &v[CM_RG_K1]) < 0 ||
 	     gpu_int_field(a, WF_MEMORY_KIND, 1, &v[CM_RG_K2]) < 0 || gpu_int_field(a, WF_FLAGS, 1, &v[CM_RG_FLAGS]) < 0))
 		return -1;
-	if (gpu_to_i64(a, "device_id", v[CM_RG_DEV], &d64) < 0 || gpu_to_i64(a, "stream_id", v[CM_RG_STREAM], &s64) < 0)
+	if (gpu_to_id(a, "device_id", CM_IDS_DEV, v[CM_RG_DEV], &d64) < 0 ||
+	    gpu_to_id(a, "stream_id", CM_IDS_STREAM, v[CM_RG_STREAM], &s64) < 0)
 		return -1;
+	cm_id_key(v[CM_RG_CORR], &c64, &d->idsigns[CM_IDS_CORR]); /* a key when it fits (else it links nothing) */
 	/* a kernel with "grid_x" carries its launch members (window format 2) */
 	if (kind == CM_REC_KERNEL && a->f[WF_GRID_X]) {
 		static const int launch[] = {WF_GRID_X,   WF_GRID_Y,       WF_GRID_Z,        WF_BLOCK_X,
@@ -254,8 +301,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
 		d->have_last_as = 1;
 		cm_buf_put(&d->astreams, d->last_as, 16);
 	}
-	d->text.len = 0;
-	cm_jval_str_py(&d->text, namev);
+	digest_name(d, namev);
 	ann = a->f[WF_ANNOTATION];
 	if (ann && ann->type != CM_J_NULL) {
 		r->flags |= CM_REC_ANN;
@@ -299,12 +345,13 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 			r->v[CM_RO_END] = 0;
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
+		} else if (!gpu_time_ok(r->v[CM_RO_END])) {
+			return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, "end_ns");
 		}
 	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;
 	}
-	d->text.len = 0;
-	cm_jval_str_py(&d->text, namev);
+	digest_name(d, namev);
 	return 0;
 }
 
@@ -319,10 +366,10 @@ static int digest_sync(const struct at *a, cm_gpurec *r)
 	quiet_int(a, WF_START_NS, 1, 0, &v[CM_RS_START]);
 	quiet_int(a, WF_END_NS, 1, 0, &v[CM_RS_END]);
 	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RS_CORR]);
-	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RS_CTX]);
-	quiet_int(a, WF_STREAM_ID, 0, 1, &v[CM_RS_STREAM]);
-	quiet_int(a, WF_CUDA_EVENT_ID, 0, 1, &v[CM_RS_EVENT]);
-	quiet_int(a, WF_DEVICE_ID, 0, 1, &v[CM_RS_DEV]);
+	quiet_int(a, WF_CONTEXT_ID, 0, QUIET_I64, &v[CM_RS_CTX]);
+	quiet_int(a, WF_STREAM_ID, 0, QUIET_ID + CM_IDS_STREAM, &v[CM_RS_STREAM]);
+	quiet_int(a, WF_CUDA_EVENT_ID, 0, QUIET_I64, &v[CM_RS_EVENT]);
+	quiet_int(a, WF_DEVICE_ID, 0, QUIET_ID + CM_IDS_DEV, &v[CM_RS_DEV]);
 	if (a->d->dumps.len)
 		r->flags |= CM_REC_DEFERRED;
 	return 0;
@@ -335,8 +382,8 @@ static int digest_cuda_event(const struct at *a, cm_gpurec *r)
 	cm_int *v = r->v;
 	r->kind = CM_REC_CUDAEVENT;
 	r->nv = CM_RE_N;
-	quiet_int(a, WF_CONTEXT_ID, 0, 1, &v[CM_RE_CTX]);
-	quiet_int(a, WF_EVENT_ID, 0, 1, &v[CM_RE_EVENT]);
+	quiet_int(a, WF_CONTEXT_ID, 0, QUIET_I64, &v[CM_RE_CTX]);
+	quiet_int(a, WF_EVENT_ID, 0, QUIET_I64, &v[CM_RE_EVENT]);
 	quiet_int(a, WF_STREAM_ID, 0, 0, &v[CM_RE_STREAM]);
 	quiet_int(a, WF_CORRELATION_ID, 0, 0, &v[CM_RE_CORR]);
 	if (!a->d->dumps.len)
@@ -373,6 +420,7 @@ struct batch_tail {
 	uint64_t events, pair_bytes, astream_bytes;
 	int64_t api_lo, api_hi;
 	uint64_t api_n;
+	unsigned idsigns[CM_IDS_N];
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -385,7 +433,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n,
+				       {0}};
+		memcpy(t.idsigns, d->idsigns, sizeof t.idsigns);
+		memset(d->idsigns, 0, sizeof d->idsigns);
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
@@ -418,6 +469,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	r.index = index;
 	r.offset = offset;
 	d->text.len = 0;
+	d->name = NULL;
 	d->dumps.len = 0;
 	if (cm_jval_streq(kind, "kernel"))
 		rc = digest_activity(&a, CM_REC_KERNEL, &r);
@@ -441,8 +493,8 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		return 0;
 	if (rc < 0)
 		return -1;
-	r.name = d->text.p;
-	r.nlen = (uint32_t)d->text.len;
+	r.name = d->name ? d->name : d->text.p;
+	r.nlen = (uint32_t)(d->name ? d->nlen : d->text.len);
 	r.extra = d->dumps.p;
 	r.xlen = (uint32_t)d->dumps.len;
 	cm_gpurec_pack(out, &r);
@@ -462,10 +514,24 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
 	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
 	g->api_n += t.api_n;
+	for (int k = 0; k < CM_IDS_N; k++)
+		g->idsigns[k] |= t.idsigns[k];
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
 		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+	if (rec_len >= CM_GPU_BLOCK) {
+		/* a block's worth already (a batch of big records, or one huge
+		 * name): written as it lies, after the block before it, not
+		 * copied into the block first (issue 27 F29: that copy of a
+		 * 200 MB name was one of four at the peak) */
+		cm_buf whole = {out->p + 4, rec_len, rec_len};
+		if ((!g->recs && !(g->recs = cm_temp_file("records"))) ||
+		    cm_gpurec_block_write(g->recs, &g->block) < 0 || cm_gpurec_block_write(g->recs, &whole) < 0)
+			return -1;
+		out->len = 0;
+		return 0;
+	}
 	cm_buf_put(&g->block, out->p + 4, rec_len);
 	out->len = 0;
 	if (g->block.len >= CM_GPU_BLOCK) {

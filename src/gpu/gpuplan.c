@@ -197,19 +197,19 @@ static void api_operator(cm_gpu *g, const cm_gpurec *r)
 {
 	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
-	int64_t tid, ext;
+	int64_t tid, ext, c;
 	double ts, dur;
-	if (corr < g->api_lo || corr > g->api_hi || pid < INT64_MIN || pid > INT64_MAX)
+	if (!cm_id_key(corr, &c, NULL) || c < g->api_lo || c > g->api_hi || pid < INT64_MIN || pid > INT64_MAX)
 		return;
 	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
 		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
 	/* and the user annotation it was made in, for Kineto's spans */
-	gpu_anns_call(g, (int64_t)corr, (int64_t)pid, tid, ts, ts + dur);
-	if (!g->ops || cm_idmap_get(g->cext, (int64_t)corr))
+	gpu_anns_call(g, c, (int64_t)pid, tid, ts, ts + dur);
+	if (!g->ops || cm_idmap_get(g->cext, c))
 		return;
 	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
-		*(int64_t *)cm_idmap_put(g->cext, (int64_t)corr, NULL) = ext;
+		*(int64_t *)cm_idmap_put(g->cext, c, NULL) = ext;
 }
 
 
@@ -248,8 +248,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
 		x_times(g, start, end, &ts, &dur);
 		part_extent(pp, ts, dur);
-		if (corr >= INT64_MIN && corr <= INT64_MAX) {
-			int64_t c64 = (int64_t)corr;
+		int64_t c64;
+		if (cm_id_key(corr, &c64, NULL)) {
 			const int64_t *ext = cm_idmap_get(g->uext, c64);
 			if (ext)
 				note(pp, NOTE_SPAN, *ext, d64, s64, start, end);

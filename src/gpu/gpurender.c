@@ -57,13 +57,14 @@ static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const ch
 
 /* The External id Kineto writes on the GPU-side event of correlation CORR:
  * that of the CPU operator linked to it, 0 when none (version 2 only). */
-static int64_t cpu_ext(const cm_gpu *g, cm_int corr)
+static cm_int cpu_ext(const cm_gpu *g, cm_int corr)
 {
 	const int64_t *e;
-	if (!g->cext || corr < INT64_MIN || corr > INT64_MAX)
+	int64_t c;
+	if (!g->cext || !cm_id_key(corr, &c, NULL))
 		return 0;
-	e = cm_idmap_get(g->cext, (int64_t)corr);
-	return e ? *e : 0;
+	e = cm_idmap_get(g->cext, c);
+	return e ? cm_id_value(*e, g->idsigns[CM_IDS_EXT]) : 0;
 }
 
 /* What one worker needs to write events: its own scratch space; the tables
@@ -82,7 +83,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	char fallback[64], tstext[CM_US_TEXT_MAX];
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
-	int64_t ext;
+	cm_int ext;
 	size_t ts_len;
 	if (!(r->flags & CM_REC_REGISTERED))
 		return;
@@ -140,7 +141,7 @@ static void kineto_args(struct render *R, const cm_gpurec *r)
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
 	struct args *A = &R->args;
-	int64_t ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
+	cm_int ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
 	if (ext)
 		gpu_arg_int(A, "External id", ext);
 	if (r->flags & CM_REC_LAUNCH) {
@@ -248,7 +249,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	int32_t stream = cm_tid_int32(v[CM_RS_STREAM]);
 	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
 	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
-	int64_t ext;
+	cm_int ext;
 	size_t ts_len;
 	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r))

@@ -14,8 +14,10 @@
 
 /* ------------------------------------------------------- sorted row tables */
 
-/* Keys of M (KW 64-bit words each) sorted as tuples; caller frees. */
-static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n);
+/* Keys of M (KW 64-bit words each) sorted as tuples; caller frees.  SIGNS
+ * (NULL: none): for each word, the signs of its kind of id (base/ids.h), so
+ * that it sorts as the ids do. */
+static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, size_t *n);
 
 static int kw_cmp;
 static int cmp_keys(const void *x, const void *y)
@@ -27,7 +29,15 @@ static int cmp_keys(const void *x, const void *y)
 	return 0;
 }
 
-static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n)
+/* The keys' words flipped to and from their ids' order (an involution). */
+static void order_keys(int64_t *keys, size_t n, int kw, const unsigned *signs)
+{
+	for (size_t i = 0; signs && i < n; i++)
+		for (int j = 0; j < kw; j++)
+			keys[i * (size_t)kw + (size_t)j] = cm_id_order(keys[i * (size_t)kw + (size_t)j], signs[j]);
+}
+
+static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, size_t *n)
 {
 	int64_t *keys = cm_xmalloc((cm_hmap_count(m) + 1) * (size_t)kw * 8);
 	size_t k = 0;
@@ -37,7 +47,9 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, size_t *n)
 			memcpy(keys + k++ * (size_t)kw, key, (size_t)kw * 8);
 	}
 	kw_cmp = kw;
+	order_keys(keys, k, kw, signs);
 	qsort(keys, k, (size_t)kw * 8, cmp_keys);
+	order_keys(keys, k, kw, signs);
 	*n = k;
 	return keys;
 }
@@ -122,14 +134,18 @@ static int thread_row(cm_evout *eo, cm_gpu *g, cm_int pid, cm_int tid, const cha
 	return 0;
 }
 
-/* thread_name ("FMT" of the tid) and thread_sort_index events for the N
- * sorted (pid, tid) rows in KEYS.  0 or -1. */
-static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, const char *fmt)
+/* thread_name ("PREFIX<tid>SUFFIX") and thread_sort_index events for the
+ * N sorted (pid, tid) rows in KEYS, ids of the kinds SIGNS says (NULL: a
+ * CPU thread's int64s), each unless cpu_has.  0 or -1. */
+static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, const unsigned *signs,
+		       const char *prefix, const char *suffix)
 {
-	char text[96];
+	char text[96], num[48];
 	for (size_t i = 0; i < n; i++) {
-		int64_t pid = keys[2 * i], tid = keys[2 * i + 1];
-		snprintf(text, sizeof text, fmt, (long long)tid);
+		cm_int pid = signs ? cm_id_value(keys[2 * i], signs[0]) : keys[2 * i];
+		cm_int tid = signs ? cm_id_value(keys[2 * i + 1], signs[1]) : keys[2 * i + 1];
+		num[cm_int_format(tid, num)] = 0;
+		snprintf(text, sizeof text, "%s%s%s", prefix, num, suffix);
 		if (thread_row(eo, g, pid, tid, text, tid))
 			return -1;
 	}
@@ -140,17 +156,21 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 {
 	size_t n;
 	int64_t *k;
-	char text[96];
+	char text[96], num[48];
+	const unsigned *dev = &g->idsigns[CM_IDS_DEV];
+	unsigned streams[2] = {g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]};
 	int rc = 0;
 
-	k = sorted_keys(g->devices, 1, &n);
+	k = sorted_keys(g->devices, 1, dev, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct first_ts *f = cm_hmap_get(g->devices, &k[i]);
-		snprintf(text, sizeof text, "GPU %lld", (long long)k[i]);
-		rc = process_rows(eo, g, &f->ns, k[i], text, (cm_int)GPU_SORT_BASE + k[i]);
+		cm_int did = cm_id_value(k[i], *dev);
+		num[cm_int_format(did, num)] = 0;
+		snprintf(text, sizeof text, "GPU %s", num);
+		rc = process_rows(eo, g, &f->ns, did, text, (cm_int)GPU_SORT_BASE + did);
 	}
 	free(k);
-	k = sorted_keys(g->procs, 1, &n);
+	k = sorted_keys(g->procs, 1, NULL, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct first_ts *f = cm_hmap_get(g->procs, &k[i]);
 		rc = process_rows(eo, g, &f->ns, k[i], "CPU", k[i]);
@@ -159,19 +179,21 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	/* the API threads: Kineto names none (only the threads of the CPU
 	 * trace's operators, which it names itself) */
 	if (g->version < 2) {
-		k = sorted_keys(g->threads, 2, &n);
-		rc = rc || thread_rows(eo, g, k, n, "thread %lld");
+		k = sorted_keys(g->threads, 2, NULL, &n);
+		rc = rc || thread_rows(eo, g, k, n, NULL, "thread ", "");
 		free(k);
 	}
-	k = sorted_keys(g->streams, 2, &n);
-	rc = rc || thread_rows(eo, g, k, n, "stream %lld ");
+	k = sorted_keys(g->streams, 2, streams, &n);
+	rc = rc || thread_rows(eo, g, k, n, streams, "stream ", " ");
 	free(k);
 	/* a device's syncs without a stream (window version 2): Kineto's row
 	 * for the whole device, tid abs(-1), sorted first */
-	k = sorted_keys(g->device_rows, 1, &n);
+	k = sorted_keys(g->device_rows, 1, dev, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
-		snprintf(text, sizeof text, "Device %lld", (long long)k[i]);
-		rc = thread_row(eo, g, k[i], -1, text, -1);
+		cm_int did = cm_id_value(k[i], *dev);
+		num[cm_int_format(did, num)] = 0;
+		snprintf(text, sizeof text, "Device %s", num);
+		rc = thread_row(eo, g, did, -1, text, -1);
 	}
 	free(k);
 	/* the overhead rows: Kineto names them not */
@@ -254,13 +276,14 @@ static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t s
 		return; /* the annotation's name is not a string */
 	span_times(g, sp, &ts, &dur);
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, "gpu_user_annotation", name, len, dev, stream);
+	gpu_x_head(b, "gpu_user_annotation", name, len, cm_id_value(dev, g->idsigns[CM_IDS_DEV]),
+		   cm_id_value(stream, g->idsigns[CM_IDS_STREAM]));
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_double(b, ts);
 	cm_buf_lit(b, ",\"dur\":");
 	cm_jw_double(b, dur);
 	cm_buf_lit(b, ",\"args\":{\"External id\":");
-	cm_jw_int(b, ext);
+	cm_jw_int(b, cm_id_value(ext, g->idsigns[CM_IDS_EXT]));
 	cm_buf_lit(b, "}}");
 }
 
@@ -271,30 +294,36 @@ static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t s
  * of the table (cm_idmap_each_slice), rendered by the threads of an
  * ordered pool, a slice a block: there were 0.06-0.1 s of them on one
  * thread at the end of the 1 GB pair's run.  A slice's walk of spans_more
- * starts at its first slot's id. */
+ * starts at its first slot's id.  The ids order as the keys do, unless some
+ * are at or above 2^63 (base/ids.h): then the table, which walks its keys
+ * as signed words, is walked twice, the keys from 0 up (ids below 2^63)
+ * first, then the negative ones (the ids from 2^63 up). */
+enum { SPANS_ALL, SPANS_LOW, SPANS_HIGH };
 struct span_walk {
 	cm_gpu *g;
 	cm_buf *out;
 	const int64_t *more; /* sorted (ext, dev, stream) keys */
 	size_t nmore, at;
 	int started;
+	int pass;            /* SPANS_...: the keys this walk takes */
+	unsigned signs[3];   /* those of the ids of (ext, dev, stream) */
 };
 
-static int span_cmp3(const int64_t *a, const int64_t *b)
+static int span_cmp3(const struct span_walk *w, const int64_t *a, const int64_t *b)
 {
 	for (int i = 0; i < 3; i++)
 		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
+			return cm_id_order(a[i], w->signs[i]) < cm_id_order(b[i], w->signs[i]) ? -1 : 1;
 	return 0;
 }
 
 /* The first of the N sorted keys MORE whose id is EXT or more. */
-static size_t more_from(const int64_t *more, size_t n, int64_t ext)
+static size_t more_from(const struct span_walk *w, const int64_t *more, size_t n, int64_t ext)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (more[3 * mid] < ext)
+		if (cm_id_order(more[3 * mid], w->signs[0]) < cm_id_order(ext, w->signs[0]))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -309,13 +338,15 @@ static int write_slot(void *ctx, int64_t ext, void *val)
 	int64_t first[3] = {ext, ss->dev, ss->stream};
 	struct span sp = {ss->start, ss->end};
 	int first_done = 0;
+	if ((w->pass == SPANS_LOW && ext < 0) || (w->pass == SPANS_HIGH && ext >= 0))
+		return 0;
 	if (!w->started) {
-		w->at = more_from(w->more, w->nmore, ext);
+		w->at = more_from(w, w->more, w->nmore, ext);
 		w->started = 1;
 	}
-	while (w->at < w->nmore && w->more[3 * w->at] <= ext) {
+	while (w->at < w->nmore && cm_id_order(w->more[3 * w->at], w->signs[0]) <= cm_id_order(ext, w->signs[0])) {
 		const int64_t *k = &w->more[3 * w->at];
-		if (k[0] == ext && !first_done && span_cmp3(first, k) < 0) {
+		if (k[0] == ext && !first_done && span_cmp3(w, first, k) < 0) {
 			write_span(w->g, w->out, ext, ss->dev, ss->stream, &sp);
 			first_done = 1;
 		}
@@ -335,13 +366,16 @@ struct span_job {
 	int slices;
 };
 
-/* The pool's work: the block holds its slice's number. */
+/* The pool's work: the block holds its slice's number and the pass. */
 static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	const struct span_job *j = wctx;
-	struct span_walk w = {j->g, out, j->more, j->nmore, 0, 0};
+	const cm_gpu *g = j->g;
+	struct span_walk w = {j->g, out, j->more, j->nmore, 0, 0, 0,
+			      {g->idsigns[CM_IDS_EXT], g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]}};
 	int slice;
 	memcpy(&slice, in->p, sizeof slice);
+	memcpy(&w.pass, in->p + sizeof slice, sizeof w.pass);
 	return cm_idmap_each_slice(j->g->spans, slice, j->slices, write_slot, &w);
 }
 
@@ -354,7 +388,9 @@ void cm_gpu_set_span_slice(uint64_t n) { spans_a_slice = n ? n : 1; }
 int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs)
 {
 	size_t n;
-	int64_t *k = sorted_keys(g->spans_more, 3, &n);
+	unsigned signs[3] = {g->idsigns[CM_IDS_EXT], g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]};
+	int64_t *k = sorted_keys(g->spans_more, 3, signs, &n);
+	int high = (g->idsigns[CM_IDS_EXT] & CM_ID_HIGH) != 0;
 	uint64_t slots = cm_idmap_count(g->spans);
 	struct span_job job = {g, k, n, 1};
 	int workers = jobs < 1 ? 1 : jobs, rc = 0;
@@ -366,10 +402,12 @@ int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs)
 	for (int i = 0; i < workers; i++)
 		ctx[i] = &job;
 	pool = cm_opool_new(job.slices < workers ? job.slices : workers, 0, span_block, ctx, gpu_write_rendered, eo);
-	for (int i = 0; i < job.slices && rc == 0; i++) {
-		cm_buf_put(&b, &i, sizeof i);
-		rc = cm_opool_put(pool, &b);
-	}
+	for (int pass = high ? SPANS_LOW : SPANS_ALL; pass <= (high ? SPANS_HIGH : SPANS_ALL); pass++)
+		for (int i = 0; i < job.slices && rc == 0; i++) {
+			cm_buf_put(&b, &i, sizeof i);
+			cm_buf_put(&b, &pass, sizeof pass);
+			rc = cm_opool_put(pool, &b);
+		}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	cm_buf_free(&b);
 	free(ctx);

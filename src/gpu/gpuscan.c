@@ -47,7 +47,8 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 			return -1;
 		if (corr != 0) {
 			struct pair p;
-			if (gpu_to_i64(a, "correlation_id", corr, &p.corr) < 0 || gpu_to_i64(a, "external_id", ext, &p.ext) < 0)
+			if (gpu_to_id(a, "correlation_id", CM_IDS_CORR, corr, &p.corr) < 0 ||
+			    gpu_to_id(a, "external_id", CM_IDS_EXT, ext, &p.ext) < 0)
 				return -1;
 			pair_put(d, p.corr, p.ext,
 				 ekind == USER_EXTERNAL_KIND ? PAIR_USER : ekind == CPU_EXTERNAL_KIND ? PAIR_CUSTOM0 : 0);
@@ -82,20 +83,27 @@ int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n)
 	return 0;
 }
 
-/* int() of a map key (a JSON object member name).  0, or -1 after a report. */
-static int key_int(cm_gpu *g, int64_t offset, const char *what, const cm_jval *k, int64_t *out)
+/* int() of a map key (a JSON object member name): an int64, or with
+ * KIND >= 0 the table key of an id of that kind (base/ids.h), whose sign is
+ * noted.  0, or -1 after a report. */
+static int key_int(cm_gpu *g, int64_t offset, const char *what, int kind, const cm_jval *k, int64_t *out)
 {
+	unsigned signs = 0;
 	cm_int v;
 	int rc = cm_py_int_of_str(k->key, k->klen, &v);
 	if (rc == CM_PY_VALUE)
 		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
 				(int)(k->klen > 40 ? 40 : k->klen), k->key),
 		       -1;
-	if (rc != CM_PY_OK || v < INT64_MIN || v > INT64_MAX)
-		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits",
-				what, (int)(k->klen > 40 ? 40 : k->klen), k->key),
+	if (rc != CM_PY_OK || (kind < 0 ? v < INT64_MIN || v > INT64_MAX : !cm_id_key(v, out, &signs)))
+		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits%s",
+				what, (int)(k->klen > 40 ? 40 : k->klen), k->key,
+				kind < 0 ? "" : " (as a uint64 or an int64)"),
 		       -1;
-	*out = (int64_t)v;
+	if (kind < 0)
+		*out = (int64_t)v;
+	else
+		cm_id_note_shared(&g->idsigns[kind], signs);
 	return 0;
 }
 
@@ -151,7 +159,7 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
 		const cm_jval *k = mem[i];
 		int64_t ext;
 		int32_t len;
-		if (key_int(g, offset, "user_annotations", k, &ext) < 0) {
+		if (key_int(g, offset, "user_annotations", CM_IDS_EXT, k, &ext) < 0) {
 			rc = -1;
 			break;
 		}
@@ -231,7 +239,7 @@ static int ua_key(struct ua_text *u, const char *k, size_t kl, int64_t *ext)
 	cm_jval key = {0};
 	key.key = k;
 	key.klen = (uint32_t)kl;
-	return key_int(u->g, u->offset, "user_annotations", &key, ext) < 0 ? -1 : 0;
+	return key_int(u->g, u->offset, "user_annotations", CM_IDS_EXT, &key, ext) < 0 ? -1 : 0;
 }
 
 static int ua_range(void *ctx, const char *k, size_t kl, const char *v, int is_str, size_t vl)
@@ -412,7 +420,7 @@ static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
 	for (size_t i = 0; i < np && !rc; i++) {
 		const cm_jval *p = pids[i];
 		int64_t pid;
-		if (key_int(g, offset, "thread_resource_map", p, &pid) < 0) {
+		if (key_int(g, offset, "thread_resource_map", -1, p, &pid) < 0) {
 			rc = -1;
 			break;
 		}
@@ -424,7 +432,7 @@ static int scan_trm(cm_gpu *g, const cm_jval *val, int64_t offset)
 			const cm_jval *t = ids[j];
 			int64_t id, tid = 0;
 			int bad;
-			if (key_int(g, offset, "thread_resource_map", t, &id) < 0) {
+			if (key_int(g, offset, "thread_resource_map", -1, t, &id) < 0) {
 				rc = -1;
 				break;
 			}

@@ -53,6 +53,8 @@ struct cm_input {
 	int zinit;
 	int member_ended; /* the last gzip member reached Z_STREAM_END */
 
+	int bom_seen;       /* bytes of a leading UTF-8 byte order mark met this pass (0-3) */
+	int bom_done;       /* the text's start has been looked at for one */
 	uint64_t next_off;  /* text offset of the next byte to hand out */
 	uint64_t chunk_off; /* text offset of the chunk last handed out */
 	/* plain mode: raw[pos..len) not yet handed out */
@@ -370,9 +372,8 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 	}
 }
 
-/* The next chunk, as cm_input_next hands it out (without the offsets).
- * The data lies at the start of in->text (gzip) or in->raw (plain text). */
-static int fill(cm_input *in, const char **data, size_t *len)
+/* The next chunk of text, from the start of in->text (gzip) or in->raw. */
+static int fill_text(cm_input *in, const char **data, size_t *len)
 {
 	if (!in->sniffed && sniff(in) < 0)
 		return -1;
@@ -391,6 +392,52 @@ static int fill(cm_input *in, const char **data, size_t *len)
 	*len = in->raw_len - in->raw_pos;
 	in->raw_pos = in->raw_len;
 	return 1;
+}
+
+/* The next chunk, as cm_input_next hands it out (without the offsets), the
+ * data at the start of in->text (gzip) or in->raw (plain text).  A UTF-8
+ * byte order mark (EF BB BF) at the start of the text is skipped, its bytes
+ * counted in the offsets (issue 27 F27): RFC 8259 lets a parser ignore
+ * one, Python's json.loads of bytes does (the reference reads the window
+ * so), and nothing else can start a JSON text with EF.  Only the
+ * first chunk or chunks (tiny reads) can hold it. */
+static int fill(cm_input *in, const char **data, size_t *len)
+{
+	static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
+	for (;;) {
+		int rc = fill_text(in, data, len);
+		size_t k = 0;
+		if (in->bom_done || rc < 0)
+			return rc;
+		if (rc == 0) {
+			if (in->bom_seen)
+				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
+						"truncated JSON: the text ends inside a UTF-8 byte order mark"),
+				       -1;
+			return 0;
+		}
+		while (k < *len && in->bom_seen < 3 && (unsigned char)(*data)[k] == bom[in->bom_seen]) {
+			k++;
+			in->bom_seen++;
+		}
+		if (k < *len && in->bom_seen < 3) {
+			if (in->bom_seen) /* EF or EF BB, then something else */
+				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
+						"invalid JSON: a UTF-8 byte order mark cut short (EF BB BF begins one)"),
+				       -1;
+			in->bom_done = 1; /* none */
+			return 1;
+		}
+		in->bom_done = in->bom_seen == 3;
+		in->next_off += k;
+		if (k < *len) {
+			/* the rest of the chunk to the start of its buffer, where
+			 * the read-ahead thread takes it from */
+			memmove((char *)*data, *data + k, *len - k);
+			*len -= k;
+			return 1;
+		}
+	}
 }
 
 /* The read-ahead thread: fill a free slot, hand it over, until the end, an
@@ -531,8 +578,8 @@ int cm_input_next(cm_input *in, const char **data, size_t *len)
 		ra_start(in);
 	if (in->ra)
 		return ra_next(in, data, len);
-	in->chunk_off = in->next_off;
 	rc = fill(in, data, len);
+	in->chunk_off = in->next_off; /* after fill: a byte order mark skipped */
 	if (rc == 1)
 		in->next_off += *len;
 	in->ra_raw_done = in->raw_done;
@@ -579,6 +626,7 @@ int cm_input_rewind(cm_input *in)
 	in->raw_done = 0;
 	in->raw_pos = in->raw_len = 0;
 	in->sniffed = 0;
+	in->bom_seen = in->bom_done = 0;
 	in->next_off = in->chunk_off = 0;
 	in->ra_raw_done = 0;
 	in->ra_ended = 0;

@@ -17,6 +17,7 @@
 #include "json/jcheck.h"
 #include "json/jscan.h"
 #include "json/jval.h"
+#include "base/pyval.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -33,7 +34,7 @@
 #endif
 
 static int data_fd = -1;
-static char data_path[64], partner_path[4096], out_dir[4096], out_path[4200];
+static char data_path[64], partner_path[4096], out_tmpl[4096], out_dir[4096], out_path[4200];
 
 /* A failed property: say which, then abort (libFuzzer keeps the input). */
 #define PROPERTY(cond, ...)                                                                 \
@@ -67,13 +68,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			fuzz_target.name, partner_path);
 		exit(1);
 	}
-	snprintf(out_dir, sizeof out_dir, "%s/cuptimerge-fuzz.XXXXXX", tmp);
-	if (data_fd < 0 || !mkdtemp(out_dir)) {
+	snprintf(out_tmpl, sizeof out_tmpl, "%s/cuptimerge-fuzz.XXXXXX", tmp);
+	if (data_fd < 0) {
 		perror("fuzz setup");
 		exit(1);
 	}
-	snprintf(out_path, sizeof out_path, "%s/out.json", out_dir);
 	return 0;
+}
+
+/* The output directory of one input's runs: made before them, removed
+ * after (empty by then, or a property has failed), so that a harness that
+ * stops, however it stops between two inputs, leaves nothing in $TMPDIR
+ * (one made at start-up and never removed was left by every run). */
+static void out_dir_make(void)
+{
+	memcpy(out_dir, out_tmpl, sizeof out_dir);
+	if (!mkdtemp(out_dir)) {
+		perror("fuzz: mkdtemp");
+		abort();
+	}
+	snprintf(out_path, sizeof out_path, "%s/out.json", out_dir);
 }
 
 struct run {
@@ -236,6 +250,117 @@ static void check_scanners(const char *s, size_t n)
 	cm_arena_free(a);
 }
 
+/* ------------------------------------------------------ documented ranges
+ *
+ * A window the merge took keeps to the ranges cuptimerge-window(5)
+ * documents (issue 27: F18, F19): every end_ns, and the start_ns of the
+ * kinds whose start is always read, lies less than 2^126 ns from 0; the
+ * ids of external correlations, kernels, copies and sets (and the keys of
+ * user_annotations) lie in [-2^63, 2^64), and no kind of id has both one
+ * below 0 and one from 2^63 up.  Values are read as the merge reads them
+ * (Python's int(), the last of a repeated key); those int() cannot take
+ * are not the question here. */
+enum { R_EXT, R_CORR, R_DEV, R_STREAM, R_N };
+
+/* The last member KEY of object O, or NULL. */
+static const cm_jval *member(const cm_jval *o, const char *key)
+{
+	const cm_jval *v = NULL;
+	size_t n = strlen(key);
+	for (const cm_jval *k = o->kids; k; k = k->next)
+		if (k->key && k->klen == n && !memcmp(k->key, key, n))
+			v = k;
+	return v;
+}
+
+/* Python's _as_int(V): 1 and *X when it gives a value, 0 when it raises
+ * OverflowError (an error of its own) or V is absent. */
+static int as_int(const cm_jval *v, cm_int *x)
+{
+	*x = 0;
+	if (!v)
+		return 0;
+	switch (v->type) {
+	case CM_J_NUM: return cm_py_int_of_number(v->s, v->len, x) == CM_PY_OK;
+	case CM_J_STR: {
+		int rc = cm_py_int_of_str(v->s, v->len, x);
+		if (rc == CM_PY_VALUE)
+			*x = 0;
+		return rc == CM_PY_OK || rc == CM_PY_VALUE;
+	}
+	case CM_J_TRUE: *x = 1; return 1;
+	default: return 1;
+	}
+}
+
+static int is_kind(const cm_jval *kind, const char *name)
+{
+	return kind && kind->type == CM_J_STR && kind->len == strlen(name) && !memcmp(kind->s, name, kind->len);
+}
+
+/* The time KEY of EV, if int() takes it, within 2^126 ns of 0. */
+static void time_in_range(const cm_jval *ev, const char *key, uint64_t index)
+{
+	const cm_int lim = (cm_int)1 << 126;
+	cm_int t;
+	if (as_int(member(ev, key), &t))
+		PROPERTY(t > -lim && t < lim, "status 0, but events[%llu].%s lies 2^126 ns or more from 0",
+			 (unsigned long long)index, key);
+}
+
+/* An id of kind K (R_...) in [-2^63, 2^64), its sign noted in SIGNS. */
+static void id_in_range(cm_int x, int k, unsigned *signs, const char *what)
+{
+	PROPERTY(x >= INT64_MIN && x <= (cm_int)UINT64_MAX, "status 0, but %s is beyond 64 bits", what);
+	signs[k] |= x < 0 ? 1u : x > INT64_MAX ? 2u : 0u;
+}
+
+static void check_window_ranges(const char *s, size_t n)
+{
+	static const char *const names[R_N] = {"External ids", "correlation ids", "device ids", "stream ids"};
+	cm_arena *a = cm_arena_new();
+	const cm_jval *w = cm_jval_parse_py(a, s, n), *evs, *ua;
+	unsigned signs[R_N] = {0};
+	uint64_t index = 0;
+	cm_int x;
+	if (!w || w->type != CM_J_OBJ || !(evs = member(w, "events")) || evs->type != CM_J_ARR) {
+		cm_arena_free(a);
+		return;
+	}
+	for (const cm_jval *ev = evs->kids; ev; ev = ev->next, index++) {
+		const cm_jval *kind;
+		int activity;
+		if (ev->type != CM_J_OBJ)
+			continue;
+		kind = member(ev, "kind");
+		activity = is_kind(kind, "kernel") || is_kind(kind, "gpu_memcpy") || is_kind(kind, "gpu_memset");
+		time_in_range(ev, "end_ns", index);
+		if (activity || is_kind(kind, "overhead"))
+			time_in_range(ev, "start_ns", index);
+		if (is_kind(kind, "external_correlation") && as_int(member(ev, "correlation_id"), &x) && x != 0) {
+			id_in_range(x, R_CORR, signs, "a correlation_id");
+			if (as_int(member(ev, "external_id"), &x))
+				id_in_range(x, R_EXT, signs, "an external_id");
+		}
+		if (activity) {
+			if (as_int(member(ev, "device_id"), &x))
+				id_in_range(x, R_DEV, signs, "a device_id");
+			if (as_int(member(ev, "stream_id"), &x))
+				id_in_range(x, R_STREAM, signs, "a stream_id");
+		}
+		if ((activity || is_kind(kind, "cuda_runtime") || is_kind(kind, "cuda_driver")) &&
+		    as_int(member(ev, "correlation_id"), &x) && x >= INT64_MIN && x <= (cm_int)UINT64_MAX)
+			signs[R_CORR] |= x < 0 ? 1u : x > INT64_MAX ? 2u : 0u;
+	}
+	if ((ua = member(w, "user_annotations")) && ua->type == CM_J_OBJ)
+		for (const cm_jval *k = ua->kids; k; k = k->next)
+			if (cm_py_int_of_str(k->key, k->klen, &x) == CM_PY_OK)
+				id_in_range(x, R_EXT, signs, "a user_annotations key");
+	for (int k = 0; k < R_N; k++)
+		PROPERTY(signs[k] != 3, "status 0, but the window's %s are both below 0 and from 2^63 up", names[k]);
+	cm_arena_free(a);
+}
+
 /* The chunk size of the second run, from the input itself, so a crash
  * reproduces from the saved input alone: 1..31 bytes for inputs up to 4 KiB,
  * 32..4095 above (a byte at a time through 16 KiB costs more executions per
@@ -257,6 +382,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(data_fd, 0) < 0 || pwrite(data_fd, data, size, 0) != (ssize_t)size)
 		abort();
 	check_scanners((const char *)data, size);
+	out_dir_make();
 	run_engine(1 << 16, &big); /* more than the largest input: one chunk */
 	bs = small_bufsize(data, size);
 	run_engine(bs, &small);
@@ -266,10 +392,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		PROPERTY(big.out_len == small.out_len && !memcmp(big.out, small.out, big.out_len),
 			 "the output differs between 64 KiB and %zu-byte reads", bs);
 		PROPERTY(strict_valid(big.out, big.out_len), "the output is not valid JSON");
+		if (fuzz_target.role == FUZZ_WINDOW)
+			check_window_ranges((const char *)data, size);
 	}
 	free(big.out);
 	free(small.out);
 	free(big.msgs);
 	free(small.msgs);
+	PROPERTY(rmdir(out_dir) == 0, "cannot remove %s: a file left in it?", out_dir);
 	return 0;
 }

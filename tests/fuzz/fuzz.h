@@ -10,6 +10,9 @@
  *   - a failed run reports exactly one error line and leaves no file in the
  *     output directory, neither the output nor a temporary one;
  *   - a successful run writes valid, strict JSON;
+ *   - a window the merge took keeps to the documented ranges of ids and
+ *     times (cuptimerge-window(5): ids in [-2^63, 2^64), no kind both
+ *     negative and from 2^63 up; times less than 2^126 ns from 0);
  *   - the same input read in chunks of 1..31 bytes gives the same status
  *     and the same bytes;
  *   - the hand-written scanners (jscan.c, the Python-json parser of jval.c)

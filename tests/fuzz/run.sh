@@ -3,15 +3,22 @@
 # one after the other, from its seed corpus (SRCDIR/tests/fuzz/corpus/NAME)
 # with the JSON dictionary.  New inputs go to fuzz-work/NAME, crashes to
 # fuzz-work/NAME-crash-*.  Prints one line of figures per harness and fails
-# when a harness found a crash or a failed property.
+# when a harness found a crash or a failed property, or left anything in
+# the TMPDIR it ran with (a directory of its own, removed at the end).
 set -eu
 srcdir=$1 seconds=$2 flags=$3
 shift 3
 status=0
 mkdir -p fuzz-work
+fuzz_tmp=${TMPDIR:-/tmp}
+[ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
+# a directory of the harnesses' own there, which each must leave empty (a
+# harness once left its output directory behind at every start)
+fuzz_tmp=$(mktemp -d "$fuzz_tmp/cuptimerge-fuzzrun.XXXXXX")
+trap 'rm -rf "$fuzz_tmp"' EXIT
 # LeakSanitizer stops the world with ptrace; where a container forbids that,
 # every run would "crash" at its first leak check: fuzz without it, and say so.
-if ! FUZZ_DATA=$srcdir "tests/fuzz/fuzz_$1" -runs=1 -detect_leaks=1 \
+if ! FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$1" -runs=1 -detect_leaks=1 \
 	"$srcdir/tests/fuzz/corpus/$1" >fuzz-work/lsan-probe.log 2>&1; then
 	if grep -q 'LeakSanitizer has encountered a fatal error' fuzz-work/lsan-probe.log; then
 		echo "WARNING: LeakSanitizer cannot run here; fuzzing without leak detection" >&2
@@ -21,8 +28,6 @@ if ! FUZZ_DATA=$srcdir "tests/fuzz/fuzz_$1" -runs=1 -detect_leaks=1 \
 		exit 1
 	fi
 fi
-fuzz_tmp=${TMPDIR:-/tmp}
-[ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
 for name in "$@"; do
 	mkdir -p "fuzz-work/$name"
 	log=fuzz-work/$name.log
@@ -38,6 +43,12 @@ for name in "$@"; do
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
 	corp=$(grep -o 'corp: [0-9]*' "$log" | tail -n 1)
 	echo "fuzz_$name: ${execs:-?} executions in $((t1 - t0)) s, ${cov:-cov: ?} (edges), ${corp:-corp: ?} inputs, exit $rc"
+	left=$(ls -A "$fuzz_tmp")
+	if [ "$rc" -eq 0 ] && [ -n "$left" ]; then
+		echo "fuzz_$name: left in its TMPDIR: $left" >&2
+		rm -rf "${fuzz_tmp:?}"/*
+		status=1
+	fi
 	if [ "$rc" -ne 0 ]; then
 		status=1
 		grep -E 'property failed|ERROR: |SUMMARY: ' "$log" | head -n 5 >&2 || true

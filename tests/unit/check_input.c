@@ -8,7 +8,8 @@
  * middle of a pass; a pipe, teed on its first pass and read ahead from its
  * copy on the second; and a truncated gzip file, whose error must come after
  * every chunk before it, once, on the reading thread, and not at all when
- * the reader stops before it. */
+ * the reader stops before it; a text that starts with a UTF-8 byte order
+ * mark, handed out without it. */
 #include "check_common.h"
 #include "base/diag.h"
 #include "exitcode.h"
@@ -211,6 +212,46 @@ START_TEST(truncated_gzip)
 }
 END_TEST
 
+/* A text that starts with a UTF-8 byte order mark (issue 27 F27): handed
+ * out without it, at every chunk size, plain and gzip, with read-ahead and
+ * without, its offsets counting its three bytes; again after a rewind.
+ * Loop index I: a chunk size and a kind of text. */
+START_TEST(byte_order_mark_skipped)
+{
+	size_t bs = sizes[_i / 2], zlen = 0, n, at;
+	int gz = _i % 2;
+	char *text = make_text(TEXT_BYTES), *got = malloc(TEXT_BYTES);
+	char *withbom = malloc(TEXT_BYTES + 3);
+	unsigned char *z;
+	const char *path, *d;
+	memcpy(withbom, "\xef\xbb\xbf", 3);
+	memcpy(withbom + 3, text, TEXT_BYTES);
+	z = gz ? gzip_of(withbom, TEXT_BYTES + 3, 1, &zlen) : NULL;
+	path = gz ? check_tmpfile_bytes(z, zlen) : check_tmpfile_bytes(withbom, TEXT_BYTES + 3);
+	for (int ra = 0; ra < 2; ra++) {
+		cm_input *in = cm_input_open_rewindable(path, bs);
+		cm_input_readahead(in, ra);
+		for (int pass = 0; pass < 2; pass++) {
+			int rc;
+			at = 0;
+			while ((rc = cm_input_next(in, &d, &n)) == 1) {
+				ck_assert_uint_eq(cm_input_offset(in), at + 3);
+				ck_assert_uint_le(at + n, TEXT_BYTES);
+				memcpy(got + at, d, n);
+				at += n;
+			}
+			ck_assert_int_eq(rc, 0);
+			ck_assert_uint_eq(at, TEXT_BYTES);
+			ck_assert(!memcmp(got, text, TEXT_BYTES));
+			ck_assert_int_eq(cm_input_rewind(in), 0);
+		}
+		cm_input_close(in);
+	}
+	unlink(path);
+	free(text), free(got), free(withbom), free(z);
+}
+END_TEST
+
 static Suite *input_suite(void)
 {
 	Suite *s = suite_create("input");
@@ -219,6 +260,7 @@ static Suite *input_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, same_chunks_with_readahead, 0, nsizes * NKINDS);
 	tcase_add_test(tc, pipe_then_its_copy);
+	tcase_add_loop_test(tc, byte_order_mark_skipped, 0, nsizes * 2);
 	/* the last size holds the whole file in one chunk: the cut is met
 	 * before anything is handed out */
 	tcase_add_loop_test(tc, truncated_gzip, 0, nsizes - 2);
