@@ -1,0 +1,781 @@
+/* pfevent.c - one Chrome-trace event in, Perfetto TrackEvent packets out.
+ *
+ * The mapping (cuptimerge(1), OUTPUT FORMATS, says it for users):
+ *   - each (pid, tid) is a thread track (a TrackDescriptor with a
+ *     ThreadDescriptor), each pid a process track (ProcessDescriptor),
+ *     written when first seen and again when an "M" event names it:
+ *     process_name, process_labels (split at commas, as Perfetto's JSON
+ *     import does), process_sort_index, thread_name, thread_sort_index
+ *     (legacy_sort_index).  GPU rows keep the pid (device) and tid
+ *     (stream) the JSON gives them.  A string pid or tid (Kineto's
+ *     "Spans", "Traces") names its process or thread, with a number
+ *     made up for it (Perfetto's JSON import does the same);
+ *   - "X": a SLICE_BEGIN packet at ts and a SLICE_END at ts + dur, both in
+ *     integer nanoseconds exactly from the decimal text (cm_pf_us_to_ns).
+ *     The trace processor sorts packets by time (ties in file order), so
+ *     a slice's end may come before earlier slices in the file.  The end
+ *     names its slice: the trace processor then closes the open slice of
+ *     that name, not merely the innermost one, so slices whose order in
+ *     the file differs from their order in time at the same nanosecond,
+ *     or that overlap without nesting (which JSON allows), keep their
+ *     times (their depth may differ from what the JSON import makes of
+ *     them: it sorts ties by duration);
+ *     "B"/"E" are BEGIN/END as they are;
+ *   - "i"/"I": INSTANT on the thread, process ("s":"p") or one global
+ *     ("s":"g") track; "C": one counter track per argument, named
+ *     "NAME KEY" under its process, as Perfetto's JSON import names them;
+ *   - "s", "t", "f" (flow v1, Kineto's ac2g): a packet of its own with the
+ *     legacy phase, its id (unscoped_id), cat, name and "bp":"e"
+ *     (bind_to_enclosing), on its thread at its ts: the trace processor
+ *     binds it as it binds the JSON's (the slice open on that thread at
+ *     that time; for an "f" without "bp":"e", the next slice), keyed by
+ *     cat, name and id, and an "f" does not close the flow, so one launch
+ *     of a CUDA graph keeps its flow to each of its kernels;
+ *   - args: one debug annotation each, nested for objects and arrays, with
+ *     the JSON type: integer, unsigned beyond int64, double (a number with
+ *     a fraction or exponent), string, bool; null is left out (Perfetto's
+ *     JSON import leaves it out too).
+ * Event names, categories and annotation keys are interned (InternedData),
+ * on one packet sequence; when the tables pass INTERN_MAX bytes they are
+ * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
+ * memory stays flat on a trace of any size.  Tracks are remembered for the
+ * whole run (a trace has few). */
+#include "config.h"
+#include "pftrace/pfintern.h"
+#include "pftrace/pbwrite.h"
+#include "base/diag.h"
+#include "base/hmap.h"
+#include "json/jval.h"
+#include "exitcode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Interned bytes (names, categories, keys) before the tables start over. */
+#define INTERN_MAX (4u << 20)
+/* The packet sequence of the events, and that of the track descriptors:
+ * apart, because the trace processor takes a thread descriptor on a
+ * sequence as the thread of that sequence's events, and would then tag
+ * the global instants with it (a "passthrough_utid" arg the JSON import
+ * does not make). */
+#define SEQ_ID 1
+#define DESC_SEQ_ID 2
+/* Field numbers, perfetto_trace.proto. */
+enum {
+	TRACE_PACKET = 1,
+	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
+	TP_TRACK_DESCRIPTOR = 60,
+	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
+	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
+	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
+	TE_LEGACY_EVENT = 6, TE_COUNTER_DOUBLE = 44,
+	LE_PHASE = 2, LE_UNSCOPED_ID = 6, LE_BIND_TO_ENCLOSING = 12, /* TrackEvent.LegacyEvent */
+	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
+	DA_DICT = 11, DA_ARRAY = 12,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	TD_SIBLING_MERGE = 15, SIBLING_MERGE_NONE = 2,
+	PD_PID = 1, PD_SORT = 3, PD_NAME = 6, PD_LABELS = 8,
+	THD_PID = 1, THD_TID = 2, THD_SORT = 3, THD_NAME = 5,
+};
+
+/* A pid or tid as a key: an integer, or a string given a number of its own. */
+#define STRING_ID_BASE ((int64_t)1 << 62)
+/* The number written for the Nth string pid or tid: above every real one. */
+#define STRING_ID_SHOWN 0x7fff0000
+/* The tid of a process track's key. */
+#define NO_TID INT64_MIN
+
+struct track {
+	uint64_t uuid;
+	int64_t pid, tid; /* as written (tid NO_TID: a process) */
+	char *name, *labels;
+	int64_t sort;
+	int has_sort;
+	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
+	unsigned lanes; /* lanes past the first described (pflanes.c) */
+};
+
+struct cm_pfev {
+	cm_buf *out;
+	const char *label;
+	cm_arena *arena;
+	cm_strtab cats, names, keys; /* interned: string -> iid */
+	uint64_t next_iid;
+	int cleared;          /* the next event packet clears the incremental state */
+	cm_strtab ids;        /* string pids and tids -> their numbers */
+	cm_strtab counters;   /* counter tracks written */
+	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
+	int global_written;
+	cm_pflanes *lanes;
+	/* the last X event: a flow after it on its thread binds to it, on its lane */
+	uint64_t last_thread, last_uuid;
+	int64_t last_b, last_e;
+	int end_pending; /* the last X's end is not written yet (see flush_end) */
+	cm_buf te, interned, scratch;
+};
+
+cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
+{
+	cm_pfev *e = cm_xcalloc(1, sizeof *e);
+	e->out = out;
+	e->label = label;
+	e->arena = cm_arena_new();
+	e->tracks = cm_hmap_new(16, sizeof(struct track));
+	e->next_iid = 1;
+	e->cleared = 1;
+	e->lanes = cm_pflanes_new();
+	return e;
+}
+
+void cm_pfev_free(cm_pfev *e)
+{
+	size_t i;
+	if (!e)
+		return;
+	for (i = 0; i < cm_hmap_slots(e->tracks); i++) {
+		struct track *t = cm_hmap_slot(e->tracks, i, NULL);
+		if (t) {
+			free(t->name);
+			free(t->labels);
+		}
+	}
+	cm_hmap_free(e->tracks);
+	cm_pflanes_free(e->lanes);
+	cm_strtab_free(&e->cats);
+	cm_strtab_free(&e->names);
+	cm_strtab_free(&e->keys);
+	cm_strtab_free(&e->ids);
+	cm_strtab_free(&e->counters);
+	cm_buf_free(&e->te);
+	cm_buf_free(&e->interned);
+	cm_buf_free(&e->scratch);
+	cm_arena_free(e->arena);
+	free(e);
+}
+
+/* The iid of S[0..N) in table T (an InternedData field FIELD), interning it
+ * (into e->interned, for the packet being made) when new. */
+static uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, size_t n)
+{
+	uint64_t iid = cm_strtab_get(t, s, n, e->next_iid);
+	size_t m;
+	if (iid)
+		return iid;
+	iid = e->next_iid++;
+	m = cm_pb_open(&e->interned, field);
+	cm_pb_uint(&e->interned, 1, iid);
+	cm_pb_bytes(&e->interned, 2, s, n);
+	cm_pb_close(&e->interned, m);
+	return iid;
+}
+
+/* Between packets: start the tables over when they hold too much. */
+static void maybe_clear(cm_pfev *e)
+{
+	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < INTERN_MAX)
+		return;
+	cm_strtab_clear(&e->cats);
+	cm_strtab_clear(&e->names);
+	cm_strtab_clear(&e->keys);
+	e->next_iid = 1;
+	e->cleared = 1;
+}
+
+/* Refuse: report WHAT at OFFSET; returns -1. */
+#define REFUSE(e, off, ...) refused(cm_error(CM_EXIT_DATA, (e)->label, (off), __VA_ARGS__))
+static int refused(int status)
+{
+	(void)status;
+	return -1;
+}
+
+/* ---- tracks ---- */
+
+/* Write the descriptor packet of track T (a process when its tid is NO_TID). */
+static void write_descriptor(cm_pfev *e, const struct track *t)
+{
+	cm_buf *b = e->out;
+	size_t pk = cm_pb_open(b, TRACE_PACKET), td, d;
+	cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
+	td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
+	cm_pb_uint(b, TD_UUID, t->uuid);
+	if (t->tid == NO_TID) {
+		d = cm_pb_open(b, TD_PROCESS);
+		cm_pb_int(b, PD_PID, t->pid);
+		if (t->has_sort)
+			cm_pb_int(b, PD_SORT, t->sort);
+		if (t->name)
+			cm_pb_bytes(b, PD_NAME, t->name, strlen(t->name));
+		if (t->labels) { /* Perfetto's JSON import splits them at commas */
+			const char *p = t->labels, *c;
+			for (; (c = strchr(p, ',')); p = c + 1)
+				cm_pb_bytes(b, PD_LABELS, p, (size_t)(c - p));
+			cm_pb_bytes(b, PD_LABELS, p, strlen(p));
+		}
+	} else {
+		d = cm_pb_open(b, TD_THREAD);
+		cm_pb_int(b, THD_PID, t->pid);
+		cm_pb_int(b, THD_TID, t->tid);
+		if (t->has_sort)
+			cm_pb_int(b, THD_SORT, t->sort);
+		if (t->name)
+			cm_pb_bytes(b, THD_NAME, t->name, strlen(t->name));
+	}
+	cm_pb_close(b, d);
+	cm_pb_close(b, td);
+	cm_pb_close(b, pk);
+}
+
+/* 1 when the number text S[0..N) is an integer literal (no fraction, no
+ * exponent, not NaN or Infinity): Perfetto's JSON import types it int. */
+static int is_integer_text(const char *s, size_t n)
+{
+	size_t i = s[0] == '-';
+	if (i == n)
+		return 0;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* The key (*KEY) and the number written (*SHOWN) of a pid or tid V: an
+ * integer as Perfetto's JSON import takes it (a pid outside 0..2^32-1 as
+ * 0, a tid outside it as the pid, PID), a string as a number of its own
+ * (*STR: its text, which names the process or thread).  0, or -1 when V is
+ * neither an integer nor a string. */
+static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
+{
+	*str = NULL;
+	if (v && v->type == CM_J_NUM) {
+		cm_int x;
+		if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
+			return -1;
+		if (x < 0 || x > UINT32_MAX)
+			x = pid < 0 ? 0 : pid;
+		*key = *shown = (int64_t)x;
+		return 0;
+	}
+	if (v && v->type == CM_J_STR && !v->len) {
+		/* Perfetto's JSON import numbers a string pid or tid by its
+		 * interned string, and "" is string 0 */
+		*key = *shown = 0;
+		*str = v;
+		return 0;
+	}
+	if (v && v->type == CM_J_STR) {
+		uint64_t n = cm_strtab_get(&e->ids, v->s, v->len, e->ids.count + 1);
+		if (!n)
+			n = e->ids.count;
+		*key = STRING_ID_BASE + (int64_t)n;
+		*shown = STRING_ID_SHOWN + (int64_t)n;
+		*str = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
+ * descriptor written when new, named NAME (a string pid's or tid's). */
+static struct track *track_of(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidkey, int64_t tid,
+			      const cm_jval *name)
+{
+	int64_t k[2] = {pidkey, tidkey};
+	int created = 0;
+	struct track *t = cm_hmap_put(e->tracks, k, &created);
+	if (!created)
+		return t;
+	t->uuid = cm_pf_hash((const char *)k, sizeof k, 0x7472616b) | 1;
+	t->pid = pid;
+	t->tid = tid;
+	if (name && name->len) {
+		t->name = strndup(name->s, name->len);
+		t->name_ts = INT64_MIN; /* any "M" event names it instead */
+	}
+	write_descriptor(e, t);
+	return t;
+}
+
+/* The thread track of event (PID, TID), its process made first; NULL when
+ * either is not an id (reported). */
+static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey)
+{
+	int64_t pk, ps, tk, ts;
+	const cm_jval *pname, *tname;
+	if (id_of(e, pid, -1, &pk, &ps, &pname) < 0) {
+		REFUSE(e, off, "an event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+		return NULL;
+	}
+	if (id_of(e, tid, ps, &tk, &ts, &tname) < 0) {
+		REFUSE(e, off, "an event whose tid is not a string or an integer cannot be written as Perfetto protobuf");
+		return NULL;
+	}
+	track_of(e, pk, ps, NO_TID, NO_TID, pname);
+	if (pidkey)
+		*pidkey = pk;
+	return track_of(e, pk, ps, tk, ts, tname);
+}
+
+/* The track of lane LANE of thread T (pflanes.c), described when new: a
+ * child of the thread's track, which Perfetto shows as another track of
+ * that thread; never merged with its siblings, so that its slices nest
+ * apart from theirs. */
+static uint64_t lane_uuid(cm_pfev *e, struct track *t, unsigned lane)
+{
+	uint64_t k[2] = {t->uuid, lane}, uuid;
+	if (!lane)
+		return t->uuid;
+	uuid = cm_pf_hash((const char *)k, sizeof k, 0x6c616e65) | 1;
+	for (; t->lanes < lane; t->lanes++) {
+		cm_buf *b = e->out;
+		size_t pk = cm_pb_open(b, TRACE_PACKET), td;
+		k[1] = t->lanes + 1;
+		cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
+		td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
+		cm_pb_uint(b, TD_UUID, cm_pf_hash((const char *)k, sizeof k, 0x6c616e65) | 1);
+		cm_pb_uint(b, TD_PARENT, t->uuid);
+		cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
+		cm_pb_close(b, td);
+		cm_pb_close(b, pk);
+	}
+	return uuid;
+}
+
+/* ---- args ---- */
+
+/* The double of the number text V (NaN, Infinity as Python's json reads them). */
+static double number_of(const cm_jval *v)
+{
+	char tmp[64], *t = tmp;
+	double d;
+	if (v->len >= sizeof tmp)
+		t = cm_xmalloc(v->len + 1);
+	memcpy(t, v->s, v->len);
+	t[v->len] = 0;
+	d = strtod(t, NULL); /* strtod reads "NaN", "Infinity" and "-Infinity" */
+	if (t != tmp)
+		free(t);
+	return d;
+}
+
+/* Append V as a DebugAnnotation, field FIELD of what is open in B, named
+ * KEY (NULL: an array element, unnamed).  A null, an empty object or an
+ * empty array writes nothing, as Perfetto's JSON import keeps no arg for
+ * them.  A key with dots is written as dictionaries nested at them: the
+ * trace processor joins nested names with dots, so the arg is the JSON
+ * import's "args.a.b" (a dot within one name it would write as "_"). */
+static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
+{
+	size_t m;
+	const cm_jval *k;
+	const char *dot = key ? memchr(key, '.', klen) : NULL;
+	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
+		return;
+	m = cm_pb_open(b, field);
+	if (key)
+		cm_pb_uint(b, DA_NAME_IID, intern(e, &e->keys, ID_ANNOTATION_NAMES, key, dot ? (size_t)(dot - key) : klen));
+	if (dot) {
+		put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
+		cm_pb_close(b, m);
+		return;
+	}
+	switch (v->type) {
+	case CM_J_FALSE:
+	case CM_J_TRUE:
+		cm_pb_uint(b, DA_BOOL, v->type == CM_J_TRUE);
+		break;
+	case CM_J_NUM: {
+		cm_int x;
+		if (is_integer_text(v->s, v->len) && cm_py_int_of_number(v->s, v->len, &x) == 0 &&
+		    x >= INT64_MIN && x <= (cm_int)UINT64_MAX) {
+			if (x <= INT64_MAX)
+				cm_pb_int(b, DA_INT, (int64_t)x);
+			else
+				cm_pb_uint(b, DA_UINT, (uint64_t)x);
+		} else {
+			cm_pb_double(b, DA_DOUBLE, number_of(v));
+		}
+		break;
+	}
+	case CM_J_STR:
+		cm_pb_bytes(b, DA_STRING, v->s, v->len);
+		break;
+	case CM_J_OBJ:
+		for (k = v->kids; k; k = k->next)
+			put_annotation(e, b, DA_DICT, k->key, k->klen, k);
+		break;
+	case CM_J_ARR:
+		for (k = v->kids; k; k = k->next)
+			put_annotation(e, b, DA_ARRAY, NULL, 0, k);
+		break;
+	}
+	cm_pb_close(b, m);
+}
+
+/* ---- packets ---- */
+
+/* Open an event packet at TS in B: its header, the interned data the
+ * track event made (e->interned, then emptied), the sequence flags.
+ * Returns the packet's mark; the caller opens the track event. */
+static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
+{
+	size_t pk = cm_pb_open(b, TRACE_PACKET);
+	cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	if (e->interned.len) {
+		cm_pb_bytes(b, TP_INTERNED, e->interned.p, e->interned.len);
+		e->interned.len = 0;
+	}
+	cm_pb_uint(b, TP_SEQ_FLAGS, e->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
+	e->cleared = 0;
+	return pk;
+}
+
+/* Write the packet of a slice end (TYPE_END) on track UUID at TS, naming
+ * the slice NAME_IID (0: none, the innermost open slice). */
+static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
+{
+	cm_buf *b = e->out;
+	size_t pk = cm_pb_open(b, TRACE_PACKET), te;
+	cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	if (name_iid)
+		cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_NEEDS);
+	te = cm_pb_open(b, TP_TRACK_EVENT);
+	if (name_iid)
+		cm_pb_uint(b, TE_NAME_IID, name_iid);
+	cm_pb_uint(b, TE_TYPE, TYPE_END);
+	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	cm_pb_close(b, te);
+	cm_pb_close(b, pk);
+}
+
+/* Write the end of the last X event, held back until the element after
+ * it: a flow right after an X of zero duration, at its ts, must come
+ * between its begin and its end to bind to it, as the JSON's does. */
+static void flush_end(cm_pfev *e)
+{
+	if (!e->end_pending)
+		return;
+	end_packet(e, e->last_e, e->last_uuid, 0);
+	e->end_pending = 0;
+}
+
+/* The members of an event that matter here (the last of a repeated key,
+ * as Python's json keeps). */
+struct ev {
+	const cm_jval *ph, *name, *cat, *ts, *dur, *pid, *tid, *args, *id, *s, *bp;
+};
+
+static void members(const cm_jval *o, struct ev *ev)
+{
+	const cm_jval *k;
+	memset(ev, 0, sizeof *ev);
+	for (k = o->kids; k; k = k->next) {
+		const cm_jval **slot = NULL;
+		switch (k->klen) {
+		case 1: slot = k->key[0] == 's' ? &ev->s : NULL; break;
+		case 2:
+			slot = !memcmp(k->key, "ph", 2) ? &ev->ph : !memcmp(k->key, "ts", 2) ? &ev->ts
+			     : !memcmp(k->key, "id", 2) ? &ev->id : !memcmp(k->key, "bp", 2) ? &ev->bp : NULL;
+			break;
+		case 3:
+			slot = !memcmp(k->key, "cat", 3) ? &ev->cat : !memcmp(k->key, "dur", 3) ? &ev->dur
+			     : !memcmp(k->key, "pid", 3) ? &ev->pid : !memcmp(k->key, "tid", 3) ? &ev->tid : NULL;
+			break;
+		case 4:
+			slot = !memcmp(k->key, "name", 4) ? &ev->name : !memcmp(k->key, "args", 4) ? &ev->args : NULL;
+			break;
+		}
+		if (slot)
+			*slot = k;
+	}
+}
+
+/* The time V (microseconds) in *NS; -1 after reporting when it is missing,
+ * not a number, negative or beyond int64 nanoseconds. */
+static int time_of(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+{
+	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
+		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
+			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");
+	return 0;
+}
+
+/* Encode a slice begin or an instant (TYPE) of event EV on track UUID at
+ * TS into e->te (the track event body, without the flows). */
+static int event_body(cm_pfev *e, const struct ev *ev, int type, uint64_t uuid, int64_t off)
+{
+	cm_buf *b = &e->te;
+	const cm_jval *k;
+	b->len = 0;
+	if (ev->cat && ev->cat->type == CM_J_STR)
+		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+	/* Perfetto's JSON import names a slice without a name "[No name]" */
+	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
+		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
+	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type)
+		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
+	else if (ev->name && ev->name->type != CM_J_STR)
+		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
+	if (type)
+		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
+	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	if (ev->args && ev->args->type != CM_J_OBJ)
+		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
+	if (ev->args)
+		for (k = ev->args->kids; k; k = k->next)
+			put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+	return 0;
+}
+
+/* Write the packet of e->te at TS, whole. */
+static void write_event(cm_pfev *e, int64_t ts)
+{
+	size_t pk = open_event_packet(e, e->out, ts);
+	cm_pb_bytes(e->out, TP_TRACK_EVENT, e->te.p, e->te.len);
+	cm_pb_close(e->out, pk);
+}
+
+/* "M": name, label or order a process or thread (others are left out, as
+ * Perfetto's JSON import leaves them). */
+static int metadata(cm_pfev *e, const struct ev *ev, int64_t off)
+{
+	static const char *const known[] = {"process_name", "process_labels", "process_sort_index",
+					    "thread_name", "thread_sort_index"};
+	static const char *const argkey[] = {"name", "labels", "sort_index", "name", "sort_index"};
+	const cm_jval *v;
+	struct track *t;
+	int64_t pk, ps, tk, ts, mts;
+	const cm_jval *pname, *tname;
+	size_t i;
+	for (i = 0; i < 5; i++)
+		if (cm_jval_streq(ev->name, known[i]))
+			break;
+	if (i == 5)
+		return 0;
+	v = ev->args && ev->args->type == CM_J_OBJ ? cm_jval_get(ev->args, argkey[i]) : NULL;
+	if (!v) /* Perfetto's JSON import ignores these too */
+		return 0;
+	if (id_of(e, ev->pid, -1, &pk, &ps, &pname) < 0 ||
+	    (i >= 3 && id_of(e, ev->tid, ps, &tk, &ts, &tname) < 0))
+		return REFUSE(e, off, "a \"M\" event whose pid or tid is not a string or an integer cannot be written as Perfetto protobuf");
+	t = track_of(e, pk, ps, NO_TID, NO_TID, pname);
+	if (i >= 3)
+		t = track_of(e, pk, ps, tk, ts, tname);
+	/* Perfetto's JSON import takes these in the order of their ts (it
+	 * sorts them with the events), the last one winning */
+	if (!ev->ts || ev->ts->type != CM_J_NUM || cm_pf_us_to_ns(ev->ts->s, ev->ts->len, &mts) < 0)
+		mts = 0;
+	if (argkey[i][0] == 's') {
+		cm_int x;
+		if (v->type != CM_J_NUM || !is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) ||
+		    x < INT32_MIN || x > INT32_MAX)
+			return REFUSE(e, off, "a sort_index that is not a 32-bit integer cannot be written as Perfetto protobuf");
+		if (t->has_sort && mts < t->sort_ts)
+			return 0;
+		t->sort = (int64_t)x;
+		t->has_sort = 1;
+		t->sort_ts = mts;
+	} else {
+		char **slot = argkey[i][0] == 'l' ? &t->labels : &t->name;
+		int64_t *slot_ts = argkey[i][0] == 'l' ? &t->labels_ts : &t->name_ts;
+		if (v->type != CM_J_STR || !v->len)
+			return 0; /* Perfetto's JSON import takes strings only */
+		if (*slot && mts < *slot_ts)
+			return 0;
+		free(*slot);
+		*slot = strndup(v->s, v->len);
+		*slot_ts = mts;
+	}
+	write_descriptor(e, t);
+	return 0;
+}
+
+/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"). */
+static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
+{
+	int64_t ts, pk, ps;
+	const cm_jval *pname, *k;
+	struct track *proc;
+	cm_buf *n = &e->scratch;
+	if (time_of(e, ev->ts, "ts", "C", off, &ts) < 0)
+		return -1;
+	if (id_of(e, ev->pid, -1, &pk, &ps, &pname) < 0)
+		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+	proc = track_of(e, pk, ps, NO_TID, NO_TID, pname);
+	if (!ev->args || ev->args->type != CM_J_OBJ)
+		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
+	for (k = ev->args->kids; k; k = k->next) {
+		uint64_t uuid;
+		size_t pk_mark, te;
+		if (k->type != CM_J_NUM)
+			return REFUSE(e, off, "a \"C\" event whose value \"%.*s\" is not a number cannot be written as Perfetto protobuf",
+				      (int)k->klen, k->key);
+		n->len = 0;
+		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
+		if (ev->name && ev->name->type == CM_J_STR)
+			cm_buf_put(n, ev->name->s, ev->name->len);
+		if (ev->id && (ev->id->type == CM_J_STR || ev->id->type == CM_J_NUM)) {
+			cm_buf_lit(n, " id: ");
+			cm_buf_put(n, ev->id->s, ev->id->len);
+		}
+		cm_buf_putc(n, ' ');
+		cm_buf_put(n, k->key, k->klen);
+		uuid = cm_pf_hash(n->p, n->len, 0x636f756e) | 1;
+		if (!cm_strtab_get(&e->counters, n->p, n->len, 1)) {
+			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
+			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+			cm_pb_uint(e->out, TD_UUID, uuid);
+			cm_pb_uint(e->out, TD_PARENT, proc->uuid);
+			cm_pb_bytes(e->out, TD_NAME, n->p + sizeof pk, n->len - sizeof pk);
+			cm_pb_bytes(e->out, TD_COUNTER, "", 0);
+			cm_pb_close(e->out, td);
+			cm_pb_close(e->out, p);
+		}
+		pk_mark = open_event_packet(e, e->out, ts);
+		te = cm_pb_open(e->out, TP_TRACK_EVENT);
+		cm_pb_uint(e->out, TE_TYPE, TYPE_COUNTER);
+		cm_pb_uint(e->out, TE_TRACK_UUID, uuid);
+		cm_pb_double(e->out, TE_COUNTER_DOUBLE, number_of(k));
+		cm_pb_close(e->out, te);
+		cm_pb_close(e->out, pk_mark);
+	}
+	return 0;
+}
+
+/* "s", "t", "f": a flow v1 event as a legacy-phase packet (see the top). */
+static int flow(cm_pfev *e, const struct ev *ev, char ph, int64_t off)
+{
+	int64_t ts;
+	struct track *t;
+	cm_int id;
+	uint64_t uuid;
+	size_t pk, te, le;
+	const char phs[2] = {ph, 0};
+	if (time_of(e, ev->ts, "ts", phs, off, &ts) < 0 || !(t = thread_of(e, ev->pid, ev->tid, off, NULL)))
+		return -1;
+	if (!ev->id || ev->id->type != CM_J_NUM || !is_integer_text(ev->id->s, ev->id->len) ||
+	    cm_py_int_of_number(ev->id->s, ev->id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
+		return REFUSE(e, off, "a flow (\"%c\") event whose id is not an integer from 0 to 2^64-1 cannot be written as Perfetto protobuf",
+			      ph);
+	/* on the lane of the X event it follows, if it binds to it */
+	uuid = t->uuid == e->last_thread && ts >= e->last_b && ts <= e->last_e ? e->last_uuid : t->uuid;
+	if (event_body(e, ev, 0, uuid, off) < 0)
+		return -1;
+	pk = open_event_packet(e, e->out, ts);
+	te = cm_pb_open(e->out, TP_TRACK_EVENT);
+	cm_buf_put(e->out, e->te.p, e->te.len);
+	le = cm_pb_open(e->out, TE_LEGACY_EVENT);
+	cm_pb_uint(e->out, LE_PHASE, (unsigned char)ph);
+	cm_pb_uint(e->out, LE_UNSCOPED_ID, (uint64_t)id);
+	if (cm_jval_streq(ev->bp, "e"))
+		cm_pb_uint(e->out, LE_BIND_TO_ENCLOSING, 1);
+	cm_pb_close(e->out, le);
+	cm_pb_close(e->out, te);
+	cm_pb_close(e->out, pk);
+	return 0;
+}
+
+int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
+{
+	cm_jval *v;
+	struct ev ev;
+	struct track *t;
+	int64_t ts, dur;
+	uint64_t uuid;
+	char ph;
+	cm_arena_reset(e->arena);
+	v = cm_jval_parse_py(e->arena, s, n);
+	if (!v || v->type != CM_J_OBJ)
+		return REFUSE(e, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
+	members(v, &ev);
+	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
+		return REFUSE(e, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
+	ph = ev.ph->s[0];
+	if (ph != 's' && ph != 't' && ph != 'f')
+		flush_end(e);
+	maybe_clear(e);
+	switch (ph) {
+	case 'M':
+		return metadata(e, &ev, off);
+	case 'C':
+		return counter(e, &ev, off);
+	case 's':
+	case 't':
+	case 'f':
+		return flow(e, &ev, ph, off);
+	case 'X':
+		e->last_thread = 0; /* the flows after this one bind to it, or to no X */
+		if (time_of(e, ev.ts, "ts", "X", off, &ts) < 0 || time_of(e, ev.dur, "dur", "X", off, &dur) < 0)
+			return -1;
+		if (ts > INT64_MAX - dur)
+			return REFUSE(e, off, "an \"X\" event that ends beyond 2^63 ns cannot be written as Perfetto protobuf");
+		if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)))
+			return -1;
+		uuid = lane_uuid(e, t, cm_pflanes_place(e->lanes, t->uuid, ts, ts + dur));
+		if (event_body(e, &ev, TYPE_BEGIN, uuid, off) < 0)
+			return -1;
+		write_event(e, ts);
+		e->end_pending = 1;
+		e->last_thread = t->uuid;
+		e->last_uuid = uuid;
+		e->last_b = ts;
+		e->last_e = ts + dur;
+		return 0;
+	case 'B':
+	case 'E':
+	case 'i':
+	case 'I':
+		if (time_of(e, ev.ts, "ts", ph == 'B' ? "B" : ph == 'E' ? "E" : ph == 'i' ? "i" : "I", off, &ts) < 0)
+			return -1;
+		if (ph == 'E' && !ev.name && !ev.cat && !ev.args) {
+			if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)))
+				return -1;
+			end_packet(e, ts, t->uuid, 0);
+			return 0;
+		}
+		if ((ph == 'i' || ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
+			/* the JSON import makes the event's thread all the same */
+			if (!thread_of(e, ev.pid, ev.tid, off, NULL))
+				return -1;
+			if (cm_jval_streq(ev.s, "g")) {
+				uuid = 0x676c6f62616cu; /* the global instant track */
+				if (!e->global_written) {
+					size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
+					cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+					td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+					cm_pb_uint(e->out, TD_UUID, uuid);
+					cm_pb_close(e->out, td);
+					cm_pb_close(e->out, p);
+					e->global_written = 1;
+				}
+			} else {
+				int64_t pk, ps;
+				const cm_jval *pname;
+				if (id_of(e, ev.pid, -1, &pk, &ps, &pname) < 0)
+					return REFUSE(e, off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf", ph);
+				uuid = track_of(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			}
+			if (event_body(e, &ev, TYPE_INSTANT, uuid, off) < 0)
+				return -1;
+			write_event(e, ts);
+			return 0;
+		}
+		if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)) ||
+		    event_body(e, &ev, ph == 'B' ? TYPE_BEGIN : ph == 'E' ? TYPE_END : TYPE_INSTANT, t->uuid, off) < 0)
+			return -1;
+		write_event(e, ts);
+		return 0;
+	default:
+		return REFUSE(e, off, "a \"%c\" event cannot be written as Perfetto protobuf (it takes X, B, E, i, I, C, M, s, t and f)",
+			      ph);
+	}
+}
+
+void cm_pfev_finish(cm_pfev *e)
+{
+	flush_end(e);
+}
