@@ -64,7 +64,10 @@
 enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
-	TP_TRACK_DESCRIPTOR = 60,
+	TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58, TP_DEFAULTS = 59,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, /* ClockSnapshot, its Clock */
+	DEF_CLOCK_ID = 58,                           /* TracePacketDefaults */
+	CLOCK_BOOTTIME = 6, CLOCK_EVENTS = 64,       /* the trace's clock; ours (sequence-scoped) */
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
 	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
@@ -83,6 +86,13 @@ enum {
 #define STRING_ID_BASE ((int64_t)1 << 62)
 /* The number written for the Nth string pid or tid: above every real one. */
 #define STRING_ID_SHOWN 0x7fff0000
+/* The events' clock starts this long before the first event's time: times
+ * from there are 5-byte varints for 34 s, 6-byte ones for 73 min, where
+ * the absolute times of a trace take 8 bytes; earlier ones are written on
+ * the trace's clock. */
+#define CLOCK_LEAD_NS ((int64_t)1 << 30)
+/* The uuid of the track of the global instants; the others count from it. */
+#define GLOBAL_UUID 1
 /* The tid of a process track's key. */
 #define NO_TID INT64_MIN
 
@@ -93,7 +103,8 @@ struct track {
 	int64_t sort;
 	int has_sort;
 	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
-	unsigned lanes; /* lanes past the first described (pflanes.c) */
+	unsigned lanes;     /* lanes past the first described (pflanes.c) */
+	uint64_t *lane_uuid; /* theirs */
 };
 
 struct cm_pfev {
@@ -107,11 +118,14 @@ struct cm_pfev {
 	cm_strtab counters;   /* counter tracks written */
 	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
 	int global_written;
+	uint64_t next_uuid; /* track uuids are counted: short varints */
 	cm_pflanes *lanes;
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
 	int end_pending; /* the last X's end is not written yet (see flush_end) */
+	int64_t base;    /* time 0 of the events' clock (have_base) */
+	int have_base;
 	cm_buf te, interned, scratch;
 };
 
@@ -125,6 +139,7 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	e->next_iid = 1;
 	e->cleared = 1;
 	e->lanes = cm_pflanes_new();
+	e->next_uuid = GLOBAL_UUID + 1;
 	return e;
 }
 
@@ -138,6 +153,7 @@ void cm_pfev_free(cm_pfev *e)
 		if (t) {
 			free(t->name);
 			free(t->labels);
+			free(t->lane_uuid);
 		}
 	}
 	cm_hmap_free(e->tracks);
@@ -286,7 +302,7 @@ static struct track *track_of(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t t
 	struct track *t = cm_hmap_put(e->tracks, k, &created);
 	if (!created)
 		return t;
-	t->uuid = cm_pf_hash((const char *)k, sizeof k, 0x7472616b) | 1;
+	t->uuid = e->next_uuid++;
 	t->pid = pid;
 	t->tid = tid;
 	if (name && name->len) {
@@ -323,23 +339,23 @@ static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *ti
  * apart from theirs. */
 static uint64_t lane_uuid(cm_pfev *e, struct track *t, unsigned lane)
 {
-	uint64_t k[2] = {t->uuid, lane}, uuid;
 	if (!lane)
 		return t->uuid;
-	uuid = cm_pf_hash((const char *)k, sizeof k, 0x6c616e65) | 1;
+	if (lane > t->lanes)
+		t->lane_uuid = cm_xrealloc(t->lane_uuid, lane * sizeof *t->lane_uuid);
 	for (; t->lanes < lane; t->lanes++) {
 		cm_buf *b = e->out;
 		size_t pk = cm_pb_open(b, TRACE_PACKET), td;
-		k[1] = t->lanes + 1;
+		t->lane_uuid[t->lanes] = e->next_uuid++;
 		cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
 		td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
-		cm_pb_uint(b, TD_UUID, cm_pf_hash((const char *)k, sizeof k, 0x6c616e65) | 1);
+		cm_pb_uint(b, TD_UUID, t->lane_uuid[t->lanes]);
 		cm_pb_uint(b, TD_PARENT, t->uuid);
 		cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
 		cm_pb_close(b, td);
 		cm_pb_close(b, pk);
 	}
-	return uuid;
+	return t->lane_uuid[lane - 1];
 }
 
 /* ---- args ---- */
@@ -415,20 +431,69 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 
 /* ---- packets ---- */
 
+/* Before a packet at TS: define the events' clock (a ClockSnapshot: its 0
+ * is BASE on the trace's clock) and make it the sequence's default
+ * (TracePacketDefaults), on the first packet, and again after the
+ * incremental state was cleared (the defaults are part of it).  This
+ * packet carries the clearing. */
+static void clock_packet(cm_pfev *e, int64_t ts)
+{
+	cm_buf *b = e->out;
+	size_t pk, cs, c;
+	if (!e->have_base) {
+		e->base = ts > CLOCK_LEAD_NS ? ts - CLOCK_LEAD_NS : 0;
+		e->have_base = 1;
+	} else if (!e->cleared) {
+		return;
+	}
+	pk = cm_pb_open(b, TRACE_PACKET);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
+	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, CLOCK_EVENTS);
+	cm_pb_uint(b, CLK_TIMESTAMP, 0);
+	cm_pb_close(b, c);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
+	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)e->base);
+	cm_pb_close(b, c);
+	cm_pb_close(b, cs);
+	c = cm_pb_open(b, TP_DEFAULTS);
+	cm_pb_uint(b, DEF_CLOCK_ID, CLOCK_EVENTS);
+	cm_pb_close(b, c);
+	cm_pb_close(b, pk);
+	e->cleared = 0;
+}
+
+/* The time of a packet: on the events' clock, or before its 0 on the
+ * trace's own. */
+static void put_time(cm_pfev *e, cm_buf *b, int64_t ts)
+{
+	if (ts >= e->base) {
+		cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)(ts - e->base));
+	} else {
+		cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
+		cm_pb_uint(b, TP_CLOCK_ID, CLOCK_BOOTTIME);
+	}
+}
+
 /* Open an event packet at TS in B: its header, the interned data the
  * track event made (e->interned, then emptied), the sequence flags.
  * Returns the packet's mark; the caller opens the track event. */
 static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
 {
-	size_t pk = cm_pb_open(b, TRACE_PACKET);
-	cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
+	size_t pk;
+	clock_packet(e, ts);
+	pk = cm_pb_open(b, TRACE_PACKET);
+	put_time(e, b, ts);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
 	if (e->interned.len) {
 		cm_pb_bytes(b, TP_INTERNED, e->interned.p, e->interned.len);
 		e->interned.len = 0;
 	}
-	cm_pb_uint(b, TP_SEQ_FLAGS, e->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
-	e->cleared = 0;
+	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
+	 * iids without it, and it costs 2 bytes a packet */
 	return pk;
 }
 
@@ -437,11 +502,11 @@ static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
 static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 {
 	cm_buf *b = e->out;
-	size_t pk = cm_pb_open(b, TRACE_PACKET), te;
-	cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
-	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
-	if (name_iid)
-		cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_NEEDS);
+	size_t pk, te;
+	clock_packet(e, ts);
+	pk = cm_pb_open(b, TRACE_PACKET);
+	put_time(e, b, ts);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID); /* without, the trace processor drops it */
 	te = cm_pb_open(b, TP_TRACK_EVENT);
 	if (name_iid)
 		cm_pb_uint(b, TE_NAME_IID, name_iid);
@@ -623,8 +688,8 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		}
 		cm_buf_putc(n, ' ');
 		cm_buf_put(n, k->key, k->klen);
-		uuid = cm_pf_hash(n->p, n->len, 0x636f756e) | 1;
-		if (!cm_strtab_get(&e->counters, n->p, n->len, 1)) {
+		if (!(uuid = cm_strtab_get(&e->counters, n->p, n->len, e->next_uuid))) {
+			uuid = e->next_uuid++;
 			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
 			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
 			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
@@ -742,7 +807,7 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 			if (!thread_of(e, ev.pid, ev.tid, off, NULL))
 				return -1;
 			if (cm_jval_streq(ev.s, "g")) {
-				uuid = 0x676c6f62616cu; /* the global instant track */
+				uuid = GLOBAL_UUID;
 				if (!e->global_written) {
 					size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
 					cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
