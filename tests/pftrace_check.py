@@ -84,8 +84,11 @@ def ids(path):
             elif tid == "":
                 itids.add((str(p), "0"))
         if e.get("ph") == "M" and e.get("name") == "process_labels" and isinstance(e.get("args"), dict):
-            labels[str(p) if p is not None else pid] = e["args"].get("labels")
-    return ipids, itids, labels
+            ts = e.get("ts") if isinstance(e.get("ts"), (int, float)) else 0
+            k = str(p) if p is not None else pid
+            if k not in labels or ts >= labels[k][0]:  # the last in time, as Perfetto orders them
+                labels[k] = (ts, e["args"].get("labels"))
+    return ipids, itids, {k: v[1] for k, v in labels.items()}
 
 
 def thread_key(tid, tname, pid, pname, ipids, itids):
@@ -202,7 +205,8 @@ def main():
         if dj[what] != dp[what]:
             bad += 1
             print(f"{what} differ:")
-            sj, sp = collections.Counter(map(repr, dj[what])), collections.Counter(map(repr, dp[what]))
+            items = (lambda d: d.items() if isinstance(d, dict) else d)
+            sj, sp = collections.Counter(map(repr, items(dj[what]))), collections.Counter(map(repr, items(dp[what])))
             for x in list((sj - sp).elements())[:5]:
                 print(f"  JSON only: {x}")
             for x in list((sp - sj).elements())[:5]:

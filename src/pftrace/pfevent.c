@@ -635,9 +635,11 @@ static int metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		mts = 0;
 	if (argkey[i][0] == 's') {
 		cm_int x;
+		/* the schema's sort index is an int32: one outside it, or not
+		 * an integer, is left out (a hint for the order of the rows) */
 		if (v->type != CM_J_NUM || !is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) ||
 		    x < INT32_MIN || x > INT32_MAX)
-			return REFUSE(e, off, "a sort_index that is not a 32-bit integer cannot be written as Perfetto protobuf");
+			return 0;
 		if (t->has_sort && mts < t->sort_ts)
 			return 0;
 		t->sort = (int64_t)x;
