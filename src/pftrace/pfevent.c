@@ -1,6 +1,7 @@
 /* pfevent.c - one Chrome-trace event in, Perfetto TrackEvent packets out.
  *
- * The mapping (cuptimerge(1), OUTPUT FORMATS, says it for users):
+ * The mapping (cuptimerge(1), "Perfetto's protobuf output", says it for
+ * users):
  *   - each (pid, tid) is a thread track (a TrackDescriptor with a
  *     ThreadDescriptor), each pid a process track (ProcessDescriptor),
  *     written when first seen and again when an "M" event names it:
@@ -11,15 +12,13 @@
  *     "Spans", "Traces") names its process or thread, with a number
  *     made up for it (Perfetto's JSON import does the same);
  *   - "X": a SLICE_BEGIN packet at ts and a SLICE_END at ts + dur, both in
- *     integer nanoseconds exactly from the decimal text (cm_pf_us_to_ns).
- *     The trace processor sorts packets by time (ties in file order), so
- *     a slice's end may come before earlier slices in the file.  The end
- *     names its slice: the trace processor then closes the open slice of
- *     that name, not merely the innermost one, so slices whose order in
- *     the file differs from their order in time at the same nanosecond,
- *     or that overlap without nesting (which JSON allows), keep their
- *     times (their depth may differ from what the JSON import makes of
- *     them: it sorts ties by duration);
+ *     integer nanoseconds (cm_pf_us_to_ns).  The trace processor sorts
+ *     packets by time (ties in file order), so a slice's end may come
+ *     before earlier slices in the file; where a tie would pair an end
+ *     with another slice's begin, the slice goes on a second track of
+ *     its thread (pflanes.c).  The end is held back until the next event
+ *     that is not a flow (flush_end), so a flow at the time of an X of
+ *     zero duration binds to it;
  *     "B"/"E" are BEGIN/END as they are;
  *   - "i"/"I": INSTANT on the thread, process ("s":"p") or one global
  *     ("s":"g") track; "C": one counter track per argument, named
@@ -41,93 +40,10 @@
  * memory stays flat on a trace of any size.  Tracks are remembered for the
  * whole run (a trace has few). */
 #include "config.h"
-#include "pftrace/pfintern.h"
-#include "pftrace/pbwrite.h"
-#include "base/diag.h"
-#include "base/hmap.h"
-#include "json/jval.h"
-#include "exitcode.h"
+#include "pftrace/pfevent.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Interned bytes (names, categories, keys) before the tables start over. */
-#define INTERN_MAX (4u << 20)
-/* The packet sequence of the events, and that of the track descriptors:
- * apart, because the trace processor takes a thread descriptor on a
- * sequence as the thread of that sequence's events, and would then tag
- * the global instants with it (a "passthrough_utid" arg the JSON import
- * does not make). */
-#define SEQ_ID 1
-#define DESC_SEQ_ID 2
-/* Field numbers, perfetto_trace.proto. */
-enum {
-	TRACE_PACKET = 1,
-	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
-	TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58, TP_DEFAULTS = 59,
-	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, /* ClockSnapshot, its Clock */
-	DEF_CLOCK_ID = 58,                           /* TracePacketDefaults */
-	CLOCK_BOOTTIME = 6, CLOCK_EVENTS = 64,       /* the trace's clock; ours (sequence-scoped) */
-	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
-	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
-	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
-	TE_LEGACY_EVENT = 6, TE_COUNTER_DOUBLE = 44,
-	LE_PHASE = 2, LE_UNSCOPED_ID = 6, LE_BIND_TO_ENCLOSING = 12, /* TrackEvent.LegacyEvent */
-	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
-	DA_DICT = 11, DA_ARRAY = 12,
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
-	TD_SIBLING_MERGE = 15, SIBLING_MERGE_NONE = 2,
-	PD_PID = 1, PD_SORT = 3, PD_NAME = 6, PD_LABELS = 8,
-	THD_PID = 1, THD_TID = 2, THD_SORT = 3, THD_NAME = 5,
-};
-
-/* A pid or tid as a key: an integer, or a string given a number of its own. */
-#define STRING_ID_BASE ((int64_t)1 << 62)
-/* The number written for the Nth string pid or tid: above every real one. */
-#define STRING_ID_SHOWN 0x7fff0000
-/* The events' clock starts this long before the first event's time: times
- * from there are 5-byte varints for 34 s, 6-byte ones for 73 min, where
- * the absolute times of a trace take 8 bytes; earlier ones are written on
- * the trace's clock. */
-#define CLOCK_LEAD_NS ((int64_t)1 << 30)
-/* The uuid of the track of the global instants; the others count from it. */
-#define GLOBAL_UUID 1
-/* The tid of a process track's key. */
-#define NO_TID INT64_MIN
-
-struct track {
-	uint64_t uuid;
-	int64_t pid, tid; /* as written (tid NO_TID: a process) */
-	char *name, *labels;
-	int64_t sort;
-	int has_sort;
-	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
-	unsigned lanes;     /* lanes past the first described (pflanes.c) */
-	uint64_t *lane_uuid; /* theirs */
-};
-
-struct cm_pfev {
-	cm_buf *out;
-	const char *label;
-	cm_arena *arena;
-	cm_strtab cats, names, keys; /* interned: string -> iid */
-	uint64_t next_iid;
-	int cleared;          /* the next event packet clears the incremental state */
-	cm_strtab ids;        /* string pids and tids -> their numbers */
-	cm_strtab counters;   /* counter tracks written */
-	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
-	int global_written;
-	uint64_t next_uuid; /* track uuids are counted: short varints */
-	cm_pflanes *lanes;
-	/* the last X event: a flow after it on its thread binds to it, on its lane */
-	uint64_t last_thread, last_uuid;
-	int64_t last_b, last_e;
-	int end_pending; /* the last X's end is not written yet (see flush_end) */
-	int64_t base;    /* time 0 of the events' clock (have_base) */
-	int have_base;
-	cm_buf te, interned, scratch;
-};
 
 cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 {
@@ -196,166 +112,6 @@ static void maybe_clear(cm_pfev *e)
 	cm_strtab_clear(&e->keys);
 	e->next_iid = 1;
 	e->cleared = 1;
-}
-
-/* Refuse: report WHAT at OFFSET; returns -1. */
-#define REFUSE(e, off, ...) refused(cm_error(CM_EXIT_DATA, (e)->label, (off), __VA_ARGS__))
-static int refused(int status)
-{
-	(void)status;
-	return -1;
-}
-
-/* ---- tracks ---- */
-
-/* Write the descriptor packet of track T (a process when its tid is NO_TID). */
-static void write_descriptor(cm_pfev *e, const struct track *t)
-{
-	cm_buf *b = e->out;
-	size_t pk = cm_pb_open(b, TRACE_PACKET), td, d;
-	cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
-	td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
-	cm_pb_uint(b, TD_UUID, t->uuid);
-	if (t->tid == NO_TID) {
-		d = cm_pb_open(b, TD_PROCESS);
-		cm_pb_int(b, PD_PID, t->pid);
-		if (t->has_sort)
-			cm_pb_int(b, PD_SORT, t->sort);
-		if (t->name)
-			cm_pb_bytes(b, PD_NAME, t->name, strlen(t->name));
-		if (t->labels) { /* Perfetto's JSON import splits them at commas */
-			const char *p = t->labels, *c;
-			for (; (c = strchr(p, ',')); p = c + 1)
-				cm_pb_bytes(b, PD_LABELS, p, (size_t)(c - p));
-			cm_pb_bytes(b, PD_LABELS, p, strlen(p));
-		}
-	} else {
-		d = cm_pb_open(b, TD_THREAD);
-		cm_pb_int(b, THD_PID, t->pid);
-		cm_pb_int(b, THD_TID, t->tid);
-		if (t->has_sort)
-			cm_pb_int(b, THD_SORT, t->sort);
-		if (t->name)
-			cm_pb_bytes(b, THD_NAME, t->name, strlen(t->name));
-	}
-	cm_pb_close(b, d);
-	cm_pb_close(b, td);
-	cm_pb_close(b, pk);
-}
-
-/* 1 when the number text S[0..N) is an integer literal (no fraction, no
- * exponent, not NaN or Infinity): Perfetto's JSON import types it int. */
-static int is_integer_text(const char *s, size_t n)
-{
-	size_t i = s[0] == '-';
-	if (i == n)
-		return 0;
-	for (; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-	return 1;
-}
-
-/* The key (*KEY) and the number written (*SHOWN) of a pid or tid V: an
- * integer as Perfetto's JSON import takes it (a pid outside 0..2^32-1 as
- * 0, a tid outside it as the pid, PID), a string as a number of its own
- * (*STR: its text, which names the process or thread).  0, or -1 when V is
- * neither an integer nor a string. */
-static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
-{
-	*str = NULL;
-	if (v && v->type == CM_J_NUM) {
-		cm_int x;
-		if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
-			return -1;
-		if (x < 0 || x > UINT32_MAX)
-			x = pid < 0 ? 0 : pid;
-		*key = *shown = (int64_t)x;
-		return 0;
-	}
-	if (v && v->type == CM_J_STR && !v->len) {
-		/* Perfetto's JSON import numbers a string pid or tid by its
-		 * interned string, and "" is string 0 */
-		*key = *shown = 0;
-		*str = v;
-		return 0;
-	}
-	if (v && v->type == CM_J_STR) {
-		uint64_t n = cm_strtab_get(&e->ids, v->s, v->len, e->ids.count + 1);
-		if (!n)
-			n = e->ids.count;
-		*key = STRING_ID_BASE + (int64_t)n;
-		*shown = STRING_ID_SHOWN + (int64_t)n;
-		*str = v;
-		return 0;
-	}
-	return -1;
-}
-
-/* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
- * descriptor written when new, named NAME (a string pid's or tid's). */
-static struct track *track_of(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidkey, int64_t tid,
-			      const cm_jval *name)
-{
-	int64_t k[2] = {pidkey, tidkey};
-	int created = 0;
-	struct track *t = cm_hmap_put(e->tracks, k, &created);
-	if (!created)
-		return t;
-	t->uuid = e->next_uuid++;
-	t->pid = pid;
-	t->tid = tid;
-	if (name && name->len) {
-		t->name = strndup(name->s, name->len);
-		t->name_ts = INT64_MIN; /* any "M" event names it instead */
-	}
-	write_descriptor(e, t);
-	return t;
-}
-
-/* The thread track of event (PID, TID), its process made first; NULL when
- * either is not an id (reported). */
-static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey)
-{
-	int64_t pk, ps, tk, ts;
-	const cm_jval *pname, *tname;
-	if (id_of(e, pid, -1, &pk, &ps, &pname) < 0) {
-		REFUSE(e, off, "an event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
-		return NULL;
-	}
-	if (id_of(e, tid, ps, &tk, &ts, &tname) < 0) {
-		REFUSE(e, off, "an event whose tid is not a string or an integer cannot be written as Perfetto protobuf");
-		return NULL;
-	}
-	track_of(e, pk, ps, NO_TID, NO_TID, pname);
-	if (pidkey)
-		*pidkey = pk;
-	return track_of(e, pk, ps, tk, ts, tname);
-}
-
-/* The track of lane LANE of thread T (pflanes.c), described when new: a
- * child of the thread's track, which Perfetto shows as another track of
- * that thread; never merged with its siblings, so that its slices nest
- * apart from theirs. */
-static uint64_t lane_uuid(cm_pfev *e, struct track *t, unsigned lane)
-{
-	if (!lane)
-		return t->uuid;
-	if (lane > t->lanes)
-		t->lane_uuid = cm_xrealloc(t->lane_uuid, lane * sizeof *t->lane_uuid);
-	for (; t->lanes < lane; t->lanes++) {
-		cm_buf *b = e->out;
-		size_t pk = cm_pb_open(b, TRACE_PACKET), td;
-		t->lane_uuid[t->lanes] = e->next_uuid++;
-		cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
-		td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
-		cm_pb_uint(b, TD_UUID, t->lane_uuid[t->lanes]);
-		cm_pb_uint(b, TD_PARENT, t->uuid);
-		cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
-		cm_pb_close(b, td);
-		cm_pb_close(b, pk);
-	}
-	return t->lane_uuid[lane - 1];
 }
 
 /* ---- args ---- */
@@ -527,12 +283,6 @@ static void flush_end(cm_pfev *e)
 	e->end_pending = 0;
 }
 
-/* The members of an event that matter here (the last of a repeated key,
- * as Python's json keeps). */
-struct ev {
-	const cm_jval *ph, *name, *cat, *ts, *dur, *pid, *tid, *args, *id, *s, *bp;
-};
-
 static void members(const cm_jval *o, struct ev *ev)
 {
 	const cm_jval *k;
@@ -603,63 +353,6 @@ static void write_event(cm_pfev *e, int64_t ts)
 	cm_pb_close(e->out, pk);
 }
 
-/* "M": name, label or order a process or thread (others are left out, as
- * Perfetto's JSON import leaves them). */
-static int metadata(cm_pfev *e, const struct ev *ev, int64_t off)
-{
-	static const char *const known[] = {"process_name", "process_labels", "process_sort_index",
-					    "thread_name", "thread_sort_index"};
-	static const char *const argkey[] = {"name", "labels", "sort_index", "name", "sort_index"};
-	const cm_jval *v;
-	struct track *t;
-	int64_t pk, ps, tk, ts, mts;
-	const cm_jval *pname, *tname;
-	size_t i;
-	for (i = 0; i < 5; i++)
-		if (cm_jval_streq(ev->name, known[i]))
-			break;
-	if (i == 5)
-		return 0;
-	v = ev->args && ev->args->type == CM_J_OBJ ? cm_jval_get(ev->args, argkey[i]) : NULL;
-	if (!v) /* Perfetto's JSON import ignores these too */
-		return 0;
-	if (id_of(e, ev->pid, -1, &pk, &ps, &pname) < 0 ||
-	    (i >= 3 && id_of(e, ev->tid, ps, &tk, &ts, &tname) < 0))
-		return REFUSE(e, off, "a \"M\" event whose pid or tid is not a string or an integer cannot be written as Perfetto protobuf");
-	t = track_of(e, pk, ps, NO_TID, NO_TID, pname);
-	if (i >= 3)
-		t = track_of(e, pk, ps, tk, ts, tname);
-	/* Perfetto's JSON import takes these in the order of their ts (it
-	 * sorts them with the events), the last one winning */
-	if (!ev->ts || ev->ts->type != CM_J_NUM || cm_pf_us_to_ns(ev->ts->s, ev->ts->len, &mts) < 0)
-		mts = 0;
-	if (argkey[i][0] == 's') {
-		cm_int x;
-		/* the schema's sort index is an int32: one outside it, or not
-		 * an integer, is left out (a hint for the order of the rows) */
-		if (v->type != CM_J_NUM || !is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) ||
-		    x < INT32_MIN || x > INT32_MAX)
-			return 0;
-		if (t->has_sort && mts < t->sort_ts)
-			return 0;
-		t->sort = (int64_t)x;
-		t->has_sort = 1;
-		t->sort_ts = mts;
-	} else {
-		char **slot = argkey[i][0] == 'l' ? &t->labels : &t->name;
-		int64_t *slot_ts = argkey[i][0] == 'l' ? &t->labels_ts : &t->name_ts;
-		if (v->type != CM_J_STR || !v->len)
-			return 0; /* Perfetto's JSON import takes strings only */
-		if (*slot && mts < *slot_ts)
-			return 0;
-		free(*slot);
-		*slot = strndup(v->s, v->len);
-		*slot_ts = mts;
-	}
-	write_descriptor(e, t);
-	return 0;
-}
-
 /* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"). */
 static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 {
@@ -669,9 +362,9 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 	cm_buf *n = &e->scratch;
 	if (time_of(e, ev->ts, "ts", "C", off, &ts) < 0)
 		return -1;
-	if (id_of(e, ev->pid, -1, &pk, &ps, &pname) < 0)
+	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0)
 		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
-	proc = track_of(e, pk, ps, NO_TID, NO_TID, pname);
+	proc = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
 	if (!ev->args || ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
 	for (k = ev->args->kids; k; k = k->next) {
@@ -722,7 +415,7 @@ static int flow(cm_pfev *e, const struct ev *ev, char ph, int64_t off)
 	uint64_t uuid;
 	size_t pk, te, le;
 	const char phs[2] = {ph, 0};
-	if (time_of(e, ev->ts, "ts", phs, off, &ts) < 0 || !(t = thread_of(e, ev->pid, ev->tid, off, NULL)))
+	if (time_of(e, ev->ts, "ts", phs, off, &ts) < 0 || !(t = cm_pf_thread(e, ev->pid, ev->tid, off, NULL)))
 		return -1;
 	if (!ev->id || ev->id->type != CM_J_NUM || !is_integer_text(ev->id->s, ev->id->len) ||
 	    cm_py_int_of_number(ev->id->s, ev->id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
@@ -767,7 +460,7 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 	maybe_clear(e);
 	switch (ph) {
 	case 'M':
-		return metadata(e, &ev, off);
+		return cm_pf_metadata(e, &ev, off);
 	case 'C':
 		return counter(e, &ev, off);
 	case 's':
@@ -780,9 +473,9 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 			return -1;
 		if (ts > INT64_MAX - dur)
 			return REFUSE(e, off, "an \"X\" event that ends beyond 2^63 ns cannot be written as Perfetto protobuf");
-		if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)))
+		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
 			return -1;
-		uuid = lane_uuid(e, t, cm_pflanes_place(e->lanes, t->uuid, ts, ts + dur));
+		uuid = cm_pf_lane(e, t, cm_pflanes_place(e->lanes, t->uuid, ts, ts + dur));
 		if (event_body(e, &ev, TYPE_BEGIN, uuid, off) < 0)
 			return -1;
 		write_event(e, ts);
@@ -799,14 +492,14 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 		if (time_of(e, ev.ts, "ts", ph == 'B' ? "B" : ph == 'E' ? "E" : ph == 'i' ? "i" : "I", off, &ts) < 0)
 			return -1;
 		if (ph == 'E' && !ev.name && !ev.cat && !ev.args) {
-			if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)))
+			if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
 				return -1;
 			end_packet(e, ts, t->uuid, 0);
 			return 0;
 		}
 		if ((ph == 'i' || ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
 			/* the JSON import makes the event's thread all the same */
-			if (!thread_of(e, ev.pid, ev.tid, off, NULL))
+			if (!cm_pf_thread(e, ev.pid, ev.tid, off, NULL))
 				return -1;
 			if (cm_jval_streq(ev.s, "g")) {
 				uuid = GLOBAL_UUID;
@@ -822,16 +515,16 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 			} else {
 				int64_t pk, ps;
 				const cm_jval *pname;
-				if (id_of(e, ev.pid, -1, &pk, &ps, &pname) < 0)
+				if (cm_pf_id(e, ev.pid, -1, &pk, &ps, &pname) < 0)
 					return REFUSE(e, off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf", ph);
-				uuid = track_of(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+				uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
 			}
 			if (event_body(e, &ev, TYPE_INSTANT, uuid, off) < 0)
 				return -1;
 			write_event(e, ts);
 			return 0;
 		}
-		if (!(t = thread_of(e, ev.pid, ev.tid, off, NULL)) ||
+		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)) ||
 		    event_body(e, &ev, ph == 'B' ? TYPE_BEGIN : ph == 'E' ? TYPE_END : TYPE_INSTANT, t->uuid, off) < 0)
 			return -1;
 		write_event(e, ts);

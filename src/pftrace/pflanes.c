@@ -32,7 +32,7 @@
 #include <string.h>
 
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
-#define MAX_ENTRIES (1u << 20) /* 24 MiB of slots at most */
+#define MAX_ENTRIES (1u << 18) /* 6 MiB of slots at most */
 
 struct begin {
 	uint64_t key;   /* 0: an empty slot */
