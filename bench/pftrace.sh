@@ -6,7 +6,8 @@
 # RSS of the whole node process.
 #
 # Usage: bench/pftrace.sh [--ops N] [--jobs J] [--no-tp] [--pretty]
-#   (default: --ops 200000 --jobs the CPUs; a gen_trace pair, seed 7)
+#   (default: --ops 200000 --jobs the CPUs; a gen_trace pair: --seed 1 --devices 2,
+#   as bench/bench.sh makes them; --ops 252000 --pretty is its 100M pair)
 # Needs ../shared/tools/gen_trace; the trace-processor part node and the
 # engine (TP_DIR or $HOME/.cache/perfetto-tp).  Prints figures only; never
 # asserts a timing.  Each write is run twice and the faster run printed (the
@@ -28,8 +29,8 @@ while [ $# -gt 0 ]; do
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-pftrace.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-"$shared/tools/gen_trace" --seed 7 --ops "$ops" $pretty --quiet "$work/cpu.json" "$work/win.json"
-echo "gen_trace --seed 7 --ops $ops $pretty: CPU trace $(($(stat -c %s "$work/cpu.json") / 1000000)) MB," \
+"$shared/tools/gen_trace" --seed 1 --devices 2 --ops "$ops" $pretty --quiet "$work/cpu.json" "$work/win.json"
+echo "gen_trace --seed 1 --devices 2 --ops $ops $pretty: CPU trace $(($(stat -c %s "$work/cpu.json") / 1000000)) MB," \
 	"window $(($(stat -c %s "$work/win.json") / 1000000)) MB; -j $jobs; $(nproc) CPUs"
 printf '%-14s %10s %8s %8s %8s %12s\n' output "MB" "x JSON" "wall s" "user s" "peak RSS MB"
 json_size=

@@ -35,7 +35,8 @@
  *     a fraction or exponent), string, bool; null is left out (Perfetto's
  *     JSON import leaves it out too).
  * Event names, categories and annotation keys are interned (InternedData),
- * on one packet sequence; when the tables pass INTERN_MAX bytes they are
+ * on one packet sequence; when the tables pass INTERN_MAX bytes (or
+ * CUPTIMERGE_PFT_INTERN's, a testing aid) they are
  * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
  * memory stays flat on a trace of any size.  Tracks are remembered for the
  * whole run (a trace has few). */
@@ -48,6 +49,7 @@
 cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 {
 	cm_pfev *e = cm_xcalloc(1, sizeof *e);
+	const char *env;
 	e->out = out;
 	e->label = label;
 	e->arena = cm_arena_new();
@@ -56,6 +58,10 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	e->cleared = 1;
 	e->lanes = cm_pflanes_new();
 	e->next_uuid = GLOBAL_UUID + 1;
+	e->intern_max = INTERN_MAX;
+	/* a testing aid: start the tables over after this many bytes */
+	if ((env = getenv("CUPTIMERGE_PFT_INTERN")) && *env)
+		e->intern_max = (size_t)strtoull(env, NULL, 10);
 	return e;
 }
 
@@ -105,7 +111,7 @@ static uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, 
 /* Between packets: start the tables over when they hold too much. */
 static void maybe_clear(cm_pfev *e)
 {
-	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < INTERN_MAX)
+	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < e->intern_max)
 		return;
 	cm_strtab_clear(&e->cats);
 	cm_strtab_clear(&e->names);

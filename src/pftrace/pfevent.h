@@ -75,6 +75,7 @@ struct cm_pfev {
 	cm_arena *arena;
 	cm_strtab cats, names, keys; /* interned: string -> iid */
 	uint64_t next_iid;
+	size_t intern_max;    /* INTERN_MAX, or CUPTIMERGE_PFT_INTERN's */
 	int cleared;          /* the next event packet clears the incremental state */
 	cm_strtab ids;        /* string pids and tids -> their numbers */
 	cm_strtab counters;   /* counter tracks written */

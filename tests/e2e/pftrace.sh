@@ -122,6 +122,16 @@ tcase "-o FILE.pftrace.gz: the same protobuf, gzip"
 $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/repaired.pftrace.gz" "$FIX/threads_full.json" || fail "exit $?"
 gzip -dc "$tmp/repaired.pftrace.gz" | cmp -s - "$tmp/repaired.pftrace" || fail "not the .pftrace, gzip"
 same "repaired, gzip" "$tmp/repaired.json" "$tmp/repaired.pftrace.gz"
+# The interning tables started over every few events (CUPTIMERGE_PFT_INTERN,
+# a testing aid): each packet after says so, and the names come again.
+rc=0
+CUPTIMERGE_PFT_INTERN=200 $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/reset.pftrace" "$FIX/threads_full.json" || rc=$?
+tcase "interning tables started over: runs"
+[ $rc -eq 0 ] || fail "exit $rc"
+tcase "interning tables started over: they did"
+[ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/reset.pftrace" |
+	grep -c 'sequence_flags: 1')" -gt 10 ] || fail "10 or fewer clearings"
+same "interning tables started over" "$tmp/repaired.json" "$tmp/reset.pftrace"
 tcase "--format=json over a .pftrace name writes JSON"
 $CUPTIMERGE -q --format=json -t "$FIX/thread_map.json" -o "$tmp/named.pftrace" "$FIX/threads_full.json" ||
 	fail "exit $?"
