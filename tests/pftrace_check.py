@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """pftrace_check.py - does a .pftrace show in Perfetto what its JSON shows?
 
-Usage: pftrace_check.py JSON PFTRACE   (TP_DIR and TPJS in the environment)
+Usage: pftrace_check.py JSON PFTRACE   (TP_DIR and TPJS in the environment;
+either file may be gzip)
 
 Loads both into Perfetto's trace processor (tp.mjs) and compares, per
 thread (pid, tid; a string pid or tid, which each import numbers its own
@@ -16,7 +17,7 @@ double), the protobuf is checked against the JSON text instead.  A time is
 compared exactly: both give integer ns rounded from the decimal text.
 Exit 0 when all agree, 1 with the first differences, 2 on a load failure.
 """
-import collections, json, os, subprocess, sys, tempfile
+import collections, gzip, json, os, subprocess, sys, tempfile
 
 SLICES = """select 'S', s.id, s.ts, s.dur, hex(s.name), hex(coalesce(s.category, '')), s.arg_set_id,
   t.tid, hex(coalesce(t.name, '')), p.pid, hex(coalesce(p.name, '')),
@@ -62,6 +63,15 @@ def unhex(h):
     return bytes.fromhex(h).decode("utf-8", "replace")
 
 
+def load(path):
+    """The JSON document at PATH (gzip or not, by its magic bytes)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return json.loads(raw.decode("utf-8", "surrogatepass"))
+
+
 def coerce(v, pid=0):
     """A pid or tid as Perfetto's JSON import takes an integer: outside
     0..2^32-1, a pid is 0 and a tid the pid."""
@@ -71,8 +81,7 @@ def coerce(v, pid=0):
 def ids(path):
     """The integer pids and tids of the JSON (as the JSON import takes
     them), its string pids and tids, and its process labels."""
-    with open(path, "rb") as f:
-        doc = json.loads(f.read().decode("utf-8", "surrogatepass"))
+    doc = load(path)
     ipids, itids, labels = set(), set(), {}
     for e in doc.get("traceEvents", []):
         pid, tid = e.get("pid"), e.get("tid")
@@ -165,8 +174,7 @@ def big_ints(path):
                 walk(f"{prefix}[{i}]", x)
         elif isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 63):
             out.setdefault(prefix, set()).add(v)
-    with open(path, "rb") as f:
-        doc = json.loads(f.read().decode("utf-8", "surrogatepass"))
+    doc = load(path)
     for e in doc.get("traceEvents", []):
         if isinstance(e.get("args"), dict):
             walk("", e["args"])
