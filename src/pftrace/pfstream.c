@@ -15,6 +15,7 @@
 #include "pftrace/pfintern.h"
 #include "base/diag.h"
 #include "json/jscan.h"
+#include "json/jval.h"
 #include "exitcode.h"
 
 #include <stdlib.h>
@@ -49,6 +50,8 @@ struct cm_pft {
 	cm_buf elem;      /* an element cut by a piece's end */
 	int64_t elem_off; /* where the element began */
 	int in_events;    /* the member being read is traceEvents */
+	int checked_key;  /* in_events is known for it */
+	cm_arena *arena;  /* for decoding a key with escapes */
 	cm_buf out;       /* protobuf made, not yet passed on */
 	cm_pfev *ev;
 };
@@ -60,6 +63,7 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
 	t->ev = cm_pfev_new(&t->out, t->label);
+	t->arena = cm_arena_new();
 	return t;
 }
 
@@ -68,6 +72,7 @@ void cm_pft_free(cm_pft *t)
 	if (!t)
 		return;
 	cm_pfev_free(t->ev);
+	cm_arena_free(t->arena);
 	cm_buf_free(&t->key);
 	cm_buf_free(&t->elem);
 	cm_buf_free(&t->out);
@@ -94,10 +99,18 @@ static int bad(cm_pft *t, int64_t off, const char *what)
 	return -1;
 }
 
-/* 1 when the key text KEY (with its quotes) is "traceEvents". */
-static int is_events_key(const cm_buf *key)
+/* 1 when the key text KEY (with its quotes) is "traceEvents", also when
+ * written with escapes (a repaired trace keeps its input's text). */
+static int is_events_key(cm_pft *t, const cm_buf *key)
 {
-	return key->len == 13 && !memcmp(key->p, "\"traceEvents\"", 13);
+	const cm_jval *v;
+	if (key->len == 13 && !memcmp(key->p, "\"traceEvents\"", 13))
+		return 1;
+	if (key->len >= 64 || !memchr(key->p, '\\', key->len))
+		return 0;
+	cm_arena_reset(t->arena);
+	v = cm_jval_parse_py(t->arena, key->p, key->len);
+	return cm_jval_streq(v, "traceEvents");
 }
 
 int cm_pft_write(cm_pft *t, const void *data, size_t n)
@@ -140,6 +153,7 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 					return bad(t, t->offset + (int64_t)i, "a member without a string key");
 				cm_jscan_begin(&t->sc, c);
 				t->key.len = 0;
+				t->checked_key = 0;
 				t->st = S_KEY_TEXT;
 			}
 			break;
@@ -157,13 +171,17 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 			t->st = S_VALUE;
 			break;
 		case S_VALUE:
-			if (is_events_key(&t->key) && c == '[') {
+			if (!t->checked_key) {
+				t->in_events = is_events_key(t, &t->key);
+				t->checked_key = 1;
+			}
+			if (t->in_events && c == '[') {
 				i++;
 				t->st = S_ELEM;
 				t->first = 1;
 				break;
 			}
-			if (is_events_key(&t->key))
+			if (t->in_events)
 				return bad(t, t->offset + (int64_t)i, "traceEvents is not an array");
 			cm_jscan_begin(&t->sc, c);
 			t->st = S_SKIP;

@@ -5,6 +5,8 @@
 #include "check_common.h"
 #include "pftrace/pbwrite.h"
 #include "pftrace/pfintern.h"
+#include "pftrace/pftrace.h"
+#include "base/diag.h"
 
 #include <stdint.h>
 
@@ -201,6 +203,78 @@ START_TEST(lanes)
 }
 END_TEST
 
+/* The transcoder's sink: collect the bytes. */
+static int collect(void *ctx, const void *p, size_t n)
+{
+	cm_buf_put(ctx, p, n);
+	return 0;
+}
+
+/* Transcode DOC, fed in pieces of STEP bytes, into OUT; the finish's rc. */
+static int transcode(const char *doc, size_t step, cm_buf *out)
+{
+	cm_pft *t = cm_pft_new(collect, out, "<test>");
+	size_t n = strlen(doc), i;
+	int rc = 0;
+	for (i = 0; i < n && !rc; i += step)
+		rc = cm_pft_write(t, doc + i, n - i < step ? n - i : step);
+	if (!rc)
+		rc = cm_pft_finish(t);
+	cm_pft_free(t);
+	return rc;
+}
+
+/* The document cut anywhere gives the same bytes; other members are
+ * skipped, whatever their values; a key with escapes is still found. */
+START_TEST(stream)
+{
+	static const char doc[] = " {\"a\":[1,{\"traceEvents\":2}],\"n\":-1.5e3,\"s\":\"x]}\\\"\",\"traceEvents\":["
+				  "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":1.5,\"dur\":2,"
+				  "\"args\":{\"a.b\":[1,\"t\"],\"c\":null}},"
+				  "{\"ph\":\"s\",\"id\":7,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":1,\"tid\":2,\"ts\":1.5}"
+				  " ] , \"z\":true}\n";
+	cm_buf whole = {0}, esc = {0};
+	size_t step;
+	ck_assert_int_eq(transcode(doc, sizeof doc, &whole), 0);
+	ck_assert_uint_gt(whole.len, 40);
+	for (step = 1; step <= 31; step++) {
+		cm_buf b = {0};
+		ck_assert_int_eq(transcode(doc, step, &b), 0);
+		ck_bytes(&b, whole.p, whole.len);
+		cm_buf_free(&b);
+	}
+	{
+		/* the same with the key written \u0074raceEvents */
+		char *d = strdup(doc), *k = strstr(d, "\"traceEvents\":[");
+		cm_buf want = {0};
+		memmove(k + 6, k + 1, strlen(k + 1) + 1);
+		memcpy(k + 1, "\\u0074", 6);
+		ck_assert_int_eq(transcode(d, 3, &esc), 0);
+		ck_bytes(&esc, whole.p, whole.len);
+		cm_buf_free(&want);
+		free(d);
+	}
+	cm_buf_free(&whole);
+	cm_buf_free(&esc);
+}
+END_TEST
+
+/* A document that stops short, or an event the format cannot hold, is
+ * an error (reported). */
+START_TEST(stream_errors)
+{
+	cm_buf b = {0};
+	cm_diag_set_quiet(1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":[{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":1}", 4, &b), -1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":[{\"ph\":\"P\",\"pid\":1,\"tid\":1,\"ts\":1}]}", 4, &b), -1);
+	ck_assert_int_eq(transcode("[]", 1, &b), -1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":{}}", 1, &b), -1);
+	ck_assert_int_eq(transcode("{} x", 1, &b), -1);
+	ck_assert_int_eq(transcode("{}", 1, &b), 0);
+	cm_buf_free(&b);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("pbwrite");
@@ -211,6 +285,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, us_to_ns);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
+	tcase_add_test(tc, stream);
+	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
