@@ -106,6 +106,14 @@ else
 	skip "real CPU-only trace, split and merged" "no $shared/tools/kineto_split or corpus"
 fi
 both repaired -t "$FIX/thread_map.json" "$FIX/threads_full.json"
+# Every kind of event and arg the format takes, through the repair with an
+# empty map (which copies the events as they are): names, labels and sort
+# indexes, a tie of begins (a second track of the thread), B/E, instants of
+# thread, process and global scope, counters (one with an id), flows from
+# one launch to two kernels (one of zero duration), string, negative and
+# wide ids, args of every type, nested, dotted, beyond int64.
+echo '{"threads":{}}' >"$tmp/nomap.json"
+both kinds -t "$tmp/nomap.json" "$FIX/pftrace_kinds.json"
 
 # The same bytes whatever the read size, to standard output, and gzip.
 tcase "the same .pftrace at read sizes 1 to 31"
@@ -143,7 +151,6 @@ $CUPTIMERGE --format=xml -t "$FIX/thread_map.json" "$FIX/threads_full.json" >/de
 grep -q "format needs json or perfetto" "$tmp/err" || fail "says: $(cat "$tmp/err")"
 
 # Refusals: what the format cannot hold, one line naming it, exit 1, no file.
-echo '{"threads":{}}' >"$tmp/nomap.json"
 refuses() {
 	tcase "refuses $1"
 	printf '%s' "$2" >"$tmp/in.json"
