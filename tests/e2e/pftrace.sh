@@ -115,7 +115,9 @@ both repaired -t "$FIX/thread_map.json" "$FIX/threads_full.json"
 echo '{"threads":{}}' >"$tmp/nomap.json"
 both kinds -t "$tmp/nomap.json" "$FIX/pftrace_kinds.json"
 
-# The same bytes whatever the read size, to standard output, and gzip.
+# The same bytes whatever the read size, to standard output, and gzip.  (The
+# output reaches the transcoder in pieces cut between elements, whatever the
+# read size; check_pbwrite's "stream" cuts them anywhere.)
 tcase "the same .pftrace at read sizes 1 to 31"
 for n in $(seq 1 31); do
 	CUPTIMERGE_BUFSIZE=$n $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/rs.pftrace" "$FIX/threads_full.json" ||
