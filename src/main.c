@@ -6,6 +6,7 @@
 #include "json/docsplit.h"
 #include "gpu/gpuconv.h"
 #include "exitcode.h"
+#include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"
 #include "options.h"
@@ -44,6 +45,9 @@ static void usage(FILE *f)
 	      "                         replaced atomically (a symlink's target), a device\n"
 	      "                         or FIFO written through; gzip when FILE ends in .gz\n"
 	      "  -z, --gzip[=LEVEL]     gzip the output (LEVEL 0-9, default 1)\n"
+	      "      --format=FORMAT    json, or perfetto: Perfetto's protobuf trace\n"
+	      "                         (default: perfetto when FILE ends in .pftrace\n"
+	      "                         or .pftrace.gz, else json)\n"
 	      "      --trace-name=NAME  set traceName (default: the -o FILE name)\n"
 	      "      --now=SECONDS      clock for the base time of a trace without\n"
 	      "                         baseTimeNanoseconds (default: the current time)\n"
@@ -81,7 +85,7 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant). */
@@ -124,6 +128,7 @@ int main(int argc, char **argv)
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"jobs", required_argument, NULL, 'j'},
 		{"memory", required_argument, NULL, OPT_MEMORY},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -135,7 +140,7 @@ int main(int argc, char **argv)
 	};
 	struct cm_options opt;
 	const char *env;
-	int c, gzip_flag = 0;
+	int c, gzip_flag = 0, format = -1;
 	long v;
 
 	cm_diag_init("cuptimerge");
@@ -209,6 +214,14 @@ int main(int argc, char **argv)
 			if (!(opt.memory = parse_size(optarg)))
 				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
 			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "json"))
+				format = CM_FORMAT_JSON;
+			else if (!strcmp(optarg, "perfetto"))
+				format = CM_FORMAT_PERFETTO;
+			else
+				return cm_usage_error(CM_EXIT_USAGE, "--format needs json or perfetto", optarg);
+			break;
 		case 'j':
 			if ((v = parse_count(optarg, 4096)) < 1)
 				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of threads from 1 to 4096", optarg);
@@ -256,6 +269,12 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "-o needs a file name ('-' for standard output)", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
+	/* the file name says the format unless --format does */
+	if (format < 0)
+		format = opt.out_path && (ends_with(opt.out_path, ".pftrace") || ends_with(opt.out_path, ".pftrace.gz"))
+				 ? CM_FORMAT_PERFETTO
+				 : CM_FORMAT_JSON;
+	cm_output_set_format(format);
 	if (!opt.memory)
 		opt.memory = 24u << 20;
 	if (!opt.jobs)

@@ -35,6 +35,7 @@
 #include "io/outname.h"
 #include "io/tmpfile.h"
 #include "io/pgzip.h"
+#include "pftrace/pftrace.h"
 #include "base/diag.h"
 #include "exitcode.h"
 
@@ -74,12 +75,22 @@ struct cm_output {
 	struct stat old_st;
 	const char *shown; /* name for messages */
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
+	cm_pft *pft;  /* --format=perfetto: the JSON text goes through it */
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
 	int failed, pipe_closed;
 };
 
 static int flush_buf(cm_output *out, int finish);
+static int write_bytes(cm_output *out, const void *data, size_t len);
+
+/* The format of the outputs opened next (cm_output_set_format). */
+static int output_format = CM_FORMAT_JSON;
+
+void cm_output_set_format(int format) { output_format = format; }
+
+/* The transcoder's sink: its protobuf goes out as the JSON would. */
+static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx, p, n); }
 
 int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
 
@@ -282,6 +293,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 	}
 	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
 		goto nomem;
+	if (output_format == CM_FORMAT_PERFETTO)
+		out->pft = cm_pft_new(pft_sink, out, out->shown);
 	return out;
 nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -349,6 +362,17 @@ static int flush_buf(cm_output *out, int finish)
 }
 
 int cm_output_write(cm_output *out, const void *data, size_t len)
+{
+	if (out->failed)
+		return -1;
+	if (out->pft && cm_pft_write(out->pft, data, len) < 0)
+		return out->failed = 1, -1;
+	return out->pft ? 0 : write_bytes(out, data, len);
+}
+
+/* Append LEN bytes of the output's own format (the caller's JSON, or the
+ * transcoder's protobuf).  0 or -1. */
+static int write_bytes(cm_output *out, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	int rc;
@@ -422,6 +446,10 @@ int cm_output_close(cm_output *out, int ok)
 	int rc = 0;
 	if (!out)
 		return -1;
+	if (ok && !out->failed && out->pft && cm_pft_finish(out->pft) < 0)
+		ok = 0, out->failed = 1;
+	cm_pft_free(out->pft);
+	out->pft = NULL;
 	if (ok && !out->failed && flush_buf(out, 1) < 0)
 		ok = 0;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */

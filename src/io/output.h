@@ -20,6 +20,14 @@ typedef struct cm_output cm_output;
  * Returns NULL after reporting the error. */
 cm_output *cm_output_open(const char *path, int gzip_level, int threads);
 
+/* The output formats: the JSON text as it is written, or that text
+ * transcoded to Perfetto's protobuf trace (pftrace/pftrace.h). */
+enum { CM_FORMAT_JSON = 0, CM_FORMAT_PERFETTO = 1 };
+
+/* The format of every output opened after this call (the command line's
+ * choice, so that each mode of the program gets it without asking). */
+void cm_output_set_format(int format);
+
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);

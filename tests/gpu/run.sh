@@ -199,6 +199,13 @@ if [ $rc = 0 ]; then
 	if $MERGE_ENV "$BIN/cuptimerge" -o "$W/merged.json" -w "$win" "$W/cpu.json" 2>>"$LOG"; then
 		check torch_merge python3 "$HERE/check_merged.py" "$W/merged.json" "$W/info.json" "$W/cpu.json"
 	else fail torch_merge "cuptimerge failed"; fi
+	# the same merge as Perfetto's protobuf (issue 25), for the trace
+	# processor on the development machine: tests/pftrace_check.py
+	# torch_merged.json.gz torch_merged.pftrace (see tests/gpu/README.md)
+	if $MERGE_ENV "$BIN/cuptimerge" -o "$OUTD/torch_merged.pftrace" -w "$win" "$W/cpu.json" 2>>"$LOG"; then
+		pass torch_merge_pftrace "{\"bytes\": $(stat -c %s "$OUTD/torch_merged.pftrace"), \"json_bytes\": $(stat -c %s "$W/merged.json")}"
+		gzip -c "$W/merged.json" > "$OUTD/torch_merged.json.gz"
+	else fail torch_merge_pftrace "cuptimerge -o .pftrace failed"; fi
 	gzip -c "$win" > "$OUTD/torch_window.json.gz"
 	gzip -c "$W/cpu.json" > "$OUTD/torch_cpu.json.gz"
 	cp "$W/info.json" "$OUTD/torch_info.json"

@@ -1,0 +1,547 @@
+/* pfevent.c - one Chrome-trace event in, Perfetto TrackEvent packets out.
+ *
+ * The mapping (cuptimerge(1), "Perfetto's protobuf output", says it for
+ * users):
+ *   - each (pid, tid) is a thread track (a TrackDescriptor with a
+ *     ThreadDescriptor), each pid a process track (ProcessDescriptor),
+ *     written when first seen and again when an "M" event names it:
+ *     process_name, process_labels (split at commas, as Perfetto's JSON
+ *     import does), process_sort_index, thread_name, thread_sort_index
+ *     (legacy_sort_index).  GPU rows keep the pid (device) and tid
+ *     (stream) the JSON gives them.  A string pid or tid (Kineto's
+ *     "Spans", "Traces") names its process or thread, with a number
+ *     made up for it (Perfetto's JSON import does the same);
+ *   - "X": a SLICE_BEGIN packet at ts and a SLICE_END at ts + dur, both in
+ *     integer nanoseconds (cm_pf_us_to_ns).  The trace processor sorts
+ *     packets by time (ties in file order), so a slice's end may come
+ *     before earlier slices in the file; where a tie would pair an end
+ *     with another slice's begin, the slice goes on a second track of
+ *     its thread (pflanes.c).  The end is held back until the next event
+ *     that is not a flow (flush_end), so a flow at the time of an X of
+ *     zero duration binds to it;
+ *     "B"/"E" are BEGIN/END as they are;
+ *   - "i"/"I": INSTANT on the thread, process ("s":"p") or one global
+ *     ("s":"g") track; "C": one counter track per argument, named
+ *     "NAME KEY" under its process, as Perfetto's JSON import names them;
+ *   - "s", "t", "f" (flow v1, Kineto's ac2g): a packet of its own with the
+ *     legacy phase, its id (unscoped_id), cat, name and "bp":"e"
+ *     (bind_to_enclosing), on its thread at its ts: the trace processor
+ *     binds it as it binds the JSON's (the slice open on that thread at
+ *     that time; for an "f" without "bp":"e", the next slice), keyed by
+ *     cat, name and id, and an "f" does not close the flow, so one launch
+ *     of a CUDA graph keeps its flow to each of its kernels;
+ *   - args: one debug annotation each, nested for objects and arrays, with
+ *     the JSON type: integer, unsigned beyond int64, double (a number with
+ *     a fraction or exponent), string, bool; null is left out (Perfetto's
+ *     JSON import leaves it out too).
+ * Event names, categories and annotation keys are interned (InternedData),
+ * on one packet sequence; when the tables pass INTERN_MAX bytes (or
+ * CUPTIMERGE_PFT_INTERN's, a testing aid) they are
+ * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
+ * memory stays flat on a trace of any size.  Tracks are remembered for the
+ * whole run (a trace has few). */
+#include "config.h"
+#include "pftrace/pfevent.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
+{
+	cm_pfev *e = cm_xcalloc(1, sizeof *e);
+	const char *env;
+	e->out = out;
+	e->label = label;
+	e->arena = cm_arena_new();
+	e->tracks = cm_hmap_new(16, sizeof(struct track));
+	e->next_iid = 1;
+	e->cleared = 1;
+	e->lanes = cm_pflanes_new();
+	e->next_uuid = GLOBAL_UUID + 1;
+	e->intern_max = INTERN_MAX;
+	/* a testing aid: start the tables over after this many bytes */
+	if ((env = getenv("CUPTIMERGE_PFT_INTERN")) && *env)
+		e->intern_max = (size_t)strtoull(env, NULL, 10);
+	return e;
+}
+
+void cm_pfev_free(cm_pfev *e)
+{
+	size_t i;
+	if (!e)
+		return;
+	for (i = 0; i < cm_hmap_slots(e->tracks); i++) {
+		struct track *t = cm_hmap_slot(e->tracks, i, NULL);
+		if (t) {
+			free(t->name);
+			free(t->labels);
+			free(t->lane_uuid);
+		}
+	}
+	cm_hmap_free(e->tracks);
+	cm_pflanes_free(e->lanes);
+	cm_strtab_free(&e->cats);
+	cm_strtab_free(&e->names);
+	cm_strtab_free(&e->keys);
+	cm_strtab_free(&e->ids);
+	cm_strtab_free(&e->counters);
+	cm_buf_free(&e->te);
+	cm_buf_free(&e->interned);
+	cm_buf_free(&e->scratch);
+	cm_arena_free(e->arena);
+	free(e);
+}
+
+/* The iid of S[0..N) in table T (an InternedData field FIELD), interning it
+ * (into e->interned, for the packet being made) when new. */
+static uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, size_t n)
+{
+	uint64_t iid = cm_strtab_get(t, s, n, e->next_iid);
+	size_t m;
+	if (iid)
+		return iid;
+	iid = e->next_iid++;
+	m = cm_pb_open(&e->interned, field);
+	cm_pb_uint(&e->interned, 1, iid);
+	cm_pb_bytes(&e->interned, 2, s, n);
+	cm_pb_close(&e->interned, m);
+	return iid;
+}
+
+/* Between packets: start the tables over when they hold too much. */
+static void maybe_clear(cm_pfev *e)
+{
+	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < e->intern_max)
+		return;
+	cm_strtab_clear(&e->cats);
+	cm_strtab_clear(&e->names);
+	cm_strtab_clear(&e->keys);
+	e->next_iid = 1;
+	e->cleared = 1;
+}
+
+/* ---- args ---- */
+
+/* The double of the number text V (NaN, Infinity as Python's json reads them). */
+static double number_of(const cm_jval *v)
+{
+	char tmp[64], *t = tmp;
+	double d;
+	if (v->len >= sizeof tmp)
+		t = cm_xmalloc(v->len + 1);
+	memcpy(t, v->s, v->len);
+	t[v->len] = 0;
+	d = strtod(t, NULL); /* strtod reads "NaN", "Infinity" and "-Infinity" */
+	if (t != tmp)
+		free(t);
+	return d;
+}
+
+/* Append V as a DebugAnnotation, field FIELD of what is open in B, named
+ * KEY (NULL: an array element, unnamed).  A null, an empty object or an
+ * empty array writes nothing, as Perfetto's JSON import keeps no arg for
+ * them.  A key with dots is written as dictionaries nested at them: the
+ * trace processor joins nested names with dots, so the arg is the JSON
+ * import's "args.a.b" (a dot within one name it would write as "_"). */
+static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
+{
+	size_t m;
+	const cm_jval *k;
+	const char *dot = key ? memchr(key, '.', klen) : NULL;
+	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
+		return;
+	m = cm_pb_open(b, field);
+	if (key)
+		cm_pb_uint(b, DA_NAME_IID, intern(e, &e->keys, ID_ANNOTATION_NAMES, key, dot ? (size_t)(dot - key) : klen));
+	if (dot) {
+		put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
+		cm_pb_close(b, m);
+		return;
+	}
+	switch (v->type) {
+	case CM_J_FALSE:
+	case CM_J_TRUE:
+		cm_pb_uint(b, DA_BOOL, v->type == CM_J_TRUE);
+		break;
+	case CM_J_NUM: {
+		cm_int x;
+		if (is_integer_text(v->s, v->len) && cm_py_int_of_number(v->s, v->len, &x) == 0 &&
+		    x >= INT64_MIN && x <= (cm_int)UINT64_MAX) {
+			if (x <= INT64_MAX)
+				cm_pb_int(b, DA_INT, (int64_t)x);
+			else
+				cm_pb_uint(b, DA_UINT, (uint64_t)x);
+		} else {
+			cm_pb_double(b, DA_DOUBLE, number_of(v));
+		}
+		break;
+	}
+	case CM_J_STR:
+		cm_pb_bytes(b, DA_STRING, v->s, v->len);
+		break;
+	case CM_J_OBJ:
+		for (k = v->kids; k; k = k->next)
+			put_annotation(e, b, DA_DICT, k->key, k->klen, k);
+		break;
+	case CM_J_ARR:
+		for (k = v->kids; k; k = k->next)
+			put_annotation(e, b, DA_ARRAY, NULL, 0, k);
+		break;
+	}
+	cm_pb_close(b, m);
+}
+
+/* ---- packets ---- */
+
+/* Before a packet at TS: define the events' clock (a ClockSnapshot: its 0
+ * is BASE on the trace's clock) and make it the sequence's default
+ * (TracePacketDefaults), on the first packet, and again after the
+ * incremental state was cleared (the defaults are part of it).  This
+ * packet carries the clearing. */
+static void clock_packet(cm_pfev *e, int64_t ts)
+{
+	cm_buf *b = e->out;
+	size_t pk, cs, c;
+	if (!e->have_base) {
+		e->base = ts > CLOCK_LEAD_NS ? ts - CLOCK_LEAD_NS : 0;
+		e->have_base = 1;
+	} else if (!e->cleared) {
+		return;
+	}
+	pk = cm_pb_open(b, TRACE_PACKET);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
+	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, CLOCK_EVENTS);
+	cm_pb_uint(b, CLK_TIMESTAMP, 0);
+	cm_pb_close(b, c);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
+	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)e->base);
+	cm_pb_close(b, c);
+	cm_pb_close(b, cs);
+	c = cm_pb_open(b, TP_DEFAULTS);
+	cm_pb_uint(b, DEF_CLOCK_ID, CLOCK_EVENTS);
+	cm_pb_close(b, c);
+	cm_pb_close(b, pk);
+	e->cleared = 0;
+}
+
+/* The time of a packet: on the events' clock, or before its 0 on the
+ * trace's own. */
+static void put_time(cm_pfev *e, cm_buf *b, int64_t ts)
+{
+	if (ts >= e->base) {
+		cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)(ts - e->base));
+	} else {
+		cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)ts);
+		cm_pb_uint(b, TP_CLOCK_ID, CLOCK_BOOTTIME);
+	}
+}
+
+/* Open an event packet at TS in B: its header, the interned data the
+ * track event made (e->interned, then emptied), the sequence flags.
+ * Returns the packet's mark; the caller opens the track event. */
+static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
+{
+	size_t pk;
+	clock_packet(e, ts);
+	pk = cm_pb_open(b, TRACE_PACKET);
+	put_time(e, b, ts);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	if (e->interned.len) {
+		cm_pb_bytes(b, TP_INTERNED, e->interned.p, e->interned.len);
+		e->interned.len = 0;
+	}
+	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
+	 * iids without it, and it costs 2 bytes a packet */
+	return pk;
+}
+
+/* Write the packet of a slice end (TYPE_END) on track UUID at TS, naming
+ * the slice NAME_IID (0: none, the innermost open slice). */
+static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
+{
+	cm_buf *b = e->out;
+	size_t pk, te;
+	clock_packet(e, ts);
+	pk = cm_pb_open(b, TRACE_PACKET);
+	put_time(e, b, ts);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID); /* without, the trace processor drops it */
+	te = cm_pb_open(b, TP_TRACK_EVENT);
+	if (name_iid)
+		cm_pb_uint(b, TE_NAME_IID, name_iid);
+	cm_pb_uint(b, TE_TYPE, TYPE_END);
+	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	cm_pb_close(b, te);
+	cm_pb_close(b, pk);
+}
+
+/* Write the end of the last X event, held back until the element after
+ * it: a flow right after an X of zero duration, at its ts, must come
+ * between its begin and its end to bind to it, as the JSON's does. */
+static void flush_end(cm_pfev *e)
+{
+	if (!e->end_pending)
+		return;
+	end_packet(e, e->last_e, e->last_uuid, 0);
+	e->end_pending = 0;
+}
+
+static void members(const cm_jval *o, struct ev *ev)
+{
+	const cm_jval *k;
+	memset(ev, 0, sizeof *ev);
+	for (k = o->kids; k; k = k->next) {
+		const cm_jval **slot = NULL;
+		switch (k->klen) {
+		case 1: slot = k->key[0] == 's' ? &ev->s : NULL; break;
+		case 2:
+			slot = !memcmp(k->key, "ph", 2) ? &ev->ph : !memcmp(k->key, "ts", 2) ? &ev->ts
+			     : !memcmp(k->key, "id", 2) ? &ev->id : !memcmp(k->key, "bp", 2) ? &ev->bp : NULL;
+			break;
+		case 3:
+			slot = !memcmp(k->key, "cat", 3) ? &ev->cat : !memcmp(k->key, "dur", 3) ? &ev->dur
+			     : !memcmp(k->key, "pid", 3) ? &ev->pid : !memcmp(k->key, "tid", 3) ? &ev->tid : NULL;
+			break;
+		case 4:
+			slot = !memcmp(k->key, "name", 4) ? &ev->name : !memcmp(k->key, "args", 4) ? &ev->args : NULL;
+			break;
+		}
+		if (slot)
+			*slot = k;
+	}
+}
+
+/* The time V (microseconds) in *NS; -1 after reporting when it is missing,
+ * not a number, negative or beyond int64 nanoseconds. */
+static int time_of(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+{
+	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
+		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
+			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");
+	return 0;
+}
+
+/* Encode a slice begin or an instant (TYPE) of event EV on track UUID at
+ * TS into e->te (the track event body, without the flows). */
+static int event_body(cm_pfev *e, const struct ev *ev, int type, uint64_t uuid, int64_t off)
+{
+	cm_buf *b = &e->te;
+	const cm_jval *k;
+	b->len = 0;
+	if (ev->cat && ev->cat->type == CM_J_STR)
+		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+	/* Perfetto's JSON import names a slice without a name "[No name]" */
+	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
+		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
+	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type)
+		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
+	else if (ev->name && ev->name->type != CM_J_STR)
+		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
+	if (type)
+		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
+	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	if (ev->args && ev->args->type != CM_J_OBJ)
+		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
+	if (ev->args)
+		for (k = ev->args->kids; k; k = k->next)
+			put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+	return 0;
+}
+
+/* Write the packet of e->te at TS, whole. */
+static void write_event(cm_pfev *e, int64_t ts)
+{
+	size_t pk = open_event_packet(e, e->out, ts);
+	cm_pb_bytes(e->out, TP_TRACK_EVENT, e->te.p, e->te.len);
+	cm_pb_close(e->out, pk);
+}
+
+/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"). */
+static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
+{
+	int64_t ts, pk, ps;
+	const cm_jval *pname, *k;
+	struct track *proc;
+	cm_buf *n = &e->scratch;
+	if (time_of(e, ev->ts, "ts", "C", off, &ts) < 0)
+		return -1;
+	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0)
+		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+	proc = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
+	if (!ev->args || ev->args->type != CM_J_OBJ)
+		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
+	for (k = ev->args->kids; k; k = k->next) {
+		uint64_t uuid;
+		size_t pk_mark, te;
+		if (k->type != CM_J_NUM)
+			return REFUSE(e, off, "a \"C\" event whose value \"%.*s\" is not a number cannot be written as Perfetto protobuf",
+				      (int)k->klen, k->key);
+		n->len = 0;
+		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
+		if (ev->name && ev->name->type == CM_J_STR)
+			cm_buf_put(n, ev->name->s, ev->name->len);
+		if (ev->id && (ev->id->type == CM_J_STR || ev->id->type == CM_J_NUM)) {
+			cm_buf_lit(n, " id: ");
+			cm_buf_put(n, ev->id->s, ev->id->len);
+		}
+		cm_buf_putc(n, ' ');
+		cm_buf_put(n, k->key, k->klen);
+		if (!(uuid = cm_strtab_get(&e->counters, n->p, n->len, e->next_uuid))) {
+			uuid = e->next_uuid++;
+			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
+			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+			cm_pb_uint(e->out, TD_UUID, uuid);
+			cm_pb_uint(e->out, TD_PARENT, proc->uuid);
+			cm_pb_bytes(e->out, TD_NAME, n->p + sizeof pk, n->len - sizeof pk);
+			cm_pb_bytes(e->out, TD_COUNTER, "", 0);
+			cm_pb_close(e->out, td);
+			cm_pb_close(e->out, p);
+		}
+		pk_mark = open_event_packet(e, e->out, ts);
+		te = cm_pb_open(e->out, TP_TRACK_EVENT);
+		cm_pb_uint(e->out, TE_TYPE, TYPE_COUNTER);
+		cm_pb_uint(e->out, TE_TRACK_UUID, uuid);
+		cm_pb_double(e->out, TE_COUNTER_DOUBLE, number_of(k));
+		cm_pb_close(e->out, te);
+		cm_pb_close(e->out, pk_mark);
+	}
+	return 0;
+}
+
+/* "s", "t", "f": a flow v1 event as a legacy-phase packet (see the top). */
+static int flow(cm_pfev *e, const struct ev *ev, char ph, int64_t off)
+{
+	int64_t ts;
+	struct track *t;
+	cm_int id;
+	uint64_t uuid;
+	size_t pk, te, le;
+	const char phs[2] = {ph, 0};
+	if (time_of(e, ev->ts, "ts", phs, off, &ts) < 0 || !(t = cm_pf_thread(e, ev->pid, ev->tid, off, NULL)))
+		return -1;
+	if (!ev->id || ev->id->type != CM_J_NUM || !is_integer_text(ev->id->s, ev->id->len) ||
+	    cm_py_int_of_number(ev->id->s, ev->id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
+		return REFUSE(e, off, "a flow (\"%c\") event whose id is not an integer from 0 to 2^64-1 cannot be written as Perfetto protobuf",
+			      ph);
+	/* on the lane of the X event it follows, if it binds to it */
+	uuid = t->uuid == e->last_thread && ts >= e->last_b && ts <= e->last_e ? e->last_uuid : t->uuid;
+	if (event_body(e, ev, 0, uuid, off) < 0)
+		return -1;
+	pk = open_event_packet(e, e->out, ts);
+	te = cm_pb_open(e->out, TP_TRACK_EVENT);
+	cm_buf_put(e->out, e->te.p, e->te.len);
+	le = cm_pb_open(e->out, TE_LEGACY_EVENT);
+	cm_pb_uint(e->out, LE_PHASE, (unsigned char)ph);
+	cm_pb_uint(e->out, LE_UNSCOPED_ID, (uint64_t)id);
+	if (cm_jval_streq(ev->bp, "e"))
+		cm_pb_uint(e->out, LE_BIND_TO_ENCLOSING, 1);
+	cm_pb_close(e->out, le);
+	cm_pb_close(e->out, te);
+	cm_pb_close(e->out, pk);
+	return 0;
+}
+
+int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
+{
+	cm_jval *v;
+	struct ev ev;
+	struct track *t;
+	int64_t ts, dur;
+	uint64_t uuid;
+	char ph;
+	cm_arena_reset(e->arena);
+	v = cm_jval_parse_py(e->arena, s, n);
+	if (!v || v->type != CM_J_OBJ)
+		return REFUSE(e, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
+	members(v, &ev);
+	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
+		return REFUSE(e, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
+	ph = ev.ph->s[0];
+	if (ph != 's' && ph != 't' && ph != 'f')
+		flush_end(e);
+	maybe_clear(e);
+	switch (ph) {
+	case 'M':
+		return cm_pf_metadata(e, &ev, off);
+	case 'C':
+		return counter(e, &ev, off);
+	case 's':
+	case 't':
+	case 'f':
+		return flow(e, &ev, ph, off);
+	case 'X':
+		e->last_thread = 0; /* the flows after this one bind to it, or to no X */
+		if (time_of(e, ev.ts, "ts", "X", off, &ts) < 0 || time_of(e, ev.dur, "dur", "X", off, &dur) < 0)
+			return -1;
+		if (ts > INT64_MAX - dur)
+			return REFUSE(e, off, "an \"X\" event that ends beyond 2^63 ns cannot be written as Perfetto protobuf");
+		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
+			return -1;
+		uuid = cm_pf_lane(e, t, cm_pflanes_place(e->lanes, t->uuid, ts, ts + dur));
+		if (event_body(e, &ev, TYPE_BEGIN, uuid, off) < 0)
+			return -1;
+		write_event(e, ts);
+		e->end_pending = 1;
+		e->last_thread = t->uuid;
+		e->last_uuid = uuid;
+		e->last_b = ts;
+		e->last_e = ts + dur;
+		return 0;
+	case 'B':
+	case 'E':
+	case 'i':
+	case 'I':
+		if (time_of(e, ev.ts, "ts", ph == 'B' ? "B" : ph == 'E' ? "E" : ph == 'i' ? "i" : "I", off, &ts) < 0)
+			return -1;
+		if (ph == 'E' && !ev.name && !ev.cat && !ev.args) {
+			if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
+				return -1;
+			end_packet(e, ts, t->uuid, 0);
+			return 0;
+		}
+		if ((ph == 'i' || ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
+			/* the JSON import makes the event's thread all the same */
+			if (!cm_pf_thread(e, ev.pid, ev.tid, off, NULL))
+				return -1;
+			if (cm_jval_streq(ev.s, "g")) {
+				uuid = GLOBAL_UUID;
+				if (!e->global_written) {
+					size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
+					cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+					td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+					cm_pb_uint(e->out, TD_UUID, uuid);
+					cm_pb_close(e->out, td);
+					cm_pb_close(e->out, p);
+					e->global_written = 1;
+				}
+			} else {
+				int64_t pk, ps;
+				const cm_jval *pname;
+				if (cm_pf_id(e, ev.pid, -1, &pk, &ps, &pname) < 0)
+					return REFUSE(e, off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf", ph);
+				uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			}
+			if (event_body(e, &ev, TYPE_INSTANT, uuid, off) < 0)
+				return -1;
+			write_event(e, ts);
+			return 0;
+		}
+		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)) ||
+		    event_body(e, &ev, ph == 'B' ? TYPE_BEGIN : ph == 'E' ? TYPE_END : TYPE_INSTANT, t->uuid, off) < 0)
+			return -1;
+		write_event(e, ts);
+		return 0;
+	default:
+		return REFUSE(e, off, "a \"%c\" event cannot be written as Perfetto protobuf (it takes X, B, E, i, I, C, M, s, t and f)",
+			      ph);
+	}
+}
+
+void cm_pfev_finish(cm_pfev *e)
+{
+	flush_end(e);
+}

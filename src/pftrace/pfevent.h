@@ -1,0 +1,146 @@
+/* pfevent.h - what the event encoder (pfevent.c) and the tracks
+ * (pftrack.c) share: the schema's field numbers, the encoder's state, the
+ * tracks' calls.  Private to src/pftrace. */
+#ifndef CM_PFEVENT_H
+#define CM_PFEVENT_H
+
+#include "pftrace/pfintern.h"
+#include "pftrace/pbwrite.h"
+#include "base/diag.h"
+#include "base/hmap.h"
+#include "json/jval.h"
+#include "exitcode.h"
+
+#include <stdint.h>
+
+/* Interned bytes (names, categories, keys) before the tables start over. */
+#define INTERN_MAX (4u << 20)
+/* The packet sequence of the events, and that of the track descriptors:
+ * apart, because the trace processor takes a thread descriptor on a
+ * sequence as the thread of that sequence's events, and would then tag
+ * the global instants with it (a "passthrough_utid" arg the JSON import
+ * does not make). */
+#define SEQ_ID 1
+#define DESC_SEQ_ID 2
+/* Field numbers, perfetto_trace.proto. */
+enum {
+	TRACE_PACKET = 1,
+	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
+	TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58, TP_DEFAULTS = 59,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, /* ClockSnapshot, its Clock */
+	DEF_CLOCK_ID = 58,                           /* TracePacketDefaults */
+	CLOCK_BOOTTIME = 6, CLOCK_EVENTS = 64,       /* the trace's clock; ours (sequence-scoped) */
+	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
+	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
+	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
+	TE_LEGACY_EVENT = 6, TE_COUNTER_DOUBLE = 44,
+	LE_PHASE = 2, LE_UNSCOPED_ID = 6, LE_BIND_TO_ENCLOSING = 12, /* TrackEvent.LegacyEvent */
+	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
+	DA_DICT = 11, DA_ARRAY = 12,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	TD_SIBLING_MERGE = 15, SIBLING_MERGE_NONE = 2,
+	PD_PID = 1, PD_SORT = 3, PD_NAME = 6, PD_LABELS = 8,
+	THD_PID = 1, THD_TID = 2, THD_SORT = 3, THD_NAME = 5,
+};
+
+/* A pid or tid as a key: an integer, or a string given a number of its own. */
+#define STRING_ID_BASE ((int64_t)1 << 62)
+/* The number written for the Nth string pid or tid: above every real one. */
+#define STRING_ID_SHOWN 0x7fff0000
+/* The events' clock starts this long before the first event's time: times
+ * from there are 5-byte varints for 34 s, 6-byte ones for 73 min, where
+ * the absolute times of a trace take 8 bytes; earlier ones are written on
+ * the trace's clock. */
+#define CLOCK_LEAD_NS ((int64_t)1 << 30)
+/* The uuid of the track of the global instants; the others count from it. */
+#define GLOBAL_UUID 1
+/* The tid of a process track's key. */
+#define NO_TID INT64_MIN
+
+struct track {
+	uint64_t uuid;
+	int64_t pid, tid; /* as written (tid NO_TID: a process) */
+	char *name, *labels;
+	int64_t sort;
+	int has_sort;
+	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
+	unsigned lanes;     /* lanes past the first described (pflanes.c) */
+	uint64_t *lane_uuid; /* theirs */
+};
+
+struct cm_pfev {
+	cm_buf *out;
+	const char *label;
+	cm_arena *arena;
+	cm_strtab cats, names, keys; /* interned: string -> iid */
+	uint64_t next_iid;
+	size_t intern_max;    /* INTERN_MAX, or CUPTIMERGE_PFT_INTERN's */
+	int cleared;          /* the next event packet clears the incremental state */
+	cm_strtab ids;        /* string pids and tids -> their numbers */
+	cm_strtab counters;   /* counter tracks written */
+	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
+	int global_written;
+	uint64_t next_uuid; /* track uuids are counted: short varints */
+	cm_pflanes *lanes;
+	/* the last X event: a flow after it on its thread binds to it, on its lane */
+	uint64_t last_thread, last_uuid;
+	int64_t last_b, last_e;
+	int end_pending; /* the last X's end is not written yet (see flush_end) */
+	int64_t base;    /* time 0 of the events' clock (have_base) */
+	int have_base;
+	cm_buf te, interned, scratch;
+};
+
+
+/* The members of an event that matter here (the last of a repeated key,
+ * as Python's json keeps). */
+struct ev {
+	const cm_jval *ph, *name, *cat, *ts, *dur, *pid, *tid, *args, *id, *s, *bp;
+};
+
+/* Refuse: report WHAT at OFFSET; returns -1. */
+#define REFUSE(e, off, ...) refused(cm_error(CM_EXIT_DATA, (e)->label, (off), __VA_ARGS__))
+static inline int refused(int status)
+{
+	(void)status;
+	return -1;
+}
+
+/* 1 when the number text S[0..N) is an integer literal (no fraction, no
+ * exponent, not NaN or Infinity): Perfetto's JSON import types it int. */
+static inline int is_integer_text(const char *s, size_t n)
+{
+	size_t i = s[0] == '-';
+	if (i == n)
+		return 0;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* ---- tracks (pftrack.c) ---- */
+
+/* Write the descriptor packet of track T (a process when its tid is NO_TID). */
+void cm_pf_descriptor(cm_pfev *e, const struct track *t);
+
+/* The key and the number shown of a pid or tid (pftrack.c says how); 0, or
+ * -1 when V is neither an integer nor a string. */
+int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str);
+
+/* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
+ * descriptor written when new, named NAME. */
+struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidkey, int64_t tid, const cm_jval *name);
+
+/* The thread track of an event's PID and TID (its process made first);
+ * NULL after reporting when either is not an id. */
+struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
+
+/* The uuid of lane LANE of thread T (pflanes.c), described when new. */
+uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
+
+/* An "M" event: name, label or order a process or thread.  0 or -1. */
+int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);
+
+#endif

@@ -1,0 +1,62 @@
+/* pfintern.h - the pieces the Perfetto transcoder's stages share: string
+ * tables for interning (and for naming tracks), exact times from JSON
+ * number text, and the event encoder's entry points (pfevent.c). */
+#ifndef CM_PFINTERN_H
+#define CM_PFINTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "json/jwrite.h"
+
+/* ---- a string table: bytes -> a number, for interning ---- */
+typedef struct cm_strtab {
+	struct cm_strent *slots;
+	size_t nslots, count;
+	cm_buf blob; /* the strings' bytes */
+} cm_strtab;
+
+/* The number stored for S[0..N) (from 1 up), or 0 when it is new, in which
+ * case VAL is stored for it (VAL 0: only look). */
+uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val);
+/* Forget everything (keeps the memory). */
+void cm_strtab_clear(cm_strtab *t);
+void cm_strtab_free(cm_strtab *t);
+/* Bytes held by the strings. */
+static inline size_t cm_strtab_bytes(const cm_strtab *t) { return t->blob.len; }
+
+/* A 64-bit hash of S[0..N) mixed with SEED. */
+uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed);
+
+/* The JSON number S[0..N), a time in microseconds, as integer nanoseconds:
+ * its double (correctly rounded from the text) times 1000, exactly, to the
+ * nearest integer, a half to even (pfutil.c says why).  0, or -1 when it
+ * is out of the int64 range or not a number. */
+int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns);
+
+/* ---- the lanes of a thread (pflanes.c) ---- */
+typedef struct cm_pflanes cm_pflanes;
+cm_pflanes *cm_pflanes_new(void);
+void cm_pflanes_free(cm_pflanes *l);
+
+/* The lane (0: the thread's own track, 1...: more tracks of the thread)
+ * where the slice [B, E] of the thread THREAD goes, so that the trace
+ * processor pairs its begin and end (pflanes.c says when lane 0 would not
+ * do); remembered for the slices after it. */
+unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e);
+
+/* ---- the event encoder (pfevent.c) ---- */
+typedef struct cm_pfev cm_pfev;
+
+/* An encoder appending Trace packets to OUT; LABEL names the output. */
+cm_pfev *cm_pfev_new(cm_buf *out, const char *label);
+
+/* Encode the traceEvents element S[0..N), which starts at OFFSET in the JSON
+ * text.  0, or -1 after reporting what cannot be written. */
+int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t offset);
+
+/* The document has ended: write what is held back. */
+void cm_pfev_finish(cm_pfev *e);
+
+void cm_pfev_free(cm_pfev *e);
+
+#endif

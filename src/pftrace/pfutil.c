@@ -1,0 +1,151 @@
+/* pfutil.c - the Perfetto transcoder's helpers: the interning tables
+ * (open addressing over a byte blob, so that a table is a few large blocks,
+ * not one allocation a string) and exact times from JSON number text. */
+#include "config.h"
+#include "pftrace/pfintern.h"
+#include "base/diag.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cm_strent {
+	uint64_t hash, val; /* val 0: an empty slot */
+	uint32_t off, len;  /* the string in the blob */
+};
+
+uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed)
+{
+	/* FNV-1a over 8-byte words, then splitmix64's finaliser: names are
+	 * short, and a hash per event is all it costs */
+	uint64_t h = 0xcbf29ce484222325u ^ seed * 0x9E3779B97F4A7C15u;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3u;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+	h ^= n;
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9u;
+	h ^= h >> 27;
+	h *= 0x94D049BB133111EBu;
+	h ^= h >> 31;
+	return h;
+}
+
+/* Double the slots (or make the first 1024), placing the entries again. */
+static void grow(cm_strtab *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 1024, i;
+	struct cm_strent *s = cm_xcalloc(n, sizeof *s);
+	for (i = 0; i < t->nslots; i++) {
+		size_t j;
+		if (!t->slots[i].val)
+			continue;
+		for (j = t->slots[i].hash & (n - 1); s[j].val; j = (j + 1) & (n - 1))
+			;
+		s[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+}
+
+uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
+{
+	uint64_t h = cm_pf_hash(s, n, 0);
+	size_t j;
+	if (!t->nslots || (t->count + 1) * 4 > t->nslots * 3)
+		grow(t);
+	for (j = h & (t->nslots - 1); t->slots[j].val; j = (j + 1) & (t->nslots - 1)) {
+		struct cm_strent *e = &t->slots[j];
+		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n))
+			return e->val;
+	}
+	if (!val)
+		return 0;
+	t->slots[j].hash = h;
+	t->slots[j].val = val;
+	t->slots[j].off = (uint32_t)t->blob.len;
+	t->slots[j].len = (uint32_t)n;
+	cm_buf_put(&t->blob, s, n);
+	t->count++;
+	return 0;
+}
+
+void cm_strtab_clear(cm_strtab *t)
+{
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof *t->slots);
+	t->count = 0;
+	t->blob.len = 0;
+}
+
+void cm_strtab_free(cm_strtab *t)
+{
+	free(t->slots);
+	cm_buf_free(&t->blob);
+	memset(t, 0, sizeof *t);
+}
+
+int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
+{
+	/* The number's double (strtod rounds correctly, as every JSON reader
+	 * does) times 1000, exactly, to the nearest integer, a half to even:
+	 * a double d = m * 2^e, so d * 1000 = m * 1000 * 2^e, in 128 bits.
+	 * This is the nanosecond a producer meant when it wrote ns / 1000 as
+	 * a double (Kineto, the merge), and what Perfetto's JSON import makes
+	 * of the text (it multiplies the double by 1000.0 in doubles, which
+	 * rounds the same way wherever the result passes 2^53, every
+	 * absolute time of a trace). */
+	char tmp[64], *t = tmp, *end;
+	double d, fr;
+	unsigned __int128 m, q, r, half;
+	int e, neg, ok;
+	size_t i;
+	if (!n)
+		return -1;
+	for (i = 0; i < n; i++) /* JSON's number grammar (and strtod's "NaN" is not a time) */
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '+' || s[i] == '.' || s[i] == 'e' ||
+		      s[i] == 'E'))
+			return -1;
+	if (n >= sizeof tmp)
+		t = cm_xmalloc(n + 1);
+	memcpy(t, s, n);
+	t[n] = 0;
+	d = strtod(t, &end);
+	ok = end == t + n;
+	if (t != tmp)
+		free(t);
+	if (!ok || d != d || d - d != 0) /* not all of it, NaN, or infinite */
+		return -1;
+	neg = d < 0;
+	fr = frexp(neg ? -d : d, &e); /* d = fr * 2^e, fr in [0.5, 1) */
+	m = (unsigned __int128)ldexp(fr, 53) * 1000u; /* d * 1000 = m * 2^(e - 53) */
+	e -= 53;
+	if (m == 0) {
+		q = 0;
+	} else if (e >= 0) {
+		if (e > 63)
+			return -1;
+		q = m << e;
+		if (q >> e != m)
+			return -1;
+	} else if (e <= -120) {
+		q = 0; /* far below a nanosecond */
+	} else {
+		q = m >> -e;
+		r = m & (((unsigned __int128)1 << -e) - 1);
+		half = (unsigned __int128)1 << (-e - 1);
+		if (r > half || (r == half && (q & 1)))
+			q++;
+	}
+	if (q > (unsigned __int128)INT64_MAX + neg)
+		return -1;
+	*ns = neg ? (int64_t)(0 - (uint64_t)q) : (int64_t)q;
+	return 0;
+}

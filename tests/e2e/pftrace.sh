@@ -1,0 +1,173 @@
+#!/bin/sh
+# pftrace.sh - Perfetto's protobuf output (-o FILE.pftrace, --format=perfetto):
+# every .pftrace decodes as a perfetto.protos.Trace with protoc against
+# Perfetto's own schema, and Perfetto's trace processor shows for it what it
+# shows for the JSON of the same run (tests/pftrace_check.py: per thread the
+# same slices with their names, times and args, the same flows, counters,
+# processes and threads).  Traces: the oracle examples, gen_trace pairs (plain
+# and --edge-cases), the real H200 pair, the real CPU-only trace split and
+# merged again, and the real full trace repaired with -t.  Also: the same bytes
+# at read sizes 1 to 31, to standard output, gzip, --format=json over the
+# name, and the refusal of what the format cannot hold (one line, exit 1, no
+# file).
+#
+# Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
+# trace-processor cases also node and the engine (see perfetto.sh).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to compare traces"
+need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
+shared=${SHARED:-$srcdir/../shared}
+proto=$shared/tools/perfetto/perfetto_trace.proto
+[ -f "$proto" ] || skip_all "no $proto"
+TPJS=$shared/tools/perfetto/tp.mjs
+TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
+have_tp=1
+command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] || have_tp=0
+export TP_DIR TPJS
+NOW="--now 1795974776"
+
+# decodes NAME FILE: FILE is a Trace to protoc, with slices in it.
+decodes() {
+	tcase "$1: decodes as perfetto.protos.Trace (protoc)"
+	if ! protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$2" >"$tmp/decoded" 2>"$tmp/protoc.err"; then
+		fail "$1: protoc: $(head -3 "$tmp/protoc.err")"
+	elif ! grep -q "TYPE_SLICE_BEGIN" "$tmp/decoded"; then
+		fail "$1: no slice in $(wc -l <"$tmp/decoded") lines"
+	fi
+}
+
+# same NAME JSON PFTRACE: Perfetto shows the same for both.
+same() {
+	if [ $have_tp -eq 0 ]; then
+		skip "$1: Perfetto shows what it shows for the JSON" "no node or trace-processor engine in $TP_DIR"
+		return
+	fi
+	tcase "$1: Perfetto shows what it shows for the JSON"
+	python3 "$srcdir/tests/pftrace_check.py" "$2" "$3" >"$tmp/check" 2>&1 ||
+		fail "$1: $(head -12 "$tmp/check")"
+}
+
+# both NAME ARGS...: run cuptimerge ARGS twice, into $tmp/NAME.json and
+# $tmp/NAME.pftrace; then the two checks.
+both() {
+	name=$1
+	shift
+	rc=0
+	$CUPTIMERGE -q "$@" -o "$tmp/$name.json" 2>"$tmp/err" &&
+		$CUPTIMERGE -q "$@" -o "$tmp/$name.pftrace" 2>"$tmp/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		tcase "$name: runs"
+		fail "$name: exit $rc: $(cat "$tmp/err")"
+		return
+	fi
+	decodes "$name" "$tmp/$name.pftrace"
+	same "$name" "$tmp/$name.json" "$tmp/$name.pftrace"
+}
+
+ex=$shared/oracle/examples
+if [ -d "$ex" ]; then
+	both example $NOW -w "$ex/window.json" "$ex/cpu.json"
+	# its "no id" X event has "dur": null: Perfetto refuses the whole JSON
+	# ("JSON trace file is incomplete"); the protobuf writer says which event
+	tcase "example-edge: an X event with \"dur\": null is refused, in one line"
+	rc=0
+	$CUPTIMERGE -q $NOW -w "$ex/edge_window.json" -o "$tmp/edge.pftrace" "$ex/edge_cpu.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "exit $rc, not 1"
+	grep -q '^cuptimerge: .*edge.pftrace:[0-9]*: a "X" event whose dur is not a number cannot be written as Perfetto protobuf$' \
+		"$tmp/err" || fail "says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/edge.pftrace" ] || fail "the file appeared"
+	both example-nobase --now 1764441600 -w "$ex/window.json" "$ex/cpu_nobase.json"
+else
+	skip "oracle examples" "no $ex"
+fi
+
+# gen_trace pairs; Perfetto 55.3 refuses a JSON with a UTF-16 surrogate-pair
+# escape (perfetto.sh says more), so that one name is written as UTF-8 first.
+if [ -x "$shared/tools/gen_trace" ]; then
+	"$shared/tools/gen_trace" --seed 11 --ops 600 --quiet "$tmp/gen.cpu" "$tmp/gen.win"
+	both gen $NOW -w "$tmp/gen.win" "$tmp/gen.cpu"
+	"$shared/tools/gen_trace" --seed 11 --ops 400 --edge-cases --pretty --quiet "$tmp/edge.cpu" "$tmp/edge.win"
+	python3 -c 'import sys
+t = open(sys.argv[1], encoding="utf-8").read().replace(r"\ud83d\ude80", "\U0001F680")
+open(sys.argv[1], "w", encoding="utf-8").write(t)' "$tmp/edge.cpu"
+	both gen-edge $NOW -w "$tmp/edge.win" "$tmp/edge.cpu"
+else
+	skip "gen_trace pairs" "no $shared/tools/gen_trace"
+fi
+
+# The real traces: the H200 pair; the CPU-only run split and merged again;
+# the full trace repaired.
+both real $NOW -w "$FIX/threads_window.json" "$FIX/threads_base.json"
+if [ -x "$shared/tools/kineto_split" ] && [ -f "$shared/corpus/threads_cpu.json" ]; then
+	"$shared/tools/kineto_split" "$shared/corpus/threads_cpu.json" "$tmp/split.cpu" "$tmp/split.win" \
+		--thread-map "$FIX/thread_map.json" --quiet
+	both split $NOW -w "$tmp/split.win" "$tmp/split.cpu"
+else
+	skip "real CPU-only trace, split and merged" "no $shared/tools/kineto_split or corpus"
+fi
+both repaired -t "$FIX/thread_map.json" "$FIX/threads_full.json"
+# Every kind of event and arg the format takes, through the repair with an
+# empty map (which copies the events as they are): names, labels and sort
+# indexes, a tie of begins (a second track of the thread), B/E, instants of
+# thread, process and global scope, counters (one with an id), flows from
+# one launch to two kernels (one of zero duration), string, negative and
+# wide ids, args of every type, nested, dotted, beyond int64.
+echo '{"threads":{}}' >"$tmp/nomap.json"
+both kinds -t "$tmp/nomap.json" "$FIX/pftrace_kinds.json"
+
+# The same bytes whatever the read size, to standard output, and gzip.  (The
+# output reaches the transcoder in pieces cut between elements, whatever the
+# read size; check_pbwrite's "stream" cuts them anywhere.)
+tcase "the same .pftrace at read sizes 1 to 31"
+for n in $(seq 1 31); do
+	CUPTIMERGE_BUFSIZE=$n $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/rs.pftrace" "$FIX/threads_full.json" ||
+		fail "read size $n: exit $?"
+	cmp -s "$tmp/rs.pftrace" "$tmp/repaired.pftrace" || { fail "read size $n: other bytes"; break; }
+done
+tcase "--format=perfetto writes the same bytes to standard output"
+$CUPTIMERGE -q --format=perfetto -t "$FIX/thread_map.json" "$FIX/threads_full.json" >"$tmp/stdout.pftrace" ||
+	fail "exit $?"
+cmp -s "$tmp/stdout.pftrace" "$tmp/repaired.pftrace" || fail "other bytes than -o repaired.pftrace"
+tcase "-o FILE.pftrace.gz: the same protobuf, gzip"
+$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/repaired.pftrace.gz" "$FIX/threads_full.json" || fail "exit $?"
+gzip -dc "$tmp/repaired.pftrace.gz" | cmp -s - "$tmp/repaired.pftrace" || fail "not the .pftrace, gzip"
+same "repaired, gzip" "$tmp/repaired.json" "$tmp/repaired.pftrace.gz"
+# The interning tables started over every few events (CUPTIMERGE_PFT_INTERN,
+# a testing aid): each packet after says so, and the names come again.
+rc=0
+CUPTIMERGE_PFT_INTERN=200 $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/reset.pftrace" "$FIX/threads_full.json" || rc=$?
+tcase "interning tables started over: runs"
+[ $rc -eq 0 ] || fail "exit $rc"
+tcase "interning tables started over: they did"
+[ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/reset.pftrace" |
+	grep -c 'sequence_flags: 1')" -gt 10 ] || fail "10 or fewer clearings"
+same "interning tables started over" "$tmp/repaired.json" "$tmp/reset.pftrace"
+tcase "--format=json over a .pftrace name writes JSON"
+$CUPTIMERGE -q --format=json -t "$FIX/thread_map.json" -o "$tmp/named.pftrace" "$FIX/threads_full.json" ||
+	fail "exit $?"
+cmp -s "$tmp/named.pftrace" "$tmp/repaired.json" || fail "not the JSON"
+tcase "--format=xml is a usage error"
+rc=0
+$CUPTIMERGE --format=xml -t "$FIX/thread_map.json" "$FIX/threads_full.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "exit $rc, not 2"
+grep -q "format needs json or perfetto" "$tmp/err" || fail "says: $(cat "$tmp/err")"
+
+# Refusals: what the format cannot hold, one line naming it, exit 1, no file.
+refuses() {
+	tcase "refuses $1"
+	printf '%s' "$2" >"$tmp/in.json"
+	rm -f "$tmp/out.pftrace"
+	rc=0
+	$CUPTIMERGE -q -t "$tmp/nomap.json" -o "$tmp/out.pftrace" "$tmp/in.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "exit $rc, not 1"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
+	grep -q "^cuptimerge: $tmp/out.pftrace:[0-9]*: $3" "$tmp/err" || fail "says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/out.pftrace" ] || fail "the file appeared"
+}
+refuses "an async event" '{"traceEvents":[{"ph":"b","name":"a","id":1,"pid":1,"tid":1,"ts":1}]}' \
+	'a "b" event cannot be written as Perfetto protobuf'
+refuses "a negative time" '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":-5,"dur":1}]}' \
+	'a "X" event whose ts is negative or too large cannot be written as Perfetto protobuf'
+refuses "a flow with a string id" '{"traceEvents":[{"ph":"s","name":"a","cat":"c","id":"x","pid":1,"tid":1,"ts":1}]}' \
+	'a flow ("s") event whose id is not an integer'
+finish

@@ -1,0 +1,294 @@
+/* check_pbwrite.c - the Perfetto writer's pieces: varints, tags, fixed64s,
+ * nested messages (a length that outgrows its byte moves the body), exact
+ * times from JSON number text, and the interning tables. */
+#include "config.h"
+#include "check_common.h"
+#include "pftrace/pbwrite.h"
+#include "pftrace/pfintern.h"
+#include "pftrace/pftrace.h"
+#include "base/diag.h"
+
+#include <stdint.h>
+
+/* B holds exactly the N bytes WANT. */
+#define ck_bytes(b, want, n)                                         \
+	do {                                                         \
+		ck_assert_uint_eq((b)->len, (n));                    \
+		ck_assert(!memcmp((b)->p, (want), (n)));             \
+	} while (0)
+
+START_TEST(varints)
+{
+	static const struct {
+		uint64_t v;
+		size_t n;
+		unsigned char bytes[10];
+	} cases[] = {
+		{0, 1, {0x00}},
+		{1, 1, {0x01}},
+		{127, 1, {0x7f}},
+		{128, 2, {0x80, 0x01}},
+		{300, 2, {0xac, 0x02}},
+		{16383, 2, {0xff, 0x7f}},
+		{16384, 3, {0x80, 0x80, 0x01}},
+		{UINT64_C(1) << 63, 10, {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}},
+		{UINT64_MAX, 10, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		cm_buf b = {0};
+		cm_pb_varint(&b, cases[i].v);
+		ck_bytes(&b, cases[i].bytes, cases[i].n);
+		ck_assert_uint_eq(cm_pb_varint_size(cases[i].v), cases[i].n);
+		cm_buf_free(&b);
+	}
+}
+END_TEST
+
+/* Fields: the key is (field << 3 | wire type); an int64 below 0 is its
+ * two's complement in ten bytes; a double is its bits, little-endian. */
+START_TEST(fields)
+{
+	cm_buf b = {0};
+	static const unsigned char want[] = {
+		0x08, 0x96, 0x01,                               /* 1: varint 150 */
+		0x80, 0x01, 0x05,                               /* 16: varint 5 (a 2-byte key) */
+		0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* 4: int64 -1 */
+		0x29, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f,             /* 5: double 1.0 */
+		0x31, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* 6: fixed64 */
+		0x12, 0x03, 'a', 'b', 'c',                      /* 2: bytes "abc" */
+		0x1a, 0x00,                                     /* 3: empty bytes */
+	};
+	cm_pb_uint(&b, 1, 150);
+	cm_pb_uint(&b, 16, 5);
+	cm_pb_int(&b, 4, -1);
+	cm_pb_double(&b, 5, 1.0);
+	cm_pb_fixed64(&b, 6, UINT64_C(0x0102030405060708));
+	cm_pb_bytes(&b, 2, "abc", 3);
+	cm_pb_bytes(&b, 3, "", 0);
+	ck_bytes(&b, want, sizeof want);
+	cm_buf_free(&b);
+}
+END_TEST
+
+/* A nested message of N bytes of body, inside another: the lengths are
+ * those of the bodies, each in its shortest varint, the body intact. */
+START_TEST(nested)
+{
+	size_t n = (size_t)_i;
+	cm_buf b = {0};
+	size_t outer, inner, i, pos = 0;
+	uint64_t len;
+	cm_buf_putc(&b, 0x55); /* something before */
+	outer = cm_pb_open(&b, 1);
+	cm_pb_uint(&b, 2, 1);
+	inner = cm_pb_open(&b, 3);
+	for (i = 0; i < n; i++)
+		cm_buf_putc(&b, (char)(i * 7));
+	cm_pb_close(&b, inner);
+	cm_pb_close(&b, outer);
+	/* read it back */
+	ck_assert_uint_eq((unsigned char)b.p[pos++], 0x55);
+	ck_assert_uint_eq((unsigned char)b.p[pos++], 0x0a); /* field 1, length-delimited */
+	for (len = 0, i = 0;; i += 7) {
+		unsigned char c = (unsigned char)b.p[pos++];
+		len |= (uint64_t)(c & 0x7f) << i;
+		if (c < 0x80)
+			break;
+	}
+	ck_assert_uint_eq(len, b.len - pos);
+	ck_assert_uint_eq(cm_pb_varint_size(len), pos - 2);
+	ck_assert_uint_eq((unsigned char)b.p[pos++], 0x10);
+	ck_assert_uint_eq((unsigned char)b.p[pos++], 0x01);
+	ck_assert_uint_eq((unsigned char)b.p[pos++], 0x1a);
+	{
+		size_t start = pos;
+		for (len = 0, i = 0;; i += 7) {
+			unsigned char c = (unsigned char)b.p[pos++];
+			len |= (uint64_t)(c & 0x7f) << i;
+			if (c < 0x80)
+				break;
+		}
+		ck_assert_uint_eq(len, n);
+		ck_assert_uint_eq(pos - start, cm_pb_varint_size(n));
+	}
+	ck_assert_uint_eq(b.len - pos, n);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq((unsigned char)b.p[pos + i], (unsigned char)(i * 7));
+	cm_buf_free(&b);
+}
+END_TEST
+
+/* Microseconds as text to nanoseconds: the text's double times 1000,
+ * exactly, to the nearest, a half to even. */
+START_TEST(us_to_ns)
+{
+	static const struct {
+		const char *s;
+		int rc;
+		int64_t ns;
+	} cases[] = {
+		{"0", 0, 0},
+		{"1", 0, 1000},
+		{"-2", 0, -2000},
+		{"0.001", 0, 1},
+		{"0.0004", 0, 0},
+		{"0.0006", 0, 1},
+		{"755.9649999999999", 0, 755965},  /* a float-rounded duration: the ns meant */
+		{"5117762398366.4795", 0, 5117762398366479}, /* its double is ...4794921875 */
+		{"5117762354211.8125", 0, 5117762354211812}, /* exactly a half: to even */
+		{"5117762354211.8135", 0, 5117762354211813}, /* its double is ...8134765625 */
+		{"1e3", 0, 1000000},
+		{"0.0625", 0, 62},                 /* 62.5 ns exactly (1/16 us): to even */
+		{"0.1875", 0, 188},                /* 187.5 ns exactly: to even */
+		{"2.5e-3", 0, 3},                  /* its double is above 2.5 ns */
+		{"9223372036854774", 0, INT64_C(9223372036854774000)},
+		{"9223372036854776", -1, 0},       /* beyond int64 ns */
+		{"1e400", -1, 0},
+		{"NaN", -1, 0},
+		{"Infinity", -1, 0},
+		{"", -1, 0},
+		{"12x", -1, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int64_t ns = 42;
+		int rc = cm_pf_us_to_ns(cases[i].s, strlen(cases[i].s), &ns);
+		ck_assert_msg(rc == cases[i].rc, "%s: rc %d", cases[i].s, rc);
+		if (!rc)
+			ck_assert_msg(ns == cases[i].ns, "%s: %lld, not %lld", cases[i].s, (long long)ns,
+				      (long long)cases[i].ns);
+	}
+}
+END_TEST
+
+/* The interning table: a string's number is the one given when it was
+ * new, across growth; cleared, it forgets. */
+START_TEST(strtab)
+{
+	cm_strtab t = {0};
+	char key[32];
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof key, "name %d", i);
+		ck_assert_uint_eq(cm_strtab_get(&t, key, (size_t)n, (uint64_t)i + 1), 0);
+	}
+	ck_assert_uint_eq(cm_strtab_get(&t, "", 0, 9999), 0); /* the empty string is a key too */
+	ck_assert_uint_eq(cm_strtab_get(&t, "", 0, 1), 9999);
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof key, "name %d", i);
+		ck_assert_uint_eq(cm_strtab_get(&t, key, (size_t)n, 0), (uint64_t)i + 1);
+	}
+	ck_assert_uint_eq(cm_strtab_get(&t, "name 5000", 9, 0), 0); /* VAL 0: only look */
+	ck_assert_uint_eq(cm_strtab_get(&t, "name 5000", 9, 0), 0);
+	cm_strtab_clear(&t);
+	ck_assert_uint_eq(cm_strtab_bytes(&t), 0);
+	ck_assert_uint_eq(cm_strtab_get(&t, "name 7", 6, 3), 0);
+	ck_assert_uint_eq(cm_strtab_get(&t, "name 7", 6, 0), 3);
+	cm_strtab_free(&t);
+}
+END_TEST
+
+/* Lanes: a slice goes to a second lane only when the first would pair a
+ * begin or end of it with another slice's. */
+START_TEST(lanes)
+{
+	cm_pflanes *l = cm_pflanes_new();
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 100, 200), 0);
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 100, 150), 0); /* shorter after longer: fine */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 100, 300), 1); /* longer after shorter: clash */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 100, 400), 2); /* clashes on 0 and 1 */
+	ck_assert_uint_eq(cm_pflanes_place(l, 8, 100, 300), 0); /* another thread */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 50, 100), 3);  /* ends where lanes 0-2 begin */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 300, 300), 0); /* zero duration: never */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 200, 250), 0); /* begins where one ends: fine */
+	cm_pflanes_free(l);
+}
+END_TEST
+
+/* The transcoder's sink: collect the bytes. */
+static int collect(void *ctx, const void *p, size_t n)
+{
+	cm_buf_put(ctx, p, n);
+	return 0;
+}
+
+/* Transcode DOC, fed in pieces of STEP bytes, into OUT; the finish's rc. */
+static int transcode(const char *doc, size_t step, cm_buf *out)
+{
+	cm_pft *t = cm_pft_new(collect, out, "<test>");
+	size_t n = strlen(doc), i;
+	int rc = 0;
+	for (i = 0; i < n && !rc; i += step)
+		rc = cm_pft_write(t, doc + i, n - i < step ? n - i : step);
+	if (!rc)
+		rc = cm_pft_finish(t);
+	cm_pft_free(t);
+	return rc;
+}
+
+/* The document cut anywhere gives the same bytes; other members are
+ * skipped, whatever their values; a key with escapes is still found. */
+START_TEST(stream)
+{
+	static const char doc[] = " {\"a\":[1,{\"traceEvents\":2}],\"n\":-1.5e3,\"s\":\"x]}\\\"\",\"traceEvents\":["
+				  "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":1.5,\"dur\":2,"
+				  "\"args\":{\"a.b\":[1,\"t\"],\"c\":null}},"
+				  "{\"ph\":\"s\",\"id\":7,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":1,\"tid\":2,\"ts\":1.5}"
+				  " ] , \"z\":true}\n";
+	cm_buf whole = {0}, esc = {0};
+	size_t step;
+	ck_assert_int_eq(transcode(doc, sizeof doc, &whole), 0);
+	ck_assert_uint_gt(whole.len, 40);
+	for (step = 1; step <= 31; step++) {
+		cm_buf b = {0};
+		ck_assert_int_eq(transcode(doc, step, &b), 0);
+		ck_bytes(&b, whole.p, whole.len);
+		cm_buf_free(&b);
+	}
+	{
+		/* the same with the key written \u0074raceEvents */
+		char *d = strdup(doc), *k = strstr(d, "\"traceEvents\":[");
+		cm_buf want = {0};
+		memmove(k + 6, k + 1, strlen(k + 1) + 1);
+		memcpy(k + 1, "\\u0074", 6);
+		ck_assert_int_eq(transcode(d, 3, &esc), 0);
+		ck_bytes(&esc, whole.p, whole.len);
+		cm_buf_free(&want);
+		free(d);
+	}
+	cm_buf_free(&whole);
+	cm_buf_free(&esc);
+}
+END_TEST
+
+/* A document that stops short, or an event the format cannot hold, is
+ * an error (reported). */
+START_TEST(stream_errors)
+{
+	cm_buf b = {0};
+	cm_diag_set_quiet(1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":[{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":1}", 4, &b), -1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":[{\"ph\":\"P\",\"pid\":1,\"tid\":1,\"ts\":1}]}", 4, &b), -1);
+	ck_assert_int_eq(transcode("[]", 1, &b), -1);
+	ck_assert_int_eq(transcode("{\"traceEvents\":{}}", 1, &b), -1);
+	ck_assert_int_eq(transcode("{} x", 1, &b), -1);
+	ck_assert_int_eq(transcode("{}", 1, &b), 0);
+	cm_buf_free(&b);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("pbwrite");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, varints);
+	tcase_add_test(tc, fields);
+	tcase_add_loop_test(tc, nested, 0, 300);
+	tcase_add_test(tc, us_to_ns);
+	tcase_add_test(tc, strtab);
+	tcase_add_test(tc, lanes);
+	tcase_add_test(tc, stream);
+	tcase_add_test(tc, stream_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(make_suite)
