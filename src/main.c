@@ -48,6 +48,8 @@ static void usage(FILE *f)
 	      "      --force            merge inputs that look as if they do not belong\n"
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
+	      "      --clip             keep of the window only the API calls that start in\n"
+	      "                         the CPU trace's span, and the GPU work they launched\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
 	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
@@ -79,7 +81,7 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_CLIP };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant). */
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
 		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
 		{"now", required_argument, NULL, OPT_NOW},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"clip", no_argument, NULL, OPT_CLIP},
 		{"jobs", required_argument, NULL, 'j'},
 		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"quiet", no_argument, NULL, 'q'},
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
+		case OPT_CLIP: opt.clip = 1; break;
 		case OPT_MEMORY:
 			if (!(opt.memory = parse_size(optarg)))
 				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
@@ -230,6 +234,8 @@ int main(int argc, char **argv)
 	if (!opt.window_path && !opt.map_path)
 		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give a trace window (-w WINDOW), a thread map (-t MAP), or both",
 				   NULL);
+	if (opt.clip && !opt.window_path)
+		return cm_usage_error(CM_EXIT_USAGE, "--clip cuts a trace window: give one (-w WINDOW)", NULL);
 	if ((opt.window_path && !strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))

@@ -206,6 +206,8 @@ static cm_gpu *new_gpu(struct merge *m)
 	cm_gpu_set_join_threads(g, plan_threads(m->opt->jobs));
 	if (m->repair)
 		cm_gpu_set_repair(g, m->repair);
+	if (m->opt->clip)
+		cm_gpu_set_cut(g, CM_CUT_START);
 	return g;
 }
 
@@ -375,6 +377,11 @@ static int prepare(struct merge *m)
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	cm_gpu_set_cpu_span(m->gpu, m->plan.min_ts, m->plan.max_end);
+	/* --clip: the window cut to the CPU trace's span, the profiler's own
+	 * span event taken in (it ends after the last operator) */
+	if (cm_gpu_cut_span(m->gpu, m->plan.prof_lo < m->plan.min_ts ? m->plan.prof_lo : m->plan.min_ts,
+			    m->plan.prof_hi > m->plan.max_end ? m->plan.prof_hi : m->plan.max_end) < 0)
+		return cm_diag_status();
 	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
 		return cm_diag_status();
 	m->t_plan = cm_now_s() - m->t0;

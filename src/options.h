@@ -23,6 +23,7 @@ struct cm_options {
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
 	int careful;             /* CUPTIMERGE_CAREFUL: only the careful (yajl) readers */
 	int readahead;           /* CUPTIMERGE_READAHEAD: -1 by -j and the read size; 0 off; 1 on */
+	int clip;                /* --clip: the window's events cut to the CPU trace's span */
 };
 
 #endif

@@ -34,6 +34,8 @@ static void usage(FILE *f)
 	      "      --shard=K/N        only the ranks K, K+N, K+2N... of the plan (0 <= K < N)\n"
 	      "  -n, --dry-run          print the plan, run nothing\n"
 	      "      --force            merge again ranks whose output is up to date\n"
+	      "      --clip             pass --clip on to each merge: the window cut to the\n"
+	      "                         trace's span (cuptimerge(1))\n"
 	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
 	      "                         program, else cuptimerge on PATH)\n"
 	      "  -q, --quiet            no warnings, no progress\n"
@@ -102,7 +104,7 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
 }
 
-enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD };
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP };
 
 int main(int argc, char **argv)
 {
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
 		{"shard", required_argument, NULL, OPT_SHARD},
 		{"dry-run", no_argument, NULL, 'n'},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"clip", no_argument, NULL, OPT_CLIP},
 		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *merge_args[2] = {NULL, NULL};
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 			break;
 		case 'n': dry = 1; break;
 		case OPT_FORCE: force = 1; break;
+		case OPT_CLIP: merge_args[0] = "--clip"; break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
@@ -215,7 +220,7 @@ int main(int argc, char **argv)
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
-	if (cm_brun(&plan, cuptimerge, jobs, joblog) < 0) {
+	if (cm_brun(&plan, cuptimerge, jobs, joblog, merge_args) < 0) {
 		status = CM_EXIT_IO;
 		goto out;
 	}

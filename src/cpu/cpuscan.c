@@ -304,6 +304,16 @@ static int event_done(struct cscan *c)
 		}
 	}
 	if (dropped) {
+		/* the profiler's own span: the span --clip cuts to takes it in
+		 * (torch's profile stops after the last operator) */
+		if (is_x && c->name.word == W_PROF && c->ts.type >= 0 && c->ts.float_rc == CM_PY_OK &&
+		    c->dur.type >= 0 && c->dur.float_rc == CM_PY_OK) {
+			double ts = span_float(&c->ts), dur = span_float(&c->dur);
+			if (isfinite(ts) && isfinite(dur)) {
+				p->prof_lo = ts < p->prof_lo ? ts : p->prof_lo;
+				p->prof_hi = ts + (dur > 0 ? dur : 0) > p->prof_hi ? ts + (dur > 0 ? dur : 0) : p->prof_hi;
+			}
+		}
 		if (p->ndropped == p->cap_dropped) {
 			p->cap_dropped = p->cap_dropped ? 2 * p->cap_dropped : 8;
 			p->dropped = cm_xrealloc(p->dropped, p->cap_dropped * sizeof *p->dropped);
@@ -597,6 +607,8 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_lo = INFINITY;
+	plan->prof_hi = -INFINITY;
 	c.plan = plan;
 	c.ext = ext;
 	rc = cm_sax_run(&c.sax, in, &cpu_callbacks, &c, "reading the CPU trace");
@@ -630,7 +642,7 @@ struct cworker {
 struct cpart {
 	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
 	int saw_non_m, pids_overflow;
-	double min_ts, max_end;
+	double min_ts, max_end, prof_lo, prof_hi;
 };
 
 static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
@@ -645,6 +657,8 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	free(p->dropped);
 	memset(p, 0, sizeof *p);
 	p->min_ts = INFINITY;
+	p->prof_lo = INFINITY;
+	p->prof_hi = -INFINITY;
 	w->spill.len = 0;
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
@@ -677,6 +691,8 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.pids_overflow = p->pids_overflow;
 	r.min_ts = p->min_ts;
 	r.max_end = p->max_end;
+	r.prof_lo = p->prof_lo;
+	r.prof_hi = p->prof_hi;
 	cm_buf_put(out, &r, sizeof r);
 	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
 	cm_buf_put(out, w->spill.p, w->spill.len);
@@ -715,6 +731,8 @@ static int cfold(void *sctx, cm_buf *out)
 	p->merge_rows += r.merge_rows;
 	p->min_ts = cm_py_min(p->min_ts, r.min_ts);
 	p->max_end = cm_py_max(p->max_end, r.max_end);
+	p->prof_lo = r.prof_lo < p->prof_lo ? r.prof_lo : p->prof_lo;
+	p->prof_hi = r.prof_hi > p->prof_hi ? r.prof_hi : p->prof_hi;
 	if (r.ndropped) {
 		if (p->ndropped + r.ndropped > p->cap_dropped) {
 			p->cap_dropped = 2 * (p->ndropped + r.ndropped);
@@ -820,6 +838,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	memset(plan, 0, sizeof *plan);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
+	plan->prof_lo = INFINITY;
+	plan->prof_hi = -INFINITY;
 	memset(&cr, 0, sizeof cr);
 	cr.in = in;
 	cr.plan = plan;

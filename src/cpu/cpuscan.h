@@ -24,6 +24,7 @@ typedef struct cm_cpuplan {
 	uint64_t ndropped, cap_dropped;
 	uint64_t indexed;      /* External ids found for the window */
 	double min_ts, max_end; /* extent of the kept X events (min +inf when none) */
+	double prof_lo, prof_hi; /* extent of the "PyTorch Profiler (0)" span event(s) (lo +inf when none) */
 	FILE *ext_spill;       /* index candidates, when scanned without EXT */
 	uint64_t n_ext_spill;
 	/* the threads the index entries name (struct cm_ext_thread) */

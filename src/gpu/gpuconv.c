@@ -107,6 +107,9 @@ void cm_gpu_free(cm_gpu *g)
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
+	if (g->cut_apis)
+		fclose(g->cut_apis);
+	cm_idmap_free(g->cut_keep);
 	cm_ext_threads_free(&g->cpu_threads);
 	cm_gpu_digest_free(g->dg);
 	cm_buf_free(&g->dgout);

@@ -224,7 +224,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return -1;
 		if (g->ops && g->cext && (r->flags & CM_REC_SPAN))
 			api_operator(g, r);
-		if (!(r->flags & CM_REC_REGISTERED))
+		if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 			return 0;
 		if (fell && g->repair &&
 		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
@@ -241,6 +241,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	case CM_REC_MEMSET: {
 		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
 		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
+		if (!gpu_cut_keep(g, r))
+			return 0;
 		note(pp, NOTE_DEV, d64, 0, 0, start, 0);
 		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
 		x_times(g, start, end, &ts, &dur);
@@ -258,6 +260,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (!gpu_cut_keep(g, r))
+			return 0;
 		pp->h.need_overhead = 1;
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		part_extent(pp, ts, dur);
@@ -267,7 +271,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		if (gpu_sync_drawn(g, r))
+		if (gpu_sync_drawn(g, r) && gpu_cut_keep(g, r))
 			plan_sync(pp, r);
 		return 0;
 	case CM_REC_CUDAEVENT:
