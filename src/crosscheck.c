@@ -143,7 +143,7 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 	}
 
 	/* time: both spans as the merge computes them for the profiler span */
-	cm_gpu_extent(g, &wmin, &wmax);
+	cm_gpu_extent_uncut(g, &wmin, &wmax); /* a window cut to nothing is still judged */
 	if (!isfinite(plan->min_ts) || !isfinite(wmin))
 		return 0;
 	if (wmax < plan->min_ts || wmin > plan->max_end)

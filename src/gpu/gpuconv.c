@@ -75,6 +75,8 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->api_hi = INT64_MIN;
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
+	g->cut_min_ts = INFINITY;
+	g->cut_max_end = -INFINITY;
 	return g;
 }
 

@@ -97,6 +97,10 @@ void cm_gpu_set_cut(cm_gpu *g, enum cm_gpu_cut mode);
  * [LO, HI] (trace us) to cut to; decides which correlations are kept.  0,
  * or -1 after a report. */
 int cm_gpu_cut_span(cm_gpu *g, double lo, double hi);
+/* After the plan: the extent of the window's drawn events before the cut
+ * (cm_gpu_extent's when not cutting), for the check that the inputs
+ * overlap in time. */
+void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
 
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups

@@ -117,6 +117,7 @@ struct cm_gpu {
 	uint64_t cut_napis;
 	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
 	double cut_lo, cut_hi; /* the span, trace us */
+	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;

@@ -71,6 +71,21 @@ rc=0
 [ $rc -eq 0 ] || fail "batch: exit $rc: $(cat "$tmp/err")"
 same batch "$FIX/cut_clip_expected.txt" "$tmp/batch/r0.json"
 
+tcase "--clip: a window of another run (an hour later) is still refused, not cut to nothing"
+python3 -c 'import re, sys
+s = open(sys.argv[1]).read()
+s = re.sub(r"\"(start_ns|end_ns)\": (\d+)", lambda m: "\"%s\": %d" % (m.group(1), int(m.group(2)) + 3600 * 10**9), s)
+open(sys.argv[2], "w").write(s)' "$WIN" "$tmp/late.json"
+rc=0
+$CUPTIMERGE -q --clip -w "$tmp/late.json" -o "$tmp/late_out.json" "$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, not 1"
+grep -q "do not overlap" "$tmp/err" || fail "no 'do not overlap' message: $(cat "$tmp/err")"
+[ ! -e "$tmp/late_out.json" ] || fail "an output was left"
+
+tcase "--clip with -t: the window cut, its API rows repaired"
+run cliprepair --clip -t "$WIN" -w "$WIN" -o "$tmp/cliprepair.json" "$CPU"
+same cliprepair "$FIX/cut_clip_expected.txt" "$tmp/cliprepair.json"
+
 # perfetto NAME TRACE: TRACE loads in Perfetto's trace processor with no error
 # or data-loss stats, no unclosed slice (dur -1), a slice per X or instant event
 # (tests/perfetto_check.py; skipped without node and the engine, see perfetto.sh).

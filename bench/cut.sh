@@ -1,0 +1,53 @@
+#!/bin/bash
+# bench/cut.sh -- what cutting costs (issue 24): the plain merge against --clip, in one run.
+#
+# Usage: bench/cut.sh [--ops N] [--repeat N] [--seed N] [--cuptimerge PATH]
+#
+# Makes (once; cached in $BENCH_DIR, default /tmp/cuptimerge-bench/cut) a gen_trace pair of
+# N profiled ops (default 200,000: a ~80 MB CPU trace, --pretty --devices 2, as bench.sh),
+# then times with /usr/bin/time -f "%e %M" (wall seconds, peak RSS KB), the fastest of
+# --repeat runs (default 3) each:
+#   the plain merge, and the merge with --clip, to /dev/null and to -o FILE.json.gz.
+# gen_trace's window lies within its CPU trace's span, so --clip keeps nearly every event:
+# the figure is the cost of the cut's bookkeeping (a note an API call as the window is read,
+# the table built from them, a lookup a record in the plan and the render), its worst case.
+# It prints figures and never asserts timings; exit 1 when a command failed.
+# Environment: BENCH_DIR, SHARED (default ../shared beside the checkout).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge
+while [ $# -gt 0 ]; do
+	case $1 in
+	--ops) ops=$2; shift 2 ;;
+	--repeat) repeat=$2; shift 2 ;;
+	--seed) seed=$2; shift 2 ;;
+	--cuptimerge) cm=$2; shift 2 ;;
+	*) echo "bench/cut.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+shared=${SHARED:-$top/../shared}
+dir=${BENCH_DIR:-/tmp/cuptimerge-bench/cut}
+mkdir -p "$dir"
+cpu=$dir/cpu_$ops.json win=$dir/win_$ops.json
+if [ ! -s "$cpu" ] || [ ! -s "$win" ]; then
+	"$shared/tools/gen_trace" --seed "$seed" --ops "$ops" --pretty --devices 2 --quiet "$cpu" "$win"
+fi
+echo "pair: $ops ops, CPU trace $(($(stat -c %s "$cpu") / 1000000)) MB, window $(($(stat -c %s "$win") / 1000000)) MB; $(nproc) CPUs; $("$cm" --version | head -1)"
+# timed LABEL ARGS...: the fastest of $repeat runs of cuptimerge ARGS: "LABEL  s  KB".
+timed() {
+	label=$1
+	shift
+	best=
+	for _ in $(seq "$repeat"); do
+		/usr/bin/time -f "%e %M" -o "$dir/time" "$cm" -q "$@" >/dev/null || { echo "$label: failed" >&2; exit 1; }
+		read -r s kb <"$dir/time"
+		if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then best=$s bestkb=$kb; fi
+	done
+	printf '%-28s %6s s %8s KB\n' "$label" "$best" "$bestkb"
+}
+timed "plain, -o /dev/null" -w "$win" -o /dev/null "$cpu"
+timed "--clip, -o /dev/null" --clip -w "$win" -o /dev/null "$cpu"
+timed "plain, -o out.json.gz" -w "$win" -o "$dir/out.json.gz" "$cpu"
+timed "--clip, -o out.json.gz" --clip -w "$win" -o "$dir/out.json.gz" "$cpu"
+rm -f "$dir/out.json.gz"
