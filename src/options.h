@@ -24,6 +24,9 @@ struct cm_options {
 	int careful;             /* CUPTIMERGE_CAREFUL: only the careful (yajl) readers */
 	int readahead;           /* CUPTIMERGE_READAHEAD: -1 by -j and the read size; 0 off; 1 on */
 	int clip;                /* --clip: the window's events cut to the CPU trace's span */
+	int cut;                 /* 0; 1 --steps (steps_a, steps_b); 2 --range (range_lo, range_hi) */
+	unsigned long long steps_a, steps_b;
+	double range_lo, range_hi; /* trace us, [lo, hi) */
 };
 
 #endif

@@ -47,6 +47,9 @@ typedef struct cm_cpuplan {
 	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
 	int devprops;          /* CM_DEVPROPS_* */
 	cm_kin_devices devices; /* its devices, when a non-empty array */
+	/* When cutting (--steps, --range; cm_cpuscan_run_cut): each event's
+	 * note, the steps found (cpucut.h).  The caller owns it. */
+	struct cm_cpucut *cut;
 } cm_cpuplan;
 
 /* cm_cpuplan.devprops: the trace has no "deviceProperties", has one that
@@ -72,6 +75,13 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
  * names the fault.  IN must be rewindable.  Returns 0, or -1 after
  * reporting. */
 int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
+
+/* cm_cpuscan_run_parallel (JOBS 0: cm_cpuscan_run without EXT), noting
+ * each event for cutting into CUT (cpucut.h: its mode and steps set; the
+ * rest is reset), or not when CUT is NULL.  Returns 0, or -1 after
+ * reporting. */
+struct cm_cpucut;
+int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucut *cut);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

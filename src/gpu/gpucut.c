@@ -66,13 +66,18 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n)
 }
 
 /* Whether [START, END] ns lies in the span as MODE reads it: starting in it
- * (CM_CUT_START) or overlapping it.  Times are the output's (trace us). */
+ * (CM_CUT_START: the closed span of --clip) or overlapping it (the
+ * half-open range of --steps and --range, as the CPU events are judged,
+ * cpucut.h; --clip's work without a call and its overhead: the same test).
+ * Times are the output's (trace us). */
 static int in_span(const cm_gpu *g, int mode, cm_int start, cm_int end)
 {
 	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
 	if (mode == CM_CUT_START)
 		return ts >= g->cut_lo && ts <= g->cut_hi;
-	return ts <= g->cut_hi && ts + (dur > 0 ? dur : 0) >= g->cut_lo;
+	if (dur > 0)
+		return ts < g->cut_hi && ts + dur > g->cut_lo;
+	return ts >= g->cut_lo && ts < g->cut_hi;
 }
 
 int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)

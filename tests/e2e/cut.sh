@@ -1,5 +1,6 @@
 #!/bin/sh
-# cut.sh - cutting traces to what users look at (issue 24): --clip.
+# cut.sh - cutting traces to what users look at (issue 24): --clip, --steps, --range,
+# in a merge, on a trace alone (no -w, no -t) and in a repair (-t).
 #
 # The fixtures (tests/fixtures/cut_cpu.json, cut_window.json) are made so that
 # every rule has a case; the expected events (tests/fixtures/cut_*.txt, one
@@ -11,14 +12,26 @@
 #   window (us from the base): launches of correlations 1 (500: warm-up),
 #     2 (1020: its kernel comes first in the window), 3 (1290: its kernel runs
 #     to 1400, past the span), 4 (1350: after the span), 5 (990-1005: starts
-#     before the span, ends in it), 7 (a driver launch, 1260), 8 (1115, in
-#     step 2: its kernel runs at 1230, in step 3); a stream sync (6, 1160) and
+#     before the span, ends in it, on thread 101: its row's metadata comes
+#     and goes with it), 7 (a driver launch, 1260), 8 (1115, in step 2: its
+#     kernel runs at 1230, in step 3); a stream sync (6, 1160) and
 #     its cuda_sync; a launch at 1310 (9: in the profiler's span, after the
 #     last operator); syncs without a call (97 at 1180, 96 at 400); kernels
 #     without a call (99 at 1100, 98 at 600); overhead at 1290-1310 and 700.
 #   --clip keeps the calls that start in 995-1320 (2, 3, 6, 7, 8, 9) and their
 #     work (late_k too), the work without a call that overlaps the span
 #     (orphan_in), sync 97, ov_in; the profiler span becomes 1000-1400.
+#   --steps=2 is [1100, 1200): ProfilerStep#2, op_b, aten::across (kept
+#     whole, 1090-1120), the metadata; the calls that overlap it (8, 6) and
+#     their work, step2_k too (it runs at 1230, in step 3); sync 97 and
+#     orphan_in (no call, in the range); not the fwdbwd flow (its ends lie in
+#     steps 1 and 3); the profiler span 1090-1240.
+#   --steps=1 is [1000, 1100): the flow's start lies in it, its end does not:
+#     both ends are cut; call 5 (990-1005) overlaps it and is kept with its
+#     kernel (under --clip it was cut: it starts before the span).
+#   --steps=1-3 keeps every step, the flow whole.
+#   --range=1250,1300: op_c, ProfilerStep#3, calls 7 and 3 (late_k to 1400),
+#     ov_in; not call 9 (1310).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to read the outputs"
 SUM="python3 $srcdir/tests/cut_summary.py"
@@ -112,8 +125,154 @@ perfetto() {
 }
 perfetto "--clip output" "$tmp/clip.json.gz"
 
-tcase "--clip: bad uses are usage errors (exit 2, one line)"
-for args in "--clip=1 -w $WIN $CPU" "--clip -t $FIX/thread_map.json $CPU"; do
+# cutcase NAME EXPECTED ARGS...: the merge with ARGS, plain; its events are
+# EXPECTED's (tests/fixtures/cut_EXPECTED_expected.txt).
+cutcase() {
+	name=$1 exp=$2
+	shift 2
+	tcase "$name"
+	run "$name" "$@" -w "$WIN" -o "$tmp/$exp.json" "$CPU"
+	same "$name" "$FIX/cut_${exp}_expected.txt" "$tmp/$exp.json"
+}
+cutcase "--steps=2: a step boundary inside a slice, GPU work outliving its step" steps2 --steps=2
+cutcase "--steps=1: a flow across the cut is cut whole" steps1 --steps=1
+cutcase "--steps=1-3: the flow kept whole" steps13 --steps=1-3
+cutcase "--range=1250,1300: trace us, half-open" range --range=1250,1300
+
+tcase "--steps=2: gzip output, -j 1, the careful readers: the same events"
+run steps2gz --steps=2 -j 1 -w "$WIN" -o "$tmp/steps2.json.gz" "$CPU"
+same steps2gz "$FIX/cut_steps2_expected.txt" "$tmp/steps2.json.gz"
+CUPTIMERGE_CAREFUL=1 run "steps2 careful" --steps=2 -w "$WIN" -o "$tmp/steps2_careful.json" "$CPU"
+cmp -s "$tmp/steps2.json" "$tmp/steps2_careful.json" || fail "the careful readers' output differs"
+
+tcase "--steps=1 and --range at read sizes 1 to 31: the same output"
+for bs in $(seq 1 31); do
+	CUPTIMERGE_BUFSIZE=$bs run "steps1 bs $bs" --steps=1 -w "$WIN" -o "$tmp/bs.json" "$CPU"
+	cmp -s "$tmp/steps1.json" "$tmp/bs.json" || fail "--steps=1, read size $bs: the output differs"
+	CUPTIMERGE_BUFSIZE=$bs run "range bs $bs" --range=1250,1300 -w "$WIN" -o "$tmp/bs.json" "$CPU"
+	cmp -s "$tmp/range.json" "$tmp/bs.json" || fail "--range, read size $bs: the output differs"
+done
+
+perfetto "--steps=2 output" "$tmp/steps2.json.gz"
+perfetto "--steps=1 output" "$tmp/steps1.json"
+perfetto "--range output" "$tmp/range.json"
+
+# A generated pair (gen_trace, 20,000 ops: a 6 MB CPU trace read in many
+# batches, 2,700 ProfilerStep#N events): each cut checked event by event
+# against the uncut merge by tests/cut_check.py, the same bytes from -j 1, -j 4
+# and the careful readers.
+shared=${SHARED:-$srcdir/../shared}
+if [ -x "$shared/tools/gen_trace" ]; then
+	"$shared/tools/gen_trace" --seed 3 --ops 20000 --quiet "$tmp/g.cpu" "$tmp/g.win"
+	run gfull -w "$tmp/g.win" -o "$tmp/gfull.json" "$tmp/g.cpu"
+	lo=$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace") + 100000)' "$tmp/g.cpu")
+	hi=$(python3 -c 'import sys; print(float(sys.argv[1]) + 30000)' "$lo")
+	for spec in "--steps=3-4:--steps 3 4" "--steps=1000:--steps 1000 1000" "--range=$lo,$hi:--range $lo $hi"; do
+		opt=${spec%%:*} chk=${spec#*:}
+		tcase "gen_trace pair, $opt: the uncut merge filtered by the rules; -j 1, -j 4, careful: the same bytes"
+		run "gen $opt" "$opt" -w "$tmp/g.win" -o "$tmp/gcut.json" "$tmp/g.cpu"
+		# shellcheck disable=SC2086
+		python3 "$srcdir/tests/cut_check.py" "$tmp/gfull.json" "$tmp/gcut.json" $chk >"$tmp/check" 2>&1 ||
+			fail "$opt: $(head -12 "$tmp/check")"
+		for how in "-j 1" "-j 4" careful; do
+			if [ "$how" = careful ]; then
+				CUPTIMERGE_CAREFUL=1 run "gen $opt $how" "$opt" -w "$tmp/g.win" -o "$tmp/gcut2.json" "$tmp/g.cpu"
+			else
+				# shellcheck disable=SC2086
+				run "gen $opt $how" $how "$opt" -w "$tmp/g.win" -o "$tmp/gcut2.json" "$tmp/g.cpu"
+			fi
+			cmp -s "$tmp/gcut.json" "$tmp/gcut2.json" || fail "$opt $how: the output differs"
+		done
+	done
+	perfetto "gen_trace pair --range output" "$tmp/gcut.json"
+else
+	skip "gen_trace pairs" "no $shared/tools/gen_trace"
+fi
+
+# A trace alone (no -w, no -t): copied, and cut by the same rules.
+tcase "a trace alone, --steps=2: the CPU side of the merge's cut, the profiler's span event kept"
+run alone --steps=2 -o "$tmp/alone.json" "$CPU"
+same alone "$FIX/cut_alone_steps2_expected.txt" "$tmp/alone.json"
+
+tcase "a trace alone from a pipe, gzip output: the same events"
+rc=0
+$CUPTIMERGE -q --trace-name cut --steps=2 -o "$tmp/alone_pipe.json.gz" - <"$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+same alone_pipe "$FIX/cut_alone_steps2_expected.txt" "$tmp/alone_pipe.json.gz"
+
+tcase "a trace alone, --steps=2 at read sizes 1 to 31 and with the careful reader: the same output"
+for bs in $(seq 1 31); do
+	CUPTIMERGE_BUFSIZE=$bs run "alone bs $bs" --steps=2 -o "$tmp/bs.json" "$CPU"
+	cmp -s "$tmp/alone.json" "$tmp/bs.json" || fail "read size $bs: the output differs"
+done
+CUPTIMERGE_CAREFUL=1 run "alone careful" --steps=2 -o "$tmp/bs.json" "$CPU"
+cmp -s "$tmp/alone.json" "$tmp/bs.json" || fail "the careful reader's output differs"
+
+# json_same A B: the two documents are equal as JSON.
+json_same() {
+	python3 -c 'import gzip, json, sys
+def load(p):
+    raw = open(p, "rb").read()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+sys.exit(load(sys.argv[1]) != load(sys.argv[2]))' "$1" "$2"
+}
+
+tcase "a stock Kineto trace (CPU and CUDA) alone, without options: copied, equal as JSON"
+STOCK=$FIX/kineto_stock_full.json.gz
+rc=0
+$CUPTIMERGE -q -o "$tmp/stock.json" "$STOCK" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+json_same "$STOCK" "$tmp/stock.json" || fail "the copy differs from the input"
+
+tcase "a stock Kineto trace, --range inside its step: kernels with their launches, flows whole"
+slo=5232143880000 shi=5232143885000
+run stockcut --range=$slo,$shi -o "$tmp/stockcut.json.gz" "$STOCK"
+python3 "$srcdir/tests/cut_check.py" "$tmp/stock.json" "$tmp/stockcut.json.gz" --range $slo $shi >"$tmp/check" 2>&1 ||
+	fail "$(head -12 "$tmp/check")"
+perfetto "stock Kineto trace, cut" "$tmp/stockcut.json.gz"
+
+tcase "a repair (-t) cut by --range: the repaired trace filtered by the rules"
+rlo=5117755926679 rhi=5117755931679
+rc=0
+$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/repaired.json" "$FIX/threads_full.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "repair: exit $rc: $(cat "$tmp/err")"
+run repcut -t "$FIX/thread_map.json" --range=$rlo,$rhi -o "$tmp/repcut.json" "$FIX/threads_full.json"
+python3 "$srcdir/tests/cut_check.py" "$tmp/repaired.json" "$tmp/repcut.json" --range $rlo $rhi >"$tmp/check" 2>&1 ||
+	fail "$(head -12 "$tmp/check")"
+python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+bad = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("tid") in (511690432, 352294592)]
+sys.exit(1 if bad else 0)' "$tmp/repcut.json" || fail "an API event left on a pthread_self() row"
+perfetto "repair cut by --range" "$tmp/repcut.json"
+
+# refused NAME STATUS PATTERN ARGS...: cuptimerge ARGS fails with STATUS, one
+# line matching PATTERN, and no output file.
+refused() {
+	name=$1 want=$2 pat=$3
+	shift 3
+	tcase "$name"
+	rc=0
+	rm -f "$tmp/refused.json"
+	$CUPTIMERGE -q "$@" -o "$tmp/refused.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq "$want" ] || fail "exit $rc, not $want: $(cat "$tmp/err")"
+	[ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
+	grep -q "$pat" "$tmp/err" || fail "no '$pat': $(cat "$tmp/err")"
+	[ ! -e "$tmp/refused.json" ] || fail "an output was left"
+}
+refused "--steps on a trace without ProfilerStep events: a clear error, status 1" 1 "no ProfilerStep#N events" \
+	--steps=1 -w "$FIX/kineto_window.json" "$FIX/kineto_cpu.json"
+refused "--steps of steps the trace lacks: status 1" 1 "no ProfilerStep#N event with N from 7 to 9" \
+	--steps=7-9 -w "$WIN" "$CPU"
+refused "--range where nothing lies: status 1" 1 "nothing to keep" --range=5000,6000 -w "$WIN" "$CPU"
+
+tcase "bad option values: one line, exit 2"
+for args in "--clip=1 -w $WIN $CPU" "--clip -t $FIX/thread_map.json $CPU" "--steps=a -w $WIN $CPU" \
+	"--steps=3-1 -w $WIN $CPU" "--steps=-1 -w $WIN $CPU" "--steps= -w $WIN $CPU" "--steps=1- -w $WIN $CPU" \
+	"--range=1 -w $WIN $CPU" "--range=2,1 -w $WIN $CPU" "--range=nan,3 -w $WIN $CPU" \
+	"--range=1,2,3 -w $WIN $CPU" "--range=0x10,20 -w $WIN $CPU" "--steps=1 --range=1,2 -w $WIN $CPU" \
+	"--steps=1 --steps=2 -w $WIN $CPU" "--clip --steps=1 -w $WIN $CPU" "--steps -w $WIN $CPU"; do
 	rc=0
 	# shellcheck disable=SC2086
 	$CUPTIMERGE $args >/dev/null 2>"$tmp/err" || rc=$?
