@@ -1,5 +1,6 @@
 #!/bin/bash
-# bench/cut.sh -- what cutting costs (issue 24): the plain merge against --clip, in one run.
+# bench/cut.sh -- what cutting costs (issue 24): the plain merge against --clip and --steps,
+# in one run.
 #
 # Usage: bench/cut.sh [--ops N] [--repeat N] [--seed N] [--cuptimerge PATH]
 #
@@ -7,10 +8,14 @@
 # N profiled ops (default 200,000: a ~80 MB CPU trace, --pretty --devices 2, as bench.sh),
 # then times with /usr/bin/time -f "%e %M" (wall seconds, peak RSS KB), the fastest of
 # --repeat runs (default 3) each:
-#   the plain merge, and the merge with --clip, to /dev/null and to -o FILE.json.gz.
+#   the plain merge, the merge with --clip and with --steps of two steps from the middle of
+#   the trace, to /dev/null and to -o FILE.json.gz; and the two-step cut of the CPU trace
+#   alone (no window) against a plain copy of it (cuptimerge TRACE, no options).
 # gen_trace's window lies within its CPU trace's span, so --clip keeps nearly every event:
 # the figure is the cost of the cut's bookkeeping (a note an API call as the window is read,
 # the table built from them, a lookup a record in the plan and the render), its worst case.
+# --steps notes every CPU event too (25 bytes, in a temporary file) and reads the notes twice
+# more; it writes far less. The outputs' sizes are printed.
 # It prints figures and never asserts timings; exit 1 when a command failed.
 # Environment: BENCH_DIR, SHARED (default ../shared beside the checkout).
 set -eu
@@ -46,8 +51,17 @@ timed() {
 	done
 	printf '%-28s %6s s %8s KB\n' "$label" "$best" "$bestkb"
 }
+nsteps=$(grep -c '"ProfilerStep#' "$cpu" || true)
+mid=$((nsteps / 2))
+echo "ProfilerStep events: $nsteps; --steps=$mid-$((mid + 1))"
 timed "plain, -o /dev/null" -w "$win" -o /dev/null "$cpu"
 timed "--clip, -o /dev/null" --clip -w "$win" -o /dev/null "$cpu"
 timed "plain, -o out.json.gz" -w "$win" -o "$dir/out.json.gz" "$cpu"
 timed "--clip, -o out.json.gz" --clip -w "$win" -o "$dir/out.json.gz" "$cpu"
-rm -f "$dir/out.json.gz"
+timed "--steps (2), -o /dev/null" --steps=$mid-$((mid + 1)) -w "$win" -o /dev/null "$cpu"
+timed "--steps (2), -o out.json.gz" --steps=$mid-$((mid + 1)) -w "$win" -o "$dir/out.json.gz" "$cpu"
+timed "--steps (2), -o out.json" --steps=$mid-$((mid + 1)) -w "$win" -o "$dir/out.json" "$cpu"
+echo "two-step merge: $(stat -c %s "$dir/out.json") bytes"
+timed "trace alone, copy" -o /dev/null "$cpu"
+timed "trace alone, --steps (2)" --steps=$mid-$((mid + 1)) -o /dev/null "$cpu"
+rm -f "$dir/out.json.gz" "$dir/out.json"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ static void usage(FILE *f)
 	      "      --force            merge again ranks whose output is up to date\n"
 	      "      --clip             pass --clip on to each merge: the window cut to the\n"
 	      "                         trace's span (cuptimerge(1))\n"
+	      "      --steps=A[-B], --range=START,END\n"
+	      "                         pass the cut on to each rank (cuptimerge(1))\n"
 	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
 	      "                         program, else cuptimerge on PATH)\n"
 	      "  -q, --quiet            no warnings, no progress\n"
@@ -91,6 +94,40 @@ static char *find_cuptimerge(void)
 	return NULL;
 }
 
+/* A value of --steps (STEPS) or --range as cuptimerge takes it: "A" or
+ * "A-B" (decimal, A <= B); "START,END" (finite numbers, START < END).  0,
+ * or -1. */
+static int cut_value(int steps, const char *s)
+{
+	char *end;
+	if (steps) {
+		size_t n = strspn(s, "0123456789"), m;
+		unsigned long long a, b;
+		if (!n || n > 18)
+			return -1;
+		a = b = strtoull(s, NULL, 10);
+		if (s[n] == '-') {
+			m = strspn(s + n + 1, "0123456789");
+			if (!m || m > 18 || s[n + 1 + m])
+				return -1;
+			b = strtoull(s + n + 1, NULL, 10);
+		} else if (s[n]) {
+			return -1;
+		}
+		return b < a ? -1 : 0;
+	} else {
+		double lo, hi;
+		if (strpbrk(s, "xXpPiInN"))
+			return -1;
+		lo = strtod(s, &end);
+		if (end == s || *end != ',')
+			return -1;
+		s = end + 1;
+		hi = strtod(s, &end);
+		return end == s || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi) ? -1 : 0;
+	}
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -104,7 +141,7 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
 }
 
-enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP };
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE };
 
 int main(int argc, char **argv)
 {
@@ -117,6 +154,8 @@ int main(int argc, char **argv)
 		{"dry-run", no_argument, NULL, 'n'},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"clip", no_argument, NULL, OPT_CLIP},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"range", required_argument, NULL, OPT_RANGE},
 		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -125,7 +164,8 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *merge_args[2] = {NULL, NULL};
+	const char *merge_args[2] = {NULL, NULL}, *all_args[2] = {NULL, NULL};
+	char *cut_opt = NULL; /* --steps=... or --range=..., passed on */
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
@@ -156,6 +196,18 @@ int main(int argc, char **argv)
 		case 'n': dry = 1; break;
 		case OPT_FORCE: force = 1; break;
 		case OPT_CLIP: merge_args[0] = "--clip"; break;
+		case OPT_STEPS:
+		case OPT_RANGE:
+			/* checked here, so that a bad value is one line, not a failure a rank */
+			if (all_args[0] || cut_value(c == OPT_STEPS, optarg) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      all_args[0] ? "--steps and --range: one of them, once"
+						      : c == OPT_STEPS ? "--steps needs A or A-B, step numbers with A <= B"
+								       : "--range needs START,END: two numbers, START < END",
+						      optarg);
+			all_args[0] = cut_opt = cm_xmalloc(strlen(optarg) + 9);
+			sprintf(cut_opt, "--%s=%s", c == OPT_STEPS ? "steps" : "range", optarg);
+			break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
@@ -220,7 +272,7 @@ int main(int argc, char **argv)
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
-	if (cm_brun(&plan, cuptimerge, jobs, joblog, merge_args) < 0) {
+	if (cm_brun(&plan, cuptimerge, jobs, joblog, merge_args, all_args) < 0) {
 		status = CM_EXIT_IO;
 		goto out;
 	}
@@ -250,6 +302,7 @@ int main(int argc, char **argv)
 		status = CM_EXIT_RANKS;
 	}
 out:
+	free(cut_opt);
 	cm_bplan_free(&plan);
 	free(outdir);
 	free(joblog);

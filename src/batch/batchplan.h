@@ -73,10 +73,11 @@ void cm_bplan_free(cm_bplan *p);
 
 /* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
  * --trace-name NAME -w|-t WINDOW -o OUTPUT TRACE` (a rank with a window also
- * with the options MERGE_ARGS, a NULL-terminated list, or NULL for none), and
- * write the joblog JOBLOG (every rank, a line each, as it ends).  Returns 0,
- * or -1 after reporting that the joblog cannot be written or a merge cannot
- * be started. */
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, const char *const *merge_args);
+ * with the options MERGE_ARGS, every rank with ALL_ARGS: NULL-terminated
+ * lists, or NULL for none), and write the joblog JOBLOG (every rank, a line
+ * each, as it ends).  Returns 0, or -1 after reporting that the joblog
+ * cannot be written or a merge cannot be started. */
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, const char *const *merge_args,
+	    const char *const *all_args);
 
 #endif

@@ -87,9 +87,10 @@ static int log_rank(FILE *log, const cm_brank *r)
 /* The most options cm_brun passes on to a merge. */
 #define MERGE_ARGS_MAX 8
 
-/* Start the merge of R, with THREADS threads and (a rank with a window)
- * the options MERGE_ARGS, its stderr to ERRFD. */
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const char *const *merge_args)
+/* Start the merge of R, with THREADS threads, (a rank with a window) the
+ * options MERGE_ARGS and ALL_ARGS, its stderr to ERRFD. */
+static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const char *const *merge_args,
+		   const char *const *all_args)
 {
 	const char *name = strrchr(r->trace, '/');
 	char jarg[16];
@@ -97,8 +98,10 @@ static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int e
 						 name ? name + 1 : r->trace, r->map ? "-t" : "-w", r->window};
 	int n = 8;
 	pid_t pid;
-	for (int i = 0; !r->map && merge_args && merge_args[i] && i < MERGE_ARGS_MAX; i++)
+	for (int i = 0; !r->map && merge_args && merge_args[i] && i < MERGE_ARGS_MAX / 2; i++)
 		argv[n++] = merge_args[i];
+	for (int i = 0; all_args && all_args[i] && i < MERGE_ARGS_MAX / 2; i++)
+		argv[n++] = all_args[i];
 	argv[n++] = "-o";
 	argv[n++] = r->output;
 	argv[n++] = "--";
@@ -132,7 +135,8 @@ static void progress(const cm_bplan *p, size_t done, size_t total, size_t failed
 	cm_progress_text(line, 0);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, const char *const *merge_args)
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, const char *const *merge_args,
+	    const char *const *all_args)
 {
 	FILE *log;
 	struct slot *slots;
@@ -180,7 +184,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, c
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, merge_args)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, merge_args, all_args)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);

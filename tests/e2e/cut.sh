@@ -84,6 +84,18 @@ rc=0
 [ $rc -eq 0 ] || fail "batch: exit $rc: $(cat "$tmp/err")"
 same batch "$FIX/cut_clip_expected.txt" "$tmp/batch/r0.json"
 
+tcase "cuptimerge-batch --steps=2 passes the cut on (--force: the output is up to date)"
+rc=0
+"$BATCH" -q --force --steps=2 -m "$tmp/m.tsv" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "batch: exit $rc: $(cat "$tmp/err")"
+same batch_steps "$FIX/cut_steps2_expected.txt" "$tmp/batch/r0.json"
+for bad in --steps=x --range=2,1 "--steps=1 --range=1,2"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$BATCH" -q $bad -m "$tmp/m.tsv" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "batch $bad: exit $rc, not 2"
+done
+
 tcase "--clip: a window of another run (an hour later) is still refused, not cut to nothing"
 python3 -c 'import re, sys
 s = open(sys.argv[1]).read()
