@@ -25,6 +25,10 @@
 
 #include <string.h>
 
+/* The scan's workers: as the merge's, no more than its one cutting thread
+ * feeds. */
+#define SCAN_THREADS_MAX 16
+
 struct filter {
 	const struct cm_options *opt;
 	cm_cpucut cut;
@@ -90,7 +94,8 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 	}
 	cm_progress_job(2 * cm_input_raw_size(in));
 	cm_progress_stage(0, cm_input_raw_size(in));
-	if (cm_cpuscan_run_cut(in, &plan, opt->careful ? 0 : opt->jobs, opt->cut ? &f.cut : NULL) < 0 ||
+	if (cm_cpuscan_run_cut(in, &plan, opt->careful ? 0 : opt->jobs < SCAN_THREADS_MAX ? opt->jobs : SCAN_THREADS_MAX,
+			       opt->cut ? &f.cut : NULL) < 0 ||
 	    (opt->cut && cm_cpucut_resolve(&f.cut, cm_input_name(in), opt->memory) < 0)) {
 		status = cm_diag_status();
 		cm_output_close(out, 0);

@@ -14,7 +14,8 @@
  * call or of GPU work, the id of a flow). */
 #define CM_CPUCUT_REC 25
 enum {
-	CM_CUTK_ALWAYS, /* metadata ("M"), an event without a number for ts, a dropped one: kept */
+	CM_CUTK_ALWAYS, /* metadata ("M"), begin/end pairs (B, E, b, e, n), an event without a number
+			 * for ts, a dropped one: kept */
 	CM_CUTK_SPAN,   /* any other event: kept when it overlaps the range */
 	CM_CUTK_CALL,   /* a cuda_runtime or cuda_driver X event with an integer correlation: as SPAN */
 	CM_CUTK_WORK,   /* a kernel, gpu_memcpy, gpu_memset or cuda_sync X event with one: with its call */

@@ -48,6 +48,7 @@ enum word {
 	W_THREAD_NAME, /* the metadata event thread_name */
 	W_THREAD_N,    /* args.name: "thread " and an integer, as the merge names API rows */
 	W_FLOWPH,      /* the phases of flow events: s, f, t */
+	W_PAIRPH,      /* the phases of begin/end pairs: B, E (by thread), b, e, n (async, by id) */
 	W_SYNC,        /* the category cuda_sync */
 	W_AC2G,        /* the category ac2g */
 	W_STEP,        /* the name "ProfilerStep#N" (N in i) */
@@ -94,8 +95,14 @@ static int fail_events(struct cscan *c)
 static int word_of(const char *s, size_t n)
 {
 	switch (n) {
-	case 1: return s[0] == 'M' ? W_M : s[0] == 'X' ? W_X : s[0] == 's' || s[0] == 'f' || s[0] == 't' ? W_FLOWPH
-																	    : W_OTHER;
+	case 1:
+		switch (s[0]) {
+		case 'M': return W_M;
+		case 'X': return W_X;
+		case 's': case 'f': case 't': return W_FLOWPH;
+		case 'B': case 'E': case 'b': case 'e': case 'n': return W_PAIRPH;
+		default: return W_OTHER;
+		}
 	case 4: return !memcmp(s, "ac2g", 4) ? W_AC2G : W_OTHER;
 	case 9: return !memcmp(s, "cuda_sync", 9) ? W_SYNC : W_OTHER;
 	case 5: return !memcmp(s, "Trace", 5) ? W_TRACE : W_OTHER;
@@ -313,7 +320,8 @@ static int cut_note(struct cscan *c, int is_x, int dropped)
 	if (!have_ts || !isfinite(dur))
 		dur = 0.0;
 	end = is_x && dur > 0 ? ts + dur : ts;
-	if (!dropped && ph != W_M && have_ts) {
+	/* metadata and begin/end pairs (never cut in two) are kept */
+	if (!dropped && ph != W_M && ph != W_PAIRPH && have_ts) {
 		kind = CM_CUTK_SPAN;
 		if (is_x && cat == W_API && int64_of(&c->corr, &key)) {
 			kind = CM_CUTK_CALL;

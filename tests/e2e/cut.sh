@@ -111,9 +111,10 @@ tcase "--clip with -t: the window cut, its API rows repaired"
 run cliprepair --clip -t "$WIN" -w "$WIN" -o "$tmp/cliprepair.json" "$CPU"
 same cliprepair "$FIX/cut_clip_expected.txt" "$tmp/cliprepair.json"
 
-# perfetto NAME TRACE: TRACE loads in Perfetto's trace processor with no error
-# or data-loss stats, no unclosed slice (dur -1), a slice per X or instant event
-# (tests/perfetto_check.py; skipped without node and the engine, see perfetto.sh).
+# perfetto NAME TRACE [CHECKS]: TRACE loads in Perfetto's trace processor with
+# no error or data-loss stats, no unclosed slice (dur -1), a slice per X or
+# instant event (CHECKS, default "clean slices": tests/perfetto_check.py's;
+# skipped without node and the engine, see perfetto.sh).
 shared=${SHARED:-$srcdir/../shared}
 TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
 export TP_DIR
@@ -130,7 +131,7 @@ perfetto() {
 		"select 'baddur' as tag, count(*) from slice where dur < 0" \
 		"select 'cat' as tag, category, count(*) from slice group by category" >"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
 	[ $rc -eq 0 ] || fail "$1: tp.mjs exit $rc: $(tail -3 "$tmp/tp.err")"
-	for what in clean slices; do
+	for what in ${3:-clean slices}; do
 		python3 "$srcdir/tests/perfetto_check.py" $what "$2" "$tmp/tp.out" >"$tmp/check" 2>&1 ||
 			fail "$1: $what: $(head -12 "$tmp/check")"
 	done
@@ -208,6 +209,15 @@ tcase "a trace alone, --steps=2: the CPU side of the merge's cut, the profiler's
 run alone --steps=2 -o "$tmp/alone.json" "$CPU"
 same alone "$FIX/cut_alone_steps2_expected.txt" "$tmp/alone.json"
 
+# cut_pairs.json: steps 1 and 2 at 0 and 100 (100 us each); a B/E pair
+# (50-150) and an async b/e pair (60-160) that cross the boundary, an instant
+# at 150, a counter at 20.  --steps=2 keeps the metadata, ProfilerStep#2,
+# both pairs whole (never split: a lone B or E is an unclosed slice) and the
+# instant; it cuts step 1 and the counter.
+tcase "a trace alone, --steps=2: begin/end pairs kept whole, counters and instants by their ts"
+run pairs --steps=2 -o "$tmp/pairs.json" "$FIX/cut_pairs.json"
+same pairs "$FIX/cut_pairs_expected.txt" "$tmp/pairs.json"
+
 tcase "a trace alone from a pipe, gzip output: the same events"
 rc=0
 $CUPTIMERGE -q --trace-name cut --steps=2 -o "$tmp/alone_pipe.json.gz" - <"$CPU" 2>"$tmp/err" || rc=$?
@@ -244,6 +254,8 @@ run stockcut --range=$slo,$shi -o "$tmp/stockcut.json.gz" "$STOCK"
 python3 "$srcdir/tests/cut_check.py" "$tmp/stock.json" "$tmp/stockcut.json.gz" --range $slo $shi >"$tmp/check" 2>&1 ||
 	fail "$(head -12 "$tmp/check")"
 perfetto "stock Kineto trace, cut" "$tmp/stockcut.json.gz"
+
+perfetto "a trace alone with begin/end pairs, cut" "$tmp/pairs.json" clean
 
 tcase "a repair (-t) cut by --range: the repaired trace filtered by the rules"
 rlo=5117755926679 rhi=5117755931679
