@@ -7,7 +7,7 @@
 # Makes (once; cached in $BENCH_DIR, default /tmp/cuptimerge-bench/cut) a gen_trace pair of
 # N profiled ops (default 200,000: a ~80 MB CPU trace, --pretty --devices 2, as bench.sh),
 # then times with /usr/bin/time -f "%e %M" (wall seconds, peak RSS KB), the fastest of
-# --repeat runs (default 3) each:
+# --repeat rounds (default 3) each:
 #   the plain merge, the merge with --clip and with --steps of two steps from the middle of
 #   the trace, to /dev/null and to -o FILE.json.gz; and the two-step cut of the CPU trace
 #   alone (no window) against a plain copy of it (cuptimerge TRACE, no options).
@@ -39,29 +39,29 @@ if [ ! -s "$cpu" ] || [ ! -s "$win" ]; then
 	"$shared/tools/gen_trace" --seed "$seed" --ops "$ops" --pretty --devices 2 --quiet "$cpu" "$win"
 fi
 echo "pair: $ops ops, CPU trace $(($(stat -c %s "$cpu") / 1000000)) MB, window $(($(stat -c %s "$win") / 1000000)) MB; $(nproc) CPUs; $("$cm" --version | head -1)"
-# timed LABEL ARGS...: the fastest of $repeat runs of cuptimerge ARGS: "LABEL  s  KB".
-timed() {
-	label=$1
-	shift
-	best=
-	for _ in $(seq "$repeat"); do
-		/usr/bin/time -f "%e %M" -o "$dir/time" "$cm" -q "$@" >/dev/null || { echo "$label: failed" >&2; exit 1; }
-		read -r s kb <"$dir/time"
-		if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then best=$s bestkb=$kb; fi
-	done
-	printf '%-28s %6s s %8s KB\n' "$label" "$best" "$bestkb"
-}
+# The commands run in rounds, each command once a round, so that a shared machine's load
+# falls on all of them alike; each keeps its fastest of the $repeat rounds.
 nsteps=$(grep -c '"ProfilerStep#' "$cpu" || true)
-mid=$((nsteps / 2))
-echo "ProfilerStep events: $nsteps; --steps=$mid-$((mid + 1))"
-timed "plain, -o /dev/null" -w "$win" -o /dev/null "$cpu"
-timed "--clip, -o /dev/null" --clip -w "$win" -o /dev/null "$cpu"
-timed "plain, -o out.json.gz" -w "$win" -o "$dir/out.json.gz" "$cpu"
-timed "--clip, -o out.json.gz" --clip -w "$win" -o "$dir/out.json.gz" "$cpu"
-timed "--steps (2), -o /dev/null" --steps=$mid-$((mid + 1)) -w "$win" -o /dev/null "$cpu"
-timed "--steps (2), -o out.json.gz" --steps=$mid-$((mid + 1)) -w "$win" -o "$dir/out.json.gz" "$cpu"
-timed "--steps (2), -o out.json" --steps=$mid-$((mid + 1)) -w "$win" -o "$dir/out.json" "$cpu"
-echo "two-step merge: $(stat -c %s "$dir/out.json") bytes"
-timed "trace alone, copy" -o /dev/null "$cpu"
-timed "trace alone, --steps (2)" --steps=$mid-$((mid + 1)) -o /dev/null "$cpu"
+mid=$((nsteps / 2)) mid2=$((nsteps / 2 + 1))
+echo "ProfilerStep events: $nsteps; --steps=$mid-$mid2"
+labels=("plain, -o /dev/null" "--clip, -o /dev/null" "--steps (2), -o /dev/null"
+	"plain, -o out.json.gz" "--clip, -o out.json.gz" "--steps (2), -o out.json.gz"
+	"trace alone, copy" "trace alone, --steps (2)")
+cmds=("-w $win -o /dev/null $cpu" "--clip -w $win -o /dev/null $cpu" "--steps=$mid-$mid2 -w $win -o /dev/null $cpu"
+	"-w $win -o $dir/out.json.gz $cpu" "--clip -w $win -o $dir/out.json.gz $cpu"
+	"--steps=$mid-$mid2 -w $win -o $dir/out.json.gz $cpu" "-o /dev/null $cpu" "--steps=$mid-$mid2 -o /dev/null $cpu")
+declare -a best bestkb
+for _ in $(seq "$repeat"); do
+	for i in "${!cmds[@]}"; do
+		# shellcheck disable=SC2086
+		/usr/bin/time -f "%e %M" -o "$dir/time" "$cm" -q ${cmds[$i]} >/dev/null || { echo "${labels[$i]}: failed" >&2; exit 1; }
+		read -r s kb <"$dir/time"
+		if [ -z "${best[$i]:-}" ] || [ "$(echo "$s < ${best[$i]}" | bc)" = 1 ]; then best[$i]=$s bestkb[$i]=$kb; fi
+	done
+done
+for i in "${!cmds[@]}"; do
+	printf '%-28s %6s s %8s KB\n' "${labels[$i]}" "${best[$i]}" "${bestkb[$i]}"
+done
+"$cm" -q --steps=$mid-$mid2 -w "$win" -o "$dir/out.json" "$cpu"
+echo "two-step merge: $(stat -c %s "$dir/out.json") bytes; uptime: $(uptime)"
 rm -f "$dir/out.json.gz" "$dir/out.json"
