@@ -159,11 +159,11 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 	v->float_rc = CM_PY_VALUE;
 	switch (type) {
 	case CM_J_STR:
-		if (f == F_PH || f == F_CAT || f == F_NAME)
+		if (f == F_PH || f == F_CAT || f == F_NAME) {
 			v->word = word_of(s, n);
-		if (f == F_NAME && is_step(s, n, &v->i))
-			v->word = W_STEP;
-		else if (f == F_EXT)
+			if (f == F_NAME && is_step(s, n, &v->i))
+				v->word = W_STEP;
+		} else if (f == F_EXT)
 			v->int_rc = cm_py_int_of_str(s, n, &v->i);
 		else if (f == F_TS || f == F_DUR)
 			v->float_rc = cm_py_float_of_str(s, n, &v->d);
