@@ -172,8 +172,8 @@ perfetto "--range output" "$tmp/range.json"
 
 # A generated pair (gen_trace, 20,000 ops: a 6 MB CPU trace read in many
 # batches, 2,700 ProfilerStep#N events): each cut checked event by event
-# against the uncut merge by tests/cut_check.py, the same bytes from -j 1, -j 4
-# and the careful readers.
+# against the uncut merge by tests/cut_check.py, the same bytes from -j 1, -j 4,
+# --memory=1M (the cut's tables in files) and the careful readers.
 shared=${SHARED:-$srcdir/../shared}
 if [ -x "$shared/tools/gen_trace" ]; then
 	"$shared/tools/gen_trace" --seed 3 --ops 20000 --quiet "$tmp/g.cpu" "$tmp/g.win"
@@ -184,12 +184,12 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	hi=$(python3 -c 'import sys; print(float(sys.argv[1]) + 30000)' "$lo")
 	for spec in "--steps=3-4:--steps 3 4" "--steps=1000:--steps 1000 1000" "--range=$lo,$hi:--range $lo $hi"; do
 		opt=${spec%%:*} chk=${spec#*:}
-		tcase "gen_trace pair, $opt: the uncut merge filtered by the rules; -j 1, -j 4, careful: the same bytes"
+		tcase "gen_trace pair, $opt: the uncut merge filtered by the rules; -j 1, -j 4, --memory=1M, careful: the same bytes"
 		run "gen $opt" "$opt" -w "$tmp/g.win" -o "$tmp/gcut.json" "$tmp/g.cpu"
 		# shellcheck disable=SC2086
 		python3 "$srcdir/tests/cut_check.py" "$tmp/gfull.json" "$tmp/gcut.json" $chk >"$tmp/check" 2>&1 ||
 			fail "$opt: $(head -12 "$tmp/check")"
-		for how in "-j 1" "-j 4" careful; do
+		for how in "-j 1" "-j 4" "--memory=1M" careful; do
 			if [ "$how" = careful ]; then
 				CUPTIMERGE_CAREFUL=1 run "gen $opt $how" "$opt" -w "$tmp/g.win" -o "$tmp/gcut2.json" "$tmp/g.cpu"
 			else
