@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *merge_args[2] = {NULL, NULL}, *all_args[2] = {NULL, NULL};
-	char *cut_opt = NULL; /* --steps=... or --range=..., passed on */
+	char cut_opt[256 + 16]; /* --steps=... or --range=..., passed on */
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
@@ -199,14 +199,14 @@ int main(int argc, char **argv)
 		case OPT_STEPS:
 		case OPT_RANGE:
 			/* checked here, so that a bad value is one line, not a failure a rank */
-			if (all_args[0] || cut_value(c == OPT_STEPS, optarg) < 0)
+			if (all_args[0] || strlen(optarg) > 256 || cut_value(c == OPT_STEPS, optarg) < 0)
 				return cm_usage_error(CM_EXIT_USAGE,
 						      all_args[0] ? "--steps and --range: one of them, once"
 						      : c == OPT_STEPS ? "--steps needs A or A-B, step numbers with A <= B"
 								       : "--range needs START,END: two numbers, START < END",
 						      optarg);
-			all_args[0] = cut_opt = cm_xmalloc(strlen(optarg) + 9);
-			sprintf(cut_opt, "--%s=%s", c == OPT_STEPS ? "steps" : "range", optarg);
+			snprintf(cut_opt, sizeof cut_opt, "--%s=%s", c == OPT_STEPS ? "steps" : "range", optarg);
+			all_args[0] = cut_opt;
 			break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
 		case 'q': quiet = 1; break;
@@ -302,7 +302,6 @@ int main(int argc, char **argv)
 		status = CM_EXIT_RANKS;
 	}
 out:
-	free(cut_opt);
 	cm_bplan_free(&plan);
 	free(outdir);
 	free(joblog);
