@@ -23,6 +23,7 @@
 #include "io/input.h"
 #include "repair/repair.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The scan's workers: as the merge's, no more than its one cutting thread
@@ -34,7 +35,73 @@ struct filter {
 	cm_cpucut cut;
 	cm_repair *repair; /* -t, or NULL */
 	cm_arena *arena;
+	/* --split: a file a group of steps (cut.groups); the text they share
+	 * (the top-level members, the array's brackets) goes to all of them
+	 * through a tee, each event to the files of its groups */
+	cm_output **outs;
+	int *wrote;        /* a file has an event already (the next needs a comma) */
+	size_t nouts;
 };
+
+/* --split: the element in hand to the files of its groups (cut.ga to
+ * cut.gb), after what all of them share so far. */
+static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
+{
+	struct filter *f = ctx;
+	if (cm_evout_flush(eo) < 0)
+		return -1;
+	for (int g = f->cut.ga; g <= f->cut.gb; g++) {
+		if ((f->wrote[g] && cm_output_write(f->outs[g], ",", 1) < 0) || cm_output_write(f->outs[g], text, len) < 0)
+			return -1;
+		f->wrote[g] = 1;
+	}
+	return 0;
+}
+
+/* --split: the -o pattern with its %s replaced by LABEL (malloc'd). */
+static char *split_name(const char *pattern, const char *label)
+{
+	const char *at = strstr(pattern, "%s");
+	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
+	char *s = cm_xmalloc(n);
+	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
+	return s;
+}
+
+/* --split: open a file for each group.  0, or -1 after a report (those
+ * opened are closed, and none appears). */
+static int split_open(struct filter *f)
+{
+	f->nouts = f->cut.ngroups;
+	f->outs = cm_xcalloc(f->nouts, sizeof *f->outs);
+	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);
+	for (size_t g = 0; g < f->nouts; g++) {
+		char *name = split_name(f->opt->out_path, f->cut.groups[g].label);
+		/* one deflate stream a file, on its own thread: there are many files */
+		f->outs[g] = cm_output_open(name, f->opt->gzip_level, 1);
+		free(name);
+		if (!f->outs[g]) {
+			for (size_t i = 0; i < g; i++)
+				cm_output_close(f->outs[i], 0);
+			f->nouts = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --split: close the files, published when OK.  0, or -1 after a report. */
+static int split_close(struct filter *f, int ok)
+{
+	int rc = 0;
+	for (size_t g = 0; g < f->nouts; g++)
+		if (cm_output_close(f->outs[g], ok && rc == 0) != 0)
+			rc = -1;
+	free(f->outs);
+	free(f->wrote);
+	f->nouts = 0;
+	return ok ? rc : -1;
+}
 
 static int hook_none(void *ctx, cm_evout *eo)
 {
@@ -78,10 +145,14 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 	f.opt = opt;
 	eo.out = out;
 	if (!(in = cm_input_open_rewindable(opt->cpu_path, opt->bufsize))) {
-		cm_output_close(out, 0);
+		if (out)
+			cm_output_close(out, 0);
 		return cm_diag_status();
 	}
-	if (opt->cut) {
+	if (opt->split_n) {
+		f.cut.mode = CM_CPUCUT_SPLIT;
+		f.cut.split_n = opt->split_n;
+	} else if (opt->cut) {
 		f.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
 		f.cut.step_a = opt->steps_a;
 		f.cut.step_b = opt->steps_b;
@@ -95,14 +166,18 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 	cm_progress_job(2 * cm_input_raw_size(in));
 	cm_progress_stage(0, cm_input_raw_size(in));
 	if (cm_cpuscan_run_cut(in, &plan, opt->careful ? 0 : opt->jobs < SCAN_THREADS_MAX ? opt->jobs : SCAN_THREADS_MAX,
-			       opt->cut ? &f.cut : NULL) < 0 ||
-	    (opt->cut && cm_cpucut_resolve(&f.cut, cm_input_name(in), opt->memory) < 0)) {
+			       f.cut.mode ? &f.cut : NULL) < 0 ||
+	    (f.cut.mode && cm_cpucut_resolve(&f.cut, cm_input_name(in), opt->memory) < 0) ||
+	    (opt->split_n && (split_open(&f) < 0 || !(eo.out = out = cm_output_tee(f.outs, f.nouts))))) {
 		status = cm_diag_status();
-		cm_output_close(out, 0);
+		if (out)
+			cm_output_close(out, 0);
+		if (f.nouts)
+			split_close(&f, 0);
 	} else {
 		cm_cpucopy_hooks hooks = {.insert = hook_none, .append = hook_append, .ctx = &f,
-					  .element = f.repair ? hook_element : NULL,
-					  .keep = opt->cut ? hook_keep : NULL,
+					  .element = opt->split_n ? split_element : f.repair ? hook_element : NULL,
+					  .keep = f.cut.mode ? hook_keep : NULL,
 					  .trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL};
 		/* nothing is made again here: the profiler's span events stay */
 		plan.ndropped = 0;
@@ -113,13 +188,15 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		ok = cm_input_rewind(in) == 0 && cm_cpucopy_run(in, &plan, &hooks, &eo) == 0 && cm_evout_flush(&eo) == 0;
 		piped = cm_output_pipe_closed(out);
 		rc = cm_output_close(out, ok);
+		if (opt->split_n && split_close(&f, ok && rc == 0) < 0)
+			rc = -1;
 		if (piped || rc == 1)
 			status = CM_EXIT_OK;
 		else if (!ok || rc < 0)
 			status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
 	}
 	cm_progress_clear();
-	if (!status && opt->verbose && opt->cut)
+	if (!status && opt->verbose && f.cut.mode)
 		cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu events kept, %llu cut", f.cut.lo, f.cut.hi,
 			(unsigned long long)f.cut.kept, (unsigned long long)f.cut.cut);
 	if (!status && f.repair)

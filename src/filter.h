@@ -11,7 +11,9 @@
  * (OPT->cut), and through the repair stage with MAP (or not: NULL).  Two
  * passes (a pipe is spooled).  Closes OUT (opened before anything was
  * read, so that a bad -o is found first; nothing appears there on
- * failure).  Returns an exit status. */
+ * failure).  With --split (OPT->split_n; MAP and OUT NULL) the copy goes
+ * to a file for each group of steps, named by the -o pattern, opened once
+ * the steps are known.  Returns an exit status. */
 int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out);
 
 #endif

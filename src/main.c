@@ -56,6 +56,8 @@ static void usage(FILE *f)
 	      "                         trace's ProfilerStep#N events), both sides cut alike\n"
 	      "      --range=START,END  keep only the events in [START, END), trace us (the\n"
 	      "                         trace's own ts values)\n"
+	      "      --split=steps[:N]  a trace alone: one file a step (N steps a file), each\n"
+	      "                         complete, named by -o 'DIR/NAME_%s.json.gz'\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
 	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
@@ -87,7 +89,7 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_CLIP, OPT_STEPS, OPT_RANGE };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant). */
@@ -145,6 +147,29 @@ static int parse_range(const char *s, double *lo, double *hi)
 	return end == s || *end || !isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi) ? -1 : 0;
 }
 
+/* --split: "steps" (one a file) or "steps:N".  0, or -1. */
+static int parse_split(const char *s, unsigned long long *n)
+{
+	const char *end;
+	if (strncmp(s, "steps", 5))
+		return -1;
+	if (!s[5]) {
+		*n = 1;
+		return 0;
+	}
+	if (s[5] != ':' || parse_step(s + 6, &end, n) < 0 || *end || !*n)
+		return -1;
+	return 0;
+}
+
+/* The -o pattern of --split: one "%s" (the file's steps), no other '%'.
+ * 0, or -1. */
+static int split_pattern(const char *p)
+{
+	const char *at = p ? strchr(p, '%') : NULL;
+	return at && at[1] == 's' && !strchr(at + 2, '%') ? 0 : -1;
+}
+
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
  * silent replacement of the first. */
 static int set_once(const char **slot, const char *arg)
@@ -168,6 +193,7 @@ int main(int argc, char **argv)
 		{"clip", no_argument, NULL, OPT_CLIP},
 		{"steps", required_argument, NULL, OPT_STEPS},
 		{"range", required_argument, NULL, OPT_RANGE},
+		{"split", required_argument, NULL, OPT_SPLIT},
 		{"jobs", required_argument, NULL, 'j'},
 		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"quiet", no_argument, NULL, 'q'},
@@ -254,6 +280,13 @@ int main(int argc, char **argv)
 						      optarg);
 			opt.cut = 2;
 			break;
+		case OPT_SPLIT:
+			if (opt.split_n || parse_split(optarg, &opt.split_n) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      opt.split_n ? "--split given twice"
+								  : "--split needs steps or steps:N (N steps a file, 1 or more)",
+						      optarg);
+			break;
 		case OPT_MEMORY:
 			if (!(opt.memory = parse_size(optarg)))
 				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
@@ -292,6 +325,17 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
+	if (opt.split_n) {
+		if (opt.window_path || opt.map_path || opt.cut || opt.clip)
+			return cm_usage_error(CM_EXIT_USAGE,
+					      "--split takes a trace alone, without -w, -t, --steps, --range or --clip "
+					      "(merge first, then split the merged trace)",
+					      NULL);
+		if (split_pattern(opt.out_path) < 0)
+			return cm_usage_error(CM_EXIT_USAGE,
+					      "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'",
+					      opt.out_path);
+	}
 	if (opt.clip && opt.cut)
 		return cm_usage_error(CM_EXIT_USAGE, "--clip and --steps/--range do not go together (those cut the window too)",
 				      NULL);

@@ -426,6 +426,8 @@ int cm_merge_run(const struct cm_options *opt)
 	m.opt = opt;
 	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
+	if (opt->split_n) /* its files are named after the steps: opened once they are known */
+		return cm_filter_run(opt, NULL, NULL);
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
 	 * Nothing is written to it before all input has been checked. */

@@ -27,6 +27,7 @@ struct cm_options {
 	int cut;                 /* 0; 1 --steps (steps_a, steps_b); 2 --range (range_lo, range_hi) */
 	unsigned long long steps_a, steps_b;
 	double range_lo, range_hi; /* trace us, [lo, hi) */
+	unsigned long long split_n; /* --split=steps[:N]: N steps a file (0: no split); out_path has one %s */
 };
 
 #endif

@@ -32,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEPT 1
-#define CUT 2
 #define READ_BUF (CM_CPUCUT_REC * 4096)
 
 struct flow_span { double lo, hi; };
@@ -79,15 +77,16 @@ int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_
 
 /* One note. */
 struct note {
-	int kind, x;
+	int kind, x, step;
 	double ts, end;
 	int64_t key;
 };
 
 static void unpack(const char *p, struct note *n)
 {
-	n->kind = (unsigned char)p[0] & ~CM_CUTK_X;
+	n->kind = (unsigned char)p[0] & ~(CM_CUTK_X | CM_CUTK_STEP);
 	n->x = ((unsigned char)p[0] & CM_CUTK_X) != 0;
+	n->step = ((unsigned char)p[0] & CM_CUTK_STEP) != 0;
 	memcpy(&n->ts, p + 1, 8);
 	memcpy(&n->end, p + 9, 8);
 	memcpy(&n->key, p + 17, 8);
@@ -117,13 +116,39 @@ static int each_note(cm_cpucut *k, void (*fn)(cm_cpucut *k, const struct note *n
 	return 0;
 }
 
+/* The groups [*GA, *GB] whose ranges [TS, END] lies in (*GA > *GB: none).
+ * A file's range of --split is one step's (or N's): an event that crosses
+ * a step's boundary goes to both files.  There are few groups. */
+static void groups_of(const cm_cpucut *k, double ts, double end, int *ga, int *gb)
+{
+	*ga = 1;
+	*gb = 0;
+	for (size_t g = 0; g < k->ngroups; g++) {
+		if (!cm_cpucut_in(k->groups[g].lo, k->groups[g].hi, ts, end))
+			continue;
+		if (*ga > *gb)
+			*ga = (int)g;
+		*gb = (int)g;
+	}
+}
+
+/* The marks of a call: the groups it is kept in. */
+struct call_mark { int32_t ga, gb; };
+
 /* The tables: the calls' marks, the flows' spans. */
 static void table_note(cm_cpucut *k, const struct note *n)
 {
 	if (n->kind == CM_CUTK_CALL) {
-		unsigned char *m = cm_idmap_put(k->call_keep, n->key, NULL);
-		if (*m != KEPT) /* a correlation twice: kept if either is */
-			*m = cm_cpucut_in(k->lo, k->hi, n->ts, n->end) ? KEPT : CUT;
+		int created, ga, gb;
+		struct call_mark *m = cm_idmap_put(k->call_keep, n->key, &created);
+		groups_of(k, n->ts, n->end, &ga, &gb);
+		if (created || m->ga > m->gb) { /* a correlation twice: kept where either is */
+			m->ga = ga;
+			m->gb = gb;
+		} else if (ga <= gb) {
+			m->ga = ga < m->ga ? ga : m->ga;
+			m->gb = gb > m->gb ? gb : m->gb;
+		}
 	} else if (n->kind == CM_CUTK_FLOW) {
 		int created;
 		struct flow_span *f = cm_idmap_put(k->flow_span, n->key, &created);
@@ -134,33 +159,136 @@ static void table_note(cm_cpucut *k, const struct note *n)
 	}
 }
 
-/* Whether the event of note N is kept (the tables made). */
-static int decide(const cm_cpucut *k, const struct note *n)
+/* The groups the event of note N goes to (the tables made). */
+static void decide(const cm_cpucut *k, const struct note *n, int *ga, int *gb)
 {
-	const unsigned char *m;
+	const struct call_mark *m;
 	const struct flow_span *f;
+	int a2, b2;
 	switch (n->kind) {
-	case CM_CUTK_ALWAYS: return 1;
+	case CM_CUTK_ALWAYS:
+		*ga = 0;
+		*gb = (int)k->ngroups - 1;
+		return;
 	case CM_CUTK_WORK:
 	case CM_CUTK_AC2G:
 		m = k->call_keep ? cm_idmap_get(k->call_keep, n->key) : NULL;
-		if (m)
-			return *m == KEPT;
-		return cm_cpucut_in(k->lo, k->hi, n->ts, n->end);
+		if (m) {
+			*ga = m->ga;
+			*gb = m->gb;
+			return;
+		}
+		break;
 	case CM_CUTK_FLOW:
+		/* a flow goes to the files that hold all of it */
 		f = cm_idmap_get(k->flow_span, n->key);
-		return f && cm_cpucut_in(k->lo, k->hi, f->lo, f->lo) && cm_cpucut_in(k->lo, k->hi, f->hi, f->hi);
-	default: return cm_cpucut_in(k->lo, k->hi, n->ts, n->end);
+		*ga = 1;
+		*gb = 0;
+		if (!f)
+			return;
+		groups_of(k, f->lo, f->lo, ga, gb);
+		groups_of(k, f->hi, f->hi, &a2, &b2);
+		*ga = a2 > *ga ? a2 : *ga;
+		*gb = b2 < *gb ? b2 : *gb;
+		return;
 	}
+	groups_of(k, n->ts, n->end, ga, gb);
 }
 
 /* The extent of the kept X events. */
 static void extent_note(cm_cpucut *k, const struct note *n)
 {
-	if (!n->x || !decide(k, n))
+	int ga, gb;
+	if (!n->x)
+		return;
+	decide(k, n, &ga, &gb);
+	if (ga > gb)
 		return;
 	k->kept_min = n->ts < k->kept_min ? n->ts : k->kept_min;
 	k->kept_max = n->end > k->kept_max ? n->end : k->kept_max;
+}
+
+/* --split: the steps found, (N, lo, hi) each, in a growing list. */
+struct cm_cpucut_step { int64_t n; double lo, hi; };
+
+static void step_note(cm_cpucut *k, const struct note *n)
+{
+	if (!n->step)
+		return;
+	if (k->nsteps == k->cap_steps) {
+		k->cap_steps = k->cap_steps ? 2 * k->cap_steps : 64;
+		k->steps = cm_xrealloc(k->steps, k->cap_steps * sizeof *k->steps);
+	}
+	k->steps[k->nsteps].n = n->key;
+	k->steps[k->nsteps].lo = n->ts;
+	k->steps[k->nsteps++].hi = n->end;
+}
+
+static int by_step(const void *a, const void *b)
+{
+	const struct cm_cpucut_step *x = a, *y = b;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct cm_cpucut_group *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* --split: the files' groups, N steps each, named after their first and
+ * last steps (a step number twice: one step, its extent both).  0, or -1
+ * after a report. */
+static int split_groups(cm_cpucut *k, const char *file)
+{
+	size_t distinct = 0, steps_n;
+	struct cm_cpucut_step *steps_v;
+	k->nsteps = 0;
+	if (each_note(k, step_note) < 0)
+		return -1;
+	steps_v = k->steps;
+	steps_n = k->nsteps;
+	if (!steps_n)
+		return cm_error(CM_EXIT_DATA, file, -1,
+				"the trace has no ProfilerStep#N events, which --split=steps splits it by"), -1;
+	qsort(steps_v, steps_n, sizeof *steps_v, by_step);
+	for (size_t i = 0; i < steps_n; i++) { /* one entry a step number */
+		if (distinct && steps_v[distinct - 1].n == steps_v[i].n) {
+			struct cm_cpucut_step *d = &steps_v[distinct - 1];
+			d->lo = steps_v[i].lo < d->lo ? steps_v[i].lo : d->lo;
+			d->hi = steps_v[i].hi > d->hi ? steps_v[i].hi : d->hi;
+		} else {
+			steps_v[distinct++] = steps_v[i];
+		}
+	}
+	k->ngroups = (distinct + k->split_n - 1) / k->split_n;
+	if (k->ngroups > CM_CPUCUT_MAX_FILES) {
+		cm_error(CM_EXIT_DATA, file, -1,
+			 "%zu steps make %zu files, more than %d at once: give --split=steps:N with a larger N, "
+			 "or --steps", distinct, k->ngroups, CM_CPUCUT_MAX_FILES);
+		k->ngroups = 0;
+		return -1;
+	}
+	k->groups = cm_xcalloc(k->ngroups, sizeof *k->groups);
+	for (size_t g = 0; g < k->ngroups; g++) {
+		struct cm_cpucut_group *gr = &k->groups[g];
+		size_t a = g * k->split_n, b = a + k->split_n < distinct ? a + k->split_n - 1 : distinct - 1;
+		gr->lo = steps_v[a].lo;
+		gr->hi = steps_v[a].hi;
+		for (size_t i = a + 1; i <= b; i++) {
+			gr->lo = steps_v[i].lo < gr->lo ? steps_v[i].lo : gr->lo;
+			gr->hi = steps_v[i].hi > gr->hi ? steps_v[i].hi : gr->hi;
+		}
+		if (a == b)
+			snprintf(gr->label, sizeof gr->label, "%lld", (long long)steps_v[a].n);
+		else
+			snprintf(gr->label, sizeof gr->label, "%lld-%lld", (long long)steps_v[a].n, (long long)steps_v[b].n);
+	}
+	free(k->steps);
+	k->steps = NULL;
+	k->nsteps = k->cap_steps = 0;
+	qsort(k->groups, k->ngroups, sizeof *k->groups, by_time);
+	return 0;
 }
 
 int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
@@ -177,7 +305,16 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 		k->lo = k->step_lo;
 		k->hi = k->step_hi;
 	}
-	if (k->calls && !(k->call_keep = cm_idmap_new(1, k->call_lo, k->call_hi, k->calls, budget)))
+	if (k->mode == CM_CPUCUT_SPLIT) {
+		if (split_groups(k, file) < 0)
+			return -1;
+	} else {
+		k->groups = cm_xcalloc(1, sizeof *k->groups);
+		k->ngroups = 1;
+		k->groups[0].lo = k->lo;
+		k->groups[0].hi = k->hi;
+	}
+	if (k->calls && !(k->call_keep = cm_idmap_new(sizeof(struct call_mark), k->call_lo, k->call_hi, k->calls, budget)))
 		return -1;
 	if (k->flows && !(k->flow_span = cm_idmap_new(sizeof(struct flow_span), k->flow_lo, k->flow_hi, k->flows, budget)))
 		return -1;
@@ -216,7 +353,8 @@ int cm_cpucut_keep(cm_cpucut *k, uint64_t index)
 	unpack(k->buf + k->buf_pos, &n);
 	k->buf_pos += CM_CPUCUT_REC;
 	k->next++;
-	keep = decide(k, &n);
+	decide(k, &n, &k->ga, &k->gb);
+	keep = k->ga <= k->gb;
 	k->kept += keep;
 	k->cut += !keep;
 	return keep;
@@ -232,6 +370,11 @@ void cm_cpucut_free(cm_cpucut *k)
 	cm_idmap_free(k->call_keep);
 	cm_idmap_free(k->flow_span);
 	k->call_keep = k->flow_span = NULL;
+	free(k->groups);
+	k->groups = NULL;
+	k->ngroups = 0;
+	free(k->steps);
+	k->steps = NULL;
 	free(k->buf);
 	k->buf = NULL;
 }

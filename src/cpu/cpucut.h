@@ -22,14 +22,27 @@ enum {
 	CM_CUTK_AC2G,   /* an ac2g flow event (s, f, t) with an integer id: with the call of that correlation */
 	CM_CUTK_FLOW,   /* another flow event with an integer id: kept when every event of its id is in the range */
 };
-#define CM_CUTK_X 0x80 /* an X event that counts for the extent (not of category "Trace") */
+#define CM_CUTK_X 0x80    /* an X event that counts for the extent (not of category "Trace") */
+#define CM_CUTK_STEP 0x40 /* a ProfilerStep#N X event (a SPAN): the key is N */
+
+/* The most files --split writes at once (a file is a stream and its
+ * buffers, a deflate stream with -z). */
+#define CM_CPUCUT_MAX_FILES 64
 
 /* How the range is given. */
-enum cm_cpucut_mode { CM_CPUCUT_NONE, CM_CPUCUT_STEPS, CM_CPUCUT_RANGE };
+enum cm_cpucut_mode { CM_CPUCUT_NONE, CM_CPUCUT_STEPS, CM_CPUCUT_RANGE, CM_CPUCUT_SPLIT };
+
+/* A range the events are cut to: --steps' or --range's one, or one a file
+ * of --split (its steps A-B, the label in its file name). */
+struct cm_cpucut_group {
+	double lo, hi;
+	char label[48];
+};
 
 typedef struct cm_cpucut {
 	enum cm_cpucut_mode mode;
 	uint64_t step_a, step_b; /* --steps=A-B */
+	uint64_t split_n;        /* --split=steps:N */
 	double lo, hi;           /* --range, or what the steps span: [lo, hi) in trace us */
 	/* found by the first pass (cpuscan.c) */
 	uint64_t steps_any;      /* ProfilerStep#N X events, any N */
@@ -39,7 +52,12 @@ typedef struct cm_cpucut {
 	uint64_t calls, flows, works;
 	FILE *notes;             /* the records, an element each, in order */
 	uint64_t nnotes;
-	/* made by cm_cpucut_resolve */
+	/* made by cm_cpucut_resolve: the ranges (one but with --split), by time */
+	struct cm_cpucut_group *groups;
+	size_t ngroups;
+	int ga, gb;              /* the groups the last element asked for goes to (ga > gb: none) */
+	struct cm_cpucut_step *steps; /* --split, while resolving: the steps found */
+	size_t nsteps, cap_steps;
 	cm_idmap *call_keep;     /* correlation of a call -> 1 kept, 2 cut */
 	cm_idmap *flow_span;     /* flow id -> struct { double lo, hi } of its events */
 	double kept_min, kept_max; /* the extent of the kept X events (min +inf when none) */
@@ -70,7 +88,7 @@ int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_
  * 1). */
 int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget);
 /* The copy's question for element INDEX (asked in increasing order): 1
- * keep, 0 cut, -1 after a report. */
+ * keep (in the groups K->ga to K->gb), 0 cut, -1 after a report. */
 int cm_cpucut_keep(cm_cpucut *k, uint64_t index);
 void cm_cpucut_free(cm_cpucut *k);
 

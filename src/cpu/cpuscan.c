@@ -343,6 +343,10 @@ static int cut_note(struct cscan *c, int is_x, int dropped)
 			kind |= CM_CUTK_X;
 	}
 	if (is_x && have_ts && c->name.type == CM_J_STR && c->name.word == W_STEP) {
+		if (kind == (CM_CUTK_SPAN | CM_CUTK_X)) { /* for --split: which step */
+			kind |= CM_CUTK_STEP;
+			key = (int64_t)c->name.i;
+		}
 		k->steps_any++;
 		if (k->mode == CM_CPUCUT_STEPS && c->name.i >= (cm_int)k->step_a && c->name.i <= (cm_int)k->step_b) {
 			k->steps_found++;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cut.sh - cutting traces to what users look at (issue 24): --clip, --steps, --range,
-# in a merge, on a trace alone (no -w, no -t) and in a repair (-t).
+# in a merge, on a trace alone (no -w, no -t) and in a repair (-t); --split.
 #
 # The fixtures (tests/fixtures/cut_cpu.json, cut_window.json) are made so that
 # every rule has a case; the expected events (tests/fixtures/cut_*.txt, one
@@ -171,7 +171,7 @@ perfetto "--steps=1 output" "$tmp/steps1.json"
 perfetto "--range output" "$tmp/range.json"
 
 # A generated pair (gen_trace, 20,000 ops: a 6 MB CPU trace read in many
-# batches, 2,700 ProfilerStep#N events): each cut checked event by event
+# batches, 1,352 ProfilerStep#N events): each cut checked event by event
 # against the uncut merge by tests/cut_check.py, the same bytes from -j 1, -j 4,
 # --memory=1M (the cut's tables in files) and the careful readers.
 shared=${SHARED:-$srcdir/../shared}
@@ -271,6 +271,64 @@ bad = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.ge
 sys.exit(1 if bad else 0)' "$tmp/repcut.json" || fail "an API event left on a pthread_self() row"
 perfetto "repair cut by --range" "$tmp/repcut.json"
 
+# --split=steps[:N]: a file for each step (or N), written in one pass over a
+# trace alone; each file is what --steps gives for its steps (equal as JSON).
+tcase "--split=steps: three files, each the trace's --steps=N; file 2 as worked out by hand"
+mkdir -p "$tmp/split"
+run split --split=steps -o "$tmp/split/c_%s.json" "$CPU"
+for n in 1 2 3; do
+	run "steps $n" --steps=$n -o "$tmp/split_ref.json" "$CPU"
+	json_same "$tmp/split/c_$n.json" "$tmp/split_ref.json" || fail "file $n differs from --steps=$n"
+done
+same split2 "$FIX/cut_alone_steps2_expected.txt" "$tmp/split/c_2.json"
+[ "$(ls "$tmp/split" | wc -l)" -eq 3 ] || fail "not three files: $(ls "$tmp/split")"
+
+tcase "--split=steps:2 of a merged trace, gzip: files 1-2 and 3, GPU work with its call, flows whole"
+run merged -w "$WIN" -o "$tmp/merged.json" "$CPU"
+mkdir -p "$tmp/msplit"
+run msplit --split=steps:2 -o "$tmp/msplit/m_%s.json.gz" "$tmp/merged.json"
+[ "$(ls "$tmp/msplit" | tr '\n' ' ')" = "m_1-2.json.gz m_3.json.gz " ] || fail "files: $(ls "$tmp/msplit")"
+for spec in 1-2 3; do
+	run "msteps $spec" --steps=$spec -o "$tmp/msplit_ref.json" "$tmp/merged.json"
+	json_same "$tmp/msplit/m_$spec.json.gz" "$tmp/msplit_ref.json" || fail "file $spec differs from --steps=$spec"
+done
+
+tcase "--split at read sizes 1 to 31: the same files"
+for bs in $(seq 1 31); do
+	rm -rf "$tmp/split_bs"
+	mkdir "$tmp/split_bs"
+	CUPTIMERGE_BUFSIZE=$bs run "split bs $bs" --split=steps -o "$tmp/split_bs/c_%s.json" "$CPU"
+	for n in 1 2 3; do
+		cmp -s "$tmp/split/c_$n.json" "$tmp/split_bs/c_$n.json" || fail "read size $bs: file $n differs"
+	done
+done
+
+for n in 1-2 3; do
+	perfetto "--split of a merged trace, file $n" "$tmp/msplit/m_$n.json.gz"
+done
+
+tcase "--split of a trace without ProfilerStep events: status 1, one line, no file"
+mkdir -p "$tmp/nosplit"
+rc=0
+$CUPTIMERGE -q --split=steps -o "$tmp/nosplit/x_%s.json" "$FIX/kineto_cpu.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, not 1"
+grep -q "no ProfilerStep#N events" "$tmp/err" || fail "$(cat "$tmp/err")"
+[ -z "$(ls "$tmp/nosplit")" ] || fail "files were left: $(ls "$tmp/nosplit")"
+
+if [ -f "$tmp/gfull.json" ]; then
+	tcase "--split of the generated merge: more than 64 files refused; steps:50 gives 28 files, each its --steps"
+	mkdir -p "$tmp/gsplit"
+	rc=0
+	$CUPTIMERGE -q --split=steps -o "$tmp/gsplit/g_%s.json" "$tmp/gfull.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] && grep -q "more than 64" "$tmp/err" || fail "exit $rc: $(cat "$tmp/err")"
+	run gsplit --split=steps:50 -o "$tmp/gsplit/g_%s.json" "$tmp/gfull.json"
+	[ "$(ls "$tmp/gsplit" | wc -l)" -eq 28 ] || fail "$(ls "$tmp/gsplit" | wc -l) files"
+	for spec in 1-50 651-700 1351-1352; do
+		run "gsteps $spec" --steps=$spec -o "$tmp/gsplit_ref.json" "$tmp/gfull.json"
+		json_same "$tmp/gsplit/g_$spec.json" "$tmp/gsplit_ref.json" || fail "file $spec differs from --steps=$spec"
+	done
+fi
+
 # refused NAME STATUS PATTERN ARGS...: cuptimerge ARGS fails with STATUS, one
 # line matching PATTERN, and no output file.
 refused() {
@@ -296,7 +354,12 @@ for args in "--clip=1 -w $WIN $CPU" "--clip -t $FIX/thread_map.json $CPU" "--ste
 	"--steps=3-1 -w $WIN $CPU" "--steps=-1 -w $WIN $CPU" "--steps= -w $WIN $CPU" "--steps=1- -w $WIN $CPU" \
 	"--range=1 -w $WIN $CPU" "--range=2,1 -w $WIN $CPU" "--range=nan,3 -w $WIN $CPU" \
 	"--range=1,2,3 -w $WIN $CPU" "--range=0x10,20 -w $WIN $CPU" "--steps=1 --range=1,2 -w $WIN $CPU" \
-	"--steps=1 --steps=2 -w $WIN $CPU" "--clip --steps=1 -w $WIN $CPU" "--steps -w $WIN $CPU"; do
+	"--steps=1 --steps=2 -w $WIN $CPU" "--clip --steps=1 -w $WIN $CPU" "--steps -w $WIN $CPU" \
+	"--split=foo -o $tmp/x_%s.json $CPU" "--split=steps:0 -o $tmp/x_%s.json $CPU" \
+	"--split=steps:x -o $tmp/x_%s.json $CPU" "--split=steps -o $tmp/x.json $CPU" "--split=steps $CPU" \
+	"--split=steps -o $tmp/x_%s_%s.json $CPU" "--split=steps -o $tmp/x_%d.json $CPU" \
+	"--split=steps -w $WIN -o $tmp/x_%s.json $CPU" "--split=steps --steps=1 -o $tmp/x_%s.json $CPU" \
+	"--split=steps -t $FIX/thread_map.json -o $tmp/x_%s.json $CPU"; do
 	rc=0
 	# shellcheck disable=SC2086
 	$CUPTIMERGE $args >/dev/null 2>"$tmp/err" || rc=$?
