@@ -10,7 +10,9 @@
 # --repeat rounds (default 3) each:
 #   the plain merge, the merge with --clip and with --steps of two steps from the middle of
 #   the trace, to /dev/null and to -o FILE.json.gz; and the two-step cut of the CPU trace
-#   alone (no window) against a plain copy of it (cuptimerge TRACE, no options).
+#   alone (no window) against a plain copy of it (cuptimerge TRACE, no options); and the
+#   merged trace (made once, before the rounds) alone: copied, and --split=steps:K into at
+#   most 64 files (K: the steps over 60, rounded up), to $dir/split/.
 # gen_trace's window lies within its CPU trace's span, so --clip keeps nearly every event:
 # the figure is the cost of the cut's bookkeeping (a note an API call as the window is read,
 # the table built from them, a lookup a record in the plan and the render), its worst case.
@@ -44,12 +46,18 @@ echo "pair: $ops ops, CPU trace $(($(stat -c %s "$cpu") / 1000000)) MB, window $
 nsteps=$(grep -c '"ProfilerStep#' "$cpu" || true)
 mid=$((nsteps / 2)) mid2=$((nsteps / 2 + 1))
 echo "ProfilerStep events: $nsteps; --steps=$mid-$mid2"
+"$cm" -q -w "$win" -o "$dir/merged.json" "$cpu"
+k=$(((nsteps + 59) / 60))
+mkdir -p "$dir/split"
 labels=("plain, -o /dev/null" "--clip, -o /dev/null" "--steps (2), -o /dev/null"
 	"plain, -o out.json.gz" "--clip, -o out.json.gz" "--steps (2), -o out.json.gz"
-	"trace alone, copy" "trace alone, --steps (2)")
+	"trace alone, copy" "trace alone, --steps (2)" "merged alone, copy" "merged, --split=steps:$k"
+	"merged, --split, .json.gz")
 cmds=("-w $win -o /dev/null $cpu" "--clip -w $win -o /dev/null $cpu" "--steps=$mid-$mid2 -w $win -o /dev/null $cpu"
 	"-w $win -o $dir/out.json.gz $cpu" "--clip -w $win -o $dir/out.json.gz $cpu"
-	"--steps=$mid-$mid2 -w $win -o $dir/out.json.gz $cpu" "-o /dev/null $cpu" "--steps=$mid-$mid2 -o /dev/null $cpu")
+	"--steps=$mid-$mid2 -w $win -o $dir/out.json.gz $cpu" "-o /dev/null $cpu" "--steps=$mid-$mid2 -o /dev/null $cpu"
+	"-o /dev/null $dir/merged.json" "--split=steps:$k -o $dir/split/m_%s.json $dir/merged.json"
+	"--split=steps:$k -o $dir/split/z_%s.json.gz $dir/merged.json")
 declare -a best bestkb
 for _ in $(seq "$repeat"); do
 	for i in "${!cmds[@]}"; do
@@ -63,5 +71,7 @@ for i in "${!cmds[@]}"; do
 	printf '%-28s %6s s %8s KB\n' "${labels[$i]}" "${best[$i]}" "${bestkb[$i]}"
 done
 "$cm" -q --steps=$mid-$mid2 -w "$win" -o "$dir/out.json" "$cpu"
-echo "two-step merge: $(stat -c %s "$dir/out.json") bytes; uptime: $(uptime)"
+echo "two-step merge: $(stat -c %s "$dir/out.json") bytes; merged trace $(stat -c %s "$dir/merged.json") bytes," \
+	"split into $(ls "$dir/split"/m_* | wc -l) files of $(du -cb "$dir/split"/m_* | tail -1 | cut -f1) bytes; uptime: $(uptime)"
+rm -rf "$dir/split" "$dir/merged.json"
 rm -f "$dir/out.json.gz" "$dir/out.json"
