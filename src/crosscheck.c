@@ -147,7 +147,7 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 	 * since it covers the whole recording: a worker thread's API calls
 	 * can come before the first operator (F24); the warning below measures
 	 * against the same span (merge.c hands it to the plan) */
-	cm_gpu_extent(g, &wmin, &wmax);
+	cm_gpu_extent_uncut(g, &wmin, &wmax); /* a window cut to nothing is still judged */
 	if (!isfinite(plan->min_ts) || !isfinite(wmin))
 		return 0;
 	cmin = cm_py_min(plan->min_ts, plan->prof_min_ts);

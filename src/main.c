@@ -34,8 +34,10 @@ static void usage(FILE *f)
 {
 	fputs("Usage: cuptimerge [OPTION]... -w WINDOW [-t MAP] [CPU_TRACE]\n"
 	      "  or:  cuptimerge [OPTION]... -t MAP [TRACE]\n"
+	      "  or:  cuptimerge [OPTION]... [--steps=A[-B] | --range=START,END] [TRACE]\n"
 	      "Merge a CUPTI trace window into a PyTorch (Kineto) Chrome trace, and/or move\n"
-	      "CUDA events of worker threads from opaque pthread ids to their kernel tids.\n"
+	      "CUDA events of worker threads from opaque pthread ids to their kernel tids;\n"
+	      "without either, copy a trace, cut to the steps or range asked for.\n"
 	      "CPU_TRACE absent or '-' means standard input; gzip input is detected.\n"
 	      "\n"
 	      "  -w, --window=FILE      the trace window to merge (cuptimerge-window(5))\n"
@@ -54,6 +56,14 @@ static void usage(FILE *f)
 	      "      --force            merge inputs that look as if they do not belong\n"
 	      "                         together (other pids or times, GPU events already\n"
 	      "                         in the trace, a window given as the trace)\n"
+	      "      --clip             keep of the window only the API calls that start in\n"
+	      "                         the CPU trace's span, and the GPU work they launched\n"
+	      "      --steps=A[-B]      keep only the events of the steps A to B (by the\n"
+	      "                         trace's ProfilerStep#N events), both sides cut alike\n"
+	      "      --range=START,END  keep only the events in [START, END), trace us (the\n"
+	      "                         trace's own ts values)\n"
+	      "      --split=steps[:N]  a trace alone: one file a step (N steps a file), each\n"
+	      "                         complete, named by -o 'DIR/NAME_%s.json.gz'\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
 	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
@@ -85,7 +95,8 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT };
+enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT,
+       OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant). */
@@ -104,6 +115,66 @@ static size_t parse_size(const char *s)
 	if (*end || v > (1ull << 40) >> shift || (v << shift) < (1u << 20))
 		return 0;
 	return (size_t)(v << shift);
+}
+
+/* A step number: decimal digits (no sign), at most 18.  0, or -1. */
+static int parse_step(const char *s, const char **end, unsigned long long *v)
+{
+	size_t n = strspn(s, "0123456789");
+	if (!n || n > 18)
+		return -1;
+	*v = strtoull(s, NULL, 10);
+	*end = s + n;
+	return 0;
+}
+
+/* --steps: "A" or "A-B" with A <= B.  0, or -1. */
+static int parse_steps(const char *s, unsigned long long *a, unsigned long long *b)
+{
+	const char *end;
+	if (parse_step(s, &end, a) < 0)
+		return -1;
+	*b = *a;
+	if (*end == '-' && parse_step(end + 1, &end, b) < 0)
+		return -1;
+	return *end || *b < *a ? -1 : 0;
+}
+
+/* --range: "START,END", two finite decimal numbers with START < END.  0, or -1. */
+static int parse_range(const char *s, double *lo, double *hi)
+{
+	char *end;
+	if (strpbrk(s, "xXpPiInN"))
+		return -1; /* hex floats, inf, nan: not meant */
+	*lo = strtod(s, &end);
+	if (end == s || *end != ',')
+		return -1;
+	s = end + 1;
+	*hi = strtod(s, &end);
+	return end == s || *end || !isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi) ? -1 : 0;
+}
+
+/* --split: "steps" (one a file) or "steps:N".  0, or -1. */
+static int parse_split(const char *s, unsigned long long *n)
+{
+	const char *end;
+	if (strncmp(s, "steps", 5))
+		return -1;
+	if (!s[5]) {
+		*n = 1;
+		return 0;
+	}
+	if (s[5] != ':' || parse_step(s + 6, &end, n) < 0 || *end || !*n)
+		return -1;
+	return 0;
+}
+
+/* The -o pattern of --split: one "%s" (the file's steps), no other '%'.
+ * 0, or -1. */
+static int split_pattern(const char *p)
+{
+	const char *at = p ? strchr(p, '%') : NULL;
+	return at && at[1] == 's' && !strchr(at + 2, '%') ? 0 : -1;
 }
 
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
@@ -126,6 +197,10 @@ int main(int argc, char **argv)
 		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
 		{"now", required_argument, NULL, OPT_NOW},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"clip", no_argument, NULL, OPT_CLIP},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"range", required_argument, NULL, OPT_RANGE},
+		{"split", required_argument, NULL, OPT_SPLIT},
 		{"jobs", required_argument, NULL, 'j'},
 		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -210,6 +285,30 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
+		case OPT_CLIP: opt.clip = 1; break;
+		case OPT_STEPS:
+			if (opt.cut || parse_steps(optarg, &opt.steps_a, &opt.steps_b) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      opt.cut ? "--steps and --range: one of them, once"
+							      : "--steps needs A or A-B, step numbers with A <= B",
+						      optarg);
+			opt.cut = 1;
+			break;
+		case OPT_RANGE:
+			if (opt.cut || parse_range(optarg, &opt.range_lo, &opt.range_hi) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      opt.cut ? "--steps and --range: one of them, once"
+							      : "--range needs START,END: two numbers of microseconds, START < END",
+						      optarg);
+			opt.cut = 2;
+			break;
+		case OPT_SPLIT:
+			if (opt.split_n || parse_split(optarg, &opt.split_n) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      opt.split_n ? "--split given twice"
+								  : "--split needs steps or steps:N (N steps a file, 1 or more)",
+						      optarg);
+			break;
 		case OPT_MEMORY:
 			if (!(opt.memory = parse_size(optarg)))
 				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
@@ -257,9 +356,22 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
-	if (!opt.window_path && !opt.map_path)
-		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give a trace window (-w WINDOW), a thread map (-t MAP), or both",
-				   NULL);
+	if (opt.split_n) {
+		if (opt.window_path || opt.map_path || opt.cut || opt.clip)
+			return cm_usage_error(CM_EXIT_USAGE,
+					      "--split takes a trace alone, without -w, -t, --steps, --range or --clip "
+					      "(merge first, then split the merged trace)",
+					      NULL);
+		if (split_pattern(opt.out_path) < 0)
+			return cm_usage_error(CM_EXIT_USAGE,
+					      "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'",
+					      opt.out_path);
+	}
+	if (opt.clip && opt.cut)
+		return cm_usage_error(CM_EXIT_USAGE, "--clip and --steps/--range do not go together (those cut the window too)",
+				      NULL);
+	if (opt.clip && !opt.window_path)
+		return cm_usage_error(CM_EXIT_USAGE, "--clip cuts a trace window: give one (-w WINDOW)", NULL);
 	if ((opt.window_path && !strcmp(opt.window_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))

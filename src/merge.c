@@ -68,6 +68,7 @@
 #include "config.h"
 #include "merge.h"
 #include "cpu/cpucopy.h"
+#include "cpu/cpucut.h"
 #include "cpu/cpuindex.h"
 #include "cpu/cpuscan.h"
 #include "crosscheck.h"
@@ -80,6 +81,7 @@
 #include "io/pgzip.h"
 #include "repair/repair.h"
 #include "repair/repairpass.h"
+#include "filter.h"
 #include "repair/threadmap.h"
 #include "gpu/window.h"
 
@@ -96,6 +98,7 @@ struct merge {
 	cm_input *cpu, *win;
 	cm_gpu *gpu;
 	cm_cpuplan plan;
+	cm_cpucut cut;      /* --steps, --range: the CPU side's cut (cpucut.h) */
 	double min_ts, max_end;
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
@@ -209,6 +212,10 @@ static cm_gpu *new_gpu(struct merge *m)
 	cm_gpu_set_join_threads(g, plan_threads(m->opt->jobs));
 	if (m->repair)
 		cm_gpu_set_repair(g, m->repair);
+	if (m->opt->clip)
+		cm_gpu_set_cut(g, CM_CUT_START);
+	else if (m->opt->cut)
+		cm_gpu_set_cut(g, CM_CUT_OVERLAP);
 	return g;
 }
 
@@ -282,6 +289,12 @@ static int hook_append(void *ctx, cm_evout *eo)
 	return 0;
 }
 
+/* Hook (--steps, --range): whether CPU event INDEX is kept. */
+static int hook_keep(void *ctx, uint64_t index)
+{
+	return cm_cpucut_keep(&((struct merge *)ctx)->cut, index);
+}
+
 /* Hook (with -t): a CPU event through the repair stage. */
 static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
@@ -303,12 +316,8 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
  * its reads, for -v. */
 static void cpu_scan(struct merge *m)
 {
-	if (!m->opt->careful) {
-		m->c1_rc = cm_cpuscan_run_parallel(m->cpu, &m->plan, cpu_workers(m->opt->jobs));
-	} else {
-		m->c1_rc = cm_cpuscan_run(m->cpu, NULL, &m->plan);
-		m->plan.careful = 1;
-	}
+	m->c1_rc = cm_cpuscan_run_cut(m->cpu, &m->plan, m->opt->careful ? 0 : cpu_workers(m->opt->jobs),
+				      m->opt->cut ? &m->cut : NULL);
 	m->t_cpu = cm_now_s() - m->t0;
 	m->cpu_waited = cm_input_waited(m->cpu);
 }
@@ -355,6 +364,9 @@ static int prepare(struct merge *m)
 	if (w1_rc < 0 || m->c1_rc < 0 || cm_gpu_check_ids(m->gpu, m->plan.ext_signs) < 0 ||
 	    !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
+	/* --steps, --range: the range (the steps were found by the CPU scan) */
+	if (opt->cut && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu), opt->memory) < 0)
+		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
 			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
@@ -388,15 +400,27 @@ static int prepare(struct merge *m)
 	/* the trace's span with its own profiler span (crosscheck.c) */
 	cm_gpu_set_cpu_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
 			    cm_py_max(m->plan.max_end, m->plan.prof_max_end));
+	/* --clip: the window cut to the CPU trace's span, the profiler's own
+	 * span event taken in (it ends after the last operator); --steps and
+	 * --range: to their range */
+	if (opt->cut ? cm_gpu_cut_span(m->gpu, m->cut.lo, m->cut.hi) < 0
+		     : cm_gpu_cut_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
+				       cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0)
+		return cm_diag_status();
 	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
 		return cm_diag_status();
 	m->t_plan = cm_now_s() - m->t0;
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
-	/* Python's min()/max() over the CPU events, then the window's */
-	m->min_ts = cm_py_min(m->plan.min_ts, wmin);
-	m->max_end = cm_py_max(m->plan.max_end, wmax);
+	/* Python's min()/max() over the CPU events, then the window's (when
+	 * cutting, over what is kept) */
+	m->min_ts = cm_py_min(opt->cut ? m->cut.kept_min : m->plan.min_ts, wmin);
+	m->max_end = cm_py_max(opt->cut ? m->cut.kept_max : m->plan.max_end, wmax);
+	if (opt->cut && !isfinite(m->min_ts))
+		return cm_error(CM_EXIT_DATA, NULL, -1,
+				"no duration (\"X\") event lies in the range %.3f to %.3f us: nothing to keep",
+				m->cut.lo, m->cut.hi);
 	if (m->repair)
 		cm_gpu_mark_named(m->gpu, m->repair);
 	if (!isfinite(m->min_ts))
@@ -415,6 +439,8 @@ int cm_merge_run(const struct cm_options *opt)
 	m.opt = opt;
 	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
+	if (opt->split_n) /* its files are named after the steps: opened once they are known */
+		return cm_filter_run(opt, NULL, NULL);
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
 	 * Nothing is written to it before all input has been checked. */
@@ -426,7 +452,8 @@ int cm_merge_run(const struct cm_options *opt)
 		return cm_diag_status();
 	}
 	if (!opt->window_path) {
-		status = cm_repairpass_run(opt, map, eo.out);
+		/* a trace alone: a repair in its one pass, else copied and cut */
+		status = map && !opt->cut ? cm_repairpass_run(opt, map, eo.out) : cm_filter_run(opt, map, eo.out);
 		cm_threadmap_free(map);
 		return status;
 	}
@@ -445,13 +472,21 @@ int cm_merge_run(const struct cm_options *opt)
 		m.arena = cm_arena_new();
 	}
 	m.gpu = new_gpu(&m);
+	if (opt->cut) {
+		m.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
+		m.cut.step_a = opt->steps_a;
+		m.cut.step_b = opt->steps_b;
+		m.cut.lo = opt->range_lo;
+		m.cut.hi = opt->range_hi;
+	}
 
 	status = prepare(&m);
 	if (status) {
 		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
 	} else {
 		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
-					  .element = m.repair ? hook_element : NULL};
+					  .element = m.repair ? hook_element : NULL,
+					  .keep = opt->cut ? hook_keep : NULL};
 		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
@@ -497,6 +532,9 @@ int cm_merge_run(const struct cm_options *opt)
 			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
 			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
 			tables);
+		if (opt->cut)
+			cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu CPU events kept, %llu cut", m.cut.lo, m.cut.hi,
+				(unsigned long long)m.cut.kept, (unsigned long long)m.cut.cut);
 		/* where the time went: the steps of the design essay, as seconds
 		 * since the start when each ended */
 		cm_warn(NULL, -1,
@@ -527,6 +565,7 @@ int cm_merge_run(const struct cm_options *opt)
 	cm_arena_free(m.arena);
 	cm_threadmap_free(map);
 	cm_cpuplan_free(&m.plan);
+	cm_cpucut_free(&m.cut);
 	cm_gpu_free(m.gpu);
 	cm_input_close(m.cpu);
 	cm_input_close(m.win);

@@ -23,6 +23,11 @@ struct cm_options {
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
 	int careful;             /* CUPTIMERGE_CAREFUL: only the careful (yajl) readers */
 	int readahead;           /* CUPTIMERGE_READAHEAD: -1 by -j and the read size; 0 off; 1 on */
+	int clip;                /* --clip: the window's events cut to the CPU trace's span */
+	int cut;                 /* 0; 1 --steps (steps_a, steps_b); 2 --range (range_lo, range_hi) */
+	unsigned long long steps_a, steps_b;
+	double range_lo, range_hi; /* trace us, [lo, hi) */
+	unsigned long long split_n; /* --split=steps[:N]: N steps a file (0: no split); out_path has one %s */
 };
 
 #endif

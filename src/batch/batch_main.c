@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ static void usage(FILE *f)
 	      "      --shard=K/N        only the ranks K, K+N, K+2N... of the plan (0 <= K < N)\n"
 	      "  -n, --dry-run          print the plan, run nothing\n"
 	      "      --force            merge again ranks whose output is up to date\n"
+	      "      --clip             pass --clip on to each merge: the window cut to the\n"
+	      "                         trace's span (cuptimerge(1))\n"
+	      "      --steps=A[-B], --range=START,END\n"
+	      "                         pass the cut on to each rank (cuptimerge(1))\n"
 	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
 	      "                         program, else cuptimerge on PATH)\n"
 	      "  -q, --quiet            no warnings, no progress\n"
@@ -92,6 +97,40 @@ static char *find_cuptimerge(void)
 	return NULL;
 }
 
+/* A value of --steps (STEPS) or --range as cuptimerge takes it: "A" or
+ * "A-B" (decimal, A <= B); "START,END" (finite numbers, START < END).  0,
+ * or -1. */
+static int cut_value(int steps, const char *s)
+{
+	char *end;
+	if (steps) {
+		size_t n = strspn(s, "0123456789"), m;
+		unsigned long long a, b;
+		if (!n || n > 18)
+			return -1;
+		a = b = strtoull(s, NULL, 10);
+		if (s[n] == '-') {
+			m = strspn(s + n + 1, "0123456789");
+			if (!m || m > 18 || s[n + 1 + m])
+				return -1;
+			b = strtoull(s + n + 1, NULL, 10);
+		} else if (s[n]) {
+			return -1;
+		}
+		return b < a ? -1 : 0;
+	} else {
+		double lo, hi;
+		if (strpbrk(s, "xXpPiInN"))
+			return -1;
+		lo = strtod(s, &end);
+		if (end == s || *end != ',')
+			return -1;
+		s = end + 1;
+		hi = strtod(s, &end);
+		return end == s || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi) ? -1 : 0;
+	}
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -105,7 +144,7 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
 }
 
-enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD };
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE };
 
 int main(int argc, char **argv)
 {
@@ -117,6 +156,9 @@ int main(int argc, char **argv)
 		{"shard", required_argument, NULL, OPT_SHARD},
 		{"dry-run", no_argument, NULL, 'n'},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"clip", no_argument, NULL, OPT_CLIP},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"range", required_argument, NULL, OPT_RANGE},
 		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -125,6 +167,8 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *merge_args[2] = {NULL, NULL}, *all_args[2] = {NULL, NULL};
+	char cut_opt[256 + 16]; /* --steps=... or --range=..., passed on */
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
@@ -158,6 +202,19 @@ int main(int argc, char **argv)
 			break;
 		case 'n': dry = 1; break;
 		case OPT_FORCE: force = 1; break;
+		case OPT_CLIP: merge_args[0] = "--clip"; break;
+		case OPT_STEPS:
+		case OPT_RANGE:
+			/* checked here, so that a bad value is one line, not a failure a rank */
+			if (all_args[0] || strlen(optarg) > 256 || cut_value(c == OPT_STEPS, optarg) < 0)
+				return cm_usage_error(CM_EXIT_USAGE,
+						      all_args[0] ? "--steps and --range: one of them, once"
+						      : c == OPT_STEPS ? "--steps needs A or A-B, step numbers with A <= B"
+								       : "--range needs START,END: two numbers, START < END",
+						      optarg);
+			snprintf(cut_opt, sizeof cut_opt, "--%s=%s", c == OPT_STEPS ? "steps" : "range", optarg);
+			all_args[0] = cut_opt;
+			break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
@@ -231,7 +288,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.r[i].state == CM_BR_FAIL)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
-	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
+	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd, merge_args, all_args);
 	logfd = -1; /* closed by cm_brun */
 	if (stopsig < 0) {
 		status = CM_EXIT_IO;

@@ -85,16 +85,31 @@ static int log_rank(FILE *log, const cm_brank *r)
 	return fflush(log) ? -1 : 0;
 }
 
-/* Start the merge of R, with THREADS threads, its stderr to ERRFD, with
- * the signal mask MASK (the one the batch started with: cm_brun blocks the
- * signals it waits for, and a blocked mask survives exec). */
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const sigset_t *mask)
+/* The most options cm_brun passes on to a merge. */
+#define MERGE_ARGS_MAX 8
+
+/* Start the merge of R, with THREADS threads, (a rank with a window) the
+ * options MERGE_ARGS and ALL_ARGS, its stderr to ERRFD, with the signal
+ * mask MASK (the one the batch started with: cm_brun blocks the signals it
+ * waits for, and a blocked mask survives exec). */
+static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const sigset_t *mask,
+		   const char *const *merge_args, const char *const *all_args)
 {
 	const char *name = strrchr(r->trace, '/');
 	char jarg[16];
-	const char *argv[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace,
-			      r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
+	const char *argv[16 + MERGE_ARGS_MAX] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name",
+						 name ? name + 1 : r->trace, r->map ? "-t" : "-w", r->window};
+	int n = 8;
 	pid_t pid;
+	for (int i = 0; !r->map && merge_args && merge_args[i] && i < MERGE_ARGS_MAX / 2; i++)
+		argv[n++] = merge_args[i];
+	for (int i = 0; all_args && all_args[i] && i < MERGE_ARGS_MAX / 2; i++)
+		argv[n++] = all_args[i];
+	argv[n++] = "-o";
+	argv[n++] = r->output;
+	argv[n++] = "--";
+	argv[n++] = r->trace;
+	argv[n] = NULL;
 	snprintf(jarg, sizeof jarg, "%d", threads);
 	make_parent(r->output);
 	fflush(NULL);
@@ -176,7 +191,8 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 	return log_rank(log, r);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd)
+int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd,
+	    const char *const *merge_args, const char *const *all_args)
 {
 	FILE *log;
 	struct slot *slots;
@@ -242,7 +258,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, i
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, &oldmask)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, &oldmask, merge_args, all_args)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);

@@ -228,10 +228,13 @@ static int events_end(struct copy *c)
 static int take_next(struct copy *c)
 {
 	const cm_cpuplan *p = c->plan;
+	int rc;
 	if (c->next_drop < p->ndropped && p->dropped[c->next_drop] == c->elem) {
 		c->next_drop++;
 		return 0;
 	}
+	if (c->hooks->keep && (rc = c->hooks->keep(c->hooks->ctx, c->elem)) <= 0)
+		return rc; /* cut (--steps, --range), like a dropped one */
 	if (!c->inserted && c->kept == p->leading_m && insert(c) < 0)
 		return -1;
 	c->kept++;

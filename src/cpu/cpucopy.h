@@ -26,6 +26,9 @@ typedef struct cm_cpucopy_hooks {
 	 * member other than "schemaVersion" (where Kineto writes it). */
 	const char *devices;
 	size_t devices_len;
+	/* When set, asked for each element not dropped, in order (its index):
+	 * 1 copy it, 0 leave it out (with its separator), -1 after a report. */
+	int (*keep)(void *ctx, uint64_t index);
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

@@ -10,6 +10,7 @@
 #include "cpu/cpuscan.h"
 #include "base/ids.h"
 #include "cpu/cpuindex.h"
+#include "cpu/cpucut.h"
 #include "base/diag.h"
 #include "exitcode.h"
 #include "cpu/extindex.h"
@@ -28,7 +29,7 @@
 #include <unistd.h>
 
 /* Fields of the event being read. */
-enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_EXT, F_ARGNAME };
+enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_EXT, F_ARGNAME, F_ID, F_CORR };
 
 /* A captured scalar: its type and, for numbers and strings, what matters. */
 struct scalar {
@@ -49,6 +50,11 @@ enum word {
 	W_THREAD_N,    /* args.name: "thread " and an integer, as the merge names API rows */
 	/* the other metadata events of a row (cm_cpuplan.meta) */
 	W_PROCESS_NAME, W_PROCESS_LABELS, W_PROCESS_SORT, W_THREAD_SORT,
+	W_FLOWPH,      /* the phases of flow events: s, f, t */
+	W_PAIRPH,      /* the phases of begin/end pairs: B, E (by thread), b, e, n (async, by id) */
+	W_SYNC,        /* the category cuda_sync */
+	W_AC2G,        /* the category ac2g */
+	W_STEP,        /* the name "ProfilerStep#N" (N in i) */
 };
 
 struct cscan {
@@ -61,7 +67,7 @@ struct cscan {
 	int skip;            /* nesting inside a value we ignore */
 	enum field field;    /* the depth-3 or depth-4 key just read */
 	int args_obj;        /* the event's args is an object */
-	struct scalar ph, cat, name, pid, tid, ts, dur, ext_id, argname;
+	struct scalar ph, cat, name, pid, tid, ts, dur, ext_id, argname, id, corr;
 	uint64_t kept;       /* kept events so far */
 	int seen_non_m;
 	int64_t last_pid;    /* the pid last added to plan->pids (most events repeat it) */
@@ -71,6 +77,7 @@ struct cscan {
 	cm_buf *meta_buf;    /* ... and its metadata rows (cm_cpuplan.meta), 24 bytes each */
 	cm_buf name_text;    /* the event's "name", when a string: its text */
 	cm_buf argname_text; /* its args.name, when a string */
+	cm_buf *cut_buf;     /* ... and the notes for cutting (cpucut.h) */
 	int top_key_props;   /* the depth-1 key is deviceProperties */
 	int props_depth;     /* inside deviceProperties: its nesting, built into props */
 	cm_jbuild props;
@@ -95,7 +102,16 @@ static int fail_events(struct cscan *c)
 static int word_of(const char *s, size_t n)
 {
 	switch (n) {
-	case 1: return s[0] == 'M' ? W_M : s[0] == 'X' ? W_X : W_OTHER;
+	case 1:
+		switch (s[0]) {
+		case 'M': return W_M;
+		case 'X': return W_X;
+		case 's': case 'f': case 't': return W_FLOWPH;
+		case 'B': case 'E': case 'b': case 'e': case 'n': return W_PAIRPH;
+		default: return W_OTHER;
+		}
+	case 4: return !memcmp(s, "ac2g", 4) ? W_AC2G : W_OTHER;
+	case 9: return !memcmp(s, "cuda_sync", 9) ? W_SYNC : W_OTHER;
 	case 5: return !memcmp(s, "Trace", 5) ? W_TRACE : W_OTHER;
 	case 6: return !memcmp(s, "cpu_op", 6) ? W_CPU_OP : !memcmp(s, "kernel", 6) ? W_GPU : W_OTHER;
 	case 10: return !memcmp(s, "gpu_memcpy", 10) || !memcmp(s, "gpu_memset", 10) ? W_GPU : W_OTHER;
@@ -129,6 +145,22 @@ static int is_thread_n(const char *s, size_t n)
 	return 1;
 }
 
+/* Whether s[0..n) is "ProfilerStep#" and a decimal number (into *N):
+ * the name of torch's step annotations, which --steps selects by. */
+static int is_step(const char *s, size_t n, cm_int *num)
+{
+	cm_int v = 0;
+	if (n < 14 || n > 13 + 18 || memcmp(s, "ProfilerStep#", 13))
+		return 0;
+	for (size_t i = 13; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (s[i] - '0');
+	}
+	*num = v;
+	return 1;
+}
+
 static void capture(struct scalar *v, enum field f, int type, const char *s, size_t n)
 {
 	v->type = type;
@@ -138,9 +170,11 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 	v->float_rc = CM_PY_VALUE;
 	switch (type) {
 	case CM_J_STR:
-		if (f == F_PH || f == F_CAT || f == F_NAME)
+		if (f == F_PH || f == F_CAT || f == F_NAME) {
 			v->word = word_of(s, n);
-		else if (f == F_EXT)
+			if (f == F_NAME && is_step(s, n, &v->i))
+				v->word = W_STEP;
+		} else if (f == F_EXT)
 			v->int_rc = cm_py_int_of_str(s, n, &v->i);
 		else if (f == F_TS || f == F_DUR)
 			v->float_rc = cm_py_float_of_str(s, n, &v->d);
@@ -148,7 +182,7 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 			v->word = W_THREAD_N;
 		break;
 	case CM_J_NUM:
-		if (f == F_PID || f == F_TID || f == F_EXT) {
+		if (f == F_PID || f == F_TID || f == F_EXT || f == F_ID || f == F_CORR) {
 			v->is_int = cm_json_number_is_int(s, n);
 			v->int_rc = cm_py_int_of_number(s, n, &v->i);
 		} else if (f == F_TS || f == F_DUR) {
@@ -350,6 +384,75 @@ static void note_pid(struct cscan *c)
 		cm_hmap_put(p->pids, &pid, NULL);
 }
 
+/* An integer scalar that fits in 64 bits (*OUT), or 0. */
+static int int64_of(const struct scalar *v, int64_t *out)
+{
+	if (v->type < 0 || v->type == CM_J_STR || v->int_rc != CM_PY_OK || !v->is_int || v->i < INT64_MIN ||
+	    v->i > INT64_MAX)
+		return 0;
+	*out = (int64_t)v->i;
+	return 1;
+}
+
+/* When cutting (cpucut.h): the note of the event just ended, and the steps
+ * it may be.  0, or -1 after a report. */
+static int cut_note(struct cscan *c, int is_x, int dropped)
+{
+	cm_cpucut *k = c->plan->cut;
+	unsigned char rec[CM_CPUCUT_REC];
+	int kind = CM_CUTK_ALWAYS, ph = c->ph.type == CM_J_STR ? c->ph.word : -1;
+	int cat = c->cat.type == CM_J_STR ? c->cat.word : -1;
+	double ts = span_float(&c->ts), dur = span_float(&c->dur), end;
+	int64_t key = 0;
+	int have_ts = c->ts.type >= 0 && c->ts.float_rc == CM_PY_OK && isfinite(ts);
+	if (!have_ts || !isfinite(dur))
+		dur = 0.0;
+	end = is_x && dur > 0 ? ts + dur : ts;
+	/* metadata and begin/end pairs (never cut in two) are kept */
+	if (!dropped && ph != W_M && ph != W_PAIRPH && have_ts) {
+		kind = CM_CUTK_SPAN;
+		if (is_x && cat == W_API && int64_of(&c->corr, &key)) {
+			kind = CM_CUTK_CALL;
+			k->call_lo = key < k->call_lo ? key : k->call_lo;
+			k->call_hi = key > k->call_hi ? key : k->call_hi;
+			k->calls++;
+		} else if (is_x && (cat == W_GPU || cat == W_SYNC) && int64_of(&c->corr, &key)) {
+			kind = CM_CUTK_WORK;
+			k->works++;
+		} else if (ph == W_FLOWPH && int64_of(&c->id, &key)) {
+			kind = cat == W_AC2G ? CM_CUTK_AC2G : CM_CUTK_FLOW;
+			if (kind == CM_CUTK_FLOW) {
+				k->flow_lo = key < k->flow_lo ? key : k->flow_lo;
+				k->flow_hi = key > k->flow_hi ? key : k->flow_hi;
+				k->flows++;
+			}
+		}
+		if (is_x && cat != W_TRACE)
+			kind |= CM_CUTK_X;
+	}
+	if (is_x && have_ts && c->name.type == CM_J_STR && c->name.word == W_STEP) {
+		if (kind == (CM_CUTK_SPAN | CM_CUTK_X)) { /* for --split: which step */
+			kind |= CM_CUTK_STEP;
+			key = (int64_t)c->name.i;
+		}
+		k->steps_any++;
+		if (k->mode == CM_CPUCUT_STEPS && c->name.i >= (cm_int)k->step_a && c->name.i <= (cm_int)k->step_b) {
+			k->steps_found++;
+			k->step_lo = ts < k->step_lo ? ts : k->step_lo;
+			k->step_hi = end > k->step_hi ? end : k->step_hi;
+		}
+	}
+	rec[0] = (unsigned char)kind;
+	memcpy(rec + 1, &ts, 8);
+	memcpy(rec + 9, &end, 8);
+	memcpy(rec + 17, &key, 8);
+	if (c->cut_buf) {
+		cm_buf_put(c->cut_buf, rec, sizeof rec);
+		return 0;
+	}
+	return cm_cpucut_fold(k, NULL, (const char *)rec, sizeof rec);
+}
+
 /* The event just ended: drop / keep, extent, External id index. */
 static int event_done(struct cscan *c)
 {
@@ -362,6 +465,8 @@ static int event_done(struct cscan *c)
 
 	note_kind(c, is_x);
 	note_meta(c);
+	if (p->cut && cut_note(c, is_x, dropped) < 0)
+		return 0;
 	/* the index looks at every event, dropped or not */
 	if (is_x && c->cat.type == CM_J_STR && (c->cat.word == W_CPU_OP || c->cat.word == W_USER_ANN) &&
 	    c->pid.type >= 0 && c->pid.is_int && c->tid.type >= 0 && c->tid.is_int && c->args_obj &&
@@ -491,6 +596,8 @@ static struct scalar *field_slot(struct cscan *c)
 	case F_DUR: return &c->dur;
 	case F_EXT: return &c->ext_id;
 	case F_ARGNAME: return &c->argname;
+	case F_ID: return &c->id;
+	case F_CORR: return &c->corr;
 	default: return NULL;
 	}
 }
@@ -515,7 +622,7 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 	case 2:
 		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
 	default:
-		if (c->depth == 4 && c->field != F_EXT && c->field != F_ARGNAME)
+		if (c->depth == 4 && c->field != F_EXT && c->field != F_ARGNAME && c->field != F_CORR)
 			return 1;
 		if (c->field == F_ARGS) {
 			c->args_obj = 0;
@@ -545,7 +652,7 @@ static int cb_string(void *c, const unsigned char *s, size_t n)
 static void reset_event(struct cscan *c)
 {
 	c->ph.type = c->cat.type = c->name.type = c->pid.type = c->tid.type = -1;
-	c->ts.type = c->dur.type = c->ext_id.type = c->argname.type = -1;
+	c->ts.type = c->dur.type = c->ext_id.type = c->argname.type = c->id.type = c->corr.type = -1;
 	c->args_obj = 0;
 	c->field = F_NONE;
 }
@@ -595,7 +702,7 @@ static int on_open(struct cscan *c, int is_map)
 		}
 		if (c->field == F_ARGS) {
 			c->args_obj = is_map;
-			c->ext_id.type = c->argname.type = -1; /* a repeated "args": the last one counts */
+			c->ext_id.type = c->argname.type = c->corr.type = -1; /* a repeated "args": the last one counts */
 			if (is_map) {
 				c->depth = 4;
 				c->field = F_NONE;
@@ -608,7 +715,7 @@ static int on_open(struct cscan *c, int is_map)
 		c->skip = 1;
 		return 1;
 	default: /* inside args */
-		if (c->field == F_EXT || c->field == F_ARGNAME)
+		if (c->field == F_EXT || c->field == F_ARGNAME || c->field == F_CORR)
 			capture(field_slot(c), c->field, is_map ? CM_J_OBJ : CM_J_ARR, NULL, 0);
 		c->skip = 1;
 		return 1;
@@ -680,11 +787,14 @@ static int cb_map_key(void *cv, const unsigned char *k, size_t n)
 		}
 		if (n == 2 && !memcmp(s, "ts", 2))
 			c->field = F_TS;
+		else if (n == 2 && !memcmp(s, "id", 2))
+			c->field = F_ID;
 		return 1;
 	}
 	if (c->depth == 4)
 		c->field = n == 11 && !memcmp(s, "External id", 11) ? F_EXT
 			   : n == 4 && !memcmp(s, "name", 4)        ? F_ARGNAME
+			   : n == 11 && !memcmp(s, "correlation", 11) ? F_CORR
 								    : F_NONE;
 	return 1;
 }
@@ -694,12 +804,15 @@ static const yajl_callbacks cpu_callbacks = {
 	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
 };
 
-int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan)
+/* The careful scan, cutting with CUT (or not: NULL). */
+static int run_careful(cm_input *in, cm_hmap *ext, cm_cpuplan *plan, cm_cpucut *cut)
 {
 	struct cscan c;
 	int rc;
 	memset(&c, 0, sizeof c);
 	memset(plan, 0, sizeof *plan);
+	if ((plan->cut = cut))
+		cm_cpucut_reset(cut);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
 	plan->prof_min_ts = INFINITY;
@@ -732,13 +845,16 @@ struct cworker {
 	cm_cpuplan part;
 	cm_buf spill, names, meta;
 	cm_arena *arena;
+	const cm_cpucut *main_cut; /* the trace's, when cutting: its mode and steps */
+	cm_cpucut cut;             /* the batch's findings */
+	cm_buf cutnotes;           /* the batch's notes */
 };
 
 /* A batch plan as the worker hands it back, followed by the dropped
  * indexes, the spilled candidates, their annotations' names, the metadata
  * rows, the program's name and the pids. */
 struct cpart {
-	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids;
+	uint64_t leading_m, gpu_events, api_events, merge_rows, ndropped, n_spill, npids, cut_bytes;
 	uint64_t names_bytes, nmeta, prog_len;
 	int saw_non_m, pids_overflow, has_prog;
 	unsigned ext_signs;
@@ -765,6 +881,14 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	w->spill.len = 0;
 	w->names.len = 0;
 	w->meta.len = 0;
+	if (w->main_cut) {
+		cm_cpucut_reset(&w->cut);
+		w->cut.mode = w->main_cut->mode;
+		w->cut.step_a = w->main_cut->step_a;
+		w->cut.step_b = w->main_cut->step_b;
+		p->cut = &w->cut;
+		w->cutnotes.len = 0;
+	}
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
 	c->skip = 0;
@@ -803,6 +927,7 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	r.prog_len = p->prog_name.len;
 	r.prof_min_ts = p->prof_min_ts;
 	r.prof_max_end = p->prof_max_end;
+	r.cut_bytes = w->main_cut ? w->cutnotes.len : 0;
 	cm_buf_put(out, &r, sizeof r);
 	cm_buf_put(out, p->dropped, p->ndropped * sizeof *p->dropped);
 	cm_buf_put(out, w->spill.p, w->spill.len);
@@ -813,6 +938,10 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 		const void *key;
 		if (cm_hmap_slot(p->pids, i, &key))
 			cm_buf_put(out, key, 8);
+	}
+	if (w->main_cut) {
+		cm_buf_put(out, &w->cut, sizeof w->cut);
+		cm_buf_put(out, w->cutnotes.p, w->cutnotes.len);
 	}
 	return 0;
 }
@@ -887,6 +1016,15 @@ static int cfold(void *sctx, cm_buf *out)
 		else
 			cm_hmap_put(p->pids, q, NULL);
 	}
+	if (p->pids_overflow)
+		q = out->p + sizeof r + r.ndropped * sizeof *p->dropped + CM_CAND_REC * r.n_spill + 8 * r.npids;
+	if (p->cut) {
+		cm_cpucut part;
+		memcpy(&part, q, sizeof part);
+		q += sizeof part;
+		if (cm_cpucut_fold(p->cut, &part, q, (size_t)r.cut_bytes) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -956,7 +1094,8 @@ bad:
 	return -1;
 }
 
-int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
+/* The parallel scan, cutting with CUT (or not: NULL). */
+static int run_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 {
 	struct cread cr;
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
@@ -964,6 +1103,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	cm_docsplit_sink ds = {cmember, cbatch, &cr};
 	int seen = 0, rc, prc;
 	memset(plan, 0, sizeof *plan);
+	if ((plan->cut = cut))
+		cm_cpucut_reset(cut);
 	plan->min_ts = INFINITY;
 	plan->max_end = 0.0;
 	plan->prof_min_ts = INFINITY;
@@ -978,6 +1119,8 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 		w[i].c.spill_buf = &w[i].spill;
 		w[i].c.names_buf = &w[i].names;
 		w[i].c.meta_buf = &w[i].meta;
+		w[i].c.cut_buf = &w[i].cutnotes;
+		w[i].main_cut = cut;
 		w[i].arena = cm_arena_new();
 		wctx[i] = &w[i];
 	}
@@ -993,6 +1136,7 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 		cm_buf_free(&w[i].part.prog_name);
 		cm_buf_free(&w[i].c.name_text);
 		cm_buf_free(&w[i].c.argname_text);
+		cm_buf_free(&w[i].cutnotes);
 		cm_hmap_free(w[i].part.pids);
 		free(w[i].part.dropped);
 	}
@@ -1011,9 +1155,23 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs)
 	cm_cpuplan_free(plan);
 	if (cm_input_rewind(in) < 0)
 		return -1;
-	rc = cm_cpuscan_run(in, NULL, plan);
+	rc = run_careful(in, NULL, plan, cut);
 	plan->careful = 1;
 	return rc;
+}
+
+int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan) { return run_careful(in, ext, plan, NULL); }
+
+int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs) { return run_parallel(in, plan, jobs, NULL); }
+
+int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucut *cut)
+{
+	if (!jobs) {
+		int rc = run_careful(in, NULL, plan, cut);
+		plan->careful = 1;
+		return rc;
+	}
+	return run_parallel(in, plan, jobs, cut);
 }
 
 void cm_cpuplan_free(cm_cpuplan *plan)

@@ -65,6 +65,9 @@ typedef struct cm_cpuplan {
 	 * a string: the program's name, as Kineto names every process */
 	int has_prog;
 	cm_buf prog_name;
+	/* When cutting (--steps, --range; cm_cpuscan_run_cut): each event's
+	 * note, the steps found (cpucut.h).  The caller owns it. */
+	struct cm_cpucut *cut;
 } cm_cpuplan;
 
 /* cm_cpuplan.ann_names: the length of a name that is not a string. */
@@ -98,6 +101,13 @@ int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan);
  * names the fault.  IN must be rewindable.  Returns 0, or -1 after
  * reporting. */
 int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
+
+/* cm_cpuscan_run_parallel (JOBS 0: cm_cpuscan_run without EXT), noting
+ * each event for cutting into CUT (cpucut.h: its mode and steps set; the
+ * rest is reset), or not when CUT is NULL.  Returns 0, or -1 after
+ * reporting. */
+struct cm_cpucut;
+int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucut *cut);
 
 void cm_cpuplan_free(cm_cpuplan *plan);
 

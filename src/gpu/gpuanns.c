@@ -195,6 +195,8 @@ static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
 		if (r.kind != CM_REC_KERNEL && r.kind != CM_REC_MEMCPY && r.kind != CM_REC_MEMSET)
 			continue;
+		if (!gpu_cut_keep(g, &r)) /* --clip, --steps, --range: only the work drawn */
+			continue;
 		if (!cm_id_key(r.v[CM_RG_CORR], &corr, NULL) || !(k = cm_idmap_get(g->cua, corr)))
 			continue;
 		cspan_note(g, *k - 1, (int64_t)r.v[CM_RG_DEV], (int64_t)r.v[CM_RG_STREAM], r.v[CM_RG_START],

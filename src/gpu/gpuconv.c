@@ -77,6 +77,8 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->api_hi = INT64_MIN;
 	g->min_ts = INFINITY;
 	g->max_end_ts = 0.0;
+	g->cut_min_ts = INFINITY;
+	g->cut_max_end = -INFINITY;
 	return g;
 }
 
@@ -110,6 +112,9 @@ void cm_gpu_free(cm_gpu *g)
 	cm_tidmap_free(g->tidmap);
 	if (g->pairs)
 		fclose(g->pairs);
+	if (g->cut_apis)
+		fclose(g->cut_apis);
+	cm_idmap_free(g->cut_keep);
 	cm_ext_threads_free(&g->cpu_threads);
 	cm_gpu_digest_free(g->dg);
 	cm_buf_free(&g->dgout);

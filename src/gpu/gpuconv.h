@@ -102,6 +102,25 @@ void cm_gpu_set_cpu_devices(cm_gpu *g, const struct cm_kin_devices *d);
  * window is of version 1 or has no such (non-empty) array. */
 const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n);
 
+/* ---- cutting (--clip, --steps, --range): gpucut.c ---- */
+/* How the window's events are cut to a span of the CPU trace: not at all
+ * (the default, the reference's output), API calls that start in it
+ * (--clip), or API calls that overlap it (--steps, --range).  GPU work and
+ * syncs go with the API call of their correlation; those whose call the
+ * window lacks, and overhead records, are kept when they overlap it. */
+enum cm_gpu_cut { CM_CUT_NONE, CM_CUT_START, CM_CUT_OVERLAP };
+/* Before the window is read: cut by MODE (the digest then keeps each API
+ * call's correlation and times aside, in a temporary file). */
+void cm_gpu_set_cut(cm_gpu *g, enum cm_gpu_cut mode);
+/* After cm_gpu_resolve (the base time is known), before the plan: the span
+ * [LO, HI] (trace us) to cut to; decides which correlations are kept.  0,
+ * or -1 after a report. */
+int cm_gpu_cut_span(cm_gpu *g, double lo, double hi);
+/* After the plan: the extent of the window's drawn events before the cut
+ * (cm_gpu_extent's when not cutting), for the check that the inputs
+ * overlap in time. */
+void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
+
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups
  * in the window's map; the deferred error of an overhead record), note the

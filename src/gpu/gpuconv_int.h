@@ -128,6 +128,13 @@ struct cm_gpu {
 	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
 	cm_buf dgout;      /* its output, collected after each event */
 	/* the records of the window's events (gpurec.h) */
+	/* cutting (gpucut.c) */
+	int cut;           /* enum cm_gpu_cut */
+	FILE *cut_apis;    /* the API calls' (correlation, start, end) as read, 24 bytes each */
+	uint64_t cut_napis;
+	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
+	double cut_lo, cut_hi; /* the span, trace us */
+	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
@@ -165,6 +172,7 @@ struct cm_gpu_digest {
 	size_t nlen;
 	cm_buf pairs;        /* the batch's external correlations, 17 bytes each */
 	cm_buf astreams;     /* the batch's activity (device, stream) pairs, 16 bytes each */
+	cm_buf apis;         /* when cutting: the batch's API calls (gpucut.c), 24 bytes each */
 	int64_t last_as[2];  /* the last pair put there */
 	int have_last_as;
 	cm_int max_end;      /* end of the batch's last non-overhead activity */
@@ -260,6 +268,14 @@ uint32_t gpu_sync_type(const cm_gpurec *r);
  * version 2, every one but a "Stream Wait Event" on a stream where no
  * kernel, copy or set ran. */
 int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r);
+/* Whether a record stays in the output when cutting (gpucut.c): 1 keep
+ * (always when not cutting), 0 cut.  The plan and the render ask alike. */
+int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);
+/* The digest's note of an API call for cutting (its correlation and span,
+ * when they fit in 64 bits), into the batch's list. */
+void gpu_cut_note_api(struct cm_gpu_digest *d, const cm_gpurec *r);
+/* Add N bytes of those notes to G's file.  0, or -1 after a report. */
+int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
 /* Hand each block of records to POOL (opool.h), in window order: the input
  * of the plan and of the render.  0, or -1 (after a report, or as
  * cm_opool_put). */

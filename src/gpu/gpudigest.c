@@ -410,14 +410,16 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
 	cm_buf_free(&d->dumps);
 	cm_buf_free(&d->pairs);
 	cm_buf_free(&d->astreams);
+	cm_buf_free(&d->apis);
 	free(d);
 }
 
 /* A batch's output: a 4-byte length of its records, the records, then its
- * pairs, its activity streams, then a struct batch_tail. */
+ * pairs, its activity streams, its API calls' notes for cutting, then a
+ * struct batch_tail. */
 struct batch_tail {
 	cm_int max_end;
-	uint64_t events, pair_bytes, astream_bytes;
+	uint64_t events, pair_bytes, astream_bytes, api_bytes;
 	int64_t api_lo, api_hi;
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N];
@@ -433,17 +435,19 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	if (!out->len)
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
-		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->api_lo, d->api_hi, d->api_n,
-				       {0}};
+		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->apis.len,
+				       d->api_lo,  d->api_hi, d->api_n, {0}};
 		memcpy(t.idsigns, d->idsigns, sizeof t.idsigns);
 		memset(d->idsigns, 0, sizeof d->idsigns);
 		uint32_t rec_len = (uint32_t)(out->len - 4);
 		memcpy(out->p, &rec_len, 4);
 		cm_buf_put(out, d->pairs.p, d->pairs.len);
 		cm_buf_put(out, d->astreams.p, d->astreams.len);
+		cm_buf_put(out, d->apis.p, d->apis.len);
 		cm_buf_put(out, &t, sizeof t);
 		d->pairs.len = 0;
 		d->astreams.len = 0;
+		d->apis.len = 0;
 		d->have_last_as = 0;
 		d->api_lo = INT64_MAX;
 		d->api_hi = INT64_MIN;
@@ -477,10 +481,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		rc = digest_activity(&a, CM_REC_MEMCPY, &r);
 	else if (cm_jval_streq(kind, "gpu_memset"))
 		rc = digest_activity(&a, CM_REC_MEMSET, &r);
-	else if (cm_jval_streq(kind, "cuda_runtime"))
-		rc = digest_api(&a, 0, &r);
-	else if (cm_jval_streq(kind, "cuda_driver"))
-		rc = digest_api(&a, 1, &r);
+	else if (cm_jval_streq(kind, "cuda_runtime") || cm_jval_streq(kind, "cuda_driver")) {
+		if ((rc = digest_api(&a, cm_jval_streq(kind, "cuda_driver"), &r)) == 0)
+			gpu_cut_note_api(d, &r);
+	}
 	else if (cm_jval_streq(kind, "overhead"))
 		rc = digest_overhead(&a, &r);
 	else if (cm_jval_streq(kind, "cuda_sync"))
@@ -520,6 +524,8 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
 		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+	if (gpu_cut_collect(g, out->p + 4 + rec_len + t.pair_bytes + t.astream_bytes, (size_t)t.api_bytes) < 0)
+		return -1;
 	if (rec_len >= CM_GPU_BLOCK) {
 		/* a block's worth already (a batch of big records, or one huge
 		 * name): written as it lies, after the block before it, not

@@ -104,6 +104,7 @@ struct plan_head {
 	double min_ts, max_end_ts;
 	uint64_t x_events, x_outside, api_rows, st_x_events;
 	int need_overhead;
+	double cut_min, cut_max; /* when cutting: the extent of the drawn records before the cut */
 };
 
 struct plan_part {
@@ -157,6 +158,19 @@ static void part_extent(struct plan_part *pp, double ts, double dur)
 		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
 	}
 	pp->h.st_x_events++;
+}
+
+/* When cutting, the extent of a record that would be drawn uncut, for the
+ * check that the window and the trace overlap in time (crosscheck.c): a
+ * window of another run must still be refused, not cut to nothing. */
+static void cut_extent(struct plan_part *pp, cm_int start, cm_int end)
+{
+	double ts, dur;
+	if (!pp->g->cut)
+		return;
+	x_times(pp->g, start, end, &ts, &dur);
+	pp->h.cut_min = cm_py_min(pp->h.cut_min, ts);
+	pp->h.cut_max = cm_py_max(pp->h.cut_max, ts + cm_py_max(dur, 0.0));
 }
 
 /* A drawn sync: its rows (its device; its stream, or, when CUPTI gave none
@@ -229,6 +243,9 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
+		cut_extent(pp, r->v[CM_RA_START], r->v[CM_RA_END]);
+		if (!gpu_cut_keep(g, r))
+			return 0;
 		if (fell && g->repair &&
 		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
 			tid = moved;
@@ -244,6 +261,9 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	case CM_REC_MEMSET: {
 		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
 		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
+		cut_extent(pp, start, end);
+		if (!gpu_cut_keep(g, r))
+			return 0;
 		note(pp, NOTE_DEV, d64, 0, 0, start, 0);
 		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
 		x_times(g, start, end, &ts, &dur);
@@ -261,6 +281,9 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		cut_extent(pp, r->v[CM_RO_START], r->v[CM_RO_END]);
+		if (!gpu_cut_keep(g, r))
+			return 0;
 		pp->h.need_overhead = 1;
 		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		part_extent(pp, ts, dur);
@@ -270,7 +293,10 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			return 0;
 		if (r->flags & CM_REC_DEFERRED)
 			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		if (gpu_sync_drawn(g, r))
+		if (!gpu_sync_drawn(g, r))
+			return 0;
+		cut_extent(pp, r->v[CM_RS_START], r->v[CM_RS_END]);
+		if (gpu_cut_keep(g, r))
 			plan_sync(pp, r);
 		return 0;
 	case CM_REC_CUDAEVENT:
@@ -300,6 +326,8 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 	memset(&pp->h, 0, sizeof pp->h);
 	pp->h.min_ts = INFINITY;
 	pp->h.max_end_ts = -INFINITY;
+	pp->h.cut_min = INFINITY;
+	pp->h.cut_max = -INFINITY;
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
@@ -325,6 +353,8 @@ static int plan_fold(void *sctx, cm_buf *out)
 	g->st.x_events += h.st_x_events;
 	g->st.api_rows += h.api_rows;
 	g->need_overhead |= h.need_overhead;
+	g->cut_min_ts = cm_py_min(g->cut_min_ts, h.cut_min);
+	g->cut_max_end = cm_py_max(g->cut_max_end, h.cut_max);
 	for (; p < end; p += sizeof(struct plan_note)) {
 		struct plan_note n;
 		memcpy(&n, p, sizeof n);

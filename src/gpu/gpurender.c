@@ -85,7 +85,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
 	size_t ts_len;
-	if (!(r->flags & CM_REC_REGISTERED))
+	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
 	if (fell && g->repair) {
@@ -225,7 +225,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 
 static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
-	if (gpu_dropped(R->g, r))
+	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
 	cm_buf_putc(b, ',');
 	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
@@ -252,7 +252,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_int ext;
 	size_t ts_len;
 	char tstext[CM_US_TEXT_MAX];
-	if (!gpu_sync_drawn(g, r))
+	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
 		return;
 	cm_buf_putc(b, ',');
 	gpu_x_head(b, "cuda_sync", name, strlen(name), v[CM_RS_DEV], row);
@@ -308,7 +308,10 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
 		case CM_REC_SYNC: render_sync(R, &r, out); break;
 		case CM_REC_CUDAEVENT: break;
-		default: render_activity(R, &r, out); break;
+		default:
+			if (gpu_cut_keep(R->g, &r))
+				render_activity(R, &r, out);
+			break;
 		}
 	}
 	return 0;

@@ -62,6 +62,7 @@ enum out_kind {
 	OUT_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end
 		      (through /proc/self/fd, or by its descriptor: flink) */
 	OUT_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
+	OUT_TEE,     /* the same bytes to each of tee[0..ntee) (--split's shared text) */
 };
 
 struct cm_output {
@@ -79,6 +80,8 @@ struct cm_output {
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
 	int failed, pipe_closed;
+	cm_output **tee; /* OUT_TEE: the outputs, not owned */
+	size_t ntee;
 };
 
 static int flush_buf(cm_output *out, int finish);
@@ -92,7 +95,24 @@ void cm_output_set_format(int format) { output_format = format; }
 /* The transcoder's sink: its protobuf goes out as the JSON would. */
 static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx, p, n); }
 
-int cm_output_pipe_closed(const cm_output *out) { return out->pipe_closed; }
+int cm_output_pipe_closed(const cm_output *out)
+{
+	for (size_t i = 0; out->kind == OUT_TEE && i < out->ntee; i++)
+		if (out->tee[i]->pipe_closed)
+			return 1;
+	return out->pipe_closed;
+}
+
+cm_output *cm_output_tee(cm_output *const *outs, size_t n)
+{
+	cm_output *out = cm_xcalloc(1, sizeof *out);
+	out->kind = OUT_TEE;
+	out->fd = -1;
+	out->tee = cm_xmalloc(n * sizeof *out->tee);
+	memcpy(out->tee, outs, n * sizeof *out->tee);
+	out->ntee = n;
+	return out;
+}
 
 /* The one temporary name an -o run can have in FILE's directory (OUT_NAMED),
  * for the signal handler and exit() to remove: one -o output per process.
@@ -378,6 +398,12 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	int rc;
 	if (out->failed)
 		return -1;
+	if (out->kind == OUT_TEE) {
+		for (size_t i = 0; i < out->ntee; i++)
+			if (cm_output_write(out->tee[i], data, len) < 0)
+				return out->failed = 1, -1;
+		return 0;
+	}
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
 	if (len >= OUT_BUFSIZE) {
@@ -450,6 +476,12 @@ int cm_output_close(cm_output *out, int ok)
 		ok = 0, out->failed = 1;
 	cm_pft_free(out->pft);
 	out->pft = NULL;
+	if (out->kind == OUT_TEE) { /* the outputs are closed by their owner */
+		rc = out->failed ? -1 : 0;
+		free(out->tee);
+		free(out);
+		return rc;
+	}
 	if (ok && !out->failed && flush_buf(out, 1) < 0)
 		ok = 0;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
@@ -458,6 +490,7 @@ int cm_output_close(cm_output *out, int ok)
 		ok = 0;
 	switch (out->kind) {
 	case OUT_NONE:
+	case OUT_TEE:
 		break;
 	case OUT_STDOUT:
 		/* a late EIO/ENOSPC shows up at close; check it (jq does the same) */

@@ -46,6 +46,11 @@ int cm_output_pipe_closed(const cm_output *out);
  * OUT. */
 int cm_output_close(cm_output *out, int ok);
 
+/* An output that writes what it is given to each of OUTS[0..N) (which
+ * stay the caller's: cm_output_close of the tee frees only the tee).  For
+ * the text that every file of a --split shares. */
+cm_output *cm_output_tee(cm_output *const *outs, size_t n);
+
 
 #include "json/jwrite.h"
 

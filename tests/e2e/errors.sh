@@ -78,7 +78,7 @@ $CUPTIMERGE -w "$W" "$tmp/noevents.json" >"$tmp/out.json" || fail "trace without
 expect 'missing CPU trace' 3 "^cuptimerge: $tmp/missing.json: cannot open: No such file" $CUPTIMERGE -w "$W" "$tmp/missing.json"
 expect 'missing window' 3 "cannot open" $CUPTIMERGE -w "$tmp/missing.json" "$C"
 expect 'a directory as the CPU trace' 3 "is a directory" $CUPTIMERGE -w "$W" "$tmp"
-expect 'usage: no -w or -t' 2 "nothing to do" $CUPTIMERGE "$C"
+# (a trace alone, without -w or -t, is copied and cut: tests/e2e/cut.sh)
 expect 'usage: too many operands' 2 "too many operands" $CUPTIMERGE -w "$W" "$C" "$C"
 expect 'usage: two inputs on stdin' 2 "only one input can be standard input" $CUPTIMERGE -w - -
 expect 'usage: --now nan' 2 "needs a finite number" $CUPTIMERGE --now nan -w "$W" "$C"

@@ -2,7 +2,7 @@
 """compare_kineto.py - a merged trace against stock Kineto for the same workload (issues 10, 26).
 
 Usage: compare_kineto.py STOCK MERGED [--stock-info INFO] [--merged-info INFO]
-                         [--span NAME] [--all]
+                         [--span NAME] [--all | --clipped [--cpu-trace CPU]]
 
 STOCK is the Chrome trace of kineto_workload.py under torch.profiler(CPU,
 CUDA); MERGED is the same workload's CPU-only trace merged with a cuptirec
@@ -17,7 +17,10 @@ warm-up step); so in both traces only the GPU work launched inside the
 profiled step counts: the runtime events of the host process whose start lies
 within the user_annotation NAME (default "step_main"), and the GPU events
 (kernel, gpu_memcpy, gpu_memset) whose correlation is one of theirs.  --all
-turns the filter off.
+turns the filter off.  --clipped also turns it off, for a MERGED made with
+cuptimerge --clip (issue 24), whose window the merge itself cut to the CPU
+trace's span: what is left must be what stock Kineto recorded, whole, and
+the check "clip" is added.
 
 Checks (a failed one makes the exit status 1):
   kernel_counts   kernels per name equal.
@@ -69,6 +72,14 @@ Checks (a failed one makes the exit status 1):
                   or syncs ran (a window's warm-up opens streams, such as
                   the step's new side stream, that the profiled step never
                   used); --all counts them all.
+  clip            (--clipped) every cuda_runtime and cuda_driver event of
+                  ours starts within the CPU trace's span (the CPU events'
+                  smallest ts to largest ts + dur, and the "PyTorch Profiler
+                  (0)" event of CPU, the trace that was merged, when given:
+                  the span --clip cuts to), and every GPU event with
+                  a correlation has its launch in ours when stock's has one.
+                  The timelines (smallest ts to largest ts + dur of the X
+                  events) are reported as figures.
 cuda_driver events are reported, not checked.
 
 Prints one JSON line of figures on stdout and a readable report on stderr.
@@ -602,6 +613,53 @@ def check_threads(st, ours, si, oi, rep):
         rep.fail("threads", "stock has no worker runtime events on pthread rows (the bug this fixes?)")
 
 
+NON_CPU_CATS = GPU_CATS + ("cuda_runtime", "cuda_driver", "cuda_sync", "overhead", "Trace",
+                           "gpu_user_annotation")
+
+
+def timeline(doc):
+    """Smallest ts and largest ts + dur of DOC's X events (us), or None."""
+    xs = [e for e in doc["traceEvents"] if e.get("ph") == "X" and "ts" in e]
+    if not xs:
+        return None
+    return (min(float(e["ts"]) for e in xs), max(float(e["ts"]) + float(e.get("dur", 0)) for e in xs))
+
+
+def check_clip(st, ours, cpu_doc, rep):
+    """--clipped: the API calls of ours start within the CPU span; GPU work keeps its launch."""
+    cpu = [e for e in ours.doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") not in NON_CPU_CATS]
+    if not cpu:
+        rep.fail("clip", "ours has no CPU events")
+        return
+    lo = min(float(e["ts"]) for e in cpu)
+    hi = max(float(e["ts"]) + float(e.get("dur", 0)) for e in cpu)
+    for e in (cpu_doc or {}).get("traceEvents", []):
+        if e.get("ph") == "X" and e.get("cat") == "Trace" and e.get("name") == "PyTorch Profiler (0)":
+            lo = min(lo, float(e["ts"]))
+            hi = max(hi, float(e["ts"]) + max(float(e.get("dur", 0)), 0.0))
+    api = ours.runtime + ours.driver
+    outside = [e for e in api if not lo <= float(e["ts"]) <= hi]
+    if outside:
+        e = outside[0]
+        rep.fail("clip", f"{len(outside)} API events of ours start outside the CPU span "
+                 f"{lo:.3f}-{hi:.3f} us, e.g. {e.get('name')} at {e['ts']}")
+    orphans = 0
+    for cat in GPU_CATS:
+        for e in ours.gpu[cat]:
+            c = e.get("args", {}).get("correlation")
+            if c and c not in ours.corr_launch:
+                orphans += 1
+    st_orphans = sum(1 for cat in GPU_CATS for e in st.gpu[cat]
+                     if e.get("args", {}).get("correlation") and
+                     e["args"]["correlation"] not in st.corr_launch)
+    if orphans > st_orphans:
+        rep.fail("clip", f"ours has {orphans} GPU events without their launch, stock {st_orphans}")
+    tl = {"stock": timeline(st.doc), "ours": timeline(ours.doc)}
+    rep.fig["timeline_us"] = {k: v and round(v[1] - v[0], 3) for k, v in tl.items()}
+    rep.fig["cpu_span_us"] = round(hi - lo, 3)
+    rep.fig["api_events"] = {"stock": len(st.runtime) + len(st.driver), "ours": len(api)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("stock")
@@ -610,7 +668,10 @@ def main():
     ap.add_argument("--merged-info")
     ap.add_argument("--span", default="step_main")
     ap.add_argument("--all", action="store_true")
+    ap.add_argument("--clipped", action="store_true")
+    ap.add_argument("--cpu-trace")
     a = ap.parse_args()
+    a.all = a.all or a.clipped
     si = load(a.stock_info) if a.stock_info else None
     oi = load(a.merged_info) if a.merged_info else None
     st = Trace(load(a.stock), "stock", a.span, a.all, si["pid"] if si else None)
@@ -633,6 +694,8 @@ def main():
     check_device_props(st, ours, rep)
     check_user_annotations(st, ours, rep)
     check_metadata(st, ours, si, oi, rep, a.all)
+    if a.clipped:
+        check_clip(st, ours, load(a.cpu_trace) if a.cpu_trace else None, rep)
     if si and oi:
         check_threads(st, ours, si, oi, rep)
     else:

@@ -1,0 +1,77 @@
+#!/bin/bash
+# bench/cut.sh -- what cutting costs (issue 24): the plain merge against --clip and --steps,
+# in one run.
+#
+# Usage: bench/cut.sh [--ops N] [--repeat N] [--seed N] [--cuptimerge PATH]
+#
+# Makes (once; cached in $BENCH_DIR, default /tmp/cuptimerge-bench/cut) a gen_trace pair of
+# N profiled ops (default 200,000: a ~80 MB CPU trace, --pretty --devices 2, as bench.sh),
+# then times with /usr/bin/time -f "%e %M" (wall seconds, peak RSS KB), the fastest of
+# --repeat rounds (default 3) each:
+#   the plain merge, the merge with --clip and with --steps of two steps from the middle of
+#   the trace, to /dev/null and to -o FILE.json.gz; and the two-step cut of the CPU trace
+#   alone (no window) against a plain copy of it (cuptimerge TRACE, no options); and the
+#   merged trace (made once, before the rounds) alone: copied, and --split=steps:K into at
+#   most 64 files (K: the steps over 60, rounded up), to $dir/split/.
+# gen_trace's window lies within its CPU trace's span, so --clip keeps nearly every event:
+# the figure is the cost of the cut's bookkeeping (a note an API call as the window is read,
+# the table built from them, a lookup a record in the plan and the render), its worst case.
+# --steps notes every CPU event too (25 bytes, in a temporary file) and reads the notes twice
+# more; it writes far less. The outputs' sizes are printed.
+# It prints figures and never asserts timings; exit 1 when a command failed.
+# Environment: BENCH_DIR, SHARED (default ../shared beside the checkout).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge
+while [ $# -gt 0 ]; do
+	case $1 in
+	--ops) ops=$2; shift 2 ;;
+	--repeat) repeat=$2; shift 2 ;;
+	--seed) seed=$2; shift 2 ;;
+	--cuptimerge) cm=$2; shift 2 ;;
+	*) echo "bench/cut.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+shared=${SHARED:-$top/../shared}
+dir=${BENCH_DIR:-/tmp/cuptimerge-bench/cut}
+mkdir -p "$dir"
+cpu=$dir/cpu_$ops.json win=$dir/win_$ops.json
+if [ ! -s "$cpu" ] || [ ! -s "$win" ]; then
+	"$shared/tools/gen_trace" --seed "$seed" --ops "$ops" --pretty --devices 2 --quiet "$cpu" "$win"
+fi
+echo "pair: $ops ops, CPU trace $(($(stat -c %s "$cpu") / 1000000)) MB, window $(($(stat -c %s "$win") / 1000000)) MB; $(nproc) CPUs; $("$cm" --version | head -1)"
+# The commands run in rounds, each command once a round, so that a shared machine's load
+# falls on all of them alike; each keeps its fastest of the $repeat rounds.
+nsteps=$(grep -c '"ProfilerStep#' "$cpu" || true)
+mid=$((nsteps / 2)) mid2=$((nsteps / 2 + 1))
+echo "ProfilerStep events: $nsteps; --steps=$mid-$mid2"
+"$cm" -q -w "$win" -o "$dir/merged.json" "$cpu"
+k=$(((nsteps + 59) / 60))
+mkdir -p "$dir/split"
+labels=("plain, -o /dev/null" "--clip, -o /dev/null" "--steps (2), -o /dev/null"
+	"plain, -o out.json.gz" "--clip, -o out.json.gz" "--steps (2), -o out.json.gz"
+	"trace alone, copy" "trace alone, --steps (2)" "merged alone, copy" "merged, --split=steps:$k"
+	"merged, --split, .json.gz")
+cmds=("-w $win -o /dev/null $cpu" "--clip -w $win -o /dev/null $cpu" "--steps=$mid-$mid2 -w $win -o /dev/null $cpu"
+	"-w $win -o $dir/out.json.gz $cpu" "--clip -w $win -o $dir/out.json.gz $cpu"
+	"--steps=$mid-$mid2 -w $win -o $dir/out.json.gz $cpu" "-o /dev/null $cpu" "--steps=$mid-$mid2 -o /dev/null $cpu"
+	"-o /dev/null $dir/merged.json" "--split=steps:$k -o $dir/split/m_%s.json $dir/merged.json"
+	"--split=steps:$k -o $dir/split/z_%s.json.gz $dir/merged.json")
+declare -a best bestkb
+for _ in $(seq "$repeat"); do
+	for i in "${!cmds[@]}"; do
+		# shellcheck disable=SC2086
+		/usr/bin/time -f "%e %M" -o "$dir/time" "$cm" -q ${cmds[$i]} >/dev/null || { echo "${labels[$i]}: failed" >&2; exit 1; }
+		read -r s kb <"$dir/time"
+		if [ -z "${best[$i]:-}" ] || [ "$(echo "$s < ${best[$i]}" | bc)" = 1 ]; then best[$i]=$s bestkb[$i]=$kb; fi
+	done
+done
+for i in "${!cmds[@]}"; do
+	printf '%-28s %6s s %8s KB\n' "${labels[$i]}" "${best[$i]}" "${bestkb[$i]}"
+done
+"$cm" -q --steps=$mid-$mid2 -w "$win" -o "$dir/out.json" "$cpu"
+echo "two-step merge: $(stat -c %s "$dir/out.json") bytes; merged trace $(stat -c %s "$dir/merged.json") bytes," \
+	"split into $(ls "$dir/split"/m_* | wc -l) files of $(du -cb "$dir/split"/m_* | tail -1 | cut -f1) bytes; uptime: $(uptime)"
+rm -rf "$dir/split" "$dir/merged.json"
+rm -f "$dir/out.json.gz" "$dir/out.json"

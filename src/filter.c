@@ -1,0 +1,211 @@
+/* filter.c - a trace alone, without a window: copied, and cut (--steps,
+ * --range) and repaired (-t) when asked.
+ *
+ * `cuptimerge [--steps=A-B | --range=S,E] [-t MAP] TRACE`: any Chrome
+ * trace, a stock Kineto one (CPU and CUDA) included, goes through the merge
+ * engine's CPU side with no window: the first pass (cpu/cpuscan.c) checks
+ * it and, when cutting, notes each event and finds the steps; the range is
+ * resolved (cpu/cpucut.c); the copy (cpu/cpucopy.c) writes every top-level
+ * member as it was and the events kept, as the bytes they were (through the
+ * repair stage with -t).  Nothing is added and nothing is made again: the
+ * profiler's span events are events like the others here.  The trace is
+ * read twice, so a pipe is spooled (io/input.c); a repair without a cut
+ * keeps its own one-pass path (repair/repairpass.c).  Other outputs of a
+ * trace alone (a converter) can start from here: the copy's hooks see
+ * every kept event. */
+#include "config.h"
+#include "filter.h"
+#include "cpu/cpucopy.h"
+#include "cpu/cpucut.h"
+#include "cpu/cpuscan.h"
+#include "base/diag.h"
+#include "exitcode.h"
+#include "io/input.h"
+#include "repair/repair.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The scan's workers: as the merge's, no more than its one cutting thread
+ * feeds. */
+#define SCAN_THREADS_MAX 16
+
+struct filter {
+	const struct cm_options *opt;
+	cm_cpucut cut;
+	cm_repair *repair; /* -t, or NULL */
+	cm_arena *arena;
+	/* --split: a file a group of steps (cut.groups); the text they share
+	 * (the top-level members, the array's brackets) goes to all of them
+	 * through a tee, each event to the files of its groups */
+	cm_output **outs;
+	int *wrote;        /* a file has an event already (the next needs a comma) */
+	size_t nouts;
+};
+
+/* --split: the element in hand to the files of its groups (cut.ga to
+ * cut.gb), after what all of them share so far. */
+static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
+{
+	struct filter *f = ctx;
+	if (cm_evout_flush(eo) < 0)
+		return -1;
+	for (int g = f->cut.ga; g <= f->cut.gb; g++) {
+		if ((f->wrote[g] && cm_output_write(f->outs[g], ",", 1) < 0) || cm_output_write(f->outs[g], text, len) < 0)
+			return -1;
+		f->wrote[g] = 1;
+	}
+	return 0;
+}
+
+/* --split: the -o pattern with its %s replaced by LABEL (malloc'd). */
+static char *split_name(const char *pattern, const char *label)
+{
+	const char *at = strstr(pattern, "%s");
+	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
+	char *s = cm_xmalloc(n);
+	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
+	return s;
+}
+
+/* --split: open a file for each group.  0, or -1 after a report (those
+ * opened are closed, and none appears). */
+static int split_open(struct filter *f)
+{
+	f->nouts = f->cut.ngroups;
+	f->outs = cm_xcalloc(f->nouts, sizeof *f->outs);
+	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);
+	for (size_t g = 0; g < f->nouts; g++) {
+		char *name = split_name(f->opt->out_path, f->cut.groups[g].label);
+		/* one deflate stream a file, on its own thread: there are many files */
+		f->outs[g] = cm_output_open(name, f->opt->gzip_level, 1);
+		free(name);
+		if (!f->outs[g]) {
+			for (size_t i = 0; i < g; i++)
+				cm_output_close(f->outs[i], 0);
+			f->nouts = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --split: close the files, published when OK.  0, or -1 after a report. */
+static int split_close(struct filter *f, int ok)
+{
+	int rc = 0;
+	for (size_t g = 0; g < f->nouts; g++)
+		if (cm_output_close(f->outs[g], ok && rc == 0) != 0)
+			rc = -1;
+	free(f->outs);
+	free(f->wrote);
+	f->nouts = 0;
+	return ok ? rc : -1;
+}
+
+static int hook_none(void *ctx, cm_evout *eo)
+{
+	(void)ctx;
+	(void)eo;
+	return 0;
+}
+
+/* After the events: the names of the rows the repair moved events to. */
+static int hook_append(void *ctx, cm_evout *eo)
+{
+	struct filter *f = ctx;
+	return f->repair ? cm_repair_write_metadata(f->repair, eo) : 0;
+}
+
+static int hook_keep(void *ctx, uint64_t index) { return cm_cpucut_keep(&((struct filter *)ctx)->cut, index); }
+
+static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
+{
+	struct filter *f = ctx;
+	const cm_jval *ev;
+	cm_arena_reset(f->arena);
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	if (cm_repair_event_text(f->repair, f->arena, text, len, &ev))
+		cm_jval_write(&eo->buf, ev);
+	else
+		cm_buf_put(&eo->buf, text, len);
+	return 0;
+}
+
+int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out)
+{
+	struct filter f;
+	cm_cpuplan plan;
+	cm_input *in;
+	cm_evout eo = {0};
+	int status = 0, ok, rc, piped;
+	memset(&f, 0, sizeof f);
+	memset(&plan, 0, sizeof plan);
+	f.opt = opt;
+	eo.out = out;
+	if (!(in = cm_input_open_rewindable(opt->cpu_path, opt->bufsize))) {
+		if (out)
+			cm_output_close(out, 0);
+		return cm_diag_status();
+	}
+	if (opt->split_n) {
+		f.cut.mode = CM_CPUCUT_SPLIT;
+		f.cut.split_n = opt->split_n;
+	} else if (opt->cut) {
+		f.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
+		f.cut.step_a = opt->steps_a;
+		f.cut.step_b = opt->steps_b;
+		f.cut.lo = opt->range_lo;
+		f.cut.hi = opt->range_hi;
+	}
+	if (map) {
+		f.repair = cm_repair_new(map);
+		f.arena = cm_arena_new();
+	}
+	cm_progress_job(2 * cm_input_raw_size(in));
+	cm_progress_stage(0, cm_input_raw_size(in));
+	if (cm_cpuscan_run_cut(in, &plan, opt->careful ? 0 : opt->jobs < SCAN_THREADS_MAX ? opt->jobs : SCAN_THREADS_MAX,
+			       f.cut.mode ? &f.cut : NULL) < 0 ||
+	    (f.cut.mode && cm_cpucut_resolve(&f.cut, cm_input_name(in), opt->memory) < 0) ||
+	    (opt->split_n && (split_open(&f) < 0 || !(eo.out = out = cm_output_tee(f.outs, f.nouts))))) {
+		status = cm_diag_status();
+		if (out)
+			cm_output_close(out, 0);
+		if (f.nouts)
+			split_close(&f, 0);
+	} else {
+		cm_cpucopy_hooks hooks = {.insert = hook_none, .append = hook_append, .ctx = &f,
+					  .element = opt->split_n ? split_element : f.repair ? hook_element : NULL,
+					  .keep = f.cut.mode ? hook_keep : NULL,
+					  .trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL};
+		/* nothing is made again here: the profiler's span events stay */
+		plan.ndropped = 0;
+		if (f.repair && plan.has_base)
+			cm_repair_set_base(f.repair, plan.base_ns);
+		eo.first = 1;
+		cm_progress_stage(cm_input_raw_size(in), cm_input_raw_size(in));
+		ok = cm_input_rewind(in) == 0 && cm_cpucopy_run(in, &plan, &hooks, &eo) == 0 && cm_evout_flush(&eo) == 0;
+		piped = cm_output_pipe_closed(out);
+		rc = cm_output_close(out, ok);
+		if (opt->split_n && split_close(&f, ok && rc == 0) < 0)
+			rc = -1;
+		if (piped || rc == 1)
+			status = CM_EXIT_OK;
+		else if (!ok || rc < 0)
+			status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
+	}
+	cm_progress_clear();
+	if (!status && opt->verbose && f.cut.mode)
+		cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu events kept, %llu cut", f.cut.lo, f.cut.hi,
+			(unsigned long long)f.cut.kept, (unsigned long long)f.cut.cut);
+	if (!status && f.repair)
+		cm_repair_report(f.repair);
+	cm_buf_free(&eo.buf);
+	cm_repair_free(f.repair);
+	cm_arena_free(f.arena);
+	cm_cpuplan_free(&plan);
+	cm_cpucut_free(&f.cut);
+	cm_input_close(in);
+	return status;
+}
