@@ -166,7 +166,9 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 
 /* May window W hold the GPU work of trace T?  Each fact counts when both
  * files know it; times within SLACK nanoseconds (SLACK_NS to find the
- * candidates, 0 to prefer a window whose span holds the trace's start). */
+ * candidates, 0 to prefer a window whose span holds the trace's start).
+ * A trace's host is known only from a name in full tensorboard form
+ * (batchscan.c): pids repeat across nodes, so it must agree. */
 static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
 {
 	if (t->pid != w->pid)
@@ -203,6 +205,30 @@ static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kin
 		return 1;
 	}
 	return nfit;
+}
+
+/* The rank N a file name gives as "rankN" ("rank0_481.pt.trace.json",
+ * "trace_rank0.json"), or -1. */
+static int64_t name_rank(const char *path)
+{
+	const char *base = strrchr(path, '/'), *s;
+	int64_t rank = -1;
+	for (s = base ? base + 1 : path; (s = strstr(s, "rank")); s += 4)
+		if (s[4] >= '0' && s[4] <= '9')
+			rank = strtoll(s + 4, NULL, 10);
+	return rank;
+}
+
+/* Trace T pairs with W on what the files record (pid, rank, time).  A rank
+ * in T's name that disagrees with the rank they record is a weaker signal:
+ * warn, do not refuse (issue 28 P1). */
+static void warn_name_rank(const struct cm_bfound *t, const struct cm_bfound *w)
+{
+	int64_t n = name_rank(t->path), r = t->facts.rank >= 0 ? t->facts.rank : w->facts.rank;
+	if (n >= 0 && r >= 0 && n != r)
+		cm_warn(t->path, -1, "its name says rank %" PRId64 ", %s records rank %" PRId64
+			": paired with %s on what the files record", n,
+			t->facts.rank >= 0 ? "its distributedInfo" : "the window", r, w->path);
 }
 
 /* Mark entry J used, and with it the other processes of its file. */
@@ -289,7 +315,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		enum cm_bkind kind = CM_BK_WINDOW;
 		cm_brank *r;
 		char *key;
-		size_t nfit, w = 0;
+		size_t nfit = 0, w = 0;
 		if (t->facts.kind == CM_BK_BAD && strstr(t->path, ".pt.trace.json")) {
 			key = key_of(t->path);
 			r = add_rank(p, key);
@@ -321,6 +347,8 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			kind = CM_BK_MAP;
 			nfit = find_fits(p, &t->facts, CM_BK_MAP, &w);
 		}
+		if (nfit == 1)
+			warn_name_rank(t, &p->f[w]);
 		if (nfit == 1) {
 			r->window = cm_xstrdup(p->f[w].path);
 			r->map = kind == CM_BK_MAP;

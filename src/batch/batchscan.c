@@ -310,7 +310,9 @@ static void set_bad(cm_bfacts *f, const char *fmt, const char *arg)
 }
 
 /* The host of a file named as torch's tensorboard_trace_handler names it,
- * "{host}_{pid}.{ms}.pt.trace.json[.gz]", when PID matches; else NULL. */
+ * "{host}_{pid}.{ms}.pt.trace.json[.gz]" in full, when PID matches; else
+ * NULL.  A name is no record: the pairing trusts it less than what the
+ * files hold (batchplan.c). */
 static char *host_from_name(const char *path, int64_t pid)
 {
 	const char *base = strrchr(path, '/');
@@ -321,9 +323,11 @@ static char *host_from_name(const char *path, int64_t pid)
 	if (!(p = strstr(name, ".pt.trace.json")))
 		goto none;
 	*p = 0;
-	/* drop ".{ms}" */
-	if ((p = strrchr(name, '.')) && p[1] && strspn(p + 1, "0123456789") == strlen(p + 1))
-		*p = 0;
+	/* ".{ms}" is required: without it, "rank0_481.pt.trace.json" (a name a
+	 * training script chose) would give the host "rank0" (issue 28 P1) */
+	if (!(p = strrchr(name, '.')) || !p[1] || strspn(p + 1, "0123456789") != strlen(p + 1))
+		goto none;
+	*p = 0;
 	snprintf(want, sizeof want, "%lld", (long long)pid);
 	if (!(us = strrchr(name, '_')) || us == name || strcmp(us + 1, want))
 		goto none;

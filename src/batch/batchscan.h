@@ -22,7 +22,8 @@ typedef struct cm_bfacts {
 	int64_t pid;       /* trace: pid of its first CPU "X" event; window: source.pid,
 			      else process_id of its first API record; map: source.pid */
 	int64_t rank;      /* trace: distributedInfo.rank; window, map: source.rank */
-	char *host;        /* window, map: source.host; trace: from the file name {host}_{pid}.* */
+	char *host;        /* window, map: source.host; trace: from the file name
+			      {host}_{pid}.{ms}.pt.trace.json[.gz] (a weaker signal) */
 	int64_t start_ns;  /* trace: base + ts of its first CPU "X" event; window: source
 			      start_ns, else the top-level start_ns; map: source.start_ns */
 	int64_t end_ns;    /* window, map: source.end_ns */

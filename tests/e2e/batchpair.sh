@@ -1,0 +1,104 @@
+#!/bin/sh
+# batchpair.sh - cuptimerge-batch pairs by what the files record (issue 28):
+# traces named as a training script names them pair with their windows (P1).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to make the ranks"
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+[ -x "$BATCH" ] || skip_all "no $BATCH"
+
+# mkranks DIR N NAME [HOST] [SHIFT_S]: N ranks, pids 5000.., the traces in
+# DIR/traces named by the Python format NAME (r: rank, pid, host), windows
+# DIR/windows/w{r}.json recording HOST (default gpu-node7), rank and pid;
+# the windows' spans SHIFT_S seconds later than the traces (default 0)
+mkranks() {
+	mkdir -p "$1/traces" "$1/windows"
+	python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" "$3" "${4:-gpu-node7}" "${5:-0}" <<'PY'
+import json, sys
+cpu, win, out, n, name, host, shift = sys.argv[1:8]
+n, shift = int(n), int(shift) * 10**9
+for r in range(n):
+    pid = 5000 + r
+    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": n}}
+    d.update(json.load(open(cpu)))
+    for e in d["traceEvents"]:
+        if e.get("pid") == 4242: e["pid"] = pid
+        if e.get("tid") == 4242: e["tid"] = pid
+    json.dump(d, open("%s/traces/%s" % (out, name.format(r=r, pid=pid, host=host)), "w"))
+    w = json.load(open(win))
+    for e in w["events"]:
+        if e.get("process_id") == 4242: e["process_id"] = pid
+    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
+    w["source"] = {"host": host, "pid": pid, "rank": r, "rank_from": "RANK",
+                   "start_ns": 1759300078000000000 + shift, "end_ns": 1759300080000000000 + shift}
+    json.dump(w, open("%s/windows/w%d.json" % (out, r), "w"))
+PY
+}
+
+# plan_pairs DIR N KEYFMT: the dry run of DIR pairs rank r's trace (key
+# KEYFMT with {r} and {pid}) with windows/w{r}.json, to be merged
+plan_pairs() {
+	rc=0
+	"$BATCH" -n "$1/traces" "$1/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/out" "$tmp/err")"
+	r=0
+	while [ $r -lt "$2" ]; do
+		k=$(python3 -c 'import sys; print(sys.argv[1].format(r=int(sys.argv[2]), pid=5000 + int(sys.argv[2]), host="gpu-node7"))' "$3" $r)
+		grep -q "^$k	[^	]*	$1/windows/w$r.json	$1/traces/merged/$k.merged.json.gz	merge\$" "$tmp/out" ||
+			fail "rank $r ($k): $(cat "$tmp/out")"
+		r=$((r + 1))
+	done
+}
+
+# P1: "rank0_5000.pt.trace.json" gave the host "rank0", and no window fit.
+for fmt in 'rank{r}_{pid}.pt.trace.json' 'trace_rank{r}.json' 'rank{r}.pt.trace.json' \
+	'{host}_{pid}.1759300079000.pt.trace.json' '{host}_{pid}.1759300079000.pt.trace.json.gz'; do
+	tcase "P1: traces named $fmt pair by pid, rank and time"
+	d=$tmp/p1.$(echo "$fmt" | tr -c 'a-z0-9\n' _)
+	mkranks "$d" 3 "$fmt"
+	case $fmt in *.gz) for f in "$d"/traces/*.gz; do mv "$f" "${f%.gz}"; gzip "${f%.gz}"; done ;; esac
+	key=${fmt%.gz}
+	key=${key%.json}
+	key=${key%.pt.trace}
+	plan_pairs "$d" 3 "$key"
+	[ ! -s "$tmp/err" ] || fail "warnings: $(cat "$tmp/err")"
+done
+
+tcase "P1: the ranks of rank{r}_{pid}.pt.trace.json merge, as the same files named by tensorboard_trace_handler"
+d=$tmp/p1.rank_r___pid__pt_trace_json
+"$BATCH" -q "$d/traces" "$d/windows" 2>"$tmp/err" || fail "exit $?: $(cat "$tmp/err")"
+mkranks "$tmp/p1tb" 3 '{host}_{pid}.1759300079000.pt.trace.json'
+"$BATCH" -q "$tmp/p1tb/traces" "$tmp/p1tb/windows" 2>"$tmp/err" || fail "exit $?: $(cat "$tmp/err")"
+for r in 0 1 2; do
+	# the outputs differ only by the trace's name (--trace-name)
+	"$CUPTIMERGE" -q --trace-name "rank${r}_$((5000 + r)).pt.trace.json" -w "$d/windows/w$r.json" -o "$tmp/direct.json.gz" \
+		"$d/traces/rank${r}_$((5000 + r)).pt.trace.json" || fail "direct merge of rank $r"
+	cmp -s "$tmp/direct.json.gz" "$d/traces/merged/rank${r}_$((5000 + r)).merged.json.gz" ||
+		fail "rank $r: the batch's output is not the direct merge's"
+	[ -s "$tmp/p1tb/traces/merged/gpu-node7_$((5000 + r)).1759300079000.merged.json.gz" ] || fail "tensorboard rank $r"
+done
+
+# A rank in a name is weaker than the rank the files record: pid, rank and
+# time agree, so the pair is made, with a warning (names off by one, as a
+# script counting from 1 writes them).
+tcase "P1: a rank in the name that the files contradict warns, and pairs on what they record"
+mkranks "$tmp/p1h" 2 'trace_rank{pid}.json'
+for r in 0 1; do mv "$tmp/p1h/traces/trace_rank$((5000 + r)).json" "$tmp/p1h/traces/trace_rank$((r + 1)).json"; done
+rc=0
+"$BATCH" -n "$tmp/p1h/traces" "$tmp/p1h/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/out" "$tmp/err")"
+grep -q "^cuptimerge-batch: $tmp/p1h/traces/trace_rank2.json: its name says rank 2, its distributedInfo records rank 1: paired with $tmp/p1h/windows/w1.json on what the files record\$" \
+	"$tmp/err" || fail "warning: $(cat "$tmp/err")"
+grep -q "^trace_rank1	.*	$tmp/p1h/windows/w0.json	.*	merge\$" "$tmp/out" || fail "$(cat "$tmp/out")"
+
+# Two windows of the same pid, rank and time on two hosts (pids repeat
+# across nodes): a name in full tensorboard form decides, as before.
+tcase "P1: the name's host still tells apart windows that agree on everything else"
+mkranks "$tmp/p1a" 1 'gpu-node7_{pid}.1759300079000.pt.trace.json'
+mkranks "$tmp/p1b" 1 'x' gpu-node8
+cp "$tmp/p1b/windows/w0.json" "$tmp/p1a/windows/w0b.json"
+rc=0
+"$BATCH" -n "$tmp/p1a/traces" "$tmp/p1a/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4 (w0b.json has no trace): $(cat "$tmp/out" "$tmp/err")"
+grep -q "^gpu-node7_5000.1759300079000	.*	$tmp/p1a/windows/w0.json	.*	merge\$" "$tmp/out" || fail "$(cat "$tmp/out")"
+
+finish
