@@ -192,7 +192,7 @@ static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kin
 {
 	size_t nfit = 0, ntight = 0, tight = 0;
 	for (size_t j = 0; j < p->nf; j++)
-		if (p->f[j].facts.kind == kind && fits(t, &p->f[j].facts, SLACK_NS)) {
+		if (p->f[j].facts.kind == kind && !p->f[j].facts.damaged && fits(t, &p->f[j].facts, SLACK_NS)) {
 			nfit++;
 			*one = j;
 			if (fits(t, &p->f[j].facts, 0)) {
@@ -277,7 +277,31 @@ static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
  * read and is not JSON. */
 static int unreadable(const struct cm_bfound *f)
 {
-	return f->facts.kind == CM_BK_BAD && f->facts.why && !strncmp(f->facts.why, "cannot ", 7);
+	return f->facts.kind == CM_BK_BAD && f->facts.why &&
+	       (!strncmp(f->facts.why, "cannot ", 7) || f->facts.damaged);
+}
+
+/* What to add to WHY, the damage of a window: a window cut short is what
+ * a process killed before it closed its window leaves (cuptirec(1)). */
+static const char *damage_hint(const char *why)
+{
+	return !strncmp(why, "truncated", 9) || !strncmp(why, "empty", 5)
+		       ? " (a process killed before its window was closed leaves it so: cuptirec(1))"
+		       : "";
+}
+
+/* The damaged window (batchscan.h) that holds trace T's pid and fits it
+ * otherwise, when there is exactly one: its index in P->f, else -1. */
+static long damaged_fit(const cm_bplan *p, const cm_bfacts *t)
+{
+	long one = -1;
+	for (size_t j = 0; j < p->nf; j++)
+		if (p->f[j].facts.kind == CM_BK_WINDOW && p->f[j].facts.damaged && fits(t, &p->f[j].facts, SLACK_NS)) {
+			if (one >= 0)
+				return -1;
+			one = (long)j;
+		}
+	return one;
 }
 
 /* For a trace that nothing fits: "; not read, maybe its window: A (WHY),
@@ -324,7 +348,9 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			fail_rank(r, xasprintf("unreadable trace: %s", t->facts.why));
 			continue;
 		}
-		if (unreadable(t))
+		if (t->facts.damaged && t->facts.kind == CM_BK_BAD)
+			cm_warn(t->path, -1, "%s: a damaged window (no API record tells its pid), ignored", t->facts.why);
+		else if (unreadable(t))
 			cm_warn(t->path, -1, "%s: unreadable, ignored (a window or thread map in it cannot be paired)",
 				t->facts.why);
 		else if (t->facts.kind == CM_BK_BAD)
@@ -360,7 +386,14 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 					mark_used(p, j);
 		} else {
 			char *d = describe(&t->facts);
-			if (nfit == 0) {
+			long dw = nfit ? -1 : damaged_fit(p, &t->facts);
+			if (dw >= 0) {
+				/* its window, cut short: say so, not "no window" (P2) */
+				r->window = cm_xstrdup(p->f[dw].path);
+				mark_used(p, (size_t)dw);
+				fail_rank(r, xasprintf("its window is damaged: %s%s", p->f[dw].facts.why,
+						       damage_hint(p->f[dw].facts.why)));
+			} else if (nfit == 0) {
 				char *note = unread_note(p, wanted(have));
 				fail_rank(r, xasprintf("no %s for this trace (%s)%s", wanted(have), d, note));
 				free(note);
@@ -415,7 +448,10 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		free(key);
 		r->window = cm_xstrdup(w->path);
 		d = describe(&w->facts);
-		if (w->facts.gpu_events == 0) {
+		if (w->facts.damaged)
+			fail_rank(r, xasprintf("a damaged window (%s) and no trace for it: %s%s", d, w->facts.why,
+					       damage_hint(w->facts.why)));
+		else if (w->facts.gpu_events == 0) {
 			r->state = CM_BR_NOGPU;
 			r->why = xasprintf("no GPU work, skipped (%s)", d);
 		} else
@@ -484,8 +520,9 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		else {
 			cm_bfacts wf;
 			cm_bscan(r->window, &wf);
-			if (wf.kind == CM_BK_BAD)
-				fail_rank(r, xasprintf("window %s: %s", r->window, wf.why));
+			if (wf.kind == CM_BK_BAD || wf.damaged)
+				fail_rank(r, xasprintf("window %s: %s%s", r->window, wf.why,
+						       wf.damaged ? damage_hint(wf.why) : ""));
 			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
 			cm_bfacts_free(&wf);
 		}

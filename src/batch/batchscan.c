@@ -390,6 +390,34 @@ static void map_facts(struct scan *s, cm_bfacts *f)
 		f->why = cm_xstrdup("a thread map without \"meta.pid\" applies to every process: pair it in a manifest");
 }
 
+/* F is a file that cannot be read to its end, for the reason WHY (a
+ * format with %s, ARG).  When it began as a window (its first container
+ * "events") or is named as cuptirec names windows (cuptirec_*, not
+ * cuptirec_threads_*), it is a damaged window: a window when the pid of an
+ * API record is known (it can be paired, and its rank told what is wrong),
+ * else a bad file marked damaged, for the failure of a trace left without
+ * a window; otherwise a bad file, as before. */
+static void set_damaged(cm_bfacts *f, const struct scan *s, const char *path, const char *fmt, const char *arg)
+{
+	const char *base = strrchr(path, '/');
+	int window = f->kind == CM_BK_WINDOW;
+	base = base ? base + 1 : path;
+	if (!window && f->kind == CM_BK_OTHER && !strncmp(base, "cuptirec_", 9) &&
+	    strncmp(base, "cuptirec_threads_", 17))
+		window = 1;
+	set_bad(f, fmt, arg);
+	if (!window)
+		return;
+	f->damaged = 1;
+	if (s->api_pid >= 0 && f->pid < 0) {
+		f->kind = CM_BK_WINDOW;
+		f->pid = s->api_pid;
+		f->rank = -1;     /* its "source", if any, was read whole: */
+		free(f->host);    /* without it, no rank nor host */
+		f->host = NULL;
+	}
+}
+
 void cm_bscan(const char *path, cm_bfacts *f)
 {
 	struct scan s;
@@ -397,6 +425,8 @@ void cm_bscan(const char *path, cm_bfacts *f)
 	gzFile gz;
 	yajl_handle h;
 	int n, stopped = 0;
+	long long off = 0; /* bytes of text parsed before this chunk */
+	char where[96];
 
 	memset(f, 0, sizeof *f);
 	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
@@ -417,9 +447,11 @@ void cm_bscan(const char *path, cm_bfacts *f)
 			break;
 		}
 		if (st != yajl_status_ok) {
-			set_bad(f, "not JSON%s", "");
+			snprintf(where, sizeof where, "%lld", off + (long long)yajl_get_bytes_consumed(h));
+			set_damaged(f, &s, path, "not JSON at byte %s", where);
 			goto out;
 		}
+		off += n;
 	}
 	if (!stopped) {
 		int err;
@@ -429,11 +461,22 @@ void cm_bscan(const char *path, cm_bfacts *f)
 			/* zlib's message starts with the path, which the caller names */
 			if (err != Z_ERRNO && !strncmp(msg, path, pl) && !strncmp(msg + pl, ": ", 2))
 				msg += pl + 2;
-			set_bad(f, "cannot read: %s", err == Z_ERRNO ? strerror(errno) : msg);
+			snprintf(where, sizeof where, "%lld", off);
+			if (err == Z_ERRNO)
+				set_bad(f, "cannot read: %s", strerror(errno));
+			else if (err == Z_BUF_ERROR) /* zlib's "unexpected end of file" */
+				set_damaged(f, &s, path, "truncated gzip data, after byte %s of text", where);
+			else
+				set_damaged(f, &s, path, "cannot read: %s", msg);
 			goto out;
 		}
 		if (yajl_complete_parse(h) != yajl_status_ok) {
-			set_bad(f, "truncated or not JSON%s", "");
+			snprintf(where, sizeof where, "%lld", off);
+			if (off == 0)
+				set_damaged(f, &s, path, "empty%s", "");
+			else
+				set_damaged(f, &s, path, "truncated JSON: the text ends inside the document at byte %s",
+					    where);
 			goto out;
 		}
 	}

@@ -29,7 +29,12 @@ typedef struct cm_bfacts {
 	int64_t end_ns;    /* window, map: source.end_ns */
 	int64_t gpu_events; /* window: kernels, memcpys and memsets (-1: not counted) */
 	char *why;         /* CM_BK_BAD: what went wrong; CM_BK_OTHER: set for a thread
-			      map that cannot be paired (one line) */
+			      map that cannot be paired (one line); CM_BK_WINDOW with
+			      damaged: what is wrong with it */
+	int damaged;       /* a window (its text starts as one, or a file named
+			      cuptirec_*) that cannot be read to its end: truncated,
+			      as a killed process leaves it, or corrupt (issue 28 P2);
+			      kind CM_BK_WINDOW when its pid is known, else CM_BK_BAD */
 	/* CM_BK_MAP: one entry per process the map holds (kind CM_BK_MAP, no
 	 * procs of its own): its pid; for source.pid the source's rank, host and
 	 * span, for the others the span of their thread entries (the earliest

@@ -1,6 +1,7 @@
 #!/bin/sh
 # batchpair.sh - cuptimerge-batch pairs by what the files record (issue 28):
-# traces named as a training script names them pair with their windows (P1).
+# traces named as a training script names them pair with their windows (P1);
+# a truncated or corrupt window fails its rank with what is wrong (P2).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -100,5 +101,53 @@ rc=0
 "$BATCH" -n "$tmp/p1a/traces" "$tmp/p1a/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ $rc -eq 4 ] || fail "exit $rc, wanted 4 (w0b.json has no trace): $(cat "$tmp/out" "$tmp/err")"
 grep -q "^gpu-node7_5000.1759300079000	.*	$tmp/p1a/windows/w0.json	.*	merge\$" "$tmp/out" || fail "$(cat "$tmp/out")"
+
+# P2: a window cut short (as a killed process leaves it: cuptirec(1)) or
+# corrupt was "not a trace, a window or a thread map, ignored", and its
+# rank failed as "no window for this trace".  Four ranks: rank 1's window
+# truncated, as cuptirec names it; rank 2's gzip cut short; rank 3's window
+# empty (killed before it wrote anything: its pid is unknown); rank 4's with
+# a stray byte.  The byte offsets are cuptimerge's own for the same files.
+tcase "P2: a truncated, cut-short gzip, empty or corrupt window fails its rank with what is wrong"
+D=$tmp/p2
+mkranks "$D" 5 'rank{r}_{pid}.pt.trace.json'
+head -c 3000 "$D/windows/w1.json" >"$D/windows/cuptirec_5001.json"
+gzip -c "$D/windows/w2.json" | head -c 700 >"$D/windows/w2.json.gz"
+: >"$D/windows/cuptirec_node9_5003.json.gz"
+python3 -c 'import sys
+s = open(sys.argv[1]).read(); i = s.index("}, {", 1500)
+open(sys.argv[1], "w").write(s[:i] + "}@ {" + s[i + 4:])' "$D/windows/w4.json"
+rm "$D/windows/w1.json" "$D/windows/w2.json" "$D/windows/w3.json"
+# the offsets are cuptimerge's for the same files
+"$CUPTIMERGE" -w "$D/windows/w4.json" -o "$tmp/x.json" "$D/traces/rank4_5004.pt.trace.json" 2>"$tmp/err" && fail "w4 merged"
+o4=$(sed -n 's/.*w4\.json:\([0-9]*\): invalid JSON.*/\1/p' "$tmp/err")
+[ -n "$o4" ] || fail "cuptimerge: $(cat "$tmp/err")"
+"$CUPTIMERGE" -w "$D/windows/w2.json.gz" -o "$tmp/x.json" "$D/traces/rank2_5002.pt.trace.json" 2>"$tmp/err" && fail "w2 merged"
+o2=$(sed -n 's/.*w2\.json\.gz:\([0-9]*\): truncated gzip data.*/\1/p' "$tmp/err")
+[ -n "$o2" ] || fail "cuptimerge: $(cat "$tmp/err")"
+rc=0
+"$BATCH" -n "$D/traces" "$D/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+killed="(a process killed before its window was closed leaves it so: cuptirec(1))"
+while IFS='	' read -r k w want; do
+	grep -qxF "$k	$D/traces/$k.pt.trace.json	$w	$D/traces/merged/$k.merged.json.gz	FAIL: $want" "$tmp/out" ||
+		fail "$k: $(grep "^$k" "$tmp/out")"
+done <<EOT
+rank1_5001	$D/windows/cuptirec_5001.json	its window is damaged: truncated JSON: the text ends inside the document at byte 3000 $killed
+rank2_5002	$D/windows/w2.json.gz	its window is damaged: truncated gzip data, after byte $o2 of text $killed
+rank3_5003	-	no window for this trace (pid 5003, rank 3); not read, maybe its window: $D/windows/cuptirec_node9_5003.json.gz (empty)
+rank4_5004	$D/windows/w4.json	its window is damaged: not JSON at byte $o4
+EOT
+grep -q "^rank0_5000	.*	merge\$" "$tmp/out" || fail "rank 0: $(cat "$tmp/out")"
+[ "$(cat "$tmp/err")" = "cuptimerge-batch: $D/windows/cuptirec_node9_5003.json.gz: empty: a damaged window (no API record tells its pid), ignored" ] ||
+	fail "warnings: $(cat "$tmp/err")"
+
+tcase "P2: a truncated window in a manifest fails its rank with what is wrong"
+printf 'key\ttrace\twindow\toutput\nr1\t%s\t%s\t\n' "$D/traces/rank1_5001.pt.trace.json" "$D/windows/cuptirec_5001.json" >"$tmp/m.tsv"
+rc=0
+"$BATCH" -n -m "$tmp/m.tsv" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+grep -qF "FAIL: window $D/windows/cuptirec_5001.json: truncated JSON: the text ends inside the document at byte 3000 $killed" "$tmp/out" ||
+	fail "$(cat "$tmp/out")"
 
 finish
