@@ -207,6 +207,68 @@ static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kin
 	return nfit;
 }
 
+/* "1 h 2 min", "3 min 20 s", "2.5 s": the gap NS, for messages. */
+static char *gap(int64_t ns)
+{
+	int64_t sec = ns / 1000000000;
+	if (sec >= 3600)
+		return xasprintf("%" PRId64 " h %" PRId64 " min", sec / 3600, sec % 3600 / 60);
+	if (sec >= 60)
+		return xasprintf("%" PRId64 " min %" PRId64 " s", sec / 60, sec % 60);
+	return xasprintf("%.1f s", (double)ns / 1e9);
+}
+
+/* Why window W does not fit trace T (fits() is 0): the first fact they
+ * disagree on, said of the trace, for "refused: ..." (issue 28 P3). */
+static char *refusal(const cm_bfacts *t, const cm_bfacts *w)
+{
+	char *g, *why;
+	if (t->pid != w->pid)
+		return xasprintf("the trace's pid is %" PRId64 ", the window's %" PRId64, t->pid, w->pid);
+	if (t->host && w->host && strcmp(t->host, w->host))
+		return xasprintf("the trace's name says host %s, the window records %s", t->host, w->host);
+	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
+		return xasprintf("the trace's rank is %" PRId64 ", the window's %" PRId64, t->rank, w->rank);
+	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - SLACK_NS) {
+		g = gap(w->start_ns - t->start_ns);
+		why = xasprintf("the trace starts %s before the window", g);
+	} else {
+		g = gap(t->start_ns - w->end_ns);
+		why = xasprintf("the trace starts %s after the window ends (another run?)", g);
+	}
+	free(g);
+	return why;
+}
+
+/* For found entry A (a trace, or a window) that nothing paired: "; nearest:
+ * PATH (pid, rank, host), refused: WHY" naming the first unpaired entry of
+ * the other kind that records the same pid, else the same rank; "" when
+ * there is none.  Malloc'd.  Two failures that are one story ("no window
+ * for this trace" and "no trace for this window" an hour apart) then say
+ * so (P3). */
+static char *near_note(const cm_bplan *p, const struct cm_bfound *a)
+{
+	enum cm_bkind other = a->facts.kind == CM_BK_TRACE ? CM_BK_WINDOW : CM_BK_TRACE;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < p->nf; j++) {
+			const struct cm_bfound *b = &p->f[j];
+			const cm_bfacts *t = other == CM_BK_TRACE ? &b->facts : &a->facts;
+			const cm_bfacts *w = other == CM_BK_TRACE ? &a->facts : &b->facts;
+			char *d, *why, *note;
+			if (b->facts.kind != other || b->used || b->facts.damaged || t->pid < 0)
+				continue;
+			if (pass == 0 ? t->pid != w->pid : t->rank < 0 || t->rank != w->rank)
+				continue;
+			d = describe(&b->facts);
+			why = refusal(t, w);
+			note = xasprintf("; nearest: %s (%s), refused: %s", b->path, d, why);
+			free(d);
+			free(why);
+			return note;
+		}
+	return cm_xstrdup("");
+}
+
 /* The rank N a file name gives as "rankN" ("rank0_481.pt.trace.json",
  * "trace_rank0.json"), or -1. */
 static int64_t name_rank(const char *path)
@@ -376,6 +438,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		if (nfit == 1)
 			warn_name_rank(t, &p->f[w]);
 		if (nfit == 1) {
+			t->used = 1; /* paired: no near miss of a window left over */
 			r->window = cm_xstrdup(p->f[w].path);
 			r->map = kind == CM_BK_MAP;
 			mark_used(p, w);
@@ -394,8 +457,9 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 				fail_rank(r, xasprintf("its window is damaged: %s%s", p->f[dw].facts.why,
 						       damage_hint(p->f[dw].facts.why)));
 			} else if (nfit == 0) {
-				char *note = unread_note(p, wanted(have));
-				fail_rank(r, xasprintf("no %s for this trace (%s)%s", wanted(have), d, note));
+				char *note = unread_note(p, wanted(have)), *near = near_note(p, t);
+				fail_rank(r, xasprintf("no %s for this trace (%s)%s%s", wanted(have), d, near, note));
+				free(near);
 				free(note);
 			} else {
 				/* name the first two, so the user can write the manifest line */
@@ -454,9 +518,12 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		else if (w->facts.gpu_events == 0) {
 			r->state = CM_BR_NOGPU;
 			r->why = xasprintf("no GPU work, skipped (%s)", d);
-		} else
-			fail_rank(r, xasprintf("no trace for this window (%s, %" PRId64 " GPU events)", d,
-					       w->facts.gpu_events));
+		} else {
+			char *near = near_note(p, w);
+			fail_rank(r, xasprintf("no trace for this window (%s, %" PRId64 " GPU events)%s", d,
+					       w->facts.gpu_events, near));
+			free(near);
+		}
 		free(d);
 	}
 	for (size_t j = 0; j < p->nf; j++) {

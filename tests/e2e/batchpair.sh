@@ -1,7 +1,9 @@
 #!/bin/sh
 # batchpair.sh - cuptimerge-batch pairs by what the files record (issue 28):
 # traces named as a training script names them pair with their windows (P1);
-# a truncated or corrupt window fails its rank with what is wrong (P2).
+# a truncated or corrupt window fails its rank with what is wrong (P2); a
+# window of another run is named on the trace's failure, and why it was
+# refused (P3).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -148,6 +150,24 @@ rc=0
 "$BATCH" -n -m "$tmp/m.tsv" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
 grep -qF "FAIL: window $D/windows/cuptirec_5001.json: truncated JSON: the text ends inside the document at byte 3000 $killed" "$tmp/out" ||
+	fail "$(cat "$tmp/out")"
+
+# P3: the windows of a run an hour earlier, beside the traces of this one:
+# "no window for this trace" and "no trace for this window", unrelated.
+# Now each names the other, and the hour between them.
+tcase "P3: a window of another run is named on the trace's failure, with the hour that refused it"
+mkranks "$tmp/p3" 1 'rank{r}_{pid}.pt.trace.json' gpu-node7 -3600
+mkranks "$tmp/p3b" 1 'rank{r}_{pid}.pt.trace.json' gpu-node7 3600
+mv "$tmp/p3b/windows/w0.json" "$tmp/p3/windows/w0later.json"
+rm -r "$tmp/p3b"
+rc=0
+"$BATCH" -n "$tmp/p3/traces" "$tmp/p3/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+t=$tmp/p3/traces/rank0_5000.pt.trace.json
+w=$tmp/p3/windows/w0.json
+[ "$(cat "$tmp/out")" = "rank0_5000	$t	-	$tmp/p3/traces/merged/rank0_5000.merged.json.gz	FAIL: no window for this trace (pid 5000, rank 0); nearest: $w (pid 5000, rank 0, host gpu-node7), refused: the trace starts 59 min 59 s after the window ends (another run?)
+w0	-	$w	-	FAIL: no trace for this window (pid 5000, rank 0, host gpu-node7, 5 GPU events); nearest: $t (pid 5000, rank 0), refused: the trace starts 59 min 59 s after the window ends (another run?)
+w0later	-	${w%.json}later.json	-	FAIL: no trace for this window (pid 5000, rank 0, host gpu-node7, 5 GPU events); nearest: $t (pid 5000, rank 0), refused: the trace starts 59 min 59 s before the window" ] ||
 	fail "$(cat "$tmp/out")"
 
 finish
