@@ -613,14 +613,22 @@ static int newer(const struct stat *a, const struct stat *b)
 	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
 }
 
-/* 1 when JOBLOG has a line for OUTPUT whose exit status is 0 (the last such
- * line counts). */
-static int logged_ok(char **outs, char **stats, size_t n, const char *output)
+/* 1 when the joblog has a line for the output SO (OUTPUT as this run
+ * names it) whose exit status is 0 (the last such line counts).  A line is
+ * for it when the file it names is the same file, device and inode, however
+ * either run typed the path (issue 28 P5: x/traces, ./x/traces and
+ * /abs/x/traces merged every rank again); a line whose file is gone is
+ * compared as text. */
+static int logged_ok(char **outs, char **stats, size_t n, const char *output, const struct stat *so)
 {
 	int ok = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(outs[i], output))
+	for (size_t i = 0; i < n; i++) {
+		struct stat sl;
+		int same = stat(outs[i], &sl) == 0 ? sl.st_dev == so->st_dev && sl.st_ino == so->st_ino
+						   : !strcmp(outs[i], output);
+		if (same)
 			ok = !strcmp(stats[i], "0");
+	}
 	return ok;
 }
 
@@ -654,7 +662,7 @@ void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
 		if (r->state != CM_BR_RUN || stat(r->output, &so) < 0 || so.st_size == 0 ||
 		    stat(r->trace, &st) < 0 || stat(r->window, &sw) < 0)
 			continue;
-		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output))
+		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output, &so))
 			r->state = CM_BR_DONE;
 	}
 	for (size_t i = 0; i < n; i++) {
