@@ -19,12 +19,13 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: cuptimerge-batch [OPTION]... DIR...\n"
-	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST\n"
+	fputs("Usage: cuptimerge-batch [OPTION]... DIR... [-- MERGE-OPTION...]\n"
+	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST [-- MERGE-OPTION...]\n"
 	      "Merge the CUPTI trace window of every rank into its PyTorch trace, or repair\n"
 	      "the trace with its thread map: pair the traces with the windows and thread\n"
 	      "maps found in DIRs (or listed in MANIFEST), then run cuptimerge on each pair,\n"
-	      "several at a time, skipping ranks already merged.\n"
+	      "several at a time, skipping ranks already merged.  The options after \"--\"\n"
+	      "go to each cuptimerge (--force, -z9, ...).\n"
 	      "\n"
 	      "  -m, --manifest=FILE    the ranks from FILE: a TSV with a header line and the\n"
 	      "                         columns key, cpu trace, window or map, output\n"
@@ -131,6 +132,8 @@ int main(int argc, char **argv)
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
 	cm_bplan plan;
+	char **extra = NULL;
+	int nextra = 0;
 	double t0 = cm_now_s();
 
 	cm_diag_init("cuptimerge-batch");
@@ -138,6 +141,16 @@ int main(int argc, char **argv)
 	if (cm_diag_stdfds() < 0)
 		return cm_error(CM_EXIT_IO, "/dev/null", -1, "cannot open it onto a closed standard descriptor: %s",
 				strerror(errno));
+	/* everything after the first "--" goes to each merge (issue 28 P6):
+	 * cut it off before getopt, which would take it for operands */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			extra = argv + i + 1;
+			nextra = argc - i - 1;
+			argc = i;
+			argv[i] = NULL;
+			break;
+		}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -231,7 +244,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.r[i].state == CM_BR_FAIL)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
-	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd);
+	stopsig = cm_brun(&plan, cuptimerge, extra, nextra, jobs, joblog, logfd);
 	logfd = -1; /* closed by cm_brun */
 	if (stopsig < 0) {
 		status = CM_EXIT_IO;

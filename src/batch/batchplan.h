@@ -84,7 +84,8 @@ void cm_bplan_free(cm_bplan *p);
 int cm_bjoblog_lock(const char *joblog);
 
 /* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
- * --trace-name NAME -w|-t WINDOW -o OUTPUT TRACE`, and write the joblog
+ * -j N --trace-name NAME EXTRA... -w|-t WINDOW -o OUTPUT -- TRACE` (EXTRA:
+ * the NEXTRA options given after the batch's "--"), and write the joblog
  * JOBLOG, open and locked as LOGFD (from cm_bjoblog_lock; closed here),
  * every rank a line, as it ends.  SIGINT, SIGTERM or SIGHUP (unless ignored
  * at start) stops the run (F23: the merges ran on as orphans, unrecorded):
@@ -93,7 +94,8 @@ int cm_bjoblog_lock(const char *joblog);
  * a line too.  Returns 0; the signal's number when one stopped the run (the
  * caller dies of it); or -1 after reporting that the joblog cannot be
  * written or a merge cannot be started. */
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd);
+int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra, int jobs, const char *joblog,
+	    int logfd);
 
 /* "SIGINT", "SIGTERM" or "SIGHUP" for SIG, for messages. */
 const char *cm_bsig_name(int sig);

@@ -88,18 +88,29 @@ static int log_rank(FILE *log, const cm_brank *r)
 /* Start the merge of R, with THREADS threads, its stderr to ERRFD, with
  * the signal mask MASK (the one the batch started with: cm_brun blocks the
  * signals it waits for, and a blocked mask survives exec). */
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const sigset_t *mask)
+static pid_t spawn(const char *cuptimerge, char *const *extra, int nextra, const cm_brank *r, int threads, int errfd,
+		   const sigset_t *mask)
 {
 	const char *name = strrchr(r->trace, '/');
 	char jarg[16];
-	const char *argv[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace,
-			      r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
+	const char *head[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace};
+	const char *tail[] = {r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
+	/* the options after the batch's "--" (issue 28 P6) come after the
+	 * batch's own, so that the user's -j or --trace-name wins */
+	size_t nh = sizeof head / sizeof *head, nt = sizeof tail / sizeof *tail;
+	const char **argv = cm_xmalloc((nh + (size_t)nextra + nt) * sizeof *argv);
 	pid_t pid;
+	memcpy(argv, head, sizeof head);
+	for (int i = 0; i < nextra; i++)
+		argv[nh + (size_t)i] = extra[i];
+	memcpy(argv + nh + nextra, tail, sizeof tail);
 	snprintf(jarg, sizeof jarg, "%d", threads);
 	make_parent(r->output);
 	fflush(NULL);
-	if ((pid = fork()) != 0)
+	if ((pid = fork()) != 0) {
+		free(argv);
 		return pid;
+	}
 	/* the child: stderr into the temporary file, nothing on stdin/stdout */
 	int null = open("/dev/null", O_RDWR);
 	dup2(errfd, 2);
@@ -151,6 +162,22 @@ const char *cm_bsig_name(int sig)
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
+/* MSG (taken), a merge's last line, with the merge's way to override a
+ * refusal, "(use --force to merge anyway)", put as the batch's: the batch's
+ * own --force means "merge again", and reaches no merge (issue 28 P6). */
+static char *batch_hint(char *msg)
+{
+	static const char merge_hint[] = "(use --force to merge anyway)";
+	static const char batch[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
+	char *at = strstr(msg, merge_hint), *out;
+	if (!at)
+		return msg;
+	out = cm_xmalloc(strlen(msg) - strlen(merge_hint) + strlen(batch) + 1);
+	sprintf(out, "%.*s%s%s", (int)(at - msg), msg, batch, at + strlen(merge_hint));
+	free(msg);
+	return out;
+}
+
 /* Record the end of the merge in slot K (wait status ST, usage RU) in its
  * rank, and its joblog line in LOG.  STOPSIG: the signal the batch passed
  * on to it, or 0.  0, or -1 when the line cannot be written. */
@@ -165,7 +192,7 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 		r->msg = cm_xmalloc(64);
 		snprintf(r->msg, 64, "interrupted: cuptimerge-batch got %s", cm_bsig_name(stopsig));
 	} else {
-		r->msg = last_line(sl->errfd);
+		r->msg = batch_hint(last_line(sl->errfd));
 		if (!*r->msg && WIFSIGNALED(st)) {
 			free(r->msg);
 			r->msg = cm_xstrdup(strsignal(WTERMSIG(st)));
@@ -176,7 +203,8 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 	return log_rank(log, r);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd)
+int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra, int jobs, const char *joblog,
+	    int logfd)
 {
 	FILE *log;
 	struct slot *slots;
@@ -242,7 +270,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, i
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, &oldmask)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, extra, nextra, r, threads, slots[k].errfd, &oldmask)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # batchrun.sh - cuptimerge-batch's runs as a cluster user meets them (issue
-# 28): resume however the paths are typed (P5).
+# 28): resume however the paths are typed (P5); options after "--" reach
+# each merge, and a merge's refusal names the batch's way to override (P6).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -57,5 +58,41 @@ done
 gpu-node7_5000.1759300079000.merged.json.gz
 gpu-node7_5001.1759300079000.merged.json.gz
 gpu-node7_5002.1759300079000.merged.json.gz" ] || fail "outputs: $(ls "$tmp/x/traces/merged")"
+
+# P6: the batch's --force means "merge again", and nothing reached a
+# merge: a rank whose merge says "(use --force to merge anyway)" could not
+# be merged by the batch at all, nor written with -z9.  A manifest pairs
+# rank 0's trace with rank 1's window (another pid: the merge refuses it).
+tcase "P6: options after -- reach each merge (--force, -z9); a refusal names the batch's way"
+mkranks "$tmp/p6" 2 '{host}_{pid}.1759300079000.pt.trace.json'
+t0=$tmp/p6/traces/gpu-node7_5000.1759300079000.pt.trace.json
+printf 'key\ttrace\twindow\toutput\nwrong\t%s\t%s\t\n' "$t0" "$tmp/p6/windows/w1.json" >"$tmp/p6/m.tsv"
+rc=0
+"$BATCH" --no-progress -m "$tmp/p6/m.tsv" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+hint="(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))"
+grep -qF "cuptimerge-batch: wrong: exit 1: cuptimerge: $tmp/p6/windows/w1.json: the window's API records come from pid 5001, which has no events in the CPU trace (pids 5000, 9999): a window of another process or rank? $hint" \
+	"$tmp/err" || fail "stderr: $(cat "$tmp/err")"
+grep -qF "	1	" "$tmp/p6/merged/cuptimerge-batch.tsv" && grep -qF "$hint" "$tmp/p6/merged/cuptimerge-batch.tsv" ||
+	fail "joblog: $(cat "$tmp/p6/merged/cuptimerge-batch.tsv")"
+[ ! -e "$tmp/p6/merged/wrong.merged.json.gz" ] || fail "an output for the refused rank"
+rc=0
+"$BATCH" --no-progress -m "$tmp/p6/m.tsv" -- --force -z9 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "with -- --force -z9: exit $rc: $(cat "$tmp/err")"
+[ "$(summary "$tmp/err")" = "1 merged, 0 skipped, 0 failed" ] || fail "summary: $(cat "$tmp/err")"
+# the output is the direct merge's with --force -z9, and not the default level's
+"$CUPTIMERGE" -q --force -z9 --trace-name "${t0##*/}" -w "$tmp/p6/windows/w1.json" -o "$tmp/z9.json.gz" "$t0" ||
+	fail "direct -z9"
+"$CUPTIMERGE" -q --force --trace-name "${t0##*/}" -w "$tmp/p6/windows/w1.json" -o "$tmp/zdef.json.gz" "$t0" ||
+	fail "direct"
+cmp -s "$tmp/z9.json.gz" "$tmp/p6/merged/wrong.merged.json.gz" || fail "the output is not the direct --force -z9 merge's"
+cmp -s "$tmp/zdef.json.gz" "$tmp/z9.json.gz" && fail "-z9 makes the same bytes as the default: the test shows nothing"
+grep -q "merged anyway: --force" "$tmp/p6/merged/cuptimerge-batch.tsv" || fail "joblog: $(cat "$tmp/p6/merged/cuptimerge-batch.tsv")"
+
+tcase "P6: a directory named after -- is an option of the merges, not a directory of the batch"
+rc=0
+"$BATCH" -n "$tmp/p6/traces" -- "$tmp/p6/windows" >"$tmp/out" 2>&1 || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4 (no windows in the plan): $(cat "$tmp/out")"
+grep -q "FAIL: no window for this trace" "$tmp/out" || fail "$(cat "$tmp/out")"
 
 finish
