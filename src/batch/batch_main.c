@@ -27,10 +27,12 @@ static void usage(FILE *f)
 	      "several at a time, skipping ranks already merged.  The options after \"--\"\n"
 	      "go to each cuptimerge (--force, -z9, ...).\n"
 	      "\n"
-	      "  -m, --manifest=FILE    the ranks from FILE: a TSV with a header line and the\n"
-	      "                         columns key, cpu trace, window or map, output\n"
+	      "  -m, --manifest=FILE    the ranks from FILE (- for standard input): a TSV with\n"
+	      "                         a header line and the columns key, cpu trace,\n"
+	      "                         window or map, output\n"
 	      "  -O, --output-dir=DIR   write KEY.merged.json.gz into DIR (default: merged/\n"
-	      "                         in the first DIR, or beside the manifest)\n"
+	      "                         in the first DIR, or beside the manifest; ./merged\n"
+	      "                         for a manifest that is no regular file)\n"
 	      "  -j, --jobs=N           run at most N merges at a time (default: the cores)\n"
 	      "      --joblog=FILE      write the joblog to FILE (default: the output\n"
 	      "                         directory's cuptimerge-batch.tsv)\n"
@@ -64,6 +66,16 @@ static char *dir_plus(const char *path, int is_dir, const char *name)
 	sprintf(out, "%s%s%s", d, d[strlen(d) - 1] == '/' ? "" : "/", name);
 	free(d);
 	return out;
+}
+
+/* 1 when the manifest PATH is a regular file of a directory: not "-", a
+ * pipe or a device, nor a name under /dev/ or /proc/ (/dev/stdin,
+ * /dev/fd/63 of <(...): a descriptor's, whatever file it is open on). */
+static int manifest_is_file(const char *path)
+{
+	struct stat st;
+	return strcmp(path, "-") && strncmp(path, "/dev/", 5) && strncmp(path, "/proc/", 6) &&
+	       stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The cuptimerge to run: beside this program's own file, else on PATH.  A
@@ -194,7 +206,15 @@ int main(int argc, char **argv)
 		jobs = cm_cpus_available();
 	cm_diag_set_quiet(quiet);
 	cm_progress_enable(!quiet && (prog < 0 ? isatty(2) : prog));
-	outdir = outdir_opt ? cm_xstrdup(outdir_opt) : dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");
+	/* beside the manifest only when it is a file: "-", /dev/stdin, a pipe
+	 * or <(...) has no directory of its own (/dev/merged/, issue 28 P13):
+	 * ./merged then */
+	if (outdir_opt)
+		outdir = cm_xstrdup(outdir_opt);
+	else if (manifest && !manifest_is_file(manifest))
+		outdir = cm_xstrdup("merged");
+	else
+		outdir = dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");
 	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
 
 	memset(&plan, 0, sizeof plan);

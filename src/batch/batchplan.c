@@ -550,13 +550,16 @@ static int split_tabs(char *line, char **fld, int max)
 
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 {
-	FILE *f = fopen(path, "r");
+	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
+	FILE *f = std ? stdin : fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	long lineno = 0;
 	if (!f)
 		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
+	if (std)
+		path = "<stdin>"; /* for messages */
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *fld[5];
 		int n;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # batchrun.sh - cuptimerge-batch's runs as a cluster user meets them (issue
 # 28): resume however the paths are typed (P5); options after "--" reach
-# each merge, and a merge's refusal names the batch's way to override (P6).
+# each merge, and a merge's refusal names the batch's way to override (P6);
+# a manifest on standard input (P13).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -94,5 +95,30 @@ rc=0
 "$BATCH" -n "$tmp/p6/traces" -- "$tmp/p6/windows" >"$tmp/out" 2>&1 || rc=$?
 [ $rc -eq 4 ] || fail "exit $rc, wanted 4 (no windows in the plan): $(cat "$tmp/out")"
 grep -q "FAIL: no window for this trace" "$tmp/out" || fail "$(cat "$tmp/out")"
+
+# P13: "-m -" was refused (no file "-"), and "-m /dev/stdin" planned the
+# outputs into /dev/merged/.  A manifest that is no regular file puts them
+# in ./merged.
+tcase "P13: -m - and -m /dev/stdin read the manifest from standard input, outputs in ./merged"
+mkranks "$tmp/p13" 1 '{host}_{pid}.1759300079000.pt.trace.json'
+t0=$tmp/p13/traces/gpu-node7_5000.1759300079000.pt.trace.json
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t\n' "$t0" "$tmp/p13/windows/w0.json" >"$tmp/p13/m.tsv"
+mkdir "$tmp/p13/run"
+for m in - /dev/stdin; do
+	rc=0
+	(cd "$tmp/p13/run" && "$BATCH" -n -m "$m" <"$tmp/p13/m.tsv") >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "-m $m: exit $rc: $(cat "$tmp/err")"
+	[ "$(cat "$tmp/out")" = "r0	$t0	$tmp/p13/windows/w0.json	merged/r0.merged.json.gz	merge" ] ||
+		fail "-m $m: $(cat "$tmp/out" "$tmp/err")"
+done
+(cd "$tmp/p13/run" && "$BATCH" -q -m - <"$tmp/p13/m.tsv" 2>/dev/null) || fail "run: exit $?"
+[ -s "$tmp/p13/run/merged/r0.merged.json.gz" ] && [ -s "$tmp/p13/run/merged/cuptimerge-batch.tsv" ] ||
+	fail "no ./merged output: $(ls -R "$tmp/p13/run")"
+# a regular manifest keeps its outputs beside it, as before
+"$BATCH" -n -m "$tmp/p13/m.tsv" >"$tmp/out" 2>"$tmp/err" || fail "file: exit $?"
+grep -q "	$tmp/p13/merged/r0.merged.json.gz	merge\$" "$tmp/out" || fail "file: $(cat "$tmp/out")"
+# a bad line names standard input
+printf 'key\nbad line\n' | "$BATCH" -n -m - >"$tmp/out" 2>"$tmp/err" && fail "bad line accepted"
+grep -q "^cuptimerge-batch: <stdin>: line 2: want key" "$tmp/err" || fail "bad line: $(cat "$tmp/err")"
 
 finish
