@@ -118,6 +118,26 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
 }
 
+/* After a stop: "; WHAT: k1 k2 ..." on stderr, the keys of the ranks
+ * interrupted (RAN 1) or not started (RAN 0), the first 10 and a count of
+ * the rest; nothing when there are none. */
+static void keys_line(const cm_bplan *p, const char *what, int ran)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const cm_brank *r = &p->r[i];
+		if (ran ? !r->interrupted : r->ran || r->state != CM_BR_RUN)
+			continue;
+		if (n == 0)
+			fprintf(stderr, "; %s: %s", what, r->key);
+		else if (n < 10)
+			fprintf(stderr, " %s", r->key);
+		n++;
+	}
+	if (n > 10)
+		fprintf(stderr, " ... (%zu in all)", n);
+}
+
 enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD };
 
 int main(int argc, char **argv)
@@ -142,7 +162,7 @@ int main(int argc, char **argv)
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
-	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
+	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0, interrupted = 0, notstarted = 0;
 	cm_bplan plan;
 	char **extra = NULL;
 	int nextra = 0;
@@ -272,10 +292,14 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < plan.n; i++) {
 		cm_brank *r = &plan.r[i];
-		if (!r->ran)
+		if (!r->ran) {
+			notstarted += stopsig > 0 && r->state == CM_BR_RUN;
 			continue;
+		}
 		if (r->status == 0)
 			merged++;
+		else if (r->interrupted)
+			interrupted++; /* said below, with the signal: not a failure of its own */
 		else {
 			failed++;
 			fprintf(stderr, "cuptimerge-batch: %s: exit %d: %s\n", r->key, r->status, r->msg);
@@ -286,21 +310,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, ", %zu without GPU work", nogpu);
 	if (notrace)
 		fprintf(stderr, ", %zu thread map%s without a trace", notrace, notrace == 1 ? "" : "s");
+	if (stopsig > 0)
+		fprintf(stderr, ", %zu interrupted, %zu not started", interrupted, notstarted);
 	fprintf(stderr, ", %.1f s\n", cm_now_s() - t0);
 	if (failed) {
 		fputs("cuptimerge-batch: failed:", stderr);
 		for (size_t i = 0; i < plan.n; i++)
-			if (plan.r[i].state == CM_BR_FAIL || (plan.r[i].ran && plan.r[i].status))
+			if (plan.r[i].state == CM_BR_FAIL || (plan.r[i].ran && plan.r[i].status && !plan.r[i].interrupted))
 				fprintf(stderr, " %s", plan.r[i].key);
 		fputc('\n', stderr);
 		status = CM_EXIT_RANKS;
 	}
 	if (stopsig > 0) {
-		/* passed on, waited for, recorded: now die of it, as the shell
+		/* passed on, waited for, recorded: say what finished and what was
+		 * stopped (issue 28 P8: Slurm's time limit is a SIGTERM, and the
+		 * user reads the job's stderr), then die of it, as the shell
 		 * expects of a command a signal stopped (status 128 + N) */
 		sigset_t set;
-		fprintf(stderr, "cuptimerge-batch: stopped by %s; the joblog records the merges it stopped\n",
-			cm_bsig_name(stopsig));
+		fprintf(stderr, "cuptimerge-batch: stopped by %s: %zu merged before it", cm_bsig_name(stopsig), merged);
+		keys_line(&plan, "interrupted", 1);
+		keys_line(&plan, "not started", 0);
+		fprintf(stderr, "; the joblog records every rank, and the same command resumes the rest\n");
 		fflush(stderr);
 		signal(stopsig, SIG_DFL);
 		sigemptyset(&set);

@@ -30,6 +30,7 @@ typedef struct cm_brank {
 	double seconds;
 	long rss_kb;   /* peak resident set of the merge (wait4) */
 	char *msg;     /* the merge's last line on stderr */
+	int interrupted; /* the batch passed a stopping signal on to it, and it died of it */
 } cm_brank;
 
 typedef struct cm_bplan {

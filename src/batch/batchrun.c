@@ -189,6 +189,7 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 	r->rss_kb = ru->ru_maxrss; /* kilobytes on Linux */
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (stopsig && WIFSIGNALED(st)) {
+		r->interrupted = 1;
 		r->msg = cm_xmalloc(64);
 		snprintf(r->msg, 64, "interrupted: cuptimerge-batch got %s", cm_bsig_name(stopsig));
 	} else {

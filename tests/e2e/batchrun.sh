@@ -2,7 +2,8 @@
 # batchrun.sh - cuptimerge-batch's runs as a cluster user meets them (issue
 # 28): resume however the paths are typed (P5); options after "--" reach
 # each merge, and a merge's refusal names the batch's way to override (P6);
-# a manifest on standard input (P13).
+# SIGTERM (Slurm's time limit) says what finished and what was stopped
+# (P8); a manifest on standard input (P13).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -120,5 +121,50 @@ grep -q "	$tmp/p13/merged/r0.merged.json.gz	merge\$" "$tmp/out" || fail "file: $
 # a bad line names standard input
 printf 'key\nbad line\n' | "$BATCH" -n -m - >"$tmp/out" 2>"$tmp/err" && fail "bad line accepted"
 grep -q "^cuptimerge-batch: <stdin>: line 2: want key" "$tmp/err" || fail "bad line: $(cat "$tmp/err")"
+
+# P8: SIGTERM, as Slurm sends at the time limit: the merges it stops are
+# recorded (F23), and stderr says what finished and what was stopped, not
+# "exit 143" failures.  Four ranks, two at a time: k0 merges; k1, k2 and
+# k3's traces are FIFOs no one writes, so k1 and k2 hang and k3 never
+# starts.  A wrapper notes each merge that starts.
+tcase "P8: SIGTERM says what merged, what was interrupted and what never started; the joblog agrees"
+d=$tmp/p8
+mkranks "$d" 1 '{host}_{pid}.1759300079000.pt.trace.json'
+touch -d '1 hour ago' "$d"/traces/* "$d"/windows/*
+printf 'key\tcpu trace\twindow or map\toutput\n' >"$d/m.tsv"
+printf 'k0\t%s\t%s\t\n' "$d/traces/gpu-node7_5000.1759300079000.pt.trace.json" "$d/windows/w0.json" >>"$d/m.tsv"
+for r in 1 2 3; do
+	mkfifo "$d/fifo$r"
+	printf 'k%s\t%s\t%s\t\n' $r "$d/fifo$r" "$d/windows/w0.json" >>"$d/m.tsv"
+done
+cat >"$d/wrap" <<EOW
+#!/bin/sh
+echo \$\$ >>"$d/started"
+exec "$CUPTIMERGE" "\$@"
+EOW
+chmod +x "$d/wrap"
+"$BATCH" --no-progress -j 2 --cuptimerge "$d/wrap" -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>"$tmp/err" &
+b=$!
+i=0
+while [ "$(cat "$d/started" 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1200 ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+kill -TERM $b
+rc=0
+{ wait $b; } 2>/dev/null || rc=$?
+[ $rc -eq 143 ] || fail "exit $rc, wanted 143: $(cat "$tmp/err")"
+[ "$(summary "$tmp/err")" = "1 merged, 0 skipped, 0 failed, 2 interrupted, 1 not started" ] || fail "summary: $(cat "$tmp/err")"
+[ "$(tail -n 1 "$tmp/err")" = "cuptimerge-batch: stopped by SIGTERM: 1 merged before it; interrupted: k1 k2; not started: k3; the joblog records every rank, and the same command resumes the rest" ] ||
+	fail "last line: $(cat "$tmp/err")"
+grep -q "exit 143\|failed:" "$tmp/err" && fail "the interrupted ranks are called failed: $(cat "$tmp/err")"
+J=$d/out/cuptimerge-batch.tsv
+[ "$(wc -l <"$J")" -eq 5 ] || fail "joblog: $(cat "$J")"
+grep -q "^k0	.*	0	[0-9.]*	[0-9]*	-\$" "$J" || fail "k0: $(cat "$J")"
+grep -q "^k3	.*	-	0.000	0	not started: cuptimerge-batch got SIGTERM\$" "$J" || fail "k3: $(cat "$J")"
+[ "$(grep -c "	143	.*	interrupted: cuptimerge-batch got SIGTERM\$" "$J")" -eq 2 ] || fail "k1, k2: $(cat "$J")"
+# the next run resumes: k0 is done, the others run
+"$BATCH" -n -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>&1 || true
+[ "$(cut -f1,5 "$tmp/out" | tr '\t\n' ':,')" = "k0:up to date, skipped,k1:merge,k2:merge,k3:merge," ] || fail "resume: $(cat "$tmp/out")"
 
 finish
