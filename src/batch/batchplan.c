@@ -139,7 +139,7 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
-		cm_bscan(path, &facts);
+		cm_bscan_head(path, &facts); /* a window's GPU events: counted if it is left over */
 		if (facts.kind == CM_BK_MAP && facts.nprocs) {
 			/* one entry per process; the last takes PATH, the others a copy */
 			for (size_t k = 0; k < facts.nprocs; k++)
@@ -507,6 +507,21 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		}
 		if (w->facts.kind != CM_BK_WINDOW || w->used)
 			continue;
+		if (w->facts.gpu_events < 0) {
+			/* read from its tail: count its GPU work now, in full (a
+			 * launcher's window is small), which finds damage too */
+			cm_bfacts full;
+			cm_bscan_full(w->path, &full);
+			if (full.kind == CM_BK_WINDOW)
+				w->facts.gpu_events = full.gpu_events;
+			if (full.damaged) {
+				w->facts.damaged = 1;
+				free(w->facts.why);
+				w->facts.why = full.why;
+				full.why = NULL;
+			}
+			cm_bfacts_free(&full);
+		}
 		key = key_of(w->path);
 		r = add_rank(p, key);
 		free(key);
@@ -589,7 +604,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 			fail_rank(r, xasprintf("window %s: %s", r->window, strerror(errno)));
 		else {
 			cm_bfacts wf;
-			cm_bscan(r->window, &wf);
+			cm_bscan_head(r->window, &wf);
 			if (wf.kind == CM_BK_BAD || wf.damaged)
 				fail_rank(r, xasprintf("window %s: %s%s", r->window, wf.why,
 						       wf.damaged ? damage_hint(wf.why) : ""));

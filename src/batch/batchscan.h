@@ -49,6 +49,16 @@ typedef struct cm_bfacts {
  * window is read to its end in one streaming pass (its "source" comes last),
  * counting GPU events, in constant memory; a thread map to its end, in memory
  * for one entry per process.  Never prints. */
+void cm_bscan_full(const char *path, cm_bfacts *f);
+
+/* As cm_bscan_full, but a plain window that ends with its "source" (as
+ * cuptirec writes it) is read only at its head and its last 64 KiB: its GPU
+ * events are not counted (gpu_events -1), and damage before its tail is
+ * not seen (issue 28 P7: planning is what pairing needs). */
+void cm_bscan_head(const char *path, cm_bfacts *f);
+
+/* cm_bscan_head, then cm_bscan_full for a window whose GPU events it did
+ * not count. */
 void cm_bscan(const char *path, cm_bfacts *f);
 void cm_bfacts_free(cm_bfacts *f);
 

@@ -109,7 +109,7 @@ grep -q "^gpu-node7_5000.1759300079000	.*	$tmp/p1a/windows/w0.json	.*	merge\$" "
 # rank failed as "no window for this trace".  Four ranks: rank 1's window
 # truncated, as cuptirec names it; rank 2's gzip cut short; rank 3's window
 # empty (killed before it wrote anything: its pid is unknown); rank 4's with
-# a stray byte.  The byte offsets are cuptimerge's own for the same files.
+# a stray byte in the middle.  The byte offsets are cuptimerge's own for the same files.
 tcase "P2: a truncated, cut-short gzip, empty or corrupt window fails its rank with what is wrong"
 D=$tmp/p2
 mkranks "$D" 5 'rank{r}_{pid}.pt.trace.json'
@@ -138,11 +138,26 @@ done <<EOT
 rank1_5001	$D/windows/cuptirec_5001.json	its window is damaged: truncated JSON: the text ends inside the document at byte 3000 $killed
 rank2_5002	$D/windows/w2.json.gz	its window is damaged: truncated gzip data, after byte $o2 of text $killed
 rank3_5003	-	no window for this trace (pid 5003, rank 3); not read, maybe its window: $D/windows/cuptirec_node9_5003.json.gz (empty)
-rank4_5004	$D/windows/w4.json	its window is damaged: not JSON at byte $o4
 EOT
 grep -q "^rank0_5000	.*	merge\$" "$tmp/out" || fail "rank 0: $(cat "$tmp/out")"
 [ "$(cat "$tmp/err")" = "cuptimerge-batch: $D/windows/cuptirec_node9_5003.json.gz: empty: a damaged window (no API record tells its pid), ignored" ] ||
 	fail "warnings: $(cat "$tmp/err")"
+# A plain window that ends with its "source" is planned from its head and
+# tail (P7): damage inside it is found by its merge, which names it, at
+# the same offset, on that rank.  A gzip window is read in full: planned
+# damaged.
+grep -qx "rank4_5004	$D/traces/rank4_5004.pt.trace.json	$D/windows/w4.json	$D/traces/merged/rank4_5004.merged.json.gz	merge" \
+	"$tmp/out" || fail "rank4_5004: $(grep "^rank4" "$tmp/out")"
+gzip "$D/windows/w4.json"
+"$BATCH" -n "$D/traces" "$D/windows" >"$tmp/out" 2>"$tmp/err" || true
+grep -qxF "rank4_5004	$D/traces/rank4_5004.pt.trace.json	$D/windows/w4.json.gz	$D/traces/merged/rank4_5004.merged.json.gz	FAIL: its window is damaged: not JSON at byte $o4" \
+	"$tmp/out" || fail "rank4_5004, gzip: $(grep "^rank4" "$tmp/out")"
+gunzip "$D/windows/w4.json.gz"
+rc=0
+"$BATCH" --no-progress "$D/traces" "$D/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "run: exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -q "^rank4_5004	.*	1	[0-9.]*	[0-9]*	cuptimerge: $D/windows/w4.json:$o4: invalid JSON" "$D/traces/merged/cuptimerge-batch.tsv" ||
+	fail "rank 4's joblog line: $(cat "$D/traces/merged/cuptimerge-batch.tsv")"
 
 tcase "P2: a truncated window in a manifest fails its rank with what is wrong"
 printf 'key\ttrace\twindow\toutput\nr1\t%s\t%s\t\n' "$D/traces/rank1_5001.pt.trace.json" "$D/windows/cuptirec_5001.json" >"$tmp/m.tsv"

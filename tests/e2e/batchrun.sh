@@ -2,8 +2,9 @@
 # batchrun.sh - cuptimerge-batch's runs as a cluster user meets them (issue
 # 28): resume however the paths are typed (P5); options after "--" reach
 # each merge, and a merge's refusal names the batch's way to override (P6);
-# SIGTERM (Slurm's time limit) says what finished and what was stopped
-# (P8); a manifest on standard input (P13).
+# planning reads a plain window's head and tail only (P7); SIGTERM (Slurm's
+# time limit) says what finished and what was stopped (P8); a manifest on
+# standard input (P13).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -166,5 +167,36 @@ grep -q "^k3	.*	-	0.000	0	not started: cuptimerge-batch got SIGTERM\$" "$J" || f
 # the next run resumes: k0 is done, the others run
 "$BATCH" -n -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>&1 || true
 [ "$(cut -f1,5 "$tmp/out" | tr '\t\n' ':,')" = "k0:up to date, skipped,k1:merge,k2:merge,k3:merge," ] || fail "resume: $(cat "$tmp/out")"
+
+# P7: planning read every window in full (1.4 s for two 118 MB windows).
+# A plain window that ends with its "source" is read at its head and its
+# last 64 KiB only.  Shown without timing: rank 0's window has a 2 GiB
+# hole of NUL bytes (sparse, no disk) inside its "events"; the full scan
+# would call it "not JSON", the plan pairs it.  Its merge would fail: the
+# plan is all this case runs.
+tcase "P7: the plan reads a plain window's head and tail, not the 2 GiB between"
+mkranks "$tmp/p7" 1 '{host}_{pid}.1759300079000.pt.trace.json'
+python3 - "$tmp/p7/windows/w0.json" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index("}, {") + 3            # between two events
+with open(p, "w") as f:
+    f.write(s[:i])
+    f.seek(i + 2**31)              # a hole: NUL bytes, no blocks
+    f.write(s[i:])
+PY
+rc=0
+"$BATCH" -n "$tmp/p7/traces" "$tmp/p7/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/out" "$tmp/err")"
+grep -q "	$tmp/p7/windows/w0.json	.*	merge\$" "$tmp/out" || fail "$(cat "$tmp/out" "$tmp/err")"
+# a window left without a trace is read in full: its GPU work is counted
+rm "$tmp/p7/traces/"*
+rc=0
+"$BATCH" -n "$tmp/p7/traces" "$tmp/p7/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+grep -q "	FAIL: a damaged window (pid 5000, rank 0, host gpu-node7) and no trace for it: not JSON at byte " "$tmp/out" ||
+	fail "left over: $(cat "$tmp/out")"
+rm -r "$tmp/p7"
 
 finish
