@@ -238,6 +238,8 @@ int main(int argc, char **argv)
 	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
 
 	memset(&plan, 0, sizeof plan);
+	for (int i = 0; i < nextra; i++)
+		plan.merge_force |= !strcmp(extra[i], "--force");
 	if (manifest) {
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();

@@ -563,6 +563,26 @@ static int split_tabs(char *line, char **fld, int max)
 	return n;
 }
 
+/* A manifest's rank R whose window (facts W) records another rank than
+ * its trace's distributedInfo, or another host than its trace's name in
+ * tensorboard form, fails (issue 28 P4), as cuptimerge refuses it: the
+ * window may be gzip, which the merge's own check cannot afford to read
+ * to its end, and the plan has read it anyway. */
+static void check_ranks(cm_brank *r, const cm_bfacts *w)
+{
+	static const char hint[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
+	int64_t rank = w->rank >= 0 ? cm_bscan_rank(r->trace) : -1;
+	char *host = w->host ? cm_bscan_name_host(r->trace, w->pid) : NULL;
+	if (rank >= 0 && rank != w->rank)
+		fail_rank(r, xasprintf("window %s records rank %" PRId64 "%s%s, the trace's distributedInfo rank %" PRId64
+				       ": a window of another rank? %s",
+				       r->window, w->rank, w->host ? " on " : "", w->host ? w->host : "", rank, hint));
+	else if (host && strcmp(host, w->host))
+		fail_rank(r, xasprintf("window %s records host %s, the trace's name host %s: a window of another node? %s",
+				       r->window, w->host, host, hint));
+	free(host);
+}
+
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 {
 	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
@@ -608,6 +628,8 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 			if (wf.kind == CM_BK_BAD || wf.damaged)
 				fail_rank(r, xasprintf("window %s: %s%s", r->window, wf.why,
 						       wf.damaged ? damage_hint(wf.why) : ""));
+			else if (wf.kind == CM_BK_WINDOW && !p->merge_force)
+				check_ranks(r, &wf);
 			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
 			cm_bfacts_free(&wf);
 		}

@@ -38,6 +38,8 @@ typedef struct cm_bplan {
 	size_t n, cap;
 	struct cm_bfound *f; /* traces and windows found in directories, not yet paired */
 	size_t nf, capf;
+	int merge_force;     /* "--force" is among the options for the merges: a
+				manifest's pair of two ranks is not refused */
 } cm_bplan;
 
 /* Add the ranks found in directory DIR (not recursive): traces are

@@ -31,6 +31,7 @@ struct scan {
 	int depth;              /* containers open */
 	char key[MAXDEPTH][24]; /* the last key seen at each depth (1 = top level) */
 	int done;               /* the trace's facts are complete: stop reading */
+	int head_only;          /* stop where "traceEvents" begins (cm_bscan_rank) */
 	/* the event being read (depth 3 of traceEvents / events) */
 	char ph[4], cat[24], kind[24];
 	int64_t ev_pid, ev_proc;
@@ -214,8 +215,14 @@ static int cb_open(struct scan *s)
 	if (s->depth == 1)
 		return 1;
 	if (s->depth == 2 && s->f->kind == CM_BK_OTHER) {
-		if (keyis(s, 1, "traceEvents"))
+		if (keyis(s, 1, "traceEvents")) {
 			s->f->kind = CM_BK_TRACE;
+			if (s->head_only) {
+				s->done = 1;
+				s->depth--;
+				return 0; /* the members before it are what was wanted */
+			}
+		}
 		else if (keyis(s, 1, "events")) {
 			s->f->kind = CM_BK_WINDOW;
 			s->f->gpu_events = 0;
@@ -522,7 +529,38 @@ void cm_bscan_head(const char *path, cm_bfacts *f)
 		cm_bscan_full(path, f);
 }
 
+static void scan_stream(const char *path, cm_bfacts *f, int head_only);
+
 void cm_bscan_full(const char *path, cm_bfacts *f)
+{
+	scan_stream(path, f, 0);
+}
+
+int64_t cm_bscan_rank(const char *path)
+{
+	cm_bfacts f;
+	int64_t rank;
+	scan_stream(path, &f, 1);
+	rank = f.kind == CM_BK_TRACE ? f.rank : -1;
+	cm_bfacts_free(&f);
+	return rank;
+}
+
+int cm_bscan_tail(const char *path, cm_bfacts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
+	return scan_tail(path, f);
+}
+
+char *cm_bscan_name_host(const char *path, int64_t pid)
+{
+	return host_from_name(path, pid);
+}
+
+/* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
+ * "traceEvents" begins. */
+static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 {
 	struct scan s;
 	unsigned char *buf;
@@ -537,6 +575,7 @@ void cm_bscan_full(const char *path, cm_bfacts *f)
 	memset(&s, 0, sizeof s);
 	s.f = f;
 	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
+	s.head_only = head_only;
 	if (!(gz = gzopen(path, "rb"))) {
 		set_bad(f, "cannot open: %s", strerror(errno));
 		return;

@@ -62,4 +62,16 @@ void cm_bscan_head(const char *path, cm_bfacts *f);
 void cm_bscan(const char *path, cm_bfacts *f);
 void cm_bfacts_free(cm_bfacts *f);
 
+/* For cuptimerge's check that a window and a trace are one rank's
+ * (crosscheck.c, issue 28 P4), each reading little: */
+/* the distributedInfo.rank of trace PATH, read up to where "traceEvents"
+ * begins (Kineto writes it before); -1 when it has none */
+int64_t cm_bscan_rank(const char *path);
+/* the facts of plain window PATH from its head and tail alone, as
+ * cm_bscan_head; -1 (nothing read in full) when that cannot be done */
+int cm_bscan_tail(const char *path, cm_bfacts *f);
+/* the host of a trace named {host}_{PID}.{ms}.pt.trace.json[.gz], or NULL
+ * (malloc'd) */
+char *cm_bscan_name_host(const char *path, int64_t pid);
+
 #endif

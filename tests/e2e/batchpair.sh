@@ -3,7 +3,8 @@
 # traces named as a training script names them pair with their windows (P1);
 # a truncated or corrupt window fails its rank with what is wrong (P2); a
 # window of another run is named on the trace's failure, and why it was
-# refused (P3).
+# refused (P3); a window of another rank or host is refused, by cuptimerge
+# and in a manifest, unless --force (P4).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -184,5 +185,57 @@ w=$tmp/p3/windows/w0.json
 w0	-	$w	-	FAIL: no trace for this window (pid 5000, rank 0, host gpu-node7, 5 GPU events); nearest: $t (pid 5000, rank 0), refused: the trace starts 59 min 59 s after the window ends (another run?)
 w0later	-	${w%.json}later.json	-	FAIL: no trace for this window (pid 5000, rank 0, host gpu-node7, 5 GPU events); nearest: $t (pid 5000, rank 0), refused: the trace starts 59 min 59 s before the window" ] ||
 	fail "$(cat "$tmp/out")"
+
+# P4: the window's "source" says rank 33 on node-b, the trace's
+# distributedInfo rank 1 (same pid, same time): the merge exited 0.
+tcase "P4: cuptimerge refuses a window of another rank or host (--force overrides)"
+mkranks "$tmp/p4" 2 'gpu-node7_{pid}.1759300079000.pt.trace.json'
+t1=$tmp/p4/traces/gpu-node7_5001.1759300079000.pt.trace.json
+w1=$tmp/p4/windows/w1.json
+# setsrc FILE RANK HOST: the window FILE's "source" records RANK and HOST
+setsrc() {
+	python3 -c 'import json, sys
+w = json.load(open(sys.argv[1])); w["source"]["rank"] = int(sys.argv[2]); w["source"]["host"] = sys.argv[3]
+json.dump(w, open(sys.argv[1], "w"))' "$@"
+}
+setsrc "$w1" 33 node-b
+rc=0
+"$CUPTIMERGE" -w "$w1" -o "$tmp/p4/o.json" "$t1" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, wanted 1: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "cuptimerge: $w1: its \"source\" records rank 33 on node-b, the CPU trace's distributedInfo rank 1: a window of another rank? (use --force to merge anyway)" ] ||
+	fail "message: $(cat "$tmp/err")"
+[ ! -e "$tmp/p4/o.json" ] || fail "an output"
+"$CUPTIMERGE" --force -w "$w1" -o "$tmp/p4/o.json" "$t1" 2>"$tmp/err" || fail "--force: exit $?: $(cat "$tmp/err")"
+grep -q "a window of another rank? (merged anyway: --force)\$" "$tmp/err" || fail "--force: $(cat "$tmp/err")"
+# the host: the trace records none, but its tensorboard name does
+setsrc "$w1" 1 node-b
+rc=0
+"$CUPTIMERGE" -w "$w1" -o "$tmp/p4/o.json" "$t1" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "host: exit $rc, wanted 1: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "cuptimerge: $w1: its \"source\" records host node-b, the CPU trace's name host gpu-node7: a window of another node? (use --force to merge anyway)" ] ||
+	fail "host: $(cat "$tmp/err")"
+# a trace named otherwise records no host: only the rank counts
+cp "$t1" "$tmp/p4/rank1.pt.trace.json"
+"$CUPTIMERGE" -w "$w1" -o "$tmp/p4/o.json" "$tmp/p4/rank1.pt.trace.json" 2>"$tmp/err" ||
+	fail "no host in the name: exit $?: $(cat "$tmp/err")"
+
+tcase "P4: a manifest pairing a window of another rank fails that rank, gzip or plain; -- --force merges it"
+setsrc "$w1" 33 node-b
+gzip -c "$w1" >"$tmp/p4/windows/w1z.json.gz"
+t0=$tmp/p4/traces/gpu-node7_5000.1759300079000.pt.trace.json
+printf 'key\ttrace\twindow\toutput\nr1\t%s\t%s\t\nr1z\t%s\t%s\t\nr0\t%s\t%s\t\n' "$t1" "$w1" "$t1" \
+	"$tmp/p4/windows/w1z.json.gz" "$t0" "$tmp/p4/windows/w0.json" >"$tmp/p4/m.tsv"
+rc=0
+"$BATCH" -n -m "$tmp/p4/m.tsv" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+for k in r1:$w1 r1z:$tmp/p4/windows/w1z.json.gz; do
+	grep -qxF "${k%%:*}	$t1	${k#*:}	$tmp/p4/merged/${k%%:*}.merged.json.gz	FAIL: window ${k#*:} records rank 33 on node-b, the trace's distributedInfo rank 1: a window of another rank? (to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))" \
+		"$tmp/out" || fail "${k%%:*}: $(cat "$tmp/out")"
+done
+grep -q "^r0	.*	merge\$" "$tmp/out" || fail "r0: $(cat "$tmp/out")"
+rc=0
+"$BATCH" --no-progress -m "$tmp/p4/m.tsv" -- --force >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "-- --force: exit $rc: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 3 merged, 0 skipped, 0 failed" "$tmp/err" || fail "-- --force: $(cat "$tmp/err")"
 
 finish
