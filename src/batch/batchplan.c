@@ -571,7 +571,10 @@ static int split_tabs(char *line, char **fld, int max)
 static void check_ranks(cm_brank *r, const cm_bfacts *w)
 {
 	static const char hint[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
-	int64_t rank = w->rank >= 0 ? cm_bscan_rank(r->trace) : -1;
+	struct stat st;
+	/* a trace that is no regular file (a FIFO) is not opened: only its merge reads it */
+	int reg = stat(r->trace, &st) == 0 && S_ISREG(st.st_mode);
+	int64_t rank = reg && w->rank >= 0 ? cm_bscan_rank(r->trace) : -1;
 	char *host = w->host ? cm_bscan_name_host(r->trace, w->pid) : NULL;
 	if (rank >= 0 && rank != w->rank)
 		fail_rank(r, xasprintf("window %s records rank %" PRId64 "%s%s, the trace's distributedInfo rank %" PRId64

@@ -69,6 +69,10 @@ gpu-node7_5002.1759300079000.merged.json.gz" ] || fail "outputs: $(ls "$tmp/x/tr
 tcase "P6: options after -- reach each merge (--force, -z9); a refusal names the batch's way"
 mkranks "$tmp/p6" 2 '{host}_{pid}.1759300079000.pt.trace.json'
 t0=$tmp/p6/traces/gpu-node7_5000.1759300079000.pt.trace.json
+# (rank 1's window says rank 0 in its "source", so that the plan's own rank
+# check (P4) lets it through to the merge's pid check)
+python3 -c 'import json, sys
+w = json.load(open(sys.argv[1])); w["source"]["rank"] = 0; json.dump(w, open(sys.argv[1], "w"))' "$tmp/p6/windows/w1.json"
 printf 'key\ttrace\twindow\toutput\nwrong\t%s\t%s\t\n' "$t0" "$tmp/p6/windows/w1.json" >"$tmp/p6/m.tsv"
 rc=0
 "$BATCH" --no-progress -m "$tmp/p6/m.tsv" 2>"$tmp/err" || rc=$?
