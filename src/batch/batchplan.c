@@ -3,6 +3,7 @@
  * already done (cuptimerge-batch). */
 #include "config.h"
 #include "batch/batchplan.h"
+#include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
 #include "exitcode.h"
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define OUT_SUFFIX ".merged.json.gz"
 
 /* A file found in a directory; a thread map is found once per process it
  * holds (consecutive entries with the same path), since it pairs with the
@@ -33,8 +33,8 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
+/* batchplan_int.h */
+char *cm_bplan_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -52,7 +52,7 @@ static char *xasprintf(const char *fmt, ...)
 static char *join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
-	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return cm_bplan_asprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }
 
 /* KEY of a file: its name without the directory and the trace suffixes. */
@@ -69,7 +69,8 @@ static char *key_of(const char *path)
 	return k;
 }
 
-static cm_brank *add_rank(cm_bplan *p, const char *key)
+/* batchplan_int.h */
+cm_brank *cm_bplan_add_rank(cm_bplan *p, const char *key)
 {
 	cm_brank *r;
 	if (p->n == p->cap) {
@@ -83,7 +84,8 @@ static cm_brank *add_rank(cm_bplan *p, const char *key)
 	return r;
 }
 
-static void fail_rank(cm_brank *r, char *why)
+/* batchplan_int.h */
+void cm_bplan_fail(cm_brank *r, char *why)
 {
 	r->state = CM_BR_FAIL;
 	free(r->why);
@@ -100,7 +102,7 @@ static char *describe(const cm_bfacts *f)
 		snprintf(rank, sizeof rank, ", rank %" PRId64, f->rank);
 	if (f->host)
 		snprintf(host, sizeof host, ", host %.256s", f->host);
-	return xasprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
+	return cm_bplan_asprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
 }
 
 /* Append a found file PATH (taken) with FACTS (taken). */
@@ -212,10 +214,10 @@ static char *gap(int64_t ns)
 {
 	int64_t sec = ns / 1000000000;
 	if (sec >= 3600)
-		return xasprintf("%" PRId64 " h %" PRId64 " min", sec / 3600, sec % 3600 / 60);
+		return cm_bplan_asprintf("%" PRId64 " h %" PRId64 " min", sec / 3600, sec % 3600 / 60);
 	if (sec >= 60)
-		return xasprintf("%" PRId64 " min %" PRId64 " s", sec / 60, sec % 60);
-	return xasprintf("%.1f s", (double)ns / 1e9);
+		return cm_bplan_asprintf("%" PRId64 " min %" PRId64 " s", sec / 60, sec % 60);
+	return cm_bplan_asprintf("%.1f s", (double)ns / 1e9);
 }
 
 /* Why window W does not fit trace T (fits() is 0): the first fact they
@@ -224,17 +226,17 @@ static char *refusal(const cm_bfacts *t, const cm_bfacts *w)
 {
 	char *g, *why;
 	if (t->pid != w->pid)
-		return xasprintf("the trace's pid is %" PRId64 ", the window's %" PRId64, t->pid, w->pid);
+		return cm_bplan_asprintf("the trace's pid is %" PRId64 ", the window's %" PRId64, t->pid, w->pid);
 	if (t->host && w->host && strcmp(t->host, w->host))
-		return xasprintf("the trace's name says host %s, the window records %s", t->host, w->host);
+		return cm_bplan_asprintf("the trace's name says host %s, the window records %s", t->host, w->host);
 	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
-		return xasprintf("the trace's rank is %" PRId64 ", the window's %" PRId64, t->rank, w->rank);
+		return cm_bplan_asprintf("the trace's rank is %" PRId64 ", the window's %" PRId64, t->rank, w->rank);
 	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - SLACK_NS) {
 		g = gap(w->start_ns - t->start_ns);
-		why = xasprintf("the trace starts %s before the window", g);
+		why = cm_bplan_asprintf("the trace starts %s before the window", g);
 	} else {
 		g = gap(t->start_ns - w->end_ns);
-		why = xasprintf("the trace starts %s after the window ends (another run?)", g);
+		why = cm_bplan_asprintf("the trace starts %s after the window ends (another run?)", g);
 	}
 	free(g);
 	return why;
@@ -261,7 +263,7 @@ static char *near_note(const cm_bplan *p, const struct cm_bfound *a)
 				continue;
 			d = describe(&b->facts);
 			why = refusal(t, w);
-			note = xasprintf("; nearest: %s (%s), refused: %s", b->path, d, why);
+			note = cm_bplan_asprintf("; nearest: %s (%s), refused: %s", b->path, d, why);
 			free(d);
 			free(why);
 			return note;
@@ -319,17 +321,17 @@ static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
 	char *d, *more;
 	if (a == b) {
 		char *one = describe(&p->f[a].facts);
-		d = xasprintf("no trace, skipped (thread map of %s)", one);
+		d = cm_bplan_asprintf("no trace, skipped (thread map of %s)", one);
 		free(one);
 		return d;
 	}
-	d = xasprintf("pids %" PRId64, p->f[a].facts.pid);
+	d = cm_bplan_asprintf("pids %" PRId64, p->f[a].facts.pid);
 	for (size_t k = a + 1; k <= b; k++) {
-		more = xasprintf("%s, %" PRId64, d, p->f[k].facts.pid);
+		more = cm_bplan_asprintf("%s, %" PRId64, d, p->f[k].facts.pid);
 		free(d);
 		d = more;
 	}
-	more = xasprintf("no trace, skipped (thread map of %s)", d);
+	more = cm_bplan_asprintf("no trace, skipped (thread map of %s)", d);
 	free(d);
 	return more;
 }
@@ -345,7 +347,7 @@ static int unreadable(const struct cm_bfound *f)
 
 /* What to add to WHY, the damage of a window: a window cut short is what
  * a process killed before it closed its window leaves (cuptirec(1)). */
-static const char *damage_hint(const char *why)
+const char *cm_bplan_damage_hint(const char *why)
 {
 	return !strncmp(why, "truncated", 9) || !strncmp(why, "empty", 5)
 		       ? " (a process killed before its window was closed leaves it so: cuptirec(1))"
@@ -378,9 +380,9 @@ static char *unread_note(const cm_bplan *p, const char *what)
 		if (!unreadable(&p->f[j]))
 			continue;
 		if (k == 2)
-			more = xasprintf("%s, ...", note);
+			more = cm_bplan_asprintf("%s, ...", note);
 		else
-			more = xasprintf("%s%s%s%s%s (%s)", note, k ? ", " : "; not read, maybe its ", k ? "" : what,
+			more = cm_bplan_asprintf("%s%s%s%s%s (%s)", note, k ? ", " : "; not read, maybe its ", k ? "" : what,
 					 k ? "" : ": ", p->f[j].path, p->f[j].facts.why);
 		free(note);
 		note = more;
@@ -404,10 +406,10 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		size_t nfit = 0, w = 0;
 		if (t->facts.kind == CM_BK_BAD && strstr(t->path, ".pt.trace.json")) {
 			key = key_of(t->path);
-			r = add_rank(p, key);
+			r = cm_bplan_add_rank(p, key);
 			free(key);
 			r->trace = cm_xstrdup(t->path);
-			fail_rank(r, xasprintf("unreadable trace: %s", t->facts.why));
+			cm_bplan_fail(r, cm_bplan_asprintf("unreadable trace: %s", t->facts.why));
 			continue;
 		}
 		if (t->facts.damaged && t->facts.kind == CM_BK_BAD)
@@ -422,12 +424,12 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		if (t->facts.kind != CM_BK_TRACE)
 			continue;
 		key = key_of(t->path);
-		r = add_rank(p, key);
+		r = cm_bplan_add_rank(p, key);
 		r->trace = cm_xstrdup(t->path);
-		r->output = xasprintf("%s/%s" OUT_SUFFIX, outdir, key);
+		r->output = cm_bplan_asprintf("%s/%s" OUT_SUFFIX, outdir, key);
 		free(key);
 		if (t->facts.pid < 0) {
-			fail_rank(r, xasprintf("no CPU event with a pid in the trace: cannot pair it"));
+			cm_bplan_fail(r, cm_bplan_asprintf("no CPU event with a pid in the trace: cannot pair it"));
 			continue;
 		}
 		/* a window first: its merge repairs the threads too; else a map */
@@ -454,11 +456,11 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 				/* its window, cut short: say so, not "no window" (P2) */
 				r->window = cm_xstrdup(p->f[dw].path);
 				mark_used(p, (size_t)dw);
-				fail_rank(r, xasprintf("its window is damaged: %s%s", p->f[dw].facts.why,
-						       damage_hint(p->f[dw].facts.why)));
+				cm_bplan_fail(r, cm_bplan_asprintf("its window is damaged: %s%s", p->f[dw].facts.why,
+						       cm_bplan_damage_hint(p->f[dw].facts.why)));
 			} else if (nfit == 0) {
 				char *note = unread_note(p, wanted(have)), *near = near_note(p, t);
-				fail_rank(r, xasprintf("no %s for this trace (%s)%s%s", wanted(have), d, near, note));
+				cm_bplan_fail(r, cm_bplan_asprintf("no %s for this trace (%s)%s%s", wanted(have), d, near, note));
 				free(near);
 				free(note);
 			} else {
@@ -471,7 +473,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 							names[k++] = p->f[j].path;
 						mark_used(p, j); /* reported here, not again as unpaired */
 					}
-				fail_rank(r, xasprintf("%zu %s fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
+				cm_bplan_fail(r, cm_bplan_asprintf("%zu %s fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
 						       nfit, kind == CM_BK_MAP ? "thread maps" : "windows", d, names[0],
 						       names[1], nfit > 2 ? ", ..." : ""));
 			}
@@ -482,7 +484,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 	for (size_t i = first; i < p->n; i++)
 		for (size_t j = first; j < i; j++)
 			if (!strcmp(p->r[i].key, p->r[j].key) && p->r[i].state != CM_BR_FAIL)
-				fail_rank(&p->r[i], xasprintf("the key is also %s's: rename one", p->r[j].trace));
+				cm_bplan_fail(&p->r[i], cm_bplan_asprintf("the key is also %s's: rename one", p->r[j].trace));
 	/* the windows and maps left, in the order found: a map once, whichever
 	 * of its processes are left */
 	for (size_t j = 0; j < p->nf; j++) {
@@ -495,7 +497,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 				last++;
 			if (!w->used) {
 				key = key_of(w->path);
-				r = add_rank(p, key);
+				r = cm_bplan_add_rank(p, key);
 				free(key);
 				r->window = cm_xstrdup(w->path);
 				r->map = 1;
@@ -523,19 +525,19 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			cm_bfacts_free(&full);
 		}
 		key = key_of(w->path);
-		r = add_rank(p, key);
+		r = cm_bplan_add_rank(p, key);
 		free(key);
 		r->window = cm_xstrdup(w->path);
 		d = describe(&w->facts);
 		if (w->facts.damaged)
-			fail_rank(r, xasprintf("a damaged window (%s) and no trace for it: %s%s", d, w->facts.why,
-					       damage_hint(w->facts.why)));
+			cm_bplan_fail(r, cm_bplan_asprintf("a damaged window (%s) and no trace for it: %s%s", d, w->facts.why,
+					       cm_bplan_damage_hint(w->facts.why)));
 		else if (w->facts.gpu_events == 0) {
 			r->state = CM_BR_NOGPU;
-			r->why = xasprintf("no GPU work, skipped (%s)", d);
+			r->why = cm_bplan_asprintf("no GPU work, skipped (%s)", d);
 		} else {
 			char *near = near_note(p, w);
-			fail_rank(r, xasprintf("no trace for this window (%s, %" PRId64 " GPU events)%s", d,
+			cm_bplan_fail(r, cm_bplan_asprintf("no trace for this window (%s, %" PRId64 " GPU events)%s", d,
 					       w->facts.gpu_events, near));
 			free(near);
 		}
@@ -548,172 +550,6 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 	free(p->f);
 	p->f = NULL;
 	p->nf = p->capf = 0;
-}
-
-/* Split LINE at tabs into at most MAX fields; returns how many. */
-static int split_tabs(char *line, char **fld, int max)
-{
-	int n = 0;
-	fld[n++] = line;
-	for (char *c = line; *c && n < max; c++)
-		if (*c == '\t') {
-			*c = 0;
-			fld[n++] = c + 1;
-		}
-	return n;
-}
-
-/* A manifest's rank R whose window (facts W) records another rank than
- * its trace's distributedInfo, or another host than its trace's name in
- * tensorboard form, fails (issue 28 P4), as cuptimerge refuses it: the
- * window may be gzip, which the merge's own check cannot afford to read
- * to its end, and the plan has read it anyway. */
-static void check_ranks(cm_brank *r, const cm_bfacts *w)
-{
-	static const char hint[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
-	struct stat st;
-	/* a trace that is no regular file (a FIFO) is not opened: only its merge reads it */
-	int reg = stat(r->trace, &st) == 0 && S_ISREG(st.st_mode);
-	int64_t rank = reg && w->rank >= 0 ? cm_bscan_rank(r->trace) : -1;
-	char *host = w->host ? cm_bscan_name_host(r->trace, w->pid) : NULL;
-	if (rank >= 0 && rank != w->rank)
-		fail_rank(r, xasprintf("window %s records rank %" PRId64 "%s%s, the trace's distributedInfo rank %" PRId64
-				       ": a window of another rank? %s",
-				       r->window, w->rank, w->host ? " on " : "", w->host ? w->host : "", rank, hint));
-	else if (host && strcmp(host, w->host))
-		fail_rank(r, xasprintf("window %s records host %s, the trace's name host %s: a window of another node? %s",
-				       r->window, w->host, host, hint));
-	free(host);
-}
-
-int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
-{
-	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
-	FILE *f = std ? stdin : fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	long lineno = 0;
-	if (!f)
-		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
-	if (std)
-		path = "<stdin>"; /* for messages */
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *fld[5];
-		int n;
-		cm_brank *r;
-		struct stat st;
-		lineno++;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
-		if (lineno == 1 || !len || line[0] == '#')
-			continue; /* the header, blank lines, comments */
-		n = split_tabs(line, fld, 5);
-		if (n < 3 || n > 4 || !*fld[0]) {
-			cm_error(CM_EXIT_USAGE, path, -1,
-				 "line %ld: want key, cpu trace, window or map, output (output may be empty)",
-				 lineno);
-			free(line);
-			fclose(f);
-			return -1;
-		}
-		r = add_rank(p, fld[0]);
-		r->trace = cm_xstrdup(fld[1]);
-		r->window = cm_xstrdup(fld[2]);
-		r->output = n == 4 && *fld[3] ? cm_xstrdup(fld[3]) : xasprintf("%s/%s" OUT_SUFFIX, outdir, fld[0]);
-		if (stat(r->trace, &st) < 0)
-			fail_rank(r, xasprintf("cpu trace %s: %s", r->trace, strerror(errno)));
-		else if (stat(r->window, &st) < 0)
-			fail_rank(r, xasprintf("window %s: %s", r->window, strerror(errno)));
-		else {
-			cm_bfacts wf;
-			cm_bscan_head(r->window, &wf);
-			if (wf.kind == CM_BK_BAD || wf.damaged)
-				fail_rank(r, xasprintf("window %s: %s%s", r->window, wf.why,
-						       wf.damaged ? damage_hint(wf.why) : ""));
-			else if (wf.kind == CM_BK_WINDOW && !p->merge_force)
-				check_ranks(r, &wf);
-			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
-			cm_bfacts_free(&wf);
-		}
-	}
-	free(line);
-	if (ferror(f)) {
-		fclose(f);
-		return cm_error(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno)), -1;
-	}
-	fclose(f);
-	for (size_t i = 0; i < p->n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (p->r[i].state != CM_BR_FAIL && p->r[j].output && !strcmp(p->r[i].output, p->r[j].output))
-				fail_rank(&p->r[i], xasprintf("the output is also key %s's", p->r[j].key));
-	return 0;
-}
-
-static int newer(const struct stat *a, const struct stat *b)
-{
-	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
-	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
-}
-
-/* 1 when the joblog has a line for the output SO (OUTPUT as this run
- * names it) whose exit status is 0 (the last such line counts).  A line is
- * for it when the file it names is the same file, device and inode, however
- * either run typed the path (issue 28 P5: x/traces, ./x/traces and
- * /abs/x/traces merged every rank again); a line whose file is gone is
- * compared as text. */
-static int logged_ok(char **outs, char **stats, size_t n, const char *output, const struct stat *so)
-{
-	int ok = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct stat sl;
-		int same = stat(outs[i], &sl) == 0 ? sl.st_dev == so->st_dev && sl.st_ino == so->st_ino
-						   : !strcmp(outs[i], output);
-		if (same)
-			ok = !strcmp(stats[i], "0");
-	}
-	return ok;
-}
-
-void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
-{
-	FILE *f;
-	char *line = NULL, **outs = NULL, **stats = NULL;
-	size_t cap = 0, n = 0, ncap = 0;
-	ssize_t len;
-	if (force || !(f = fopen(joblog, "r")))
-		return;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *fld[9];
-		while (len && line[len - 1] == '\n')
-			line[--len] = 0;
-		if (split_tabs(line, fld, 9) < 5 || !strcmp(fld[0], "key"))
-			continue;
-		if (n == ncap) {
-			ncap = ncap ? 2 * ncap : 16;
-			outs = cm_xrealloc(outs, ncap * sizeof *outs);
-			stats = cm_xrealloc(stats, ncap * sizeof *stats);
-		}
-		outs[n] = cm_xstrdup(fld[3]);
-		stats[n++] = cm_xstrdup(fld[4]);
-	}
-	free(line);
-	fclose(f);
-	for (size_t i = 0; i < p->n; i++) {
-		cm_brank *r = &p->r[i];
-		struct stat so, st, sw;
-		if (r->state != CM_BR_RUN || stat(r->output, &so) < 0 || so.st_size == 0 ||
-		    stat(r->trace, &st) < 0 || stat(r->window, &sw) < 0)
-			continue;
-		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output, &so))
-			r->state = CM_BR_DONE;
-	}
-	for (size_t i = 0; i < n; i++) {
-		free(outs[i]);
-		free(stats[i]);
-	}
-	free(outs);
-	free(stats);
 }
 
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
