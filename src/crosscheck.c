@@ -12,6 +12,11 @@
  *              twice);
  *   processes  the window's API records come from a process that has
  *              events in the trace;
+ *   rank       the rank (and host) the window's "source" records is the one
+ *              the trace's distributedInfo (and tensorboard name) records;
+ *              read apart, but little: the trace up to "traceEvents", a
+ *              plain window's last 64 KiB (batchscan.c; a gzip window or
+ *              one from a pipe is not checked: its tail costs a full read);
  *   time       the window's events and the trace's overlap in time, both in
  *              trace microseconds on the base the merge itself uses (so a
  *              wrong --now for a trace without baseTimeNanoseconds shows).
@@ -26,6 +31,7 @@
 #include "config.h"
 #include "crosscheck.h"
 #include "base/diag.h"
+#include "batch/batchscan.h"
 #include "exitcode.h"
 
 #include <inttypes.h>
@@ -34,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Report a refusal on FILE: an error, or with --force a warning.  Returns
  * CM_EXIT_DATA, or 0 with --force. */
@@ -116,6 +123,40 @@ static void pid_list(const cm_hmap *m, char *buf, size_t size)
 	free(v);
 }
 
+/* Issue 28 P4: a window whose "source" records another rank than the
+ * trace's distributedInfo, or another host than the trace's name in
+ * tensorboard_trace_handler's form, merged with status 0.  Both files must
+ * be regular files, and the window plain with its "source" at its end.
+ * Returns 0 or CM_EXIT_DATA, as refuse(). */
+static int check_rank(const struct cm_options *opt, const char *cpu, const char *win)
+{
+	struct stat sc, sw;
+	cm_bfacts wf;
+	int64_t rank = -1;
+	char *host = NULL;
+	int rc = 0;
+	if (stat(cpu, &sc) < 0 || !S_ISREG(sc.st_mode) || stat(win, &sw) < 0 || !S_ISREG(sw.st_mode))
+		return 0;
+	if (cm_bscan_tail(win, &wf) == 0) {
+		if (wf.rank >= 0)
+			rank = cm_bscan_rank(cpu);
+		if (wf.host)
+			host = cm_bscan_name_host(cpu, wf.pid);
+		if (rank >= 0 && rank != wf.rank)
+			rc = refuse(opt, win,
+				    "its \"source\" records rank %" PRId64 "%s%s, the CPU trace's distributedInfo rank %" PRId64
+				    ": a window of another rank?",
+				    wf.rank, wf.host ? " on " : "", wf.host ? wf.host : "", rank);
+		else if (host && strcmp(host, wf.host))
+			rc = refuse(opt, win,
+				    "its \"source\" records host %s, the CPU trace's name host %s: a window of another node?",
+				    wf.host, host);
+	}
+	free(host);
+	cm_bfacts_free(&wf);
+	return rc;
+}
+
 int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const char *win, const cm_cpuplan *plan,
 			const cm_gpu *g)
 {
@@ -141,6 +182,9 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 				return CM_EXIT_DATA;
 		}
 	}
+
+	if (check_rank(opt, cpu, win))
+		return CM_EXIT_DATA;
 
 	/* time: both spans as the merge computes them for the profiler span;
 	 * the trace's own profiler span ("PyTorch Profiler (0)") counts too,

@@ -20,17 +20,20 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: cuptimerge-batch [OPTION]... DIR...\n"
-	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST\n"
+	fputs("Usage: cuptimerge-batch [OPTION]... DIR... [-- MERGE-OPTION...]\n"
+	      "  or:  cuptimerge-batch [OPTION]... -m MANIFEST [-- MERGE-OPTION...]\n"
 	      "Merge the CUPTI trace window of every rank into its PyTorch trace, or repair\n"
 	      "the trace with its thread map: pair the traces with the windows and thread\n"
 	      "maps found in DIRs (or listed in MANIFEST), then run cuptimerge on each pair,\n"
-	      "several at a time, skipping ranks already merged.\n"
+	      "several at a time, skipping ranks already merged.  The options after \"--\"\n"
+	      "go to each cuptimerge (--force, -z9, ...).\n"
 	      "\n"
-	      "  -m, --manifest=FILE    the ranks from FILE: a TSV with a header line and the\n"
-	      "                         columns key, cpu trace, window or map, output\n"
+	      "  -m, --manifest=FILE    the ranks from FILE (- for standard input): a TSV with\n"
+	      "                         a header line and the columns key, cpu trace,\n"
+	      "                         window or map, output\n"
 	      "  -O, --output-dir=DIR   write KEY.merged.json.gz into DIR (default: merged/\n"
-	      "                         in the first DIR, or beside the manifest)\n"
+	      "                         in the first DIR, or beside the manifest; ./merged\n"
+	      "                         for a manifest that is no regular file)\n"
 	      "  -j, --jobs=N           run at most N merges at a time (default: the cores)\n"
 	      "      --joblog=FILE      write the joblog to FILE (default: the output\n"
 	      "                         directory's cuptimerge-batch.tsv)\n"
@@ -68,6 +71,16 @@ static char *dir_plus(const char *path, int is_dir, const char *name)
 	sprintf(out, "%s%s%s", d, d[strlen(d) - 1] == '/' ? "" : "/", name);
 	free(d);
 	return out;
+}
+
+/* 1 when the manifest PATH is a regular file of a directory: not "-", a
+ * pipe or a device, nor a name under /dev/ or /proc/ (/dev/stdin,
+ * /dev/fd/63 of <(...): a descriptor's, whatever file it is open on). */
+static int manifest_is_file(const char *path)
+{
+	struct stat st;
+	return strcmp(path, "-") && strncmp(path, "/dev/", 5) && strncmp(path, "/proc/", 6) &&
+	       stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The cuptimerge to run: beside this program's own file, else on PATH.  A
@@ -144,6 +157,26 @@ static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 	return *end || *n < 1 || *n > 1000000 || *k >= *n ? -1 : 0;
 }
 
+/* After a stop: "; WHAT: k1 k2 ..." on stderr, the keys of the ranks
+ * interrupted (RAN 1) or not started (RAN 0), the first 10 and a count of
+ * the rest; nothing when there are none. */
+static void keys_line(const cm_bplan *p, const char *what, int ran)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const cm_brank *r = &p->r[i];
+		if (ran ? !r->interrupted : r->ran || r->state != CM_BR_RUN)
+			continue;
+		if (n == 0)
+			fprintf(stderr, "; %s: %s", what, r->key);
+		else if (n < 10)
+			fprintf(stderr, " %s", r->key);
+		n++;
+	}
+	if (n > 10)
+		fprintf(stderr, " ... (%zu in all)", n);
+}
+
 enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE };
 
 int main(int argc, char **argv)
@@ -173,8 +206,10 @@ int main(int argc, char **argv)
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
-	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0;
+	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0, interrupted = 0, notstarted = 0;
 	cm_bplan plan;
+	char **extra = NULL;
+	int nextra = 0;
 	double t0 = cm_now_s();
 
 	cm_diag_init("cuptimerge-batch");
@@ -182,6 +217,16 @@ int main(int argc, char **argv)
 	if (cm_diag_stdfds() < 0)
 		return cm_error(CM_EXIT_IO, "/dev/null", -1, "cannot open it onto a closed standard descriptor: %s",
 				strerror(errno));
+	/* everything after the first "--" goes to each merge (issue 28 P6):
+	 * cut it off before getopt, which would take it for operands */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			extra = argv + i + 1;
+			nextra = argc - i - 1;
+			argc = i;
+			argv[i] = NULL;
+			break;
+		}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -238,10 +283,20 @@ int main(int argc, char **argv)
 		jobs = cm_cpus_available();
 	cm_diag_set_quiet(quiet);
 	cm_progress_enable(!quiet && (prog < 0 ? isatty(2) : prog));
-	outdir = outdir_opt ? cm_xstrdup(outdir_opt) : dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");
+	/* beside the manifest only when it is a file: "-", /dev/stdin, a pipe
+	 * or <(...) has no directory of its own (/dev/merged/, issue 28 P13):
+	 * ./merged then */
+	if (outdir_opt)
+		outdir = cm_xstrdup(outdir_opt);
+	else if (manifest && !manifest_is_file(manifest))
+		outdir = cm_xstrdup("merged");
+	else
+		outdir = dir_plus(manifest ? manifest : argv[optind], !manifest, "merged");
 	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
 
 	memset(&plan, 0, sizeof plan);
+	for (int i = 0; i < nextra; i++)
+		plan.merge_force |= !strcmp(extra[i], "--force");
 	if (manifest) {
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();
@@ -288,7 +343,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.n; i++)
 		if (plan.r[i].state == CM_BR_FAIL)
 			fprintf(stderr, "cuptimerge-batch: %s: %s\n", plan.r[i].key, plan.r[i].why);
-	stopsig = cm_brun(&plan, cuptimerge, jobs, joblog, logfd, merge_args, all_args);
+	stopsig = cm_brun(&plan, cuptimerge, extra, nextra, merge_args, all_args, jobs, joblog, logfd);
 	logfd = -1; /* closed by cm_brun */
 	if (stopsig < 0) {
 		status = CM_EXIT_IO;
@@ -296,10 +351,14 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < plan.n; i++) {
 		cm_brank *r = &plan.r[i];
-		if (!r->ran)
+		if (!r->ran) {
+			notstarted += stopsig > 0 && r->state == CM_BR_RUN;
 			continue;
+		}
 		if (r->status == 0)
 			merged++;
+		else if (r->interrupted)
+			interrupted++; /* said below, with the signal: not a failure of its own */
 		else {
 			failed++;
 			fprintf(stderr, "cuptimerge-batch: %s: exit %d: %s\n", r->key, r->status, r->msg);
@@ -310,21 +369,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, ", %zu without GPU work", nogpu);
 	if (notrace)
 		fprintf(stderr, ", %zu thread map%s without a trace", notrace, notrace == 1 ? "" : "s");
+	if (stopsig > 0)
+		fprintf(stderr, ", %zu interrupted, %zu not started", interrupted, notstarted);
 	fprintf(stderr, ", %.1f s\n", cm_now_s() - t0);
 	if (failed) {
 		fputs("cuptimerge-batch: failed:", stderr);
 		for (size_t i = 0; i < plan.n; i++)
-			if (plan.r[i].state == CM_BR_FAIL || (plan.r[i].ran && plan.r[i].status))
+			if (plan.r[i].state == CM_BR_FAIL || (plan.r[i].ran && plan.r[i].status && !plan.r[i].interrupted))
 				fprintf(stderr, " %s", plan.r[i].key);
 		fputc('\n', stderr);
 		status = CM_EXIT_RANKS;
 	}
 	if (stopsig > 0) {
-		/* passed on, waited for, recorded: now die of it, as the shell
+		/* passed on, waited for, recorded: say what finished and what was
+		 * stopped (issue 28 P8: Slurm's time limit is a SIGTERM, and the
+		 * user reads the job's stderr), then die of it, as the shell
 		 * expects of a command a signal stopped (status 128 + N) */
 		sigset_t set;
-		fprintf(stderr, "cuptimerge-batch: stopped by %s; the joblog records the merges it stopped\n",
-			cm_bsig_name(stopsig));
+		fprintf(stderr, "cuptimerge-batch: stopped by %s: %zu merged before it", cm_bsig_name(stopsig), merged);
+		keys_line(&plan, "interrupted", 1);
+		keys_line(&plan, "not started", 0);
+		fprintf(stderr, "; the joblog records every rank, and the same command resumes the rest\n");
 		fflush(stderr);
 		signal(stopsig, SIG_DFL);
 		sigemptyset(&set);

@@ -3,6 +3,7 @@
  * already done (cuptimerge-batch). */
 #include "config.h"
 #include "batch/batchplan.h"
+#include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
 #include "exitcode.h"
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define OUT_SUFFIX ".merged.json.gz"
 
 /* A file found in a directory; a thread map is found once per process it
  * holds (consecutive entries with the same path), since it pairs with the
@@ -33,8 +33,8 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
+/* batchplan_int.h */
+char *cm_bplan_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -52,7 +52,7 @@ static char *xasprintf(const char *fmt, ...)
 static char *join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
-	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return cm_bplan_asprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }
 
 /* KEY of a file: its name without the directory and the trace suffixes. */
@@ -69,7 +69,8 @@ static char *key_of(const char *path)
 	return k;
 }
 
-static cm_brank *add_rank(cm_bplan *p, const char *key)
+/* batchplan_int.h */
+cm_brank *cm_bplan_add_rank(cm_bplan *p, const char *key)
 {
 	cm_brank *r;
 	if (p->n == p->cap) {
@@ -83,7 +84,8 @@ static cm_brank *add_rank(cm_bplan *p, const char *key)
 	return r;
 }
 
-static void fail_rank(cm_brank *r, char *why)
+/* batchplan_int.h */
+void cm_bplan_fail(cm_brank *r, char *why)
 {
 	r->state = CM_BR_FAIL;
 	free(r->why);
@@ -100,7 +102,7 @@ static char *describe(const cm_bfacts *f)
 		snprintf(rank, sizeof rank, ", rank %" PRId64, f->rank);
 	if (f->host)
 		snprintf(host, sizeof host, ", host %.256s", f->host);
-	return xasprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
+	return cm_bplan_asprintf("pid %" PRId64 "%s%s", f->pid, rank, host);
 }
 
 /* Append a found file PATH (taken) with FACTS (taken). */
@@ -139,7 +141,7 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
-		cm_bscan(path, &facts);
+		cm_bscan_head(path, &facts); /* a window's GPU events: counted if it is left over */
 		if (facts.kind == CM_BK_MAP && facts.nprocs) {
 			/* one entry per process; the last takes PATH, the others a copy */
 			for (size_t k = 0; k < facts.nprocs; k++)
@@ -166,7 +168,9 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 
 /* May window W hold the GPU work of trace T?  Each fact counts when both
  * files know it; times within SLACK nanoseconds (SLACK_NS to find the
- * candidates, 0 to prefer a window whose span holds the trace's start). */
+ * candidates, 0 to prefer a window whose span holds the trace's start).
+ * A trace's host is known only from a name in full tensorboard form
+ * (batchscan.c): pids repeat across nodes, so it must agree. */
 static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
 {
 	if (t->pid != w->pid)
@@ -190,7 +194,7 @@ static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kin
 {
 	size_t nfit = 0, ntight = 0, tight = 0;
 	for (size_t j = 0; j < p->nf; j++)
-		if (p->f[j].facts.kind == kind && fits(t, &p->f[j].facts, SLACK_NS)) {
+		if (p->f[j].facts.kind == kind && !p->f[j].facts.damaged && fits(t, &p->f[j].facts, SLACK_NS)) {
 			nfit++;
 			*one = j;
 			if (fits(t, &p->f[j].facts, 0)) {
@@ -203,6 +207,92 @@ static size_t find_fits(const cm_bplan *p, const cm_bfacts *t, enum cm_bkind kin
 		return 1;
 	}
 	return nfit;
+}
+
+/* "1 h 2 min", "3 min 20 s", "2.5 s": the gap NS, for messages. */
+static char *gap(int64_t ns)
+{
+	int64_t sec = ns / 1000000000;
+	if (sec >= 3600)
+		return cm_bplan_asprintf("%" PRId64 " h %" PRId64 " min", sec / 3600, sec % 3600 / 60);
+	if (sec >= 60)
+		return cm_bplan_asprintf("%" PRId64 " min %" PRId64 " s", sec / 60, sec % 60);
+	return cm_bplan_asprintf("%.1f s", (double)ns / 1e9);
+}
+
+/* Why window W does not fit trace T (fits() is 0): the first fact they
+ * disagree on, said of the trace, for "refused: ..." (issue 28 P3). */
+static char *refusal(const cm_bfacts *t, const cm_bfacts *w)
+{
+	char *g, *why;
+	if (t->pid != w->pid)
+		return cm_bplan_asprintf("the trace's pid is %" PRId64 ", the window's %" PRId64, t->pid, w->pid);
+	if (t->host && w->host && strcmp(t->host, w->host))
+		return cm_bplan_asprintf("the trace's name says host %s, the window records %s", t->host, w->host);
+	if (t->rank >= 0 && w->rank >= 0 && t->rank != w->rank)
+		return cm_bplan_asprintf("the trace's rank is %" PRId64 ", the window's %" PRId64, t->rank, w->rank);
+	if (t->start_ns >= 0 && w->start_ns >= 0 && t->start_ns < w->start_ns - SLACK_NS) {
+		g = gap(w->start_ns - t->start_ns);
+		why = cm_bplan_asprintf("the trace starts %s before the window", g);
+	} else {
+		g = gap(t->start_ns - w->end_ns);
+		why = cm_bplan_asprintf("the trace starts %s after the window ends (another run?)", g);
+	}
+	free(g);
+	return why;
+}
+
+/* For found entry A (a trace, or a window) that nothing paired: "; nearest:
+ * PATH (pid, rank, host), refused: WHY" naming the first unpaired entry of
+ * the other kind that records the same pid, else the same rank; "" when
+ * there is none.  Malloc'd.  Two failures that are one story ("no window
+ * for this trace" and "no trace for this window" an hour apart) then say
+ * so (P3). */
+static char *near_note(const cm_bplan *p, const struct cm_bfound *a)
+{
+	enum cm_bkind other = a->facts.kind == CM_BK_TRACE ? CM_BK_WINDOW : CM_BK_TRACE;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < p->nf; j++) {
+			const struct cm_bfound *b = &p->f[j];
+			const cm_bfacts *t = other == CM_BK_TRACE ? &b->facts : &a->facts;
+			const cm_bfacts *w = other == CM_BK_TRACE ? &a->facts : &b->facts;
+			char *d, *why, *note;
+			if (b->facts.kind != other || b->used || b->facts.damaged || t->pid < 0)
+				continue;
+			if (pass == 0 ? t->pid != w->pid : t->rank < 0 || t->rank != w->rank)
+				continue;
+			d = describe(&b->facts);
+			why = refusal(t, w);
+			note = cm_bplan_asprintf("; nearest: %s (%s), refused: %s", b->path, d, why);
+			free(d);
+			free(why);
+			return note;
+		}
+	return cm_xstrdup("");
+}
+
+/* The rank N a file name gives as "rankN" ("rank0_481.pt.trace.json",
+ * "trace_rank0.json"), or -1. */
+static int64_t name_rank(const char *path)
+{
+	const char *base = strrchr(path, '/'), *s;
+	int64_t rank = -1;
+	for (s = base ? base + 1 : path; (s = strstr(s, "rank")); s += 4)
+		if (s[4] >= '0' && s[4] <= '9')
+			rank = strtoll(s + 4, NULL, 10);
+	return rank;
+}
+
+/* Trace T pairs with W on what the files record (pid, rank, time).  A rank
+ * in T's name that disagrees with the rank they record is a weaker signal:
+ * warn, do not refuse (issue 28 P1). */
+static void warn_name_rank(const struct cm_bfound *t, const struct cm_bfound *w)
+{
+	int64_t n = name_rank(t->path), r = t->facts.rank >= 0 ? t->facts.rank : w->facts.rank;
+	if (n >= 0 && r >= 0 && n != r)
+		cm_warn(t->path, -1, "its name says rank %" PRId64 ", %s records rank %" PRId64
+			": paired with %s on what the files record", n,
+			t->facts.rank >= 0 ? "its distributedInfo" : "the window", r, w->path);
 }
 
 /* Mark entry J used, and with it the other processes of its file. */
@@ -231,17 +321,17 @@ static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
 	char *d, *more;
 	if (a == b) {
 		char *one = describe(&p->f[a].facts);
-		d = xasprintf("no trace, skipped (thread map of %s)", one);
+		d = cm_bplan_asprintf("no trace, skipped (thread map of %s)", one);
 		free(one);
 		return d;
 	}
-	d = xasprintf("pids %" PRId64, p->f[a].facts.pid);
+	d = cm_bplan_asprintf("pids %" PRId64, p->f[a].facts.pid);
 	for (size_t k = a + 1; k <= b; k++) {
-		more = xasprintf("%s, %" PRId64, d, p->f[k].facts.pid);
+		more = cm_bplan_asprintf("%s, %" PRId64, d, p->f[k].facts.pid);
 		free(d);
 		d = more;
 	}
-	more = xasprintf("no trace, skipped (thread map of %s)", d);
+	more = cm_bplan_asprintf("no trace, skipped (thread map of %s)", d);
 	free(d);
 	return more;
 }
@@ -251,7 +341,31 @@ static char *unpaired_map(const cm_bplan *p, size_t a, size_t b)
  * read and is not JSON. */
 static int unreadable(const struct cm_bfound *f)
 {
-	return f->facts.kind == CM_BK_BAD && f->facts.why && !strncmp(f->facts.why, "cannot ", 7);
+	return f->facts.kind == CM_BK_BAD && f->facts.why &&
+	       (!strncmp(f->facts.why, "cannot ", 7) || f->facts.damaged);
+}
+
+/* What to add to WHY, the damage of a window: a window cut short is what
+ * a process killed before it closed its window leaves (cuptirec(1)). */
+const char *cm_bplan_damage_hint(const char *why)
+{
+	return !strncmp(why, "truncated", 9) || !strncmp(why, "empty", 5)
+		       ? " (a process killed before its window was closed leaves it so: cuptirec(1))"
+		       : "";
+}
+
+/* The damaged window (batchscan.h) that holds trace T's pid and fits it
+ * otherwise, when there is exactly one: its index in P->f, else -1. */
+static long damaged_fit(const cm_bplan *p, const cm_bfacts *t)
+{
+	long one = -1;
+	for (size_t j = 0; j < p->nf; j++)
+		if (p->f[j].facts.kind == CM_BK_WINDOW && p->f[j].facts.damaged && fits(t, &p->f[j].facts, SLACK_NS)) {
+			if (one >= 0)
+				return -1;
+			one = (long)j;
+		}
+	return one;
 }
 
 /* For a trace that nothing fits: "; not read, maybe its window: A (WHY),
@@ -266,9 +380,9 @@ static char *unread_note(const cm_bplan *p, const char *what)
 		if (!unreadable(&p->f[j]))
 			continue;
 		if (k == 2)
-			more = xasprintf("%s, ...", note);
+			more = cm_bplan_asprintf("%s, ...", note);
 		else
-			more = xasprintf("%s%s%s%s%s (%s)", note, k ? ", " : "; not read, maybe its ", k ? "" : what,
+			more = cm_bplan_asprintf("%s%s%s%s%s (%s)", note, k ? ", " : "; not read, maybe its ", k ? "" : what,
 					 k ? "" : ": ", p->f[j].path, p->f[j].facts.why);
 		free(note);
 		note = more;
@@ -289,16 +403,18 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		enum cm_bkind kind = CM_BK_WINDOW;
 		cm_brank *r;
 		char *key;
-		size_t nfit, w = 0;
+		size_t nfit = 0, w = 0;
 		if (t->facts.kind == CM_BK_BAD && strstr(t->path, ".pt.trace.json")) {
 			key = key_of(t->path);
-			r = add_rank(p, key);
+			r = cm_bplan_add_rank(p, key);
 			free(key);
 			r->trace = cm_xstrdup(t->path);
-			fail_rank(r, xasprintf("unreadable trace: %s", t->facts.why));
+			cm_bplan_fail(r, cm_bplan_asprintf("unreadable trace: %s", t->facts.why));
 			continue;
 		}
-		if (unreadable(t))
+		if (t->facts.damaged && t->facts.kind == CM_BK_BAD)
+			cm_warn(t->path, -1, "%s: a damaged window (no API record tells its pid), ignored", t->facts.why);
+		else if (unreadable(t))
 			cm_warn(t->path, -1, "%s: unreadable, ignored (a window or thread map in it cannot be paired)",
 				t->facts.why);
 		else if (t->facts.kind == CM_BK_BAD)
@@ -308,12 +424,12 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		if (t->facts.kind != CM_BK_TRACE)
 			continue;
 		key = key_of(t->path);
-		r = add_rank(p, key);
+		r = cm_bplan_add_rank(p, key);
 		r->trace = cm_xstrdup(t->path);
-		r->output = xasprintf("%s/%s" OUT_SUFFIX, outdir, key);
+		r->output = cm_bplan_asprintf("%s/%s" OUT_SUFFIX, outdir, key);
 		free(key);
 		if (t->facts.pid < 0) {
-			fail_rank(r, xasprintf("no CPU event with a pid in the trace: cannot pair it"));
+			cm_bplan_fail(r, cm_bplan_asprintf("no CPU event with a pid in the trace: cannot pair it"));
 			continue;
 		}
 		/* a window first: its merge repairs the threads too; else a map */
@@ -321,7 +437,10 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			kind = CM_BK_MAP;
 			nfit = find_fits(p, &t->facts, CM_BK_MAP, &w);
 		}
+		if (nfit == 1)
+			warn_name_rank(t, &p->f[w]);
 		if (nfit == 1) {
+			t->used = 1; /* paired: no near miss of a window left over */
 			r->window = cm_xstrdup(p->f[w].path);
 			r->map = kind == CM_BK_MAP;
 			mark_used(p, w);
@@ -332,9 +451,17 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 					mark_used(p, j);
 		} else {
 			char *d = describe(&t->facts);
-			if (nfit == 0) {
-				char *note = unread_note(p, wanted(have));
-				fail_rank(r, xasprintf("no %s for this trace (%s)%s", wanted(have), d, note));
+			long dw = nfit ? -1 : damaged_fit(p, &t->facts);
+			if (dw >= 0) {
+				/* its window, cut short: say so, not "no window" (P2) */
+				r->window = cm_xstrdup(p->f[dw].path);
+				mark_used(p, (size_t)dw);
+				cm_bplan_fail(r, cm_bplan_asprintf("its window is damaged: %s%s", p->f[dw].facts.why,
+						       cm_bplan_damage_hint(p->f[dw].facts.why)));
+			} else if (nfit == 0) {
+				char *note = unread_note(p, wanted(have)), *near = near_note(p, t);
+				cm_bplan_fail(r, cm_bplan_asprintf("no %s for this trace (%s)%s%s", wanted(have), d, near, note));
+				free(near);
 				free(note);
 			} else {
 				/* name the first two, so the user can write the manifest line */
@@ -346,7 +473,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 							names[k++] = p->f[j].path;
 						mark_used(p, j); /* reported here, not again as unpaired */
 					}
-				fail_rank(r, xasprintf("%zu %s fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
+				cm_bplan_fail(r, cm_bplan_asprintf("%zu %s fit this trace (%s): %s, %s%s: ambiguous, name the pair in a manifest",
 						       nfit, kind == CM_BK_MAP ? "thread maps" : "windows", d, names[0],
 						       names[1], nfit > 2 ? ", ..." : ""));
 			}
@@ -357,7 +484,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 	for (size_t i = first; i < p->n; i++)
 		for (size_t j = first; j < i; j++)
 			if (!strcmp(p->r[i].key, p->r[j].key) && p->r[i].state != CM_BR_FAIL)
-				fail_rank(&p->r[i], xasprintf("the key is also %s's: rename one", p->r[j].trace));
+				cm_bplan_fail(&p->r[i], cm_bplan_asprintf("the key is also %s's: rename one", p->r[j].trace));
 	/* the windows and maps left, in the order found: a map once, whichever
 	 * of its processes are left */
 	for (size_t j = 0; j < p->nf; j++) {
@@ -370,7 +497,7 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 				last++;
 			if (!w->used) {
 				key = key_of(w->path);
-				r = add_rank(p, key);
+				r = cm_bplan_add_rank(p, key);
 				free(key);
 				r->window = cm_xstrdup(w->path);
 				r->map = 1;
@@ -382,17 +509,38 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 		}
 		if (w->facts.kind != CM_BK_WINDOW || w->used)
 			continue;
+		if (w->facts.gpu_events < 0) {
+			/* read from its tail: count its GPU work now, in full (a
+			 * launcher's window is small), which finds damage too */
+			cm_bfacts full;
+			cm_bscan_full(w->path, &full);
+			if (full.kind == CM_BK_WINDOW)
+				w->facts.gpu_events = full.gpu_events;
+			if (full.damaged) {
+				w->facts.damaged = 1;
+				free(w->facts.why);
+				w->facts.why = full.why;
+				full.why = NULL;
+			}
+			cm_bfacts_free(&full);
+		}
 		key = key_of(w->path);
-		r = add_rank(p, key);
+		r = cm_bplan_add_rank(p, key);
 		free(key);
 		r->window = cm_xstrdup(w->path);
 		d = describe(&w->facts);
-		if (w->facts.gpu_events == 0) {
+		if (w->facts.damaged)
+			cm_bplan_fail(r, cm_bplan_asprintf("a damaged window (%s) and no trace for it: %s%s", d, w->facts.why,
+					       cm_bplan_damage_hint(w->facts.why)));
+		else if (w->facts.gpu_events == 0) {
 			r->state = CM_BR_NOGPU;
-			r->why = xasprintf("no GPU work, skipped (%s)", d);
-		} else
-			fail_rank(r, xasprintf("no trace for this window (%s, %" PRId64 " GPU events)", d,
-					       w->facts.gpu_events));
+			r->why = cm_bplan_asprintf("no GPU work, skipped (%s)", d);
+		} else {
+			char *near = near_note(p, w);
+			cm_bplan_fail(r, cm_bplan_asprintf("no trace for this window (%s, %" PRId64 " GPU events)%s", d,
+					       w->facts.gpu_events, near));
+			free(near);
+		}
 		free(d);
 	}
 	for (size_t j = 0; j < p->nf; j++) {
@@ -402,135 +550,6 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 	free(p->f);
 	p->f = NULL;
 	p->nf = p->capf = 0;
-}
-
-/* Split LINE at tabs into at most MAX fields; returns how many. */
-static int split_tabs(char *line, char **fld, int max)
-{
-	int n = 0;
-	fld[n++] = line;
-	for (char *c = line; *c && n < max; c++)
-		if (*c == '\t') {
-			*c = 0;
-			fld[n++] = c + 1;
-		}
-	return n;
-}
-
-int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	long lineno = 0;
-	if (!f)
-		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *fld[5];
-		int n;
-		cm_brank *r;
-		struct stat st;
-		lineno++;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
-		if (lineno == 1 || !len || line[0] == '#')
-			continue; /* the header, blank lines, comments */
-		n = split_tabs(line, fld, 5);
-		if (n < 3 || n > 4 || !*fld[0]) {
-			cm_error(CM_EXIT_USAGE, path, -1,
-				 "line %ld: want key, cpu trace, window or map, output (output may be empty)",
-				 lineno);
-			free(line);
-			fclose(f);
-			return -1;
-		}
-		r = add_rank(p, fld[0]);
-		r->trace = cm_xstrdup(fld[1]);
-		r->window = cm_xstrdup(fld[2]);
-		r->output = n == 4 && *fld[3] ? cm_xstrdup(fld[3]) : xasprintf("%s/%s" OUT_SUFFIX, outdir, fld[0]);
-		if (stat(r->trace, &st) < 0)
-			fail_rank(r, xasprintf("cpu trace %s: %s", r->trace, strerror(errno)));
-		else if (stat(r->window, &st) < 0)
-			fail_rank(r, xasprintf("window %s: %s", r->window, strerror(errno)));
-		else {
-			cm_bfacts wf;
-			cm_bscan(r->window, &wf);
-			if (wf.kind == CM_BK_BAD)
-				fail_rank(r, xasprintf("window %s: %s", r->window, wf.why));
-			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
-			cm_bfacts_free(&wf);
-		}
-	}
-	free(line);
-	if (ferror(f)) {
-		fclose(f);
-		return cm_error(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno)), -1;
-	}
-	fclose(f);
-	for (size_t i = 0; i < p->n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (p->r[i].state != CM_BR_FAIL && p->r[j].output && !strcmp(p->r[i].output, p->r[j].output))
-				fail_rank(&p->r[i], xasprintf("the output is also key %s's", p->r[j].key));
-	return 0;
-}
-
-static int newer(const struct stat *a, const struct stat *b)
-{
-	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
-	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
-}
-
-/* 1 when JOBLOG has a line for OUTPUT whose exit status is 0 (the last such
- * line counts). */
-static int logged_ok(char **outs, char **stats, size_t n, const char *output)
-{
-	int ok = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(outs[i], output))
-			ok = !strcmp(stats[i], "0");
-	return ok;
-}
-
-void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
-{
-	FILE *f;
-	char *line = NULL, **outs = NULL, **stats = NULL;
-	size_t cap = 0, n = 0, ncap = 0;
-	ssize_t len;
-	if (force || !(f = fopen(joblog, "r")))
-		return;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *fld[9];
-		while (len && line[len - 1] == '\n')
-			line[--len] = 0;
-		if (split_tabs(line, fld, 9) < 5 || !strcmp(fld[0], "key"))
-			continue;
-		if (n == ncap) {
-			ncap = ncap ? 2 * ncap : 16;
-			outs = cm_xrealloc(outs, ncap * sizeof *outs);
-			stats = cm_xrealloc(stats, ncap * sizeof *stats);
-		}
-		outs[n] = cm_xstrdup(fld[3]);
-		stats[n++] = cm_xstrdup(fld[4]);
-	}
-	free(line);
-	fclose(f);
-	for (size_t i = 0; i < p->n; i++) {
-		cm_brank *r = &p->r[i];
-		struct stat so, st, sw;
-		if (r->state != CM_BR_RUN || stat(r->output, &so) < 0 || so.st_size == 0 ||
-		    stat(r->trace, &st) < 0 || stat(r->window, &sw) < 0)
-			continue;
-		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output))
-			r->state = CM_BR_DONE;
-	}
-	for (size_t i = 0; i < n; i++) {
-		free(outs[i]);
-		free(stats[i]);
-	}
-	free(outs);
-	free(stats);
 }
 
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }

@@ -30,6 +30,7 @@ typedef struct cm_brank {
 	double seconds;
 	long rss_kb;   /* peak resident set of the merge (wait4) */
 	char *msg;     /* the merge's last line on stderr */
+	int interrupted; /* the batch passed a stopping signal on to it, and it died of it */
 } cm_brank;
 
 typedef struct cm_bplan {
@@ -37,6 +38,8 @@ typedef struct cm_bplan {
 	size_t n, cap;
 	struct cm_bfound *f; /* traces and windows found in directories, not yet paired */
 	size_t nf, capf;
+	int merge_force;     /* "--force" is among the options for the merges: a
+				manifest's pair of two ranks is not refused */
 } cm_bplan;
 
 /* Add the ranks found in directory DIR (not recursive): traces are
@@ -84,9 +87,10 @@ void cm_bplan_free(cm_bplan *p);
 int cm_bjoblog_lock(const char *joblog);
 
 /* Run the CM_BR_RUN ranks, JOBS at a time, each as `CUPTIMERGE --no-progress
- * --trace-name NAME -w|-t WINDOW -o OUTPUT TRACE` (a rank with a window also
- * with the options MERGE_ARGS, every rank with ALL_ARGS: NULL-terminated
- * lists, or NULL for none), and write the joblog
+ * -j N --trace-name NAME CUT... EXTRA... -w|-t WINDOW -o OUTPUT -- TRACE`
+ * (CUT: the options MERGE_ARGS for a rank with a window, ALL_ARGS for
+ * every rank, NULL-terminated lists or NULL for none; EXTRA: the NEXTRA
+ * options given after the batch's "--"), and write the joblog
  * JOBLOG, open and locked as LOGFD (from cm_bjoblog_lock; closed here),
  * every rank a line, as it ends.  SIGINT, SIGTERM or SIGHUP (unless ignored
  * at start) stops the run (F23: the merges ran on as orphans, unrecorded):
@@ -95,8 +99,8 @@ int cm_bjoblog_lock(const char *joblog);
  * a line too.  Returns 0; the signal's number when one stopped the run (the
  * caller dies of it); or -1 after reporting that the joblog cannot be
  * written or a merge cannot be started. */
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd,
-	    const char *const *merge_args, const char *const *all_args);
+int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra, const char *const *merge_args,
+	    const char *const *all_args, int jobs, const char *joblog, int logfd);
 
 /* "SIGINT", "SIGTERM" or "SIGHUP" for SIG, for messages. */
 const char *cm_bsig_name(int sig);

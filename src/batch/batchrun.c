@@ -85,36 +85,48 @@ static int log_rank(FILE *log, const cm_brank *r)
 	return fflush(log) ? -1 : 0;
 }
 
-/* The most options cm_brun passes on to a merge. */
-#define MERGE_ARGS_MAX 8
+/* The length of a NULL-terminated option list (0 for NULL). */
+static size_t args_len(const char *const *args)
+{
+	size_t n = 0;
+	while (args && args[n])
+		n++;
+	return n;
+}
 
-/* Start the merge of R, with THREADS threads, (a rank with a window) the
- * options MERGE_ARGS and ALL_ARGS, its stderr to ERRFD, with the signal
- * mask MASK (the one the batch started with: cm_brun blocks the signals it
- * waits for, and a blocked mask survives exec). */
-static pid_t spawn(const char *cuptimerge, const cm_brank *r, int threads, int errfd, const sigset_t *mask,
-		   const char *const *merge_args, const char *const *all_args)
+/* Start the merge of R, with THREADS threads, its stderr to ERRFD, with
+ * the signal mask MASK (the one the batch started with: cm_brun blocks the
+ * signals it waits for, and a blocked mask survives exec).  Its options:
+ * the batch's cut (MERGE_ARGS for a rank with a window, ALL_ARGS for
+ * every rank), then the NEXTRA options EXTRA given after the batch's "--". */
+static pid_t spawn(const char *cuptimerge, char *const *extra, int nextra, const char *const *merge_args,
+		   const char *const *all_args, const cm_brank *r, int threads, int errfd, const sigset_t *mask)
 {
 	const char *name = strrchr(r->trace, '/');
 	char jarg[16];
-	const char *argv[16 + MERGE_ARGS_MAX] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name",
-						 name ? name + 1 : r->trace, r->map ? "-t" : "-w", r->window};
-	int n = 8;
+	const char *head[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace};
+	const char *tail[] = {r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
+	/* the options after the batch's "--" (issue 28 P6) come after the
+	 * batch's own, so that the user's -j or --trace-name wins */
+	size_t nh = sizeof head / sizeof *head, nt = sizeof tail / sizeof *tail;
+	size_t nm = r->map ? 0 : args_len(merge_args), na = args_len(all_args), n = nh;
+	const char **argv = cm_xmalloc((nh + nm + na + (size_t)nextra + nt) * sizeof *argv);
 	pid_t pid;
-	for (int i = 0; !r->map && merge_args && merge_args[i] && i < MERGE_ARGS_MAX / 2; i++)
+	memcpy(argv, head, sizeof head);
+	for (size_t i = 0; i < nm; i++)
 		argv[n++] = merge_args[i];
-	for (int i = 0; all_args && all_args[i] && i < MERGE_ARGS_MAX / 2; i++)
+	for (size_t i = 0; i < na; i++)
 		argv[n++] = all_args[i];
-	argv[n++] = "-o";
-	argv[n++] = r->output;
-	argv[n++] = "--";
-	argv[n++] = r->trace;
-	argv[n] = NULL;
+	for (int i = 0; i < nextra; i++)
+		argv[n++] = extra[i];
+	memcpy(argv + n, tail, sizeof tail);
 	snprintf(jarg, sizeof jarg, "%d", threads);
 	make_parent(r->output);
 	fflush(NULL);
-	if ((pid = fork()) != 0)
+	if ((pid = fork()) != 0) {
+		free(argv);
 		return pid;
+	}
 	/* the child: stderr into the temporary file, nothing on stdin/stdout */
 	int null = open("/dev/null", O_RDWR);
 	dup2(errfd, 2);
@@ -166,6 +178,22 @@ const char *cm_bsig_name(int sig)
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
+/* MSG (taken), a merge's last line, with the merge's way to override a
+ * refusal, "(use --force to merge anyway)", put as the batch's: the batch's
+ * own --force means "merge again", and reaches no merge (issue 28 P6). */
+static char *batch_hint(char *msg)
+{
+	static const char merge_hint[] = "(use --force to merge anyway)";
+	static const char batch[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
+	char *at = strstr(msg, merge_hint), *out;
+	if (!at)
+		return msg;
+	out = cm_xmalloc(strlen(msg) - strlen(merge_hint) + strlen(batch) + 1);
+	sprintf(out, "%.*s%s%s", (int)(at - msg), msg, batch, at + strlen(merge_hint));
+	free(msg);
+	return out;
+}
+
 /* Record the end of the merge in slot K (wait status ST, usage RU) in its
  * rank, and its joblog line in LOG.  STOPSIG: the signal the batch passed
  * on to it, or 0.  0, or -1 when the line cannot be written. */
@@ -177,10 +205,11 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 	r->rss_kb = ru->ru_maxrss; /* kilobytes on Linux */
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (stopsig && WIFSIGNALED(st)) {
+		r->interrupted = 1;
 		r->msg = cm_xmalloc(64);
 		snprintf(r->msg, 64, "interrupted: cuptimerge-batch got %s", cm_bsig_name(stopsig));
 	} else {
-		r->msg = last_line(sl->errfd);
+		r->msg = batch_hint(last_line(sl->errfd));
 		if (!*r->msg && WIFSIGNALED(st)) {
 			free(r->msg);
 			r->msg = cm_xstrdup(strsignal(WTERMSIG(st)));
@@ -191,8 +220,8 @@ static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage
 	return log_rank(log, r);
 }
 
-int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, int logfd,
-	    const char *const *merge_args, const char *const *all_args)
+int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra, const char *const *merge_args,
+	    const char *const *all_args, int jobs, const char *joblog, int logfd)
 {
 	FILE *log;
 	struct slot *slots;
@@ -258,7 +287,8 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, int jobs, const char *joblog, i
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
-			if ((slots[k].pid = spawn(cuptimerge, r, threads, slots[k].errfd, &oldmask, merge_args, all_args)) < 0) {
+			if ((slots[k].pid = spawn(cuptimerge, extra, nextra, merge_args, all_args, r, threads, slots[k].errfd,
+						  &oldmask)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));
 				slots[k].pid = 0;
 				close(slots[k].errfd);

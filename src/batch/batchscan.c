@@ -4,9 +4,12 @@
 #include "base/diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
@@ -28,6 +31,7 @@ struct scan {
 	int depth;              /* containers open */
 	char key[MAXDEPTH][24]; /* the last key seen at each depth (1 = top level) */
 	int done;               /* the trace's facts are complete: stop reading */
+	int head_only;          /* stop where "traceEvents" begins (cm_bscan_rank) */
 	/* the event being read (depth 3 of traceEvents / events) */
 	char ph[4], cat[24], kind[24];
 	int64_t ev_pid, ev_proc;
@@ -211,8 +215,14 @@ static int cb_open(struct scan *s)
 	if (s->depth == 1)
 		return 1;
 	if (s->depth == 2 && s->f->kind == CM_BK_OTHER) {
-		if (keyis(s, 1, "traceEvents"))
+		if (keyis(s, 1, "traceEvents")) {
 			s->f->kind = CM_BK_TRACE;
+			if (s->head_only) {
+				s->done = 1;
+				s->depth--;
+				return 0; /* the members before it are what was wanted */
+			}
+		}
 		else if (keyis(s, 1, "events")) {
 			s->f->kind = CM_BK_WINDOW;
 			s->f->gpu_events = 0;
@@ -310,7 +320,9 @@ static void set_bad(cm_bfacts *f, const char *fmt, const char *arg)
 }
 
 /* The host of a file named as torch's tensorboard_trace_handler names it,
- * "{host}_{pid}.{ms}.pt.trace.json[.gz]", when PID matches; else NULL. */
+ * "{host}_{pid}.{ms}.pt.trace.json[.gz]" in full, when PID matches; else
+ * NULL.  A name is no record: the pairing trusts it less than what the
+ * files hold (batchplan.c). */
 static char *host_from_name(const char *path, int64_t pid)
 {
 	const char *base = strrchr(path, '/');
@@ -321,9 +333,11 @@ static char *host_from_name(const char *path, int64_t pid)
 	if (!(p = strstr(name, ".pt.trace.json")))
 		goto none;
 	*p = 0;
-	/* drop ".{ms}" */
-	if ((p = strrchr(name, '.')) && p[1] && strspn(p + 1, "0123456789") == strlen(p + 1))
-		*p = 0;
+	/* ".{ms}" is required: without it, "rank0_481.pt.trace.json" (a name a
+	 * training script chose) would give the host "rank0" (issue 28 P1) */
+	if (!(p = strrchr(name, '.')) || !p[1] || strspn(p + 1, "0123456789") != strlen(p + 1))
+		goto none;
+	*p = 0;
 	snprintf(want, sizeof want, "%lld", (long long)pid);
 	if (!(us = strrchr(name, '_')) || us == name || strcmp(us + 1, want))
 		goto none;
@@ -386,19 +400,182 @@ static void map_facts(struct scan *s, cm_bfacts *f)
 		f->why = cm_xstrdup("a thread map without \"meta.pid\" applies to every process: pair it in a manifest");
 }
 
+/* F is a file that cannot be read to its end, for the reason WHY (a
+ * format with %s, ARG).  When it began as a window (its first container
+ * "events") or is named as cuptirec names windows (cuptirec_*, not
+ * cuptirec_threads_*), it is a damaged window: a window when the pid of an
+ * API record is known (it can be paired, and its rank told what is wrong),
+ * else a bad file marked damaged, for the failure of a trace left without
+ * a window; otherwise a bad file, as before. */
+static void set_damaged(cm_bfacts *f, const struct scan *s, const char *path, const char *fmt, const char *arg)
+{
+	const char *base = strrchr(path, '/');
+	int window = f->kind == CM_BK_WINDOW;
+	base = base ? base + 1 : path;
+	if (!window && f->kind == CM_BK_OTHER && !strncmp(base, "cuptirec_", 9) &&
+	    strncmp(base, "cuptirec_threads_", 17))
+		window = 1;
+	set_bad(f, fmt, arg);
+	if (!window)
+		return;
+	f->damaged = 1;
+	if (s->api_pid >= 0 && f->pid < 0) {
+		f->kind = CM_BK_WINDOW;
+		f->pid = s->api_pid;
+		f->rank = -1;     /* its "source", if any, was read whole: */
+		free(f->host);    /* without it, no rank nor host */
+		f->host = NULL;
+	}
+}
+
+/* The tail of a plain window holds its "source" (cuptirec writes it last,
+ * and only "cuptirec" after it): 64 KiB is ample. */
+#define TAIL_CHUNK (64u << 10)
+
+/* Issue 28 P7: planning read every window in full (1.4 s for two 118 MB
+ * windows, as long as a merge's first pass).  Pairing needs only what
+ * "source" says, and a plain window is a file we can seek in: read its
+ * head, to know it is a window ('{' and "events" first), and its last 64
+ * KiB, for the last "source": {...} and a closing '}' (a window cut short
+ * has none: it is read in full, and found damaged).  Fills *F as the full
+ * scan would, but for gpu_events (-1: not counted); returns 0, or -1 when
+ * the file is gzip, not seekable, not so shaped, or has no "source" with
+ * a pid: then the caller reads it in full. */
+static int scan_tail(const char *path, cm_bfacts *f)
+{
+	char head[64], *tail = NULL, *src, *open_, *close_, *doc;
+	struct scan s;
+	struct stat st;
+	yajl_handle h;
+	size_t n, len;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 32)
+		goto out;
+	if ((got = pread(fd, head, sizeof head - 1, 0)) < 16)
+		goto out;
+	head[got] = 0;
+	n = strspn(head, " \t\r\n");
+	if (head[n] != '{' || strncmp(head + n + 1 + strspn(head + n + 1, " \t\r\n"), "\"events\"", 8))
+		goto out; /* gzip (0x1f 0x8b), a trace, a map: the full scan */
+	len = st.st_size > (off_t)TAIL_CHUNK ? TAIL_CHUNK : (size_t)st.st_size;
+	tail = cm_xmalloc(len + 1);
+	if ((got = pread(fd, tail, len, st.st_size - (off_t)len)) != (ssize_t)len)
+		goto out;
+	tail[len] = 0;
+	/* the document must end here: '}' then blanks */
+	for (n = len; n > 0 && strchr(" \t\r\n", tail[n - 1]); n--)
+		;
+	if (n == 0 || tail[n - 1] != '}')
+		goto out;
+	/* the last "source" member, an object without nested ones, after the
+	 * last NUL byte if any (strstr would stop there) */
+	for (open_ = tail + len; open_ > tail && open_[-1]; open_--)
+		;
+	for (src = NULL; (open_ = strstr(open_, "\"source\"")); open_++)
+		src = open_;
+	if (!src)
+		goto out;
+	open_ = src + 8;
+	open_ += strspn(open_, " \t\r\n");
+	if (*open_++ != ':')
+		goto out;
+	open_ += strspn(open_, " \t\r\n");
+	if (*open_ != '{' || !(close_ = strchr(open_, '}')) || memchr(open_ + 1, '{', (size_t)(close_ - open_ - 1)))
+		goto out;
+	/* parse {"source": {...}} with the full scan's callbacks */
+	memset(&s, 0, sizeof s);
+	s.f = f;
+	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
+	doc = cm_xmalloc((size_t)(close_ - open_) + 16);
+	len = (size_t)sprintf(doc, "{\"source\":%.*s}", (int)(close_ - open_ + 1), open_);
+	h = yajl_alloc(&callbacks, NULL, &s);
+	if (yajl_parse(h, (unsigned char *)doc, len) == yajl_status_ok && yajl_complete_parse(h) == yajl_status_ok &&
+	    f->pid >= 0) {
+		f->kind = CM_BK_WINDOW;
+		f->start_ns = s.src_start;
+		f->gpu_events = -1;
+		rc = 0;
+	}
+	yajl_free(h);
+	free(doc);
+	if (rc < 0) { /* start again from nothing */
+		free(f->host);
+		f->host = NULL;
+		f->pid = f->rank = f->start_ns = f->end_ns = -1;
+	}
+out:
+	free(tail);
+	close(fd);
+	return rc;
+}
+
 void cm_bscan(const char *path, cm_bfacts *f)
+{
+	cm_bscan_head(path, f);
+	if (f->kind == CM_BK_WINDOW && f->gpu_events < 0) {
+		cm_bfacts_free(f);
+		cm_bscan_full(path, f);
+	}
+}
+
+void cm_bscan_head(const char *path, cm_bfacts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
+	if (scan_tail(path, f) < 0)
+		cm_bscan_full(path, f);
+}
+
+static void scan_stream(const char *path, cm_bfacts *f, int head_only);
+
+void cm_bscan_full(const char *path, cm_bfacts *f)
+{
+	scan_stream(path, f, 0);
+}
+
+int64_t cm_bscan_rank(const char *path)
+{
+	cm_bfacts f;
+	int64_t rank;
+	scan_stream(path, &f, 1);
+	rank = f.kind == CM_BK_TRACE ? f.rank : -1;
+	cm_bfacts_free(&f);
+	return rank;
+}
+
+int cm_bscan_tail(const char *path, cm_bfacts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
+	return scan_tail(path, f);
+}
+
+char *cm_bscan_name_host(const char *path, int64_t pid)
+{
+	return host_from_name(path, pid);
+}
+
+/* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
+ * "traceEvents" begins. */
+static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 {
 	struct scan s;
 	unsigned char *buf;
 	gzFile gz;
 	yajl_handle h;
 	int n, stopped = 0, first = 1;
+	long long off = 0; /* bytes of text parsed before this chunk */
+	char where[96];
 
 	memset(f, 0, sizeof *f);
 	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
 	memset(&s, 0, sizeof s);
 	s.f = f;
 	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
+	s.head_only = head_only;
 	if (!(gz = gzopen(path, "rb"))) {
 		set_bad(f, "cannot open: %s", strerror(errno));
 		return;
@@ -416,9 +593,11 @@ void cm_bscan(const char *path, cm_bfacts *f)
 			break;
 		}
 		if (st != yajl_status_ok) {
-			set_bad(f, "not JSON%s", "");
+			snprintf(where, sizeof where, "%lld", off + bom + (long long)yajl_get_bytes_consumed(h));
+			set_damaged(f, &s, path, "not JSON at byte %s", where);
 			goto out;
 		}
+		off += n;
 	}
 	if (!stopped) {
 		int err;
@@ -428,11 +607,22 @@ void cm_bscan(const char *path, cm_bfacts *f)
 			/* zlib's message starts with the path, which the caller names */
 			if (err != Z_ERRNO && !strncmp(msg, path, pl) && !strncmp(msg + pl, ": ", 2))
 				msg += pl + 2;
-			set_bad(f, "cannot read: %s", err == Z_ERRNO ? strerror(errno) : msg);
+			snprintf(where, sizeof where, "%lld", off);
+			if (err == Z_ERRNO)
+				set_bad(f, "cannot read: %s", strerror(errno));
+			else if (err == Z_BUF_ERROR) /* zlib's "unexpected end of file" */
+				set_damaged(f, &s, path, "truncated gzip data, after byte %s of text", where);
+			else
+				set_damaged(f, &s, path, "cannot read: %s", msg);
 			goto out;
 		}
 		if (yajl_complete_parse(h) != yajl_status_ok) {
-			set_bad(f, "truncated or not JSON%s", "");
+			snprintf(where, sizeof where, "%lld", off);
+			if (off == 0)
+				set_damaged(f, &s, path, "empty%s", "");
+			else
+				set_damaged(f, &s, path, "truncated JSON: the text ends inside the document at byte %s",
+					    where);
 			goto out;
 		}
 	}

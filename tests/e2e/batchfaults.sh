@@ -209,7 +209,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$BATCH" --no-progress -j 2 --cuptimerge "$
 			fail "$k: $(grep "^$k" "$J")"
 	done
 	grep -q "^k2	.*	-	0.000	0	not started: cuptimerge-batch got SIG$sig\$" "$J" || fail "k2: $(grep "^k2" "$J")"
-	grep -q "^cuptimerge-batch: stopped by SIG$sig; the joblog records the merges it stopped\$" "$tmp/err" ||
+	grep -q "^cuptimerge-batch: stopped by SIG$sig: 0 merged before it; interrupted: k0 k1; not started: k2; the joblog records every rank, and the same command resumes the rest\$" "$tmp/err" ||
 		fail "message: $(cat "$tmp/err")"
 	[ "$(ls -A "$d/out")" = cuptimerge-batch.tsv ] || fail "left in the output directory: $(ls -A "$d/out")"
 	"$BATCH" -n -m "$d/m.tsv" -O "$d/out" >"$tmp/out" 2>&1 || true

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - GPU checks of the cuptirec collector and thread recorder (not CI).
 #
-# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS | kineto]
+# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS | kineto | torchrun]
 #
 # BINDIR holds what was built elsewhere (the device machine has no package
 # mirror): cuptirec, cuptimerge, threads_cuda, bench_launch; lib/ with
@@ -10,7 +10,9 @@
 # tests/gpu/README.md for how to fill it.  OUTDIR receives figures.jsonl (one
 # JSON line per check), log.txt and a few small artefacts of the torch runs.
 # Exits non-zero when any check failed.  "bench REPS" runs only the overhead
-# benchmark, REPS rounds; "kineto" only the Kineto-parity comparison (9).
+# benchmark, REPS rounds; "kineto" only the Kineto-parity comparison (9);
+# "torchrun" only the 2-rank torchrun job merged by cuptimerge-batch (10),
+# which also needs BINDIR/cuptimerge-batch.
 set -u
 MODE=${3:-all}
 REPS=${4:-3}
@@ -129,7 +131,7 @@ if [ $rc = 0 ] && [ $prc = 0 ]; then pass delay_duration "$out"; else fail delay
 
 fi
 
-if [ "$MODE" != kineto ]; then
+if [ "$MODE" != kineto ] && [ "$MODE" != torchrun ]; then
 # 6. overhead: launches/s of an empty kernel, with and without the collector,
 # and with parts of it turned off to see where the cost is; and of a 20 us
 # kernel (40000 cycles), where the GPU rather than the launch path sets the pace
@@ -262,6 +264,44 @@ if [ $rc = 0 ] && [ $rc2 = 0 ]; then
 	gzip -c "$win" > "$OUTD/kwindow.json.gz"
 	cp "$W/kstock_info.json" "$W/kcpu_info.json" "$OUTD/"
 else fail kineto_parity "workload exit $rc (stock), $rc2 (cuptirec)"; fi
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = torchrun ]; then
+# 10. a cluster user's job (issue 28): 2 ranks under torchrun, the whole
+# launcher under cuptirec -o windows/cuptirec_%h_%p.json.gz (the agent too:
+# a window without GPU work), traces exported as rank{R}_{PID}.pt.trace.json
+# (not tensorboard_trace_handler's names); one `cuptimerge-batch traces
+# windows` must merge both ranks, exit 0, and put every runtime event of each
+# on its native tid (check_merged.py per rank)
+log "2-rank torchrun under cuptirec, merged by one cuptimerge-batch traces windows"
+R=$W/torchrun
+mkdir -p "$R/traces" "$R/windows" "$R/info"
+(cd "$R" && $T "$BIN/cuptirec" -o 'windows/cuptirec_%h_%p.json.gz' -- \
+	python3 -m torch.distributed.run --standalone --nproc-per-node 2 "$HERE/torchrun_rank.py" traces info) \
+	> "$R/run.out" 2>&1
+rc=$?; cat "$R/run.out" >> "$LOG"
+ls -l "$R/traces" "$R/windows" >> "$LOG" 2>&1
+if [ $rc = 0 ]; then
+	(cd "$R" && $MERGE_ENV "$BIN/cuptimerge-batch" --no-progress traces windows) > "$R/batch.out" 2> "$R/batch.err"
+	brc=$?; cat "$R/batch.out" "$R/batch.err" >> "$LOG"
+	cp "$R/batch.err" "$OUTD/torchrun_batch.err"
+	cp "$R/traces/merged/cuptimerge-batch.tsv" "$OUTD/torchrun_joblog.tsv" 2>/dev/null
+	if [ $brc = 0 ] && grep -q '^cuptimerge-batch: 2 merged, 0 skipped, 0 failed' "$R/batch.err"; then
+		pass torchrun_batch "{\"summary\": \"$(tail -n 1 "$R/batch.err" | sed 's/"/\\"/g')\"}"
+	else
+		fail torchrun_batch "cuptimerge-batch exit $brc: $(tr '\n"' ' _' < "$R/batch.err")"
+	fi
+	for r in 0 1; do
+		t=$(ls "$R/traces"/rank${r}_*.pt.trace.json 2>/dev/null | head -1)
+		m=$R/traces/merged/$(basename "${t%.pt.trace.json}").merged.json.gz
+		if [ -n "$t" ] && [ -s "$m" ]; then
+			check torchrun_rank$r python3 "$HERE/check_merged.py" "$m" "$R/info/info_rank$r.json" "$t"
+			cp "$m" "$OUTD/torchrun_rank$r.merged.json.gz"
+		else
+			fail torchrun_rank$r "no merged output for rank $r (trace ${t:-none})"
+		fi
+	done
+else fail torchrun_batch "torchrun exit $rc"; fi
 fi
 
 rm -rf "$W"

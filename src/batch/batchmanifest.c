@@ -1,0 +1,181 @@
+/* batchmanifest.c - a cuptimerge-batch plan from a manifest, and the ranks
+ * a joblog says are done (resume). */
+#include "config.h"
+#include "batch/batchplan.h"
+#include "batch/batchplan_int.h"
+#include "batch/batchscan.h"
+#include "base/diag.h"
+#include "exitcode.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Split LINE at tabs into at most MAX fields; returns how many. */
+static int split_tabs(char *line, char **fld, int max)
+{
+	int n = 0;
+	fld[n++] = line;
+	for (char *c = line; *c && n < max; c++)
+		if (*c == '\t') {
+			*c = 0;
+			fld[n++] = c + 1;
+		}
+	return n;
+}
+
+/* A manifest's rank R whose window (facts W) records another rank than
+ * its trace's distributedInfo, or another host than its trace's name in
+ * tensorboard form, fails (issue 28 P4), as cuptimerge refuses it: the
+ * window may be gzip, which the merge's own check cannot afford to read
+ * to its end, and the plan has read it anyway. */
+static void check_ranks(cm_brank *r, const cm_bfacts *w)
+{
+	static const char hint[] = "(to merge anyway, run the batch again with -- --force: cuptimerge-batch(1))";
+	struct stat st;
+	/* a trace that is no regular file (a FIFO) is not opened: only its merge reads it */
+	int reg = stat(r->trace, &st) == 0 && S_ISREG(st.st_mode);
+	int64_t rank = reg && w->rank >= 0 ? cm_bscan_rank(r->trace) : -1;
+	char *host = w->host ? cm_bscan_name_host(r->trace, w->pid) : NULL;
+	if (rank >= 0 && rank != w->rank)
+		cm_bplan_fail(r, cm_bplan_asprintf("window %s records rank %" PRId64 "%s%s, the trace's distributedInfo rank %" PRId64
+				       ": a window of another rank? %s",
+				       r->window, w->rank, w->host ? " on " : "", w->host ? w->host : "", rank, hint));
+	else if (host && strcmp(host, w->host))
+		cm_bplan_fail(r, cm_bplan_asprintf("window %s records host %s, the trace's name host %s: a window of another node? %s",
+				       r->window, w->host, host, hint));
+	free(host);
+}
+
+int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
+{
+	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
+	FILE *f = std ? stdin : fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0;
+	if (!f)
+		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
+	if (std)
+		path = "<stdin>"; /* for messages */
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *fld[5];
+		int n;
+		cm_brank *r;
+		struct stat st;
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (lineno == 1 || !len || line[0] == '#')
+			continue; /* the header, blank lines, comments */
+		n = split_tabs(line, fld, 5);
+		if (n < 3 || n > 4 || !*fld[0]) {
+			cm_error(CM_EXIT_USAGE, path, -1,
+				 "line %ld: want key, cpu trace, window or map, output (output may be empty)",
+				 lineno);
+			free(line);
+			fclose(f);
+			return -1;
+		}
+		r = cm_bplan_add_rank(p, fld[0]);
+		r->trace = cm_xstrdup(fld[1]);
+		r->window = cm_xstrdup(fld[2]);
+		r->output = n == 4 && *fld[3] ? cm_xstrdup(fld[3]) : cm_bplan_asprintf("%s/%s" OUT_SUFFIX, outdir, fld[0]);
+		if (stat(r->trace, &st) < 0)
+			cm_bplan_fail(r, cm_bplan_asprintf("cpu trace %s: %s", r->trace, strerror(errno)));
+		else if (stat(r->window, &st) < 0)
+			cm_bplan_fail(r, cm_bplan_asprintf("window %s: %s", r->window, strerror(errno)));
+		else {
+			cm_bfacts wf;
+			cm_bscan_head(r->window, &wf);
+			if (wf.kind == CM_BK_BAD || wf.damaged)
+				cm_bplan_fail(r, cm_bplan_asprintf("window %s: %s%s", r->window, wf.why,
+						       wf.damaged ? cm_bplan_damage_hint(wf.why) : ""));
+			else if (wf.kind == CM_BK_WINDOW && !p->merge_force)
+				check_ranks(r, &wf);
+			r->map = wf.kind == CM_BK_OTHER || wf.kind == CM_BK_MAP;
+			cm_bfacts_free(&wf);
+		}
+	}
+	free(line);
+	if (ferror(f)) {
+		fclose(f);
+		return cm_error(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno)), -1;
+	}
+	fclose(f);
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (p->r[i].state != CM_BR_FAIL && p->r[j].output && !strcmp(p->r[i].output, p->r[j].output))
+				cm_bplan_fail(&p->r[i], cm_bplan_asprintf("the output is also key %s's", p->r[j].key));
+	return 0;
+}
+
+static int newer(const struct stat *a, const struct stat *b)
+{
+	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
+	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
+}
+
+/* 1 when the joblog has a line for the output SO (OUTPUT as this run
+ * names it) whose exit status is 0 (the last such line counts).  A line is
+ * for it when the file it names is the same file, device and inode, however
+ * either run typed the path (issue 28 P5: x/traces, ./x/traces and
+ * /abs/x/traces merged every rank again); a line whose file is gone is
+ * compared as text. */
+static int logged_ok(char **outs, char **stats, size_t n, const char *output, const struct stat *so)
+{
+	int ok = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat sl;
+		int same = stat(outs[i], &sl) == 0 ? sl.st_dev == so->st_dev && sl.st_ino == so->st_ino
+						   : !strcmp(outs[i], output);
+		if (same)
+			ok = !strcmp(stats[i], "0");
+	}
+	return ok;
+}
+
+void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
+{
+	FILE *f;
+	char *line = NULL, **outs = NULL, **stats = NULL;
+	size_t cap = 0, n = 0, ncap = 0;
+	ssize_t len;
+	if (force || !(f = fopen(joblog, "r")))
+		return;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *fld[9];
+		while (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		if (split_tabs(line, fld, 9) < 5 || !strcmp(fld[0], "key"))
+			continue;
+		if (n == ncap) {
+			ncap = ncap ? 2 * ncap : 16;
+			outs = cm_xrealloc(outs, ncap * sizeof *outs);
+			stats = cm_xrealloc(stats, ncap * sizeof *stats);
+		}
+		outs[n] = cm_xstrdup(fld[3]);
+		stats[n++] = cm_xstrdup(fld[4]);
+	}
+	free(line);
+	fclose(f);
+	for (size_t i = 0; i < p->n; i++) {
+		cm_brank *r = &p->r[i];
+		struct stat so, st, sw;
+		if (r->state != CM_BR_RUN || stat(r->output, &so) < 0 || so.st_size == 0 ||
+		    stat(r->trace, &st) < 0 || stat(r->window, &sw) < 0)
+			continue;
+		if (newer(&so, &st) && newer(&so, &sw) && logged_ok(outs, stats, n, r->output, &so))
+			r->state = CM_BR_DONE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(outs[i]);
+		free(stats[i]);
+	}
+	free(outs);
+	free(stats);
+}
