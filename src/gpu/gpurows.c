@@ -152,6 +152,10 @@ static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, c
 	return 0;
 }
 
+/* The devices Kineto names in every trace of a GPU run (kMaxGpuID in
+ * CuptiActivityProfiler's finalizeTrace: 8 CPU sockets and 8 GPUs). */
+#define KINETO_MAX_GPU 15
+
 int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 {
 	size_t n;
@@ -162,12 +166,30 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	int rc = 0;
 
 	k = sorted_keys(g->devices, 1, dev, &n);
-	for (size_t i = 0; i < n && !rc; i++) {
+	/* the devices with work, each at its first event; for a window of
+	 * version 2 also Kineto's GPU 0 to KINETO_MAX_GPU, which stock names
+	 * whatever the machine has, at the earliest device's time */
+	const cm_int_a8 *earliest = NULL;
+	for (size_t i = 0; i < n; i++) {
 		const struct first_ts *f = cm_hmap_get(g->devices, &k[i]);
-		cm_int did = cm_id_value(k[i], *dev);
+		if (!earliest || f->ns < *earliest)
+			earliest = &f->ns;
+	}
+	cm_int unused = g->version >= 2 ? 0 : KINETO_MAX_GPU + 1; /* the next of 0..KINETO_MAX_GPU to name */
+	for (size_t i = 0; !rc && (i < n || unused <= KINETO_MAX_GPU);) {
+		const cm_int_a8 *first = earliest;
+		cm_int did = i < n ? cm_id_value(k[i], *dev) : unused;
+		if (i < n && (unused > KINETO_MAX_GPU || did <= unused)) {
+			first = &((const struct first_ts *)cm_hmap_get(g->devices, &k[i]))->ns;
+			i++;
+		} else {
+			did = unused;
+		}
+		if (did == unused)
+			unused++;
 		num[cm_int_format(did, num)] = 0;
 		snprintf(text, sizeof text, "GPU %s", num);
-		rc = process_rows(eo, g, &f->ns, did, text, (cm_int)GPU_SORT_BASE + did);
+		rc = process_rows(eo, g, first, did, text, (cm_int)GPU_SORT_BASE + did);
 	}
 	free(k);
 	k = sorted_keys(g->procs, 1, NULL, &n);
