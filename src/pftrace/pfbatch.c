@@ -54,10 +54,19 @@ static void put_len_bytes(cm_buf *b, const void *p, size_t n)
 }
 
 /* A pid or tid V as the sink needs it for cm_pf_id: its type, and the
- * text of a number or a string. */
+ * text of a number or a string; an integer within int64 parsed here
+ * (CM_PF_J_INT), off the sequential part. */
 static void put_id(cm_buf *b, const cm_jval *v)
 {
 	unsigned char type = v ? v->type : ID_MISSING;
+	cm_int x;
+	if (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) &&
+	    x >= INT64_MIN && x <= INT64_MAX) {
+		int64_t x64 = (int64_t)x;
+		cm_buf_putc(b, (char)CM_PF_J_INT);
+		put_len_bytes(b, &x64, sizeof x64);
+		return;
+	}
 	cm_buf_putc(b, (char)type);
 	if (v && (v->type == CM_J_NUM || v->type == CM_J_STR))
 		put_len_bytes(b, v->s, v->len);

@@ -142,6 +142,10 @@ void cm_pf_flush_end(cm_pfev *e);
 
 /* ---- tracks (pftrack.c) ---- */
 
+/* A jval type of the batches' own (pfbatch.c): an integer pid or tid
+ * parsed by a worker, its int64 at s (8 bytes). */
+#define CM_PF_J_INT 0xfe
+
 /* Write the descriptor packet of track T (a process when its tid is NO_TID). */
 void cm_pf_descriptor(cm_pfev *e, const struct track *t);
 

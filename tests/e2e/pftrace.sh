@@ -155,6 +155,16 @@ tcase "batches of a few elements: each starts the interning over"
 [ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/batch4.pftrace" |
 	grep -c 'sequence_flags: 1')" -gt 50 ] || fail "50 or fewer clearings"
 same "batches of a few elements, 4 threads" "$tmp/real.json" "$tmp/batch4.pftrace"
+if [ -d "$ex" ]; then
+	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
+	rc=0
+	CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" -o "$tmp/edge3.pftrace" "$ex/edge_cpu.json" \
+		2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "exit $rc, not 1"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
+		fail "says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/edge3.pftrace" ] || fail "the file appeared"
+fi
 tcase "--format=json over a .pftrace name writes JSON"
 $CUPTIMERGE -q --format=json -t "$FIX/thread_map.json" -o "$tmp/named.pftrace" "$FIX/threads_full.json" ||
 	fail "exit $?"
