@@ -90,6 +90,7 @@ struct cm_pfev {
 	int64_t base;    /* time 0 of the events' clock (have_base) */
 	int have_base;
 	cm_buf te, interned, scratch;
+	const int *dropping; /* a worker's: set (atomically) when the run has failed */
 };
 
 

@@ -14,7 +14,7 @@
  * and the tracks. */
 #include "config.h"
 #include "pftrace/pftrace.h"
-#include "pftrace/pfintern.h"
+#include "pftrace/pfevent.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/jscan.h"
@@ -66,6 +66,7 @@ struct cm_pft {
 	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
 	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
 	cm_opool *pool;   /* made with the first batch */
+	int dropping;     /* the run failed: the batches left are dropped unseen */
 	cm_pfev **workers;
 };
 
@@ -96,8 +97,10 @@ void cm_pft_free(cm_pft *t)
 	int i;
 	if (!t)
 		return;
-	if (t->pool) /* after a failure: its error was reported */
+	if (t->pool) { /* the run failed (reported): what is queued is dropped, unseen */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_opool_finish(t->pool);
+	}
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
@@ -125,13 +128,18 @@ static int drain(cm_pft *t, int all)
 /* The pool's work: a batch of elements encoded into records. */
 static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	return cm_pfbatch_encode(wctx, in, out);
+	cm_pfev *w = wctx;
+	if (__atomic_load_n(w->dropping, __ATOMIC_ACQUIRE))
+		return -2; /* no message: the run's failure was reported */
+	return cm_pfbatch_encode(w, in, out);
 }
 
 /* The pool's sink, in order: the records placed as packets, passed on. */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
+	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
+		return -1; /* nothing reported: the run's failure was */
 	if (cm_pfbatch_apply(t->ev, out) < 0)
 		return -1;
 	return drain(t, 0);
@@ -145,8 +153,10 @@ static int put_batch(cm_pft *t)
 		return 0;
 	if (!t->pool) {
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
-		for (i = 0; i < t->threads; i++)
+		for (i = 0; i < t->threads; i++) {
 			t->workers[i] = cm_pfev_new(NULL, t->label);
+			t->workers[i]->dropping = &t->dropping;
+		}
 		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
 	}
 	return cm_opool_put(t->pool, &t->batch);
