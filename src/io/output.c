@@ -313,8 +313,10 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 	}
 	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
 		goto nomem;
-	if (output_format == CM_FORMAT_PERFETTO)
+	if (output_format == CM_FORMAT_PERFETTO) {
 		out->pft = cm_pft_new(pft_sink, out, out->shown);
+		cm_pft_threads(out->pft, threads);
+	}
 	return out;
 nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");

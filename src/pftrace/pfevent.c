@@ -35,7 +35,9 @@
  *     a fraction or exponent), string, bool; null is left out (Perfetto's
  *     JSON import leaves it out too).
  * Event names, categories and annotation keys are interned (InternedData),
- * on one packet sequence; when the tables pass INTERN_MAX bytes (or
+ * on one packet sequence, starting over with each batch of elements
+ * (pfbatch.c, which encodes batches on threads); when the tables pass
+ * INTERN_MAX bytes within a batch (or
  * CUPTIMERGE_PFT_INTERN's, a testing aid) they are
  * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
  * memory stays flat on a trace of any size.  Tracks are remembered for the
@@ -109,7 +111,7 @@ static uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, 
 }
 
 /* Between packets: start the tables over when they hold too much. */
-static void maybe_clear(cm_pfev *e)
+void cm_pf_maybe_clear(cm_pfev *e)
 {
 	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < e->intern_max)
 		return;
@@ -198,7 +200,7 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
  * (TracePacketDefaults), on the first packet, and again after the
  * incremental state was cleared (the defaults are part of it).  This
  * packet carries the clearing. */
-static void clock_packet(cm_pfev *e, int64_t ts)
+void cm_pf_clock_packet(cm_pfev *e, int64_t ts)
 {
 	cm_buf *b = e->out;
 	size_t pk, cs, c;
@@ -230,7 +232,7 @@ static void clock_packet(cm_pfev *e, int64_t ts)
 
 /* The time of a packet: on the events' clock, or before its 0 on the
  * trace's own. */
-static void put_time(cm_pfev *e, cm_buf *b, int64_t ts)
+void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts)
 {
 	if (ts >= e->base) {
 		cm_pb_uint(b, TP_TIMESTAMP, (uint64_t)(ts - e->base));
@@ -246,9 +248,9 @@ static void put_time(cm_pfev *e, cm_buf *b, int64_t ts)
 static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
 {
 	size_t pk;
-	clock_packet(e, ts);
+	cm_pf_clock_packet(e, ts);
 	pk = cm_pb_open(b, TRACE_PACKET);
-	put_time(e, b, ts);
+	cm_pf_put_time(e, b, ts);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
 	if (e->interned.len) {
 		cm_pb_bytes(b, TP_INTERNED, e->interned.p, e->interned.len);
@@ -265,9 +267,9 @@ static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 {
 	cm_buf *b = e->out;
 	size_t pk, te;
-	clock_packet(e, ts);
+	cm_pf_clock_packet(e, ts);
 	pk = cm_pb_open(b, TRACE_PACKET);
-	put_time(e, b, ts);
+	cm_pf_put_time(e, b, ts);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID); /* without, the trace processor drops it */
 	te = cm_pb_open(b, TP_TRACK_EVENT);
 	if (name_iid)
@@ -281,7 +283,7 @@ static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 /* Write the end of the last X event, held back until the element after
  * it: a flow right after an X of zero duration, at its ts, must come
  * between its begin and its end to bind to it, as the JSON's does. */
-static void flush_end(cm_pfev *e)
+void cm_pf_flush_end(cm_pfev *e)
 {
 	if (!e->end_pending)
 		return;
@@ -289,7 +291,7 @@ static void flush_end(cm_pfev *e)
 	e->end_pending = 0;
 }
 
-static void members(const cm_jval *o, struct ev *ev)
+void cm_pf_members(const cm_jval *o, struct ev *ev)
 {
 	const cm_jval *k;
 	memset(ev, 0, sizeof *ev);
@@ -316,7 +318,7 @@ static void members(const cm_jval *o, struct ev *ev)
 
 /* The time V (microseconds) in *NS; -1 after reporting when it is missing,
  * not a number, negative or beyond int64 nanoseconds. */
-static int time_of(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
 {
 	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
 		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
@@ -326,7 +328,7 @@ static int time_of(cm_pfev *e, const cm_jval *v, const char *what, const char *p
 
 /* Encode a slice begin or an instant (TYPE) of event EV on track UUID at
  * TS into e->te (the track event body, without the flows). */
-static int event_body(cm_pfev *e, const struct ev *ev, int type, uint64_t uuid, int64_t off)
+int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 {
 	cm_buf *b = &e->te;
 	const cm_jval *k;
@@ -342,21 +344,12 @@ static int event_body(cm_pfev *e, const struct ev *ev, int type, uint64_t uuid, 
 		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
 	if (type)
 		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
-	cm_pb_uint(b, TE_TRACK_UUID, uuid);
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
 	if (ev->args)
 		for (k = ev->args->kids; k; k = k->next)
 			put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
 	return 0;
-}
-
-/* Write the packet of e->te at TS, whole. */
-static void write_event(cm_pfev *e, int64_t ts)
-{
-	size_t pk = open_event_packet(e, e->out, ts);
-	cm_pb_bytes(e->out, TP_TRACK_EVENT, e->te.p, e->te.len);
-	cm_pb_close(e->out, pk);
 }
 
 /* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"). */
@@ -366,7 +359,7 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 	const cm_jval *pname, *k;
 	struct track *proc;
 	cm_buf *n = &e->scratch;
-	if (time_of(e, ev->ts, "ts", "C", off, &ts) < 0)
+	if (cm_pf_time(e, ev->ts, "ts", "C", off, &ts) < 0)
 		return -1;
 	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0)
 		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
@@ -412,136 +405,21 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 	return 0;
 }
 
-/* "s", "t", "f": a flow v1 event as a legacy-phase packet (see the top). */
-static int flow(cm_pfev *e, const struct ev *ev, char ph, int64_t off)
-{
-	int64_t ts;
-	struct track *t;
-	cm_int id;
-	uint64_t uuid;
-	size_t pk, te, le;
-	const char phs[2] = {ph, 0};
-	if (time_of(e, ev->ts, "ts", phs, off, &ts) < 0 || !(t = cm_pf_thread(e, ev->pid, ev->tid, off, NULL)))
-		return -1;
-	if (!ev->id || ev->id->type != CM_J_NUM || !is_integer_text(ev->id->s, ev->id->len) ||
-	    cm_py_int_of_number(ev->id->s, ev->id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
-		return REFUSE(e, off, "a flow (\"%c\") event whose id is not an integer from 0 to 2^64-1 cannot be written as Perfetto protobuf",
-			      ph);
-	/* on the lane of the X event it follows, if it binds to it */
-	uuid = t->uuid == e->last_thread && ts >= e->last_b && ts <= e->last_e ? e->last_uuid : t->uuid;
-	if (event_body(e, ev, 0, uuid, off) < 0)
-		return -1;
-	pk = open_event_packet(e, e->out, ts);
-	te = cm_pb_open(e->out, TP_TRACK_EVENT);
-	cm_buf_put(e->out, e->te.p, e->te.len);
-	le = cm_pb_open(e->out, TE_LEGACY_EVENT);
-	cm_pb_uint(e->out, LE_PHASE, (unsigned char)ph);
-	cm_pb_uint(e->out, LE_UNSCOPED_ID, (uint64_t)id);
-	if (cm_jval_streq(ev->bp, "e"))
-		cm_pb_uint(e->out, LE_BIND_TO_ENCLOSING, 1);
-	cm_pb_close(e->out, le);
-	cm_pb_close(e->out, te);
-	cm_pb_close(e->out, pk);
-	return 0;
-}
-
 int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 {
 	cm_jval *v;
 	struct ev ev;
-	struct track *t;
-	int64_t ts, dur;
-	uint64_t uuid;
-	char ph;
 	cm_arena_reset(e->arena);
 	v = cm_jval_parse_py(e->arena, s, n);
 	if (!v || v->type != CM_J_OBJ)
 		return REFUSE(e, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
-	members(v, &ev);
-	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
-		return REFUSE(e, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
-	ph = ev.ph->s[0];
-	if (ph != 's' && ph != 't' && ph != 'f')
-		flush_end(e);
-	maybe_clear(e);
-	switch (ph) {
-	case 'M':
+	cm_pf_members(v, &ev);
+	if (ev.ph && cm_jval_streq(ev.ph, "M"))
 		return cm_pf_metadata(e, &ev, off);
-	case 'C':
-		return counter(e, &ev, off);
-	case 's':
-	case 't':
-	case 'f':
-		return flow(e, &ev, ph, off);
-	case 'X':
-		e->last_thread = 0; /* the flows after this one bind to it, or to no X */
-		if (time_of(e, ev.ts, "ts", "X", off, &ts) < 0 || time_of(e, ev.dur, "dur", "X", off, &dur) < 0)
-			return -1;
-		if (ts > INT64_MAX - dur)
-			return REFUSE(e, off, "an \"X\" event that ends beyond 2^63 ns cannot be written as Perfetto protobuf");
-		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
-			return -1;
-		uuid = cm_pf_lane(e, t, cm_pflanes_place(e->lanes, t->uuid, ts, ts + dur));
-		if (event_body(e, &ev, TYPE_BEGIN, uuid, off) < 0)
-			return -1;
-		write_event(e, ts);
-		e->end_pending = 1;
-		e->last_thread = t->uuid;
-		e->last_uuid = uuid;
-		e->last_b = ts;
-		e->last_e = ts + dur;
-		return 0;
-	case 'B':
-	case 'E':
-	case 'i':
-	case 'I':
-		if (time_of(e, ev.ts, "ts", ph == 'B' ? "B" : ph == 'E' ? "E" : ph == 'i' ? "i" : "I", off, &ts) < 0)
-			return -1;
-		if (ph == 'E' && !ev.name && !ev.cat && !ev.args) {
-			if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)))
-				return -1;
-			end_packet(e, ts, t->uuid, 0);
-			return 0;
-		}
-		if ((ph == 'i' || ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
-			/* the JSON import makes the event's thread all the same */
-			if (!cm_pf_thread(e, ev.pid, ev.tid, off, NULL))
-				return -1;
-			if (cm_jval_streq(ev.s, "g")) {
-				uuid = GLOBAL_UUID;
-				if (!e->global_written) {
-					size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
-					cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
-					td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
-					cm_pb_uint(e->out, TD_UUID, uuid);
-					cm_pb_close(e->out, td);
-					cm_pb_close(e->out, p);
-					e->global_written = 1;
-				}
-			} else {
-				int64_t pk, ps;
-				const cm_jval *pname;
-				if (cm_pf_id(e, ev.pid, -1, &pk, &ps, &pname) < 0)
-					return REFUSE(e, off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf", ph);
-				uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
-			}
-			if (event_body(e, &ev, TYPE_INSTANT, uuid, off) < 0)
-				return -1;
-			write_event(e, ts);
-			return 0;
-		}
-		if (!(t = cm_pf_thread(e, ev.pid, ev.tid, off, NULL)) ||
-		    event_body(e, &ev, ph == 'B' ? TYPE_BEGIN : ph == 'E' ? TYPE_END : TYPE_INSTANT, t->uuid, off) < 0)
-			return -1;
-		write_event(e, ts);
-		return 0;
-	default:
-		return REFUSE(e, off, "a \"%c\" event cannot be written as Perfetto protobuf (it takes X, B, E, i, I, C, M, s, t and f)",
-			      ph);
-	}
+	return counter(e, &ev, off);
 }
 
 void cm_pfev_finish(cm_pfev *e)
 {
-	flush_end(e);
+	cm_pf_flush_end(e);
 }

@@ -90,6 +90,7 @@ struct cm_pfev {
 	int64_t base;    /* time 0 of the events' clock (have_base) */
 	int have_base;
 	cm_buf te, interned, scratch;
+	const int *dropping; /* a worker's: set (atomically) when the run has failed */
 };
 
 
@@ -120,7 +121,31 @@ static inline int is_integer_text(const char *s, size_t n)
 	return 1;
 }
 
+/* ---- what pfevent.c lends the batches (pfbatch.c) ---- */
+
+/* The members of the event object O in *EV. */
+void cm_pf_members(const cm_jval *o, struct ev *ev);
+/* The time V (microseconds) in *NS; -1 after reporting when it is missing,
+ * not a number, negative or beyond int64 nanoseconds. */
+int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);
+/* Encode the track event body of EV (TYPE; 0: a flow's) into e->te, all
+ * but its track uuid, interning into e->interned.  0 or -1 (reported). */
+int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
+/* Between elements: start the interning tables over when they hold too
+ * much (e->cleared says so). */
+void cm_pf_maybe_clear(cm_pfev *e);
+/* The clock packet due before an event packet at TS (pfevent.c). */
+void cm_pf_clock_packet(cm_pfev *e, int64_t ts);
+/* Append a packet's time TS to B. */
+void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
+/* Write the held-back end of the last X event, if any. */
+void cm_pf_flush_end(cm_pfev *e);
+
 /* ---- tracks (pftrack.c) ---- */
+
+/* A jval type of the batches' own (pfbatch.c): an integer pid or tid
+ * parsed by a worker, its int64 at s (8 bytes). */
+#define CM_PF_J_INT 0xfe
 
 /* Write the descriptor packet of track T (a process when its tid is NO_TID). */
 void cm_pf_descriptor(cm_pfev *e, const struct track *t);

@@ -50,9 +50,26 @@ typedef struct cm_pfev cm_pfev;
 /* An encoder appending Trace packets to OUT; LABEL names the output. */
 cm_pfev *cm_pfev_new(cm_buf *out, const char *label);
 
-/* Encode the traceEvents element S[0..N), which starts at OFFSET in the JSON
- * text.  0, or -1 after reporting what cannot be written. */
+/* The sink's part of an "M" or "C" element S[0..N) at OFFSET (they make
+ * tracks, so they are encoded in order, from their text).  0, or -1 after
+ * reporting what cannot be written. */
 int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t offset);
+
+/* ---- batches of elements (pfbatch.c) ---- */
+
+/* A worker's part (any thread, its own encoder W): the batch IN of
+ * elements (cm_pfbatch_add's) into records in OUT, each event's track
+ * event encoded with interning that starts over with the batch.  0, or -1
+ * after reporting what cannot be written. */
+int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out);
+
+/* The sequential part, batch after batch in order: the records REC as
+ * packets (tracks, lanes, times made here) appended to E's output.  0 or
+ * -1 (reported). */
+int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec);
+
+/* Append the element S[0..N), at OFFSET in the text, to the batch B. */
+void cm_pfbatch_add(cm_buf *b, const char *s, size_t n, int64_t offset);
 
 /* The document has ended: write what is held back. */
 void cm_pfev_finish(cm_pfev *e);

@@ -7,13 +7,16 @@
  * piece is encoded where it lies, one cut by a piece's end is copied until
  * it is whole.  The other top-level members (traceName, deviceProperties,
  * baseTimeNanoseconds...) have no place in a TrackEvent trace and
- * Perfetto's JSON import shows none of them, so they are skipped.  Memory:
- * the largest element, the interning tables (bounded, pfevent.c) and the
- * tracks. */
+ * Perfetto's JSON import shows none of them, so they are skipped.  The
+ * elements are gathered in batches of about PFT_BATCH bytes of text,
+ * encoded on the -j threads (pfbatch.c).  Memory: a few batches per
+ * thread, the largest element, the interning tables (bounded, pfevent.c)
+ * and the tracks. */
 #include "config.h"
 #include "pftrace/pftrace.h"
-#include "pftrace/pfintern.h"
+#include "pftrace/pfevent.h"
 #include "base/diag.h"
+#include "base/opool.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 #include "exitcode.h"
@@ -23,6 +26,11 @@
 
 /* Pass the protobuf bytes on once this many are made. */
 #define PFT_FLUSH (256u * 1024u)
+/* A batch for the workers (pfbatch.c): the elements of about this much
+ * text.  Larger batches define their interned strings again less often
+ * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
+ * batches per worker. */
+#define PFT_BATCH (1u << 20)
 
 enum state {
 	S_START,      /* before the document's '{' */
@@ -53,24 +61,50 @@ struct cm_pft {
 	int checked_key;  /* in_events is known for it */
 	cm_arena *arena;  /* for decoding a key with escapes */
 	cm_buf out;       /* protobuf made, not yet passed on */
-	cm_pfev *ev;
+	cm_pfev *ev;      /* the sequential part (the pool's sink) */
+	int threads;      /* workers (cm_pft_threads) */
+	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
+	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
+	cm_opool *pool;   /* made with the first batch */
+	int dropping;     /* the run failed: the batches left are dropped unseen */
+	cm_pfev **workers;
 };
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
 	cm_pft *t = cm_xcalloc(1, sizeof *t);
+	const char *env;
 	t->sink = sink;
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
 	t->ev = cm_pfev_new(&t->out, t->label);
 	t->arena = cm_arena_new();
+	t->threads = 1;
+	t->batch_max = PFT_BATCH;
+	/* a testing aid: batches of this many bytes of text */
+	if ((env = getenv("CUPTIMERGE_PFT_BATCH")) && *env)
+		t->batch_max = (size_t)strtoull(env, NULL, 10);
 	return t;
+}
+
+void cm_pft_threads(cm_pft *t, int n)
+{
+	t->threads = n < 1 ? 1 : n;
 }
 
 void cm_pft_free(cm_pft *t)
 {
+	int i;
 	if (!t)
 		return;
+	if (t->pool) { /* the run failed (reported): what is queued is dropped, unseen */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_opool_finish(t->pool);
+	}
+	for (i = 0; t->workers && i < t->threads; i++)
+		cm_pfev_free(t->workers[i]);
+	free(t->workers);
+	cm_buf_free(&t->batch);
 	cm_pfev_free(t->ev);
 	cm_arena_free(t->arena);
 	cm_buf_free(&t->key);
@@ -89,6 +123,43 @@ static int drain(cm_pft *t, int all)
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
 	t->out.len = 0;
 	return rc;
+}
+
+/* The pool's work: a batch of elements encoded into records. */
+static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	cm_pfev *w = wctx;
+	if (__atomic_load_n(w->dropping, __ATOMIC_ACQUIRE))
+		return -2; /* no message: the run's failure was reported */
+	return cm_pfbatch_encode(w, in, out);
+}
+
+/* The pool's sink, in order: the records placed as packets, passed on. */
+static int batch_sink(void *sctx, cm_buf *out)
+{
+	cm_pft *t = sctx;
+	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
+		return -1; /* nothing reported: the run's failure was */
+	if (cm_pfbatch_apply(t->ev, out) < 0)
+		return -1;
+	return drain(t, 0);
+}
+
+/* Hand the batch made so far to the pool (made with the first).  0 or -1. */
+static int put_batch(cm_pft *t)
+{
+	int i;
+	if (!t->batch.len)
+		return 0;
+	if (!t->pool) {
+		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
+		for (i = 0; i < t->threads; i++) {
+			t->workers[i] = cm_pfev_new(NULL, t->label);
+			t->workers[i]->dropping = &t->dropping;
+		}
+		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
+	}
+	return cm_opool_put(t->pool, &t->batch);
 }
 
 /* Not a trace document (only where the JSON writer went wrong): -1. */
@@ -221,13 +292,12 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 			t->st = S_ELEM_AFTER;
 			if (t->elem.len) {
 				cm_buf_put(&t->elem, s + start, i - start);
-				if (cm_pfev_element(t->ev, t->elem.p, t->elem.len, t->elem_off) < 0)
-					return t->failed = 1, -1;
+				cm_pfbatch_add(&t->batch, t->elem.p, t->elem.len, t->elem_off);
 				t->elem.len = 0;
-			} else if (cm_pfev_element(t->ev, s + start, i - start, t->elem_off) < 0) {
-				return t->failed = 1, -1;
+			} else {
+				cm_pfbatch_add(&t->batch, s + start, i - start, t->elem_off);
 			}
-			if (drain(t, 0) < 0)
+			if (t->batch.len >= t->batch_max && put_batch(t) < 0)
 				return t->failed = 1, -1;
 			break;
 		case S_END:
@@ -240,10 +310,19 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 
 int cm_pft_finish(cm_pft *t)
 {
+	int rc;
 	if (t->failed)
 		return -1;
 	if (t->st != S_END)
 		return bad(t, t->offset, "the document is not complete");
+	rc = put_batch(t);
+	if (t->pool) {
+		int frc = cm_opool_finish(t->pool);
+		t->pool = NULL;
+		rc = rc < 0 ? rc : frc;
+	}
+	if (rc < 0)
+		return t->failed = 1, -1;
 	cm_pfev_finish(t->ev);
 	if (drain(t, 1) < 0)
 		return t->failed = 1, -1;

@@ -18,6 +18,10 @@ typedef int (*cm_pft_sink)(void *ctx, const void *p, size_t n);
 /* A transcoder writing to SINK; LABEL names the output in messages. */
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label);
 
+/* Encode on N threads (the -j count; 1 by default), before the first
+ * write.  The bytes written do not depend on N. */
+void cm_pft_threads(cm_pft *t, int n);
+
 /* Feed LEN more bytes of the JSON text.  0, or -1 after an error: what
  * cannot be written as protobuf is reported (status CM_EXIT_DATA) with the
  * offset of its event in the JSON text; a sink failure is the sink's. */

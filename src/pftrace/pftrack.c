@@ -53,9 +53,12 @@ void cm_pf_descriptor(cm_pfev *e, const struct track *t)
 int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
 {
 	*str = NULL;
-	if (v && v->type == CM_J_NUM) {
+	if (v && (v->type == CM_J_NUM || v->type == CM_PF_J_INT)) {
 		cm_int x;
-		if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
+		int64_t x64;
+		if (v->type == CM_PF_J_INT) /* parsed on a worker */
+			memcpy(&x64, v->s, sizeof x64), x = x64;
+		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
 			return -1;
 		if (x < 0 || x > UINT32_MAX)
 			x = pid < 0 ? 0 : pid;

@@ -142,6 +142,29 @@ tcase "interning tables started over: they did"
 [ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/reset.pftrace" |
 	grep -c 'sequence_flags: 1')" -gt 10 ] || fail "10 or fewer clearings"
 same "interning tables started over" "$tmp/repaired.json" "$tmp/reset.pftrace"
+# Batches of a few elements (CUPTIMERGE_PFT_BATCH, a testing aid) encoded on
+# 1 to 4 threads: the same bytes for any count, each batch defining its
+# strings again, and Perfetto shows what it shows for the JSON.
+tcase "batches of a few elements on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=1000 $CUPTIMERGE -q -j $j $NOW -w "$FIX/threads_window.json" -o "$tmp/batch$j.pftrace" \
+		"$FIX/threads_base.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/batch$j.pftrace" "$tmp/batch1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+tcase "batches of a few elements: each starts the interning over"
+[ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/batch4.pftrace" |
+	grep -c 'sequence_flags: 1')" -gt 50 ] || fail "50 or fewer clearings"
+same "batches of a few elements, 4 threads" "$tmp/real.json" "$tmp/batch4.pftrace"
+if [ -d "$ex" ]; then
+	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
+	rc=0
+	CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" -o "$tmp/edge3.pftrace" "$ex/edge_cpu.json" \
+		2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "exit $rc, not 1"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
+		fail "says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/edge3.pftrace" ] || fail "the file appeared"
+fi
 tcase "--format=json over a .pftrace name writes JSON"
 $CUPTIMERGE -q --format=json -t "$FIX/thread_map.json" -o "$tmp/named.pftrace" "$FIX/threads_full.json" ||
 	fail "exit $?"

@@ -1,0 +1,313 @@
+/* pfbatch.c - the Perfetto transcoder on several threads: batches of
+ * traceEvents elements encoded by workers, then placed in order.
+ *
+ * Most of the transcoder's time goes to what one element needs alone:
+ * parsing its text, its times, its args as debug annotations, interning
+ * its name, category and keys.  That is the workers' part
+ * (cm_pfbatch_encode, on the ordered pool's threads, pfstream.c): each
+ * element becomes a record holding its track event body, all but the
+ * track uuid, and the interned data that body needs.  What depends on the
+ * elements before it stays in order, in the pool's sink
+ * (cm_pfbatch_apply): the tracks (their uuids are counted, and their
+ * descriptors written when first seen), the lanes of ties (pflanes.c),
+ * which X event a flow binds to, the held-back end of an X, the events'
+ * clock, and the "M" and "C" elements whole (they make and name tracks).
+ *
+ * Interning starts over with each batch: the first packet of a batch
+ * clears the sequence's incremental state and the batch defines its
+ * strings again.  So a batch's records depend on its elements only, and
+ * the bytes written are the same for any number of threads; the cost is
+ * the strings defined again once per batch (BENCHMARKS.md has the
+ * figures).  The batches are cut at element boundaries by the amount of
+ * text (pfstream.c), never by how the text arrived. */
+#include "config.h"
+#include "pftrace/pfevent.h"
+
+#include <string.h>
+
+enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW };
+
+/* A record's head; then, but for K_RAW, the pid and the tid (put_id), the
+ * interned data and the body (a 32-bit length each, then the bytes);
+ * for K_RAW the element's text (a length, the bytes). */
+struct head {
+	unsigned char kind, cleared, ph, pad[5];
+	int64_t off, ts, dur;
+};
+
+/* No value: the member is missing. */
+#define ID_MISSING 0xff
+
+void cm_pfbatch_add(cm_buf *b, const char *s, size_t n, int64_t offset)
+{
+	uint32_t len = (uint32_t)n;
+	cm_buf_put(b, &offset, sizeof offset);
+	cm_buf_put(b, &len, sizeof len);
+	cm_buf_put(b, s, n);
+}
+
+static void put_len_bytes(cm_buf *b, const void *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	cm_buf_put(b, &len, sizeof len);
+	cm_buf_put(b, p, n);
+}
+
+/* A pid or tid V as the sink needs it for cm_pf_id: its type, and the
+ * text of a number or a string; an integer within int64 parsed here
+ * (CM_PF_J_INT), off the sequential part. */
+static void put_id(cm_buf *b, const cm_jval *v)
+{
+	unsigned char type = v ? v->type : ID_MISSING;
+	cm_int x;
+	if (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) &&
+	    x >= INT64_MIN && x <= INT64_MAX) {
+		int64_t x64 = (int64_t)x;
+		cm_buf_putc(b, (char)CM_PF_J_INT);
+		put_len_bytes(b, &x64, sizeof x64);
+		return;
+	}
+	cm_buf_putc(b, (char)type);
+	if (v && (v->type == CM_J_NUM || v->type == CM_J_STR))
+		put_len_bytes(b, v->s, v->len);
+	else
+		put_len_bytes(b, "", 0);
+}
+
+static const char *get_len_bytes(const char *p, const char **s, uint32_t *n)
+{
+	memcpy(n, p, sizeof *n);
+	*s = p + sizeof *n;
+	return *s + *n;
+}
+
+/* The value put_id wrote at P in *V (*VP: V, or NULL when missing). */
+static const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
+{
+	memset(v, 0, sizeof *v);
+	v->type = (unsigned char)*p;
+	*vp = v->type == ID_MISSING ? NULL : v;
+	return get_len_bytes(p + 1, &v->s, &v->len);
+}
+
+/* One element S[0..N) at OFF into a record in OUT. */
+static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *out)
+{
+	struct head h;
+	struct ev ev;
+	cm_jval *v;
+	cm_int id;
+	const char phs[2] = {0, 0};
+	memset(&h, 0, sizeof h);
+	h.off = off;
+	cm_pf_maybe_clear(w);
+	cm_arena_reset(w->arena);
+	v = cm_jval_parse_py(w->arena, s, n);
+	if (!v || v->type != CM_J_OBJ)
+		return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
+	cm_pf_members(v, &ev);
+	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
+		return REFUSE(w, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
+	h.ph = (unsigned char)ev.ph->s[0];
+	*(char *)phs = (char)h.ph;
+	switch (h.ph) {
+	case 'M':
+	case 'C':
+		h.kind = K_RAW;
+		h.cleared = (unsigned char)w->cleared;
+		w->cleared = 0;
+		cm_buf_put(out, &h, sizeof h);
+		put_len_bytes(out, s, n);
+		return 0;
+	case 's':
+	case 't':
+	case 'f': {
+		size_t le;
+		if (cm_pf_time(w, ev.ts, "ts", phs, off, &h.ts) < 0)
+			return -1;
+		if (!ev.id || ev.id->type != CM_J_NUM || !is_integer_text(ev.id->s, ev.id->len) ||
+		    cm_py_int_of_number(ev.id->s, ev.id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
+			return REFUSE(w, off, "a flow (\"%c\") event whose id is not an integer from 0 to 2^64-1 cannot be written as Perfetto protobuf",
+				      h.ph);
+		if (cm_pf_body(w, &ev, 0, off) < 0)
+			return -1;
+		le = cm_pb_open(&w->te, TE_LEGACY_EVENT);
+		cm_pb_uint(&w->te, LE_PHASE, h.ph);
+		cm_pb_uint(&w->te, LE_UNSCOPED_ID, (uint64_t)id);
+		if (cm_jval_streq(ev.bp, "e"))
+			cm_pb_uint(&w->te, LE_BIND_TO_ENCLOSING, 1);
+		cm_pb_close(&w->te, le);
+		h.kind = K_FLOW;
+		break;
+	}
+	case 'X':
+		if (cm_pf_time(w, ev.ts, "ts", "X", off, &h.ts) < 0 || cm_pf_time(w, ev.dur, "dur", "X", off, &h.dur) < 0)
+			return -1;
+		if (h.ts > INT64_MAX - h.dur)
+			return REFUSE(w, off, "an \"X\" event that ends beyond 2^63 ns cannot be written as Perfetto protobuf");
+		if (cm_pf_body(w, &ev, TYPE_BEGIN, off) < 0)
+			return -1;
+		h.kind = K_SLICE;
+		break;
+	case 'B':
+	case 'E':
+	case 'i':
+	case 'I':
+		if (cm_pf_time(w, ev.ts, "ts", phs, off, &h.ts) < 0)
+			return -1;
+		h.kind = K_THREAD;
+		if (h.ph == 'E' && !ev.name && !ev.cat && !ev.args) {
+			/* the end of the innermost open slice, by no name */
+			w->te.len = 0;
+			cm_pb_uint(&w->te, TE_TYPE, TYPE_END);
+			break;
+		}
+		if ((h.ph == 'i' || h.ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
+			h.kind = cm_jval_streq(ev.s, "g") ? K_GLOBAL : K_PROCESS;
+			if (cm_pf_body(w, &ev, TYPE_INSTANT, off) < 0)
+				return -1;
+			break;
+		}
+		if (cm_pf_body(w, &ev, h.ph == 'B' ? TYPE_BEGIN : h.ph == 'E' ? TYPE_END : TYPE_INSTANT, off) < 0)
+			return -1;
+		break;
+	default:
+		return REFUSE(w, off, "a \"%c\" event cannot be written as Perfetto protobuf (it takes X, B, E, i, I, C, M, s, t and f)",
+			      h.ph);
+	}
+	h.cleared = (unsigned char)w->cleared;
+	w->cleared = 0;
+	cm_buf_put(out, &h, sizeof h);
+	put_id(out, ev.pid);
+	put_id(out, ev.tid);
+	put_len_bytes(out, w->interned.p, w->interned.len);
+	w->interned.len = 0;
+	put_len_bytes(out, w->te.p, w->te.len);
+	return 0;
+}
+
+int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
+{
+	size_t i = 0;
+	/* the batch's interning starts over, so its records depend on it alone */
+	cm_strtab_clear(&w->cats);
+	cm_strtab_clear(&w->names);
+	cm_strtab_clear(&w->keys);
+	w->next_iid = 1;
+	w->cleared = 1;
+	w->interned.len = 0;
+	while (i < in->len) {
+		int64_t off;
+		uint32_t n;
+		memcpy(&off, in->p + i, sizeof off);
+		memcpy(&n, in->p + i + sizeof off, sizeof n);
+		i += sizeof off + sizeof n;
+		if (encode_one(w, in->p + i, n, off, out) < 0)
+			return -1;
+		i += n;
+	}
+	return 0;
+}
+
+/* Write an event packet at TS: the interned data I[0..IN), the track
+ * event body B[0..BN) on track UUID. */
+static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, const char *b, uint32_t bn,
+			 uint64_t uuid)
+{
+	cm_buf *o = e->out;
+	size_t pk, te;
+	cm_pf_clock_packet(e, ts);
+	pk = cm_pb_open(o, TRACE_PACKET);
+	cm_pf_put_time(e, o, ts);
+	cm_pb_uint(o, TP_SEQ_ID, SEQ_ID);
+	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
+	 * iids without it, and it costs 2 bytes a packet */
+	if (in)
+		cm_pb_bytes(o, TP_INTERNED, i, in);
+	te = cm_pb_open(o, TP_TRACK_EVENT);
+	cm_buf_put(o, b, bn);
+	cm_pb_uint(o, TE_TRACK_UUID, uuid);
+	cm_pb_close(o, te);
+	cm_pb_close(o, pk);
+}
+
+/* Place the record H (PID, TID, its interned data and body): its track. */
+static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_jval *tid, const char *i,
+		 uint32_t in, const char *b, uint32_t bn)
+{
+	struct track *t;
+	uint64_t uuid;
+	int64_t pk, ps;
+	const cm_jval *pname;
+	if (h->kind == K_SLICE)
+		e->last_thread = 0; /* the flows after this one bind to it, or to no X */
+	if (!(t = cm_pf_thread(e, pid, tid, h->off, NULL)))
+		return -1;
+	uuid = t->uuid;
+	switch (h->kind) {
+	case K_SLICE:
+		uuid = cm_pf_lane(e, t, cm_pflanes_place(e->lanes, t->uuid, h->ts, h->ts + h->dur));
+		event_packet(e, h->ts, i, in, b, bn, uuid);
+		e->end_pending = 1;
+		e->last_thread = t->uuid;
+		e->last_uuid = uuid;
+		e->last_b = h->ts;
+		e->last_e = h->ts + h->dur;
+		return 0;
+	case K_FLOW: /* on the lane of the X event it follows, if it binds to it */
+		if (t->uuid == e->last_thread && h->ts >= e->last_b && h->ts <= e->last_e)
+			uuid = e->last_uuid;
+		break;
+	case K_GLOBAL: /* the JSON import makes the event's thread all the same */
+		uuid = GLOBAL_UUID;
+		if (!e->global_written) {
+			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
+			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+			cm_pb_uint(e->out, TD_UUID, uuid);
+			cm_pb_close(e->out, td);
+			cm_pb_close(e->out, p);
+			e->global_written = 1;
+		}
+		break;
+	case K_PROCESS:
+		if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
+			return REFUSE(e, h->off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf",
+				      h->ph);
+		uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+		break;
+	}
+	event_packet(e, h->ts, i, in, b, bn, uuid);
+	return 0;
+}
+
+int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
+{
+	const char *p = rec->p, *end = rec->p + rec->len;
+	while (p < end) {
+		struct head h;
+		cm_jval pidv, tidv;
+		const cm_jval *pid, *tid;
+		const char *i, *b;
+		uint32_t in, bn;
+		memcpy(&h, p, sizeof h);
+		p += sizeof h;
+		if (h.kind != K_FLOW) /* a flow may bind to the X before it */
+			cm_pf_flush_end(e);
+		if (h.cleared)
+			e->cleared = 1; /* the next event packet says so */
+		if (h.kind == K_RAW) {
+			p = get_len_bytes(p, &i, &in);
+			if (cm_pfev_element(e, i, in, h.off) < 0)
+				return -1;
+			continue;
+		}
+		p = get_id(p, &pidv, &pid);
+		p = get_id(p, &tidv, &tid);
+		p = get_len_bytes(p, &i, &in);
+		p = get_len_bytes(p, &b, &bn);
+		if (place(e, &h, pid, tid, i, in, b, bn) < 0)
+			return -1;
+	}
+	return 0;
+}
