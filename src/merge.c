@@ -74,7 +74,7 @@
 #include "crosscheck.h"
 #include "base/diag.h"
 #include "base/idmap.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "gpu/gpuconv.h"
 #include "io/input.h"
 #include "io/output.h"

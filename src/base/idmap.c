@@ -44,7 +44,7 @@
 #include "base/idmap.h"
 #include "base/diag.h"
 #include "base/hmap.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

@@ -21,7 +21,7 @@
 #include "config.h"
 #include "cpu/cpucopy.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "cpu/cpucut.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

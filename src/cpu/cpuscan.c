@@ -12,7 +12,7 @@
 #include "cpu/cpuindex.h"
 #include "cpu/cpucut.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "cpu/extindex.h"
 #include "json/jval.h"
 #include "io/tmpfile.h"

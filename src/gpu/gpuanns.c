@@ -25,7 +25,7 @@
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

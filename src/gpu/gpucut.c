@@ -22,7 +22,7 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 #include "json/jwrite.h"
 

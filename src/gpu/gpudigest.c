@@ -8,7 +8,7 @@
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

@@ -9,7 +9,7 @@
 #include "json/jsax.h"
 #include "json/jscan.h"
 #include "json/jvalid.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <pthread.h>

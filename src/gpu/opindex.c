@@ -17,7 +17,7 @@
 #include "base/diag.h"
 #include "base/hmap.h"
 #include "base/idmap.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

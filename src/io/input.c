@@ -19,7 +19,7 @@
 #include "config.h"
 #include "io/input.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 
 #include <errno.h>

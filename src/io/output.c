@@ -37,7 +37,7 @@
 #include "io/pgzip.h"
 #include "pftrace/pftrace.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include "config.h"
 #include "io/tmpfile.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

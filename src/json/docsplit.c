@@ -20,7 +20,7 @@
 #include "config.h"
 #include "json/docsplit.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/tmpfile.h"
 #include "json/jscan.h"
 #include "json/jval.h"

@@ -16,7 +16,7 @@
 #include "base/diag.h"
 #include "json/jscan.h"
 #include "json/jval.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <stdlib.h>
 #include <string.h>

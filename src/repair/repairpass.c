@@ -14,7 +14,7 @@
 #include "repair/repairpass.h"
 #include "base/diag.h"
 #include "json/docread.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "repair/repair.h"
