@@ -35,6 +35,7 @@
 #include "io/outname.h"
 #include "io/tmpfile.h"
 #include "io/pgzip.h"
+#include "json/jwrite.h"
 #include "pftrace/pftrace.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
