@@ -453,7 +453,10 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 	if (!opt->window_path) {
 		/* a trace alone: a repair in its one pass, else copied and cut */
-		status = map && !opt->cut ? cm_repairpass_run(opt, map, eo.out) : cm_filter_run(opt, map, eo.out);
+		if (map && !opt->cut)
+			status = cm_repairpass_run(opt->cpu_path, opt->bufsize, opt->trace_name, map, eo.out);
+		else
+			status = cm_filter_run(opt, map, eo.out);
 		cm_threadmap_free(map);
 		return status;
 	}

@@ -45,7 +45,7 @@
 #include "base/diag.h"
 #include "base/hmap.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

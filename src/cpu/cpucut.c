@@ -24,7 +24,7 @@
 #include "cpu/cpucut.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -15,7 +15,7 @@
 #include "base/exitcode.h"
 #include "cpu/extindex.h"
 #include "json/jval.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/saxread.h"
 #include "json/docsplit.h"
 #include "json/jvalid.h"

@@ -26,7 +26,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -23,7 +23,7 @@
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/jwrite.h"
 
 #include <errno.h>

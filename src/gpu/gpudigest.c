@@ -9,7 +9,7 @@
 #include "gpu/cbid.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/docsplit.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/jsax.h"
 #include "json/jscan.h"
 #include "json/jvalid.h"

@@ -18,7 +18,7 @@
 #include "base/hmap.h"
 #include "base/idmap.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <math.h>

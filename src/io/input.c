@@ -20,7 +20,7 @@
 #include "io/input.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

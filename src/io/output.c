@@ -33,7 +33,7 @@
 #include "config.h"
 #include "io/output.h"
 #include "io/outname.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "io/pgzip.h"
 #include "json/jwrite.h"
 #include "pftrace/pftrace.h"

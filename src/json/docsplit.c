@@ -21,7 +21,7 @@
 #include "json/docsplit.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 #include "json/jvalid.h"

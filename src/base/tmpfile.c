@@ -5,7 +5,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include "config.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
