@@ -1,5 +1,5 @@
-/* gpuscan.c - window pass 1 (external correlations, the maps, the last
- * activity) and the resolution of correlation ids after the CPU scan. */
+/* gpuscan.c - W, phase 1 over the window (external correlations, the maps,
+ * the last activity) and the resolution of correlation ids after the CPU scan. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------------ pass 1 */
+/* ----------------------------------------------------------------- phase 1 */
 
 /* The (correlation, External id) pairs are needed in window order, once,
  * after the CPU scan; a long window has millions of them, so they wait in
