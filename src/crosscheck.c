@@ -32,7 +32,7 @@
 #include "crosscheck.h"
 #include "base/diag.h"
 #include "batch/batchscan.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -7,7 +7,7 @@
 #include "gpu/gpuconv.h"
 #include "options.h"
 
-/* After window pass 1 and CPU pass 1: the shape of each document, and GPU
+/* After phase 1 (W and C1): the shape of each document, and GPU
  * rows already in the CPU trace.  WIN_TRACE_EVENTS: the window has a
  * top-level "traceEvents".  CPU and WIN name the inputs in messages.
  * Returns 0 (warnings may have been printed), or CM_EXIT_DATA after a
@@ -15,7 +15,7 @@
 int cm_crosscheck_documents(const struct cm_options *opt, const char *cpu, const char *win, const cm_cpuplan *plan,
 			    int win_trace_events);
 
-/* After window pass 2 (times in trace microseconds, on the base the merge
+/* After the plan of phase 2 (times in trace microseconds, on the base the merge
  * uses): the window's processes against the trace's pids, and the two
  * time spans.  Returns 0 or CM_EXIT_DATA, as above. */
 int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const char *win, const cm_cpuplan *plan,

@@ -19,7 +19,7 @@
 #include "cpu/cpucut.h"
 #include "cpu/cpuscan.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/input.h"
 #include "repair/repair.h"
 

@@ -5,7 +5,7 @@
 #include "base/optname.h"
 #include "json/docsplit.h"
 #include "gpu/gpuconv.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"

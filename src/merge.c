@@ -74,7 +74,7 @@
 #include "crosscheck.h"
 #include "base/diag.h"
 #include "base/idmap.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "gpu/gpuconv.h"
 #include "io/input.h"
 #include "io/output.h"
@@ -323,18 +323,18 @@ static void cpu_scan(struct merge *m)
 }
 
 /* C1 on the second thread: the CPU scan, with the index candidates kept on
- * disk until W1 has named the ids it needs. */
+ * disk until W has named the ids it needs. */
 static void *c1_thread(void *arg)
 {
 	struct merge *m = arg;
 	cm_progress_thread_off();
-	cm_diag_defer(&m->c1_diag); /* W1 may fail at the same time: one line */
+	cm_diag_defer(&m->c1_diag); /* W may fail at the same time: one line */
 	cpu_scan(m);
 	return NULL;
 }
 
-/* Everything before the first output byte: W1 and C1 (side by side when a
- * second thread can be had), the index, resolve, W2.  Returns 0 or an exit
+/* Everything before the first output byte, phases 1 and 2: W and C1 (side by
+ * side when a second thread can be had), the index, resolve, the plan.  Returns 0 or an exit
  * status. */
 static int prepare(struct merge *m)
 {
@@ -355,7 +355,7 @@ static int prepare(struct merge *m)
 	m->win_waited = cm_input_waited(m->win);
 	if (threaded) {
 		pthread_join(th, NULL);
-		cm_diag_settle(&m->c1_diag); /* after W1's own error, if any */
+		cm_diag_settle(&m->c1_diag); /* after W's own error, if any */
 	} else {
 		cpu_scan(m);
 	}
@@ -453,7 +453,10 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 	if (!opt->window_path) {
 		/* a trace alone: a repair in its one pass, else copied and cut */
-		status = map && !opt->cut ? cm_repairpass_run(opt, map, eo.out) : cm_filter_run(opt, map, eo.out);
+		if (map && !opt->cut)
+			status = cm_repairpass_run(opt->cpu_path, opt->bufsize, opt->trace_name, map, eo.out);
+		else
+			status = cm_filter_run(opt, map, eo.out);
 		cm_threadmap_free(map);
 		return status;
 	}

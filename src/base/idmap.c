@@ -44,8 +44,8 @@
 #include "base/idmap.h"
 #include "base/diag.h"
 #include "base/hmap.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

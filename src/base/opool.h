@@ -12,7 +12,7 @@
 #define CM_OPOOL_H
 
 #include <stdint.h>
-#include "json/jwrite.h"
+#include "base/buf.h"
 
 typedef struct cm_opool cm_opool;
 

@@ -4,7 +4,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/optname.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <getopt.h>

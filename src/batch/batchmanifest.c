@@ -5,7 +5,7 @@
 #include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #include "batch/batchplan.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-/* cpucopy.c - pass 2 over the CPU trace: copy the text, splice in the GPU side.
+/* cpucopy.c - phase 3 over the CPU trace: copy the text, splice in the GPU side.
  *
- * Pass 1 (cpuscan.c) parsed and checked the whole trace with yajl, so this
- * pass only needs to find the boundaries of top-level members and of the
+ * Phase 1 (C1, cpuscan.c) parsed and checked the whole trace, so this
+ * copy only needs to find the boundaries of top-level members and of the
  * elements of traceEvents.  It does that with a small scanner that tracks
  * strings, escapes and bracket depth, and copies each kept element as the
  * bytes it was: numbers keep their exact digits, strings their escapes, and
@@ -21,7 +21,7 @@
 #include "config.h"
 #include "cpu/cpucopy.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 

@@ -23,8 +23,8 @@
 #include "config.h"
 #include "cpu/cpucut.h"
 #include "base/diag.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <inttypes.h>

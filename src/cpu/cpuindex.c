@@ -29,7 +29,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "cpu/extindex.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* cpuscan.c - pass 1 over the CPU trace: a yajl SAX scan that keeps only counters.
+/* cpuscan.c - C1, phase 1 over the CPU trace: one parse that keeps only counters, by
+ * workers over batches in parallel, or by yajl when the fast path will not take it.
  *
  * Everything the output needs in front of the CPU events (the GPU metadata
  * goes before the first non-metadata event, and its thread rows depend on
@@ -12,10 +13,10 @@
 #include "cpu/cpuindex.h"
 #include "cpu/cpucut.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "cpu/extindex.h"
 #include "json/jval.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/saxread.h"
 #include "json/docsplit.h"
 #include "json/jvalid.h"
@@ -218,7 +219,7 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 	return 0;
 }
 
-/* Without the window's id list (pass 1 over the window runs at the same
+/* Without the window's id list (W, the window's read, runs at the same
  * time, see merge.c), every candidate goes to an unlinked temporary file, in
  * event order, for cm_cpuindex_apply (a record each, cpuindex.h).  Returns
  * 1, or 0 after reporting. */

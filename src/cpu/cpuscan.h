@@ -1,4 +1,4 @@
-/* cpuscan.h - pass 1 over the CPU trace: check it, index it, measure it. */
+/* cpuscan.h - C1, phase 1 over the CPU trace: check it, index it, measure it. */
 #ifndef CM_CPUSCAN_H
 #define CM_CPUSCAN_H
 

@@ -25,8 +25,8 @@
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "base/opool.h"
 
 #include <errno.h>

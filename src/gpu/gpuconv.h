@@ -180,9 +180,9 @@ void cm_gpu_mark_named(const cm_gpu *g, struct cm_repair *r);
 /* Figures for the summary: window events, kept API records, etc. */
 struct cm_gpu_stats {
 	uint64_t events, linked_ext, linked_corr, api_rows, x_events;
-	uint64_t pairs;       /* external correlations spilled in pass 1 */
+	uint64_t pairs;       /* external correlations spilled in phase 1 */
 	uint64_t index_bytes; /* the External id index at its largest */
-	uint64_t table_bytes; /* correlation links, rows, spans, maps after pass 2 */
+	uint64_t table_bytes; /* correlation links, rows, spans, maps after phase 2 */
 	int dense_tables;     /* the correlation links are an array (idmap.h) */
 };
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st);

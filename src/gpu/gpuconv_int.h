@@ -1,5 +1,5 @@
 /* gpuconv_int.h - what the files of the GPU stage share: the state of the
- * three window passes, the field readers with Python's int() rules, and
+ * window's three phases, the field readers with Python's int() rules, and
  * the rules the plan and the render both apply.  Internal to gpuconv.c,
  * gpudigest.c, gpuplan.c, gpurender.c, gpuscan.c, gpuargs.c and gpurows.c. */
 #ifndef CM_GPUCONV_INT_H
@@ -63,7 +63,7 @@ struct span_slot {
 struct cm_gpu {
 	const char *wname;
 	cm_int base_ns;
-	/* pass 1 */
+	/* phase 1 (W) */
 	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
 	uint64_t npairs;
 	cm_int max_end;  /* end of the last non-overhead activity */
@@ -111,7 +111,7 @@ struct cm_gpu {
 	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
 	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
-	/* pass 2 */
+	/* phase 2 (the plan) */
 	cm_hmap *devices, *streams, *procs, *threads;
 	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
 	cm_idmap *spans;      /* ext id -> struct span_slot */

@@ -22,8 +22,8 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 #include "json/jwrite.h"
 
 #include <errno.h>

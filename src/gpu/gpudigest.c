@@ -8,8 +8,8 @@
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"
 #include "base/diag.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <pthread.h>

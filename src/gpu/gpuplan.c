@@ -6,7 +6,7 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "base/opool.h"
 
 #include <math.h>

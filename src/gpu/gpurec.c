@@ -7,7 +7,7 @@
 #include "gpu/gpurec.h"
 #include "base/word.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <string.h>

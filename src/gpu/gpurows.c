@@ -5,7 +5,7 @@
 #include "cpu/cpuscan.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,15 +1,15 @@
-/* gpuscan.c - window pass 1 (external correlations, the maps, the last
- * activity) and the resolution of correlation ids after the CPU scan. */
+/* gpuscan.c - W, phase 1 over the window (external correlations, the maps,
+ * the last activity) and the resolution of correlation ids after the CPU scan. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/docsplit.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "json/jsax.h"
 #include "json/jscan.h"
 #include "json/jvalid.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------------ pass 1 */
+/* ----------------------------------------------------------------- phase 1 */
 
 /* The (correlation, External id) pairs are needed in window order, once,
  * after the CPU scan; a long window has millions of them, so they wait in

@@ -17,8 +17,8 @@
 #include "base/diag.h"
 #include "base/hmap.h"
 #include "base/idmap.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include "base/diag.h"
 #include "json/docread.h"
 #include "json/docsplit.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "json/jvalid.h"
 #include "base/opool.h"
 

@@ -19,8 +19,8 @@
 #include "config.h"
 #include "io/input.h"
 #include "base/diag.h"
-#include "exitcode.h"
-#include "io/tmpfile.h"
+#include "base/exitcode.h"
+#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

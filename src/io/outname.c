@@ -10,7 +10,7 @@
 #include "config.h"
 #include "io/outname.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -33,11 +33,12 @@
 #include "config.h"
 #include "io/output.h"
 #include "io/outname.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "io/pgzip.h"
+#include "json/jwrite.h"
 #include "pftrace/pftrace.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

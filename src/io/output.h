@@ -52,7 +52,8 @@ int cm_output_close(cm_output *out, int ok);
 cm_output *cm_output_tee(cm_output *const *outs, size_t n);
 
 
-#include "json/jwrite.h"
+#include "base/buf.h"
+#include "base/pyval.h"
 
 /* The writer of traceEvents elements: a buffer in front of an output that
  * puts the commas between elements. */

@@ -19,7 +19,7 @@
 #include "config.h"
 #include "json/docread.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "base/hmap.h"
 #include "json/saxread.h"
 

@@ -8,22 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void cm_buf_grow(cm_buf *b, size_t n)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap - b->len < n)
-		cap *= 2;
-	b->p = cm_xrealloc(b->p, cap);
-	b->cap = cap;
-}
-
-void cm_buf_free(cm_buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
-
 static const char hexdig[] = "0123456789abcdef";
 
 /* Append \\uXXXX for the code unit U. */

@@ -15,7 +15,7 @@
 #include "config.h"
 #include "json/saxread.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "json/jcheck.h"
 #include "json/jwrite.h"
 

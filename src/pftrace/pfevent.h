@@ -9,7 +9,7 @@
 #include "base/diag.h"
 #include "base/hmap.h"
 #include "json/jval.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <stdint.h>
 

@@ -19,7 +19,7 @@
 #include "base/opool.h"
 #include "json/jscan.h"
 #include "json/jval.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@ void cm_repair_set_base(cm_repair *r, cm_int base_ns);
 /* The row an event on (PID, TID) at ABS_NS (when HAVE_NS) belongs on: *out
  * is the new tid when the function returns 1, else TID stays.  Ambiguous
  * ids are left alone with one warning each.  COUNT: count the event as moved
- * (off when the same event is asked about twice, as pass 2 and 3 of the
+ * (off when the same event is asked about twice, as phases 2 and 3 of the
  * merge do). */
 int cm_repair_tid(cm_repair *r, int64_t pid, int64_t tid, int have_ns, double abs_ns, int count, int64_t *out);
 

@@ -14,7 +14,7 @@
 #include "repair/repairpass.h"
 #include "base/diag.h"
 #include "json/docread.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "repair/repair.h"
@@ -22,7 +22,7 @@
 #include <string.h>
 
 struct rp {
-	const struct cm_options *opt;
+	const char *trace_name; /* --trace-name, or NULL */
 	cm_repair *repair;
 	cm_evout eo;
 	int members, seen_name;
@@ -45,8 +45,8 @@ static int on_member(void *ctx, const char *key, size_t klen, const cm_jval *val
 	member_head(p, text->key, text->klen);
 	if (klen == 9 && !memcmp(key, "traceName", 9)) {
 		p->seen_name = 1;
-		if (p->opt->trace_name && *p->opt->trace_name) {
-			cm_jw_string(&p->eo.buf, p->opt->trace_name, strlen(p->opt->trace_name));
+		if (p->trace_name && *p->trace_name) {
+			cm_jw_string(&p->eo.buf, p->trace_name, strlen(p->trace_name));
 			return 0;
 		}
 	}
@@ -84,7 +84,8 @@ static int on_end(void *ctx)
 	return 0;
 }
 
-int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out)
+int cm_repairpass_run(const char *cpu_path, size_t bufsize, const char *trace_name,
+		      const cm_threadmap *map, cm_output *out)
 {
 	struct rp p;
 	cm_input *in;
@@ -94,8 +95,8 @@ int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_
 	};
 	int ok, rc, status = 0;
 	memset(&p, 0, sizeof p);
-	p.opt = opt;
-	in = cm_input_open(opt->cpu_path, opt->bufsize);
+	p.trace_name = trace_name;
+	in = cm_input_open(cpu_path, bufsize);
 	if (!in) {
 		cm_output_close(out, 0);
 		return cm_diag_status();
@@ -105,7 +106,7 @@ int cm_repairpass_run(const struct cm_options *opt, const cm_threadmap *map, cm_
 	cm_buf_putc(&p.eo.buf, '{');
 	ok = cm_docread_run(in, "traceEvents", "trace", &sink, "repairing thread ids", NULL) == 0;
 	if (ok) {
-		const char *name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL;
+		const char *name = trace_name && *trace_name ? trace_name : NULL;
 		if (name && !p.seen_name) {
 			member_head(&p, "\"traceName\"", 11);
 			cm_jw_string(&p.eo.buf, name, strlen(name));

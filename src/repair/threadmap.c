@@ -11,7 +11,7 @@
 #include "repair/threadmap.h"
 #include "base/diag.h"
 #include "json/docread.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "base/hmap.h"
 #include "io/input.h"
 #include "base/pyval.h"

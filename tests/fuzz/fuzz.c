@@ -12,7 +12,7 @@
 #define _GNU_SOURCE /* memfd_create, memmem, open_memstream */
 #include "config.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "fuzz.h"
 #include "json/jcheck.h"
 #include "json/jscan.h"

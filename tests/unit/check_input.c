@@ -12,7 +12,7 @@
  * mark, handed out without it. */
 #include "check_common.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 #include "io/input.h"
 
 #include <fcntl.h>

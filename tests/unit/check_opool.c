@@ -11,7 +11,7 @@
 #include "check_common.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <pthread.h>
 

@@ -5,9 +5,9 @@
 #define _GNU_SOURCE 1
 #endif
 #include "config.h"
-#include "io/tmpfile.h"
+#include "base/tmpfile.h"
 #include "base/diag.h"
-#include "exitcode.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>
