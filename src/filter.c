@@ -30,6 +30,8 @@
  * feeds. */
 #define SCAN_THREADS_MAX 16
 
+_Static_assert(CM_CPUCUT_MAX_FILES <= CM_CPUROUTE_MAX, "a --split file a bit of the route's masks");
+
 struct filter {
 	const struct cm_options *opt;
 	cm_cpucut cut;
@@ -41,10 +43,12 @@ struct filter {
 	cm_output **outs;
 	int *wrote;        /* a file has an event already (the next needs a comma) */
 	size_t nouts;
+	cm_cpuroute route; /* the events to the files in runs, from the layout */
 };
 
-/* --split: the element in hand to the files of its groups (cut.ga to
- * cut.gb), after what all of them share so far. */
+/* --split without the trace's layout (--careful): the element in hand to
+ * the files of its groups (cut.ga to cut.gb), after what all of them share
+ * so far.  With the layout, the copy routes runs of them (f->route). */
 static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
 	struct filter *f = ctx;
@@ -117,7 +121,14 @@ static int hook_append(void *ctx, cm_evout *eo)
 	return f->repair ? cm_repair_write_metadata(f->repair, eo) : 0;
 }
 
-static int hook_keep(void *ctx, uint64_t index) { return cm_cpucut_keep(&((struct filter *)ctx)->cut, index); }
+static int hook_keep(void *ctx, uint64_t index)
+{
+	struct filter *f = ctx;
+	int rc = cm_cpucut_keep(&f->cut, index);
+	f->route.ga = f->cut.ga;
+	f->route.gb = f->cut.gb;
+	return rc;
+}
 
 static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
@@ -175,9 +186,14 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		if (f.nouts)
 			split_close(&f, 0);
 	} else {
-		cm_cpucopy_hooks hooks = {.insert = hook_none, .append = hook_append, .ctx = &f,
+		cm_cpucopy_hooks hooks;
+		f.route.outs = f.outs;
+		f.route.nouts = f.nouts;
+		f.route.shared = &eo;
+		hooks = (cm_cpucopy_hooks){.insert = hook_none, .append = hook_append, .ctx = &f,
 					  .element = opt->split_n ? split_element : f.repair ? hook_element : NULL,
 					  .keep = f.cut.mode ? hook_keep : NULL,
+					  .route = opt->split_n ? &f.route : NULL,
 					  .trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL};
 		/* nothing is made again here: the profiler's span events stay */
 		plan.ndropped = 0;

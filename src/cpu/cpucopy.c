@@ -79,6 +79,7 @@ struct copy {
 	enum { L_NEXT, L_GAP, L_ELEM, L_CLOSE } lphase;
 	uint64_t start, end; /* the text offsets of the element in hand */
 	int gap_out, elem_out; /* its separator, itself go out */
+	uint64_t gmask, emask; /* with hooks->route: the outputs they go to */
 	const char *pend;      /* bytes of the chunk in hand to go out next, */
 	size_t pend_len;       /* ... as one piece (flush_pending) */
 	/* the places (text offsets) of the elements from c->elem on, decoded
@@ -280,6 +281,8 @@ static int elem_begin(struct copy *c)
 static int flush_pending(struct copy *c)
 {
 	int rc = 0;
+	if (c->hooks->route && cm_cpuroute_flush(c->hooks->route) < 0)
+		return -1;
 	if (!c->pend_len)
 		return 0;
 	if (c->pend_len >= (64u << 10))
@@ -308,6 +311,37 @@ static int out_span(struct copy *c, const char *p, size_t n)
 }
 
 static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip);
+
+/* --split (hooks->route): element c->elem, KEPT or not, whose place in
+ * S[0..N) (at text offset BASE) the walk at *IP has reached, goes to the
+ * outputs the keep hook chose; one whole in the chunk at once, as the plain
+ * walk's usual case, another through L_GAP and L_ELEM.  0, or -1. */
+static int route_next(struct copy *c, int kept, const char *s, size_t n, uint64_t base, size_t *ip)
+{
+	uint64_t pos = base + *ip, gap_only;
+	c->elem_out = c->gap_out = 0;
+	c->gmask = c->emask = 0;
+	c->lphase = L_GAP;
+	if (!kept)
+		return 0;
+	if (cm_cpuroute_elem(c->hooks->route, c->elem, &c->gmask, &c->emask) < 0)
+		return -1;
+	if (c->end - base > n)
+		return 0;
+	if (s[c->start - base] != '{' || s[c->end - base - 1] != '}')
+		return changed(c);
+	/* those that got the element before: with the separator between */
+	if (cm_cpuroute_span(c->hooks->route, c->gmask, s + *ip, (size_t)(c->end - pos)) < 0)
+		return -1;
+	gap_only = c->emask & ~c->gmask;
+	if (cm_cpuroute_span(c->hooks->route, gap_only, s + (c->start - base), (size_t)(c->end - c->start)) < 0)
+		return -1;
+	*ip = (size_t)(c->end - base);
+	c->elem++;
+	c->gmask = c->emask = 0;
+	c->lphase = L_NEXT;
+	return 0;
+}
 
 /* ST_ARRAY over S[*I..N), the chunk at text offset BASE: the elements as
  * the layout places them (see the top of the file), until the chunk ends or
@@ -354,6 +388,11 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 				return -1;
 			if ((kept = take_next(c)) < 0)
 				return -1;
+			if (c->hooks->route) {
+				if (route_next(c, kept, s, n, base, &i) < 0)
+					return -1;
+				break;
+			}
 			c->elem_out = kept;
 			c->gap_out = kept && separator(c);
 			c->lphase = L_GAP;
@@ -372,7 +411,8 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_GAP:
 			take = c->start - pos < n - i ? (size_t)(c->start - pos) : n - i;
-			if (c->gap_out && out_span(c, s + i, take) < 0)
+			if ((c->gap_out && out_span(c, s + i, take) < 0) ||
+			    (c->gmask && cm_cpuroute_span(c->hooks->route, c->gmask, s + i, take) < 0))
 				return -1;
 			i += take;
 			if (i < n) {
@@ -383,7 +423,8 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_ELEM:
 			take = c->end - pos < n - i ? (size_t)(c->end - pos) : n - i;
-			if (c->elem_out && out_span(c, s + i, take) < 0)
+			if ((c->elem_out && out_span(c, s + i, take) < 0) ||
+			    (c->emask && cm_cpuroute_span(c->hooks->route, c->emask, s + i, take) < 0))
 				return -1;
 			i += take;
 			if (base + i == c->end) {
@@ -582,8 +623,8 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.in = in;
 	c.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
 	/* the layout, after the parallel scan; not with an element hook, which
-	 * takes the elements one by one */
-	if (plan->layout && !plan->careful && !hooks->element) {
+	 * takes the elements one by one (but for --split's, routed in runs) */
+	if (plan->layout && !plan->careful && (!hooks->element || hooks->route)) {
 		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
 		c.layout = plan->layout;

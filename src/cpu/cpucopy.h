@@ -3,6 +3,7 @@
 #ifndef CM_CPUCOPY_H
 #define CM_CPUCOPY_H
 
+#include "cpu/cpuroute.h"
 #include "cpu/cpuscan.h"
 #include "io/input.h"
 #include "io/output.h"
@@ -29,6 +30,10 @@ typedef struct cm_cpucopy_hooks {
 	/* When set, asked for each element not dropped, in order (its index):
 	 * 1 copy it, 0 leave it out (with its separator), -1 after a report. */
 	int (*keep)(void *ctx, uint64_t index);
+	/* When set (--split, with keep setting its ga and gb), the kept
+	 * elements go to its outputs, not to EO, in runs (cpuroute.h); when
+	 * the trace's layout is not at hand, to element instead. */
+	cm_cpuroute *route;
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

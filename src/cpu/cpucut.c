@@ -118,17 +118,32 @@ static int each_note(cm_cpucut *k, void (*fn)(cm_cpucut *k, const struct note *n
 
 /* The groups [*GA, *GB] whose ranges [TS, END] lies in (*GA > *GB: none).
  * A file's range of --split is one step's (or N's): an event that crosses
- * a step's boundary goes to both files.  There are few groups. */
+ * a step's boundary goes to both files.  The groups are sorted by lo, and
+ * k->max_hi[g] is the largest hi of groups 0 to g: a binary search finds
+ * the last group that starts early enough, and the walk back stops where
+ * no group before can reach TS (a test of each group for each event was
+ * 7% of a split's time in 60 files). */
 static void groups_of(const cm_cpucut *k, double ts, double end, int *ga, int *gb)
 {
+	size_t lo = 0, hi = k->ngroups; /* the groups before hi start early enough */
 	*ga = 1;
 	*gb = 0;
-	for (size_t g = 0; g < k->ngroups; g++) {
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double glo = k->groups[mid].lo;
+		if (end > ts ? glo < end : glo <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t g = lo; g-- > 0;) {
+		if (k->max_hi[g] <= ts)
+			break;
 		if (!cm_cpucut_in(k->groups[g].lo, k->groups[g].hi, ts, end))
 			continue;
 		if (*ga > *gb)
-			*ga = (int)g;
-		*gb = (int)g;
+			*gb = (int)g;
+		*ga = (int)g;
 	}
 }
 
@@ -314,6 +329,9 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 		k->groups[0].lo = k->lo;
 		k->groups[0].hi = k->hi;
 	}
+	k->max_hi = cm_xmalloc(k->ngroups * sizeof *k->max_hi);
+	for (size_t g = 0; g < k->ngroups; g++)
+		k->max_hi[g] = g && k->max_hi[g - 1] > k->groups[g].hi ? k->max_hi[g - 1] : k->groups[g].hi;
 	if (k->calls && !(k->call_keep = cm_idmap_new(sizeof(struct call_mark), k->call_lo, k->call_hi, k->calls, budget)))
 		return -1;
 	if (k->flows && !(k->flow_span = cm_idmap_new(sizeof(struct flow_span), k->flow_lo, k->flow_hi, k->flows, budget)))
@@ -372,6 +390,8 @@ void cm_cpucut_free(cm_cpucut *k)
 	k->call_keep = k->flow_span = NULL;
 	free(k->groups);
 	k->groups = NULL;
+	free(k->max_hi);
+	k->max_hi = NULL;
 	k->ngroups = 0;
 	free(k->steps);
 	k->steps = NULL;

@@ -55,6 +55,7 @@ typedef struct cm_cpucut {
 	/* made by cm_cpucut_resolve: the ranges (one but with --split), by time */
 	struct cm_cpucut_group *groups;
 	size_t ngroups;
+	double *max_hi;          /* the largest hi of groups 0 to g (groups_of) */
 	int ga, gb;              /* the groups the last element asked for goes to (ga > gb: none) */
 	struct cm_cpucut_step *steps; /* --split, while resolving: the steps found */
 	size_t nsteps, cap_steps;

@@ -309,6 +309,14 @@ for bs in $(seq 1 31); do
 	done
 done
 
+tcase "--split with the careful reader (an event at a time, no layout): the same files as JSON"
+rm -rf "$tmp/split_careful"
+mkdir "$tmp/split_careful"
+CUPTIMERGE_CAREFUL=1 run "split careful" --split=steps -o "$tmp/split_careful/c_%s.json" "$CPU"
+for n in 1 2 3; do
+	json_same "$tmp/split/c_$n.json" "$tmp/split_careful/c_$n.json" || fail "careful: file $n differs"
+done
+
 for n in 1-2 3; do
 	perfetto "--split of a merged trace, file $n" "$tmp/msplit/m_$n.json.gz"
 done

@@ -1,0 +1,39 @@
+/* cpuroute.h - --split's routing of the copied events: each kept element
+ * of traceEvents to the outputs of its groups, runs of elements that go to
+ * the same output as one piece. */
+#ifndef CM_CPUROUTE_H
+#define CM_CPUROUTE_H
+
+#include <stdint.h>
+#include "io/output.h"
+
+/* The most outputs (a bit each in a 64-bit mask). */
+#define CM_CPUROUTE_MAX 64
+
+typedef struct cm_cpuroute {
+	cm_output **outs;      /* the outputs, not owned */
+	size_t nouts;
+	cm_evout *shared;      /* the text all of them share (through a tee),
+				* written before an output's own bytes */
+	int ga, gb;            /* the outputs of the element in hand (set by
+				* the keep hook: ga > gb, none) */
+	const char *pend[CM_CPUROUTE_MAX]; /* an output's bytes to go out, */
+	size_t pend_len[CM_CPUROUTE_MAX];  /* ... as one piece */
+	uint64_t next[CM_CPUROUTE_MAX];    /* 1 + the index of the last element
+					    * it got, 0 none yet */
+} cm_cpuroute;
+
+/* Element INDEX goes to outputs R->ga to R->gb: *EMASK gets a bit for each,
+ * *GMASK one for each that got element INDEX - 1 (the input's separator
+ * before INDEX goes there too, joining the two); each other output that has
+ * an element already gets a comma here.  0, or -1 after a report. */
+int cm_cpuroute_elem(cm_cpuroute *r, uint64_t index, uint64_t *gmask, uint64_t *emask);
+/* P[0..N) goes to each output of MASK, after its bytes so far: joined to
+ * its pending piece when it follows it.  P must stay until
+ * cm_cpuroute_flush.  0, or -1 after a report. */
+int cm_cpuroute_span(cm_cpuroute *r, uint64_t mask, const char *p, size_t n);
+/* Every pending piece goes out (before the bytes they lie in go away, and
+ * before more shared text).  0, or -1 after a report. */
+int cm_cpuroute_flush(cm_cpuroute *r);
+
+#endif
