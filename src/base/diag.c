@@ -333,3 +333,11 @@ char *cm_xstrdup(const char *s)
 	size_t n = strlen(s) + 1;
 	return memcpy(cm_xmalloc(n), s, n);
 }
+
+char *cm_xstrndup(const char *s, size_t n)
+{
+	char *d = cm_xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}

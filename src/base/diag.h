@@ -102,6 +102,9 @@ void *cm_xmalloc(size_t n);
 void *cm_xcalloc(size_t n, size_t size);
 void *cm_xrealloc(void *p, size_t n);
 char *cm_xstrdup(const char *s);
+/* The N bytes at S (no NUL needed among or after them: a slice of a
+ * buffer, which strndup would read past, looking for one), NUL-terminated. */
+char *cm_xstrndup(const char *s, size_t n);
 
 /* Seconds on a monotonic clock (for elapsed times). */
 double cm_now_s(void);

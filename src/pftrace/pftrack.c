@@ -98,7 +98,7 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 	t->pid = pid;
 	t->tid = tid;
 	if (name && name->len) {
-		t->name = strndup(name->s, name->len);
+		t->name = cm_xstrndup(name->s, name->len);
 		t->name_ts = INT64_MIN; /* any "M" event names it instead */
 	}
 	cm_pf_descriptor(e, t);
@@ -200,7 +200,7 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		if (*slot && mts < *slot_ts)
 			return 0;
 		free(*slot);
-		*slot = strndup(v->s, v->len);
+		*slot = cm_xstrndup(v->s, v->len);
 		*slot_ts = mts;
 	}
 	cm_pf_descriptor(e, t);

@@ -245,7 +245,8 @@ START_TEST(stream)
 	}
 	{
 		/* the same with the key written \u0074raceEvents */
-		char *d = strdup(doc), *k = strstr(d, "\"traceEvents\":[");
+		/* room for the 5 more bytes of the escape */
+		char *d = memcpy(malloc(sizeof doc + 5), doc, sizeof doc), *k = strstr(d, "\"traceEvents\":[");
 		cm_buf want = {0};
 		memmove(k + 6, k + 1, strlen(k + 1) + 1);
 		memcpy(k + 1, "\\u0074", 6);
