@@ -278,11 +278,9 @@ tcase "the failures: each in one task's failed list and its joblog, no outputs"
 cat "$J"/slurm-*.out | sed -n 's/^cuptimerge-batch: failed: //p' | tr ' ' '\n' | sort >"$tmp/failed"
 printf '%s\n' "$(key 5)" "$(key 17)" "$(key 42)" w17 | sort | cmp -s - "$tmp/failed" ||
 	fail "failed keys: $(tr '\n' ' ' <"$tmp/failed")"
-# a truncated window is no window: ignored with a warning, its trace has none
-logline "$(key 5)" | grep -q "	-	$(out 5)	-	0.000	0	no window for this trace" ||
+# a truncated window is paired with its trace, and the rank fails naming the damage
+logline "$(key 5)" | grep -q "	$J/windows/w5.json	$(out 5)	-	0.000	0	its window is damaged: truncated JSON: the text ends inside the document at byte 3000 " ||
 	fail "rank 5 (truncated window): $(logline "$(key 5)")"
-grep -q "^cuptimerge-batch: $J/windows/w5.json: truncated or not JSON: not a trace, a window or a thread map, ignored\$" "$J"/slurm-*_0.out ||
-	fail "no warning of the truncated window: $(cat "$J"/slurm-*_0.out)"
 logline "$(key 17)" | grep -q "	-	[^	]*	-	0.000	0	no window for this trace" ||
 	fail "rank 17 (no window): $(logline "$(key 17)")"
 logline w17 | grep -q "^w17	-	$J/windows/w17.json	-	-	0.000	0	no trace for this window" ||
