@@ -168,16 +168,24 @@ size_t crec_json_str_fixed(char *out, const char *str, size_t n)
 	return o;
 }
 
-void crec_jbuf_u64(crec_jbuf *b, uint64_t v)
+size_t crec_json_u64_fixed(char *out, uint64_t v)
 {
-	char tmp[24];
+	char tmp[CREC_U64_DIGITS];
 	size_t i = sizeof tmp;
 
 	do {
 		tmp[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	crec_jbuf_put(b, tmp + i, sizeof tmp - i);
+	memcpy(out, tmp + i, sizeof tmp - i);
+	return sizeof tmp - i;
+}
+
+void crec_jbuf_u64(crec_jbuf *b, uint64_t v)
+{
+	char num[CREC_U64_DIGITS];
+
+	crec_jbuf_put(b, num, crec_json_u64_fixed(num, v));
 }
 
 void crec_jbuf_i64(crec_jbuf *b, int64_t v)

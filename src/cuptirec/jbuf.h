@@ -44,6 +44,14 @@ void crec_jbuf_str(crec_jbuf *b, const char *s, size_t n);
  * written (no NUL is added). */
 size_t crec_json_str_fixed(char *out, const char *s, size_t n);
 
+/* The most digits crec_json_u64_fixed writes: those of UINT64_MAX. */
+#define CREC_U64_DIGITS 20
+
+/* Write V in decimal into OUT, which must hold CREC_U64_DIGITS bytes; no
+ * allocation, as crec_json_str_fixed.  Returns the length written (no NUL).
+ * crec_jbuf_u64 and the thread map's malloc-free writer both use it. */
+size_t crec_json_u64_fixed(char *out, uint64_t v);
+
 /* Append the decimal text of an unsigned / signed 64-bit integer. */
 void crec_jbuf_u64(crec_jbuf *b, uint64_t v);
 void crec_jbuf_i64(crec_jbuf *b, int64_t v);

@@ -251,42 +251,30 @@ static void crec_fout_put(struct crec_fout *f, const char *p, size_t n)
 }
 #define crec_fout_lit(f, s) crec_fout_put((f), (s), sizeof(s) - 1)
 
-static void crec_fout_u64(struct crec_fout *f, uint64_t v)
-{
-	char tmp[24];
-	size_t i = sizeof tmp;
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	crec_fout_put(f, tmp + i, sizeof tmp - i);
-}
-
 /* Append one entry's JSON object.  Running threads get their current name
  * from /proc; the name is left out when it is empty or the inherited one
  * (except for the main thread). */
 static void crec_thr_entry_json(struct crec_fout *f, const struct crec_thr *e)
 {
-	char name[CREC_COMM_LEN], esc[6 * CREC_COMM_LEN + 3];
+	char name[CREC_COMM_LEN], esc[6 * CREC_COMM_LEN + 3], num[CREC_U64_DIGITS];
 
 	if (e->ended)
 		memcpy(name, e->name, sizeof name);
 	else if (crec_thr_procname(e->tid, name) != 0)
 		memcpy(name, e->inherited, sizeof name);
 	crec_fout_lit(f, "{\"tid\": ");
-	crec_fout_u64(f, e->tid);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, e->tid));
 	crec_fout_lit(f, ", \"pthread\": ");
-	crec_fout_u64(f, e->pthread);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, e->pthread));
 	if (name[0] && (e->is_main || strcmp(name, e->inherited) != 0)) {
 		crec_fout_lit(f, ", \"name\": ");
 		crec_fout_put(f, esc, crec_json_str_fixed(esc, name, strnlen(name, CREC_COMM_LEN - 1)));
 	}
 	crec_fout_lit(f, ", \"start_ns\": ");
-	crec_fout_u64(f, e->start_ns);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, e->start_ns));
 	if (e->ended) {
 		crec_fout_lit(f, ", \"end_ns\": ");
-		crec_fout_u64(f, e->end_ns);
+		crec_fout_put(f, num, crec_json_u64_fixed(num, e->end_ns));
 	}
 	crec_fout_lit(f, "}");
 }
@@ -299,7 +287,7 @@ static void crec_thr_source_json(struct crec_fout *f, const char *host, long ran
 				 uint64_t end_ns)
 {
 	/* crec_path_host's name fits in 256 bytes; escaped, 6 bytes each at most */
-	char esc[6 * 256 + 3];
+	char esc[6 * 256 + 3], num[CREC_U64_DIGITS];
 
 	crec_fout_lit(f, "\"source\": {");
 	if (host && *host) {
@@ -308,19 +296,19 @@ static void crec_thr_source_json(struct crec_fout *f, const char *host, long ran
 		crec_fout_lit(f, ", ");
 	}
 	crec_fout_lit(f, "\"pid\": ");
-	crec_fout_u64(f, (uint64_t)T.pid);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, (uint64_t)T.pid));
 	if (rank >= 0) {
 		crec_fout_lit(f, ", \"rank\": ");
-		crec_fout_u64(f, (uint64_t)rank);
+		crec_fout_put(f, num, crec_json_u64_fixed(num, (uint64_t)rank));
 		if (from) {
 			crec_fout_lit(f, ", \"rank_from\": ");
 			crec_fout_put(f, esc, crec_json_str_fixed(esc, from, strlen(from)));
 		}
 	}
 	crec_fout_lit(f, ", \"start_ns\": ");
-	crec_fout_u64(f, T.start_ns);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, T.start_ns));
 	crec_fout_lit(f, ", \"end_ns\": ");
-	crec_fout_u64(f, end_ns);
+	crec_fout_put(f, num, crec_json_u64_fixed(num, end_ns));
 	crec_fout_lit(f, "},\n ");
 }
 
@@ -346,7 +334,7 @@ static int crec_thr_lock(int patient)
  * recorded the table writes it.  PATIENT: see crec_thr_lock. */
 static void crec_thr_write_map(int patient)
 {
-	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32], host[256];
+	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32], host[256], num[CREC_U64_DIGITS];
 	const char *v = getenv("CUPTIREC_THREADS_OUTPUT"), *rank_from;
 	crec_path_vars pv;
 	struct crec_fout f;
@@ -388,7 +376,7 @@ static void crec_thr_write_map(int patient)
 		/* the span ends now: every entry below started before it */
 		crec_thr_source_json(&f, pv.host, pv.rank, rank_from, crec_thr_now());
 		crec_fout_lit(&f, "\"processes\": {\n  \"");
-		crec_fout_u64(&f, (uint64_t)T.pid);
+		crec_fout_put(&f, num, crec_json_u64_fixed(num, (uint64_t)T.pid));
 		crec_fout_lit(&f, "\": [");
 		for (i = 0; i < T.n; i++) {
 			if (i)
