@@ -1,8 +1,7 @@
-/* check_cuptirec.c - unit tests of the collector's pure parts: encoder, writer, pool, maps (no GPU). */
+/* check_collector.c - unit tests of the collector's pure parts: encoder, writer, pool, maps (no GPU). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,6 +14,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
+
+/* the unit tests' harness: CHECK_MAIN, the per-test directory */
+#include "../unit/check_common.h"
 
 /* path-qualified: src/ has headers of the same names (window.h) */
 #include "cuptirec/annot.h"
@@ -35,23 +37,6 @@
 #endif
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static char tmpdir[256];
-
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cuptirec.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmp_teardown(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
 
 /* The JSON text of B as a NUL-terminated string (B keeps owning it). */
 static const char *jtext(crec_jbuf *b)
@@ -1370,7 +1355,7 @@ START_TEST(test_window_source)
 	char *text;
 	size_t i;
 
-	snprintf(path, sizeof path, "%s/s.json", tmpdir);
+	snprintf(path, sizeof path, "%s/s.json", check_tmpdir);
 	w = crec_window_open(path, 0, err, sizeof err);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
@@ -1421,7 +1406,7 @@ START_TEST(test_window_plain)
 	unsigned char magic[2];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/w.json", tmpdir);
+	snprintf(path, sizeof path, "%s/w.json", check_tmpdir);
 	write_test_window(path, 0);
 	f = fopen(path, "rb");
 	ck_assert(fread(magic, 1, 2, f) == 2);
@@ -1437,7 +1422,7 @@ START_TEST(test_window_gzip)
 	unsigned char magic[2];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/w.json.gz", tmpdir);
+	snprintf(path, sizeof path, "%s/w.json.gz", check_tmpdir);
 	write_test_window(path, 1);
 	f = fopen(path, "rb");
 	ck_assert(fread(magic, 1, 2, f) == 2);
@@ -1455,7 +1440,7 @@ START_TEST(test_window_gz_name)
 	unsigned char magic[2];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/named.json.gz", tmpdir);
+	snprintf(path, sizeof path, "%s/named.json.gz", check_tmpdir);
 	write_test_window(path, 0);
 	f = fopen(path, "rb");
 	ck_assert(fread(magic, 1, 2, f) == 2);
@@ -1501,7 +1486,7 @@ START_TEST(test_window_big)
 	int k;
 
 	many_records(recs, ptrs, 5000);
-	snprintf(path, sizeof path, "%s/big.json.gz", tmpdir);
+	snprintf(path, sizeof path, "%s/big.json.gz", check_tmpdir);
 	w = crec_window_open(path, 1, err, sizeof err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < 20; k++)
@@ -1531,7 +1516,7 @@ START_TEST(test_window_truncated)
 	crec_window *w;
 
 	many_records(recs, ptrs, 5000);
-	snprintf(path, sizeof path, "%s/cut.json", tmpdir);
+	snprintf(path, sizeof path, "%s/cut.json", check_tmpdir);
 	w = crec_window_open(path, 0, err, sizeof err);
 	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)ptrs, sizeof ptrs, walk_next), 5000);
 	crec_window_abandon(w);
@@ -1550,7 +1535,7 @@ START_TEST(test_window_errors)
 	crec_window *w;
 	crec_sink *s;
 
-	snprintf(path, sizeof path, "%s/no/such/dir/w.json", tmpdir);
+	snprintf(path, sizeof path, "%s/no/such/dir/w.json", check_tmpdir);
 	ck_assert_ptr_null(crec_window_open(path, 0, err, sizeof err));
 	ck_assert_ptr_nonnull(strstr(err, "No such file or directory"));
 	ck_assert_ptr_nonnull(strstr(err, path));
@@ -1597,7 +1582,7 @@ START_TEST(test_sink_not_on_closed_stderr)
 	size_t n;
 
 	ck_assert_int_ge(saved, 3);
-	snprintf(path, sizeof path, "%s/closed2.json", tmpdir);
+	snprintf(path, sizeof path, "%s/closed2.json", check_tmpdir);
 	close(2);
 	s = crec_sink_open(path, 0, err, sizeof err);
 	fd = fcntl(2, F_GETFD);   /* still closed: the sink is elsewhere */
@@ -1692,13 +1677,13 @@ static void merge_with_cuptimerge(int gzip)
 
 	snprintf(tool, sizeof tool, "%s/src/cuptimerge", CREC_BUILDDIR);
 	if (access(tool, X_OK) != 0) {
-		fprintf(stderr, "check_cuptirec: %s not built yet; merge check skipped\n", tool);
+		fprintf(stderr, "check_collector: %s not built yet; merge check skipped\n", tool);
 		return;
 	}
 	snprintf(cpu, sizeof cpu, "%s/cpu.json", CREC_FIXTUREDIR);
-	snprintf(win, sizeof win, "%s/w.json%s", tmpdir, gzip ? ".gz" : "");
-	snprintf(out, sizeof out, "%s/merged.json", tmpdir);
-	snprintf(log, sizeof log, "%s/log", tmpdir);
+	snprintf(win, sizeof win, "%s/w.json%s", check_tmpdir, gzip ? ".gz" : "");
+	snprintf(out, sizeof out, "%s/merged.json", check_tmpdir);
+	snprintf(log, sizeof log, "%s/log", check_tmpdir);
 	write_test_window(win, gzip);
 	{
 		char *argv[] = { tool, "-o", out, "-w", win, cpu, NULL };
@@ -1760,9 +1745,9 @@ START_TEST(test_launcher_latency_option)
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
 	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec.so", CREC_BUILDDIR);
-	snprintf(log, sizeof log, "%s/log", tmpdir);
+	snprintf(log, sizeof log, "%s/log", check_tmpdir);
 	if (access(tool, X_OK) != 0 || access(lib, R_OK) != 0) {
-		fprintf(stderr, "check_cuptirec: launcher or collector not built; option check skipped\n");
+		fprintf(stderr, "check_collector: launcher or collector not built; option check skipped\n");
 		return;
 	}
 	unsetenv("CUPTIREC_LATENCY_TIMESTAMPS");
@@ -1801,9 +1786,9 @@ START_TEST(test_cuptimerge_rejects_truncated)
 		return;
 	window_records();
 	snprintf(cpu, sizeof cpu, "%s/cpu.json", CREC_FIXTUREDIR);
-	snprintf(win, sizeof win, "%s/cut.json", tmpdir);
-	snprintf(out, sizeof out, "%s/merged.json", tmpdir);
-	snprintf(log, sizeof log, "%s/log", tmpdir);
+	snprintf(win, sizeof win, "%s/cut.json", check_tmpdir);
+	snprintf(out, sizeof out, "%s/merged.json", check_tmpdir);
+	snprintf(log, sizeof log, "%s/log", check_tmpdir);
 	w = crec_window_open(win, 0, err, sizeof err);
 	crec_window_add_buffer(w, &e, (uint8_t *)w_buf1, sizeof w_buf1, walk_next);
 	crec_window_abandon(w);
@@ -1852,7 +1837,7 @@ static Suite *cuptirec_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writer");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(tc, check_tmpdir_setup, check_tmpdir_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_window_plain);
 	tcase_add_test(tc, test_window_gzip);
@@ -1870,13 +1855,4 @@ static Suite *cuptirec_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(cuptirec_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(cuptirec_suite)

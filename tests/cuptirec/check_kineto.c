@@ -1,4 +1,4 @@
-/* check_cuptirec_kineto.c - the collector's Kineto names and device properties
+/* check_kineto.c - the collector's Kineto names and device properties
  * (no CUPTI, no CUDA, no GPU: these run in CI).
  *
  * Every expectation is written by hand: the names from libkineto's
@@ -6,12 +6,14 @@
  * ("Memcpy {} ({} -> {})", "Memset ({})"), the attribute numbers from CUDA
  * 13.0's cuda.h, the H200's values from the deviceProperties of a stock
  * torch.profiler trace (../shared/corpus/threads_full.json). */
-#include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_tree.h>
+
+/* the unit tests' harness: CHECK_MAIN, the per-test directory */
+#include "../unit/check_common.h"
 
 #include "cuptirec/devprops.h"
 #include "cuptirec/jbuf.h"
@@ -268,13 +270,4 @@ static Suite *kineto_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(kineto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(kineto_suite)

@@ -1,8 +1,7 @@
-/* check_cuptirec_threads.c - the thread recorder and the launcher, end to end (no GPU, no CUPTI). */
+/* check_threads.c - the thread recorder and the launcher, end to end (no GPU, no CUPTI). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -13,6 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
+
+/* the unit tests' harness: CHECK_MAIN, the per-test directory */
+#include "../unit/check_common.h"
 
 #ifndef CREC_BUILDDIR
 #define CREC_BUILDDIR "."
@@ -27,23 +29,6 @@ static char asan_preload[] = "LD_PRELOAD=" CREC_ASAN_RUNTIME;
 /* Environment for the launcher runs: the runtime preloaded, or nothing. */
 static char *launcher_env[] = { asan_preload, NULL };
 #define LAUNCHER_ENV (CREC_ASAN_RUNTIME[0] ? launcher_env : NULL)
-
-static char tmpdir[256];
-
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cuptirec_threads.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmp_teardown(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
 
 static uint64_t now_ns(void)
 {
@@ -230,8 +215,8 @@ START_TEST(test_thread_map)
 	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
 	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec_threads.so", CREC_BUILDDIR);
 	snprintf(envp, sizeof envp, "LD_PRELOAD=%s%s%s", CREC_ASAN_RUNTIME, CREC_ASAN_RUNTIME[0] ? " " : "", lib);
-	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s/map_%%p.json", tmpdir);
-	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s/map_%%p.json", check_tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
 	/* the test may itself run under srun or mpirun */
 	unsetenv("RANK");
 	unsetenv("SLURM_PROCID");
@@ -241,7 +226,7 @@ START_TEST(test_thread_map)
 	ck_assert_int_eq(rc, 0);
 	n = read_lines(out, ls, 16);
 	ck_assert_int_eq(n, 8);
-	snprintf(mapp, sizeof mapp, "%s/map_%ld.json", tmpdir, (long)pid);
+	snprintf(mapp, sizeof mapp, "%s/map_%ld.json", check_tmpdir, (long)pid);
 	text = slurp(mapp);
 	map = yajl_tree_parse(text, err, sizeof err);
 	ck_assert_msg(map != NULL, "map is not JSON: %s", err);
@@ -308,10 +293,10 @@ START_TEST(test_thread_map)
 }
 END_TEST
 
-/* Names of the files in tmpdir starting with PREFIX. */
+/* Names of the files in check_tmpdir starting with PREFIX. */
 static int count_files(const char *prefix)
 {
-	DIR *d = opendir(tmpdir);
+	DIR *d = opendir(check_tmpdir);
 	struct dirent *de;
 	int n = 0;
 
@@ -333,11 +318,11 @@ START_TEST(test_launcher_threads_only)
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
 	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
-	snprintf(opath, sizeof opath, "%s/threads_%%p.json", tmpdir);
-	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(opath, sizeof opath, "%s/threads_%%p.json", check_tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
 	/* the launcher execs: the pid it was started as is the program's */
 	ck_assert_int_eq(run(argv, LAUNCHER_ENV, out, &pid), 0);
-	snprintf(mapp, sizeof mapp, "%s/threads_%ld.json", tmpdir, (long)pid);
+	snprintf(mapp, sizeof mapp, "%s/threads_%ld.json", check_tmpdir, (long)pid);
 	text = slurp(mapp);
 	map = yajl_tree_parse(text, err, sizeof err);
 	ck_assert_msg(map != NULL, "%s", err);
@@ -381,8 +366,8 @@ START_TEST(test_launcher_host_rank)
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
 	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
-	snprintf(opath, sizeof opath, "%s/t_%%h_%%r_%%p.json", tmpdir);
-	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(opath, sizeof opath, "%s/t_%%h_%%r_%%p.json", check_tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
 	my_host(host, sizeof host);
 	/* the test may itself run under srun or mpirun */
 	unsetenv("RANK");
@@ -390,16 +375,16 @@ START_TEST(test_launcher_host_rank)
 	unsetenv("OMPI_COMM_WORLD_RANK");
 	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_none, out, &pid), 0);
-	snprintf(mapp, sizeof mapp, "%s/t_%s_norank_%ld.json", tmpdir, host, (long)pid);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_norank_%ld.json", check_tmpdir, host, (long)pid);
 	check_map_source(mapp, pid, -1, NULL, t0);
 	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_slurm, out, &pid), 0);
-	snprintf(mapp, sizeof mapp, "%s/t_%s_12_%ld.json", tmpdir, host, (long)pid);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_12_%ld.json", check_tmpdir, host, (long)pid);
 	check_map_source(mapp, pid, 12, "SLURM_PROCID", t0);
 	/* RANK comes first */
 	t0 = now_ns();
 	ck_assert_int_eq(run(argv, env_both, out, &pid), 0);
-	snprintf(mapp, sizeof mapp, "%s/t_%s_3_%ld.json", tmpdir, host, (long)pid);
+	snprintf(mapp, sizeof mapp, "%s/t_%s_3_%ld.json", check_tmpdir, host, (long)pid);
 	check_map_source(mapp, pid, 3, "RANK", t0);
 	ck_assert_int_eq(count_files("t_"), 3);
 }
@@ -412,8 +397,8 @@ START_TEST(test_launcher_status_and_quiet_processes)
 	char *true_argv[] = { tool, "-T", "-o", opath, "--", "/bin/true", NULL };
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
-	snprintf(opath, sizeof opath, "%s/n_%%p.json", tmpdir);
-	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(opath, sizeof opath, "%s/n_%%p.json", check_tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
 	/* the command's exit status is the launcher's */
 	ck_assert_int_eq(run(sh_argv, LAUNCHER_ENV, out, NULL), 7);
 	/* processes that start no thread leave no map */
@@ -441,7 +426,7 @@ START_TEST(test_launcher_usage)
 	int i;
 
 	snprintf(tool, sizeof tool, "%s/cuptirec", CREC_BUILDDIR);
-	snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
 	snprintf(errp, sizeof errp, "%s.err", out);
 	for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		argv[0] = tool;
@@ -459,19 +444,17 @@ START_TEST(test_launcher_usage)
 	argv[3] = "/nonexistent/command";
 	argv[4] = NULL;
 	ck_assert_int_eq(run(argv, NULL, out, NULL), 127);
-	argv[3] = tmpdir;   /* a directory: found, not executable */
+	argv[3] = check_tmpdir;   /* a directory: found, not executable */
 	ck_assert_int_eq(run(argv, NULL, out, NULL), 126);
 }
 END_TEST
 
-int main(void)
+static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("cuptirec_threads");
 	TCase *tc = tcase_create("recorder");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(tc, check_tmpdir_setup, check_tmpdir_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_thread_map, 0, (int)(sizeof modes / sizeof modes[0]));
 	tcase_add_test(tc, test_launcher_threads_only);
@@ -479,9 +462,7 @@ int main(void)
 	tcase_add_test(tc, test_launcher_status_and_quiet_processes);
 	tcase_add_test(tc, test_launcher_usage);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+CHECK_MAIN(threads_suite)

@@ -39,4 +39,24 @@ static inline const char *check_tmpfile_bytes(const void *p, size_t n)
 /* Write TEXT to a new temporary file and return its path (static buffer). */
 static inline const char *check_tmpfile(const char *text) { return check_tmpfile_bytes(text, strlen(text)); }
 
+/* A directory of one's own for each test of a TCase that takes
+ * check_tmpdir_setup and check_tmpdir_teardown as its checked fixture: made
+ * under /tmp before the test, removed with all it holds after. */
+static char check_tmpdir[256];
+
+static inline void check_tmpdir_setup(void)
+{
+	snprintf(check_tmpdir, sizeof check_tmpdir, "/tmp/cuptimerge-check.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(check_tmpdir));
+}
+
+static inline void check_tmpdir_teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", check_tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", check_tmpdir);
+}
+
 #endif
