@@ -82,6 +82,36 @@ static const char *str(yajl_val o, const char *key)
 	return YAJL_GET_STRING(v);
 }
 
+/* One expected member of an object: its KEY, its type ('n': a number,
+ * compared as its text; 's': a string) and its TEXT.  A table of them says
+ * what an encoded record must hold, row by row. */
+struct want {
+	char type;
+	const char *key, *text;
+};
+#define N(key, text) { 'n', (key), (text) }
+#define S(key, text) { 's', (key), (text) }
+
+/* Check each of the N members W lists in object O: present, of its type, with
+ * its text; a failure names the caller's LINE and the member. */
+static void expect_members(int line, yajl_val o, const struct want *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *got = w[i].type == 'n' ? num(o, w[i].key) : str(o, w[i].key);
+
+		ck_assert_msg(strcmp(got, w[i].text) == 0, "line %d: member %s is \"%s\", wanted \"%s\"",
+			      line, w[i].key, got, w[i].text);
+	}
+}
+
+/* expect(O, N("key", "text"), S("key", "text"), ...): the table of members
+ * object O must hold (expect_members). */
+#define expect(o, ...)                                                              \
+	expect_members(__LINE__, (o), (const struct want[]){ __VA_ARGS__ },          \
+		       sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want))
+
 /* The string V holds, or "" when V is absent or not a string. */
 static const char *sval(yajl_val v)
 {
@@ -411,26 +441,14 @@ START_TEST(test_encode_kernel)
 	ck_assert_ptr_nonnull(v);
 	/* "kind" first, so a streaming reader knows the shape at once */
 	ck_assert(strncmp(b.p, "{\"kind\":\"kernel\",", 17) == 0);
-	ck_assert_str_eq(str(v, "kind"), "kernel");
-	ck_assert_str_eq(num(v, "device_id"), "3");
-	ck_assert_str_eq(num(v, "context_id"), "1");
-	ck_assert_str_eq(num(v, "stream_id"), "7");
-	ck_assert_str_eq(num(v, "correlation_id"), "4000000001");
-	ck_assert_str_eq(num(v, "graph_node_id"), "78187493520");
-	ck_assert_str_eq(num(v, "graph_id"), "42");
-	ck_assert_str_eq(num(v, "start_ns"), "1759300079000100000");
-	ck_assert_str_eq(num(v, "end_ns"), "1759300079000105000");
-	ck_assert_str_eq(num(v, "grid_x"), "256");
-	ck_assert_str_eq(num(v, "grid_y"), "2");
-	ck_assert_str_eq(num(v, "grid_z"), "3");
-	ck_assert_str_eq(num(v, "block_x"), "128");
-	ck_assert_str_eq(num(v, "block_y"), "4");
-	ck_assert_str_eq(num(v, "block_z"), "1");
-	ck_assert_str_eq(num(v, "registers_per_thread"), "44");
-	ck_assert_str_eq(num(v, "static_shared_memory"), "4096");
-	ck_assert_str_eq(num(v, "dynamic_shared_memory"), "65536");
-	ck_assert_str_eq(num(v, "channel_id"), "17");
-	ck_assert_str_eq(num(v, "channel_type"), "1");
+	expect(v, S("kind", "kernel"), N("device_id", "3"), N("context_id", "1"),
+		N("stream_id", "7"), N("correlation_id", "4000000001"),
+		N("graph_node_id", "78187493520"), N("graph_id", "42"),
+		N("start_ns", "1759300079000100000"), N("end_ns", "1759300079000105000"),
+		N("grid_x", "256"), N("grid_y", "2"), N("grid_z", "3"), N("block_x", "128"),
+		N("block_y", "4"), N("block_z", "1"), N("registers_per_thread", "44"),
+		N("static_shared_memory", "4096"), N("dynamic_shared_memory", "65536"),
+		N("channel_id", "17"), N("channel_type", "1"));
 	/* not collected: left out rather than written as 0 */
 	ck_assert_ptr_null(member(v, "queued_ns"));
 	ck_assert_ptr_null(member(v, "submitted_ns"));
@@ -504,21 +522,11 @@ START_TEST(test_encode_memcpy_memset)
 	m.graphNodeId = 5;
 	m.graphId = 6;
 	v = enc1(&e, &m, &b);
-	ck_assert_str_eq(str(v, "kind"), "gpu_memcpy");
-	ck_assert_str_eq(num(v, "device_id"), "0");
-	ck_assert_str_eq(num(v, "context_id"), "1");
-	ck_assert_str_eq(num(v, "stream_id"), "41");
-	ck_assert_str_eq(num(v, "correlation_id"), "647");
-	ck_assert_str_eq(num(v, "runtime_correlation_id"), "9");
-	ck_assert_str_eq(num(v, "graph_node_id"), "5");
-	ck_assert_str_eq(num(v, "graph_id"), "6");
-	ck_assert_str_eq(num(v, "start_ns"), "100");
-	ck_assert_str_eq(num(v, "end_ns"), "200");
-	ck_assert_str_eq(num(v, "bytes"), "262144");
-	ck_assert_str_eq(num(v, "copy_kind"), "2");
-	ck_assert_str_eq(num(v, "src_kind"), "3");
-	ck_assert_str_eq(num(v, "dst_kind"), "1");
-	ck_assert_str_eq(num(v, "flags"), "1");
+	expect(v, S("kind", "gpu_memcpy"), N("device_id", "0"), N("context_id", "1"),
+		N("stream_id", "41"), N("correlation_id", "647"), N("runtime_correlation_id", "9"),
+		N("graph_node_id", "5"), N("graph_id", "6"), N("start_ns", "100"),
+		N("end_ns", "200"), N("bytes", "262144"), N("copy_kind", "2"), N("src_kind", "3"),
+		N("dst_kind", "1"), N("flags", "1"));
 	ck_assert(YAJL_IS_NULL(member(v, "annotation")));
 	/* Kineto's name: "Memcpy {kind} ({src} -> {dst})" */
 	ck_assert_str_eq(str(v, "name"), "Memcpy DtoH (Device -> Pageable)");
@@ -550,19 +558,11 @@ START_TEST(test_encode_memcpy_memset)
 	s.flags = 1;
 	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(str(v, "kind"), "gpu_memset");
-	ck_assert_str_eq(num(v, "device_id"), "1");
-	ck_assert_str_eq(num(v, "context_id"), "2");
-	ck_assert_str_eq(num(v, "stream_id"), "13");
-	ck_assert_str_eq(num(v, "correlation_id"), "77");
-	ck_assert_str_eq(num(v, "graph_node_id"), "0");
-	ck_assert_str_eq(num(v, "graph_id"), "0");
-	ck_assert_str_eq(num(v, "start_ns"), "300");
-	ck_assert_str_eq(num(v, "end_ns"), "301");
-	ck_assert_str_eq(num(v, "bytes"), "1099511627776");
-	ck_assert_str_eq(num(v, "value"), "171");
-	ck_assert_str_eq(num(v, "memory_kind"), "3");
-	ck_assert_str_eq(num(v, "flags"), "1");
+	expect(v, S("kind", "gpu_memset"), N("device_id", "1"), N("context_id", "2"),
+		N("stream_id", "13"), N("correlation_id", "77"), N("graph_node_id", "0"),
+		N("graph_id", "0"), N("start_ns", "300"), N("end_ns", "301"),
+		N("bytes", "1099511627776"), N("value", "171"), N("memory_kind", "3"),
+		N("flags", "1"));
 	/* Kineto's name: "Memset ({memory kind})" */
 	ck_assert_str_eq(str(v, "name"), "Memset (Device)");
 	ck_assert_uint_eq(nmembers(v), 15);
@@ -596,15 +596,10 @@ START_TEST(test_encode_api)
 	a.correlationId = 317;
 	a.returnValue = 2;
 	v = enc1(&e, &a, &b);
-	ck_assert_str_eq(str(v, "kind"), "cuda_runtime");
-	ck_assert_str_eq(num(v, "cbid"), "211");
-	ck_assert_str_eq(num(v, "start_ns"), "1795974781931935681");
-	ck_assert_str_eq(num(v, "end_ns"), "1795974781931943157");
-	ck_assert_str_eq(num(v, "process_id"), "470");
-	ck_assert_str_eq(num(v, "thread_id"), "4294967295");
-	ck_assert_str_eq(num(v, "correlation_id"), "317");
-	ck_assert_str_eq(num(v, "return_value"), "2");
-	ck_assert_str_eq(str(v, "name"), "cudaLaunchKernel");
+	expect(v, S("kind", "cuda_runtime"), N("cbid", "211"), N("start_ns", "1795974781931935681"),
+		N("end_ns", "1795974781931943157"), N("process_id", "470"),
+		N("thread_id", "4294967295"), N("correlation_id", "317"), N("return_value", "2"),
+		S("name", "cudaLaunchKernel"));
 	ck_assert_uint_eq(nmembers(v), 9);
 	yajl_tree_free(v);
 
@@ -660,11 +655,9 @@ START_TEST(test_encode_other_kinds)
 	x.externalId = UINT64_MAX;
 	x.correlationId = 15;
 	v = enc1(&e, &x, &b);
-	ck_assert_str_eq(str(v, "kind"), "external_correlation");
-	ck_assert_str_eq(num(v, "external_kind"), "4");
-	ck_assert_str_eq(num(v, "external_id"), "18446744073709551615");
-	ck_assert_str_eq(num(v, "correlation_id"), "15");
-	ck_assert_str_eq(str(v, "name"), "external_correlation");
+	expect(v, S("kind", "external_correlation"), N("external_kind", "4"),
+		N("external_id", "18446744073709551615"), N("correlation_id", "15"),
+		S("name", "external_correlation"));
 	ck_assert_uint_eq(nmembers(v), 5);
 	yajl_tree_free(v);
 
@@ -678,13 +671,9 @@ START_TEST(test_encode_other_kinds)
 	o.end = 20;
 	o.correlationId = 0;
 	v = enc1(&e, &o, &b);
-	ck_assert_str_eq(str(v, "kind"), "overhead");
-	ck_assert_str_eq(num(v, "overhead_kind"), "458752");
-	ck_assert_str_eq(num(v, "object_kind"), "2");
-	ck_assert_str_eq(num(v, "object_id"), "507");
-	ck_assert_str_eq(num(v, "start_ns"), "10");
-	ck_assert_str_eq(num(v, "end_ns"), "20");
-	ck_assert_str_eq(num(v, "correlation_id"), "0");
+	expect(v, S("kind", "overhead"), N("overhead_kind", "458752"), N("object_kind", "2"),
+		N("object_id", "507"), N("start_ns", "10"), N("end_ns", "20"),
+		N("correlation_id", "0"));
 	/* the reference merge recognises the trailing request by this name */
 	ck_assert_str_eq(str(v, "name"), "Activity Buffer Request");
 	ck_assert_uint_eq(nmembers(v), 8);
@@ -711,13 +700,8 @@ START_TEST(test_encode_other_kinds)
 	s.streamId = 7;
 	s.cudaEventId = UINT32_MAX;
 	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(str(v, "kind"), "cuda_sync");
-	ck_assert_str_eq(num(v, "sync_type"), "3");
-	ck_assert_str_eq(num(v, "start_ns"), "5");
-	ck_assert_str_eq(num(v, "end_ns"), "9");
-	ck_assert_str_eq(num(v, "correlation_id"), "88");
-	ck_assert_str_eq(num(v, "stream_id"), "7");
-	ck_assert_str_eq(num(v, "cuda_event_id"), "4294967295");
+	expect(v, S("kind", "cuda_sync"), N("sync_type", "3"), N("start_ns", "5"), N("end_ns", "9"),
+		N("correlation_id", "88"), N("stream_id", "7"), N("cuda_event_id", "4294967295"));
 	yajl_tree_free(v);
 
 	memset(&c, 0, sizeof c);
@@ -728,9 +712,7 @@ START_TEST(test_encode_other_kinds)
 	c.eventId = 11;
 	c.deviceId = 0;
 	v = enc1(&e, &c, &b);
-	ck_assert_str_eq(str(v, "kind"), "cuda_event");
-	ck_assert_str_eq(num(v, "event_id"), "11");
-	ck_assert_str_eq(num(v, "correlation_id"), "3");
+	expect(v, S("kind", "cuda_event"), N("event_id", "11"), N("correlation_id", "3"));
 	yajl_tree_free(v);
 
 	memset(&unknown, 0, sizeof unknown);
@@ -787,9 +769,7 @@ START_TEST(test_encode_sync_device)
 	v = enc1(&e, &k, &b);
 	yajl_tree_free(v);
 	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(num(v, "device_id"), "2");
-	ck_assert_str_eq(num(v, "context_id"), "1");
-	ck_assert_str_eq(num(v, "stream_id"), "4294967295");
+	expect(v, N("device_id", "2"), N("context_id", "1"), N("stream_id", "4294967295"));
 	ck_assert_uint_eq(nmembers(v), 11);
 	yajl_tree_free(v);
 
@@ -1067,9 +1047,8 @@ START_TEST(test_annot)
 	ck_assert_uint_eq(crec_annot_window_end(a, &b), 2);
 	v = parse(jtext(&b));
 	ck_assert_uint_eq(nmembers(v), 3);
-	ck_assert_str_eq(str(v, "1099511627776"), "outer \"x\"");
-	ck_assert_str_eq(str(v, "1099511627777"), "step");
-	ck_assert_str_eq(str(v, "1099511627778"), "step");
+	expect(v, S("1099511627776", "outer \"x\""), S("1099511627777", "step"),
+		S("1099511627778", "step"));
 	yajl_tree_free(v);
 
 	/* the next window starts with the still-open outer annotation only */
@@ -1140,9 +1119,7 @@ START_TEST(test_tmap)
 	ck_assert_uint_eq(nmembers(v), 1);
 	p = member(v, "470");
 	ck_assert_uint_eq(nmembers(p), 3);
-	ck_assert_str_eq(num(p, "2096292160"), "470");
-	ck_assert_str_eq(num(p, "-585124160"), "611");
-	ck_assert_str_eq(num(p, "4000"), "507");
+	expect(p, N("2096292160", "470"), N("-585124160", "611"), N("4000", "507"));
 	yajl_tree_free(v);
 
 	/* with gettid in the records, a key that could be a gettid is omitted */
@@ -1322,9 +1299,8 @@ static void check_test_window(const char *path)
 	ck_assert_str_eq(str(m, "1099511627776"), "my_region");
 	m = member(v, "thread_resource_map");
 	ck_assert_str_eq(num(member(m, "4242"), "-268430796"), "4300");
-	ck_assert_str_eq(num(v, "start_ns"), "1759300079000000000");
-	ck_assert_str_eq(num(v, "dropped_records"), "3");
-	ck_assert_str_eq(num(v, "window_version"), "2");
+	expect(v, N("start_ns", "1759300079000000000"), N("dropped_records", "3"),
+		N("window_version", "2"));
 	m = member(v, "device_properties");
 	ck_assert(m && YAJL_IS_ARRAY(m));
 	ck_assert_uint_eq(m->u.array.len, 1);
@@ -1332,12 +1308,8 @@ static void check_test_window(const char *path)
 	ck_assert_str_eq(num(m->u.array.values[0], "numSms"), "132");
 	m = member(v, "source");
 	ck_assert(m && YAJL_IS_OBJECT(m));
-	ck_assert_str_eq(str(m, "host"), "gpu01");
-	ck_assert_str_eq(num(m, "pid"), "4242");
-	ck_assert_str_eq(num(m, "rank"), "3");
-	ck_assert_str_eq(str(m, "rank_from"), "RANK");
-	ck_assert_str_eq(num(m, "start_ns"), "1759300079000000000");
-	ck_assert_str_eq(num(m, "end_ns"), "1759300080000000000");
+	expect(m, S("host", "gpu01"), N("pid", "4242"), N("rank", "3"), S("rank_from", "RANK"),
+		N("start_ns", "1759300079000000000"), N("end_ns", "1759300080000000000"));
 	yajl_tree_free(v);
 	free(text);
 }
@@ -1364,9 +1336,7 @@ START_TEST(test_window_source)
 	m = member(v, "source");
 	ck_assert(m && YAJL_IS_OBJECT(m));
 	ck_assert_uint_eq(m->u.object.len, 3);
-	ck_assert_str_eq(num(m, "pid"), "77");
-	ck_assert_str_eq(num(m, "start_ns"), "5");
-	ck_assert_str_eq(num(m, "end_ns"), "9");
+	expect(m, N("pid", "77"), N("start_ns", "5"), N("end_ns", "9"));
 	for (i = 0; i < sizeof none / sizeof none[0]; i++)
 		ck_assert_ptr_null(member(m, none[i]));
 	yajl_tree_free(v);
@@ -1380,9 +1350,7 @@ START_TEST(test_window_source)
 	text = slurp(path);
 	v = parse(text);
 	m = member(v, "source");
-	ck_assert_str_eq(str(m, "host"), "a\"b\\c");
-	ck_assert_str_eq(num(m, "rank"), "0");
-	ck_assert_str_eq(str(m, "rank_from"), "SLURM_PROCID");
+	expect(m, S("host", "a\"b\\c"), N("rank", "0"), S("rank_from", "SLURM_PROCID"));
 	yajl_tree_free(v);
 	free(text);
 
