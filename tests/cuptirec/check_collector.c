@@ -1,4 +1,4 @@
-/* check_collector.c - unit tests of the collector's pure parts: encoder, writer, pool, maps (no GPU). */
+/* check_collector.c - the collector's pure parts, no GPU: encoder, writer, pool, maps. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
