@@ -15,8 +15,9 @@
  *     integer nanoseconds (cm_pf_us_to_ns).  The trace processor sorts
  *     packets by time (ties in file order), so a slice's end may come
  *     before earlier slices in the file; where a tie would pair an end
- *     with another slice's begin, the slice goes on a second track of
- *     its thread (pflanes.c).  The end is held back until the next event
+ *     with another slice's begin, or the slice overlaps another without
+ *     nesting (the JSON import drops one of them), the slice goes on a
+ *     second track of its thread (pflanes.c).  The end is held back until the next event
  *     that is not a flow (flush_end), so a flow at the time of an X of
  *     zero duration binds to it;
  *     "B"/"E" are BEGIN/END as they are;
