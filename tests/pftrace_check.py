@@ -224,7 +224,8 @@ def fix_reals(dj, reals):
         near = [t for t in reals[a[0]] if abs(t - a[2]) <= 2 * math.ulp(t)]
         return (a[0], a[1], near[0]) if len(near) == 1 else a
     for k, v in dj["slices"].items():
-        dj["slices"][k] = sorted((s[:4] + (tuple(sorted(map(fix, s[4]))),) for s in v), key=repr)
+        if any(a[1] == "real" and a[0] in reals and a[2] not in reals[a[0]] for s in v for a in s[4]):
+            dj["slices"][k] = sorted((s[:4] + (tuple(sorted(map(fix, s[4]))),) for s in v), key=repr)
 
 
 def crosses(x, y):
