@@ -13,11 +13,22 @@ the flows (from which slice to which), the processes' and threads' names,
 labels and sort indexes, and that neither load has error or data-loss
 stats.  Where Perfetto's JSON import mangles a value that the protobuf
 keeps (an integer beyond int64, which the JSON import reads as a wrong
-double), the protobuf is checked against the JSON text instead.  A time is
-compared exactly: both give integer ns rounded from the decimal text.
+double, or a double a bit off its text), the protobuf is checked against the
+JSON text instead.  A time is compared exactly: both give integer ns rounded
+from the decimal text.
+
+Slices that overlap without nesting: Perfetto's JSON import drops the one
+that begins later (its stat slice_drop_overlapping_complete_event, N); the
+.pftrace keeps it on a track of the same thread (a lane, pflanes.c).  So the
+.pftrace must show, per thread, every slice the JSON shows and N more in all,
+each of them overlapping a slice the JSON shows on that thread without
+nesting; a flow to such a slice the JSON import binds to the slice around it
+(or loses), so a flow of the JSON that the .pftrace lacks must be a flow of
+the .pftrace to such a slice, with the same other end, bound instead to a
+slice of the JSON's on that thread around it.
 Exit 0 when all agree, 1 with the first differences, 2 on a load failure.
 """
-import collections, gzip, json, os, subprocess, sys, tempfile
+import collections, gzip, json, math, os, subprocess, sys, tempfile
 
 SLICES = """select 'S', s.id, s.ts, s.dur, hex(s.name), hex(coalesce(s.category, '')), s.arg_set_id,
   t.tid, hex(coalesce(t.name, '')), p.pid, hex(coalesce(p.name, '')),
@@ -131,7 +142,7 @@ def digest(rows, ipids, itids, proto):
     args = collections.defaultdict(list)
     for a in rows["A"]:
         args[a[0]].append(norm_value(a))
-    key_of = {}
+    key_of, durs = {}, {}
     per = collections.defaultdict(list)
     for s in rows["S"]:
         sid, ts, dur, name, cat, asid, tid, tname, pid, pname, p2pid, p2name, track = s
@@ -143,6 +154,7 @@ def digest(rows, ipids, itids, proto):
             k = "global"
         a = tuple(sorted(args.get(asid, [])))
         key_of[sid] = (k, ts, unhex(name))
+        durs[key_of[sid]] = int(dur)
         per[k].append((int(ts), int(dur), unhex(name), unhex(cat), a))
     flows = sorted(((key_of[o], key_of[i]) for o, i in rows["F"]), key=repr)
     counters = sorted([(unhex(c[0]), int(c[1]), float(c[2]), c[3] if c[3] in ipids else unhex(c[4]))
@@ -157,12 +169,13 @@ def digest(rows, ipids, itids, proto):
                     if unhex(p[1])], key=repr)
     labels = {p[0]: ",".join(unhex(x) for x in p[2].split(",")) for p in rows["P"] if p[2] != "null"}
     return {"slices": {k: sorted(v, key=repr) for k, v in per.items()}, "flows": flows, "counters": counters,
-            "threads": threads, "processes": procs, "labels": labels, "stats": rows["E"]}
+            "threads": threads, "processes": procs, "labels": labels, "stats": rows["E"], "durs": durs}
 
 
-def big_ints(path):
+def big_ints(path, reals=None):
     """Arg values that are integers beyond int64 in the JSON text (the JSON
-    import reads them as a wrong double): key -> the integer."""
+    import reads them as a wrong double): key -> the integer.  REALS, when
+    given, gets the doubles of the text: key -> the set of them."""
     out = {}
 
     def walk(prefix, v):
@@ -174,6 +187,8 @@ def big_ints(path):
                 walk(f"{prefix}[{i}]", x)
         elif isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 63):
             out.setdefault(prefix, set()).add(v)
+        elif isinstance(v, float) and reals is not None:
+            reals.setdefault(prefix, set()).add(v)
     doc = load(path)
     for e in doc.get("traceEvents", []):
         if isinstance(e.get("args"), dict):
@@ -199,6 +214,74 @@ def fix_big(dj, dp, bigs):
         dj["slices"][k], dp["slices"][k] = out_j, out_p
 
 
+def fix_reals(dj, reals):
+    """Where the JSON import read a double a few ulps off its text (its
+    parser does not always round correctly), take the text's double: the
+    protobuf carries the correctly rounded one."""
+    def fix(a):
+        if a[1] != "real" or a[0] not in reals or a[2] in reals[a[0]]:
+            return a
+        near = [t for t in reals[a[0]] if abs(t - a[2]) <= 2 * math.ulp(t)]
+        return (a[0], a[1], near[0]) if len(near) == 1 else a
+    for k, v in dj["slices"].items():
+        if any(a[1] == "real" and a[0] in reals and a[2] not in reals[a[0]] for s in v for a in s[4]):
+            dj["slices"][k] = sorted((s[:4] + (tuple(sorted(map(fix, s[4]))),) for s in v), key=repr)
+
+
+def crosses(x, y):
+    """1 when the slices X and Y ((ts, dur, ...)) overlap without nesting."""
+    (b1, e1), (b2, e2) = (x[0], x[0] + x[1]), (y[0], y[0] + y[1])
+    return b1 < b2 < e1 < e2 or b2 < b1 < e2 < e1
+
+
+def overlaps(dj, dp):
+    """The slices the JSON import dropped as overlapping (its stat says how
+    many) and the .pftrace keeps: checked (see the top), then taken out of
+    the .pftrace's slices, flows and thread counts.  A list of problems."""
+    bad = []
+    dropped = sum(int(e[2]) for e in dj["stats"] if e[0] == "slice_drop_overlapping_complete_event")
+    dj["stats"] = [e for e in dj["stats"] if e[0] != "slice_drop_overlapping_complete_event"]
+    extra, nextra = {}, 0
+    for k in set(dj["slices"]) & set(dp["slices"]):
+        cj, cp = collections.Counter(dj["slices"][k]), collections.Counter(dp["slices"][k])
+        if cj - cp:  # the JSON shows one the .pftrace does not: left to the comparison
+            continue
+        more = list((cp - cj).elements())
+        for x in more:
+            if not any(crosses(x, y) for y in dj["slices"][k]):
+                bad.append(f"the .pftrace has a slice of {k} the JSON has not, and it overlaps none: {repr(x)[:200]}")
+        if more:
+            extra[k] = more
+            nextra += len(more)
+            dp["slices"][k] = sorted((cp - collections.Counter(more)).elements(), key=repr)
+    if nextra != dropped:
+        bad.append(f"the JSON import dropped {dropped} overlapping slices, the .pftrace has {nextra} more")
+        return bad
+    gone = {(k, str(x[0]), x[2]) for k, v in extra.items() for x in v}
+    # the .pftrace's flows to a slice the JSON import dropped, and the JSON's
+    # flows the .pftrace lacks: the second bound to a slice around the first's
+    fp = [f for f in dp["flows"] if f[0] in gone or f[1] in gone]
+    dp["flows"] = [f for f in dp["flows"] if not (f[0] in gone or f[1] in gone)]
+    cj, cp = collections.Counter(map(repr, dj["flows"])), collections.Counter(map(repr, dp["flows"]))
+    only = [f for f in dj["flows"] if repr(f) in cj - cp]
+    for f in only:
+        def bound(g):
+            x, o = (g[1], g[0]) if g[1] in gone else (g[0], g[1])
+            for y, z in ((f[0], f[1]), (f[1], f[0])):
+                if z == o and y[0] == x[0] and y in dj["durs"] and int(y[1]) <= int(x[1]) <= int(y[1]) + dj["durs"][y]:
+                    return True
+            return False
+        m = [g for g in fp if bound(g)]
+        if not m:
+            bad.append(f"a flow of the JSON the .pftrace lacks: {f}")
+        else:
+            fp.remove(m[0])
+    dj["flows"] = [f for f in dj["flows"] if repr(f) not in cj - cp]
+    dp["threads"] = sorted([(t[0], t[1], str(int(t[2]) - len(extra.get(t[0], [])))) for t in dp["threads"]],
+                           key=repr)
+    return bad
+
+
 def main():
     jpath, ppath = sys.argv[1], sys.argv[2]
     ipids, itids, labels = ids(jpath)
@@ -207,8 +290,13 @@ def main():
     # Perfetto's JSON import keeps no process label: the protobuf's are
     # checked against the JSON text
     dj["labels"] = {p: l for p, l in labels.items() if isinstance(l, str)}
-    fix_big(dj, dp, big_ints(jpath))
-    bad = 0
+    reals = {}
+    fix_big(dj, dp, big_ints(jpath, reals))
+    fix_reals(dj, reals)
+    problems = overlaps(dj, dp)
+    for p in problems:
+        print(p)
+    bad = len(problems)
     for what in ("stats", "processes", "labels", "threads", "counters", "flows"):
         if dj[what] != dp[what]:
             bad += 1

@@ -25,11 +25,12 @@
 
 #include <string.h>
 
-enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW };
+enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 
-/* A record's head; then, but for K_RAW, the pid and the tid (put_id), the
- * interned data and the body (a 32-bit length each, then the bytes);
- * for K_RAW the element's text (a length, the bytes). */
+/* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
+ * (put_id), the interned data and the body (a 32-bit length each, then the
+ * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
+ * head alone, comes first: the earliest time of the batch in its ts. */
 struct head {
 	unsigned char kind, cleared, ph, pad[5];
 	int64_t off, ts, dur;
@@ -111,8 +112,12 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	h.ph = (unsigned char)ev.ph->s[0];
 	*(char *)phs = (char)h.ph;
 	switch (h.ph) {
+	case 'C': /* its time, for the batch's earliest (the sink checks it) */
+		if (ev.ts && ev.ts->type == CM_J_NUM && !cm_pf_us_to_ns(ev.ts->s, ev.ts->len, &h.ts) && h.ts >= 0 &&
+		    h.ts < w->batch_min)
+			w->batch_min = h.ts;
+		/* fall through */
 	case 'M':
-	case 'C':
 		h.kind = K_RAW;
 		h.cleared = (unsigned char)w->cleared;
 		w->cleared = 0;
@@ -177,6 +182,8 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	}
 	h.cleared = (unsigned char)w->cleared;
 	w->cleared = 0;
+	if (h.ts < w->batch_min)
+		w->batch_min = h.ts;
 	cm_buf_put(out, &h, sizeof h);
 	put_id(out, ev.pid);
 	put_id(out, ev.tid);
@@ -188,7 +195,8 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 
 int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 {
-	size_t i = 0;
+	size_t i = 0, at = out->len;
+	struct head base;
 	/* the batch's interning starts over, so its records depend on it alone */
 	cm_strtab_clear(&w->cats);
 	cm_strtab_clear(&w->names);
@@ -196,6 +204,10 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	w->next_iid = 1;
 	w->cleared = 1;
 	w->interned.len = 0;
+	w->batch_min = INT64_MAX;
+	memset(&base, 0, sizeof base);
+	base.kind = K_BASE;
+	cm_buf_put(out, &base, sizeof base); /* its time when known */
 	while (i < in->len) {
 		int64_t off;
 		uint32_t n;
@@ -206,6 +218,8 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 			return -1;
 		i += n;
 	}
+	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
+	memcpy(out->p + at, &base, sizeof base);
 	return 0;
 }
 
@@ -216,7 +230,7 @@ static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, con
 {
 	cm_buf *o = e->out;
 	size_t pk, te;
-	cm_pf_clock_packet(e, ts);
+	cm_pf_clock_packet(e);
 	pk = cm_pb_open(o, TRACE_PACKET);
 	cm_pf_put_time(e, o, ts);
 	cm_pb_uint(o, TP_SEQ_ID, SEQ_ID);
@@ -292,6 +306,10 @@ int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
 		uint32_t in, bn;
 		memcpy(&h, p, sizeof h);
 		p += sizeof h;
+		if (h.kind == K_BASE) {
+			e->next_base = h.ts;
+			continue;
+		}
 		if (h.kind != K_FLOW) /* a flow may bind to the X before it */
 			cm_pf_flush_end(e);
 		if (h.cleared)

@@ -15,8 +15,9 @@
  *     integer nanoseconds (cm_pf_us_to_ns).  The trace processor sorts
  *     packets by time (ties in file order), so a slice's end may come
  *     before earlier slices in the file; where a tie would pair an end
- *     with another slice's begin, the slice goes on a second track of
- *     its thread (pflanes.c).  The end is held back until the next event
+ *     with another slice's begin, or the slice overlaps another without
+ *     nesting (the JSON import drops one of them), the slice goes on a
+ *     second track of its thread (pflanes.c).  The end is held back until the next event
  *     that is not a flow (flush_end), so a flow at the time of an X of
  *     zero duration binds to it;
  *     "B"/"E" are BEGIN/END as they are;
@@ -195,27 +196,32 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 
 /* ---- packets ---- */
 
-/* Before a packet at TS: define the events' clock (a ClockSnapshot: its 0
- * is BASE on the trace's clock) and make it the sequence's default
+/* Before a packet: define the events' clock (a ClockSnapshot: its 0 is
+ * BASE on the trace's clock) and make it the sequence's default
  * (TracePacketDefaults), on the first packet, and again after the
- * incremental state was cleared (the defaults are part of it).  This
- * packet carries the clearing. */
-void cm_pf_clock_packet(cm_pfev *e, int64_t ts)
+ * incremental state was cleared (the defaults are part of it), BASE the
+ * earliest time of the batch (next_base).  A batch with another base gets
+ * a clock of its own, numbered on from CLOCK_EVENTS_FIRST (a global
+ * clock): the trace processor (v55) converts every time on a clock by the
+ * first snapshot of it, so one clock defined again per batch would put
+ * the later batches' events at the first one's times.  This packet
+ * carries the clearing. */
+void cm_pf_clock_packet(cm_pfev *e)
 {
 	cm_buf *b = e->out;
 	size_t pk, cs, c;
-	if (!e->have_base) {
-		e->base = ts > CLOCK_LEAD_NS ? ts - CLOCK_LEAD_NS : 0;
-		e->have_base = 1;
-	} else if (!e->cleared) {
+	if (e->have_base && !e->cleared)
 		return;
-	}
+	if (!e->have_base || e->base != e->next_base)
+		e->clock = e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST;
+	e->base = e->next_base;
+	e->have_base = 1;
 	pk = cm_pb_open(b, TRACE_PACKET);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
 	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
 	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
 	c = cm_pb_open(b, CS_CLOCKS);
-	cm_pb_uint(b, CLK_ID, CLOCK_EVENTS);
+	cm_pb_uint(b, CLK_ID, e->clock);
 	cm_pb_uint(b, CLK_TIMESTAMP, 0);
 	cm_pb_close(b, c);
 	c = cm_pb_open(b, CS_CLOCKS);
@@ -224,7 +230,7 @@ void cm_pf_clock_packet(cm_pfev *e, int64_t ts)
 	cm_pb_close(b, c);
 	cm_pb_close(b, cs);
 	c = cm_pb_open(b, TP_DEFAULTS);
-	cm_pb_uint(b, DEF_CLOCK_ID, CLOCK_EVENTS);
+	cm_pb_uint(b, DEF_CLOCK_ID, e->clock);
 	cm_pb_close(b, c);
 	cm_pb_close(b, pk);
 	e->cleared = 0;
@@ -248,7 +254,7 @@ void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts)
 static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
 {
 	size_t pk;
-	cm_pf_clock_packet(e, ts);
+	cm_pf_clock_packet(e);
 	pk = cm_pb_open(b, TRACE_PACKET);
 	cm_pf_put_time(e, b, ts);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
@@ -267,7 +273,7 @@ static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 {
 	cm_buf *b = e->out;
 	size_t pk, te;
-	cm_pf_clock_packet(e, ts);
+	cm_pf_clock_packet(e);
 	pk = cm_pb_open(b, TRACE_PACKET);
 	cm_pf_put_time(e, b, ts);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID); /* without, the trace processor drops it */

@@ -29,7 +29,7 @@ enum {
 	TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58, TP_DEFAULTS = 59,
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, /* ClockSnapshot, its Clock */
 	DEF_CLOCK_ID = 58,                           /* TracePacketDefaults */
-	CLOCK_BOOTTIME = 6, CLOCK_EVENTS = 64,       /* the trace's clock; ours (sequence-scoped) */
+	CLOCK_BOOTTIME = 6, CLOCK_EVENTS_FIRST = 128, /* the trace's clock; ours (one a batch) */
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
 	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
@@ -48,11 +48,14 @@ enum {
 #define STRING_ID_BASE ((int64_t)1 << 62)
 /* The number written for the Nth string pid or tid: above every real one. */
 #define STRING_ID_SHOWN 0x7fff0000
-/* The events' clock starts this long before the first event's time: times
- * from there are 5-byte varints for 34 s, 6-byte ones for 73 min, where
- * the absolute times of a trace take 8 bytes; earlier ones are written on
- * the trace's clock. */
-#define CLOCK_LEAD_NS ((int64_t)1 << 30)
+/* The events' clock starts at the earliest time of each batch of elements
+ * (pfbatch.c; a clock a batch, cm_pf_clock_packet says why): times from
+ * there are 4-byte varints for 268 ms, where a batch spans about 15 ms of
+ * a merged trace, and the absolute times of a trace take 8 bytes (from one
+ * base for the whole trace, 1 s before its first event: 5 bytes for 34 s,
+ * 6 for 73 min; BENCHMARKS.md has the sizes).  A time before it (a held-back
+ * end, after the next batch's first packet) is written on the trace's
+ * clock. */
 /* The uuid of the track of the global instants; the others count from it. */
 #define GLOBAL_UUID 1
 /* The tid of a process track's key. */
@@ -89,6 +92,9 @@ struct cm_pfev {
 	int end_pending; /* the last X's end is not written yet (see flush_end) */
 	int64_t base;    /* time 0 of the events' clock (have_base) */
 	int have_base;
+	uint32_t clock;    /* the events' clock now */
+	int64_t next_base; /* the batch's earliest time: the base from its first packet */
+	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
 };
@@ -134,8 +140,8 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 /* Between elements: start the interning tables over when they hold too
  * much (e->cleared says so). */
 void cm_pf_maybe_clear(cm_pfev *e);
-/* The clock packet due before an event packet at TS (pfevent.c). */
-void cm_pf_clock_packet(cm_pfev *e, int64_t ts);
+/* The clock packet due before an event packet (pfevent.c). */
+void cm_pf_clock_packet(cm_pfev *e);
 /* Append a packet's time TS to B. */
 void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */

@@ -3,27 +3,40 @@
  *
  * A slice is a SLICE_BEGIN and a SLICE_END packet; the trace processor
  * sorts packets by time, ties in file order, and an end closes the
- * innermost open slice of its track.  JSON allows what that cannot take:
- * two slices of a thread that begin at the same nanosecond with the
- * shorter first in the file (the end of the shorter would close the
- * longer), or a slice that ends at the nanosecond where one written
- * earlier begins (the begin would come first and be closed instead).
- * Perfetto's JSON import sorts such ties by duration and has no trouble.
- * Merged traces have them: a GPU annotation span begins at the nanosecond
- * of its first kernel and is written after all of its kernels.  So each
- * slice of non-zero duration is checked against the begins written before
- * on its thread's track (lane 0); on a clash it goes to lane 1, a second
- * track of the same thread (Perfetto shows it as a thread track of that
- * thread, below the first), or on, to the first lane without a clash.
- * A slice of zero duration never clashes (its begin and end are next to
- * each other in the file).
+ * innermost open slice of its track.  So the slices of one track must
+ * nest, and ties must come in an order that keeps them nested.  JSON
+ * allows what that cannot take:
+ *   - two slices that overlap without nesting (one begins inside the
+ *     other and ends after it: a CUDA sync on a stream row over the end
+ *     of a memcpy, as CUPTI reports them).  The end of the one that
+ *     begins later would close the other.  Perfetto's JSON import drops
+ *     the later one (its stat slice_drop_overlapping_complete_event);
+ *   - two slices of a thread that begin at the same nanosecond with the
+ *     shorter first in the file (the end of the shorter would close the
+ *     longer);
+ *   - a slice that ends at the nanosecond where one written earlier
+ *     begins (the begin would come first and be closed instead).
+ *     Merged traces have these ties: a GPU annotation span begins at the
+ *     nanosecond of its first kernel and is written after all of them.
+ * So each slice of non-zero duration is checked against the slices
+ * written before on its thread's track (lane 0); on a clash it goes to
+ * lane 1, a second track of the same thread (Perfetto shows it as a
+ * thread track of that thread, below the first), or on, to the first lane
+ * without a clash.  Nothing is dropped: where the JSON import drops a
+ * slice, the .pftrace shows it on a lane of its own thread.  A slice of
+ * zero duration never clashes (its begin and end are next to each other
+ * in the file).
  *
- * The begins are remembered for a window of trace time behind the latest
- * begin seen (ties are near in time, however far apart in the file):
- * WINDOW_NS, halved whenever the table would pass MAX_ENTRIES after
- * forgetting what is older, so memory stays bounded on any trace.  Slices
- * that overlap without nesting (Perfetto's JSON import drops them) are not
- * looked for. */
+ * The slices of a lane nest, so the check needs three questions of them
+ * (place() says which), each answered by a descent of a treap of the
+ * lane's slices ordered by (begin, end descending), every node holding the
+ * latest end under it: O(log n) a slice, in whatever order the slices come
+ * (a CPU thread's come mostly by their end, inner first).  The slices are
+ * remembered while they end within a window of trace time behind the
+ * latest begin seen (ties and overlaps are near in time, however far
+ * apart in the file; a long slice still open is kept): WINDOW_NS, halved
+ * whenever the nodes would pass MAX_NODES after forgetting what is older,
+ * so memory stays bounded on any trace. */
 #include "config.h"
 #include "pftrace/pfintern.h"
 #include "base/diag.h"
@@ -32,124 +45,329 @@
 #include <string.h>
 
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
-#define MAX_ENTRIES (1u << 18) /* 6 MiB of slots at most */
+#define MAX_NODES (1u << 17) /* 5 MiB of nodes at most */
 
-struct begin {
-	uint64_t key;   /* 0: an empty slot */
-	int64_t ts;     /* the begin */
-	int64_t minend; /* the earliest end of the slices begun there */
+struct node {
+	int64_t b, e;      /* the slice */
+	int64_t maxe;      /* the latest end in the subtree */
+	uint32_t l, r;     /* children (0: none; node 0 is unused) */
+	uint32_t prio;     /* the treap's heap order */
+};
+
+/* The lanes of a thread: a treap each. */
+struct thr {
+	uint64_t thread; /* 0: an empty slot */
+	unsigned nlanes;
+	uint32_t *root;
 };
 
 struct cm_pflanes {
-	struct begin *slot;
-	size_t nslots, count;
+	struct node *n;
+	size_t nn, cap; /* nodes used (node 0 included), allocated */
+	struct thr *thr;
+	size_t nthr, thrslots;
 	int64_t latest, window;
+	uint64_t rng;
+	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
 };
 
 cm_pflanes *cm_pflanes_new(void)
 {
 	cm_pflanes *l = cm_xcalloc(1, sizeof *l);
-	l->nslots = 1024;
-	l->slot = cm_xcalloc(l->nslots, sizeof *l->slot);
+	l->cap = 1024;
+	l->n = cm_xcalloc(l->cap, sizeof *l->n);
+	l->nn = 1;
+	l->n[0].maxe = INT64_MIN;
+	l->thrslots = 16;
+	l->thr = cm_xcalloc(l->thrslots, sizeof *l->thr);
 	l->window = WINDOW_NS;
 	l->latest = INT64_MIN;
+	l->rng = 0x9E3779B97F4A7C15u;
 	return l;
 }
 
 void cm_pflanes_free(cm_pflanes *l)
 {
+	size_t i;
 	if (!l)
 		return;
-	free(l->slot);
+	for (i = 0; i < l->thrslots; i++)
+		free(l->thr[i].root);
+	free(l->thr);
+	free(l->n);
+	free(l->stack);
 	free(l);
 }
 
-/* The key of a begin at TS on lane LANE of THREAD (never 0). */
-static uint64_t key_of(uint64_t thread, unsigned lane, int64_t ts)
+/* A pseudo-random priority (xorshift64*: the same file on every run). */
+static uint32_t prio(cm_pflanes *l)
 {
-	uint64_t k[3] = {thread, lane, (uint64_t)ts};
-	return cm_pf_hash((const char *)k, sizeof k, 0x6c616e65) | 1;
+	l->rng ^= l->rng >> 12;
+	l->rng ^= l->rng << 25;
+	l->rng ^= l->rng >> 27;
+	return (uint32_t)((l->rng * 0x2545F4914F6CDD1Du) >> 32);
 }
 
-static struct begin *find(const cm_pflanes *l, uint64_t key)
+/* The lanes of THREAD, made when new. */
+static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 {
-	size_t j;
-	for (j = key & (l->nslots - 1); l->slot[j].key; j = (j + 1) & (l->nslots - 1))
-		if (l->slot[j].key == key)
-			return &l->slot[j];
-	return NULL;
-}
-
-/* Place the entries again in NSLOTS slots, dropping those that begin before
- * the window. */
-static void rebuild(cm_pflanes *l, size_t nslots)
-{
-	struct begin *old = l->slot;
-	size_t n = l->nslots, i;
-	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
-	l->slot = cm_xcalloc(nslots, sizeof *l->slot);
-	l->nslots = nslots;
-	l->count = 0;
-	for (i = 0; i < n; i++) {
-		size_t j;
-		if (!old[i].key || old[i].ts < horizon)
-			continue;
-		for (j = old[i].key & (nslots - 1); l->slot[j].key; j = (j + 1) & (nslots - 1))
+	size_t j, i;
+	for (j = thread & (l->thrslots - 1); l->thr[j].thread; j = (j + 1) & (l->thrslots - 1))
+		if (l->thr[j].thread == thread)
+			return &l->thr[j];
+	if ((l->nthr + 1) * 2 > l->thrslots) {
+		struct thr *old = l->thr;
+		size_t n = l->thrslots;
+		l->thrslots *= 2;
+		l->thr = cm_xcalloc(l->thrslots, sizeof *l->thr);
+		for (i = 0; i < n; i++) {
+			if (!old[i].thread)
+				continue;
+			for (j = old[i].thread & (l->thrslots - 1); l->thr[j].thread; j = (j + 1) & (l->thrslots - 1))
+				;
+			l->thr[j] = old[i];
+		}
+		free(old);
+		for (j = thread & (l->thrslots - 1); l->thr[j].thread; j = (j + 1) & (l->thrslots - 1))
 			;
-		l->slot[j] = old[i];
-		l->count++;
 	}
+	l->thr[j].thread = thread;
+	l->nthr++;
+	return &l->thr[j];
+}
+
+/* ---- the treap ---- */
+
+static void update(struct node *n, uint32_t t)
+{
+	int64_t m = n[t].e;
+	if (n[n[t].l].maxe > m)
+		m = n[n[t].l].maxe;
+	if (n[n[t].r].maxe > m)
+		m = n[n[t].r].maxe;
+	n[t].maxe = m;
+}
+
+/* 1 when node X comes before node T: by begin, then the longer first. */
+static int before(const struct node *n, uint32_t x, uint32_t t)
+{
+	return n[x].b < n[t].b || (n[x].b == n[t].b && n[x].e > n[t].e);
+}
+
+/* Insert node X in the treap T; returns the new root. */
+static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
+{
+	uint32_t c;
+	if (!t)
+		return x;
+	if (before(n, x, t)) {
+		n[t].l = insert(n, n[t].l, x);
+		if (n[n[t].l].prio > n[t].prio) { /* rotate right */
+			c = n[t].l;
+			n[t].l = n[c].r;
+			n[c].r = t;
+			update(n, t);
+			t = c;
+		}
+	} else {
+		n[t].r = insert(n, n[t].r, x);
+		if (n[n[t].r].prio > n[t].prio) { /* rotate left */
+			c = n[t].r;
+			n[t].r = n[c].l;
+			n[c].l = t;
+			update(n, t);
+			t = c;
+		}
+	}
+	update(n, t);
+	return t;
+}
+
+/* 1 when a slice of T begins at B and ends before E. */
+static int shorter_at(const struct node *n, uint32_t t, int64_t b, int64_t e)
+{
+	while (t) {
+		if (n[t].b == b && n[t].e < e)
+			return 1;
+		t = n[t].b < b || (n[t].b == b && n[t].e >= e) ? n[t].r : n[t].l;
+	}
+	return 0;
+}
+
+/* The latest end of the slices of T that begin in (LO, HI]. */
+static int64_t latest_end(const struct node *n, uint32_t t, int64_t lo, int64_t hi)
+{
+	int64_t m = INT64_MIN;
+	uint32_t s;
+	while (t && !(n[t].b > lo && n[t].b <= hi)) /* down to the first node in range */
+		t = n[t].b <= lo ? n[t].r : n[t].l;
+	if (!t)
+		return m;
+	m = n[t].e;
+	for (s = n[t].l; s;) /* its left: all begin at or before HI */
+		if (n[s].b > lo) {
+			m = n[s].e > m ? n[s].e : m;
+			m = n[n[s].r].maxe > m ? n[n[s].r].maxe : m;
+			s = n[s].l;
+		} else {
+			s = n[s].r;
+		}
+	for (s = n[t].r; s;) /* its right: all begin after LO */
+		if (n[s].b <= hi) {
+			m = n[s].e > m ? n[s].e : m;
+			m = n[n[s].l].maxe > m ? n[n[s].l].maxe : m;
+			s = n[s].r;
+		} else {
+			s = n[s].l;
+		}
+	return m;
+}
+
+/* The end of the innermost slice of T that begins before B and ends after
+ * it (the slices of a lane nest, so those around B are a chain, and the
+ * innermost is the last of them in the treap's order), or INT64_MAX when
+ * there is none. */
+static int64_t around(const struct node *n, uint32_t t, int64_t b)
+{
+	int64_t x;
+	if (!t || n[t].maxe <= b)
+		return INT64_MAX;
+	if (n[t].b < b) {
+		if ((x = around(n, n[t].r, b)) != INT64_MAX)
+			return x;
+		if (n[t].e > b)
+			return n[t].e;
+	}
+	return around(n, n[t].l, b);
+}
+
+/* 1 when the slice [B, E] (E > B) cannot go on the lane T:
+ *   - a slice of the lane begins at B and is shorter (a tie of begins,
+ *     the shorter first in the file);
+ *   - one begins after B, at E at the latest, and ends after E (it
+ *     overlaps the end of this one, or begins where this one ends);
+ *   - the innermost one around B ends before E (this one overlaps its end). */
+static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
+{
+	if (n[t].maxe <= b) /* all end by B (a stream's kernels, one after another) */
+		return 0;
+	return shorter_at(n, t, b, e) || latest_end(n, t, b, e) > e || around(n, t, b) < e;
+}
+
+/* ---- forgetting ---- */
+
+/* Append the nodes of T that end at or after HORIZON, in order, to
+ * l->stack (from *K), from the old nodes OLD. */
+static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t horizon, size_t *k)
+{
+	if (!t || old[t].maxe < horizon)
+		return;
+	collect(l, old, old[t].l, horizon, k);
+	if (old[t].e >= horizon)
+		l->stack[(*k)++] = t;
+	collect(l, old, old[t].r, horizon, k);
+}
+
+static void fix_maxe(struct node *n, uint32_t t)
+{
+	if (!t)
+		return;
+	fix_maxe(n, n[t].l);
+	fix_maxe(n, n[t].r);
+	update(n, t);
+}
+
+/* Copy the nodes of a lane (old numbers IDX[0..K), in order) into l->n
+ * from l->nn and make a treap of them (a Cartesian tree, built in one
+ * pass); returns its root. */
+static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx, size_t k, uint32_t *path)
+{
+	size_t i, depth = 0;
+	for (i = 0; i < k; i++) {
+		uint32_t x = (uint32_t)l->nn++, last = 0;
+		l->n[x] = old[idx[i]];
+		l->n[x].l = l->n[x].r = 0;
+		l->n[x].prio = prio(l);
+		while (depth && l->n[path[depth - 1]].prio < l->n[x].prio)
+			last = path[--depth];
+		l->n[x].l = last;
+		if (depth)
+			l->n[path[depth - 1]].r = x;
+		path[depth++] = x;
+	}
+	if (!depth)
+		return 0;
+	fix_maxe(l->n, path[0]);
+	return path[0];
+}
+
+/* Place the nodes again in CAP slots, forgetting those that end before the
+ * window. */
+static void rebuild(cm_pflanes *l, size_t cap)
+{
+	struct node *old = l->n;
+	size_t oldn = l->nn, i;
+	unsigned j;
+	uint32_t *path;
+	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
+	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
+	path = cm_xmalloc(oldn * sizeof *path);
+	l->n = cm_xcalloc(cap, sizeof *l->n);
+	l->cap = cap;
+	l->nn = 1;
+	l->n[0].maxe = INT64_MIN;
+	for (i = 0; i < l->thrslots; i++)
+		for (j = 0; j < l->thr[i].nlanes; j++) {
+			size_t k = 0;
+			collect(l, old, l->thr[i].root[j], horizon, &k);
+			l->thr[i].root[j] = build(l, old, l->stack, k, path);
+		}
+	free(path);
 	free(old);
 }
 
-/* Make room for one more entry: forget what is out of the window, grow,
- * or narrow the window. */
+/* Make room for one more node: forget what is out of the window, grow, or
+ * narrow the window. */
 static void room(cm_pflanes *l)
 {
-	if ((l->count + 1) * 2 <= l->nslots)
+	if (l->nn < l->cap)
 		return;
-	rebuild(l, l->nslots);
-	while ((l->count + 1) * 2 > l->nslots) {
-		if (l->nslots < MAX_ENTRIES)
-			rebuild(l, l->nslots * 2);
+	rebuild(l, l->cap);
+	while (l->nn * 2 > l->cap) {
+		if (l->cap < MAX_NODES)
+			rebuild(l, l->cap * 2);
 		else if (l->window > 1)
-			l->window /= 2, rebuild(l, l->nslots);
+			l->window /= 2, rebuild(l, l->cap);
 		else
-			break; /* cannot be: every entry begins in one nanosecond */
+			break; /* cannot be: the lanes hold what is open now */
 	}
+	if (l->nn == l->cap) /* only when that could not be */
+		l->n = cm_xrealloc(l->n, (l->cap *= 2) * sizeof *l->n);
 }
 
 unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 {
+	struct thr *t;
 	unsigned lane;
-	struct begin *p;
+	uint32_t x;
 	if (e <= b)
 		return 0;
-	for (lane = 0;; lane++) {
-		struct begin *same = find(l, key_of(thread, lane, b));
-		if (same && same->minend < e)
-			continue; /* a shorter slice begun here first */
-		if (find(l, key_of(thread, lane, e)))
-			continue; /* a slice written before begins where this ends */
-		break;
-	}
 	if (b > l->latest)
 		l->latest = b;
 	room(l);
-	{
-		uint64_t key = key_of(thread, lane, b);
-		size_t j;
-		if ((p = find(l, key))) {
-			if (e < p->minend)
-				p->minend = e;
-			return lane;
-		}
-		for (j = key & (l->nslots - 1); l->slot[j].key; j = (j + 1) & (l->nslots - 1))
-			;
-		l->slot[j].key = key;
-		l->slot[j].ts = b;
-		l->slot[j].minend = e;
-		l->count++;
+	t = thread_of(l, thread);
+	for (lane = 0; lane < t->nlanes && clashes(l->n, t->root[lane], b, e); lane++)
+		;
+	if (lane == t->nlanes) {
+		t->root = cm_xrealloc(t->root, (lane + 1) * sizeof *t->root);
+		t->root[t->nlanes++] = 0;
 	}
+	x = (uint32_t)l->nn++;
+	l->n[x].b = b;
+	l->n[x].e = e;
+	l->n[x].maxe = e;
+	l->n[x].l = l->n[x].r = 0;
+	l->n[x].prio = prio(l);
+	t->root[lane] = insert(l->n, t->root[lane], x);
 	return lane;
 }

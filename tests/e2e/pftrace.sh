@@ -6,10 +6,11 @@
 # same slices with their names, times and args, the same flows, counters,
 # processes and threads).  Traces: the oracle examples, gen_trace pairs (plain
 # and --edge-cases), the real H200 pair, the real CPU-only trace split and
-# merged again, and the real full trace repaired with -t.  Also: the same bytes
-# at read sizes 1 to 31, to standard output, gzip, --format=json over the
-# name, and the refusal of what the format cannot hold (one line, exit 1, no
-# file).
+# merged again, the real full trace repaired with -t, and a CPU-only trace
+# merged with its cuptirec window (H200), with slices that overlap.  Also:
+# the same bytes at read sizes 1 to 31, to standard output, gzip,
+# --format=json over the name, and the refusal of what the format cannot
+# hold (one line, exit 1, no file).
 #
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
 # trace-processor cases also node and the engine (see perfetto.sh).
@@ -114,6 +115,15 @@ both repaired -t "$FIX/thread_map.json" "$FIX/threads_full.json"
 # wide ids, args of every type, nested, dotted, beyond int64.
 echo '{"threads":{}}' >"$tmp/nomap.json"
 both kinds -t "$tmp/nomap.json" "$FIX/pftrace_kinds.json"
+# Slices that overlap without nesting, as CUPTI reports a CUDA sync on a
+# stream over the end of a memcpy: Perfetto's JSON import drops the later
+# one, the .pftrace shows it on a second (or third) track of the same thread,
+# nothing nested wrongly (pftrace_check.py says what it checks).  A
+# hand-made trace with each shape, then the real run they come from (a
+# CPU-only torch.profiler trace and the cuptirec window of the same H200
+# run, 11 such slices).
+both overlap -t "$tmp/nomap.json" "$FIX/pftrace_overlap.json"
+both h200 $NOW -w "$FIX/h200_kwindow.json.gz" "$FIX/h200_kcpu.json.gz"
 
 # The same bytes whatever the read size, to standard output, and gzip.  (The
 # output reaches the transcoder in pieces cut between elements, whatever the

@@ -199,6 +199,88 @@ START_TEST(lanes)
 	ck_assert_uint_eq(cm_pflanes_place(l, 7, 50, 100), 3);  /* ends where lanes 0-2 begin */
 	ck_assert_uint_eq(cm_pflanes_place(l, 7, 300, 300), 0); /* zero duration: never */
 	ck_assert_uint_eq(cm_pflanes_place(l, 7, 200, 250), 0); /* begins where one ends: fine */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 180, 260), 1); /* over the end of [100, 200] */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 110, 140), 0); /* inside [100, 150] */
+	ck_assert_uint_eq(cm_pflanes_place(l, 7, 90, 180), 4);  /* over the begin of ones on 0-3 */
+	cm_pflanes_free(l);
+}
+END_TEST
+
+/* Slices in random order, with ties and overlaps, on a few threads: on each
+ * lane the trace processor's pairing (packets sorted by time, ties in file
+ * order, an end closing the innermost open slice) closes each slice at
+ * its own end's time; and each slice goes on the first lane where that holds,
+ * found by looking at every slice placed before it.  Enough slices for the
+ * lanes' nodes to be placed again (rebuilt) a few times; the last loops
+ * move them along over three times the window of trace time, so that old
+ * ones are forgotten. */
+#define NLANES_RAND 3000
+struct placed {
+	int64_t b, e;
+	unsigned thread, lane, i;
+};
+
+static int by_time(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y; /* time, file order */
+	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] < b[1] ? -1 : a[1] > b[1]);
+}
+
+START_TEST(lanes_random)
+{
+	static struct placed p[NLANES_RAND];
+	static int64_t pk[2 * NLANES_RAND][3], stack[NLANES_RAND];
+	cm_pflanes *l = cm_pflanes_new();
+	uint64_t r = 0x1234567u + (uint64_t)_i * 7919u;
+	/* ns; the last loops: 1 ms a step, from 10 ms later each slice, over
+	 * 30 s in all (three times the window) */
+	int64_t span = 300, scale = _i < 6 ? 1 : 1000000, step = _i < 6 ? 0 : 10;
+	unsigned i, j, lane, maxlane = 0;
+	for (i = 0; i < NLANES_RAND; i++) {
+		int64_t b, e;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		b = ((int64_t)((r >> 20) % (uint64_t)span) + step * i) * scale;
+		e = b + (int64_t)((r >> 45) % 40 < 3 ? 0 : (r >> 40) % 60) * scale;
+		p[i].b = b, p[i].e = e, p[i].thread = (unsigned)(r >> 60) % 3 + 1, p[i].i = i;
+		p[i].lane = cm_pflanes_place(l, p[i].thread, b, e);
+		if (e > b) { /* the first lane without a clash, by looking at all */
+			for (lane = 0;; lane++) {
+				for (j = 0; j < i; j++) {
+					const struct placed *q = &p[j];
+					if (q->thread != p[i].thread || q->lane != lane || q->e == q->b)
+						continue;
+					if ((q->b == b && q->e < e) || (q->b > b && q->b <= e && q->e > e) ||
+					    (q->b < b && q->e > b && q->e < e))
+						break;
+				}
+				if (j == i)
+					break;
+			}
+			ck_assert_uint_eq(p[i].lane, lane);
+		}
+		if (p[i].lane > maxlane)
+			maxlane = p[i].lane;
+	}
+	ck_assert_uint_gt(maxlane, 2);
+	for (unsigned t = 1; t <= 3; t++)
+		for (lane = 0; lane <= maxlane; lane++) {
+			size_t n = 0, depth = 0, k;
+			for (i = 0; i < NLANES_RAND; i++)
+				if (p[i].thread == t && p[i].lane == lane) { /* begin, then its end next in the file */
+					pk[n][0] = p[i].b, pk[n][1] = 2 * (int64_t)i, pk[n++][2] = i;
+					pk[n][0] = p[i].e, pk[n][1] = 2 * (int64_t)i + 1, pk[n++][2] = -1 - (int64_t)i;
+				}
+			qsort(pk, n, sizeof *pk, by_time);
+			for (k = 0; k < n; k++)
+				if (pk[k][2] >= 0) {
+					stack[depth++] = pk[k][2];
+				} else {
+					/* the end closes a slice that ends then: its own,
+					 * or one that ends with it (ends carry nothing else) */
+					ck_assert_uint_gt(depth, 0);
+					ck_assert_int_eq(p[stack[--depth]].e, pk[k][0]);
+				}
+		}
 	cm_pflanes_free(l);
 }
 END_TEST
@@ -286,6 +368,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, us_to_ns);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
+	tcase_add_loop_test(tc, lanes_random, 0, 8);
 	tcase_add_test(tc, stream);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
