@@ -3,7 +3,7 @@
 #
 # Usage: bench/engine3.sh [--size 1G] [--sizes "200M 1G"] [--seed N] [--repeat N]
 #                         [--jobs "1 2 4 8 12 16 24"] [--cuptimerge PATH] [--carry DIR]
-#                         [--pipe SIZE] [--pipe-limit SECONDS]
+#                         [--pipe SIZE] [--pipe-limit SECONDS] [--pipe-only]
 #
 # For the largest size (the 1 GB pair: gen_trace --pretty --devices 2, 2,520,000 ops a GB,
 # generated once into $BENCH_DIR/inputs as bench/bench.sh does, so both scripts share it):
@@ -21,7 +21,7 @@
 #   SIZE made gzip'd by gen_trace (cached; generation at about 30k ops/s takes ~14 min for
 #   10G, so run it once alone first: it stops at --pipe-limit and says so), each step under
 #   timeout --pipe-limit (default 540 s); it reports how far it got (bytes out) and the peak
-#   RSS.
+#   RSS.  --pipe-only: that case alone (no table), e.g. in a call of its own on the GPU machine.
 # --carry DIR: run from a folder of binaries on a machine without packages (the 16-core GPU
 #   machine; bench/gpu-machine.sh says what goes in it): DIR/cuptimerge, DIR/lib,
 #   DIR/json_reformat, DIR/time, DIR/shared/tools/gen_trace.
@@ -31,7 +31,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-SIZES="" SIZE=1G SEED=1 REPEAT=3 JOBS="1 2 4 8 12 16 24" CARRY="" PIPE="" PIPE_LIMIT=540
+PIPE_ONLY=0 SIZES="" SIZE=1G SEED=1 REPEAT=3 JOBS="1 2 4 8 12 16 24" CARRY="" PIPE="" PIPE_LIMIT=540
 CM=""
 usage() { sed -n '4,6p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
@@ -45,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--carry) CARRY=$(cd "$2" && pwd); shift 2 ;;
 	--pipe) PIPE=$2; shift 2 ;;
 	--pipe-limit) PIPE_LIMIT=$2; shift 2 ;;
+	--pipe-only) PIPE_ONLY=1; shift ;;
 	-h|--help) usage 0 ;;
 	*) echo "engine3.sh: unknown argument: $1" >&2; usage ;;
 	esac
@@ -136,6 +137,8 @@ echo "# engine3.sh: issue 30's figures, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1))," \
 	"load $(cut -d ' ' -f 1-3 /proc/loadavg); two CPUs for taskset: $two"
 echo "binary:  $CM ($("$CMB" --version | head -n 1)); repeat $REPEAT, rows taking turns"
+[ "$PIPE_ONLY" = 0 ] || [ -n "$PIPE" ] || die "--pipe-only needs --pipe SIZE"
+[ "$PIPE_ONLY" = 0 ] || SIZES=""
 LARGEST="" lb=0
 for s in $SIZES; do b=$(size_bytes "$s"); [ "$b" -gt "$lb" ] && LARGEST=$s lb=$b; done
 for s in $SIZES; do
@@ -159,9 +162,11 @@ for s in $SIZES; do
 	row "$s dd output size, conv=fsync" "dd if=/dev/zero of=\"\$WORK/out.json\" bs=8M count=$mb conv=fsync 2>/dev/null"
 done
 for r in $(seq "$REPEAT"); do
+	[ "${#ROWS[@]}" -gt 0 ] || break
 	for i in "${!ROWS[@]}"; do run1 "$i"; done
 	echo "  round $r of $REPEAT done, load $(cut -d ' ' -f 1 /proc/loadavg)"
 done
+if [ "${#ROWS[@]}" -gt 0 ]; then
 echo
 printf '| %-34s | %8s | %8s | %s\n' run "best s" "median s" "all s"
 for i in "${!ROWS[@]}"; do
@@ -198,6 +203,7 @@ for j in $JOBS; do
 	[ -z "$t" ] || prev=$t
 done
 echo "scaling (s):$curve"
+fi
 
 # ---- the streaming pipe (optional) ----
 if [ -n "$PIPE" ]; then
