@@ -7,7 +7,8 @@
 #
 # For the largest size (the 1 GB pair: gen_trace --pretty --devices 2, 2,520,000 ops a GB,
 # generated once into $BENCH_DIR/inputs as bench/bench.sh does, so both scripts share it):
-#   -o /dev/null at the default -j, -o out.json, > out.json (a shell redirect), -o out.json.gz,
+#   -o /dev/null at the default -j, -o out.json, > out.json (a shell redirect), -o out.json
+#   with CUPTIMERGE_WRITEBACK=0 (the fsync at the end doing all the writing), -o out.json.gz,
 #   the same -o /dev/null and -o out.json under taskset on two CPUs, -j N for each --jobs
 #   count (the scaling curve), json_reformat -m on the CPU trace (the yardstick), and dd of
 #   the output's size to the output's disk (through the page cache, and with conv=fsync);
@@ -152,6 +153,7 @@ for s in $SIZES; do
 	row "$s -o /dev/null" "\"\$CMB\" -o /dev/null $c"
 	row "$s -o out.json" "\"\$CMB\" -o \"\$WORK/out.json\" $c"
 	row "$s > out.json" "\"\$CMB\" $c > \"\$WORK/redirect.json\""
+	row "$s -o out.json, write-back off" "CUPTIMERGE_WRITEBACK=0 \"\$CMB\" -o \"\$WORK/out.json\" $c"
 	row "$s -o out.json.gz" "\"\$CMB\" -o \"\$WORK/out.json.gz\" $c"
 	row "$s taskset -o out.json" "taskset -c $two \"\$CMB\" -o \"\$WORK/out.json\" $c"
 	for j in $JOBS; do row "$s -j $j" "\"\$CMB\" -j $j -o /dev/null $c"; done

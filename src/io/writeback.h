@@ -17,11 +17,14 @@ typedef struct cm_wback {
 	int64_t pos;    /* bytes written so far (the file is written in order) */
 	int64_t queued; /* write-back started up to here */
 	int64_t waited; /* and finished up to here */
+	int64_t lag;    /* the writer waits for what lags more than this */
 } cm_wback;
 
 /* Follow FD, a regular file opened for writing at offset 0, which only this
  * writer extends.  A FD of -1 (or a system without sync_file_range(2))
- * makes every later call do nothing. */
+ * makes every later call do nothing, as does CUPTIMERGE_WRITEBACK=0; any
+ * other number there is the lag in MiB (default CM_WBACK_LAG): a
+ * benchmarking aid, so that one binary measures both ways in one run. */
 void cm_wback_init(cm_wback *wb, int fd);
 
 /* N more bytes were written at the end.  Starts the write-back of each

@@ -1,7 +1,8 @@
 /* check_writeback.c - the write-back behind an -o file's writer
  * (io/writeback.c): whole steps are started as they fill, the steps more
  * than the lag behind are waited for, and a file that does not take
- * sync_file_range (a pipe) turns it off without an error. */
+ * sync_file_range (a pipe) turns it off without an error; the
+ * CUPTIMERGE_WRITEBACK aid. */
 #include "check_common.h"
 #include "io/writeback.h"
 
@@ -78,6 +79,34 @@ START_TEST(test_pipe_and_none)
 }
 END_TEST
 
+/* CUPTIMERGE_WRITEBACK: 0 turns it off, a number of MiB sets the lag,
+ * anything else is the default. */
+START_TEST(test_env)
+{
+	char path[] = "/tmp/cuptimerge-check-wb.XXXXXX";
+	int fd = mkstemp(path);
+	cm_wback wb;
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	setenv("CUPTIMERGE_WRITEBACK", "0", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, -1);
+	setenv("CUPTIMERGE_WRITEBACK", "16", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, fd);
+	ck_assert_int_eq(wb.lag, (int64_t)16 << 20);
+	ck_assert_int_eq(put(&wb, fd, (size_t)(4 * CM_WBACK_STEP)), 0);
+	ck_assert_int_eq(wb.queued, 4 * CM_WBACK_STEP);
+	ck_assert_int_eq(wb.waited, 4 * CM_WBACK_STEP - ((int64_t)16 << 20));
+	setenv("CUPTIMERGE_WRITEBACK", "x", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, fd);
+	ck_assert_int_eq(wb.lag, CM_WBACK_LAG);
+	unsetenv("CUPTIMERGE_WRITEBACK");
+	close(fd);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("writeback");
@@ -85,6 +114,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_steps_and_lag);
 	tcase_add_test(tc, test_pipe_and_none);
+	tcase_add_test(tc, test_env);
 	suite_add_tcase(s, tc);
 	return s;
 }
