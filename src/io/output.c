@@ -35,6 +35,7 @@
 #include "io/outname.h"
 #include "base/tmpfile.h"
 #include "io/pgzip.h"
+#include "io/writeback.h"
 #include "json/jwrite.h"
 #include "pftrace/pftrace.h"
 #include "base/diag.h"
@@ -83,6 +84,7 @@ struct cm_output {
 	int failed, pipe_closed;
 	cm_output **tee; /* OUT_TEE: the outputs, not owned */
 	size_t ntee;
+	cm_wback wb; /* OUT_UNNAMED, OUT_NAMED: the write-back behind the writer */
 };
 
 static int flush_buf(cm_output *out, int finish);
@@ -204,6 +206,7 @@ static int open_temp(cm_output *out)
 			free(dir);
 			out->fd = fd;
 			out->kind = OUT_UNNAMED;
+			cm_wback_init(&out->wb, fd);
 			if (out->replaces)
 				cm_out_keep_attrs(fd, &out->old_st);
 			return 0;
@@ -235,6 +238,7 @@ static int open_temp(cm_output *out)
 	}
 	out->fd = fd;
 	out->kind = OUT_NAMED;
+	cm_wback_init(&out->wb, fd);
 	/* mkstemp makes 0600; give the file the old file's mode, or the one a
 	 * plain create would */
 	if (out->replaces) {
@@ -301,6 +305,7 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
 	out->fd = -1;
+	cm_wback_init(&out->wb, -1);
 	out->buf = malloc(OUT_BUFSIZE);
 	if (!out->buf)
 		goto nomem;
@@ -325,9 +330,12 @@ nomem:
 	return NULL;
 }
 
-/* write(2) all of P, retrying short writes.  Returns 0 or -1 (reported). */
+/* write(2) all of P, retrying short writes, and start its write-back
+ * (writeback.c).  Returns 0 or -1 (reported). */
 static int write_all(cm_output *out, const unsigned char *p, size_t n)
 {
+	size_t len = n;
+	int err;
 	while (n) {
 		ssize_t w = write(out->fd, p, n);
 		if (w < 0 && errno == EINTR)
@@ -343,6 +351,11 @@ static int write_all(cm_output *out, const unsigned char *p, size_t n)
 		}
 		p += w;
 		n -= (size_t)w;
+	}
+	if ((err = cm_wback_wrote(&out->wb, len)) != 0) {
+		out->failed = 1;
+		cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(err));
+		return -1;
 	}
 	return 0;
 }

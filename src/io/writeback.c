@@ -1,0 +1,116 @@
+/* writeback.c - write-back started behind the writer of an -o file.
+ *
+ * -o FILE promises a file that is on the disk before it takes FILE's name
+ * (output.c: fsync, then link or rename).  Left to the kernel, the pages of
+ * a 2.3 GB output stay dirty until that fsync (its own write-back starts
+ * only once the dirty pages pass a share of memory, dirty_background_ratio,
+ * far more than 2.3 GB on a machine of 128 GB), which then wrote them all
+ * while the run had nothing else to do: a second on the 16-core machine
+ * (issue 30), where `> FILE`, which does not sync, was 1.4 times as fast.
+ * So the writer hands each step of STEP bytes to the disk as soon as it is
+ * written (sync_file_range(2), SYNC_FILE_RANGE_WRITE: start, do not wait),
+ * and the disk writes while the merge renders the rest; the final fsync
+ * waits only for the last steps and the file's metadata.
+ *
+ * The steps more than a lag (64 MiB) behind the writer are then waited for
+ * (WAIT_BEFORE | WRITE | WAIT_AFTER, which also writes a page dirtied
+ * again meanwhile), so a disk slower than the merge holds the writer
+ * back once the lag is in flight, instead of leaving the whole output dirty in
+ * memory for the kernel's throttling to find: the page cache of a merge
+ * does not grow with its output (one among many ranks of a batch).  The
+ * wait is on the thread that writes, which the renderers then wait for,
+ * as a slow disk would stop them at the end anyway; the lag keeps a burst of
+ * output from waiting for the disk at all.
+ *
+ * sync_file_range makes no promise about the metadata and the disk's
+ * cache: it is only a head start, the fsync at the end still decides.
+ * But its wait consumes a write-back error (the file's error cursor
+ * advances, so fsync would not see it again): an error is returned for
+ * the caller to report at once.  Without sync_file_range (not Linux) or
+ * where the file system does not take it, the kernel's write-back is left
+ * as it was. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* sync_file_range */
+#endif
+#include "config.h"
+#include "io/writeback.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+
+/* 8 MiB a step: a call a few milliseconds of disk, large enough to cost
+ * nothing, small enough that the last step's write at the end is short.
+ * 64 MiB in flight before the writer waits: on the 2-core machine, with
+ * 16 MiB the writer spent 0.13 s in sync_file_range over the 200 MB
+ * pair's 464 MB output, with 64 MiB 0.07 s, with 256 MiB 0.08 s; the
+ * fsync at the end took 0.2 s without, 0.002-0.003 s with 64 MiB (strace
+ * -T).  The 1 GB pair's 2.3 GB: fsync 0.19-0.39 s without (23 GB of
+ * memory: the kernel had started), 0.01-0.02 s with, and 0.4-1.5 s in
+ * sync_file_range, wall time on a machine loaded 5 times over. */
+#define STEP CM_WBACK_STEP
+
+void cm_wback_init(cm_wback *wb, int fd)
+{
+	const char *env = getenv("CUPTIMERGE_WRITEBACK");
+	char *end;
+	long long mib;
+	wb->fd = fd;
+	wb->pos = wb->queued = wb->waited = 0;
+	wb->lag = CM_WBACK_LAG;
+	if (env && *env) {
+		mib = strtoll(env, &end, 10);
+		if (!*end && mib == 0)
+			wb->fd = -1;
+		else if (!*end && mib > 0 && mib < ((int64_t)1 << 40))
+			wb->lag = (int64_t)mib << 20;
+	}
+#ifndef SYNC_FILE_RANGE_WRITE
+	wb->fd = -1;
+#endif
+}
+
+#ifdef SYNC_FILE_RANGE_WRITE
+/* sync_file_range over [FROM, TO) with FLAGS.  0, 1 when the file does not
+ * take it (stop trying), or -1 with errno (a write-back error). */
+static int range(int fd, int64_t from, int64_t to, unsigned flags)
+{
+	int rc;
+	do
+		rc = sync_file_range(fd, from, to - from, flags);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0 && (errno == ENOSYS || errno == EINVAL || errno == ESPIPE || errno == EOPNOTSUPP))
+		return 1;
+	return rc < 0 ? -1 : 0;
+}
+#endif
+
+int cm_wback_wrote(cm_wback *wb, uint64_t n)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	int64_t upto;
+	int rc;
+	if (wb->fd < 0)
+		return 0;
+	wb->pos += (int64_t)n;
+	upto = wb->pos / STEP * STEP; /* whole steps only: the last one is still being filled */
+	if (upto - wb->queued < STEP)
+		return 0;
+	rc = range(wb->fd, wb->queued, upto, SYNC_FILE_RANGE_WRITE);
+	if (rc == 0)
+		wb->queued = upto;
+	if (rc == 0 && wb->queued - wb->waited > wb->lag) {
+		rc = range(wb->fd, wb->waited, wb->queued - wb->lag,
+			   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+		if (rc == 0)
+			wb->waited = wb->queued - wb->lag;
+	}
+	if (rc > 0)
+		wb->fd = -1;
+	return rc < 0 ? errno : 0;
+#else
+	(void)wb;
+	(void)n;
+	return 0;
+#endif
+}

@@ -1,0 +1,37 @@
+/* writeback.h - write-back started behind the writer of an -o file, so that
+ * the fsync(2) that ends the run finds little left to write. */
+#ifndef CM_WRITEBACK_H
+#define CM_WRITEBACK_H
+
+#include <stdint.h>
+
+/* The write-back goes in steps of CM_WBACK_STEP bytes, and the writer
+ * waits for those more than CM_WBACK_LAG behind it (writeback.c says why). */
+#define CM_WBACK_STEP ((int64_t)8 << 20)
+#define CM_WBACK_LAG ((int64_t)64 << 20)
+
+/* Where a file's write-back stands: bytes [0, queued) have been handed to
+ * the disk, [0, waited) are on it.  All zero: nothing written yet. */
+typedef struct cm_wback {
+	int fd;         /* the file, or -1: write-back left to the kernel */
+	int64_t pos;    /* bytes written so far (the file is written in order) */
+	int64_t queued; /* write-back started up to here */
+	int64_t waited; /* and finished up to here */
+	int64_t lag;    /* the writer waits for what lags more than this */
+} cm_wback;
+
+/* Follow FD, a regular file opened for writing at offset 0, which only this
+ * writer extends.  A FD of -1 (or a system without sync_file_range(2))
+ * makes every later call do nothing, as does CUPTIMERGE_WRITEBACK=0; any
+ * other number there is the lag in MiB (default CM_WBACK_LAG): a
+ * benchmarking aid, so that one binary measures both ways in one run. */
+void cm_wback_init(cm_wback *wb, int fd);
+
+/* N more bytes were written at the end.  Starts the write-back of each
+ * whole step behind the writer and waits for the steps that lag too far
+ * (writeback.c says how far), which bounds the dirty pages.  0, or an
+ * errno: a write-back error, which the caller reports as a write error
+ * (the wait consumed it: fsync will not report it again). */
+int cm_wback_wrote(cm_wback *wb, uint64_t n);
+
+#endif

@@ -1,0 +1,122 @@
+/* check_writeback.c - the write-back behind an -o file's writer
+ * (io/writeback.c): whole steps are started as they fill, the steps more
+ * than the lag behind are waited for, and a file that does not take
+ * sync_file_range (a pipe) turns it off without an error; the
+ * CUPTIMERGE_WRITEBACK aid. */
+#include "check_common.h"
+#include "io/writeback.h"
+
+#include <fcntl.h>
+
+/* Write N bytes to FD and tell WB; the call's result. */
+static int put(cm_wback *wb, int fd, size_t n)
+{
+	static char block[1 << 20];
+	size_t left = n;
+	while (left) {
+		size_t k = left < sizeof block ? left : sizeof block;
+		ck_assert_int_eq(write(fd, block, k), (ssize_t)k);
+		left -= k;
+	}
+	return cm_wback_wrote(wb, n);
+}
+
+START_TEST(test_steps_and_lag)
+{
+	char path[] = "/tmp/cuptimerge-check-wb.XXXXXX";
+	int fd = mkstemp(path);
+	cm_wback wb;
+	int64_t total = 0;
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	cm_wback_init(&wb, fd);
+	/* less than a step: nothing started */
+	ck_assert_int_eq(put(&wb, fd, 1000), 0);
+	total += 1000;
+	ck_assert_int_eq(wb.queued, 0);
+	ck_assert_int_eq(wb.waited, 0);
+	/* a MiB at a time (odd bytes in between) to twice the lag: every whole
+	 * step is queued; what lags more than CM_WBACK_LAG is waited for */
+	while (total < 2 * CM_WBACK_LAG + 3 * CM_WBACK_STEP) {
+		size_t n = (1 << 20) + (total & 1 ? 7 : 0);
+		ck_assert_int_eq(put(&wb, fd, n), 0);
+		total += (int64_t)n;
+		ck_assert_int_eq(wb.pos, total);
+		ck_assert_int_eq(wb.queued, total / CM_WBACK_STEP * CM_WBACK_STEP);
+		ck_assert_int_eq(wb.waited, wb.queued > CM_WBACK_LAG ? wb.queued - CM_WBACK_LAG : 0);
+	}
+	ck_assert_int_ge(wb.waited, CM_WBACK_LAG);
+	/* one write of several steps: queued to its last whole step at once */
+	ck_assert_int_eq(put(&wb, fd, (size_t)(3 * CM_WBACK_STEP + 5)), 0);
+	total += 3 * CM_WBACK_STEP + 5;
+	ck_assert_int_eq(wb.queued, total / CM_WBACK_STEP * CM_WBACK_STEP);
+	ck_assert_int_eq(wb.waited, wb.queued - CM_WBACK_LAG);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_END), total);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_pipe_and_none)
+{
+	int p[2];
+	cm_wback wb;
+	ck_assert_int_eq(pipe(p), 0);
+	cm_wback_init(&wb, p[1]);
+	/* a pipe cannot be synced (ESPIPE): the first step turns it off, no
+	 * error (nothing is written: only the calls are tried) */
+	ck_assert_int_eq(cm_wback_wrote(&wb, (uint64_t)CM_WBACK_STEP), 0);
+	ck_assert_int_eq(wb.fd, -1);
+	ck_assert_int_eq(cm_wback_wrote(&wb, (uint64_t)CM_WBACK_STEP), 0);
+	ck_assert_int_eq(wb.queued, 0);
+	close(p[0]);
+	close(p[1]);
+	/* no file: nothing is followed at all */
+	cm_wback_init(&wb, -1);
+	ck_assert_int_eq(cm_wback_wrote(&wb, (uint64_t)(10 * CM_WBACK_STEP)), 0);
+	ck_assert_int_eq(wb.queued, 0);
+	ck_assert_int_eq(wb.waited, 0);
+}
+END_TEST
+
+/* CUPTIMERGE_WRITEBACK: 0 turns it off, a number of MiB sets the lag,
+ * anything else is the default. */
+START_TEST(test_env)
+{
+	char path[] = "/tmp/cuptimerge-check-wb.XXXXXX";
+	int fd = mkstemp(path);
+	cm_wback wb;
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	setenv("CUPTIMERGE_WRITEBACK", "0", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, -1);
+	setenv("CUPTIMERGE_WRITEBACK", "16", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, fd);
+	ck_assert_int_eq(wb.lag, (int64_t)16 << 20);
+	ck_assert_int_eq(put(&wb, fd, (size_t)(4 * CM_WBACK_STEP)), 0);
+	ck_assert_int_eq(wb.queued, 4 * CM_WBACK_STEP);
+	ck_assert_int_eq(wb.waited, 4 * CM_WBACK_STEP - ((int64_t)16 << 20));
+	setenv("CUPTIMERGE_WRITEBACK", "x", 1);
+	cm_wback_init(&wb, fd);
+	ck_assert_int_eq(wb.fd, fd);
+	ck_assert_int_eq(wb.lag, CM_WBACK_LAG);
+	unsetenv("CUPTIMERGE_WRITEBACK");
+	close(fd);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("writeback");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_steps_and_lag);
+	tcase_add_test(tc, test_pipe_and_none);
+	tcase_add_test(tc, test_env);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(make_suite)
