@@ -42,16 +42,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
+void cm_gpu_set_tid_remap(cm_gpu *g, cm_gpu_tid_remap fn, void *ctx)
+{
+	g->remap = fn;
+	g->remap_ctx = ctx;
+}
 
-void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
+void cm_gpu_each_named_thread(const cm_gpu *g, void (*fn)(void *ctx, int64_t pid, int64_t tid), void *ctx)
 {
 	if (g->version >= 2)
 		return; /* its metadata names no API thread */
 	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
 		const int64_t *key;
 		if (cm_hmap_slot(g->threads, i, (const void **)&key))
-			cm_repair_named(r, key[0], key[1]);
+			fn(ctx, key[0], key[1]);
 	}
 }
 

@@ -11,7 +11,6 @@
 #include "base/idmap.h"
 #include "base/ids.h"
 #include "gpu/gpuargs.h"
-#include "repair/repair.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
 #include "gpu/kineto.h"
@@ -124,7 +123,8 @@ struct cm_gpu {
 	double cpu_min_ts, cpu_max_end;
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	struct cm_gpu_stats st;
-	cm_repair *repair; /* or NULL */
+	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
+	void *remap_ctx;
 	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
 	cm_buf dgout;      /* its output, collected after each event */
 	/* the records of the window's events (gpurec.h) */

@@ -246,8 +246,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		cut_extent(pp, r->v[CM_RA_START], r->v[CM_RA_END]);
 		if (!gpu_cut_keep(g, r))
 			return 0;
-		if (fell && g->repair &&
-		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+		if (fell && g->remap &&
+		    g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
 			tid = moved;
 		note(pp, NOTE_PROC, pid64, 0, 0, r->v[CM_RA_START], 0);
 		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
@@ -376,7 +376,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	 * for a window of version 2, whose syncs look up where an event was
 	 * last recorded (and the API calls note their operators): in window
 	 * order, as they come */
-	int n = g->repair || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
+	int n = g->remap || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_opool *pool;

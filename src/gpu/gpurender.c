@@ -88,10 +88,9 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
-	if (fell && g->repair) {
+	if (fell && g->remap) {
 		int64_t moved;
-		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 1,
-				  &moved))
+		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
 	name = gpu_api_name(driver, r->v[CM_RA_CBID], fallback);
@@ -321,7 +320,7 @@ int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx,
 
 int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 {
-	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_opool *pool;

@@ -2,7 +2,7 @@
  * reference sorts them) and the gpu_user_annotation spans. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
-#include "cpu/cpuscan.h"
+#include "base/metarow.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/exitcode.h"
