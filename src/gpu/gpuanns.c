@@ -245,13 +245,10 @@ static void cslot_extent(void *ctx, int64_t k, void *val)
 int gpu_anns_spans(cm_gpu *g)
 {
 	void *ctx[1] = {g};
-	cm_opool *pool;
 	int rc;
 	if (!g->cua || !cm_idmap_count(g->cua))
 		return 0;
-	pool = cm_opool_new(1, 0, spans_block, ctx, spans_fold, g);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, 1, spans_block, ctx, spans_fold, g);
 	if (rc < 0)
 		return -1;
 	cm_idmap_each(g->cspans, cslot_extent, g);

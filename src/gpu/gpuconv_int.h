@@ -15,6 +15,7 @@
 #include "gpu/gpurec.h"
 #include "gpu/kineto.h"
 #include "gpu/opindex.h"
+#include "base/opool.h"
 
 struct pair {
 	int64_t corr, ext;
@@ -216,10 +217,6 @@ int gpu_anns_write(cm_gpu *g, cm_evout *eo);
 /* Free all of it (cm_gpu_free). */
 void gpu_anns_free(cm_gpu *g);
 
-/* Put the External id of every pair into g->ext (made by the caller), on
- * g->join_threads threads when it is an array.  0, or -1 after a report. */
-int gpu_link_ext(cm_gpu *g);
-
 /* The name of user annotation EXT: its bytes (in the mapped ua_file, valid
  * until gpu_ua_unmap; safe from several threads) and *LEN, or NULL when it
  * has none (not in the map, or not a string). */
@@ -238,6 +235,10 @@ extern const char *const cm_wf_name[WF_N];
 /* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
 int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
 static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
+/* Whether field F is a time the merge subtracts from another. */
+static inline int gpu_is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
+/* The message for a time beyond the range (CM_TIME_LIMIT). */
+#define GPU_TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
 /* Narrow V to 64 bits for a table key; -1 after a report. */
 int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
 /* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs
@@ -247,6 +248,9 @@ int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *
 const cm_jval *gpu_need(const struct at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */
 void gpu_extent(cm_gpu *g, double ts, double dur);
+/* The ts and dur of a gpu_user_annotation span: 1 ns wider on each side,
+ * as Kineto draws them. */
+void gpu_span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
 
@@ -276,11 +280,11 @@ int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);
 void gpu_cut_note_api(struct cm_gpu_digest *d, const cm_gpurec *r);
 /* Add N bytes of those notes to G's file.  0, or -1 after a report. */
 int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
-/* Hand each block of records to POOL (opool.h), in window order: the input
- * of the plan and of the render.  0, or -1 (after a report, or as
- * cm_opool_put). */
-struct cm_opool;
-int gpu_feed_pool(cm_gpu *g, struct cm_opool *pool);
+/* Run FN over each block of records, in window order (the input of the
+ * plan, the render and the annotation spans), on N workers of an ordered
+ * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
+ * outputs in that order.  0, or -1 (after a report). */
+int gpu_walk_records(cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);

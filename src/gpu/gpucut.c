@@ -110,18 +110,6 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 	return 0;
 }
 
-void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end)
-{
-	if (!g->cut) {
-		cm_gpu_extent(g, min_ts, max_end);
-		return;
-	}
-	*min_ts = g->cut_min_ts;
-	*max_end = g->cut_max_end;
-}
-
-/* The kept-or-cut mark of the API call of correlation CORR, or 0 when the
- * window has none. */
 static int call_mark(const cm_gpu *g, cm_int corr)
 {
 	const unsigned char *k;

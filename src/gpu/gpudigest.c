@@ -18,40 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ field access */
-
-/* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)):
- * int() of a number or string, 0 when int() raises ValueError/TypeError;
- * an infinite number raises OverflowError in Python: an error here too. */
-int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out)
-{
-	int rc;
-	*out = 0;
-	if (!v)
-		return 0;
-	switch (v->type) {
-	case CM_J_NUM:
-		rc = cm_py_int_of_number(v->s, v->len, out);
-		break;
-	case CM_J_STR:
-		rc = cm_py_int_of_str(v->s, v->len, out);
-		if (rc == CM_PY_VALUE) {
-			*out = 0;
-			rc = CM_PY_OK;
-		}
-		break;
-	case CM_J_TRUE:
-		*out = 1;
-		return 0;
-	default:
-		return 0;
-	}
-	if (rc != CM_PY_OK)
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\": %.*s is infinite or beyond 128 bits", key,
-				(int)(v->len > 40 ? 40 : v->len), v->s);
-	return 0;
-}
-
 /* ------------------------------------------------------------ the fields
  *
  * An event's members are matched to the fields once (field_table), by a
@@ -60,10 +26,6 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
  * that shares a place stops the program at its first event, and every test
  * with one); then the key is compared.  A key that repeats leaves its last
  * member, as Python's json keeps. */
-
-#define CM_WF_NAME(id, name) name,
-const char *const cm_wf_name[WF_N] = {CM_WINDOW_FIELDS(CM_WF_NAME)};
-#undef CM_WF_NAME
 
 static signed char wf_place[128]; /* the field at each place, or -1 */
 static uint8_t wf_len[WF_N];
@@ -105,53 +67,6 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 	}
 }
 
-/* Whether field F is a time the merge subtracts from another. */
-static int is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
-
-/* The message for a time beyond the range (CM_TIME_LIMIT). */
-#define TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
-
-/* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
- * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
- * lie within CM_TIME_LIMIT. */
-int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
-{
-	const cm_jval *v = a->f[f];
-	if (!v && required)
-		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	if (gpu_as_int(a, cm_wf_name[f], v, out) < 0)
-		return -1;
-	if (is_time(f) && !gpu_time_ok(*out))
-		return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, cm_wf_name[f]);
-	return 0;
-}
-
-/* Narrow V to 64 bits for a table key. */
-int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
-{
-	if (v < INT64_MIN || v > INT64_MAX)
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
-	*out = (int64_t)v;
-	return 0;
-}
-
-int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out)
-{
-	if (!cm_id_key(v, out, &a->d->idsigns[kind]))
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
-				    key);
-	return 0;
-}
-
-/* The event's field F, which must exist. */
-const cm_jval *gpu_need(const struct at *a, int f)
-{
-	const cm_jval *v = a->f[f];
-	if (!v)
-		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	return v;
-}
-
 /* ------------------------------------------- digest: the one window parse */
 
 /* _as_int(event.get(KEY, 0)) for what only windows of version 2 use, whose
@@ -188,8 +103,8 @@ static void quiet_int(const struct at *a, int f, int required, int key64, cm_int
 		if (rc != CM_PY_OK && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
 				     (int)(v->len > 40 ? 40 : v->len), v->s);
-		else if (rc == CM_PY_OK && is_time(f) && !gpu_time_ok(*out) && !err->len)
-			n = snprintf(msg, sizeof msg, TIME_RANGE_MSG, key);
+		else if (rc == CM_PY_OK && gpu_is_time(f) && !gpu_time_ok(*out) && !err->len)
+			n = snprintf(msg, sizeof msg, GPU_TIME_RANGE_MSG, key);
 		else if (rc == CM_PY_OK && key64 == QUIET_I64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
 		else if (rc == CM_PY_OK && key64 >= QUIET_ID) {
@@ -346,7 +261,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
 		} else if (!gpu_time_ok(r->v[CM_RO_END])) {
-			return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, "end_ns");
+			return gpu_ev_error(a->g, a->index, a->offset, GPU_TIME_RANGE_MSG, "end_ns");
 		}
 	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;

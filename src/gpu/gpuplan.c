@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
- * and whether it overlaps the CPU trace's span. */
-void gpu_extent(cm_gpu *g, double ts, double dur)
-{
-	g->min_ts = cm_py_min(g->min_ts, ts);
-	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->have_cpu_span) {
-		g->x_events++;
-		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
-	}
-	g->st.x_events++;
-}
-
 /* Remember the first start of a row key (dict.setdefault). */
 static void setdefault(cm_hmap *m, int64_t key, cm_int ns)
 {
@@ -379,7 +366,6 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	int n = g->remap || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	cm_opool *pool;
 	/* the spans are keyed by the annotations' ids (uext takes no other) */
 	if (!g->spans && !(g->spans = g->ua_keys ? cm_idmap_new_keyed(sizeof(struct span_slot), g->ua_keys, g->budget)
 						 : cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi,
@@ -403,9 +389,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		pp[i].g = g;
 		ctx[i] = &pp[i];
 	}
-	pool = cm_opool_new(n, 0, plan_block, ctx, plan_fold, g);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, n, plan_block, ctx, plan_fold, g);
 	for (int i = 0; i < n; i++) {
 		cm_hmap_free(pp[i].seen);
 		cm_buf_free(&pp[i].notes);
@@ -421,3 +405,68 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	cm_gpu_plan_finish(g);
 	return 0;
 }
+
+/* ------------------------------------------------- the plan's results */
+
+/* The extent of one span whose annotation has a name. */
+static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
+{
+	double ts, dur;
+	size_t len;
+	if (!gpu_ua_name(g, ext, &len))
+		return;
+	gpu_span_times(g, sp, &ts, &dur);
+	gpu_extent(g, ts, dur);
+}
+
+static void slot_extent(void *ctx, int64_t ext, void *val)
+{
+	const struct span_slot *ss = val;
+	struct span sp = {ss->start, ss->end};
+	span_extent(ctx, ext, &sp);
+}
+
+void cm_gpu_plan_finish(cm_gpu *g)
+{
+	cm_idmap_each(g->spans, slot_extent, g);
+	for (size_t i = 0; i < cm_hmap_slots(g->spans_more); i++) {
+		const int64_t *key;
+		const struct span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
+		if (sp)
+			span_extent(g, key[0], sp);
+	}
+}
+
+void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
+{
+	*min_ts = g->min_ts;
+	*max_end = g->max_end_ts;
+}
+
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
+{
+	g->have_cpu_span = 1;
+	g->cpu_min_ts = min_ts;
+	g->cpu_max_end = max_end;
+}
+
+void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
+{
+	*events = g->x_events;
+	*outside = g->x_outside;
+}
+
+const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->procs; }
+
+void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end)
+{
+	if (!g->cut) {
+		cm_gpu_extent(g, min_ts, max_end);
+		return;
+	}
+	*min_ts = g->cut_min_ts;
+	*max_end = g->cut_max_end;
+}
+
+/* The kept-or-cut mark of the API call of correlation CORR, or 0 when the
+ * window has none. */

@@ -11,19 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
-void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
-{
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
-	cm_jw_string(b, cat, strlen(cat));
-	cm_buf_lit(b, ",\"name\":");
-	cm_jw_string(b, name, nlen);
-	cm_buf_lit(b, ",\"pid\":");
-	cm_jw_int(b, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
-}
-
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
  * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
 static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
@@ -316,22 +303,17 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
-int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx, out->p, out->len); }
-
 int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
 {
 	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	cm_opool *pool;
 	for (int i = 0; i < n; i++) {
 		R[i].g = g;
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	pool = cm_opool_new(n, 0, render_block, ctx, gpu_write_rendered, eo);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, n, render_block, ctx, gpu_write_rendered, eo);
 	for (int i = 0; i < n; i++) {
 		cm_arena_free(R[i].scratch);
 		cm_buf_free(&R[i].text);

@@ -231,63 +231,6 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 
 /* ------------------------------------------------------------------ spans */
 
-/* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
-static void span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
-{
-	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
-	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
-}
-
-/* The extent of one span whose annotation has a name. */
-static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
-{
-	double ts, dur;
-	size_t len;
-	if (!gpu_ua_name(g, ext, &len))
-		return;
-	span_times(g, sp, &ts, &dur);
-	gpu_extent(g, ts, dur);
-}
-
-static void slot_extent(void *ctx, int64_t ext, void *val)
-{
-	const struct span_slot *ss = val;
-	struct span sp = {ss->start, ss->end};
-	span_extent(ctx, ext, &sp);
-}
-
-void cm_gpu_plan_finish(cm_gpu *g)
-{
-	cm_idmap_each(g->spans, slot_extent, g);
-	for (size_t i = 0; i < cm_hmap_slots(g->spans_more); i++) {
-		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
-		if (sp)
-			span_extent(g, key[0], sp);
-	}
-}
-
-void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
-{
-	*min_ts = g->min_ts;
-	*max_end = g->max_end_ts;
-}
-
-void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
-{
-	g->have_cpu_span = 1;
-	g->cpu_min_ts = min_ts;
-	g->cpu_max_end = max_end;
-}
-
-void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
-{
-	*events = g->x_events;
-	*outside = g->x_outside;
-}
-
-const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->procs; }
-
 /* One gpu_user_annotation event, with a comma in front, into B. */
 static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct span *sp)
 {
@@ -296,7 +239,7 @@ static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t s
 	const char *name = gpu_ua_name(g, ext, &len);
 	if (!name)
 		return; /* the annotation's name is not a string */
-	span_times(g, sp, &ts, &dur);
+	gpu_span_times(g, sp, &ts, &dur);
 	cm_buf_putc(b, ',');
 	gpu_x_head(b, "gpu_user_annotation", name, len, cm_id_value(dev, g->idsigns[CM_IDS_DEV]),
 		   cm_id_value(stream, g->idsigns[CM_IDS_STREAM]));

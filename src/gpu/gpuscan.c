@@ -635,7 +635,35 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 
 void cm_gpu_set_join_threads(cm_gpu *g, int n) { g->join_threads = n; }
 
-int gpu_link_ext(cm_gpu *g) { return walk_pairs(g, WALK_LINK_EXT); }
+/* About what the id tables of the joins and the plan will take (an array
+ * each, though a sparse one becomes a hash map): the External ids', the
+ * correlations' three, the annotations' (packed over their set) and the
+ * spans'; idmap.c holds them in memory when that fits in the budget. */
+static uint64_t tables_expected(const cm_gpu *g)
+{
+	int64_t clo = g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo;
+	int64_t chi = g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi;
+	uint64_t n = cm_idmap_array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
+		     cm_idmap_array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
+		     cm_idmap_array_bytes(8, g->corr_lo, g->corr_hi) +
+		     (g->version >= 2 ? cm_idmap_array_bytes(8, clo, chi) : 0);
+	if (g->ua_count) /* the key set (16 bytes a block of 64), then an entry a key in two tables */
+		n += cm_idmap_array_bytes(0, g->ua_lo, g->ua_hi) / 32 +
+		     g->ua_count * (cm_idmap_array_bytes(sizeof(struct ua_ref), 0, 0) +
+				    cm_idmap_array_bytes(sizeof(struct span_slot), 0, 0));
+	return n;
+}
+
+cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
+{
+	if (g->ext)
+		return g->ext;
+	cm_idmap_expect(tables_expected(g));
+	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)) ||
+	    walk_pairs(g, WALK_LINK_EXT) < 0)
+		return NULL;
+	return g->ext;
+}
 
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, uint64_t found)
 {
