@@ -141,9 +141,9 @@ int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count)
 	if (!g->anns || !cm_opindex_count(g->anns) || g->cua || !count || hi < lo)
 		return 0;
 	if (!(g->cua = cm_idmap_new(8, lo, hi, count, g->budget)) ||
-	    !(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
+	    !(g->cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
 		return -1;
-	g->cspans_more = cm_hmap_new(24, sizeof(struct span));
+	g->cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	return 0;
 }
 
@@ -160,7 +160,7 @@ void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts,
 static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int start, cm_int end)
 {
 	int created;
-	struct span_slot *ss = cm_idmap_put(g->cspans, k, &created);
+	struct gpu_ann_span_slot *ss = cm_idmap_put(g->cspans, k, &created);
 	if (created || (ss->dev == dev && ss->stream == stream)) {
 		if (created) {
 			ss->dev = dev;
@@ -172,7 +172,7 @@ static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int
 		ss->end = end > ss->end ? end : ss->end;
 	} else {
 		int64_t key[3] = {k, dev, stream};
-		struct span *sp = cm_hmap_put(g->cspans_more, key, &created);
+		struct gpu_ann_span *sp = cm_hmap_put(g->cspans_more, key, &created);
 		if (created || start < sp->start)
 			sp->start = start;
 		if (created || end > sp->end)
@@ -216,7 +216,7 @@ static int spans_fold(void *sctx, cm_buf *out)
 /* Kineto's ts and dur of a span, in us: its start 1 ns earlier, its
  * length 2 ns longer (output_json.cpp), each converted once, as the
  * window's own times are. */
-static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
+static void cspan_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
 {
 	*ts = cm_py_max(cm_us_of_ns(sp->start - 1 - g->base_ns), 0.0);
 	*dur = cm_us_of_ns((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
@@ -224,7 +224,7 @@ static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, doub
 
 /* The extent of one span of annotation K, when its name is a string
  * (else it is not drawn). */
-static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
+static void cspan_extent(cm_gpu *g, int64_t k, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -237,8 +237,8 @@ static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
 /* cspan_extent of an annotation's first span (a cm_idmap_each callback). */
 static void cslot_extent(void *ctx, int64_t k, void *val)
 {
-	const struct span_slot *ss = val;
-	struct span sp = {ss->start, ss->end};
+	const struct gpu_ann_span_slot *ss = val;
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	cspan_extent(ctx, k, &sp);
 }
 
@@ -254,7 +254,7 @@ int gpu_anns_spans(cm_gpu *g)
 	cm_idmap_each(g->cspans, cslot_extent, g);
 	for (size_t i = 0; i < cm_hmap_slots(g->cspans_more); i++) {
 		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->cspans_more, i, (const void **)&key);
+		const struct gpu_ann_span *sp = cm_hmap_slot(g->cspans_more, i, (const void **)&key);
 		if (sp)
 			cspan_extent(g, key[0], sp);
 	}
@@ -284,7 +284,7 @@ static int key_cmp(const void *x, const void *y)
 }
 
 /* One span, with a comma in front. */
-static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct span *sp)
+static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -309,9 +309,9 @@ static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t st
 static int write_cslot(void *ctx, int64_t k, void *val)
 {
 	struct cspan_walk *w = ctx;
-	const struct span_slot *ss = val;
+	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {k, ss->dev, ss->stream};
-	struct span sp = {ss->start, ss->end};
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	int first_done = 0;
 	while (w->at < w->nmore && w->more[3 * w->at] <= k) {
 		const int64_t *key = &w->more[3 * w->at];

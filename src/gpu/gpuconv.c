@@ -88,7 +88,7 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->streams = cm_hmap_new(16, 8);
 	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
 	g->threads = cm_hmap_new(16, 8);
-	g->spans_more = cm_hmap_new(24, sizeof(struct span));
+	g->spans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	g->act_streams = cm_hmap_new(16, 0);
 	g->device_rows = cm_hmap_new(8, 0);
 	g->version = 1;

@@ -17,7 +17,10 @@
 #include "gpu/opindex.h"
 #include "base/opool.h"
 
-struct pair {
+/* An external correlation of the window: correlation id CORR tied to
+ * External id EXT (a CPU operator's, or a user annotation's).  Spilled as
+ * 17-byte records, the kind byte below last (gpuscan.c). */
+struct gpu_ext_corr {
 	int64_t corr, ext;
 	int user; /* external_kind == CUSTOM1 (4): a user annotation */
 };
@@ -34,18 +37,18 @@ struct ua_ref {
 
 /* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
  * millions of linked correlations but few threads. */
-struct linked { uint32_t thread; }; /* index + 1 (0: none) */
+struct gpu_corr_thread { uint32_t thread; }; /* index + 1 (0: none) */
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
  * 8-byte alignment (GCC lets a typedef lower alignment). */
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
 struct first_ts { cm_int_a8 ns; };
-struct span { cm_int_a8 start, end; };
+struct gpu_ann_span { cm_int_a8 start, end; };
 /* Where the CUDA event an event sync waits on was last recorded: the stream
  * and the correlation id of the cudaEventRecord (as Kineto's int32s). */
 struct wait_info { int32_t stream, corr; };
 /* The spans of one user annotation: the first device and stream its
  * activity ran on here, any others in cm_gpu.spans_more. */
-struct span_slot {
+struct gpu_ann_span_slot {
 	int64_t dev, stream;
 	cm_int_a8 start, end;
 };
@@ -102,11 +105,11 @@ struct cm_gpu {
 	const char *ann_text_map;
 	cm_pages *ann_map_pages, *ann_text_pages;
 	cm_idmap *cua;          /* correlation -> number + 1 of the annotation its call was made in */
-	cm_idmap *cspans;       /* annotation number -> struct span_slot */
-	cm_hmap *cspans_more;   /* (number, device, stream) -> struct span, beyond the first */
+	cm_idmap *cspans;       /* annotation number -> struct gpu_ann_span_slot */
+	cm_hmap *cspans_more;   /* (number, device, stream) -> struct gpu_ann_span, beyond the first */
 	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
 	/* resolved */
-	cm_idmap *linked; /* correlation -> struct linked */
+	cm_idmap *linked; /* correlation -> struct gpu_corr_thread */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
 	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
 	cm_idmap *uext;  /* correlation -> user annotation ext id */
@@ -114,8 +117,8 @@ struct cm_gpu {
 	/* phase 2 (the plan) */
 	cm_hmap *devices, *streams, *procs, *threads;
 	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
-	cm_idmap *spans;      /* ext id -> struct span_slot */
-	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct span, beyond the first */
+	cm_idmap *spans;      /* ext id -> struct gpu_ann_span_slot */
+	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct gpu_ann_span, beyond the first */
 	cm_hmap *evmap;       /* version >= 2, while planning: (context, CUDA event) -> struct wait_info */
 	cm_hmap *waits;       /* version >= 2: record index of an event sync -> struct wait_info */
 	int need_overhead;
@@ -184,7 +187,7 @@ struct cm_gpu_digest {
 };
 
 /* Where the event being handled is, for messages. */
-struct at {
+struct gpu_event_at {
 	cm_gpu *g;
 	struct cm_gpu_digest *d;
 	uint64_t index;
@@ -195,7 +198,7 @@ struct at {
 
 /* The pass-1 part of digesting one event: external correlations, the end of
  * the last activity (gpuscan.c).  0, or -1 after a report. */
-int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
+int gpu_scan_event(struct cm_gpu_digest *d, const struct gpu_event_at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
 int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
@@ -229,28 +232,28 @@ void gpu_ua_unmap(cm_gpu *g);
 int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)). */
-int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out);
+int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out);
 /* The name of field F (WF_...). */
 extern const char *const cm_wf_name[WF_N];
 /* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
-int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
+int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out);
 static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
 /* Whether field F is a time the merge subtracts from another. */
 static inline int gpu_is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
 /* The message for a time beyond the range (CM_TIME_LIMIT). */
 #define GPU_TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
 /* Narrow V to 64 bits for a table key; -1 after a report. */
-int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
+int gpu_to_i64(const struct gpu_event_at *a, const char *key, cm_int v, int64_t *out);
 /* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs
  * noted in the digest's; -1 after a report (V needs more than 64 bits). */
-int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out);
+int gpu_to_id(const struct gpu_event_at *a, const char *key, int kind, cm_int v, int64_t *out);
 /* The event's field F, which must exist (NULL after a report). */
-const cm_jval *gpu_need(const struct at *a, int f);
+const cm_jval *gpu_need(const struct gpu_event_at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */
 void gpu_extent(cm_gpu *g, double ts, double dur);
 /* The ts and dur of a gpu_user_annotation span: 1 ns wider on each side,
  * as Kineto draws them. */
-void gpu_span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur);
+void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
 

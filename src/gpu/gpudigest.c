@@ -78,7 +78,7 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
  * the kind QUIET_ID + CM_IDS_... (base/ids.h), whose sign is noted. */
 #define QUIET_I64 1
 #define QUIET_ID 2
-static void quiet_int(const struct at *a, int f, int required, int key64, cm_int *out)
+static void quiet_int(const struct gpu_event_at *a, int f, int required, int key64, cm_int *out)
 {
 	const char *key = cm_wf_name[f];
 	const cm_jval *v = a->f[f];
@@ -135,7 +135,7 @@ static void digest_name(struct cm_gpu_digest *d, const cm_jval *namev)
 }
 
 /* A runtime or driver API record: every field the rules read, checked. */
-static int digest_api(const struct at *a, int driver, cm_gpurec *r)
+static int digest_api(const struct gpu_event_at *a, int driver, cm_gpurec *r)
 {
 	char fallback[64];
 	cm_int *v = r->v;
@@ -170,7 +170,7 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 }
 
 /* kernel, gpu_memcpy, gpu_memset. */
-static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
+static int digest_activity(const struct gpu_event_at *a, int kind, cm_gpurec *r)
 {
 	struct cm_gpu_digest *d = a->d;
 	cm_int *v = r->v;
@@ -230,7 +230,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
  * when it starts after the last activity, which is known only when the
  * whole window has been read: the error its end_ns would raise is kept
  * until then. */
-static int digest_overhead(const struct at *a, cm_gpurec *r)
+static int digest_overhead(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	struct cm_gpu_digest *d = a->d;
 	const cm_jval *namev, *endv;
@@ -272,7 +272,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 
 /* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
  * as in Kineto, when the window does not say.  0 (it is always kept). */
-static int digest_sync(const struct at *a, cm_gpurec *r)
+static int digest_sync(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	cm_int *v = r->v;
 	r->kind = CM_REC_SYNC;
@@ -292,7 +292,7 @@ static int digest_sync(const struct at *a, cm_gpurec *r)
 
 /* A cuda_event record: where an event was recorded, for the event syncs
  * after it.  0, or 1 when it is unusable (then it is left out). */
-static int digest_cuda_event(const struct at *a, cm_gpurec *r)
+static int digest_cuda_event(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	cm_int *v = r->v;
 	r->kind = CM_REC_CUDAEVENT;
@@ -343,7 +343,7 @@ struct batch_tail {
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
 {
 	cm_gpu *g = d->g;
-	struct at a = {g, d, index, offset, ev, d->f};
+	struct gpu_event_at a = {g, d, index, offset, ev, d->f};
 	const cm_jval *kind;
 	cm_gpurec r;
 	int rc;

@@ -14,7 +14,7 @@ const char *const cm_wf_name[WF_N] = {CM_WINDOW_FIELDS(CM_WF_NAME)};
 /* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)):
  * int() of a number or string, 0 when int() raises ValueError/TypeError;
  * an infinite number raises OverflowError in Python: an error here too. */
-int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out)
+int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out)
 {
 	int rc;
 	*out = 0;
@@ -47,7 +47,7 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
 /* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
  * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
  * lie within CM_TIME_LIMIT. */
-int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
+int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out)
 {
 	const cm_jval *v = a->f[f];
 	if (!v && required)
@@ -60,7 +60,7 @@ int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
 }
 
 /* Narrow V to 64 bits for a table key. */
-int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
+int gpu_to_i64(const struct gpu_event_at *a, const char *key, cm_int v, int64_t *out)
 {
 	if (v < INT64_MIN || v > INT64_MAX)
 		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
@@ -68,7 +68,7 @@ int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
 	return 0;
 }
 
-int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out)
+int gpu_to_id(const struct gpu_event_at *a, const char *key, int kind, cm_int v, int64_t *out)
 {
 	if (!cm_id_key(v, out, &a->d->idsigns[kind]))
 		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
@@ -77,7 +77,7 @@ int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *
 }
 
 /* The event's field F, which must exist. */
-const cm_jval *gpu_need(const struct at *a, int f)
+const cm_jval *gpu_need(const struct gpu_event_at *a, int f)
 {
 	const cm_jval *v = a->f[f];
 	if (!v)

@@ -46,8 +46,8 @@ static void widen(cm_int_a8 *s, cm_int_a8 *e, cm_int start, cm_int end)
 static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_int start, cm_int end)
 {
 	int created;
-	struct span_slot *ss = cm_idmap_put(g->spans, ext, &created);
-	struct span *sp;
+	struct gpu_ann_span_slot *ss = cm_idmap_put(g->spans, ext, &created);
+	struct gpu_ann_span *sp;
 	if (created) {
 		ss->dev = dev;
 		ss->stream = stream;
@@ -367,8 +367,8 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	/* the spans are keyed by the annotations' ids (uext takes no other) */
-	if (!g->spans && !(g->spans = g->ua_keys ? cm_idmap_new_keyed(sizeof(struct span_slot), g->ua_keys, g->budget)
-						 : cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi,
+	if (!g->spans && !(g->spans = g->ua_keys ? cm_idmap_new_keyed(sizeof(struct gpu_ann_span_slot), g->ua_keys, g->budget)
+						 : cm_idmap_new(sizeof(struct gpu_ann_span_slot), g->ua_lo, g->ua_hi,
 								g->ua_count, g->budget))) {
 		free(pp);
 		free(ctx);
@@ -409,7 +409,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 /* ------------------------------------------------- the plan's results */
 
 /* The extent of one span whose annotation has a name. */
-static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
+static void span_extent(cm_gpu *g, int64_t ext, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -421,8 +421,8 @@ static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
 
 static void slot_extent(void *ctx, int64_t ext, void *val)
 {
-	const struct span_slot *ss = val;
-	struct span sp = {ss->start, ss->end};
+	const struct gpu_ann_span_slot *ss = val;
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	span_extent(ctx, ext, &sp);
 }
 
@@ -431,7 +431,7 @@ void cm_gpu_plan_finish(cm_gpu *g)
 	cm_idmap_each(g->spans, slot_extent, g);
 	for (size_t i = 0; i < cm_hmap_slots(g->spans_more); i++) {
 		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
+		const struct gpu_ann_span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
 		if (sp)
 			span_extent(g, key[0], sp);
 	}

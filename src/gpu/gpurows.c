@@ -232,7 +232,7 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 /* ------------------------------------------------------------------ spans */
 
 /* One gpu_user_annotation event, with a comma in front, into B. */
-static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct span *sp)
+static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -299,9 +299,9 @@ static size_t more_from(const struct span_walk *w, const int64_t *more, size_t n
 static int write_slot(void *ctx, int64_t ext, void *val)
 {
 	struct span_walk *w = ctx;
-	const struct span_slot *ss = val;
+	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {ext, ss->dev, ss->stream};
-	struct span sp = {ss->start, ss->end};
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	int first_done = 0;
 	if ((w->pass == SPANS_LOW && ext < 0) || (w->pass == SPANS_HIGH && ext >= 0))
 		return 0;

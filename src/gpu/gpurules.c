@@ -42,7 +42,7 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 	int rc;
 	*fell = 0;
 	if (cm_id_key(corr, &c, NULL)) {
-		const struct linked *l = cm_idmap_get(g->linked, c);
+		const struct gpu_corr_thread *l = cm_idmap_get(g->linked, c);
 		if (l && l->thread && (cm_int)g->cpu_threads.v[l->thread - 1].pid == pid) {
 			*tid = g->cpu_threads.v[l->thread - 1].tid;
 			return 0;
@@ -164,7 +164,7 @@ void gpu_extent(cm_gpu *g, double ts, double dur)
 }
 
 /* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
-void gpu_span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
+void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
 {
 	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
 	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);

@@ -35,7 +35,7 @@ static void pair_put(struct cm_gpu_digest *d, int64_t corr, int64_t ext, int kin
 	cm_buf_put(&d->pairs, rec, sizeof rec);
 }
 
-int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
+int gpu_scan_event(struct cm_gpu_digest *d, const struct gpu_event_at *a)
 {
 	const cm_jval *kind = a->f[WF_KIND];
 	cm_int end;
@@ -46,7 +46,7 @@ int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a)
 		    gpu_int_field(a, WF_EXTERNAL_KIND, 0, &ekind) < 0)
 			return -1;
 		if (corr != 0) {
-			struct pair p;
+			struct gpu_ext_corr p;
 			if (gpu_to_id(a, "correlation_id", CM_IDS_CORR, corr, &p.corr) < 0 ||
 			    gpu_to_id(a, "external_id", CM_IDS_EXT, ext, &p.ext) < 0)
 				return -1;
@@ -540,7 +540,7 @@ static uint32_t cpu_thread_ix(struct walk_part *w, int64_t pid, int64_t tid)
 static void walk_pair(struct walk_part *w, const unsigned char *rec)
 {
 	cm_gpu *g = w->g;
-	struct pair pr, *p = &pr;
+	struct gpu_ext_corr pr, *p = &pr;
 	const struct cm_ext_thread *t;
 	memcpy(&pr.corr, rec, 8);
 	memcpy(&pr.ext, rec + 8, 8);
@@ -552,7 +552,7 @@ static void walk_pair(struct walk_part *w, const unsigned char *rec)
 	t = cm_idmap_get(g->ext, p->ext);
 	if (t && t->thread) {
 		const struct cm_ext_pt *pt = &g->ext_threads[t->thread - 1];
-		struct linked *l = cm_idmap_put(g->linked, p->corr, NULL);
+		struct gpu_corr_thread *l = cm_idmap_put(g->linked, p->corr, NULL);
 		if (!l->thread)
 			w->linked++;
 		l->thread = cpu_thread_ix(w, pt->pid, pt->tid) + 1;
@@ -644,13 +644,13 @@ static uint64_t tables_expected(const cm_gpu *g)
 	int64_t clo = g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo;
 	int64_t chi = g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi;
 	uint64_t n = cm_idmap_array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
-		     cm_idmap_array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
+		     cm_idmap_array_bytes(sizeof(struct gpu_corr_thread), g->corr_lo, g->corr_hi) +
 		     cm_idmap_array_bytes(8, g->corr_lo, g->corr_hi) +
 		     (g->version >= 2 ? cm_idmap_array_bytes(8, clo, chi) : 0);
 	if (g->ua_count) /* the key set (16 bytes a block of 64), then an entry a key in two tables */
 		n += cm_idmap_array_bytes(0, g->ua_lo, g->ua_hi) / 32 +
 		     g->ua_count * (cm_idmap_array_bytes(sizeof(struct ua_ref), 0, 0) +
-				    cm_idmap_array_bytes(sizeof(struct span_slot), 0, 0));
+				    cm_idmap_array_bytes(sizeof(struct gpu_ann_span_slot), 0, 0));
 	return n;
 }
 
@@ -670,7 +670,7 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, u
 	g->base_ns = base_ns;
 	g->ext_threads = threads;
 	if (!cm_gpu_linked_ext(g) || ua_build(g) < 0 ||
-	    !(g->linked = cm_idmap_new(sizeof(struct linked), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
+	    !(g->linked = cm_idmap_new(sizeof(struct gpu_corr_thread), g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
 	    !(g->uext = cm_idmap_new(8, g->corr_lo, g->corr_hi, g->npairs, g->budget)) ||
 	    (g->version >= 2 &&
 	     !(g->cext = cm_idmap_new(8, g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo,
