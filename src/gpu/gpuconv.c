@@ -67,9 +67,9 @@ void cm_gpu_each_named_thread(const cm_gpu *g, void (*fn)(void *ctx, int64_t pid
 {
 	if (g->version >= 2)
 		return; /* its metadata names no API thread */
-	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
+	for (size_t i = 0; i < cm_hmap_slots(g->plan.threads); i++) {
 		const int64_t *key;
-		if (cm_hmap_slot(g->threads, i, (const void **)&key))
+		if (cm_hmap_slot(g->plan.threads, i, (const void **)&key))
 			fn(ctx, key[0], key[1]);
 	}
 }
@@ -78,26 +78,26 @@ cm_gpu *cm_gpu_new(const char *window_name)
 {
 	cm_gpu *g = cm_xcalloc(1, sizeof *g);
 	g->wname = window_name;
-	g->ext_lo = g->corr_lo = INT64_MAX;
-	g->ext_hi = g->corr_hi = INT64_MIN;
+	g->win.ext_lo = g->win.corr_lo = INT64_MAX;
+	g->win.ext_hi = g->win.corr_hi = INT64_MIN;
 	g->budget = 24u << 20;
-	g->ua_lo = INT64_MAX;
-	g->ua_hi = INT64_MIN;
-	g->tidmap = cm_tidmap_new();
-	g->devices = cm_hmap_new(8, sizeof(struct first_ts));
-	g->streams = cm_hmap_new(16, 8);
-	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
-	g->threads = cm_hmap_new(16, 8);
-	g->spans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
-	g->act_streams = cm_hmap_new(16, 0);
-	g->device_rows = cm_hmap_new(8, 0);
+	g->win.ua_lo = INT64_MAX;
+	g->win.ua_hi = INT64_MIN;
+	g->win.tidmap = cm_tidmap_new();
+	g->plan.devices = cm_hmap_new(8, sizeof(struct first_ts));
+	g->plan.streams = cm_hmap_new(16, 8);
+	g->plan.procs = cm_hmap_new(8, sizeof(struct first_ts));
+	g->plan.threads = cm_hmap_new(16, 8);
+	g->plan.spans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
+	g->win.act_streams = cm_hmap_new(16, 0);
+	g->plan.device_rows = cm_hmap_new(8, 0);
 	g->version = 1;
-	g->api_lo = INT64_MAX;
-	g->api_hi = INT64_MIN;
-	g->min_ts = INFINITY;
-	g->max_end_ts = 0.0;
-	g->cut_min_ts = INFINITY;
-	g->cut_max_end = -INFINITY;
+	g->win.api_lo = INT64_MAX;
+	g->win.api_hi = INT64_MIN;
+	g->plan.min_ts = INFINITY;
+	g->plan.max_end_ts = 0.0;
+	g->plan.cut_min_ts = INFINITY;
+	g->plan.cut_max_end = -INFINITY;
 	return g;
 }
 
@@ -105,41 +105,41 @@ void cm_gpu_free(cm_gpu *g)
 {
 	if (!g)
 		return;
-	cm_idmap_free(g->ua);
+	cm_idmap_free(g->link.ua);
 	gpu_ua_unmap(g);
-	if (g->ua_file)
-		fclose(g->ua_file);
-	cm_idmap_free(g->ext);
-	cm_idmap_free(g->linked);
-	cm_idmap_free(g->uext);
-	cm_hmap_free(g->devices);
-	cm_hmap_free(g->streams);
-	cm_hmap_free(g->procs);
-	cm_hmap_free(g->threads);
-	cm_idmap_free(g->spans);
-	cm_idkeys_free(g->ua_keys); /* after the tables over it */
-	cm_hmap_free(g->spans_more);
-	cm_hmap_free(g->act_streams);
-	cm_hmap_free(g->device_rows);
-	cm_opindex_free(g->ops);
+	if (g->win.ua_file)
+		fclose(g->win.ua_file);
+	cm_idmap_free(g->link.ext);
+	cm_idmap_free(g->link.linked);
+	cm_idmap_free(g->link.uext);
+	cm_hmap_free(g->plan.devices);
+	cm_hmap_free(g->plan.streams);
+	cm_hmap_free(g->plan.procs);
+	cm_hmap_free(g->plan.threads);
+	cm_idmap_free(g->plan.spans);
+	cm_idkeys_free(g->win.ua_keys); /* after the tables over it */
+	cm_hmap_free(g->plan.spans_more);
+	cm_hmap_free(g->win.act_streams);
+	cm_hmap_free(g->plan.device_rows);
+	cm_opindex_free(g->cpu.ops);
 	gpu_anns_free(g);
-	cm_hmap_free(g->evmap);
-	cm_hmap_free(g->waits);
-	cm_idmap_free(g->cext);
-	cm_kin_devices_free(&g->wprops);
-	cm_buf_free(&g->wprops_text);
-	cm_tidmap_free(g->tidmap);
-	if (g->pairs)
-		fclose(g->pairs);
+	cm_hmap_free(g->plan.evmap);
+	cm_hmap_free(g->plan.waits);
+	cm_idmap_free(g->link.cext);
+	cm_kin_devices_free(&g->win.wprops);
+	cm_buf_free(&g->win.wprops_text);
+	cm_tidmap_free(g->win.tidmap);
+	if (g->win.pairs)
+		fclose(g->win.pairs);
 	if (g->cut_apis)
 		fclose(g->cut_apis);
 	cm_idmap_free(g->cut_keep);
-	cm_ext_threads_free(&g->cpu_threads);
-	cm_gpu_digest_free(g->dg);
-	cm_buf_free(&g->dgout);
-	cm_buf_free(&g->block);
-	if (g->recs)
-		fclose(g->recs);
+	cm_ext_threads_free(&g->link.cpu_threads);
+	cm_gpu_digest_free(g->win.dg);
+	cm_buf_free(&g->win.dgout);
+	cm_buf_free(&g->win.block);
+	if (g->win.recs)
+		fclose(g->win.recs);
 	free(g);
 }
 
@@ -150,41 +150,42 @@ int cm_gpu_version(const cm_gpu *g) { return g->version; }
 int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
 {
 	cm_gpu *g = ctx;
-	if (!g->ops)
-		g->ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
-	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
+	if (!g->cpu.ops)
+		g->cpu.ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
+	return cm_opindex_add(g->cpu.ops, pid, tid, ts, end, ext);
 }
 
 int cm_gpu_cpu_ops_done(cm_gpu *g)
 {
-	return (g->ops ? cm_opindex_build(g->ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
+	return (g->cpu.ops ? cm_opindex_build(g->cpu.ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
 }
 
-void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cpu.cprops = d; }
 
 void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len)
 {
-	g->cmeta = meta;
-	g->prog = prog;
-	g->prog_len = len;
+	g->cpu.cmeta = meta;
+	g->cpu.prog = prog;
+	g->cpu.prog_len = len;
 }
 
 const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 {
-	if (g->version < 2 || !g->wprops_text.len)
+	if (g->version < 2 || !g->win.wprops_text.len)
 		return NULL;
-	*n = g->wprops_text.len;
-	return g->wprops_text.p;
+	*n = g->win.wprops_text.len;
+	return g->win.wprops_text.p;
 }
 
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 {
 	*st = g->st;
-	st->dense_tables = g->linked && cm_idmap_is_dense(g->linked);
-	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + (g->ua ? cm_idmap_bytes(g->ua) : 0) +
-			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
-			  cm_hmap_bytes(g->threads) + (g->spans ? cm_idmap_bytes(g->spans) : 0) +
-			  cm_hmap_bytes(g->spans_more) + (g->cext ? cm_idmap_bytes(g->cext) : 0);
+	st->dense_tables = g->link.linked && cm_idmap_is_dense(g->link.linked);
+	st->table_bytes = cm_idmap_bytes(g->link.linked) + cm_idmap_bytes(g->link.uext) +
+			  (g->link.ua ? cm_idmap_bytes(g->link.ua) : 0) +
+			  cm_hmap_bytes(g->plan.devices) + cm_hmap_bytes(g->plan.streams) + cm_hmap_bytes(g->plan.procs) +
+			  cm_hmap_bytes(g->plan.threads) + (g->plan.spans ? cm_idmap_bytes(g->plan.spans) : 0) +
+			  cm_hmap_bytes(g->plan.spans_more) + (g->link.cext ? cm_idmap_bytes(g->link.cext) : 0);
 }
 
 /* ----------------------------------------------------------------- reports */
@@ -197,9 +198,9 @@ int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 		[CM_IDS_CORR] = "\"correlation_id\" values",
 		[CM_IDS_DEV] = "\"device_id\" values",
 		[CM_IDS_STREAM] = "\"stream_id\" values"};
-	g->idsigns[CM_IDS_EXT] |= cpu_ext_signs;
+	g->win.idsigns[CM_IDS_EXT] |= cpu_ext_signs;
 	for (int k = 0; k < CM_IDS_N; k++)
-		if ((g->idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
+		if ((g->win.idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
 			return cm_error(CM_EXIT_DATA, g->wname, -1,
 					"window: %s both below 0 and at or above 2^63: ids are kept in 64 bits, "
 					"where two such ids can coincide",

@@ -158,14 +158,14 @@ void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_
  * pid), processes named after the program, no names for API threads (the
  * CPU trace names the threads of its operators) nor for the overhead
  * rows. */
-int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
+int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo);
 /* The window's events, from the records, in window order: written by JOBS
  * worker threads (one with a repair stage, which counts what it moves).
  * 0, or -1 after a report. */
-int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs);
+int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream),
  * written by JOBS worker threads.  0, or -1 after a report. */
-int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs);
+int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs);
 /* A block of that work is the spans of about N annotations (default 512,
  * at least 1); for the tests, which cut small ones into many blocks. */
 void cm_gpu_set_span_slice(uint64_t n);

@@ -63,41 +63,56 @@ struct gpu_ann_span_slot {
 /* GPU processes sort after CPU ones: Kineto's 5000000 + device. */
 #define GPU_SORT_BASE 5000000
 
-struct cm_gpu {
-	const char *wname;
-	cm_int base_ns;
-	/* phase 1 (W) */
-	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
+/* The state of the window's conversion, in the parts each phase owns.  A
+ * part is written by its owner, in its phase, and only read after it; the
+ * files that come later see the object as const (the render, the rows, the
+ * rules), so the plan and the links are read-only once made. */
+
+/* What reading the window gathers: the digest's (gpudigest.c) and the
+ * scan's (gpuscan.c: the maps, the pairs).  Read-only from
+ * cm_gpu_digest_finish on, but for the pairs, which the joins consume. */
+struct gpu_window {
+	FILE *pairs;     /* (correlation, ext id, kind) records, spilled to $TMPDIR */
 	uint64_t npairs;
-	cm_int max_end;  /* end of the last non-overhead activity */
-	cm_idmap *ext;   /* ext id -> struct cm_ext_thread (made after the window) */
 	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
-	size_t budget;   /* memory for each id table (idmap.h) */
-	int join_threads; /* threads for the walks of the pairs (gpuscan.c) */
+	cm_int max_end;  /* end of the last non-overhead activity */
 	int ua_dict;     /* user_annotations is an object */
 	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */
 	uint64_t ua_count;
-	cm_idkeys *ua_keys; /* their ids (ua and spans are tables over them) */
+	cm_idkeys *ua_keys; /* their ids (the annotation and span tables are over them) */
 	int64_t ua_lo, ua_hi;
-	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
-	const char *ua_map; /* ua_file mapped, once whole (the names are read there) */
-	size_t ua_map_size;
-	cm_pages *ua_pages; /* its pages, watched against the budget */
-	cm_tidmap *tidmap;
-	int version;            /* "window_version" (1 when absent) */
+	cm_tidmap *tidmap;      /* "thread_resource_map" */
 	cm_kin_devices wprops;  /* the window's "device_properties" */
 	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
-	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
-	const cm_hmap *cmeta;   /* the CPU trace's metadata rows (cm_gpu_set_cpu_meta), or NULL */
-	const char *prog;       /* its program's name, or NULL */
-	size_t prog_len;
-	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
+	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set */
 	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
 	uint64_t api_n;         /* ... and their number */
-	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
-	/* version >= 2: the CPU trace's user annotations, for Kineto's spans
-	 * of them (gpuanns.c): the index of their numbers, their table
-	 * (struct ann_rec) and names, in temporary files and then mapped */
+	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
+	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
+	cm_buf dgout;      /* its output, collected after each event */
+	/* the records of the window's events (gpurec.h) */
+	cm_buf block;      /* the block being filled (all of them, when small) */
+	FILE *recs;        /* the full blocks, in an unlinked temporary file */
+	uint64_t nrecs;
+};
+
+/* What the CPU trace tells the window's conversion (merge.c's setters),
+ * before the plan. */
+struct gpu_cpu_side {
+	cm_opindex *ops;        /* version >= 2: the operators, for External ids */
+	const cm_kin_devices *cprops; /* "deviceProperties" (or NULL) */
+	const cm_hmap *cmeta;   /* the metadata rows (cm_gpu_set_cpu_meta), or NULL */
+	const char *prog;       /* its program's name, or NULL */
+	size_t prog_len;
+	int have_cpu_span;      /* cm_gpu_set_cpu_span was called */
+	double cpu_min_ts, cpu_max_end;
+};
+
+/* Version >= 2: the CPU trace's user annotations, for Kineto's spans of
+ * them (gpuanns.c's): the index of their numbers, their table (struct
+ * ann_rec) and names, in temporary files and then mapped; the plan fills
+ * cua and the spans. */
+struct gpu_cpu_anns {
 	cm_opindex *anns;
 	FILE *ann_tab, *ann_text;
 	uint64_t nanns, ann_text_len;
@@ -107,14 +122,29 @@ struct cm_gpu {
 	cm_idmap *cua;          /* correlation -> number + 1 of the annotation its call was made in */
 	cm_idmap *cspans;       /* annotation number -> struct gpu_ann_span_slot */
 	cm_hmap *cspans_more;   /* (number, device, stream) -> struct gpu_ann_span, beyond the first */
-	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
-	/* resolved */
+};
+
+/* What the joins build (gpuscan.c, cm_gpu_resolve) from the window's pairs
+ * and the CPU trace's index: what a correlation links to.  Read-only after
+ * cm_gpu_resolve, but for cext, where the plan of a window of version 2
+ * adds the operators of the calls no CUSTOM0 record names. */
+struct gpu_links {
+	cm_idmap *ext;    /* ext id -> struct cm_ext_thread (until resolved) */
+	const struct cm_ext_pt *ext_threads; /* the threads those entries number */
 	cm_idmap *linked; /* correlation -> struct gpu_corr_thread */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
-	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
-	cm_idmap *uext;  /* correlation -> user annotation ext id */
-	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
-	/* phase 2 (the plan) */
+	cm_idmap *uext;   /* correlation -> user annotation ext id */
+	cm_idmap *cext;   /* version >= 2: correlation -> the External id of its CPU op (0: none) */
+	cm_idmap *ua;     /* user annotation ext id -> struct ua_ref */
+	const char *ua_map; /* the window's ua_file mapped (the names are read there) */
+	size_t ua_map_size;
+	cm_pages *ua_pages; /* its pages, watched against the budget */
+};
+
+/* What the plan learns from the records (gpuplan.c's): the rows, the
+ * spans, the extent.  Read-only once planned: the metadata, the render
+ * and the spans' output read it through a const cm_gpu. */
+struct gpu_plan {
 	cm_hmap *devices, *streams, *procs, *threads;
 	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
 	cm_idmap *spans;      /* ext id -> struct gpu_ann_span_slot */
@@ -123,25 +153,31 @@ struct cm_gpu {
 	cm_hmap *waits;       /* version >= 2: record index of an event sync -> struct wait_info */
 	int need_overhead;
 	double min_ts, max_end_ts;
-	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
-	double cpu_min_ts, cpu_max_end;
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
-	struct cm_gpu_stats st;
+	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
+};
+
+struct cm_gpu {
+	/* the settings, and what every phase reads */
+	const char *wname;
+	size_t budget;   /* memory for each id table (idmap.h) */
+	int join_threads; /* threads for the walks of the pairs (gpuscan.c) */
 	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
 	void *remap_ctx;
-	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
-	cm_buf dgout;      /* its output, collected after each event */
-	/* the records of the window's events (gpurec.h) */
-	/* cutting (gpucut.c) */
+	int version;     /* "window_version" (1 when absent): the scan's */
+	cm_int base_ns;  /* the CPU trace's base time: known at cm_gpu_resolve */
+	struct gpu_window win;
+	struct gpu_cpu_side cpu;
+	struct gpu_cpu_anns ann;
+	struct gpu_links link;
+	struct gpu_plan plan;
+	/* cutting (gpucut.c's) */
 	int cut;           /* enum cm_gpu_cut */
 	FILE *cut_apis;    /* the API calls' (correlation, start, end) as read, 24 bytes each */
 	uint64_t cut_napis;
 	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
 	double cut_lo, cut_hi; /* the span, trace us */
-	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
-	cm_buf block;      /* the block being filled (all of them, when small) */
-	FILE *recs;        /* the full blocks, in an unlinked temporary file */
-	uint64_t nrecs;
+	struct cm_gpu_stats st; /* figures, each phase adding its own */
 };
 
 /* Bytes of records per block: the unit of work of the output stage. */
@@ -216,20 +252,20 @@ void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts,
  * their extent.  0, or -1. */
 int gpu_anns_spans(cm_gpu *g);
 /* Write them, with a comma in front of each.  0, or -1. */
-int gpu_anns_write(cm_gpu *g, cm_evout *eo);
+int gpu_anns_write(const cm_gpu *g, cm_evout *eo);
 /* Free all of it (cm_gpu_free). */
 void gpu_anns_free(cm_gpu *g);
 
 /* The name of user annotation EXT: its bytes (in the mapped ua_file, valid
  * until gpu_ua_unmap; safe from several threads) and *LEN, or NULL when it
  * has none (not in the map, or not a string). */
-const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len);
+const char *gpu_ua_name(const cm_gpu *g, int64_t ext, size_t *len);
 
 /* Unmap ua_file (cm_gpu_free does). */
 void gpu_ua_unmap(cm_gpu *g);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
-int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)). */
 int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out);
@@ -264,7 +300,7 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
  * correlation links to, else the window's map, else the int32 id itself
  * (*FELL set).  0, or -1 after a report (the render's lookup cannot fail:
  * the plan made the same one). */
-int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell);
+int gpu_api_thread(const cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell);
 /* The name of an API record's callback id (FALLBACK: 64 bytes for "cbid_N"). */
 const char *gpu_api_name(int driver, cm_int cbid, char *fallback);
 /* An overhead record that the rule drops. */
@@ -287,7 +323,7 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * plan, the render and the annotation spans), on N workers of an ordered
  * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
  * outputs in that order.  0, or -1 (after a report). */
-int gpu_walk_records(cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);

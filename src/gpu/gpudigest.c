@@ -428,17 +428,17 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		return 0;
 	memcpy(&rec_len, out->p, 4);
 	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
-	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
+	g->win.max_end = t.max_end > g->win.max_end ? t.max_end : g->win.max_end;
 	g->st.events += t.events;
-	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
-	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
-	g->api_n += t.api_n;
+	g->win.api_lo = t.api_lo < g->win.api_lo ? t.api_lo : g->win.api_lo;
+	g->win.api_hi = t.api_hi > g->win.api_hi ? t.api_hi : g->win.api_hi;
+	g->win.api_n += t.api_n;
 	for (int k = 0; k < CM_IDS_N; k++)
-		g->idsigns[k] |= t.idsigns[k];
+		g->win.idsigns[k] |= t.idsigns[k];
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
-		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+		cm_hmap_put(g->win.act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
 	if (gpu_cut_collect(g, out->p + 4 + rec_len + t.pair_bytes + t.astream_bytes, (size_t)t.api_bytes) < 0)
 		return -1;
 	if (rec_len >= CM_GPU_BLOCK) {
@@ -447,36 +447,36 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		 * copied into the block first (issue 27 F29: that copy of a
 		 * 200 MB name was one of four at the peak) */
 		cm_buf whole = {out->p + 4, rec_len, rec_len};
-		if ((!g->recs && !(g->recs = cm_temp_file("records"))) ||
-		    cm_gpurec_block_write(g->recs, &g->block) < 0 || cm_gpurec_block_write(g->recs, &whole) < 0)
+		if ((!g->win.recs && !(g->win.recs = cm_temp_file("records"))) ||
+		    cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || cm_gpurec_block_write(g->win.recs, &whole) < 0)
 			return -1;
 		out->len = 0;
 		return 0;
 	}
-	cm_buf_put(&g->block, out->p + 4, rec_len);
+	cm_buf_put(&g->win.block, out->p + 4, rec_len);
 	out->len = 0;
-	if (g->block.len >= CM_GPU_BLOCK) {
-		if (!g->recs && !(g->recs = cm_temp_file("records")))
+	if (g->win.block.len >= CM_GPU_BLOCK) {
+		if (!g->win.recs && !(g->win.recs = cm_temp_file("records")))
 			return -1;
-		return cm_gpurec_block_write(g->recs, &g->block);
+		return cm_gpurec_block_write(g->win.recs, &g->win.block);
 	}
 	return 0;
 }
 
 int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
 {
-	if (!g->dg)
-		g->dg = cm_gpu_digest_new(g);
-	g->dgout.len = 0;
-	if (cm_gpu_digest_batch_event(g->dg, index, ev, offset, &g->dgout) < 0 ||
-	    cm_gpu_digest_batch_event(g->dg, 0, NULL, 0, &g->dgout) < 0)
+	if (!g->win.dg)
+		g->win.dg = cm_gpu_digest_new(g);
+	g->win.dgout.len = 0;
+	if (cm_gpu_digest_batch_event(g->win.dg, index, ev, offset, &g->win.dgout) < 0 ||
+	    cm_gpu_digest_batch_event(g->win.dg, 0, NULL, 0, &g->win.dgout) < 0)
 		return -1;
-	return cm_gpu_digest_collect(g, &g->dgout);
+	return cm_gpu_digest_collect(g, &g->win.dgout);
 }
 
 int cm_gpu_digest_finish(cm_gpu *g)
 {
-	if (g->recs && (cm_gpurec_block_write(g->recs, &g->block) < 0 || fflush(g->recs) != 0))
+	if (g->win.recs && (cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || fflush(g->win.recs) != 0))
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 	return 0;
 }

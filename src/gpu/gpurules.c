@@ -19,7 +19,7 @@
 #include <string.h>
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event). */
-int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
 {
 	char msg[300];
 	va_list ap;
@@ -34,7 +34,7 @@ int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...
  * correlation links to, else the window's map, else the int32 id itself
  * (*fell set).  0, or -1 after a report (only when REPORT; without it the
  * caller knows the plan has checked the same lookup). */
-int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
+int gpu_api_thread(const cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 {
 	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
@@ -42,14 +42,14 @@ int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
 	int rc;
 	*fell = 0;
 	if (cm_id_key(corr, &c, NULL)) {
-		const struct gpu_corr_thread *l = cm_idmap_get(g->linked, c);
-		if (l && l->thread && (cm_int)g->cpu_threads.v[l->thread - 1].pid == pid) {
-			*tid = g->cpu_threads.v[l->thread - 1].tid;
+		const struct gpu_corr_thread *l = cm_idmap_get(g->link.linked, c);
+		if (l && l->thread && (cm_int)g->link.cpu_threads.v[l->thread - 1].pid == pid) {
+			*tid = g->link.cpu_threads.v[l->thread - 1].tid;
 			return 0;
 		}
 	}
 	rc = pid < INT64_MIN || pid > INT64_MAX ? CM_TIDMAP_ABSENT
-						: cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &t);
+						: cm_tidmap_lookup(g->win.tidmap, (int64_t)pid, id, &t);
 	switch (rc) {
 	case CM_TIDMAP_FOUND: *tid = t; return 0;
 	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
@@ -79,19 +79,19 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
  * is given, and the plan and the output both read the blocks), else each
  * block of the temporary file in turn.  0, or -1 (after a report, or as
  * cm_opool_put). */
-static int gpu_feed_pool(cm_gpu *g, cm_opool *pool)
+static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
 {
 	cm_buf b = {0};
 	int rc;
-	if (!g->recs) {
-		cm_buf_put(&b, g->block.p, g->block.len);
+	if (!g->win.recs) {
+		cm_buf_put(&b, g->win.block.p, g->win.block.len);
 		rc = b.len ? cm_opool_put(pool, &b) : 0;
 		cm_buf_free(&b);
 		return rc;
 	}
-	if (fseek(g->recs, 0, SEEK_SET) != 0)
+	if (fseek(g->win.recs, 0, SEEK_SET) != 0)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
-	while ((rc = cm_gpurec_block_read(g->recs, &b)) == 1)
+	while ((rc = cm_gpurec_block_read(g->win.recs, &b)) == 1)
 		if (cm_opool_put(pool, &b) < 0) {
 			rc = -1;
 			break;
@@ -103,7 +103,7 @@ static int gpu_feed_pool(cm_gpu *g, cm_opool *pool)
 /* An overhead record that the rule drops. */
 int gpu_dropped(const cm_gpu *g, const cm_gpurec *r)
 {
-	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
+	return (r->flags & CM_REC_ABR) && g->win.max_end > 0 && r->v[CM_RO_START] > g->win.max_end;
 }
 
 /* Kineto's sync type of a sync record: CUPTI's uint32 field. */
@@ -122,13 +122,13 @@ int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r)
 		return 1;
 	key[0] = (int64_t)r->v[CM_RS_DEV];
 	key[1] = (int64_t)r->v[CM_RS_STREAM];
-	return cm_hmap_get(g->act_streams, key) != NULL;
+	return cm_hmap_get(g->win.act_streams, key) != NULL;
 }
 
 /* Run FN over each block of records on N workers of an ordered pool
  * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
  * window order.  0, or -1 (after a report). */
-int gpu_walk_records(cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
 {
 	cm_opool *pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
 	int rc = gpu_feed_pool(g, pool);
@@ -154,11 +154,11 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
  * and whether it overlaps the CPU trace's span. */
 void gpu_extent(cm_gpu *g, double ts, double dur)
 {
-	g->min_ts = cm_py_min(g->min_ts, ts);
-	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->have_cpu_span) {
-		g->x_events++;
-		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+	g->plan.min_ts = cm_py_min(g->plan.min_ts, ts);
+	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->cpu.have_cpu_span) {
+		g->plan.x_events++;
+		g->plan.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
 	}
 	g->st.x_events++;
 }
