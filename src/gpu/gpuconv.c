@@ -24,19 +24,23 @@
  * computed with the same operations in the same order (no contraction, see
  * configure.ac), and dict semantics for repeated keys.
  *
- * The files stand in layers, each calling only those below it (the arrows
- * name the calls that are not to gpurules.c, gpucut.c or gpurec.c, which
- * every stage may make); tests/e2e/gpucalls.sh checks from the objects that
- * no call goes back up:
+ * The files stand in layers, each calling only those below it; the arrows
+ * name the calls into the layers between, not those to gpurules.c,
+ * gpucut.c and the leaves, which any file above may make.
+ * tests/e2e/gpucalls.sh checks from the objects that no call goes back up:
  *
  *   gpuconv.c    the object's life, its setters and figures, the CPU
- *                trace's operators                    -> every stage
+ *                trace's operators                    -> gpudigest, gpuanns,
+ *                                                        gpuscan (to free)
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan
- *   gpudigest.c  the digest, at the window's parse    -> gpuscan, gpufield
+ *   gpudigest.c  the digest, at the window's parse    -> gpujoin, gpufield
+ *   gpujoin.c    the external correlations: collected
+ *                as read, joined after the CPU scan   -> gpuscan, gpufield
  *   gpuanns.c    the CPU trace's annotations' spans   -> opindex
- *   gpuscan.c    the maps, the pairs, the joins       -> gpufield, tidrule
+ *   gpuscan.c    the window's maps (user annotations,
+ *                thread_resource_map, version)        -> tidrule
  *   gpufield.c   an event's fields by Python's int()
  *   gpucut.c     what --clip, --steps and --range keep
  *   gpurules.c   the rules two stages share, the walk of the records

@@ -1,7 +1,8 @@
 /* gpuconv_int.h - what the files of the GPU stage share: the state of the
- * window's three phases, the field readers with Python's int() rules, and
- * the rules the plan and the render both apply.  Internal to gpuconv.c,
- * gpudigest.c, gpuplan.c, gpurender.c, gpuscan.c, gpuargs.c and gpurows.c. */
+ * window's three phases (struct cm_gpu, in the parts each phase owns), the
+ * field readers with Python's int() rules (gpufield.c), and the rules the
+ * plan and the render both apply (gpurules.c).  Internal to src/gpu/gpu*.c;
+ * gpuconv.c draws how those files call each other. */
 #ifndef CM_GPUCONV_INT_H
 #define CM_GPUCONV_INT_H
 
@@ -19,7 +20,7 @@
 
 /* An external correlation of the window: correlation id CORR tied to
  * External id EXT (a CPU operator's, or a user annotation's).  Spilled as
- * 17-byte records, the kind byte below last (gpuscan.c). */
+ * 17-byte records, the kind byte below last (gpujoin.c). */
 struct gpu_ext_corr {
 	int64_t corr, ext;
 	int user; /* external_kind == CUSTOM1 (4): a user annotation */
@@ -69,7 +70,7 @@ struct gpu_ann_span_slot {
  * rules), so the plan and the links are read-only once made. */
 
 /* What reading the window gathers: the digest's (gpudigest.c) and the
- * scan's (gpuscan.c: the maps, the pairs).  Read-only from
+ * scan's (gpuscan.c: the maps; gpujoin.c: the pairs).  Read-only from
  * cm_gpu_digest_finish on, but for the pairs, which the joins consume. */
 struct gpu_window {
 	FILE *pairs;     /* (correlation, ext id, kind) records, spilled to $TMPDIR */
@@ -124,7 +125,7 @@ struct gpu_cpu_anns {
 	cm_hmap *cspans_more;   /* (number, device, stream) -> struct gpu_ann_span, beyond the first */
 };
 
-/* What the joins build (gpuscan.c, cm_gpu_resolve) from the window's pairs
+/* What the joins build (gpujoin.c, cm_gpu_resolve) from the window's pairs
  * and the CPU trace's index: what a correlation links to.  Read-only after
  * cm_gpu_resolve, but for cext, where the plan of a window of version 2
  * adds the operators of the calls no CUSTOM0 record names. */
@@ -161,7 +162,7 @@ struct cm_gpu {
 	/* the settings, and what every phase reads */
 	const char *wname;
 	size_t budget;   /* memory for each id table (idmap.h) */
-	int join_threads; /* threads for the walks of the pairs (gpuscan.c) */
+	int join_threads; /* threads for the walks of the pairs (gpujoin.c) */
 	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
 	void *remap_ctx;
 	int version;     /* "window_version" (1 when absent): the scan's */
@@ -233,7 +234,7 @@ struct gpu_event_at {
 };
 
 /* The pass-1 part of digesting one event: external correlations, the end of
- * the last activity (gpuscan.c).  0, or -1 after a report. */
+ * the last activity (gpujoin.c).  0, or -1 after a report. */
 int gpu_scan_event(struct cm_gpu_digest *d, const struct gpu_event_at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
@@ -263,6 +264,10 @@ const char *gpu_ua_name(const cm_gpu *g, int64_t ext, size_t *len);
 
 /* Unmap ua_file (cm_gpu_free does). */
 void gpu_ua_unmap(cm_gpu *g);
+/* When resolving: the user annotations into an id table (g->link.ua), each
+ * entry pointing at its name's bytes in the mapped file (gpuscan.c).  0, or
+ * -1 after a report. */
+int gpu_ua_build(cm_gpu *g);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
 int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)

@@ -1,7 +1,7 @@
 /* gpufield.c - the fields of a window event read by Python's rules: int()
  * of a member (_as_int), a time within range, an id narrowed to a 64-bit
  * table key.  The digest (gpudigest.c) reads an event's fields with them,
- * and so does the first-pass scan of its external correlations (gpuscan.c). */
+ * and so does the first-pass scan of its external correlations (gpujoin.c). */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 
