@@ -166,6 +166,13 @@ int cm_gpu_cpu_ops_done(cm_gpu *g)
 
 void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cpu.cprops = d; }
 
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
+{
+	g->cpu.have_cpu_span = 1;
+	g->cpu.cpu_min_ts = min_ts;
+	g->cpu.cpu_max_end = max_end;
+}
+
 void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len)
 {
 	g->cpu.cmeta = meta;

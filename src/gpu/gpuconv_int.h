@@ -67,7 +67,11 @@ struct gpu_ann_span_slot {
 /* The state of the window's conversion, in the parts each phase owns.  A
  * part is written by its owner, in its phase, and only read after it; the
  * files that come later see the object as const (the render, the rows, the
- * rules), so the plan and the links are read-only once made. */
+ * rules), so the plan and the links are read-only once made.  The owners:
+ * win gpudigest.c, gpuscan.c, gpujoin.c; cpu gpuconv.c (the setters); ann
+ * gpuanns.c; link gpujoin.c, gpuscan.c, gpuplan.c (cext); plan gpuplan.c,
+ * gpurules.c (gpu_extent); gpuconv.c makes and frees them all
+ * (tests/e2e/gpucalls.sh checks it). */
 
 /* What reading the window gathers: the digest's (gpudigest.c) and the
  * scan's (gpuscan.c: the maps; gpujoin.c: the pairs).  Read-only from

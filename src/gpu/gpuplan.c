@@ -445,13 +445,6 @@ void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
 	*max_end = g->plan.max_end_ts;
 }
 
-void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
-{
-	g->cpu.have_cpu_span = 1;
-	g->cpu.cpu_min_ts = min_ts;
-	g->cpu.cpu_max_end = max_end;
-}
-
 void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
 {
 	*events = g->plan.x_events;

@@ -7,7 +7,7 @@
 # annotations, scan), over the rules they share (gpurules.c, gpufield.c,
 # gpucut.c), over the leaves (records, tables, Kineto's formulas).  A call
 # back up makes a circle, which this check names with the symbols that
-# close it.
+# close it.  And each part of struct cm_gpu is written only by its owner.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to walk the call graph"
 need nm "to read the objects' symbols"
@@ -77,6 +77,41 @@ for c in bad:
         for b in c:
             if b in calls[a]:
                 print("  %s -> %s (%s)" % (a, b, ", ".join(sorted(calls[a][b]))))
+sys.exit(1 if bad else 0)
+EOF
+
+# struct cm_gpu is in the parts each phase owns (gpuconv_int.h); a part is
+# written only in the files of its owner (and gpuconv.c, which makes and
+# frees the object).  The files that read the plan (the render, the rows,
+# the rules but gpu_extent) see the object as const, which the compiler
+# checks; this looks at the others' assignments, increments and table puts.
+tcase "each part of struct cm_gpu is written only by the files that own it"
+python3 - "$srcdir/src/gpu" >"$tmp/out" 2>&1 <<'EOF' || fail "$(cat "$tmp/out")"
+import glob, os, re, sys
+src = sys.argv[1]
+OWNERS = {
+    "win": {"gpuconv", "gpudigest", "gpuscan", "gpujoin"},
+    "cpu": {"gpuconv"},
+    "ann": {"gpuconv", "gpuanns"},
+    "link": {"gpuconv", "gpujoin", "gpuscan", "gpuplan"},
+    "plan": {"gpuconv", "gpuplan", "gpurules"},
+}
+ref = r"(?:\bg|->g)->(win|cpu|ann|link|plan)\.(\w+)"
+pats = [
+    re.compile(ref + r"(?:\[[^\]]*\])?(?:\.\w+)*\s*(?:=(?!=)|\+=|-=|\|=|&=|\+\+|--)"),
+    re.compile(r"(?:\+\+|--)\s*" + ref),
+    re.compile(r"\bcm_(?:idmap|hmap|idkeys)_(?:put|add|free)\(\s*" + ref),
+]
+bad = []
+for path in sorted(glob.glob(os.path.join(src, "*.c"))):
+    name = os.path.basename(path)[:-2]
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        for p in pats:
+            for m in p.finditer(line):
+                part, field = m.group(1), m.group(2)
+                if name not in OWNERS[part]:
+                    bad.append("src/gpu/%s.c:%d: writes g->%s.%s; only %s may" % (name, n, part, field, ", ".join(sorted(OWNERS[part]))))
+print("\n".join(bad))
 sys.exit(1 if bad else 0)
 EOF
 
