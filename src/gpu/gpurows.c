@@ -14,20 +14,24 @@
 
 /* ------------------------------------------------------- sorted row tables */
 
-/* Keys of M (KW 64-bit words each) sorted as tuples; caller frees.  SIGNS
+/* Keys of M (KW 64-bit words each, 1 to 3) sorted as tuples; caller frees.  SIGNS
  * (NULL: none): for each word, the signs of its kind of id (base/ids.h), so
  * that it sorts as the ids do. */
 static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, size_t *n);
 
-static int kw_cmp;
-static int cmp_keys(const void *x, const void *y)
+/* Keys of KW words compared as tuples: one comparator a width (qsort
+ * passes no context, and a width kept in a static would make the sort
+ * depend on state outside it). */
+static int cmp_words(const int64_t *a, const int64_t *b, int kw)
 {
-	const int64_t *a = x, *b = y;
-	for (int i = 0; i < kw_cmp; i++)
+	for (int i = 0; i < kw; i++)
 		if (a[i] != b[i])
 			return a[i] < b[i] ? -1 : 1;
 	return 0;
 }
+static int cmp_keys1(const void *x, const void *y) { return cmp_words(x, y, 1); }
+static int cmp_keys2(const void *x, const void *y) { return cmp_words(x, y, 2); }
+static int cmp_keys3(const void *x, const void *y) { return cmp_words(x, y, 3); }
 
 /* The keys' words flipped to and from their ids' order (an involution). */
 static void order_keys(int64_t *keys, size_t n, int kw, const unsigned *signs)
@@ -46,9 +50,8 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, siz
 		if (cm_hmap_slot(m, i, &key))
 			memcpy(keys + k++ * (size_t)kw, key, (size_t)kw * 8);
 	}
-	kw_cmp = kw;
 	order_keys(keys, k, kw, signs);
-	qsort(keys, k, (size_t)kw * 8, cmp_keys);
+	qsort(keys, k, (size_t)kw * 8, kw == 1 ? cmp_keys1 : kw == 2 ? cmp_keys2 : cmp_keys3);
 	order_keys(keys, k, kw, signs);
 	*n = k;
 	return keys;
