@@ -203,6 +203,14 @@ static int readahead(const struct cm_options *opt)
 	return opt->jobs > 1 && opt->bufsize >= (64u << 10);
 }
 
+/* The repair stage as the GPU stage's thread-id remap (cm_gpu_tid_remap),
+ * and as the taker of the thread rows its metadata names. */
+static int repair_tid(void *ctx, int64_t pid, int64_t tid, double abs_ns, int count, int64_t *out)
+{
+	return cm_repair_tid(ctx, pid, tid, 1, abs_ns, count, out);
+}
+static void repair_named(void *ctx, int64_t pid, int64_t tid) { cm_repair_named(ctx, pid, tid); }
+
 /* The window's conversion as this run sets it up (made again when the
  * careful reader reads the window from the start). */
 static cm_gpu *new_gpu(struct merge *m)
@@ -211,7 +219,7 @@ static cm_gpu *new_gpu(struct merge *m)
 	cm_gpu_set_budget(g, m->opt->memory);
 	cm_gpu_set_join_threads(g, plan_threads(m->opt->jobs));
 	if (m->repair)
-		cm_gpu_set_repair(g, m->repair);
+		cm_gpu_set_tid_remap(g, repair_tid, m->repair);
 	if (m->opt->clip)
 		cm_gpu_set_cut(g, CM_CUT_START);
 	else if (m->opt->cut)
@@ -422,7 +430,7 @@ static int prepare(struct merge *m)
 				"no duration (\"X\") event lies in the range %.3f to %.3f us: nothing to keep",
 				m->cut.lo, m->cut.hi);
 	if (m->repair)
-		cm_gpu_mark_named(m->gpu, m->repair);
+		cm_gpu_each_named_thread(m->gpu, repair_named, m->repair);
 	if (!isfinite(m->min_ts))
 		return cm_error(CM_EXIT_DATA, NULL, -1,
 				"the merged trace would contain no duration (\"X\") events");

@@ -28,7 +28,7 @@
 #include "cpu/cpuindex.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "cpu/extindex.h"
+#include "base/extindex.h"
 #include "base/exitcode.h"
 
 #include <errno.h>

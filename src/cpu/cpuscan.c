@@ -14,7 +14,7 @@
 #include "cpu/cpucut.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "cpu/extindex.h"
+#include "base/extindex.h"
 #include "json/jval.h"
 #include "base/tmpfile.h"
 #include "json/saxread.h"

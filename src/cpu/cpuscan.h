@@ -9,8 +9,9 @@
 #include "base/opool.h"
 #include "io/input.h"
 #include "base/pyval.h"
-#include "gpu/kineto.h"
-#include "cpu/extindex.h"
+#include "json/devprops.h"
+#include "base/extindex.h"
+#include "base/metarow.h" /* CM_META_*, the kinds of cm_cpuplan.meta */
 
 /* What the output pass needs to know about the CPU trace. */
 typedef struct cm_cpuplan {
@@ -73,9 +74,6 @@ typedef struct cm_cpuplan {
 /* cm_cpuplan.ann_names: the length of a name that is not a string. */
 #define CM_ANN_NOT_STR UINT32_MAX
 
-/* The kinds of metadata events in cm_cpuplan.meta. */
-enum { CM_META_PROCESS_NAME = 1, CM_META_PROCESS_LABELS, CM_META_PROCESS_SORT, CM_META_THREAD_NAME,
-       CM_META_THREAD_SORT };
 #define CM_CPUSCAN_MAX_META 65536
 
 /* cm_cpuplan.devprops: the trace has no "deviceProperties", has one that

@@ -50,19 +50,19 @@ int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double en
 		       size_t len)
 {
 	cm_gpu *g = ctx;
-	struct ann_rec rec = {ext, (int64_t)g->ann_text_len, name ? (int64_t)len : -1};
-	if (!g->anns) {
-		g->anns = cm_opindex_new(g->budget / 4); /* fewer than the operators */
-		if (!(g->ann_tab = cm_temp_file("annotations")) || !(g->ann_text = cm_temp_file("annotations")))
+	struct ann_rec rec = {ext, (int64_t)g->ann.ann_text_len, name ? (int64_t)len : -1};
+	if (!g->ann.anns) {
+		g->ann.anns = cm_opindex_new(g->budget / 4); /* fewer than the operators */
+		if (!(g->ann.ann_tab = cm_temp_file("annotations")) || !(g->ann.ann_text = cm_temp_file("annotations")))
 			return -1;
 	}
-	if (cm_opindex_add(g->anns, pid, tid, ts, end, (int64_t)g->nanns) < 0)
+	if (cm_opindex_add(g->ann.anns, pid, tid, ts, end, (int64_t)g->ann.nanns) < 0)
 		return -1;
-	if (fwrite(&rec, sizeof rec, 1, g->ann_tab) != 1 || (name && len && fwrite(name, 1, len, g->ann_text) != len))
+	if (fwrite(&rec, sizeof rec, 1, g->ann.ann_tab) != 1 || (name && len && fwrite(name, 1, len, g->ann.ann_text) != len))
 		return write_error();
-	g->nanns++;
+	g->ann.nanns++;
 	if (name)
-		g->ann_text_len += len;
+		g->ann.ann_text_len += len;
 	return 0;
 }
 
@@ -85,38 +85,39 @@ static int map_file(FILE *f, size_t size, const void **map, cm_pages **pages)
 
 int gpu_anns_build(cm_gpu *g)
 {
-	if (!g->anns)
+	if (!g->ann.anns)
 		return 0;
-	if (cm_opindex_build(g->anns) < 0 ||
-	    map_file(g->ann_tab, g->nanns * sizeof(struct ann_rec), (const void **)&g->ann_map, &g->ann_map_pages) < 0 ||
-	    map_file(g->ann_text, g->ann_text_len, (const void **)&g->ann_text_map, &g->ann_text_pages) < 0)
+	if (cm_opindex_build(g->ann.anns) < 0 ||
+	    map_file(g->ann.ann_tab, g->ann.nanns * sizeof(struct ann_rec), (const void **)&g->ann.ann_map,
+		     &g->ann.ann_map_pages) < 0 ||
+	    map_file(g->ann.ann_text, g->ann.ann_text_len, (const void **)&g->ann.ann_text_map, &g->ann.ann_text_pages) < 0)
 		return -1;
 	return 0;
 }
 
 void gpu_anns_free(cm_gpu *g)
 {
-	cm_pages_unwatch(g->ann_map_pages);
-	cm_pages_unwatch(g->ann_text_pages);
-	if (g->ann_map)
-		munmap((void *)g->ann_map, g->nanns * sizeof(struct ann_rec));
-	if (g->ann_text_map)
-		munmap((void *)g->ann_text_map, g->ann_text_len);
-	if (g->ann_tab)
-		fclose(g->ann_tab);
-	if (g->ann_text)
-		fclose(g->ann_text);
-	cm_opindex_free(g->anns);
-	cm_idmap_free(g->cua);
-	cm_idmap_free(g->cspans);
-	cm_hmap_free(g->cspans_more);
+	cm_pages_unwatch(g->ann.ann_map_pages);
+	cm_pages_unwatch(g->ann.ann_text_pages);
+	if (g->ann.ann_map)
+		munmap((void *)g->ann.ann_map, g->ann.nanns * sizeof(struct ann_rec));
+	if (g->ann.ann_text_map)
+		munmap((void *)g->ann.ann_text_map, g->ann.ann_text_len);
+	if (g->ann.ann_tab)
+		fclose(g->ann.ann_tab);
+	if (g->ann.ann_text)
+		fclose(g->ann.ann_text);
+	cm_opindex_free(g->ann.anns);
+	cm_idmap_free(g->ann.cua);
+	cm_idmap_free(g->ann.cspans);
+	cm_hmap_free(g->ann.cspans_more);
 }
 
 /* Annotation K's record, its page touched. */
 static const struct ann_rec *ann_at(const cm_gpu *g, int64_t k)
 {
-	const struct ann_rec *a = &g->ann_map[k];
-	cm_pages_touch(g->ann_map_pages, a);
+	const struct ann_rec *a = &g->ann.ann_map[k];
+	cm_pages_touch(g->ann.ann_map_pages, a);
 	return a;
 }
 
@@ -130,37 +131,38 @@ static const char *ann_name(const cm_gpu *g, int64_t k, size_t *len)
 	*len = (size_t)a->len;
 	if (!a->len)
 		return "";
-	name = g->ann_text_map + a->off;
-	cm_pages_touch(g->ann_text_pages, name);
-	cm_pages_touch(g->ann_text_pages, name + a->len - 1);
+	name = g->ann.ann_text_map + a->off;
+	cm_pages_touch(g->ann.ann_text_pages, name);
+	cm_pages_touch(g->ann.ann_text_pages, name + a->len - 1);
 	return name;
 }
 
 int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count)
 {
-	if (!g->anns || !cm_opindex_count(g->anns) || g->cua || !count || hi < lo)
+	if (!g->ann.anns || !cm_opindex_count(g->ann.anns) || g->ann.cua || !count || hi < lo)
 		return 0;
-	if (!(g->cua = cm_idmap_new(8, lo, hi, count, g->budget)) ||
-	    !(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
+	if (!(g->ann.cua = cm_idmap_new(8, lo, hi, count, g->budget)) ||
+	    !(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, g->ann.nanns,
+					   g->budget)))
 		return -1;
-	g->cspans_more = cm_hmap_new(24, sizeof(struct span));
+	g->ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	return 0;
 }
 
 void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end)
 {
 	int64_t k;
-	if (!g->cua || cm_idmap_get(g->uext, corr)) /* the window's own annotation stands */
+	if (!g->ann.cua || cm_idmap_get(g->link.uext, corr)) /* the window's own annotation stands */
 		return;
-	if (cm_opindex_find(g->anns, pid, tid, ts, end, &k))
-		*(int64_t *)cm_idmap_put(g->cua, corr, NULL) = k + 1;
+	if (cm_opindex_find(g->ann.anns, pid, tid, ts, end, &k))
+		*(int64_t *)cm_idmap_put(g->ann.cua, corr, NULL) = k + 1;
 }
 
 /* Widen the span of annotation K on (DEV, STREAM) to [START, END]. */
 static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int start, cm_int end)
 {
 	int created;
-	struct span_slot *ss = cm_idmap_put(g->cspans, k, &created);
+	struct gpu_ann_span_slot *ss = cm_idmap_put(g->ann.cspans, k, &created);
 	if (created || (ss->dev == dev && ss->stream == stream)) {
 		if (created) {
 			ss->dev = dev;
@@ -172,7 +174,7 @@ static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int
 		ss->end = end > ss->end ? end : ss->end;
 	} else {
 		int64_t key[3] = {k, dev, stream};
-		struct span *sp = cm_hmap_put(g->cspans_more, key, &created);
+		struct gpu_ann_span *sp = cm_hmap_put(g->ann.cspans_more, key, &created);
 		if (created || start < sp->start)
 			sp->start = start;
 		if (created || end > sp->end)
@@ -197,7 +199,7 @@ static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
 			continue;
 		if (!gpu_cut_keep(g, &r)) /* --clip, --steps, --range: only the work drawn */
 			continue;
-		if (!cm_id_key(r.v[CM_RG_CORR], &corr, NULL) || !(k = cm_idmap_get(g->cua, corr)))
+		if (!cm_id_key(r.v[CM_RG_CORR], &corr, NULL) || !(k = cm_idmap_get(g->ann.cua, corr)))
 			continue;
 		cspan_note(g, *k - 1, (int64_t)r.v[CM_RG_DEV], (int64_t)r.v[CM_RG_STREAM], r.v[CM_RG_START],
 			   r.v[CM_RG_END]);
@@ -216,7 +218,7 @@ static int spans_fold(void *sctx, cm_buf *out)
 /* Kineto's ts and dur of a span, in us: its start 1 ns earlier, its
  * length 2 ns longer (output_json.cpp), each converted once, as the
  * window's own times are. */
-static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
+static void cspan_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
 {
 	*ts = cm_py_max(cm_us_of_ns(sp->start - 1 - g->base_ns), 0.0);
 	*dur = cm_us_of_ns((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
@@ -224,7 +226,7 @@ static void cspan_times(const cm_gpu *g, const struct span *sp, double *ts, doub
 
 /* The extent of one span of annotation K, when its name is a string
  * (else it is not drawn). */
-static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
+static void cspan_extent(cm_gpu *g, int64_t k, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -237,27 +239,24 @@ static void cspan_extent(cm_gpu *g, int64_t k, const struct span *sp)
 /* cspan_extent of an annotation's first span (a cm_idmap_each callback). */
 static void cslot_extent(void *ctx, int64_t k, void *val)
 {
-	const struct span_slot *ss = val;
-	struct span sp = {ss->start, ss->end};
+	const struct gpu_ann_span_slot *ss = val;
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	cspan_extent(ctx, k, &sp);
 }
 
 int gpu_anns_spans(cm_gpu *g)
 {
 	void *ctx[1] = {g};
-	cm_opool *pool;
 	int rc;
-	if (!g->cua || !cm_idmap_count(g->cua))
+	if (!g->ann.cua || !cm_idmap_count(g->ann.cua))
 		return 0;
-	pool = cm_opool_new(1, 0, spans_block, ctx, spans_fold, g);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, 1, spans_block, ctx, spans_fold, g);
 	if (rc < 0)
 		return -1;
-	cm_idmap_each(g->cspans, cslot_extent, g);
-	for (size_t i = 0; i < cm_hmap_slots(g->cspans_more); i++) {
+	cm_idmap_each(g->ann.cspans, cslot_extent, g);
+	for (size_t i = 0; i < cm_hmap_slots(g->ann.cspans_more); i++) {
 		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->cspans_more, i, (const void **)&key);
+		const struct gpu_ann_span *sp = cm_hmap_slot(g->ann.cspans_more, i, (const void **)&key);
 		if (sp)
 			cspan_extent(g, key[0], sp);
 	}
@@ -269,7 +268,7 @@ int gpu_anns_spans(cm_gpu *g)
 /* Writing the spans: annotations in increasing number, each one's spans by
  * (device, stream), the sorted keys of cspans_more walked alongside. */
 struct cspan_walk {
-	cm_gpu *g;
+	const cm_gpu *g;
 	cm_evout *eo;
 	cm_buf b;
 	const int64_t *more; /* the sorted (number, dev, stream) keys of cspans_more */
@@ -287,7 +286,7 @@ static int key_cmp(const void *x, const void *y)
 }
 
 /* One span, with a comma in front. */
-static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct span *sp)
+static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
@@ -296,14 +295,14 @@ static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t st
 		return;
 	cspan_times(w->g, sp, &ts, &dur);
 	cm_buf_putc(&w->b, ',');
-	gpu_x_head(&w->b, "gpu_user_annotation", name, len, cm_id_value(dev, w->g->idsigns[CM_IDS_DEV]),
-		   cm_id_value(stream, w->g->idsigns[CM_IDS_STREAM]));
+	gpu_x_head(&w->b, "gpu_user_annotation", name, len, cm_id_value(dev, w->g->win.idsigns[CM_IDS_DEV]),
+		   cm_id_value(stream, w->g->win.idsigns[CM_IDS_STREAM]));
 	cm_buf_lit(&w->b, ",\"ts\":");
 	cm_jw_double(&w->b, ts);
 	cm_buf_lit(&w->b, ",\"dur\":");
 	cm_jw_double(&w->b, dur);
 	cm_buf_lit(&w->b, ",\"args\":{\"External id\":");
-	cm_jw_int(&w->b, cm_id_value(ann_at(w->g, k)->ext, w->g->idsigns[CM_IDS_EXT]));
+	cm_jw_int(&w->b, cm_id_value(ann_at(w->g, k)->ext, w->g->win.idsigns[CM_IDS_EXT]));
 	cm_buf_lit(&w->b, "}}");
 }
 
@@ -312,9 +311,9 @@ static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t st
 static int write_cslot(void *ctx, int64_t k, void *val)
 {
 	struct cspan_walk *w = ctx;
-	const struct span_slot *ss = val;
+	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {k, ss->dev, ss->stream};
-	struct span sp = {ss->start, ss->end};
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	int first_done = 0;
 	while (w->at < w->nmore && w->more[3 * w->at] <= k) {
 		const int64_t *key = &w->more[3 * w->at];
@@ -322,7 +321,7 @@ static int write_cslot(void *ctx, int64_t k, void *val)
 			write_cspan(w, k, ss->dev, ss->stream, &sp);
 			first_done = 1;
 		}
-		write_cspan(w, key[0], key[1], key[2], cm_hmap_get(w->g->cspans_more, key));
+		write_cspan(w, key[0], key[1], key[2], cm_hmap_get(w->g->ann.cspans_more, key));
 		w->at++;
 	}
 	if (!first_done)
@@ -335,24 +334,24 @@ static int write_cslot(void *ctx, int64_t k, void *val)
 	return 0;
 }
 
-int gpu_anns_write(cm_gpu *g, cm_evout *eo)
+int gpu_anns_write(const cm_gpu *g, cm_evout *eo)
 {
 	struct cspan_walk w = {g, eo, {0}, NULL, 0, 0};
 	int64_t *keys;
 	size_t n = 0;
 	int rc;
-	if (!g->cspans || !cm_idmap_count(g->cspans))
+	if (!g->ann.cspans || !cm_idmap_count(g->ann.cspans))
 		return 0;
-	keys = cm_xmalloc((cm_hmap_count(g->cspans_more) + 1) * 24);
-	for (size_t i = 0; i < cm_hmap_slots(g->cspans_more); i++) {
+	keys = cm_xmalloc((cm_hmap_count(g->ann.cspans_more) + 1) * 24);
+	for (size_t i = 0; i < cm_hmap_slots(g->ann.cspans_more); i++) {
 		const void *key;
-		if (cm_hmap_slot(g->cspans_more, i, &key))
+		if (cm_hmap_slot(g->ann.cspans_more, i, &key))
 			memcpy(keys + 3 * n++, key, 24);
 	}
 	qsort(keys, n, 24, key_cmp);
 	w.more = keys;
 	w.nmore = n;
-	rc = cm_idmap_each_sorted(g->cspans, write_cslot, &w);
+	rc = cm_idmap_each_sorted(g->ann.cspans, write_cslot, &w);
 	if (rc == 0 && w.b.len)
 		rc = gpu_write_rendered(eo, &w.b);
 	cm_buf_free(&w.b);

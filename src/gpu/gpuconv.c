@@ -1,5 +1,5 @@
 /* gpuconv.c - trace-window events to Chrome-trace events, by the reference
- * rules: the cm_gpu object, and what more than one of its stages uses.
+ * rules: the cm_gpu object, its life, setters and figures.
  *
  * The rules of the reference merge (PyTorch's _cupti_monitor_trace.py) are
  * split in three by when their inputs are known, a file each:
@@ -14,9 +14,9 @@
  *           threads over blocks of records, in window order - gpurender.c.
  * The plan and the render make the same thread lookup (gpu_api_thread) and
  * the same drop decision (gpu_dropped), so the metadata written before the
- * CPU events agrees with the events written after them: those rules live
- * here, with the other decisions two stages share and the reading back of
- * the records that both walk (gpu_feed_pool).
+ * CPU events agrees with the events written after them: those rules live in
+ * gpurules.c, with the other decisions two stages share and the walk of the
+ * records that the plan, the render and the annotation spans make.
  *
  * Python's semantics are kept where they show in the output: int() of
  * numbers, strings and booleans (pyval.h), str() of names, json.loads of
@@ -24,10 +24,29 @@
  * computed with the same operations in the same order (no contraction, see
  * configure.ac), and dict semantics for repeated keys.
  *
- * Beside the three stage files and this one (the object's life, its
- * setters and figures, the External-id index, error reports, the shared
- * rules): gpuscan.c (external correlations, maps, resolve), gpuargs.c (args
- * and annotations) and gpurows.c (row metadata and annotation spans). */
+ * The files stand in layers, each calling only those below it; the arrows
+ * name the calls into the layers between, not those to gpurules.c,
+ * gpucut.c and the leaves, which any file above may make.
+ * tests/e2e/gpucalls.sh checks from the objects that no call goes back up:
+ *
+ *   gpuconv.c    the object's life, its setters and figures, the CPU
+ *                trace's operators                    -> gpudigest, gpuanns,
+ *                                                        gpuscan (to free)
+ *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
+ *   gpurender.c  the render                           -> gpuargs, kineto
+ *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan
+ *   gpudigest.c  the digest, at the window's parse    -> gpujoin, gpufield
+ *   gpujoin.c    the external correlations: collected
+ *                as read, joined after the CPU scan   -> gpuscan, gpufield
+ *   gpuanns.c    the CPU trace's annotations' spans   -> opindex
+ *   gpuscan.c    the window's maps (user annotations,
+ *                thread_resource_map, version)        -> tidrule
+ *   gpufield.c   an event's fields by Python's int()
+ *   gpucut.c     what --clip, --steps and --range keep
+ *   gpurules.c   the rules two stages share, the walk of the records
+ *   leaves       gpurec (records), gpuargs (args), cbid, tidrule, opindex,
+ *                kineto, occupancy, window (the window's reader, which
+ *                merge.c hands the events to the digest from) */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"
@@ -42,16 +61,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cm_gpu_set_repair(cm_gpu *g, cm_repair *r) { g->repair = r; }
+void cm_gpu_set_tid_remap(cm_gpu *g, cm_gpu_tid_remap fn, void *ctx)
+{
+	g->remap = fn;
+	g->remap_ctx = ctx;
+}
 
-void cm_gpu_mark_named(const cm_gpu *g, cm_repair *r)
+void cm_gpu_each_named_thread(const cm_gpu *g, void (*fn)(void *ctx, int64_t pid, int64_t tid), void *ctx)
 {
 	if (g->version >= 2)
 		return; /* its metadata names no API thread */
-	for (size_t i = 0; i < cm_hmap_slots(g->threads); i++) {
+	for (size_t i = 0; i < cm_hmap_slots(g->plan.threads); i++) {
 		const int64_t *key;
-		if (cm_hmap_slot(g->threads, i, (const void **)&key))
-			cm_repair_named(r, key[0], key[1]);
+		if (cm_hmap_slot(g->plan.threads, i, (const void **)&key))
+			fn(ctx, key[0], key[1]);
 	}
 }
 
@@ -59,26 +82,26 @@ cm_gpu *cm_gpu_new(const char *window_name)
 {
 	cm_gpu *g = cm_xcalloc(1, sizeof *g);
 	g->wname = window_name;
-	g->ext_lo = g->corr_lo = INT64_MAX;
-	g->ext_hi = g->corr_hi = INT64_MIN;
+	g->win.ext_lo = g->win.corr_lo = INT64_MAX;
+	g->win.ext_hi = g->win.corr_hi = INT64_MIN;
 	g->budget = 24u << 20;
-	g->ua_lo = INT64_MAX;
-	g->ua_hi = INT64_MIN;
-	g->tidmap = cm_tidmap_new();
-	g->devices = cm_hmap_new(8, sizeof(struct first_ts));
-	g->streams = cm_hmap_new(16, 8);
-	g->procs = cm_hmap_new(8, sizeof(struct first_ts));
-	g->threads = cm_hmap_new(16, 8);
-	g->spans_more = cm_hmap_new(24, sizeof(struct span));
-	g->act_streams = cm_hmap_new(16, 0);
-	g->device_rows = cm_hmap_new(8, 0);
+	g->win.ua_lo = INT64_MAX;
+	g->win.ua_hi = INT64_MIN;
+	g->win.tidmap = cm_tidmap_new();
+	g->plan.devices = cm_hmap_new(8, sizeof(struct first_ts));
+	g->plan.streams = cm_hmap_new(16, 8);
+	g->plan.procs = cm_hmap_new(8, sizeof(struct first_ts));
+	g->plan.threads = cm_hmap_new(16, 8);
+	g->plan.spans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
+	g->win.act_streams = cm_hmap_new(16, 0);
+	g->plan.device_rows = cm_hmap_new(8, 0);
 	g->version = 1;
-	g->api_lo = INT64_MAX;
-	g->api_hi = INT64_MIN;
-	g->min_ts = INFINITY;
-	g->max_end_ts = 0.0;
-	g->cut_min_ts = INFINITY;
-	g->cut_max_end = -INFINITY;
+	g->win.api_lo = INT64_MAX;
+	g->win.api_hi = INT64_MIN;
+	g->plan.min_ts = INFINITY;
+	g->plan.max_end_ts = 0.0;
+	g->plan.cut_min_ts = INFINITY;
+	g->plan.cut_max_end = -INFINITY;
 	return g;
 }
 
@@ -86,41 +109,41 @@ void cm_gpu_free(cm_gpu *g)
 {
 	if (!g)
 		return;
-	cm_idmap_free(g->ua);
+	cm_idmap_free(g->link.ua);
 	gpu_ua_unmap(g);
-	if (g->ua_file)
-		fclose(g->ua_file);
-	cm_idmap_free(g->ext);
-	cm_idmap_free(g->linked);
-	cm_idmap_free(g->uext);
-	cm_hmap_free(g->devices);
-	cm_hmap_free(g->streams);
-	cm_hmap_free(g->procs);
-	cm_hmap_free(g->threads);
-	cm_idmap_free(g->spans);
-	cm_idkeys_free(g->ua_keys); /* after the tables over it */
-	cm_hmap_free(g->spans_more);
-	cm_hmap_free(g->act_streams);
-	cm_hmap_free(g->device_rows);
-	cm_opindex_free(g->ops);
+	if (g->win.ua_file)
+		fclose(g->win.ua_file);
+	cm_idmap_free(g->link.ext);
+	cm_idmap_free(g->link.linked);
+	cm_idmap_free(g->link.uext);
+	cm_hmap_free(g->plan.devices);
+	cm_hmap_free(g->plan.streams);
+	cm_hmap_free(g->plan.procs);
+	cm_hmap_free(g->plan.threads);
+	cm_idmap_free(g->plan.spans);
+	cm_idkeys_free(g->win.ua_keys); /* after the tables over it */
+	cm_hmap_free(g->plan.spans_more);
+	cm_hmap_free(g->win.act_streams);
+	cm_hmap_free(g->plan.device_rows);
+	cm_opindex_free(g->cpu.ops);
 	gpu_anns_free(g);
-	cm_hmap_free(g->evmap);
-	cm_hmap_free(g->waits);
-	cm_idmap_free(g->cext);
-	cm_kin_devices_free(&g->wprops);
-	cm_buf_free(&g->wprops_text);
-	cm_tidmap_free(g->tidmap);
-	if (g->pairs)
-		fclose(g->pairs);
+	cm_hmap_free(g->plan.evmap);
+	cm_hmap_free(g->plan.waits);
+	cm_idmap_free(g->link.cext);
+	cm_kin_devices_free(&g->win.wprops);
+	cm_buf_free(&g->win.wprops_text);
+	cm_tidmap_free(g->win.tidmap);
+	if (g->win.pairs)
+		fclose(g->win.pairs);
 	if (g->cut_apis)
 		fclose(g->cut_apis);
 	cm_idmap_free(g->cut_keep);
-	cm_ext_threads_free(&g->cpu_threads);
-	cm_gpu_digest_free(g->dg);
-	cm_buf_free(&g->dgout);
-	cm_buf_free(&g->block);
-	if (g->recs)
-		fclose(g->recs);
+	cm_ext_threads_free(&g->link.cpu_threads);
+	cm_gpu_digest_free(g->win.dg);
+	cm_buf_free(&g->win.dgout);
+	cm_buf_free(&g->win.block);
+	if (g->win.recs)
+		fclose(g->win.recs);
 	free(g);
 }
 
@@ -131,86 +154,52 @@ int cm_gpu_version(const cm_gpu *g) { return g->version; }
 int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
 {
 	cm_gpu *g = ctx;
-	if (!g->ops)
-		g->ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
-	return cm_opindex_add(g->ops, pid, tid, ts, end, ext);
+	if (!g->cpu.ops)
+		g->cpu.ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
+	return cm_opindex_add(g->cpu.ops, pid, tid, ts, end, ext);
 }
 
 int cm_gpu_cpu_ops_done(cm_gpu *g)
 {
-	return (g->ops ? cm_opindex_build(g->ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
+	return (g->cpu.ops ? cm_opindex_build(g->cpu.ops) : 0) < 0 || gpu_anns_build(g) < 0 ? -1 : 0;
 }
 
-void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cprops = d; }
+void cm_gpu_set_cpu_devices(cm_gpu *g, const cm_kin_devices *d) { g->cpu.cprops = d; }
+
+void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
+{
+	g->cpu.have_cpu_span = 1;
+	g->cpu.cpu_min_ts = min_ts;
+	g->cpu.cpu_max_end = max_end;
+}
 
 void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_t len)
 {
-	g->cmeta = meta;
-	g->prog = prog;
-	g->prog_len = len;
+	g->cpu.cmeta = meta;
+	g->cpu.prog = prog;
+	g->cpu.prog_len = len;
 }
 
 const char *cm_gpu_devices_text(const cm_gpu *g, size_t *n)
 {
-	if (g->version < 2 || !g->wprops_text.len)
+	if (g->version < 2 || !g->win.wprops_text.len)
 		return NULL;
-	*n = g->wprops_text.len;
-	return g->wprops_text.p;
-}
-
-/* About what the id tables of the joins and the plan will take (an array
- * each, though a sparse one becomes a hash map): the External ids', the
- * correlations' three, the annotations' (packed over their set) and the
- * spans'; idmap.c holds them in memory when that fits in the budget. */
-static uint64_t tables_expected(const cm_gpu *g)
-{
-	int64_t clo = g->corr_lo < g->api_lo ? g->corr_lo : g->api_lo;
-	int64_t chi = g->corr_hi > g->api_hi ? g->corr_hi : g->api_hi;
-	uint64_t n = cm_idmap_array_bytes(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi) +
-		     cm_idmap_array_bytes(sizeof(struct linked), g->corr_lo, g->corr_hi) +
-		     cm_idmap_array_bytes(8, g->corr_lo, g->corr_hi) +
-		     (g->version >= 2 ? cm_idmap_array_bytes(8, clo, chi) : 0);
-	if (g->ua_count) /* the key set (16 bytes a block of 64), then an entry a key in two tables */
-		n += cm_idmap_array_bytes(0, g->ua_lo, g->ua_hi) / 32 +
-		     g->ua_count * (cm_idmap_array_bytes(sizeof(struct ua_ref), 0, 0) +
-				    cm_idmap_array_bytes(sizeof(struct span_slot), 0, 0));
-	return n;
-}
-
-cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
-{
-	if (g->ext)
-		return g->ext;
-	cm_idmap_expect(tables_expected(g));
-	if (!(g->ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->ext_lo, g->ext_hi, g->npairs, g->budget)) ||
-	    gpu_link_ext(g) < 0)
-		return NULL;
-	return g->ext;
+	*n = g->win.wprops_text.len;
+	return g->win.wprops_text.p;
 }
 
 void cm_gpu_stats(const cm_gpu *g, struct cm_gpu_stats *st)
 {
 	*st = g->st;
-	st->dense_tables = g->linked && cm_idmap_is_dense(g->linked);
-	st->table_bytes = cm_idmap_bytes(g->linked) + cm_idmap_bytes(g->uext) + (g->ua ? cm_idmap_bytes(g->ua) : 0) +
-			  cm_hmap_bytes(g->devices) + cm_hmap_bytes(g->streams) + cm_hmap_bytes(g->procs) +
-			  cm_hmap_bytes(g->threads) + (g->spans ? cm_idmap_bytes(g->spans) : 0) +
-			  cm_hmap_bytes(g->spans_more) + (g->cext ? cm_idmap_bytes(g->cext) : 0);
+	st->dense_tables = g->link.linked && cm_idmap_is_dense(g->link.linked);
+	st->table_bytes = cm_idmap_bytes(g->link.linked) + cm_idmap_bytes(g->link.uext) +
+			  (g->link.ua ? cm_idmap_bytes(g->link.ua) : 0) +
+			  cm_hmap_bytes(g->plan.devices) + cm_hmap_bytes(g->plan.streams) + cm_hmap_bytes(g->plan.procs) +
+			  cm_hmap_bytes(g->plan.threads) + (g->plan.spans ? cm_idmap_bytes(g->plan.spans) : 0) +
+			  cm_hmap_bytes(g->plan.spans_more) + (g->link.cext ? cm_idmap_bytes(g->link.cext) : 0);
 }
 
 /* ----------------------------------------------------------------- reports */
-
-/* Report a problem with events[INDEX] (OFFSET: just past the event). */
-int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
-{
-	char msg[300];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	cm_error(CM_EXIT_DATA, g->wname, offset, "window: events[%llu]: %s", (unsigned long long)index, msg);
-	return -1;
-}
 
 int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 {
@@ -220,110 +209,13 @@ int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 		[CM_IDS_CORR] = "\"correlation_id\" values",
 		[CM_IDS_DEV] = "\"device_id\" values",
 		[CM_IDS_STREAM] = "\"stream_id\" values"};
-	g->idsigns[CM_IDS_EXT] |= cpu_ext_signs;
+	g->win.idsigns[CM_IDS_EXT] |= cpu_ext_signs;
 	for (int k = 0; k < CM_IDS_N; k++)
-		if ((g->idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
+		if ((g->win.idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
 			return cm_error(CM_EXIT_DATA, g->wname, -1,
 					"window: %s both below 0 and at or above 2^63: ids are kept in 64 bits, "
 					"where two such ids can coincide",
 					what[k]),
 			       -1;
 	return 0;
-}
-
-/* ---------------------------------------------- the rules the stages share */
-
-/* The thread row of an API record (tidrule.h): the CPU thread its
- * correlation links to, else the window's map, else the int32 id itself
- * (*fell set).  0, or -1 after a report (only when REPORT; without it the
- * caller knows the plan has checked the same lookup). */
-int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
-{
-	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
-	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
-	int64_t t, c;
-	int rc;
-	*fell = 0;
-	if (cm_id_key(corr, &c, NULL)) {
-		const struct linked *l = cm_idmap_get(g->linked, c);
-		if (l && l->thread && (cm_int)g->cpu_threads.v[l->thread - 1].pid == pid) {
-			*tid = g->cpu_threads.v[l->thread - 1].tid;
-			return 0;
-		}
-	}
-	rc = pid < INT64_MIN || pid > INT64_MAX ? CM_TIDMAP_ABSENT
-						: cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &t);
-	switch (rc) {
-	case CM_TIDMAP_FOUND: *tid = t; return 0;
-	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
-	case CM_TIDMAP_BAD_MAP:
-		return gpu_ev_error(g, r->index, r->offset,
-				"thread_resource_map (or its entry for this process_id) is not an object");
-	default:
-		return gpu_ev_error(g, r->index, r->offset,
-				"thread_resource_map entry for thread_id %d is not an integer of at most 64 bits",
-				(int)id);
-	}
-}
-
-/* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
-const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
-{
-	const char *name = cbid >= INT64_MIN && cbid <= INT64_MAX ? cm_cbid_name(driver, (int64_t)cbid) : NULL;
-	if (name)
-		return name;
-	memcpy(fallback, "cbid_", 5);
-	cm_int_format(cbid, fallback + 5);
-	return fallback;
-}
-
-/* Hand each block of records to POOL, in window order: the one still in
- * memory when the window was small (as a copy: the pool takes the bytes it
- * is given, and the plan and the output both read the blocks), else each
- * block of the temporary file in turn.  0, or -1 (after a report, or as
- * cm_opool_put). */
-int gpu_feed_pool(cm_gpu *g, cm_opool *pool)
-{
-	cm_buf b = {0};
-	int rc;
-	if (!g->recs) {
-		cm_buf_put(&b, g->block.p, g->block.len);
-		rc = b.len ? cm_opool_put(pool, &b) : 0;
-		cm_buf_free(&b);
-		return rc;
-	}
-	if (fseek(g->recs, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
-	while ((rc = cm_gpurec_block_read(g->recs, &b)) == 1)
-		if (cm_opool_put(pool, &b) < 0) {
-			rc = -1;
-			break;
-		}
-	cm_buf_free(&b);
-	return rc;
-}
-
-/* An overhead record that the rule drops. */
-int gpu_dropped(const cm_gpu *g, const cm_gpurec *r)
-{
-	return (r->flags & CM_REC_ABR) && g->max_end > 0 && r->v[CM_RO_START] > g->max_end;
-}
-
-/* Kineto's sync type of a sync record: CUPTI's uint32 field. */
-uint32_t gpu_sync_type(const cm_gpurec *r) { return (uint32_t)(unsigned __int128)r->v[CM_RS_TYPE]; }
-
-/* Whether a sync record (without a deferred error) is drawn: in a window of
- * version 2, every one but a "Stream Wait Event" on a stream where no
- * kernel, copy or set ran: Kineto holds those back until the end and then
- * drops them as noise. */
-int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r)
-{
-	int64_t key[2];
-	if (g->version < 2)
-		return 0;
-	if (gpu_sync_type(r) != CM_SYNC_STREAM_WAIT_EVENT)
-		return 1;
-	key[0] = (int64_t)r->v[CM_RS_DEV];
-	key[1] = (int64_t)r->v[CM_RS_STREAM];
-	return cm_hmap_get(g->act_streams, key) != NULL;
 }

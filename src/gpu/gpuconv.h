@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include "base/hmap.h"
-#include "cpu/extindex.h"
+#include "base/extindex.h"
 #include "json/jval.h"
 #include "io/output.h"
 #include "base/pyval.h"
@@ -158,24 +158,32 @@ void cm_gpu_set_cpu_meta(cm_gpu *g, const cm_hmap *meta, const char *prog, size_
  * pid), processes named after the program, no names for API threads (the
  * CPU trace names the threads of its operators) nor for the overhead
  * rows. */
-int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo);
+int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo);
 /* The window's events, from the records, in window order: written by JOBS
  * worker threads (one with a repair stage, which counts what it moves).
  * 0, or -1 after a report. */
-int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs);
+int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream),
  * written by JOBS worker threads.  0, or -1 after a report. */
-int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs);
+int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs);
 /* A block of that work is the spans of about N annotations (default 512,
  * at least 1); for the tests, which cut small ones into many blocks. */
 void cm_gpu_set_span_slice(uint64_t n);
 
-/* Let the thread-repair stage place API records that no rule of the window
- * resolved (their int32 id stayed); see repair.h. */
-struct cm_repair;
-void cm_gpu_set_repair(cm_gpu *g, struct cm_repair *r);
-/* Tell the repair stage which thread rows the GPU metadata names. */
-void cm_gpu_mark_named(const cm_gpu *g, struct cm_repair *r);
+/* A thread-id remap (the repair stage's, -t): the row that an API record on
+ * (PID, TID), which no rule of the window resolved (its int32 id stayed),
+ * moves to at ABS_NS: 1 and *OUT, or 0 when it stays.  COUNT: count it as
+ * moved (the render's call; the plan asks about the same record first).
+ * The GPU stage takes it as a callback, not the stage itself, which stands
+ * above it (repair/repair.h). */
+typedef int (*cm_gpu_tid_remap)(void *ctx, int64_t pid, int64_t tid, double abs_ns, int count, int64_t *out);
+/* Before the plan: remap with FN(CTX, ...); the plan and the render then
+ * run on one thread, in window order, as FN counts what it moves. */
+void cm_gpu_set_tid_remap(cm_gpu *g, cm_gpu_tid_remap fn, void *ctx);
+/* After the plan: FN(CTX, pid, tid) for each thread row that the GPU
+ * metadata names (none for a window of version 2, whose metadata names no
+ * API thread). */
+void cm_gpu_each_named_thread(const cm_gpu *g, void (*fn)(void *ctx, int64_t pid, int64_t tid), void *ctx);
 
 /* Figures for the summary: window events, kept API records, etc. */
 struct cm_gpu_stats {

@@ -1,7 +1,8 @@
 /* gpuconv_int.h - what the files of the GPU stage share: the state of the
- * window's three phases, the field readers with Python's int() rules, and
- * the rules the plan and the render both apply.  Internal to gpuconv.c,
- * gpudigest.c, gpuplan.c, gpurender.c, gpuscan.c, gpuargs.c and gpurows.c. */
+ * window's three phases (struct cm_gpu, in the parts each phase owns), the
+ * field readers with Python's int() rules (gpufield.c), and the rules the
+ * plan and the render both apply (gpurules.c).  Internal to src/gpu/gpu*.c;
+ * gpuconv.c draws how those files call each other. */
 #ifndef CM_GPUCONV_INT_H
 #define CM_GPUCONV_INT_H
 
@@ -11,13 +12,16 @@
 #include "base/idmap.h"
 #include "base/ids.h"
 #include "gpu/gpuargs.h"
-#include "repair/repair.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
 #include "gpu/kineto.h"
 #include "gpu/opindex.h"
+#include "base/opool.h"
 
-struct pair {
+/* An external correlation of the window: correlation id CORR tied to
+ * External id EXT (a CPU operator's, or a user annotation's).  Spilled as
+ * 17-byte records, the kind byte below last (gpujoin.c). */
+struct gpu_ext_corr {
 	int64_t corr, ext;
 	int user; /* external_kind == CUSTOM1 (4): a user annotation */
 };
@@ -34,18 +38,18 @@ struct ua_ref {
 
 /* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
  * millions of linked correlations but few threads. */
-struct linked { uint32_t thread; }; /* index + 1 (0: none) */
+struct gpu_corr_thread { uint32_t thread; }; /* index + 1 (0: none) */
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
  * 8-byte alignment (GCC lets a typedef lower alignment). */
 typedef cm_int cm_int_a8 __attribute__((aligned(8)));
 struct first_ts { cm_int_a8 ns; };
-struct span { cm_int_a8 start, end; };
+struct gpu_ann_span { cm_int_a8 start, end; };
 /* Where the CUDA event an event sync waits on was last recorded: the stream
  * and the correlation id of the cudaEventRecord (as Kineto's int32s). */
 struct wait_info { int32_t stream, corr; };
 /* The spans of one user annotation: the first device and stream its
  * activity ran on here, any others in cm_gpu.spans_more. */
-struct span_slot {
+struct gpu_ann_span_slot {
 	int64_t dev, stream;
 	cm_int_a8 start, end;
 };
@@ -60,41 +64,60 @@ struct span_slot {
 /* GPU processes sort after CPU ones: Kineto's 5000000 + device. */
 #define GPU_SORT_BASE 5000000
 
-struct cm_gpu {
-	const char *wname;
-	cm_int base_ns;
-	/* phase 1 (W) */
-	FILE *pairs;     /* (correlation, ext id, user) records, spilled to $TMPDIR */
+/* The state of the window's conversion, in the parts each phase owns.  A
+ * part is written by its owner, in its phase, and only read after it; the
+ * files that come later see the object as const (the render, the rows, the
+ * rules), so the plan and the links are read-only once made.  The owners:
+ * win gpudigest.c, gpuscan.c, gpujoin.c; cpu gpuconv.c (the setters); ann
+ * gpuanns.c; link gpujoin.c, gpuscan.c, gpuplan.c (cext); plan gpuplan.c,
+ * gpurules.c (gpu_extent); gpuconv.c makes and frees them all
+ * (tests/e2e/gpucalls.sh checks it). */
+
+/* What reading the window gathers: the digest's (gpudigest.c) and the
+ * scan's (gpuscan.c: the maps; gpujoin.c: the pairs).  Read-only from
+ * cm_gpu_digest_finish on, but for the pairs, which the joins consume. */
+struct gpu_window {
+	FILE *pairs;     /* (correlation, ext id, kind) records, spilled to $TMPDIR */
 	uint64_t npairs;
-	cm_int max_end;  /* end of the last non-overhead activity */
-	cm_idmap *ext;   /* ext id -> struct cm_ext_thread (made after the window) */
 	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
-	size_t budget;   /* memory for each id table (idmap.h) */
-	int join_threads; /* threads for the walks of the pairs (gpuscan.c) */
+	cm_int max_end;  /* end of the last non-overhead activity */
 	int ua_dict;     /* user_annotations is an object */
 	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */
 	uint64_t ua_count;
-	cm_idkeys *ua_keys; /* their ids (ua and spans are tables over them) */
+	cm_idkeys *ua_keys; /* their ids (the annotation and span tables are over them) */
 	int64_t ua_lo, ua_hi;
-	cm_idmap *ua;    /* ext id -> struct ua_ref (made when resolving) */
-	const char *ua_map; /* ua_file mapped, once whole (the names are read there) */
-	size_t ua_map_size;
-	cm_pages *ua_pages; /* its pages, watched against the budget */
-	cm_tidmap *tidmap;
-	int version;            /* "window_version" (1 when absent) */
+	cm_tidmap *tidmap;      /* "thread_resource_map" */
 	cm_kin_devices wprops;  /* the window's "device_properties" */
 	cm_buf wprops_text;     /* ... as JSON text, when it is an array */
-	const cm_kin_devices *cprops; /* the CPU trace's "deviceProperties" (or NULL) */
-	const cm_hmap *cmeta;   /* the CPU trace's metadata rows (cm_gpu_set_cpu_meta), or NULL */
-	const char *prog;       /* its program's name, or NULL */
-	size_t prog_len;
-	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set: the digest's */
+	cm_hmap *act_streams;   /* (device, stream) of every kernel, copy and set */
 	int64_t api_lo, api_hi; /* the range of the API records' correlation ids */
 	uint64_t api_n;         /* ... and their number */
-	cm_opindex *ops;        /* version >= 2: the CPU trace's operators, for External ids */
-	/* version >= 2: the CPU trace's user annotations, for Kineto's spans
-	 * of them (gpuanns.c): the index of their numbers, their table
-	 * (struct ann_rec) and names, in temporary files and then mapped */
+	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
+	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
+	cm_buf dgout;      /* its output, collected after each event */
+	/* the records of the window's events (gpurec.h) */
+	cm_buf block;      /* the block being filled (all of them, when small) */
+	FILE *recs;        /* the full blocks, in an unlinked temporary file */
+	uint64_t nrecs;
+};
+
+/* What the CPU trace tells the window's conversion (merge.c's setters),
+ * before the plan. */
+struct gpu_cpu_side {
+	cm_opindex *ops;        /* version >= 2: the operators, for External ids */
+	const cm_kin_devices *cprops; /* "deviceProperties" (or NULL) */
+	const cm_hmap *cmeta;   /* the metadata rows (cm_gpu_set_cpu_meta), or NULL */
+	const char *prog;       /* its program's name, or NULL */
+	size_t prog_len;
+	int have_cpu_span;      /* cm_gpu_set_cpu_span was called */
+	double cpu_min_ts, cpu_max_end;
+};
+
+/* Version >= 2: the CPU trace's user annotations, for Kineto's spans of
+ * them (gpuanns.c's): the index of their numbers, their table (struct
+ * ann_rec) and names, in temporary files and then mapped; the plan fills
+ * cua and the spans. */
+struct gpu_cpu_anns {
 	cm_opindex *anns;
 	FILE *ann_tab, *ann_text;
 	uint64_t nanns, ann_text_len;
@@ -102,42 +125,64 @@ struct cm_gpu {
 	const char *ann_text_map;
 	cm_pages *ann_map_pages, *ann_text_pages;
 	cm_idmap *cua;          /* correlation -> number + 1 of the annotation its call was made in */
-	cm_idmap *cspans;       /* annotation number -> struct span_slot */
-	cm_hmap *cspans_more;   /* (number, device, stream) -> struct span, beyond the first */
-	unsigned idsigns[CM_IDS_N]; /* the signs of the window's ids of each kind (base/ids.h) */
-	/* resolved */
-	cm_idmap *linked; /* correlation -> struct linked */
+	cm_idmap *cspans;       /* annotation number -> struct gpu_ann_span_slot */
+	cm_hmap *cspans_more;   /* (number, device, stream) -> struct gpu_ann_span, beyond the first */
+};
+
+/* What the joins build (gpujoin.c, cm_gpu_resolve) from the window's pairs
+ * and the CPU trace's index: what a correlation links to.  Read-only after
+ * cm_gpu_resolve, but for cext, where the plan of a window of version 2
+ * adds the operators of the calls no CUSTOM0 record names. */
+struct gpu_links {
+	cm_idmap *ext;    /* ext id -> struct cm_ext_thread (until resolved) */
+	const struct cm_ext_pt *ext_threads; /* the threads those entries number */
+	cm_idmap *linked; /* correlation -> struct gpu_corr_thread */
 	cm_ext_threads cpu_threads; /* the distinct linked threads */
-	const struct cm_ext_pt *ext_threads; /* those ext's entries number (cm_gpu_resolve) */
-	cm_idmap *uext;  /* correlation -> user annotation ext id */
-	cm_idmap *cext;  /* version >= 2: correlation -> the External id of its CPU op (0: none) */
-	/* phase 2 (the plan) */
+	cm_idmap *uext;   /* correlation -> user annotation ext id */
+	cm_idmap *cext;   /* version >= 2: correlation -> the External id of its CPU op (0: none) */
+	cm_idmap *ua;     /* user annotation ext id -> struct ua_ref */
+	const char *ua_map; /* the window's ua_file mapped (the names are read there) */
+	size_t ua_map_size;
+	cm_pages *ua_pages; /* its pages, watched against the budget */
+};
+
+/* What the plan learns from the records (gpuplan.c's): the rows, the
+ * spans, the extent.  Read-only once planned: the metadata, the render
+ * and the spans' output read it through a const cm_gpu. */
+struct gpu_plan {
 	cm_hmap *devices, *streams, *procs, *threads;
 	cm_hmap *device_rows; /* devices with a sync on no stream: Kineto's row "Device N" (tid 1) */
-	cm_idmap *spans;      /* ext id -> struct span_slot */
-	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct span, beyond the first */
+	cm_idmap *spans;      /* ext id -> struct gpu_ann_span_slot */
+	cm_hmap *spans_more;  /* (ext id, device, stream) -> struct gpu_ann_span, beyond the first */
 	cm_hmap *evmap;       /* version >= 2, while planning: (context, CUDA event) -> struct wait_info */
 	cm_hmap *waits;       /* version >= 2: record index of an event sync -> struct wait_info */
 	int need_overhead;
 	double min_ts, max_end_ts;
-	int have_cpu_span;             /* cm_gpu_set_cpu_span was called */
-	double cpu_min_ts, cpu_max_end;
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
-	struct cm_gpu_stats st;
-	cm_repair *repair; /* or NULL */
-	cm_gpu_digest *dg; /* digesting on the reading thread (the careful reader) */
-	cm_buf dgout;      /* its output, collected after each event */
-	/* the records of the window's events (gpurec.h) */
-	/* cutting (gpucut.c) */
+	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
+};
+
+struct cm_gpu {
+	/* the settings, and what every phase reads */
+	const char *wname;
+	size_t budget;   /* memory for each id table (idmap.h) */
+	int join_threads; /* threads for the walks of the pairs (gpujoin.c) */
+	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
+	void *remap_ctx;
+	int version;     /* "window_version" (1 when absent): the scan's */
+	cm_int base_ns;  /* the CPU trace's base time: known at cm_gpu_resolve */
+	struct gpu_window win;
+	struct gpu_cpu_side cpu;
+	struct gpu_cpu_anns ann;
+	struct gpu_links link;
+	struct gpu_plan plan;
+	/* cutting (gpucut.c's) */
 	int cut;           /* enum cm_gpu_cut */
 	FILE *cut_apis;    /* the API calls' (correlation, start, end) as read, 24 bytes each */
 	uint64_t cut_napis;
 	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
 	double cut_lo, cut_hi; /* the span, trace us */
-	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
-	cm_buf block;      /* the block being filled (all of them, when small) */
-	FILE *recs;        /* the full blocks, in an unlinked temporary file */
-	uint64_t nrecs;
+	struct cm_gpu_stats st; /* figures, each phase adding its own */
 };
 
 /* Bytes of records per block: the unit of work of the output stage. */
@@ -183,7 +228,7 @@ struct cm_gpu_digest {
 };
 
 /* Where the event being handled is, for messages. */
-struct at {
+struct gpu_event_at {
 	cm_gpu *g;
 	struct cm_gpu_digest *d;
 	uint64_t index;
@@ -193,8 +238,8 @@ struct at {
 };
 
 /* The pass-1 part of digesting one event: external correlations, the end of
- * the last activity (gpuscan.c).  0, or -1 after a report. */
-int gpu_scan_event(struct cm_gpu_digest *d, const struct at *a);
+ * the last activity (gpujoin.c).  0, or -1 after a report. */
+int gpu_scan_event(struct cm_gpu_digest *d, const struct gpu_event_at *a);
 /* Add N bytes of pair records (gpu_scan_event's) to G's pairs and to the
  * External ids the CPU scan looks for.  0, or -1 after a report. */
 int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n);
@@ -212,41 +257,48 @@ void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts,
  * their extent.  0, or -1. */
 int gpu_anns_spans(cm_gpu *g);
 /* Write them, with a comma in front of each.  0, or -1. */
-int gpu_anns_write(cm_gpu *g, cm_evout *eo);
+int gpu_anns_write(const cm_gpu *g, cm_evout *eo);
 /* Free all of it (cm_gpu_free). */
 void gpu_anns_free(cm_gpu *g);
-
-/* Put the External id of every pair into g->ext (made by the caller), on
- * g->join_threads threads when it is an array.  0, or -1 after a report. */
-int gpu_link_ext(cm_gpu *g);
 
 /* The name of user annotation EXT: its bytes (in the mapped ua_file, valid
  * until gpu_ua_unmap; safe from several threads) and *LEN, or NULL when it
  * has none (not in the map, or not a string). */
-const char *gpu_ua_name(cm_gpu *g, int64_t ext, size_t *len);
+const char *gpu_ua_name(const cm_gpu *g, int64_t ext, size_t *len);
 
 /* Unmap ua_file (cm_gpu_free does). */
 void gpu_ua_unmap(cm_gpu *g);
+/* When resolving: the user annotations into an id table (g->link.ua), each
+ * entry pointing at its name's bytes in the mapped file (gpuscan.c).  0, or
+ * -1 after a report. */
+int gpu_ua_build(cm_gpu *g);
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event); -1. */
-int gpu_ev_error(cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)). */
-int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out);
+int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out);
 /* The name of field F (WF_...). */
 extern const char *const cm_wf_name[WF_N];
 /* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
-int gpu_int_field(const struct at *a, int f, int required, cm_int *out);
+int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out);
 static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
+/* Whether field F is a time the merge subtracts from another. */
+static inline int gpu_is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
+/* The message for a time beyond the range (CM_TIME_LIMIT). */
+#define GPU_TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
 /* Narrow V to 64 bits for a table key; -1 after a report. */
-int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out);
+int gpu_to_i64(const struct gpu_event_at *a, const char *key, cm_int v, int64_t *out);
 /* The table key of id V of kind KIND (CM_IDS_..., base/ids.h), its signs
  * noted in the digest's; -1 after a report (V needs more than 64 bits). */
-int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out);
+int gpu_to_id(const struct gpu_event_at *a, const char *key, int kind, cm_int v, int64_t *out);
 /* The event's field F, which must exist (NULL after a report). */
-const cm_jval *gpu_need(const struct at *a, int f);
+const cm_jval *gpu_need(const struct gpu_event_at *a, int f);
 /* Note an X event's extent, by Python's min()/max(). */
 void gpu_extent(cm_gpu *g, double ts, double dur);
+/* The ts and dur of a gpu_user_annotation span: 1 ns wider on each side,
+ * as Kineto draws them. */
+void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
 
@@ -257,7 +309,7 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
  * correlation links to, else the window's map, else the int32 id itself
  * (*FELL set).  0, or -1 after a report (the render's lookup cannot fail:
  * the plan made the same one). */
-int gpu_api_thread(cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell);
+int gpu_api_thread(const cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell);
 /* The name of an API record's callback id (FALLBACK: 64 bytes for "cbid_N"). */
 const char *gpu_api_name(int driver, cm_int cbid, char *fallback);
 /* An overhead record that the rule drops. */
@@ -276,11 +328,11 @@ int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);
 void gpu_cut_note_api(struct cm_gpu_digest *d, const cm_gpurec *r);
 /* Add N bytes of those notes to G's file.  0, or -1 after a report. */
 int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
-/* Hand each block of records to POOL (opool.h), in window order: the input
- * of the plan and of the render.  0, or -1 (after a report, or as
- * cm_opool_put). */
-struct cm_opool;
-int gpu_feed_pool(cm_gpu *g, struct cm_opool *pool);
+/* Run FN over each block of records, in window order (the input of the
+ * plan, the render and the annotation spans), on N workers of an ordered
+ * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
+ * outputs in that order.  0, or -1 (after a report). */
+int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);

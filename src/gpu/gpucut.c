@@ -88,7 +88,7 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 	g->cut_hi = hi;
 	if (!g->cut || !g->cut_napis)
 		return 0;
-	if (!(g->cut_keep = cm_idmap_new(1, g->api_lo, g->api_hi, g->api_n, g->budget)))
+	if (!(g->cut_keep = cm_idmap_new(1, g->win.api_lo, g->win.api_hi, g->win.api_n, g->budget)))
 		return -1;
 	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
@@ -110,18 +110,6 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 	return 0;
 }
 
-void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end)
-{
-	if (!g->cut) {
-		cm_gpu_extent(g, min_ts, max_end);
-		return;
-	}
-	*min_ts = g->cut_min_ts;
-	*max_end = g->cut_max_end;
-}
-
-/* The kept-or-cut mark of the API call of correlation CORR, or 0 when the
- * window has none. */
 static int call_mark(const cm_gpu *g, cm_int corr)
 {
 	const unsigned char *k;

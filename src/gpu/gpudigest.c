@@ -18,40 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ field access */
-
-/* Python's _as_int(V) (V NULL: a missing key read with .get(key, 0)):
- * int() of a number or string, 0 when int() raises ValueError/TypeError;
- * an infinite number raises OverflowError in Python: an error here too. */
-int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *out)
-{
-	int rc;
-	*out = 0;
-	if (!v)
-		return 0;
-	switch (v->type) {
-	case CM_J_NUM:
-		rc = cm_py_int_of_number(v->s, v->len, out);
-		break;
-	case CM_J_STR:
-		rc = cm_py_int_of_str(v->s, v->len, out);
-		if (rc == CM_PY_VALUE) {
-			*out = 0;
-			rc = CM_PY_OK;
-		}
-		break;
-	case CM_J_TRUE:
-		*out = 1;
-		return 0;
-	default:
-		return 0;
-	}
-	if (rc != CM_PY_OK)
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\": %.*s is infinite or beyond 128 bits", key,
-				(int)(v->len > 40 ? 40 : v->len), v->s);
-	return 0;
-}
-
 /* ------------------------------------------------------------ the fields
  *
  * An event's members are matched to the fields once (field_table), by a
@@ -60,10 +26,6 @@ int gpu_as_int(const struct at *a, const char *key, const cm_jval *v, cm_int *ou
  * that shares a place stops the program at its first event, and every test
  * with one); then the key is compared.  A key that repeats leaves its last
  * member, as Python's json keeps. */
-
-#define CM_WF_NAME(id, name) name,
-const char *const cm_wf_name[WF_N] = {CM_WINDOW_FIELDS(CM_WF_NAME)};
-#undef CM_WF_NAME
 
 static signed char wf_place[128]; /* the field at each place, or -1 */
 static uint8_t wf_len[WF_N];
@@ -105,53 +67,6 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 	}
 }
 
-/* Whether field F is a time the merge subtracts from another. */
-static int is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }
-
-/* The message for a time beyond the range (CM_TIME_LIMIT). */
-#define TIME_RANGE_MSG "\"%s\" lies 2^126 ns or more from 0, beyond the times cuptimerge takes"
-
-/* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
- * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
- * lie within CM_TIME_LIMIT. */
-int gpu_int_field(const struct at *a, int f, int required, cm_int *out)
-{
-	const cm_jval *v = a->f[f];
-	if (!v && required)
-		return gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	if (gpu_as_int(a, cm_wf_name[f], v, out) < 0)
-		return -1;
-	if (is_time(f) && !gpu_time_ok(*out))
-		return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, cm_wf_name[f]);
-	return 0;
-}
-
-/* Narrow V to 64 bits for a table key. */
-int gpu_to_i64(const struct at *a, const char *key, cm_int v, int64_t *out)
-{
-	if (v < INT64_MIN || v > INT64_MAX)
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits", key);
-	*out = (int64_t)v;
-	return 0;
-}
-
-int gpu_to_id(const struct at *a, const char *key, int kind, cm_int v, int64_t *out)
-{
-	if (!cm_id_key(v, out, &a->d->idsigns[kind]))
-		return gpu_ev_error(a->g, a->index, a->offset, "\"%s\" does not fit in 64 bits (as a uint64 or an int64)",
-				    key);
-	return 0;
-}
-
-/* The event's field F, which must exist. */
-const cm_jval *gpu_need(const struct at *a, int f)
-{
-	const cm_jval *v = a->f[f];
-	if (!v)
-		gpu_ev_error(a->g, a->index, a->offset, "missing field \"%s\"", cm_wf_name[f]);
-	return v;
-}
-
 /* ------------------------------------------- digest: the one window parse */
 
 /* _as_int(event.get(KEY, 0)) for what only windows of version 2 use, whose
@@ -163,7 +78,7 @@ const cm_jval *gpu_need(const struct at *a, int f)
  * the kind QUIET_ID + CM_IDS_... (base/ids.h), whose sign is noted. */
 #define QUIET_I64 1
 #define QUIET_ID 2
-static void quiet_int(const struct at *a, int f, int required, int key64, cm_int *out)
+static void quiet_int(const struct gpu_event_at *a, int f, int required, int key64, cm_int *out)
 {
 	const char *key = cm_wf_name[f];
 	const cm_jval *v = a->f[f];
@@ -188,8 +103,8 @@ static void quiet_int(const struct at *a, int f, int required, int key64, cm_int
 		if (rc != CM_PY_OK && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\": %.*s is infinite or beyond 128 bits", key,
 				     (int)(v->len > 40 ? 40 : v->len), v->s);
-		else if (rc == CM_PY_OK && is_time(f) && !gpu_time_ok(*out) && !err->len)
-			n = snprintf(msg, sizeof msg, TIME_RANGE_MSG, key);
+		else if (rc == CM_PY_OK && gpu_is_time(f) && !gpu_time_ok(*out) && !err->len)
+			n = snprintf(msg, sizeof msg, GPU_TIME_RANGE_MSG, key);
 		else if (rc == CM_PY_OK && key64 == QUIET_I64 && (*out < INT64_MIN || *out > INT64_MAX) && !err->len)
 			n = snprintf(msg, sizeof msg, "\"%s\" does not fit in 64 bits", key);
 		else if (rc == CM_PY_OK && key64 >= QUIET_ID) {
@@ -220,7 +135,7 @@ static void digest_name(struct cm_gpu_digest *d, const cm_jval *namev)
 }
 
 /* A runtime or driver API record: every field the rules read, checked. */
-static int digest_api(const struct at *a, int driver, cm_gpurec *r)
+static int digest_api(const struct gpu_event_at *a, int driver, cm_gpurec *r)
 {
 	char fallback[64];
 	cm_int *v = r->v;
@@ -255,7 +170,7 @@ static int digest_api(const struct at *a, int driver, cm_gpurec *r)
 }
 
 /* kernel, gpu_memcpy, gpu_memset. */
-static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
+static int digest_activity(const struct gpu_event_at *a, int kind, cm_gpurec *r)
 {
 	struct cm_gpu_digest *d = a->d;
 	cm_int *v = r->v;
@@ -315,7 +230,7 @@ static int digest_activity(const struct at *a, int kind, cm_gpurec *r)
  * when it starts after the last activity, which is known only when the
  * whole window has been read: the error its end_ns would raise is kept
  * until then. */
-static int digest_overhead(const struct at *a, cm_gpurec *r)
+static int digest_overhead(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	struct cm_gpu_digest *d = a->d;
 	const cm_jval *namev, *endv;
@@ -346,7 +261,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 		} else if (gpu_as_int(a, "end_ns", endv, &r->v[CM_RO_END]) < 0) {
 			return -1;
 		} else if (!gpu_time_ok(r->v[CM_RO_END])) {
-			return gpu_ev_error(a->g, a->index, a->offset, TIME_RANGE_MSG, "end_ns");
+			return gpu_ev_error(a->g, a->index, a->offset, GPU_TIME_RANGE_MSG, "end_ns");
 		}
 	} else if (gpu_int_field(a, WF_END_NS, 1, &r->v[CM_RO_END]) < 0) {
 		return -1;
@@ -357,7 +272,7 @@ static int digest_overhead(const struct at *a, cm_gpurec *r)
 
 /* A cuda_sync record (cuptimerge-window(5), version 2); the device is 0,
  * as in Kineto, when the window does not say.  0 (it is always kept). */
-static int digest_sync(const struct at *a, cm_gpurec *r)
+static int digest_sync(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	cm_int *v = r->v;
 	r->kind = CM_REC_SYNC;
@@ -377,7 +292,7 @@ static int digest_sync(const struct at *a, cm_gpurec *r)
 
 /* A cuda_event record: where an event was recorded, for the event syncs
  * after it.  0, or 1 when it is unusable (then it is left out). */
-static int digest_cuda_event(const struct at *a, cm_gpurec *r)
+static int digest_cuda_event(const struct gpu_event_at *a, cm_gpurec *r)
 {
 	cm_int *v = r->v;
 	r->kind = CM_REC_CUDAEVENT;
@@ -428,7 +343,7 @@ struct batch_tail {
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
 {
 	cm_gpu *g = d->g;
-	struct at a = {g, d, index, offset, ev, d->f};
+	struct gpu_event_at a = {g, d, index, offset, ev, d->f};
 	const cm_jval *kind;
 	cm_gpurec r;
 	int rc;
@@ -513,17 +428,17 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		return 0;
 	memcpy(&rec_len, out->p, 4);
 	memcpy(&t, out->p + out->len - sizeof t, sizeof t);
-	g->max_end = t.max_end > g->max_end ? t.max_end : g->max_end;
+	g->win.max_end = t.max_end > g->win.max_end ? t.max_end : g->win.max_end;
 	g->st.events += t.events;
-	g->api_lo = t.api_lo < g->api_lo ? t.api_lo : g->api_lo;
-	g->api_hi = t.api_hi > g->api_hi ? t.api_hi : g->api_hi;
-	g->api_n += t.api_n;
+	g->win.api_lo = t.api_lo < g->win.api_lo ? t.api_lo : g->win.api_lo;
+	g->win.api_hi = t.api_hi > g->win.api_hi ? t.api_hi : g->win.api_hi;
+	g->win.api_n += t.api_n;
 	for (int k = 0; k < CM_IDS_N; k++)
-		g->idsigns[k] |= t.idsigns[k];
+		g->win.idsigns[k] |= t.idsigns[k];
 	if (gpu_collect_pairs(g, out->p + 4 + rec_len, (size_t)t.pair_bytes) < 0)
 		return -1;
 	for (uint64_t i = 0; i < t.astream_bytes; i += 16)
-		cm_hmap_put(g->act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
+		cm_hmap_put(g->win.act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
 	if (gpu_cut_collect(g, out->p + 4 + rec_len + t.pair_bytes + t.astream_bytes, (size_t)t.api_bytes) < 0)
 		return -1;
 	if (rec_len >= CM_GPU_BLOCK) {
@@ -532,36 +447,36 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		 * copied into the block first (issue 27 F29: that copy of a
 		 * 200 MB name was one of four at the peak) */
 		cm_buf whole = {out->p + 4, rec_len, rec_len};
-		if ((!g->recs && !(g->recs = cm_temp_file("records"))) ||
-		    cm_gpurec_block_write(g->recs, &g->block) < 0 || cm_gpurec_block_write(g->recs, &whole) < 0)
+		if ((!g->win.recs && !(g->win.recs = cm_temp_file("records"))) ||
+		    cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || cm_gpurec_block_write(g->win.recs, &whole) < 0)
 			return -1;
 		out->len = 0;
 		return 0;
 	}
-	cm_buf_put(&g->block, out->p + 4, rec_len);
+	cm_buf_put(&g->win.block, out->p + 4, rec_len);
 	out->len = 0;
-	if (g->block.len >= CM_GPU_BLOCK) {
-		if (!g->recs && !(g->recs = cm_temp_file("records")))
+	if (g->win.block.len >= CM_GPU_BLOCK) {
+		if (!g->win.recs && !(g->win.recs = cm_temp_file("records")))
 			return -1;
-		return cm_gpurec_block_write(g->recs, &g->block);
+		return cm_gpurec_block_write(g->win.recs, &g->win.block);
 	}
 	return 0;
 }
 
 int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t offset)
 {
-	if (!g->dg)
-		g->dg = cm_gpu_digest_new(g);
-	g->dgout.len = 0;
-	if (cm_gpu_digest_batch_event(g->dg, index, ev, offset, &g->dgout) < 0 ||
-	    cm_gpu_digest_batch_event(g->dg, 0, NULL, 0, &g->dgout) < 0)
+	if (!g->win.dg)
+		g->win.dg = cm_gpu_digest_new(g);
+	g->win.dgout.len = 0;
+	if (cm_gpu_digest_batch_event(g->win.dg, index, ev, offset, &g->win.dgout) < 0 ||
+	    cm_gpu_digest_batch_event(g->win.dg, 0, NULL, 0, &g->win.dgout) < 0)
 		return -1;
-	return cm_gpu_digest_collect(g, &g->dgout);
+	return cm_gpu_digest_collect(g, &g->win.dgout);
 }
 
 int cm_gpu_digest_finish(cm_gpu *g)
 {
-	if (g->recs && (cm_gpurec_block_write(g->recs, &g->block) < 0 || fflush(g->recs) != 0))
+	if (g->win.recs && (cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || fflush(g->win.recs) != 0))
 		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
 	return 0;
 }

@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
- * and whether it overlaps the CPU trace's span. */
-void gpu_extent(cm_gpu *g, double ts, double dur)
-{
-	g->min_ts = cm_py_min(g->min_ts, ts);
-	g->max_end_ts = cm_py_max(g->max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->have_cpu_span) {
-		g->x_events++;
-		g->x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
-	}
-	g->st.x_events++;
-}
-
 /* Remember the first start of a row key (dict.setdefault). */
 static void setdefault(cm_hmap *m, int64_t key, cm_int ns)
 {
@@ -59,8 +46,8 @@ static void widen(cm_int_a8 *s, cm_int_a8 *e, cm_int start, cm_int end)
 static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_int start, cm_int end)
 {
 	int created;
-	struct span_slot *ss = cm_idmap_put(g->spans, ext, &created);
-	struct span *sp;
+	struct gpu_ann_span_slot *ss = cm_idmap_put(g->plan.spans, ext, &created);
+	struct gpu_ann_span *sp;
 	if (created) {
 		ss->dev = dev;
 		ss->stream = stream;
@@ -70,7 +57,7 @@ static void span_note(cm_gpu *g, int64_t ext, int64_t dev, int64_t stream, cm_in
 		widen(&ss->start, &ss->end, start, end);
 	} else {
 		int64_t key[3] = {ext, dev, stream};
-		sp = cm_hmap_put(g->spans_more, key, &created);
+		sp = cm_hmap_put(g->plan.spans_more, key, &created);
 		if (created) {
 			sp->start = start;
 			sp->end = end;
@@ -153,9 +140,9 @@ static void part_extent(struct plan_part *pp, double ts, double dur)
 	const cm_gpu *g = pp->g;
 	pp->h.min_ts = cm_py_min(pp->h.min_ts, ts);
 	pp->h.max_end_ts = cm_py_max(pp->h.max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->have_cpu_span) {
+	if (g->cpu.have_cpu_span) {
 		pp->h.x_events++;
-		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu_min_ts || ts > g->cpu_max_end;
+		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
 	}
 	pp->h.st_x_events++;
 }
@@ -192,10 +179,10 @@ static void plan_sync(struct plan_part *pp, const cm_gpurec *r)
 	part_extent(pp, ts, dur);
 	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
 		int64_t key[2] = {(int64_t)v[CM_RS_CTX], (int64_t)v[CM_RS_EVENT]}, ix = (int64_t)r->index;
-		const struct wait_info *w = cm_hmap_get(g->evmap, key);
+		const struct wait_info *w = cm_hmap_get(g->plan.evmap, key);
 		if (w) {
 			struct wait_info copy = *w;
-			*(struct wait_info *)cm_hmap_put(g->waits, &ix, NULL) = copy;
+			*(struct wait_info *)cm_hmap_put(g->plan.waits, &ix, NULL) = copy;
 		}
 	}
 }
@@ -213,17 +200,17 @@ static void api_operator(cm_gpu *g, const cm_gpurec *r)
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
 	int64_t tid, ext, c;
 	double ts, dur;
-	if (!cm_id_key(corr, &c, NULL) || c < g->api_lo || c > g->api_hi || pid < INT64_MIN || pid > INT64_MAX)
+	if (!cm_id_key(corr, &c, NULL) || c < g->win.api_lo || c > g->win.api_hi || pid < INT64_MIN || pid > INT64_MAX)
 		return;
-	if (cm_tidmap_lookup(g->tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
+	if (cm_tidmap_lookup(g->win.tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
 		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
 	/* and the user annotation it was made in, for Kineto's spans */
 	gpu_anns_call(g, c, (int64_t)pid, tid, ts, ts + dur);
-	if (!g->ops || cm_idmap_get(g->cext, c))
+	if (!g->cpu.ops || cm_idmap_get(g->link.cext, c))
 		return;
-	if (cm_opindex_find(g->ops, (int64_t)pid, tid, ts, ts + dur, &ext))
-		*(int64_t *)cm_idmap_put(g->cext, c, NULL) = ext;
+	if (cm_opindex_find(g->cpu.ops, (int64_t)pid, tid, ts, ts + dur, &ext))
+		*(int64_t *)cm_idmap_put(g->link.cext, c, NULL) = ext;
 }
 
 
@@ -239,15 +226,15 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
-		if ((g->ops || g->cua) && g->cext && (r->flags & CM_REC_SPAN))
+		if ((g->cpu.ops || g->ann.cua) && g->link.cext && (r->flags & CM_REC_SPAN))
 			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
 		cut_extent(pp, r->v[CM_RA_START], r->v[CM_RA_END]);
 		if (!gpu_cut_keep(g, r))
 			return 0;
-		if (fell && g->repair &&
-		    cm_repair_tid(g->repair, pid64, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+		if (fell && g->remap &&
+		    g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
 			tid = moved;
 		note(pp, NOTE_PROC, pid64, 0, 0, r->v[CM_RA_START], 0);
 		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
@@ -270,7 +257,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		part_extent(pp, ts, dur);
 		int64_t c64;
 		if (cm_id_key(corr, &c64, NULL)) {
-			const int64_t *ext = cm_idmap_get(g->uext, c64);
+			const int64_t *ext = cm_idmap_get(g->link.uext, c64);
 			if (ext)
 				note(pp, NOTE_SPAN, *ext, d64, s64, start, end);
 		}
@@ -303,7 +290,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		if (g->version >= 2) {
 			/* where the event was last recorded, for the event syncs after it */
 			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
-			struct wait_info *w = cm_hmap_put(g->evmap, key, NULL);
+			struct wait_info *w = cm_hmap_put(g->plan.evmap, key, NULL);
 			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
 			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
 		}
@@ -346,25 +333,25 @@ static int plan_fold(void *sctx, cm_buf *out)
 	struct plan_head h;
 	const char *p = out->p + sizeof h, *end = out->p + out->len;
 	memcpy(&h, out->p, sizeof h);
-	g->min_ts = cm_py_min(g->min_ts, h.min_ts);
-	g->max_end_ts = cm_py_max(g->max_end_ts, h.max_end_ts);
-	g->x_events += h.x_events;
-	g->x_outside += h.x_outside;
+	g->plan.min_ts = cm_py_min(g->plan.min_ts, h.min_ts);
+	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, h.max_end_ts);
+	g->plan.x_events += h.x_events;
+	g->plan.x_outside += h.x_outside;
 	g->st.x_events += h.st_x_events;
 	g->st.api_rows += h.api_rows;
-	g->need_overhead |= h.need_overhead;
-	g->cut_min_ts = cm_py_min(g->cut_min_ts, h.cut_min);
-	g->cut_max_end = cm_py_max(g->cut_max_end, h.cut_max);
+	g->plan.need_overhead |= h.need_overhead;
+	g->plan.cut_min_ts = cm_py_min(g->plan.cut_min_ts, h.cut_min);
+	g->plan.cut_max_end = cm_py_max(g->plan.cut_max_end, h.cut_max);
 	for (; p < end; p += sizeof(struct plan_note)) {
 		struct plan_note n;
 		memcpy(&n, p, sizeof n);
 		switch (n.kind) {
-		case NOTE_PROC: setdefault(g->procs, n.a, n.start); break;
-		case NOTE_THREAD: add_pair(g->threads, n.a, n.b); break;
-		case NOTE_DEV: setdefault(g->devices, n.a, n.start); break;
-		case NOTE_STREAM: add_pair(g->streams, n.a, n.b); break;
+		case NOTE_PROC: setdefault(g->plan.procs, n.a, n.start); break;
+		case NOTE_THREAD: add_pair(g->plan.threads, n.a, n.b); break;
+		case NOTE_DEV: setdefault(g->plan.devices, n.a, n.start); break;
+		case NOTE_STREAM: add_pair(g->plan.streams, n.a, n.b); break;
 		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
-		case NOTE_DEVROW: cm_hmap_put(g->device_rows, &n.a, NULL); break;
+		case NOTE_DEVROW: cm_hmap_put(g->plan.device_rows, &n.a, NULL); break;
 		}
 	}
 	return 0;
@@ -376,24 +363,25 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	 * for a window of version 2, whose syncs look up where an event was
 	 * last recorded (and the API calls note their operators): in window
 	 * order, as they come */
-	int n = g->repair || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
+	int n = g->remap || g->version >= 2 ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct plan_part *pp = cm_xcalloc((size_t)n, sizeof *pp);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	cm_opool *pool;
 	/* the spans are keyed by the annotations' ids (uext takes no other) */
-	if (!g->spans && !(g->spans = g->ua_keys ? cm_idmap_new_keyed(sizeof(struct span_slot), g->ua_keys, g->budget)
-						 : cm_idmap_new(sizeof(struct span_slot), g->ua_lo, g->ua_hi,
-								g->ua_count, g->budget))) {
+	if (!g->plan.spans &&
+	    !(g->plan.spans = g->win.ua_keys ? cm_idmap_new_keyed(sizeof(struct gpu_ann_span_slot), g->win.ua_keys,
+								  g->budget)
+					     : cm_idmap_new(sizeof(struct gpu_ann_span_slot), g->win.ua_lo,
+							    g->win.ua_hi, g->win.ua_count, g->budget))) {
 		free(pp);
 		free(ctx);
 		return -1;
 	}
 	if (g->version >= 2) {
-		if (!g->evmap)
-			g->evmap = cm_hmap_new(16, sizeof(struct wait_info));
-		if (!g->waits)
-			g->waits = cm_hmap_new(8, sizeof(struct wait_info));
-		if (gpu_anns_tables(g, g->api_lo, g->api_hi, g->api_n) < 0) {
+		if (!g->plan.evmap)
+			g->plan.evmap = cm_hmap_new(16, sizeof(struct wait_info));
+		if (!g->plan.waits)
+			g->plan.waits = cm_hmap_new(8, sizeof(struct wait_info));
+		if (gpu_anns_tables(g, g->win.api_lo, g->win.api_hi, g->win.api_n) < 0) {
 			free(pp);
 			free(ctx);
 			return -1;
@@ -403,9 +391,7 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 		pp[i].g = g;
 		ctx[i] = &pp[i];
 	}
-	pool = cm_opool_new(n, 0, plan_block, ctx, plan_fold, g);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, n, plan_block, ctx, plan_fold, g);
 	for (int i = 0; i < n; i++) {
 		cm_hmap_free(pp[i].seen);
 		cm_buf_free(&pp[i].notes);
@@ -414,10 +400,68 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	free(ctx);
 	if (rc < 0)
 		return -1;
-	cm_hmap_free(g->evmap); /* the syncs have taken what they need */
-	g->evmap = NULL;
+	cm_hmap_free(g->plan.evmap); /* the syncs have taken what they need */
+	g->plan.evmap = NULL;
 	if (gpu_anns_spans(g) < 0)
 		return -1;
 	cm_gpu_plan_finish(g);
 	return 0;
 }
+
+/* ------------------------------------------------- the plan's results */
+
+/* The extent of one span whose annotation has a name. */
+static void span_extent(cm_gpu *g, int64_t ext, const struct gpu_ann_span *sp)
+{
+	double ts, dur;
+	size_t len;
+	if (!gpu_ua_name(g, ext, &len))
+		return;
+	gpu_span_times(g, sp, &ts, &dur);
+	gpu_extent(g, ts, dur);
+}
+
+static void slot_extent(void *ctx, int64_t ext, void *val)
+{
+	const struct gpu_ann_span_slot *ss = val;
+	struct gpu_ann_span sp = {ss->start, ss->end};
+	span_extent(ctx, ext, &sp);
+}
+
+void cm_gpu_plan_finish(cm_gpu *g)
+{
+	cm_idmap_each(g->plan.spans, slot_extent, g);
+	for (size_t i = 0; i < cm_hmap_slots(g->plan.spans_more); i++) {
+		const int64_t *key;
+		const struct gpu_ann_span *sp = cm_hmap_slot(g->plan.spans_more, i, (const void **)&key);
+		if (sp)
+			span_extent(g, key[0], sp);
+	}
+}
+
+void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
+{
+	*min_ts = g->plan.min_ts;
+	*max_end = g->plan.max_end_ts;
+}
+
+void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
+{
+	*events = g->plan.x_events;
+	*outside = g->plan.x_outside;
+}
+
+const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->plan.procs; }
+
+void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end)
+{
+	if (!g->cut) {
+		cm_gpu_extent(g, min_ts, max_end);
+		return;
+	}
+	*min_ts = g->plan.cut_min_ts;
+	*max_end = g->plan.cut_max_end;
+}
+
+/* The kept-or-cut mark of the API call of correlation CORR, or 0 when the
+ * window has none. */

@@ -11,19 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
-void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
-{
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
-	cm_jw_string(b, cat, strlen(cat));
-	cm_buf_lit(b, ",\"name\":");
-	cm_jw_string(b, name, nlen);
-	cm_buf_lit(b, ",\"pid\":");
-	cm_jw_int(b, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
-}
-
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
  * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
 static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
@@ -61,16 +48,16 @@ static cm_int cpu_ext(const cm_gpu *g, cm_int corr)
 {
 	const int64_t *e;
 	int64_t c;
-	if (!g->cext || !cm_id_key(corr, &c, NULL))
+	if (!g->link.cext || !cm_id_key(corr, &c, NULL))
 		return 0;
-	e = cm_idmap_get(g->cext, c);
-	return e ? cm_id_value(*e, g->idsigns[CM_IDS_EXT]) : 0;
+	e = cm_idmap_get(g->link.cext, c);
+	return e ? cm_id_value(*e, g->win.idsigns[CM_IDS_EXT]) : 0;
 }
 
 /* What one worker needs to write events: its own scratch space; the tables
  * of cm_gpu are only read. */
 struct render {
-	cm_gpu *g;
+	const cm_gpu *g;
 	struct args args;
 	cm_arena *scratch;
 	cm_buf text, dumps;
@@ -78,7 +65,7 @@ struct render {
 
 static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
-	cm_gpu *g = R->g;
+	const cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
 	char fallback[64], tstext[CM_US_TEXT_MAX];
 	const char *name;
@@ -88,10 +75,9 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
-	if (fell && g->repair) {
+	if (fell && g->remap) {
 		int64_t moved;
-		if (cm_repair_tid(g->repair, (int64_t)pid, (int64_t)tid, 1, cm_int_to_double(r->v[CM_RA_START]), 1,
-				  &moved))
+		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
 	name = gpu_api_name(driver, r->v[CM_RA_CBID], fallback);
@@ -157,9 +143,9 @@ static void kineto_args(struct render *R, const cm_gpurec *r)
 		k.dynamic_smem = cm_tid_int32(v[CM_RK_DSMEM]);
 		/* the window's properties of the device first, else the CPU trace's */
 		if (v[CM_RG_DEV] >= INT64_MIN && v[CM_RG_DEV] <= INT64_MAX) {
-			p = cm_kin_devices_find(&g->wprops, (int64_t)v[CM_RG_DEV]);
-			if (!p && g->cprops)
-				p = cm_kin_devices_find(g->cprops, (int64_t)v[CM_RG_DEV]);
+			p = cm_kin_devices_find(&g->win.wprops, (int64_t)v[CM_RG_DEV]);
+			if (!p && g->cpu.cprops)
+				p = cm_kin_devices_find(g->cpu.cprops, (int64_t)v[CM_RG_DEV]);
 		}
 		sms = p ? p->occ.numSms : 0;
 		gpu_arg_int(A, "queued", v[CM_RK_QUEUED]);
@@ -271,7 +257,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_string(b, name, strlen(name));
 	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
 		int64_t ix = (int64_t)r->index;
-		const struct wait_info *w = cm_hmap_get(g->waits, &ix);
+		const struct wait_info *w = cm_hmap_get(g->plan.waits, &ix);
 		cm_buf_lit(b, ",\"wait_on_stream\":");
 		cm_jw_int(b, w ? w->stream : -1);
 		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
@@ -317,22 +303,17 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
-int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx, out->p, out->len); }
-
-int cm_gpu_write_events(cm_gpu *g, cm_evout *eo, int jobs)
+int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
-	int n = g->repair ? 1 : jobs < 1 ? 1 : jobs, rc;
+	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	cm_opool *pool;
 	for (int i = 0; i < n; i++) {
 		R[i].g = g;
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	pool = cm_opool_new(n, 0, render_block, ctx, gpu_write_rendered, eo);
-	rc = gpu_feed_pool(g, pool);
-	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	rc = gpu_walk_records(g, n, render_block, ctx, gpu_write_rendered, eo);
 	for (int i = 0; i < n; i++) {
 		cm_arena_free(R[i].scratch);
 		cm_buf_free(&R[i].text);

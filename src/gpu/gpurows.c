@@ -2,7 +2,7 @@
  * reference sorts them) and the gpu_user_annotation spans. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
-#include "cpu/cpuscan.h"
+#include "base/metarow.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/exitcode.h"
@@ -14,20 +14,24 @@
 
 /* ------------------------------------------------------- sorted row tables */
 
-/* Keys of M (KW 64-bit words each) sorted as tuples; caller frees.  SIGNS
+/* Keys of M (KW 64-bit words each, 1 to 3) sorted as tuples; caller frees.  SIGNS
  * (NULL: none): for each word, the signs of its kind of id (base/ids.h), so
  * that it sorts as the ids do. */
 static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, size_t *n);
 
-static int kw_cmp;
-static int cmp_keys(const void *x, const void *y)
+/* Keys of KW words compared as tuples: one comparator a width (qsort
+ * passes no context, and a width kept in a static would make the sort
+ * depend on state outside it). */
+static int cmp_words(const int64_t *a, const int64_t *b, int kw)
 {
-	const int64_t *a = x, *b = y;
-	for (int i = 0; i < kw_cmp; i++)
+	for (int i = 0; i < kw; i++)
 		if (a[i] != b[i])
 			return a[i] < b[i] ? -1 : 1;
 	return 0;
 }
+static int cmp_keys1(const void *x, const void *y) { return cmp_words(x, y, 1); }
+static int cmp_keys2(const void *x, const void *y) { return cmp_words(x, y, 2); }
+static int cmp_keys3(const void *x, const void *y) { return cmp_words(x, y, 3); }
 
 /* The keys' words flipped to and from their ids' order (an involution). */
 static void order_keys(int64_t *keys, size_t n, int kw, const unsigned *signs)
@@ -46,9 +50,8 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, siz
 		if (cm_hmap_slot(m, i, &key))
 			memcpy(keys + k++ * (size_t)kw, key, (size_t)kw * 8);
 	}
-	kw_cmp = kw;
 	order_keys(keys, k, kw, signs);
-	qsort(keys, k, (size_t)kw * 8, cmp_keys);
+	qsort(keys, k, (size_t)kw * 8, kw == 1 ? cmp_keys1 : kw == 2 ? cmp_keys2 : cmp_keys3);
 	order_keys(keys, k, kw, signs);
 	*n = k;
 	return keys;
@@ -59,7 +62,7 @@ static int64_t *sorted_keys(const cm_hmap *m, int kw, const unsigned *signs, siz
  * into a hash-map value, which is only 8-aligned: the cm_int_a8 type makes
  * the compiler load it as such (a plain cm_int * promises 16, and gcc -O1
  * then uses an aligned 16-byte load that faults). */
-static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, cm_int tid,
+static int meta(cm_evout *eo, const char *name, const cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, cm_int tid,
 		const char *arg_key, const char *arg_text, cm_int arg_int)
 {
 	char ts[48] = "0.0";
@@ -77,25 +80,25 @@ static int meta(cm_evout *eo, const char *name, cm_gpu *g, const cm_int_a8 *firs
 static int cpu_has(const cm_gpu *g, int kind, cm_int pid, cm_int tid)
 {
 	int64_t key[3];
-	if (g->version < 2 || !g->cmeta || pid < INT64_MIN || pid > INT64_MAX)
+	if (g->version < 2 || !g->cpu.cmeta || pid < INT64_MIN || pid > INT64_MAX)
 		return 0;
 	key[0] = kind;
 	key[1] = (int64_t)pid;
 	key[2] = kind >= CM_META_THREAD_NAME ? (int64_t)cm_tid_export(tid) : 0;
-	return cm_hmap_get(g->cmeta, key) != NULL;
+	return cm_hmap_get(g->cpu.cmeta, key) != NULL;
 }
 
 /* A process's three events, each unless cpu_has: process_name (the
  * reference's "python"; for a window of version 2 the program's name, as
  * Kineto names every process, when the CPU trace has one), process_labels
  * LABEL and process_sort_index SORT.  0 or -1. */
-static int process_rows(cm_evout *eo, cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, const char *label,
+static int process_rows(cm_evout *eo, const cm_gpu *g, const cm_int_a8 *first_ns, cm_int pid, const char *label,
 			cm_int sort)
 {
 	char ts[48] = "0.0";
 	double d;
 	if (!cpu_has(g, CM_META_PROCESS_NAME, pid, 0)) {
-		if (g->version < 2 || !g->prog) {
+		if (g->version < 2 || !g->cpu.prog) {
 			if (meta(eo, "process_name", g, first_ns, pid, 0, "name", "python", 0))
 				return -1;
 		} else { /* cm_evout_meta's event, with a name of any bytes */
@@ -109,7 +112,7 @@ static int process_rows(cm_evout *eo, cm_gpu *g, const cm_int_a8 *first_ns, cm_i
 			cm_buf_lit(b, ",\"pid\":");
 			cm_jw_int(b, pid);
 			cm_buf_lit(b, ",\"tid\":0,\"args\":{\"name\":");
-			cm_jw_string(b, g->prog, g->prog_len);
+			cm_jw_string(b, g->cpu.prog, g->cpu.prog_len);
 			cm_buf_lit(b, "}}");
 		}
 	}
@@ -124,7 +127,7 @@ static int process_rows(cm_evout *eo, cm_gpu *g, const cm_int_a8 *first_ns, cm_i
 
 /* A thread row's thread_name NAME and thread_sort_index SORT, each unless
  * cpu_has.  0 or -1. */
-static int thread_row(cm_evout *eo, cm_gpu *g, cm_int pid, cm_int tid, const char *name, cm_int sort)
+static int thread_row(cm_evout *eo, const cm_gpu *g, cm_int pid, cm_int tid, const char *name, cm_int sort)
 {
 	if (!cpu_has(g, CM_META_THREAD_NAME, pid, tid) && meta(eo, "thread_name", g, NULL, pid, tid, "name", name, 0))
 		return -1;
@@ -137,7 +140,7 @@ static int thread_row(cm_evout *eo, cm_gpu *g, cm_int pid, cm_int tid, const cha
 /* thread_name ("PREFIX<tid>SUFFIX") and thread_sort_index events for the
  * N sorted (pid, tid) rows in KEYS, ids of the kinds SIGNS says (NULL: a
  * CPU thread's int64s), each unless cpu_has.  0 or -1. */
-static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, const unsigned *signs,
+static int thread_rows(cm_evout *eo, const cm_gpu *g, const int64_t *keys, size_t n, const unsigned *signs,
 		       const char *prefix, const char *suffix)
 {
 	char text[96], num[48];
@@ -156,22 +159,22 @@ static int thread_rows(cm_evout *eo, cm_gpu *g, const int64_t *keys, size_t n, c
  * CuptiActivityProfiler's finalizeTrace: 8 CPU sockets and 8 GPUs). */
 #define KINETO_MAX_GPU 15
 
-int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
+int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo)
 {
 	size_t n;
 	int64_t *k;
 	char text[96], num[48];
-	const unsigned *dev = &g->idsigns[CM_IDS_DEV];
-	unsigned streams[2] = {g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]};
+	const unsigned *dev = &g->win.idsigns[CM_IDS_DEV];
+	unsigned streams[2] = {g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]};
 	int rc = 0;
 
-	k = sorted_keys(g->devices, 1, dev, &n);
+	k = sorted_keys(g->plan.devices, 1, dev, &n);
 	/* the devices with work, each at its first event; for a window of
 	 * version 2 also Kineto's GPU 0 to KINETO_MAX_GPU, which stock names
 	 * whatever the machine has, at the earliest device's time */
 	const cm_int_a8 *earliest = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const struct first_ts *f = cm_hmap_get(g->devices, &k[i]);
+		const struct first_ts *f = cm_hmap_get(g->plan.devices, &k[i]);
 		if (!earliest || f->ns < *earliest)
 			earliest = &f->ns;
 	}
@@ -180,7 +183,7 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 		const cm_int_a8 *first = earliest;
 		cm_int did = i < n ? cm_id_value(k[i], *dev) : unused;
 		if (i < n && (unused > KINETO_MAX_GPU || did <= unused)) {
-			first = &((const struct first_ts *)cm_hmap_get(g->devices, &k[i]))->ns;
+			first = &((const struct first_ts *)cm_hmap_get(g->plan.devices, &k[i]))->ns;
 			i++;
 		} else {
 			did = unused;
@@ -192,25 +195,25 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 		rc = process_rows(eo, g, first, did, text, (cm_int)GPU_SORT_BASE + did);
 	}
 	free(k);
-	k = sorted_keys(g->procs, 1, NULL, &n);
+	k = sorted_keys(g->plan.procs, 1, NULL, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
-		const struct first_ts *f = cm_hmap_get(g->procs, &k[i]);
+		const struct first_ts *f = cm_hmap_get(g->plan.procs, &k[i]);
 		rc = process_rows(eo, g, &f->ns, k[i], "CPU", k[i]);
 	}
 	free(k);
 	/* the API threads: Kineto names none (only the threads of the CPU
 	 * trace's operators, which it names itself) */
 	if (g->version < 2) {
-		k = sorted_keys(g->threads, 2, NULL, &n);
+		k = sorted_keys(g->plan.threads, 2, NULL, &n);
 		rc = rc || thread_rows(eo, g, k, n, NULL, "thread ", "");
 		free(k);
 	}
-	k = sorted_keys(g->streams, 2, streams, &n);
+	k = sorted_keys(g->plan.streams, 2, streams, &n);
 	rc = rc || thread_rows(eo, g, k, n, streams, "stream ", " ");
 	free(k);
 	/* a device's syncs without a stream (window version 2): Kineto's row
 	 * for the whole device, tid abs(-1), sorted first */
-	k = sorted_keys(g->device_rows, 1, dev, &n);
+	k = sorted_keys(g->plan.device_rows, 1, dev, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		cm_int did = cm_id_value(k[i], *dev);
 		num[cm_int_format(did, num)] = 0;
@@ -219,7 +222,7 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 	}
 	free(k);
 	/* the overhead rows: Kineto names them not */
-	if (g->need_overhead && !rc && g->version < 2)
+	if (g->plan.need_overhead && !rc && g->version < 2)
 		rc = meta(eo, "process_name", g, NULL, OVERHEAD_PID, 0, "name", "python", 0) ||
 		     meta(eo, "process_labels", g, NULL, OVERHEAD_PID, 0, "labels", "Overhead", 0) ||
 		     meta(eo, "process_sort_index", g, NULL, OVERHEAD_PID, 0, "sort_index", NULL,
@@ -231,81 +234,24 @@ int cm_gpu_write_metadata(cm_gpu *g, cm_evout *eo)
 
 /* ------------------------------------------------------------------ spans */
 
-/* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
-static void span_times(const cm_gpu *g, const struct span *sp, double *ts, double *dur)
-{
-	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
-	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
-}
-
-/* The extent of one span whose annotation has a name. */
-static void span_extent(cm_gpu *g, int64_t ext, const struct span *sp)
-{
-	double ts, dur;
-	size_t len;
-	if (!gpu_ua_name(g, ext, &len))
-		return;
-	span_times(g, sp, &ts, &dur);
-	gpu_extent(g, ts, dur);
-}
-
-static void slot_extent(void *ctx, int64_t ext, void *val)
-{
-	const struct span_slot *ss = val;
-	struct span sp = {ss->start, ss->end};
-	span_extent(ctx, ext, &sp);
-}
-
-void cm_gpu_plan_finish(cm_gpu *g)
-{
-	cm_idmap_each(g->spans, slot_extent, g);
-	for (size_t i = 0; i < cm_hmap_slots(g->spans_more); i++) {
-		const int64_t *key;
-		const struct span *sp = cm_hmap_slot(g->spans_more, i, (const void **)&key);
-		if (sp)
-			span_extent(g, key[0], sp);
-	}
-}
-
-void cm_gpu_extent(const cm_gpu *g, double *min_ts, double *max_end)
-{
-	*min_ts = g->min_ts;
-	*max_end = g->max_end_ts;
-}
-
-void cm_gpu_set_cpu_span(cm_gpu *g, double min_ts, double max_end)
-{
-	g->have_cpu_span = 1;
-	g->cpu_min_ts = min_ts;
-	g->cpu_max_end = max_end;
-}
-
-void cm_gpu_overlap(const cm_gpu *g, uint64_t *events, uint64_t *outside)
-{
-	*events = g->x_events;
-	*outside = g->x_outside;
-}
-
-const cm_hmap *cm_gpu_processes(const cm_gpu *g) { return g->procs; }
-
 /* One gpu_user_annotation event, with a comma in front, into B. */
-static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct span *sp)
+static void write_span(const cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
 	const char *name = gpu_ua_name(g, ext, &len);
 	if (!name)
 		return; /* the annotation's name is not a string */
-	span_times(g, sp, &ts, &dur);
+	gpu_span_times(g, sp, &ts, &dur);
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, "gpu_user_annotation", name, len, cm_id_value(dev, g->idsigns[CM_IDS_DEV]),
-		   cm_id_value(stream, g->idsigns[CM_IDS_STREAM]));
+	gpu_x_head(b, "gpu_user_annotation", name, len, cm_id_value(dev, g->win.idsigns[CM_IDS_DEV]),
+		   cm_id_value(stream, g->win.idsigns[CM_IDS_STREAM]));
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_double(b, ts);
 	cm_buf_lit(b, ",\"dur\":");
 	cm_jw_double(b, dur);
 	cm_buf_lit(b, ",\"args\":{\"External id\":");
-	cm_jw_int(b, cm_id_value(ext, g->idsigns[CM_IDS_EXT]));
+	cm_jw_int(b, cm_id_value(ext, g->win.idsigns[CM_IDS_EXT]));
 	cm_buf_lit(b, "}}");
 }
 
@@ -322,7 +268,7 @@ static void write_span(cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t s
  * first, then the negative ones (the ids from 2^63 up). */
 enum { SPANS_ALL, SPANS_LOW, SPANS_HIGH };
 struct span_walk {
-	cm_gpu *g;
+	const cm_gpu *g;
 	cm_buf *out;
 	const int64_t *more; /* sorted (ext, dev, stream) keys */
 	size_t nmore, at;
@@ -356,9 +302,9 @@ static size_t more_from(const struct span_walk *w, const int64_t *more, size_t n
 static int write_slot(void *ctx, int64_t ext, void *val)
 {
 	struct span_walk *w = ctx;
-	const struct span_slot *ss = val;
+	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {ext, ss->dev, ss->stream};
-	struct span sp = {ss->start, ss->end};
+	struct gpu_ann_span sp = {ss->start, ss->end};
 	int first_done = 0;
 	if ((w->pass == SPANS_LOW && ext < 0) || (w->pass == SPANS_HIGH && ext >= 0))
 		return 0;
@@ -372,7 +318,7 @@ static int write_slot(void *ctx, int64_t ext, void *val)
 			write_span(w->g, w->out, ext, ss->dev, ss->stream, &sp);
 			first_done = 1;
 		}
-		write_span(w->g, w->out, k[0], k[1], k[2], cm_hmap_get(w->g->spans_more, k));
+		write_span(w->g, w->out, k[0], k[1], k[2], cm_hmap_get(w->g->plan.spans_more, k));
 		w->at++;
 	}
 	if (!first_done)
@@ -382,7 +328,7 @@ static int write_slot(void *ctx, int64_t ext, void *val)
 
 /* The slices of the spans, and the sorted keys of spans_more. */
 struct span_job {
-	cm_gpu *g;
+	const cm_gpu *g;
 	const int64_t *more;
 	size_t nmore;
 	int slices;
@@ -394,11 +340,11 @@ static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 	const struct span_job *j = wctx;
 	const cm_gpu *g = j->g;
 	struct span_walk w = {j->g, out, j->more, j->nmore, 0, 0, 0,
-			      {g->idsigns[CM_IDS_EXT], g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]}};
+			      {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]}};
 	int slice;
 	memcpy(&slice, in->p, sizeof slice);
 	memcpy(&w.pass, in->p + sizeof slice, sizeof w.pass);
-	return cm_idmap_each_slice(j->g->spans, slice, j->slices, write_slot, &w);
+	return cm_idmap_each_slice(j->g->plan.spans, slice, j->slices, write_slot, &w);
 }
 
 /* Spans a slice, about: a block's text, about 100 kB, is held until
@@ -407,19 +353,19 @@ static uint64_t spans_a_slice = 512;
 
 void cm_gpu_set_span_slice(uint64_t n) { spans_a_slice = n ? n : 1; }
 
-int cm_gpu_write_spans(cm_gpu *g, cm_evout *eo, int jobs)
+int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	size_t n;
-	unsigned signs[3] = {g->idsigns[CM_IDS_EXT], g->idsigns[CM_IDS_DEV], g->idsigns[CM_IDS_STREAM]};
-	int64_t *k = sorted_keys(g->spans_more, 3, signs, &n);
-	int high = (g->idsigns[CM_IDS_EXT] & CM_ID_HIGH) != 0;
-	uint64_t slots = cm_idmap_count(g->spans);
+	unsigned signs[3] = {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]};
+	int64_t *k = sorted_keys(g->plan.spans_more, 3, signs, &n);
+	int high = (g->win.idsigns[CM_IDS_EXT] & CM_ID_HIGH) != 0;
+	uint64_t slots = cm_idmap_count(g->plan.spans);
 	struct span_job job = {g, k, n, 1};
 	int workers = jobs < 1 ? 1 : jobs, rc = 0;
 	void **ctx = cm_xcalloc((size_t)workers, sizeof *ctx);
 	cm_opool *pool;
 	cm_buf b = {0};
-	if (cm_idmap_is_dense(g->spans) && slots > spans_a_slice)
+	if (cm_idmap_is_dense(g->plan.spans) && slots > spans_a_slice)
 		job.slices = (int)(slots / spans_a_slice < 65536 ? slots / spans_a_slice : 65536);
 	for (int i = 0; i < workers; i++)
 		ctx[i] = &job;

@@ -10,17 +10,7 @@
 #define CM_OCCUPANCY_H
 
 #include <stddef.h>
-
-/* cudaOccDeviceProp */
-typedef struct cm_occ_props {
-	int computeMajor, computeMinor;
-	int maxThreadsPerBlock, maxThreadsPerMultiprocessor;
-	int regsPerBlock, regsPerMultiprocessor;
-	int warpSize;
-	size_t sharedMemPerBlock, sharedMemPerMultiprocessor;
-	int numSms;
-	size_t sharedMemPerBlockOptin, reservedSharedMemPerBlock;
-} cm_occ_props;
+#include "json/devprops.h" /* cm_occ_props, cudaOccDeviceProp */
 
 /* cudaOccPartitionedGCConfig, cudaOccFuncShmemConfig, cudaOccCacheConfig */
 enum { CM_OCC_GC_OFF, CM_OCC_GC_ON, CM_OCC_GC_ON_STRICT };

@@ -37,12 +37,6 @@ EXCEPTIONS = {
     ("io/output.c", "json/jwrite.h"),
     # issue 29: -o writes Perfetto's format through the output layer
     ("io/output.c", "pftrace/pftrace.h"),
-    # issue 29: cpu and gpu share cm_kin_devices and cm_ext_thread; put them below both
-    ("cpu/cpuscan.h", "gpu/kineto.h"),
-    ("gpu/gpuconv.h", "cpu/extindex.h"),
-    ("gpu/gpurows.c", "cpu/cpuscan.h"),
-    # issue 29: give the GPU stage a thread-id callback instead
-    ("gpu/gpuconv_int.h", "repair/repair.h"),
 }
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -13,7 +13,7 @@
 #include "base/diag.h"
 #include "base/idmap.h"
 #include "cpu/cpuindex.h"
-#include "cpu/extindex.h"
+#include "base/extindex.h"
 #include "io/input.h"
 
 /* A small deterministic generator (xorshift64), so a failure repeats. */

@@ -2,7 +2,8 @@
  * for each External id the window links to.  The GPU side (gpuconv.h) makes
  * the map, ext id (int64) -> struct cm_ext_thread, and reads it back; the CPU
  * scan fills it in.  Neither pass needs the other's header for it.  Both
- * number threads in lists of the same kind (extindex.c). */
+ * number threads in lists of the same kind (extindex.c).  It lives in base/,
+ * below both the CPU and the GPU stage, which stand side by side. */
 #ifndef CM_EXTINDEX_H
 #define CM_EXTINDEX_H
 

@@ -1,6 +1,6 @@
 /* extindex.c - the lists of threads that the External-id index numbers. */
 #include "config.h"
-#include "cpu/extindex.h"
+#include "base/extindex.h"
 #include "base/diag.h"
 #include "base/hmap.h"
 

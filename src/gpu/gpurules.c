@@ -1,0 +1,171 @@
+/* gpurules.c - the rules more than one stage of the window applies, and the
+ * walk of the records they share.  The plan and the render make the same
+ * thread lookup (gpu_api_thread) and the same drop decision (gpu_dropped),
+ * so that the metadata written before the CPU events agrees with the events
+ * written after them; the plan, the render and the annotation spans all
+ * walk the records on an ordered pool (gpu_walk_records).  Nothing here
+ * calls into a stage: every stage may call here. */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "gpu/cbid.h"
+#include "base/diag.h"
+#include "base/exitcode.h"
+#include "base/opool.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Report a problem with events[INDEX] (OFFSET: just past the event). */
+int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
+{
+	char msg[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cm_error(CM_EXIT_DATA, g->wname, offset, "window: events[%llu]: %s", (unsigned long long)index, msg);
+	return -1;
+}
+
+/* The thread row of an API record (tidrule.h): the CPU thread its
+ * correlation links to, else the window's map, else the int32 id itself
+ * (*fell set).  0, or -1 after a report (only when REPORT; without it the
+ * caller knows the plan has checked the same lookup). */
+int gpu_api_thread(const cm_gpu *g, const cm_gpurec *r, cm_int *tid, int *fell)
+{
+	cm_int pid = r->v[CM_RA_PID], corr = r->v[CM_RA_CORR];
+	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
+	int64_t t, c;
+	int rc;
+	*fell = 0;
+	if (cm_id_key(corr, &c, NULL)) {
+		const struct gpu_corr_thread *l = cm_idmap_get(g->link.linked, c);
+		if (l && l->thread && (cm_int)g->link.cpu_threads.v[l->thread - 1].pid == pid) {
+			*tid = g->link.cpu_threads.v[l->thread - 1].tid;
+			return 0;
+		}
+	}
+	rc = pid < INT64_MIN || pid > INT64_MAX ? CM_TIDMAP_ABSENT
+						: cm_tidmap_lookup(g->win.tidmap, (int64_t)pid, id, &t);
+	switch (rc) {
+	case CM_TIDMAP_FOUND: *tid = t; return 0;
+	case CM_TIDMAP_ABSENT: *tid = id; *fell = 1; return 0;
+	case CM_TIDMAP_BAD_MAP:
+		return gpu_ev_error(g, r->index, r->offset,
+				"thread_resource_map (or its entry for this process_id) is not an object");
+	default:
+		return gpu_ev_error(g, r->index, r->offset,
+				"thread_resource_map entry for thread_id %d is not an integer of at most 64 bits",
+				(int)id);
+	}
+}
+
+/* The name of an API record's callback id (NAME: 64 bytes for "cbid_N"). */
+const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
+{
+	const char *name = cbid >= INT64_MIN && cbid <= INT64_MAX ? cm_cbid_name(driver, (int64_t)cbid) : NULL;
+	if (name)
+		return name;
+	memcpy(fallback, "cbid_", 5);
+	cm_int_format(cbid, fallback + 5);
+	return fallback;
+}
+
+/* Hand each block of records to POOL, in window order: the one still in
+ * memory when the window was small (as a copy: the pool takes the bytes it
+ * is given, and the plan and the output both read the blocks), else each
+ * block of the temporary file in turn.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
+{
+	cm_buf b = {0};
+	int rc;
+	if (!g->win.recs) {
+		cm_buf_put(&b, g->win.block.p, g->win.block.len);
+		rc = b.len ? cm_opool_put(pool, &b) : 0;
+		cm_buf_free(&b);
+		return rc;
+	}
+	if (fseek(g->win.recs, 0, SEEK_SET) != 0)
+		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+	while ((rc = cm_gpurec_block_read(g->win.recs, &b)) == 1)
+		if (cm_opool_put(pool, &b) < 0) {
+			rc = -1;
+			break;
+		}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* An overhead record that the rule drops. */
+int gpu_dropped(const cm_gpu *g, const cm_gpurec *r)
+{
+	return (r->flags & CM_REC_ABR) && g->win.max_end > 0 && r->v[CM_RO_START] > g->win.max_end;
+}
+
+/* Kineto's sync type of a sync record: CUPTI's uint32 field. */
+uint32_t gpu_sync_type(const cm_gpurec *r) { return (uint32_t)(unsigned __int128)r->v[CM_RS_TYPE]; }
+
+/* Whether a sync record (without a deferred error) is drawn: in a window of
+ * version 2, every one but a "Stream Wait Event" on a stream where no
+ * kernel, copy or set ran: Kineto holds those back until the end and then
+ * drops them as noise. */
+int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r)
+{
+	int64_t key[2];
+	if (g->version < 2)
+		return 0;
+	if (gpu_sync_type(r) != CM_SYNC_STREAM_WAIT_EVENT)
+		return 1;
+	key[0] = (int64_t)r->v[CM_RS_DEV];
+	key[1] = (int64_t)r->v[CM_RS_STREAM];
+	return cm_hmap_get(g->win.act_streams, key) != NULL;
+}
+
+/* Run FN over each block of records on N workers of an ordered pool
+ * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
+ * window order.  0, or -1 (after a report). */
+int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+{
+	cm_opool *pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
+	int rc = gpu_feed_pool(g, pool);
+	return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+}
+
+int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx, out->p, out->len); }
+
+/* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
+void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid)
+{
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
+	cm_jw_string(b, cat, strlen(cat));
+	cm_buf_lit(b, ",\"name\":");
+	cm_jw_string(b, name, nlen);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+}
+
+/* Note an X event's extent (Python: min(min_ts, ts), max(max_end, ts + max(dur, 0))),
+ * and whether it overlaps the CPU trace's span. */
+void gpu_extent(cm_gpu *g, double ts, double dur)
+{
+	g->plan.min_ts = cm_py_min(g->plan.min_ts, ts);
+	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, ts + cm_py_max(dur, 0.0));
+	if (g->cpu.have_cpu_span) {
+		g->plan.x_events++;
+		g->plan.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
+	}
+	g->st.x_events++;
+}
+
+/* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
+void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
+{
+	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
+	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
+}
