@@ -193,6 +193,28 @@ static void member_head(struct copy *c, const char *key, size_t n)
 	cm_buf_putc(&c->eo->buf, ':');
 }
 
+/* The new traceName's value: the hooks', or with a route that names each
+ * output, each output's own (after what they share so far).  0 or -1. */
+static int name_value(struct copy *c)
+{
+	const cm_cpuroute *r = c->hooks->route;
+	cm_buf b = {0};
+	int rc = 0;
+	if (!r || !r->names) {
+		cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
+		return 0;
+	}
+	if (cm_evout_flush(c->eo) < 0)
+		return -1;
+	for (size_t g = 0; rc == 0 && g < r->nouts; g++) {
+		b.len = 0;
+		cm_jw_string(&b, r->names[g], strlen(r->names[g]));
+		rc = cm_output_write(r->outs[g], b.p, b.len);
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
 /* The new "deviceProperties" member, when it is due. */
 static void devices_member(struct copy *c)
 {
@@ -388,7 +410,7 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 				return -1;
 			if ((kept = take_next(c)) < 0)
 				return -1;
-			if (c->hooks->route) {
+			if (c->hooks->route && !c->hooks->route->whole) {
 				if (route_next(c, kept, s, n, base, &i) < 0)
 					return -1;
 				break;
@@ -487,7 +509,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 				}
 				if (!c->seen_name && c->hooks->trace_name) {
 					member_head(c, "\"traceName\"", 11);
-					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
+					if (name_value(c) < 0)
+						return -1;
 				}
 				cm_buf_putc(&c->eo->buf, '}');
 				c->st = ST_END;
@@ -539,7 +562,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 			if (c->key_kind == K_NAME) {
 				c->seen_name = 1;
 				if (c->hooks->trace_name) {
-					cm_jw_string(&c->eo->buf, c->hooks->trace_name, strlen(c->hooks->trace_name));
+					if (name_value(c) < 0)
+						return -1;
 					c->copying = 0;
 				}
 			} else if (c->key_kind == K_DEVICES && c->hooks->devices &&
@@ -624,7 +648,7 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
 	/* the layout, after the parallel scan; not with an element hook, which
 	 * takes the elements one by one (but for --split's, routed in runs) */
-	if (plan->layout && !plan->careful && (!hooks->element || hooks->route)) {
+	if (plan->layout && !plan->careful && (!hooks->element || (hooks->route && !hooks->route->whole))) {
 		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
 		c.layout = plan->layout;

@@ -86,6 +86,7 @@ void cm_gpu_free(cm_gpu *g)
 {
 	if (!g)
 		return;
+	gpu_split_free(g); /* its tables back in place first */
 	cm_idmap_free(g->ua);
 	gpu_ua_unmap(g);
 	if (g->ua_file)

@@ -135,6 +135,7 @@ struct cm_gpu {
 	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
 	double cut_lo, cut_hi; /* the span, trace us */
 	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
+	struct gpu_split *split; /* --split: the groups' records and plans (gpusplit.c), or NULL */
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
@@ -276,6 +277,8 @@ int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);
 void gpu_cut_note_api(struct cm_gpu_digest *d, const cm_gpurec *r);
 /* Add N bytes of those notes to G's file.  0, or -1 after a report. */
 int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
+/* Free the groups of --split (cm_gpu_free does). */
+void gpu_split_free(cm_gpu *g);
 /* Hand each block of records to POOL (opool.h), in window order: the input
  * of the plan and of the render.  0, or -1 (after a report, or as
  * cm_opool_put). */
