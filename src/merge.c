@@ -494,7 +494,7 @@ int cm_merge_run(const struct cm_options *opt)
 	m.map = map;
 	if (!opt->window_path) {
 		/* a trace alone: a repair in its one pass, else copied and cut */
-		if (map && !opt->cut)
+		if (map && !opt->cut && !opt->split_n)
 			status = cm_repairpass_run(opt->cpu_path, opt->bufsize, opt->trace_name, map, eo.out);
 		else
 			status = cm_filter_run(opt, map, eo.out);

@@ -125,8 +125,8 @@ void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
 struct cm_repair;
 /* Instead of cm_gpu_cut_span, with cm_gpu_set_cut(CM_CUT_OVERLAP) before
  * the window was read: deal the records to N (at most 64) groups, group K
- * keeping what --steps would with the range [LO[K], HI[K]) (trace us; the
- * arrays must outlive G), on JOBS threads.  Also notes the extent of the
+ * keeping what --steps would with the range [LO[K], HI[K]) (trace us,
+ * sorted by LO; the arrays must outlive G), on JOBS threads.  Also notes the extent of the
  * records drawn uncut (cm_gpu_extent_uncut) and reports the errors the
  * plan finds in records whatever the cut.  0, or -1 after a report. */
 int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jobs);
