@@ -15,6 +15,7 @@
  * every kept event. */
 #include "config.h"
 #include "filter.h"
+#include "mergesplit.h"
 #include "cpu/cpucopy.h"
 #include "cpu/cpucut.h"
 #include "cpu/cpuscan.h"
@@ -78,49 +79,26 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 	return 0;
 }
 
-/* --split: the -o pattern with its %s replaced by LABEL (malloc'd). */
-static char *split_name(const char *pattern, const char *label)
-{
-	const char *at = strstr(pattern, "%s");
-	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
-	char *s = cm_xmalloc(n);
-	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
-	return s;
-}
-
 /* --split: open a file for each group.  0, or -1 after a report (those
  * opened are closed, and none appears). */
 static int split_open(struct filter *f)
 {
+	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, &f->outs, NULL) < 0)
+		return -1;
 	f->nouts = f->cut.ngroups;
-	f->outs = cm_xcalloc(f->nouts, sizeof *f->outs);
 	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);
-	for (size_t g = 0; g < f->nouts; g++) {
-		char *name = split_name(f->opt->out_path, f->cut.groups[g].label);
-		/* one deflate stream a file, on its own thread: there are many files */
-		f->outs[g] = cm_output_open(name, f->opt->gzip_level, 1);
-		free(name);
-		if (!f->outs[g]) {
-			for (size_t i = 0; i < g; i++)
-				cm_output_close(f->outs[i], 0);
-			f->nouts = 0;
-			return -1;
-		}
-	}
 	return 0;
 }
 
 /* --split: close the files, published when OK.  0, or -1 after a report. */
 static int split_close(struct filter *f, int ok)
 {
-	int rc = 0;
-	for (size_t g = 0; g < f->nouts; g++)
-		if (cm_output_close(f->outs[g], ok && rc == 0) != 0)
-			rc = -1;
-	free(f->outs);
+	int rc = cm_split_close(f->outs, f->nouts, NULL, 0, ok);
 	free(f->wrote);
+	f->outs = NULL;
+	f->wrote = NULL;
 	f->nouts = 0;
-	return ok ? rc : -1;
+	return rc;
 }
 
 static int hook_none(void *ctx, cm_evout *eo)

@@ -261,7 +261,6 @@ static int hook_insert(void *ctx, cm_evout *eo)
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
-	cm_buf *b = &eo->buf;
 	m->t_copied = cm_now_s() - m->t0;
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
@@ -270,26 +269,7 @@ static int hook_append(void *ctx, cm_evout *eo)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
-		      "\"tid\":\"PyTorch Profiler\",\"ts\":");
-	cm_jw_double(b, m->min_ts);
-	cm_buf_lit(b, ",\"dur\":");
-	cm_jw_double(b, cm_py_max(m->max_end - m->min_ts, 0.0));
-	cm_buf_lit(b, ",\"args\":{\"Op count\":0}}");
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
-		      "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":");
-	cm_jw_double(b, m->min_ts);
-	cm_buf_putc(b, '}');
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":");
-	cm_jw_double(b, m->max_end + 0.001);
-	cm_buf_putc(b, '}');
-	return 0;
+	return cm_span_events(eo, m->min_ts, m->max_end);
 }
 
 /* Hook (--steps, --range, --split): whether CPU event INDEX is kept (and

@@ -49,6 +49,10 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 int cm_msplit_insert(cm_msplit *s, cm_evout *shared);
 int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs);
 int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shared);
+/* The three profiler span events the merge writes last (its span
+ * [MIN_TS, MAX_END], trace us: "PyTorch Profiler (0)", "Iteration Start",
+ * "Record Window End"), each through cm_evout_next.  0, or -1. */
+int cm_span_events(cm_evout *eo, double min_ts, double max_end);
 /* The repair stages' reports (one line a file). */
 void cm_msplit_report(const cm_msplit *s);
 void cm_msplit_free(cm_msplit *s);
