@@ -102,6 +102,7 @@ struct merge {
 	cm_cpucut cut;      /* --steps, --range, --split: the CPU side's cut (cpucut.h) */
 	cm_msplit split;    /* --split: the files and each one's GPU side (mergesplit.h) */
 	const cm_threadmap *map; /* -t */
+	cm_int base_ns;     /* the base time, once known (the split's repair stages take it) */
 	double min_ts, max_end;
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
@@ -288,8 +289,11 @@ static int split_insert(void *ctx, cm_evout *eo) { return cm_msplit_insert(&((st
 static int split_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
+	int rc;
 	m->t_copied = cm_now_s() - m->t0;
-	return cm_msplit_append(&m->split, eo, render_threads(m->opt));
+	rc = cm_msplit_append(&m->split, eo, render_threads(m->opt));
+	m->t_render = cm_now_s() - m->t0;
+	return rc;
 }
 static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
@@ -297,7 +301,10 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 }
 static cm_repair *split_repair(void *ctx)
 {
-	return cm_repair_new(((struct merge *)ctx)->map);
+	struct merge *m = ctx;
+	cm_repair *r = cm_repair_new(m->map);
+	cm_repair_set_base(r, m->base_ns);
+	return r;
 }
 
 /* Hook (with -t): a CPU event through the repair stage. */
@@ -412,10 +419,9 @@ static int prepare(struct merge *m)
 		/* --split: the records dealt to the files' groups, each planned */
 		m->split.gpu = m->gpu;
 		m->split.cut = &m->cut;
+		m->base_ns = base;
 		if (cm_msplit_plan(&m->split, plan_threads(opt->jobs), m->repair ? split_repair : NULL, m) < 0)
 			return cm_diag_status();
-		for (size_t k = 0; m->split.repair && k < m->split.n; k++)
-			cm_repair_set_base(m->split.repair[k], base);
 	} else if (opt->cut ? cm_gpu_cut_span(m->gpu, m->cut.lo, m->cut.hi) < 0
 			    : cm_gpu_cut_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
 					      cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0) {

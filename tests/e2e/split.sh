@@ -193,6 +193,19 @@ $CUPTIMERGE -q $NOW --split=steps -t "$WIN" -w "$WIN" -o "$tmp/nodir/m_%s.json" 
 [ $rc -eq 3 ] || fail "exit $rc, not 3: $(cat "$tmp/err")"
 [ ! -e "$tmp/nodir" ] || fail "something was made"
 
+tcase "merge --split with a window of another run (an hour later): refused as uncut, status 1, no file"
+python3 -c 'import re, sys
+s = open(sys.argv[1]).read()
+s = re.sub(r"\"(start_ns|end_ns)\": (\d+)", lambda m: "\"%s\": %d" % (m.group(1), int(m.group(2)) + 3600 * 10**9), s)
+open(sys.argv[2], "w").write(s)' "$WIN" "$tmp/late.json"
+rm -rf "$tmp/o"
+mkdir "$tmp/o"
+rc=0
+$CUPTIMERGE -q $NOW --split=steps -w "$tmp/late.json" -o "$tmp/o/m_%s.json" "$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, not 1"
+grep -q "do not overlap" "$tmp/err" || fail "no 'do not overlap' message: $(cat "$tmp/err")"
+[ -z "$(ls "$tmp/o")" ] || fail "files were left: $(ls "$tmp/o")"
+
 tcase "merge --split of a trace without ProfilerStep events: status 1, one line, no file"
 rm -rf "$tmp/o"
 mkdir "$tmp/o"
