@@ -51,6 +51,8 @@ struct gpu_group {
 	double min_ts, max_end_ts;
 	uint64_t x_events, x_outside;
 	cm_repair *repair;
+	int64_t ua_lo, ua_hi; /* the user annotations its GPU work is in (span_note's ids) */
+	uint64_t ua_n;
 };
 
 struct gpu_split {
@@ -171,9 +173,23 @@ static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 	return 0;
 }
 
+/* The user annotation whose span GPU work R widens (gpuplan.c: the window's
+ * annotation of its correlation): 1 and *UA, or 0. */
+static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
+{
+	const int64_t *ext;
+	int64_t c;
+	if ((r->kind != CM_REC_KERNEL && r->kind != CM_REC_MEMCPY && r->kind != CM_REC_MEMSET) || !g->uext ||
+	    !cm_id_key(r->v[CM_RG_CORR], &c, NULL) || !(ext = cm_idmap_get(g->uext, c)))
+		return 0;
+	*ua = *ext;
+	return 1;
+}
+
 /* The pool's work: a block of records into OUT as the uncut extent (two
- * doubles), then (groups: uint64, length: uint32, the record's bytes) for
- * each record that some group keeps. */
+ * doubles), then (groups: uint64, length: uint32, its annotation: a flag
+ * byte and an int64, the record's bytes) for each record that some group
+ * keeps. */
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	cm_gpu *g = wctx;
@@ -185,6 +201,8 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		const char *at = p;
 		uint64_t m;
 		uint32_t len;
+		int64_t ua = 0;
+		char has;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
 		if (record_uncut(g, &r, &ext[0], &ext[1]) < 0)
@@ -192,8 +210,11 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		if (!(m = record_mask(g, g->split, &r)))
 			continue;
 		len = (uint32_t)(p - at);
+		has = (char)record_ua(g, &r, &ua);
 		cm_buf_put(out, &m, sizeof m);
 		cm_buf_put(out, &len, sizeof len);
+		cm_buf_putc(out, has);
+		cm_buf_put(out, &ua, sizeof ua);
 		cm_buf_put(out, at, len);
 	}
 	memcpy(out->p, ext, sizeof ext);
@@ -226,12 +247,21 @@ static int deal_fold(void *sctx, cm_buf *out)
 	while (p < end) {
 		uint64_t m;
 		uint32_t len;
+		int64_t ua;
+		int has;
 		memcpy(&m, p, sizeof m);
 		memcpy(&len, p + sizeof m, sizeof len);
-		p += sizeof m + sizeof len;
+		has = p[sizeof m + sizeof len];
+		memcpy(&ua, p + sizeof m + sizeof len + 1, sizeof ua);
+		p += sizeof m + sizeof len + 1 + sizeof ua;
 		while (m) {
 			struct gpu_group *gr = &s->grp[__builtin_ctzll(m)];
 			m &= m - 1;
+			if (has) {
+				gr->ua_lo = !gr->ua_n || ua < gr->ua_lo ? ua : gr->ua_lo;
+				gr->ua_hi = !gr->ua_n || ua > gr->ua_hi ? ua : gr->ua_hi;
+				gr->ua_n++;
+			}
 			cm_buf_put(&gr->block, p, len);
 			gr->nrecs++;
 			if (store_flush(gr, 0) < 0)
@@ -367,8 +397,18 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	s->cut = g->cut;
 	g->cut = CM_CUT_NONE; /* every record of the store is kept */
 	swap_group(g, &s->grp[k]);
-	/* the annotations' spans: a table a group (the first plan makes the
-	 * first, with the correlations' annotations, which all groups share) */
+	/* the window's annotations' spans: a table a group, over the ids its
+	 * GPU work names (the plan would make one over all of them: 60 tables
+	 * over the whole range, each walked for its extent and its spans, were
+	 * a fifth of a split's time in 60 files; an array or a hash map, as
+	 * the group's ids are dense or not: both are walked in id order) */
+	if (!g->spans &&
+	    !(g->spans = cm_idmap_new(sizeof(struct span_slot), s->grp[k].ua_n ? s->grp[k].ua_lo : 0,
+				      s->grp[k].ua_n ? s->grp[k].ua_hi : 0, s->grp[k].ua_n, g->budget)))
+		return -1;
+	/* the CPU trace's annotations' spans: a table a group (the first plan
+	 * makes the first, with the correlations' annotations, which all groups
+	 * share) */
 	if (g->cua && !g->cspans) {
 		if (!(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
 			return -1;
