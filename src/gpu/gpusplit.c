@@ -221,10 +221,15 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
+/* A group's blocks: a quarter of cm_gpu's, since up to 64 fill at once
+ * (60 blocks of 256 KiB were 15 MB of a 60-file split's peak); the render
+ * takes a block a worker all the same. */
+#define GROUP_BLOCK (CM_GPU_BLOCK / 4)
+
 /* Group K's store: a full block goes to its temporary file.  0, or -1. */
 static int store_flush(struct gpu_group *gr, int last)
 {
-	if (gr->block.len < (last ? 1 : CM_GPU_BLOCK))
+	if (gr->block.len < (last ? 1 : GROUP_BLOCK))
 		return 0;
 	if (last && !gr->recs)
 		return 0; /* all of it in the block, as a small cm_gpu keeps it */
@@ -338,9 +343,12 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	rc = gpu_feed_pool(g, pool);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	free(ctx);
-	for (size_t k = 0; rc == 0 && k < n; k++)
+	for (size_t k = 0; rc == 0 && k < n; k++) {
 		if (store_flush(&s->grp[k], 1) < 0 || (s->grp[k].recs && fflush(s->grp[k].recs) != 0))
 			rc = -1;
+		if (s->grp[k].recs) /* its records are all in the file */
+			cm_buf_free(&s->grp[k].block);
+	}
 	/* the records are all in the stores now, and cm_gpu's are not read
 	 * again: their pages go */
 	if (rc == 0 && g->recs) {
@@ -410,7 +418,12 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	 * makes the first, with the correlations' annotations, which all groups
 	 * share) */
 	if (g->cua && !g->cspans) {
-		if (!(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, g->nanns, g->budget)))
+		/* sized for a group's share of the annotations: a hash map of
+		 * those it spans when there are many groups (an array over all of
+		 * them, a group, walked whole for its extent, held 0.7 MB a file
+		 * of the 200,000-op pair's split) */
+		uint64_t share = g->nanns / s->n ? g->nanns / s->n : 1;
+		if (!(g->cspans = cm_idmap_new(sizeof(struct span_slot), 0, (int64_t)g->nanns - 1, share, g->budget)))
 			return -1;
 		g->cspans_more = cm_hmap_new(24, sizeof(struct span));
 	}
