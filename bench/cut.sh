@@ -12,7 +12,15 @@
 #   the trace, to /dev/null and to -o FILE.json.gz; and the two-step cut of the CPU trace
 #   alone (no window) against a plain copy of it (cuptimerge TRACE, no options); and the
 #   merged trace (made once, before the rounds) alone: copied, and --split=steps:K into at
-#   most 64 files (K: the steps over 60, rounded up), to $dir/split/.
+#   most 64 files (K: the steps over 60, rounded up), to $dir/split/; and the merge itself
+#   split in its own pass (-w, --split=steps:K, to $dir/msplit/), against the plain merge and
+#   the two-step cut to a file (-o out.json: each synced and renamed, as a split's files are).
+# The 1 GB pair of issue 24 (2,520,000 ops: a 1 GB CPU trace and a 1.5 GB window, as
+# bench/bench.sh's 1G) on the 16-core GPU machine, from a folder CARRY as bench/gpu-machine.sh
+# describes it (the binary, its libraries, GNU time, shared/tools/gen_trace):
+#   LD_LIBRARY_PATH=$CARRY/lib SHARED=$CARRY/shared BENCH_DIR=/tmp/cut \
+#     bench/cut.sh --ops 2520000 --repeat 2 --cuptimerge $CARRY/cuptimerge
+# (about 90 s to generate the pair, then some 3 minutes; the disk needs ~9 GB.)
 # gen_trace's window lies within its CPU trace's span, so --clip keeps nearly every event:
 # the figure is the cost of the cut's bookkeeping (a note an API call as the window is read,
 # the table built from them, a lookup a record in the plan and the render), its worst case.
@@ -48,23 +56,29 @@ mid=$((nsteps / 2)) mid2=$((nsteps / 2 + 1))
 echo "ProfilerStep events: $nsteps; --steps=$mid-$mid2"
 "$cm" -q -w "$win" -o "$dir/merged.json" "$cpu"
 k=$(((nsteps + 59) / 60))
-mkdir -p "$dir/split"
+mkdir -p "$dir/split" "$dir/msplit"
 labels=("plain, -o /dev/null" "--clip, -o /dev/null" "--steps (2), -o /dev/null"
 	"plain, -o out.json.gz" "--clip, -o out.json.gz" "--steps (2), -o out.json.gz"
 	"trace alone, copy" "trace alone, --steps (2)" "merged alone, copy" "merged, --split=steps:$k"
-	"merged, --split, .json.gz")
+	"merged, --split, .json.gz" "plain, -o out.json" "--steps (2), -o out.json"
+	"merge --split=steps:$k (-w)" "merge --split, .json.gz")
 cmds=("-w $win -o /dev/null $cpu" "--clip -w $win -o /dev/null $cpu" "--steps=$mid-$mid2 -w $win -o /dev/null $cpu"
 	"-w $win -o $dir/out.json.gz $cpu" "--clip -w $win -o $dir/out.json.gz $cpu"
 	"--steps=$mid-$mid2 -w $win -o $dir/out.json.gz $cpu" "-o /dev/null $cpu" "--steps=$mid-$mid2 -o /dev/null $cpu"
 	"-o /dev/null $dir/merged.json" "--split=steps:$k -o $dir/split/m_%s.json $dir/merged.json"
-	"--split=steps:$k -o $dir/split/z_%s.json.gz $dir/merged.json")
+	"--split=steps:$k -o $dir/split/z_%s.json.gz $dir/merged.json"
+	"-w $win -o $dir/out.json $cpu" "--steps=$mid-$mid2 -w $win -o $dir/out.json $cpu"
+	"--split=steps:$k -w $win -o $dir/msplit/m_%s.json $cpu"
+	"--split=steps:$k -w $win -o $dir/msplit/z_%s.json.gz $cpu")
 declare -a best bestkb
 for _ in $(seq "$repeat"); do
 	for i in "${!cmds[@]}"; do
 		# shellcheck disable=SC2086
 		/usr/bin/time -f "%e %M" -o "$dir/time" "$cm" -q ${cmds[$i]} >/dev/null || { echo "${labels[$i]}: failed" >&2; exit 1; }
 		read -r s kb <"$dir/time"
-		if [ -z "${best[$i]:-}" ] || [ "$(echo "$s < ${best[$i]}" | bc)" = 1 ]; then best[$i]=$s bestkb[$i]=$kb; fi
+		if [ -z "${best[$i]:-}" ] || awk -v a="$s" -v b="${best[$i]}" 'BEGIN { exit !(a < b) }'; then
+			best[$i]=$s bestkb[$i]=$kb
+		fi
 	done
 done
 for i in "${!cmds[@]}"; do
@@ -72,6 +86,8 @@ for i in "${!cmds[@]}"; do
 done
 "$cm" -q --steps=$mid-$mid2 -w "$win" -o "$dir/out.json" "$cpu"
 echo "two-step merge: $(stat -c %s "$dir/out.json") bytes; merged trace $(stat -c %s "$dir/merged.json") bytes," \
-	"split into $(ls "$dir/split"/m_* | wc -l) files of $(du -cb "$dir/split"/m_* | tail -1 | cut -f1) bytes; uptime: $(uptime)"
-rm -rf "$dir/split" "$dir/merged.json"
+	"split into $(ls "$dir/split"/m_* | wc -l) files of $(du -cb "$dir/split"/m_* | tail -1 | cut -f1) bytes;" \
+	"the merge split into $(ls "$dir/msplit"/m_* | wc -l) files of $(du -cb "$dir/msplit"/m_* | tail -1 | cut -f1) bytes;" \
+	"uptime: $(uptime)"
+rm -rf "$dir/split" "$dir/msplit" "$dir/merged.json"
 rm -f "$dir/out.json.gz" "$dir/out.json"

@@ -15,6 +15,7 @@
  * every kept event. */
 #include "config.h"
 #include "filter.h"
+#include "mergesplit.h"
 #include "cpu/cpucopy.h"
 #include "cpu/cpucut.h"
 #include "cpu/cpuscan.h"
@@ -44,6 +45,7 @@ struct filter {
 	int *wrote;        /* a file has an event already (the next needs a comma) */
 	size_t nouts;
 	cm_cpuroute route; /* the events to the files in runs, from the layout */
+	cm_repair **grepair; /* --split with -t: a repair stage a file (the rows it names are its own) */
 };
 
 /* --split without the trace's layout (--careful): the element in hand to
@@ -55,56 +57,48 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 	if (cm_evout_flush(eo) < 0)
 		return -1;
 	for (int g = f->cut.ga; g <= f->cut.gb; g++) {
-		if ((f->wrote[g] && cm_output_write(f->outs[g], ",", 1) < 0) || cm_output_write(f->outs[g], text, len) < 0)
+		const char *t = text;
+		size_t n = len;
+		const cm_jval *ev;
+		cm_buf b = {0};
+		if (f->grepair) {
+			cm_arena_reset(f->arena);
+			if (cm_repair_event_text(f->grepair[g], f->arena, text, len, &ev)) {
+				cm_jval_write(&b, ev);
+				t = b.p;
+				n = b.len;
+			}
+		}
+		if ((f->wrote[g] && cm_output_write(f->outs[g], ",", 1) < 0) || cm_output_write(f->outs[g], t, n) < 0) {
+			cm_buf_free(&b);
 			return -1;
+		}
+		cm_buf_free(&b);
 		f->wrote[g] = 1;
 	}
 	return 0;
-}
-
-/* --split: the -o pattern with its %s replaced by LABEL (malloc'd). */
-static char *split_name(const char *pattern, const char *label)
-{
-	const char *at = strstr(pattern, "%s");
-	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
-	char *s = cm_xmalloc(n);
-	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
-	return s;
 }
 
 /* --split: open a file for each group.  0, or -1 after a report (those
  * opened are closed, and none appears). */
 static int split_open(struct filter *f)
 {
+	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, &f->outs, NULL) < 0)
+		return -1;
 	f->nouts = f->cut.ngroups;
-	f->outs = cm_xcalloc(f->nouts, sizeof *f->outs);
 	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);
-	for (size_t g = 0; g < f->nouts; g++) {
-		char *name = split_name(f->opt->out_path, f->cut.groups[g].label);
-		/* one deflate stream a file, on its own thread: there are many files */
-		f->outs[g] = cm_output_open(name, f->opt->gzip_level, 1);
-		free(name);
-		if (!f->outs[g]) {
-			for (size_t i = 0; i < g; i++)
-				cm_output_close(f->outs[i], 0);
-			f->nouts = 0;
-			return -1;
-		}
-	}
 	return 0;
 }
 
 /* --split: close the files, published when OK.  0, or -1 after a report. */
 static int split_close(struct filter *f, int ok)
 {
-	int rc = 0;
-	for (size_t g = 0; g < f->nouts; g++)
-		if (cm_output_close(f->outs[g], ok && rc == 0) != 0)
-			rc = -1;
-	free(f->outs);
+	int rc = cm_split_close(f->outs, f->nouts, NULL, 0, ok);
 	free(f->wrote);
+	f->outs = NULL;
+	f->wrote = NULL;
 	f->nouts = 0;
-	return ok ? rc : -1;
+	return rc;
 }
 
 static int hook_none(void *ctx, cm_evout *eo)
@@ -118,6 +112,19 @@ static int hook_none(void *ctx, cm_evout *eo)
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct filter *f = ctx;
+	if (f->grepair) { /* each file names the rows its own events moved to */
+		if (cm_evout_flush(eo) < 0)
+			return -1;
+		for (size_t g = 0; g < f->nouts; g++) {
+			cm_evout geo = {f->outs[g], {0}, !f->wrote[g]};
+			int rc = cm_repair_write_metadata(f->grepair[g], &geo) < 0 || cm_evout_flush(&geo) < 0 ? -1 : 0;
+			cm_buf_free(&geo.buf);
+			if (rc < 0)
+				return -1;
+			f->wrote[g] |= !geo.first;
+		}
+		return 0;
+	}
 	return f->repair ? cm_repair_write_metadata(f->repair, eo) : 0;
 }
 
@@ -190,6 +197,15 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		f.route.outs = f.outs;
 		f.route.nouts = f.nouts;
 		f.route.shared = &eo;
+		if (opt->split_n && f.repair) { /* each event through its files' repairs, one at a time */
+			f.route.whole = 1;
+			f.grepair = cm_xcalloc(f.nouts, sizeof *f.grepair);
+			for (size_t g = 0; g < f.nouts; g++) {
+				f.grepair[g] = cm_repair_new(map);
+				if (plan.has_base)
+					cm_repair_set_base(f.grepair[g], plan.base_ns);
+			}
+		}
 		hooks = (cm_cpucopy_hooks){.insert = hook_none, .append = hook_append, .ctx = &f,
 					  .element = opt->split_n ? split_element : f.repair ? hook_element : NULL,
 					  .keep = f.cut.mode ? hook_keep : NULL,
@@ -215,8 +231,14 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 	if (!status && opt->verbose && f.cut.mode)
 		cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu events kept, %llu cut", f.cut.lo, f.cut.hi,
 			(unsigned long long)f.cut.kept, (unsigned long long)f.cut.cut);
-	if (!status && f.repair)
+	if (!status && f.repair && !f.grepair)
 		cm_repair_report(f.repair);
+	for (size_t g = 0; f.grepair && g < f.cut.ngroups; g++) {
+		if (!status)
+			cm_repair_report(f.grepair[g]);
+		cm_repair_free(f.grepair[g]);
+	}
+	free(f.grepair);
 	cm_buf_free(&eo.buf);
 	cm_repair_free(f.repair);
 	cm_arena_free(f.arena);

@@ -62,8 +62,8 @@ static void usage(FILE *f)
 	      "                         trace's ProfilerStep#N events), both sides cut alike\n"
 	      "      --range=START,END  keep only the events in [START, END), trace us (the\n"
 	      "                         trace's own ts values)\n"
-	      "      --split=steps[:N]  a trace alone: one file a step (N steps a file), each\n"
-	      "                         complete, named by -o 'DIR/NAME_%s.json.gz'\n"
+	      "      --split=steps[:N]  one file a step (N steps a file), each complete and\n"
+	      "                         as --steps writes it, named by -o 'DIR/NAME_%s.json.gz'\n"
 	      "  -j, --jobs=N           worker threads (default: the CPUs available)\n"
 	      "      --memory=SIZE      memory for the id tables (K, M, G; default 24M);\n"
 	      "                         beyond it they live in $TMPDIR\n"
@@ -357,10 +357,10 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
 	if (opt.split_n) {
-		if (opt.window_path || opt.map_path || opt.cut || opt.clip)
+		if (opt.cut || opt.clip)
 			return cm_usage_error(CM_EXIT_USAGE,
-					      "--split takes a trace alone, without -w, -t, --steps, --range or --clip "
-					      "(merge first, then split the merged trace)",
+					      "--split does not go with --steps, --range or --clip (each file is already "
+					      "cut to its steps)",
 					      NULL);
 		if (split_pattern(opt.out_path) < 0)
 			return cm_usage_error(CM_EXIT_USAGE,

@@ -82,6 +82,7 @@
 #include "repair/repair.h"
 #include "repair/repairpass.h"
 #include "filter.h"
+#include "mergesplit.h"
 #include "repair/threadmap.h"
 #include "gpu/window.h"
 
@@ -98,7 +99,10 @@ struct merge {
 	cm_input *cpu, *win;
 	cm_gpu *gpu;
 	cm_cpuplan plan;
-	cm_cpucut cut;      /* --steps, --range: the CPU side's cut (cpucut.h) */
+	cm_cpucut cut;      /* --steps, --range, --split: the CPU side's cut (cpucut.h) */
+	cm_msplit split;    /* --split: the files and each one's GPU side (mergesplit.h) */
+	const cm_threadmap *map; /* -t */
+	cm_int base_ns;     /* the base time, once known (the split's repair stages take it) */
 	double min_ts, max_end;
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
@@ -222,7 +226,7 @@ static cm_gpu *new_gpu(struct merge *m)
 		cm_gpu_set_tid_remap(g, repair_tid, m->repair);
 	if (m->opt->clip)
 		cm_gpu_set_cut(g, CM_CUT_START);
-	else if (m->opt->cut)
+	else if (m->opt->cut || m->opt->split_n)
 		cm_gpu_set_cut(g, CM_CUT_OVERLAP);
 	return g;
 }
@@ -266,7 +270,6 @@ static int hook_insert(void *ctx, cm_evout *eo)
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
-	cm_buf *b = &eo->buf;
 	m->t_copied = cm_now_s() - m->t0;
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
@@ -275,32 +278,41 @@ static int hook_append(void *ctx, cm_evout *eo)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
-		      "\"tid\":\"PyTorch Profiler\",\"ts\":");
-	cm_jw_double(b, m->min_ts);
-	cm_buf_lit(b, ",\"dur\":");
-	cm_jw_double(b, cm_py_max(m->max_end - m->min_ts, 0.0));
-	cm_buf_lit(b, ",\"args\":{\"Op count\":0}}");
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
-		      "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":");
-	cm_jw_double(b, m->min_ts);
-	cm_buf_putc(b, '}');
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":");
-	cm_jw_double(b, m->max_end + 0.001);
-	cm_buf_putc(b, '}');
-	return 0;
+	return cm_span_events(eo, m->min_ts, m->max_end);
 }
 
-/* Hook (--steps, --range): whether CPU event INDEX is kept. */
+/* Hook (--steps, --range, --split): whether CPU event INDEX is kept (and
+ * in which files). */
 static int hook_keep(void *ctx, uint64_t index)
 {
-	return cm_cpucut_keep(&((struct merge *)ctx)->cut, index);
+	struct merge *m = ctx;
+	int rc = cm_cpucut_keep(&m->cut, index);
+	m->split.route.ga = m->cut.ga;
+	m->split.route.gb = m->cut.gb;
+	return rc;
+}
+
+/* Hooks (--split): each file's GPU side, its CPU events one at a time. */
+static int split_insert(void *ctx, cm_evout *eo) { return cm_msplit_insert(&((struct merge *)ctx)->split, eo); }
+static int split_append(void *ctx, cm_evout *eo)
+{
+	struct merge *m = ctx;
+	int rc;
+	m->t_copied = cm_now_s() - m->t0;
+	rc = cm_msplit_append(&m->split, eo, render_threads(m->opt));
+	m->t_render = cm_now_s() - m->t0;
+	return rc;
+}
+static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
+{
+	return cm_msplit_element(&((struct merge *)ctx)->split, text, len, eo);
+}
+static cm_repair *split_repair(void *ctx)
+{
+	struct merge *m = ctx;
+	cm_repair *r = cm_repair_new(m->map);
+	cm_repair_set_base(r, m->base_ns);
+	return r;
 }
 
 /* Hook (with -t): a CPU event through the repair stage. */
@@ -325,7 +337,7 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 static void cpu_scan(struct merge *m)
 {
 	m->c1_rc = cm_cpuscan_run_cut(m->cpu, &m->plan, m->opt->careful ? 0 : cpu_workers(m->opt->jobs),
-				      m->opt->cut ? &m->cut : NULL);
+				      m->opt->cut || m->opt->split_n ? &m->cut : NULL);
 	m->t_cpu = cm_now_s() - m->t0;
 	m->cpu_waited = cm_input_waited(m->cpu);
 }
@@ -373,7 +385,7 @@ static int prepare(struct merge *m)
 	    !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
 	/* --steps, --range: the range (the steps were found by the CPU scan) */
-	if (opt->cut && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu), opt->memory) < 0)
+	if ((opt->cut || opt->split_n) && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu), opt->memory) < 0)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
@@ -411,12 +423,20 @@ static int prepare(struct merge *m)
 	/* --clip: the window cut to the CPU trace's span, the profiler's own
 	 * span event taken in (it ends after the last operator); --steps and
 	 * --range: to their range */
-	if (opt->cut ? cm_gpu_cut_span(m->gpu, m->cut.lo, m->cut.hi) < 0
-		     : cm_gpu_cut_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
-				       cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0)
+	if (opt->split_n) {
+		/* --split: the records dealt to the files' groups, each planned */
+		m->split.gpu = m->gpu;
+		m->split.cut = &m->cut;
+		m->base_ns = base;
+		if (cm_msplit_plan(&m->split, plan_threads(opt->jobs), m->repair ? split_repair : NULL, m) < 0)
+			return cm_diag_status();
+	} else if (opt->cut ? cm_gpu_cut_span(m->gpu, m->cut.lo, m->cut.hi) < 0
+			    : cm_gpu_cut_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
+					      cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0) {
 		return cm_diag_status();
-	if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0)
+	} else if (cm_gpu_plan(m->gpu, plan_threads(opt->jobs)) < 0) {
 		return cm_diag_status();
+	}
 	m->t_plan = cm_now_s() - m->t0;
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
@@ -425,6 +445,8 @@ static int prepare(struct merge *m)
 	 * cutting, over what is kept) */
 	m->min_ts = cm_py_min(opt->cut ? m->cut.kept_min : m->plan.min_ts, wmin);
 	m->max_end = cm_py_max(opt->cut ? m->cut.kept_max : m->plan.max_end, wmax);
+	if (opt->split_n) /* each file's span is its own (cm_msplit_plan) */
+		return 0;
 	if (opt->cut && !isfinite(m->min_ts))
 		return cm_error(CM_EXIT_DATA, NULL, -1,
 				"no duration (\"X\") event lies in the range %.3f to %.3f us: nothing to keep",
@@ -453,26 +475,31 @@ int cm_merge_run(const struct cm_options *opt)
 	struct merge m;
 	cm_evout eo = {0};
 	cm_threadmap *map = NULL;
+	char **split_names = NULL;
 	int status, rc;
 	memset(&m, 0, sizeof m);
 	m.opt = opt;
 	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
-	if (opt->split_n) /* its files are named after the steps: opened once they are known */
-		return cm_filter_run(opt, NULL, NULL);
+	if (opt->split_n && !opt->window_path && !opt->map_path)
+		return cm_filter_run(opt, NULL, NULL); /* its files are opened once the steps are known */
 	/* The output first, before any input is read: a -o that cannot be
 	 * written (a directory, a missing one) fails now, not after the merge.
-	 * Nothing is written to it before all input has been checked. */
-	eo.out = cm_output_open(opt->out_path, opt->gzip_level, opt->jobs);
-	if (!eo.out)
+	 * Nothing is written to it before all input has been checked.  (The
+	 * files of --split are named after the steps: opened once they are
+	 * known, after all input has been checked.) */
+	eo.out = opt->split_n ? NULL : cm_output_open(opt->out_path, opt->gzip_level, opt->jobs);
+	if (!eo.out && !opt->split_n)
 		return cm_diag_status();
 	if (opt->map_path && !(map = cm_threadmap_load(opt->map_path, opt->bufsize))) {
-		cm_output_close(eo.out, 0);
+		if (eo.out)
+			cm_output_close(eo.out, 0);
 		return cm_diag_status();
 	}
+	m.map = map;
 	if (!opt->window_path) {
 		/* a trace alone: a repair in its one pass, else copied and cut */
-		if (map && !opt->cut)
+		if (map && !opt->cut && !opt->split_n)
 			status = cm_repairpass_run(opt->cpu_path, opt->bufsize, opt->trace_name, map, eo.out);
 		else
 			status = cm_filter_run(opt, map, eo.out);
@@ -494,7 +521,10 @@ int cm_merge_run(const struct cm_options *opt)
 		m.arena = cm_arena_new();
 	}
 	m.gpu = new_gpu(&m);
-	if (opt->cut) {
+	if (opt->split_n) {
+		m.cut.mode = CM_CPUCUT_SPLIT;
+		m.cut.split_n = opt->split_n;
+	} else if (opt->cut) {
 		m.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
 		m.cut.step_a = opt->steps_a;
 		m.cut.step_b = opt->steps_b;
@@ -503,8 +533,18 @@ int cm_merge_run(const struct cm_options *opt)
 	}
 
 	status = prepare(&m);
+	/* --split: the files, now that the steps are known (none appears
+	 * unless all are written) */
+	if (!status && opt->split_n &&
+	    (cm_split_open(opt->out_path, &m.cut, opt->gzip_level, &m.split.outs, &split_names) < 0 ||
+	     !(eo.out = cm_output_tee(m.split.outs, m.cut.ngroups))))
+		status = cm_diag_status();
 	if (status) {
-		cm_output_close(eo.out, 0); /* nothing was written: no file appears */
+		if (eo.out)
+			cm_output_close(eo.out, 0); /* nothing was written: no file appears */
+		if (m.split.outs)
+			cm_split_close(m.split.outs, m.cut.ngroups, split_names, m.cut.ngroups, 0);
+		m.split.outs = NULL;
 	} else {
 		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
 					  .element = m.repair ? hook_element : NULL,
@@ -513,6 +553,20 @@ int cm_merge_run(const struct cm_options *opt)
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path
 										  : NULL;
+		if (opt->split_n) {
+			/* each file named after itself, as --steps -o FILE names it */
+			m.split.route.outs = m.split.outs;
+			m.split.route.nouts = m.cut.ngroups;
+			m.split.route.shared = &eo;
+			m.split.route.names = hooks.trace_name == opt->out_path ? split_names : NULL;
+			m.split.route.whole = m.repair != NULL; /* each event through the files' repairs */
+			m.split.arena = cm_arena_new();
+			hooks.insert = split_insert;
+			hooks.append = split_append;
+			hooks.element = split_element;
+			hooks.keep = hook_keep;
+			hooks.route = &m.split.route;
+		}
 		/* a window of version 2 lends its devices to a trace without */
 		if (m.plan.devprops != CM_DEVPROPS_LISTED)
 			hooks.devices = cm_gpu_devices_text(m.gpu, &hooks.devices_len);
@@ -526,6 +580,10 @@ int cm_merge_run(const struct cm_options *opt)
 		     cm_evout_flush(&eo) == 0;
 		piped = cm_output_pipe_closed(eo.out);
 		rc = cm_output_close(eo.out, ok);
+		if (opt->split_n && cm_split_close(m.split.outs, m.cut.ngroups, split_names, m.cut.ngroups,
+						   ok && rc == 0) < 0)
+			rc = -1;
+		split_names = NULL;
 		if (piped || rc == 1)
 			status = CM_EXIT_OK; /* the reader went away: quiet, as pigz and pv do */
 		else if (!ok || rc < 0)
@@ -583,8 +641,11 @@ int cm_merge_run(const struct cm_options *opt)
 				m.plan.read_stats.idle, m.plan.read_stats.sink, m.plan.read_stats.waited, m.cpu_waited,
 				worked(m.t_cpu, m.plan.read_stats.waited, m.cpu_waited));
 	}
-	if (!status && m.repair)
+	if (!status && m.repair && !opt->split_n)
 		cm_repair_report(m.repair);
+	if (!status && opt->split_n)
+		cm_msplit_report(&m.split);
+	cm_msplit_free(&m.split);
 	cm_buf_free(&eo.buf);
 	cm_repair_free(m.repair);
 	cm_arena_free(m.arena);

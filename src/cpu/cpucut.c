@@ -221,6 +221,10 @@ static void extent_note(cm_cpucut *k, const struct note *n)
 		return;
 	k->kept_min = n->ts < k->kept_min ? n->ts : k->kept_min;
 	k->kept_max = n->end > k->kept_max ? n->end : k->kept_max;
+	for (int g = ga; k->group_min && g <= gb; g++) {
+		k->group_min[g] = n->ts < k->group_min[g] ? n->ts : k->group_min[g];
+		k->group_max[g] = n->end > k->group_max[g] ? n->end : k->group_max[g];
+	}
 }
 
 /* --split: the steps found, (N, lo, hi) each, in a growing list. */
@@ -340,6 +344,14 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 		return -1;
 	k->kept_min = INFINITY;
 	k->kept_max = -INFINITY;
+	if (k->mode == CM_CPUCUT_SPLIT) {
+		k->group_min = cm_xmalloc(k->ngroups * sizeof *k->group_min);
+		k->group_max = cm_xmalloc(k->ngroups * sizeof *k->group_max);
+		for (size_t g = 0; g < k->ngroups; g++) {
+			k->group_min[g] = INFINITY;
+			k->group_max[g] = -INFINITY;
+		}
+	}
 	if (each_note(k, extent_note) < 0)
 		return -1;
 	k->next = 0;
@@ -392,6 +404,9 @@ void cm_cpucut_free(cm_cpucut *k)
 	k->groups = NULL;
 	free(k->max_hi);
 	k->max_hi = NULL;
+	free(k->group_min);
+	free(k->group_max);
+	k->group_min = k->group_max = NULL;
 	k->ngroups = 0;
 	free(k->steps);
 	k->steps = NULL;

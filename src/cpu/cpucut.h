@@ -62,6 +62,7 @@ typedef struct cm_cpucut {
 	cm_idmap *call_keep;     /* correlation of a call -> 1 kept, 2 cut */
 	cm_idmap *flow_span;     /* flow id -> struct { double lo, hi } of its events */
 	double kept_min, kept_max; /* the extent of the kept X events (min +inf when none) */
+	double *group_min, *group_max; /* --split: the same for each group's file */
 	uint64_t kept, cut;      /* events kept and cut (-v) */
 	/* the copy's walk of the notes */
 	uint64_t next;           /* the index of the next record to read */

@@ -5,8 +5,11 @@
  * pending piece, a pointer into the chunk in hand: an element that follows
  * the last one it got, in the input, joins that piece together with the
  * separator between them, so a run of consecutive elements to an output is
- * one write, as the plain copy makes it; an element after a gap gets a
- * comma of its own.  Handing each element over one by one (a write a file
+ * one write, as the plain copy makes it.  An element after others that
+ * went elsewhere takes the input's separator before it, as the plain copy
+ * of --steps does, so that a file of --split has --steps' bytes; but the
+ * array's first, which has none, gets a comma when the output has an
+ * element (the GPU metadata of a merge) already.  Handing each element over one by one (a write a file
  * an element) made a split 2.8 times the plain merge. */
 #include "config.h"
 #include "cpu/cpuroute.h"
@@ -29,7 +32,7 @@ int cm_cpuroute_elem(cm_cpuroute *r, uint64_t index, uint64_t *gmask, uint64_t *
 	for (int g = r->ga; g <= r->gb; g++) {
 		uint64_t bit = (uint64_t)1 << g;
 		*emask |= bit;
-		if (r->next[g] && r->next[g] == index) {
+		if (r->next[g] && index) {
 			*gmask |= bit;
 		} else if (r->next[g]) {
 			if (flush_one(r, (unsigned)g) < 0 ||

@@ -15,6 +15,10 @@ typedef struct cm_cpuroute {
 	size_t nouts;
 	cm_evout *shared;      /* the text all of them share (through a tee),
 				* written before an output's own bytes */
+	char *const *names;    /* when set, each output's traceName (a merge's
+				* split: each file has its own name) */
+	int whole;             /* the elements go to the copy's element hook
+				* one at a time (a repair), not in runs */
 	int ga, gb;            /* the outputs of the element in hand (set by
 				* the keep hook: ga > gb, none) */
 	const char *pend[CM_CPUROUTE_MAX]; /* an output's bytes to go out, */
@@ -24,9 +28,10 @@ typedef struct cm_cpuroute {
 } cm_cpuroute;
 
 /* Element INDEX goes to outputs R->ga to R->gb: *EMASK gets a bit for each,
- * *GMASK one for each that got element INDEX - 1 (the input's separator
- * before INDEX goes there too, joining the two); each other output that has
- * an element already gets a comma here.  0, or -1 after a report. */
+ * *GMASK one for each that has an element already (the input's separator
+ * before INDEX goes there too: joined to the last piece when that was
+ * element INDEX - 1); for INDEX 0, which has no separator, those get a
+ * comma here instead.  0, or -1 after a report. */
 int cm_cpuroute_elem(cm_cpuroute *r, uint64_t index, uint64_t *gmask, uint64_t *emask);
 /* P[0..N) goes to each output of MASK, after its bytes so far: joined to
  * its pending piece when it follows it.  P must stay until

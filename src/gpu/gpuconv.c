@@ -31,7 +31,10 @@
  *
  *   gpuconv.c    the object's life, its setters and figures, the CPU
  *                trace's operators                    -> gpudigest, gpuanns,
- *                                                        gpuscan (to free)
+ *                                                        gpuscan, gpusplit
+ *                                                        (to free)
+ *   gpusplit.c   --split: the records dealt to the step groups' stores,
+ *                a group's store and plan made the object's own
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan
@@ -109,6 +112,7 @@ void cm_gpu_free(cm_gpu *g)
 {
 	if (!g)
 		return;
+	gpu_split_free(g); /* its tables back in place first */
 	cm_idmap_free(g->link.ua);
 	gpu_ua_unmap(g);
 	if (g->win.ua_file)

@@ -121,6 +121,27 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi);
  * overlap in time. */
 void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
 
+/* ---- --split in a merge: gpusplit.c ---- */
+/* Instead of cm_gpu_cut_span, with cm_gpu_set_cut(CM_CUT_OVERLAP) before
+ * the window was read: deal the records to N (at most 64) groups, group K
+ * keeping what --steps would with the range [LO[K], HI[K]) (trace us,
+ * sorted by LO; the arrays must outlive G), on JOBS threads.  Also notes the extent of the
+ * records drawn uncut (cm_gpu_extent_uncut) and reports the errors the
+ * plan finds in records whatever the cut.  0, or -1 after a report. */
+int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jobs);
+/* Make group K's records and plan G's own (K -1: G's again): cm_gpu_plan,
+ * cm_gpu_extent, cm_gpu_write_metadata, cm_gpu_write_events and
+ * cm_gpu_write_spans then do for group K what they do for a cut to its
+ * range.  0, or -1 after a report. */
+int cm_gpu_split_select(cm_gpu *g, int k);
+/* Group K's context for the thread-id remap (cm_gpu_set_tid_remap's FN;
+ * -t: each file has its own repair stage, with its own rows to name). */
+void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx);
+/* Once every group is planned: G's figures for crosscheck.c (the API
+ * processes of all groups, the X events and those outside the CPU span);
+ * selects none. */
+void cm_gpu_split_totals(cm_gpu *g);
+
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups
  * in the window's map; the deferred error of an overhead record), note the

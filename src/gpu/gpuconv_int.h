@@ -182,6 +182,7 @@ struct cm_gpu {
 	uint64_t cut_napis;
 	cm_idmap *cut_keep; /* correlation of an API call -> 1: kept, 2: cut */
 	double cut_lo, cut_hi; /* the span, trace us */
+	struct gpu_split *split; /* --split: the groups' records and plans (gpusplit.c), or NULL */
 	struct cm_gpu_stats st; /* figures, each phase adding its own */
 };
 
@@ -333,6 +334,8 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
  * outputs in that order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+/* Free the groups of --split (cm_gpu_free does). */
+void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);

@@ -1,0 +1,274 @@
+/* mergesplit.c - --split=steps[:N] in a merge (-w, with or without -t): a
+ * file a group of steps, written in the merge's one output pass.
+ *
+ * Each file is what `--steps A-B -o FILE` writes for its steps: the CPU
+ * trace's text copied once and routed, event by event, to the files of the
+ * groups that keep it (cpu/cpucut.c's rules, cpu/cpuroute.c's runs, as the
+ * split of a trace alone does); the GPU side planned and rendered for each
+ * group from the records it keeps (gpu/gpusplit.c), its metadata at the
+ * same place of each file, its events, spans and profiler span events
+ * after that file's CPU events; traceName the file's own name.  What every
+ * file shares (the top-level members, deviceProperties, the array's
+ * brackets) goes to all of them through a tee.  With -t each file has its
+ * own repair stage, so that it names the rows its own events moved to. */
+#include "config.h"
+#include "mergesplit.h"
+#include "base/diag.h"
+#include "json/jwrite.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The -o pattern with its %s replaced by LABEL (malloc'd). */
+static char *split_name(const char *pattern, const char *label)
+{
+	const char *at = strstr(pattern, "%s");
+	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
+	char *s = cm_xmalloc(n);
+	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
+	return s;
+}
+
+int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, cm_output ***outs, char ***names)
+{
+	*outs = cm_xcalloc(cut->ngroups, sizeof **outs);
+	if (names)
+		*names = cm_xcalloc(cut->ngroups, sizeof **names);
+	for (size_t g = 0; g < cut->ngroups; g++) {
+		char *name = split_name(pattern, cut->groups[g].label);
+		/* one deflate stream a file, on its own thread: there are many files */
+		(*outs)[g] = cm_output_open(name, gzip_level, 1);
+		if (names)
+			(*names)[g] = name;
+		else
+			free(name);
+		if (!(*outs)[g]) {
+			cm_split_close(*outs, g, names ? *names : NULL, cut->ngroups, 0);
+			*outs = NULL;
+			if (names)
+				*names = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Closing files on threads of their own: each close syncs its file
+ * (io/output.c), and 60 syncs one after the other were 0.32 s of a split
+ * of the 200,000-op pair's merge (BENCHMARKS.md), the disk idle between
+ * them.  A thread takes every CLOSE_THREADS-th file; its error waits in
+ * its slot, printed by the caller once all are joined (one line: the
+ * first file's). */
+#define CLOSE_THREADS 16
+struct closer {
+	cm_output **outs;
+	size_t n, first;
+	int ok, rc;
+	cm_diag_slot diag;
+};
+
+static void *close_some(void *arg)
+{
+	struct closer *c = arg;
+	cm_diag_defer(&c->diag);
+	for (size_t g = c->first; g < c->n; g += CLOSE_THREADS)
+		if (cm_output_close(c->outs[g], c->ok && c->rc == 0) != 0)
+			c->rc = -1;
+	return NULL;
+}
+
+int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int ok)
+{
+	struct closer c[CLOSE_THREADS];
+	pthread_t th[CLOSE_THREADS];
+	int started[CLOSE_THREADS] = {0}, rc = 0;
+	memset(c, 0, sizeof c);
+	for (size_t t = 0; t < CLOSE_THREADS && t < n; t++) {
+		c[t] = (struct closer){outs, n, t, ok, 0, {0}};
+		/* a failed run closes at once: nothing to sync */
+		started[t] = ok && n > 1 && pthread_create(&th[t], NULL, close_some, &c[t]) == 0;
+		if (!started[t]) {
+			cm_diag_slot *was = cm_diag_defer_swap(&c[t].diag);
+			for (size_t g = t; g < n; g += CLOSE_THREADS)
+				if (cm_output_close(outs[g], ok && c[t].rc == 0) != 0)
+					c[t].rc = -1;
+			cm_diag_defer_swap(was);
+		}
+	}
+	for (size_t t = 0; t < CLOSE_THREADS && t < n; t++) {
+		if (started[t])
+			pthread_join(th[t], NULL);
+		if (cm_diag_settle(&c[t].diag) || c[t].rc)
+			rc = -1;
+	}
+	for (size_t g = 0; names && g < nnames; g++)
+		free(names[g]);
+	free(names);
+	free(outs);
+	return ok ? rc : -1;
+}
+
+/* A file's repair stage as the taker of the thread rows its GPU metadata
+ * names (cm_gpu_each_named_thread). */
+static void repair_named(void *ctx, int64_t pid, int64_t tid) { cm_repair_named(ctx, pid, tid); }
+
+int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), void *rctx)
+{
+	const cm_cpucut *cut = s->cut;
+	size_t n = cut->ngroups;
+	s->n = n;
+	s->lo = cm_xmalloc(n * sizeof *s->lo);
+	s->hi = cm_xmalloc(n * sizeof *s->hi);
+	s->min_ts = cm_xmalloc(n * sizeof *s->min_ts);
+	s->max_end = cm_xmalloc(n * sizeof *s->max_end);
+	s->eo = cm_xcalloc(n, sizeof *s->eo);
+	for (size_t k = 0; k < n; k++) {
+		s->lo[k] = cut->groups[k].lo;
+		s->hi[k] = cut->groups[k].hi;
+	}
+	if (new_repair) {
+		s->repair = cm_xcalloc(n, sizeof *s->repair);
+		for (size_t k = 0; k < n; k++)
+			s->repair[k] = new_repair(rctx);
+	}
+	if (cm_gpu_split(s->gpu, s->lo, s->hi, n, jobs) < 0)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		double wmin, wmax;
+		if (s->repair)
+			cm_gpu_split_set_remap_ctx(s->gpu, (int)k, s->repair[k]);
+		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_plan(s->gpu, jobs) < 0)
+			return -1;
+		cm_gpu_extent(s->gpu, &wmin, &wmax);
+		/* the profiler span of --steps: the kept CPU X events', then the window's */
+		s->min_ts[k] = cm_py_min(cut->group_min[k], wmin);
+		s->max_end[k] = cm_py_max(cut->group_max[k], wmax);
+		if (s->repair)
+			cm_gpu_each_named_thread(s->gpu, repair_named, s->repair[k]);
+	}
+	cm_gpu_split_totals(s->gpu);
+	return 0;
+}
+
+/* Before group K's own bytes: what all files share so far, and the runs
+ * of CPU events pending.  Its evout, its "first" as the route knows it. */
+static cm_evout *group_begin(cm_msplit *s, size_t k)
+{
+	cm_evout *eo = &s->eo[k];
+	eo->out = s->outs[k];
+	eo->first = !s->route.next[k];
+	return eo;
+}
+
+/* After group K's own bytes: the next CPU event gets a comma of its own
+ * when something went out (never joined to a separator before it). */
+static int group_end(cm_msplit *s, size_t k)
+{
+	cm_evout *eo = &s->eo[k];
+	if (!eo->first)
+		s->route.next[k] = UINT64_MAX;
+	return cm_evout_flush(eo);
+}
+
+/* Flush what is pending before a group's own bytes.  0 or -1. */
+static int shared_flush(cm_msplit *s, cm_evout *shared)
+{
+	return cm_evout_flush(shared) < 0 || cm_cpuroute_flush(&s->route) < 0 ? -1 : 0;
+}
+
+int cm_msplit_insert(cm_msplit *s, cm_evout *shared)
+{
+	if (shared_flush(s, shared) < 0)
+		return -1;
+	for (size_t k = 0; k < s->n; k++) {
+		cm_evout *eo = group_begin(s, k);
+		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_write_metadata(s->gpu, eo) < 0 ||
+		    group_end(s, k) < 0)
+			return -1;
+	}
+	return cm_gpu_split_select(s->gpu, -1);
+}
+
+int cm_span_events(cm_evout *eo, double min_ts, double max_end)
+{
+	cm_buf *b = &eo->buf;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+		      "\"tid\":\"PyTorch Profiler\",\"ts\":");
+	cm_jw_double(b, min_ts);
+	cm_buf_lit(b, ",\"dur\":");
+	cm_jw_double(b, cm_py_max(max_end - min_ts, 0.0));
+	cm_buf_lit(b, ",\"args\":{\"Op count\":0}}");
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Iteration Start: PyTorch Profiler\","
+		      "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":");
+	cm_jw_double(b, min_ts);
+	cm_buf_putc(b, '}');
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	cm_buf_lit(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":");
+	cm_jw_double(b, max_end + 0.001);
+	cm_buf_putc(b, '}');
+	return 0;
+}
+
+int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
+{
+	if (shared_flush(s, shared) < 0)
+		return -1;
+	for (size_t k = 0; k < s->n; k++) {
+		cm_evout *eo = group_begin(s, k);
+		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_write_events(s->gpu, eo, render_jobs) < 0 ||
+		    cm_gpu_write_spans(s->gpu, eo, render_jobs) < 0 ||
+		    (s->repair && cm_repair_write_metadata(s->repair[k], eo) < 0) ||
+		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k) < 0)
+			return -1;
+	}
+	return cm_gpu_split_select(s->gpu, -1);
+}
+
+int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shared)
+{
+	if (cm_evout_flush(shared) < 0)
+		return -1;
+	for (int k = s->cut->ga; k <= s->cut->gb; k++) {
+		cm_evout *eo = group_begin(s, (size_t)k);
+		const cm_jval *ev;
+		if (cm_evout_next(eo) < 0)
+			return -1;
+		cm_arena_reset(s->arena);
+		if (s->repair && cm_repair_event_text(s->repair[k], s->arena, text, len, &ev))
+			cm_jval_write(&eo->buf, ev);
+		else
+			cm_buf_put(&eo->buf, text, len);
+		if (group_end(s, (size_t)k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void cm_msplit_report(const cm_msplit *s)
+{
+	for (size_t k = 0; s->repair && k < s->n; k++)
+		cm_repair_report(s->repair[k]);
+}
+
+void cm_msplit_free(cm_msplit *s)
+{
+	for (size_t k = 0; s->repair && k < s->n; k++)
+		cm_repair_free(s->repair[k]);
+	for (size_t k = 0; s->eo && k < s->n; k++)
+		cm_buf_free(&s->eo[k].buf);
+	free(s->repair);
+	free(s->eo);
+	free(s->lo);
+	free(s->hi);
+	free(s->min_ts);
+	free(s->max_end);
+	cm_arena_free(s->arena);
+	memset(s, 0, sizeof *s);
+}

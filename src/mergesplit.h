@@ -1,0 +1,60 @@
+/* mergesplit.h - --split=steps[:N] in a merge: a file a group of steps,
+ * each what --steps of its steps writes; and the opening and closing of a
+ * split's files, which the split of a trace alone (filter.c) shares. */
+#ifndef CM_MERGESPLIT_H
+#define CM_MERGESPLIT_H
+
+#include "cpu/cpucut.h"
+#include "cpu/cpuroute.h"
+#include "gpu/gpuconv.h"
+#include "io/output.h"
+#include "repair/repair.h"
+
+/* Open a file for each group of CUT (resolved), named by PATTERN with its
+ * %s replaced by the group's label, into *OUTS (and the names into *NAMES
+ * when NAMES is not NULL).  0, or -1 after a report (those opened are
+ * dropped, and none appears). */
+int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, cm_output ***outs, char ***names);
+/* Close the N files of OUTS, published when OK (the first failure drops
+ * the rest), and free OUTS and the NNAMES NAMES (or NULL).  0, or -1 after
+ * a report (or when not OK). */
+int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int ok);
+
+typedef struct cm_msplit {
+	/* the caller's */
+	cm_gpu *gpu;
+	cm_cpucut *cut;      /* resolved, CM_CPUCUT_SPLIT */
+	cm_output **outs;    /* a file a group, once open */
+	cm_cpuroute route;   /* the CPU events to them */
+	/* cm_msplit_plan's */
+	size_t n;
+	double *lo, *hi;     /* the groups' ranges */
+	double *min_ts, *max_end; /* each file's profiler span */
+	cm_evout *eo;        /* a writer a file, for its own events */
+	cm_repair **repair;  /* -t: a repair stage a file, or NULL */
+	cm_arena *arena;     /* the event in hand (repair) */
+} cm_msplit;
+
+/* After the CPU trace's groups are resolved and the window resolved (in
+ * place of cm_gpu_cut_span and cm_gpu_plan): deal the window's records to
+ * the groups and plan each, on JOBS threads; each file's profiler span;
+ * with NEW_REPAIR (RCTX), a repair stage for each file.  0, or -1 after a
+ * report. */
+int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), void *rctx);
+/* The copy's hooks (cpucopy.h), SHARED being the copy's writer (the tee):
+ * each file's GPU metadata; each file's window events, spans, repaired
+ * rows' names and profiler span events (RENDER_JOBS threads); a CPU event
+ * (TEXT, LEN) one at a time to the files of its groups (cut->ga to gb),
+ * through each file's repair stage.  0, or -1 after a report. */
+int cm_msplit_insert(cm_msplit *s, cm_evout *shared);
+int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs);
+int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shared);
+/* The three profiler span events the merge writes last (its span
+ * [MIN_TS, MAX_END], trace us: "PyTorch Profiler (0)", "Iteration Start",
+ * "Record Window End"), each through cm_evout_next.  0, or -1. */
+int cm_span_events(cm_evout *eo, double min_ts, double max_end);
+/* The repair stages' reports (one line a file). */
+void cm_msplit_report(const cm_msplit *s);
+void cm_msplit_free(cm_msplit *s);
+
+#endif

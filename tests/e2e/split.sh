@@ -1,0 +1,243 @@
+#!/bin/sh
+# split.sh - --split=steps[:N] inside a merge (-w) and a repair (-t), in the
+# same pass (issue 24): each file is, byte for byte, what --steps of its steps
+# writes to the same -o name (traceName is the file's name in both).
+#
+# The fixtures are cut.sh's (tests/fixtures/cut_cpu.json, cut_window.json; the
+# hand-worked events of each step are in tests/fixtures/cut_*_expected.txt, see
+# the top of cut.sh): aten::across (1090-1120) crosses the step 1/2 boundary
+# and goes to files 1 and 2; step2_k, launched in step 2 by call 8, runs in
+# step 3 and goes to file 2 only; the fwdbwd flow from step 1 to step 3 is in
+# no file of --split=steps, and whole in the file 1-3 of --split=steps:3.
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to read the outputs"
+SUM="python3 $srcdir/tests/cut_summary.py"
+CPU=$FIX/cut_cpu.json
+WIN=$FIX/cut_window.json
+NOW="--now 1795974776"
+
+# run NAME ARGS...: cuptimerge ARGS, which must succeed.
+run() {
+	name=$1
+	shift
+	rc=0
+	$CUPTIMERGE -q $NOW "$@" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "$name: exit $rc: $(cat "$tmp/err")"
+}
+
+# same NAME EXPECTED TRACE: TRACE's events are EXPECTED's (cut_summary.py).
+same() {
+	$SUM "$3" >"$tmp/got.txt" 2>"$tmp/sum.err" || { fail "$1: cannot read the output: $(tail -1 "$tmp/sum.err")"; return; }
+		diff -u "$2" "$tmp/got.txt" >"$tmp/diff" || fail "$1: $(head -20 "$tmp/diff")"
+}
+
+# split_vs_steps NAME EXT LABELS -- SPLIT-ARGS -- ARGS...: --split=SPLIT-ARGS
+# with ARGS to -o 'o/m_%s.json'EXT in $tmp, then, for each label L of LABELS,
+# --steps=L with ARGS to the same name: the same bytes.  The split's files
+# are left in $tmp/split.
+split_vs_steps() {
+	sname=$1 ext=$2 labels=$3 sargs=$4
+	shift 4
+	rm -rf "$tmp/o" "$tmp/split"
+	mkdir "$tmp/o"
+	run "$sname" --split="$sargs" "$@" -o "$tmp/o/m_%s.json$ext"
+	got=$(cd "$tmp/o" && ls | tr '\n' ' ')
+	want=$(for l in $labels; do printf 'm_%s.json%s ' "$l" "$ext"; done)
+	[ "$got" = "$want" ] || fail "$sname: files $got, not $want"
+	mv "$tmp/o" "$tmp/split"
+	mkdir "$tmp/o"
+	for l in $labels; do
+		run "$sname --steps=$l" --steps="$l" "$@" -o "$tmp/o/m_$l.json$ext"
+		cmp -s "$tmp/split/m_$l.json$ext" "$tmp/o/m_$l.json$ext" ||
+			fail "$sname: file $l differs from --steps=$l: $(cmp "$tmp/split/m_$l.json$ext" "$tmp/o/m_$l.json$ext" 2>&1)"
+	done
+}
+
+tcase "merge, --split=steps: each file --steps of its step, byte for byte; steps 1 and 2 as worked out by hand"
+split_vs_steps merge "" "1 2 3" steps -w "$WIN" "$CPU"
+same "file 1" "$FIX/cut_steps1_expected.txt" "$tmp/split/m_1.json"
+same "file 2" "$FIX/cut_steps2_expected.txt" "$tmp/split/m_2.json"
+cp -r "$tmp/split" "$tmp/merge_split"
+
+tcase "merge, --split=steps:3: the flow from step 1 to step 3 whole in the one file, as worked out by hand"
+split_vs_steps merge3 "" "1-3" steps:3 -w "$WIN" "$CPU"
+same "file 1-3" "$FIX/cut_steps13_expected.txt" "$tmp/split/m_1-3.json"
+
+tcase "merge, --split=steps:2, gzip output (-o .json.gz), -j 1 and -j 4: files 1-2 and 3, each --steps'"
+split_vs_steps mergegz .gz "1-2 3" steps:2 -w "$WIN" "$CPU"
+split_vs_steps mergegz1 .gz "1-2 3" steps:2 -j 1 -w "$WIN" "$CPU"
+split_vs_steps mergegz4 "" "1-2 3" steps:2 -j 4 -w "$WIN" "$CPU"
+
+tcase "merge with -t, --split=steps: each file --steps -t of its step (a repair stage a file)"
+split_vs_steps mergerepair "" "1 2 3" steps -t "$WIN" -w "$WIN" "$CPU"
+
+tcase "merge, --split=steps with --trace-name: every file named so, each --steps'"
+split_vs_steps named "" "1 2 3" steps --trace-name cut -w "$WIN" "$CPU"
+
+# A repair of a trace alone: threads_full.json (events on pthread_self() rows
+# that thread_map.json moves to kernel tids) given two ProfilerStep events,
+# so that each file moves its own events and names its own rows.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+t0 = 5117755921325.088
+for n, (a, b) in enumerate(((t0, t0 + 7000), (t0 + 7000, t0 + 15400)), 1):
+    ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % n, "pid": 470, "tid": 470,
+               "ts": a, "dur": b - a, "args": {}})
+json.dump(d, open(sys.argv[2], "w"))' "$FIX/threads_full.json" "$tmp/threads_steps.json"
+tcase "a repair (-t, no window), --split=steps: each file --steps -t of its step; events moved in both"
+split_vs_steps repair "" "1 2" steps -t "$FIX/thread_map.json" "$tmp/threads_steps.json"
+for l in 1 2; do
+	python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+moved = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("tid") not in (511690432, 352294592)]
+left = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("tid") in (511690432, 352294592)]
+sys.exit(0 if moved and not left else 1)' "$tmp/split/m_$l.json" || fail "file $l: no API event moved, or one left on a pthread_self() row"
+done
+cp -r "$tmp/split" "$tmp/repair_split"
+
+tcase "merge and repair --split at read sizes 1 to 31: the same files"
+for bs in $(seq 1 31); do
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	CUPTIMERGE_BUFSIZE=$bs run "merge bs $bs" --split=steps -w "$WIN" -o "$tmp/o/m_%s.json" "$CPU"
+	for l in 1 2 3; do
+		cmp -s "$tmp/merge_split/m_$l.json" "$tmp/o/m_$l.json" || fail "merge, read size $bs: file $l differs"
+	done
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	CUPTIMERGE_BUFSIZE=$bs run "repair bs $bs" --split=steps -t "$FIX/thread_map.json" -o "$tmp/o/m_%s.json" \
+		"$tmp/threads_steps.json"
+	for l in 1 2; do
+		cmp -s "$tmp/repair_split/m_$l.json" "$tmp/o/m_$l.json" || fail "repair, read size $bs: file $l differs"
+	done
+done
+
+# json_same A B: the two documents are equal as JSON.
+json_same() {
+	python3 -c 'import gzip, json, sys
+def load(p):
+    raw = open(p, "rb").read()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+sys.exit(load(sys.argv[1]) != load(sys.argv[2]))' "$1" "$2"
+}
+
+tcase "merge --split with the careful readers (an event at a time): the same files as JSON"
+rm -rf "$tmp/o"
+mkdir "$tmp/o"
+CUPTIMERGE_CAREFUL=1 run "careful" --split=steps -w "$WIN" -o "$tmp/o/m_%s.json" "$CPU"
+for l in 1 2 3; do
+	json_same "$tmp/merge_split/m_$l.json" "$tmp/o/m_$l.json" || fail "careful: file $l differs"
+done
+
+# A generated pair (gen_trace, 20,000 ops, 1,352 steps): --split=steps:50 of
+# the merge, 28 files; three of them against --steps.
+shared=${SHARED:-$srcdir/../shared}
+if [ -x "$shared/tools/gen_trace" ]; then
+	"$shared/tools/gen_trace" --seed 3 --ops 20000 --quiet "$tmp/g.cpu" "$tmp/g.win"
+	tcase "gen_trace pair, merge --split=steps:50: 28 files; 1-50, 651-700, 1351-1352 each --steps', byte for byte"
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	run gsplit --split=steps:50 -w "$tmp/g.win" -o "$tmp/o/g_%s.json.gz" "$tmp/g.cpu"
+	[ "$(ls "$tmp/o" | wc -l)" -eq 28 ] || fail "$(ls "$tmp/o" | wc -l) files"
+	mv "$tmp/o" "$tmp/gsplit"
+	mkdir "$tmp/o"
+	for l in 1-50 651-700 1351-1352; do
+		run "gsteps $l" --steps=$l -w "$tmp/g.win" -o "$tmp/o/g_$l.json.gz" "$tmp/g.cpu"
+		cmp -s "$tmp/gsplit/g_$l.json.gz" "$tmp/o/g_$l.json.gz" || fail "file $l differs from --steps=$l"
+	done
+	tcase "gen_trace pair, merge --split=steps:50 with --memory=1M (the tables in files) and -j 1: the same files"
+	for how in "" "--memory=1M" "-j 1"; do
+		rm -rf "$tmp/gm$how"
+		mkdir "$tmp/gm$how"
+		# shellcheck disable=SC2086
+		run "gm $how" $how --trace-name g --split=steps:50 -w "$tmp/g.win" -o "$tmp/gm$how/g_%s.json" "$tmp/g.cpu"
+	done
+	for f in $(cd "$tmp/gm" && ls); do
+		cmp -s "$tmp/gm/$f" "$tmp/gm--memory=1M/$f" || fail "--memory=1M: $f differs"
+		cmp -s "$tmp/gm/$f" "$tmp/gm-j 1/$f" || fail "-j 1: $f differs"
+	done
+else
+	skip "gen_trace pair" "no $shared/tools/gen_trace"
+fi
+
+# perfetto NAME TRACE: loads in Perfetto's trace processor with no error or
+# data-loss stats, no unclosed slice, a slice an event (as cut.sh checks).
+TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
+export TP_DIR
+perfetto() {
+	if ! command -v node >/dev/null 2>&1 || [ ! -f "$shared/tools/perfetto/tp.mjs" ] ||
+		[ ! -f "$TP_DIR/trace_processor.wasm" ]; then
+		skip "$1: loads in Perfetto" "no node, tp.mjs or engine (TP_DIR)"
+		return
+	fi
+	tcase "$1: loads in Perfetto, no error or data-loss stats, no unclosed slice, a slice an event"
+	rc=0
+	node "$shared/tools/perfetto/tp.mjs" "$2" \
+		"select 'stat' as tag, name, idx, severity, value from stats where value > 0 and severity in ('error', 'data_loss')" \
+		"select 'baddur' as tag, count(*) from slice where dur < 0" \
+		"select 'cat' as tag, category, count(*) from slice group by category" >"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
+	[ $rc -eq 0 ] || fail "$1: tp.mjs exit $rc: $(tail -3 "$tmp/tp.err")"
+	python3 "$srcdir/tests/perfetto_check.py" clean "$2" "$tmp/tp.out" >"$tmp/check" 2>&1 ||
+		fail "$1: clean: $(head -12 "$tmp/check")"
+	python3 "$srcdir/tests/perfetto_check.py" slices "$2" "$tmp/tp.out" >"$tmp/check" 2>&1 ||
+		fail "$1: slices: $(head -12 "$tmp/check")"
+}
+for l in 1 2 3; do
+	perfetto "merge --split, file $l" "$tmp/merge_split/m_$l.json"
+done
+perfetto "repair --split, file 1" "$tmp/repair_split/m_1.json"
+[ -f "$tmp/gsplit/g_651-700.json.gz" ] && perfetto "gen_trace merge --split, file 651-700" "$tmp/gsplit/g_651-700.json.gz"
+
+tcase "a file that cannot be written (its name is a directory): exit 3, one line, no file left"
+rm -rf "$tmp/o"
+mkdir -p "$tmp/o/m_2.json"
+rc=0
+$CUPTIMERGE -q $NOW --split=steps -w "$WIN" -o "$tmp/o/m_%s.json" "$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] || fail "exit $rc, not 3: $(cat "$tmp/err")"
+[ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
+[ "$(cd "$tmp/o" && ls)" = "m_2.json" ] || fail "files were left: $(ls "$tmp/o")"
+
+tcase "a missing directory in -o: exit 3, no file"
+rc=0
+$CUPTIMERGE -q $NOW --split=steps -t "$WIN" -w "$WIN" -o "$tmp/nodir/m_%s.json" "$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] || fail "exit $rc, not 3: $(cat "$tmp/err")"
+[ ! -e "$tmp/nodir" ] || fail "something was made"
+
+tcase "merge --split with a window of another run (an hour later): refused as uncut, status 1, no file"
+python3 -c 'import re, sys
+s = open(sys.argv[1]).read()
+s = re.sub(r"\"(start_ns|end_ns)\": (\d+)", lambda m: "\"%s\": %d" % (m.group(1), int(m.group(2)) + 3600 * 10**9), s)
+open(sys.argv[2], "w").write(s)' "$WIN" "$tmp/late.json"
+rm -rf "$tmp/o"
+mkdir "$tmp/o"
+rc=0
+$CUPTIMERGE -q $NOW --split=steps -w "$tmp/late.json" -o "$tmp/o/m_%s.json" "$CPU" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, not 1"
+grep -q "do not overlap" "$tmp/err" || fail "no 'do not overlap' message: $(cat "$tmp/err")"
+[ -z "$(ls "$tmp/o")" ] || fail "files were left: $(ls "$tmp/o")"
+
+tcase "merge --split of a trace without ProfilerStep events: status 1, one line, no file"
+rm -rf "$tmp/o"
+mkdir "$tmp/o"
+rc=0
+$CUPTIMERGE -q --split=steps -w "$FIX/kineto_window.json" -o "$tmp/o/x_%s.json" "$FIX/kineto_cpu.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "exit $rc, not 1"
+grep -q "no ProfilerStep#N events" "$tmp/err" || fail "$(cat "$tmp/err")"
+[ -z "$(ls "$tmp/o")" ] || fail "files were left: $(ls "$tmp/o")"
+
+tcase "bad combinations with -w and -t: one line, exit 2"
+for args in "--split=steps --steps=1 -w $WIN -o $tmp/x_%s.json $CPU" "--split=steps --range=1,2 -w $WIN -o $tmp/x_%s.json $CPU" \
+	"--split=steps --clip -w $WIN -o $tmp/x_%s.json $CPU" "--split=steps -w $WIN -o $tmp/x.json $CPU" \
+	"--split=steps -t $WIN -w $WIN $CPU" "--split=steps:0 -w $WIN -o $tmp/x_%s.json $CPU" \
+	"--split=steps -t $FIX/thread_map.json -o $tmp/x_%s_%s.json $CPU"; do
+	rc=0
+	# shellcheck disable=SC2086
+	$CUPTIMERGE $args >/dev/null 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "$args: exit $rc, not 2"
+	# one line, then the usage errors' pointer to --help
+	head -1 "$tmp/err" | grep -q '^cuptimerge: ' && [ "$(grep -vc "^Try 'cuptimerge --help'" "$tmp/err")" -eq 1 ] ||
+		fail "$args: not one line: $(cat "$tmp/err")"
+done
+
+finish
