@@ -990,7 +990,7 @@ static int cfold(void *sctx, cm_buf *out)
 		if (!p->ext_spill && !(p->ext_spill = cm_temp_file("ids")))
 			return -1;
 		if (fwrite(q, CM_CAND_REC, r.n_spill, p->ext_spill) != r.n_spill)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 		p->n_ext_spill += r.n_spill;
 		q += CM_CAND_REC * r.n_spill;
 	}
@@ -998,7 +998,7 @@ static int cfold(void *sctx, cm_buf *out)
 		if (!p->ann_names && !(p->ann_names = cm_temp_file("names")))
 			return -1;
 		if (fwrite(q, 1, r.names_bytes, p->ann_names) != r.names_bytes)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 		q += r.names_bytes;
 	}
 	for (uint64_t i = 0; i < r.nmeta; i++, q += 24)
@@ -1048,7 +1048,7 @@ static int cbatch(void *ctx, cm_buf *b)
 		if (!p->layout && !(p->layout = cm_temp_file("layout")))
 			return -1;
 		if (fwrite(lb->p, 1, lb->len, p->layout) != lb->len)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	}
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
 }

@@ -174,17 +174,13 @@ static int check_unchanged(cm_input *in)
 	struct stat st;
 	if (!S_ISREG(in->st0.st_mode))
 		return 0; /* a pipe: we read our own spool */
-	if (fstat(in->fd, &st) < 0) {
-		cm_error(CM_EXIT_IO, in->name, -1, "cannot stat: %s", strerror(errno));
-		return -1;
-	}
+	if (fstat(in->fd, &st) < 0)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot stat: %s", strerror(errno));
 	if (st.st_size != in->st0.st_size || st.st_ino != in->st0.st_ino || st.st_dev != in->st0.st_dev ||
 	    st.st_ctim.tv_sec != in->st0.st_ctim.tv_sec || st.st_ctim.tv_nsec != in->st0.st_ctim.tv_nsec ||
-	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec) {
-		cm_error(CM_EXIT_IO, in->name, -1,
-			 "the file changed while it was being read (it is read more than once); nothing was written");
-		return -1;
-	}
+	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec)
+		return cm_fail(CM_EXIT_IO, in->name, -1,
+			       "the file changed while it was being read (it is read more than once); nothing was written");
 	return 0;
 }
 
@@ -205,10 +201,8 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	do
 		n = read(in->fd, in->raw + at, want);
 	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		cm_error(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
-		return -1;
-	}
+	if (n < 0)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
 	if (n == 0) {
 		in->raw_eof = 1;
 		return in->teeing || check_unchanged(in) == 0 ? 0 : -1;
@@ -223,11 +217,9 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 			ssize_t w = write(in->spool_fd, p, left);
 			if (w < 0 && errno == EINTR)
 				continue;
-			if (w <= 0) {
-				cm_error(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s",
-					 in->name, strerror(errno));
-				return -1;
-			}
+			if (w <= 0)
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s",
+					       in->name, strerror(errno));
 			p += w;
 			left -= (size_t)w;
 		}
@@ -278,7 +270,7 @@ static int sniff(cm_input *in)
 		if (!in->zinit) {
 			memset(&in->zs, 0, sizeof in->zs);
 			if (inflateInit2(&in->zs, 15 + 16) != Z_OK)
-				return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+				return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 			in->zinit = 1;
 		} else {
 			inflateReset(&in->zs);
@@ -621,7 +613,7 @@ int cm_input_rewind(cm_input *in)
 		in->raw_size = in->raw_done;
 	}
 	if (lseek(in->fd, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, in->name, -1, "cannot rewind: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot rewind: %s", strerror(errno));
 	in->raw_eof = 0;
 	in->raw_done = 0;
 	in->raw_pos = in->raw_len = 0;

@@ -128,7 +128,7 @@ int cm_out_check_replaceable(const char *target, const struct stat *old, const c
 	char *dir = cm_out_dir_of(target);
 	int rc;
 	if (!dir)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	rc = stat(dir, &dst);
 	free(dir);
 	if (rc < 0 || !(dst.st_mode & S_ISVTX) || old->st_uid == geteuid() || dst.st_uid == geteuid() ||
