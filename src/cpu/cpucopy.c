@@ -626,7 +626,7 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	 * takes the elements one by one (but for --split's, routed in runs) */
 	if (plan->layout && !plan->careful && (!hooks->element || hooks->route)) {
 		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 		c.layout = plan->layout;
 	}
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));

@@ -69,7 +69,7 @@ int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n)
 	if (!g->pairs && !(g->pairs = cm_temp_file("pairs")))
 		return -1;
 	if (fwrite(p, 1, n, g->pairs) != n)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	for (size_t i = 0; i + 17 <= n; i += 17) {
 		int64_t corr, ext;
 		memcpy(&corr, p + i, 8);
@@ -133,7 +133,7 @@ static int ua_put(cm_gpu *g, int64_t ext, const char *name, int32_t len)
 {
 	if (fwrite(&ext, 8, 1, g->ua_file) != 1 || fwrite(&len, 4, 1, g->ua_file) != 1 ||
 	    (len > 0 && fwrite(name, (size_t)len, 1, g->ua_file) != 1))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	g->ua_lo = ext < g->ua_lo ? ext : g->ua_lo;
 	g->ua_hi = ext > g->ua_hi ? ext : g->ua_hi;
 	g->ua_count++;
@@ -317,12 +317,12 @@ static int ua_map(cm_gpu *g)
 	if (g->ua_map || !g->ua_count)
 		return 0;
 	if (fflush(g->ua_file) != 0 || fseek(g->ua_file, 0, SEEK_END) != 0 || (size = ftell(g->ua_file)) < 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	if (!size)
 		return 0;
 	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fileno(g->ua_file), 0);
 	if (p == MAP_FAILED)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	g->ua_map = p;
 	g->ua_map_size = (size_t)size;
 	g->ua_pages = cm_pages_watch(p, (size_t)size);
@@ -340,13 +340,13 @@ static int ua_read_back(cm_gpu *g, int (*fn)(cm_gpu *g, int64_t ext, int64_t off
 		int64_t ext;
 		int32_t len;
 		if (g->ua_map_size - off < 12)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 		cm_pages_touch(g->ua_pages, g->ua_map + off);
 		cm_pages_touch(g->ua_pages, g->ua_map + off + 11);
 		memcpy(&ext, g->ua_map + off, 8);
 		memcpy(&len, g->ua_map + off + 8, 4);
 		if (len > 0 && g->ua_map_size - off - 12 < (size_t)len)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 		if (fn(g, ext, (int64_t)off + 12, len) < 0)
 			return -1;
 		off += 12 + (len > 0 ? (size_t)len : 0);
@@ -578,8 +578,8 @@ static int walk_run(struct walk_part *w)
 			ssize_t r = pread(w->fd, buf + got, want - got, (off_t)(done * 17 + got));
 			if (r <= 0) {
 				free(buf);
-				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-						r < 0 ? ": " : "", r < 0 ? strerror(errno) : ""), -1;
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+						r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
 			}
 			got += (size_t)r;
 		}
@@ -613,7 +613,7 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	if (!g->pairs || !g->npairs)
 		return 0;
 	if (fflush(g->pairs) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	if (hi < lo || span < (uint64_t)n)
 		n = 1;
 	w = cm_xcalloc((size_t)n, sizeof *w);

@@ -193,7 +193,7 @@ static int open_temp(cm_output *out)
 	mode_t mask;
 	int fd;
 	if (!dir)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	fd = cm_temp_unnamed(dir, 0);
 	if (fd >= 0) {
 		char proc[64];
@@ -217,7 +217,7 @@ static int open_temp(cm_output *out)
 		       -1;
 	}
 	if (!(out->tmp_path = cm_out_temp_name(out->target)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
 	hold_signals(1, &saved);
@@ -257,7 +257,7 @@ static int open_direct(cm_output *out)
 	/* blocks on a FIFO until it has a reader, as `> FIFO` does */
 	int fd = open(out->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot open: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		close(fd);
 		return 0;
@@ -273,13 +273,13 @@ static int open_path(cm_output *out, const char *path)
 	struct stat st;
 	int rc;
 	if (!(out->path = strdup(path)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	out->shown = out->path;
 	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
-		return cm_error(CM_EXIT_IO, NULL, -1, "the output file name is empty"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "the output file name is empty");
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
-			return cm_error(CM_EXIT_IO, out->shown, -1, "is a directory"), -1;
+			return cm_fail(CM_EXIT_IO, out->shown, -1, "is a directory");
 		if ((rc = open_direct(out)) != 0)
 			return rc < 0 ? -1 : 0;
 	}
@@ -447,7 +447,7 @@ static int publish_unnamed(cm_output *out)
 				strerror(errno)),
 		       -1;
 	if (!(tmp = cm_out_temp_name(out->target)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	hold_signals(1, &saved);
 	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
 		cm_out_fill_x(tmp);
