@@ -3,9 +3,8 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/optname.h"
-#include "json/docsplit.h"
-#include "gpu/gpuconv.h"
 #include "base/exitcode.h"
+#include "base/idmap.h"
 #include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"
@@ -238,9 +237,9 @@ int main(int argc, char **argv)
 	/* a testing aid: the output must not depend on reading ahead */
 	opt.readahead = (env = getenv("CUPTIMERGE_READAHEAD")) && *env ? strcmp(env, "0") != 0 : -1;
 	if ((env = getenv("CUPTIMERGE_SPILL")) && *env) /* a testing aid: spill member values past this */
-		cm_docsplit_set_spill((size_t)strtoull(env, NULL, 10));
+		opt.spill = (size_t)strtoull(env, NULL, 10);
 	if ((env = getenv("CUPTIMERGE_SPAN_SLICE")) && *env) /* a testing aid: spans a block of their render */
-		cm_gpu_set_span_slice((uint64_t)strtoull(env, NULL, 10));
+		opt.span_slice = strtoull(env, NULL, 10);
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
@@ -388,7 +387,7 @@ int main(int argc, char **argv)
 				 : CM_FORMAT_JSON;
 	cm_output_set_format(format);
 	if (!opt.memory)
-		opt.memory = 24u << 20;
+		opt.memory = CM_MEMORY_DEFAULT;
 	if (!opt.jobs)
 		opt.jobs = cm_cpus_available();
 	if (opt.progress < 0)

@@ -61,7 +61,7 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->wname = window_name;
 	g->ext_lo = g->corr_lo = INT64_MAX;
 	g->ext_hi = g->corr_hi = INT64_MIN;
-	g->budget = 24u << 20;
+	g->budget = CM_MEMORY_DEFAULT;
 	g->ua_lo = INT64_MAX;
 	g->ua_hi = INT64_MIN;
 	g->tidmap = cm_tidmap_new();
