@@ -17,7 +17,7 @@
  *         parse it and digest it into a typed record (gpu/gpurec.h) with every
  *         field the rules read already converted and checked; the records go
  *         to a temporary file, the external correlations to another;
- *      C1 the CPU trace (cpu/cpuscan.c): the same cutting, workers check
+ *      C1 the CPU trace (cpu/cpuscan.c, cpuparallel.c): the same cutting, workers check
  *         and replay each event in one pass (json/jvalid.c) into the scan's
  *         callbacks: base time, extent, dropped events, and the External-id
  *         candidates on disk;
