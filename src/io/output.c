@@ -36,7 +36,6 @@
 #include "base/tmpfile.h"
 #include "io/pgzip.h"
 #include "json/jwrite.h"
-#include "pftrace/pftrace.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
@@ -77,7 +76,8 @@ struct cm_output {
 	struct stat old_st;
 	const char *shown; /* name for messages */
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
-	cm_pft *pft;  /* --format=perfetto: the JSON text goes through it */
+	const cm_output_codec *codec; /* --format=perfetto: the JSON text goes through it */
+	void *pft;                    /* ... the transcoder, or NULL */
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
 	int failed, pipe_closed;
@@ -88,10 +88,10 @@ struct cm_output {
 static int flush_buf(cm_output *out, int finish);
 static int write_bytes(cm_output *out, const void *data, size_t len);
 
-/* The format of the outputs opened next (cm_output_set_format). */
-static int output_format = CM_FORMAT_JSON;
+/* The transcoder of the outputs opened next (cm_output_set_codec). */
+static const cm_output_codec *output_codec;
 
-void cm_output_set_format(int format) { output_format = format; }
+void cm_output_set_codec(const cm_output_codec *codec) { output_codec = codec; }
 
 /* The transcoder's sink: its protobuf goes out as the JSON would. */
 static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx, p, n); }
@@ -314,10 +314,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 	}
 	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
 		goto nomem;
-	if (output_format == CM_FORMAT_PERFETTO) {
-		out->pft = cm_pft_new(pft_sink, out, out->shown);
-		cm_pft_threads(out->pft, threads);
-	}
+	if ((out->codec = output_codec))
+		out->pft = out->codec->open(pft_sink, out, out->shown, threads);
 	return out;
 nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -388,7 +386,7 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
 {
 	if (out->failed)
 		return -1;
-	if (out->pft && cm_pft_write(out->pft, data, len) < 0)
+	if (out->pft && out->codec->write(out->pft, data, len) < 0)
 		return out->failed = 1, -1;
 	return out->pft ? 0 : write_bytes(out, data, len);
 }
@@ -475,9 +473,10 @@ int cm_output_close(cm_output *out, int ok)
 	int rc = 0;
 	if (!out)
 		return -1;
-	if (ok && !out->failed && out->pft && cm_pft_finish(out->pft) < 0)
+	if (ok && !out->failed && out->pft && out->codec->finish(out->pft) < 0)
 		ok = 0, out->failed = 1;
-	cm_pft_free(out->pft);
+	if (out->pft)
+		out->codec->free(out->pft);
 	out->pft = NULL;
 	if (out->kind == OUT_TEE) { /* the outputs are closed by their owner */
 		rc = out->failed ? -1 : 0;
