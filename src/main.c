@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 		format = opt.out_path && (ends_with(opt.out_path, ".pftrace") || ends_with(opt.out_path, ".pftrace.gz"))
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
-	cm_output_set_codec(format == CM_FORMAT_PERFETTO ? &perfetto : NULL);
+	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
 	if (!opt.memory)
 		opt.memory = CM_MEMORY_DEFAULT;
 	if (!opt.jobs)

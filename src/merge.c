@@ -493,7 +493,9 @@ int cm_merge_run(const struct cm_options *opt)
 	m.opt = opt;
 	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
-	/* the testing aids, to the stages they steer (options.h) */
+	/* the format of every output, and the testing aids, to the stages
+	 * they steer (options.h) */
+	cm_output_set_codec(opt->codec);
 	if (opt->spill)
 		cm_docsplit_set_spill(opt->spill);
 	if (opt->span_slice)

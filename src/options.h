@@ -28,6 +28,7 @@ struct cm_options {
 	unsigned long long steps_a, steps_b;
 	double range_lo, range_hi; /* trace us, [lo, hi) */
 	unsigned long long split_n; /* --split=steps[:N]: N steps a file (0: no split); out_path has one %s */
+	const struct cm_output_codec *codec; /* --format: the outputs' transcoder (output.h), NULL: JSON */
 	/* testing aids (environment only), which the engine hands on to the
 	 * stage they steer; 0: that stage's own default */
 	size_t spill;               /* CUPTIMERGE_SPILL: member values past this go to a file (docsplit.h) */
