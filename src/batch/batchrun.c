@@ -161,10 +161,9 @@ int cm_bjoblog_lock(const char *joblog)
 		return fd;
 	if (errno == EWOULDBLOCK || errno == EINTR) {
 		close(fd);
-		return cm_error(CM_EXIT_BUSY, joblog, -1,
+		return cm_fail(CM_EXIT_BUSY, joblog, -1,
 				"another cuptimerge-batch is running with this joblog: nothing run (wait for it, or "
-				"give this run its own --joblog)"),
-		       -1;
+				"give this run its own --joblog)");
 	}
 	cm_warn(joblog, -1, "cannot lock the joblog (%s): running without the lock", strerror(errno));
 	return fd;

@@ -21,19 +21,13 @@ static int as_float(struct cscan *c, const struct scalar *v, const char *key, do
 	if (v->type < 0)
 		return 0;
 	if (v->float_rc == CM_PY_OVERFLOW)
-		return cm_error(CM_EXIT_DATA, cname(c), cm_sax_offset(&c->sax),
+		return cm_fail(CM_EXIT_DATA, cname(c), cm_sax_offset(&c->sax),
 				"traceEvents[%llu]: \"%s\" is an integer too large for a float",
-				(unsigned long long)c->plan->events, key),
-		       -1;
+				(unsigned long long)c->plan->events, key);
 	if (v->float_rc == CM_PY_OK)
 		*out = v->d;
 	return 0;
 }
-
-/* Without the window's id list (W, the window's read, runs at the same
- * time, see merge.c), every candidate goes to an unlinked temporary file, in
- * event order, for cm_cpuindex_apply (a record each, cpuindex.h).  Returns
- * 1, or 0 after reporting. */
 
 /* float() of ts or dur for the operator index: as_float without the error
  * (an event it would refuse is refused anyway), NaN for it. */
@@ -68,6 +62,10 @@ static int spill_name(struct cscan *c)
 	return 1;
 }
 
+/* Without the window's id list (W, the window's read, runs at the same
+ * time, see merge.c), every candidate goes to an unlinked temporary file, in
+ * event order, for cm_cpuindex_apply (a record each, cpuindex.h).  Returns
+ * 1, or 0 after reporting. */
 static int spill(struct cscan *c, int64_t id, uint64_t index)
 {
 	cm_cpuplan *p = c->plan;

@@ -82,9 +82,8 @@ static int read_records(int fd, unsigned char *buf, uint64_t at, size_t n)
 	while (got < want) {
 		ssize_t r = pread(fd, buf + got, want - got, (off_t)(at * CM_CAND_REC + got));
 		if (r <= 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s", r < 0 ? ": " : "",
-					r < 0 ? strerror(errno) : ""),
-			       -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s", r < 0 ? ": " : "",
+					r < 0 ? strerror(errno) : "");
 		got += (size_t)r;
 	}
 	return 0;

@@ -261,10 +261,9 @@ static int sniff(cm_input *in)
 	in->sniffed = 1;
 	for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
 		if (in->raw_len >= foreign[i].len && !memcmp(in->raw, foreign[i].magic, foreign[i].len))
-			return cm_error(CM_EXIT_DATA, in->name, -1,
+			return cm_fail(CM_EXIT_DATA, in->name, -1,
 					"%s-compressed input is not supported; decompress it first (%s -dc)",
-					foreign[i].name, foreign[i].name),
-			       -1;
+					foreign[i].name, foreign[i].name);
 	in->gzip = in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b;
 	if (in->gzip) {
 		if (!in->zinit) {
@@ -330,10 +329,9 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 				inflateReset(&in->zs);
 				in->member_ended = 0;
 			} else {
-				return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->next_off,
+				return cm_fail(CM_EXIT_DATA, in->name, (int64_t)in->next_off,
 						"trailing garbage after the gzip data (at compressed byte %llu)",
-						(unsigned long long)(in->raw_done - in->zs.avail_in)),
-				       -1;
+						(unsigned long long)(in->raw_done - in->zs.avail_in));
 			}
 		}
 		in->zs.next_out = in->text;
@@ -342,25 +340,22 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 		if (rc == Z_STREAM_END)
 			in->member_ended = 1;
 		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
-					(unsigned long long)in->raw_done),
-			       -1;
+					(unsigned long long)in->raw_done);
 		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"invalid gzip data at compressed byte %llu: %s",
-					(unsigned long long)(in->raw_done - in->zs.avail_in), gz_why(in)),
-			       -1;
+					(unsigned long long)(in->raw_done - in->zs.avail_in), gz_why(in));
 		*len = in->bufsize - in->zs.avail_out;
 		if (*len) {
 			*data = (const char *)in->text;
 			return 1;
 		}
 		if (!in->member_ended && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
-					(unsigned long long)in->raw_done),
-			       -1;
+					(unsigned long long)in->raw_done);
 	}
 }
 
@@ -403,9 +398,8 @@ static int fill(cm_input *in, const char **data, size_t *len)
 			return rc;
 		if (rc == 0) {
 			if (in->bom_seen)
-				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
-						"truncated JSON: the text ends inside a UTF-8 byte order mark"),
-				       -1;
+				return cm_fail(CM_EXIT_DATA, in->name, in->bom_seen,
+						"truncated JSON: the text ends inside a UTF-8 byte order mark");
 			return 0;
 		}
 		while (k < *len && in->bom_seen < 3 && (unsigned char)(*data)[k] == bom[in->bom_seen]) {
@@ -414,9 +408,8 @@ static int fill(cm_input *in, const char **data, size_t *len)
 		}
 		if (k < *len && in->bom_seen < 3) {
 			if (in->bom_seen) /* EF or EF BB, then something else */
-				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
-						"invalid JSON: a UTF-8 byte order mark cut short (EF BB BF begins one)"),
-				       -1;
+				return cm_fail(CM_EXIT_DATA, in->name, in->bom_seen,
+						"invalid JSON: a UTF-8 byte order mark cut short (EF BB BF begins one)");
 			in->bom_done = 1; /* none */
 			return 1;
 		}
