@@ -152,9 +152,8 @@ static int elem_hand_over(struct copy *c)
 
 static int changed(struct copy *c)
 {
-	return cm_error(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
-			"the input changed between the two passes"),
-	       -1;
+	return cm_fail(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
+			"the input changed between the two passes");
 }
 
 /* Which top-level key the raw key text (with quotes) is. */

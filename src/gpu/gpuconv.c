@@ -223,11 +223,10 @@ int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 	g->idsigns[CM_IDS_EXT] |= cpu_ext_signs;
 	for (int k = 0; k < CM_IDS_N; k++)
 		if ((g->idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
-			return cm_error(CM_EXIT_DATA, g->wname, -1,
+			return cm_fail(CM_EXIT_DATA, g->wname, -1,
 					"window: %s both below 0 and at or above 2^63: ids are kept in 64 bits, "
 					"where two such ids can coincide",
-					what[k]),
-			       -1;
+					what[k]);
 	return 0;
 }
 

@@ -177,9 +177,8 @@ int cm_gpurec_block_read(FILE *f, cm_buf *b)
 	b->len = len;
 	return 1;
 bad:
-	return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-			ferror(f) ? ": " : " (it is shorter than written)", ferror(f) ? strerror(errno) : ""),
-	       -1;
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+			ferror(f) ? ": " : " (it is shorter than written)", ferror(f) ? strerror(errno) : "");
 }
 
 /* ------------------------------------------------------ packed JSON values */

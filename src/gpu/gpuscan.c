@@ -92,14 +92,12 @@ static int key_int(cm_gpu *g, int64_t offset, const char *what, int kind, const 
 	cm_int v;
 	int rc = cm_py_int_of_str(k->key, k->klen, &v);
 	if (rc == CM_PY_VALUE)
-		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
-				(int)(k->klen > 40 ? 40 : k->klen), k->key),
-		       -1;
+		return cm_fail(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
+				(int)(k->klen > 40 ? 40 : k->klen), k->key);
 	if (rc != CM_PY_OK || (kind < 0 ? v < INT64_MIN || v > INT64_MAX : !cm_id_key(v, out, &signs)))
-		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits%s",
+		return cm_fail(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits%s",
 				what, (int)(k->klen > 40 ? 40 : k->klen), k->key,
-				kind < 0 ? "" : " (as a uint64 or an int64)"),
-		       -1;
+				kind < 0 ? "" : " (as a uint64 or an int64)");
 	if (kind < 0)
 		*out = (int64_t)v;
 	else

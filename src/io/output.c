@@ -212,9 +212,8 @@ static int open_temp(cm_output *out)
 	}
 	free(dir);
 	if (fd == -1) {
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
-				strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
+				strerror(errno));
 	}
 	if (!(out->tmp_path = cm_out_temp_name(out->target)))
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -284,8 +283,7 @@ static int open_path(cm_output *out, const char *path)
 			return rc < 0 ? -1 : 0;
 	}
 	if (!(out->target = cm_out_follow_links(path)))
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno));
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
 	if (out->replaces && cm_out_check_replaceable(out->target, &out->old_st, out->shown) < 0)
@@ -441,9 +439,8 @@ static int publish_unnamed(cm_output *out)
 	if (cm_out_link(out->fd, out->flink, out->target) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
-				strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
+				strerror(errno));
 	if (!(tmp = cm_out_temp_name(out->target)))
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	hold_signals(1, &saved);
