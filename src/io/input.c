@@ -180,7 +180,7 @@ static int check_unchanged(cm_input *in)
 	    st.st_ctim.tv_sec != in->st0.st_ctim.tv_sec || st.st_ctim.tv_nsec != in->st0.st_ctim.tv_nsec ||
 	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec)
 		return cm_fail(CM_EXIT_IO, in->name, -1,
-			       "the file changed while it was being read (it is read more than once); nothing was written");
+			 "the file changed while it was being read (it is read more than once); nothing was written");
 	return 0;
 }
 
