@@ -3,13 +3,13 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/optname.h"
-#include "json/docsplit.h"
-#include "gpu/gpuconv.h"
 #include "base/exitcode.h"
+#include "base/idmap.h"
 #include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"
 #include "options.h"
+#include "pftrace/pftrace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +29,23 @@
  * (io/pgzip.c) its deflate at about 8x the speed of zlib's level 1.  -z6 to
  * -z9 give smaller files, for archives. */
 #define DEFAULT_GZIP_LEVEL 1
+
+/* The output formats: the JSON text as it is written, or that text
+ * transcoded to Perfetto's protobuf trace (pftrace/pftrace.h). */
+enum { CM_FORMAT_JSON = 0, CM_FORMAT_PERFETTO = 1 };
+
+/* --format=perfetto: pftrace.h's transcoder, put in the output path
+ * (output.h), which names no format of its own. */
+static void *pft_open(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, const char *label, int threads)
+{
+	cm_pft *t = cm_pft_new(sink, ctx, label);
+	cm_pft_threads(t, threads);
+	return t;
+}
+static int pft_write(void *t, const void *p, size_t n) { return cm_pft_write(t, p, n); }
+static int pft_finish(void *t) { return cm_pft_finish(t); }
+static void pft_free(void *t) { cm_pft_free(t); }
+static const cm_output_codec perfetto = {pft_open, pft_write, pft_finish, pft_free};
 
 static void usage(FILE *f)
 {
@@ -238,9 +255,9 @@ int main(int argc, char **argv)
 	/* a testing aid: the output must not depend on reading ahead */
 	opt.readahead = (env = getenv("CUPTIMERGE_READAHEAD")) && *env ? strcmp(env, "0") != 0 : -1;
 	if ((env = getenv("CUPTIMERGE_SPILL")) && *env) /* a testing aid: spill member values past this */
-		cm_docsplit_set_spill((size_t)strtoull(env, NULL, 10));
+		opt.spill = (size_t)strtoull(env, NULL, 10);
 	if ((env = getenv("CUPTIMERGE_SPAN_SLICE")) && *env) /* a testing aid: spans a block of their render */
-		cm_gpu_set_span_slice((uint64_t)strtoull(env, NULL, 10));
+		opt.span_slice = strtoull(env, NULL, 10);
 	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
@@ -386,9 +403,9 @@ int main(int argc, char **argv)
 		format = opt.out_path && (ends_with(opt.out_path, ".pftrace") || ends_with(opt.out_path, ".pftrace.gz"))
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
-	cm_output_set_format(format);
+	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
 	if (!opt.memory)
-		opt.memory = 24u << 20;
+		opt.memory = CM_MEMORY_DEFAULT;
 	if (!opt.jobs)
 		opt.jobs = cm_cpus_available();
 	if (opt.progress < 0)

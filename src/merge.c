@@ -17,7 +17,7 @@
  *         parse it and digest it into a typed record (gpu/gpurec.h) with every
  *         field the rules read already converted and checked; the records go
  *         to a temporary file, the external correlations to another;
- *      C1 the CPU trace (cpu/cpuscan.c): the same cutting, workers check
+ *      C1 the CPU trace (cpu/cpuscan.c, cpuparallel.c): the same cutting, workers check
  *         and replay each event in one pass (json/jvalid.c) into the scan's
  *         callbacks: base time, extent, dropped events, and the External-id
  *         candidates on disk;
@@ -85,6 +85,7 @@
 #include "mergesplit.h"
 #include "repair/threadmap.h"
 #include "gpu/window.h"
+#include "json/docsplit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -470,6 +471,62 @@ static double worked(double read, double slot, double reads)
 	return w > 0 ? w : 0;
 }
 
+/* -v: what the merge did and where its time went, on stderr (silenced by
+ * -q, as warnings are): one line of counts and tables, one of the cut, one
+ * of times, one of the first phase's threads. */
+static void report(const struct merge *m)
+{
+	struct cm_gpu_stats st;
+	uint64_t in_memory, in_files, dropped;
+	char tables[128];
+	cm_gpu_stats(m->gpu, &st);
+	cm_idmap_table_bytes(&in_memory, &in_files, &dropped);
+	if (st.dense_tables)
+		snprintf(tables, sizeof tables,
+			 "arrays, %.1f MB in memory and %.1f MB in $TMPDIR (their pages dropped %llu times)",
+			 (double)in_memory / 1e6, (double)in_files / 1e6, (unsigned long long)dropped);
+	else
+		snprintf(tables, sizeof tables, "hash maps");
+	cm_warn(NULL, -1,
+		"merged %llu window events into %llu CPU events: %llu external correlations, "
+		"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
+		"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB; "
+		"read by: window %s, CPU trace %s; id tables: %s",
+		(unsigned long long)st.events, (unsigned long long)m->plan.events, (unsigned long long)st.pairs,
+		(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
+		(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
+		m->win_careful ? "careful" : "parallel", m->plan.careful ? "careful" : "parallel",
+		tables);
+	if (m->opt->cut)
+		cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu CPU events kept, %llu cut", m->cut.lo, m->cut.hi,
+			(unsigned long long)m->cut.kept, (unsigned long long)m->cut.cut);
+	/* where the time went: the steps of the design essay, as seconds
+	 * since the start when each ended */
+	cm_warn(NULL, -1,
+		"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s (External ids linked %.2f s, "
+		"index applied %.2f s), plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, "
+		"output done %.2f s",
+		m->t_window, m->t_cpu, m->t_joins, m->t_linked, m->t_indexed, m->t_plan, m->t_copied, m->t_render,
+		cm_now_s() - m->t0);
+	/* the first phase's threads, summed: a cutting thread that waited
+	 * for slots had workers (or the results' sink) behind it; idle
+	 * workers had the cutting thread behind them; a cutting thread
+	 * that waited for its chunks had the reads behind it */
+	if (!m->win_careful && !m->plan.careful)
+		cm_warn(NULL, -1,
+			"threads: window: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
+			"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads and worked "
+			"%.2f s; CPU trace: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
+			"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads and worked "
+			"%.2f s",
+			(unsigned long long)m->win_stats.blocks, m->win_stats.busy, m->win_stats.idle,
+			m->win_stats.sink, m->win_stats.waited, m->win_waited,
+			worked(m->t_window, m->win_stats.waited, m->win_waited),
+			(unsigned long long)m->plan.read_stats.blocks, m->plan.read_stats.busy,
+			m->plan.read_stats.idle, m->plan.read_stats.sink, m->plan.read_stats.waited, m->cpu_waited,
+			worked(m->t_cpu, m->plan.read_stats.waited, m->cpu_waited));
+}
+
 int cm_merge_run(const struct cm_options *opt)
 {
 	struct merge m;
@@ -481,6 +538,13 @@ int cm_merge_run(const struct cm_options *opt)
 	m.opt = opt;
 	m.t0 = cm_now_s();
 	cm_diag_set_quiet(opt->quiet);
+	/* the format of every output, and the testing aids, to the stages
+	 * they steer (options.h) */
+	cm_output_set_codec(opt->codec);
+	if (opt->spill)
+		cm_docsplit_set_spill(opt->spill);
+	if (opt->span_slice)
+		cm_gpu_set_span_slice(opt->span_slice);
 	if (opt->split_n && !opt->window_path && !opt->map_path)
 		return cm_filter_run(opt, NULL, NULL); /* its files are opened once the steps are known */
 	/* The output first, before any input is read: a -o that cannot be
@@ -590,57 +654,8 @@ int cm_merge_run(const struct cm_options *opt)
 			status = cm_diag_status() ? cm_diag_status() : CM_EXIT_IO;
 	}
 	cm_progress_clear();
-	if (!status && opt->verbose) {
-		struct cm_gpu_stats st;
-		uint64_t in_memory, in_files, dropped;
-		char tables[128];
-		cm_gpu_stats(m.gpu, &st);
-		cm_idmap_table_bytes(&in_memory, &in_files, &dropped);
-		if (st.dense_tables)
-			snprintf(tables, sizeof tables,
-				 "arrays, %.1f MB in memory and %.1f MB in $TMPDIR (their pages dropped %llu times)",
-				 (double)in_memory / 1e6, (double)in_files / 1e6, (unsigned long long)dropped);
-		else
-			snprintf(tables, sizeof tables, "hash maps");
-		cm_warn(NULL, -1,
-			"merged %llu window events into %llu CPU events: %llu external correlations, "
-			"%llu External ids found in the CPU trace, %llu correlations linked to CPU threads; "
-			"tables: External id index %.1f MB, correlation links, rows and spans %.1f MB; "
-			"read by: window %s, CPU trace %s; id tables: %s",
-			(unsigned long long)st.events, (unsigned long long)m.plan.events, (unsigned long long)st.pairs,
-			(unsigned long long)st.linked_ext, (unsigned long long)st.linked_corr,
-			(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
-			m.win_careful ? "careful" : "parallel", m.plan.careful ? "careful" : "parallel",
-			tables);
-		if (opt->cut)
-			cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu CPU events kept, %llu cut", m.cut.lo, m.cut.hi,
-				(unsigned long long)m.cut.kept, (unsigned long long)m.cut.cut);
-		/* where the time went: the steps of the design essay, as seconds
-		 * since the start when each ended */
-		cm_warn(NULL, -1,
-			"time: window read %.2f s, CPU trace read %.2f s, joins %.2f s (External ids linked %.2f s, "
-			"index applied %.2f s), plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, "
-			"output done %.2f s",
-			m.t_window, m.t_cpu, m.t_joins, m.t_linked, m.t_indexed, m.t_plan, m.t_copied, m.t_render,
-			cm_now_s() - m.t0);
-		/* the first phase's threads, summed: a cutting thread that waited
-		 * for slots had workers (or the results' sink) behind it; idle
-		 * workers had the cutting thread behind them; a cutting thread
-		 * that waited for its chunks had the reads behind it */
-		if (!m.win_careful && !m.plan.careful)
-			cm_warn(NULL, -1,
-				"threads: window: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
-				"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads and worked "
-				"%.2f s; CPU trace: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
-				"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads and worked "
-				"%.2f s",
-				(unsigned long long)m.win_stats.blocks, m.win_stats.busy, m.win_stats.idle,
-				m.win_stats.sink, m.win_stats.waited, m.win_waited,
-				worked(m.t_window, m.win_stats.waited, m.win_waited),
-				(unsigned long long)m.plan.read_stats.blocks, m.plan.read_stats.busy,
-				m.plan.read_stats.idle, m.plan.read_stats.sink, m.plan.read_stats.waited, m.cpu_waited,
-				worked(m.t_cpu, m.plan.read_stats.waited, m.cpu_waited));
-	}
+	if (!status && opt->verbose)
+		report(&m);
 	if (!status && m.repair && !opt->split_n)
 		cm_repair_report(m.repair);
 	if (!status && opt->split_n)

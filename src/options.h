@@ -17,7 +17,7 @@ struct cm_options {
 	double now;              /* seconds, for the missing-base fallback */
 	size_t bufsize;          /* read chunk size */
 	int jobs;                /* worker threads (-j; main.c sets the default) */
-	size_t memory;           /* --memory: bytes for the id tables (main.c sets the default) */
+	size_t memory;           /* --memory: bytes for the id tables (main.c sets CM_MEMORY_DEFAULT) */
 	int quiet, verbose;
 	int force;               /* --force: merge inputs that look mismatched */
 	int progress;            /* -1: on a terminal; 0 off; 1 on */
@@ -28,6 +28,11 @@ struct cm_options {
 	unsigned long long steps_a, steps_b;
 	double range_lo, range_hi; /* trace us, [lo, hi) */
 	unsigned long long split_n; /* --split=steps[:N]: N steps a file (0: no split); out_path has one %s */
+	const struct cm_output_codec *codec; /* --format: the outputs' transcoder (output.h), NULL: JSON */
+	/* testing aids (environment only), which the engine hands on to the
+	 * stage they steer; 0: that stage's own default */
+	size_t spill;               /* CUPTIMERGE_SPILL: member values past this go to a file (docsplit.h) */
+	unsigned long long span_slice; /* CUPTIMERGE_SPAN_SLICE: spans a block of their render (gpuconv.h) */
 };
 
 #endif

@@ -35,7 +35,7 @@ static inline void cm_buf_putc(cm_buf *b, char c)
 }
 #define cm_buf_lit(b, s) cm_buf_put((b), (s), sizeof(s) - 1)
 /* Append V as a varint: 7 bits a byte, low first, high bit = more (the
- * record packing of gpurec.c, the element places of cpuscan.c). */
+ * record packing of gpurec.c, the element places of cpuparallel.c). */
 static inline void cm_buf_put_varint(cm_buf *b, unsigned __int128 v)
 {
 	unsigned char tmp[20];

@@ -1,6 +1,7 @@
 /* diag.c - one family of messages (errors, warnings) and a rate-limited progress line. */
 #include "config.h"
 #include "base/diag.h"
+#include "base/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -165,25 +166,39 @@ void cm_diag_drop(cm_diag_slot *slot)
 	slot->status = 0;
 }
 
-int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
+/* cm_error's body for both entry points. */
+static int verror(int status, const char *file, int64_t offset, const char *fmt, va_list ap)
 {
-	va_list ap;
 	if (deferred) {
 		/* keep only the first: what follows on this thread is its consequence */
 		if (!deferred->status) {
-			va_start(ap, fmt);
 			deferred->line = format_line(file, offset, fmt, ap);
-			va_end(ap);
 			deferred->status = status;
 		}
 		return status;
 	}
-	va_start(ap, fmt);
 	vreport(file, offset, fmt, ap);
-	va_end(ap);
 	if (!first_status)
 		first_status = status;
 	return status;
+}
+
+int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror(status, file, offset, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int cm_fail(int status, const char *file, int64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror(status, file, offset, fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
 int cm_usage_error(int status, const char *msg, const char *arg)
@@ -300,8 +315,8 @@ void cm_progress_clear(void)
 static void out_of_memory(size_t n)
 {
 	deferred = NULL; /* the process ends here: no main thread will settle a slot */
-	cm_error(3 /* CM_EXIT_IO */, NULL, -1, "out of memory (%zu bytes)", n);
-	exit(3);
+	cm_error(CM_EXIT_IO, NULL, -1, "out of memory (%zu bytes)", n);
+	exit(CM_EXIT_IO);
 }
 
 void *cm_xmalloc(size_t n)

@@ -26,6 +26,14 @@ void cm_diag_set_quiet(int quiet);
 int cm_error(int status, const char *file, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* cm_error for the stack's convention, "0, or -1 after a report": reports
+ * as cm_error does and returns -1, so a failing step is one line,
+ * `return cm_fail(CM_EXIT_IO, name, -1, "cannot ...: %s", strerror(errno));`
+ * (jq's one idiom for one thing, where `return cm_error(...), -1;` had
+ * grown at 50 places). */
+int cm_fail(int status, const char *file, int64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* A command-line mistake: "PROG: MSG[: ARG]" and a pointer to --help on
  * stderr; returns STATUS (the usage status of exitcode.h). */
 int cm_usage_error(int status, const char *msg, const char *arg);

@@ -23,6 +23,11 @@
 
 typedef struct cm_idmap cm_idmap;
 
+/* The budget when the command line names none (--memory's default, its
+ * one home): 24 MiB holds the id tables of a pair of about 1 GB in
+ * memory, and beyond that they live in $TMPDIR. */
+#define CM_MEMORY_DEFAULT ((size_t)24 << 20)
+
 /* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about).
  * BUDGET bytes is the resident memory of all the arrays alive at once (the
  * latest map's BUDGET counts).  Returns NULL after reporting (a temporary

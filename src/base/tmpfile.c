@@ -57,11 +57,11 @@ int cm_temp_fd(const char *tag)
 	if (fd >= 0)
 		return fd;
 	if (fd == -1)
-		return cm_error(CM_EXIT_IO, dir, -1, "cannot create a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, dir, -1, "cannot create a temporary file: %s", strerror(errno));
 	snprintf(path, sizeof path, "%s/cuptimerge-%s.XXXXXX", dir, tag);
 	fd = mkstemp(path);
 	if (fd < 0)
-		return cm_error(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, path, -1, "cannot create a temporary file: %s", strerror(errno));
 	unlink(path); /* at once: it is ours alone, by its descriptor */
 	return fd;
 }

@@ -59,7 +59,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 	ssize_t len;
 	long lineno = 0;
 	if (!f)
-		return cm_error(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno));
 	if (std)
 		path = "<stdin>"; /* for messages */
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -104,7 +104,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 	free(line);
 	if (ferror(f)) {
 		fclose(f);
-		return cm_error(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno));
 	}
 	fclose(f);
 	for (size_t i = 0; i < p->n; i++)

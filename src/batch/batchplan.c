@@ -124,7 +124,7 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 	int n = scandir(dir, &ents, NULL, alphasort);
 	(void)outdir;
 	if (n < 0)
-		return cm_error(CM_EXIT_IO, dir, -1, "cannot read the directory: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, dir, -1, "cannot read the directory: %s", strerror(errno));
 	for (int i = 0; i < n; i++) {
 		const char *name = ents[i]->d_name;
 		struct stat st;

@@ -156,15 +156,14 @@ int cm_bjoblog_lock(const char *joblog)
 	int fd;
 	make_parent(joblog);
 	if ((fd = open(joblog, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
-		return cm_error(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	if (errno == EWOULDBLOCK || errno == EINTR) {
 		close(fd);
-		return cm_error(CM_EXIT_BUSY, joblog, -1,
+		return cm_fail(CM_EXIT_BUSY, joblog, -1,
 				"another cuptimerge-batch is running with this joblog: nothing run (wait for it, or "
-				"give this run its own --joblog)"),
-		       -1;
+				"give this run its own --joblog)");
 	}
 	cm_warn(joblog, -1, "cannot lock the joblog (%s): running without the lock", strerror(errno));
 	return fd;

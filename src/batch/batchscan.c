@@ -1,54 +1,31 @@
-/* batchscan.c - a streaming look at a trace, a window or a thread map for pairing (cuptimerge-batch). */
+/* batchscan.c - a streaming look at a trace, a window or a thread map for
+ * pairing (cuptimerge-batch): yajl's callbacks that keep the few facts
+ * pairing needs, the read of a whole file (or a trace's head) through them,
+ * and what a file that ends early or is a thread map tells.  The shortcut
+ * for a plain window, its head and tail alone, is batchtail.c. */
 #include "config.h"
-#include "batch/batchscan.h"
+#include "batch/batchscan_int.h"
 #include "base/diag.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
-/* 64 KiB reads: a trace's head (deviceProperties, distributedInfo) fits in
- * one or two, so pairing reads a few blocks of a trace of any size. */
-#define SCAN_CHUNK (64u << 10)
-#define MAXDEPTH 5 /* keys deeper than processes.PID[i].member are not looked at */
+void bscan_facts_begin(cm_bfacts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
+}
 
-/* A process of a thread map, while its entries are read. */
-struct mproc {
-	int64_t pid;
-	int64_t start, end;   /* earliest start_ns, latest end_ns of its entries */
-	int start_open, end_open; /* an entry lacks start_ns / end_ns */
-	size_t entries;
-};
-
-struct scan {
-	cm_bfacts *f;
-	int depth;              /* containers open */
-	char key[MAXDEPTH][24]; /* the last key seen at each depth (1 = top level) */
-	int done;               /* the trace's facts are complete: stop reading */
-	int head_only;          /* stop where "traceEvents" begins (cm_bscan_rank) */
-	/* the event being read (depth 3 of traceEvents / events) */
-	char ph[4], cat[24], kind[24];
-	int64_t ev_pid, ev_proc;
-	double ev_ts;
-	int have_ts;
-	int64_t base;           /* trace: baseTimeNanoseconds, -1 when absent */
-	int64_t top_start;      /* window: top-level start_ns */
-	int64_t src_start;
-	int64_t api_pid;        /* window: first API record's process_id */
-	/* thread maps (cuptimerge-threadmap(5)) */
-	int processes, threads; /* top-level "processes" / "threads" objects seen */
-	int64_t meta_pid;       /* meta.pid, -1 when absent */
-	struct mproc *mp;       /* processes.PID, in file order */
-	size_t nmp, capmp;
-	long cur;               /* index in mp of the PID whose array is open, or -1 */
-	int64_t e_start, e_end; /* the entry being read; -1 when absent */
-};
+void bscan_begin(struct scan *s, cm_bfacts *f)
+{
+	memset(s, 0, sizeof *s);
+	s->f = f;
+	s->base = s->top_start = s->src_start = s->api_pid = s->meta_pid = s->cur = -1;
+}
 
 static int keyis(const struct scan *s, int d, const char *k)
 {
@@ -302,7 +279,7 @@ static int cb_close(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks callbacks = {
+const yajl_callbacks bscan_callbacks = {
 	NULL, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_map_key, cb_close, cb_start_array, cb_close,
 };
@@ -428,107 +405,6 @@ static void set_damaged(cm_bfacts *f, const struct scan *s, const char *path, co
 	}
 }
 
-/* The tail of a plain window holds its "source" (cuptirec writes it last,
- * and only "cuptirec" after it): 64 KiB is ample. */
-#define TAIL_CHUNK (64u << 10)
-
-/* Issue 28 P7: planning read every window in full (1.4 s for two 118 MB
- * windows, as long as a merge's first pass).  Pairing needs only what
- * "source" says, and a plain window is a file we can seek in: read its
- * head, to know it is a window ('{' and "events" first), and its last 64
- * KiB, for the last "source": {...} and a closing '}' (a window cut short
- * has none: it is read in full, and found damaged).  Fills *F as the full
- * scan would, but for gpu_events (-1: not counted); returns 0, or -1 when
- * the file is gzip, not seekable, not so shaped, or has no "source" with
- * a pid: then the caller reads it in full. */
-static int scan_tail(const char *path, cm_bfacts *f)
-{
-	char head[64], *tail = NULL, *src, *open_, *close_, *doc;
-	struct scan s;
-	struct stat st;
-	yajl_handle h;
-	size_t n, len;
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 32)
-		goto out;
-	if ((got = pread(fd, head, sizeof head - 1, 0)) < 16)
-		goto out;
-	head[got] = 0;
-	n = strspn(head, " \t\r\n");
-	if (head[n] != '{' || strncmp(head + n + 1 + strspn(head + n + 1, " \t\r\n"), "\"events\"", 8))
-		goto out; /* gzip (0x1f 0x8b), a trace, a map: the full scan */
-	len = st.st_size > (off_t)TAIL_CHUNK ? TAIL_CHUNK : (size_t)st.st_size;
-	tail = cm_xmalloc(len + 1);
-	if ((got = pread(fd, tail, len, st.st_size - (off_t)len)) != (ssize_t)len)
-		goto out;
-	tail[len] = 0;
-	/* the document must end here: '}' then blanks */
-	for (n = len; n > 0 && strchr(" \t\r\n", tail[n - 1]); n--)
-		;
-	if (n == 0 || tail[n - 1] != '}')
-		goto out;
-	/* the last "source" member, an object without nested ones, after the
-	 * last NUL byte if any (strstr would stop there) */
-	for (open_ = tail + len; open_ > tail && open_[-1]; open_--)
-		;
-	for (src = NULL; (open_ = strstr(open_, "\"source\"")); open_++)
-		src = open_;
-	if (!src)
-		goto out;
-	open_ = src + 8;
-	open_ += strspn(open_, " \t\r\n");
-	if (*open_++ != ':')
-		goto out;
-	open_ += strspn(open_, " \t\r\n");
-	if (*open_ != '{' || !(close_ = strchr(open_, '}')) || memchr(open_ + 1, '{', (size_t)(close_ - open_ - 1)))
-		goto out;
-	/* parse {"source": {...}} with the full scan's callbacks */
-	memset(&s, 0, sizeof s);
-	s.f = f;
-	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
-	doc = cm_xmalloc((size_t)(close_ - open_) + 16);
-	len = (size_t)sprintf(doc, "{\"source\":%.*s}", (int)(close_ - open_ + 1), open_);
-	h = yajl_alloc(&callbacks, NULL, &s);
-	if (yajl_parse(h, (unsigned char *)doc, len) == yajl_status_ok && yajl_complete_parse(h) == yajl_status_ok &&
-	    f->pid >= 0) {
-		f->kind = CM_BK_WINDOW;
-		f->start_ns = s.src_start;
-		f->gpu_events = -1;
-		rc = 0;
-	}
-	yajl_free(h);
-	free(doc);
-	if (rc < 0) { /* start again from nothing */
-		free(f->host);
-		f->host = NULL;
-		f->pid = f->rank = f->start_ns = f->end_ns = -1;
-	}
-out:
-	free(tail);
-	close(fd);
-	return rc;
-}
-
-void cm_bscan(const char *path, cm_bfacts *f)
-{
-	cm_bscan_head(path, f);
-	if (f->kind == CM_BK_WINDOW && f->gpu_events < 0) {
-		cm_bfacts_free(f);
-		cm_bscan_full(path, f);
-	}
-}
-
-void cm_bscan_head(const char *path, cm_bfacts *f)
-{
-	memset(f, 0, sizeof *f);
-	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
-	if (scan_tail(path, f) < 0)
-		cm_bscan_full(path, f);
-}
-
 static void scan_stream(const char *path, cm_bfacts *f, int head_only);
 
 void cm_bscan_full(const char *path, cm_bfacts *f)
@@ -544,13 +420,6 @@ int64_t cm_bscan_rank(const char *path)
 	rank = f.kind == CM_BK_TRACE ? f.rank : -1;
 	cm_bfacts_free(&f);
 	return rank;
-}
-
-int cm_bscan_tail(const char *path, cm_bfacts *f)
-{
-	memset(f, 0, sizeof *f);
-	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
-	return scan_tail(path, f);
 }
 
 char *cm_bscan_name_host(const char *path, int64_t pid)
@@ -570,11 +439,8 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	long long off = 0; /* bytes of text parsed before this chunk */
 	char where[96];
 
-	memset(f, 0, sizeof *f);
-	f->pid = f->rank = f->start_ns = f->end_ns = f->gpu_events = -1;
-	memset(&s, 0, sizeof s);
-	s.f = f;
-	s.base = s.top_start = s.src_start = s.api_pid = s.meta_pid = s.cur = -1;
+	bscan_facts_begin(f);
+	bscan_begin(&s, f);
 	s.head_only = head_only;
 	if (!(gz = gzopen(path, "rb"))) {
 		set_bad(f, "cannot open: %s", strerror(errno));
@@ -582,7 +448,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	}
 	gzbuffer(gz, SCAN_CHUNK);
 	buf = cm_xmalloc(SCAN_CHUNK);
-	h = yajl_alloc(&callbacks, NULL, &s);
+	h = yajl_alloc(&bscan_callbacks, NULL, &s);
 	while ((n = gzread(gz, buf, SCAN_CHUNK)) > 0) {
 		/* a leading UTF-8 byte order mark, which the merge skips (io/input.c) */
 		int bom = first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;

@@ -52,9 +52,8 @@ static int elem_hand_over(struct copy *c)
 
 int cpucopy_changed(struct copy *c)
 {
-	return cm_error(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
-			"the input changed between the two passes"),
-	       -1;
+	return cm_fail(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
+			"the input changed between the two passes");
 }
 
 /* Which top-level key the raw key text (with quotes) is. */
@@ -372,7 +371,7 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	 * takes the elements one by one (but for --split's, routed in runs) */
 	if (plan->layout && !plan->careful && (!hooks->element || (hooks->route && !hooks->route->whole))) {
 		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 		c.layout = plan->layout;
 	}
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));

@@ -70,7 +70,7 @@ int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_
 	if (!k->notes && !(k->notes = cm_temp_file("cut")))
 		return -1;
 	if (fwrite(notes, 1, n, k->notes) != n)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	k->nnotes += n / CM_CPUCUT_REC;
 	return 0;
 }
@@ -101,7 +101,7 @@ static int each_note(cm_cpucut *k, void (*fn)(cm_cpucut *k, const struct note *n
 	if (!k->notes)
 		return 0;
 	if (fflush(k->notes) != 0 || fseek(k->notes, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	buf = cm_xmalloc(READ_BUF);
 	while ((got = fread(buf, 1, READ_BUF, k->notes)) > 0) {
 		for (size_t i = 0; i + CM_CPUCUT_REC <= got; i += CM_CPUCUT_REC) {
@@ -112,7 +112,7 @@ static int each_note(cm_cpucut *k, void (*fn)(cm_cpucut *k, const struct note *n
 	}
 	free(buf);
 	if (ferror(k->notes))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	return 0;
 }
 
@@ -268,8 +268,8 @@ static int split_groups(cm_cpucut *k, const char *file)
 	steps_v = k->steps;
 	steps_n = k->nsteps;
 	if (!steps_n)
-		return cm_error(CM_EXIT_DATA, file, -1,
-				"the trace has no ProfilerStep#N events, which --split=steps splits it by"), -1;
+		return cm_fail(CM_EXIT_DATA, file, -1,
+				"the trace has no ProfilerStep#N events, which --split=steps splits it by");
 	qsort(steps_v, steps_n, sizeof *steps_v, by_step);
 	for (size_t i = 0; i < steps_n; i++) { /* one entry a step number */
 		if (distinct && steps_v[distinct - 1].n == steps_v[i].n) {
@@ -314,13 +314,13 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 {
 	if (k->mode == CM_CPUCUT_STEPS) {
 		if (!k->steps_any)
-			return cm_error(CM_EXIT_DATA, file, -1,
+			return cm_fail(CM_EXIT_DATA, file, -1,
 					"the trace has no ProfilerStep#N events, which --steps selects by "
-					"(use --range)"), -1;
+					"(use --range)");
 		if (!k->steps_found)
-			return cm_error(CM_EXIT_DATA, file, -1,
+			return cm_fail(CM_EXIT_DATA, file, -1,
 					"the trace has no ProfilerStep#N event with N from %" PRIu64 " to %" PRIu64,
-					k->step_a, k->step_b), -1;
+					k->step_a, k->step_b);
 		k->lo = k->step_lo;
 		k->hi = k->step_hi;
 	}
@@ -357,7 +357,7 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 	k->next = 0;
 	k->buf_len = k->buf_pos = 0;
 	if (k->notes && fseek(k->notes, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	return 0;
 }
 
@@ -373,7 +373,7 @@ int cm_cpucut_keep(cm_cpucut *k, uint64_t index)
 			k->buf_len = k->notes ? fread(k->buf, 1, READ_BUF, k->notes) : 0;
 			k->buf_pos = 0;
 			if (k->buf_len < CM_CPUCUT_REC)
-				return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was cut short"), -1;
+				return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was cut short");
 		}
 		if (k->next == index)
 			break;

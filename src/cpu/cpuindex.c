@@ -82,9 +82,8 @@ static int read_records(int fd, unsigned char *buf, uint64_t at, size_t n)
 	while (got < want) {
 		ssize_t r = pread(fd, buf + got, want - got, (off_t)(at * CM_CAND_REC + got));
 		if (r <= 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s", r < 0 ? ": " : "",
-					r < 0 ? strerror(errno) : ""),
-			       -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s", r < 0 ? ": " : "",
+					r < 0 ? strerror(errno) : "");
 		got += (size_t)r;
 	}
 	return 0;
@@ -107,7 +106,7 @@ static int next_name(cm_cpuplan *plan, cm_buf *name)
 	name->len = len;
 	return 1;
 bad:
-	return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 }
 
 /* A user annotation candidate REC to P's ANN, with its name (read
@@ -280,7 +279,7 @@ int cm_cpuindex_apply(cm_input *in, cm_cpuplan *plan, cm_idmap *ext, cm_cpuindex
 	if (!plan->ext_spill)
 		return 0;
 	if (fflush(plan->ext_spill) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	if (op || !cm_idmap_is_dense(ext) || n_rec < CM_CPUINDEX_PARALLEL_MIN || n < 2)
 		n = 1;
 	parts = cm_xcalloc((size_t)n, sizeof *parts);

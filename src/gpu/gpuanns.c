@@ -43,7 +43,7 @@ struct ann_rec {
 /* Report a failed write of a temporary file; -1. */
 static int write_error(void)
 {
-	return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 }
 
 int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext, const char *name,
@@ -77,7 +77,7 @@ static int map_file(FILE *f, size_t size, const void **map, cm_pages **pages)
 		return write_error();
 	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fileno(f), 0);
 	if (p == MAP_FAILED)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno));
 	*map = p;
 	*pages = cm_pages_watch(p, size);
 	return 0;
@@ -194,7 +194,7 @@ static int spans_block(void *wctx, const cm_buf *in, cm_buf *out)
 		const int64_t *k;
 		int64_t corr;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (r.kind != CM_REC_KERNEL && r.kind != CM_REC_MEMCPY && r.kind != CM_REC_MEMSET)
 			continue;
 		if (!gpu_cut_keep(g, &r)) /* --clip, --steps, --range: only the work drawn */

@@ -87,7 +87,7 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->wname = window_name;
 	g->win.ext_lo = g->win.corr_lo = INT64_MAX;
 	g->win.ext_hi = g->win.corr_hi = INT64_MIN;
-	g->budget = 24u << 20;
+	g->budget = CM_MEMORY_DEFAULT;
 	g->win.ua_lo = INT64_MAX;
 	g->win.ua_hi = INT64_MIN;
 	g->win.tidmap = cm_tidmap_new();
@@ -216,10 +216,9 @@ int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs)
 	g->win.idsigns[CM_IDS_EXT] |= cpu_ext_signs;
 	for (int k = 0; k < CM_IDS_N; k++)
 		if ((g->win.idsigns[k] & (CM_ID_NEG | CM_ID_HIGH)) == (CM_ID_NEG | CM_ID_HIGH))
-			return cm_error(CM_EXIT_DATA, g->wname, -1,
+			return cm_fail(CM_EXIT_DATA, g->wname, -1,
 					"window: %s both below 0 and at or above 2^63: ids are kept in 64 bits, "
 					"where two such ids can coincide",
-					what[k]),
-			       -1;
+					what[k]);
 	return 0;
 }

@@ -60,7 +60,7 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n)
 	if (!g->cut_apis && !(g->cut_apis = cm_temp_file("cut")))
 		return -1;
 	if (fwrite(p, 1, n, g->cut_apis) != n)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	g->cut_napis += n / NOTE_BYTES;
 	return 0;
 }
@@ -91,7 +91,7 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 	if (!(g->cut_keep = cm_idmap_new(1, g->win.api_lo, g->win.api_hi, g->win.api_n, g->budget)))
 		return -1;
 	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	while ((got = fread(buf, 1, sizeof buf, g->cut_apis)) > 0) {
 		for (size_t i = 0; i + NOTE_BYTES <= got; i += NOTE_BYTES) {
 			int64_t note[3];
@@ -104,7 +104,7 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 		}
 	}
 	if (ferror(g->cut_apis))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	fclose(g->cut_apis); /* the table has it all */
 	g->cut_apis = NULL;
 	return 0;

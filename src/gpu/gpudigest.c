@@ -477,6 +477,6 @@ int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t of
 int cm_gpu_digest_finish(cm_gpu *g)
 {
 	if (g->win.recs && (cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || fflush(g->win.recs) != 0))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	return 0;
 }

@@ -66,7 +66,7 @@ int gpu_collect_pairs(cm_gpu *g, const char *p, size_t n)
 	if (!g->win.pairs && !(g->win.pairs = cm_temp_file("pairs")))
 		return -1;
 	if (fwrite(p, 1, n, g->win.pairs) != n)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	for (size_t i = 0; i + 17 <= n; i += 17) {
 		int64_t corr, ext;
 		memcpy(&corr, p + i, 8);
@@ -173,8 +173,8 @@ static int walk_run(struct walk_part *w)
 			ssize_t r = pread(w->fd, buf + got, want - got, (off_t)(done * 17 + got));
 			if (r <= 0) {
 				free(buf);
-				return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-						r < 0 ? ": " : "", r < 0 ? strerror(errno) : ""), -1;
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+						r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
 			}
 			got += (size_t)r;
 		}
@@ -209,7 +209,7 @@ static int walk_pairs(cm_gpu *g, enum walk what)
 	if (!g->win.pairs || !g->win.npairs)
 		return 0;
 	if (fflush(g->win.pairs) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	if (hi < lo || span < (uint64_t)n)
 		n = 1;
 	w = cm_xcalloc((size_t)n, sizeof *w);

@@ -317,7 +317,7 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 	pp->h.cut_max = -INFINITY;
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (plan_record(pp, &r) < 0)
 			return -1;
 	}

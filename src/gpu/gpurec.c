@@ -157,7 +157,7 @@ int cm_gpurec_block_write(FILE *f, cm_buf *b)
 	if (!b->len)
 		return 0;
 	if (fwrite(&len, 4, 1, f) != 1 || fwrite(b->p, b->len, 1, f) != 1)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	b->len = 0;
 	return 0;
 }
@@ -177,9 +177,8 @@ int cm_gpurec_block_read(FILE *f, cm_buf *b)
 	b->len = len;
 	return 1;
 bad:
-	return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-			ferror(f) ? ": " : " (it is shorter than written)", ferror(f) ? strerror(errno) : ""),
-	       -1;
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+			ferror(f) ? ": " : " (it is shorter than written)", ferror(f) ? strerror(errno) : "");
 }
 
 /* ------------------------------------------------------ packed JSON values */

@@ -90,7 +90,7 @@ static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
 		return rc;
 	}
 	if (fseek(g->win.recs, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	while ((rc = cm_gpurec_block_read(g->win.recs, &b)) == 1)
 		if (cm_opool_put(pool, &b) < 0) {
 			rc = -1;

@@ -26,14 +26,12 @@ static int key_int(cm_gpu *g, int64_t offset, const char *what, int kind, const 
 	cm_int v;
 	int rc = cm_py_int_of_str(k->key, k->klen, &v);
 	if (rc == CM_PY_VALUE)
-		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
-				(int)(k->klen > 40 ? 40 : k->klen), k->key),
-		       -1;
+		return cm_fail(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" is not an integer", what,
+				(int)(k->klen > 40 ? 40 : k->klen), k->key);
 	if (rc != CM_PY_OK || (kind < 0 ? v < INT64_MIN || v > INT64_MAX : !cm_id_key(v, out, &signs)))
-		return cm_error(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits%s",
+		return cm_fail(CM_EXIT_DATA, g->wname, offset, "window: %s key \"%.*s\" does not fit in 64 bits%s",
 				what, (int)(k->klen > 40 ? 40 : k->klen), k->key,
-				kind < 0 ? "" : " (as a uint64 or an int64)"),
-		       -1;
+				kind < 0 ? "" : " (as a uint64 or an int64)");
 	if (kind < 0)
 		*out = (int64_t)v;
 	else
@@ -67,7 +65,7 @@ static int ua_put(cm_gpu *g, int64_t ext, const char *name, int32_t len)
 {
 	if (fwrite(&ext, 8, 1, g->win.ua_file) != 1 || fwrite(&len, 4, 1, g->win.ua_file) != 1 ||
 	    (len > 0 && fwrite(name, (size_t)len, 1, g->win.ua_file) != 1))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	g->win.ua_lo = ext < g->win.ua_lo ? ext : g->win.ua_lo;
 	g->win.ua_hi = ext > g->win.ua_hi ? ext : g->win.ua_hi;
 	g->win.ua_count++;
@@ -251,12 +249,12 @@ static int ua_map(cm_gpu *g)
 	if (g->link.ua_map || !g->win.ua_count)
 		return 0;
 	if (fflush(g->win.ua_file) != 0 || fseek(g->win.ua_file, 0, SEEK_END) != 0 || (size = ftell(g->win.ua_file)) < 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	if (!size)
 		return 0;
 	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fileno(g->win.ua_file), 0);
 	if (p == MAP_FAILED)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
 	g->link.ua_map = p;
 	g->link.ua_map_size = (size_t)size;
 	g->link.ua_pages = cm_pages_watch(p, (size_t)size);
@@ -274,13 +272,13 @@ static int ua_read_back(cm_gpu *g, int (*fn)(cm_gpu *g, int64_t ext, int64_t off
 		int64_t ext;
 		int32_t len;
 		if (g->link.ua_map_size - off < 12)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 		cm_pages_touch(g->link.ua_pages, g->link.ua_map + off);
 		cm_pages_touch(g->link.ua_pages, g->link.ua_map + off + 11);
 		memcpy(&ext, g->link.ua_map + off, 8);
 		memcpy(&len, g->link.ua_map + off + 8, 4);
 		if (len > 0 && g->link.ua_map_size - off - 12 < (size_t)len)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 		if (fn(g, ext, (int64_t)off + 12, len) < 0)
 			return -1;
 		off += 12 + (len > 0 ? (size_t)len : 0);

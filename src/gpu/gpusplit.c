@@ -204,7 +204,7 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		int64_t ua = 0;
 		char has;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
-			return cm_error(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted"), -1;
+			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (record_uncut(g, &r, &ext[0], &ext[1]) < 0)
 			return -1;
 		if (!(m = record_mask(g, g->split, &r)))
@@ -287,7 +287,7 @@ static int make_marks(cm_gpu *g, struct gpu_split *s)
 	if (!(s->marks = cm_idmap_new(sizeof(uint64_t), g->win.api_lo, g->win.api_hi, g->win.api_n, g->budget)))
 		return -1;
 	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	while ((got = fread(buf, 1, sizeof buf, g->cut_apis)) > 0) {
 		for (size_t i = 0; i + NOTE_BYTES <= got; i += NOTE_BYTES) {
 			int64_t note[3];
@@ -300,7 +300,7 @@ static int make_marks(cm_gpu *g, struct gpu_split *s)
 		}
 	}
 	if (ferror(g->cut_apis))
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	fclose(g->cut_apis);
 	g->cut_apis = NULL;
 	return 0;

@@ -160,7 +160,7 @@ static int refill(cm_opindex *x, struct reader *r)
 	size_t want = r->left < RUN_BUF ? (size_t)r->left : RUN_BUF;
 	if (fseeko(x->runs, (off_t)(r->off * sizeof(struct op)), SEEK_SET) != 0 ||
 	    fread(r->buf, sizeof *r->buf, want, x->runs) != want)
-		return cm_error(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file");
 	r->pos = 0;
 	r->len = want;
 	r->off += want;

@@ -74,14 +74,12 @@ int cm_window_read(cm_input *in, const cm_window_sink *sink, const char *pass_la
 	if (cm_docread_run(in, "events", "window", &ds, pass_label, &seen) < 0)
 		return -1;
 	if (!seen && w.trace_events)
-		return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
+		return cm_fail(CM_EXIT_DATA, cm_input_name(in), -1,
 				"window: no \"events\" member: this is a Chrome trace (\"traceEvents\"), not a trace "
-				"window: are the window and the CPU trace swapped?"),
-		       -1;
+				"window: are the window and the CPU trace swapped?");
 	if (!seen)
-		return cm_error(CM_EXIT_DATA, cm_input_name(in), -1,
-				"window: no \"events\" member (not a trace window?)"),
-		       -1;
+		return cm_fail(CM_EXIT_DATA, cm_input_name(in), -1,
+				"window: no \"events\" member (not a trace window?)");
 	if (trace_events)
 		*trace_events = w.trace_events;
 	return 0;

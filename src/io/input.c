@@ -174,17 +174,13 @@ static int check_unchanged(cm_input *in)
 	struct stat st;
 	if (!S_ISREG(in->st0.st_mode))
 		return 0; /* a pipe: we read our own spool */
-	if (fstat(in->fd, &st) < 0) {
-		cm_error(CM_EXIT_IO, in->name, -1, "cannot stat: %s", strerror(errno));
-		return -1;
-	}
+	if (fstat(in->fd, &st) < 0)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot stat: %s", strerror(errno));
 	if (st.st_size != in->st0.st_size || st.st_ino != in->st0.st_ino || st.st_dev != in->st0.st_dev ||
 	    st.st_ctim.tv_sec != in->st0.st_ctim.tv_sec || st.st_ctim.tv_nsec != in->st0.st_ctim.tv_nsec ||
-	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec) {
-		cm_error(CM_EXIT_IO, in->name, -1,
+	    st.st_mtim.tv_sec != in->st0.st_mtim.tv_sec || st.st_mtim.tv_nsec != in->st0.st_mtim.tv_nsec)
+		return cm_fail(CM_EXIT_IO, in->name, -1,
 			 "the file changed while it was being read (it is read more than once); nothing was written");
-		return -1;
-	}
 	return 0;
 }
 
@@ -205,10 +201,8 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	do
 		n = read(in->fd, in->raw + at, want);
 	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		cm_error(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
-		return -1;
-	}
+	if (n < 0)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
 	if (n == 0) {
 		in->raw_eof = 1;
 		return in->teeing || check_unchanged(in) == 0 ? 0 : -1;
@@ -223,11 +217,9 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 			ssize_t w = write(in->spool_fd, p, left);
 			if (w < 0 && errno == EINTR)
 				continue;
-			if (w <= 0) {
-				cm_error(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s",
-					 in->name, strerror(errno));
-				return -1;
-			}
+			if (w <= 0)
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s",
+					       in->name, strerror(errno));
 			p += w;
 			left -= (size_t)w;
 		}
@@ -269,16 +261,15 @@ static int sniff(cm_input *in)
 	in->sniffed = 1;
 	for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
 		if (in->raw_len >= foreign[i].len && !memcmp(in->raw, foreign[i].magic, foreign[i].len))
-			return cm_error(CM_EXIT_DATA, in->name, -1,
+			return cm_fail(CM_EXIT_DATA, in->name, -1,
 					"%s-compressed input is not supported; decompress it first (%s -dc)",
-					foreign[i].name, foreign[i].name),
-			       -1;
+					foreign[i].name, foreign[i].name);
 	in->gzip = in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b;
 	if (in->gzip) {
 		if (!in->zinit) {
 			memset(&in->zs, 0, sizeof in->zs);
 			if (inflateInit2(&in->zs, 15 + 16) != Z_OK)
-				return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+				return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 			in->zinit = 1;
 		} else {
 			inflateReset(&in->zs);
@@ -338,10 +329,9 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 				inflateReset(&in->zs);
 				in->member_ended = 0;
 			} else {
-				return cm_error(CM_EXIT_DATA, in->name, (int64_t)in->next_off,
+				return cm_fail(CM_EXIT_DATA, in->name, (int64_t)in->next_off,
 						"trailing garbage after the gzip data (at compressed byte %llu)",
-						(unsigned long long)(in->raw_done - in->zs.avail_in)),
-				       -1;
+						(unsigned long long)(in->raw_done - in->zs.avail_in));
 			}
 		}
 		in->zs.next_out = in->text;
@@ -350,25 +340,22 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 		if (rc == Z_STREAM_END)
 			in->member_ended = 1;
 		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
-					(unsigned long long)in->raw_done),
-			       -1;
+					(unsigned long long)in->raw_done);
 		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"invalid gzip data at compressed byte %llu: %s",
-					(unsigned long long)(in->raw_done - in->zs.avail_in), gz_why(in)),
-			       -1;
+					(unsigned long long)(in->raw_done - in->zs.avail_in), gz_why(in));
 		*len = in->bufsize - in->zs.avail_out;
 		if (*len) {
 			*data = (const char *)in->text;
 			return 1;
 		}
 		if (!in->member_ended && in->zs.avail_in == 0 && in->raw_eof)
-			return cm_error(CM_EXIT_DATA, in->name, gz_text_off(in),
+			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
-					(unsigned long long)in->raw_done),
-			       -1;
+					(unsigned long long)in->raw_done);
 	}
 }
 
@@ -411,9 +398,8 @@ static int fill(cm_input *in, const char **data, size_t *len)
 			return rc;
 		if (rc == 0) {
 			if (in->bom_seen)
-				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
-						"truncated JSON: the text ends inside a UTF-8 byte order mark"),
-				       -1;
+				return cm_fail(CM_EXIT_DATA, in->name, in->bom_seen,
+						"truncated JSON: the text ends inside a UTF-8 byte order mark");
 			return 0;
 		}
 		while (k < *len && in->bom_seen < 3 && (unsigned char)(*data)[k] == bom[in->bom_seen]) {
@@ -422,9 +408,8 @@ static int fill(cm_input *in, const char **data, size_t *len)
 		}
 		if (k < *len && in->bom_seen < 3) {
 			if (in->bom_seen) /* EF or EF BB, then something else */
-				return cm_error(CM_EXIT_DATA, in->name, in->bom_seen,
-						"invalid JSON: a UTF-8 byte order mark cut short (EF BB BF begins one)"),
-				       -1;
+				return cm_fail(CM_EXIT_DATA, in->name, in->bom_seen,
+						"invalid JSON: a UTF-8 byte order mark cut short (EF BB BF begins one)");
 			in->bom_done = 1; /* none */
 			return 1;
 		}
@@ -621,7 +606,7 @@ int cm_input_rewind(cm_input *in)
 		in->raw_size = in->raw_done;
 	}
 	if (lseek(in->fd, 0, SEEK_SET) != 0)
-		return cm_error(CM_EXIT_IO, in->name, -1, "cannot rewind: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot rewind: %s", strerror(errno));
 	in->raw_eof = 0;
 	in->raw_done = 0;
 	in->raw_pos = in->raw_len = 0;

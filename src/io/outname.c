@@ -128,16 +128,15 @@ int cm_out_check_replaceable(const char *target, const struct stat *old, const c
 	char *dir = cm_out_dir_of(target);
 	int rc;
 	if (!dir)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	rc = stat(dir, &dst);
 	free(dir);
 	if (rc < 0 || !(dst.st_mode & S_ISVTX) || old->st_uid == geteuid() || dst.st_uid == geteuid() ||
 	    have_cap_fowner())
 		return 0; /* a stat that failed: open_temp says why */
-	return cm_error(CM_EXIT_IO, shown, -1,
+	return cm_fail(CM_EXIT_IO, shown, -1,
 			"cannot replace another user's file in a sticky directory (rename(2) is not permitted "
-			"there): remove it first, or write to another name"),
-	       -1;
+			"there): remove it first, or write to another name");
 }
 
 /* Replace the trailing XXXXXX of NAME with letters that differ from call to

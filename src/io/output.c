@@ -37,7 +37,6 @@
 #include "io/pgzip.h"
 #include "io/writeback.h"
 #include "json/jwrite.h"
-#include "pftrace/pftrace.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
@@ -78,7 +77,8 @@ struct cm_output {
 	struct stat old_st;
 	const char *shown; /* name for messages */
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
-	cm_pft *pft;  /* --format=perfetto: the JSON text goes through it */
+	const cm_output_codec *codec; /* --format=perfetto: the JSON text goes through it */
+	void *pft;                    /* ... the transcoder, or NULL */
 	unsigned char *buf; /* pending plain bytes */
 	size_t len;
 	int failed, pipe_closed;
@@ -90,10 +90,10 @@ struct cm_output {
 static int flush_buf(cm_output *out, int finish);
 static int write_bytes(cm_output *out, const void *data, size_t len);
 
-/* The format of the outputs opened next (cm_output_set_format). */
-static int output_format = CM_FORMAT_JSON;
+/* The transcoder of the outputs opened next (cm_output_set_codec). */
+static const cm_output_codec *output_codec;
 
-void cm_output_set_format(int format) { output_format = format; }
+void cm_output_set_codec(const cm_output_codec *codec) { output_codec = codec; }
 
 /* The transcoder's sink: its protobuf goes out as the JSON would. */
 static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx, p, n); }
@@ -195,7 +195,7 @@ static int open_temp(cm_output *out)
 	mode_t mask;
 	int fd;
 	if (!dir)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	fd = cm_temp_unnamed(dir, 0);
 	if (fd >= 0) {
 		char proc[64];
@@ -215,12 +215,11 @@ static int open_temp(cm_output *out)
 	}
 	free(dir);
 	if (fd == -1) {
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
-				strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot create a temporary file beside it: %s",
+				strerror(errno));
 	}
 	if (!(out->tmp_path = cm_out_temp_name(out->target)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
 	hold_signals(1, &saved);
@@ -261,7 +260,7 @@ static int open_direct(cm_output *out)
 	/* blocks on a FIFO until it has a reader, as `> FIFO` does */
 	int fd = open(out->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot open: %s", strerror(errno)), -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		close(fd);
 		return 0;
@@ -277,19 +276,18 @@ static int open_path(cm_output *out, const char *path)
 	struct stat st;
 	int rc;
 	if (!(out->path = strdup(path)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	out->shown = out->path;
 	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
-		return cm_error(CM_EXIT_IO, NULL, -1, "the output file name is empty"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "the output file name is empty");
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
-			return cm_error(CM_EXIT_IO, out->shown, -1, "is a directory"), -1;
+			return cm_fail(CM_EXIT_IO, out->shown, -1, "is a directory");
 		if ((rc = open_direct(out)) != 0)
 			return rc < 0 ? -1 : 0;
 	}
 	if (!(out->target = cm_out_follow_links(path)))
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot follow the symbolic link: %s", strerror(errno));
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	out->replaces = lstat(out->target, &out->old_st) == 0 && S_ISREG(out->old_st.st_mode);
 	if (out->replaces && cm_out_check_replaceable(out->target, &out->old_st, out->shown) < 0)
@@ -319,10 +317,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 	}
 	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
 		goto nomem;
-	if (output_format == CM_FORMAT_PERFETTO) {
-		out->pft = cm_pft_new(pft_sink, out, out->shown);
-		cm_pft_threads(out->pft, threads);
-	}
+	if ((out->codec = output_codec))
+		out->pft = out->codec->open(pft_sink, out, out->shown, threads);
 	return out;
 nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -401,7 +397,7 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
 {
 	if (out->failed)
 		return -1;
-	if (out->pft && cm_pft_write(out->pft, data, len) < 0)
+	if (out->pft && out->codec->write(out->pft, data, len) < 0)
 		return out->failed = 1, -1;
 	return out->pft ? 0 : write_bytes(out, data, len);
 }
@@ -456,11 +452,10 @@ static int publish_unnamed(cm_output *out)
 	if (cm_out_link(out->fd, out->flink, out->target) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return cm_error(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
-				strerror(errno)),
-		       -1;
+		return cm_fail(CM_EXIT_IO, out->shown, -1, "cannot give the finished file its name: %s",
+				strerror(errno));
 	if (!(tmp = cm_out_temp_name(out->target)))
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	hold_signals(1, &saved);
 	for (tries = 0; tries < 100 && !linked; tries++) { /* a clash is a 1 in 62^6 chance */
 		cm_out_fill_x(tmp);
@@ -488,9 +483,10 @@ int cm_output_close(cm_output *out, int ok)
 	int rc = 0;
 	if (!out)
 		return -1;
-	if (ok && !out->failed && out->pft && cm_pft_finish(out->pft) < 0)
+	if (ok && !out->failed && out->pft && out->codec->finish(out->pft) < 0)
 		ok = 0, out->failed = 1;
-	cm_pft_free(out->pft);
+	if (out->pft)
+		out->codec->free(out->pft);
 	out->pft = NULL;
 	if (out->kind == OUT_TEE) { /* the outputs are closed by their owner */
 		rc = out->failed ? -1 : 0;

@@ -20,13 +20,23 @@ typedef struct cm_output cm_output;
  * Returns NULL after reporting the error. */
 cm_output *cm_output_open(const char *path, int gzip_level, int threads);
 
-/* The output formats: the JSON text as it is written, or that text
- * transcoded to Perfetto's protobuf trace (pftrace/pftrace.h). */
-enum { CM_FORMAT_JSON = 0, CM_FORMAT_PERFETTO = 1 };
+/* A transcoder in the output path: the JSON text written goes through it,
+ * and what it hands its sink goes out as the text would have (gzip, the
+ * temporary name, the checks).  Perfetto's protobuf trace is one
+ * (pftrace/pftrace.h); the command line registers it from above, so that
+ * io/ names no format.  OPEN makes one for an output named LABEL, encoding
+ * on THREADS threads; WRITE and FINISH return 0, or -1 after a report. */
+typedef struct cm_output_codec {
+	void *(*open)(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, const char *label, int threads);
+	int (*write)(void *codec, const void *p, size_t n);
+	int (*finish)(void *codec);
+	void (*free)(void *codec);
+} cm_output_codec;
 
-/* The format of every output opened after this call (the command line's
- * choice, so that each mode of the program gets it without asking). */
-void cm_output_set_format(int format);
+/* The transcoder of every output opened after this call, or NULL: the JSON
+ * text itself (the command line's choice, so that each mode of the program
+ * gets it without asking).  CODEC must outlive those outputs. */
+void cm_output_set_codec(const cm_output_codec *codec);
 
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */

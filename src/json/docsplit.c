@@ -109,7 +109,7 @@ static int val_put(struct split *sp, const char *s, size_t n)
 	sp->spill_len += n;
 	return 0;
 fail:
-	return cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno)), -1;
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 }
 
 /* The member value is complete: hand it to the sink, from memory or as a

@@ -51,10 +51,10 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 		return;
 	}
 	if (at_end && (strstr(line, "premature EOF") || !*line))
-		cm_error(1, cm_input_name(sax->in), (int64_t)sax->base,
+		cm_error(CM_EXIT_DATA, cm_input_name(sax->in), (int64_t)sax->base,
 			 "truncated JSON: the text ends inside the document");
 	else
-		cm_error(1, cm_input_name(sax->in), cm_sax_offset(sax), "invalid JSON: %s", line);
+		cm_error(CM_EXIT_DATA, cm_input_name(sax->in), cm_sax_offset(sax), "invalid JSON: %s", line);
 	yajl_free_error(sax->h, msg);
 }
 
@@ -92,7 +92,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	sax->what = what;
 	sax->h = yajl_alloc(callbacks, NULL, ctx);
 	if (!sax->h)
-		return cm_error(3, NULL, -1, "out of memory"), -1;
+		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	/* strict JSON: UTF-8 checked, no comments, exactly one value */
 	yajl_config(sax->h, yajl_allow_comments, 0);
 	yajl_config(sax->h, yajl_dont_validate_strings, 0);

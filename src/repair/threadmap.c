@@ -96,8 +96,7 @@ static int int_of(const cm_jval *v, int64_t *out)
 
 static int bad(cm_threadmap *m, int64_t offset, const char *what)
 {
-	cm_error(CM_EXIT_DATA, m->path, offset, "thread map: %s", what);
-	return -1;
+	return cm_fail(CM_EXIT_DATA, m->path, offset, "thread map: %s", what);
 }
 
 static void set_name(struct ent *e, const cm_jval *v)
