@@ -53,13 +53,20 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 {
 	cm_pfev *e = cm_xcalloc(1, sizeof *e);
 	const char *env;
+	int i;
 	e->out = out;
 	e->label = label;
 	e->arena = cm_arena_new();
 	e->tracks = cm_hmap_new(16, sizeof(struct track));
 	e->next_iid = 1;
 	e->cleared = 1;
-	e->lanes = cm_pflanes_new();
+	for (i = 0; out && i < CM_PF_SHARDS; i++) /* the sequential part's only */
+		e->shard[i] = cm_pflanes_new();
+	e->threads = 1;
+	e->shard_min = 256; /* a thread costs more than placing fewer */
+	/* a testing aid: the shards on threads from this many slices a batch */
+	if ((env = getenv("CUPTIMERGE_PFT_SHARD_MIN")) && *env)
+		e->shard_min = (size_t)strtoull(env, NULL, 10);
 	e->next_uuid = GLOBAL_UUID + 1;
 	e->intern_max = INTERN_MAX;
 	/* a testing aid: start the tables over after this many bytes */
@@ -82,7 +89,9 @@ void cm_pfev_free(cm_pfev *e)
 		}
 	}
 	cm_hmap_free(e->tracks);
-	cm_pflanes_free(e->lanes);
+	for (i = 0; i < CM_PF_SHARDS; i++)
+		cm_pflanes_free(e->shard[i]);
+	cm_buf_free(&e->jobs);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
 	cm_strtab_free(&e->keys);

@@ -85,7 +85,10 @@ struct cm_pfev {
 	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
 	int global_written;
 	uint64_t next_uuid; /* track uuids are counted: short varints */
-	cm_pflanes *lanes;
+	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
+	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
+	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
+	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
@@ -167,6 +170,9 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 /* The thread track of an event's PID and TID (its process made first);
  * NULL after reporting when either is not an id. */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
+/* The thread track of event (PID, TID) if it is made already, else NULL;
+ * nothing is made, numbered or reported. */
+const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
