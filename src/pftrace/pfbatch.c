@@ -241,7 +241,7 @@ static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, con
 		cm_pb_bytes(o, TP_INTERNED, i, in);
 	te = cm_pb_open(o, TP_TRACK_EVENT);
 	cm_buf_put(o, b, bn);
-	cm_pb_uint(o, TE_TRACK_UUID, uuid);
+	cm_pf_put_track(e, o, uuid);
 	cm_pb_close(o, te);
 	cm_pb_close(o, pk);
 }
@@ -312,6 +312,26 @@ static void place_jobs(cm_pfev *e)
 	}
 }
 
+/* The track that the events of the next batch (its jobs) name most
+ * often, of the threads made before it, becomes the default track from the
+ * sequence's next clearing (the batch's first packet): its events then
+ * write no track uuid.  (A sequence a thread, each with its thread as the
+ * default, would save more but define the strings again on each.) */
+static void busiest(cm_pfev *e)
+{
+	const struct job *j = (const struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j, n = (size_t)e->next_uuid;
+	uint32_t *c, best = 0;
+	e->counts.len = 0;
+	cm_buf_grow(&e->counts, n * sizeof *c + 1);
+	c = (uint32_t *)e->counts.p;
+	memset(c, 0, n * sizeof *c);
+	e->next_def_uuid = 0;
+	for (i = 0; i < nj; i++)
+		if (j[i].thread && j[i].thread < n && ++c[j[i].thread] > best)
+			best = c[j[i].thread], e->next_def_uuid = j[i].thread;
+}
+
 /* The first pass over the records REC: the batch's slices as jobs, the
  * threads found placed. */
 static void find_lanes(cm_pfev *e, const cm_buf *rec)
@@ -348,6 +368,7 @@ static void find_lanes(cm_pfev *e, const cm_buf *rec)
 		}
 	}
 	place_jobs(e);
+	busiest(e);
 }
 
 /* Place the record H (PID, TID, its interned data and body): its track;

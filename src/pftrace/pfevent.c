@@ -92,6 +92,7 @@ void cm_pfev_free(cm_pfev *e)
 	for (i = 0; i < CM_PF_SHARDS; i++)
 		cm_pflanes_free(e->shard[i]);
 	cm_buf_free(&e->jobs);
+	cm_buf_free(&e->counts);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
 	cm_strtab_free(&e->keys);
@@ -240,6 +241,12 @@ void cm_pf_clock_packet(cm_pfev *e)
 	cm_pb_close(b, cs);
 	c = cm_pb_open(b, TP_DEFAULTS);
 	cm_pb_uint(b, DEF_CLOCK_ID, e->clock);
+	e->def_uuid = e->next_def_uuid;
+	if (e->def_uuid) {
+		size_t d = cm_pb_open(b, DEF_TRACK_EVENT);
+		cm_pb_uint(b, TED_TRACK_UUID, e->def_uuid);
+		cm_pb_close(b, d);
+	}
 	cm_pb_close(b, c);
 	cm_pb_close(b, pk);
 	e->cleared = 0;
@@ -290,7 +297,7 @@ static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 	if (name_iid)
 		cm_pb_uint(b, TE_NAME_IID, name_iid);
 	cm_pb_uint(b, TE_TYPE, TYPE_END);
-	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	cm_pf_put_track(e, b, uuid);
 	cm_pb_close(b, te);
 	cm_pb_close(b, pk);
 }
