@@ -42,7 +42,9 @@
  * CUPTIMERGE_PFT_INTERN's, a testing aid) they are
  * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
  * memory stays flat on a trace of any size.  Tracks are remembered for the
- * whole run (a trace has few). */
+ * whole run (a trace has few).  Each clearing also sets the sequence's
+ * default track (TrackEventDefaults): the batch's busiest thread, whose
+ * events then write no track uuid (pfbatch.c). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
