@@ -23,6 +23,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
+#include <pthread.h>
 #include <string.h>
 
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
@@ -240,14 +241,140 @@ static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, con
 		cm_pb_bytes(o, TP_INTERNED, i, in);
 	te = cm_pb_open(o, TP_TRACK_EVENT);
 	cm_buf_put(o, b, bn);
-	cm_pb_uint(o, TE_TRACK_UUID, uuid);
+	cm_pf_put_track(e, o, uuid);
 	cm_pb_close(o, te);
 	cm_pb_close(o, pk);
 }
 
-/* Place the record H (PID, TID, its interned data and body): its track. */
+/* ---- the lanes, on several threads ----
+ * Lane placement (pflanes.c) was the larger part of the sequential work.
+ * A thread's lanes depend only on its own slices, so the threads are
+ * shared out among CM_PF_SHARDS shards by their track's uuid and the
+ * shards run in parallel on the -j threads.  For each batch: a first
+ * pass, in order, finds the thread track of each slice without making
+ * anything; the shards then place the slices of the threads found, each
+ * shard its slices in order; the packets are written after, in order, and
+ * the slices of a thread new in the batch are placed there, in order (all
+ * of that thread's, as it is not made until then).  The lanes are the same
+ * for any -j: the shards and what each does in what order depend on the
+ * records alone. */
+
+/* A slice of the batch: its thread track's uuid (0: not made before the
+ * batch, placed with the packets), its times, its shard and its lane. */
+struct job {
+	uint64_t thread;
+	int64_t b, e;
+	unsigned shard, lane;
+};
+
+static unsigned shard_of(uint64_t uuid)
+{
+	return (unsigned)((uuid * 0x9E3779B97F4A7C15u) >> 32) % CM_PF_SHARDS;
+}
+
+struct crew {
+	cm_pfev *e;
+	int k, n; /* this member does the shards k, k+n, ... */
+};
+
+/* A member's part: its shards' slices placed, in order. */
+static void *place_shards(void *arg)
+{
+	struct crew *c = arg;
+	struct job *j = (struct job *)c->e->jobs.p;
+	size_t i, nj = c->e->jobs.len / sizeof *j;
+	for (i = 0; i < nj; i++)
+		if (j[i].thread && (int)(j[i].shard % (unsigned)c->n) == c->k)
+			j[i].lane = cm_pflanes_place(c->e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
+	return NULL;
+}
+
+/* Place the jobs of threads found, on up to E's threads (the caller's
+ * one of them). */
+static void place_jobs(cm_pfev *e)
+{
+	struct crew c[CM_PF_SHARDS];
+	pthread_t th[CM_PF_SHARDS];
+	int n = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS, k, started = 0;
+	if (e->jobs.len / sizeof(struct job) < e->shard_min)
+		n = 1;
+	for (k = 0; k < n; k++) {
+		c[k].e = e, c[k].k = k, c[k].n = n;
+		if (k && !pthread_create(&th[k], NULL, place_shards, &c[k]))
+			started |= 1 << k;
+	}
+	place_shards(&c[0]);
+	for (k = 1; k < n; k++) {
+		if (started & (1 << k))
+			pthread_join(th[k], NULL);
+		else /* no thread: this one does that part too */
+			place_shards(&c[k]);
+	}
+}
+
+/* The track that the events of the next batch (its jobs) name most
+ * often, of the threads made before it, becomes the default track from the
+ * sequence's next clearing (the batch's first packet): its events then
+ * write no track uuid.  (A sequence a thread, each with its thread as the
+ * default, would save more but define the strings again on each.) */
+static void busiest(cm_pfev *e)
+{
+	const struct job *j = (const struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j, n = (size_t)e->next_uuid;
+	uint32_t *c, best = 0;
+	e->counts.len = 0;
+	cm_buf_grow(&e->counts, n * sizeof *c + 1);
+	c = (uint32_t *)e->counts.p;
+	memset(c, 0, n * sizeof *c);
+	e->next_def_uuid = 0;
+	for (i = 0; i < nj; i++)
+		if (j[i].thread && j[i].thread < n && ++c[j[i].thread] > best)
+			best = c[j[i].thread], e->next_def_uuid = j[i].thread;
+}
+
+/* The first pass over the records REC: the batch's slices as jobs, the
+ * threads found placed. */
+static void find_lanes(cm_pfev *e, const cm_buf *rec)
+{
+	const char *p = rec->p, *end = rec->p + rec->len;
+	e->jobs.len = 0;
+	while (p < end) {
+		struct head h;
+		cm_jval pidv, tidv;
+		const cm_jval *pid, *tid;
+		const char *i, *b;
+		uint32_t in, bn;
+		memcpy(&h, p, sizeof h);
+		p += sizeof h;
+		if (h.kind == K_BASE)
+			continue;
+		if (h.kind == K_RAW) {
+			p = get_len_bytes(p, &i, &in);
+			continue;
+		}
+		p = get_id(p, &pidv, &pid);
+		p = get_id(p, &tidv, &tid);
+		p = get_len_bytes(p, &i, &in);
+		p = get_len_bytes(p, &b, &bn);
+		if (h.kind == K_SLICE) {
+			const struct track *t = cm_pf_thread_find(e, pid, tid);
+			struct job j;
+			memset(&j, 0, sizeof j);
+			j.thread = t ? t->uuid : 0;
+			j.b = h.ts;
+			j.e = h.ts + h.dur;
+			j.shard = shard_of(j.thread);
+			cm_buf_put(&e->jobs, &j, sizeof j);
+		}
+	}
+	place_jobs(e);
+	busiest(e);
+}
+
+/* Place the record H (PID, TID, its interned data and body): its track;
+ * J: its job, if a slice. */
 static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_jval *tid, const char *i,
-		 uint32_t in, const char *b, uint32_t bn)
+		 uint32_t in, const char *b, uint32_t bn, const struct job *j)
 {
 	struct track *t;
 	uint64_t uuid;
@@ -260,7 +387,9 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	uuid = t->uuid;
 	switch (h->kind) {
 	case K_SLICE:
-		uuid = cm_pf_lane(e, t, cm_pflanes_place(e->lanes, t->uuid, h->ts, h->ts + h->dur));
+		uuid = cm_pf_lane(e, t, j->thread ? j->lane
+					      : cm_pflanes_place(e->shard[shard_of(t->uuid)], t->uuid, h->ts,
+								 h->ts + h->dur));
 		event_packet(e, h->ts, i, in, b, bn, uuid);
 		e->end_pending = 1;
 		e->last_thread = t->uuid;
@@ -298,6 +427,9 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
 {
 	const char *p = rec->p, *end = rec->p + rec->len;
+	const struct job *j;
+	find_lanes(e, rec);
+	j = (const struct job *)e->jobs.p;
 	while (p < end) {
 		struct head h;
 		cm_jval pidv, tidv;
@@ -324,8 +456,10 @@ int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
 		p = get_id(p, &tidv, &tid);
 		p = get_len_bytes(p, &i, &in);
 		p = get_len_bytes(p, &b, &bn);
-		if (place(e, &h, pid, tid, i, in, b, bn) < 0)
+		if (place(e, &h, pid, tid, i, in, b, bn, j) < 0)
 			return -1;
+		if (h.kind == K_SLICE)
+			j++;
 	}
 	return 0;
 }

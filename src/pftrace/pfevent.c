@@ -42,7 +42,9 @@
  * CUPTIMERGE_PFT_INTERN's, a testing aid) they are
  * cleared and the next packet says so (SEQ_INCREMENTAL_STATE_CLEARED), so
  * memory stays flat on a trace of any size.  Tracks are remembered for the
- * whole run (a trace has few). */
+ * whole run (a trace has few).  Each clearing also sets the sequence's
+ * default track (TrackEventDefaults): the batch's busiest thread, whose
+ * events then write no track uuid (pfbatch.c). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
@@ -53,13 +55,20 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 {
 	cm_pfev *e = cm_xcalloc(1, sizeof *e);
 	const char *env;
+	int i;
 	e->out = out;
 	e->label = label;
 	e->arena = cm_arena_new();
 	e->tracks = cm_hmap_new(16, sizeof(struct track));
 	e->next_iid = 1;
 	e->cleared = 1;
-	e->lanes = cm_pflanes_new();
+	for (i = 0; out && i < CM_PF_SHARDS; i++) /* the sequential part's only */
+		e->shard[i] = cm_pflanes_new();
+	e->threads = 1;
+	e->shard_min = 256; /* a thread costs more than placing fewer */
+	/* a testing aid: the shards on threads from this many slices a batch */
+	if ((env = getenv("CUPTIMERGE_PFT_SHARD_MIN")) && *env)
+		e->shard_min = (size_t)strtoull(env, NULL, 10);
 	e->next_uuid = GLOBAL_UUID + 1;
 	e->intern_max = INTERN_MAX;
 	/* a testing aid: start the tables over after this many bytes */
@@ -82,7 +91,10 @@ void cm_pfev_free(cm_pfev *e)
 		}
 	}
 	cm_hmap_free(e->tracks);
-	cm_pflanes_free(e->lanes);
+	for (i = 0; i < CM_PF_SHARDS; i++)
+		cm_pflanes_free(e->shard[i]);
+	cm_buf_free(&e->jobs);
+	cm_buf_free(&e->counts);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
 	cm_strtab_free(&e->keys);
@@ -231,6 +243,12 @@ void cm_pf_clock_packet(cm_pfev *e)
 	cm_pb_close(b, cs);
 	c = cm_pb_open(b, TP_DEFAULTS);
 	cm_pb_uint(b, DEF_CLOCK_ID, e->clock);
+	e->def_uuid = e->next_def_uuid;
+	if (e->def_uuid) {
+		size_t d = cm_pb_open(b, DEF_TRACK_EVENT);
+		cm_pb_uint(b, TED_TRACK_UUID, e->def_uuid);
+		cm_pb_close(b, d);
+	}
 	cm_pb_close(b, c);
 	cm_pb_close(b, pk);
 	e->cleared = 0;
@@ -281,7 +299,7 @@ static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
 	if (name_iid)
 		cm_pb_uint(b, TE_NAME_IID, name_iid);
 	cm_pb_uint(b, TE_TYPE, TYPE_END);
-	cm_pb_uint(b, TE_TRACK_UUID, uuid);
+	cm_pf_put_track(e, b, uuid);
 	cm_pb_close(b, te);
 	cm_pb_close(b, pk);
 }

@@ -28,7 +28,7 @@ enum {
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
 	TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58, TP_DEFAULTS = 59,
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, /* ClockSnapshot, its Clock */
-	DEF_CLOCK_ID = 58,                           /* TracePacketDefaults */
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,                           /* TracePacketDefaults */
 	CLOCK_BOOTTIME = 6, CLOCK_EVENTS_FIRST = 128, /* the trace's clock; ours (one a batch) */
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
@@ -85,7 +85,14 @@ struct cm_pfev {
 	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
 	int global_written;
 	uint64_t next_uuid; /* track uuids are counted: short varints */
-	cm_pflanes *lanes;
+	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
+	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
+	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
+	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
+	/* the track whose events say none (TrackEventDefaults), in effect and
+	 * from the next clearing of the sequence: the batch's busiest thread */
+	uint64_t def_uuid, next_def_uuid;
+	cm_buf counts; /* a batch's slices by thread uuid (pfbatch.c) */
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
@@ -167,6 +174,15 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 /* The thread track of an event's PID and TID (its process made first);
  * NULL after reporting when either is not an id. */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
+/* The thread track of event (PID, TID) if it is made already, else NULL;
+ * nothing is made, numbered or reported. */
+/* Write the track UUID of a track event into B, unless it is the default. */
+static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
+{
+	if (uuid != e->def_uuid)
+		cm_pb_uint(b, TE_TRACK_UUID, uuid);
+}
+const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);

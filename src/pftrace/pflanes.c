@@ -36,7 +36,9 @@
  * latest begin seen (ties and overlaps are near in time, however far
  * apart in the file; a long slice still open is kept): WINDOW_NS, halved
  * whenever the nodes would pass MAX_NODES after forgetting what is older,
- * so memory stays bounded on any trace. */
+ * so memory stays bounded on any trace.  The threads are shared out among
+ * CM_PF_SHARDS of these, each with its own window, on the -j threads
+ * (pfbatch.c); the count is fixed, so the lanes do not depend on -j. */
 #include "config.h"
 #include "pftrace/pfintern.h"
 #include "base/diag.h"
@@ -45,7 +47,9 @@
 #include <string.h>
 
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
-#define MAX_NODES (1u << 17) /* 5 MiB of nodes at most */
+/* 10 MiB of nodes at most over the shards (pfbatch.c), each an eighth of
+ * the one table's 5 MiB before them (a thread's window rarely needs it) */
+#define MAX_NODES ((1u << 17) / CM_PF_SHARDS * 2)
 
 struct node {
 	int64_t b, e;      /* the slice */
@@ -66,7 +70,7 @@ struct cm_pflanes {
 	size_t nn, cap; /* nodes used (node 0 included), allocated */
 	struct thr *thr;
 	size_t nthr, thrslots;
-	int64_t latest, window;
+	int64_t latest, window; /* of this shard's threads (pfbatch.c) */
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
 };

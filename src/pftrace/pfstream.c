@@ -90,6 +90,7 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 void cm_pft_threads(cm_pft *t, int n)
 {
 	t->threads = n < 1 ? 1 : n;
+	t->ev->threads = t->threads; /* the lanes' shards (pfbatch.c) */
 }
 
 void cm_pft_free(cm_pft *t)

@@ -45,12 +45,23 @@ void cm_pf_descriptor(cm_pfev *e, const struct track *t)
 	cm_pb_close(b, pk);
 }
 
+static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str,
+		 int make);
+
 /* The key (*KEY) and the number written (*SHOWN) of a pid or tid V: an
  * integer as Perfetto's JSON import takes it (a pid outside 0..2^32-1 as
  * 0, a tid outside it as the pid, PID), a string as a number of its own
  * (*STR: its text, which names the process or thread).  0, or -1 when V is
  * neither an integer nor a string. */
 int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
+{
+	return id_of(e, v, pid, key, shown, str, 1);
+}
+
+/* cm_pf_id's work; MAKE 0: a string not numbered yet is not numbered
+ * (-1), so nothing changes. */
+static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str,
+		 int make)
 {
 	*str = NULL;
 	if (v && (v->type == CM_J_NUM || v->type == CM_PF_J_INT)) {
@@ -73,7 +84,9 @@ int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *s
 		return 0;
 	}
 	if (v && v->type == CM_J_STR) {
-		uint64_t n = cm_strtab_get(&e->ids, v->s, v->len, e->ids.count + 1);
+		uint64_t n = cm_strtab_get(&e->ids, v->s, v->len, make ? e->ids.count + 1 : 0);
+		if (!n && !make)
+			return -1;
 		if (!n)
 			n = e->ids.count;
 		*key = STRING_ID_BASE + (int64_t)n;
@@ -123,6 +136,17 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
 	if (pidkey)
 		*pidkey = pk;
 	return cm_pf_track(e, pk, ps, tk, ts, tname);
+}
+
+const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid)
+{
+	int64_t k[2], ps, ts;
+	const cm_jval *pname, *tname;
+	/* id_of with MAKE 0 changes nothing in E */
+	if (id_of((cm_pfev *)e, pid, -1, &k[0], &ps, &pname, 0) < 0 ||
+	    id_of((cm_pfev *)e, tid, ps, &k[1], &ts, &tname, 0) < 0)
+		return NULL;
+	return cm_hmap_get(e->tracks, k);
 }
 
 /* The track of lane LANE of thread T (pflanes.c), described when new: a

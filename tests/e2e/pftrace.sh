@@ -165,6 +165,17 @@ tcase "batches of a few elements: each starts the interning over"
 [ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/batch4.pftrace" |
 	grep -c 'sequence_flags: 1')" -gt 50 ] || fail "50 or fewer clearings"
 same "batches of a few elements, 4 threads" "$tmp/real.json" "$tmp/batch4.pftrace"
+# The lanes of the threads in shards placed on 1 to 4 threads (pfbatch.c;
+# CUPTIMERGE_PFT_SHARD_MIN=1 puts every batch's shards on the threads): the
+# same bytes for any count, and the H200 run's overlaps still on lanes
+# that Perfetto pairs.
+tcase "lanes in shards on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=3000 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j $NOW -w "$FIX/h200_kwindow.json.gz" \
+		-o "$tmp/shard$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
+	cmp -s "$tmp/shard$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "lanes in shards, 4 threads" "$tmp/h200.json" "$tmp/shard4.pftrace"
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
 	rc=0
