@@ -78,9 +78,10 @@ struct cm_pages {
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static cm_pages *all_watched;
 static uint64_t all_touched, budget_pages = 1;
-/* The budget in bytes (cm_pages_budget), and /proc/self/statm, open for
- * the measure of the anonymous memory (-1: none to be had, -2: not tried). */
-static size_t budget_bytes;
+/* The budget in bytes (cm_pages_budget: --memory, set once by the engine;
+ * the default until then), and /proc/self/statm, open for the measure of
+ * the anonymous memory (-1: none to be had, -2: not tried). */
+static size_t budget_bytes = CM_MEMORY_DEFAULT;
 static int statm_fd = -2;
 static long statm_page;
 /* The bytes the caller expects its tables to take (cm_idmap_expect), those
@@ -168,21 +169,25 @@ static void *map_anon(size_t size)
 	return p;
 }
 
+static void measure(void);
+
 /* A zero-filled SIZE-byte table: in anonymous memory when the run's tables
- * are expected to fit in BUDGET and this one does (*FD = -1, *PAGES =
+ * are expected to fit in the budget and this one does (*FD = -1, *PAGES =
  * NULL: nothing to watch), else in an unlinked temporary file, mapped
  * shared and watched against the budget.  0, or -1 after a report. */
-static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages **pages)
+static int map_table(size_t size, int *fd, void **base, cm_pages **pages)
 {
 	int rc;
+	size_t budget;
 	*fd = -1;
 	*pages = NULL;
 	pthread_mutex_lock(&all_lock);
+	budget = __atomic_load_n(&budget_bytes, __ATOMIC_RELAXED);
 	if (expected && expected <= budget && anon_bytes + size <= budget && (*base = map_anon(size))) {
 		__atomic_add_fetch(&anon_bytes, size, __ATOMIC_RELAXED); /* read by set_allowance unlocked */
 		made_in_memory += size;
 		pthread_mutex_unlock(&all_lock);
-		cm_pages_budget(budget);
+		measure();
 		return 0;
 	}
 	made_in_files += size;
@@ -203,7 +208,7 @@ static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages 
 		close(*fd);
 		return -1;
 	}
-	cm_pages_budget(budget);
+	measure();
 	*pages = cm_pages_watch(*base, size);
 	return 0;
 }
@@ -238,7 +243,7 @@ static void new_stripes(cm_idmap *m)
 	m->puts = (struct put_stripe *)(((uintptr_t)m->puts_mem + 63) & ~(uintptr_t)63);
 }
 
-cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget)
+cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count)
 {
 	cm_idmap *m = cm_xcalloc(1, sizeof *m);
 	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
@@ -250,7 +255,7 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
-		if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
+		if (map_table(m->size, &m->fd, (void **)&m->base, &m->pages) < 0) {
 			free(m);
 			return NULL;
 		}
@@ -287,7 +292,7 @@ static int64_t key_rank(const cm_idkeys *k, int64_t id)
 	return (int64_t)(b->rank + (uint64_t)__builtin_popcountll(b->bits & (bit - 1)));
 }
 
-cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget)
+cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count)
 {
 	cm_idkeys *k = cm_xcalloc(1, sizeof *k);
 	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
@@ -299,7 +304,7 @@ cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget)
 	if (range && range <= 128 * (unsigned __int128)count + 1024 &&
 	    range / 64 * sizeof(struct key_block) < ((unsigned __int128)1 << 46)) {
 		k->size = (size_t)((range + 63) / 64) * sizeof(struct key_block);
-		if (map_table(k->size, budget, &k->fd, (void **)&k->blocks, &k->pages) < 0) {
+		if (map_table(k->size, &k->fd, (void **)&k->blocks, &k->pages) < 0) {
 			free(k);
 			return NULL;
 		}
@@ -363,12 +368,12 @@ static void freeze(cm_idkeys *k)
 	}
 }
 
-cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
+cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys)
 {
 	cm_idmap *m;
 	freeze(keys);
 	if (!keys->blocks || !keys->count)
-		return cm_idmap_new(val_size, 1, 0, 0, budget); /* a hash map */
+		return cm_idmap_new(val_size, 1, 0, 0); /* a hash map */
 	m = cm_xcalloc(1, sizeof *m);
 	m->vsize = val_size;
 	m->esize = (size_t)cm_idmap_array_bytes(val_size, 0, 0);
@@ -376,7 +381,7 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
 	m->hi = keys->hi;
 	m->keys = keys;
 	m->size = (size_t)keys->count * m->esize;
-	if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
+	if (map_table(m->size, &m->fd, (void **)&m->base, &m->pages) < 0) {
 		free(m);
 		return NULL;
 	}
@@ -414,7 +419,9 @@ static void set_allowance(void)
 	__atomic_store_n(&budget_pages, files / PAGE ? files / PAGE : 1, __ATOMIC_RELAXED);
 }
 
-void cm_pages_budget(size_t budget)
+/* Measure the anonymous memory again and set the allowance from it (when a
+ * table is made: the memory it comes after has changed since the last). */
+static void measure(void)
 {
 	pthread_mutex_lock(&all_lock);
 	if (__atomic_load_n(&statm_fd, __ATOMIC_RELAXED) == -2) {
@@ -423,10 +430,17 @@ void cm_pages_budget(size_t budget)
 		__atomic_store_n(&statm_fd, statm_page > 0 ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC) : -1,
 				 __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&budget_bytes, budget, __ATOMIC_RELAXED);
 	set_allowance();
 	pthread_mutex_unlock(&all_lock);
 }
+
+void cm_pages_budget(size_t budget)
+{
+	__atomic_store_n(&budget_bytes, budget, __ATOMIC_RELAXED);
+	measure();
+}
+
+size_t cm_pages_budget_bytes(void) { return __atomic_load_n(&budget_bytes, __ATOMIC_RELAXED); }
 
 size_t cm_pages_allowance(void)
 {
