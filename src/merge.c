@@ -78,6 +78,7 @@
 #include "gpu/gpuconv.h"
 #include "io/input.h"
 #include "io/output.h"
+#include "json/evout.h"
 #include "io/pgzip.h"
 #include "repair/repair.h"
 #include "repair/repairpass.h"

@@ -9,7 +9,7 @@
 #include "base/hmap.h"
 #include "base/extindex.h"
 #include "json/jval.h"
-#include "io/output.h"
+#include "json/evout.h"
 #include "base/pyval.h"
 
 typedef struct cm_gpu cm_gpu;
