@@ -20,13 +20,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "base/pages.h" /* the budget the tables are held to */
 
 typedef struct cm_idmap cm_idmap;
-
-/* The budget when the command line names none (--memory's default, its
- * one home): 24 MiB holds the id tables of a pair of about 1 GB in
- * memory, and beyond that they live in $TMPDIR. */
-#define CM_MEMORY_DEFAULT ((size_t)24 << 20)
 
 /* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about).
  * The budget (cm_pages_budget) is the resident memory of all the arrays
@@ -120,31 +116,5 @@ void cm_idkeys_free(cm_idkeys *k);
  * caller's bug (a hash map does not check).  Otherwise a map like any
  * other; KEYS must outlive it. */
 cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys);
-
-/* The same budget for other read-back mappings of temporary files: a
- * mapping watched has its touched pages counted with the tables', and is
- * dropped with them when the count passes what the process's anonymous
- * memory leaves of the budget (at least a quarter of it).  cm_pages_budget
- * sets the budget in bytes, the process's one (--memory: the engine sets
- * it once, before any table is made; CM_MEMORY_DEFAULT until then), and
- * cm_pages_budget_bytes reads it back (for the stages that size their own
- * buffers by it); cm_pages_touch marks the page of P (within the mapping)
- * touched; safe from several threads at once.  Watch and unwatch on one
- * thread, between such steps. */
-typedef struct cm_pages cm_pages;
-void cm_pages_budget(size_t budget);
-size_t cm_pages_budget_bytes(void);
-cm_pages *cm_pages_watch(void *base, size_t size);
-void cm_pages_touch(cm_pages *w, const void *p);
-void cm_pages_unwatch(cm_pages *w);
-
-/* Drop the pages of every watched mapping now, as when the count passes
- * the budget: between two steps, when the next reads other pages than the
- * last (they come back as they are touched). */
-void cm_pages_drop(void);
-
-/* The bytes of file pages allowed now: the budget less the anonymous
- * memory measured last, at least a quarter of it (for the tests). */
-size_t cm_pages_allowance(void);
 
 #endif
