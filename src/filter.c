@@ -185,7 +185,7 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 	cm_progress_stage(0, cm_input_raw_size(in));
 	if (cm_cpuscan_run_cut(in, &plan, opt->careful ? 0 : opt->jobs < SCAN_THREADS_MAX ? opt->jobs : SCAN_THREADS_MAX,
 			       f.cut.mode ? &f.cut : NULL) < 0 ||
-	    (f.cut.mode && cm_cpucut_resolve(&f.cut, cm_input_name(in), opt->memory) < 0) ||
+	    (f.cut.mode && cm_cpucut_resolve(&f.cut, cm_input_name(in)) < 0) ||
 	    (opt->split_n && (split_open(&f) < 0 || !(eo.out = out = cm_output_tee(f.outs, f.nouts))))) {
 		status = cm_diag_status();
 		if (out)

@@ -78,6 +78,7 @@
 #include "gpu/gpuconv.h"
 #include "io/input.h"
 #include "io/output.h"
+#include "json/evout.h"
 #include "io/pgzip.h"
 #include "repair/repair.h"
 #include "repair/repairpass.h"
@@ -221,7 +222,6 @@ static void repair_named(void *ctx, int64_t pid, int64_t tid) { cm_repair_named(
 static cm_gpu *new_gpu(struct merge *m)
 {
 	cm_gpu *g = cm_gpu_new(cm_input_name(m->win));
-	cm_gpu_set_budget(g, m->opt->memory);
 	cm_gpu_set_join_threads(g, plan_threads(m->opt->jobs));
 	if (m->repair)
 		cm_gpu_set_tid_remap(g, repair_tid, m->repair);
@@ -386,7 +386,7 @@ static int prepare(struct merge *m)
 	    !cm_gpu_linked_ext(m->gpu))
 		return cm_diag_status();
 	/* --steps, --range: the range (the steps were found by the CPU scan) */
-	if ((opt->cut || opt->split_n) && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu), opt->memory) < 0)
+	if ((opt->cut || opt->split_n) && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu)) < 0)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
@@ -541,6 +541,7 @@ int cm_merge_run(const struct cm_options *opt)
 	/* the format of every output, and the testing aids, to the stages
 	 * they steer (options.h) */
 	cm_output_set_codec(opt->codec);
+	cm_pages_budget(opt->memory); /* --memory: every id table's and mapping's */
 	if (opt->spill)
 		cm_docsplit_set_spill(opt->spill);
 	if (opt->span_slice)

@@ -8,6 +8,7 @@
 #include "cpu/cpuroute.h"
 #include "gpu/gpuconv.h"
 #include "io/output.h"
+#include "json/evout.h"
 #include "repair/repair.h"
 
 /* Open a file for each group of CUT (resolved), named by PATTERN with its

@@ -6,16 +6,10 @@
  * that a full $TMPDIR is an error at that point, not a SIGBUS at a later
  * write) and mapped shared, so a value written through the mapping is in the
  * page cache and the file whether or not its page stays mapped; dropping
- * the mapping's pages (MADV_DONTNEED) loses nothing.  A bitmap per mapping
- * (cm_pages), a bit a page, marks the pages touched since the last drop;
- * when the number of them over all tables (and the operator index, which
- * is watched the same way) passes the budget in pages, every mapping is
- * dropped at once, the bitmaps cleared, and pages fault back in one by one
- * as needed.  So the count is the pages really touched, whatever the order
- * of the ids and however many tables are used at once.  (An earlier
- * version counted the steps from one page to another, in one counter for
- * all tables: the joins, which go from table to table at every id, dropped
- * every table thousands of times.)
+ * the mapping's pages loses nothing.  The mapping is watched against the
+ * budget with the others (pages.c: the pages touched are counted, and all
+ * dropped at once when they pass what the process's other memory leaves of
+ * the budget).
  *
  * Tables that fit in memory stay there.  A fault on a shared file mapping
  * makes the block's page (and, before posix_fallocate, the block: 5,600 of
@@ -26,20 +20,7 @@
  * (cm_idmap_expect), they are anonymous mappings, aligned to 2 MB for the
  * huge pages, and never dropped; else they all go to files as above.  Should
  * the expectation fall short, a table that would pass the budget goes to a
- * file.
- *
- * What the file pages may take of the budget is what the process's other
- * resident memory leaves of it, at least a quarter: its anonymous memory
- * (heap, thread arenas and stacks, buffers, tables held in memory), read
- * from /proc/self/statm when the budget is set, at every drop, and every
- * REFRESH_PAGES pages touched.  Counting the tables' pages alone let the
- * total grow with the input: the buffers of the output phase (10 MB with
- * two threads) came on top of a budget that the 1 GB pair never filled
- * there and the pair four times larger did (34.4 MB against 39.6 MB peak
- * RSS).  Counted together, the run stays within about the budget plus the
- * program's code once its tables are larger than the budget, whatever the
- * size of the input.  Without /proc, the tables held in memory are counted
- * instead. */
+ * file. */
 #include "config.h"
 #include "base/idmap.h"
 #include "base/diag.h"
@@ -50,47 +31,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define PAGE 4096u
-/* Pages touched between two measures of the anonymous memory (1 MiB): a
- * measure costs a read of /proc/self/statm, a few microseconds, against a
- * fault for each page touched. */
-#define REFRESH_PAGES 256u
-
-/* A mapping watched (cm_pages): its pages touched since the last drop. */
-struct cm_pages {
-	unsigned char *base;
-	size_t size;
-	uint64_t *touched;  /* a bit a page */
-	size_t words;
-	cm_pages *next;     /* in the list of mappings watched (all_watched) */
-};
-
-/* The mappings watched, the pages of them touched since the last drop, and
- * the budget in pages.  The list changes on the main thread only, between
- * the steps that use the tables from several threads; the lock keeps a drop
- * from meeting a change all the same. */
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-static cm_pages *all_watched;
-static uint64_t all_touched, budget_pages = 1;
-/* The budget in bytes (cm_pages_budget), and /proc/self/statm, open for
- * the measure of the anonymous memory (-1: none to be had, -2: not tried). */
-static size_t budget_bytes;
-static int statm_fd = -2;
-static long statm_page;
 /* The bytes the caller expects its tables to take (cm_idmap_expect), those
  * of the tables held in anonymous memory, and of every table made in
- * memory and in files, for -v; under all_lock. */
+ * memory and in files, for -v; under tables_lock, so that a table's
+ * check against the budget and its count go together. */
+static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t expected;
 static size_t anon_bytes;
 static uint64_t made_in_memory, made_in_files;
-/* The drops so far (drop_all), for -v. */
-static uint64_t drops;
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* The entries put in a dense table, for cm_idmap_bytes, counted apart by
@@ -142,9 +95,9 @@ struct cm_idkeys {
 
 void cm_idmap_expect(uint64_t bytes)
 {
-	pthread_mutex_lock(&all_lock);
+	pthread_mutex_lock(&tables_lock);
 	expected = bytes;
-	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_unlock(&tables_lock);
 }
 
 /* SIZE bytes of anonymous memory, zero-filled, aligned to 2 MB when that
@@ -169,24 +122,27 @@ static void *map_anon(size_t size)
 }
 
 /* A zero-filled SIZE-byte table: in anonymous memory when the run's tables
- * are expected to fit in BUDGET and this one does (*FD = -1, *PAGES =
+ * are expected to fit in the budget and this one does (*FD = -1, *PAGES =
  * NULL: nothing to watch), else in an unlinked temporary file, mapped
  * shared and watched against the budget.  0, or -1 after a report. */
-static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages **pages)
+static int map_table(size_t size, int *fd, void **base, cm_pages **pages)
 {
 	int rc;
+	size_t budget;
 	*fd = -1;
 	*pages = NULL;
-	pthread_mutex_lock(&all_lock);
+	pthread_mutex_lock(&tables_lock);
+	budget = cm_pages_budget_bytes();
 	if (expected && expected <= budget && anon_bytes + size <= budget && (*base = map_anon(size))) {
-		__atomic_add_fetch(&anon_bytes, size, __ATOMIC_RELAXED); /* read by set_allowance unlocked */
+		anon_bytes += size;
+		cm_pages_held(anon_bytes);
 		made_in_memory += size;
-		pthread_mutex_unlock(&all_lock);
-		cm_pages_budget(budget);
+		pthread_mutex_unlock(&tables_lock);
+		cm_pages_measure();
 		return 0;
 	}
 	made_in_files += size;
-	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_unlock(&tables_lock);
 	if ((*fd = cm_temp_fd("ids")) < 0)
 		return -1;
 	/* The file's blocks are all allocated now, not at the first write to
@@ -203,7 +159,7 @@ static int map_table(size_t size, size_t budget, int *fd, void **base, cm_pages 
 		close(*fd);
 		return -1;
 	}
-	cm_pages_budget(budget);
+	cm_pages_measure();
 	*pages = cm_pages_watch(*base, size);
 	return 0;
 }
@@ -217,18 +173,19 @@ static void unmap_table(int fd, void *base, size_t size, cm_pages *pages)
 		close(fd);
 		return;
 	}
-	pthread_mutex_lock(&all_lock);
-	__atomic_sub_fetch(&anon_bytes, size, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_lock(&tables_lock);
+	anon_bytes -= size;
+	cm_pages_held(anon_bytes);
+	pthread_mutex_unlock(&tables_lock);
 }
 
 void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files, uint64_t *dropped)
 {
-	pthread_mutex_lock(&all_lock);
+	pthread_mutex_lock(&tables_lock);
 	*in_memory = made_in_memory;
 	*in_files = made_in_files;
-	*dropped = drops;
-	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_unlock(&tables_lock);
+	*dropped = cm_pages_drops();
 }
 
 /* The put counts of a dense table, zero. */
@@ -238,7 +195,7 @@ static void new_stripes(cm_idmap *m)
 	m->puts = (struct put_stripe *)(((uintptr_t)m->puts_mem + 63) & ~(uintptr_t)63);
 }
 
-cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget)
+cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count)
 {
 	cm_idmap *m = cm_xcalloc(1, sizeof *m);
 	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
@@ -250,7 +207,7 @@ cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, 
 	if (range && range <= 16 * (unsigned __int128)count + 1024 &&
 	    range * m->esize < ((unsigned __int128)1 << 46)) {
 		m->size = (size_t)(range * m->esize);
-		if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
+		if (map_table(m->size, &m->fd, (void **)&m->base, &m->pages) < 0) {
 			free(m);
 			return NULL;
 		}
@@ -287,7 +244,7 @@ static int64_t key_rank(const cm_idkeys *k, int64_t id)
 	return (int64_t)(b->rank + (uint64_t)__builtin_popcountll(b->bits & (bit - 1)));
 }
 
-cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget)
+cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count)
 {
 	cm_idkeys *k = cm_xcalloc(1, sizeof *k);
 	unsigned __int128 range = hi >= lo ? (unsigned __int128)((__int128)hi - lo) + 1 : 0;
@@ -299,7 +256,7 @@ cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget)
 	if (range && range <= 128 * (unsigned __int128)count + 1024 &&
 	    range / 64 * sizeof(struct key_block) < ((unsigned __int128)1 << 46)) {
 		k->size = (size_t)((range + 63) / 64) * sizeof(struct key_block);
-		if (map_table(k->size, budget, &k->fd, (void **)&k->blocks, &k->pages) < 0) {
+		if (map_table(k->size, &k->fd, (void **)&k->blocks, &k->pages) < 0) {
 			free(k);
 			return NULL;
 		}
@@ -363,12 +320,12 @@ static void freeze(cm_idkeys *k)
 	}
 }
 
-cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
+cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys)
 {
 	cm_idmap *m;
 	freeze(keys);
 	if (!keys->blocks || !keys->count)
-		return cm_idmap_new(val_size, 1, 0, 0, budget); /* a hash map */
+		return cm_idmap_new(val_size, 1, 0, 0); /* a hash map */
 	m = cm_xcalloc(1, sizeof *m);
 	m->vsize = val_size;
 	m->esize = (size_t)cm_idmap_array_bytes(val_size, 0, 0);
@@ -376,7 +333,7 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
 	m->hi = keys->hi;
 	m->keys = keys;
 	m->size = (size_t)keys->count * m->esize;
-	if (map_table(m->size, budget, &m->fd, (void **)&m->base, &m->pages) < 0) {
+	if (map_table(m->size, &m->fd, (void **)&m->base, &m->pages) < 0) {
 		free(m);
 		return NULL;
 	}
@@ -385,128 +342,6 @@ cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget)
 }
 
 int cm_idmap_is_dense(const cm_idmap *m) { return m->base != NULL; }
-
-/* The process's resident memory that is not file pages (resident less
- * shared in /proc/self/statm), in bytes; (size_t)-1 when it cannot be read.
- * Safe from several threads (pread at offset 0 of one descriptor). */
-static size_t anon_resident(void)
-{
-	char text[160];
-	unsigned long size, resident, shared;
-	int fd = __atomic_load_n(&statm_fd, __ATOMIC_ACQUIRE);
-	ssize_t n;
-	if (fd < 0 || (n = pread(fd, text, sizeof text - 1, 0)) <= 0)
-		return (size_t)-1;
-	text[n] = '\0';
-	if (sscanf(text, "%lu %lu %lu", &size, &resident, &shared) != 3 || shared > resident)
-		return (size_t)-1;
-	return (size_t)(resident - shared) * (size_t)statm_page;
-}
-
-/* Set the pages the files may have touched: what the anonymous memory
- * leaves of the budget, at least a quarter of it. */
-static void set_allowance(void)
-{
-	size_t budget = __atomic_load_n(&budget_bytes, __ATOMIC_RELAXED), other = anon_resident(), files;
-	if (other == (size_t)-1)
-		other = __atomic_load_n(&anon_bytes, __ATOMIC_RELAXED);
-	files = other < budget / 4 * 3 ? budget - other : budget / 4;
-	__atomic_store_n(&budget_pages, files / PAGE ? files / PAGE : 1, __ATOMIC_RELAXED);
-}
-
-void cm_pages_budget(size_t budget)
-{
-	pthread_mutex_lock(&all_lock);
-	if (__atomic_load_n(&statm_fd, __ATOMIC_RELAXED) == -2) {
-		statm_page = sysconf(_SC_PAGESIZE);
-		/* released after statm_page, which anon_resident reads */
-		__atomic_store_n(&statm_fd, statm_page > 0 ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC) : -1,
-				 __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&budget_bytes, budget, __ATOMIC_RELAXED);
-	set_allowance();
-	pthread_mutex_unlock(&all_lock);
-}
-
-size_t cm_pages_allowance(void)
-{
-	return (size_t)__atomic_load_n(&budget_pages, __ATOMIC_RELAXED) * PAGE;
-}
-
-cm_pages *cm_pages_watch(void *base, size_t size)
-{
-	cm_pages *w = cm_xcalloc(1, sizeof *w);
-	/* No fault-around: on a read fault the kernel also maps the neighbours
-	 * of the page that are in the page cache (16 pages by default), which
-	 * the bitmap never sees.  With the joins' walks on two threads that put
-	 * the 4x pair 10 MB over its budget (44.6 MB against 31.4 MB with
-	 * this, 35.1 MB on one thread without it). */
-	madvise(base, size, MADV_RANDOM);
-	w->base = base;
-	w->size = size;
-	w->words = (size / PAGE + 64) / 64;
-	w->touched = cm_xcalloc(w->words, sizeof *w->touched);
-	pthread_mutex_lock(&all_lock);
-	w->next = all_watched;
-	all_watched = w;
-	pthread_mutex_unlock(&all_lock);
-	return w;
-}
-
-void cm_pages_unwatch(cm_pages *w)
-{
-	if (!w)
-		return;
-	pthread_mutex_lock(&all_lock);
-	for (cm_pages **p = &all_watched; *p; p = &(*p)->next)
-		if (*p == w) {
-			*p = w->next;
-			break;
-		}
-	pthread_mutex_unlock(&all_lock);
-	free(w->touched);
-	free(w);
-}
-
-/* Forget which pages were touched and drop every watched mapping's pages
- * from memory.  Another thread may be marking a page meanwhile: a page
- * miscounted once is a small error in the count, never in the data. */
-static void drop_all(void)
-{
-	pthread_mutex_lock(&all_lock);
-	/* the count first: a page another thread marks while the bitmaps are
-	 * cleared is then counted anew (or counted and dropped, which only
-	 * overcounts); cleared after, it would stay in memory uncounted */
-	__atomic_store_n(&all_touched, 0, __ATOMIC_RELAXED);
-	drops++;
-	for (cm_pages *w = all_watched; w; w = w->next) {
-		for (size_t i = 0; i < w->words; i++)
-			__atomic_store_n(&w->touched[i], 0, __ATOMIC_RELAXED);
-		madvise(w->base, w->size, MADV_DONTNEED);
-	}
-	set_allowance();
-	pthread_mutex_unlock(&all_lock);
-}
-
-void cm_pages_drop(void) { drop_all(); }
-
-void cm_pages_touch(cm_pages *w, const void *p)
-{
-	size_t pg;
-	uint64_t bit, *word;
-	if (!w) /* a table in memory (map_table) */
-		return;
-	pg = (size_t)((const unsigned char *)p - w->base) / PAGE;
-	bit = (uint64_t)1 << (pg & 63);
-	word = &w->touched[pg >> 6];
-	if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit) && !(__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit)) {
-		uint64_t n = __atomic_add_fetch(&all_touched, 1, __ATOMIC_RELAXED);
-		if (n % REFRESH_PAGES == 0)
-			set_allowance();
-		if (n > __atomic_load_n(&budget_pages, __ATOMIC_RELAXED))
-			drop_all();
-	}
-}
 
 /* The array entry at index I, its page marked as touched. */
 static unsigned char *entry_at(cm_idmap *m, size_t i)

@@ -20,19 +20,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "base/pages.h" /* the budget the tables are held to */
 
 typedef struct cm_idmap cm_idmap;
 
-/* The budget when the command line names none (--memory's default, its
- * one home): 24 MiB holds the id tables of a pair of about 1 GB in
- * memory, and beyond that they live in $TMPDIR. */
-#define CM_MEMORY_DEFAULT ((size_t)24 << 20)
-
 /* A map for VAL_SIZE-byte values of ids in [LO, HI] (COUNT of them, about).
- * BUDGET bytes is the resident memory of all the arrays alive at once (the
- * latest map's BUDGET counts).  Returns NULL after reporting (a temporary
- * file that cannot be made). */
-cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count, size_t budget);
+ * The budget (cm_pages_budget) is the resident memory of all the arrays
+ * alive at once.  Returns NULL after reporting (a temporary file that
+ * cannot be made). */
+cm_idmap *cm_idmap_new(size_t val_size, int64_t lo, int64_t hi, uint64_t count);
 
 /* The value of ID, or NULL when it was never put (or lies outside [LO, HI]).
  * Safe to call from several threads at once while nothing puts. */
@@ -95,11 +91,11 @@ void cm_idmap_table_bytes(uint64_t *in_memory, uint64_t *in_files, uint64_t *dro
  * annotations are about one External id in twelve, and an array indexed by
  * id would touch twelve entries for each one used.  The set is a bit an id
  * of [LO, HI] and a count of keys every 64 ids, 0.25 byte an id of the
- * range, in a mapped temporary file watched against BUDGET like the
+ * range, in a mapped temporary file watched against the budget like the
  * tables; a range more than 128 times COUNT (the keys, about) gets a hash
  * map instead.  NULL after reporting. */
 typedef struct cm_idkeys cm_idkeys;
-cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count, size_t budget);
+cm_idkeys *cm_idkeys_new(int64_t lo, int64_t hi, uint64_t count);
 
 /* Add ID (which must lie in [LO, HI]): 1 when it is new, 0 when it was
  * there.  Not after a table over the set has been made (that aborts). */
@@ -119,29 +115,6 @@ void cm_idkeys_free(cm_idkeys *k);
  * the set is one).  Gets of other ids give NULL; puts of them abort, a
  * caller's bug (a hash map does not check).  Otherwise a map like any
  * other; KEYS must outlive it. */
-cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys, size_t budget);
-
-/* The same budget for other read-back mappings of temporary files: a
- * mapping watched has its touched pages counted with the tables', and is
- * dropped with them when the count passes what the process's anonymous
- * memory leaves of the budget (at least a quarter of it).  cm_pages_budget
- * sets the budget in bytes (cm_idmap_new does, with its BUDGET);
- * cm_pages_touch marks the page of P (within the mapping) touched; safe
- * from several threads at once.  Watch and unwatch on one thread, between
- * such steps. */
-typedef struct cm_pages cm_pages;
-void cm_pages_budget(size_t budget);
-cm_pages *cm_pages_watch(void *base, size_t size);
-void cm_pages_touch(cm_pages *w, const void *p);
-void cm_pages_unwatch(cm_pages *w);
-
-/* Drop the pages of every watched mapping now, as when the count passes
- * the budget: between two steps, when the next reads other pages than the
- * last (they come back as they are touched). */
-void cm_pages_drop(void);
-
-/* The bytes of file pages allowed now: the budget less the anonymous
- * memory measured last, at least a quarter of it (for the tests). */
-size_t cm_pages_allowance(void);
+cm_idmap *cm_idmap_new_keyed(size_t val_size, cm_idkeys *keys);
 
 #endif

@@ -6,7 +6,7 @@
 #include "cpu/cpuroute.h"
 #include "cpu/cpuscan.h"
 #include "io/input.h"
-#include "io/output.h"
+#include "json/evout.h"
 
 typedef struct cm_cpucopy_hooks {
 	/* Write the GPU metadata events (at the reference's insertion point:

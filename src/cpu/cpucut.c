@@ -310,7 +310,7 @@ static int split_groups(cm_cpucut *k, const char *file)
 	return 0;
 }
 
-int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
+int cm_cpucut_resolve(cm_cpucut *k, const char *file)
 {
 	if (k->mode == CM_CPUCUT_STEPS) {
 		if (!k->steps_any)
@@ -336,9 +336,9 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget)
 	k->max_hi = cm_xmalloc(k->ngroups * sizeof *k->max_hi);
 	for (size_t g = 0; g < k->ngroups; g++)
 		k->max_hi[g] = g && k->max_hi[g - 1] > k->groups[g].hi ? k->max_hi[g - 1] : k->groups[g].hi;
-	if (k->calls && !(k->call_keep = cm_idmap_new(sizeof(struct call_mark), k->call_lo, k->call_hi, k->calls, budget)))
+	if (k->calls && !(k->call_keep = cm_idmap_new(sizeof(struct call_mark), k->call_lo, k->call_hi, k->calls)))
 		return -1;
-	if (k->flows && !(k->flow_span = cm_idmap_new(sizeof(struct flow_span), k->flow_lo, k->flow_hi, k->flows, budget)))
+	if (k->flows && !(k->flow_span = cm_idmap_new(sizeof(struct flow_span), k->flow_lo, k->flow_hi, k->flows)))
 		return -1;
 	if ((k->calls || k->flows) && each_note(k, table_note) < 0)
 		return -1;

@@ -85,10 +85,9 @@ void cm_cpucut_reset(cm_cpucut *k);
 int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_t n);
 /* Once the first pass is done: the range (from the steps when
  * CM_CPUCUT_STEPS; FILE names the trace for a message), the tables of the
- * calls and the flows, and the extent of what is kept.  BUDGET: memory for
- * the id tables.  0, or -1 after a report (no ProfilerStep events: status
- * 1). */
-int cm_cpucut_resolve(cm_cpucut *k, const char *file, size_t budget);
+ * calls and the flows (within the budget, idmap.h), and the extent of what
+ * is kept.  0, or -1 after a report (no ProfilerStep events: status 1). */
+int cm_cpucut_resolve(cm_cpucut *k, const char *file);
 /* The copy's question for element INDEX (asked in increasing order): 1
  * keep (in the groups K->ga to K->gb), 0 cut, -1 after a report. */
 int cm_cpucut_keep(cm_cpucut *k, uint64_t index);

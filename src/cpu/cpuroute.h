@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include "io/output.h"
+#include "json/evout.h"
 
 /* The most outputs (a bit each in a 64-bit mask). */
 #define CM_CPUROUTE_MAX 64

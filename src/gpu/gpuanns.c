@@ -52,7 +52,7 @@ int cm_gpu_add_cpu_ann(void *ctx, int64_t pid, int64_t tid, double ts, double en
 	cm_gpu *g = ctx;
 	struct ann_rec rec = {ext, (int64_t)g->ann.ann_text_len, name ? (int64_t)len : -1};
 	if (!g->ann.anns) {
-		g->ann.anns = cm_opindex_new(g->budget / 4); /* fewer than the operators */
+		g->ann.anns = cm_opindex_new(cm_pages_budget_bytes() / 4); /* fewer than the operators */
 		if (!(g->ann.ann_tab = cm_temp_file("annotations")) || !(g->ann.ann_text = cm_temp_file("annotations")))
 			return -1;
 	}
@@ -141,9 +141,8 @@ int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count)
 {
 	if (!g->ann.anns || !cm_opindex_count(g->ann.anns) || g->ann.cua || !count || hi < lo)
 		return 0;
-	if (!(g->ann.cua = cm_idmap_new(8, lo, hi, count, g->budget)) ||
-	    !(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, g->ann.nanns,
-					   g->budget)))
+	if (!(g->ann.cua = cm_idmap_new(8, lo, hi, count)) ||
+	    !(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, g->ann.nanns)))
 		return -1;
 	g->ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	return 0;

@@ -87,7 +87,6 @@ cm_gpu *cm_gpu_new(const char *window_name)
 	g->wname = window_name;
 	g->win.ext_lo = g->win.corr_lo = INT64_MAX;
 	g->win.ext_hi = g->win.corr_hi = INT64_MIN;
-	g->budget = CM_MEMORY_DEFAULT;
 	g->win.ua_lo = INT64_MAX;
 	g->win.ua_hi = INT64_MIN;
 	g->win.tidmap = cm_tidmap_new();
@@ -151,15 +150,13 @@ void cm_gpu_free(cm_gpu *g)
 	free(g);
 }
 
-void cm_gpu_set_budget(cm_gpu *g, size_t bytes) { g->budget = bytes; }
-
 int cm_gpu_version(const cm_gpu *g) { return g->version; }
 
 int cm_gpu_add_cpu_op(void *ctx, int64_t pid, int64_t tid, double ts, double end, int64_t ext)
 {
 	cm_gpu *g = ctx;
 	if (!g->cpu.ops)
-		g->cpu.ops = cm_opindex_new(g->budget / 2); /* half: the id tables take the rest */
+		g->cpu.ops = cm_opindex_new(cm_pages_budget_bytes() / 2); /* half: the id tables take the rest */
 	return cm_opindex_add(g->cpu.ops, pid, tid, ts, end, ext);
 }
 

@@ -9,7 +9,7 @@
 #include "base/hmap.h"
 #include "base/extindex.h"
 #include "json/jval.h"
-#include "io/output.h"
+#include "json/evout.h"
 #include "base/pyval.h"
 
 typedef struct cm_gpu cm_gpu;
@@ -64,9 +64,6 @@ static inline int cm_gpu_time_ok(cm_int t) { return t > -CM_TIME_LIMIT && t < CM
  * trace's External ids (cm_cpuplan.ext_signs), one kind with the window's.
  * 0, or -1 after a report. */
 int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs);
-/* Memory for each of the id tables (idmap.h); beyond it they live in
- * $TMPDIR.  Call before the window is read. */
-void cm_gpu_set_budget(cm_gpu *g, size_t bytes);
 
 /* After the CPU scan: link correlation ids to CPU threads and to user
  * annotations, and drop the tables only needed for that.  THREADS: the

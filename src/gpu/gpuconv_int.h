@@ -165,7 +165,6 @@ struct gpu_plan {
 struct cm_gpu {
 	/* the settings, and what every phase reads */
 	const char *wname;
-	size_t budget;   /* memory for each id table (idmap.h) */
 	int join_threads; /* threads for the walks of the pairs (gpujoin.c) */
 	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
 	void *remap_ctx;

@@ -88,7 +88,7 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi)
 	g->cut_hi = hi;
 	if (!g->cut || !g->cut_napis)
 		return 0;
-	if (!(g->cut_keep = cm_idmap_new(1, g->win.api_lo, g->win.api_hi, g->win.api_n, g->budget)))
+	if (!(g->cut_keep = cm_idmap_new(1, g->win.api_lo, g->win.api_hi, g->win.api_n)))
 		return -1;
 	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));

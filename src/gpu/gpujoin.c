@@ -255,8 +255,7 @@ cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 	if (g->link.ext)
 		return g->link.ext;
 	cm_idmap_expect(tables_expected(g));
-	if (!(g->link.ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->win.ext_lo, g->win.ext_hi, g->win.npairs,
-					 g->budget)) ||
+	if (!(g->link.ext = cm_idmap_new(sizeof(struct cm_ext_thread), g->win.ext_lo, g->win.ext_hi, g->win.npairs)) ||
 	    walk_pairs(g, WALK_LINK_EXT) < 0)
 		return NULL;
 	return g->link.ext;
@@ -268,12 +267,11 @@ int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, u
 	g->link.ext_threads = threads;
 	if (!cm_gpu_linked_ext(g) || gpu_ua_build(g) < 0 ||
 	    !(g->link.linked = cm_idmap_new(sizeof(struct gpu_corr_thread), g->win.corr_lo, g->win.corr_hi,
-					    g->win.npairs, g->budget)) ||
-	    !(g->link.uext = cm_idmap_new(8, g->win.corr_lo, g->win.corr_hi, g->win.npairs, g->budget)) ||
+					    g->win.npairs)) ||
+	    !(g->link.uext = cm_idmap_new(8, g->win.corr_lo, g->win.corr_hi, g->win.npairs)) ||
 	    (g->version >= 2 &&
 	     !(g->link.cext = cm_idmap_new(8, g->win.corr_lo < g->win.api_lo ? g->win.corr_lo : g->win.api_lo,
-				      g->win.corr_hi > g->win.api_hi ? g->win.corr_hi : g->win.api_hi, g->win.npairs + g->win.api_n,
-				      g->budget)))
+				      g->win.corr_hi > g->win.api_hi ? g->win.corr_hi : g->win.api_hi, g->win.npairs + g->win.api_n)))
 	    || walk_pairs(g, WALK_RESOLVE) < 0)
 		return -1;
 	g->st.linked_ext = found; /* the scan counted them: no walk of the table for it */

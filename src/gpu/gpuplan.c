@@ -368,10 +368,9 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	/* the spans are keyed by the annotations' ids (uext takes no other) */
 	if (!g->plan.spans &&
-	    !(g->plan.spans = g->win.ua_keys ? cm_idmap_new_keyed(sizeof(struct gpu_ann_span_slot), g->win.ua_keys,
-								  g->budget)
+	    !(g->plan.spans = g->win.ua_keys ? cm_idmap_new_keyed(sizeof(struct gpu_ann_span_slot), g->win.ua_keys)
 					     : cm_idmap_new(sizeof(struct gpu_ann_span_slot), g->win.ua_lo,
-							    g->win.ua_hi, g->win.ua_count, g->budget))) {
+							    g->win.ua_hi, g->win.ua_count))) {
 		free(pp);
 		free(ctx);
 		return -1;

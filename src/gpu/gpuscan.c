@@ -211,7 +211,7 @@ int cm_gpu_scan_ua_text(cm_gpu *g, const char *s, size_t n, int64_t offset)
 		return 1; /* not an object (or seen before): the careful path */
 	arena = cm_arena_new();
 	rc = ua_walk(arena, s, n, ua_range, &u);
-	if (rc == 0 && (!(u.seen = cm_idkeys_new(u.lo, u.hi, u.count, g->budget)) ||
+	if (rc == 0 && (!(u.seen = cm_idkeys_new(u.lo, u.hi, u.count)) ||
 			(u.count && !(g->win.ua_file = cm_temp_file("annotations")))))
 		rc = -1;
 	if (rc == 0)
@@ -316,15 +316,15 @@ static int ua_add_ref(cm_gpu *g, int64_t ext, int64_t off, int32_t len)
 int gpu_ua_build(cm_gpu *g)
 {
 	if (!g->win.ua_file) {
-		g->link.ua = cm_idmap_new(sizeof(struct ua_ref), g->win.ua_lo, g->win.ua_hi, g->win.ua_count, g->budget);
+		g->link.ua = cm_idmap_new(sizeof(struct ua_ref), g->win.ua_lo, g->win.ua_hi, g->win.ua_count);
 		return g->link.ua ? 0 : -1;
 	}
 	/* the set of ids first (the text path has made it as it went), then
 	 * a table packed over it: one entry an annotation, not one an id */
-	if (!g->win.ua_keys && (!(g->win.ua_keys = cm_idkeys_new(g->win.ua_lo, g->win.ua_hi, g->win.ua_count, g->budget)) ||
+	if (!g->win.ua_keys && (!(g->win.ua_keys = cm_idkeys_new(g->win.ua_lo, g->win.ua_hi, g->win.ua_count)) ||
 			    ua_read_back(g, ua_add_key) < 0))
 		return -1;
-	if (!(g->link.ua = cm_idmap_new_keyed(sizeof(struct ua_ref), g->win.ua_keys, g->budget)))
+	if (!(g->link.ua = cm_idmap_new_keyed(sizeof(struct ua_ref), g->win.ua_keys)))
 		return -1;
 	return ua_read_back(g, ua_add_ref);
 }

@@ -284,7 +284,7 @@ static int make_marks(cm_gpu *g, struct gpu_split *s)
 	size_t got;
 	if (!g->cut_napis)
 		return 0;
-	if (!(s->marks = cm_idmap_new(sizeof(uint64_t), g->win.api_lo, g->win.api_hi, g->win.api_n, g->budget)))
+	if (!(s->marks = cm_idmap_new(sizeof(uint64_t), g->win.api_lo, g->win.api_hi, g->win.api_n)))
 		return -1;
 	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
@@ -409,7 +409,7 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	 * the group's ids are dense or not: both are walked in id order) */
 	if (!g->plan.spans &&
 	    !(g->plan.spans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), s->grp[k].ua_n ? s->grp[k].ua_lo : 0,
-				      s->grp[k].ua_n ? s->grp[k].ua_hi : 0, s->grp[k].ua_n, g->budget)))
+				      s->grp[k].ua_n ? s->grp[k].ua_hi : 0, s->grp[k].ua_n)))
 		return -1;
 	/* the CPU trace's annotations' spans: a table a group (the first plan
 	 * makes the first, with the correlations' annotations, which all groups
@@ -420,7 +420,7 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 		 * them, a group, walked whole for its extent, held 0.7 MB a file
 		 * of the 200,000-op pair's split) */
 		uint64_t share = g->ann.nanns / s->n ? g->ann.nanns / s->n : 1;
-		if (!(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, share, g->budget)))
+		if (!(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, share)))
 			return -1;
 		g->ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	}

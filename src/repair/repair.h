@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include "json/jval.h"
-#include "io/output.h"
+#include "json/evout.h"
 #include "base/pyval.h"
 #include "repair/threadmap.h"
 

@@ -17,6 +17,7 @@
 #include "base/exitcode.h"
 #include "io/input.h"
 #include "io/output.h"
+#include "json/evout.h"
 #include "repair/repair.h"
 
 #include <string.h>

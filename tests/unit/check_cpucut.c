@@ -74,7 +74,7 @@ START_TEST(decisions)
 	flow(&k, 130, 2);                                   /* 11 a flow from in it ... */
 	flow(&k, 250, 2);                                   /* 12 ... to after it */
 	flow(&k, 190, 1);                                   /* 13 the end of flow 1 */
-	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json", 1u << 20), 0);
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), 0);
 	for (uint64_t i = 0; i < sizeof want / sizeof *want; i++)
 		ck_assert_msg(cm_cpucut_keep(&k, i) == want[i], "element %llu", (unsigned long long)i);
 	/* the kept X events' extent: 90 (element 1) to 310 (element 5) */
@@ -95,7 +95,7 @@ START_TEST(skipped_elements)
 	k.hi = 10;
 	for (int i = 0; i < 5000; i++)
 		note(&k, CM_CUTK_SPAN, i % 20, i % 20, 0);
-	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json", 1u << 20), 0);
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), 0);
 	for (uint64_t i = 3; i < 5000; i += 7)
 		ck_assert_int_eq(cm_cpucut_keep(&k, i), i % 20 < 10);
 	cm_cpucut_free(&k);
@@ -111,13 +111,13 @@ START_TEST(steps)
 	cm_cpucut_reset(&k);
 	k.mode = CM_CPUCUT_STEPS;
 	note(&k, CM_CUTK_SPAN | CM_CUTK_X, 0, 10, 0);
-	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json", 1u << 20), -1); /* no ProfilerStep events */
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), -1); /* no ProfilerStep events */
 	k.steps_any = 3;
-	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json", 1u << 20), -1); /* none of those asked for */
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), -1); /* none of those asked for */
 	k.steps_found = 2;
 	k.step_lo = 5;
 	k.step_hi = 8;
-	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json", 1u << 20), 0);
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), 0);
 	ck_assert(k.lo == 5 && k.hi == 8);
 	ck_assert_int_eq(cm_cpucut_keep(&k, 0), 1);
 	cm_cpucut_free(&k);

@@ -83,7 +83,9 @@ static int linked(int64_t id) { return (id * 2654435761u) % 7 < 5; }
 
 static cm_idmap *make_ext(int64_t range)
 {
-	cm_idmap *ext = cm_idmap_new(sizeof(struct cm_ext_thread), 1, range, (uint64_t)range, 64u << 20);
+	cm_idmap *ext;
+	cm_pages_budget(64u << 20);
+	ext = cm_idmap_new(sizeof(struct cm_ext_thread), 1, range, (uint64_t)range);
 	ck_assert_ptr_nonnull(ext);
 	for (int64_t id = 1; id <= range; id++)
 		if (linked(id))

@@ -136,7 +136,9 @@ START_TEST(idmap_dense)
 	const int64_t lo = -5000, hi = 60000;
 	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
 	uint64_t s = 88172645463325252ull;
-	cm_idmap *m = cm_idmap_new(24, lo, hi, 20000, 4096);
+	cm_idmap *m;
+	cm_pages_budget(4096);
+	m = cm_idmap_new(24, lo, hi, 20000);
 	ck_assert_ptr_nonnull(m);
 	ck_assert(cm_idmap_is_dense(m));
 	for (int i = 0; i < 20000; i++) {
@@ -161,9 +163,10 @@ START_TEST(idmap_in_memory_or_files)
 	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
 	uint64_t s = 88172645463325252ull, mem0, files0, mem1, files1, drops;
 	cm_idmap *m;
+	cm_pages_budget(budget);
 	cm_idmap_expect(in_memory ? size : budget + 1);
 	cm_idmap_table_bytes(&mem0, &files0, &drops);
-	m = cm_idmap_new(24, lo, hi, 20000, budget);
+	m = cm_idmap_new(24, lo, hi, 20000);
 	ck_assert_ptr_nonnull(m);
 	ck_assert(cm_idmap_is_dense(m));
 	cm_idmap_table_bytes(&mem1, &files1, &drops);
@@ -178,7 +181,7 @@ START_TEST(idmap_in_memory_or_files)
 	/* a table that would pass the budget goes to a file all the same */
 	if (in_memory) {
 		cm_idmap_expect(budget);
-		m = cm_idmap_new(24, 0, (int64_t)(budget / 32), budget / 64, budget);
+		m = cm_idmap_new(24, 0, (int64_t)(budget / 32), budget / 64);
 		cm_idmap_table_bytes(&mem0, &files0, &drops);
 		ck_assert_uint_eq(mem0, mem1);
 		ck_assert_uint_gt(files0, files1);
@@ -217,9 +220,10 @@ START_TEST(idmap_files_yield_to_memory)
 	unsigned char *buffers, *ref = calloc((size_t)hi + 1, 1);
 	uint64_t mem0, files0, drops0, drops1;
 	cm_idmap *m;
+	cm_pages_budget(budget);
 	cm_idmap_expect(0); /* files */
 	cm_idmap_table_bytes(&mem0, &files0, &drops0);
-	m = cm_idmap_new(24, 0, hi, (uint64_t)hi + 1, budget);
+	m = cm_idmap_new(24, 0, hi, (uint64_t)hi + 1);
 	ck_assert(cm_idmap_is_dense(m));
 	buffers = malloc(anon);
 	memset(buffers, 0x5a, anon); /* resident, as the output phase's buffers are */
@@ -254,7 +258,9 @@ START_TEST(idmap_sparse)
 	const int64_t lo = 1000, hi = 400000;
 	unsigned char *ref = calloc((size_t)(hi - lo + 1), 1);
 	uint64_t s = 1234567;
-	cm_idmap *m = cm_idmap_new(24, lo, hi, 500, 1 << 20);
+	cm_idmap *m;
+	cm_pages_budget(1 << 20);
+	m = cm_idmap_new(24, lo, hi, 500);
 	ck_assert(!cm_idmap_is_dense(m));
 	for (int i = 0; i < 500; i++) {
 		int64_t id = lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1));
@@ -275,8 +281,10 @@ static void check_keyed(int64_t lo, int64_t hi, uint64_t every, int want_dense, 
 	unsigned char *keys_ref = calloc((size_t)(hi - lo + 1), 1);
 	unsigned char *put_ids = calloc((size_t)(hi - lo + 1), 1);
 	uint64_t s = 0x9e3779b97f4a7c15ull, n = 0;
-	cm_idkeys *k = cm_idkeys_new(lo, hi, (uint64_t)(hi - lo + 1) / every, budget);
+	cm_idkeys *k;
 	cm_idmap *m;
+	cm_pages_budget(budget);
+	k = cm_idkeys_new(lo, hi, (uint64_t)(hi - lo + 1) / every);
 	ck_assert_ptr_nonnull(k);
 	for (int64_t id = lo; id <= hi; id++) {
 		if (id != lo && id != hi && rng_next(&s) % every)
@@ -289,7 +297,7 @@ static void check_keyed(int64_t lo, int64_t hi, uint64_t every, int want_dense, 
 	ck_assert_uint_eq(cm_idkeys_count(k), n);
 	for (int64_t id = lo - 2; id <= hi + 2; id++)
 		ck_assert_int_eq(cm_idkeys_has(k, id), id >= lo && id <= hi && keys_ref[id - lo]);
-	m = cm_idmap_new_keyed(24, k, budget);
+	m = cm_idmap_new_keyed(24, k);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_eq(cm_idmap_is_dense(m), want_dense);
 	/* values for about two keys in three, in a random order of passes */
@@ -320,11 +328,13 @@ END_TEST
 /* A put of an id that is not a key of the set is a caller's bug: abort. */
 START_TEST(idkeys_put_outside)
 {
-	cm_idkeys *k = cm_idkeys_new(0, 1000, 100, 1 << 20);
+	cm_idkeys *k;
 	cm_idmap *m;
+	cm_pages_budget(1 << 20);
+	k = cm_idkeys_new(0, 1000, 100);
 	for (int64_t id = 0; id <= 1000; id += 10)
 		cm_idkeys_add(k, id);
-	m = cm_idmap_new_keyed(8, k, 1 << 20);
+	m = cm_idmap_new_keyed(8, k);
 	ck_assert(cm_idmap_is_dense(m));
 	cm_idmap_put(m, 15, NULL);
 }
