@@ -160,6 +160,8 @@ struct gpu_plan {
 	double min_ts, max_end_ts;
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
+	int ops_noted; /* --split: the API calls' operators and annotations were noted as the
+			* records were dealt (gpusplit.c); the groups' plans leave them */
 };
 
 struct cm_gpu {
@@ -251,9 +253,11 @@ int gpu_anns_build(cm_gpu *g);
  * the ids [LO, HI] (COUNT of them), and the spans'.  0, or -1. */
 int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count);
 /* An API call of correlation CORR made on (PID, TID) over [TS, END] (trace
- * us): the annotation it was made in, unless a CUSTOM1 record names one
- * of the window's. */
-void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end);
+ * us): 1 and *K, the number of the annotation it was made in, unless a
+ * CUSTOM1 record names one of the window's; else 0.  Reads only (several
+ * threads may ask at once); gpu_anns_note then records it. */
+int gpu_anns_find(const cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end, int64_t *k);
+void gpu_anns_note(cm_gpu *g, int64_t corr, int64_t k);
 /* After the plan: the spans of the GPU work of those correlations, and
  * their extent.  0, or -1. */
 int gpu_anns_spans(cm_gpu *g);
@@ -334,6 +338,21 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
  * outputs in that order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+/* What a window of version 2 learns of an API call besides its row: the
+ * operator it was made in (Kineto's External id, for a call no CUSTOM0
+ * record names) and the CPU trace's annotation it was made in. */
+struct gpu_op_note {
+	int64_t corr, ext, ann;
+	int has_ext, has_ann;
+};
+/* Of API record R: 1 and *N when it names an operator or an annotation
+ * (gpuplan.c).  Reads only, so workers may ask at once; with CHECK, not
+ * for a correlation whose operator is known already (which reads the
+ * table gpu_api_operator_note writes).  Then the note into the tables
+ * (link.cext, ann.cua), in window order: the first operator of a
+ * correlation stands, its last annotation. */
+int gpu_api_operator_find(const cm_gpu *g, const cm_gpurec *r, int check, struct gpu_op_note *n);
+void gpu_api_operator_note(cm_gpu *g, const struct gpu_op_note *n);
 /* Free the groups of --split (cm_gpu_free does). */
 void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a

@@ -194,23 +194,43 @@ static void plan_sync(struct plan_part *pp, const cm_gpurec *r)
  * a correlation link may give it: a link through a user annotation's id
  * puts a worker's call on the annotation's thread, where an operator of the
  * main thread may span it. */
-static void api_operator(cm_gpu *g, const cm_gpurec *r)
+int gpu_api_operator_find(const cm_gpu *g, const cm_gpurec *r, int check, struct gpu_op_note *n)
 {
 	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
-	int64_t tid, ext, c;
+	int64_t tid, c;
 	double ts, dur;
+	if (!(g->cpu.ops || g->ann.cua) || !g->link.cext || !(r->flags & CM_REC_SPAN))
+		return 0;
 	if (!cm_id_key(corr, &c, NULL) || c < g->win.api_lo || c > g->win.api_hi || pid < INT64_MIN || pid > INT64_MAX)
-		return;
+		return 0;
 	if (cm_tidmap_lookup(g->win.tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
 		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	n->corr = c;
 	/* and the user annotation it was made in, for Kineto's spans */
-	gpu_anns_call(g, c, (int64_t)pid, tid, ts, ts + dur);
-	if (!g->cpu.ops || cm_idmap_get(g->link.cext, c))
-		return;
-	if (cm_opindex_find(g->cpu.ops, (int64_t)pid, tid, ts, ts + dur, &ext))
-		*(int64_t *)cm_idmap_put(g->link.cext, c, NULL) = ext;
+	n->has_ann = gpu_anns_find(g, c, (int64_t)pid, tid, ts, ts + dur, &n->ann);
+	n->has_ext = g->cpu.ops && !(check && cm_idmap_get(g->link.cext, c)) &&
+		     cm_opindex_find(g->cpu.ops, (int64_t)pid, tid, ts, ts + dur, &n->ext);
+	return n->has_ann || n->has_ext;
+}
+
+void gpu_api_operator_note(cm_gpu *g, const struct gpu_op_note *n)
+{
+	if (n->has_ann)
+		gpu_anns_note(g, n->corr, n->ann);
+	/* the first call of a correlation names its operator, as does a
+	 * CUSTOM0 record before any */
+	if (n->has_ext && !cm_idmap_get(g->link.cext, n->corr))
+		*(int64_t *)cm_idmap_put(g->link.cext, n->corr, NULL) = n->ext;
+}
+
+/* Both, for the plan's own walk (in window order, on one thread). */
+static void api_operator(cm_gpu *g, const cm_gpurec *r)
+{
+	struct gpu_op_note n;
+	if (gpu_api_operator_find(g, r, 1, &n))
+		gpu_api_operator_note(g, &n);
 }
 
 
@@ -226,7 +246,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
-		if ((g->cpu.ops || g->ann.cua) && g->link.cext && (r->flags & CM_REC_SPAN))
+		if (!g->plan.ops_noted) /* --split notes them as it deals the records */
 			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;

@@ -33,6 +33,7 @@
 #include "base/tmpfile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct gpu_group {
 	void *remap_ctx; /* its repair stage's, as cm_gpu_set_tid_remap's (-t) */
 	int64_t ua_lo, ua_hi; /* the user annotations its GPU work is in (span_note's ids) */
 	uint64_t ua_n;
+	uint64_t st_x_events, st_api_rows; /* its plan's figures (cm_gpu.st), added up once all are planned */
 };
 
 struct gpu_split {
@@ -189,7 +191,11 @@ static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
 /* The pool's work: a block of records into OUT as the uncut extent (two
  * doubles), then (groups: uint64, length: uint32, its annotation: a flag
  * byte and an int64, the record's bytes) for each record that some group
- * keeps. */
+ * keeps, and before an API call's, (0: uint64, struct gpu_op_note) when
+ * it names an operator or an annotation: what the plain plan of a window
+ * of version 2 notes of every call (the operator lookups, a call each, on
+ * the workers here, where the groups' plans would have made them again
+ * and each would have written the shared tables). */
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	cm_gpu *g = wctx;
@@ -203,10 +209,16 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		uint32_t len;
 		int64_t ua = 0;
 		char has;
+		struct gpu_op_note op;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (record_uncut(g, &r, &ext[0], &ext[1]) < 0)
 			return -1;
+		if ((r.kind == CM_REC_RUNTIME || r.kind == CM_REC_DRIVER) && gpu_api_operator_find(g, &r, 0, &op)) {
+			uint64_t none = 0; /* an operator note, not a record */
+			cm_buf_put(out, &none, sizeof none);
+			cm_buf_put(out, &op, sizeof op);
+		}
 		if (!(m = record_mask(g, g->split, &r)))
 			continue;
 		len = (uint32_t)(p - at);
@@ -255,6 +267,13 @@ static int deal_fold(void *sctx, cm_buf *out)
 		int64_t ua;
 		int has;
 		memcpy(&m, p, sizeof m);
+		if (!m) { /* an operator note: applied in window order, as the plan does */
+			struct gpu_op_note op;
+			memcpy(&op, p + sizeof m, sizeof op);
+			gpu_api_operator_note(g, &op);
+			p += sizeof m + sizeof op;
+			continue;
+		}
 		memcpy(&len, p + sizeof m, sizeof len);
 		has = p[sizeof m + sizeof len];
 		memcpy(&ua, p + sizeof m + sizeof len + 1, sizeof ua);
@@ -335,6 +354,15 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	}
 	if (make_marks(g, s) < 0)
 		return -1;
+	/* the correlations' annotations, noted as the records are dealt; the
+	 * table of their spans that comes with it is a group's (plan_group) */
+	if (g->version >= 2 && gpu_anns_tables(g, g->win.api_lo, g->win.api_hi, g->win.api_n) < 0)
+		return -1;
+	cm_idmap_free(g->ann.cspans);
+	cm_hmap_free(g->ann.cspans_more);
+	g->ann.cspans = NULL;
+	g->ann.cspans_more = NULL;
+	g->plan.ops_noted = 1;
 	ctx = cm_xcalloc((size_t)workers, sizeof *ctx);
 	for (int i = 0; i < workers; i++)
 		ctx[i] = g;
@@ -402,29 +430,134 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	s->cut = g->cut;
 	g->cut = CM_CUT_NONE; /* every record of the store is kept */
 	swap_group(g, &s->grp[k]);
+	return 0;
+}
+
+/* Group K's plan, in a view of G: a copy of cm_gpu with the group's store
+ * and plan tables swapped in, cut off (every record of the store is kept),
+ * its figures its own.  What the plan writes is the view's (the group's
+ * tables); what it reads of G's (the links, the maps, the CPU side) nothing
+ * writes while the groups are planned, so groups plan side by side.  The
+ * operators and annotations of the calls are in place already (the deal's
+ * notes).  0, or -1 after a report. */
+static int plan_group(const cm_gpu *g, struct gpu_split *s, size_t k)
+{
+	struct gpu_group *gr = &s->grp[k];
+	cm_gpu v = *g;
+	int rc = 0;
+	v.split = NULL;
+	v.cut = CM_CUT_NONE;
+	memset(&v.st, 0, sizeof v.st);
+	swap_group(&v, gr);
 	/* the window's annotations' spans: a table a group, over the ids its
 	 * GPU work names (the plan would make one over all of them: 60 tables
 	 * over the whole range, each walked for its extent and its spans, were
 	 * a fifth of a split's time in 60 files; an array or a hash map, as
 	 * the group's ids are dense or not: both are walked in id order) */
-	if (!g->plan.spans &&
-	    !(g->plan.spans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), s->grp[k].ua_n ? s->grp[k].ua_lo : 0,
-				      s->grp[k].ua_n ? s->grp[k].ua_hi : 0, s->grp[k].ua_n, g->budget)))
-		return -1;
-	/* the CPU trace's annotations' spans: a table a group (the first plan
-	 * makes the first, with the correlations' annotations, which all groups
-	 * share) */
-	if (g->ann.cua && !g->ann.cspans) {
-		/* sized for a group's share of the annotations: a hash map of
-		 * those it spans when there are many groups (an array over all of
-		 * them, a group, walked whole for its extent, held 0.7 MB a file
-		 * of the 200,000-op pair's split) */
+	if (!(v.plan.spans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), gr->ua_n ? gr->ua_lo : 0,
+					  gr->ua_n ? gr->ua_hi : 0, gr->ua_n, g->budget)))
+		rc = -1;
+	/* the CPU trace's annotations' spans: sized for a group's share of
+	 * the annotations, a hash map of those it spans when there are many
+	 * groups (an array over all of them, a group, walked whole for its
+	 * extent, held 0.7 MB a file of the 200,000-op pair's split) */
+	if (rc == 0 && v.ann.cua) {
 		uint64_t share = g->ann.nanns / s->n ? g->ann.nanns / s->n : 1;
-		if (!(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, share, g->budget)))
-			return -1;
-		g->ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
+		if (!(v.ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, share,
+						  g->budget)))
+			rc = -1;
+		else
+			v.ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	}
-	return 0;
+	if (rc == 0 && cm_gpu_plan(&v, 1) < 0)
+		rc = -1;
+	gr->st_x_events = v.st.x_events;
+	gr->st_api_rows = v.st.api_rows;
+	swap_group(&v, gr); /* the group's tables back to it; the view's are G's */
+	return rc;
+}
+
+/* The workers of cm_gpu_split_plan: each takes the next group not taken,
+ * and stops at its first failure, which waits in its slot with the group's
+ * number (the lowest group's is the run's error, as one after another). */
+struct plan_worker {
+	const cm_gpu *g;
+	struct gpu_split *s;
+	size_t *next;
+	int *stop;
+	size_t failed; /* the group that failed, or s->n */
+	int settled;
+	cm_diag_slot diag;
+};
+
+static void run_groups(struct plan_worker *w)
+{
+	for (;;) {
+		size_t k = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
+		if (k >= w->s->n || __atomic_load_n(w->stop, __ATOMIC_RELAXED))
+			return;
+		if (plan_group(w->g, w->s, k) < 0) {
+			w->failed = k;
+			__atomic_store_n(w->stop, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+static void *plan_thread(void *arg)
+{
+	struct plan_worker *w = arg;
+	cm_diag_defer(&w->diag);
+	run_groups(w);
+	return NULL;
+}
+
+int cm_gpu_split_plan(cm_gpu *g, int jobs)
+{
+	struct gpu_split *s = g->split;
+	size_t n = jobs < 1 ? 1 : (size_t)jobs, next = 0;
+	struct plan_worker *w;
+	pthread_t *th;
+	int *started, stop = 0, rc = 0;
+	if (n > s->n)
+		n = s->n ? s->n : 1;
+	w = cm_xcalloc(n, sizeof *w);
+	th = cm_xcalloc(n, sizeof *th);
+	started = cm_xcalloc(n, sizeof *started);
+	cm_gpu_split_select(g, -1);
+	for (size_t t = 0; t < n; t++) {
+		w[t] = (struct plan_worker){g, s, &next, &stop, s->n, 0, {0}};
+		/* the first worker is this thread */
+		started[t] = t > 0 && pthread_create(&th[t], NULL, plan_thread, &w[t]) == 0;
+	}
+	for (size_t t = 0; t < n; t++) {
+		if (!started[t]) { /* this thread, its errors held as the workers' are */
+			cm_diag_slot *was = cm_diag_defer_swap(&w[t].diag);
+			run_groups(&w[t]);
+			cm_diag_defer_swap(was);
+		}
+	}
+	for (size_t t = 0; t < n; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	/* the slots by the groups that failed: the lowest group's first */
+	for (size_t done = 0; done < n; done++) {
+		size_t at = n;
+		for (size_t t = 0; t < n; t++)
+			if (!w[t].settled && (at == n || w[t].failed < w[at].failed))
+				at = t;
+		w[at].settled = 1;
+		if (cm_diag_settle(&w[at].diag) || w[at].failed < s->n)
+			rc = -1;
+	}
+	for (size_t k = 0; k < s->n; k++) {
+		g->st.x_events += s->grp[k].st_x_events;
+		g->st.api_rows += s->grp[k].st_api_rows;
+	}
+	free(w);
+	free(th);
+	free(started);
+	return rc;
 }
 
 void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx) { g->split->grp[k].remap_ctx = ctx; }
