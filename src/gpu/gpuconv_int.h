@@ -353,6 +353,24 @@ struct gpu_op_note {
  * correlation stands, its last annotation. */
 int gpu_api_operator_find(const cm_gpu *g, const cm_gpurec *r, int check, struct gpu_op_note *n);
 void gpu_api_operator_note(cm_gpu *g, const struct gpu_op_note *n);
+/* The plan in pieces (gpuplan.c), for --split, which plans the groups as
+ * it deals the records: a part notes what a run of records (in window
+ * order) teaches the plan of G, a view of cm_gpu that is only read
+ * (not cutting; a window of version 1, no remap: the notes are all that
+ * is written); emitted, it is folded into the tables of a view in window
+ * order, as cm_gpu_plan's workers' parts are; the span notes into SPANS
+ * when not NULL, for gpu_plan_fold_spans once the spans' table is made;
+ * gpu_plan_end then does what the plan does after its walk.  0, or -1
+ * after a report. */
+struct plan_part;
+struct plan_part *gpu_plan_part_new(const cm_gpu *g);
+void gpu_plan_part_reset(struct plan_part *pp);
+int gpu_plan_part_record(struct plan_part *pp, const cm_gpurec *r);
+void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out);
+void gpu_plan_part_free(struct plan_part *pp);
+void gpu_plan_fold_part(cm_gpu *g, const char *at, size_t len, cm_buf *spans);
+void gpu_plan_fold_spans(cm_gpu *g, const cm_buf *spans);
+int gpu_plan_end(cm_gpu *g);
 /* Free the groups of --split (cm_gpu_free does). */
 void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a

@@ -319,13 +319,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	return 0;
 }
 
-/* The pool's work: one block of records into a part, written to OUT as a
- * plan_head and the notes. */
-static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
+void gpu_plan_part_reset(struct plan_part *pp)
 {
-	struct plan_part *pp = wctx;
-	const char *p = in->p, *end = in->p + in->len;
-	cm_gpurec r;
 	cm_hmap_free(pp->seen);
 	pp->seen = cm_hmap_new(32, 8);
 	pp->notes.len = 0;
@@ -335,24 +330,55 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 	pp->h.max_end_ts = -INFINITY;
 	pp->h.cut_min = INFINITY;
 	pp->h.cut_max = -INFINITY;
+}
+
+struct plan_part *gpu_plan_part_new(const cm_gpu *g)
+{
+	struct plan_part *pp = cm_xcalloc(1, sizeof *pp);
+	pp->g = (cm_gpu *)g; /* read only: what the plan writes is in the notes (but under version 2) */
+	return pp;
+}
+
+int gpu_plan_part_record(struct plan_part *pp, const cm_gpurec *r) { return plan_record(pp, r); }
+
+void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out)
+{
+	cm_buf_put(out, &pp->h, sizeof pp->h);
+	cm_buf_put(out, pp->notes.p, pp->notes.len);
+}
+
+void gpu_plan_part_free(struct plan_part *pp)
+{
+	if (!pp)
+		return;
+	cm_hmap_free(pp->seen);
+	cm_buf_free(&pp->notes);
+	free(pp);
+}
+
+/* The pool's work: one block of records into a part, written to OUT as a
+ * plan_head and the notes. */
+static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct plan_part *pp = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	gpu_plan_part_reset(pp);
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (plan_record(pp, &r) < 0)
 			return -1;
 	}
-	cm_buf_put(out, &pp->h, sizeof pp->h);
-	cm_buf_put(out, pp->notes.p, pp->notes.len);
+	gpu_plan_part_emit(pp, out);
 	return 0;
 }
 
-/* The pool's sink: a block's part into the tables, in window order. */
-static int plan_fold(void *sctx, cm_buf *out)
+void gpu_plan_fold_part(cm_gpu *g, const char *at, size_t len, cm_buf *spans)
 {
-	cm_gpu *g = sctx;
 	struct plan_head h;
-	const char *p = out->p + sizeof h, *end = out->p + out->len;
-	memcpy(&h, out->p, sizeof h);
+	const char *p = at + sizeof h, *end = at + len;
+	memcpy(&h, at, sizeof h);
 	g->plan.min_ts = cm_py_min(g->plan.min_ts, h.min_ts);
 	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, h.max_end_ts);
 	g->plan.x_events += h.x_events;
@@ -370,10 +396,30 @@ static int plan_fold(void *sctx, cm_buf *out)
 		case NOTE_THREAD: add_pair(g->plan.threads, n.a, n.b); break;
 		case NOTE_DEV: setdefault(g->plan.devices, n.a, n.start); break;
 		case NOTE_STREAM: add_pair(g->plan.streams, n.a, n.b); break;
-		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
+		case NOTE_SPAN:
+			if (spans)
+				cm_buf_put(spans, &n, sizeof n);
+			else
+				span_note(g, n.a, n.b, n.c, n.start, n.end);
+			break;
 		case NOTE_DEVROW: cm_hmap_put(g->plan.device_rows, &n.a, NULL); break;
 		}
 	}
+}
+
+void gpu_plan_fold_spans(cm_gpu *g, const cm_buf *spans)
+{
+	for (size_t i = 0; i + sizeof(struct plan_note) <= spans->len; i += sizeof(struct plan_note)) {
+		struct plan_note n;
+		memcpy(&n, spans->p + i, sizeof n);
+		span_note(g, n.a, n.b, n.c, n.start, n.end);
+	}
+}
+
+/* The pool's sink: a block's part into the tables, in window order. */
+static int plan_fold(void *sctx, cm_buf *out)
+{
+	gpu_plan_fold_part(sctx, out->p, out->len, NULL);
 	return 0;
 }
 
@@ -418,8 +464,11 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	}
 	free(pp);
 	free(ctx);
-	if (rc < 0)
-		return -1;
+	return rc < 0 ? -1 : gpu_plan_end(g);
+}
+
+int gpu_plan_end(cm_gpu *g)
+{
 	cm_hmap_free(g->plan.evmap); /* the syncs have taken what they need */
 	g->plan.evmap = NULL;
 	if (gpu_anns_spans(g) < 0)

@@ -55,6 +55,7 @@ struct gpu_group {
 	int64_t ua_lo, ua_hi; /* the user annotations its GPU work is in (span_note's ids) */
 	uint64_t ua_n;
 	uint64_t st_x_events, st_api_rows; /* its plan's figures (cm_gpu.st), added up once all are planned */
+	cm_buf span_notes; /* planned as dealt: its span notes, for its spans' table once sized */
 };
 
 struct gpu_split {
@@ -66,7 +67,43 @@ struct gpu_split {
 	int cut;               /* cm_gpu.cut while one is */
 	cm_idmap *marks;       /* correlation of an API call -> uint64_t: the groups that keep it */
 	double ucut_min, ucut_max; /* the extent of the records drawn when uncut */
+	/* planning the groups as the records are dealt (a window of version 1,
+	 * no remap: cm_gpu_plan's parts, made by the deal's workers): views of
+	 * cm_gpu, not cutting; the workers' (read only) and the fold's (a
+	 * group's tables swapped in to fold its notes) */
+	cm_gpu *plan_view, *fold_view;
 };
+
+#define SWAP(T, a, b)        \
+	do {                 \
+		T t_ = (a);  \
+		(a) = (b);   \
+		(b) = t_;    \
+	} while (0)
+
+/* Exchange group GR's store and plan with cm_gpu's. */
+static void swap_group(cm_gpu *g, struct gpu_group *gr)
+{
+	SWAP(cm_buf, g->win.block, gr->block);
+	SWAP(FILE *, g->win.recs, gr->recs);
+	SWAP(uint64_t, g->win.nrecs, gr->nrecs);
+	SWAP(cm_hmap *, g->plan.devices, gr->devices);
+	SWAP(cm_hmap *, g->plan.streams, gr->streams);
+	SWAP(cm_hmap *, g->plan.procs, gr->procs);
+	SWAP(cm_hmap *, g->plan.threads, gr->threads);
+	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
+	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
+	SWAP(cm_hmap *, g->plan.waits, gr->waits);
+	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
+	SWAP(cm_idmap *, g->plan.spans, gr->spans);
+	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
+	SWAP(int, g->plan.need_overhead, gr->need_overhead);
+	SWAP(double, g->plan.min_ts, gr->min_ts);
+	SWAP(double, g->plan.max_end_ts, gr->max_end_ts);
+	SWAP(uint64_t, g->plan.x_events, gr->x_events);
+	SWAP(uint64_t, g->plan.x_outside, gr->x_outside);
+	SWAP(void *, g->remap_ctx, gr->remap_ctx);
+}
 
 /* The groups whose ranges take [START, END] ns as gpucut.c's in_span does
  * under --steps (overlapping; an instant: in it).  The groups are sorted
@@ -196,13 +233,24 @@ static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
  * of version 2 notes of every call (the operator lookups, a call each, on
  * the workers here, where the groups' plans would have made them again
  * and each would have written the shared tables). */
+struct deal_worker {
+	cm_gpu *g;
+	struct plan_part *part[64]; /* when planning as it deals: a group's notes of the block */
+	uint64_t touched;           /* the groups with notes */
+};
+
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	cm_gpu *g = wctx;
+	struct deal_worker *w = wctx;
+	cm_gpu *g = w->g;
+	struct gpu_split *s = g->split;
 	const char *p = in->p, *end = in->p + in->len;
 	double ext[2] = {INFINITY, -INFINITY};
+	uint64_t reclen = 0;
 	cm_gpurec r;
 	cm_buf_put(out, ext, sizeof ext);
+	cm_buf_put(out, &reclen, sizeof reclen);
+	w->touched = 0;
 	while (p < end) {
 		const char *at = p;
 		uint64_t m;
@@ -228,8 +276,32 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		cm_buf_putc(out, has);
 		cm_buf_put(out, &ua, sizeof ua);
 		cm_buf_put(out, at, len);
+		if (!s->plan_view)
+			continue;
+		for (uint64_t k = m; k; k &= k - 1) { /* its groups' plans */
+			int i = __builtin_ctzll(k);
+			if (!w->part[i])
+				w->part[i] = gpu_plan_part_new(s->plan_view);
+			if (!(w->touched & ((uint64_t)1 << i)))
+				gpu_plan_part_reset(w->part[i]);
+			w->touched |= (uint64_t)1 << i;
+			if (gpu_plan_part_record(w->part[i], &r) < 0)
+				return -1;
+		}
 	}
 	memcpy(out->p, ext, sizeof ext);
+	reclen = out->len - sizeof ext - sizeof reclen;
+	memcpy(out->p + sizeof ext, &reclen, sizeof reclen);
+	/* then (group: uint32, length: uint32, the part) for each group planned */
+	for (uint64_t k = w->touched; k; k &= k - 1) {
+		uint32_t i = (uint32_t)__builtin_ctzll(k), len;
+		size_t at = out->len;
+		cm_buf_put(out, &i, sizeof i);
+		cm_buf_put(out, &i, sizeof i); /* the length, below */
+		gpu_plan_part_emit(w->part[i], out);
+		len = (uint32_t)(out->len - at - 2 * sizeof i);
+		memcpy(out->p + at + sizeof i, &len, sizeof len);
+	}
 	return 0;
 }
 
@@ -256,9 +328,12 @@ static int deal_fold(void *sctx, cm_buf *out)
 {
 	cm_gpu *g = sctx;
 	struct gpu_split *s = g->split;
-	const char *p = out->p + 2 * sizeof(double), *end = out->p + out->len;
+	const char *p = out->p + 2 * sizeof(double) + sizeof(uint64_t), *end;
 	double ext[2];
+	uint64_t reclen;
 	memcpy(ext, out->p, sizeof ext);
+	memcpy(&reclen, out->p + sizeof ext, sizeof reclen);
+	end = p + reclen;
 	s->ucut_min = cm_py_min(s->ucut_min, ext[0]);
 	s->ucut_max = cm_py_max(s->ucut_max, ext[1]);
 	while (p < end) {
@@ -291,6 +366,19 @@ static int deal_fold(void *sctx, cm_buf *out)
 			if (store_flush(gr, 0) < 0)
 				return -1;
 		}
+		p += len;
+	}
+	/* the groups' plans: each block's notes in window order, as
+	 * cm_gpu_plan's parts (the view of the fold, its tables the group's
+	 * for the while) */
+	for (end = out->p + out->len; p < end;) {
+		uint32_t k, len;
+		memcpy(&k, p, sizeof k);
+		memcpy(&len, p + sizeof k, sizeof len);
+		p += 2 * sizeof k;
+		swap_group(s->fold_view, &s->grp[k]);
+		gpu_plan_fold_part(s->fold_view, p, len, &s->grp[k].span_notes);
+		swap_group(s->fold_view, &s->grp[k]);
 		p += len;
 	}
 	return 0;
@@ -330,6 +418,7 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	struct gpu_split *s = cm_xcalloc(1, sizeof *s);
 	int workers = jobs < 1 ? 1 : jobs, rc;
 	void **ctx;
+	struct deal_worker *dw;
 	g->split = s;
 	s->n = n;
 	s->lo = lo;
@@ -363,11 +452,33 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	g->ann.cspans = NULL;
 	g->ann.cspans_more = NULL;
 	g->plan.ops_noted = 1;
+	if (g->version < 2 && !g->remap) {
+		/* the plans as the records are dealt: what else the parts would
+		 * write (a version-2 sync's wait, a remap's counts) is not there */
+		s->plan_view = cm_xmalloc(sizeof *s->plan_view);
+		*s->plan_view = *g;
+		s->plan_view->cut = CM_CUT_NONE;
+		s->plan_view->split = NULL;
+		s->fold_view = cm_xmalloc(sizeof *s->fold_view);
+		*s->fold_view = *s->plan_view;
+		memset(&s->fold_view->st, 0, sizeof s->fold_view->st);
+	}
 	ctx = cm_xcalloc((size_t)workers, sizeof *ctx);
-	for (int i = 0; i < workers; i++)
-		ctx[i] = g;
+	dw = cm_xcalloc((size_t)workers, sizeof *dw);
+	for (int i = 0; i < workers; i++) {
+		dw[i].g = g;
+		ctx[i] = &dw[i];
+	}
 	rc = gpu_walk_records(g, workers, deal_block, ctx, deal_fold, g);
+	for (int i = 0; i < workers; i++)
+		for (int k = 0; k < 64; k++)
+			gpu_plan_part_free(dw[i].part[k]);
+	free(dw);
 	free(ctx);
+	if (s->fold_view) {
+		g->st.x_events += s->fold_view->st.x_events;
+		g->st.api_rows += s->fold_view->st.api_rows;
+	}
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		if (store_flush(&s->grp[k], 1) < 0 || (s->grp[k].recs && fflush(s->grp[k].recs) != 0))
 			rc = -1;
@@ -384,37 +495,6 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	g->plan.cut_min_ts = s->ucut_min;
 	g->plan.cut_max_end = s->ucut_max;
 	return rc;
-}
-
-#define SWAP(T, a, b)        \
-	do {                 \
-		T t_ = (a);  \
-		(a) = (b);   \
-		(b) = t_;    \
-	} while (0)
-
-/* Exchange group GR's store and plan with cm_gpu's. */
-static void swap_group(cm_gpu *g, struct gpu_group *gr)
-{
-	SWAP(cm_buf, g->win.block, gr->block);
-	SWAP(FILE *, g->win.recs, gr->recs);
-	SWAP(uint64_t, g->win.nrecs, gr->nrecs);
-	SWAP(cm_hmap *, g->plan.devices, gr->devices);
-	SWAP(cm_hmap *, g->plan.streams, gr->streams);
-	SWAP(cm_hmap *, g->plan.procs, gr->procs);
-	SWAP(cm_hmap *, g->plan.threads, gr->threads);
-	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
-	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
-	SWAP(cm_hmap *, g->plan.waits, gr->waits);
-	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
-	SWAP(cm_idmap *, g->plan.spans, gr->spans);
-	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
-	SWAP(int, g->plan.need_overhead, gr->need_overhead);
-	SWAP(double, g->plan.min_ts, gr->min_ts);
-	SWAP(double, g->plan.max_end_ts, gr->max_end_ts);
-	SWAP(uint64_t, g->plan.x_events, gr->x_events);
-	SWAP(uint64_t, g->plan.x_outside, gr->x_outside);
-	SWAP(void *, g->remap_ctx, gr->remap_ctx);
 }
 
 int cm_gpu_split_select(cm_gpu *g, int k)
@@ -469,8 +549,14 @@ static int plan_group(const cm_gpu *g, struct gpu_split *s, size_t k)
 		else
 			v.ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
 	}
-	if (rc == 0 && cm_gpu_plan(&v, 1) < 0)
+	if (rc == 0 && s->plan_view) { /* planned as dealt but for its spans */
+		gpu_plan_fold_spans(&v, &gr->span_notes);
+		cm_buf_free(&gr->span_notes);
+		if (gpu_plan_end(&v) < 0)
+			rc = -1;
+	} else if (rc == 0 && cm_gpu_plan(&v, 1) < 0) {
 		rc = -1;
+	}
 	gr->st_x_events = v.st.x_events;
 	gr->st_api_rows = v.st.api_rows;
 	swap_group(&v, gr); /* the group's tables back to it; the view's are G's */
@@ -607,8 +693,12 @@ void gpu_split_free(cm_gpu *g)
 		cm_idmap_free(gr->spans);
 		cm_idmap_free(gr->cspans);
 	}
+	for (size_t k = 0; k < s->n; k++)
+		cm_buf_free(&s->grp[k].span_notes);
 	free(s->grp);
 	free(s->max_hi);
+	free(s->plan_view);
+	free(s->fold_view);
 	cm_idmap_free(s->marks);
 	free(s);
 	g->split = NULL;
