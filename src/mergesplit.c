@@ -135,11 +135,14 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 	}
 	if (cm_gpu_split(s->gpu, s->lo, s->hi, n, jobs) < 0)
 		return -1;
+	for (size_t k = 0; s->repair && k < n; k++)
+		cm_gpu_split_set_remap_ctx(s->gpu, (int)k, s->repair[k]);
+	/* the groups side by side, each on one thread */
+	if (cm_gpu_split_plan(s->gpu, jobs) < 0)
+		return -1;
 	for (size_t k = 0; k < n; k++) {
 		double wmin, wmax;
-		if (s->repair)
-			cm_gpu_split_set_remap_ctx(s->gpu, (int)k, s->repair[k]);
-		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_plan(s->gpu, jobs) < 0)
+		if (cm_gpu_split_select(s->gpu, (int)k) < 0)
 			return -1;
 		cm_gpu_extent(s->gpu, &wmin, &wmax);
 		/* the profiler span of --steps: the kept CPU X events', then the window's */

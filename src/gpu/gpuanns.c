@@ -148,14 +148,14 @@ int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count)
 	return 0;
 }
 
-void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end)
+int gpu_anns_find(const cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end, int64_t *k)
 {
-	int64_t k;
 	if (!g->ann.cua || cm_idmap_get(g->link.uext, corr)) /* the window's own annotation stands */
-		return;
-	if (cm_opindex_find(g->ann.anns, pid, tid, ts, end, &k))
-		*(int64_t *)cm_idmap_put(g->ann.cua, corr, NULL) = k + 1;
+		return 0;
+	return cm_opindex_find(g->ann.anns, pid, tid, ts, end, k);
 }
+
+void gpu_anns_note(cm_gpu *g, int64_t corr, int64_t k) { *(int64_t *)cm_idmap_put(g->ann.cua, corr, NULL) = k + 1; }
 
 /* Widen the span of annotation K on (DEV, STREAM) to [START, END]. */
 static void cspan_note(cm_gpu *g, int64_t k, int64_t dev, int64_t stream, cm_int start, cm_int end)

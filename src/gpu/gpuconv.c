@@ -33,8 +33,11 @@
  *                trace's operators                    -> gpudigest, gpuanns,
  *                                                        gpuscan, gpusplit
  *                                                        (to free)
- *   gpusplit.c   --split: the records dealt to the step groups' stores,
- *                a group's store and plan made the object's own
+ *   gpugroups.c  --split: the groups planned side by side,
+ *                a view of the object each            -> gpusplit, gpuplan
+ *   gpusplit.c   --split: the records dealt to the step groups' stores
+ *                (and planned as dealt), a group's store and plan made
+ *                the object's own                     -> gpuplan, gpuanns
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan

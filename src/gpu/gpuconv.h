@@ -126,8 +126,12 @@ void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
  * records drawn uncut (cm_gpu_extent_uncut) and reports the errors the
  * plan finds in records whatever the cut.  0, or -1 after a report. */
 int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jobs);
-/* Make group K's records and plan G's own (K -1: G's again): cm_gpu_plan,
- * cm_gpu_extent, cm_gpu_write_metadata, cm_gpu_write_events and
+/* Plan every group, what cm_gpu_plan does for a cut to its range, on JOBS
+ * threads (the groups side by side, each over its own records into its
+ * own tables).  0, or -1 after a report (the lowest failing group's). */
+int cm_gpu_split_plan(cm_gpu *g, int jobs);
+/* Make group K's records and plan G's own (K -1: G's again), once
+ * planned: cm_gpu_extent, cm_gpu_write_metadata, cm_gpu_write_events and
  * cm_gpu_write_spans then do for group K what they do for a cut to its
  * range.  0, or -1 after a report. */
 int cm_gpu_split_select(cm_gpu *g, int k);

@@ -160,6 +160,8 @@ struct gpu_plan {
 	double min_ts, max_end_ts;
 	uint64_t x_events, x_outside;  /* X events, and those outside the CPU span */
 	double cut_min_ts, cut_max_end; /* the extent of the drawn records before the cut */
+	int ops_noted; /* --split: the API calls' operators and annotations were noted as the
+			* records were dealt (gpusplit.c); the groups' plans leave them */
 };
 
 struct cm_gpu {
@@ -250,9 +252,11 @@ int gpu_anns_build(cm_gpu *g);
  * the ids [LO, HI] (COUNT of them), and the spans'.  0, or -1. */
 int gpu_anns_tables(cm_gpu *g, int64_t lo, int64_t hi, uint64_t count);
 /* An API call of correlation CORR made on (PID, TID) over [TS, END] (trace
- * us): the annotation it was made in, unless a CUSTOM1 record names one
- * of the window's. */
-void gpu_anns_call(cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end);
+ * us): 1 and *K, the number of the annotation it was made in, unless a
+ * CUSTOM1 record names one of the window's; else 0.  Reads only (several
+ * threads may ask at once); gpu_anns_note then records it. */
+int gpu_anns_find(const cm_gpu *g, int64_t corr, int64_t pid, int64_t tid, double ts, double end, int64_t *k);
+void gpu_anns_note(cm_gpu *g, int64_t corr, int64_t k);
 /* After the plan: the spans of the GPU work of those correlations, and
  * their extent.  0, or -1. */
 int gpu_anns_spans(cm_gpu *g);
@@ -333,6 +337,39 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
  * outputs in that order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+/* What a window of version 2 learns of an API call besides its row: the
+ * operator it was made in (Kineto's External id, for a call no CUSTOM0
+ * record names) and the CPU trace's annotation it was made in. */
+struct gpu_op_note {
+	int64_t corr, ext, ann;
+	int has_ext, has_ann;
+};
+/* Of API record R: 1 and *N when it names an operator or an annotation
+ * (gpuplan.c).  Reads only, so workers may ask at once; with CHECK, not
+ * for a correlation whose operator is known already (which reads the
+ * table gpu_api_operator_note writes).  Then the note into the tables
+ * (link.cext, ann.cua), in window order: the first operator of a
+ * correlation stands, its last annotation. */
+int gpu_api_operator_find(const cm_gpu *g, const cm_gpurec *r, int check, struct gpu_op_note *n);
+void gpu_api_operator_note(cm_gpu *g, const struct gpu_op_note *n);
+/* The plan in pieces (gpuplan.c), for --split, which plans the groups as
+ * it deals the records: a part notes what a run of records (in window
+ * order) teaches the plan of G, a view of cm_gpu that is only read
+ * (not cutting; a window of version 1, no remap: the notes are all that
+ * is written); emitted, it is folded into the tables of a view in window
+ * order, as cm_gpu_plan's workers' parts are; the span notes into SPANS
+ * when not NULL, for gpu_plan_fold_spans once the spans' table is made;
+ * gpu_plan_end then does what the plan does after its walk.  0, or -1
+ * after a report. */
+struct plan_part;
+struct plan_part *gpu_plan_part_new(const cm_gpu *g);
+void gpu_plan_part_reset(struct plan_part *pp);
+int gpu_plan_part_record(struct plan_part *pp, const cm_gpurec *r);
+void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out);
+void gpu_plan_part_free(struct plan_part *pp);
+void gpu_plan_fold_part(cm_gpu *g, const char *at, size_t len, cm_buf *spans);
+void gpu_plan_fold_spans(cm_gpu *g, const cm_buf *spans);
+int gpu_plan_end(cm_gpu *g);
 /* Free the groups of --split (cm_gpu_free does). */
 void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a

@@ -194,23 +194,43 @@ static void plan_sync(struct plan_part *pp, const cm_gpurec *r)
  * a correlation link may give it: a link through a user annotation's id
  * puts a worker's call on the annotation's thread, where an operator of the
  * main thread may span it. */
-static void api_operator(cm_gpu *g, const cm_gpurec *r)
+int gpu_api_operator_find(const cm_gpu *g, const cm_gpurec *r, int check, struct gpu_op_note *n)
 {
 	cm_int corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	int32_t id = cm_tid_int32(r->v[CM_RA_RAWTID]);
-	int64_t tid, ext, c;
+	int64_t tid, c;
 	double ts, dur;
+	if (!(g->cpu.ops || g->ann.cua) || !g->link.cext || !(r->flags & CM_REC_SPAN))
+		return 0;
 	if (!cm_id_key(corr, &c, NULL) || c < g->win.api_lo || c > g->win.api_hi || pid < INT64_MIN || pid > INT64_MAX)
-		return;
+		return 0;
 	if (cm_tidmap_lookup(g->win.tidmap, (int64_t)pid, id, &tid) != CM_TIDMAP_FOUND)
 		tid = id;
 	x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
+	n->corr = c;
 	/* and the user annotation it was made in, for Kineto's spans */
-	gpu_anns_call(g, c, (int64_t)pid, tid, ts, ts + dur);
-	if (!g->cpu.ops || cm_idmap_get(g->link.cext, c))
-		return;
-	if (cm_opindex_find(g->cpu.ops, (int64_t)pid, tid, ts, ts + dur, &ext))
-		*(int64_t *)cm_idmap_put(g->link.cext, c, NULL) = ext;
+	n->has_ann = gpu_anns_find(g, c, (int64_t)pid, tid, ts, ts + dur, &n->ann);
+	n->has_ext = g->cpu.ops && !(check && cm_idmap_get(g->link.cext, c)) &&
+		     cm_opindex_find(g->cpu.ops, (int64_t)pid, tid, ts, ts + dur, &n->ext);
+	return n->has_ann || n->has_ext;
+}
+
+void gpu_api_operator_note(cm_gpu *g, const struct gpu_op_note *n)
+{
+	if (n->has_ann)
+		gpu_anns_note(g, n->corr, n->ann);
+	/* the first call of a correlation names its operator, as does a
+	 * CUSTOM0 record before any */
+	if (n->has_ext && !cm_idmap_get(g->link.cext, n->corr))
+		*(int64_t *)cm_idmap_put(g->link.cext, n->corr, NULL) = n->ext;
+}
+
+/* Both, for the plan's own walk (in window order, on one thread). */
+static void api_operator(cm_gpu *g, const cm_gpurec *r)
+{
+	struct gpu_op_note n;
+	if (gpu_api_operator_find(g, r, 1, &n))
+		gpu_api_operator_note(g, &n);
 }
 
 
@@ -226,7 +246,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
-		if ((g->cpu.ops || g->ann.cua) && g->link.cext && (r->flags & CM_REC_SPAN))
+		if (!g->plan.ops_noted) /* --split notes them as it deals the records */
 			api_operator(g, r);
 		if (!(r->flags & CM_REC_REGISTERED))
 			return 0;
@@ -299,13 +319,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	return 0;
 }
 
-/* The pool's work: one block of records into a part, written to OUT as a
- * plan_head and the notes. */
-static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
+void gpu_plan_part_reset(struct plan_part *pp)
 {
-	struct plan_part *pp = wctx;
-	const char *p = in->p, *end = in->p + in->len;
-	cm_gpurec r;
 	cm_hmap_free(pp->seen);
 	pp->seen = cm_hmap_new(32, 8);
 	pp->notes.len = 0;
@@ -315,24 +330,55 @@ static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
 	pp->h.max_end_ts = -INFINITY;
 	pp->h.cut_min = INFINITY;
 	pp->h.cut_max = -INFINITY;
+}
+
+struct plan_part *gpu_plan_part_new(const cm_gpu *g)
+{
+	struct plan_part *pp = cm_xcalloc(1, sizeof *pp);
+	pp->g = (cm_gpu *)g; /* read only: what the plan writes is in the notes (but under version 2) */
+	return pp;
+}
+
+int gpu_plan_part_record(struct plan_part *pp, const cm_gpurec *r) { return plan_record(pp, r); }
+
+void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out)
+{
+	cm_buf_put(out, &pp->h, sizeof pp->h);
+	cm_buf_put(out, pp->notes.p, pp->notes.len);
+}
+
+void gpu_plan_part_free(struct plan_part *pp)
+{
+	if (!pp)
+		return;
+	cm_hmap_free(pp->seen);
+	cm_buf_free(&pp->notes);
+	free(pp);
+}
+
+/* The pool's work: one block of records into a part, written to OUT as a
+ * plan_head and the notes. */
+static int plan_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct plan_part *pp = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	cm_gpurec r;
+	gpu_plan_part_reset(pp);
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (plan_record(pp, &r) < 0)
 			return -1;
 	}
-	cm_buf_put(out, &pp->h, sizeof pp->h);
-	cm_buf_put(out, pp->notes.p, pp->notes.len);
+	gpu_plan_part_emit(pp, out);
 	return 0;
 }
 
-/* The pool's sink: a block's part into the tables, in window order. */
-static int plan_fold(void *sctx, cm_buf *out)
+void gpu_plan_fold_part(cm_gpu *g, const char *at, size_t len, cm_buf *spans)
 {
-	cm_gpu *g = sctx;
 	struct plan_head h;
-	const char *p = out->p + sizeof h, *end = out->p + out->len;
-	memcpy(&h, out->p, sizeof h);
+	const char *p = at + sizeof h, *end = at + len;
+	memcpy(&h, at, sizeof h);
 	g->plan.min_ts = cm_py_min(g->plan.min_ts, h.min_ts);
 	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, h.max_end_ts);
 	g->plan.x_events += h.x_events;
@@ -350,10 +396,30 @@ static int plan_fold(void *sctx, cm_buf *out)
 		case NOTE_THREAD: add_pair(g->plan.threads, n.a, n.b); break;
 		case NOTE_DEV: setdefault(g->plan.devices, n.a, n.start); break;
 		case NOTE_STREAM: add_pair(g->plan.streams, n.a, n.b); break;
-		case NOTE_SPAN: span_note(g, n.a, n.b, n.c, n.start, n.end); break;
+		case NOTE_SPAN:
+			if (spans)
+				cm_buf_put(spans, &n, sizeof n);
+			else
+				span_note(g, n.a, n.b, n.c, n.start, n.end);
+			break;
 		case NOTE_DEVROW: cm_hmap_put(g->plan.device_rows, &n.a, NULL); break;
 		}
 	}
+}
+
+void gpu_plan_fold_spans(cm_gpu *g, const cm_buf *spans)
+{
+	for (size_t i = 0; i + sizeof(struct plan_note) <= spans->len; i += sizeof(struct plan_note)) {
+		struct plan_note n;
+		memcpy(&n, spans->p + i, sizeof n);
+		span_note(g, n.a, n.b, n.c, n.start, n.end);
+	}
+}
+
+/* The pool's sink: a block's part into the tables, in window order. */
+static int plan_fold(void *sctx, cm_buf *out)
+{
+	gpu_plan_fold_part(sctx, out->p, out->len, NULL);
 	return 0;
 }
 
@@ -397,8 +463,11 @@ int cm_gpu_plan(cm_gpu *g, int jobs)
 	}
 	free(pp);
 	free(ctx);
-	if (rc < 0)
-		return -1;
+	return rc < 0 ? -1 : gpu_plan_end(g);
+}
+
+int gpu_plan_end(cm_gpu *g)
+{
 	cm_hmap_free(g->plan.evmap); /* the syncs have taken what they need */
 	g->plan.evmap = NULL;
 	if (gpu_anns_spans(g) < 0)

@@ -27,6 +27,7 @@
  * reports them). */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
+#include "gpu/gpusplit_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/opool.h"
@@ -39,32 +40,36 @@
 
 #define NOTE_BYTES 24 /* gpucut.c's notes: correlation, start, end (int64 each) */
 
-/* A group's records and plan.  The plan's fields are those of cm_gpu of
- * the same names, swapped with them while the group is selected. */
-struct gpu_group {
-	cm_buf block;
-	FILE *recs;
-	uint64_t nrecs;
-	cm_hmap *devices, *streams, *procs, *threads, *device_rows, *spans_more, *waits, *cspans_more;
-	cm_idmap *spans, *cspans;
-	int need_overhead;
-	double min_ts, max_end_ts;
-	uint64_t x_events, x_outside;
-	void *remap_ctx; /* its repair stage's, as cm_gpu_set_tid_remap's (-t) */
-	int64_t ua_lo, ua_hi; /* the user annotations its GPU work is in (span_note's ids) */
-	uint64_t ua_n;
-};
+#define SWAP(T, a, b)        \
+	do {                 \
+		T t_ = (a);  \
+		(a) = (b);   \
+		(b) = t_;    \
+	} while (0)
 
-struct gpu_split {
-	struct gpu_group *grp;
-	size_t n;
-	const double *lo, *hi; /* the groups' ranges (trace us), the caller's, sorted by lo */
-	double *max_hi;        /* the largest hi of groups 0 to k */
-	int cur;               /* the group selected, -1 none */
-	int cut;               /* cm_gpu.cut while one is */
-	cm_idmap *marks;       /* correlation of an API call -> uint64_t: the groups that keep it */
-	double ucut_min, ucut_max; /* the extent of the records drawn when uncut */
-};
+/* Exchange group GR's store and plan with cm_gpu's. */
+void gpu_split_swap(cm_gpu *g, struct gpu_group *gr)
+{
+	SWAP(cm_buf, g->win.block, gr->block);
+	SWAP(FILE *, g->win.recs, gr->recs);
+	SWAP(uint64_t, g->win.nrecs, gr->nrecs);
+	SWAP(cm_hmap *, g->plan.devices, gr->devices);
+	SWAP(cm_hmap *, g->plan.streams, gr->streams);
+	SWAP(cm_hmap *, g->plan.procs, gr->procs);
+	SWAP(cm_hmap *, g->plan.threads, gr->threads);
+	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
+	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
+	SWAP(cm_hmap *, g->plan.waits, gr->waits);
+	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
+	SWAP(cm_idmap *, g->plan.spans, gr->spans);
+	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
+	SWAP(int, g->plan.need_overhead, gr->need_overhead);
+	SWAP(double, g->plan.min_ts, gr->min_ts);
+	SWAP(double, g->plan.max_end_ts, gr->max_end_ts);
+	SWAP(uint64_t, g->plan.x_events, gr->x_events);
+	SWAP(uint64_t, g->plan.x_outside, gr->x_outside);
+	SWAP(void *, g->remap_ctx, gr->remap_ctx);
+}
 
 /* The groups whose ranges take [START, END] ns as gpucut.c's in_span does
  * under --steps (overlapping; an instant: in it).  The groups are sorted
@@ -189,24 +194,45 @@ static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
 /* The pool's work: a block of records into OUT as the uncut extent (two
  * doubles), then (groups: uint64, length: uint32, its annotation: a flag
  * byte and an int64, the record's bytes) for each record that some group
- * keeps. */
+ * keeps, and before an API call's, (0: uint64, struct gpu_op_note) when
+ * it names an operator or an annotation: what the plain plan of a window
+ * of version 2 notes of every call (the operator lookups, a call each, on
+ * the workers here, where the groups' plans would have made them again
+ * and each would have written the shared tables). */
+struct deal_worker {
+	cm_gpu *g;
+	struct plan_part *part[64]; /* when planning as it deals: a group's notes of the block */
+	uint64_t touched;           /* the groups with notes */
+};
+
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	cm_gpu *g = wctx;
+	struct deal_worker *w = wctx;
+	cm_gpu *g = w->g;
+	struct gpu_split *s = g->split;
 	const char *p = in->p, *end = in->p + in->len;
 	double ext[2] = {INFINITY, -INFINITY};
+	uint64_t reclen = 0;
 	cm_gpurec r;
 	cm_buf_put(out, ext, sizeof ext);
+	cm_buf_put(out, &reclen, sizeof reclen);
+	w->touched = 0;
 	while (p < end) {
 		const char *at = p;
 		uint64_t m;
 		uint32_t len;
 		int64_t ua = 0;
 		char has;
+		struct gpu_op_note op;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		if (record_uncut(g, &r, &ext[0], &ext[1]) < 0)
 			return -1;
+		if ((r.kind == CM_REC_RUNTIME || r.kind == CM_REC_DRIVER) && gpu_api_operator_find(g, &r, 0, &op)) {
+			uint64_t none = 0; /* an operator note, not a record */
+			cm_buf_put(out, &none, sizeof none);
+			cm_buf_put(out, &op, sizeof op);
+		}
 		if (!(m = record_mask(g, g->split, &r)))
 			continue;
 		len = (uint32_t)(p - at);
@@ -216,8 +242,32 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		cm_buf_putc(out, has);
 		cm_buf_put(out, &ua, sizeof ua);
 		cm_buf_put(out, at, len);
+		if (!s->plan_view)
+			continue;
+		for (uint64_t k = m; k; k &= k - 1) { /* its groups' plans */
+			int i = __builtin_ctzll(k);
+			if (!w->part[i])
+				w->part[i] = gpu_plan_part_new(s->plan_view);
+			if (!(w->touched & ((uint64_t)1 << i)))
+				gpu_plan_part_reset(w->part[i]);
+			w->touched |= (uint64_t)1 << i;
+			if (gpu_plan_part_record(w->part[i], &r) < 0)
+				return -1;
+		}
 	}
 	memcpy(out->p, ext, sizeof ext);
+	reclen = out->len - sizeof ext - sizeof reclen;
+	memcpy(out->p + sizeof ext, &reclen, sizeof reclen);
+	/* then (group: uint32, length: uint32, the part) for each group planned */
+	for (uint64_t k = w->touched; k; k &= k - 1) {
+		uint32_t i = (uint32_t)__builtin_ctzll(k), len;
+		size_t at = out->len;
+		cm_buf_put(out, &i, sizeof i);
+		cm_buf_put(out, &i, sizeof i); /* the length, below */
+		gpu_plan_part_emit(w->part[i], out);
+		len = (uint32_t)(out->len - at - 2 * sizeof i);
+		memcpy(out->p + at + sizeof i, &len, sizeof len);
+	}
 	return 0;
 }
 
@@ -244,9 +294,12 @@ static int deal_fold(void *sctx, cm_buf *out)
 {
 	cm_gpu *g = sctx;
 	struct gpu_split *s = g->split;
-	const char *p = out->p + 2 * sizeof(double), *end = out->p + out->len;
+	const char *p = out->p + 2 * sizeof(double) + sizeof(uint64_t), *end;
 	double ext[2];
+	uint64_t reclen;
 	memcpy(ext, out->p, sizeof ext);
+	memcpy(&reclen, out->p + sizeof ext, sizeof reclen);
+	end = p + reclen;
 	s->ucut_min = cm_py_min(s->ucut_min, ext[0]);
 	s->ucut_max = cm_py_max(s->ucut_max, ext[1]);
 	while (p < end) {
@@ -255,6 +308,13 @@ static int deal_fold(void *sctx, cm_buf *out)
 		int64_t ua;
 		int has;
 		memcpy(&m, p, sizeof m);
+		if (!m) { /* an operator note: applied in window order, as the plan does */
+			struct gpu_op_note op;
+			memcpy(&op, p + sizeof m, sizeof op);
+			gpu_api_operator_note(g, &op);
+			p += sizeof m + sizeof op;
+			continue;
+		}
 		memcpy(&len, p + sizeof m, sizeof len);
 		has = p[sizeof m + sizeof len];
 		memcpy(&ua, p + sizeof m + sizeof len + 1, sizeof ua);
@@ -272,6 +332,19 @@ static int deal_fold(void *sctx, cm_buf *out)
 			if (store_flush(gr, 0) < 0)
 				return -1;
 		}
+		p += len;
+	}
+	/* the groups' plans: each block's notes in window order, as
+	 * cm_gpu_plan's parts (the view of the fold, its tables the group's
+	 * for the while) */
+	for (end = out->p + out->len; p < end;) {
+		uint32_t k, len;
+		memcpy(&k, p, sizeof k);
+		memcpy(&len, p + sizeof k, sizeof len);
+		p += 2 * sizeof k;
+		gpu_split_swap(s->fold_view, &s->grp[k]);
+		gpu_plan_fold_part(s->fold_view, p, len, &s->grp[k].span_notes);
+		gpu_split_swap(s->fold_view, &s->grp[k]);
 		p += len;
 	}
 	return 0;
@@ -311,6 +384,7 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	struct gpu_split *s = cm_xcalloc(1, sizeof *s);
 	int workers = jobs < 1 ? 1 : jobs, rc;
 	void **ctx;
+	struct deal_worker *dw;
 	g->split = s;
 	s->n = n;
 	s->lo = lo;
@@ -335,11 +409,42 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	}
 	if (make_marks(g, s) < 0)
 		return -1;
+	/* the correlations' annotations, noted as the records are dealt; the
+	 * table of their spans that comes with it is a group's (plan_group) */
+	if (g->version >= 2 && gpu_anns_tables(g, g->win.api_lo, g->win.api_hi, g->win.api_n) < 0)
+		return -1;
+	cm_idmap_free(g->ann.cspans);
+	cm_hmap_free(g->ann.cspans_more);
+	g->ann.cspans = NULL;
+	g->ann.cspans_more = NULL;
+	g->plan.ops_noted = 1;
+	if (g->version < 2 && !g->remap) {
+		/* the plans as the records are dealt: what else the parts would
+		 * write (a version-2 sync's wait, a remap's counts) is not there */
+		s->plan_view = cm_xmalloc(sizeof *s->plan_view);
+		*s->plan_view = *g;
+		s->plan_view->cut = CM_CUT_NONE;
+		s->plan_view->split = NULL;
+		s->fold_view = cm_xmalloc(sizeof *s->fold_view);
+		*s->fold_view = *s->plan_view;
+		memset(&s->fold_view->st, 0, sizeof s->fold_view->st);
+	}
 	ctx = cm_xcalloc((size_t)workers, sizeof *ctx);
-	for (int i = 0; i < workers; i++)
-		ctx[i] = g;
+	dw = cm_xcalloc((size_t)workers, sizeof *dw);
+	for (int i = 0; i < workers; i++) {
+		dw[i].g = g;
+		ctx[i] = &dw[i];
+	}
 	rc = gpu_walk_records(g, workers, deal_block, ctx, deal_fold, g);
+	for (int i = 0; i < workers; i++)
+		for (int k = 0; k < 64; k++)
+			gpu_plan_part_free(dw[i].part[k]);
+	free(dw);
 	free(ctx);
+	if (s->fold_view) {
+		g->st.x_events += s->fold_view->st.x_events;
+		g->st.api_rows += s->fold_view->st.api_rows;
+	}
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		if (store_flush(&s->grp[k], 1) < 0 || (s->grp[k].recs && fflush(s->grp[k].recs) != 0))
 			rc = -1;
@@ -358,42 +463,11 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	return rc;
 }
 
-#define SWAP(T, a, b)        \
-	do {                 \
-		T t_ = (a);  \
-		(a) = (b);   \
-		(b) = t_;    \
-	} while (0)
-
-/* Exchange group GR's store and plan with cm_gpu's. */
-static void swap_group(cm_gpu *g, struct gpu_group *gr)
-{
-	SWAP(cm_buf, g->win.block, gr->block);
-	SWAP(FILE *, g->win.recs, gr->recs);
-	SWAP(uint64_t, g->win.nrecs, gr->nrecs);
-	SWAP(cm_hmap *, g->plan.devices, gr->devices);
-	SWAP(cm_hmap *, g->plan.streams, gr->streams);
-	SWAP(cm_hmap *, g->plan.procs, gr->procs);
-	SWAP(cm_hmap *, g->plan.threads, gr->threads);
-	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
-	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
-	SWAP(cm_hmap *, g->plan.waits, gr->waits);
-	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
-	SWAP(cm_idmap *, g->plan.spans, gr->spans);
-	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
-	SWAP(int, g->plan.need_overhead, gr->need_overhead);
-	SWAP(double, g->plan.min_ts, gr->min_ts);
-	SWAP(double, g->plan.max_end_ts, gr->max_end_ts);
-	SWAP(uint64_t, g->plan.x_events, gr->x_events);
-	SWAP(uint64_t, g->plan.x_outside, gr->x_outside);
-	SWAP(void *, g->remap_ctx, gr->remap_ctx);
-}
-
 int cm_gpu_split_select(cm_gpu *g, int k)
 {
 	struct gpu_split *s = g->split;
 	if (s->cur >= 0) {
-		swap_group(g, &s->grp[s->cur]);
+		gpu_split_swap(g, &s->grp[s->cur]);
 		g->cut = s->cut;
 	}
 	s->cur = k;
@@ -401,29 +475,7 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 		return 0;
 	s->cut = g->cut;
 	g->cut = CM_CUT_NONE; /* every record of the store is kept */
-	swap_group(g, &s->grp[k]);
-	/* the window's annotations' spans: a table a group, over the ids its
-	 * GPU work names (the plan would make one over all of them: 60 tables
-	 * over the whole range, each walked for its extent and its spans, were
-	 * a fifth of a split's time in 60 files; an array or a hash map, as
-	 * the group's ids are dense or not: both are walked in id order) */
-	if (!g->plan.spans &&
-	    !(g->plan.spans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), s->grp[k].ua_n ? s->grp[k].ua_lo : 0,
-				      s->grp[k].ua_n ? s->grp[k].ua_hi : 0, s->grp[k].ua_n)))
-		return -1;
-	/* the CPU trace's annotations' spans: a table a group (the first plan
-	 * makes the first, with the correlations' annotations, which all groups
-	 * share) */
-	if (g->ann.cua && !g->ann.cspans) {
-		/* sized for a group's share of the annotations: a hash map of
-		 * those it spans when there are many groups (an array over all of
-		 * them, a group, walked whole for its extent, held 0.7 MB a file
-		 * of the 200,000-op pair's split) */
-		uint64_t share = g->ann.nanns / s->n ? g->ann.nanns / s->n : 1;
-		if (!(g->ann.cspans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), 0, (int64_t)g->ann.nanns - 1, share)))
-			return -1;
-		g->ann.cspans_more = cm_hmap_new(24, sizeof(struct gpu_ann_span));
-	}
+	gpu_split_swap(g, &s->grp[k]);
 	return 0;
 }
 
@@ -474,8 +526,12 @@ void gpu_split_free(cm_gpu *g)
 		cm_idmap_free(gr->spans);
 		cm_idmap_free(gr->cspans);
 	}
+	for (size_t k = 0; k < s->n; k++)
+		cm_buf_free(&s->grp[k].span_notes);
 	free(s->grp);
 	free(s->max_hi);
+	free(s->plan_view);
+	free(s->fold_view);
 	cm_idmap_free(s->marks);
 	free(s);
 	g->split = NULL;

@@ -146,8 +146,8 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		run "gsteps $l" --steps=$l -w "$tmp/g.win" -o "$tmp/o/g_$l.json.gz" "$tmp/g.cpu"
 		cmp -s "$tmp/gsplit/g_$l.json.gz" "$tmp/o/g_$l.json.gz" || fail "file $l differs from --steps=$l"
 	done
-	tcase "gen_trace pair, merge --split=steps:50 with --memory=1M (the tables in files) and -j 1: the same files"
-	for how in "" "--memory=1M" "-j 1"; do
+	tcase "gen_trace pair, merge --split=steps:50 with --memory=1M (the tables in files), -j 1 and -j 8 (groups planned side by side): the same files"
+	for how in "" "--memory=1M" "-j 1" "-j 8"; do
 		rm -rf "$tmp/gm$how"
 		mkdir "$tmp/gm$how"
 		# shellcheck disable=SC2086
@@ -156,6 +156,7 @@ if [ -x "$shared/tools/gen_trace" ]; then
 	for f in $(cd "$tmp/gm" && ls); do
 		cmp -s "$tmp/gm/$f" "$tmp/gm--memory=1M/$f" || fail "--memory=1M: $f differs"
 		cmp -s "$tmp/gm/$f" "$tmp/gm-j 1/$f" || fail "-j 1: $f differs"
+		cmp -s "$tmp/gm/$f" "$tmp/gm-j 8/$f" || fail "-j 8: $f differs"
 	done
 else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
