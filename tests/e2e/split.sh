@@ -162,28 +162,7 @@ else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
 fi
 
-# perfetto NAME TRACE: loads in Perfetto's trace processor with no error or
-# data-loss stats, no unclosed slice, a slice an event (as cut.sh checks).
-TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
-export TP_DIR
-perfetto() {
-	if ! command -v node >/dev/null 2>&1 || [ ! -f "$shared/tools/perfetto/tp.mjs" ] ||
-		[ ! -f "$TP_DIR/trace_processor.wasm" ]; then
-		skip "$1: loads in Perfetto" "no node, tp.mjs or engine (TP_DIR)"
-		return
-	fi
-	tcase "$1: loads in Perfetto, no error or data-loss stats, no unclosed slice, a slice an event"
-	rc=0
-	node "$shared/tools/perfetto/tp.mjs" "$2" \
-		"select 'stat' as tag, name, idx, severity, value from stats where value > 0 and severity in ('error', 'data_loss')" \
-		"select 'baddur' as tag, count(*) from slice where dur < 0" \
-		"select 'cat' as tag, category, count(*) from slice group by category" >"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
-	[ $rc -eq 0 ] || fail "$1: tp.mjs exit $rc: $(tail -3 "$tmp/tp.err")"
-	python3 "$srcdir/tests/perfetto_check.py" clean "$2" "$tmp/tp.out" >"$tmp/check" 2>&1 ||
-		fail "$1: clean: $(head -12 "$tmp/check")"
-	python3 "$srcdir/tests/perfetto_check.py" slices "$2" "$tmp/tp.out" >"$tmp/check" 2>&1 ||
-		fail "$1: slices: $(head -12 "$tmp/check")"
-}
+. "$srcdir/tests/e2e/tploads.sh"
 for l in 1 2 3; do
 	perfetto "merge --split, file $l" "$tmp/merge_split/m_$l.json"
 done
