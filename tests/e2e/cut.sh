@@ -214,15 +214,6 @@ done
 CUPTIMERGE_CAREFUL=1 run "alone careful" --steps=2 -o "$tmp/bs.json" "$CPU"
 cmp -s "$tmp/alone.json" "$tmp/bs.json" || fail "the careful reader's output differs"
 
-# json_same A B: the two documents are equal as JSON.
-json_same() {
-	python3 -c 'import gzip, json, sys
-def load(p):
-    raw = open(p, "rb").read()
-    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-sys.exit(load(sys.argv[1]) != load(sys.argv[2]))' "$1" "$2"
-}
-
 tcase "a stock Kineto trace (CPU and CUDA) alone, without options: copied, equal as JSON"
 STOCK=$FIX/kineto_stock_full.json.gz
 rc=0

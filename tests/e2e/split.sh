@@ -113,14 +113,7 @@ for bs in $(seq 1 31); do
 	done
 done
 
-# json_same A B: the two documents are equal as JSON.
-json_same() {
-	python3 -c 'import gzip, json, sys
-def load(p):
-    raw = open(p, "rb").read()
-    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-sys.exit(load(sys.argv[1]) != load(sys.argv[2]))' "$1" "$2"
-}
+. "$srcdir/tests/e2e/tploads.sh"
 
 tcase "merge --split with the careful readers (an event at a time): the same files as JSON"
 rm -rf "$tmp/o"
@@ -162,7 +155,6 @@ else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
 fi
 
-. "$srcdir/tests/e2e/tploads.sh"
 for l in 1 2 3; do
 	perfetto "merge --split, file $l" "$tmp/merge_split/m_$l.json"
 done

@@ -1,5 +1,16 @@
 # tploads.sh - sourced by cut.sh and split.sh (after common.sh, with $tmp
-# and $srcdir set): one Perfetto trace-processor check of an output.
+# and $srcdir set): the checks of an output the two share, Perfetto's trace
+# processor's and a comparison as JSON.
+
+# json_same A B: the two documents are equal as JSON.
+json_same() {
+	python3 -c 'import gzip, json, sys
+def load(p):
+    raw = open(p, "rb").read()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+sys.exit(load(sys.argv[1]) != load(sys.argv[2]))' "$1" "$2"
+}
+
 # perfetto NAME TRACE [CHECKS]: TRACE loads in Perfetto's trace processor with
 # no error or data-loss stats, no unclosed slice (dur -1), a slice per X or
 # instant event (CHECKS, default "clean slices": tests/perfetto_check.py's;
