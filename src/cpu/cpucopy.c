@@ -1,86 +1,45 @@
 /* cpucopy.c - phase 3 over the CPU trace: copy the text, splice in the GPU side.
  *
- * Phase 1 (C1, cpuscan.c) parsed and checked the whole trace, so this
- * copy only needs to find the boundaries of top-level members and of the
- * elements of traceEvents.  It does that with a small scanner that tracks
- * strings, escapes and bracket depth, and copies each kept element as the
- * bytes it was: numbers keep their exact digits, strings their escapes, and
- * no time is spent re-encoding.  Whitespace between elements is replaced by
- * single commas; whitespace inside an element stays.  If the file changed
- * between the passes the counts disagree and the run fails.
+ * Phase 1 (C1, cpuscan.c) parsed and checked the whole trace, and its
+ * splitter noted where every part of it lies (cm_cpuplan.layout: each
+ * top-level key and value, the array's brackets, each element of
+ * traceEvents; json/docsplit.h), whichever scan read it.  So this copy scans
+ * nothing: it walks the layout beside the text, chunk by chunk, and copies
+ * or skips what each record says.  Kept elements go out as the bytes they
+ * were: numbers keep their exact digits, strings their escapes, and no time
+ * is spent re-encoding.  The blanks between top-level parts do not go out;
+ * between two kept elements the input's own separator does.
  *
- * After the parallel scan, traceEvents is not scanned at all: the scan's
- * splitter noted where every element lies (cm_cpuplan.layout), so the copy
- * walks that list instead of the bytes.  Kept elements and the bytes between
- * them (one comma and the input's whitespace) go out as they are, runs of
- * them as one piece; a dropped element is skipped with the separator before
- * it; the GPU side goes in at its place.  The work per element is two
- * varints and two comparisons, and the array is copied at the speed of
- * memory.  The only bytes looked at are each element's first and last (a
- * '{' and a '}', else the file has changed) and those after the last one.
- * That walk is cpuwalk.c's; this file has the top level and the elements
- * taken one at a time (the careful reader's trace, an element hook). */
+ * What becomes of a member is decided from its record's tag before any of
+ * its bytes (cpucopy_top_member): traceName replaced, deviceProperties
+ * replaced or added before the first member other than schemaVersion,
+ * traceEvents and traceName added at the '}' when the trace lacks them.
+ * The bytes looked at are the first and last of each part (a key's quotes,
+ * a value's brackets, the braces of the document and of each element) and
+ * those between the parts (blanks and punctuation); a text that is not
+ * where the layout puts it has changed since the first pass, and the run
+ * fails (status 3), as it does on a layout that ends early.
+ *
+ * The array is cpuwalk.c's: kept elements and the bytes between them (one
+ * comma and the input's whitespace) as runs, a dropped element skipped
+ * with the separator before it, the GPU side in at its place; each kept
+ * element to an element hook (the repair) by its range. */
 #include "config.h"
 #include "cpu/cpucopy.h"
 #include "cpu/cpucopy_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "json/jscan.h"
-#include "json/jval.h"
+#include "json/docsplit.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-enum key_kind { K_OTHER, K_EVENTS, K_NAME, K_SCHEMA, K_DEVICES };
-
-
-/* Where the bytes of the current value or element go. */
-static cm_buf *sink_buf(struct copy *c)
-{
-	return c->st == ST_ELEM && c->hooks->element ? &c->elem_text : &c->eo->buf;
-}
-
-/* An element's text is complete: hand it to the element hook. */
-static int elem_hand_over(struct copy *c)
-{
-	int rc = c->hooks->element(c->hooks->ctx, c->elem_text.p, c->elem_text.len, c->eo);
-	c->elem_text.len = 0;
-	return rc;
-}
-
-
 int cpucopy_changed(struct copy *c)
 {
 	return cm_fail(CM_EXIT_IO, cm_input_name(c->in), (int64_t)cm_input_offset(c->in),
 			"the input changed between the two passes");
-}
-
-/* Which top-level key the raw key text (with quotes) is. */
-static int key_kind_of(struct copy *c)
-{
-	const char *s = c->key.p + 1;
-	size_t n = c->key.len - 2;
-	if (c->key_esc) { /* rare: decode the escapes to compare */
-		cm_arena *a = cm_arena_new();
-		const cm_jval *v = cm_jval_parse_py(a, c->key.p, c->key.len);
-		int k = cm_jval_streq(v, "traceEvents")        ? K_EVENTS
-			: cm_jval_streq(v, "traceName")        ? K_NAME
-			: cm_jval_streq(v, "schemaVersion")    ? K_SCHEMA
-			: cm_jval_streq(v, "deviceProperties") ? K_DEVICES
-							       : K_OTHER;
-		cm_arena_free(a);
-		return k;
-	}
-	if (n == 11 && !memcmp(s, "traceEvents", 11))
-		return K_EVENTS;
-	if (n == 9 && !memcmp(s, "traceName", 9))
-		return K_NAME;
-	if (n == 13 && !memcmp(s, "schemaVersion", 13))
-		return K_SCHEMA;
-	if (n == 16 && !memcmp(s, "deviceProperties", 16))
-		return K_DEVICES;
-	return K_OTHER;
 }
 
 /* Write a top-level member's separator and key: `,KEY:`. */
@@ -114,12 +73,9 @@ static int name_value(struct copy *c)
 	return rc;
 }
 
-/* The new "deviceProperties" member, when it is due. */
+/* The new "deviceProperties" member. */
 static void devices_member(struct copy *c)
 {
-	if (!c->devices_due)
-		return;
-	c->devices_due = 0;
 	member_head(c, "\"deviceProperties\"", 18);
 	cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
 }
@@ -177,219 +133,245 @@ int cpucopy_separator(struct copy *c)
 	return own;
 }
 
-/* Start element number c->elem at the '{'.  Returns 0 or -1. */
-static int elem_begin(struct copy *c)
+int cpucopy_top_member(struct cpucopy_top *t, int tag, const cm_cpucopy_hooks *h, int devprops)
 {
-	int rc;
-	if (c->elem >= c->plan->events)
-		return cpucopy_changed(c);
-	if ((rc = cpucopy_take_next(c)) <= 0) { /* a dropped element takes its separator along */
-		c->copying = 0;
-		c->gap.len = 0;
-		return rc;
+	int act = CP_COPY;
+	if (t->devices_due && tag != CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_SCHEMA) {
+		t->devices_due = 0;
+		act |= CP_DEVICES_BEFORE;
 	}
-	if (!c->hooks->element && cpucopy_separator(c))
-		cm_buf_put(&c->eo->buf, c->gap.p, c->gap.len);
-	c->gap.len = 0;
-	c->copying = 1;
+	if (tag == CM_DOCSPLIT_TAG_ARRAY) {
+		t->seen_events = 1;
+		act |= CP_ARRAY;
+	} else if (tag == CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_NAME) {
+		t->seen_name = 1;
+		if (h->trace_name)
+			act |= CP_NAME;
+	} else if (tag == CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES && h->devices && devprops == CM_DEVPROPS_EMPTY) {
+		act |= CP_DEVICES;
+	}
+	return act;
+}
+
+int cpucopy_top_end(struct cpucopy_top *t, const cm_cpucopy_hooks *h)
+{
+	int add = 0;
+	if (t->devices_due)
+		add |= CP_ADD_DEVICES;
+	if (!t->seen_events)
+		add |= CP_ADD_EVENTS;
+	if (!t->seen_name && h->trace_name)
+		add |= CP_ADD_NAME;
+	t->devices_due = 0;
+	return add;
+}
+
+int cpucopy_place(struct copy *c, uint64_t *at)
+{
+	uint64_t d;
+	if (cpucopy_varint(c, &d) < 0 || c->lpos + d < c->lpos)
+		return -1;
+	*at = c->lpos += d;
 	return 0;
 }
 
-/* Run the state machine over one chunk, at text offset BASE.  Returns 0 or
- * -1. */
+int cpucopy_next_member(struct copy *c)
+{
+	uint64_t tag, at;
+	if (cpucopy_varint(c, &tag) < 0)
+		return cpucopy_changed(c);
+	if (!tag) { /* the '}' */
+		if (cpucopy_place(c, &c->r_at) < 0)
+			return cpucopy_changed(c);
+		c->r_end = c->lpos = c->r_at + 1;
+		c->st = T_CLOSE;
+		return 0;
+	}
+	if (tag > CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES || cpucopy_place(c, &c->r_at) < 0 ||
+	    cpucopy_place(c, &c->r_end) < 0 || c->r_end == c->r_at || cpucopy_place(c, &c->val_at) < 0)
+		return cpucopy_changed(c);
+	if (tag == CM_DOCSPLIT_TAG_ARRAY) {
+		c->val_end = c->lpos = c->val_at + 1;
+	} else {
+		if (cpucopy_place(c, &at) < 0 || at == c->val_at)
+			return cpucopy_changed(c);
+		c->val_end = at;
+	}
+	c->tag = (int)tag;
+	c->st = T_KEY;
+	return 0;
+}
+
+/* The part in hand begins with the byte CH: write what goes before its
+ * bytes (or in their place), and say whether they go out.  0, or -1. */
+static int part_begin(struct copy *c, char ch)
+{
+	c->copying = 0;
+	switch (c->st) {
+	case T_OPEN:
+		if (ch != '{')
+			return cpucopy_changed(c);
+		cm_buf_putc(&c->eo->buf, '{');
+		return 0;
+	case T_KEY:
+		if (ch != '"')
+			return cpucopy_changed(c);
+		c->act = cpucopy_top_member(&c->top, c->tag, c->hooks, c->plan->devprops);
+		if (c->act & CP_DEVICES_BEFORE)
+			devices_member(c);
+		if (c->members++)
+			cm_buf_putc(&c->eo->buf, ',');
+		c->copying = 1;
+		return 0;
+	case T_VALUE:
+		if ((c->act & CP_VALUE) == CP_ARRAY) {
+			if (ch != '[')
+				return cpucopy_changed(c);
+			cm_buf_putc(&c->eo->buf, '[');
+			c->eo->first = 1;
+			c->st = T_ARRAY;
+			c->lphase = L_NEXT;
+			return 0;
+		}
+		if (cm_jscan_ws(ch) || ch == ',' || ch == ':' || ch == ']' || ch == '}')
+			return cpucopy_changed(c);
+		if ((c->act & CP_VALUE) == CP_NAME)
+			return name_value(c);
+		if ((c->act & CP_VALUE) == CP_DEVICES)
+			cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
+		else
+			c->copying = 1;
+		return 0;
+	default: { /* T_CLOSE */
+		int add = cpucopy_top_end(&c->top, c->hooks);
+		if (ch != '}')
+			return cpucopy_changed(c);
+		if (add & CP_ADD_DEVICES)
+			devices_member(c);
+		if (add & CP_ADD_EVENTS) {
+			member_head(c, "\"traceEvents\"", 13);
+			cm_buf_putc(&c->eo->buf, '[');
+			c->eo->first = 1;
+			if (cpucopy_events_end(c) < 0)
+				return -1;
+		}
+		if (add & CP_ADD_NAME) {
+			member_head(c, "\"traceName\"", 11);
+			if (name_value(c) < 0)
+				return -1;
+		}
+		cm_buf_putc(&c->eo->buf, '}');
+		c->st = T_END;
+		return 0;
+	}
+	}
+}
+
+/* The part in hand ended with the byte LAST (its FIRST began it): the next
+ * part.  0, or -1. */
+static int part_end(struct copy *c, char first, char last)
+{
+	switch (c->st) {
+	case T_OPEN:
+		return cpucopy_next_member(c);
+	case T_KEY:
+		if (last != '"' || c->r_end - c->r_at < 2)
+			return cpucopy_changed(c);
+		cm_buf_putc(&c->eo->buf, ':');
+		c->st = T_VALUE;
+		c->r_at = c->val_at;
+		c->r_end = c->val_end;
+		return 0;
+	case T_VALUE:
+		if ((first == '"' || first == '{' || first == '[') &&
+		    (last != (first == '{' ? '}' : first == '[' ? ']' : '"') || c->r_end - c->r_at < 2))
+			return cpucopy_changed(c);
+		return cpucopy_next_member(c);
+	default:
+		return 0;
+	}
+}
+
+/* Walk the layout over one chunk S[0..N), at text offset BASE: the bytes
+ * before the part in hand are checked and let go, its own go out or not
+ * (c->copying).  0 or -1. */
 static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 {
-	size_t i = 0, run = 0; /* s[run..i) is pending output when copying */
+	size_t i = 0, take;
 	while (i < n) {
-		char ch = s[i];
-		switch (c->st) {
-		case ST_START:
-			if (ch == '{') {
-				cm_buf_putc(&c->eo->buf, '{');
-				c->st = ST_TOP;
-			} else if (!cm_jscan_ws(ch)) {
-				return cpucopy_changed(c);
-			}
-			i++;
-			break;
-		case ST_TOP:
-			if (ch == '"') {
-				c->key.len = 0;
-				c->key_esc = 0;
-				cm_buf_putc(&c->key, '"');
-				c->st = ST_KEY;
-				c->esc = 0;
-			} else if (ch == '}') {
-				devices_member(c);
-				if (!c->seen_events) {
-					member_head(c, "\"traceEvents\"", 13);
-					cm_buf_putc(&c->eo->buf, '[');
-					c->eo->first = 1;
-					if (cpucopy_events_end(c) < 0)
-						return -1;
-				}
-				if (!c->seen_name && c->hooks->trace_name) {
-					member_head(c, "\"traceName\"", 11);
-					if (name_value(c) < 0)
-						return -1;
-				}
-				cm_buf_putc(&c->eo->buf, '}');
-				c->st = ST_END;
-			} else if (ch != ',' && !cm_jscan_ws(ch)) {
-				return cpucopy_changed(c);
-			}
-			i++;
-			break;
-		case ST_KEY:
-			cm_buf_putc(&c->key, ch);
-			i++;
-			if (c->esc) {
-				c->esc = 0;
-			} else if (ch == '\\') {
-				c->esc = c->key_esc = 1;
-			} else if (ch == '"') {
-				c->key_kind = key_kind_of(c);
-				c->st = ST_COLON;
-			}
-			break;
-		case ST_COLON:
-			if (ch == ':')
-				c->st = ST_VALUE;
-			else if (!cm_jscan_ws(ch))
-				return cpucopy_changed(c);
-			i++;
-			break;
-		case ST_VALUE:
-			if (cm_jscan_ws(ch)) {
-				i++;
-				break;
-			}
-			if (c->key_kind != K_SCHEMA)
-				devices_member(c);
-			member_head(c, c->key.p, c->key.len);
-			if (c->key_kind == K_EVENTS) {
-				if (ch != '[')
-					return cpucopy_changed(c);
-				c->seen_events = 1;
-				cm_buf_putc(&c->eo->buf, '[');
-				c->eo->first = 1;
-				c->st = c->layout ? ST_ARRAY : ST_EVENTS;
-				c->lphase = L_NEXT;
-				c->end = base + i + 1;
-				i++;
-				break;
-			}
-			c->copying = 1;
-			if (c->key_kind == K_NAME) {
-				c->seen_name = 1;
-				if (c->hooks->trace_name) {
-					if (name_value(c) < 0)
-						return -1;
-					c->copying = 0;
-				}
-			} else if (c->key_kind == K_DEVICES && c->hooks->devices &&
-				   c->plan->devprops == CM_DEVPROPS_EMPTY) {
-				cm_buf_put(&c->eo->buf, c->hooks->devices, c->hooks->devices_len);
-				c->copying = 0;
-			}
-			cm_jscan_begin(&c->sc, ch);
-			run = i;
-			c->st = ST_RAW;
-			break;
-		case ST_RAW:
-			if (cm_jscan_feed(&c->sc, s, n, &i)) {
-				if (c->copying)
-					cm_buf_put(&c->eo->buf, s + run, i - run);
-				c->copying = 0;
-				c->st = ST_TOP;
-			}
-			break;
-		case ST_EVENTS:
-			if (ch == '{') {
-				if (elem_begin(c) < 0)
-					return -1;
-				run = i;
-				cm_jscan_begin(&c->sc, ch);
-				c->st = ST_ELEM;
-			} else if (ch == ']') {
-				if (c->elem != c->plan->events)
-					return cpucopy_changed(c);
-				if (cpucopy_events_end(c) < 0)
-					return -1;
-				i++;
-				c->st = ST_TOP;
-			} else if (ch == ',' || cm_jscan_ws(ch)) {
-				if (c->elem) /* the bytes between two elements */
-					cm_buf_putc(&c->gap, ch);
-				i++;
-			} else {
-				return cpucopy_changed(c);
-			}
-			break;
-		case ST_ELEM:
-			if (cm_jscan_feed(&c->sc, s, n, &i)) {
-				if (c->copying) {
-					cm_buf_put(sink_buf(c), s + run, i - run);
-					if (c->hooks->element && elem_hand_over(c) < 0)
-						return -1;
-				}
-				c->copying = 0;
-				c->elem++;
-				c->st = ST_EVENTS;
-			}
-			break;
-		case ST_ARRAY:
+		uint64_t pos = base + i;
+		if (c->st == T_ARRAY) {
 			if (cpucopy_array_feed(c, s, n, base, &i) < 0)
 				return -1;
-			break;
-		case ST_END:
-			if (!cm_jscan_ws(ch))
-				return cpucopy_changed(c);
-			i++;
-			break;
+			continue;
 		}
+		if (c->st == T_END || pos < c->r_at) { /* blanks, and between parts punctuation */
+			take = c->st == T_END || c->r_at - pos > n - i ? n - i : (size_t)(c->r_at - pos);
+			for (size_t k = i; k < i + take; k++)
+				if (!cm_jscan_ws(s[k]) && (c->st == T_END || (s[k] != ',' && s[k] != ':')))
+					return cpucopy_changed(c);
+			i += take;
+			continue;
+		}
+		if (pos == c->r_at) {
+			c->first = s[i];
+			if (part_begin(c, s[i]) < 0)
+				return -1;
+			if (c->st == T_ARRAY || c->st == T_END) { /* the '[' or '}' taken */
+				i++;
+				c->lpos = base + i;
+				continue;
+			}
+		}
+		take = c->r_end - pos > n - i ? n - i : (size_t)(c->r_end - pos);
+		if (c->copying)
+			cm_buf_put(&c->eo->buf, s + i, take);
+		i += take;
+		if (base + i == c->r_end && part_end(c, c->first, s[i - 1]) < 0)
+			return -1;
 	}
-	/* the chunk ended inside a value: pass on what we have of it */
-	if ((c->st == ST_RAW || c->st == ST_ELEM) && c->copying)
-		cm_buf_put(sink_buf(c), s + run, n - run);
 	return 0;
 }
-
 int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks *hooks, cm_evout *eo)
 {
 	struct copy c;
 	const char *chunk;
 	size_t len;
-	int rc;
+	int rc = 0;
+	uint64_t open_at;
 	memset(&c, 0, sizeof c);
 	c.plan = plan;
 	c.hooks = hooks;
 	c.eo = eo;
 	c.in = in;
-	c.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
-	/* the layout, after the parallel scan; not with an element hook, which
-	 * takes the elements one by one (but for --split's, routed in runs) */
-	if (plan->layout && !plan->careful && (!hooks->element || (hooks->route && !hooks->route->whole))) {
-		if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
-			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
-		c.layout = plan->layout;
-	}
+	c.top.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
+	/* kept elements in runs, to EO or routed (--split), but with an
+	 * element hook that takes them one by one, and after the careful scan
+	 * (its --split writes each event by the hook, as it always has) */
+	c.runs = !plan->careful && (!hooks->element || (hooks->route && !hooks->route->whole));
+	c.by_elem = !c.runs && hooks->element;
+	if (!plan->layout) /* no scan noted it: the scan failed, or the text it read is not this */
+		return cpucopy_changed(&c);
+	if (fflush(plan->layout) != 0 || fseek(plan->layout, 0, SEEK_SET) != 0)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
+	c.layout = plan->layout;
+	if (cpucopy_varint(&c, &open_at) < 0)
+		return cpucopy_changed(&c);
+	c.st = T_OPEN;
+	c.r_at = open_at;
+	c.r_end = c.lpos = open_at + 1;
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
 		if (feed(&c, chunk, len, cm_input_offset(in)) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
-			cm_buf_free(&c.key);
-			cm_buf_free(&c.elem_text);
-			cm_buf_free(&c.gap);
-			return -1;
+			rc = -1;
+			break;
 		}
 		cm_progress_update(cm_input_raw_done(in));
 	}
-	cm_buf_free(&c.key);
 	cm_buf_free(&c.elem_text);
-	cm_buf_free(&c.gap);
 	if (rc < 0)
 		return -1;
-	if (c.st != ST_END)
+	if (c.st != T_END)
 		return cpucopy_changed(&c);
 	return 0;
 }

@@ -1,26 +1,46 @@
 /* cpucopy_int.h - what the two files of the CPU trace's copy share: the
- * copy's state (cpucopy.c: the top level, the elements one at a time) and
- * the walk of traceEvents by the trace's layout (cpuwalk.c). */
+ * copy's state (cpucopy.c: the top level, by the trace's layout) and the
+ * walk of traceEvents by the same layout (cpuwalk.c). */
 #ifndef CM_CPUCOPY_INT_H
 #define CM_CPUCOPY_INT_H
 
 #include <stdint.h>
 #include <stdio.h>
 #include "cpu/cpucopy.h"
-#include "json/jscan.h"
 
-enum state {
-	ST_START,  /* before the top-level '{' */
-	ST_TOP,    /* in the top object, between members */
-	ST_KEY,    /* in a top-level key */
-	ST_COLON,  /* after a key */
-	ST_VALUE,  /* before a top-level value */
-	ST_RAW,    /* in a top-level value being copied (or skipped) */
-	ST_EVENTS, /* in traceEvents, between elements */
-	ST_ELEM,   /* in an element */
-	ST_ARRAY,  /* in traceEvents, walking cm_cpuplan.layout */
-	ST_END     /* after the top-level '}' */
+/* Where the copy is in the top level: the part in hand is [r_at, r_end)
+ * of the text (the '{', a key, a value, the '}'), the bytes before it
+ * blanks and punctuation, which do not go out. */
+enum top {
+	T_OPEN,  /* the top-level '{' */
+	T_KEY,   /* a member's key */
+	T_VALUE, /* its value (the array's: its '[', then T_ARRAY) */
+	T_ARRAY, /* in traceEvents, walking the layout (cpuwalk.c) */
+	T_CLOSE, /* the top-level '}' */
+	T_END    /* after it: blanks */
 };
+
+/* The output's top level, decided member by member from the layout's
+ * tags, before any byte of the member (cpucopy_top_member): what the
+ * trace lacks is added, traceName and deviceProperties replaced. */
+struct cpucopy_top {
+	int devices_due;  /* the hooks' devices are still to be added as a member */
+	int seen_events, seen_name;
+};
+enum {
+	CP_DEVICES_BEFORE = 1, /* the devices member goes in before this one */
+	CP_VALUE = 6,          /* what becomes of its value: */
+	CP_COPY = 0,           /* ... copied */
+	CP_ARRAY = 2,          /* ... the array walked */
+	CP_NAME = 4,           /* ... the new traceName in its place */
+	CP_DEVICES = 6,        /* ... the hooks' devices in its place */
+	/* at the '}' (cpucopy_top_end): members added */
+	CP_ADD_DEVICES = 1, CP_ADD_EVENTS = 2, CP_ADD_NAME = 4,
+};
+/* The member tagged TAG (the layout's) comes next: CP_* for it. */
+int cpucopy_top_member(struct cpucopy_top *t, int tag, const cm_cpucopy_hooks *h, int devprops);
+/* The '}' comes next: CP_ADD_* for the members to add, in that order. */
+int cpucopy_top_end(struct cpucopy_top *t, const cm_cpucopy_hooks *h);
 
 /* The layout is decoded up to LAYOUT_RING elements ahead of the walk, and
  * the walk asks the cache for the first and last bytes of the element
@@ -39,23 +59,25 @@ struct copy {
 	const cm_cpucopy_hooks *hooks;
 	cm_evout *eo;
 	cm_input *in;
-	enum state st;
-	cm_jscan sc;                    /* the value / element scanner */
-	int esc;                        /* in a key: after a backslash */
-	int copying;                    /* bytes of the current value go out */
-	cm_buf key;                     /* the raw key, quotes included */
-	int key_esc, key_kind;
-	int members;                    /* top-level members written */
-	int seen_events, seen_name;
+	FILE *layout;     /* cm_cpuplan.layout, being read */
+	uint64_t lpos;    /* where the layout's next distance counts from */
+	/* the top level */
+	enum top st;
+	uint64_t r_at, r_end; /* the part in hand */
+	uint64_t val_at, val_end; /* the value after the key in hand */
+	int tag, act;     /* the member in hand: its tag, CP_* */
+	int copying;      /* the bytes of the part in hand go out as they are */
+	char first;       /* its first byte */
+	int members;      /* top-level members written */
+	struct cpucopy_top top;
+	/* the array */
 	uint64_t elem, next_drop, kept;
 	int inserted;
-	int devices_due; /* hooks->devices is to be added as a new member */
-	cm_buf elem_text; /* the element, when hooks->element wants it */
-	cm_buf gap;       /* the bytes since the end of the last element */
-	/* ST_ARRAY */
-	FILE *layout;     /* cm_cpuplan.layout, being read, or NULL */
+	int by_elem;      /* each kept element to hooks->element */
+	int runs;         /* kept elements in runs: to EO, or routed */
+	cm_buf elem_text; /* an element cut by a chunk, for hooks->element */
 	enum { L_NEXT, L_GAP, L_ELEM, L_CLOSE } lphase;
-	uint64_t start, end; /* the text offsets of the element in hand */
+	uint64_t start, end; /* the text offsets of the element in hand (L_CLOSE: start, the ']') */
 	int gap_out, elem_out; /* its separator, itself go out */
 	uint64_t gmask, emask; /* with hooks->route: the outputs they go to */
 	const char *pend;      /* bytes of the chunk in hand to go out next, */
@@ -78,7 +100,15 @@ int cpucopy_separator(struct copy *c);
 /* The end of traceEvents: the metadata if not yet placed, the appended
  * events, the ']'.  0 or -1. */
 int cpucopy_events_end(struct copy *c);
-/* ST_ARRAY over S[*IP..N), the chunk at text offset BASE (cpuwalk.c).
+/* The next varint of the layout into *V: 0, or -1 at its end. */
+int cpucopy_varint(struct copy *c, uint64_t *v);
+/* The next place of the layout into *AT (c->lpos plus a distance, which
+ * becomes c->lpos): 0, or -1 at its end or past 2^64. */
+int cpucopy_place(struct copy *c, uint64_t *at);
+/* After the array's ']': the next member's record.  0, or -1 after a
+ * report. */
+int cpucopy_next_member(struct copy *c);
+/* T_ARRAY over S[*IP..N), the chunk at text offset BASE (cpuwalk.c).
  * 0, or -1 after a report. */
 int cpucopy_array_feed(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip);
 

@@ -136,8 +136,6 @@ struct cread {
 	cm_opool *pool;
 	int seen_non_m, bad;
 	cm_arena *arena;
-	cm_buf lenbuf;    /* a batch's element places, encoded */
-	int64_t prev_end; /* the end of the element before the batch */
 };
 
 /* Fold one batch plan into the trace's. */
@@ -213,26 +211,14 @@ static int cfold(void *sctx, cm_buf *out)
 }
 
 /* The splitter's thread, a batch at a time in document order: count the
- * elements, note where they lie (cm_cpuplan.layout), hand the batch on. */
+ * elements, hand the batch on.  (Where they lie the splitter notes itself:
+ * cm_cpuplan.layout.) */
 static int cbatch(void *ctx, cm_buf *b)
 {
 	struct cread *cr = ctx;
 	cm_cpuplan *p = cr->plan;
-	cm_buf *lb = &cr->lenbuf;
-	lb->len = 0;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e)) {
-		int64_t start = e->end_offset - (int64_t)e->len;
+	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e))
 		p->events = e->index + 1; /* the index after the batch's last element */
-		cm_buf_put_varint(lb, (uint64_t)(e->index ? start - cr->prev_end : start));
-		cm_buf_put_varint(lb, e->len);
-		cr->prev_end = e->end_offset;
-	}
-	if (lb->len) {
-		if (!p->layout && !(p->layout = cm_temp_file("layout")))
-			return -1;
-		if (fwrite(lb->p, 1, lb->len, p->layout) != lb->len)
-			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
-	}
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
 }
 
@@ -284,7 +270,7 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	struct cread cr;
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)jobs, sizeof *wctx);
-	cm_docsplit_sink ds = {cmember, cbatch, &cr};
+	cm_docsplit_sink ds = {cmember, cbatch, &cr, &plan->layout, cm_cpuscan_keys};
 	int seen = 0, rc, prc;
 	cscan_plan_begin(plan, cut);
 	memset(&cr, 0, sizeof cr);
@@ -321,7 +307,6 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	free(w);
 	free(wctx);
 	cm_arena_free(cr.arena);
-	cm_buf_free(&cr.lenbuf);
 	plan->has_events = seen;
 	if (rc == CM_DOCSPLIT_IOERR)
 		return -1;

@@ -11,6 +11,7 @@
  * profiler span events the merge re-makes. */
 #include "config.h"
 #include "cpu/cpuscan_int.h"
+#include "json/docsplit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -402,16 +403,27 @@ void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut)
 	plan->prof_max_end = -INFINITY;
 }
 
-/* The careful scan, cutting with CUT (or not: NULL). */
+const char *const cm_cpuscan_keys[] = {"traceName", "schemaVersion", "deviceProperties", NULL};
+
+/* The careful scan, cutting with CUT (or not: NULL).  The text yajl reads
+ * goes to the splitter's recorder too (saxread's tap), which notes the
+ * trace's layout as the parallel scan's splitter does. */
 int cscan_careful(cm_input *in, cm_hmap *ext, cm_cpuplan *plan, cm_cpucut *cut)
 {
 	struct cscan c;
-	int rc;
+	int rc, lrc;
 	memset(&c, 0, sizeof c);
 	cscan_plan_begin(plan, cut);
 	c.plan = plan;
 	c.ext = ext;
+	c.sax.tap = cm_docsplit_record_feed;
+	c.sax.tap_ctx = cm_docsplit_record_new("traceEvents", cm_cpuscan_keys);
 	rc = cm_sax_run(&c.sax, in, &cscan_callbacks, &c, "reading the CPU trace");
+	/* a text yajl takes, the splitter takes (its top level is JSON's, to
+	 * the letter): without a layout the copy says the text has changed */
+	lrc = cm_docsplit_record_end(c.sax.tap_ctx, &plan->layout);
+	if (rc == 0 && lrc == CM_DOCSPLIT_IOERR)
+		rc = -1;
 	cm_arena_free(c.props_arena);
 	cm_buf_free(&c.name_text);
 	cm_buf_free(&c.argname_text);

@@ -40,11 +40,11 @@ typedef struct cm_cpuplan {
 	cm_hmap *pids;         /* the integer pids (int64 keys) of the kept X events */
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 	int careful;           /* the parallel scan gave the trace to the careful one */
-	/* Where every element of traceEvents lies, in order, as two varints
-	 * an element in a temporary file: the bytes since the end of the one
-	 * before (for the first, its offset in the text) and its length.  The
-	 * parallel scan's splitter found them; the copy need not look again
-	 * (NULL after the careful scan, or when there are no elements). */
+	/* Where every top-level member and every element of traceEvents
+	 * lies, in a temporary file (json/docsplit.h: the layout; the keys
+	 * cm_cpuscan_keys tagged), so that the copy need not look again.
+	 * The splitter noted it, in the parallel scan or fed by the careful
+	 * one; NULL only when the scan failed. */
 	FILE *layout;
 	cm_opool_stats read_stats; /* the parallel scan's pool: where its time went (-v) */
 	/* the top-level "deviceProperties" (Kineto's; the last one counts) */
@@ -70,6 +70,11 @@ typedef struct cm_cpuplan {
 	 * note, the steps found (cpucut.h).  The caller owns it. */
 	struct cm_cpucut *cut;
 } cm_cpuplan;
+
+/* The top-level keys the layout tags (CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_*),
+ * NULL-ended: the members the copy may replace or place by. */
+enum { CM_CPUKEY_NAME, CM_CPUKEY_SCHEMA, CM_CPUKEY_DEVICES };
+extern const char *const cm_cpuscan_keys[];
 
 /* cm_cpuplan.ann_names: the length of a name that is not a string. */
 #define CM_ANN_NOT_STR UINT32_MAX

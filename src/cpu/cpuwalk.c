@@ -1,15 +1,16 @@
 /* cpuwalk.c - the copy of traceEvents by the trace's layout (see the top
  * of cpucopy.c): the places of the elements decoded ahead of the walk, the
- * kept ones and the bytes between them out as runs, and --split's routing
- * of them to its files (cpuroute.c). */
+ * kept ones and the bytes between them out as runs, --split's routing of
+ * them to its files (cpuroute.c), or each to an element hook. */
 #include "config.h"
 #include "cpu/cpucopy_int.h"
 #include "base/diag.h"
+#include "json/jscan.h"
 
 #include <string.h>
 
 /* The next varint of c->layout into *V: 0, or -1 at its end. */
-static int next_varint(struct copy *c, uint64_t *v)
+static inline int next_varint(struct copy *c, uint64_t *v)
 {
 	int ch;
 	*v = 0;
@@ -21,6 +22,8 @@ static int next_varint(struct copy *c, uint64_t *v)
 	return -1;
 }
 
+int cpucopy_varint(struct copy *c, uint64_t *v) { return next_varint(c, v); }
+
 /* Decode the layout's places ahead, up to LAYOUT_RING elements past the
  * walk's (not past the array's end); at a bad or missing varint, stop
  * there for good (the walk reports it when it gets there). */
@@ -28,13 +31,15 @@ static void layout_ahead(struct copy *c)
 {
 	uint64_t limit = c->plan->events < c->elem + LAYOUT_RING ? c->plan->events : c->elem + LAYOUT_RING;
 	while (!c->lq_bad && c->lq_done < limit) {
-		uint64_t gap, len, k = c->lq_done;
-		if (next_varint(c, &gap) < 0 || next_varint(c, &len) < 0 || !len) {
+		uint64_t gap, len, k = c->lq_done, a, b;
+		/* a record is GAP+1 and LEN (json/docsplit.h): 0 ends the array */
+		if (next_varint(c, &gap) < 0 || !gap || next_varint(c, &len) < 0 || !len ||
+		    (a = c->lpos + gap - 1) < c->lpos || (b = a + len) < a) {
 			c->lq_bad = 1;
 			return;
 		}
-		c->lq_start[k % LAYOUT_RING] = k ? c->lq_end[(k - 1) % LAYOUT_RING] + gap : gap;
-		c->lq_end[k % LAYOUT_RING] = c->lq_start[k % LAYOUT_RING] + len;
+		c->lq_start[k % LAYOUT_RING] = a;
+		c->lq_end[k % LAYOUT_RING] = c->lpos = b;
 		c->lq_done++;
 	}
 }
@@ -122,9 +127,18 @@ static int route_next(struct copy *c, int kept, const char *s, size_t n, uint64_
 	return 0;
 }
 
-/* ST_ARRAY over S[*I..N), the chunk at text offset BASE: the elements as
+/* Kept element c->elem, TEXT[0..LEN), to the element hook.  0, or -1. */
+static int hand_over(struct copy *c, const char *text, size_t len)
+{
+	/* what went before it goes first: the hook writes to the event buffer */
+	if (flush_pending(c) < 0)
+		return -1;
+	return c->hooks->element(c->hooks->ctx, text, len, c->eo);
+}
+
+/* T_ARRAY over S[*I..N), the chunk at text offset BASE: the elements as
  * the layout places them (see the top of the file), until the chunk ends or
- * the ']' has been taken (then ST_TOP).  0, or -1 after a report. */
+ * the ']' has been taken (then the next member).  0, or -1 after a report. */
 int cpucopy_array_feed(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip)
 {
 	int rc = array_walk(c, s, n, base, ip);
@@ -144,7 +158,13 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 		int kept;
 		switch (c->lphase) {
 		case L_NEXT: /* the next element's place, and what becomes of it */
-			if (c->elem == p->events) {
+			if (c->elem == p->events) { /* the array's end: the ']' (a 0, its distance) */
+				uint64_t zero;
+				if (c->lq_done < c->elem)
+					layout_ahead(c);
+				if (c->lq_done != c->elem || next_varint(c, &zero) < 0 || zero ||
+				    cpucopy_place(c, &c->start) < 0 || c->start < pos)
+					return cpucopy_changed(c);
 				c->lphase = L_CLOSE;
 				break;
 			}
@@ -167,15 +187,25 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 				return -1;
 			if ((kept = cpucopy_take_next(c)) < 0)
 				return -1;
-			if (c->hooks->route && !c->hooks->route->whole) {
+			if (c->runs && c->hooks->route) {
 				if (route_next(c, kept, s, n, base, &i) < 0)
 					return -1;
 				break;
 			}
 			c->elem_out = kept;
-			c->gap_out = kept && cpucopy_separator(c);
+			c->gap_out = kept && !c->by_elem && cpucopy_separator(c);
 			c->lphase = L_GAP;
-			if (c->gap_out && c->end - base <= n) {
+			if (c->by_elem && kept && c->end - base <= n) {
+				/* the usual case: a kept element whole in the chunk
+				 * goes to the hook from there */
+				if (s[c->start - base] != '{' || s[c->end - base - 1] != '}')
+					return cpucopy_changed(c);
+				if (hand_over(c, s + (c->start - base), (size_t)(c->end - c->start)) < 0)
+					return -1;
+				i = (size_t)(c->end - base);
+				c->elem++;
+				c->lphase = L_NEXT;
+			} else if (c->gap_out && c->end - base <= n) {
 				/* the usual case: a kept element whole in the
 				 * chunk, after its own separator: both join the
 				 * piece at once */
@@ -202,24 +232,33 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 			break;
 		case L_ELEM:
 			take = c->end - pos < n - i ? (size_t)(c->end - pos) : n - i;
-			if ((c->elem_out && out_span(c, s + i, take) < 0) ||
+			if (c->by_elem && c->elem_out)
+				cm_buf_put(&c->elem_text, s + i, take);
+			else if ((c->elem_out && out_span(c, s + i, take) < 0) ||
 			    (c->emask && cm_cpuroute_span(c->hooks->route, c->emask, s + i, take) < 0))
 				return -1;
 			i += take;
 			if (base + i == c->end) {
 				if (s[i - 1] != '}')
 					return cpucopy_changed(c);
+				if (c->by_elem && c->elem_out) {
+					if (hand_over(c, c->elem_text.p, c->elem_text.len) < 0)
+						return -1;
+					c->elem_text.len = 0;
+				}
 				c->elem++;
 				c->lphase = L_NEXT;
 			}
 			break;
-		case L_CLOSE: /* after the last element: blanks, then ']' */
-			if (s[i] == ']') {
+		case L_CLOSE: /* after the last element: blanks, then the ']' at c->start */
+			if (pos == c->start) {
+				if (s[i] != ']')
+					return cpucopy_changed(c);
 				if (flush_pending(c) < 0 || cpucopy_events_end(c) < 0)
 					return -1;
-				c->st = ST_TOP;
+				c->lpos = pos + 1;
 				*ip = i + 1;
-				return 0;
+				return cpucopy_next_member(c);
 			}
 			if (!cm_jscan_ws(s[i]))
 				return cpucopy_changed(c);

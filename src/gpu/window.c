@@ -202,7 +202,7 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 	struct pread r;
 	struct pworker *w = cm_xcalloc((size_t)sink->workers, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)sink->workers, sizeof *wctx);
-	cm_docsplit_sink ds = {pmember, pbatch, &r};
+	cm_docsplit_sink ds = {pmember, pbatch, &r, NULL, NULL};
 	int seen = 0, rc, prc;
 	memset(&r, 0, sizeof r);
 	r.sink = sink;

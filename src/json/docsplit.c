@@ -16,7 +16,13 @@
  * goes to an unlinked temporary file as it is read, and is handed on as a
  * read-only mapping of that file.  Its reader may then let go of the pages
  * behind it (cm_docsplit_release), and this file's own check of the value
- * does so too, an element or member at a time. */
+ * does so too, an element or member at a time.
+ *
+ * The layout (docsplit.h) is noted on the way, where each part ends: the
+ * copy of a trace (cpu/cpucopy.c) walks it instead of the bytes.  The
+ * careful reader's trace gets the same layout from this machine alone,
+ * fed through saxread's tap (cm_docsplit_record_*): what was checked is
+ * then yajl's, what is noted is made here either way. */
 #include "config.h"
 #include "json/docsplit.h"
 #include "base/diag.h"
@@ -28,6 +34,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -62,6 +69,13 @@ struct split {
 	cm_arena *arena;
 	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
 	size_t spill_len;
+	/* the layout (sink->layout), noted into lay and written to lay_file
+	 * at chunk ends; lay_pos: where the next distance counts from */
+	int lay_on, record_only, tag;
+	const char *const *names;
+	cm_buf lay;
+	FILE *lay_file;
+	uint64_t lay_pos, key_at, key_end, val_at;
 };
 
 /* Member values longer than this go to a temporary file. */
@@ -86,10 +100,96 @@ void cm_docsplit_release(const char *text, size_t upto)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+/* Note the distance from the last place noted to AT; AT is the new one. */
+static void lay_to(struct split *sp, uint64_t at)
+{
+	cm_buf_put_varint(&sp->lay, at - sp->lay_pos);
+	sp->lay_pos = at;
+}
+
+/* A member (not the array) ended at END: its record (docsplit.h). */
+static void lay_member(struct split *sp, uint64_t end)
+{
+	cm_buf_put_varint(&sp->lay, (uint64_t)sp->tag);
+	lay_to(sp, sp->key_at);
+	lay_to(sp, sp->key_end);
+	lay_to(sp, sp->val_at);
+	lay_to(sp, end);
+}
+
+/* The array's key and '[' at AT: its record's head. */
+static void lay_array(struct split *sp, uint64_t at)
+{
+	cm_buf_put_varint(&sp->lay, CM_DOCSPLIT_TAG_ARRAY);
+	lay_to(sp, sp->key_at);
+	lay_to(sp, sp->key_end);
+	lay_to(sp, at);
+	sp->lay_pos = at + 1;
+}
+
+/* The ']' or '}' at AT. */
+static void lay_close(struct split *sp, uint64_t at)
+{
+	cm_buf_putc(&sp->lay, 0);
+	lay_to(sp, at);
+	sp->lay_pos = at + 1;
+}
+
+/* The element [START, END). */
+static inline void lay_elem(struct split *sp, uint64_t start, uint64_t end)
+{
+	cm_buf_put_varint(&sp->lay, start - sp->lay_pos + 1);
+	cm_buf_put_varint(&sp->lay, end - start);
+	sp->lay_pos = end;
+}
+
+/* The noted records go to the file (made at the first).  0, or -1 after
+ * a report. */
+static int lay_flush(struct split *sp)
+{
+	if (!sp->lay.len)
+		return 0;
+	if (!sp->lay_file && !(sp->lay_file = cm_temp_file("layout")))
+		return -1;
+	if (fwrite(sp->lay.p, 1, sp->lay.len, sp->lay_file) != sp->lay.len)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+	sp->lay.len = 0;
+	return 0;
+}
+
+/* The run ended with RC: on CM_DOCSPLIT_OK the layout's file to *OUT (RC
+ * becomes CM_DOCSPLIT_IOERR when it cannot be written), else away.  The
+ * run's buffers are freed.  Returns RC. */
+static int split_end(struct split *sp, int rc, FILE **out)
+{
+	if (sp->lay_on && rc == CM_DOCSPLIT_OK) {
+		if (!sp->lay_file && !(sp->lay_file = cm_temp_file("layout")))
+			rc = CM_DOCSPLIT_IOERR;
+		else if (lay_flush(sp) < 0 || fflush(sp->lay_file) != 0)
+			rc = CM_DOCSPLIT_IOERR;
+	}
+	if (rc == CM_DOCSPLIT_OK && out) {
+		*out = sp->lay_file;
+		sp->lay_file = NULL;
+	}
+	if (sp->lay_file)
+		fclose(sp->lay_file);
+	if (sp->spill) /* the document ended inside a spilled value */
+		fclose(sp->spill);
+	cm_buf_free(&sp->key);
+	cm_buf_free(&sp->val);
+	cm_buf_free(&sp->batch);
+	cm_buf_free(&sp->lay);
+	cm_arena_free(sp->arena);
+	return rc;
+}
+
 /* Append S[0..N) to the member value being read: in memory, or past the
  * spill size in the temporary file.  0, or -1 after a report. */
 static int val_put(struct split *sp, const char *s, size_t n)
 {
+	if (sp->record_only) /* the careful reader has the value */
+		return 0;
 	if (!sp->spill && sp->val.len + n <= spill_at) {
 		cm_buf_put(&sp->val, s, n);
 		return 0;
@@ -121,6 +221,10 @@ static int member_done(struct split *sp, int64_t end_offset)
 	size_t n = sp->val.len;
 	void *map = NULL;
 	int rc;
+	if (sp->lay_on)
+		lay_member(sp, (uint64_t)end_offset);
+	if (sp->record_only)
+		return 0;
 	if (sp->spill) {
 		n = sp->spill_len;
 		map = fflush(sp->spill) ? MAP_FAILED : mmap(NULL, n, PROT_READ, MAP_PRIVATE, fileno(sp->spill), 0);
@@ -213,16 +317,33 @@ const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t k
 	return cm_jval_parse_py(arena, key, klen);
 }
 
-/* Is the key just read the array's? */
+/* Is the key just read NAME?  (Decoded when it has escapes: decoded in
+ * *V, parsed once for all the names.) */
+static int key_is(struct split *sp, const char *name, const cm_jval **v)
+{
+	size_t n = strlen(name);
+	if (!sp->key_esc)
+		return sp->key.len == n + 2 && !memcmp(sp->key.p + 1, name, n);
+	if (!*v) {
+		cm_arena_reset(sp->arena);
+		*v = cm_jval_parse_py(sp->arena, sp->key.p, sp->key.len);
+	}
+	return *v && (*v)->type == CM_J_STR && (*v)->len == n && !memcmp((*v)->s, name, n);
+}
+
+/* Is the key just read the array's?  And its tag in the layout (the
+ * array's is taken when its value is an array). */
 static int key_is_array(struct split *sp)
 {
-	const cm_jval *v;
-	size_t n = strlen(sp->array_key);
-	if (!sp->key_esc)
-		return sp->key.len == n + 2 && !memcmp(sp->key.p + 1, sp->array_key, n);
-	cm_arena_reset(sp->arena);
-	v = cm_jval_parse_py(sp->arena, sp->key.p, sp->key.len);
-	return v && v->type == CM_J_STR && v->len == n && !memcmp(v->s, sp->array_key, n);
+	const cm_jval *v = NULL;
+	int is = key_is(sp, sp->array_key, &v);
+	sp->tag = CM_DOCSPLIT_TAG_OTHER;
+	for (int k = 0; sp->lay_on && !is && sp->names && sp->names[k]; k++)
+		if (key_is(sp, sp->names[k], &v)) {
+			sp->tag = CM_DOCSPLIT_TAG_NAME + k;
+			break;
+		}
+	return is;
 }
 
 /* The header's fields are stored in the batch one by one: a header built
@@ -251,6 +372,8 @@ static int elem_end(struct split *sp, int64_t end_offset)
 	static const char zeros[8];
 	e->len = (uint32_t)len;
 	e->end_offset = end_offset;
+	if (sp->lay_on)
+		lay_elem(sp, (uint64_t)end_offset - len, (uint64_t)end_offset);
 	cm_buf_put(&sp->batch, zeros, padded(len) - len);
 	if (sp->batch.len >= sp->batch_size) {
 		if (sp->sink->batch(sp->sink->ctx, &sp->batch) < 0)
@@ -289,9 +412,13 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		char ch = s[i];
 		switch (sp->st) {
 		case ST_START:
-			if (ch == '{')
+			if (ch == '{') {
 				sp->st = ST_OBJ_OPEN;
-			else if (!cm_jscan_ws(ch))
+				if (sp->lay_on) {
+					cm_buf_put_varint(&sp->lay, base + i);
+					sp->lay_pos = base + i + 1;
+				}
+			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
 			break;
@@ -303,8 +430,11 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				sp->key_esc = 0;
 				sp->sc.esc = 0;
 				sp->st = ST_KEY;
+				sp->key_at = base + i;
 			} else if (ch == '}' && sp->st == ST_OBJ_OPEN) {
 				sp->st = ST_END;
+				if (sp->lay_on)
+					lay_close(sp, base + i);
 			} else if (!cm_jscan_ws(ch)) {
 				return CM_DOCSPLIT_INVALID;
 			}
@@ -330,6 +460,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				sp->key_is_array = key_is_array(sp);
 				if (sp->key_is_array && sp->seen_array)
 					return CM_DOCSPLIT_INVALID; /* the careful reader names it */
+				sp->key_end = base + k;
 				sp->st = ST_COLON;
 			}
 			break;
@@ -347,8 +478,11 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} else if (sp->key_is_array && ch == '[') {
 				sp->seen_array = 1;
 				sp->st = ST_ARR_OPEN;
+				if (sp->lay_on)
+					lay_array(sp, base + i);
 				i++;
 			} else if (value_start(ch)) {
+				sp->val_at = base + i;
 				sp->val.len = 0;
 				cm_jscan_begin(&sp->sc, ch); /* jscan reads the opening byte itself */
 				run = i;
@@ -368,11 +502,13 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} /* else the chunk ran out: kept below */
 			break;
 		case ST_AFTER:
-			if (ch == ',')
+			if (ch == ',') {
 				sp->st = ST_KEY_NEXT;
-			else if (ch == '}')
+			} else if (ch == '}') {
 				sp->st = ST_END;
-			else if (!cm_jscan_ws(ch))
+				if (sp->lay_on)
+					lay_close(sp, base + i);
+			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
 			break;
@@ -382,6 +518,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				i++;
 			} else if (ch == ']' && sp->st == ST_ARR_OPEN) {
 				sp->st = ST_AFTER;
+				if (sp->lay_on)
+					lay_close(sp, base + i);
 				i++;
 			} else if (value_start(ch)) {
 				elem_begin(sp);
@@ -417,11 +555,13 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} /* else the chunk ran out: kept below */
 			break;
 		case ST_ARR_AFTER:
-			if (ch == ',')
+			if (ch == ',') {
 				sp->st = ST_ELEM_NEXT;
-			else if (ch == ']')
+			} else if (ch == ']') {
 				sp->st = ST_AFTER;
-			else if (!cm_jscan_ws(ch))
+				if (sp->lay_on)
+					lay_close(sp, base + i);
+			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
 			break;
@@ -436,6 +576,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 	if (sp->st == ST_ELEM && run < n)
 		cm_buf_put(&sp->batch, s + run, n - run);
 	else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
+		return CM_DOCSPLIT_IOERR;
+	if (sp->lay.len >= (64u << 10) && lay_flush(sp) < 0)
 		return CM_DOCSPLIT_IOERR;
 	return 0;
 }
@@ -453,6 +595,8 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	sp.array_key = array_key;
 	sp.batch_size = batch;
 	sp.arena = cm_arena_new();
+	sp.lay_on = sink->layout != NULL;
+	sp.names = sink->names;
 	cm_progress_begin(label, cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
 		fed = feed(&sp, chunk, len, cm_input_offset(in));
@@ -472,11 +616,50 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_OK;
 	if (seen_array)
 		*seen_array = sp.seen_array;
-	if (sp.spill) /* the document ended inside a spilled value */
-		fclose(sp.spill);
-	cm_buf_free(&sp.key);
-	cm_buf_free(&sp.val);
-	cm_buf_free(&sp.batch);
-	cm_arena_free(sp.arena);
+	return split_end(&sp, rc, sink->layout);
+}
+
+/* The recorder's sink: the batches are let go (the careful reader has
+ * the elements). */
+static int rec_batch(void *ctx, cm_buf *b)
+{
+	(void)ctx;
+	(void)b;
+	return 0;
+}
+
+static const cm_docsplit_sink rec_sink = {NULL, rec_batch, NULL, NULL, NULL};
+
+struct cm_docsplit_rec {
+	struct split sp;
+	int rc; /* feed's first non-zero result */
+};
+
+cm_docsplit_rec *cm_docsplit_record_new(const char *array_key, const char *const *names)
+{
+	cm_docsplit_rec *r = cm_xcalloc(1, sizeof *r);
+	r->sp.sink = &rec_sink;
+	r->sp.array_key = array_key;
+	r->sp.batch_size = 64u << 10;
+	r->sp.arena = cm_arena_new();
+	r->sp.lay_on = r->sp.record_only = 1;
+	r->sp.names = names;
+	return r;
+}
+
+void cm_docsplit_record_feed(void *rec, const char *s, size_t n, uint64_t base)
+{
+	cm_docsplit_rec *r = rec;
+	if (!r->rc)
+		r->rc = feed(&r->sp, s, n, base);
+}
+
+int cm_docsplit_record_end(cm_docsplit_rec *r, FILE **layout)
+{
+	int rc = r->rc == CM_DOCSPLIT_IOERR ? CM_DOCSPLIT_IOERR
+		 : r->rc || r->sp.st != ST_END ? CM_DOCSPLIT_INVALID
+					       : CM_DOCSPLIT_OK;
+	rc = split_end(&r->sp, rc, layout);
+	free(r);
 	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "io/input.h"
 #include "json/jval.h"
 #include "json/jwrite.h"
@@ -45,7 +46,33 @@ typedef struct cm_docsplit_sink {
 	/* The array key: its decoded name is ARRAY_KEY.  A key with escapes is
 	 * compared after decoding. */
 	void *ctx;
+	/* When set, the document's layout is recorded (below): *LAYOUT gets
+	 * its file when the run returns CM_DOCSPLIT_OK (else it is closed);
+	 * NAMES (NULL-ended, or NULL) are the keys with tags of their own. */
+	FILE **layout;
+	const char *const *names;
 } cm_docsplit_sink;
+
+/* The layout: where every part of the document's top level and every
+ * element of its array lies, as varints in an unlinked temporary file (a
+ * top level of millions of keys, an array of millions of elements, take no
+ * memory), in document order:
+ *
+ *   document := OPEN member* 0 CLOSE
+ *   member   := TAG KEY KLEN VAL (VLEN | element* 0 CLOSE)
+ *   element  := GAP+1 LEN
+ *
+ * OPEN is the text offset of the '{'.  Every other place is a distance from
+ * the end of what came before it (just past the '{', a key, a value, an
+ * element, the array's '['): KEY to a key's opening quote, KLEN the key's
+ * length with its quotes, VAL to the value's first byte, VLEN the value's
+ * length, GAP to an element's first byte, LEN its length, CLOSE to the ']'
+ * or the '}'.  TAG: */
+enum {
+	CM_DOCSPLIT_TAG_ARRAY = 1, /* the array: VAL is its '[', its elements follow */
+	CM_DOCSPLIT_TAG_OTHER = 2, /* a key not among NAMES */
+	CM_DOCSPLIT_TAG_NAME = 3,  /* + i: the key is NAMES[i] (decoded) */
+};
 
 /* For a sink's member callback: the member's key, decoded (in ARENA), when
  * both the key and the value are valid JSON; NULL when either is not (the
@@ -79,5 +106,19 @@ enum {
  * Returns one of the CM_DOCSPLIT_ values. */
 int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_docsplit_sink *sink,
 		    const char *label, int *seen_array);
+
+/* The layout alone, of a document read by someone else (the careful
+ * reader: saxread.h's tap): no member values held, no batches handed on.
+ * The recorder for ARRAY_KEY and NAMES (as in the sink): */
+typedef struct cm_docsplit_rec cm_docsplit_rec;
+cm_docsplit_rec *cm_docsplit_record_new(const char *array_key, const char *const *names);
+/* The next piece of the text, S[0..N) at text offset BASE; every byte
+ * once, in order (a cm_sax tap: REC is a cm_docsplit_rec). */
+void cm_docsplit_record_feed(void *rec, const char *s, size_t n, uint64_t base);
+/* The text has ended: *LAYOUT gets the layout's file and CM_DOCSPLIT_OK is
+ * returned, or CM_DOCSPLIT_INVALID (the text was not a document the
+ * splitter takes; nothing reported) or CM_DOCSPLIT_IOERR (reported).  REC
+ * is freed. */
+int cm_docsplit_record_end(cm_docsplit_rec *rec, FILE **layout);
 
 #endif

@@ -13,7 +13,9 @@
 #include "config.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "cpu/cpuscan.h"
 #include "fuzz.h"
+#include "io/input.h"
 #include "json/jcheck.h"
 #include "json/jscan.h"
 #include "json/jval.h"
@@ -185,6 +187,64 @@ static void run_engine(size_t bufsize, struct run *r)
 			 (int)(r->msgs_len < 2000 ? r->msgs_len : 2000), r->msgs);
 	}
 	unlink(out_path);
+}
+
+/* The bytes of the layout file F. */
+static char *layout_bytes(FILE *f, size_t *n)
+{
+	char *p = NULL;
+	size_t cap = 0, got;
+	*n = 0;
+	PROPERTY(fflush(f) == 0 && fseek(f, 0, SEEK_SET) == 0, "cannot read a layout");
+	do {
+		if (cap - *n < 4096)
+			p = realloc(p, cap = cap * 2 + 4096);
+		got = fread(p + *n, 1, cap - *n, f);
+		*n += got;
+	} while (got);
+	return p;
+}
+
+/* The trace's layout (cpuscan.h) as the parallel scan's splitter notes it
+ * with reads of 64 KiB, and as the careful scan's (CUPTIMERGE_CAREFUL's)
+ * notes it with reads of SMALL bytes: for a trace both take, the same,
+ * record for record.  The copy walks nothing else. */
+static void check_layouts(size_t small)
+{
+	cm_cpuplan par, car;
+	cm_input *in;
+	FILE *saved = stderr;
+	char *msgs = NULL, *a, *b;
+	size_t msgs_len, na, nb;
+	int prc = -1, crc = -1;
+	stderr = open_memstream(&msgs, &msgs_len);
+	cm_diag_reset();
+	memset(&par, 0, sizeof par);
+	memset(&car, 0, sizeof car);
+	if ((in = cm_input_open_rewindable(data_path, 1 << 16))) {
+		prc = cm_cpuscan_run_cut(in, &par, 2, NULL);
+		cm_input_close(in);
+	}
+	if ((in = cm_input_open_rewindable(data_path, small))) {
+		crc = cm_cpuscan_run_cut(in, &car, 0, NULL);
+		cm_input_close(in);
+	}
+	fclose(stderr);
+	stderr = saved;
+	free(msgs);
+	PROPERTY(prc == crc, "the parallel scan gives %d, the careful one %d", prc, crc);
+	if (prc == 0) {
+		PROPERTY(par.layout && car.layout, "a scan that took the trace noted no layout");
+		a = layout_bytes(par.layout, &na);
+		b = layout_bytes(car.layout, &nb);
+		PROPERTY(na == nb && !memcmp(a, b, na),
+			 "the careful scan's layout (%zu bytes, %zu-byte reads) is not the parallel scan's (%zu)", nb,
+			 small, na);
+		free(a);
+		free(b);
+	}
+	cm_cpuplan_free(&par);
+	cm_cpuplan_free(&car);
 }
 
 /* yajl with the strict check over all of S: 1 when it is one JSON text. */
@@ -386,6 +446,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_engine(1 << 16, &big); /* more than the largest input: one chunk */
 	bs = small_bufsize(data, size);
 	run_engine(bs, &small);
+	if (fuzz_target.role == FUZZ_CPU || fuzz_target.role == FUZZ_REPAIR)
+		check_layouts(bs);
 	PROPERTY(big.status == small.status, "status %d with 64 KiB reads, %d with %zu-byte reads", big.status,
 		 small.status, bs);
 	if (big.status == CM_EXIT_OK) {

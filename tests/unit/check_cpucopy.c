@@ -1,0 +1,319 @@
+/* check_cpucopy.c - the copy of a CPU trace by its layout (cpu/cpucopy.c,
+ * cpu/cpuwalk.c): the plan of the output's top level from the layout's tags
+ * alone, the layout the careful scan notes against the parallel scan's, the
+ * copy's bytes, and a doctored layout (cut short, records swapped), which
+ * must fail the copy with status 3 after nothing but a prefix of the right
+ * output. */
+#include "config.h"
+#include "check_common.h"
+#include "cpu/cpucopy.h"
+#include "cpu/cpucopy_int.h"
+#include "cpu/cpuscan.h"
+#include "base/diag.h"
+#include "base/exitcode.h"
+#include "json/docsplit.h"
+
+#include <string.h>
+
+static int no_hook(void *ctx, cm_evout *eo)
+{
+	(void)ctx;
+	(void)eo;
+	return 0;
+}
+
+static const char devices[] = "[{\"id\":0}]";
+
+static cm_cpucopy_hooks hooks_with(const char *name, const char *dev)
+{
+	cm_cpucopy_hooks h = {.insert = no_hook, .append = no_hook, .trace_name = name, .devices = dev,
+			      .devices_len = dev ? strlen(dev) : 0};
+	return h;
+}
+
+/* The plan of the top level: what becomes of each member by its tag, with
+ * no text at all. */
+START_TEST(top_plan)
+{
+	cm_cpucopy_hooks h = hooks_with("t", devices), bare = hooks_with(NULL, NULL);
+	struct cpucopy_top t = {.devices_due = 1};
+	const int schema = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_SCHEMA, name = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_NAME,
+		  devs = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES;
+	/* the devices before the first member other than schemaVersion */
+	ck_assert_int_eq(cpucopy_top_member(&t, schema, &h, CM_DEVPROPS_ABSENT), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, schema, &h, CM_DEVPROPS_ABSENT), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_OTHER, &h, CM_DEVPROPS_ABSENT),
+			 CP_DEVICES_BEFORE | CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_OTHER, &h, CM_DEVPROPS_ABSENT), CP_COPY);
+	/* every traceName replaced; the array walked */
+	ck_assert_int_eq(cpucopy_top_member(&t, name, &h, CM_DEVPROPS_ABSENT), CP_NAME);
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_ARRAY, &h, CM_DEVPROPS_ABSENT), CP_ARRAY);
+	ck_assert_int_eq(cpucopy_top_member(&t, name, &h, CM_DEVPROPS_ABSENT), CP_NAME);
+	ck_assert_int_eq(cpucopy_top_end(&t, &h), 0);
+	/* the array first: the devices before it */
+	memset(&t, 0, sizeof t);
+	t.devices_due = 1;
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_ARRAY, &h, CM_DEVPROPS_ABSENT),
+			 CP_DEVICES_BEFORE | CP_ARRAY);
+	ck_assert_int_eq(cpucopy_top_end(&t, &h), CP_ADD_NAME);
+	/* a deviceProperties that lists none: replaced, each time */
+	memset(&t, 0, sizeof t);
+	ck_assert_int_eq(cpucopy_top_member(&t, devs, &h, CM_DEVPROPS_EMPTY), CP_DEVICES);
+	ck_assert_int_eq(cpucopy_top_member(&t, devs, &h, CM_DEVPROPS_EMPTY), CP_DEVICES);
+	ck_assert_int_eq(cpucopy_top_member(&t, devs, &h, CM_DEVPROPS_LISTED), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, devs, &bare, CM_DEVPROPS_EMPTY), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, name, &bare, CM_DEVPROPS_EMPTY), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_end(&t, &h), CP_ADD_EVENTS);
+	/* only schemaVersion, or nothing: all of it added at the '}' */
+	memset(&t, 0, sizeof t);
+	t.devices_due = 1;
+	ck_assert_int_eq(cpucopy_top_member(&t, schema, &h, CM_DEVPROPS_ABSENT), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_end(&t, &h), CP_ADD_DEVICES | CP_ADD_EVENTS | CP_ADD_NAME);
+	memset(&t, 0, sizeof t);
+	ck_assert_int_eq(cpucopy_top_end(&t, &bare), CP_ADD_EVENTS);
+}
+END_TEST
+
+/* A trace whose every part the layout places: blanks everywhere, a key with
+ * an escape (traceName, replaced), an empty deviceProperties (replaced), a
+ * bracket inside a string, a member after the array. */
+static const char trace[] =
+	" { \"schemaVersion\" : 1 ,\n"
+	"  \"deviceProperties\":[ ],\n"
+	"  \"trace\\u004eame\": \"old\",\n"
+	"  \"traceEvents\": [\n"
+	"    {\"ph\":\"M\",\"name\":\"a\"} ,\n"
+	"    {\"ph\":\"X\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":[1,\"]}\"]}},\n"
+	"    {\"ph\":\"i\",\"name\":\"c\"}\n"
+	"  ] ,\n"
+	"  \"distributedInfo\": {\"rank\": 0 }\n"
+	"}\n";
+
+/* Worked out by hand: the blanks of the top level gone, the elements with
+ * the input's separators, the two values replaced. */
+static const char expected[] =
+	"{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0}],\"trace\\u004eame\":\"t\",\"traceEvents\":["
+	"{\"ph\":\"M\",\"name\":\"a\"} ,\n"
+	"    {\"ph\":\"X\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":[1,\"]}\"]}},\n"
+	"    {\"ph\":\"i\",\"name\":\"c\"}"
+	"],\"distributedInfo\":{\"rank\": 0 }}";
+
+/* The bytes of F from its start (the position is kept). */
+static char *file_bytes(FILE *f, size_t *n)
+{
+	long end;
+	char *p;
+	ck_assert_int_eq(fflush(f), 0);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	end = ftell(f);
+	p = malloc((size_t)end + 1);
+	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+	ck_assert_uint_eq(fread(p, 1, (size_t)end, f), (size_t)end);
+	*n = (size_t)end;
+	return p;
+}
+
+/* F's content becomes P[0..N). */
+static void file_set(FILE *f, const char *p, size_t n)
+{
+	ck_assert_int_eq(ftruncate(fileno(f), 0), 0);
+	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fflush(f), 0);
+}
+
+/* Scan PATH (JOBS workers; 0: the careful scan) with reads of BUFSIZE. */
+static void scan(const char *path, int jobs, size_t bufsize, cm_cpuplan *plan)
+{
+	cm_input *in = cm_input_open_rewindable(path, bufsize);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_eq(cm_cpuscan_run_cut(in, plan, jobs, NULL), 0);
+	ck_assert_int_eq(plan->careful, jobs == 0);
+	cm_input_close(in);
+}
+
+/* Copy PATH by PLAN with reads of BUFSIZE into *OUT (the event buffer:
+ * nothing here is large enough to be flushed).  The copy's result. */
+static int copy(const char *path, const cm_cpuplan *plan, size_t bufsize, const cm_cpucopy_hooks *h, cm_buf *out)
+{
+	cm_input *in = cm_input_open_rewindable(path, bufsize);
+	cm_evout eo = {NULL, {0}, 1};
+	int rc;
+	ck_assert_ptr_nonnull(in);
+	cm_diag_reset();
+	rc = cm_cpucopy_run(in, plan, h, &eo);
+	ck_assert_ptr_null(eo.out); /* nothing flushed: all of it is in the buffer */
+	*out = eo.buf;
+	cm_input_close(in);
+	return rc;
+}
+
+/* The careful scan notes the layout the parallel one does, and the copy by
+ * either is the text worked out by hand, at every read size. */
+START_TEST(layouts_and_copy)
+{
+	const char *path = check_tmpfile(trace);
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	for (size_t bs = 1; bs <= 40; bs++) {
+		cm_cpuplan par, car;
+		char *a, *b;
+		size_t na, nb;
+		cm_buf out;
+		scan(path, 2, bs, &par);
+		scan(path, 0, bs, &car);
+		ck_assert_int_eq(par.devprops, CM_DEVPROPS_EMPTY);
+		a = file_bytes(par.layout, &na);
+		b = file_bytes(car.layout, &nb);
+		ck_assert_msg(na == nb && !memcmp(a, b, na), "read size %zu: the careful layout differs", bs);
+		free(a);
+		free(b);
+		ck_assert_int_eq(copy(path, &par, bs, &h, &out), 0);
+		ck_assert_msg(out.len == strlen(expected) && !memcmp(out.p, expected, out.len),
+			      "read size %zu (parallel): %.*s", bs, (int)out.len, out.p);
+		cm_buf_free(&out);
+		ck_assert_int_eq(copy(path, &car, bs, &h, &out), 0);
+		ck_assert_msg(out.len == strlen(expected) && !memcmp(out.p, expected, out.len),
+			      "read size %zu (careful): %.*s", bs, (int)out.len, out.p);
+		cm_buf_free(&out);
+		cm_cpuplan_free(&par);
+		cm_cpuplan_free(&car);
+	}
+	unlink(path);
+}
+END_TEST
+
+/* What a trace without traceEvents or traceName gets, after the one
+ * member that goes before the devices. */
+START_TEST(members_added)
+{
+	const char *path = check_tmpfile("{\"schemaVersion\":1, \"x\" : [ 1 ,2]}");
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	cm_cpuplan plan;
+	cm_buf out;
+	const char *want = "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0}],\"x\":[ 1 ,2],"
+			   "\"traceEvents\":[],\"traceName\":\"t\"}";
+	scan(path, 2, 7, &plan);
+	ck_assert_int_eq(copy(path, &plan, 7, &h, &out), 0);
+	ck_assert_str_eq((cm_buf_putc(&out, 0), out.p), want);
+	cm_buf_free(&out);
+	cm_cpuplan_free(&plan);
+	unlink(path);
+}
+END_TEST
+
+/* The layout as varints. */
+static size_t decode(const char *p, size_t n, uint64_t *v)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; k++) {
+		unsigned shift = 0;
+		v[k] = 0;
+		do
+			v[k] |= (uint64_t)(p[i] & 0x7f) << shift, shift += 7;
+		while (p[i++] & 0x80);
+	}
+	return k;
+}
+
+static void encode(const uint64_t *v, size_t k, cm_buf *b)
+{
+	b->len = 0;
+	for (size_t i = 0; i < k; i++)
+		cm_buf_put_varint(b, v[i]);
+}
+
+/* The copy by PLAN (its layout doctored) fails with status 3, having
+ * written only a prefix of the right output. */
+static void fails(const char *path, const cm_cpuplan *plan, const cm_cpucopy_hooks *h, const char *what)
+{
+	cm_buf out;
+	for (size_t bs = 1; bs <= 64; bs += 9) {
+		int rc = copy(path, plan, bs, h, &out);
+		ck_assert_msg(rc == -1 && cm_diag_status() == CM_EXIT_IO, "%s (read size %zu): rc %d, status %d",
+			      what, bs, rc, cm_diag_status());
+		ck_assert_msg(out.len <= strlen(expected) && !memcmp(out.p, expected, out.len),
+			      "%s (read size %zu): other bytes written: %.*s", what, bs, (int)out.len, out.p);
+		cm_buf_free(&out);
+	}
+}
+
+/* A layout cut short anywhere, or with two records swapped, fails the
+ * copy: status 3 ("changed between the passes"), nothing but a prefix of
+ * the right bytes written (the output file does not appear). */
+START_TEST(doctored_layout)
+{
+	const char *path = check_tmpfile(trace);
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	cm_cpuplan plan;
+	char *orig;
+	size_t n, k;
+	uint64_t v[128], w[128];
+	cm_buf b = {0};
+	scan(path, 2, 64, &plan);
+	orig = file_bytes(plan.layout, &n);
+	k = decode(orig, n, v);
+	/* { schemaVersion(5) deviceProperties(5) traceName(5) array(4) 3 elements(6) 0 ] distributedInfo(5) 0 } */
+	ck_assert_uint_eq(k, 1 + 5 + 5 + 5 + 4 + 6 + 2 + 5 + 2);
+	ck_assert_uint_eq(v[16], CM_DOCSPLIT_TAG_ARRAY);
+	/* cut short, at every byte */
+	for (size_t cut = 0; cut < n; cut++) {
+		char what[96];
+		file_set(plan.layout, orig, cut);
+		snprintf(what, sizeof what, "the layout cut to %zu of %zu bytes", cut, n);
+		fails(path, &plan, &h, what);
+	}
+	/* elements 0 and 1 swapped (their gaps and lengths) */
+	memcpy(w, v, k * sizeof *v);
+	w[20] = v[22], w[21] = v[23], w[22] = v[20], w[23] = v[21];
+	encode(w, k, &b);
+	file_set(plan.layout, b.p, b.len);
+	fails(path, &plan, &h, "elements 0 and 1 swapped");
+	/* elements 1 and 2 swapped */
+	memcpy(w, v, k * sizeof *v);
+	w[22] = v[24], w[23] = v[25], w[24] = v[22], w[25] = v[23];
+	encode(w, k, &b);
+	file_set(plan.layout, b.p, b.len);
+	fails(path, &plan, &h, "elements 1 and 2 swapped");
+	/* the first two members swapped (their records: tag, key, key length,
+	 * value, value length) */
+	memcpy(w, v, k * sizeof *v);
+	memcpy(w + 1, v + 6, 5 * sizeof *v);
+	memcpy(w + 6, v + 1, 5 * sizeof *v);
+	encode(w, k, &b);
+	file_set(plan.layout, b.p, b.len);
+	fails(path, &plan, &h, "members 0 and 1 swapped");
+	/* the array's end and the last member's record swapped */
+	memcpy(w, v, k * sizeof *v);
+	memcpy(w + 26, v + 28, 5 * sizeof *v);
+	memcpy(w + 31, v + 26, 2 * sizeof *v);
+	encode(w, k, &b);
+	file_set(plan.layout, b.p, b.len);
+	fails(path, &plan, &h, "the ']' after the member after it");
+	/* and the layout as it was still copies */
+	file_set(plan.layout, orig, n);
+	{
+		cm_buf out;
+		ck_assert_int_eq(copy(path, &plan, 5, &h, &out), 0);
+		ck_assert_uint_eq(out.len, strlen(expected));
+		cm_buf_free(&out);
+	}
+	free(orig);
+	cm_buf_free(&b);
+	cm_cpuplan_free(&plan);
+	unlink(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cpucopy");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, top_plan);
+	tcase_add_test(tc, layouts_and_copy);
+	tcase_add_test(tc, members_added);
+	tcase_add_test(tc, doctored_layout);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(suite)
