@@ -3,7 +3,7 @@
  * Phase 1 (C1, cpuscan.c) parsed and checked the whole trace, and its
  * splitter noted where every part of it lies (cm_cpuplan.layout: each
  * top-level key and value, the array's brackets, each element of
- * traceEvents; json/docsplit.h), whichever scan read it.  So this copy scans
+ * traceEvents; json/doclayout.h), whichever scan read it.  So this copy scans
  * nothing: it walks the layout beside the text, chunk by chunk, and copies
  * or skips what each record says.  Kept elements go out as the bytes they
  * were: numbers keep their exact digits, strings their escapes, and no time
@@ -30,7 +30,7 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "json/jscan.h"
-#include "json/docsplit.h"
+#include "json/doclayout.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,18 +136,18 @@ int cpucopy_separator(struct copy *c)
 int cpucopy_top_member(struct cpucopy_top *t, int tag, const cm_cpucopy_hooks *h, int devprops)
 {
 	int act = CP_COPY;
-	if (t->devices_due && tag != CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_SCHEMA) {
+	if (t->devices_due && tag != CM_DOCLAYOUT_NAME + CM_CPUKEY_SCHEMA) {
 		t->devices_due = 0;
 		act |= CP_DEVICES_BEFORE;
 	}
-	if (tag == CM_DOCSPLIT_TAG_ARRAY) {
+	if (tag == CM_DOCLAYOUT_ARRAY) {
 		t->seen_events = 1;
 		act |= CP_ARRAY;
-	} else if (tag == CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_NAME) {
+	} else if (tag == CM_DOCLAYOUT_NAME + CM_CPUKEY_NAME) {
 		t->seen_name = 1;
 		if (h->trace_name)
 			act |= CP_NAME;
-	} else if (tag == CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES && h->devices && devprops == CM_DEVPROPS_EMPTY) {
+	} else if (tag == CM_DOCLAYOUT_NAME + CM_CPUKEY_DEVICES && h->devices && devprops == CM_DEVPROPS_EMPTY) {
 		act |= CP_DEVICES;
 	}
 	return act;
@@ -187,10 +187,10 @@ int cpucopy_next_member(struct copy *c)
 		c->st = T_CLOSE;
 		return 0;
 	}
-	if (tag > CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES || cpucopy_place(c, &c->r_at) < 0 ||
+	if (tag > CM_DOCLAYOUT_NAME + CM_CPUKEY_DEVICES || cpucopy_place(c, &c->r_at) < 0 ||
 	    cpucopy_place(c, &c->r_end) < 0 || c->r_end == c->r_at || cpucopy_place(c, &c->val_at) < 0)
 		return cpucopy_changed(c);
-	if (tag == CM_DOCSPLIT_TAG_ARRAY) {
+	if (tag == CM_DOCLAYOUT_ARRAY) {
 		c->val_end = c->lpos = c->val_at + 1;
 	} else {
 		if (cpucopy_place(c, &at) < 0 || at == c->val_at)

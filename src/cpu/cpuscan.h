@@ -41,7 +41,7 @@ typedef struct cm_cpuplan {
 	int pids_overflow;     /* more distinct pids than CM_CPUSCAN_MAX_PIDS: pids incomplete */
 	int careful;           /* the parallel scan gave the trace to the careful one */
 	/* Where every top-level member and every element of traceEvents
-	 * lies, in a temporary file (json/docsplit.h: the layout; the keys
+	 * lies, in a temporary file (json/doclayout.h; the keys
 	 * cm_cpuscan_keys tagged), so that the copy need not look again.
 	 * The splitter noted it, in the parallel scan or fed by the careful
 	 * one; NULL only when the scan failed. */
@@ -71,7 +71,7 @@ typedef struct cm_cpuplan {
 	struct cm_cpucut *cut;
 } cm_cpuplan;
 
-/* The top-level keys the layout tags (CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_*),
+/* The top-level keys the layout tags (CM_DOCLAYOUT_NAME + CM_CPUKEY_*),
  * NULL-ended: the members the copy may replace or place by. */
 enum { CM_CPUKEY_NAME, CM_CPUKEY_SCHEMA, CM_CPUKEY_DEVICES };
 extern const char *const cm_cpuscan_keys[];

@@ -32,7 +32,7 @@ static void layout_ahead(struct copy *c)
 	uint64_t limit = c->plan->events < c->elem + LAYOUT_RING ? c->plan->events : c->elem + LAYOUT_RING;
 	while (!c->lq_bad && c->lq_done < limit) {
 		uint64_t gap, len, k = c->lq_done, a, b;
-		/* a record is GAP+1 and LEN (json/docsplit.h): 0 ends the array */
+		/* a record is GAP+1 and LEN (json/doclayout.h): 0 ends the array */
 		if (next_varint(c, &gap) < 0 || !gap || next_varint(c, &len) < 0 || !len ||
 		    (a = c->lpos + gap - 1) < c->lpos || (b = a + len) < a) {
 			c->lq_bad = 1;

@@ -18,7 +18,7 @@
  * behind it (cm_docsplit_release), and this file's own check of the value
  * does so too, an element or member at a time.
  *
- * The layout (docsplit.h) is noted on the way, where each part ends: the
+ * The layout (doclayout.h) is noted on the way, where each part ends: the
  * copy of a trace (cpu/cpucopy.c) walks it instead of the bytes.  The
  * careful reader's trace gets the same layout from this machine alone,
  * fed through saxread's tap (cm_docsplit_record_*): what was checked is
@@ -69,13 +69,12 @@ struct split {
 	cm_arena *arena;
 	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
 	size_t spill_len;
-	/* the layout (sink->layout), noted into lay and written to lay_file
-	 * at chunk ends; lay_pos: where the next distance counts from */
+	/* the layout (sink->layout), written at chunk ends; the places of
+	 * the member being read */
 	int lay_on, record_only, tag;
 	const char *const *names;
-	cm_buf lay;
-	FILE *lay_file;
-	uint64_t lay_pos, key_at, key_end, val_at;
+	cm_doclayout lay;
+	uint64_t key_at, key_end, val_at;
 };
 
 /* Member values longer than this go to a temporary file. */
@@ -100,86 +99,18 @@ void cm_docsplit_release(const char *text, size_t upto)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Note the distance from the last place noted to AT; AT is the new one. */
-static void lay_to(struct split *sp, uint64_t at)
-{
-	cm_buf_put_varint(&sp->lay, at - sp->lay_pos);
-	sp->lay_pos = at;
-}
-
-/* A member (not the array) ended at END: its record (docsplit.h). */
-static void lay_member(struct split *sp, uint64_t end)
-{
-	cm_buf_put_varint(&sp->lay, (uint64_t)sp->tag);
-	lay_to(sp, sp->key_at);
-	lay_to(sp, sp->key_end);
-	lay_to(sp, sp->val_at);
-	lay_to(sp, end);
-}
-
-/* The array's key and '[' at AT: its record's head. */
-static void lay_array(struct split *sp, uint64_t at)
-{
-	cm_buf_put_varint(&sp->lay, CM_DOCSPLIT_TAG_ARRAY);
-	lay_to(sp, sp->key_at);
-	lay_to(sp, sp->key_end);
-	lay_to(sp, at);
-	sp->lay_pos = at + 1;
-}
-
-/* The ']' or '}' at AT. */
-static void lay_close(struct split *sp, uint64_t at)
-{
-	cm_buf_putc(&sp->lay, 0);
-	lay_to(sp, at);
-	sp->lay_pos = at + 1;
-}
-
-/* The element [START, END). */
-static inline void lay_elem(struct split *sp, uint64_t start, uint64_t end)
-{
-	cm_buf_put_varint(&sp->lay, start - sp->lay_pos + 1);
-	cm_buf_put_varint(&sp->lay, end - start);
-	sp->lay_pos = end;
-}
-
-/* The noted records go to the file (made at the first).  0, or -1 after
- * a report. */
-static int lay_flush(struct split *sp)
-{
-	if (!sp->lay.len)
-		return 0;
-	if (!sp->lay_file && !(sp->lay_file = cm_temp_file("layout")))
-		return -1;
-	if (fwrite(sp->lay.p, 1, sp->lay.len, sp->lay_file) != sp->lay.len)
-		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
-	sp->lay.len = 0;
-	return 0;
-}
-
 /* The run ended with RC: on CM_DOCSPLIT_OK the layout's file to *OUT (RC
  * becomes CM_DOCSPLIT_IOERR when it cannot be written), else away.  The
  * run's buffers are freed.  Returns RC. */
 static int split_end(struct split *sp, int rc, FILE **out)
 {
-	if (sp->lay_on && rc == CM_DOCSPLIT_OK) {
-		if (!sp->lay_file && !(sp->lay_file = cm_temp_file("layout")))
-			rc = CM_DOCSPLIT_IOERR;
-		else if (lay_flush(sp) < 0 || fflush(sp->lay_file) != 0)
-			rc = CM_DOCSPLIT_IOERR;
-	}
-	if (rc == CM_DOCSPLIT_OK && out) {
-		*out = sp->lay_file;
-		sp->lay_file = NULL;
-	}
-	if (sp->lay_file)
-		fclose(sp->lay_file);
+	if (sp->lay_on && cm_doclayout_end(&sp->lay, rc == CM_DOCSPLIT_OK, out) < 0)
+		rc = CM_DOCSPLIT_IOERR;
 	if (sp->spill) /* the document ended inside a spilled value */
 		fclose(sp->spill);
 	cm_buf_free(&sp->key);
 	cm_buf_free(&sp->val);
 	cm_buf_free(&sp->batch);
-	cm_buf_free(&sp->lay);
 	cm_arena_free(sp->arena);
 	return rc;
 }
@@ -222,7 +153,7 @@ static int member_done(struct split *sp, int64_t end_offset)
 	void *map = NULL;
 	int rc;
 	if (sp->lay_on)
-		lay_member(sp, (uint64_t)end_offset);
+		cm_doclayout_member(&sp->lay, sp->tag, sp->key_at, sp->key_end, sp->val_at, (uint64_t)end_offset);
 	if (sp->record_only)
 		return 0;
 	if (sp->spill) {
@@ -337,10 +268,10 @@ static int key_is_array(struct split *sp)
 {
 	const cm_jval *v = NULL;
 	int is = key_is(sp, sp->array_key, &v);
-	sp->tag = CM_DOCSPLIT_TAG_OTHER;
+	sp->tag = CM_DOCLAYOUT_OTHER;
 	for (int k = 0; sp->lay_on && !is && sp->names && sp->names[k]; k++)
 		if (key_is(sp, sp->names[k], &v)) {
-			sp->tag = CM_DOCSPLIT_TAG_NAME + k;
+			sp->tag = CM_DOCLAYOUT_NAME + k;
 			break;
 		}
 	return is;
@@ -373,7 +304,7 @@ static int elem_end(struct split *sp, int64_t end_offset)
 	e->len = (uint32_t)len;
 	e->end_offset = end_offset;
 	if (sp->lay_on)
-		lay_elem(sp, (uint64_t)end_offset - len, (uint64_t)end_offset);
+		cm_doclayout_elem(&sp->lay, (uint64_t)end_offset - len, (uint64_t)end_offset);
 	cm_buf_put(&sp->batch, zeros, padded(len) - len);
 	if (sp->batch.len >= sp->batch_size) {
 		if (sp->sink->batch(sp->sink->ctx, &sp->batch) < 0)
@@ -414,10 +345,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		case ST_START:
 			if (ch == '{') {
 				sp->st = ST_OBJ_OPEN;
-				if (sp->lay_on) {
-					cm_buf_put_varint(&sp->lay, base + i);
-					sp->lay_pos = base + i + 1;
-				}
+				if (sp->lay_on)
+					cm_doclayout_open(&sp->lay, base + i);
 			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
@@ -434,7 +363,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} else if (ch == '}' && sp->st == ST_OBJ_OPEN) {
 				sp->st = ST_END;
 				if (sp->lay_on)
-					lay_close(sp, base + i);
+					cm_doclayout_close(&sp->lay, base + i);
 			} else if (!cm_jscan_ws(ch)) {
 				return CM_DOCSPLIT_INVALID;
 			}
@@ -479,7 +408,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				sp->seen_array = 1;
 				sp->st = ST_ARR_OPEN;
 				if (sp->lay_on)
-					lay_array(sp, base + i);
+					cm_doclayout_array(&sp->lay, sp->key_at, sp->key_end, base + i);
 				i++;
 			} else if (value_start(ch)) {
 				sp->val_at = base + i;
@@ -507,7 +436,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} else if (ch == '}') {
 				sp->st = ST_END;
 				if (sp->lay_on)
-					lay_close(sp, base + i);
+					cm_doclayout_close(&sp->lay, base + i);
 			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
@@ -519,7 +448,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} else if (ch == ']' && sp->st == ST_ARR_OPEN) {
 				sp->st = ST_AFTER;
 				if (sp->lay_on)
-					lay_close(sp, base + i);
+					cm_doclayout_close(&sp->lay, base + i);
 				i++;
 			} else if (value_start(ch)) {
 				elem_begin(sp);
@@ -560,7 +489,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			} else if (ch == ']') {
 				sp->st = ST_AFTER;
 				if (sp->lay_on)
-					lay_close(sp, base + i);
+					cm_doclayout_close(&sp->lay, base + i);
 			} else if (!cm_jscan_ws(ch))
 				return CM_DOCSPLIT_INVALID;
 			i++;
@@ -577,7 +506,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		cm_buf_put(&sp->batch, s + run, n - run);
 	else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
 		return CM_DOCSPLIT_IOERR;
-	if (sp->lay.len >= (64u << 10) && lay_flush(sp) < 0)
+	if (sp->lay.buf.len >= (64u << 10) && cm_doclayout_flush(&sp->lay) < 0)
 		return CM_DOCSPLIT_IOERR;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "io/input.h"
+#include "json/doclayout.h"
 #include "json/jval.h"
 #include "json/jwrite.h"
 
@@ -46,33 +47,13 @@ typedef struct cm_docsplit_sink {
 	/* The array key: its decoded name is ARRAY_KEY.  A key with escapes is
 	 * compared after decoding. */
 	void *ctx;
-	/* When set, the document's layout is recorded (below): *LAYOUT gets
-	 * its file when the run returns CM_DOCSPLIT_OK (else it is closed);
-	 * NAMES (NULL-ended, or NULL) are the keys with tags of their own. */
+	/* When set, the document's layout is noted (doclayout.h): *LAYOUT
+	 * gets its file when the run returns CM_DOCSPLIT_OK (else it is
+	 * closed); NAMES (NULL-ended, or NULL) are the keys with tags of their
+	 * own. */
 	FILE **layout;
 	const char *const *names;
 } cm_docsplit_sink;
-
-/* The layout: where every part of the document's top level and every
- * element of its array lies, as varints in an unlinked temporary file (a
- * top level of millions of keys, an array of millions of elements, take no
- * memory), in document order:
- *
- *   document := OPEN member* 0 CLOSE
- *   member   := TAG KEY KLEN VAL (VLEN | element* 0 CLOSE)
- *   element  := GAP+1 LEN
- *
- * OPEN is the text offset of the '{'.  Every other place is a distance from
- * the end of what came before it (just past the '{', a key, a value, an
- * element, the array's '['): KEY to a key's opening quote, KLEN the key's
- * length with its quotes, VAL to the value's first byte, VLEN the value's
- * length, GAP to an element's first byte, LEN its length, CLOSE to the ']'
- * or the '}'.  TAG: */
-enum {
-	CM_DOCSPLIT_TAG_ARRAY = 1, /* the array: VAL is its '[', its elements follow */
-	CM_DOCSPLIT_TAG_OTHER = 2, /* a key not among NAMES */
-	CM_DOCSPLIT_TAG_NAME = 3,  /* + i: the key is NAMES[i] (decoded) */
-};
 
 /* For a sink's member callback: the member's key, decoded (in ARENA), when
  * both the key and the value are valid JSON; NULL when either is not (the

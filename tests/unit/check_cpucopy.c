@@ -11,7 +11,7 @@
 #include "cpu/cpuscan.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "json/docsplit.h"
+#include "json/doclayout.h"
 
 #include <string.h>
 
@@ -37,23 +37,23 @@ START_TEST(top_plan)
 {
 	cm_cpucopy_hooks h = hooks_with("t", devices), bare = hooks_with(NULL, NULL);
 	struct cpucopy_top t = {.devices_due = 1};
-	const int schema = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_SCHEMA, name = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_NAME,
-		  devs = CM_DOCSPLIT_TAG_NAME + CM_CPUKEY_DEVICES;
+	const int schema = CM_DOCLAYOUT_NAME + CM_CPUKEY_SCHEMA, name = CM_DOCLAYOUT_NAME + CM_CPUKEY_NAME,
+		  devs = CM_DOCLAYOUT_NAME + CM_CPUKEY_DEVICES;
 	/* the devices before the first member other than schemaVersion */
 	ck_assert_int_eq(cpucopy_top_member(&t, schema, &h, CM_DEVPROPS_ABSENT), CP_COPY);
 	ck_assert_int_eq(cpucopy_top_member(&t, schema, &h, CM_DEVPROPS_ABSENT), CP_COPY);
-	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_OTHER, &h, CM_DEVPROPS_ABSENT),
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCLAYOUT_OTHER, &h, CM_DEVPROPS_ABSENT),
 			 CP_DEVICES_BEFORE | CP_COPY);
-	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_OTHER, &h, CM_DEVPROPS_ABSENT), CP_COPY);
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCLAYOUT_OTHER, &h, CM_DEVPROPS_ABSENT), CP_COPY);
 	/* every traceName replaced; the array walked */
 	ck_assert_int_eq(cpucopy_top_member(&t, name, &h, CM_DEVPROPS_ABSENT), CP_NAME);
-	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_ARRAY, &h, CM_DEVPROPS_ABSENT), CP_ARRAY);
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCLAYOUT_ARRAY, &h, CM_DEVPROPS_ABSENT), CP_ARRAY);
 	ck_assert_int_eq(cpucopy_top_member(&t, name, &h, CM_DEVPROPS_ABSENT), CP_NAME);
 	ck_assert_int_eq(cpucopy_top_end(&t, &h), 0);
 	/* the array first: the devices before it */
 	memset(&t, 0, sizeof t);
 	t.devices_due = 1;
-	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCSPLIT_TAG_ARRAY, &h, CM_DEVPROPS_ABSENT),
+	ck_assert_int_eq(cpucopy_top_member(&t, CM_DOCLAYOUT_ARRAY, &h, CM_DEVPROPS_ABSENT),
 			 CP_DEVICES_BEFORE | CP_ARRAY);
 	ck_assert_int_eq(cpucopy_top_end(&t, &h), CP_ADD_NAME);
 	/* a deviceProperties that lists none: replaced, each time */
@@ -254,7 +254,7 @@ START_TEST(doctored_layout)
 	k = decode(orig, n, v);
 	/* { schemaVersion(5) deviceProperties(5) traceName(5) array(4) 3 elements(6) 0 ] distributedInfo(5) 0 } */
 	ck_assert_uint_eq(k, 1 + 5 + 5 + 5 + 4 + 6 + 2 + 5 + 2);
-	ck_assert_uint_eq(v[16], CM_DOCSPLIT_TAG_ARRAY);
+	ck_assert_uint_eq(v[16], CM_DOCLAYOUT_ARRAY);
 	/* cut short, at every byte */
 	for (size_t cut = 0; cut < n; cut++) {
 		char what[96];
