@@ -36,8 +36,10 @@
  *   --  all input has now been read and checked: an error stops here, before
  *       a byte is written, so a bad input never leaves half a trace;
  *   3  the output: the CPU trace's text copied (cpu/cpucopy.c: the one pass
- *      that reads it again, as bytes, not parsed, where the first phase's
- *      splitter noted each event's place) with the metadata spliced in;
+ *      that reads it again, as bytes, not parsed, by the layout the first
+ *      phase's splitter noted of it, each top-level key and value and each
+ *      event, whichever scan read it: json/doclayout.h) with the metadata
+ *      spliced in;
  *      then worker threads render the records to text in window order
  *      (base/opool.c); then the spans and the span events; gzip output is
  *      deflated in blocks on the same number of threads (io/pgzip.c).  (The

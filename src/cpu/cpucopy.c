@@ -133,6 +133,8 @@ int cpucopy_separator(struct copy *c)
 	return own;
 }
 
+/* The plan of the top level, a member at a time (cpucopy_int.h): a
+ * function of the tags alone, so that check_cpucopy tests it without text. */
 int cpucopy_top_member(struct cpucopy_top *t, int tag, const cm_cpucopy_hooks *h, int devprops)
 {
 	int act = CP_COPY;
@@ -153,6 +155,7 @@ int cpucopy_top_member(struct cpucopy_top *t, int tag, const cm_cpucopy_hooks *h
 	return act;
 }
 
+/* ... and at the '}' (cpucopy_int.h). */
 int cpucopy_top_end(struct cpucopy_top *t, const cm_cpucopy_hooks *h)
 {
 	int add = 0;
@@ -166,6 +169,7 @@ int cpucopy_top_end(struct cpucopy_top *t, const cm_cpucopy_hooks *h)
 	return add;
 }
 
+/* The layout's next place (cpucopy_int.h). */
 int cpucopy_place(struct copy *c, uint64_t *at)
 {
 	uint64_t d;
@@ -175,6 +179,8 @@ int cpucopy_place(struct copy *c, uint64_t *at)
 	return 0;
 }
 
+/* The next member's record, or the '}''s (cpucopy_int.h): the key's range
+ * becomes the part in hand, the value's waits in val_at, val_end. */
 int cpucopy_next_member(struct copy *c)
 {
 	uint64_t tag, at;
@@ -243,9 +249,10 @@ static int part_begin(struct copy *c, char ch)
 			c->copying = 1;
 		return 0;
 	default: { /* T_CLOSE */
-		int add = cpucopy_top_end(&c->top, c->hooks);
+		int add;
 		if (ch != '}')
 			return cpucopy_changed(c);
+		add = cpucopy_top_end(&c->top, c->hooks);
 		if (add & CP_ADD_DEVICES)
 			devices_member(c);
 		if (add & CP_ADD_EVENTS) {
