@@ -48,9 +48,11 @@ struct filter {
 	cm_repair **grepair; /* --split with -t: a repair stage a file (the rows it names are its own) */
 };
 
-/* --split without the trace's layout (--careful): the element in hand to
- * the files of its groups (cut.ga to cut.gb), after what all of them share
- * so far.  With the layout, the copy routes runs of them (f->route). */
+/* --split after the careful scan (CUPTIMERGE_CAREFUL), or with -t: the
+ * element in hand to the files of its groups (cut.ga to cut.gb), after what
+ * all of them share so far, a comma between two (the careful path's files
+ * have always been written so).  Else the copy routes runs of them, with
+ * the input's separators (f->route). */
 static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
 	struct filter *f = ctx;
