@@ -99,6 +99,21 @@ struct gpu_window {
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
+	/* --split: the records of the group selected, as runs of these
+	 * (gpusplit.c), which the walks read instead of all; or NULL */
+	const struct gpu_runs *runs;
+};
+
+/* --split: a group's records, runs of the window's own in window order:
+ * LEN bytes of whole records at OFF in the records' file (or in its one
+ * block, when the window was small). */
+struct gpu_run {
+	int64_t off;
+	uint32_t len;
+};
+struct gpu_runs {
+	struct gpu_run *v;
+	size_t n, cap;
 };
 
 /* What the CPU trace tells the window's conversion (merge.c's setters),

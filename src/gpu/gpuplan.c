@@ -307,7 +307,8 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 			plan_sync(pp, r);
 		return 0;
 	case CM_REC_CUDAEVENT:
-		if (g->version >= 2) {
+		/* --split looks up the syncs' waits as it deals the records */
+		if (g->version >= 2 && !g->plan.ops_noted) {
 			/* where the event was last recorded, for the event syncs after it */
 			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
 			struct wait_info *w = cm_hmap_put(g->plan.evmap, key, NULL);

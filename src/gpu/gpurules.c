@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event). */
 int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
@@ -74,15 +75,56 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
 	return fallback;
 }
 
+/* --split: a group's runs (win.runs) to POOL, in window order, as pieces
+ * of about a block: each run read from where the window's records lie (the
+ * file, by pread, so that groups planned side by side read at once), or
+ * copied from the one block in memory.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int feed_runs(const cm_gpu *g, cm_opool *pool)
+{
+	const struct gpu_runs *rs = g->win.runs;
+	int fd = g->win.recs ? fileno(g->win.recs) : -1, rc = 0;
+	cm_buf b = {0};
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct gpu_run *r = &rs->v[i];
+		if (b.cap - b.len < r->len)
+			cm_buf_grow(&b, r->len);
+		if (fd < 0) {
+			memcpy(b.p + b.len, g->win.block.p + r->off, r->len);
+		} else {
+			for (size_t got = 0; got < r->len;) {
+				ssize_t n = pread(fd, b.p + b.len + got, r->len - got, (off_t)(r->off + (int64_t)got));
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0) {
+					cm_buf_free(&b);
+					return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+						       n ? ": " : " (it is shorter than written)", n ? strerror(errno) : "");
+				}
+				got += (size_t)n;
+			}
+		}
+		b.len += r->len;
+		/* the pieces need not be the blocks: the walks' results do not
+		 * depend on where the records are cut into pieces */
+		if (b.len >= CM_GPU_BLOCK || i + 1 == rs->n)
+			rc = cm_opool_put(pool, &b);
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
 /* Hand each block of records to POOL, in window order: the one still in
  * memory when the window was small (as a copy: the pool takes the bytes it
  * is given, and the plan and the output both read the blocks), else each
- * block of the temporary file in turn.  0, or -1 (after a report, or as
- * cm_opool_put). */
+ * block of the temporary file in turn; or a --split group's runs.  0, or
+ * -1 (after a report, or as cm_opool_put). */
 static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
 {
 	cm_buf b = {0};
 	int rc;
+	if (g->win.runs)
+		return feed_runs(g, pool);
 	if (!g->win.recs) {
 		cm_buf_put(&b, g->win.block.p, g->win.block.len);
 		rc = b.len ? cm_opool_put(pool, &b) : 0;

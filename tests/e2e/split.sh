@@ -68,6 +68,30 @@ split_vs_steps mergegz .gz "1-2 3" steps:2 -w "$WIN" "$CPU"
 split_vs_steps mergegz1 .gz "1-2 3" steps:2 -j 1 -w "$WIN" "$CPU"
 split_vs_steps mergegz4 "" "1-2 3" steps:2 -j 4 -w "$WIN" "$CPU"
 
+# split_events_window.json (window version 2): CUDA event 5 recorded in step 1
+# (stream 7, call 20), waited on in step 2 (a Stream Wait Event), recorded again
+# in step 2 (stream 9, call 23; its cuda_event record lies between step 2's
+# records) and synchronized in step 3; event 6's record follows a kernel of
+# step 1 and is synchronized in step 1.  Each sync names where its event was
+# last recorded before it in window order, whichever file that record's
+# call went to.
+tcase "merge --split, window version 2: each event sync's wait as worked out by hand, each file --steps', -j 1 and -j 4"
+EWIN=$FIX/split_events_window.json
+split_vs_steps events "" "1 2 3" steps -w "$EWIN" "$CPU"
+split_vs_steps events1 "" "1 2 3" steps -j 1 -w "$EWIN" "$CPU"
+split_vs_steps events4 "" "1 2 3" steps -j 4 -w "$EWIN" "$CPU"
+python3 - "$tmp/split" >"$tmp/waits" 2>&1 <<'PY' || fail "$(cat "$tmp/waits")"
+import json, sys
+want = {1: [(27, 8, 26, 6)], 2: [(22, 7, 20, 5)], 3: [(24, 9, 23, 5)]}
+for f, w in want.items():
+    ev = json.load(open("%s/m_%d.json" % (sys.argv[1], f)))["traceEvents"]
+    got = [(a["correlation"], a["wait_on_stream"], a["wait_on_cuda_event_record_corr_id"], a["wait_on_cuda_event_id"])
+           for a in (e["args"] for e in ev if e.get("cat") == "cuda_sync")]
+    if got != w:
+        sys.exit("file %d: syncs (correlation, wait_on_stream, wait_on_cuda_event_record_corr_id, "
+                 "wait_on_cuda_event_id) %s, not %s" % (f, got, w))
+PY
+
 tcase "merge with -t, --split=steps: each file --steps -t of its step (a repair stage a file)"
 split_vs_steps mergerepair "" "1 2 3" steps -t "$WIN" -w "$WIN" "$CPU"
 
