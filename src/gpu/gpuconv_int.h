@@ -339,6 +339,11 @@ uint32_t gpu_sync_type(const cm_gpurec *r);
  * version 2, every one but a "Stream Wait Event" on a stream where no
  * kernel, copy or set ran. */
 int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r);
+/* Whether record R is drawn when nothing is cut: 1 with its times *START
+ * and *END (ns), 0 not, -1 after reporting its deferred error (the thread
+ * lookup of an API call is the caller's).  The plan's rule before the cut,
+ * which --split's deal applies to every record. */
+int gpu_drawn_span(const cm_gpu *g, const cm_gpurec *r, cm_int *start, cm_int *end);
 /* Whether a record stays in the output when cutting (gpucut.c): 1 keep
  * (always when not cutting), 0 cut.  The plan and the render ask alike. */
 int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);

@@ -167,6 +167,54 @@ int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r)
 	return cm_hmap_get(g->win.act_streams, key) != NULL;
 }
 
+/* Whether record R is drawn when nothing is cut, and over which times:
+ * the rule the plan applies before the cut, which --split's deal applies
+ * to every record for the extent of the window uncut (crosscheck.c).  An
+ * API call when its name is one the merge keeps; GPU work always; an
+ * overhead record unless the rule drops it; a sync in a window of version
+ * 2 when gpu_sync_drawn.  A deferred error (an overhead or sync record the
+ * digest found wrong) is reported here, status 1, as the plan reports it.
+ * The thread lookup of an API call is the caller's (gpu_api_thread).  1
+ * with *START and *END (ns), 0 when not drawn, -1 after a report. */
+int gpu_drawn_span(const cm_gpu *g, const cm_gpurec *r, cm_int *start, cm_int *end)
+{
+	int s, e;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER:
+		if (!(r->flags & CM_REC_REGISTERED))
+			return 0;
+		s = CM_RA_START, e = CM_RA_END;
+		break;
+	case CM_REC_KERNEL:
+	case CM_REC_MEMCPY:
+	case CM_REC_MEMSET:
+		s = CM_RG_START, e = CM_RG_END;
+		break;
+	case CM_REC_OVERHEAD:
+		if (gpu_dropped(g, r))
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		s = CM_RO_START, e = CM_RO_END;
+		break;
+	case CM_REC_SYNC:
+		if (g->version < 2)
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (!gpu_sync_drawn(g, r))
+			return 0;
+		s = CM_RS_START, e = CM_RS_END;
+		break;
+	default: /* a cuda_event record */
+		return 0;
+	}
+	*start = r->v[s];
+	*end = r->v[e];
+	return 1;
+}
+
 /* Run FN over each block of records on N workers of an ordered pool
  * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
  * window order.  0, or -1 (after a report). */

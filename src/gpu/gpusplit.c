@@ -135,50 +135,23 @@ static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm
 	return 0; /* a cuda_event record: drawn by none (the deal notes it for the syncs) */
 }
 
-/* The uncut extent, as gpuplan.c's cut_extent notes it. */
-static void uncut_extent(const cm_gpu *g, double *lo, double *hi, cm_int start, cm_int end)
-{
-	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
-	*lo = cm_py_min(*lo, ts);
-	*hi = cm_py_max(*hi, ts + cm_py_max(dur, 0.0));
-}
-
-/* What the plain plan judges of R whatever the cut: its extent when drawn,
- * its deferred error.  0, or -1 after a report. */
+/* What the plain plan judges of R whatever the cut (gpurules.c's rule):
+ * its extent when drawn uncut, into [*LO, *HI], as gpuplan.c's cut_extent
+ * notes it; its deferred error, and an API call's thread lookup, which
+ * can fail.  0, or -1 after a report. */
 static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 {
-	const cm_int *v = r->v;
-	cm_int tid;
-	int fell;
-	switch (r->kind) {
-	case CM_REC_RUNTIME:
-	case CM_REC_DRIVER:
-		if (gpu_api_thread(g, r, &tid, &fell) < 0) /* the plan's lookup, which can fail */
-			return -1;
-		if (r->flags & CM_REC_REGISTERED)
-			uncut_extent(g, lo, hi, v[CM_RA_START], v[CM_RA_END]);
-		return 0;
-	case CM_REC_KERNEL:
-	case CM_REC_MEMCPY:
-	case CM_REC_MEMSET:
-		uncut_extent(g, lo, hi, v[CM_RG_START], v[CM_RG_END]);
-		return 0;
-	case CM_REC_OVERHEAD:
-		if (gpu_dropped(g, r))
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		uncut_extent(g, lo, hi, v[CM_RO_START], v[CM_RO_END]);
-		return 0;
-	case CM_REC_SYNC:
-		if (g->version < 2)
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		if (gpu_sync_drawn(g, r))
-			uncut_extent(g, lo, hi, v[CM_RS_START], v[CM_RS_END]);
-		return 0;
-	}
+	cm_int start, end, tid;
+	int fell, drawn;
+	double ts, dur;
+	if ((r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) && gpu_api_thread(g, r, &tid, &fell) < 0)
+		return -1;
+	if ((drawn = gpu_drawn_span(g, r, &start, &end)) <= 0)
+		return drawn;
+	ts = cm_us_of_ns(start - g->base_ns);
+	dur = cm_us_of_ns(end - start);
+	*lo = cm_py_min(*lo, ts);
+	*hi = cm_py_max(*hi, ts + cm_py_max(dur, 0.0));
 	return 0;
 }
 
