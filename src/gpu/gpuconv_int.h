@@ -110,6 +110,7 @@ struct gpu_window {
 struct gpu_run {
 	int64_t off;
 	uint32_t len;
+	uint32_t last; /* the last of a group's: the walk's piece ends after it */
 };
 struct gpu_runs {
 	struct gpu_run *v;
@@ -395,5 +396,9 @@ void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);
+/* cm_gpu_write_events with SINK(SCTX) taking each piece's rendered
+ * elements in window order (gpurender.c): --split's, which knows whose
+ * file each piece goes to. */
+int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx);
 
 #endif

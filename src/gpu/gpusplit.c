@@ -316,7 +316,7 @@ static void run_add(struct gpu_group *gr, int64_t off, uint32_t len)
 		rs->cap = rs->cap ? 2 * rs->cap : 16;
 		rs->v = cm_xrealloc(rs->v, rs->cap * sizeof *rs->v);
 	}
-	rs->v[rs->n++] = (struct gpu_run){off, len};
+	rs->v[rs->n++] = (struct gpu_run){off, len, 0};
 }
 
 /* A note of the deal, in window order: an operator into the tables; a
@@ -520,6 +520,9 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	}
 	cm_hmap_free(s->evmap); /* the syncs have taken what they need */
 	s->evmap = NULL;
+	for (size_t k = 0; k < n; k++)
+		if (s->grp[k].rs.n)
+			s->grp[k].rs.v[s->grp[k].rs.n - 1].last = 1;
 	g->plan.cut_min_ts = s->ucut_min;
 	g->plan.cut_max_end = s->ucut_max;
 	return rc;
@@ -539,6 +542,64 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	g->cut = CM_CUT_NONE; /* every record of its runs is kept */
 	gpu_split_swap(g, &s->grp[k]);
 	return 0;
+}
+
+/* The sink of the groups' render in one walk: each piece's elements to
+ * its group's writer, the groups' pieces coming in turn, PIECES[K] of
+ * group K's. */
+struct split_sink {
+	cm_evout *eos;
+	size_t *pieces;
+	size_t n, k;
+};
+
+static int split_sink(void *sctx, cm_buf *out)
+{
+	struct split_sink *ss = sctx;
+	while (ss->k < ss->n && !ss->pieces[ss->k])
+		ss->k++;
+	if (ss->k == ss->n) /* cannot happen: as many pieces as counted */
+		return cm_fail(CM_EXIT_IO, NULL, -1, "the render of --split's groups lost its place");
+	ss->pieces[ss->k]--;
+	return cm_evout_elements(&ss->eos[ss->k], out->p, out->len);
+}
+
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
+{
+	struct gpu_split *s = g->split;
+	struct gpu_runs all = {0};
+	struct split_sink ss = {eos, cm_xcalloc(s->n, sizeof *ss.pieces), s->n, 0};
+	int cut, rc;
+	cm_gpu_split_select(g, -1);
+	for (size_t k = 0; k < s->n; k++)
+		all.n += s->grp[k].rs.n;
+	all.v = cm_xmalloc((all.n ? all.n : 1) * sizeof *all.v);
+	all.n = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		const struct gpu_runs *rs = &s->grp[k].rs;
+		size_t len = 0;
+		memcpy(all.v + all.n, rs->v, rs->n * sizeof *rs->v);
+		all.n += rs->n;
+		/* the pieces the walk makes of them (gpurules.c's feed_runs) */
+		for (size_t i = 0; i < rs->n; i++) {
+			len += rs->v[i].len;
+			if (len >= CM_GPU_BLOCK || rs->v[i].last) {
+				ss.pieces[k]++;
+				len = 0;
+			}
+		}
+	}
+	/* the render reads of the plan only the syncs' waits, which are all
+	 * the groups' (the deal's); every record of the runs is kept */
+	cut = g->cut;
+	g->cut = CM_CUT_NONE;
+	g->win.runs = &all;
+	rc = gpu_render_walk(g, jobs, split_sink, &ss);
+	g->win.runs = NULL;
+	g->cut = cut;
+	free(all.v);
+	free(ss.pieces);
+	return rc;
 }
 
 void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx) { g->split->grp[k].remap_ctx = ctx; }

@@ -175,6 +175,25 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		cmp -s "$tmp/gm/$f" "$tmp/gm-j 1/$f" || fail "-j 1: $f differs"
 		cmp -s "$tmp/gm/$f" "$tmp/gm-j 8/$f" || fail "-j 8: $f differs"
 	done
+	# files of many blocks of records each: the render's walk over all the
+	# groups' runs hands each file several pieces, in turn
+	tcase "gen_trace pair, merge --split=steps:500: 3 files of several pieces each, each --steps', -j 1 and -j 3"
+	for how in "-j 1" "-j 3"; do
+		rm -rf "$tmp/o"
+		mkdir "$tmp/o"
+		# shellcheck disable=SC2086
+		run "g500 $how" $how --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu"
+		[ "$(cd "$tmp/o" && ls | tr '\n' ' ')" = "g_1-500.json g_1001-1352.json g_501-1000.json " ] ||
+			fail "$how: files $(cd "$tmp/o" && ls | tr '\n' ' ')"
+		mv "$tmp/o" "$tmp/g500"
+		mkdir "$tmp/o"
+		for l in 1-500 501-1000 1001-1352; do
+			# shellcheck disable=SC2086
+			run "g500 $how --steps=$l" $how --steps=$l -w "$tmp/g.win" -o "$tmp/o/g_$l.json" "$tmp/g.cpu"
+			cmp -s "$tmp/g500/g_$l.json" "$tmp/o/g_$l.json" || fail "$how: file $l differs from --steps=$l"
+		done
+		rm -rf "$tmp/g500"
+	done
 else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
 fi
