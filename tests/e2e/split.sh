@@ -194,6 +194,42 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		done
 		rm -rf "$tmp/g500"
 	done
+	# the generated window made version 2, with cuda_event records after
+	# some kernels and event syncs after some calls (a fixed seed): the
+	# syncs' waits, looked up once as the records are dealt, against
+	# --steps of three of the files, whose plans look them up themselves
+	tcase "gen_trace pair made window version 2 with CUDA events and event syncs, --split=steps:100: files 1-100, 601-700, 1301-1352 each --steps'"
+	python3 - "$tmp/g.win" "$tmp/g2.win" <<'PY' || fail "cannot make the window"
+import json, random, sys
+random.seed(7)
+w = json.load(open(sys.argv[1]))
+out = []
+for e in w["events"]:
+    out.append(e)
+    if e.get("kind") == "kernel" and random.random() < 0.2:
+        out.append({"kind": "cuda_event", "device_id": e["device_id"], "context_id": e.get("context_id", 1),
+                    "stream_id": e["stream_id"], "event_id": random.randint(1, 40),
+                    "correlation_id": e["correlation_id"], "device_timestamp_ns": e["end_ns"]})
+    if e.get("kind") == "cuda_runtime" and random.random() < 0.1:
+        out.append({"kind": "cuda_sync", "sync_type": random.choice([1, 2]), "start_ns": e["start_ns"],
+                    "end_ns": e["end_ns"], "correlation_id": e["correlation_id"], "context_id": 1,
+                    "stream_id": random.choice([7, 8, 4294967295]), "cuda_event_id": random.randint(1, 40),
+                    "return_value": 0, "device_id": 0, "name": "Synchronization"})
+w["events"] = out
+w["window_version"] = 2
+json.dump(w, open(sys.argv[2], "w"))
+PY
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	run g2split --split=steps:100 -w "$tmp/g2.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu"
+	mv "$tmp/o" "$tmp/g2split"
+	mkdir "$tmp/o"
+	for l in 1-100 601-700 1301-1352; do
+		run "g2steps $l" --steps=$l -w "$tmp/g2.win" -o "$tmp/o/g_$l.json" "$tmp/g.cpu"
+		cmp -s "$tmp/g2split/g_$l.json" "$tmp/o/g_$l.json" || fail "file $l differs from --steps=$l"
+	done
+	grep -q '"wait_on_cuda_event_record_corr_id":[0-9]' "$tmp/g2split/g_601-700.json" ||
+		fail "file 601-700 has no event sync that found its event"
 else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
 fi
