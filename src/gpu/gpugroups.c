@@ -1,5 +1,5 @@
 /* gpugroups.c - the groups of --split in a merge planned side by side:
- * each group's plan (cm_gpu_plan over the records gpusplit.c dealt it, or,
+ * each group's plan (cm_gpu_plan over the runs gpusplit.c dealt it, or,
  * when the deal planned them as it went, what is left of it) in a view of
  * cm_gpu of its own, the groups shared among the -j threads.  A group's
  * plan reads what nothing writes any more (the links, the maps, the CPU
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Group K's plan, in a view of G: a copy of cm_gpu with the group's store
- * and plan tables swapped in, cut off (every record of the store is kept),
+/* Group K's plan, in a view of G: a copy of cm_gpu with the group's runs
+ * and plan tables swapped in, cut off (every record of the runs is kept),
  * its figures its own.  What the plan writes is the view's (the group's
  * tables); what it reads of G's (the links, the maps, the CPU side) nothing
  * writes while the groups are planned, so groups plan side by side.  The

@@ -17,7 +17,10 @@
  * its plan tables (rows, spans, extent) into cm_gpu, and takes the cut off,
  * since every record of the runs is kept.  Each record is planned and
  * rendered once a file it goes to, as in a run of --steps for each: the
- * whole split costs about what one plain merge does.  (Copying the records
+ * whole split costs about what one plain merge does.  The render of every
+ * file's events is one walk, over the groups' runs one group after the
+ * other, each piece to its group's file (but with -t, whose repair stages
+ * are a file's own).  (Copying the records
  * to a store a group, in blocks and temporary files, wrote 84 MB of
  * temporary files where the plain merge writes 36 MB: BENCHMARKS.md.)
  *
