@@ -45,9 +45,11 @@
  * the 200,000-op pair is 3 MB) would then have all of it left to its
  * fsync, all files at once at the end: 0.16 to 0.26 s from the first
  * fsync's start to the last one's end on the 2-core machine (strace -T),
- * 0.05 to 0.10 s with 1 MiB steps.  So a step is an eighth of the file so
- * far, between 1 MiB and 8 MiB: a few calls more for a large file (8 MiB
- * steps from 64 MiB on), a head start for a small one.
+ * 0.05 to 0.10 s with 1 MiB steps.  And the 1 GB pair's split makes 60
+ * files of 39 MB, each of which would leave up to a step to the end.  So
+ * a step is a 32nd of the file so far, between 1 MiB and 8 MiB: some 70
+ * calls more for a large file (8 MiB steps from 256 MiB on), a head start
+ * for a small one, and at most about 3% of a file left to its fsync.
  * 64 MiB in flight before the writer waits: on the 2-core machine, with
  * 16 MiB the writer spent 0.13 s in sync_file_range over the 200 MB
  * pair's 464 MB output, with 64 MiB 0.07 s, with 256 MiB 0.08 s; the
@@ -61,7 +63,7 @@
 /* The step after POS bytes. */
 static int64_t step_at(int64_t pos)
 {
-	int64_t s = pos / 8;
+	int64_t s = pos / CM_WBACK_SHARE;
 	return s < MIN_STEP ? MIN_STEP : s > STEP ? STEP : s;
 }
 

@@ -5,10 +5,11 @@
 
 #include <stdint.h>
 
-/* The write-back goes in steps of an eighth of what is written, at least
- * CM_WBACK_MIN bytes and at most CM_WBACK_STEP, whole multiples of
- * CM_WBACK_MIN; the writer waits for those more than CM_WBACK_LAG behind
- * it (writeback.c says why). */
+/* The write-back goes in steps of a CM_WBACK_SHARE-th of what is written,
+ * at least CM_WBACK_MIN bytes and at most CM_WBACK_STEP, whole multiples
+ * of CM_WBACK_MIN; the writer waits for those more than CM_WBACK_LAG
+ * behind it (writeback.c says why). */
+#define CM_WBACK_SHARE 32
 #define CM_WBACK_MIN ((int64_t)1 << 20)
 #define CM_WBACK_STEP ((int64_t)8 << 20)
 #define CM_WBACK_LAG ((int64_t)64 << 20)
