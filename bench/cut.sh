@@ -18,7 +18,8 @@
 # Each row also gets the user + system CPU seconds of its fastest round (%U + %S).
 # --base PATH: an older binary, whose plain merge and merge --split to files run in the same
 # rounds, taking turns with the others (so that one run compares two builds).
-# --split-only: only the merge --split rows and the plain merge to a file (and --base's).
+# --split-only: only the merge --split rows and the plain merge to a file (and --base's), and
+# the split with its files' write-back left to the kernel (CUPTIMERGE_WRITEBACK=0).
 # The 1 GB pair of issue 24 (2,520,000 ops: a 1 GB CPU trace and a 1.5 GB window, as
 # bench/bench.sh's 1G) on the 16-core GPU machine, from a folder CARRY as bench/gpu-machine.sh
 # describes it (the binary, its libraries, GNU time, shared/tools/gen_trace):
@@ -36,7 +37,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge base= only=
+ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge base='' only=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ops) ops=$2; shift 2 ;;
@@ -77,27 +78,29 @@ cmds=("-w $win -o /dev/null $cpu" "--clip -w $win -o /dev/null $cpu" "--steps=$m
 	"-w $win -o $dir/out.json $cpu" "--steps=$mid-$mid2 -w $win -o $dir/out.json $cpu"
 	"--split=steps:$k -w $win -o $dir/msplit/m_%s.json $cpu"
 	"--split=steps:$k -w $win -o $dir/msplit/z_%s.json.gz $cpu")
-# the binary of each row: this one's, or --base's
-bins=()
-for i in "${!cmds[@]}"; do bins[i]=$cm; done
+# the binary of each row: this one's, or --base's; and what runs it (env, for a setting)
+bins=() pre=()
+for i in "${!cmds[@]}"; do bins[i]=$cm pre[i]=''; done
 if [ -n "$only" ]; then # the plain merge to a file and the merge's split, plain and gzip
 	keep=(11 13 14 3)
 	nl=() nc=()
 	for i in "${keep[@]}"; do nl+=("${labels[$i]}"); nc+=("${cmds[$i]}"); done
-	labels=("${nl[@]}") cmds=("${nc[@]}") bins=()
-	for i in "${!cmds[@]}"; do bins[i]=$cm; done
+	labels=("${nl[@]}" "merge --split, write-back off") cmds=("${nc[@]}" "${nc[1]}") bins=()
+	for i in "${!cmds[@]}"; do bins[i]=$cm pre[i]=''; done
+	pre[${#cmds[@]} - 1]="env CUPTIMERGE_WRITEBACK=0"
 fi
 if [ -n "$base" ]; then # the old binary's plain merge and split to files, in the same rounds
 	n=${#cmds[@]}
 	labels+=("plain, -o out.json (--base)" "merge --split=steps:$k (--base)")
 	cmds+=("-w $win -o $dir/out.json $cpu" "--split=steps:$k -w $win -o $dir/msplit/m_%s.json $cpu")
-	bins[n]=$base bins[n+1]=$base
+	bins[n]=$base bins[n+1]=$base pre[n]='' pre[n+1]=''
 fi
 declare -a best bestkb bestcpu
 for _ in $(seq "$repeat"); do
 	for i in "${!cmds[@]}"; do
 		# shellcheck disable=SC2086
-		/usr/bin/time -f "%e %M %U %S" -o "$dir/time" "${bins[$i]}" -q ${cmds[$i]} >/dev/null || { echo "${labels[$i]}: failed" >&2; exit 1; }
+		/usr/bin/time -f "%e %M %U %S" -o "$dir/time" ${pre[$i]} "${bins[$i]}" -q ${cmds[$i]} >/dev/null ||
+			{ echo "${labels[$i]}: failed" >&2; exit 1; }
 		read -r s kb us ss <"$dir/time"
 		if [ -z "${best[$i]:-}" ] || awk -v a="$s" -v b="${best[$i]}" 'BEGIN { exit !(a < b) }'; then
 			best[$i]=$s bestkb[$i]=$kb bestcpu[$i]=$(awk -v u="$us" -v s="$ss" 'BEGIN { printf "%.2f", u + s }')
