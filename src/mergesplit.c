@@ -223,9 +223,17 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 {
 	if (shared_flush(s, shared) < 0)
 		return -1;
+	/* the window's events of every file in one walk (the files are apart,
+	 * so each gets its own in order whatever comes between), but with -t,
+	 * where each file's repair stage moves its own rows */
+	for (size_t k = 0; !s->repair && k < s->n; k++)
+		group_begin(s, k);
+	if (!s->repair && cm_gpu_split_write_events(s->gpu, s->eo, render_jobs) < 0)
+		return -1;
 	for (size_t k = 0; k < s->n; k++) {
-		cm_evout *eo = group_begin(s, k);
-		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_write_events(s->gpu, eo, render_jobs) < 0 ||
+		cm_evout *eo = s->repair ? group_begin(s, k) : &s->eo[k];
+		if (cm_gpu_split_select(s->gpu, (int)k) < 0 ||
+		    (s->repair && cm_gpu_write_events(s->gpu, eo, render_jobs) < 0) ||
 		    cm_gpu_write_spans(s->gpu, eo, render_jobs) < 0 ||
 		    (s->repair && cm_repair_write_metadata(s->repair[k], eo) < 0) ||
 		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k) < 0)

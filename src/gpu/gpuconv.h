@@ -142,6 +142,11 @@ void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx);
  * processes of all groups, the X events and those outside the CPU span);
  * selects none. */
 void cm_gpu_split_totals(cm_gpu *g);
+/* Once planned, without a thread-id remap: cm_gpu_write_events of every
+ * group, group K's to EOS[K], in one walk over all their records (on JOBS
+ * threads: a walk a group started and drained the threads 60 times).
+ * Selects none.  0, or -1 after a report. */
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs);
 
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups

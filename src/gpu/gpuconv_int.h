@@ -99,6 +99,22 @@ struct gpu_window {
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
+	/* --split: the records of the group selected, as runs of these
+	 * (gpusplit.c), which the walks read instead of all; or NULL */
+	const struct gpu_runs *runs;
+};
+
+/* --split: a group's records, runs of the window's own in window order:
+ * LEN bytes of whole records at OFF in the records' file (or in its one
+ * block, when the window was small). */
+struct gpu_run {
+	int64_t off;
+	uint32_t len;
+	uint32_t last; /* the last of a group's: the walk's piece ends after it */
+};
+struct gpu_runs {
+	struct gpu_run *v;
+	size_t n, cap;
 };
 
 /* What the CPU trace tells the window's conversion (merge.c's setters),
@@ -324,6 +340,11 @@ uint32_t gpu_sync_type(const cm_gpurec *r);
  * version 2, every one but a "Stream Wait Event" on a stream where no
  * kernel, copy or set ran. */
 int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r);
+/* Whether record R is drawn when nothing is cut: 1 with its times *START
+ * and *END (ns), 0 not, -1 after reporting its deferred error (the thread
+ * lookup of an API call is the caller's).  The plan's rule before the cut,
+ * which --split's deal applies to every record. */
+int gpu_drawn_span(const cm_gpu *g, const cm_gpurec *r, cm_int *start, cm_int *end);
 /* Whether a record stays in the output when cutting (gpucut.c): 1 keep
  * (always when not cutting), 0 cut.  The plan and the render ask alike. */
 int gpu_cut_keep(const cm_gpu *g, const cm_gpurec *r);
@@ -375,5 +396,9 @@ void gpu_split_free(cm_gpu *g);
 /* A pool's sink (SCTX: the cm_evout): rendered elements, each with a
  * comma in front, to the output in order. */
 int gpu_write_rendered(void *sctx, cm_buf *out);
+/* cm_gpu_write_events with SINK(SCTX) taking each piece's rendered
+ * elements in window order (gpurender.c): --split's, which knows whose
+ * file each piece goes to. */
+int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx);
 
 #endif

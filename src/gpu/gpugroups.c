@@ -1,5 +1,5 @@
 /* gpugroups.c - the groups of --split in a merge planned side by side:
- * each group's plan (cm_gpu_plan over the records gpusplit.c dealt it, or,
+ * each group's plan (cm_gpu_plan over the runs gpusplit.c dealt it, or,
  * when the deal planned them as it went, what is left of it) in a view of
  * cm_gpu of its own, the groups shared among the -j threads.  A group's
  * plan reads what nothing writes any more (the links, the maps, the CPU
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Group K's plan, in a view of G: a copy of cm_gpu with the group's store
- * and plan tables swapped in, cut off (every record of the store is kept),
+/* Group K's plan, in a view of G: a copy of cm_gpu with the group's runs
+ * and plan tables swapped in, cut off (every record of the runs is kept),
  * its figures its own.  What the plan writes is the view's (the group's
  * tables); what it reads of G's (the links, the maps, the CPU side) nothing
  * writes while the groups are planned, so groups plan side by side.  The
@@ -33,10 +33,16 @@ static int plan_group(const cm_gpu *g, struct gpu_split *s, size_t k)
 	/* the window's annotations' spans: a table a group, over the ids its
 	 * GPU work names (the plan would make one over all of them: 60 tables
 	 * over the whole range, each walked for its extent and its spans, were
-	 * a fifth of a split's time in 60 files; an array or a hash map, as
-	 * the group's ids are dense or not: both are walked in id order) */
-	if (!(v.plan.spans = cm_idmap_new(sizeof(struct gpu_ann_span_slot), gr->ua_n ? gr->ua_lo : 0,
-					  gr->ua_n ? gr->ua_hi : 0, gr->ua_n)))
+	 * a fifth of a split's time in 60 files; an array when the group's
+	 * ids are dense, else a hash map: both are walked in id order.  The
+	 * ids of annotations are about one in twelve, which cm_idmap_new
+	 * would still take as dense: an array of 56-byte entries over their
+	 * range, each page touched, was 10,000 page faults of a split in 60
+	 * files, where the plain merge packs its entries by their keys) */
+	if (!(v.plan.spans = !gr->ua_n || (uint64_t)gr->ua_hi - (uint64_t)gr->ua_lo < 2 * gr->ua_n
+				     ? cm_idmap_new(sizeof(struct gpu_ann_span_slot), gr->ua_n ? gr->ua_lo : 0,
+						    gr->ua_n ? gr->ua_hi : 0, gr->ua_n)
+				     : cm_idmap_new(sizeof(struct gpu_ann_span_slot), 1, 0, 0)))
 		rc = -1;
 	/* the CPU trace's annotations' spans: sized for a group's share of
 	 * the annotations, a hash map of those it spans when there are many

@@ -238,27 +238,39 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 {
 	cm_gpu *g = pp->g;
 	double ts, dur;
-	cm_int tid = 0;
-	int fell;
-	switch (r->kind) {
-	case CM_REC_RUNTIME:
-	case CM_REC_DRIVER: {
-		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
+	cm_int tid = 0, start, end;
+	int fell = 0, drawn;
+	if (r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) {
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
 		if (!g->plan.ops_noted) /* --split notes them as it deals the records */
 			api_operator(g, r);
-		if (!(r->flags & CM_REC_REGISTERED))
-			return 0;
-		cut_extent(pp, r->v[CM_RA_START], r->v[CM_RA_END]);
-		if (!gpu_cut_keep(g, r))
-			return 0;
-		if (fell && g->remap &&
-		    g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 0, &moved))
+	} else if (r->kind == CM_REC_CUDAEVENT) {
+		/* --split looks up the syncs' waits as it deals the records */
+		if (g->version >= 2 && !g->plan.ops_noted) {
+			/* where the event was last recorded, for the event syncs after it */
+			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
+			struct wait_info *w = cm_hmap_put(g->plan.evmap, key, NULL);
+			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
+			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
+		}
+		return 0;
+	}
+	/* drawn uncut (the rule --split's deal applies too), then cut */
+	if ((drawn = gpu_drawn_span(g, r, &start, &end)) <= 0)
+		return drawn;
+	cut_extent(pp, start, end);
+	if (!gpu_cut_keep(g, r))
+		return 0;
+	x_times(g, start, end, &ts, &dur);
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER: {
+		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
+		if (fell && g->remap && g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_int_to_double(start), 0, &moved))
 			tid = moved;
-		note(pp, NOTE_PROC, pid64, 0, 0, r->v[CM_RA_START], 0);
+		note(pp, NOTE_PROC, pid64, 0, 0, start, 0);
 		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);
-		x_times(g, r->v[CM_RA_START], r->v[CM_RA_END], &ts, &dur);
 		part_extent(pp, ts, dur);
 		pp->h.api_rows++;
 		return 0;
@@ -266,17 +278,11 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	case CM_REC_KERNEL:
 	case CM_REC_MEMCPY:
 	case CM_REC_MEMSET: {
-		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM];
-		cm_int corr = r->v[CM_RG_CORR], start = r->v[CM_RG_START], end = r->v[CM_RG_END];
-		cut_extent(pp, start, end);
-		if (!gpu_cut_keep(g, r))
-			return 0;
+		int64_t d64 = (int64_t)r->v[CM_RG_DEV], s64 = (int64_t)r->v[CM_RG_STREAM], c64;
 		note(pp, NOTE_DEV, d64, 0, 0, start, 0);
 		note(pp, NOTE_STREAM, d64, s64, 0, 0, 0);
-		x_times(g, start, end, &ts, &dur);
 		part_extent(pp, ts, dur);
-		int64_t c64;
-		if (cm_id_key(corr, &c64, NULL)) {
+		if (cm_id_key(r->v[CM_RG_CORR], &c64, NULL)) {
 			const int64_t *ext = cm_idmap_get(g->link.uext, c64);
 			if (ext)
 				note(pp, NOTE_SPAN, *ext, d64, s64, start, end);
@@ -284,36 +290,11 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 		return 0;
 	}
 	case CM_REC_OVERHEAD:
-		if (gpu_dropped(g, r))
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		cut_extent(pp, r->v[CM_RO_START], r->v[CM_RO_END]);
-		if (!gpu_cut_keep(g, r))
-			return 0;
 		pp->h.need_overhead = 1;
-		x_times(g, r->v[CM_RO_START], r->v[CM_RO_END], &ts, &dur);
 		part_extent(pp, ts, dur);
 		return 0;
 	case CM_REC_SYNC:
-		if (g->version < 2)
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		if (!gpu_sync_drawn(g, r))
-			return 0;
-		cut_extent(pp, r->v[CM_RS_START], r->v[CM_RS_END]);
-		if (gpu_cut_keep(g, r))
-			plan_sync(pp, r);
-		return 0;
-	case CM_REC_CUDAEVENT:
-		if (g->version >= 2) {
-			/* where the event was last recorded, for the event syncs after it */
-			int64_t key[2] = {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]};
-			struct wait_info *w = cm_hmap_put(g->plan.evmap, key, NULL);
-			w->stream = cm_tid_int32(r->v[CM_RE_STREAM]);
-			w->corr = cm_tid_int32(r->v[CM_RE_CORR]);
-		}
+		plan_sync(pp, r);
 		return 0;
 	}
 	return 0;

@@ -305,6 +305,11 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 
 int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
+	return gpu_render_walk(g, jobs, gpu_write_rendered, eo);
+}
+
+int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx)
+{
 	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
@@ -313,7 +318,7 @@ int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs)
 		R[i].scratch = cm_arena_new();
 		ctx[i] = &R[i];
 	}
-	rc = gpu_walk_records(g, n, render_block, ctx, gpu_write_rendered, eo);
+	rc = gpu_walk_records(g, n, render_block, ctx, sink, sctx);
 	for (int i = 0; i < n; i++) {
 		cm_arena_free(R[i].scratch);
 		cm_buf_free(&R[i].text);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event). */
 int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
@@ -74,15 +75,57 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
 	return fallback;
 }
 
+/* --split: a group's runs (win.runs) to POOL, in window order, as pieces
+ * of about a block (a piece ends at the last run of a group: gpusplit.c
+ * counts them so, when the runs are all the groups'): each run read from where the window's records lie (the
+ * file, by pread, so that groups planned side by side read at once), or
+ * copied from the one block in memory.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int feed_runs(const cm_gpu *g, cm_opool *pool)
+{
+	const struct gpu_runs *rs = g->win.runs;
+	int fd = g->win.recs ? fileno(g->win.recs) : -1, rc = 0;
+	cm_buf b = {0};
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct gpu_run *r = &rs->v[i];
+		if (b.cap - b.len < r->len)
+			cm_buf_grow(&b, r->len);
+		if (fd < 0) {
+			memcpy(b.p + b.len, g->win.block.p + r->off, r->len);
+		} else {
+			for (size_t got = 0; got < r->len;) {
+				ssize_t n = pread(fd, b.p + b.len + got, r->len - got, (off_t)(r->off + (int64_t)got));
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0) {
+					cm_buf_free(&b);
+					return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+						       n ? ": " : " (it is shorter than written)", n ? strerror(errno) : "");
+				}
+				got += (size_t)n;
+			}
+		}
+		b.len += r->len;
+		/* the pieces need not be the blocks: the walks' results do not
+		 * depend on where the records are cut into pieces */
+		if (b.len >= CM_GPU_BLOCK || r->last || i + 1 == rs->n)
+			rc = cm_opool_put(pool, &b);
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
 /* Hand each block of records to POOL, in window order: the one still in
  * memory when the window was small (as a copy: the pool takes the bytes it
  * is given, and the plan and the output both read the blocks), else each
- * block of the temporary file in turn.  0, or -1 (after a report, or as
- * cm_opool_put). */
+ * block of the temporary file in turn; or a --split group's runs.  0, or
+ * -1 (after a report, or as cm_opool_put). */
 static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
 {
 	cm_buf b = {0};
 	int rc;
+	if (g->win.runs)
+		return feed_runs(g, pool);
 	if (!g->win.recs) {
 		cm_buf_put(&b, g->win.block.p, g->win.block.len);
 		rc = b.len ? cm_opool_put(pool, &b) : 0;
@@ -123,6 +166,54 @@ int gpu_sync_drawn(const cm_gpu *g, const cm_gpurec *r)
 	key[0] = (int64_t)r->v[CM_RS_DEV];
 	key[1] = (int64_t)r->v[CM_RS_STREAM];
 	return cm_hmap_get(g->win.act_streams, key) != NULL;
+}
+
+/* Whether record R is drawn when nothing is cut, and over which times:
+ * the rule the plan applies before the cut, which --split's deal applies
+ * to every record for the extent of the window uncut (crosscheck.c).  An
+ * API call when its name is one the merge keeps; GPU work always; an
+ * overhead record unless the rule drops it; a sync in a window of version
+ * 2 when gpu_sync_drawn.  A deferred error (an overhead or sync record the
+ * digest found wrong) is reported here, status 1, as the plan reports it.
+ * The thread lookup of an API call is the caller's (gpu_api_thread).  1
+ * with *START and *END (ns), 0 when not drawn, -1 after a report. */
+int gpu_drawn_span(const cm_gpu *g, const cm_gpurec *r, cm_int *start, cm_int *end)
+{
+	int s, e;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER:
+		if (!(r->flags & CM_REC_REGISTERED))
+			return 0;
+		s = CM_RA_START, e = CM_RA_END;
+		break;
+	case CM_REC_KERNEL:
+	case CM_REC_MEMCPY:
+	case CM_REC_MEMSET:
+		s = CM_RG_START, e = CM_RG_END;
+		break;
+	case CM_REC_OVERHEAD:
+		if (gpu_dropped(g, r))
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		s = CM_RO_START, e = CM_RO_END;
+		break;
+	case CM_REC_SYNC:
+		if (g->version < 2)
+			return 0;
+		if (r->flags & CM_REC_DEFERRED)
+			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
+		if (!gpu_sync_drawn(g, r))
+			return 0;
+		s = CM_RS_START, e = CM_RS_END;
+		break;
+	default: /* a cuda_event record */
+		return 0;
+	}
+	*start = r->v[s];
+	*end = r->v[e];
+	return 1;
 }
 
 /* Run FN over each block of records on N workers of an ordered pool

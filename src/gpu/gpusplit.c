@@ -5,20 +5,32 @@
  * GPU rows its metadata names, its gpu_user_annotation spans and its
  * profiler span come from the records that --steps of its steps keeps,
  * not from all of them.  So, once the groups are known, the records are
- * read once and each goes to the record store of every group that keeps it,
- * by gpucut.c's rule with a group's range for the span (an API call by its
- * own times; GPU work and syncs with their call, through a table
- * correlation -> the groups that keep the call, made from the notes the
- * digest kept; those without a call, and overhead, by their own times).  A
- * store is what cm_gpu's own records are (a block in memory, full blocks in
- * a temporary file), so the plan and the render run unchanged over a
- * group's store: selecting group K swaps its store and its plan tables
- * (rows, spans, extent, the syncs' waits) into cm_gpu, and takes the cut
- * off, since every record of the store is kept.  Each record is planned and
+ * read once and each is dealt to every group that keeps it, by gpucut.c's
+ * rule with a group's range for the span (an API call by its own times;
+ * GPU work and syncs with their call, through a table correlation -> the
+ * groups that keep the call, made from the notes the digest kept; those
+ * without a call, and overhead, by their own times).  A group's records are
+ * not copied: they are runs of the window's own record store (a group's
+ * steps are nearly contiguous in window order, so a run is most of a block),
+ * and the walks of the plan and the render read those runs where the
+ * window's records lie (gpurules.c).  Selecting group K swaps its runs and
+ * its plan tables (rows, spans, extent) into cm_gpu, and takes the cut off,
+ * since every record of the runs is kept.  Each record is planned and
  * rendered once a file it goes to, as in a run of --steps for each: the
- * whole split costs about what one plain merge does.  The cuda_event
- * records (a version-2 sync looks up where its event was last recorded) go
- * to every store.
+ * whole split costs about what one plain merge does.  The render of every
+ * file's events is one walk, over the groups' runs one group after the
+ * other, each piece to its group's file (but with -t, whose repair stages
+ * are a file's own).  (Copying the records
+ * to a store a group, in blocks and temporary files, wrote 84 MB of
+ * temporary files where the plain merge writes 36 MB: BENCHMARKS.md.)
+ *
+ * A cuda_event record is drawn by no one; in a window of version 2 a sync
+ * looks up where its event was last recorded, before it in window order.
+ * The deal makes those lookups once, in window order, into cm_gpu's table
+ * of the syncs' waits, which every group's render reads; a group's plan
+ * leaves them (plan.ops_noted), so a cuda_event record may lie inside a
+ * group's run without changing what the group writes, and one that follows
+ * a group's record joins its run instead of cutting it in two.
  *
  * The walk also takes what the plain plan notes of every record whatever
  * the cut, for the check that the window and the trace belong together
@@ -31,7 +43,6 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/opool.h"
-#include "base/tmpfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,19 +58,16 @@
 		(b) = t_;    \
 	} while (0)
 
-/* Exchange group GR's store and plan with cm_gpu's. */
+/* Exchange group GR's runs and plan with cm_gpu's. */
 void gpu_split_swap(cm_gpu *g, struct gpu_group *gr)
 {
-	SWAP(cm_buf, g->win.block, gr->block);
-	SWAP(FILE *, g->win.recs, gr->recs);
-	SWAP(uint64_t, g->win.nrecs, gr->nrecs);
+	SWAP(const struct gpu_runs *, g->win.runs, gr->runs);
 	SWAP(cm_hmap *, g->plan.devices, gr->devices);
 	SWAP(cm_hmap *, g->plan.streams, gr->streams);
 	SWAP(cm_hmap *, g->plan.procs, gr->procs);
 	SWAP(cm_hmap *, g->plan.threads, gr->threads);
 	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
 	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
-	SWAP(cm_hmap *, g->plan.waits, gr->waits);
 	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
 	SWAP(cm_idmap *, g->plan.spans, gr->spans);
 	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
@@ -127,54 +135,26 @@ static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm
 	case CM_REC_OVERHEAD:
 		return span_mask(g, s, v[CM_RO_START], v[CM_RO_END]);
 	}
-	/* a cuda_event record: read by the syncs after it (version 2) */
-	return g->version >= 2 ? (s->n < 64 ? ((uint64_t)1 << s->n) - 1 : ~(uint64_t)0) : 0;
+	return 0; /* a cuda_event record: drawn by none (the deal notes it for the syncs) */
 }
 
-/* The uncut extent, as gpuplan.c's cut_extent notes it. */
-static void uncut_extent(const cm_gpu *g, double *lo, double *hi, cm_int start, cm_int end)
-{
-	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
-	*lo = cm_py_min(*lo, ts);
-	*hi = cm_py_max(*hi, ts + cm_py_max(dur, 0.0));
-}
-
-/* What the plain plan judges of R whatever the cut: its extent when drawn,
- * its deferred error.  0, or -1 after a report. */
+/* What the plain plan judges of R whatever the cut (gpurules.c's rule):
+ * its extent when drawn uncut, into [*LO, *HI], as gpuplan.c's cut_extent
+ * notes it; its deferred error, and an API call's thread lookup, which
+ * can fail.  0, or -1 after a report. */
 static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 {
-	const cm_int *v = r->v;
-	cm_int tid;
-	int fell;
-	switch (r->kind) {
-	case CM_REC_RUNTIME:
-	case CM_REC_DRIVER:
-		if (gpu_api_thread(g, r, &tid, &fell) < 0) /* the plan's lookup, which can fail */
-			return -1;
-		if (r->flags & CM_REC_REGISTERED)
-			uncut_extent(g, lo, hi, v[CM_RA_START], v[CM_RA_END]);
-		return 0;
-	case CM_REC_KERNEL:
-	case CM_REC_MEMCPY:
-	case CM_REC_MEMSET:
-		uncut_extent(g, lo, hi, v[CM_RG_START], v[CM_RG_END]);
-		return 0;
-	case CM_REC_OVERHEAD:
-		if (gpu_dropped(g, r))
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		uncut_extent(g, lo, hi, v[CM_RO_START], v[CM_RO_END]);
-		return 0;
-	case CM_REC_SYNC:
-		if (g->version < 2)
-			return 0;
-		if (r->flags & CM_REC_DEFERRED)
-			return gpu_ev_error(g, r->index, r->offset, "%.*s", (int)r->xlen, r->extra);
-		if (gpu_sync_drawn(g, r))
-			uncut_extent(g, lo, hi, v[CM_RS_START], v[CM_RS_END]);
-		return 0;
-	}
+	cm_int start, end, tid;
+	int fell, drawn;
+	double ts, dur;
+	if ((r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) && gpu_api_thread(g, r, &tid, &fell) < 0)
+		return -1;
+	if ((drawn = gpu_drawn_span(g, r, &start, &end)) <= 0)
+		return drawn;
+	ts = cm_us_of_ns(start - g->base_ns);
+	dur = cm_us_of_ns(end - start);
+	*lo = cm_py_min(*lo, ts);
+	*hi = cm_py_max(*hi, ts + cm_py_max(dur, 0.0));
 	return 0;
 }
 
@@ -191,18 +171,79 @@ static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
 	return 1;
 }
 
-/* The pool's work: a block of records into OUT as the uncut extent (two
- * doubles), then (groups: uint64, length: uint32, its annotation: a flag
- * byte and an int64, the record's bytes) for each record that some group
- * keeps, and before an API call's, (0: uint64, struct gpu_op_note) when
- * it names an operator or an annotation: what the plain plan of a window
- * of version 2 notes of every call (the operator lookups, a call each, on
- * the workers here, where the groups' plans would have made them again
- * and each would have written the shared tables). */
+/* The pool's work: a block of records into OUT as a head (the uncut
+ * extent, two doubles; the length of the entries and of the block, two
+ * uint64s), then an entry for each record that some group keeps (its
+ * groups: uint64, where it lies in the block and its length: two uint32s,
+ * its annotation: a flag byte and an int64), and notes, each (0: uint64,
+ * its kind: a byte, its body): before an API call's entry, struct
+ * gpu_op_note when it names an operator or an annotation (what the plain
+ * plan of a window of version 2 notes of every call: the operator lookups,
+ * a call each, on the workers here, where the groups' plans would have made
+ * them again and each would have written the shared tables); for a
+ * cuda_event record, where it lies (it joins the runs of the record before
+ * it) and, version 2, where its event was recorded; for an event sync of a
+ * window of version 2, the lookup of that place (struct deal_wait).  Then
+ * the groups' plan parts, when planning as it deals. */
+enum { DEAL_OP = 1, DEAL_EVENT, DEAL_WAIT };
+struct deal_event {
+	uint32_t at, len;
+	int64_t key[2]; /* (context, CUDA event) */
+	struct wait_info w;
+};
+struct deal_wait { int64_t index, key[2]; };
+
 struct deal_worker {
 	cm_gpu *g;
 	struct plan_part *part[64]; /* when planning as it deals: a group's notes of the block */
 	uint64_t touched;           /* the groups with notes */
+};
+
+/* Note (0, KIND, the LEN bytes at P) into OUT. */
+static void deal_note(cm_buf *out, char kind, const void *p, size_t len)
+{
+	uint64_t none = 0;
+	cm_buf_put(out, &none, sizeof none);
+	cm_buf_putc(out, kind);
+	cm_buf_put(out, p, len);
+}
+
+/* The notes of record R at AT (LEN bytes) in the block that are not its
+ * groups': its operator, a cuda_event record's place, an event sync's
+ * lookup. */
+static void deal_notes(const cm_gpu *g, const cm_gpurec *r, uint32_t at, uint32_t len, cm_buf *out)
+{
+	struct gpu_op_note op;
+	uint32_t type;
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER:
+		if (gpu_api_operator_find(g, r, 0, &op))
+			deal_note(out, DEAL_OP, &op, sizeof op);
+		break;
+	case CM_REC_CUDAEVENT: {
+		struct deal_event e = {at, len, {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]},
+				       {cm_tid_int32(r->v[CM_RE_STREAM]), cm_tid_int32(r->v[CM_RE_CORR])}};
+		deal_note(out, DEAL_EVENT, &e, sizeof e);
+		break;
+	}
+	case CM_REC_SYNC:
+		/* gpuplan.c's plan_sync, for every drawn event sync (the groups'
+		 * renders ask for their own) */
+		type = gpu_sync_type(r);
+		if (g->version >= 2 && !(r->flags & CM_REC_DEFERRED) && gpu_sync_drawn(g, r) &&
+		    (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT)) {
+			struct deal_wait dw = {(int64_t)r->index, {(int64_t)r->v[CM_RS_CTX], (int64_t)r->v[CM_RS_EVENT]}};
+			deal_note(out, DEAL_WAIT, &dw, sizeof dw);
+		}
+		break;
+	}
+}
+
+/* The head of a deal's output. */
+struct deal_head {
+	double ext[2];
+	uint64_t entries, block;
 };
 
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
@@ -211,37 +252,31 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 	cm_gpu *g = w->g;
 	struct gpu_split *s = g->split;
 	const char *p = in->p, *end = in->p + in->len;
-	double ext[2] = {INFINITY, -INFINITY};
-	uint64_t reclen = 0;
+	struct deal_head h = {{INFINITY, -INFINITY}, 0, in->len};
 	cm_gpurec r;
-	cm_buf_put(out, ext, sizeof ext);
-	cm_buf_put(out, &reclen, sizeof reclen);
+	cm_buf_put(out, &h, sizeof h);
 	w->touched = 0;
 	while (p < end) {
 		const char *at = p;
 		uint64_t m;
-		uint32_t len;
+		uint32_t off, len;
 		int64_t ua = 0;
 		char has;
-		struct gpu_op_note op;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
-		if (record_uncut(g, &r, &ext[0], &ext[1]) < 0)
+		if (record_uncut(g, &r, &h.ext[0], &h.ext[1]) < 0)
 			return -1;
-		if ((r.kind == CM_REC_RUNTIME || r.kind == CM_REC_DRIVER) && gpu_api_operator_find(g, &r, 0, &op)) {
-			uint64_t none = 0; /* an operator note, not a record */
-			cm_buf_put(out, &none, sizeof none);
-			cm_buf_put(out, &op, sizeof op);
-		}
+		off = (uint32_t)(at - in->p);
+		len = (uint32_t)(p - at);
+		deal_notes(g, &r, off, len, out);
 		if (!(m = record_mask(g, g->split, &r)))
 			continue;
-		len = (uint32_t)(p - at);
 		has = (char)record_ua(g, &r, &ua);
 		cm_buf_put(out, &m, sizeof m);
+		cm_buf_put(out, &off, sizeof off);
 		cm_buf_put(out, &len, sizeof len);
 		cm_buf_putc(out, has);
 		cm_buf_put(out, &ua, sizeof ua);
-		cm_buf_put(out, at, len);
 		if (!s->plan_view)
 			continue;
 		for (uint64_t k = m; k; k &= k - 1) { /* its groups' plans */
@@ -255,9 +290,8 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 				return -1;
 		}
 	}
-	memcpy(out->p, ext, sizeof ext);
-	reclen = out->len - sizeof ext - sizeof reclen;
-	memcpy(out->p + sizeof ext, &reclen, sizeof reclen);
+	h.entries = out->len - sizeof h;
+	memcpy(out->p, &h, sizeof h);
 	/* then (group: uint32, length: uint32, the part) for each group planned */
 	for (uint64_t k = w->touched; k; k &= k - 1) {
 		uint32_t i = (uint32_t)__builtin_ctzll(k), len;
@@ -271,54 +305,94 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return 0;
 }
 
-/* A group's blocks: a quarter of cm_gpu's, since up to 64 fill at once
- * (60 blocks of 256 KiB were 15 MB of a 60-file split's peak); the render
- * takes a block a worker all the same. */
-#define GROUP_BLOCK (CM_GPU_BLOCK / 4)
-
-/* Group K's store: a full block goes to its temporary file.  0, or -1. */
-static int store_flush(struct gpu_group *gr, int last)
+/* LEN bytes of records at OFF (in the records' file, or the one block) to
+ * group GR's runs: the last one grows when they follow it. */
+static void run_add(struct gpu_group *gr, int64_t off, uint32_t len)
 {
-	if (gr->block.len < (last ? 1 : GROUP_BLOCK))
-		return 0;
-	if (last && !gr->recs)
-		return 0; /* all of it in the block, as a small cm_gpu keeps it */
-	if (!gr->recs && !(gr->recs = cm_temp_file("records")))
-		return -1;
-	return cm_gpurec_block_write(gr->recs, &gr->block);
+	struct gpu_runs *rs = &gr->rs;
+	struct gpu_run *last = rs->n ? &rs->v[rs->n - 1] : NULL;
+	if (last && last->off + last->len == off && last->len <= UINT32_MAX - len) {
+		last->len += len;
+		return;
+	}
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? 2 * rs->cap : 16;
+		rs->v = cm_xrealloc(rs->v, rs->cap * sizeof *rs->v);
+	}
+	rs->v[rs->n++] = (struct gpu_run){off, len, 0};
 }
 
-/* The pool's sink: a block's records to their groups' stores, in window
+/* A note of the deal, in window order: an operator into the tables; a
+ * cuda_event record into the runs of the groups of the record before it,
+ * and where its event was recorded; an event sync's lookup of that into
+ * the table of the waits.  BASE: where the block lies.  Returns the bytes
+ * read at P. */
+static size_t deal_apply(cm_gpu *g, struct gpu_split *s, const char *p, int64_t base)
+{
+	struct gpu_op_note op;
+	struct deal_event e;
+	struct deal_wait dw;
+	const struct wait_info *w;
+	switch (*p++) {
+	case DEAL_OP:
+		memcpy(&op, p, sizeof op);
+		gpu_api_operator_note(g, &op);
+		return 1 + sizeof op;
+	case DEAL_EVENT:
+		memcpy(&e, p, sizeof e);
+		if (s->last_end == base + e.at) {
+			for (uint64_t m = s->last_mask; m; m &= m - 1)
+				run_add(&s->grp[__builtin_ctzll(m)], base + e.at, e.len);
+			s->last_end += e.len;
+		}
+		if (s->evmap)
+			*(struct wait_info *)cm_hmap_put(s->evmap, e.key, NULL) = e.w;
+		return 1 + sizeof e;
+	default: /* DEAL_WAIT */
+		memcpy(&dw, p, sizeof dw);
+		if ((w = cm_hmap_get(s->evmap, dw.key)) != NULL) {
+			struct wait_info copy = *w;
+			*(struct wait_info *)cm_hmap_put(g->plan.waits, &dw.index, NULL) = copy;
+		}
+		return 1 + sizeof dw;
+	}
+}
+
+/* The pool's sink: a block's records to their groups' runs, in window
  * order. */
 static int deal_fold(void *sctx, cm_buf *out)
 {
 	cm_gpu *g = sctx;
 	struct gpu_split *s = g->split;
-	const char *p = out->p + 2 * sizeof(double) + sizeof(uint64_t), *end;
-	double ext[2];
-	uint64_t reclen;
-	memcpy(ext, out->p, sizeof ext);
-	memcpy(&reclen, out->p + sizeof ext, sizeof reclen);
-	end = p + reclen;
-	s->ucut_min = cm_py_min(s->ucut_min, ext[0]);
-	s->ucut_max = cm_py_max(s->ucut_max, ext[1]);
+	const char *p = out->p + sizeof(struct deal_head), *end;
+	struct deal_head h;
+	int64_t base = s->next_block; /* where the block's records lie */
+	memcpy(&h, out->p, sizeof h);
+	end = p + h.entries;
+	if (g->win.recs) { /* past its length */
+		base += 4;
+		s->next_block += 4 + (int64_t)h.block;
+	}
+	s->ucut_min = cm_py_min(s->ucut_min, h.ext[0]);
+	s->ucut_max = cm_py_max(s->ucut_max, h.ext[1]);
 	while (p < end) {
 		uint64_t m;
-		uint32_t len;
+		uint32_t off, len;
 		int64_t ua;
 		int has;
 		memcpy(&m, p, sizeof m);
-		if (!m) { /* an operator note: applied in window order, as the plan does */
-			struct gpu_op_note op;
-			memcpy(&op, p + sizeof m, sizeof op);
-			gpu_api_operator_note(g, &op);
-			p += sizeof m + sizeof op;
+		p += sizeof m;
+		if (!m) { /* a note: applied in window order, as the plan does */
+			p += deal_apply(g, s, p, base);
 			continue;
 		}
-		memcpy(&len, p + sizeof m, sizeof len);
-		has = p[sizeof m + sizeof len];
-		memcpy(&ua, p + sizeof m + sizeof len + 1, sizeof ua);
-		p += sizeof m + sizeof len + 1 + sizeof ua;
+		memcpy(&off, p, sizeof off);
+		memcpy(&len, p + sizeof off, sizeof len);
+		has = p[sizeof off + sizeof len];
+		memcpy(&ua, p + sizeof off + sizeof len + 1, sizeof ua);
+		p += sizeof off + sizeof len + 1 + sizeof ua;
+		s->last_mask = m;
+		s->last_end = base + off + len;
 		while (m) {
 			struct gpu_group *gr = &s->grp[__builtin_ctzll(m)];
 			m &= m - 1;
@@ -327,12 +401,8 @@ static int deal_fold(void *sctx, cm_buf *out)
 				gr->ua_hi = !gr->ua_n || ua > gr->ua_hi ? ua : gr->ua_hi;
 				gr->ua_n++;
 			}
-			cm_buf_put(&gr->block, p, len);
-			gr->nrecs++;
-			if (store_flush(gr, 0) < 0)
-				return -1;
+			run_add(gr, base + off, len);
 		}
-		p += len;
 	}
 	/* the groups' plans: each block's notes in window order, as
 	 * cm_gpu_plan's parts (the view of the fold, its tables the group's
@@ -406,6 +476,7 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 		gr->device_rows = cm_hmap_new(8, 0);
 		gr->min_ts = INFINITY;
 		gr->max_end_ts = 0.0;
+		gr->runs = &gr->rs;
 	}
 	if (make_marks(g, s) < 0)
 		return -1;
@@ -418,6 +489,11 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	g->ann.cspans = NULL;
 	g->ann.cspans_more = NULL;
 	g->plan.ops_noted = 1;
+	if (g->version >= 2) { /* the syncs' waits, made as dealt, read by every group's render */
+		s->evmap = cm_hmap_new(16, sizeof(struct wait_info));
+		if (!g->plan.waits)
+			g->plan.waits = cm_hmap_new(8, sizeof(struct wait_info));
+	}
 	if (g->version < 2 && !g->remap) {
 		/* the plans as the records are dealt: what else the parts would
 		 * write (a version-2 sync's wait, a remap's counts) is not there */
@@ -445,19 +521,11 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 		g->st.x_events += s->fold_view->st.x_events;
 		g->st.api_rows += s->fold_view->st.api_rows;
 	}
-	for (size_t k = 0; rc == 0 && k < n; k++) {
-		if (store_flush(&s->grp[k], 1) < 0 || (s->grp[k].recs && fflush(s->grp[k].recs) != 0))
-			rc = -1;
-		if (s->grp[k].recs) /* its records are all in the file */
-			cm_buf_free(&s->grp[k].block);
-	}
-	/* the records are all in the stores now, and cm_gpu's are not read
-	 * again: their pages go */
-	if (rc == 0 && g->win.recs) {
-		fclose(g->win.recs);
-		g->win.recs = NULL;
-		g->win.block.len = 0;
-	}
+	cm_hmap_free(s->evmap); /* the syncs have taken what they need */
+	s->evmap = NULL;
+	for (size_t k = 0; k < n; k++)
+		if (s->grp[k].rs.n)
+			s->grp[k].rs.v[s->grp[k].rs.n - 1].last = 1;
 	g->plan.cut_min_ts = s->ucut_min;
 	g->plan.cut_max_end = s->ucut_max;
 	return rc;
@@ -474,9 +542,67 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 	if (k < 0)
 		return 0;
 	s->cut = g->cut;
-	g->cut = CM_CUT_NONE; /* every record of the store is kept */
+	g->cut = CM_CUT_NONE; /* every record of its runs is kept */
 	gpu_split_swap(g, &s->grp[k]);
 	return 0;
+}
+
+/* The sink of the groups' render in one walk: each piece's elements to
+ * its group's writer, the groups' pieces coming in turn, PIECES[K] of
+ * group K's. */
+struct split_sink {
+	cm_evout *eos;
+	size_t *pieces;
+	size_t n, k;
+};
+
+static int split_sink(void *sctx, cm_buf *out)
+{
+	struct split_sink *ss = sctx;
+	while (ss->k < ss->n && !ss->pieces[ss->k])
+		ss->k++;
+	if (ss->k == ss->n) /* cannot happen: as many pieces as counted */
+		return cm_fail(CM_EXIT_IO, NULL, -1, "the render of --split's groups lost its place");
+	ss->pieces[ss->k]--;
+	return cm_evout_elements(&ss->eos[ss->k], out->p, out->len);
+}
+
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
+{
+	struct gpu_split *s = g->split;
+	struct gpu_runs all = {0};
+	struct split_sink ss = {eos, cm_xcalloc(s->n, sizeof *ss.pieces), s->n, 0};
+	int cut, rc;
+	cm_gpu_split_select(g, -1);
+	for (size_t k = 0; k < s->n; k++)
+		all.n += s->grp[k].rs.n;
+	all.v = cm_xmalloc((all.n ? all.n : 1) * sizeof *all.v);
+	all.n = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		const struct gpu_runs *rs = &s->grp[k].rs;
+		size_t len = 0;
+		memcpy(all.v + all.n, rs->v, rs->n * sizeof *rs->v);
+		all.n += rs->n;
+		/* the pieces the walk makes of them (gpurules.c's feed_runs) */
+		for (size_t i = 0; i < rs->n; i++) {
+			len += rs->v[i].len;
+			if (len >= CM_GPU_BLOCK || rs->v[i].last) {
+				ss.pieces[k]++;
+				len = 0;
+			}
+		}
+	}
+	/* the render reads of the plan only the syncs' waits, which are all
+	 * the groups' (the deal's); every record of the runs is kept */
+	cut = g->cut;
+	g->cut = CM_CUT_NONE;
+	g->win.runs = &all;
+	rc = gpu_render_walk(g, jobs, split_sink, &ss);
+	g->win.runs = NULL;
+	g->cut = cut;
+	free(all.v);
+	free(ss.pieces);
+	return rc;
 }
 
 void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx) { g->split->grp[k].remap_ctx = ctx; }
@@ -512,16 +638,13 @@ void gpu_split_free(cm_gpu *g)
 	cm_gpu_split_select(g, -1);
 	for (size_t k = 0; k < s->n; k++) {
 		struct gpu_group *gr = &s->grp[k];
-		cm_buf_free(&gr->block);
-		if (gr->recs)
-			fclose(gr->recs);
+		free(gr->rs.v);
 		cm_hmap_free(gr->devices);
 		cm_hmap_free(gr->streams);
 		cm_hmap_free(gr->procs);
 		cm_hmap_free(gr->threads);
 		cm_hmap_free(gr->device_rows);
 		cm_hmap_free(gr->spans_more);
-		cm_hmap_free(gr->waits);
 		cm_hmap_free(gr->cspans_more);
 		cm_idmap_free(gr->spans);
 		cm_idmap_free(gr->cspans);
@@ -533,6 +656,7 @@ void gpu_split_free(cm_gpu *g)
 	free(s->plan_view);
 	free(s->fold_view);
 	cm_idmap_free(s->marks);
+	cm_hmap_free(s->evmap);
 	free(s);
 	g->split = NULL;
 }

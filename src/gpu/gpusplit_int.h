@@ -1,18 +1,18 @@
 /* gpusplit_int.h - the groups of --split in a merge, as gpusplit.c deals
- * the window's records to them and gpugroups.c plans them.  Internal to
- * src/gpu/gpusplit.c and gpugroups.c. */
+ * them the window's records (runs of its own) and gpugroups.c plans them.
+ * Internal to src/gpu/gpusplit.c and gpugroups.c. */
 #ifndef CM_GPUSPLIT_INT_H
 #define CM_GPUSPLIT_INT_H
 
 #include "gpu/gpuconv_int.h"
 
-/* A group's records and plan.  The plan's fields are those of cm_gpu of
- * the same names, swapped with them while the group is selected. */
+/* A group's records (runs of the window's own) and plan.  The plan's
+ * fields are those of cm_gpu of the same names, swapped with them while
+ * the group is selected (runs with win.runs, pointing at rs). */
 struct gpu_group {
-	cm_buf block;
-	FILE *recs;
-	uint64_t nrecs;
-	cm_hmap *devices, *streams, *procs, *threads, *device_rows, *spans_more, *waits, *cspans_more;
+	struct gpu_runs rs;
+	const struct gpu_runs *runs;
+	cm_hmap *devices, *streams, *procs, *threads, *device_rows, *spans_more, *cspans_more;
 	cm_idmap *spans, *cspans;
 	int need_overhead;
 	double min_ts, max_end_ts;
@@ -33,6 +33,10 @@ struct gpu_split {
 	int cut;               /* cm_gpu.cut while one is */
 	cm_idmap *marks;       /* correlation of an API call -> uint64_t: the groups that keep it */
 	double ucut_min, ucut_max; /* the extent of the records drawn when uncut */
+	int64_t next_block;    /* the deal: where the next block's length lies in the records' file */
+	uint64_t last_mask;    /* the groups of the last record dealt, */
+	int64_t last_end;      /* ... and where it ended (a cuda_event record after it joins their runs) */
+	cm_hmap *evmap;        /* version 2: (context, CUDA event) -> struct wait_info, as dealt */
 	/* planning the groups as the records are dealt (a window of version 1,
 	 * no remap: cm_gpu_plan's parts, made by the deal's workers): views of
 	 * cm_gpu, not cutting; the workers' (read only) and the fold's (a

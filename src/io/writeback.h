@@ -5,8 +5,12 @@
 
 #include <stdint.h>
 
-/* The write-back goes in steps of CM_WBACK_STEP bytes, and the writer
- * waits for those more than CM_WBACK_LAG behind it (writeback.c says why). */
+/* The write-back goes in steps of a CM_WBACK_SHARE-th of what is written,
+ * at least CM_WBACK_MIN bytes and at most CM_WBACK_STEP, whole multiples
+ * of CM_WBACK_MIN; the writer waits for those more than CM_WBACK_LAG
+ * behind it (writeback.c says why). */
+#define CM_WBACK_SHARE 32
+#define CM_WBACK_MIN ((int64_t)1 << 20)
 #define CM_WBACK_STEP ((int64_t)8 << 20)
 #define CM_WBACK_LAG ((int64_t)64 << 20)
 
@@ -27,8 +31,8 @@ typedef struct cm_wback {
  * benchmarking aid, so that one binary measures both ways in one run. */
 void cm_wback_init(cm_wback *wb, int fd);
 
-/* N more bytes were written at the end.  Starts the write-back of each
- * whole step behind the writer and waits for the steps that lag too far
+/* N more bytes were written at the end.  Starts the write-back of the
+ * whole steps behind the writer and waits for the steps that lag too far
  * (writeback.c says how far), which bounds the dirty pages.  0, or an
  * errno: a write-back error, which the caller reports as a write error
  * (the wait consumed it: fsync will not report it again). */

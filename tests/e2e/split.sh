@@ -68,6 +68,30 @@ split_vs_steps mergegz .gz "1-2 3" steps:2 -w "$WIN" "$CPU"
 split_vs_steps mergegz1 .gz "1-2 3" steps:2 -j 1 -w "$WIN" "$CPU"
 split_vs_steps mergegz4 "" "1-2 3" steps:2 -j 4 -w "$WIN" "$CPU"
 
+# split_events_window.json (window version 2): CUDA event 5 recorded in step 1
+# (stream 7, call 20), waited on in step 2 (a Stream Wait Event), recorded again
+# in step 2 (stream 9, call 23; its cuda_event record lies between step 2's
+# records) and synchronized in step 3; event 6's record follows a kernel of
+# step 1 and is synchronized in step 1.  Each sync names where its event was
+# last recorded before it in window order, whichever file that record's
+# call went to.
+tcase "merge --split, window version 2: each event sync's wait as worked out by hand, each file --steps', -j 1 and -j 4"
+EWIN=$FIX/split_events_window.json
+split_vs_steps events "" "1 2 3" steps -w "$EWIN" "$CPU"
+split_vs_steps events1 "" "1 2 3" steps -j 1 -w "$EWIN" "$CPU"
+split_vs_steps events4 "" "1 2 3" steps -j 4 -w "$EWIN" "$CPU"
+python3 - "$tmp/split" >"$tmp/waits" 2>&1 <<'PY' || fail "$(cat "$tmp/waits")"
+import json, sys
+want = {1: [(27, 8, 26, 6)], 2: [(22, 7, 20, 5)], 3: [(24, 9, 23, 5)]}
+for f, w in want.items():
+    ev = json.load(open("%s/m_%d.json" % (sys.argv[1], f)))["traceEvents"]
+    got = [(a["correlation"], a["wait_on_stream"], a["wait_on_cuda_event_record_corr_id"], a["wait_on_cuda_event_id"])
+           for a in (e["args"] for e in ev if e.get("cat") == "cuda_sync")]
+    if got != w:
+        sys.exit("file %d: syncs (correlation, wait_on_stream, wait_on_cuda_event_record_corr_id, "
+                 "wait_on_cuda_event_id) %s, not %s" % (f, got, w))
+PY
+
 tcase "merge with -t, --split=steps: each file --steps -t of its step (a repair stage a file)"
 split_vs_steps mergerepair "" "1 2 3" steps -t "$WIN" -w "$WIN" "$CPU"
 
@@ -151,6 +175,61 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		cmp -s "$tmp/gm/$f" "$tmp/gm-j 1/$f" || fail "-j 1: $f differs"
 		cmp -s "$tmp/gm/$f" "$tmp/gm-j 8/$f" || fail "-j 8: $f differs"
 	done
+	# files of many blocks of records each: the render's walk over all the
+	# groups' runs hands each file several pieces, in turn
+	tcase "gen_trace pair, merge --split=steps:500: 3 files of several pieces each, each --steps', -j 1 and -j 3"
+	for how in "-j 1" "-j 3"; do
+		rm -rf "$tmp/o"
+		mkdir "$tmp/o"
+		# shellcheck disable=SC2086
+		run "g500 $how" $how --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu"
+		[ "$(cd "$tmp/o" && ls | tr '\n' ' ')" = "g_1-500.json g_1001-1352.json g_501-1000.json " ] ||
+			fail "$how: files $(cd "$tmp/o" && ls | tr '\n' ' ')"
+		mv "$tmp/o" "$tmp/g500"
+		mkdir "$tmp/o"
+		for l in 1-500 501-1000 1001-1352; do
+			# shellcheck disable=SC2086
+			run "g500 $how --steps=$l" $how --steps=$l -w "$tmp/g.win" -o "$tmp/o/g_$l.json" "$tmp/g.cpu"
+			cmp -s "$tmp/g500/g_$l.json" "$tmp/o/g_$l.json" || fail "$how: file $l differs from --steps=$l"
+		done
+		rm -rf "$tmp/g500"
+	done
+	# the generated window made version 2, with cuda_event records after
+	# some kernels and event syncs after some calls (a fixed seed): the
+	# syncs' waits, looked up once as the records are dealt, against
+	# --steps of three of the files, whose plans look them up themselves
+	tcase "gen_trace pair made window version 2 with CUDA events and event syncs, --split=steps:100: files 1-100, 601-700, 1301-1352 each --steps'"
+	python3 - "$tmp/g.win" "$tmp/g2.win" <<'PY' || fail "cannot make the window"
+import json, random, sys
+random.seed(7)
+w = json.load(open(sys.argv[1]))
+out = []
+for e in w["events"]:
+    out.append(e)
+    if e.get("kind") == "kernel" and random.random() < 0.2:
+        out.append({"kind": "cuda_event", "device_id": e["device_id"], "context_id": e.get("context_id", 1),
+                    "stream_id": e["stream_id"], "event_id": random.randint(1, 40),
+                    "correlation_id": e["correlation_id"], "device_timestamp_ns": e["end_ns"]})
+    if e.get("kind") == "cuda_runtime" and random.random() < 0.1:
+        out.append({"kind": "cuda_sync", "sync_type": random.choice([1, 2]), "start_ns": e["start_ns"],
+                    "end_ns": e["end_ns"], "correlation_id": e["correlation_id"], "context_id": 1,
+                    "stream_id": random.choice([7, 8, 4294967295]), "cuda_event_id": random.randint(1, 40),
+                    "return_value": 0, "device_id": 0, "name": "Synchronization"})
+w["events"] = out
+w["window_version"] = 2
+json.dump(w, open(sys.argv[2], "w"))
+PY
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	run g2split --split=steps:100 -w "$tmp/g2.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu"
+	mv "$tmp/o" "$tmp/g2split"
+	mkdir "$tmp/o"
+	for l in 1-100 601-700 1301-1352; do
+		run "g2steps $l" --steps=$l -w "$tmp/g2.win" -o "$tmp/o/g_$l.json" "$tmp/g.cpu"
+		cmp -s "$tmp/g2split/g_$l.json" "$tmp/o/g_$l.json" || fail "file $l differs from --steps=$l"
+	done
+	grep -q '"wait_on_cuda_event_record_corr_id":[0-9]' "$tmp/g2split/g_601-700.json" ||
+		fail "file 601-700 has no event sync that found its event"
 else
 	skip "gen_trace pair" "no $shared/tools/gen_trace"
 fi

@@ -1,5 +1,6 @@
 /* check_writeback.c - the write-back behind an -o file's writer
- * (io/writeback.c): whole steps are started as they fill, the steps more
+ * (io/writeback.c): whole steps are started as they fill (a MiB at
+ * first, growing with the file), the steps more
  * than the lag behind are waited for, and a file that does not take
  * sync_file_range (a pipe) turns it off without an error; the
  * CUPTIMERGE_WRITEBACK aid. */
@@ -26,30 +27,48 @@ START_TEST(test_steps_and_lag)
 	char path[] = "/tmp/cuptimerge-check-wb.XXXXXX";
 	int fd = mkstemp(path);
 	cm_wback wb;
-	int64_t total = 0;
+	int64_t total = 0, was;
 	ck_assert_int_ge(fd, 0);
 	unlink(path);
 	cm_wback_init(&wb, fd);
-	/* less than a step: nothing started */
+	/* less than a MiB: nothing started */
 	ck_assert_int_eq(put(&wb, fd, 1000), 0);
 	total += 1000;
 	ck_assert_int_eq(wb.queued, 0);
 	ck_assert_int_eq(wb.waited, 0);
-	/* a MiB at a time (odd bytes in between) to twice the lag: every whole
-	 * step is queued; what lags more than CM_WBACK_LAG is waited for */
+	/* a small file (one of a --split's): each whole MiB is started as it
+	 * fills, the first MiBs' step being one MiB */
+	for (int i = 1; i <= 3; i++) {
+		ck_assert_int_eq(put(&wb, fd, (size_t)CM_WBACK_MIN), 0);
+		total += CM_WBACK_MIN;
+		ck_assert_int_eq(wb.queued, i * CM_WBACK_MIN);
+	}
+	/* a MiB at a time (odd bytes in between) to twice the lag: the steps
+	 * grow with the file to CM_WBACK_STEP, each started when whole and
+	 * queued to the last whole MiB; what lags more than CM_WBACK_LAG is
+	 * waited for */
 	while (total < 2 * CM_WBACK_LAG + 3 * CM_WBACK_STEP) {
 		size_t n = (1 << 20) + (total & 1 ? 7 : 0);
+		int64_t share = total / CM_WBACK_SHARE;
+		int64_t step = share < CM_WBACK_MIN ? CM_WBACK_MIN : share > CM_WBACK_STEP ? CM_WBACK_STEP : share;
+		was = wb.queued;
 		ck_assert_int_eq(put(&wb, fd, n), 0);
 		total += (int64_t)n;
 		ck_assert_int_eq(wb.pos, total);
-		ck_assert_int_eq(wb.queued, total / CM_WBACK_STEP * CM_WBACK_STEP);
+		ck_assert_int_eq(wb.queued % CM_WBACK_MIN, 0);
+		if (wb.queued != was) { /* a step started: all whole MiBs, at least a step */
+			ck_assert_int_eq(wb.queued, total / CM_WBACK_MIN * CM_WBACK_MIN);
+			ck_assert_int_ge(wb.queued - was, step);
+		}
+		/* no more than a step (and the MiB being filled) left unstarted */
+		ck_assert_int_lt(total - wb.queued, CM_WBACK_STEP + CM_WBACK_MIN);
 		ck_assert_int_eq(wb.waited, wb.queued > CM_WBACK_LAG ? wb.queued - CM_WBACK_LAG : 0);
 	}
 	ck_assert_int_ge(wb.waited, CM_WBACK_LAG);
-	/* one write of several steps: queued to its last whole step at once */
+	/* one write of several steps: queued to its last whole MiB at once */
 	ck_assert_int_eq(put(&wb, fd, (size_t)(3 * CM_WBACK_STEP + 5)), 0);
 	total += 3 * CM_WBACK_STEP + 5;
-	ck_assert_int_eq(wb.queued, total / CM_WBACK_STEP * CM_WBACK_STEP);
+	ck_assert_int_eq(wb.queued, total / CM_WBACK_MIN * CM_WBACK_MIN);
 	ck_assert_int_eq(wb.waited, wb.queued - CM_WBACK_LAG);
 	ck_assert_int_eq(fsync(fd), 0);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_END), total);
