@@ -160,6 +160,52 @@ START_TEST(us_to_ns)
 }
 END_TEST
 
+/* cm_pf_us_to_ns reads plain decimals itself (fast paths: the digits as
+ * nanoseconds below 2^43 us, Clinger's division, a 128-bit division); it
+ * must give what strtod's double gives, for random decimals of every
+ * length and place of the point, near the paths' limits too. */
+START_TEST(us_to_ns_decimals)
+{
+	uint64_t rng = 0x243F6A8885A308D3u;
+	char s[64];
+	for (int i = 0; i < 300000; i++) {
+		size_t n = 0;
+		int ip, fp, dot;
+		int64_t a = 1, b = 2;
+		int ra, rb;
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		ip = (int)(rng % 21);
+		fp = (int)((rng >> 8) % 22);
+		dot = (rng >> 16) % 8 != 0;
+		if ((rng >> 20) % 4 == 0)
+			s[n++] = '-';
+		if ((rng >> 24) % 3 == 0 && ip >= 13) { /* near 2^43 us: 8796093022208 */
+			memcpy(s + n, "879609302220", 12);
+			n += 12;
+			ip -= 12;
+		}
+		for (int k = 0; k < ip; k++) {
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			s[n++] = (char)('0' + (k || ip == 1 ? rng % 10 : 1 + rng % 9));
+		}
+		if (dot) {
+			s[n++] = '.';
+			for (int k = 0; k < fp; k++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				/* runs of 9s and 0s and halves, where rounding turns */
+				s[n++] = (char)((rng >> 40) % 4 == 0 ? '9' : (rng >> 40) % 4 == 1 ? '0' : '0' + rng % 10);
+			}
+		}
+		s[n] = 0;
+		ra = cm_pf_us_to_ns(s, n, &a);
+		rb = cm_pf_us_to_ns_strtod(s, n, &b);
+		ck_assert_msg(ra == rb, "%s: rc %d, strtod's %d", s, ra, rb);
+		if (!ra && a != b)
+			ck_abort_msg("%s: %lld, strtod's %lld", s, (long long)a, (long long)b);
+	}
+}
+END_TEST
+
 /* The interning table: a string's number is the one given when it was
  * new, across growth; cleared, it forgets. */
 START_TEST(strtab)
@@ -366,6 +412,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, fields);
 	tcase_add_loop_test(tc, nested, 0, 300);
 	tcase_add_test(tc, us_to_ns);
+	tcase_add_test(tc, us_to_ns_decimals);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 8);
