@@ -62,9 +62,11 @@ static void put_id(cm_buf *b, const cm_jval *v)
 {
 	unsigned char type = v ? v->type : ID_MISSING;
 	cm_int x;
-	if (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) &&
-	    x >= INT64_MIN && x <= INT64_MAX) {
-		int64_t x64 = (int64_t)x;
+	int64_t x64;
+	if (v && v->type == CM_J_NUM &&
+	    (small_int(v->s, v->len, &x64) ||
+	     (is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN &&
+	      x <= INT64_MAX && ((x64 = (int64_t)x), 1)))) {
 		cm_buf_putc(b, (char)CM_PF_J_INT);
 		put_len_bytes(b, &x64, sizeof x64);
 		return;
@@ -103,8 +105,7 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
-	cm_arena_reset(w->arena);
-	v = cm_jval_parse_py(w->arena, s, n);
+	v = cm_pf_parse(w, s, n);
 	if (!v || v->type != CM_J_OBJ)
 		return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
 	cm_pf_members(v, &ev);
@@ -225,25 +226,56 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 }
 
 /* Write an event packet at TS: the interned data I[0..IN), the track
- * event body B[0..BN) on track UUID. */
+ * event body B[0..BN) on track UUID.  Its length and its track event's
+ * are worked out first and written in front, so that no body moves (as
+ * cm_pb_close moves one of 128 bytes or more): this is most of the
+ * packets' bytes, on the one thread. */
 static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, const char *b, uint32_t bn,
 			 uint64_t uuid)
 {
 	cm_buf *o = e->out;
-	size_t pk, te;
+	unsigned char h[64], *p;
+	size_t hn = 0, te = bn, body;
 	cm_pf_clock_packet(e);
-	pk = cm_pb_open(o, TRACE_PACKET);
-	cm_pf_put_time(e, o, ts);
-	cm_pb_uint(o, TP_SEQ_ID, SEQ_ID);
+	/* the fields before the track event: time, sequence, interned data */
+	if (ts >= e->base) {
+		h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+		hn += cm_pb_varint_at(h + hn, (uint64_t)(ts - e->base));
+	} else {
+		h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+		hn += cm_pb_varint_at(h + hn, (uint64_t)ts);
+		hn += cm_pb_varint_at(h + hn, TP_CLOCK_ID << 3 | CM_PB_VARINT);
+		hn += cm_pb_varint_at(h + hn, CLOCK_BOOTTIME);
+	}
+	h[hn++] = TP_SEQ_ID << 3 | CM_PB_VARINT;
+	h[hn++] = SEQ_ID;
 	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
 	 * iids without it, and it costs 2 bytes a packet */
-	if (in)
-		cm_pb_bytes(o, TP_INTERNED, i, in);
-	te = cm_pb_open(o, TP_TRACK_EVENT);
-	cm_buf_put(o, b, bn);
-	cm_pf_put_track(e, o, uuid);
-	cm_pb_close(o, te);
-	cm_pb_close(o, pk);
+	if (uuid != e->def_uuid)
+		te += 1 + cm_pb_varint_size(uuid);
+	body = hn + (in ? 1 + cm_pb_varint_size(in) + in : 0) + 1 + cm_pb_varint_size(te) + te;
+	if (o->cap - o->len < 1 + 10 + body)
+		cm_buf_grow(o, 1 + 10 + body);
+	p = (unsigned char *)o->p + o->len;
+	*p++ = TRACE_PACKET << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, body);
+	memcpy(p, h, hn);
+	p += hn;
+	if (in) {
+		*p++ = TP_INTERNED << 3 | CM_PB_LEN;
+		p += cm_pb_varint_at(p, in);
+		memcpy(p, i, in);
+		p += in;
+	}
+	*p++ = TP_TRACK_EVENT << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, te);
+	memcpy(p, b, bn);
+	p += bn;
+	if (uuid != e->def_uuid) {
+		*p++ = TE_TRACK_UUID << 3 | CM_PB_VARINT;
+		p += cm_pb_varint_at(p, uuid);
+	}
+	o->len = (size_t)(p - (unsigned char *)o->p);
 }
 
 /* ---- the lanes, on several threads ----

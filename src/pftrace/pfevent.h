@@ -56,6 +56,8 @@ enum {
  * 6 for 73 min; BENCHMARKS.md has the sizes).  A time before it (a held-back
  * end, after the next batch's first packet) is written on the trace's
  * clock. */
+/* Entries of the sink's cache of thread tracks (a power of 2). */
+#define TCACHE 64
 /* The uuid of the track of the global instants; the others count from it. */
 #define GLOBAL_UUID 1
 /* The tid of a process track's key. */
@@ -103,6 +105,15 @@ struct cm_pfev {
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
+	/* the thread tracks of integer (pid, tid) pairs met lately, by their
+	 * hash (pftrack.c): most events skip the two tables' lookups; emptied
+	 * whenever a track is made, as the table may move them */
+	struct tcache {
+		int64_t pid, tid;
+		struct track *t;
+	} tcache[TCACHE];
+	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
+	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
 };
 
@@ -134,7 +145,30 @@ static inline int is_integer_text(const char *s, size_t n)
 	return 1;
 }
 
+/* The integer literal S[0..N) (an is_integer_text) of 18 digits at most
+ * in *X: 1; else 0, and cm_py_int_of_number reads it (a per-event fast
+ * path: it is the value of the pid, the tid and most args). */
+static inline int small_int(const char *s, size_t n, int64_t *x)
+{
+	size_t i = n && s[0] == '-';
+	int64_t v = 0;
+	if (i == n || n - i > 18)
+		return 0;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (s[i] - '0');
+	}
+	*x = s[0] == '-' ? -v : v;
+	return 1;
+}
+
 /* ---- what pfevent.c lends the batches (pfbatch.c) ---- */
+
+/* The value of the element text S[0..N) as cm_jval_parse_py makes it
+ * (pfparse.c; NULL when it is not JSON), in W's nodes or its arena, valid
+ * until the next call. */
+cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);
@@ -182,7 +216,7 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 	if (uuid != e->def_uuid)
 		cm_pb_uint(b, TE_TRACK_UUID, uuid);
 }
-const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
+const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
