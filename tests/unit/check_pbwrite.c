@@ -252,7 +252,7 @@ START_TEST(lanes)
 }
 END_TEST
 
-/* Slices in random order, with ties and overlaps, on a few threads: on each
+/* Slices in random order (or in the order of their begins), with ties and overlaps, on a few threads: on each
  * lane the trace processor's pairing (packets sorted by time, ties in file
  * order, an end closing the innermost open slice) closes each slice at
  * its own end's time; and each slice goes on the first lane where that holds,
@@ -279,13 +279,23 @@ START_TEST(lanes_random)
 	cm_pflanes *l = cm_pflanes_new();
 	uint64_t r = 0x1234567u + (uint64_t)_i * 7919u;
 	/* ns; the last loops: 1 ms a step, from 10 ms later each slice, over
-	 * 30 s in all (three times the window) */
-	int64_t span = 300, scale = _i < 6 ? 1 : 1000000, step = _i < 6 ? 0 : 10;
+	 * 30 s in all (three times the window).  Loops 8 to 15 do the same
+	 * with the begins in order (pflanes.c's in-order lanes), ties often;
+	 * the odd ones go back in time now and then (a lane leaves that mode) */
+	int sorted = _i >= 8, k = _i % 8;
+	int64_t span = 300, scale = k < 6 ? 1 : 1000000, step = k < 6 ? 0 : 10, at = 0;
 	unsigned i, j, lane, maxlane = 0;
 	for (i = 0; i < NLANES_RAND; i++) {
 		int64_t b, e;
 		r = r * 6364136223846793005u + 1442695040888963407u;
-		b = ((int64_t)((r >> 20) % (uint64_t)span) + step * i) * scale;
+		if (sorted) {
+			at += (int64_t)((r >> 20) % 4);
+			b = (at + step * i) * scale;
+			if (k % 2 && i % 500 == 499)
+				b -= (int64_t)((r >> 30) % 100) * scale;
+		} else {
+			b = ((int64_t)((r >> 20) % (uint64_t)span) + step * i) * scale;
+		}
 		e = b + (int64_t)((r >> 45) % 40 < 3 ? 0 : (r >> 40) % 60) * scale;
 		p[i].b = b, p[i].e = e, p[i].thread = (unsigned)(r >> 60) % 3 + 1, p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, p[i].thread, b, e);
@@ -415,7 +425,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, us_to_ns_decimals);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
-	tcase_add_loop_test(tc, lanes_random, 0, 8);
+	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_test(tc, stream);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
