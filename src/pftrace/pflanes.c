@@ -64,19 +64,19 @@ struct ival {
 };
 
 /* A lane: a treap of its slices; while they come in the order of their
- * begins (a CPU thread's, as Kineto writes them), also what answers
- * clashes() without a descent (see sorted_clashes). */
+ * begins (a CPU thread's, as Kineto writes them), a list of them in that
+ * order instead, and what answers clashes() without a descent (see
+ * sorted_clashes). */
 struct lane {
 	uint32_t root;
 	int sorted;       /* every query so far came at a begin no earlier than the last */
 	int64_t lastq;    /* sorted: the latest begin asked about */
 	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
-	int64_t maxe;     /* sorted: the latest end (the treap's maxe is mended when it is needed) */
+	int64_t maxe;     /* sorted: the latest end */
 	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
 	size_t nopen, capopen;
-	uint32_t *spine;  /* sorted: the treap's right spine, root first (spine_ok) */
-	size_t nspine, capspine;
-	int spine_ok;
+	uint32_t *ord;    /* sorted: its nodes in order (no treap: ROOT is 0 until it leaves the mode) */
+	size_t nord, capord;
 };
 
 /* The lanes of a thread. */
@@ -120,7 +120,7 @@ void cm_pflanes_free(cm_pflanes *l)
 		unsigned j;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			free(l->thr[i].lane[j].open);
-			free(l->thr[i].lane[j].spine);
+			free(l->thr[i].lane[j].ord);
 		}
 		free(l->thr[i].lane);
 	}
@@ -332,6 +332,8 @@ static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx
 	return path[0];
 }
 
+static void unsort(cm_pflanes *l, struct lane *ln);
+
 /* Place the nodes again in CAP slots, forgetting those that end before the
  * window. */
 static void rebuild(cm_pflanes *l, size_t cap)
@@ -350,20 +352,28 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	for (i = 0; i < l->thrslots; i++)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
-			size_t k = 0;
-			if (ln->sorted) /* collect prunes by maxe */
-				fix_maxe(old, ln->root);
-			collect(l, old, ln->root, horizon, &k);
-			ln->root = build(l, old, l->stack, k, path);
-			if (!ln->sorted)
+			size_t k = 0, m;
+			if (!ln->sorted) {
+				collect(l, old, ln->root, horizon, &k);
+				ln->root = build(l, old, l->stack, k, path);
 				continue;
-			/* forget what the treap forgot: the open chain's innermost end first */
+			}
+			/* the list kept in order, less what ends before the window */
+			ln->maxe = INT64_MIN;
+			for (m = 0; m < ln->nord; m++)
+				if (old[ln->ord[m]].e >= horizon) {
+					uint32_t x = (uint32_t)l->nn++;
+					l->n[x] = old[ln->ord[m]];
+					ln->ord[k++] = x;
+					if (l->n[x].e > ln->maxe)
+						ln->maxe = l->n[x].e;
+				}
+			ln->nord = k;
+			/* and the open chain: its innermost end first */
 			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
 				ln->nopen--;
-			ln->maxe = l->n[ln->root].maxe;
-			ln->spine_ok = 0;
 			if (ln->mine < horizon) /* ties at maxb partly forgotten: the treap's to answer */
-				ln->sorted = 0;
+				unsort(l, ln);
 		}
 	free(path);
 	free(old);
@@ -395,17 +405,36 @@ static void room(cm_pflanes *l)
  * latest begins (MAXB), the shortest ending at MINE; and the innermost
  * slice around B is the innermost of the open chain that begins before B,
  * once the chain has dropped what ends by B (B only grows, so they never
- * come back).  A new slice then comes last in the treap's order, so it
- * goes down the right spine only (kept as a stack, as build() does), and
- * the maxe of the nodes above it is mended only when it is read (rebuild,
- * or the lane leaving this mode).  The treap holds the same slices either
- * way, so the answers, and the lanes, are the treap's. */
+ * come back).  A new slice then comes last in the treap's order, so the
+ * lane's slices are only listed, in order, with no treap; the lane makes
+ * its treap from the list when a slice comes out of order (a Cartesian
+ * tree, in one pass).  The window forgets the same slices either way, so
+ * the answers, and the lanes, are the treap's. */
 
-/* The lane LN leaves the in-order mode: its treap answers from now on. */
+/* The lane LN leaves the in-order mode: its treap, made from its list,
+ * answers from now on. */
 static void unsort(cm_pflanes *l, struct lane *ln)
 {
-	fix_maxe(l->n, ln->root);
+	struct node *n = l->n;
+	size_t i, depth = 0;
+	uint32_t *path = cm_xmalloc((ln->nord + 1) * sizeof *path);
+	for (i = 0; i < ln->nord; i++) {
+		uint32_t x = ln->ord[i], last = 0;
+		n[x].l = n[x].r = 0;
+		while (depth && n[path[depth - 1]].prio < n[x].prio)
+			last = path[--depth];
+		n[x].l = last;
+		if (depth)
+			n[path[depth - 1]].r = x;
+		path[depth++] = x;
+	}
+	ln->root = depth ? path[0] : 0;
+	free(path);
+	fix_maxe(n, ln->root);
 	ln->sorted = 0;
+	free(ln->ord);
+	ln->ord = NULL;
+	ln->nord = ln->capord = 0;
 }
 
 /* clashes() for a lane in the in-order mode, B at least its lastq. */
@@ -436,28 +465,11 @@ static int lane_clashes(cm_pflanes *l, struct lane *ln, int64_t b, int64_t e)
 /* Append node X, the last in order, to the in-order lane LN. */
 static void sorted_append(cm_pflanes *l, struct lane *ln, uint32_t x)
 {
-	struct node *n = l->n;
-	uint32_t last = 0, t;
+	const struct node *n = l->n;
 	int64_t b = n[x].b, e = n[x].e;
-	if (!ln->spine_ok) { /* after a rebuild: the right spine again */
-		ln->nspine = 0;
-		for (t = ln->root; t; t = n[t].r) {
-			if (ln->nspine == ln->capspine)
-				ln->spine = cm_xrealloc(ln->spine, (ln->capspine = ln->capspine * 2 + 16) * sizeof *ln->spine);
-			ln->spine[ln->nspine++] = t;
-		}
-		ln->spine_ok = 1;
-	}
-	while (ln->nspine && n[ln->spine[ln->nspine - 1]].prio < n[x].prio)
-		last = ln->spine[--ln->nspine];
-	n[x].l = last;
-	if (ln->nspine)
-		n[ln->spine[ln->nspine - 1]].r = x;
-	else
-		ln->root = x;
-	if (ln->nspine == ln->capspine)
-		ln->spine = cm_xrealloc(ln->spine, (ln->capspine = ln->capspine * 2 + 16) * sizeof *ln->spine);
-	ln->spine[ln->nspine++] = x;
+	if (ln->nord == ln->capord)
+		ln->ord = cm_xrealloc(ln->ord, (ln->capord = ln->capord * 2 + 16) * sizeof *ln->ord);
+	ln->ord[ln->nord++] = x;
 	if (b > ln->maxb || ln->maxe == INT64_MIN)
 		ln->maxb = b, ln->mine = e;
 	else if (e < ln->mine)
@@ -493,7 +505,6 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		memset(&t->lane[lane], 0, sizeof *t->lane);
 		t->lane[lane].sorted = 1;
 		t->lane[lane].lastq = t->lane[lane].maxb = t->lane[lane].maxe = INT64_MIN;
-		t->lane[lane].spine_ok = 1;
 		t->nlanes++;
 	}
 	ln = &t->lane[lane];
