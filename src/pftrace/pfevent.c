@@ -84,6 +84,7 @@ void cm_pfev_free(cm_pfev *e)
 	size_t i;
 	if (!e)
 		return;
+	cm_pfcrew_free(e->crew);
 	for (i = 0; i < cm_hmap_slots(e->tracks); i++) {
 		struct track *t = cm_hmap_slot(e->tracks, i, NULL);
 		if (t) {

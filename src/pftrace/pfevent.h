@@ -90,6 +90,7 @@ struct cm_pfev {
 	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
 	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
+	struct cm_pfcrew *crew; /* the threads that place them (pfbatch.c), or NULL */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
@@ -187,6 +188,10 @@ void cm_pf_clock_packet(cm_pfev *e);
 void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */
 void cm_pf_flush_end(cm_pfev *e);
+
+/* Stop and free the threads that place the lanes (pfbatch.c). */
+struct cm_pfcrew;
+void cm_pfcrew_free(struct cm_pfcrew *w);
 
 /* ---- tracks (pftrack.c) ---- */
 
