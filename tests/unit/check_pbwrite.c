@@ -6,6 +6,7 @@
 #include "pftrace/pbwrite.h"
 #include "pftrace/pfintern.h"
 #include "pftrace/pftrace.h"
+#include "pftrace/pfevent.h"
 #include "base/diag.h"
 
 #include <stdint.h>
@@ -203,6 +204,71 @@ START_TEST(us_to_ns_decimals)
 		if (!ra && a != b)
 			ck_abort_msg("%s: %lld, strtod's %lld", s, (long long)a, (long long)b);
 	}
+}
+END_TEST
+
+/* 1 when the trees A and B are the same, node for node. */
+static int same_tree(const cm_jval *a, const cm_jval *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->type != b->type || a->len != b->len || a->klen != b->klen ||
+	    (a->klen && memcmp(a->key, b->key, a->klen)) ||
+	    ((a->type == CM_J_NUM || a->type == CM_J_STR) && a->len && memcmp(a->s, b->s, a->len)))
+		return 0;
+	for (a = a->kids, b = b->kids; a || b; a = a->next, b = b->next)
+		if (!a || !b || !same_tree(a, b))
+			return 0;
+	return 1;
+}
+
+/* pfparse.c's reading of an element is cm_jval_parse_py's tree, node for
+ * node, or NULL where that is: on what it reads itself and on what it
+ * leaves to it (escapes, NaN and Infinity, Python's number quirks, more
+ * nodes than its array, text that is not JSON). */
+START_TEST(element_parse)
+{
+	static const char *const texts[] = {
+		"{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":5117756144365.792,\"dur\":1.5,\"args\":{\"a\":[1,-2,3e5,-0.5E-3,true,false,null,{}],\"b\":{\"c\":\"\"}}}",
+		" {\n  \"ph\" : \"B\" ,\r\n\t\"ts\":0 , \"args\" : { } } \n",
+		"{\"name\":\"a\\\"b\\u00e9\\ud83d\\ude00\",\"ph\":\"i\"}", /* escapes: the general parser's */
+		"{\"k\\n\":1}",
+		"{\"v\":NaN,\"w\":-Infinity,\"x\":Infinity}",
+		"{\"v\":1.}", "{\"v\":01}", "{\"v\":1e}", "{\"v\":-}", "{\"v\":.5}", "{\"v\":1.5e+}",
+		"{\"v\":tru}", "{\"v\":nul}", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":1", "{\"a\":\"x", "[1,2]", "\"s\"", "",
+		"{\"a\":1} x", "{\"a\":\"tab\there\"}", "{\"a\":\"\x01\"}", "{\"\":0,\"\":1}",
+		"{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}",
+		"{\"long string value with no escape in it at all, past sixteen bytes\":\"0123456789abcdef0123456789abcdef\\\"\"}",
+	};
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	cm_arena *a = cm_arena_new();
+	cm_buf big = {0};
+	size_t i;
+	for (i = 0; i <= sizeof texts / sizeof *texts; i++) {
+		const char *t;
+		size_t n;
+		const cm_jval *want, *got;
+		if (i < sizeof texts / sizeof *texts) {
+			t = texts[i];
+		} else { /* 2,000 nodes: more than the array's first 256 */
+			cm_buf_lit(&big, "{\"args\":[");
+			for (int k = 0; k < 2000; k++)
+				cm_buf_lit(&big, "7,");
+			cm_buf_lit(&big, "8]}");
+			cm_buf_putc(&big, 0);
+			t = big.p;
+		}
+		n = strlen(t);
+		cm_arena_reset(a);
+		want = cm_jval_parse_py(a, t, n);
+		for (int twice = 0; twice < 2; twice++) { /* the array grows after the first */
+			got = cm_pf_parse(w, t, n);
+			ck_assert_msg(same_tree(want, got), "not the general parser's tree: %s", t);
+		}
+	}
+	cm_buf_free(&big);
+	cm_arena_free(a);
+	cm_pfev_free(w);
 }
 END_TEST
 
@@ -423,6 +489,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, nested, 0, 300);
 	tcase_add_test(tc, us_to_ns);
 	tcase_add_test(tc, us_to_ns_decimals);
+	tcase_add_test(tc, element_parse);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
