@@ -24,6 +24,7 @@
 #include "pftrace/pfevent.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,6 +299,7 @@ struct job {
 	uint64_t thread;
 	int64_t b, e;
 	unsigned shard, lane;
+	int done; /* the lane is placed (set atomically: see place_jobs) */
 };
 
 static unsigned shard_of(uint64_t uuid)
@@ -338,8 +340,10 @@ static void place_shards(struct crew *c)
 	if (!c->shards)
 		return;
 	for (i = 0; i < nj; i++)
-		if (j[i].thread && (c->shards >> j[i].shard & 1))
+		if (j[i].thread && (c->shards >> j[i].shard & 1)) {
 			j[i].lane = cm_pflanes_place(c->e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
+			__atomic_store_n(&j[i].done, 1, __ATOMIC_RELEASE);
+		}
 }
 
 /* A member's thread: a batch's part each time the sink says go. */
@@ -405,40 +409,39 @@ void cm_pfcrew_free(struct cm_pfcrew *w)
 	free(w);
 }
 
-/* Place the jobs of threads found, on up to E's threads (the sink's one of
- * them): the shards with slices shared out, the busiest first, each to
- * the member with the fewest slices so far.  Which member places a shard
- * changes nothing but the time: a shard's slices are placed in order. */
+/* Place the jobs of threads found: on the sink's thread (few slices, or
+ * -j 1), or by the crew's threads while the sink goes on to write the
+ * batch's packets, waiting at each slice for its lane (job_lane) and for
+ * the whole crew at the end of the batch (lanes_wait): the shards with
+ * slices shared out, the busiest first, each to the member with the
+ * fewest slices so far.  Which member places a shard changes nothing but
+ * the time: a shard's slices are placed in order. */
 static void place_jobs(cm_pfev *e)
 {
 	const struct job *j = (const struct job *)e->jobs.p;
 	size_t i, nj = e->jobs.len / sizeof *j, count[CM_PF_SHARDS] = {0}, load[CM_PF_SHARDS] = {0};
-	int n = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS, k, s, busy = 0;
+	int n, k, s, busy = 0, most = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS;
 	struct cm_pfcrew *w;
 	struct crew one = {e, (1u << CM_PF_SHARDS) - 1};
 	for (i = 0; i < nj; i++)
 		if (j[i].thread && !count[j[i].shard]++)
 			busy++;
-	if (busy < n)
-		n = busy;
-	if (nj < e->shard_min || n < 2 ||
-	    (!e->crew && !(e->crew = crew_new(e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS)))) {
+	if (nj < e->shard_min || most < 2 || !busy || (!e->crew && !(e->crew = crew_new(most)))) {
 		place_shards(&one);
 		return;
 	}
 	w = e->crew;
-	if (n > w->n)
-		n = w->n;
+	n = busy < w->n - 1 ? busy : w->n - 1; /* members 1..n: the sink writes the packets */
 	for (k = 0; k < w->n; k++)
 		w->c[k].e = e, w->c[k].shards = 0;
 	for (;;) { /* the busiest shard left to the least loaded member */
-		int best = -1, m = 0;
+		int best = -1, m = 1;
 		for (s = 0; s < CM_PF_SHARDS; s++)
 			if (count[s] && (best < 0 || count[s] > count[best]))
 				best = s;
 		if (best < 0)
 			break;
-		for (k = 1; k < n; k++)
+		for (k = 2; k <= n; k++)
 			if (load[k] < load[m])
 				m = k;
 		w->c[m].shards |= 1u << best;
@@ -450,11 +453,30 @@ static void place_jobs(cm_pfev *e)
 	w->pending = w->n - 1;
 	pthread_cond_broadcast(&w->go);
 	pthread_mutex_unlock(&w->mu);
-	place_shards(&w->c[0]);
+	e->placing = 1;
+}
+
+/* Wait for the crew to have placed the batch's lanes, if it places them. */
+static void lanes_wait(cm_pfev *e)
+{
+	struct cm_pfcrew *w = e->crew;
+	if (!e->placing)
+		return;
 	pthread_mutex_lock(&w->mu);
 	while (w->pending)
 		pthread_cond_wait(&w->done, &w->mu);
 	pthread_mutex_unlock(&w->mu);
+	e->placing = 0;
+}
+
+/* The lane of job J (a thread made before the batch), once placed. */
+static unsigned job_lane(const struct job *j)
+{
+	unsigned spins = 0;
+	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		if (++spins > 64) /* the crew is behind: let it run */
+			sched_yield();
+	return j->lane;
 }
 
 /* The track that the events of the next batch (its jobs) name most
@@ -532,7 +554,9 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	uuid = t->uuid;
 	switch (h->kind) {
 	case K_SLICE:
-		uuid = cm_pf_lane(e, t, j->thread ? j->lane
+		if (!j->thread) /* a thread new in the batch: its shard, once the crew is done */
+			lanes_wait(e);
+		uuid = cm_pf_lane(e, t, j->thread ? job_lane(j)
 					      : cm_pflanes_place(e->shard[shard_of(t->uuid)], t->uuid, h->ts,
 								 h->ts + h->dur));
 		event_packet(e, h->ts, i, in, b, bn, uuid);
@@ -569,7 +593,17 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	return 0;
 }
 
+static int apply(cm_pfev *e, const cm_buf *rec);
+
 int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
+{
+	int rc = apply(e, rec);
+	lanes_wait(e); /* the crew is done with the jobs before they change */
+	return rc;
+}
+
+/* cm_pfbatch_apply's work, the crew perhaps still placing lanes after it. */
+static int apply(cm_pfev *e, const cm_buf *rec)
 {
 	const char *p = rec->p, *end = rec->p + rec->len;
 	const struct job *j;

@@ -91,6 +91,7 @@ struct cm_pfev {
 	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
 	struct cm_pfcrew *crew; /* the threads that place them (pfbatch.c), or NULL */
+	int placing;     /* the crew is placing the batch's lanes */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
