@@ -23,9 +23,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
-#include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
@@ -307,106 +305,21 @@ static unsigned shard_of(uint64_t uuid)
 	return (unsigned)((uuid * 0x9E3779B97F4A7C15u) >> 32) % CM_PF_SHARDS;
 }
 
-/* A member of the crew that places the shards: the shards it places
- * (bit s: shard s). */
-struct crew {
-	cm_pfev *e;
-	unsigned shards;
-};
-
-/* The crew's threads, made with the first batch that needs them and kept
- * to the end (a thread made a batch cost more than the placing: 2,400
- * threads made for the 160 batches of a 167 MB merge at -j 16, about 0.1 s
- * of the sink's thread).  Member 0 is the sink's thread. */
-struct cm_pfcrew {
-	pthread_mutex_t mu;
-	pthread_cond_t go, done;
-	unsigned gen;    /* a batch's placing begins: the members run */
-	int pending;     /* members still placing */
-	int stop, n;     /* n: members, the sink's included */
-	pthread_t th[CM_PF_SHARDS];
-	struct crew c[CM_PF_SHARDS];
-	struct member {
-		struct cm_pfcrew *crew;
-		int k;
-	} m[CM_PF_SHARDS];
-};
-
-/* A member's part: its shards' slices placed, in order. */
-static void place_shards(struct crew *c)
+/* A member's part (cm_pfcrew_fn): its shards' slices placed, in order,
+ * each job's flag set once its lane is. */
+static void place_shards(void *arg, int k)
 {
-	struct job *j = (struct job *)c->e->jobs.p;
-	size_t i, nj = c->e->jobs.len / sizeof *j;
-	if (!c->shards)
+	cm_pfev *e = arg;
+	struct job *j = (struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j;
+	unsigned shards = e->crew_shards[k];
+	if (!shards)
 		return;
 	for (i = 0; i < nj; i++)
-		if (j[i].thread && (c->shards >> j[i].shard & 1)) {
-			j[i].lane = cm_pflanes_place(c->e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
+		if (j[i].thread && (shards >> j[i].shard & 1)) {
+			j[i].lane = cm_pflanes_place(e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
 			__atomic_store_n(&j[i].done, 1, __ATOMIC_RELEASE);
 		}
-}
-
-/* A member's thread: a batch's part each time the sink says go. */
-static void *member_main(void *arg)
-{
-	struct member *m = arg;
-	struct cm_pfcrew *w = m->crew;
-	unsigned seen = 0;
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (w->gen == seen && !w->stop)
-			pthread_cond_wait(&w->go, &w->mu);
-		if (w->stop)
-			break;
-		seen = w->gen;
-		pthread_mutex_unlock(&w->mu);
-		place_shards(&w->c[m->k]);
-		pthread_mutex_lock(&w->mu);
-		if (--w->pending == 0)
-			pthread_cond_signal(&w->done);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* The crew of N members (N - 1 threads); NULL when no thread can be made. */
-static struct cm_pfcrew *crew_new(int n)
-{
-	struct cm_pfcrew *w = cm_xcalloc(1, sizeof *w);
-	int k;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->go, NULL);
-	pthread_cond_init(&w->done, NULL);
-	w->n = 1;
-	for (k = 1; k < n; k++) {
-		w->m[k].crew = w;
-		w->m[k].k = k;
-		if (pthread_create(&w->th[k], NULL, member_main, &w->m[k]))
-			break;
-		w->n++;
-	}
-	if (w->n == 1) {
-		cm_pfcrew_free(w);
-		return NULL;
-	}
-	return w;
-}
-
-void cm_pfcrew_free(struct cm_pfcrew *w)
-{
-	int k;
-	if (!w)
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->stop = 1;
-	pthread_cond_broadcast(&w->go);
-	pthread_mutex_unlock(&w->mu);
-	for (k = 1; k < w->n; k++)
-		pthread_join(w->th[k], NULL);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->go);
-	pthread_cond_destroy(&w->done);
-	free(w);
 }
 
 /* Place the jobs of threads found: on the sink's thread (few slices, or
@@ -421,19 +334,19 @@ static void place_jobs(cm_pfev *e)
 	const struct job *j = (const struct job *)e->jobs.p;
 	size_t i, nj = e->jobs.len / sizeof *j, count[CM_PF_SHARDS] = {0}, load[CM_PF_SHARDS] = {0};
 	int n, k, s, busy = 0, most = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS;
-	struct cm_pfcrew *w;
-	struct crew one = {e, (1u << CM_PF_SHARDS) - 1};
 	for (i = 0; i < nj; i++)
 		if (j[i].thread && !count[j[i].shard]++)
 			busy++;
-	if (nj < e->shard_min || most < 2 || !busy || (!e->crew && !(e->crew = crew_new(most)))) {
-		place_shards(&one);
+	if (nj < e->shard_min || most < 2 || !busy ||
+	    (!e->crew && !(e->crew = cm_pfcrew_new(most, place_shards, e)))) {
+		e->crew_shards[0] = (1u << CM_PF_SHARDS) - 1; /* all, on this thread */
+		place_shards(e, 0);
 		return;
 	}
-	w = e->crew;
-	n = busy < w->n - 1 ? busy : w->n - 1; /* members 1..n: the sink writes the packets */
-	for (k = 0; k < w->n; k++)
-		w->c[k].e = e, w->c[k].shards = 0;
+	n = cm_pfcrew_size(e->crew) - 1; /* members 1..n: the sink writes the packets */
+	if (busy < n)
+		n = busy;
+	memset(e->crew_shards, 0, sizeof e->crew_shards);
 	for (;;) { /* the busiest shard left to the least loaded member */
 		int best = -1, m = 1;
 		for (s = 0; s < CM_PF_SHARDS; s++)
@@ -444,28 +357,20 @@ static void place_jobs(cm_pfev *e)
 		for (k = 2; k <= n; k++)
 			if (load[k] < load[m])
 				m = k;
-		w->c[m].shards |= 1u << best;
+		e->crew_shards[m] |= 1u << best;
 		load[m] += count[best];
 		count[best] = 0;
 	}
-	pthread_mutex_lock(&w->mu);
-	w->gen++;
-	w->pending = w->n - 1;
-	pthread_cond_broadcast(&w->go);
-	pthread_mutex_unlock(&w->mu);
+	cm_pfcrew_go(e->crew);
 	e->placing = 1;
 }
 
 /* Wait for the crew to have placed the batch's lanes, if it places them. */
 static void lanes_wait(cm_pfev *e)
 {
-	struct cm_pfcrew *w = e->crew;
 	if (!e->placing)
 		return;
-	pthread_mutex_lock(&w->mu);
-	while (w->pending)
-		pthread_cond_wait(&w->done, &w->mu);
-	pthread_mutex_unlock(&w->mu);
+	cm_pfcrew_wait(e->crew);
 	e->placing = 0;
 }
 

@@ -90,7 +90,8 @@ struct cm_pfev {
 	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
 	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
-	struct cm_pfcrew *crew; /* the threads that place them (pfbatch.c), or NULL */
+	struct cm_pfcrew *crew; /* the threads that place them (pfcrew.c), or NULL */
+	unsigned crew_shards[CM_PF_SHARDS]; /* the shards each member places (bit s: shard s) */
 	int placing;     /* the crew is placing the batch's lanes */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
@@ -190,8 +191,20 @@ void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */
 void cm_pf_flush_end(cm_pfev *e);
 
-/* Stop and free the threads that place the lanes (pfbatch.c). */
+/* ---- the crew that places the lanes' shards (pfcrew.c) ---- */
 struct cm_pfcrew;
+/* A member K's part of a round, on its thread. */
+typedef void (*cm_pfcrew_fn)(void *arg, int k);
+/* A crew of N members (at most CM_PF_SHARDS): the caller is member 0, and
+ * N - 1 threads run FN(ARG, k) each round; NULL when no thread can be
+ * made.  Fewer members when fewer threads can be (cm_pfcrew_size). */
+struct cm_pfcrew *cm_pfcrew_new(int n, cm_pfcrew_fn fn, void *arg);
+int cm_pfcrew_size(const struct cm_pfcrew *w);
+/* Start a round: members 1.. run FN once each; the caller goes on. */
+void cm_pfcrew_go(struct cm_pfcrew *w);
+/* Wait for the round to end (every member's FN returned). */
+void cm_pfcrew_wait(struct cm_pfcrew *w);
+/* Stop and free the crew (NULL: nothing). */
 void cm_pfcrew_free(struct cm_pfcrew *w);
 
 /* ---- tracks (pftrack.c) ---- */
