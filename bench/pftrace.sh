@@ -5,9 +5,13 @@
 # v55.3 under Node.js) loading the JSON and the .pftrace: wall time and peak
 # RSS of the whole node process.
 #
-# Usage: bench/pftrace.sh [--ops N] [--jobs J] [--no-tp] [--pretty]
+# Usage: bench/pftrace.sh [--ops N] [--jobs J] [--no-tp] [--pretty] [--pair DIR] [--bin CM]...
 #   (default: --ops 200000 --jobs the CPUs; a gen_trace pair: --seed 1 --devices 2,
 #   as bench/bench.sh makes them; --ops 252000 --pretty is its 100M pair)
+#   --pair DIR: the pair in DIR (cpu.json, win.json) instead of a new one
+#   --bin CM: time this cuptimerge (given twice or more: each in turn, run
+#   after run, for a build against another; the files the trace processor
+#   loads are the last one's).  Default: src/cuptimerge.
 # Needs ../shared/tools/gen_trace; the trace-processor part node and the
 # engine (TP_DIR or $HOME/.cache/perfetto-tp).  Prints figures only; never
 # asserts a timing.  Each write is run twice and the faster run printed (the
@@ -17,37 +21,55 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 shared=${SHARED:-$top/../shared}
 CM="$top/src/cuptimerge"
-ops=200000 jobs=$(nproc) tp=1 pretty=
+ops=200000 jobs=$(nproc) tp=1 pretty= pair= bins=() json_size=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ops) ops=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
 	--no-tp) tp=0; shift ;;
 	--pretty) pretty=--pretty; shift ;;
-	*) echo "usage: $0 [--ops N] [--jobs J] [--no-tp] [--pretty]" >&2; exit 2 ;;
+	--pair) pair=$2; shift 2 ;;
+	--bin) bins+=("$2"); shift 2 ;;
+	*) echo "usage: $0 [--ops N] [--jobs J] [--no-tp] [--pretty] [--pair DIR] [--bin CM]..." >&2; exit 2 ;;
 	esac
 done
+[ ${#bins[@]} -gt 0 ] || bins=("$CM")
+CM=${bins[0]}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-pftrace.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-"$shared/tools/gen_trace" --seed 1 --devices 2 --ops "$ops" $pretty --quiet "$work/cpu.json" "$work/win.json"
-echo "gen_trace --seed 1 --devices 2 --ops $ops $pretty: CPU trace $(($(stat -c %s "$work/cpu.json") / 1000000)) MB," \
-	"window $(($(stat -c %s "$work/win.json") / 1000000)) MB; -j $jobs; $(nproc) CPUs"
-printf '%-14s %10s %8s %8s %8s %12s\n' output "MB" "x JSON" "wall s" "user s" "peak RSS MB"
-json_size=
+if [ -n "$pair" ]; then
+	cpu=$pair/cpu.json win=$pair/win.json
+	echo "the pair in $pair: CPU trace $(($(stat -L -c %s "$cpu") / 1000000)) MB," \
+		"window $(($(stat -L -c %s "$win") / 1000000)) MB; -j $jobs; $(nproc) CPUs"
+else
+	cpu=$work/cpu.json win=$work/win.json
+	"$shared/tools/gen_trace" --seed 1 --devices 2 --ops "$ops" $pretty --quiet "$cpu" "$win"
+	echo "gen_trace --seed 1 --devices 2 --ops $ops $pretty: CPU trace $(($(stat -L -c %s "$cpu") / 1000000)) MB," \
+		"window $(($(stat -L -c %s "$win") / 1000000)) MB; -j $jobs; $(nproc) CPUs"
+fi
+for i in "${!bins[@]}"; do echo "build $((i + 1)): ${bins[$i]}"; done
+printf '%-6s %-18s %10s %8s %8s %8s %8s %12s\n' build output "MB" "x JSON" "wall s" "user s" "sys s" "peak RSS MB"
 for out in merged.json merged.json.gz merged.pftrace merged.pftrace.gz; do
-	best=
+	declare -A best=() buser=() bsys=() brss=() bsize=()
 	for run in 1 2; do
-		/usr/bin/time -f "%e %U %M" -o "$work/time" "$CM" -q -j "$jobs" -w "$work/win.json" \
-			-o "$work/$out" "$work/cpu.json"
-		read -r wall user rss <"$work/time"
-		if [ -z "$best" ] || [ "$(echo "$wall < $best" | bc)" = 1 ]; then
-			best=$wall buser=$user brss=$rss
-		fi
+		for b in "${bins[@]}"; do # each build in turn, run after run
+			/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$b" -q -j "$jobs" -w "$win" \
+				-o "$work/$out" "$cpu"
+			read -r wall user sys rss <"$work/time"
+			bsize[$b]=$(stat -c %s "$work/$out")
+			if [ -z "${best[$b]:-}" ] || [ "$(echo "$wall < ${best[$b]}" | bc)" = 1 ]; then
+				best[$b]=$wall buser[$b]=$user bsys[$b]=$sys brss[$b]=$rss
+			fi
+		done
 	done
-	size=$(stat -c %s "$work/$out")
-	[ -n "$json_size" ] || json_size=$size
-	printf '%-14s %10.1f %8.3f %8s %8s %12.1f\n' "$out" "$(echo "$size / 1000000" | bc -l)" \
-		"$(echo "$size / $json_size" | bc -l)" "$best" "$buser" "$(echo "$brss / 1024" | bc -l)"
+	for i in "${!bins[@]}"; do
+		b=${bins[$i]}
+		[ "$out" != merged.json ] || json_size[$i]=${bsize[$b]}
+		printf '%-6s %-18s %10.1f %8.3f %8s %8s %8s %12.1f\n' "$((i + 1))" "$out" \
+			"$(echo "${bsize[$b]} / 1000000" | bc -l)" "$(echo "${bsize[$b]} / ${json_size[$i]}" | bc -l)" "${best[$b]}" \
+			"${buser[$b]}" "${bsys[$b]}" "$(echo "${brss[$b]} / 1024" | bc -l)"
+	done
+	unset best buser bsys brss bsize
 done
 [ $tp = 1 ] || exit 0
 TP_DIR=${TP_DIR:-$HOME/.cache/perfetto-tp}

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
-#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
@@ -62,9 +62,11 @@ static void put_id(cm_buf *b, const cm_jval *v)
 {
 	unsigned char type = v ? v->type : ID_MISSING;
 	cm_int x;
-	if (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) &&
-	    x >= INT64_MIN && x <= INT64_MAX) {
-		int64_t x64 = (int64_t)x;
+	int64_t x64;
+	if (v && v->type == CM_J_NUM &&
+	    (small_int(v->s, v->len, &x64) ||
+	     (is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN &&
+	      x <= INT64_MAX && ((x64 = (int64_t)x), 1)))) {
 		cm_buf_putc(b, (char)CM_PF_J_INT);
 		put_len_bytes(b, &x64, sizeof x64);
 		return;
@@ -103,8 +105,7 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
-	cm_arena_reset(w->arena);
-	v = cm_jval_parse_py(w->arena, s, n);
+	v = cm_pf_parse(w, s, n);
 	if (!v || v->type != CM_J_OBJ)
 		return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
 	cm_pf_members(v, &ev);
@@ -225,25 +226,56 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 }
 
 /* Write an event packet at TS: the interned data I[0..IN), the track
- * event body B[0..BN) on track UUID. */
+ * event body B[0..BN) on track UUID.  Its length and its track event's
+ * are worked out first and written in front, so that no body moves (as
+ * cm_pb_close moves one of 128 bytes or more): this is most of the
+ * packets' bytes, on the one thread. */
 static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, const char *b, uint32_t bn,
 			 uint64_t uuid)
 {
 	cm_buf *o = e->out;
-	size_t pk, te;
+	unsigned char h[64], *p;
+	size_t hn = 0, te = bn, body;
 	cm_pf_clock_packet(e);
-	pk = cm_pb_open(o, TRACE_PACKET);
-	cm_pf_put_time(e, o, ts);
-	cm_pb_uint(o, TP_SEQ_ID, SEQ_ID);
+	/* the fields before the track event: time, sequence, interned data */
+	if (ts >= e->base) {
+		h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+		hn += cm_pb_varint_at(h + hn, (uint64_t)(ts - e->base));
+	} else {
+		h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+		hn += cm_pb_varint_at(h + hn, (uint64_t)ts);
+		hn += cm_pb_varint_at(h + hn, TP_CLOCK_ID << 3 | CM_PB_VARINT);
+		hn += cm_pb_varint_at(h + hn, CLOCK_BOOTTIME);
+	}
+	h[hn++] = TP_SEQ_ID << 3 | CM_PB_VARINT;
+	h[hn++] = SEQ_ID;
 	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
 	 * iids without it, and it costs 2 bytes a packet */
-	if (in)
-		cm_pb_bytes(o, TP_INTERNED, i, in);
-	te = cm_pb_open(o, TP_TRACK_EVENT);
-	cm_buf_put(o, b, bn);
-	cm_pf_put_track(e, o, uuid);
-	cm_pb_close(o, te);
-	cm_pb_close(o, pk);
+	if (uuid != e->def_uuid)
+		te += 1 + cm_pb_varint_size(uuid);
+	body = hn + (in ? 1 + cm_pb_varint_size(in) + in : 0) + 1 + cm_pb_varint_size(te) + te;
+	if (o->cap - o->len < 1 + 10 + body)
+		cm_buf_grow(o, 1 + 10 + body);
+	p = (unsigned char *)o->p + o->len;
+	*p++ = TRACE_PACKET << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, body);
+	memcpy(p, h, hn);
+	p += hn;
+	if (in) {
+		*p++ = TP_INTERNED << 3 | CM_PB_LEN;
+		p += cm_pb_varint_at(p, in);
+		memcpy(p, i, in);
+		p += in;
+	}
+	*p++ = TP_TRACK_EVENT << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, te);
+	memcpy(p, b, bn);
+	p += bn;
+	if (uuid != e->def_uuid) {
+		*p++ = TE_TRACK_UUID << 3 | CM_PB_VARINT;
+		p += cm_pb_varint_at(p, uuid);
+	}
+	o->len = (size_t)(p - (unsigned char *)o->p);
 }
 
 /* ---- the lanes, on several threads ----
@@ -265,6 +297,7 @@ struct job {
 	uint64_t thread;
 	int64_t b, e;
 	unsigned shard, lane;
+	int done; /* the lane is placed (set atomically: see place_jobs) */
 };
 
 static unsigned shard_of(uint64_t uuid)
@@ -272,44 +305,83 @@ static unsigned shard_of(uint64_t uuid)
 	return (unsigned)((uuid * 0x9E3779B97F4A7C15u) >> 32) % CM_PF_SHARDS;
 }
 
-struct crew {
-	cm_pfev *e;
-	int k, n; /* this member does the shards k, k+n, ... */
-};
-
-/* A member's part: its shards' slices placed, in order. */
-static void *place_shards(void *arg)
+/* A member's part (cm_pfcrew_fn): its shards' slices placed, in order,
+ * each job's flag set once its lane is. */
+static void place_shards(void *arg, int k)
 {
-	struct crew *c = arg;
-	struct job *j = (struct job *)c->e->jobs.p;
-	size_t i, nj = c->e->jobs.len / sizeof *j;
+	cm_pfev *e = arg;
+	struct job *j = (struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j;
+	unsigned shards = e->crew_shards[k];
+	if (!shards)
+		return;
 	for (i = 0; i < nj; i++)
-		if (j[i].thread && (int)(j[i].shard % (unsigned)c->n) == c->k)
-			j[i].lane = cm_pflanes_place(c->e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
-	return NULL;
+		if (j[i].thread && (shards >> j[i].shard & 1)) {
+			j[i].lane = cm_pflanes_place(e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
+			__atomic_store_n(&j[i].done, 1, __ATOMIC_RELEASE);
+		}
 }
 
-/* Place the jobs of threads found, on up to E's threads (the caller's
- * one of them). */
+/* Place the jobs of threads found: on the sink's thread (few slices, or
+ * -j 1), or by the crew's threads while the sink goes on to write the
+ * batch's packets, waiting at each slice for its lane (job_lane) and for
+ * the whole crew at the end of the batch (lanes_wait): the shards with
+ * slices shared out, the busiest first, each to the member with the
+ * fewest slices so far.  Which member places a shard changes nothing but
+ * the time: a shard's slices are placed in order. */
 static void place_jobs(cm_pfev *e)
 {
-	struct crew c[CM_PF_SHARDS];
-	pthread_t th[CM_PF_SHARDS];
-	int n = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS, k, started = 0;
-	if (e->jobs.len / sizeof(struct job) < e->shard_min)
-		n = 1;
-	for (k = 0; k < n; k++) {
-		c[k].e = e, c[k].k = k, c[k].n = n;
-		if (k && !pthread_create(&th[k], NULL, place_shards, &c[k]))
-			started |= 1 << k;
+	const struct job *j = (const struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j, count[CM_PF_SHARDS] = {0}, load[CM_PF_SHARDS] = {0};
+	int n, k, s, busy = 0, most = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS;
+	for (i = 0; i < nj; i++)
+		if (j[i].thread && !count[j[i].shard]++)
+			busy++;
+	if (nj < e->shard_min || most < 2 || !busy ||
+	    (!e->crew && !(e->crew = cm_pfcrew_new(most, place_shards, e)))) {
+		e->crew_shards[0] = (1u << CM_PF_SHARDS) - 1; /* all, on this thread */
+		place_shards(e, 0);
+		return;
 	}
-	place_shards(&c[0]);
-	for (k = 1; k < n; k++) {
-		if (started & (1 << k))
-			pthread_join(th[k], NULL);
-		else /* no thread: this one does that part too */
-			place_shards(&c[k]);
+	n = cm_pfcrew_size(e->crew) - 1; /* members 1..n: the sink writes the packets */
+	if (busy < n)
+		n = busy;
+	memset(e->crew_shards, 0, sizeof e->crew_shards);
+	for (;;) { /* the busiest shard left to the least loaded member */
+		int best = -1, m = 1;
+		for (s = 0; s < CM_PF_SHARDS; s++)
+			if (count[s] && (best < 0 || count[s] > count[best]))
+				best = s;
+		if (best < 0)
+			break;
+		for (k = 2; k <= n; k++)
+			if (load[k] < load[m])
+				m = k;
+		e->crew_shards[m] |= 1u << best;
+		load[m] += count[best];
+		count[best] = 0;
 	}
+	cm_pfcrew_go(e->crew);
+	e->placing = 1;
+}
+
+/* Wait for the crew to have placed the batch's lanes, if it places them. */
+static void lanes_wait(cm_pfev *e)
+{
+	if (!e->placing)
+		return;
+	cm_pfcrew_wait(e->crew);
+	e->placing = 0;
+}
+
+/* The lane of job J (a thread made before the batch), once placed. */
+static unsigned job_lane(const struct job *j)
+{
+	unsigned spins = 0;
+	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		if (++spins > 64) /* the crew is behind: let it run */
+			sched_yield();
+	return j->lane;
 }
 
 /* The track that the events of the next batch (its jobs) name most
@@ -387,7 +459,9 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	uuid = t->uuid;
 	switch (h->kind) {
 	case K_SLICE:
-		uuid = cm_pf_lane(e, t, j->thread ? j->lane
+		if (!j->thread) /* a thread new in the batch: its shard, once the crew is done */
+			lanes_wait(e);
+		uuid = cm_pf_lane(e, t, j->thread ? job_lane(j)
 					      : cm_pflanes_place(e->shard[shard_of(t->uuid)], t->uuid, h->ts,
 								 h->ts + h->dur));
 		event_packet(e, h->ts, i, in, b, bn, uuid);
@@ -424,7 +498,17 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	return 0;
 }
 
+static int apply(cm_pfev *e, const cm_buf *rec);
+
 int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
+{
+	int rc = apply(e, rec);
+	lanes_wait(e); /* the crew is done with the jobs before they change */
+	return rc;
+}
+
+/* cm_pfbatch_apply's work, the crew perhaps still placing lanes after it. */
+static int apply(cm_pfev *e, const cm_buf *rec)
 {
 	const char *p = rec->p, *end = rec->p + rec->len;
 	const struct job *j;

@@ -70,6 +70,8 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	if ((env = getenv("CUPTIMERGE_PFT_SHARD_MIN")) && *env)
 		e->shard_min = (size_t)strtoull(env, NULL, 10);
 	e->next_uuid = GLOBAL_UUID + 1;
+	e->nodes_cap = 256; /* an event's tree: more when one needs it (pfparse.c) */
+	e->nodes = cm_xmalloc(e->nodes_cap * sizeof *e->nodes);
 	e->intern_max = INTERN_MAX;
 	/* a testing aid: start the tables over after this many bytes */
 	if ((env = getenv("CUPTIMERGE_PFT_INTERN")) && *env)
@@ -82,6 +84,7 @@ void cm_pfev_free(cm_pfev *e)
 	size_t i;
 	if (!e)
 		return;
+	cm_pfcrew_free(e->crew);
 	for (i = 0; i < cm_hmap_slots(e->tracks); i++) {
 		struct track *t = cm_hmap_slot(e->tracks, i, NULL);
 		if (t) {
@@ -103,6 +106,7 @@ void cm_pfev_free(cm_pfev *e)
 	cm_buf_free(&e->te);
 	cm_buf_free(&e->interned);
 	cm_buf_free(&e->scratch);
+	free(e->nodes);
 	cm_arena_free(e->arena);
 	free(e);
 }
@@ -180,7 +184,10 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 		break;
 	case CM_J_NUM: {
 		cm_int x;
-		if (is_integer_text(v->s, v->len) && cm_py_int_of_number(v->s, v->len, &x) == 0 &&
+		int64_t x64;
+		if (small_int(v->s, v->len, &x64))
+			cm_pb_int(b, DA_INT, x64);
+		else if (is_integer_text(v->s, v->len) && cm_py_int_of_number(v->s, v->len, &x) == 0 &&
 		    x >= INT64_MIN && x <= (cm_int)UINT64_MAX) {
 			if (x <= INT64_MAX)
 				cm_pb_int(b, DA_INT, (int64_t)x);

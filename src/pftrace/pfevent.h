@@ -56,6 +56,8 @@ enum {
  * 6 for 73 min; BENCHMARKS.md has the sizes).  A time before it (a held-back
  * end, after the next batch's first packet) is written on the trace's
  * clock. */
+/* Entries of the sink's cache of thread tracks (a power of 2). */
+#define TCACHE 64
 /* The uuid of the track of the global instants; the others count from it. */
 #define GLOBAL_UUID 1
 /* The tid of a process track's key. */
@@ -88,6 +90,9 @@ struct cm_pfev {
 	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
 	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
+	struct cm_pfcrew *crew; /* the threads that place them (pfcrew.c), or NULL */
+	unsigned crew_shards[CM_PF_SHARDS]; /* the shards each member places (bit s: shard s) */
+	int placing;     /* the crew is placing the batch's lanes */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
@@ -103,6 +108,15 @@ struct cm_pfev {
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
+	/* the thread tracks of integer (pid, tid) pairs met lately, by their
+	 * hash (pftrack.c): most events skip the two tables' lookups; emptied
+	 * whenever a track is made, as the table may move them */
+	struct tcache {
+		int64_t pid, tid;
+		struct track *t;
+	} tcache[TCACHE];
+	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
+	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
 };
 
@@ -134,7 +148,30 @@ static inline int is_integer_text(const char *s, size_t n)
 	return 1;
 }
 
+/* The integer literal S[0..N) (an is_integer_text) of 18 digits at most
+ * in *X: 1; else 0, and cm_py_int_of_number reads it (a per-event fast
+ * path: it is the value of the pid, the tid and most args). */
+static inline int small_int(const char *s, size_t n, int64_t *x)
+{
+	size_t i = n && s[0] == '-';
+	int64_t v = 0;
+	if (i == n || n - i > 18)
+		return 0;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (s[i] - '0');
+	}
+	*x = s[0] == '-' ? -v : v;
+	return 1;
+}
+
 /* ---- what pfevent.c lends the batches (pfbatch.c) ---- */
+
+/* The value of the element text S[0..N) as cm_jval_parse_py makes it
+ * (pfparse.c; NULL when it is not JSON), in W's nodes or its arena, valid
+ * until the next call. */
+cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);
@@ -153,6 +190,22 @@ void cm_pf_clock_packet(cm_pfev *e);
 void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */
 void cm_pf_flush_end(cm_pfev *e);
+
+/* ---- the crew that places the lanes' shards (pfcrew.c) ---- */
+struct cm_pfcrew;
+/* A member K's part of a round, on its thread. */
+typedef void (*cm_pfcrew_fn)(void *arg, int k);
+/* A crew of N members (at most CM_PF_SHARDS): the caller is member 0, and
+ * N - 1 threads run FN(ARG, k) each round; NULL when no thread can be
+ * made.  Fewer members when fewer threads can be (cm_pfcrew_size). */
+struct cm_pfcrew *cm_pfcrew_new(int n, cm_pfcrew_fn fn, void *arg);
+int cm_pfcrew_size(const struct cm_pfcrew *w);
+/* Start a round: members 1.. run FN once each; the caller goes on. */
+void cm_pfcrew_go(struct cm_pfcrew *w);
+/* Wait for the round to end (every member's FN returned). */
+void cm_pfcrew_wait(struct cm_pfcrew *w);
+/* Stop and free the crew (NULL: nothing). */
+void cm_pfcrew_free(struct cm_pfcrew *w);
 
 /* ---- tracks (pftrack.c) ---- */
 
@@ -182,7 +235,7 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 	if (uuid != e->def_uuid)
 		cm_pb_uint(b, TE_TRACK_UUID, uuid);
 }
-const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
+const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);

@@ -32,6 +32,9 @@ uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed);
  * nearest integer, a half to even (pfutil.c says why).  0, or -1 when it
  * is out of the int64 range or not a number. */
 int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns);
+/* The same by strtod alone (cm_pf_us_to_ns reads plain decimals itself):
+ * the reference its tests compare with. */
+int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns);
 
 /* ---- the lanes of a thread (pflanes.c) ---- */
 /* The threads' lanes are kept in this many independent parts (shards),

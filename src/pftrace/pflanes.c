@@ -58,11 +58,32 @@ struct node {
 	uint32_t prio;     /* the treap's heap order */
 };
 
-/* The lanes of a thread: a treap each. */
+/* A slice of a lane's open chain. */
+struct ival {
+	int64_t b, e;
+};
+
+/* A lane: a treap of its slices; while they come in the order of their
+ * begins (a CPU thread's, as Kineto writes them), a list of them in that
+ * order instead, and what answers clashes() without a descent (see
+ * sorted_clashes). */
+struct lane {
+	uint32_t root;
+	int sorted;       /* every query so far came at a begin no earlier than the last */
+	int64_t lastq;    /* sorted: the latest begin asked about */
+	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
+	int64_t maxe;     /* sorted: the latest end */
+	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
+	size_t nopen, capopen;
+	uint32_t *ord;    /* sorted: its nodes in order (no treap: ROOT is 0 until it leaves the mode) */
+	size_t nord, capord;
+};
+
+/* The lanes of a thread. */
 struct thr {
 	uint64_t thread; /* 0: an empty slot */
 	unsigned nlanes;
-	uint32_t *root;
+	struct lane *lane;
 };
 
 struct cm_pflanes {
@@ -95,8 +116,14 @@ void cm_pflanes_free(cm_pflanes *l)
 	size_t i;
 	if (!l)
 		return;
-	for (i = 0; i < l->thrslots; i++)
-		free(l->thr[i].root);
+	for (i = 0; i < l->thrslots; i++) {
+		unsigned j;
+		for (j = 0; j < l->thr[i].nlanes; j++) {
+			free(l->thr[i].lane[j].open);
+			free(l->thr[i].lane[j].ord);
+		}
+		free(l->thr[i].lane);
+	}
 	free(l->thr);
 	free(l->n);
 	free(l->stack);
@@ -305,6 +332,8 @@ static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx
 	return path[0];
 }
 
+static void unsort(cm_pflanes *l, struct lane *ln);
+
 /* Place the nodes again in CAP slots, forgetting those that end before the
  * window. */
 static void rebuild(cm_pflanes *l, size_t cap)
@@ -322,9 +351,29 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
-			size_t k = 0;
-			collect(l, old, l->thr[i].root[j], horizon, &k);
-			l->thr[i].root[j] = build(l, old, l->stack, k, path);
+			struct lane *ln = &l->thr[i].lane[j];
+			size_t k = 0, m;
+			if (!ln->sorted) {
+				collect(l, old, ln->root, horizon, &k);
+				ln->root = build(l, old, l->stack, k, path);
+				continue;
+			}
+			/* the list kept in order, less what ends before the window */
+			ln->maxe = INT64_MIN;
+			for (m = 0; m < ln->nord; m++)
+				if (old[ln->ord[m]].e >= horizon) {
+					uint32_t x = (uint32_t)l->nn++;
+					l->n[x] = old[ln->ord[m]];
+					ln->ord[k++] = x;
+					if (l->n[x].e > ln->maxe)
+						ln->maxe = l->n[x].e;
+				}
+			ln->nord = k;
+			/* and the open chain: its innermost end first */
+			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
+				ln->nopen--;
+			if (ln->mine < horizon) /* ties at maxb partly forgotten: the treap's to answer */
+				unsort(l, ln);
 		}
 	free(path);
 	free(old);
@@ -349,9 +398,98 @@ static void room(cm_pflanes *l)
 		l->n = cm_xrealloc(l->n, (l->cap *= 2) * sizeof *l->n);
 }
 
+/* ---- lanes whose slices come in order ----
+ * While a lane is asked about slices in the order of their begins, the
+ * three questions of clashes() have answers kept at hand: no slice of the
+ * lane begins after B (so none in (B, E]); those beginning at B are the
+ * latest begins (MAXB), the shortest ending at MINE; and the innermost
+ * slice around B is the innermost of the open chain that begins before B,
+ * once the chain has dropped what ends by B (B only grows, so they never
+ * come back).  A new slice then comes last in the treap's order, so the
+ * lane's slices are only listed, in order, with no treap; the lane makes
+ * its treap from the list when a slice comes out of order (a Cartesian
+ * tree, in one pass).  The window forgets the same slices either way, so
+ * the answers, and the lanes, are the treap's. */
+
+/* The lane LN leaves the in-order mode: its treap, made from its list,
+ * answers from now on. */
+static void unsort(cm_pflanes *l, struct lane *ln)
+{
+	struct node *n = l->n;
+	size_t i, depth = 0;
+	uint32_t *path = cm_xmalloc((ln->nord + 1) * sizeof *path);
+	for (i = 0; i < ln->nord; i++) {
+		uint32_t x = ln->ord[i], last = 0;
+		n[x].l = n[x].r = 0;
+		while (depth && n[path[depth - 1]].prio < n[x].prio)
+			last = path[--depth];
+		n[x].l = last;
+		if (depth)
+			n[path[depth - 1]].r = x;
+		path[depth++] = x;
+	}
+	ln->root = depth ? path[0] : 0;
+	free(path);
+	fix_maxe(n, ln->root);
+	ln->sorted = 0;
+	free(ln->ord);
+	ln->ord = NULL;
+	ln->nord = ln->capord = 0;
+}
+
+/* clashes() for a lane in the in-order mode, B at least its lastq. */
+static int sorted_clashes(struct lane *ln, int64_t b, int64_t e)
+{
+	size_t k;
+	ln->lastq = b;
+	if (ln->maxe <= b)
+		return 0;
+	if (b == ln->maxb && ln->mine < e)
+		return 1;
+	while (ln->nopen && ln->open[ln->nopen - 1].e <= b)
+		ln->nopen--;
+	for (k = ln->nopen; k-- > 0;)
+		if (ln->open[k].b < b)
+			return ln->open[k].e < e;
+	return 0;
+}
+
+/* 1 when [B, E] cannot go on lane LN (clashes()). */
+static int lane_clashes(cm_pflanes *l, struct lane *ln, int64_t b, int64_t e)
+{
+	if (ln->sorted && b < ln->lastq)
+		unsort(l, ln);
+	return ln->sorted ? sorted_clashes(ln, b, e) : clashes(l->n, ln->root, b, e);
+}
+
+/* Append node X, the last in order, to the in-order lane LN. */
+static void sorted_append(cm_pflanes *l, struct lane *ln, uint32_t x)
+{
+	const struct node *n = l->n;
+	int64_t b = n[x].b, e = n[x].e;
+	if (ln->nord == ln->capord)
+		ln->ord = cm_xrealloc(ln->ord, (ln->capord = ln->capord * 2 + 16) * sizeof *ln->ord);
+	ln->ord[ln->nord++] = x;
+	if (b > ln->maxb || ln->maxe == INT64_MIN)
+		ln->maxb = b, ln->mine = e;
+	else if (e < ln->mine)
+		ln->mine = e;
+	if (e > ln->maxe)
+		ln->maxe = e;
+	while (ln->nopen && ln->open[ln->nopen - 1].e <= b)
+		ln->nopen--;
+	if (ln->nopen == ln->capopen)
+		ln->open = cm_xrealloc(ln->open, (ln->capopen = ln->capopen * 2 + 16) * sizeof *ln->open);
+	ln->open[ln->nopen].b = b;
+	ln->open[ln->nopen++].e = e;
+	if (b > ln->lastq)
+		ln->lastq = b;
+}
+
 unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 {
 	struct thr *t;
+	struct lane *ln;
 	unsigned lane;
 	uint32_t x;
 	if (e <= b)
@@ -360,18 +498,25 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		l->latest = b;
 	room(l);
 	t = thread_of(l, thread);
-	for (lane = 0; lane < t->nlanes && clashes(l->n, t->root[lane], b, e); lane++)
+	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
 		;
 	if (lane == t->nlanes) {
-		t->root = cm_xrealloc(t->root, (lane + 1) * sizeof *t->root);
-		t->root[t->nlanes++] = 0;
+		t->lane = cm_xrealloc(t->lane, (lane + 1) * sizeof *t->lane);
+		memset(&t->lane[lane], 0, sizeof *t->lane);
+		t->lane[lane].sorted = 1;
+		t->lane[lane].lastq = t->lane[lane].maxb = t->lane[lane].maxe = INT64_MIN;
+		t->nlanes++;
 	}
+	ln = &t->lane[lane];
 	x = (uint32_t)l->nn++;
 	l->n[x].b = b;
 	l->n[x].e = e;
 	l->n[x].maxe = e;
 	l->n[x].l = l->n[x].r = 0;
 	l->n[x].prio = prio(l);
-	t->root[lane] = insert(l->n, t->root[lane], x);
+	if (ln->sorted)
+		sorted_append(l, ln, x);
+	else
+		ln->root = insert(l->n, ln->root, x);
 	return lane;
 }

@@ -9,9 +9,12 @@
  * baseTimeNanoseconds...) have no place in a TrackEvent trace and
  * Perfetto's JSON import shows none of them, so they are skipped.  The
  * elements are gathered in batches of about PFT_BATCH bytes of text,
- * encoded on the -j threads (pfbatch.c).  Memory: a few batches per
- * thread, the largest element, the interning tables (bounded, pfevent.c)
- * and the tracks. */
+ * encoded on the -j threads (pfbatch.c).  With more than one, this
+ * walk runs on a thread of its own (the front thread): the writer's
+ * thread, the JSON output's one thread (the merge's, the copy's), only
+ * copies the text into chunks for it, which costs a quarter of the walk.
+ * Memory: a few chunks and batches per thread, the largest element, the
+ * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
@@ -21,6 +24,7 @@
 #include "json/jval.h"
 #include "base/exitcode.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +35,9 @@
  * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
+/* The front thread's chunks of text, and how many wait for it at most. */
+#define PFT_CHUNK (1u << 20)
+#define PFT_QUEUE 4
 
 enum state {
 	S_START,      /* before the document's '{' */
@@ -68,6 +75,18 @@ struct cm_pft {
 	cm_opool *pool;   /* made with the first batch */
 	int dropping;     /* the run failed: the batches left are dropped unseen */
 	cm_pfev **workers;
+	/* the front thread (cm_pft_write, with more than one thread) */
+	int front_on, wfailed; /* started; the writer's side has failed */
+	pthread_t front;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_put, cv_take;
+	cm_buf q[PFT_QUEUE]; /* chunks queued (or being read), from qhead */
+	size_t qhead, qn;
+	int q_end;           /* no more chunks */
+	int front_failed;    /* the front met an error (in slot) */
+	cm_buf fill;         /* the chunk the writer fills */
+	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
+	cm_diag_slot slot;   /* the front thread's error */
 };
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
@@ -84,6 +103,10 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	/* a testing aid: batches of this many bytes of text */
 	if ((env = getenv("CUPTIMERGE_PFT_BATCH")) && *env)
 		t->batch_max = (size_t)strtoull(env, NULL, 10);
+	t->chunk = PFT_CHUNK;
+	/* a testing aid: the front thread's chunks of this many bytes */
+	if ((env = getenv("CUPTIMERGE_PFT_CHUNK")) && *env && strtoull(env, NULL, 10) > 0)
+		t->chunk = (size_t)strtoull(env, NULL, 10);
 	return t;
 }
 
@@ -93,11 +116,20 @@ void cm_pft_threads(cm_pft *t, int n)
 	t->ev->threads = t->threads; /* the lanes' shards (pfbatch.c) */
 }
 
+static int front_stop(cm_pft *t);
+
 void cm_pft_free(cm_pft *t)
 {
 	int i;
 	if (!t)
 		return;
+	if (t->front_on) { /* the run failed (reported): the chunks left are dropped */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		front_stop(t);
+	}
+	for (i = 0; i < PFT_QUEUE; i++)
+		cm_buf_free(&t->q[i]);
+	cm_buf_free(&t->fill);
 	if (t->pool) { /* the run failed (reported): what is queued is dropped, unseen */
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_opool_finish(t->pool);
@@ -185,9 +217,10 @@ static int is_events_key(cm_pft *t, const cm_buf *key)
 	return cm_jval_streq(v, "traceEvents");
 }
 
-int cm_pft_write(cm_pft *t, const void *data, size_t n)
+/* Read the text S[0..N), the next piece of the document: the top level
+ * walked, the elements batched.  0, or -1 after reporting. */
+static int scan(cm_pft *t, const char *s, size_t n)
 {
-	const char *s = data;
 	size_t i = 0, start;
 	if (t->failed)
 		return -1;
@@ -309,9 +342,133 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 	return 0;
 }
 
+/* ---- the front thread ---- */
+
+/* The front thread: the chunks read in order, until the end. */
+static void *front_main(void *arg)
+{
+	cm_pft *t = arg;
+	cm_diag_defer(&t->slot); /* its error is settled by the writer's thread */
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		cm_buf *b;
+		int rc = 0;
+		while (!t->qn && !t->q_end)
+			pthread_cond_wait(&t->cv_take, &t->mu);
+		if (!t->qn)
+			break;
+		b = &t->q[t->qhead];
+		pthread_mutex_unlock(&t->mu);
+		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
+			rc = scan(t, b->p, b->len);
+		pthread_mutex_lock(&t->mu);
+		b->len = 0;
+		t->qhead = (t->qhead + 1) % PFT_QUEUE;
+		t->qn--;
+		if (rc < 0)
+			t->front_failed = 1; /* the chunks after it are dropped */
+		pthread_cond_signal(&t->cv_put);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+/* Stop the front thread once it has read what is queued; its error
+ * settled (printed if it is the run's first).  0, or -1 when it failed. */
+static int front_stop(cm_pft *t)
+{
+	int failed;
+	pthread_mutex_lock(&t->mu);
+	t->q_end = 1;
+	pthread_cond_signal(&t->cv_take);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->front, NULL);
+	t->front_on = 0;
+	failed = t->front_failed;
+	cm_diag_settle(&t->slot);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv_put);
+	pthread_cond_destroy(&t->cv_take);
+	return failed ? -1 : 0;
+}
+
+/* Queue the chunk filled (t->fill) for the front thread.  0, or -1 when
+ * the front thread has failed (stopped, its error reported). */
+static int front_push(cm_pft *t)
+{
+	int failed;
+	pthread_mutex_lock(&t->mu);
+	while (t->qn == PFT_QUEUE && !t->front_failed)
+		pthread_cond_wait(&t->cv_put, &t->mu);
+	failed = t->front_failed;
+	if (!failed) {
+		cm_buf *slot = &t->q[(t->qhead + t->qn) % PFT_QUEUE], tmp = *slot;
+		*slot = t->fill; /* the slot's buffer, read, is filled next */
+		t->fill = tmp;
+		t->qn++;
+		pthread_cond_signal(&t->cv_take);
+	}
+	pthread_mutex_unlock(&t->mu);
+	t->fill.len = 0;
+	if (failed) {
+		front_stop(t);
+		t->wfailed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Start the front thread; 0, or -1 when it cannot be (the text is then
+ * read on the writer's thread). */
+static int front_start(cm_pft *t)
+{
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv_put, NULL);
+	pthread_cond_init(&t->cv_take, NULL);
+	if (pthread_create(&t->front, NULL, front_main, t)) {
+		pthread_mutex_destroy(&t->mu);
+		pthread_cond_destroy(&t->cv_put);
+		pthread_cond_destroy(&t->cv_take);
+		return -1;
+	}
+	t->front_on = 1;
+	return 0;
+}
+
+int cm_pft_write(cm_pft *t, const void *data, size_t n)
+{
+	const char *s = data;
+	if (t->wfailed)
+		return -1;
+	/* one thread, or none to be had: the walk is the writer's */
+	if (!t->front_on && (t->threads < 2 || t->q_end || front_start(t) < 0)) {
+		t->q_end = 1; /* (no front thread from now on) */
+		if (scan(t, s, n) < 0)
+			return t->wfailed = 1, -1;
+		return 0;
+	}
+	while (n) {
+		size_t k;
+		if (t->fill.cap < t->chunk)
+			cm_buf_grow(&t->fill, t->chunk - t->fill.len);
+		k = t->chunk - t->fill.len < n ? t->chunk - t->fill.len : n;
+		memcpy(t->fill.p + t->fill.len, s, k);
+		t->fill.len += k;
+		s += k;
+		n -= k;
+		if (t->fill.len == t->chunk && front_push(t) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int cm_pft_finish(cm_pft *t)
 {
 	int rc;
+	if (t->wfailed)
+		return -1;
+	if (t->front_on && ((t->fill.len && front_push(t) < 0) || front_stop(t) < 0))
+		return t->wfailed = 1, -1;
 	if (t->failed)
 		return -1;
 	if (t->st != S_END)

@@ -107,6 +107,7 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 	struct track *t = cm_hmap_put(e->tracks, k, &created);
 	if (!created)
 		return t;
+	memset(e->tcache, 0, sizeof e->tcache); /* the table may have moved them */
 	t->uuid = e->next_uuid++;
 	t->pid = pid;
 	t->tid = tid;
@@ -118,12 +119,28 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 	return t;
 }
 
+/* The cache entry of an event's PID and TID when both are integers a
+ * worker parsed (CM_PF_J_INT), *P and *T their values; else NULL. */
+static struct tcache *cached(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t *p, int64_t *t)
+{
+	if (!pid || !tid || pid->type != CM_PF_J_INT || tid->type != CM_PF_J_INT)
+		return NULL;
+	memcpy(p, pid->s, sizeof *p);
+	memcpy(t, tid->s, sizeof *t);
+	return &e->tcache[(((uint64_t)*p * 0x9E3779B97F4A7C15u) ^ (uint64_t)*t) * 0xBF58476D1CE4E5B9u >> 58 & (TCACHE - 1)];
+}
+
 /* The thread track of event (PID, TID), its process made first; NULL when
- * either is not an id (reported). */
+ * either is not an id (reported).  (A thread's track is made after its
+ * process's, so a cached one has its process.) */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey)
 {
-	int64_t pk, ps, tk, ts;
+	int64_t pk, ps, tk, ts, cp = 0, ct = 0;
 	const cm_jval *pname, *tname;
+	struct tcache *c = pidkey ? NULL : cached(e, pid, tid, &cp, &ct);
+	struct track *t;
+	if (c && c->t && c->pid == cp && c->tid == ct)
+		return c->t;
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
 		REFUSE(e, off, "an event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
 		return NULL;
@@ -135,18 +152,27 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
 	cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
 	if (pidkey)
 		*pidkey = pk;
-	return cm_pf_track(e, pk, ps, tk, ts, tname);
+	t = cm_pf_track(e, pk, ps, tk, ts, tname);
+	if (c)
+		c->pid = cp, c->tid = ct, c->t = t;
+	return t;
 }
 
-const struct track *cm_pf_thread_find(const cm_pfev *e, const cm_jval *pid, const cm_jval *tid)
+const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid)
 {
-	int64_t k[2], ps, ts;
+	int64_t k[2], ps, ts, cp = 0, ct = 0;
 	const cm_jval *pname, *tname;
-	/* id_of with MAKE 0 changes nothing in E */
-	if (id_of((cm_pfev *)e, pid, -1, &k[0], &ps, &pname, 0) < 0 ||
-	    id_of((cm_pfev *)e, tid, ps, &k[1], &ts, &tname, 0) < 0)
+	struct tcache *c = cached(e, pid, tid, &cp, &ct);
+	struct track *t;
+	if (c && c->t && c->pid == cp && c->tid == ct)
+		return c->t;
+	/* id_of with MAKE 0 changes nothing in E but the cache */
+	if (id_of(e, pid, -1, &k[0], &ps, &pname, 0) < 0 || id_of(e, tid, ps, &k[1], &ts, &tname, 0) < 0)
 		return NULL;
-	return cm_hmap_get(e->tracks, k);
+	t = cm_hmap_get(e->tracks, k);
+	if (c && t)
+		c->pid = cp, c->tid = ct, c->t = t;
+	return t;
 }
 
 /* The track of lane LANE of thread T (pflanes.c), described when new: a

@@ -92,21 +92,87 @@ void cm_strtab_free(cm_strtab *t)
 	memset(t, 0, sizeof *t);
 }
 
-int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
+/* The double nearest the decimal S[0..N) of the form -?D*(.D*)? (a digit
+ * at least, 19 significant digits and 19 after the point at most), as
+ * strtod rounds it (to the nearest, a half to even), in *D: 1, or 0 when S
+ * is not of that form (strtod reads it then).  Most times of a trace take
+ * Clinger's fast path (the digits and the power of ten both exact, one
+ * correctly rounded division); the rest an exact 128-bit division.  And
+ * when the text has 3 decimals at most and is below 2^43 (101 days in
+ * microseconds), the nanoseconds are its digits: the double is within
+ * 2^-11 of the text, so its product by 1000 within 0.49 of them: *NS is
+ * set too (else left alone). */
+static int decimal_double(const char *s, size_t n, double *d, int64_t *ns)
 {
-	/* The number's double (strtod rounds correctly, as every JSON reader
-	 * does) times 1000, exactly, to the nearest integer, a half to even:
-	 * a double d = m * 2^e, so d * 1000 = m * 1000 * 2^e, in 128 bits.
-	 * This is the nanosecond a producer meant when it wrote ns / 1000 as
-	 * a double (Kineto, the merge), and what Perfetto's JSON import makes
-	 * of the text (it multiplies the double by 1000.0 in doubles, which
-	 * rounds the same way wherever the result passes 2^53, every
-	 * absolute time of a trace). */
+	static const uint64_t p10[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+					 100000000u, 1000000000u, 10000000000u, 100000000000u, 1000000000000u,
+					 10000000000000u, 100000000000000u, 1000000000000000u,
+					 10000000000000000u, 100000000000000000u, 1000000000000000000u,
+					 10000000000000000000u};
+	uint64_t m = 0, p;
+	unsigned __int128 num, den, q, r;
+	int digits = 0, sig = 0, k = 0, dot = 0, neg = 0, sh;
+	size_t i = 0;
+	if (n && s[0] == '-')
+		neg = 1, i = 1;
+	for (; i < n; i++) {
+		char c = s[i];
+		if (c >= '0' && c <= '9') {
+			digits++;
+			if ((m || c != '0') && ++sig > 19)
+				return 0;
+			m = m * 10 + (uint64_t)(c - '0');
+			k += dot;
+		} else if (c == '.' && !dot) {
+			dot = 1;
+		} else {
+			return 0;
+		}
+	}
+	if (!digits || k > 19)
+		return 0;
+	p = p10[k];
+	if (k <= 3 && m < (UINT64_C(1) << 43) * p) {
+		uint64_t x = m * p10[3 - k];
+		*ns = neg ? -(int64_t)x : (int64_t)x;
+	}
+	if (!m) {
+		*d = neg ? -0.0 : 0.0;
+		return 1;
+	}
+	if (m <= (UINT64_C(1) << 53) && k <= 19) { /* Clinger: 10^19 < 2^64, but exact as a double to 10^22 */
+		*d = (double)m / (double)p;
+		*d = neg ? -*d : *d;
+		return 1;
+	}
+	/* m / p to 53 bits: q = m * 2^sh / p in [2^52, 2^53), then rounded */
+	sh = 53 - (64 - __builtin_clzll(m)) + (64 - __builtin_clzll(p));
+	for (;;) {
+		num = sh >= 0 ? (unsigned __int128)m << sh : m;
+		den = sh >= 0 ? (unsigned __int128)p : (unsigned __int128)p << -sh;
+		q = num / den;
+		if (q >= ((unsigned __int128)1 << 53))
+			sh--;
+		else if (q < ((unsigned __int128)1 << 52))
+			sh++;
+		else
+			break;
+	}
+	r = num - q * den;
+	if (2 * r > den || (2 * r == den && (q & 1)))
+		q++;
+	*d = ldexp((double)(uint64_t)q, -sh);
+	*d = neg ? -*d : *d;
+	return 1;
+}
+
+/* The double of the number text S[0..N) by strtod; 0, or -1 when it is
+ * not all a number or not finite. */
+static int strtod_of(const char *s, size_t n, double *d)
+{
 	char tmp[64], *t = tmp, *end;
-	double d, fr;
-	unsigned __int128 m, q, r, half;
-	int e, neg, ok;
 	size_t i;
+	int ok;
 	if (!n)
 		return -1;
 	for (i = 0; i < n; i++) /* JSON's number grammar (and strtod's "NaN" is not a time) */
@@ -117,12 +183,29 @@ int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
 		t = cm_xmalloc(n + 1);
 	memcpy(t, s, n);
 	t[n] = 0;
-	d = strtod(t, &end);
+	*d = strtod(t, &end);
 	ok = end == t + n;
 	if (t != tmp)
 		free(t);
-	if (!ok || d != d || d - d != 0) /* not all of it, NaN, or infinite */
+	if (!ok || *d != *d || *d - *d != 0) /* not all of it, NaN, or infinite */
 		return -1;
+	return 0;
+}
+
+/* cm_pf_us_to_ns from the double D. */
+static int ns_of_double(double d, int64_t *ns)
+{
+	/* The number's double (strtod rounds correctly, as every JSON reader
+	 * does) times 1000, exactly, to the nearest integer, a half to even:
+	 * a double d = m * 2^e, so d * 1000 = m * 1000 * 2^e, in 128 bits.
+	 * This is the nanosecond a producer meant when it wrote ns / 1000 as
+	 * a double (Kineto, the merge), and what Perfetto's JSON import makes
+	 * of the text (it multiplies the double by 1000.0 in doubles, which
+	 * rounds the same way wherever the result passes 2^53, every
+	 * absolute time of a trace). */
+	double fr;
+	unsigned __int128 m, q, r, half;
+	int e, neg;
 	neg = d < 0;
 	fr = frexp(neg ? -d : d, &e); /* d = fr * 2^e, fr in [0.5, 1) */
 	m = (unsigned __int128)ldexp(fr, 53) * 1000u; /* d * 1000 = m * 2^(e - 53) */
@@ -148,4 +231,25 @@ int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
 		return -1;
 	*ns = neg ? (int64_t)(0 - (uint64_t)q) : (int64_t)q;
 	return 0;
+}
+
+int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
+{
+	double d;
+	int64_t x = INT64_MIN; /* no value: decimal_double sets it where it can */
+	if (decimal_double(s, n, &d, &x)) {
+		if (x != INT64_MIN)
+			return *ns = x, 0;
+	} else if (strtod_of(s, n, &d) < 0) {
+		return -1;
+	}
+	return ns_of_double(d, ns);
+}
+
+int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns)
+{
+	double d;
+	if (strtod_of(s, n, &d) < 0)
+		return -1;
+	return ns_of_double(d, ns);
 }

@@ -176,11 +176,29 @@ for j in 1 2 3 4; do
 	cmp -s "$tmp/shard$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
 same "lanes in shards, 4 threads" "$tmp/h200.json" "$tmp/shard4.pftrace"
+# The front thread (pfstream.c, from -j 2) reads the text in chunks
+# (CUPTIMERGE_PFT_CHUNK, a testing aid, makes them 100 bytes): the same
+# bytes as the writer's own thread reading it at -j 1.
+tcase "the front thread's chunks of 100 bytes on 2 to 4 threads: the same bytes"
+for j in 2 3 4; do
+	CUPTIMERGE_PFT_CHUNK=100 CUPTIMERGE_PFT_BATCH=3000 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j $NOW \
+		-w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
+	cmp -s "$tmp/chunk$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
 	rc=0
 	CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" -o "$tmp/edge3.pftrace" "$ex/edge_cpu.json" \
 		2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "exit $rc, not 1"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
+		fail "says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/edge3.pftrace" ] || fail "the file appeared"
+	# the front thread meets it while the writer still writes chunks
+	tcase "chunks of 64 bytes on 3 threads: a refusal is one line, the first bad event's"
+	rc=0
+	CUPTIMERGE_PFT_CHUNK=64 CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" \
+		-o "$tmp/edge3.pftrace" "$ex/edge_cpu.json" 2>"$tmp/err" || rc=$?
 	[ $rc -eq 1 ] || fail "exit $rc, not 1"
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
 		fail "says: $(cat "$tmp/err")"

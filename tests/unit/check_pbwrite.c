@@ -6,6 +6,7 @@
 #include "pftrace/pbwrite.h"
 #include "pftrace/pfintern.h"
 #include "pftrace/pftrace.h"
+#include "pftrace/pfevent.h"
 #include "base/diag.h"
 
 #include <stdint.h>
@@ -160,6 +161,117 @@ START_TEST(us_to_ns)
 }
 END_TEST
 
+/* cm_pf_us_to_ns reads plain decimals itself (fast paths: the digits as
+ * nanoseconds below 2^43 us, Clinger's division, a 128-bit division); it
+ * must give what strtod's double gives, for random decimals of every
+ * length and place of the point, near the paths' limits too. */
+START_TEST(us_to_ns_decimals)
+{
+	uint64_t rng = 0x243F6A8885A308D3u;
+	char s[64];
+	for (int i = 0; i < 300000; i++) {
+		size_t n = 0;
+		int ip, fp, dot;
+		int64_t a = 1, b = 2;
+		int ra, rb;
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		ip = (int)(rng % 21);
+		fp = (int)((rng >> 8) % 22);
+		dot = (rng >> 16) % 8 != 0;
+		if ((rng >> 20) % 4 == 0)
+			s[n++] = '-';
+		if ((rng >> 24) % 3 == 0 && ip >= 13) { /* near 2^43 us: 8796093022208 */
+			memcpy(s + n, "879609302220", 12);
+			n += 12;
+			ip -= 12;
+		}
+		for (int k = 0; k < ip; k++) {
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			s[n++] = (char)('0' + (k || ip == 1 ? rng % 10 : 1 + rng % 9));
+		}
+		if (dot) {
+			s[n++] = '.';
+			for (int k = 0; k < fp; k++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				/* runs of 9s and 0s and halves, where rounding turns */
+				s[n++] = (char)((rng >> 40) % 4 == 0 ? '9' : (rng >> 40) % 4 == 1 ? '0' : '0' + rng % 10);
+			}
+		}
+		s[n] = 0;
+		ra = cm_pf_us_to_ns(s, n, &a);
+		rb = cm_pf_us_to_ns_strtod(s, n, &b);
+		ck_assert_msg(ra == rb, "%s: rc %d, strtod's %d", s, ra, rb);
+		if (!ra && a != b)
+			ck_abort_msg("%s: %lld, strtod's %lld", s, (long long)a, (long long)b);
+	}
+}
+END_TEST
+
+/* 1 when the trees A and B are the same, node for node. */
+static int same_tree(const cm_jval *a, const cm_jval *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->type != b->type || a->len != b->len || a->klen != b->klen ||
+	    (a->klen && memcmp(a->key, b->key, a->klen)) ||
+	    ((a->type == CM_J_NUM || a->type == CM_J_STR) && a->len && memcmp(a->s, b->s, a->len)))
+		return 0;
+	for (a = a->kids, b = b->kids; a || b; a = a->next, b = b->next)
+		if (!a || !b || !same_tree(a, b))
+			return 0;
+	return 1;
+}
+
+/* pfparse.c's reading of an element is cm_jval_parse_py's tree, node for
+ * node, or NULL where that is: on what it reads itself and on what it
+ * leaves to it (escapes, NaN and Infinity, Python's number quirks, more
+ * nodes than its array, text that is not JSON). */
+START_TEST(element_parse)
+{
+	static const char *const texts[] = {
+		"{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":5117756144365.792,\"dur\":1.5,\"args\":{\"a\":[1,-2,3e5,-0.5E-3,true,false,null,{}],\"b\":{\"c\":\"\"}}}",
+		" {\n  \"ph\" : \"B\" ,\r\n\t\"ts\":0 , \"args\" : { } } \n",
+		"{\"name\":\"a\\\"b\\u00e9\\ud83d\\ude00\",\"ph\":\"i\"}", /* escapes: the general parser's */
+		"{\"k\\n\":1}",
+		"{\"v\":NaN,\"w\":-Infinity,\"x\":Infinity}",
+		"{\"v\":1.}", "{\"v\":01}", "{\"v\":1e}", "{\"v\":-}", "{\"v\":.5}", "{\"v\":1.5e+}",
+		"{\"v\":tru}", "{\"v\":nul}", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":1", "{\"a\":\"x", "[1,2]", "\"s\"", "",
+		"{\"a\":1} x", "{\"a\":\"tab\there\"}", "{\"a\":\"\x01\"}", "{\"\":0,\"\":1}",
+		"{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}",
+		"{\"long string value with no escape in it at all, past sixteen bytes\":\"0123456789abcdef0123456789abcdef\\\"\"}",
+	};
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	cm_arena *a = cm_arena_new();
+	cm_buf big = {0};
+	size_t i;
+	for (i = 0; i <= sizeof texts / sizeof *texts; i++) {
+		const char *t;
+		size_t n;
+		const cm_jval *want, *got;
+		if (i < sizeof texts / sizeof *texts) {
+			t = texts[i];
+		} else { /* 2,000 nodes: more than the array's first 256 */
+			cm_buf_lit(&big, "{\"args\":[");
+			for (int k = 0; k < 2000; k++)
+				cm_buf_lit(&big, "7,");
+			cm_buf_lit(&big, "8]}");
+			cm_buf_putc(&big, 0);
+			t = big.p;
+		}
+		n = strlen(t);
+		cm_arena_reset(a);
+		want = cm_jval_parse_py(a, t, n);
+		for (int twice = 0; twice < 2; twice++) { /* the array grows after the first */
+			got = cm_pf_parse(w, t, n);
+			ck_assert_msg(same_tree(want, got), "not the general parser's tree: %s", t);
+		}
+	}
+	cm_buf_free(&big);
+	cm_arena_free(a);
+	cm_pfev_free(w);
+}
+END_TEST
+
 /* The interning table: a string's number is the one given when it was
  * new, across growth; cleared, it forgets. */
 START_TEST(strtab)
@@ -206,7 +318,7 @@ START_TEST(lanes)
 }
 END_TEST
 
-/* Slices in random order, with ties and overlaps, on a few threads: on each
+/* Slices in random order (or in the order of their begins), with ties and overlaps, on a few threads: on each
  * lane the trace processor's pairing (packets sorted by time, ties in file
  * order, an end closing the innermost open slice) closes each slice at
  * its own end's time; and each slice goes on the first lane where that holds,
@@ -233,13 +345,23 @@ START_TEST(lanes_random)
 	cm_pflanes *l = cm_pflanes_new();
 	uint64_t r = 0x1234567u + (uint64_t)_i * 7919u;
 	/* ns; the last loops: 1 ms a step, from 10 ms later each slice, over
-	 * 30 s in all (three times the window) */
-	int64_t span = 300, scale = _i < 6 ? 1 : 1000000, step = _i < 6 ? 0 : 10;
+	 * 30 s in all (three times the window).  Loops 8 to 15 do the same
+	 * with the begins in order (pflanes.c's in-order lanes), ties often;
+	 * the odd ones go back in time now and then (a lane leaves that mode) */
+	int sorted = _i >= 8, k = _i % 8;
+	int64_t span = 300, scale = k < 6 ? 1 : 1000000, step = k < 6 ? 0 : 10, at = 0;
 	unsigned i, j, lane, maxlane = 0;
 	for (i = 0; i < NLANES_RAND; i++) {
 		int64_t b, e;
 		r = r * 6364136223846793005u + 1442695040888963407u;
-		b = ((int64_t)((r >> 20) % (uint64_t)span) + step * i) * scale;
+		if (sorted) {
+			at += (int64_t)((r >> 20) % 4);
+			b = (at + step * i) * scale;
+			if (k % 2 && i % 500 == 499)
+				b -= (int64_t)((r >> 30) % 100) * scale;
+		} else {
+			b = ((int64_t)((r >> 20) % (uint64_t)span) + step * i) * scale;
+		}
 		e = b + (int64_t)((r >> 45) % 40 < 3 ? 0 : (r >> 40) % 60) * scale;
 		p[i].b = b, p[i].e = e, p[i].thread = (unsigned)(r >> 60) % 3 + 1, p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, p[i].thread, b, e);
@@ -366,9 +488,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, fields);
 	tcase_add_loop_test(tc, nested, 0, 300);
 	tcase_add_test(tc, us_to_ns);
+	tcase_add_test(tc, us_to_ns_decimals);
+	tcase_add_test(tc, element_parse);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
-	tcase_add_loop_test(tc, lanes_random, 0, 8);
+	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_test(tc, stream);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
