@@ -99,6 +99,7 @@ struct gpu_window {
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
+	cm_gpunames *names; /* the records' names, each once (gpurec.h) */
 };
 
 /* What the CPU trace tells the window's conversion (merge.c's setters),
@@ -227,6 +228,7 @@ struct cm_gpu_digest {
 	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
+	cm_gpunames_cache *ncache; /* this thread's entries of g->win.names */
 };
 
 /* Where the event being handled is, for messages. */

@@ -312,6 +312,11 @@ cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
 	pthread_once(&wf_once, wf_init);
 	d->g = g;
+	/* made by the first digest, before any worker runs (merge.c makes the
+	 * workers' digests on its own thread; the careful reader its own) */
+	if (!g->win.names)
+		g->win.names = cm_gpunames_new();
+	d->ncache = cm_gpunames_cache_new();
 	d->api_lo = INT64_MAX;
 	d->api_hi = INT64_MIN;
 	return d;
@@ -326,6 +331,7 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
 	cm_buf_free(&d->pairs);
 	cm_buf_free(&d->astreams);
 	cm_buf_free(&d->apis);
+	cm_gpunames_cache_free(d->ncache);
 	free(d);
 }
 
@@ -414,6 +420,8 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		return -1;
 	r.name = d->name ? d->name : d->text.p;
 	r.nlen = (uint32_t)(d->name ? d->nlen : d->text.len);
+	if (r.nlen && cm_gpunames_intern(g->win.names, d->ncache, r.name, r.nlen, &r.name_id))
+		r.flags |= CM_REC_NAMEREF;
 	r.extra = d->dumps.p;
 	r.xlen = (uint32_t)d->dumps.len;
 	cm_gpurec_pack(out, &r);

@@ -167,6 +167,29 @@ static void kineto_args(struct render *R, const cm_gpurec *r)
 	}
 }
 
+/* gpu_x_head for a record's own name: one kept in the window's name table
+ * goes out as the JSON text made once there (the bytes gpu_x_head's
+ * cm_jw_string would write), without another look at each of its bytes.
+ * CAT is one of the render's own categories, which need no escape. */
+static void x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid)
+{
+	size_t len;
+	const char *json;
+	if (!(r->flags & CM_REC_NAMEREF)) {
+		gpu_x_head(b, cat, r->name, r->nlen, pid, tid);
+		return;
+	}
+	json = cm_gpunames_json(g->win.names, r->name_id, &len);
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
+	cm_buf_puts(b, cat);
+	cm_buf_lit(b, "\",\"name\":");
+	cm_buf_put(b, json, len);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+}
+
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
 					   [CM_REC_MEMSET] = "gpu_memset"};
 
@@ -179,7 +202,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_arena_reset(R->scratch);
 	A->n = 0;
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, activity_cat[r->kind], r->name, r->nlen, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
 	gpu_arg_int(A, "device", v[CM_RG_DEV]);
 	gpu_arg_int(A, "context", v[CM_RG_CTX]);
@@ -214,7 +237,7 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
+	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
 	cm_buf_lit(b, ",\"dur\":");
