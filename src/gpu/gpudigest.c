@@ -10,6 +10,7 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/tmpfile.h"
+#include "base/word.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -53,6 +54,31 @@ static void wf_init(void)
 	}
 }
 
+/* Whether A[0..N) and B[0..N) are the same bytes, for a key's few bytes
+ * (a field name is at most 21): words compared, the last one overlapping,
+ * where a call to memcmp a member was 2.7% of a merge's time. */
+static inline int key_eq(const char *a, const char *b, size_t n)
+{
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8)
+			if (cm_load_le64(a + i) != cm_load_le64(b + i))
+				return 0;
+		return cm_load_le64(a + n - 8) == cm_load_le64(b + n - 8);
+	}
+	if (n >= 4) {
+		uint32_t x, y, z, w;
+		memcpy(&x, a, 4);
+		memcpy(&y, b, 4);
+		memcpy(&z, a + n - 4, 4);
+		memcpy(&w, b + n - 4, 4);
+		return x == y && z == w;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* D->f: the fields of object EV. */
 static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 {
@@ -62,7 +88,7 @@ static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 		if (!k->klen)
 			continue;
 		f = wf_place[wf_hash(k->key, k->klen)];
-		if (f >= 0 && wf_len[f] == k->klen && !memcmp(k->key, cm_wf_name[f], k->klen))
+		if (f >= 0 && wf_len[f] == k->klen && key_eq(k->key, cm_wf_name[f], k->klen))
 			d->f[f] = k;
 	}
 }
@@ -91,7 +117,7 @@ static void quiet_int(const struct gpu_event_at *a, int f, int required, int key
 			n = snprintf(msg, sizeof msg, "missing field \"%s\"", key);
 	} else {
 		switch (v->type) {
-		case CM_J_NUM: rc = cm_py_int_of_number(v->s, v->len, out); break;
+		case CM_J_NUM: rc = v->has_iv ? (*out = v->iv, CM_PY_OK) : cm_py_int_of_number(v->s, v->len, out); break;
 		case CM_J_STR: rc = cm_py_int_of_str(v->s, v->len, out); break;
 		case CM_J_TRUE: *out = 1; break;
 		default: break;

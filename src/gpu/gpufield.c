@@ -22,6 +22,10 @@ int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, 
 		return 0;
 	switch (v->type) {
 	case CM_J_NUM:
+		if (v->has_iv) { /* read as the event was checked (jvalid.c) */
+			*out = v->iv;
+			return 0;
+		}
 		rc = cm_py_int_of_number(v->s, v->len, out);
 		break;
 	case CM_J_STR:
