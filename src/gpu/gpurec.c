@@ -37,6 +37,11 @@ static inline int get_u64(const char **p, const char *end, uint64_t *v)
 {
 	const unsigned char *s = (const unsigned char *)*p;
 	uint64_t w, stops;
+	if (*p < end && !(s[0] & 0x80)) { /* one byte: most of a record's values */
+		*p += 1;
+		*v = s[0];
+		return 1;
+	}
 	if (end - *p < 9)
 		return 0;
 	w = cm_load_le64(s);
@@ -85,8 +90,6 @@ static inline int get_uvar(const char **p, const char *end, u128 *v)
 	return get_uvar_long(p, end, v);
 }
 
-static void put_int(cm_buf *b, cm_int v) { cm_buf_put_varint(b, ((u128)v << 1) ^ (u128)(v >> 127)); }
-
 static inline int get_int(const char **p, const char *end, cm_int *v)
 {
 	u128 u;
@@ -119,17 +122,49 @@ static int get_bytes(const char **p, const char *end, const char **s, uint32_t *
 	return 0;
 }
 
+/* V's varint at Q (room for 19 bytes); returns the byte after it. */
+static inline unsigned char *varint_at(unsigned char *q, u128 v)
+{
+	uint64_t w;
+	if (v >> 64) {
+		while (v >= 0x80) {
+			*q++ = (unsigned char)(v | 0x80);
+			v >>= 7;
+		}
+		*q++ = (unsigned char)v;
+		return q;
+	}
+	w = (uint64_t)v;
+	while (w >= 0x80) {
+		*q++ = (unsigned char)(w | 0x80);
+		w >>= 7;
+	}
+	*q++ = (unsigned char)w;
+	return q;
+}
+
+static inline unsigned char *int_at(unsigned char *q, cm_int v) { return varint_at(q, ((u128)v << 1) ^ (u128)(v >> 127)); }
+
+/* The numbers go straight into the block, room made for them once: a
+ * cm_buf_put of each varint's few bytes was a call to memcpy each. */
 void cm_gpurec_pack(cm_buf *b, const cm_gpurec *r)
 {
-	unsigned char head[3] = {r->kind, r->flags, r->nv};
-	cm_buf_put(b, head, 3);
-	cm_buf_put_varint(b, r->index);
-	put_int(b, r->offset);
+	unsigned char *q, *q0;
+	size_t room = 3 + 19 * (3 + (size_t)r->nv);
+	if (b->cap - b->len < room)
+		cm_buf_grow(b, room);
+	q = q0 = (unsigned char *)b->p + b->len;
+	q[0] = r->kind;
+	q[1] = r->flags;
+	q[2] = r->nv;
+	q = varint_at(q + 3, r->index);
+	q = int_at(q, r->offset);
 	for (int i = 0; i < r->nv; i++)
-		put_int(b, r->v[i]);
+		q = int_at(q, r->v[i]);
 	if (r->flags & CM_REC_NAMEREF)
-		cm_buf_put_varint(b, r->name_id);
-	else
+		q = varint_at(q, r->name_id);
+	b->len += (size_t)(q - q0);
+	if (!(r->flags & CM_REC_NAMEREF))
 		put_bytes(b, r->name, r->nlen);
 	put_bytes(b, r->extra, r->xlen);
 }
