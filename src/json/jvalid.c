@@ -71,7 +71,6 @@
 #include "json/jvalid.h"
 #include "json/strskip.h"
 #include "base/word.h"
-#include "base/pyval.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -286,6 +285,54 @@ bad:
 	return R_BAD;
 }
 
+/* number() for the builder, which also wants the value of an integer
+ * literal: the digits of the integer part are read as they are checked
+ * (eight at a time, as skip_digits steps over them).  *HAS 1 and *IV its
+ * value when the number is -?DIGITS of at most 19 digits that fits an
+ * int64 (cm_py_int_literal's texts, the same value), else 0. */
+static inline int number_iv(const unsigned char **pp, const unsigned char *e, int64_t *iv, int *has)
+{
+	const unsigned char *p = *pp, *d;
+	int neg = 0;
+	uint64_t w;
+	*has = 0;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+		if (p == e) {
+			*pp = e;
+			return R_SHORT;
+		}
+	}
+	d = p;
+	if (*p == '0') {
+		w = 0;
+		p++;
+	} else if (is_digit(*p)) {
+		w = (uint64_t)(*p++ - '0');
+		/* past 19 digits W wraps, and is not used */
+		while (e - p >= 8 && cm_eight_digits(load8(p))) {
+			w = w * 100000000u + cm_eight_digits_value(load8(p));
+			p += 8;
+		}
+		while (p < e && is_digit(*p))
+			w = w * 10 + (uint64_t)(*p++ - '0');
+	} else {
+		*pp = p;
+		return R_BAD; /* "-" without a digit */
+	}
+	if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) {
+		*pp = d; /* the rest as number() reads it, from the digits on */
+		return number(pp, e);
+	}
+	if (p - d <= 19 && w <= (uint64_t)INT64_MAX + (uint64_t)neg) {
+		*iv = neg ? (int64_t)(0 - w) : (int64_t)w;
+		*has = 1;
+	}
+	*pp = p;
+	return R_OK;
+}
+
 /* The literal WORD (LEN bytes) at *PP, whose first byte is known to match. */
 static inline int literal(const unsigned char **pp, const unsigned char *e, const char *word, size_t len)
 {
@@ -359,21 +406,29 @@ static inline cm_jval *build_attach(const struct emit *em, int type)
 	return v;
 }
 
-/* The builder's scalar (cm_jbuild_scalar): with the builder's borrow, a
- * number's text is not copied either (the readers of the window's trees
- * take its length), and an integer literal gets its value, read here
- * while its bytes are at hand: the window's ids and nanosecond times are
- * such numbers, and the digest takes them from the node instead of
- * reading the digits again (cm_py_int_of_number was 5% of a merge). */
+/* The builder's scalar (cm_jbuild_scalar), not a number: build_number. */
 static inline void build_scalar(const struct emit *em, int type, const unsigned char *s, size_t n)
 {
 	cm_jval *v = build_attach(em, type);
-	if (type == CM_J_STR || type == CM_J_NUM) {
+	if (type == CM_J_STR) {
 		v->s = em->tree->borrow ? (const char *)s : cm_arena_dup(em->tree->arena, (const char *)s, n);
 		v->len = (uint32_t)n;
 	}
-	if (type == CM_J_NUM)
-		v->has_iv = (unsigned char)cm_py_int_literal((const char *)s, n, &v->iv);
+}
+
+/* The builder's number: with the builder's borrow, its text is not copied
+ * either (the readers of the window's trees take its length); an integer
+ * literal gets its value, read by number_iv while its digits were at hand:
+ * the window's ids and nanosecond times are such numbers, and the digest
+ * takes them from the node instead of reading the digits again
+ * (cm_py_int_of_number was 5% of a merge's instructions). */
+static inline void build_number(const struct emit *em, const unsigned char *s, size_t n, int64_t iv, int has_iv)
+{
+	cm_jval *v = build_attach(em, CM_J_NUM);
+	v->s = em->tree->borrow ? (const char *)s : cm_arena_dup(em->tree->arena, (const char *)s, n);
+	v->len = (uint32_t)n;
+	v->iv = iv;
+	v->has_iv = (unsigned char)has_iv;
 }
 
 /* The builder's open (cm_jbuild_open; the depth is known to be in range). */
@@ -447,11 +502,19 @@ value: /* P is at the first byte of a value, blanks skipped */
 		     (tok = emit_string(em, tok, p, esc, &len), build_scalar(em, CM_J_STR, tok, len)));
 		goto after_value;
 	case V_NUM:
+		if (kind == K_BUILD) { /* the value of an integer literal read as its digits are checked */
+			int64_t iv = 0;
+			int has_iv;
+			r = number_iv(&p, e, &iv, &has_iv);
+			if (r != R_OK)
+				goto fail;
+			build_number(em, tok, (size_t)(p - tok), iv, has_iv);
+			goto after_value;
+		}
 		r = number(&p, e);
 		if (r != R_OK)
 			goto fail;
-		EMIT(depth, em->cb->yajl_number(em->ctx, (const char *)tok, (size_t)(p - tok)),
-		     build_scalar(em, CM_J_NUM, tok, (size_t)(p - tok)));
+		EMIT(depth, em->cb->yajl_number(em->ctx, (const char *)tok, (size_t)(p - tok)), (void)0);
 		goto after_value;
 	case V_TRUE:
 		r = literal(&p, e, "true", 4);
