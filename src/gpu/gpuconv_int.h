@@ -229,6 +229,10 @@ struct cm_gpu_digest {
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
 	cm_gpunames_cache *ncache; /* this thread's entries of g->win.names */
+	struct {                   /* whether an API cbid is kept, by (cbid, driver) */
+		int64_t cbid;
+		signed char driver, registered; /* driver -1: empty */
+	} api_kept[64];
 };
 
 /* Where the event being handled is, for messages. */

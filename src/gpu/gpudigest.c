@@ -160,6 +160,23 @@ static void digest_name(struct cm_gpu_digest *d, const cm_jval *namev)
 	cm_jval_str_py(&d->text, namev);
 }
 
+/* cm_cbid_is_registered of the API call's name, remembered by cbid: a
+ * window's calls are of a few dozen kinds, and the name's lookup and the
+ * list's string compares were 2% of a merge's instructions. */
+static int api_registered(struct cm_gpu_digest *d, int driver, cm_int cbid, char *fallback)
+{
+	int64_t c = (int64_t)cbid;
+	__typeof__(d->api_kept[0]) *k = &d->api_kept[((uint64_t)c * 0x9E3779B97F4A7C15u >> 58) ^ (unsigned)driver];
+	if (cbid < INT64_MIN || cbid > INT64_MAX)
+		return cm_cbid_is_registered(driver, gpu_api_name(driver, cbid, fallback));
+	if (k->driver != driver || k->cbid != c) {
+		k->driver = (signed char)driver;
+		k->cbid = c;
+		k->registered = (signed char)cm_cbid_is_registered(driver, gpu_api_name(driver, cbid, fallback));
+	}
+	return k->registered;
+}
+
 /* A runtime or driver API record: every field the rules read, checked. */
 static int digest_api(const struct gpu_event_at *a, int driver, cm_gpurec *r)
 {
@@ -177,7 +194,7 @@ static int digest_api(const struct gpu_event_at *a, int driver, cm_gpurec *r)
 		a->d->api_hi = c > a->d->api_hi ? c : a->d->api_hi;
 		a->d->api_n++;
 	}
-	if (!cm_cbid_is_registered(driver, gpu_api_name(driver, v[CM_RA_CBID], fallback))) {
+	if (!api_registered(a->d, driver, v[CM_RA_CBID], fallback)) {
 		/* kept for its thread lookup, which can fail, and its span, which
 		 * finds its operator (version 2): read without a word */
 		a->d->dumps.len = 0;
@@ -343,6 +360,8 @@ cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 	if (!g->win.names)
 		g->win.names = cm_gpunames_new();
 	d->ncache = cm_gpunames_cache_new();
+	for (size_t i = 0; i < sizeof d->api_kept / sizeof d->api_kept[0]; i++)
+		d->api_kept[i].driver = -1;
 	d->api_lo = INT64_MAX;
 	d->api_hi = INT64_MIN;
 	return d;

@@ -61,7 +61,41 @@ struct render {
 	struct args args;
 	cm_arena *scratch;
 	cm_buf text, dumps;
+	struct { /* an API cbid's name in the table (not NULL) and whether it starts a flow */
+		int64_t cbid;
+		const char *name;
+		size_t len;
+		int driver, flow;
+	} api[64];
 };
+
+/* The name of an API call's cbid and whether the call starts a flow: from
+ * R's cache when the table names the cbid (a few dozen kinds of call; the
+ * table's search and the lists' string compares for each were 2% of a
+ * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
+ * give them (FALLBACK: 64 bytes). */
+static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow)
+{
+	const char *name;
+	int64_t c = (int64_t)cbid;
+	__typeof__(R->api[0]) *k = &R->api[((uint64_t)c * 0x9E3779B97F4A7C15u >> 58) ^ (unsigned)driver];
+	if (cbid >= INT64_MIN && cbid <= INT64_MAX && k->name && k->driver == driver && k->cbid == c) {
+		*len = k->len;
+		*flow = k->flow;
+		return k->name;
+	}
+	name = gpu_api_name(driver, cbid, fallback);
+	*len = strlen(name);
+	*flow = cm_cbid_requires_flow(driver, name);
+	if (cbid >= INT64_MIN && cbid <= INT64_MAX && name != fallback) {
+		k->cbid = c;
+		k->name = name;
+		k->len = *len;
+		k->driver = driver;
+		k->flow = *flow;
+	}
+	return name;
+}
 
 static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
@@ -71,7 +105,8 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
-	size_t ts_len;
+	size_t ts_len, name_len;
+	int starts_flow;
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
@@ -80,9 +115,9 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
-	name = gpu_api_name(driver, r->v[CM_RA_CBID], fallback);
+	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow);
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
+	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len, pid, tid);
 	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
 	cm_buf_lit(b, ",\"args\":{\"cbid\":");
 	cm_jw_int(b, r->v[CM_RA_CBID]);
@@ -93,7 +128,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 		cm_jw_int(b, ext);
 	}
 	cm_buf_lit(b, "}}");
-	if (corr != 0 && cm_cbid_requires_flow(driver, name))
+	if (corr != 0 && starts_flow)
 		flow(b, 's', corr, pid, tid, tstext, ts_len);
 }
 
