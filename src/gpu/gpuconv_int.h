@@ -290,8 +290,20 @@ int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fm
 int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out);
 /* The name of field F (WF_...). */
 extern const char *const cm_wf_name[WF_N];
-/* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
-int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out);
+/* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0):
+ * gpu_int_field, whose common case is inline: a number the builder read
+ * (cm_jval.iv, an int64, within every time's range), a call a field
+ * otherwise.  0, or -1 after a report. */
+int gpu_int_field_any(const struct gpu_event_at *a, int f, int required, cm_int *out);
+static inline int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out)
+{
+	const cm_jval *v = a->f[f];
+	if (v && v->type == CM_J_NUM && v->has_iv) {
+		*out = v->iv;
+		return 0;
+	}
+	return gpu_int_field_any(a, f, required, out);
+}
 static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
 /* Whether field F is a time the merge subtracts from another. */
 static inline int gpu_is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }

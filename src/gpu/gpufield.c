@@ -51,7 +51,7 @@ int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, 
 /* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
  * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
  * lie within CM_TIME_LIMIT. */
-int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out)
+int gpu_int_field_any(const struct gpu_event_at *a, int f, int required, cm_int *out)
 {
 	const cm_jval *v = a->f[f];
 	if (!v && required)
