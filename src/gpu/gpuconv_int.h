@@ -100,6 +100,7 @@ struct gpu_window {
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
 	uint64_t nrecs;
 	cm_gpunames *names; /* the records' names, each once (gpurec.h) */
+	uint64_t block_names; /* the bytes of the block's records' names kept there */
 };
 
 /* What the CPU trace tells the window's conversion (merge.c's setters),
@@ -229,6 +230,7 @@ struct cm_gpu_digest {
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
 	cm_gpunames_cache *ncache; /* this thread's entries of g->win.names */
+	uint64_t name_bytes;       /* the batch's names kept in the table: their bytes */
 	struct {                   /* whether an API cbid is kept, by (cbid, driver) */
 		int64_t cbid;
 		signed char driver, registered; /* driver -1: empty */

@@ -385,7 +385,7 @@ void cm_gpu_digest_free(cm_gpu_digest *d)
  * struct batch_tail. */
 struct batch_tail {
 	cm_int max_end;
-	uint64_t events, pair_bytes, astream_bytes, api_bytes;
+	uint64_t events, pair_bytes, astream_bytes, api_bytes, name_bytes;
 	int64_t api_lo, api_hi;
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N];
@@ -402,7 +402,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
 		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->apis.len,
-				       d->api_lo,  d->api_hi, d->api_n, {0}};
+				       d->name_bytes, d->api_lo, d->api_hi, d->api_n, {0}};
 		memcpy(t.idsigns, d->idsigns, sizeof t.idsigns);
 		memset(d->idsigns, 0, sizeof d->idsigns);
 		uint32_t rec_len = (uint32_t)(out->len - 4);
@@ -420,6 +420,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		d->api_n = 0;
 		d->events = 0;
 		d->max_end = 0;
+		d->name_bytes = 0;
 		return 0;
 	}
 	field_table(d, ev);
@@ -465,8 +466,10 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		return -1;
 	r.name = d->name ? d->name : d->text.p;
 	r.nlen = (uint32_t)(d->name ? d->nlen : d->text.len);
-	if (r.nlen && cm_gpunames_intern(g->win.names, d->ncache, r.name, r.nlen, &r.name_id))
+	if (r.nlen && cm_gpunames_intern(g->win.names, d->ncache, r.name, r.nlen, &r.name_id)) {
 		r.flags |= CM_REC_NAMEREF;
+		d->name_bytes += r.nlen;
+	}
 	r.extra = d->dumps.p;
 	r.xlen = (uint32_t)d->dumps.len;
 	cm_gpurec_pack(out, &r);
@@ -494,7 +497,11 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		cm_hmap_put(g->win.act_streams, out->p + 4 + rec_len + t.pair_bytes + i, NULL);
 	if (gpu_cut_collect(g, out->p + 4 + rec_len + t.pair_bytes + t.astream_bytes, (size_t)t.api_bytes) < 0)
 		return -1;
-	if (rec_len >= CM_GPU_BLOCK) {
+	/* a block is as much work as it was with the names in it: with them in
+	 * the table a block of CM_GPU_BLOCK bytes held 2.4 times the events of
+	 * gen_trace's windows, and each worker's rendered text grew as much
+	 * (the 200M pair's peak by 7 MB at -j 2) */
+	if (rec_len + t.name_bytes >= CM_GPU_BLOCK) {
 		/* a block's worth already (a batch of big records, or one huge
 		 * name): written as it lies, after the block before it, not
 		 * copied into the block first (issue 27 F29: that copy of a
@@ -503,14 +510,17 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		if ((!g->win.recs && !(g->win.recs = cm_temp_file("records"))) ||
 		    cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || cm_gpurec_block_write(g->win.recs, &whole) < 0)
 			return -1;
+		g->win.block_names = 0;
 		out->len = 0;
 		return 0;
 	}
 	cm_buf_put(&g->win.block, out->p + 4, rec_len);
 	out->len = 0;
-	if (g->win.block.len >= CM_GPU_BLOCK) {
+	g->win.block_names += t.name_bytes;
+	if (g->win.block.len + g->win.block_names >= CM_GPU_BLOCK) {
 		if (!g->win.recs && !(g->win.recs = cm_temp_file("records")))
 			return -1;
+		g->win.block_names = 0;
 		return cm_gpurec_block_write(g->win.recs, &g->win.block);
 	}
 	return 0;
