@@ -106,13 +106,24 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 		else if (f == F_ARGNAME && is_thread_n(s, n))
 			v->word = W_THREAD_N;
 		break;
-	case CM_J_NUM:
+	case CM_J_NUM: /* the common texts by the inline fast paths (pyval.h) */
 		if (f == F_PID || f == F_TID || f == F_EXT || f == F_ID || f == F_CORR) {
-			v->is_int = cm_json_number_is_int(s, n);
-			v->int_rc = cm_py_int_of_number(s, n, &v->i);
+			int64_t i64;
+			if (cm_py_int_literal(s, n, &i64)) {
+				v->is_int = 1;
+				v->i = i64;
+				v->int_rc = CM_PY_OK;
+			} else {
+				v->is_int = cm_json_number_is_int(s, n);
+				v->int_rc = cm_py_int_of_number(s, n, &v->i);
+			}
 		} else if (f == F_TS || f == F_DUR) {
-			v->is_int = cm_json_number_is_int(s, n);
-			v->float_rc = cm_py_float_of_number(s, n, &v->d);
+			if (cm_py_decimal_fast(s, n, &v->d, &v->is_int)) {
+				v->float_rc = CM_PY_OK;
+			} else {
+				v->is_int = cm_json_number_is_int(s, n);
+				v->float_rc = cm_py_float_of_number(s, n, &v->d);
+			}
 		}
 		break;
 	case CM_J_TRUE:

@@ -141,6 +141,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_kin_devices_free(&g->win.wprops);
 	cm_buf_free(&g->win.wprops_text);
 	cm_tidmap_free(g->win.tidmap);
+	cm_gpunames_free(g->win.names);
 	if (g->win.pairs)
 		fclose(g->win.pairs);
 	if (g->cut_apis)

@@ -102,6 +102,8 @@ struct gpu_window {
 	/* --split: the records of the group selected, as runs of these
 	 * (gpusplit.c), which the walks read instead of all; or NULL */
 	const struct gpu_runs *runs;
+	cm_gpunames *names; /* the records' names, each once (gpurec.h) */
+	uint64_t block_names; /* the bytes of the block's records' names kept there */
 };
 
 /* --split: a group's records, runs of the window's own in window order:
@@ -243,6 +245,12 @@ struct cm_gpu_digest {
 	int64_t api_lo, api_hi; /* the batch's API correlation ids: range, count */
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
+	cm_gpunames_cache *ncache; /* this thread's entries of g->win.names */
+	uint64_t name_bytes;       /* the batch's names kept in the table: their bytes */
+	struct {                   /* whether an API cbid is kept, by (cbid, driver) */
+		int64_t cbid;
+		signed char driver, registered; /* driver -1: empty */
+	} api_kept[64];
 };
 
 /* Where the event being handled is, for messages. */
@@ -300,8 +308,20 @@ int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fm
 int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, cm_int *out);
 /* The name of field F (WF_...). */
 extern const char *const cm_wf_name[WF_N];
-/* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0). */
-int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out);
+/* _as_int(event[F]) when REQUIRED (missing: an error), else .get(F, 0):
+ * gpu_int_field, whose common case is inline: a number the builder read
+ * (cm_jval.iv, an int64, within every time's range), a call a field
+ * otherwise.  0, or -1 after a report. */
+int gpu_int_field_any(const struct gpu_event_at *a, int f, int required, cm_int *out);
+static inline int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out)
+{
+	const cm_jval *v = a->f[f];
+	if (v && v->type == CM_J_NUM && v->has_iv) {
+		*out = v->iv;
+		return 0;
+	}
+	return gpu_int_field_any(a, f, required, out);
+}
 static inline int gpu_time_ok(cm_int t) { return cm_gpu_time_ok(t); }
 /* Whether field F is a time the merge subtracts from another. */
 static inline int gpu_is_time(int f) { return f == WF_START_NS || f == WF_END_NS; }

@@ -22,6 +22,10 @@ int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, 
 		return 0;
 	switch (v->type) {
 	case CM_J_NUM:
+		if (v->has_iv) { /* read as the event was checked (jvalid.c) */
+			*out = v->iv;
+			return 0;
+		}
 		rc = cm_py_int_of_number(v->s, v->len, out);
 		break;
 	case CM_J_STR:
@@ -47,7 +51,7 @@ int gpu_as_int(const struct gpu_event_at *a, const char *key, const cm_jval *v, 
 /* _as_int(event[F]) (REQUIRED: a missing key is an error, as the KeyError
  * of event[F]) or _as_int(event.get(F, 0)); a time (start_ns, end_ns) must
  * lie within CM_TIME_LIMIT. */
-int gpu_int_field(const struct gpu_event_at *a, int f, int required, cm_int *out)
+int gpu_int_field_any(const struct gpu_event_at *a, int f, int required, cm_int *out)
 {
 	const cm_jval *v = a->f[f];
 	if (!v && required)

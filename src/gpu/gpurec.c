@@ -10,6 +10,8 @@
 #include "base/exitcode.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -35,6 +37,11 @@ static inline int get_u64(const char **p, const char *end, uint64_t *v)
 {
 	const unsigned char *s = (const unsigned char *)*p;
 	uint64_t w, stops;
+	if (*p < end && !(s[0] & 0x80)) { /* one byte: most of a record's values */
+		*p += 1;
+		*v = s[0];
+		return 1;
+	}
 	if (end - *p < 9)
 		return 0;
 	w = cm_load_le64(s);
@@ -83,8 +90,6 @@ static inline int get_uvar(const char **p, const char *end, u128 *v)
 	return get_uvar_long(p, end, v);
 }
 
-static void put_int(cm_buf *b, cm_int v) { cm_buf_put_varint(b, ((u128)v << 1) ^ (u128)(v >> 127)); }
-
 static inline int get_int(const char **p, const char *end, cm_int *v)
 {
 	u128 u;
@@ -117,15 +122,50 @@ static int get_bytes(const char **p, const char *end, const char **s, uint32_t *
 	return 0;
 }
 
+/* V's varint at Q (room for 19 bytes); returns the byte after it. */
+static inline unsigned char *varint_at(unsigned char *q, u128 v)
+{
+	uint64_t w;
+	if (v >> 64) {
+		while (v >= 0x80) {
+			*q++ = (unsigned char)(v | 0x80);
+			v >>= 7;
+		}
+		*q++ = (unsigned char)v;
+		return q;
+	}
+	w = (uint64_t)v;
+	while (w >= 0x80) {
+		*q++ = (unsigned char)(w | 0x80);
+		w >>= 7;
+	}
+	*q++ = (unsigned char)w;
+	return q;
+}
+
+static inline unsigned char *int_at(unsigned char *q, cm_int v) { return varint_at(q, ((u128)v << 1) ^ (u128)(v >> 127)); }
+
+/* The numbers go straight into the block, room made for them once: a
+ * cm_buf_put of each varint's few bytes was a call to memcpy each. */
 void cm_gpurec_pack(cm_buf *b, const cm_gpurec *r)
 {
-	unsigned char head[3] = {r->kind, r->flags, r->nv};
-	cm_buf_put(b, head, 3);
-	cm_buf_put_varint(b, r->index);
-	put_int(b, r->offset);
+	unsigned char *q, *q0;
+	size_t room = 3 + 19 * (3 + (size_t)r->nv);
+	if (b->cap - b->len < room)
+		cm_buf_grow(b, room);
+	q = q0 = (unsigned char *)b->p + b->len;
+	q[0] = r->kind;
+	q[1] = r->flags;
+	q[2] = r->nv;
+	q = varint_at(q + 3, r->index);
+	q = int_at(q, r->offset);
 	for (int i = 0; i < r->nv; i++)
-		put_int(b, r->v[i]);
-	put_bytes(b, r->name, r->nlen);
+		q = int_at(q, r->v[i]);
+	if (r->flags & CM_REC_NAMEREF)
+		q = varint_at(q, r->name_id);
+	b->len += (size_t)(q - q0);
+	if (!(r->flags & CM_REC_NAMEREF))
+		put_bytes(b, r->name, r->nlen);
 	put_bytes(b, r->extra, r->xlen);
 }
 
@@ -146,7 +186,16 @@ int cm_gpurec_unpack(const char **p, const char *end, cm_gpurec *r)
 	for (int i = 0; i < r->nv; i++)
 		if (get_int(p, end, &r->v[i]) < 0)
 			return -1;
-	if (get_bytes(p, end, &r->name, &r->nlen) < 0 || get_bytes(p, end, &r->extra, &r->xlen) < 0)
+	if (r->flags & CM_REC_NAMEREF) {
+		if (get_uvar(p, end, &u) < 0 || u >= CM_GPUNAMES_MAX)
+			return -1;
+		r->name = NULL;
+		r->nlen = 0;
+		r->name_id = (uint32_t)u;
+	} else if (get_bytes(p, end, &r->name, &r->nlen) < 0) {
+		return -1;
+	}
+	if (get_bytes(p, end, &r->extra, &r->xlen) < 0)
 		return -1;
 	return 0;
 }
@@ -253,3 +302,193 @@ cm_jval *cm_jval_unpack(cm_arena *a, const char *s, size_t n)
 	cm_jval *v = unpack_node(a, &p, s + n, 0, 0);
 	return v && p == s + n ? v : NULL;
 }
+
+/* ------------------------------------------------------------ the names */
+
+/* A hash of a name, eight bytes a step (names are a few hundred bytes). */
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		h ^= cm_load_le64(s + i);
+		h *= UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 32;
+	}
+	if (i < n) {
+		uint64_t w = 0;
+		memcpy(&w, s + i, n - i);
+		h ^= w;
+		h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	}
+	h ^= h >> 29;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	return h ^ (h >> 32);
+}
+
+struct name_ent {
+	const char *raw, *json; /* in the table's chunks, which never move */
+	uint32_t rawlen, jlen;
+	uint64_t hash;
+};
+
+/* Storage: chunks of at least NAME_CHUNK bytes, linked by their first word. */
+#define NAME_CHUNK (64u << 10)
+
+struct cm_gpunames {
+	pthread_mutex_t mu;
+	struct name_ent *ents;
+	uint32_t n, cap;
+	uint32_t *slots; /* open addressing: entry number + 1, or 0 */
+	uint32_t nslots; /* a power of two, at least twice n */
+	char *chunk;     /* the chunk being filled */
+	size_t used, size, bytes;
+	cm_buf tmp;      /* a name's JSON text as it is made */
+};
+
+cm_gpunames *cm_gpunames_new(void)
+{
+	cm_gpunames *t = cm_xcalloc(1, sizeof *t);
+	pthread_mutex_init(&t->mu, NULL);
+	t->nslots = 64;
+	t->slots = cm_xcalloc(t->nslots, sizeof *t->slots);
+	return t;
+}
+
+void cm_gpunames_free(cm_gpunames *t)
+{
+	if (!t)
+		return;
+	while (t->chunk) {
+		char *next;
+		memcpy(&next, t->chunk, sizeof next);
+		free(t->chunk);
+		t->chunk = next;
+	}
+	free(t->ents);
+	free(t->slots);
+	cm_buf_free(&t->tmp);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+/* N bytes of T's storage. */
+static char *name_store(cm_gpunames *t, const char *s, size_t n)
+{
+	char *p;
+	if (t->size - t->used < n) {
+		size_t size = n + sizeof(char *) > NAME_CHUNK ? n + sizeof(char *) : NAME_CHUNK;
+		char *c = cm_xmalloc(size);
+		memcpy(c, &t->chunk, sizeof t->chunk);
+		t->chunk = c;
+		t->used = sizeof(char *);
+		t->size = size;
+	}
+	p = t->chunk + t->used;
+	memcpy(p, s, n);
+	t->used += n;
+	t->bytes += n;
+	return p;
+}
+
+/* The slot of S[0..N) of hash H in T: its entry number + 1, or 0 where it
+ * would go. */
+static uint32_t *name_slot(cm_gpunames *t, const char *s, size_t n, uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & (t->nslots - 1);; i = (i + 1) & (t->nslots - 1)) {
+		const struct name_ent *e;
+		if (!t->slots[i])
+			return &t->slots[i];
+		e = &t->ents[t->slots[i] - 1];
+		if (e->hash == h && e->rawlen == n && !memcmp(e->raw, s, n))
+			return &t->slots[i];
+	}
+}
+
+/* A new entry for S[0..N), under the lock: its number, or -1 when T is full. */
+static int64_t name_add(cm_gpunames *t, const char *s, size_t n, uint64_t h)
+{
+	struct name_ent *e;
+	uint32_t *slot;
+	t->tmp.len = 0;
+	cm_jw_string(&t->tmp, s, n);
+	if (t->n >= CM_GPUNAMES_MAX || t->bytes + n + t->tmp.len > CM_GPUNAMES_BYTES)
+		return -1;
+	if (2 * (t->n + 1) > t->nslots) { /* grow the slots, and place the entries again */
+		free(t->slots);
+		t->nslots *= 2;
+		t->slots = cm_xcalloc(t->nslots, sizeof *t->slots);
+		for (uint32_t k = 0; k < t->n; k++)
+			*name_slot(t, t->ents[k].raw, t->ents[k].rawlen, t->ents[k].hash) = k + 1;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->ents = cm_xrealloc(t->ents, t->cap * sizeof *t->ents);
+	}
+	e = &t->ents[t->n];
+	e->raw = name_store(t, s, n);
+	e->rawlen = (uint32_t)n;
+	e->json = name_store(t, t->tmp.p, t->tmp.len);
+	e->jlen = (uint32_t)t->tmp.len;
+	e->hash = h;
+	slot = name_slot(t, s, n, h);
+	*slot = ++t->n;
+	return (int64_t)t->n - 1;
+}
+
+/* A thread's cache: direct-mapped by hash. */
+#define CACHE_SLOTS 1024
+struct cm_gpunames_cache {
+	struct {
+		uint64_t hash;
+		const char *raw; /* the entry's bytes (NULL: empty) */
+		uint32_t len, id;
+	} s[CACHE_SLOTS];
+};
+
+cm_gpunames_cache *cm_gpunames_cache_new(void) { return cm_xcalloc(1, sizeof(cm_gpunames_cache)); }
+
+void cm_gpunames_cache_free(cm_gpunames_cache *c) { free(c); }
+
+int cm_gpunames_intern(cm_gpunames *t, cm_gpunames_cache *c, const char *s, size_t n, uint32_t *id)
+{
+	uint64_t h;
+	int64_t k;
+	uint32_t *slot;
+	if (n > CM_GPUNAMES_LONG)
+		return 0;
+	h = name_hash(s, n);
+	{
+		__typeof__(c->s[0]) *cs = &c->s[h & (CACHE_SLOTS - 1)];
+		if (cs->raw && cs->hash == h && cs->len == n && !memcmp(cs->raw, s, n)) {
+			*id = cs->id;
+			return 1;
+		}
+		pthread_mutex_lock(&t->mu);
+		slot = name_slot(t, s, n, h);
+		k = *slot ? (int64_t)*slot - 1 : name_add(t, s, n, h);
+		if (k >= 0) {
+			cs->hash = h;
+			cs->raw = t->ents[k].raw;
+			cs->len = (uint32_t)n;
+			cs->id = (uint32_t)k;
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (k < 0)
+			return 0;
+		*id = (uint32_t)k;
+		return 1;
+	}
+}
+
+const char *cm_gpunames_json(const cm_gpunames *t, uint32_t id, size_t *len)
+{
+	if (!t || id >= t->n) { /* a record of another table: cannot happen */
+		*len = 2;
+		return "\"\"";
+	}
+	*len = t->ents[id].jlen;
+	return t->ents[id].json;
+}
+
+size_t cm_gpunames_count(const cm_gpunames *t) { return t ? t->n : 0; }

@@ -61,7 +61,41 @@ struct render {
 	struct args args;
 	cm_arena *scratch;
 	cm_buf text, dumps;
+	struct { /* an API cbid's name in the table (not NULL) and whether it starts a flow */
+		int64_t cbid;
+		const char *name;
+		size_t len;
+		int driver, flow;
+	} api[64];
 };
+
+/* The name of an API call's cbid and whether the call starts a flow: from
+ * R's cache when the table names the cbid (a few dozen kinds of call; the
+ * table's search and the lists' string compares for each were 2% of a
+ * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
+ * give them (FALLBACK: 64 bytes). */
+static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow)
+{
+	const char *name;
+	int64_t c = (int64_t)cbid;
+	__typeof__(R->api[0]) *k = &R->api[((uint64_t)c * 0x9E3779B97F4A7C15u >> 58) ^ (unsigned)driver];
+	if (cbid >= INT64_MIN && cbid <= INT64_MAX && k->name && k->driver == driver && k->cbid == c) {
+		*len = k->len;
+		*flow = k->flow;
+		return k->name;
+	}
+	name = gpu_api_name(driver, cbid, fallback);
+	*len = strlen(name);
+	*flow = cm_cbid_requires_flow(driver, name);
+	if (cbid >= INT64_MIN && cbid <= INT64_MAX && name != fallback) {
+		k->cbid = c;
+		k->name = name;
+		k->len = *len;
+		k->driver = driver;
+		k->flow = *flow;
+	}
+	return name;
+}
 
 static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
@@ -71,7 +105,8 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	const char *name;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
-	size_t ts_len;
+	size_t ts_len, name_len;
+	int starts_flow;
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
@@ -80,9 +115,9 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
-	name = gpu_api_name(driver, r->v[CM_RA_CBID], fallback);
+	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow);
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, strlen(name), pid, tid);
+	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len, pid, tid);
 	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
 	cm_buf_lit(b, ",\"args\":{\"cbid\":");
 	cm_jw_int(b, r->v[CM_RA_CBID]);
@@ -93,7 +128,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 		cm_jw_int(b, ext);
 	}
 	cm_buf_lit(b, "}}");
-	if (corr != 0 && cm_cbid_requires_flow(driver, name))
+	if (corr != 0 && starts_flow)
 		flow(b, 's', corr, pid, tid, tstext, ts_len);
 }
 
@@ -167,6 +202,29 @@ static void kineto_args(struct render *R, const cm_gpurec *r)
 	}
 }
 
+/* gpu_x_head for a record's own name: one kept in the window's name table
+ * goes out as the JSON text made once there (the bytes gpu_x_head's
+ * cm_jw_string would write), without another look at each of its bytes.
+ * CAT is one of the render's own categories, which need no escape. */
+static void x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid)
+{
+	size_t len;
+	const char *json;
+	if (!(r->flags & CM_REC_NAMEREF)) {
+		gpu_x_head(b, cat, r->name, r->nlen, pid, tid);
+		return;
+	}
+	json = cm_gpunames_json(g->win.names, r->name_id, &len);
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
+	cm_buf_puts(b, cat);
+	cm_buf_lit(b, "\",\"name\":");
+	cm_buf_put(b, json, len);
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
+}
+
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
 					   [CM_REC_MEMSET] = "gpu_memset"};
 
@@ -179,7 +237,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_arena_reset(R->scratch);
 	A->n = 0;
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, activity_cat[r->kind], r->name, r->nlen, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
 	gpu_arg_int(A, "device", v[CM_RG_DEV]);
 	gpu_arg_int(A, "context", v[CM_RG_CTX]);
@@ -214,7 +272,7 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, "overhead", r->name, r->nlen, OVERHEAD_PID, 0);
+	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
 	cm_buf_lit(b, ",\"dur\":");

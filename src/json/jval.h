@@ -23,6 +23,8 @@ struct cm_jval {
 	const char *key; /* member name, or NULL */
 	cm_jval *kids;   /* first child (containers) */
 	cm_jval *next;   /* next sibling */
+	int64_t iv;      /* with has_iv: the value of a number that is an integer literal */
+	unsigned char has_iv; /* set only by cm_jvalid_build, for -?DIGITS that fits int64 */
 };
 
 /* ---- arena ---- */

@@ -72,8 +72,10 @@ int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const ya
  * builder's calls made inline rather than through callbacks: validate
  * S[0..N) as cm_jvalid_value does and build its tree into TREE (begun by
  * the caller, with its arena and borrow; escaped strings are decoded into
- * that arena).  Returns 1 when the text is valid, TREE->root then the
- * tree; 0 when it is not (the nodes made are the caller's to discard). */
+ * that arena).  With the borrow, numbers point into S too (no NUL after
+ * them); a number that is an integer literal fitting an int64 has its
+ * value in iv (has_iv).  Returns 1 when the text is valid, TREE->root then
+ * the tree; 0 when it is not (the nodes made are the caller's to discard). */
 int cm_jvalid_build(const char *s, size_t n, int depth0, cm_jbuild *tree);
 
 #endif

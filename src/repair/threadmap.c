@@ -123,7 +123,7 @@ static int load_processes(cm_threadmap *m, const cm_jval *v, int64_t off)
 	if (v->type != CM_J_OBJ)
 		return bad(m, off, "\"processes\" is not an object");
 	for (const cm_jval *p = v->kids; p; p = p->next) {
-		cm_jval key = {CM_J_STR, p->klen, 0, p->key, NULL, NULL, NULL};
+		cm_jval key = {.type = CM_J_STR, .len = p->klen, .s = p->key};
 		int64_t pid, pth;
 		if (int_of(&key, &pid) < 0 || p->type != CM_J_ARR)
 			return bad(m, off, "\"processes\" must map pids to arrays of threads");
@@ -150,12 +150,12 @@ static int load_trm(cm_threadmap *m, const cm_jval *v, int64_t off)
 	if (v->type != CM_J_OBJ)
 		return bad(m, off, "\"thread_resource_map\" is not an object");
 	for (const cm_jval *p = v->kids; p; p = p->next) {
-		cm_jval pkey = {CM_J_STR, p->klen, 0, p->key, NULL, NULL, NULL};
+		cm_jval pkey = {.type = CM_J_STR, .len = p->klen, .s = p->key};
 		int64_t pid;
 		if (int_of(&pkey, &pid) < 0 || p->type != CM_J_OBJ)
 			return bad(m, off, "\"thread_resource_map\" must map pids to objects");
 		for (const cm_jval *t = p->kids; t; t = t->next) {
-			cm_jval ikey = {CM_J_STR, t->klen, 0, t->key, NULL, NULL, NULL};
+			cm_jval ikey = {.type = CM_J_STR, .len = t->klen, .s = t->key};
 			int64_t id, tid;
 			struct ent *e;
 			if (int_of(&ikey, &id) < 0 || int_of(t, &tid) < 0)
@@ -175,7 +175,7 @@ static int load_threads(cm_threadmap *m, const cm_jval *v, int64_t off)
 	if (v->type != CM_J_OBJ)
 		return bad(m, off, "\"threads\" is not an object");
 	for (const cm_jval *t = v->kids; t; t = t->next) {
-		cm_jval key = {CM_J_STR, t->klen, 0, t->key, NULL, NULL, NULL};
+		cm_jval key = {.type = CM_J_STR, .len = t->klen, .s = t->key};
 		int64_t ident, tid, i32;
 		struct ent *e;
 		if (int_of(&key, &ident) < 0 || int_of(cm_jval_get(t, "native_id"), &tid) < 0)

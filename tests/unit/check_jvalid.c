@@ -14,6 +14,7 @@
 #include "base/diag.h"
 #include "io/input.h"
 #include "json/jval.h"
+#include "base/pyval.h"
 #include "json/jvalid.h"
 #include "json/saxread.h"
 #include "../jvalid_oracle.h"
@@ -37,6 +38,9 @@ static const struct vcase table[] = {
 	OK("123456789012345678901234567890"), OK("1e999"), OK("-1e-999"), OK("1.7976931348623157e309"),
 	OK("9223372036854775808"), OK("-9223372036854775809"), OK("1795975081641835894"),
 	OK("5118055641902.967"), OK("0.000000000000000000000000000001"),
+	/* the builder's integer values (iv): the int64 limits, 8 and 16 digits, 20 digits */
+	OK("9223372036854775807"), OK("-9223372036854775808"), OK("12345678"), OK("-1234567812345678"),
+	OK("99999999999999999999"), OK("{\"a\": [1234567, -0, 7], \"b\": 10000000000000000000}"),
 	NO("01"), NO("-01"), NO("00"), NO("012"), NO("1."), NO("-"), NO("+1"), NO(".5"), NO("-.5"),
 	NO("1e"), NO("1e+"), NO("1E-"), NO("1.e5"), NO("--1"), NO("-a"), NO("0x10"), NO("1.5.5"),
 	NO("1e5e5"), NO("1ee5"), NO("0-"), NO("1,"), NO("1 2"), NO("Infinity"), NO("-Infinity"),
@@ -289,6 +293,25 @@ static void keep_depth(cm_buf *out, const cm_buf *full, int max)
 	}
 }
 
+/* Every number of a tree cm_jvalid_build made: its value in iv when, and
+ * only when, its text is an integer literal that fits an int64 (at most 19
+ * digits), the value Python's int() reads from the text. */
+static void iv_agrees(const cm_jval *v)
+{
+	for (; v; v = v->next) {
+		if (v->type == CM_J_NUM) {
+			cm_int want;
+			size_t nd = v->len - (v->s[0] == '-');
+			int lit = cm_json_number_is_int(v->s, v->len) && nd <= 19 &&
+				  cm_py_int_of_number(v->s, v->len, &want) == CM_PY_OK && want >= INT64_MIN &&
+				  want <= INT64_MAX;
+			ck_assert_msg(v->has_iv == lit, "%.*s: has_iv %d", (int)v->len, v->s, v->has_iv);
+			ck_assert_msg(!lit || v->iv == (int64_t)want, "%.*s: iv %lld", (int)v->len, v->s, (long long)v->iv);
+		}
+		iv_agrees(v->kids);
+	}
+}
+
 /* The replay of COPY[0..N) agrees with the validator's answer OK: the same
  * decision at every depth cut; for a valid text, the cut replays are the
  * full one with the deeper lines taken out, and the tree built through
@@ -327,9 +350,11 @@ static void replay_agrees(const char *copy, size_t n, int depth0, int ok)
 	b.borrow = 1;
 	r = cm_jvalid_build(copy, n, depth0, &b);
 	ck_assert_msg(r == ok, "build says %d, validator %d: \"%.*s\"", r, ok, (int)(n < 200 ? n : 200), copy);
-	if (ok)
+	if (ok) {
 		ck_assert_msg(jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, copy, n)),
 			      "the builder's tree is not cm_jval_parse_py's: \"%.*s\"", (int)(n < 200 ? n : 200), copy);
+		iv_agrees(b.root);
+	}
 	cm_buf_free(&full.out);
 	cm_arena_free(a);
 }

@@ -252,6 +252,79 @@ START_TEST(float_of_number_fast)
 }
 END_TEST
 
+/* The inline fast paths (pyval.h) against the general functions: on every
+ * text they take, the same value (a double bit for bit) and the same
+ * answer of cm_json_number_is_int; and they take the texts they are there
+ * for (every integer of at most 19 digits that fits an int64, decimals of
+ * at most 19 digits making at most 2^53), so that the merge's ids and
+ * times do not fall through to the slow path unseen. */
+START_TEST(number_fast_paths)
+{
+	unsigned long long x = 0x9E3779B97F4A7C15ull;
+	static const char *const edge[] = {"0", "-0", "9223372036854775807", "9223372036854775808",
+					   "-9223372036854775808", "-9223372036854775809", "9999999999999999999",
+					   "10000000000000000000", "12345678", "-12345678", "1234567812345678",
+					   "0.5", "-0.0", "1e5", "1E-5", "1.5e3", "9007199254740992.0", "9007199254740993",
+					   "900719925474099.3", "90071992547409.93", "0.0000000000000000001",
+					   "5117756144348.624", "40.718", "1795974782144318225"};
+	char text[64];
+	for (int i = 0; i < 50000 + (int)(sizeof edge / sizeof *edge); i++) {
+		size_t n;
+		int64_t iv;
+		cm_int want;
+		double d, dwant;
+		int is_int, wide, int_rc;
+		if (i < (int)(sizeof edge / sizeof *edge)) {
+			snprintf(text, sizeof text, "%s", edge[i]);
+		} else {
+			char *p = text;
+			int digits, point;
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			digits = 1 + (int)(x % 22);
+			point = (int)((x >> 5) % 26) - 3; /* digits before the point; none when beyond */
+			if (x & (1ull << 40))
+				*p++ = '-';
+			for (int k = 0; k < digits; k++) {
+				if (k == point && k > 0)
+					*p++ = '.';
+				*p++ = (char)('0' + (k == 0 && digits > 1 && point != 1 ? 1 + (x >> (8 + k)) % 9
+										    : (x >> (11 + 2 * k)) % 10));
+			}
+			if ((x >> 50) % 13 == 0)
+				p += sprintf(p, "e%d", (int)((x >> 20) % 40) - 20);
+			*p = 0;
+		}
+		n = strlen(text);
+		int_rc = cm_py_int_of_number(text, n, &want); /* (1e40 and so on overflow) */
+		if (cm_py_int_literal(text, n, &iv)) {
+			ck_assert_msg(int_rc == CM_PY_OK && cm_json_number_is_int(text, n) && (cm_int)iv == want,
+				      "%s: int literal %lld", text, (long long)iv);
+		} else {
+			size_t nd = n - (text[0] == '-');
+			ck_assert_msg(!cm_json_number_is_int(text, n) || nd > 19 || want > INT64_MAX || want < INT64_MIN,
+				      "%s: an int64 literal not taken", text);
+		}
+		wide = cm_py_float_of_number(text, n, &dwant) != CM_PY_OK;
+		if (cm_py_decimal_fast(text, n, &d, &is_int)) {
+			ck_assert_msg(!wide && memcmp(&d, &dwant, sizeof d) == 0, "%s: %.17g, float() %.17g", text, d,
+				      dwant);
+			ck_assert_int_eq(is_int, cm_json_number_is_int(text, n));
+		} else {
+			/* not taken: an exponent, more than 19 digits, or beyond 2^53 */
+			unsigned long long m = 0;
+			int nd = 0, exp = 0;
+			for (size_t k = 0; k < n; k++) {
+				if (text[k] == 'e' || text[k] == 'E')
+					exp = 1;
+				if (!exp && text[k] >= '0' && text[k] <= '9')
+					nd++, m = nd <= 19 ? m * 10 + (unsigned)(text[k] - '0') : m;
+			}
+			ck_assert_msg(exp || nd > 19 || m > (1ull << 53), "%s: a decimal not taken", text);
+		}
+	}
+}
+END_TEST
+
 START_TEST(float_repr)
 {
 	char buf[40];
@@ -380,6 +453,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, int_of_str);
 	tcase_add_test(tc, int_of_number);
 	tcase_add_test(tc, float_of_number_fast);
+	tcase_add_test(tc, number_fast_paths);
 	tcase_add_test(tc, int_format_model);
 	tcase_add_test(tc, int_format_powers_of_ten);
 	tcase_add_test(tc, milli_repr_model);

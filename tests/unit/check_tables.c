@@ -8,6 +8,9 @@
 #include "base/idmap.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "json/jwrite.h"
+
+#include <pthread.h>
 
 START_TEST(hmap_many)
 {
@@ -452,7 +455,8 @@ START_TEST(gpurec_roundtrip)
 		cm_gpurec r = {0}, back;
 		const char *p, *end;
 		r.kind = CM_REC_KERNEL;
-		r.flags = (uint8_t)(i & 63);
+		r.flags = (uint8_t)(i & 127); /* 64: the name by its number */
+		r.name_id = (uint32_t)((uint64_t)vals[i] % CM_GPUNAMES_MAX);
 		r.nv = (uint8_t)(i % (CM_REC_MAXV + 1));
 		r.index = (uint64_t)vals[i];
 		r.offset = (int64_t)vals[(i + 1) % nvals];
@@ -471,7 +475,10 @@ START_TEST(gpurec_roundtrip)
 		ck_assert(back.index == r.index && back.offset == r.offset);
 		for (int k = 0; k < r.nv; k++)
 			ck_assert_msg(back.v[k] == r.v[k], "value %zu/%d changed", i, k);
-		ck_assert(back.nlen == r.nlen && !memcmp(back.name, r.name, r.nlen));
+		if (r.flags & CM_REC_NAMEREF)
+			ck_assert(back.name == NULL && back.nlen == 0 && back.name_id == r.name_id);
+		else
+			ck_assert(back.nlen == r.nlen && !memcmp(back.name, r.name, r.nlen));
 		ck_assert(back.xlen == r.xlen && (!r.xlen || !memcmp(back.extra, r.extra, r.xlen)));
 		for (size_t cut = 0; cut < b.len; cut++) {
 			char *copy = malloc(cut ? cut : 1);
@@ -482,6 +489,117 @@ START_TEST(gpurec_roundtrip)
 		}
 	}
 	cm_buf_free(&b);
+}
+END_TEST
+
+/* The window's name table, filled from four threads at once, each with its
+ * own cache and its own order: one entry a name, the same number for it in
+ * every thread (3,000 names over 1,024 cache slots: evictions), its JSON
+ * text cm_jw_string's; a name longer than CM_GPUNAMES_LONG stays out. */
+#define NAMES_N 3000
+struct names_thread {
+	cm_gpunames *t;
+	int order;
+	uint32_t id[NAMES_N];
+	int ok;
+};
+
+static void names_text(char *buf, int i)
+{
+	/* a backslash, a quote, a control byte and UTF-8 among them */
+	snprintf(buf, 64, "%skernel_%d%s", i % 5 ? "" : "\\\"", i * 7919 % 100003, i % 7 ? "" : "\t\xc3\xa9");
+}
+
+static void *names_worker(void *arg)
+{
+	struct names_thread *w = arg;
+	cm_gpunames_cache *c = cm_gpunames_cache_new();
+	char buf[64];
+	w->ok = 1;
+	for (int round = 0; round < 3; round++)
+		for (int k = 0; k < NAMES_N; k++) {
+			int i = w->order ? NAMES_N - 1 - k : (k * 17) % NAMES_N;
+			uint32_t id;
+			names_text(buf, i);
+			if (!cm_gpunames_intern(w->t, c, buf, strlen(buf), &id) || (round && id != w->id[i]))
+				w->ok = 0;
+			w->id[i] = id;
+		}
+	cm_gpunames_cache_free(c);
+	return NULL;
+}
+
+START_TEST(gpunames_threads)
+{
+	cm_gpunames *t = cm_gpunames_new();
+	struct names_thread w[4];
+	pthread_t th[4];
+	char buf[64], *longname;
+	cm_buf want = {0};
+	cm_gpunames_cache *c = cm_gpunames_cache_new();
+	uint32_t id;
+	for (int k = 0; k < 4; k++) {
+		w[k].t = t;
+		w[k].order = k & 1;
+		ck_assert_int_eq(pthread_create(&th[k], NULL, names_worker, &w[k]), 0);
+	}
+	for (int k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		ck_assert(w[k].ok);
+	}
+	ck_assert_uint_eq(cm_gpunames_count(t), NAMES_N);
+	for (int i = 0; i < NAMES_N; i++) {
+		size_t len;
+		const char *json = cm_gpunames_json(t, w[0].id[i], &len);
+		for (int k = 1; k < 4; k++)
+			ck_assert_uint_eq(w[k].id[i], w[0].id[i]);
+		names_text(buf, i);
+		want.len = 0;
+		cm_jw_string(&want, buf, strlen(buf));
+		ck_assert_msg(len == want.len && !memcmp(json, want.p, len), "name %d: %.*s", i, (int)len, json);
+	}
+	longname = malloc(CM_GPUNAMES_LONG + 1);
+	memset(longname, 'x', CM_GPUNAMES_LONG + 1);
+	ck_assert(!cm_gpunames_intern(t, c, longname, CM_GPUNAMES_LONG + 1, &id));
+	ck_assert(cm_gpunames_intern(t, c, longname, CM_GPUNAMES_LONG, &id));
+	ck_assert_uint_eq(id, NAMES_N);
+	free(longname);
+	cm_buf_free(&want);
+	cm_gpunames_cache_free(c);
+	cm_gpunames_free(t);
+}
+END_TEST
+
+/* The table's bounds: past CM_GPUNAMES_MAX names, or CM_GPUNAMES_BYTES
+ * bytes, a new name stays in its record; the names taken keep their
+ * numbers. */
+START_TEST(gpunames_bounds)
+{
+	cm_gpunames *t = cm_gpunames_new();
+	cm_gpunames_cache *c = cm_gpunames_cache_new();
+	char buf[32], *big = malloc(CM_GPUNAMES_LONG);
+	uint32_t id, n;
+	for (uint32_t i = 0; i < CM_GPUNAMES_MAX; i++) {
+		snprintf(buf, sizeof buf, "k%u", i);
+		ck_assert(cm_gpunames_intern(t, c, buf, strlen(buf), &id));
+		ck_assert_uint_eq(id, i);
+	}
+	ck_assert(!cm_gpunames_intern(t, c, "one more", 8, &id));
+	ck_assert(cm_gpunames_intern(t, c, "k77", 3, &id) && id == 77);
+	cm_gpunames_free(t);
+	t = cm_gpunames_new();
+	for (n = 0;; n++) { /* names of 4 KiB: raw and JSON, 8 KiB an entry */
+		memset(big, 'a' + n % 26, CM_GPUNAMES_LONG);
+		snprintf(big, 16, "%u", n);
+		if (!cm_gpunames_intern(t, c, big, CM_GPUNAMES_LONG, &id))
+			break;
+		ck_assert_uint_eq(id, n);
+	}
+	ck_assert_uint_eq(n, CM_GPUNAMES_BYTES / (2 * (CM_GPUNAMES_LONG + 2)));
+	ck_assert(cm_gpunames_intern(t, c, "short", 5, &id)); /* room for a short one still */
+	free(big);
+	cm_gpunames_cache_free(c);
+	cm_gpunames_free(t);
 }
 END_TEST
 
@@ -505,6 +623,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, cbid_names);
 	tcase_add_test(tc, cbid_rules);
 	tcase_add_test(tc, gpurec_roundtrip);
+	tcase_add_test(tc, gpunames_threads);
+	tcase_add_test(tc, gpunames_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
