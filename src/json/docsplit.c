@@ -263,21 +263,25 @@ static int elem_end(struct split *sp, int64_t end_offset)
 /* The byte C starts a value? (The value itself is judged by the caller.) */
 static int value_start(char c) { return c != ',' && c != ':' && c != '}' && c != ']' && !cm_jscan_ws(c); }
 
-/* After an element that ended at S[I]: when S[I..N) holds blanks, a
- * comma, blanks and then '{' or '[', the offset just past that bracket;
- * else 0. */
-static inline size_t gap_then_container(const char *s, size_t n, size_t i)
+/* A span's start for an element that began in an earlier chunk. */
+#define CARRIED UINT32_MAX
+
+/* The elements that ended in S (SPANS, GOT of them, as cm_jscan_elements
+ * records them), each into the batch: the first is the one begun before
+ * (elem_begin done, and its bytes before S copied when it began in an
+ * earlier chunk); the others begin here.  0, or -1 when the sink said
+ * stop. */
+static int elems_done(struct split *sp, const char *s, const uint32_t *spans, size_t got, uint64_t base)
 {
-	while (i < n && cm_jscan_ws(s[i]))
-		i++;
-	if (i >= n || s[i] != ',')
-		return 0;
-	i++;
-	while (i < n && cm_jscan_ws(s[i]))
-		i++;
-	if (i >= n || (s[i] != '{' && s[i] != '['))
-		return 0;
-	return i + 1;
+	for (size_t j = 0; j < got; j++) {
+		uint32_t a = spans[2 * j] == CARRIED ? 0 : spans[2 * j], b = spans[2 * j + 1];
+		if (j)
+			elem_begin(sp);
+		cm_buf_put(&sp->batch, s + a, b - a);
+		if (elem_end(sp, (int64_t)(base + b)) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Scan the chunk S[0..N) at text offset BASE.  0, 1 to stop (a sink said
@@ -285,6 +289,7 @@ static inline size_t gap_then_container(const char *s, size_t n, size_t i)
 static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
+	int carried = sp->st == ST_ELEM; /* the element being scanned began in an earlier chunk */
 	while (i < n) {
 		char ch = s[i];
 		switch (sp->st) {
@@ -387,33 +392,37 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				elem_begin(sp);
 				cm_jscan_begin(&sp->sc, ch);
 				run = i;
+				carried = 0;
 				sp->st = ST_ELEM;
+				if (ch == '{' || ch == '[') { /* taken: cm_jscan_elements goes on inside it */
+					sp->sc.depth = 1;
+					i++;
+				}
 			} else {
 				return CM_DOCSPLIT_INVALID;
 			}
 			break;
 		case ST_ELEM:
-			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
-				size_t j;
+			if (!sp->sc.scalar && sp->sc.depth > 0) {
+				/* an object or an array: this one and those that
+				 * follow it in the usual way, many at a time */
+				uint32_t spans[2 * 256], start = carried ? CARRIED : (uint32_t)run;
+				int after;
+				size_t got = cm_jscan_elements(&sp->sc, s, n, &i, &start, spans, 256, n, &after);
+				if (elems_done(sp, s, spans, got, base) < 0)
+					return 1;
+				if (after) {
+					sp->st = ST_ARR_AFTER;
+				} else if (got) { /* one began, and goes on in the next chunk */
+					elem_begin(sp);
+					run = start;
+					carried = 0;
+				}
+			} else if (cm_jscan_feed(&sp->sc, s, n, &i)) { /* a string, number or literal */
 				cm_buf_put(&sp->batch, s + run, i - run);
 				sp->st = ST_ARR_AFTER;
 				if (elem_end(sp, (int64_t)(base + i)) < 0)
 					return 1;
-				/* The usual gap, blanks, a comma, blanks and the next
-				 * element's bracket, is taken here whole rather than a
-				 * byte a turn of the machine; anything else (and a gap
-				 * cut by the chunk's end) is left to the machine from i,
-				 * the state untouched.  The bracket is taken too: the
-				 * scan goes on at depth 1. */
-				j = gap_then_container(s, n, i);
-				if (j) {
-					elem_begin(sp);
-					cm_jscan_begin(&sp->sc, s[j - 1]);
-					sp->sc.depth = 1; /* its bracket taken */
-					run = j - 1;
-					i = j;
-					sp->st = ST_ELEM;
-				}
 			} /* else the chunk ran out: kept below */
 			break;
 		case ST_ARR_AFTER:
