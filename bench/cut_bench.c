@@ -46,11 +46,12 @@ static int work(void *wctx, const cm_buf *in, cm_buf *out)
 	unsigned sum = 0;
 	uint64_t n = 0;
 	(void)wctx;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e; e = cm_docsplit_next(in, e)) {
+	cm_docsplit_elem e;
+	for (size_t at = 0; cm_docsplit_next(in, &at, &e);) {
 		n++;
 		if (touch) {
-			const unsigned char *t = (const unsigned char *)cm_docsplit_text(e);
-			for (uint32_t i = 0; i < e->len; i++)
+			const unsigned char *t = (const unsigned char *)e.text;
+			for (uint32_t i = 0; i < e.len; i++)
 				sum += t[i];
 		}
 	}
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
 				return 3;
 			cm_input_readahead(in, 1);
 			run.pool = cm_opool_new(jobs, 0, work, wctx, sink, &run);
+			cm_opool_set_done(run.pool, cm_docsplit_done);
 			c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 			w0 = clock_s(CLOCK_MONOTONIC);
 			rc = cm_docsplit_run(in, key, batch_size, &ds, NULL, &seen);

@@ -76,17 +76,17 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
 	c->skip = 0;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e && ok; e = cm_docsplit_next(in, e)) {
-		const char *t = cm_docsplit_text(e);
+	cm_docsplit_elem e;
+	for (size_t at = 0; ok && cm_docsplit_next(in, &at, &e);) {
 		c->depth = 2;
 		c->in_events = 1;
-		p->events = e->index;
-		c->sax.base = (uint64_t)e->end_offset;
+		p->events = e.index;
+		c->sax.base = (uint64_t)e.end_offset;
 		cm_arena_reset(w->arena);
 		/* the callbacks read an event's members and those of its args
 		 * (depths 1 and 2 inside the event); deeper values they skip,
 		 * so the replay need not report them */
-		ok = cm_jvalid_replay(t, e->len, 2, 2, &cscan_callbacks, c, w->arena) && c->depth == 2;
+		ok = cm_jvalid_replay(e.text, e.len, 2, 2, &cscan_callbacks, c, w->arena) && c->depth == 2;
 	}
 	cm_diag_drop(&quiet); /* the careful scan will say it */
 	cm_diag_defer_swap(was);
@@ -219,13 +219,14 @@ static int cbatch(void *ctx, cm_buf *b)
 	struct cread *cr = ctx;
 	cm_cpuplan *p = cr->plan;
 	cm_buf *lb = &cr->lenbuf;
+	cm_docsplit_elem e;
 	lb->len = 0;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e)) {
-		int64_t start = e->end_offset - (int64_t)e->len;
-		p->events = e->index + 1; /* the index after the batch's last element */
-		cm_buf_put_varint(lb, (uint64_t)(e->index ? start - cr->prev_end : start));
-		cm_buf_put_varint(lb, e->len);
-		cr->prev_end = e->end_offset;
+	for (size_t at = 0; cm_docsplit_next(b, &at, &e);) {
+		int64_t start = e.end_offset - (int64_t)e.len;
+		p->events = e.index + 1; /* the index after the batch's last element */
+		cm_buf_put_varint(lb, (uint64_t)(e.index ? start - cr->prev_end : start));
+		cm_buf_put_varint(lb, e.len);
+		cr->prev_end = e.end_offset;
 	}
 	if (lb->len) {
 		if (!p->layout && !(p->layout = cm_temp_file("layout")))
@@ -284,7 +285,7 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	struct cread cr;
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)jobs, sizeof *wctx);
-	cm_docsplit_sink ds = {cmember, cbatch, &cr};
+	cm_docsplit_sink ds = {cmember, cbatch, &cr, &plan->read_stats.cut, &plan->read_stats.cut_bytes};
 	int seen = 0, rc, prc;
 	cscan_plan_begin(plan, cut);
 	memset(&cr, 0, sizeof cr);
@@ -304,6 +305,7 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	}
 	cr.pool = cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
 	cm_opool_set_stats(cr.pool, &plan->read_stats);
+	cm_opool_set_done(cr.pool, cm_docsplit_done);
 	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);
 	prc = cm_opool_finish(cr.pool);
 	for (int i = 0; i < jobs; i++) {

@@ -6,9 +6,12 @@
  * parsing, so one thread can cut a document for many that parse it.  The
  * top level itself - braces, keys, colons, commas - is checked here to the
  * letter of JSON, so that a document whose every value the workers accept
- * is exactly a document yajl accepts.  Element bytes are copied once, into
- * the batch, as they are scanned; an element cut by the end of a chunk
- * simply continues in the next.
+ * is exactly a document yajl accepts.  A batch is a run of elements in one
+ * read chunk, held (io/input.h) until the batch is done: the cutter copies
+ * no element, it only finds where each ends (cm_jscan_elements, many from
+ * one 64-byte block's masks) and writes two numbers an element.  Only the
+ * one element a chunk that began in an earlier chunk is copied, with the
+ * first batch of the chunk it ends in.
  *
  * A member value is handed on whole, so it is held while it is read.  A
  * big one (a window's user_annotations: about 10 MB a GB of window) would
@@ -30,6 +33,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 enum state {
@@ -57,12 +61,23 @@ struct split {
 	cm_jscan sc;
 	int key_esc, key_is_array, seen_array;
 	cm_buf key, val, batch;
-	size_t elem_at;     /* offset in batch of the element being built */
-	uint64_t index;
+	cm_buf carry;       /* the element begun in an earlier chunk: its bytes so far */
+	int carry_ready;    /* it ended: carry holds it whole, for the batch */
+	size_t bytes;       /* element bytes in the batch */
+	uint64_t index;     /* the index of the batch's next element */
 	cm_arena *arena;
 	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
 	size_t spill_len;
+	double in_sink;     /* CPU seconds of this thread in the sink's callbacks (when cut_cpu) */
 };
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* Member values longer than this go to a temporary file. */
 static size_t spill_at = 1u << 20;
@@ -132,7 +147,13 @@ static int member_done(struct split *sp, int64_t end_offset)
 		v = spill_map = map;
 		spill_map_len = n;
 	}
-	rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+	if (sp->sink->cut_cpu) {
+		double t = thread_cpu();
+		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+		sp->in_sink += thread_cpu() - t;
+	} else {
+		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+	}
 	if (map) {
 		spill_map = NULL;
 		munmap(map, n);
@@ -140,18 +161,48 @@ static int member_done(struct split *sp, int64_t end_offset)
 	return rc;
 }
 
-const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b)
+/* A batch, in its buffer: this header, two numbers an element (its start
+ * and its end in the chunk; CARRIED for the start of the element begun in
+ * an earlier chunk, whose bytes follow the pairs), then those bytes. */
+struct bhead {
+	const char *chunk; /* the chunk the elements lie in */
+	void *hold;        /* its hold (cm_input_hold), or NULL */
+	int64_t base;      /* the text offset of chunk[0] */
+	uint64_t first;    /* the first element's index */
+	uint32_t n;        /* elements */
+	uint32_t carried;  /* bytes of the element begun in an earlier chunk */
+};
+
+/* A span's start for an element that began in an earlier chunk. */
+#define CARRIED UINT32_MAX
+
+int cm_docsplit_next(const cm_buf *b, size_t *at, cm_docsplit_elem *e)
 {
-	return b->len ? (const cm_docsplit_elem *)b->p : NULL;
+	const struct bhead *h = (const struct bhead *)(const void *)b->p;
+	const uint32_t *span;
+	if (b->len < sizeof *h || *at >= h->n)
+		return 0;
+	span = (const uint32_t *)(h + 1) + 2 * *at;
+	if (span[0] == CARRIED) {
+		e->text = (const char *)((const uint32_t *)(h + 1) + 2 * h->n);
+		e->len = h->carried;
+	} else {
+		e->text = h->chunk + span[0];
+		e->len = span[1] - span[0];
+	}
+	e->index = h->first + *at;
+	e->end_offset = h->base + span[1];
+	(*at)++;
+	return 1;
 }
 
-/* Elements are padded to 8 bytes so that each header is aligned. */
-static size_t padded(size_t n) { return (n + 7) & ~(size_t)7; }
-
-const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem *e)
+void cm_docsplit_done(cm_buf *b)
 {
-	const char *next = (const char *)(e + 1) + padded(e->len);
-	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
+	struct bhead *h = (struct bhead *)(void *)b->p;
+	if (b->len >= sizeof *h && h->hold) {
+		cm_input_release(h->hold);
+		h->hold = NULL;
+	}
 }
 
 /* cm_jvalid_value (at depth 1) of a spilled member value: an object or an
@@ -225,64 +276,89 @@ static int key_is_array(struct split *sp)
 	return v && v->type == CM_J_STR && v->len == n && !memcmp(v->s, sp->array_key, n);
 }
 
-/* The header's fields are stored in the batch one by one: a header built
- * on the stack and copied in was read back in 16 bytes just after being
- * written in 8, and the store could not be forwarded (half the
- * splitter's own time on the window, in a profile). */
-static void elem_begin(struct split *sp)
+/* The batch, empty, starts on the chunk S at text offset BASE. */
+static void batch_open(struct split *sp, const char *s, uint64_t base)
 {
-	cm_docsplit_elem *e;
-	if (sp->batch.cap - sp->batch.len < sizeof *e)
-		cm_buf_grow(&sp->batch, sizeof *e);
-	sp->elem_at = sp->batch.len;
-	e = (cm_docsplit_elem *)(sp->batch.p + sp->batch.len);
-	e->len = e->pad = 0;
-	e->index = sp->index++;
-	e->end_offset = 0;
-	sp->batch.len += sizeof *e;
+	struct bhead *h;
+	sp->batch.len = 0;
+	cm_buf_grow(&sp->batch, sizeof *h);
+	h = (struct bhead *)(void *)sp->batch.p;
+	h->chunk = s;
+	h->hold = NULL;
+	h->base = (int64_t)base;
+	h->first = sp->index;
+	h->n = 0;
+	h->carried = 0;
+	sp->batch.len = sizeof *h;
+	sp->bytes = 0;
 }
 
-/* The element ended at END_OFFSET: close its header, pad, and hand the
- * batch on when it is full. */
-static int elem_end(struct split *sp, int64_t end_offset)
+/* Hand the batch on, when it has elements (with the chunk held when any
+ * lies in it, and the carried element's bytes), and start the next on the
+ * same chunk.  0, or -1 when the sink said stop. */
+static int batch_send(struct split *sp)
 {
-	cm_docsplit_elem *e = (cm_docsplit_elem *)(sp->batch.p + sp->elem_at);
-	size_t len = sp->batch.len - sp->elem_at - sizeof *e;
-	static const char zeros[8];
-	e->len = (uint32_t)len;
-	e->end_offset = end_offset;
-	cm_buf_put(&sp->batch, zeros, padded(len) - len);
-	if (sp->batch.len >= sp->batch_size) {
-		if (sp->sink->batch(sp->sink->ctx, &sp->batch) < 0)
-			return -1;
-		sp->batch.len = 0;
+	struct bhead *h = (struct bhead *)(void *)sp->batch.p;
+	const uint32_t *span = (const uint32_t *)(h + 1);
+	const char *s = h->chunk;
+	uint64_t base = (uint64_t)h->base;
+	int rc;
+	h->n = (uint32_t)((sp->batch.len - sizeof *h) / 8);
+	if (!h->n)
+		return 0;
+	if (h->n > 1 || span[0] != CARRIED)
+		h->hold = cm_input_hold(sp->in);
+	if (span[0] == CARRIED) {
+		h->carried = (uint32_t)sp->carry.len;
+		cm_buf_put(&sp->batch, sp->carry.p, sp->carry.len);
+		sp->carry.len = 0;
+		sp->carry_ready = 0;
 	}
-	return 0;
+	sp->index += h->n;
+	if (sp->sink->cut_cpu) { /* the sink may parse (a caller that helps, opool.h): not cutting */
+		double t = thread_cpu();
+		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
+		sp->in_sink += thread_cpu() - t;
+	} else {
+		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
+	}
+	/* the buffer back from the sink (its own, or the pool's, done with)
+	 * holds no chunk; one the sink did not take does */
+	cm_docsplit_done(&sp->batch);
+	batch_open(sp, s, base);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Room for MAX more elements in the batch; where their spans go. */
+static uint32_t *spans_room(struct split *sp, size_t max)
+{
+	if (sp->batch.cap - sp->batch.len < 8 * max)
+		cm_buf_grow(&sp->batch, 8 * max);
+	return (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
+}
+
+/* GOT elements that ended in S have their spans in place (spans_room):
+ * counted in; the first may be the one carried from an earlier chunk, its
+ * last bytes taken.  When the batch is full it goes.  0, or -1 when the
+ * sink said stop. */
+static int spans_done(struct split *sp, const char *s, size_t got)
+{
+	const uint32_t *span = (const uint32_t *)(void *)(sp->batch.p + sp->batch.len);
+	for (size_t j = 0; j < got; j++) {
+		if (span[2 * j] == CARRIED) {
+			cm_buf_put(&sp->carry, s, span[2 * j + 1]);
+			sp->carry_ready = 1;
+			sp->bytes += sp->carry.len;
+		} else {
+			sp->bytes += span[2 * j + 1] - span[2 * j];
+		}
+	}
+	sp->batch.len += 8 * got;
+	return sp->bytes >= sp->batch_size ? batch_send(sp) : 0;
 }
 
 /* The byte C starts a value? (The value itself is judged by the caller.) */
 static int value_start(char c) { return c != ',' && c != ':' && c != '}' && c != ']' && !cm_jscan_ws(c); }
-
-/* A span's start for an element that began in an earlier chunk. */
-#define CARRIED UINT32_MAX
-
-/* The elements that ended in S (SPANS, GOT of them, as cm_jscan_elements
- * records them), each into the batch: the first is the one begun before
- * (elem_begin done, and its bytes before S copied when it began in an
- * earlier chunk); the others begin here.  0, or -1 when the sink said
- * stop. */
-static int elems_done(struct split *sp, const char *s, const uint32_t *spans, size_t got, uint64_t base)
-{
-	for (size_t j = 0; j < got; j++) {
-		uint32_t a = spans[2 * j] == CARRIED ? 0 : spans[2 * j], b = spans[2 * j + 1];
-		if (j)
-			elem_begin(sp);
-		cm_buf_put(&sp->batch, s + a, b - a);
-		if (elem_end(sp, (int64_t)(base + b)) < 0)
-			return -1;
-	}
-	return 0;
-}
 
 /* Scan the chunk S[0..N) at text offset BASE.  0, 1 to stop (a sink said
  * so), or CM_DOCSPLIT_INVALID. */
@@ -290,6 +366,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
 	int carried = sp->st == ST_ELEM; /* the element being scanned began in an earlier chunk */
+	batch_open(sp, s, base);
 	while (i < n) {
 		char ch = s[i];
 		switch (sp->st) {
@@ -389,7 +466,6 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				sp->st = ST_AFTER;
 				i++;
 			} else if (value_start(ch)) {
-				elem_begin(sp);
 				cm_jscan_begin(&sp->sc, ch);
 				run = i;
 				carried = 0;
@@ -405,23 +481,27 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		case ST_ELEM:
 			if (!sp->sc.scalar && sp->sc.depth > 0) {
 				/* an object or an array: this one and those that
-				 * follow it in the usual way, many at a time */
-				uint32_t spans[2 * 256], start = carried ? CARRIED : (uint32_t)run;
+				 * follow it in the usual way, many at a time, up to
+				 * a full batch */
+				uint32_t *spans = spans_room(sp, 256), start = carried ? CARRIED : (uint32_t)run;
+				size_t stop = i + (sp->batch_size > sp->bytes ? sp->batch_size - sp->bytes : 0);
 				int after;
-				size_t got = cm_jscan_elements(&sp->sc, s, n, &i, &start, spans, 256, n, &after);
-				if (elems_done(sp, s, spans, got, base) < 0)
-					return 1;
+				size_t got = cm_jscan_elements(&sp->sc, s, n, &i, &start, spans, 256, stop, &after);
 				if (after) {
 					sp->st = ST_ARR_AFTER;
 				} else if (got) { /* one began, and goes on in the next chunk */
-					elem_begin(sp);
 					run = start;
 					carried = 0;
 				}
+				if (spans_done(sp, s, got) < 0)
+					return 1;
 			} else if (cm_jscan_feed(&sp->sc, s, n, &i)) { /* a string, number or literal */
-				cm_buf_put(&sp->batch, s + run, i - run);
+				uint32_t *span = spans_room(sp, 1);
+				span[0] = carried ? CARRIED : (uint32_t)run;
+				span[1] = (uint32_t)i;
+				carried = 0;
 				sp->st = ST_ARR_AFTER;
-				if (elem_end(sp, (int64_t)(base + i)) < 0)
+				if (spans_done(sp, s, 1) < 0)
 					return 1;
 			} /* else the chunk ran out: kept below */
 			break;
@@ -441,10 +521,15 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		}
 	}
-	/* a value cut by the end of the chunk goes on in the next */
-	if (sp->st == ST_ELEM && run < n)
-		cm_buf_put(&sp->batch, s + run, n - run);
-	else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
+	/* the chunk's last batch goes; an element cut by its end goes on in
+	 * the next, its bytes so far kept */
+	if (batch_send(sp) < 0)
+		return 1;
+	if (sp->st == ST_ELEM) {
+		if (!carried)
+			sp->carry.len = 0;
+		cm_buf_put(&sp->carry, s + run, n - run);
+	} else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
 		return CM_DOCSPLIT_IOERR;
 	return 0;
 }
@@ -455,15 +540,19 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	struct split sp;
 	const char *chunk;
 	size_t len;
+	uint64_t cut = 0; /* text bytes handed out */
 	int rc, fed = 0;
+	double t0;
 	memset(&sp, 0, sizeof sp);
 	sp.in = in;
 	sp.sink = sink;
 	sp.array_key = array_key;
 	sp.batch_size = batch;
 	sp.arena = cm_arena_new();
+	t0 = sink->cut_cpu ? thread_cpu() : 0;
 	cm_progress_begin(label, cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		cut = cm_input_offset(in) + len;
 		fed = feed(&sp, chunk, len, cm_input_offset(in));
 		if (fed)
 			break;
@@ -475,10 +564,12 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_STOPPED;
 	else if (fed || sp.st != ST_END)
 		rc = CM_DOCSPLIT_INVALID;
-	else if (sp.batch.len && sink->batch(sink->ctx, &sp.batch) < 0)
-		rc = CM_DOCSPLIT_STOPPED;
 	else
 		rc = CM_DOCSPLIT_OK;
+	if (sink->cut_cpu)
+		*sink->cut_cpu += thread_cpu() - t0 - sp.in_sink;
+	if (sink->cut_bytes)
+		*sink->cut_bytes += cut;
 	if (seen_array)
 		*seen_array = sp.seen_array;
 	if (sp.spill) /* the document ended inside a spilled value */
@@ -486,6 +577,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	cm_buf_free(&sp.key);
 	cm_buf_free(&sp.val);
 	cm_buf_free(&sp.batch);
+	cm_buf_free(&sp.carry);
 	cm_arena_free(sp.arena);
 	return rc;
 }
