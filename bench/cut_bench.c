@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		for (int r = 0; r < repeat; r++) {
 			struct run run = {0};
 			void **wctx = calloc((size_t)jobs, sizeof *wctx);
-			cm_docsplit_sink ds = {member, batch, &run};
+			cm_docsplit_sink ds = {.member = member, .batch = batch, .ctx = &run};
 			cm_input *in = cm_input_open(argv[a], bufsize);
 			double c0, w0, c1, w1;
 			int seen = 0, rc, prc;

@@ -12,6 +12,9 @@
 #   the same -o /dev/null and -o out.json under taskset on two CPUs, -j N for each --jobs
 #   count (the scaling curve), json_reformat -m on the CPU trace (the yardstick), and dd of
 #   the output's size to the output's disk (through the page cache, and with conv=fsync);
+#   after the table, the -v lines of one run at the default -j and one at -j 2 (how fast
+#   each cutting thread cut, in GB of text a CPU second of its own: the read's limit) and
+#   their peak RSS;
 # for each smaller size in --sizes: -o /dev/null under taskset on two CPUs and json_reformat.
 # Each row runs --repeat times (default 3), the rows taking turns (round 1 of every row,
 # then round 2, ...), so that a noisy minute hits every row alike; the table shows the
@@ -205,6 +208,16 @@ for j in $JOBS; do
 	[ -z "$t" ] || prev=$t
 done
 echo "scaling (s):$curve"
+# the read's pace: one more default -j run with -v, its cutting threads' rates (GB of text a
+# CPU second of the thread that cuts: the read can go no faster) and where the threads' time went
+pair "$L" > /dev/null || true  # its cpu and win (cached: made above)
+c="-w '$win' '$cpu'"
+for j in "" "-j 2"; do
+	echo
+	echo "-v of $L${j:+ $j}${j:- (default -j)}, -o /dev/null (peak RSS from GNU time):"
+	eval "${GT:+\"\$GT\" -f 'peak RSS %M KB'} \"\$CMB\" -v $j -o /dev/null $c" 2>&1 |
+		grep -E '^cuptimerge: (time|threads|cut):|peak RSS' | sed 's/^/  /' || true
+done
 fi
 
 # ---- the streaming pipe (optional) ----

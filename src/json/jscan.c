@@ -193,13 +193,22 @@ static inline uint64_t escaped64(uint64_t bs, uint64_t *carry)
 	return escaped;
 }
 
+/* Blocks a stage of elements_avx2 takes: 1 KiB, its masks 256 bytes. */
+#define STAGE_BLOCKS 16
+
 /* cm_jscan_elements over whole 64-byte blocks, on a CPU with AVX2, POPCNT
  * and carry-less multiplication: blocks_avx2's masks, with the escaped
  * quotes taken out (escaped64) rather than a backslash sending the block
- * to the 16-byte way, and every element that ends in a block found from
- * its one set of masks.  Returns as cm_jscan_elements, except that with
- * *AFTER 0 it stopped before a block cut by N (inside an element, the
- * state in SC) for the caller to go on. */
+ * to the 16-byte way.  In two stages, as simdjson does: the masks of the
+ * brackets outside strings, for up to STAGE_BLOCKS blocks, without a
+ * branch; then a walk of them.  So the walk's branches, which miss where an
+ * element ends, wait on no multiplication, and the masks of the next
+ * blocks are computed while they do.  An element's end and the usual gap
+ * after it leave the masks as they are: the gap holds no bracket, so the
+ * next one in the masks is the bracket that opens the next element (at
+ * depth 0, taken to 1).  Returns as cm_jscan_elements, except that with
+ * *AFTER 0 it stopped before a block cut by N (between two elements at
+ * depth 0, or inside one; the state in SC) for the caller to go on. */
 __attribute__((target("avx2,popcnt,pclmul"))) static size_t elements_avx2(cm_jscan *sc, const char *s, size_t n,
 									     size_t *i, uint32_t *start,
 									     uint32_t *spans, size_t max, size_t stop,
@@ -208,57 +217,55 @@ __attribute__((target("avx2,popcnt,pclmul"))) static size_t elements_avx2(cm_jsc
 	const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\'), x20 = _mm256_set1_epi8(0x20),
 		      o = _mm256_set1_epi8('{'), c = _mm256_set1_epi8('}');
 	const __m128i ones = _mm_set1_epi8((char)0xff);
-	uint64_t carry = sc->in_str ? ~(uint64_t)0 : 0, esc = sc->esc ? 1 : 0;
+	uint64_t carry = sc->in_str ? ~(uint64_t)0 : 0, esc = sc->esc ? 1 : 0, mos[STAGE_BLOCKS],
+		 mcs[STAGE_BLOCKS];
 	size_t k = *i, got = 0, end = 0;
 	int depth = sc->depth;
 	*after = 0;
 	while (k + 64 <= n) {
-		__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(s + k)),
-			v1 = _mm256_loadu_si256((const __m256i *)(const void *)(s + k + 32)),
-			f0 = _mm256_or_si256(v0, x20), f1 = _mm256_or_si256(v1, x20);
+		size_t nb = (n - k) / 64 < STAGE_BLOCKS ? (n - k) / 64 : STAGE_BLOCKS;
+		for (size_t j = 0; j < nb; j++) { /* the masks */
+			const char *at = s + k + 64 * j;
+			__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)at),
+				v1 = _mm256_loadu_si256((const __m256i *)(const void *)(at + 32)),
+				f0 = _mm256_or_si256(v0, x20), f1 = _mm256_or_si256(v1, x20);
 #define MASK64(x, y) ((uint64_t)(uint32_t)_mm256_movemask_epi8(x) | (uint64_t)(uint32_t)_mm256_movemask_epi8(y) << 32)
-		uint64_t mb = MASK64(_mm256_cmpeq_epi8(v0, b), _mm256_cmpeq_epi8(v1, b)),
-			 mq = MASK64(_mm256_cmpeq_epi8(v0, q), _mm256_cmpeq_epi8(v1, q)),
-			 mo = MASK64(_mm256_cmpeq_epi8(f0, o), _mm256_cmpeq_epi8(f1, o)),
-			 mc = MASK64(_mm256_cmpeq_epi8(f0, c), _mm256_cmpeq_epi8(f1, c)), in, m;
+			uint64_t mb = MASK64(_mm256_cmpeq_epi8(v0, b), _mm256_cmpeq_epi8(v1, b)),
+				 mq = MASK64(_mm256_cmpeq_epi8(v0, q), _mm256_cmpeq_epi8(v1, q)), in;
+			mos[j] = MASK64(_mm256_cmpeq_epi8(f0, o), _mm256_cmpeq_epi8(f1, o));
+			mcs[j] = MASK64(_mm256_cmpeq_epi8(f0, c), _mm256_cmpeq_epi8(f1, c));
 #undef MASK64
-		int nc;
-		mq &= ~escaped64(mb, &esc);
-		in = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)mq), ones, 0)) ^ carry;
-		carry = (uint64_t)((int64_t)in >> 63);
-		mo &= ~in;
-		mc &= ~in;
-		nc = __builtin_popcountll(mc);
-		if (depth > nc) { /* no element ends in the block */
-			depth += __builtin_popcountll(mo) - nc;
-			k += 64;
-			continue;
+			mq &= ~escaped64(mb, &esc);
+			in = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)mq), ones, 0)) ^
+			     carry;
+			carry = (uint64_t)((int64_t)in >> 63);
+			mos[j] &= ~in;
+			mcs[j] &= ~in;
 		}
-		for (m = mo | mc; m; m &= m - 1) {
-			size_t p = (size_t)__builtin_ctzll(m), g;
-			if (mo >> p & 1) {
-				depth++;
+		for (size_t j = 0; j < nb; j++) { /* the walk */
+			uint64_t mo = mos[j], mc = mcs[j];
+			int nc = __builtin_popcountll(mc);
+			if (depth > nc) { /* no element ends in the block */
+				depth += __builtin_popcountll(mo) - nc;
 				continue;
 			}
-			if (--depth)
-				continue;
-			end = k + p + 1; /* an element ended */
-			spans[2 * got] = *start;
-			spans[2 * got + 1] = (uint32_t)end;
-			if (++got == max || end >= stop || !(g = cm_jscan_gap(s, n, end)))
-				goto ended;
-			/* the next element: its bracket, at g - 1, taken */
-			*start = (uint32_t)(g - 1);
-			depth = 1;
-			if (g - k >= 64) { /* the gap ran past the block: load again after the bracket */
-				k = g;
-				carry = esc = 0;
-				goto next;
+			for (uint64_t m = mo | mc; m; m &= m - 1) {
+				size_t p = (size_t)__builtin_ctzll(m), g;
+				if (mo >> p & 1) {
+					depth++;
+					continue;
+				}
+				if (--depth)
+					continue;
+				end = k + 64 * j + p + 1; /* an element ended */
+				spans[2 * got] = *start;
+				spans[2 * got + 1] = (uint32_t)end;
+				if (++got == max || end >= stop || !(g = cm_jscan_gap(s, n, end)))
+					goto ended;
+				*start = (uint32_t)(g - 1); /* its bracket: the next in the masks */
 			}
-			m &= ~(uint64_t)0 << (g - k - 1); /* the bracket's bit stays: m &= m - 1 clears it */
 		}
-		k += 64;
-next:;
+		k += 64 * nb;
 	}
 	sc->depth = depth;
 	sc->in_str = (int)(carry & 1);
