@@ -13,7 +13,9 @@
  *
  *   1  both inputs are read side by side, each parsed once:
  *      W  the window (gpu/window.c): a splitter thread cuts "events" into
- *         batches (json/docsplit.c), workers check each event (json/jvalid.c),
+ *         batches, runs of events in the read chunks themselves (it finds
+ *         where each ends and copies none: json/docsplit.c), workers
+ *         check each event (json/jvalid.c),
  *         parse it and digest it into a typed record (gpu/gpurec.h) with every
  *         field the rules read already converted and checked; the records go
  *         to a temporary file, the external correlations to another;
@@ -55,7 +57,8 @@
  * Memory is the id tables (held in memory when a run's fit in --memory,
  * else file pages that are dropped when they pass what the rest leaves of
  * it: base/idmap.c), the rows, the annotation names and spans, a bounded
- * number of batches in flight, and two chunks an input read ahead
+ * number of batches in flight (each holding its read chunk), and two
+ * chunks an input read ahead
  * (io/input.c: the read(2) copies off the cutting threads); never a
  * document or a record list.  So a run whose tables are in files stays
  * within about --memory, however large its inputs.
