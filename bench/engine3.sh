@@ -215,7 +215,7 @@ pair "$L" > /dev/null || true  # its cpu and win (cached: made above)
 c="-w '$win' '$cpu'"
 for j in "" "-j 2"; do
 	echo
-	echo "-v of $L${j:+ $j}${j:- (default -j)}, -o /dev/null (peak RSS from GNU time):"
+	echo "-v of $L ${j:-(default -j)}, -o /dev/null (peak RSS from GNU time):"
 	eval "${GT:+\"\$GT\" -f 'peak RSS %M KB'} \"\$CMB\" -v $j -o /dev/null $c" 2>&1 |
 		grep -E '^cuptimerge: (time|threads|cut):|peak RSS' | sed 's/^/  /' || true
 done
