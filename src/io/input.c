@@ -89,7 +89,8 @@ struct chunkbuf {
 	cm_input *in;
 	struct chunkbuf *next; /* on the free list */
 	int refs;
-	unsigned char data[] __attribute__((aligned(64)));
+	int pad[3];            /* the bytes start 32 bytes in: 16-aligned, as malloc's block is */
+	unsigned char data[];
 };
 
 /* Buffers kept for reuse, at most. */

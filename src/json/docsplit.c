@@ -302,19 +302,21 @@ static int batch_send(struct split *sp)
 	const uint32_t *span = (const uint32_t *)(h + 1);
 	const char *s = h->chunk;
 	uint64_t base = (uint64_t)h->base;
+	uint32_t n = (uint32_t)((sp->batch.len - sizeof *h) / 8);
 	int rc;
-	h->n = (uint32_t)((sp->batch.len - sizeof *h) / 8);
-	if (!h->n)
+	if (!n)
 		return 0;
-	if (h->n > 1 || span[0] != CARRIED)
+	h->n = n;
+	if (n > 1 || span[0] != CARRIED)
 		h->hold = cm_input_hold(sp->in);
 	if (span[0] == CARRIED) {
 		h->carried = (uint32_t)sp->carry.len;
+		/* the buffer may move: h and span are not used after this */
 		cm_buf_put(&sp->batch, sp->carry.p, sp->carry.len);
 		sp->carry.len = 0;
 		sp->carry_ready = 0;
 	}
-	sp->index += h->n;
+	sp->index += n;
 	if (sp->sink->cut_cpu) { /* the sink may parse (a caller that helps, opool.h): not cutting */
 		double t = thread_cpu();
 		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
