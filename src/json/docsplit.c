@@ -9,9 +9,10 @@
  * is exactly a document yajl accepts.  A batch is a run of elements in one
  * read chunk, held (io/input.h) until the batch is done: the cutter copies
  * no element, it only finds where each ends (cm_jscan_elements, many from
- * one 64-byte block's masks) and writes two numbers an element.  Only the
- * one element a chunk that began in an earlier chunk is copied, with the
- * first batch of the chunk it ends in.
+ * one 64-byte block's masks) and writes two numbers an element.  Only an
+ * element that began in an earlier chunk is copied (one a chunk, with the
+ * chunk's first batch; with tiny reads, every element, and a batch of
+ * copies alone goes on across chunks up to its size).
  *
  * A member value is handed on whole, so it is held while it is read.  A
  * big one (a window's user_annotations: about 10 MB a GB of window) would
@@ -62,7 +63,8 @@ struct split {
 	int key_esc, key_is_array, seen_array;
 	cm_buf key, val, batch;
 	cm_buf carry;       /* the element begun in an earlier chunk: its bytes so far */
-	int carry_ready;    /* it ended: carry holds it whole, for the batch */
+	cm_buf copy;        /* the batch's copied elements (struct crec and bytes each) */
+	size_t inplace;     /* the batch's elements in its chunk */
 	size_t bytes;       /* element bytes in the batch */
 	uint64_t index;     /* the index of the batch's next element */
 	cm_arena *arena;
@@ -162,15 +164,24 @@ static int member_done(struct split *sp, int64_t end_offset)
 }
 
 /* A batch, in its buffer: this header, two numbers an element (its start
- * and its end in the chunk; CARRIED for the start of the element begun in
- * an earlier chunk, whose bytes follow the pairs), then those bytes. */
+ * and its end in the chunk; for an element begun in an earlier chunk,
+ * CARRIED and where its copy lies among the copies), then the copies, each
+ * a struct crec and the element's bytes, padded to 8.  A batch whose
+ * elements are all copies stays open across chunks (with tiny reads every
+ * element is one: a batch a chunk would be a batch an element). */
 struct bhead {
 	const char *chunk; /* the chunk the elements lie in */
 	void *hold;        /* its hold (cm_input_hold), or NULL */
 	int64_t base;      /* the text offset of chunk[0] */
 	uint64_t first;    /* the first element's index */
 	uint32_t n;        /* elements */
-	uint32_t carried;  /* bytes of the element begun in an earlier chunk */
+	uint32_t pad;
+};
+
+/* A copied element's record, before its bytes. */
+struct crec {
+	int64_t end_offset;
+	uint32_t len, pad;
 };
 
 /* A span's start for an element that began in an earlier chunk. */
@@ -184,14 +195,18 @@ int cm_docsplit_next(const cm_buf *b, size_t *at, cm_docsplit_elem *e)
 		return 0;
 	span = (const uint32_t *)(h + 1) + 2 * *at;
 	if (span[0] == CARRIED) {
-		e->text = (const char *)((const uint32_t *)(h + 1) + 2 * h->n);
-		e->len = h->carried;
+		const char *rec = (const char *)((const uint32_t *)(h + 1) + 2 * h->n) + span[1];
+		struct crec c;
+		memcpy(&c, rec, sizeof c);
+		e->text = rec + sizeof c;
+		e->len = c.len;
+		e->end_offset = c.end_offset;
 	} else {
 		e->text = h->chunk + span[0];
 		e->len = span[1] - span[0];
+		e->end_offset = h->base + span[1];
 	}
 	e->index = h->first + *at;
-	e->end_offset = h->base + span[1];
 	(*at)++;
 	return 1;
 }
@@ -288,18 +303,19 @@ static void batch_open(struct split *sp, const char *s, uint64_t base)
 	h->base = (int64_t)base;
 	h->first = sp->index;
 	h->n = 0;
-	h->carried = 0;
+	h->pad = 0;
 	sp->batch.len = sizeof *h;
 	sp->bytes = 0;
+	sp->inplace = 0;
+	sp->copy.len = 0;
 }
 
 /* Hand the batch on, when it has elements (with the chunk held when any
- * lies in it, and the carried element's bytes), and start the next on the
- * same chunk.  0, or -1 when the sink said stop. */
+ * lies in it, and the copies), and start the next on the same chunk.  0,
+ * or -1 when the sink said stop. */
 static int batch_send(struct split *sp)
 {
 	struct bhead *h = (struct bhead *)(void *)sp->batch.p;
-	const uint32_t *span = (const uint32_t *)(h + 1);
 	const char *s = h->chunk;
 	uint64_t base = (uint64_t)h->base;
 	uint32_t n = (uint32_t)((sp->batch.len - sizeof *h) / 8);
@@ -307,15 +323,10 @@ static int batch_send(struct split *sp)
 	if (!n)
 		return 0;
 	h->n = n;
-	if (n > 1 || span[0] != CARRIED)
+	if (sp->inplace)
 		h->hold = cm_input_hold(sp->in);
-	if (span[0] == CARRIED) {
-		h->carried = (uint32_t)sp->carry.len;
-		/* the buffer may move: h and span are not used after this */
-		cm_buf_put(&sp->batch, sp->carry.p, sp->carry.len);
-		sp->carry.len = 0;
-		sp->carry_ready = 0;
-	}
+	/* the buffer may move: h is not used after this */
+	cm_buf_put(&sp->batch, sp->copy.p, sp->copy.len);
 	sp->index += n;
 	if (sp->sink->cut_cpu) { /* the sink may parse (a caller that helps, opool.h): not cutting */
 		double t = thread_cpu();
@@ -339,20 +350,28 @@ static uint32_t *spans_room(struct split *sp, size_t max)
 	return (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
 }
 
-/* GOT elements that ended in S have their spans in place (spans_room):
- * counted in; the first may be the one carried from an earlier chunk, its
- * last bytes taken.  When the batch is full it goes.  0, or -1 when the
- * sink said stop. */
-static int spans_done(struct split *sp, const char *s, size_t got)
+/* GOT elements that ended in S, at text offset BASE, have their spans in
+ * place (spans_room): counted in; the first may be the one carried from an
+ * earlier chunk, its last bytes taken and the whole copied.  When the batch
+ * is full it goes.  0, or -1 when the sink said stop. */
+static int spans_done(struct split *sp, const char *s, uint64_t base, size_t got)
 {
-	const uint32_t *span = (const uint32_t *)(void *)(sp->batch.p + sp->batch.len);
+	uint32_t *span = (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
 	for (size_t j = 0; j < got; j++) {
 		if (span[2 * j] == CARRIED) {
+			static const char zeros[8];
+			struct crec c = {(int64_t)(base + span[2 * j + 1]), 0, 0};
 			cm_buf_put(&sp->carry, s, span[2 * j + 1]);
-			sp->carry_ready = 1;
+			c.len = (uint32_t)sp->carry.len;
+			span[2 * j + 1] = (uint32_t)sp->copy.len;
+			cm_buf_put(&sp->copy, &c, sizeof c);
+			cm_buf_put(&sp->copy, sp->carry.p, sp->carry.len);
+			cm_buf_put(&sp->copy, zeros, (8 - sp->carry.len % 8) % 8);
 			sp->bytes += sp->carry.len;
+			sp->carry.len = 0;
 		} else {
 			sp->bytes += span[2 * j + 1] - span[2 * j];
+			sp->inplace++;
 		}
 	}
 	sp->batch.len += 8 * got;
@@ -368,7 +387,13 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
 	int carried = sp->st == ST_ELEM; /* the element being scanned began in an earlier chunk */
-	batch_open(sp, s, base);
+	if (sp->batch.len > sizeof(struct bhead) && !sp->inplace) { /* open, copies only: on into this chunk */
+		struct bhead *h = (struct bhead *)(void *)sp->batch.p;
+		h->chunk = s;
+		h->base = (int64_t)base;
+	} else {
+		batch_open(sp, s, base);
+	}
 	while (i < n) {
 		char ch = s[i];
 		switch (sp->st) {
@@ -495,7 +520,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 					run = start;
 					carried = 0;
 				}
-				if (spans_done(sp, s, got) < 0)
+				if (spans_done(sp, s, base, got) < 0)
 					return 1;
 			} else if (cm_jscan_feed(&sp->sc, s, n, &i)) { /* a string, number or literal */
 				uint32_t *span = spans_room(sp, 1);
@@ -503,7 +528,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				span[1] = (uint32_t)i;
 				carried = 0;
 				sp->st = ST_ARR_AFTER;
-				if (spans_done(sp, s, 1) < 0)
+				if (spans_done(sp, s, base, 1) < 0)
 					return 1;
 			} /* else the chunk ran out: kept below */
 			break;
@@ -523,9 +548,10 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		}
 	}
-	/* the chunk's last batch goes; an element cut by its end goes on in
-	 * the next, its bytes so far kept */
-	if (batch_send(sp) < 0)
+	/* the chunk's last batch goes when any of its elements lies in the
+	 * chunk; an element cut by its end goes on in the next, its bytes so
+	 * far kept */
+	if (sp->inplace && batch_send(sp) < 0)
 		return 1;
 	if (sp->st == ST_ELEM) {
 		if (!carried)
@@ -566,6 +592,8 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_STOPPED;
 	else if (fed || sp.st != ST_END)
 		rc = CM_DOCSPLIT_INVALID;
+	else if (sp.batch.len > sizeof(struct bhead) && batch_send(&sp) < 0) /* the copies left */
+		rc = CM_DOCSPLIT_STOPPED;
 	else
 		rc = CM_DOCSPLIT_OK;
 	if (sink->cut_cpu)
@@ -580,6 +608,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	cm_buf_free(&sp.val);
 	cm_buf_free(&sp.batch);
 	cm_buf_free(&sp.carry);
+	cm_buf_free(&sp.copy);
 	cm_arena_free(sp.arena);
 	return rc;
 }
