@@ -12,6 +12,10 @@
 #   the same -o /dev/null and -o out.json under taskset on two CPUs, -j N for each --jobs
 #   count (the scaling curve), json_reformat -m on the CPU trace (the yardstick), and dd of
 #   the output's size to the output's disk (through the page cache, and with conv=fsync);
+#   after the table, the -v lines of one run at the default -j and one at -j 2 (how fast
+#   each cutting thread cut, in GB of text a CPU second of its own: the read's limit) and
+#   their peak RSS, and bench/cut-bench (the splitter alone) on each input when it is built
+#   (or CARRY/cut-bench);
 # for each smaller size in --sizes: -o /dev/null under taskset on two CPUs and json_reformat.
 # Each row runs --repeat times (default 3), the rows taking turns (round 1 of every row,
 # then round 2, ...), so that a noisy minute hits every row alike; the table shows the
@@ -25,7 +29,7 @@
 #   RSS.  --pipe-only: that case alone (no table), e.g. in a call of its own on the GPU machine.
 # --carry DIR: run from a folder of binaries on a machine without packages (the 16-core GPU
 #   machine; bench/gpu-machine.sh says what goes in it): DIR/cuptimerge, DIR/lib,
-#   DIR/json_reformat, DIR/time, DIR/shared/tools/gen_trace.
+#   DIR/json_reformat, DIR/time, DIR/shared/tools/gen_trace, and DIR/cut-bench if wanted.
 # Timing is the shell's clock around each command; peak RSS from GNU time where there is
 # one.  It never asserts a timing: exit 1 only when a command failed, 2 for usage.
 set -eu
@@ -205,6 +209,25 @@ for j in $JOBS; do
 	[ -z "$t" ] || prev=$t
 done
 echo "scaling (s):$curve"
+# the read's pace: one more default -j run with -v, its cutting threads' rates (GB of text a
+# CPU second of the thread that cuts: the read can go no faster) and where the threads' time went
+pair "$L" > /dev/null || true  # its cpu and win (cached: made above)
+c="-w '$win' '$cpu'"
+for j in "" "-j 2"; do
+	echo
+	echo "-v of $L ${j:-(default -j)}, -o /dev/null (peak RSS from GNU time):"
+	eval "${GT:+\"\$GT\" -f 'peak RSS %M KB'} \"\$CMB\" -v $j -o /dev/null $c" 2>&1 |
+		grep -E '^cuptimerge: (time|threads|cut):|peak RSS' | sed 's/^/  /' || true
+done
+# the splitter alone (bench/cut-bench, `make bench/cut-bench`; CARRY/cut-bench on the GPU
+# machine): its thread's CPU seconds for each input, the workers doing nothing
+CB=${CARRY:+$CARRY/cut-bench}
+[ -n "$CB" ] && [ -x "$CB" ] || CB=$top/bench/cut-bench
+if [ -x "$CB" ]; then
+	echo
+	echo "cut-bench, the splitter alone (4 workers that do nothing), 3 runs each:"
+	"$CB" --jobs 4 --repeat 3 "$win" "$cpu" | sed 's/^/  /' || FAILED=1
+fi
 fi
 
 # ---- the streaming pipe (optional) ----

@@ -13,7 +13,9 @@
  *
  *   1  both inputs are read side by side, each parsed once:
  *      W  the window (gpu/window.c): a splitter thread cuts "events" into
- *         batches (json/docsplit.c), workers check each event (json/jvalid.c),
+ *         batches, runs of events in the read chunks themselves (it finds
+ *         where each ends and copies none: json/docsplit.c), workers
+ *         check each event (json/jvalid.c),
  *         parse it and digest it into a typed record (gpu/gpurec.h) with every
  *         field the rules read already converted and checked; the records go
  *         to a temporary file, the external correlations to another;
@@ -57,7 +59,8 @@
  * Memory is the id tables (held in memory when a run's fit in --memory,
  * else file pages that are dropped when they pass what the rest leaves of
  * it: base/idmap.c), the rows, the annotation names and spans, a bounded
- * number of batches in flight, and two chunks an input read ahead
+ * number of batches in flight (each holding its read chunk), and two
+ * chunks an input read ahead
  * (io/input.c: the read(2) copies off the cutting threads); never a
  * document or a record list.  So a run whose tables are in files stays
  * within about --memory, however large its inputs.
@@ -527,6 +530,15 @@ static void report(const struct merge *m)
 			(unsigned long long)m->plan.read_stats.blocks, m->plan.read_stats.busy,
 			m->plan.read_stats.idle, m->plan.read_stats.sink, m->plan.read_stats.waited, m->cpu_waited,
 			worked(m->t_cpu, m->plan.read_stats.waited, m->cpu_waited));
+	/* how fast each cutting thread cut, in its own CPU time (not the
+	 * sink's, which may parse): the read cannot go faster (issue 30) */
+	if (!m->win_careful && !m->plan.careful && m->win_stats.cut > 0 && m->plan.read_stats.cut > 0)
+		cm_warn(NULL, -1,
+			"cut: window %.2f GB in %.2f s of its cutting thread's CPU (%.2f GB/s), CPU trace %.2f GB "
+			"in %.2f s (%.2f GB/s)",
+			(double)m->win_stats.cut_bytes / 1e9, m->win_stats.cut,
+			(double)m->win_stats.cut_bytes / 1e9 / m->win_stats.cut, (double)m->plan.read_stats.cut_bytes / 1e9,
+			m->plan.read_stats.cut, (double)m->plan.read_stats.cut_bytes / 1e9 / m->plan.read_stats.cut);
 }
 
 int cm_merge_run(const struct cm_options *opt)

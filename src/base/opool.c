@@ -57,6 +57,7 @@ struct cm_opool {
 	pthread_t *th;
 	cm_opool_stats st; /* this pool's figures (under mu) */
 	cm_opool_stats *st_out;
+	void (*done_fn)(cm_buf *in); /* cm_opool_set_done, or NULL */
 };
 
 struct worker_arg {
@@ -148,6 +149,8 @@ static void *worker(void *arg)
 		s->out.len = 0;
 		cm_diag_defer(&s->diag);
 		s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
+		if (p->done_fn)
+			p->done_fn(&s->in);
 		cm_diag_defer(NULL);
 		pthread_mutex_lock(&p->mu);
 		ran(p, t1);
@@ -216,6 +219,8 @@ static int caller_run(cm_opool *p)
 	was = cm_diag_defer_swap(&s->diag); /* the caller may defer its own errors: kept */
 	s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1
 		: p->fn(p->wctx ? p->wctx[p->nworkers - 1] : NULL, &s->in, &s->out);
+	if (p->done_fn)
+		p->done_fn(&s->in);
 	cm_diag_defer_swap(was);
 	pthread_mutex_lock(&p->mu);
 	ran(p, t);
@@ -285,6 +290,8 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		double t0 = cm_now_s();
 		s->out.len = 0;
 		s->rc = p->failed ? -1 : p->fn(p->wctx ? p->wctx[0] : NULL, &s->in, &s->out);
+		if (p->done_fn)
+			p->done_fn(&s->in);
 		ran(p, t0);
 		s->state = DONE;
 		p->head++;
@@ -381,6 +388,8 @@ int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size)
 }
 
 void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st) { p->st_out = st; }
+
+void cm_opool_set_done(cm_opool *p, void (*done)(cm_buf *in)) { p->done_fn = done; }
 
 void cm_opool_lock(cm_opool *p) { pthread_mutex_lock(&p->sink_mu); }
 void cm_opool_unlock(cm_opool *p) { pthread_mutex_unlock(&p->sink_mu); }

@@ -68,10 +68,22 @@ int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size);
 typedef struct cm_opool_stats {
 	double waited, idle, busy, sink;
 	uint64_t blocks;
+	/* not the pool's: what the caller's thread spent cutting the input
+	 * into the blocks, in CPU seconds of that thread, and the text bytes
+	 * it cut (json/docsplit.c adds them; -v says how fast it cut) */
+	double cut;
+	uint64_t cut_bytes;
 } cm_opool_stats;
 
 /* Have cm_opool_finish add this pool's figures to *ST (NULL: none). */
 void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st);
+
+/* Have DONE(IN) called for every block put, on the thread that ran it, as
+ * soon as FN returned, or in FN's place for a block not run because an
+ * earlier one failed: so that what a block holds (the splitter's batches
+ * hold the input's chunks, json/docsplit.h) is let go exactly once, while
+ * the pool still runs.  Set it before the first cm_opool_put. */
+void cm_opool_set_done(cm_opool *p, void (*done)(cm_buf *in));
 
 /* Hold off the sink while the caller's thread touches what the sink
  * touches (the window's top-level members and its digest share tables). */

@@ -76,17 +76,17 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 	c->seen_non_m = 0;
 	c->have_last_pid = 0;
 	c->skip = 0;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e && ok; e = cm_docsplit_next(in, e)) {
-		const char *t = cm_docsplit_text(e);
+	cm_docsplit_elem e;
+	for (size_t at = 0; ok && cm_docsplit_next(in, &at, &e);) {
 		c->depth = 2;
 		c->in_events = 1;
-		p->events = e->index;
-		c->sax.base = (uint64_t)e->end_offset;
+		p->events = e.index;
+		c->sax.base = (uint64_t)e.end_offset;
 		cm_arena_reset(w->arena);
 		/* the callbacks read an event's members and those of its args
 		 * (depths 1 and 2 inside the event); deeper values they skip,
 		 * so the replay need not report them */
-		ok = cm_jvalid_replay(t, e->len, 2, 2, &cscan_callbacks, c, w->arena) && c->depth == 2;
+		ok = cm_jvalid_replay(e.text, e.len, 2, 2, &cscan_callbacks, c, w->arena) && c->depth == 2;
 	}
 	cm_diag_drop(&quiet); /* the careful scan will say it */
 	cm_diag_defer_swap(was);
@@ -217,8 +217,9 @@ static int cbatch(void *ctx, cm_buf *b)
 {
 	struct cread *cr = ctx;
 	cm_cpuplan *p = cr->plan;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(b); e; e = cm_docsplit_next(b, e))
-		p->events = e->index + 1; /* the index after the batch's last element */
+	cm_docsplit_elem e;
+	for (size_t at = 0; cm_docsplit_next(b, &at, &e);)
+		p->events = e.index + 1; /* the index after the batch's last element */
 	return cm_opool_put(cr->pool, b) < 0 ? -1 : 0;
 }
 
@@ -270,7 +271,8 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	struct cread cr;
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)jobs, sizeof *wctx);
-	cm_docsplit_sink ds = {cmember, cbatch, &cr, &plan->layout, cm_cpuscan_keys};
+	cm_docsplit_sink ds = {cmember, cbatch, &cr, &plan->layout, cm_cpuscan_keys, &plan->read_stats.cut,
+			       &plan->read_stats.cut_bytes};
 	int seen = 0, rc, prc;
 	cscan_plan_begin(plan, cut);
 	memset(&cr, 0, sizeof cr);
@@ -290,6 +292,7 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	}
 	cr.pool = cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
 	cm_opool_set_stats(cr.pool, &plan->read_stats);
+	cm_opool_set_done(cr.pool, cm_docsplit_done);
 	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);
 	prc = cm_opool_finish(cr.pool);
 	for (int i = 0; i < jobs; i++) {

@@ -108,20 +108,20 @@ struct pread {
 static int pwork(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct pworker *w = wctx;
-	for (const cm_docsplit_elem *e = cm_docsplit_first(in); e; e = cm_docsplit_next(in, e)) {
-		const char *t = cm_docsplit_text(e);
+	cm_docsplit_elem e;
+	for (size_t at = 0; cm_docsplit_next(in, &at, &e);) {
 		cm_jval *v;
 		cm_arena_reset(w->arena);
 		/* checked and built in one pass; the batch holds the text
 		 * while the event is digested, so the tree may point into it */
 		cm_jbuild_begin(&w->build, w->arena);
 		w->build.borrow = 1;
-		if (!cm_jvalid_build(t, e->len, 2, &w->build))
+		if (!cm_jvalid_build(e.text, e.len, 2, &w->build))
 			return -2;
 		v = w->build.root;
 		if (!v || v->type != CM_J_OBJ)
 			return -2; /* not an object: the careful reader names it */
-		if (w->sink->event(w->wctx, e->index, v, e->end_offset, out) < 0)
+		if (w->sink->event(w->wctx, e.index, v, e.end_offset, out) < 0)
 			return -1;
 	}
 	return w->sink->event(w->wctx, 0, NULL, 0, out);
@@ -202,7 +202,8 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 	struct pread r;
 	struct pworker *w = cm_xcalloc((size_t)sink->workers, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)sink->workers, sizeof *wctx);
-	cm_docsplit_sink ds = {pmember, pbatch, &r, NULL, NULL};
+	cm_docsplit_sink ds = {pmember, pbatch, &r, NULL, NULL, sink->stats ? &sink->stats->cut : NULL,
+			       sink->stats ? &sink->stats->cut_bytes : NULL};
 	int seen = 0, rc, prc;
 	memset(&r, 0, sizeof r);
 	r.sink = sink;
@@ -215,6 +216,7 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 	}
 	r.pool = cm_opool_new(sink->workers, sink->caller_helps, pwork, wctx, pcollect, &r);
 	cm_opool_set_stats(r.pool, sink->stats);
+	cm_opool_set_done(r.pool, cm_docsplit_done);
 	rc = cm_docsplit_run(in, "events", CM_WINDOW_BATCH, &ds, label, &seen);
 	prc = cm_opool_finish(r.pool);
 	for (int i = 0; i < sink->workers; i++)

@@ -23,6 +23,7 @@
 #include "base/tmpfile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,7 +67,114 @@ struct cm_input {
 	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
 	uint64_t ra_raw_done;   /* raw_done as of the chunk last handed out */
 	double ra_waited;       /* seconds the caller waited for the read-ahead thread */
+
+	unsigned char *last;     /* the buffer of the chunk last handed out (cm_input_hold) */
+	pthread_mutex_t hold_mu; /* guards free, nfree and ended (holds are let go on any thread) */
+	struct chunkbuf *free;   /* buffers let go, for the next chunks */
+	int nfree;
+	int ended;               /* this pass handed out its end: a buffer let go is freed */
 };
+
+/* Chunk buffers, and holds on them.  The splitter hands its workers runs of
+ * elements in the chunks themselves (json/docsplit.c), so a chunk must
+ * outlive the next cm_input_next.  Every buffer a chunk is read into (raw,
+ * text, the read-ahead slots') carries a count of references: one while
+ * the input owns it, one a hold.  Before the input writes into a buffer
+ * (own()), it looks whether anyone holds it; if so it lets go of its own
+ * reference and takes a fresh buffer, from the buffers let go (a few are
+ * kept) or malloc.  The last hold let go returns the buffer to that list.
+ * So memory is what is held, which the caller bounds (the pools' slots).
+ * The count is atomic: holds are let go on the workers' threads. */
+struct chunkbuf {
+	cm_input *in;
+	struct chunkbuf *next; /* on the free list */
+	int refs;
+	int pad[3];            /* the bytes start 32 bytes in: 16-aligned, as malloc's block is */
+	unsigned char data[];
+};
+
+/* Buffers kept for reuse, at most. */
+#define FREE_MAX 8
+
+static struct chunkbuf *buf_of(unsigned char *p) { return (struct chunkbuf *)(p - offsetof(struct chunkbuf, data)); }
+
+/* A buffer of raw_cap bytes the input owns: one let go, or a new one. */
+static unsigned char *buf_get(cm_input *in)
+{
+	struct chunkbuf *b;
+	pthread_mutex_lock(&in->hold_mu);
+	if ((b = in->free) != NULL) {
+		in->free = b->next;
+		in->nfree--;
+	}
+	pthread_mutex_unlock(&in->hold_mu);
+	if (!b) {
+		b = cm_xmalloc(sizeof *b + in->raw_cap);
+		b->in = in;
+	}
+	b->refs = 1;
+	return b->data;
+}
+
+/* One reference to B gone; the last one gives it back: kept for the next
+ * chunks while the pass goes on, else freed. */
+static void buf_unref(struct chunkbuf *b)
+{
+	cm_input *in = b->in;
+	if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pthread_mutex_lock(&in->hold_mu);
+	if (!in->ended && in->nfree < FREE_MAX) {
+		b->next = in->free;
+		in->free = b;
+		in->nfree++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&in->hold_mu);
+	free(b);
+}
+
+/* Before the input writes into its buffer *P: when a hold keeps the chunk
+ * it last held, the input lets go of it and writes into another. */
+static void own(cm_input *in, unsigned char **p)
+{
+	struct chunkbuf *b = buf_of(*p);
+	if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1)
+		return;
+	buf_unref(b);
+	*p = buf_get(in);
+}
+
+/* The pass handed out its end (or an error): buffers let go from now on
+ * are freed, and those kept are. */
+static void pass_ended(cm_input *in)
+{
+	struct chunkbuf *b;
+	pthread_mutex_lock(&in->hold_mu);
+	in->ended = 1;
+	b = in->free;
+	in->free = NULL;
+	in->nfree = 0;
+	pthread_mutex_unlock(&in->hold_mu);
+	while (b) {
+		struct chunkbuf *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+void *cm_input_hold(cm_input *in)
+{
+	struct chunkbuf *b = buf_of(in->last);
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+	return b;
+}
+
+void cm_input_release(void *hold)
+{
+	if (hold)
+		buf_unref(hold);
+}
 
 /* Read-ahead.  The thread that cuts an input into events is the one the
  * whole read waits on (merge.c), and a good part of its time went to
@@ -124,8 +232,9 @@ static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 	in->bufsize = bufsize ? bufsize : 1;
 	/* room for at least the two magic bytes, whatever the chunk size */
 	in->raw_cap = in->bufsize < 16 ? 16 : in->bufsize;
-	in->raw = malloc(in->raw_cap);
-	in->text = malloc(in->raw_cap); /* raw_cap: read-ahead swaps it with raw-sized buffers */
+	pthread_mutex_init(&in->hold_mu, NULL);
+	in->raw = buf_get(in);
+	in->text = buf_get(in); /* raw_cap: read-ahead swaps it with raw-sized buffers */
 	if (!strcmp(path, "-")) {
 		in->name = strdup("<stdin>");
 		in->fd = 0;
@@ -247,7 +356,9 @@ static const struct {
  * refuse the compressed formats above. */
 static int sniff(cm_input *in)
 {
-	ssize_t n = raw_read(in, 0, in->bufsize);
+	ssize_t n;
+	own(in, &in->raw); /* its first bytes are the first chunk of plain text */
+	n = raw_read(in, 0, in->bufsize);
 	if (n < 0)
 		return -1;
 	in->raw_len = (size_t)n;
@@ -334,6 +445,7 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 						(unsigned long long)(in->raw_done - in->zs.avail_in));
 			}
 		}
+		own(in, &in->text);
 		in->zs.next_out = in->text;
 		in->zs.avail_out = (uInt)in->bufsize;
 		rc = inflate(&in->zs, Z_NO_FLUSH);
@@ -367,7 +479,9 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 	if (in->gzip)
 		return next_gzip(in, data, len);
 	if (in->raw_pos == in->raw_len) {
-		ssize_t n = raw_read(in, 0, in->bufsize);
+		ssize_t n;
+		own(in, &in->raw);
+		n = raw_read(in, 0, in->bufsize);
 		if (n < 0)
 			return -1;
 		in->raw_pos = 0;
@@ -480,14 +594,14 @@ static void ra_start(cm_input *in)
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;
 	for (int i = 0; i < RA_SLOTS; i++)
-		ra->slot[i].buf = cm_xmalloc(in->raw_cap);
+		ra->slot[i].buf = buf_get(in);
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->filled, NULL);
 	pthread_cond_init(&ra->freed, NULL);
 	if (pthread_create(&ra->th, NULL, ra_main, ra) != 0) {
 		in->ra_wanted = 0; /* no thread to be had: read on this one */
 		for (int i = 0; i < RA_SLOTS; i++)
-			free(ra->slot[i].buf);
+			buf_unref(buf_of(ra->slot[i].buf));
 		free(ra);
 		return;
 	}
@@ -510,8 +624,8 @@ static void ra_stop(cm_input *in)
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->filled);
 	pthread_cond_destroy(&ra->freed);
-	for (int i = 0; i < RA_SLOTS; i++)
-		free(ra->slot[i].buf);
+	for (int i = 0; i < RA_SLOTS; i++) /* a slot's chunk may be held */
+		buf_unref(buf_of(ra->slot[i].buf));
 	free(ra);
 	in->ra = NULL;
 }
@@ -543,12 +657,14 @@ static int ra_next(cm_input *in, const char **data, size_t *len)
 		in->ra_rc = s->rc;
 		if (s->rc < 0)
 			cm_diag_settle(&ra->diag);
+		pass_ended(in);
 		ra_stop(in);
 		return in->ra_rc;
 	}
 	in->chunk_off = s->off;
 	*data = (const char *)s->buf;
 	*len = s->len;
+	in->last = s->buf;
 	return 1;
 }
 
@@ -565,8 +681,12 @@ int cm_input_next(cm_input *in, const char **data, size_t *len)
 		return ra_next(in, data, len);
 	rc = fill(in, data, len);
 	in->chunk_off = in->next_off; /* after fill: a byte order mark skipped */
-	if (rc == 1)
+	if (rc == 1) {
 		in->next_off += *len;
+		in->last = in->gzip ? in->text : in->raw; /* *data starts it */
+	} else {
+		pass_ended(in);
+	}
 	in->ra_raw_done = in->raw_done;
 	return rc;
 }
@@ -615,6 +735,7 @@ int cm_input_rewind(cm_input *in)
 	in->next_off = in->chunk_off = 0;
 	in->ra_raw_done = 0;
 	in->ra_ended = 0;
+	in->ended = 0;
 	return 0;
 }
 
@@ -629,8 +750,12 @@ void cm_input_close(cm_input *in)
 		close(in->spool_fd);
 	if (in->zinit)
 		inflateEnd(&in->zs);
-	free(in->raw);
-	free(in->text);
+	pass_ended(in);
+	if (in->raw)
+		buf_unref(buf_of(in->raw));
+	if (in->text)
+		buf_unref(buf_of(in->text));
+	pthread_mutex_destroy(&in->hold_mu);
 	free(in->name);
 	free(in);
 }

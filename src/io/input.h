@@ -25,6 +25,14 @@ cm_input *cm_input_open_rewindable(const char *path, size_t bufsize);
  * corrupt gzip, trailing garbage after the gzip data). */
 int cm_input_next(cm_input *in, const char **data, size_t *len);
 
+/* Keep the chunk last handed out by cm_input_next beyond the next call:
+ * its bytes stay, unchanged, until the hold is let go (cm_input_release,
+ * on any thread; one hold, one release).  The input reads on into other
+ * buffers meanwhile, so memory grows with the chunks held.  Every hold
+ * must be let go before cm_input_rewind or cm_input_close. */
+void *cm_input_hold(cm_input *in);
+void cm_input_release(void *hold); /* HOLD NULL: nothing */
+
 /* Read ahead (ON nonzero) on a thread of the input's own, from the next
  * pass on (or the current one, if no chunk of it has been handed out), when
  * the input is a regular file (a pipe's copy is one, from the second pass

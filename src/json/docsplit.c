@@ -6,9 +6,13 @@
  * parsing, so one thread can cut a document for many that parse it.  The
  * top level itself - braces, keys, colons, commas - is checked here to the
  * letter of JSON, so that a document whose every value the workers accept
- * is exactly a document yajl accepts.  Element bytes are copied once, into
- * the batch, as they are scanned; an element cut by the end of a chunk
- * simply continues in the next.
+ * is exactly a document yajl accepts.  A batch is a run of elements in one
+ * read chunk, held (io/input.h) until the batch is done: the cutter copies
+ * no element, it only finds where each ends (cm_jscan_elements, many from
+ * one 64-byte block's masks) and writes two numbers an element.  Only an
+ * element that began in an earlier chunk is copied (one a chunk, with the
+ * chunk's first batch; with tiny reads, every element, and a batch of
+ * copies alone goes on across chunks up to its size).
  *
  * A member value is handed on whole, so it is held while it is read.  A
  * big one (a window's user_annotations: about 10 MB a GB of window) would
@@ -37,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 enum state {
@@ -64,8 +69,11 @@ struct split {
 	cm_jscan sc;
 	int key_esc, key_is_array, seen_array;
 	cm_buf key, val, batch;
-	size_t elem_at;     /* offset in batch of the element being built */
-	uint64_t index;
+	cm_buf carry;       /* the element begun in an earlier chunk: its bytes so far */
+	cm_buf copy;        /* the batch's copied elements (struct crec and bytes each) */
+	size_t inplace;     /* the batch's elements in its chunk */
+	size_t bytes;       /* element bytes in the batch */
+	uint64_t index;     /* the index of the batch's next element */
 	cm_arena *arena;
 	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
 	size_t spill_len;
@@ -75,7 +83,16 @@ struct split {
 	const char *const *names;
 	cm_doclayout lay;
 	uint64_t key_at, key_end, val_at;
+	double in_sink;     /* CPU seconds of this thread in the sink's callbacks (when cut_cpu) */
 };
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* Member values longer than this go to a temporary file. */
 static size_t spill_at = 1u << 20;
@@ -111,6 +128,8 @@ static int split_end(struct split *sp, int rc, FILE **out)
 	cm_buf_free(&sp->key);
 	cm_buf_free(&sp->val);
 	cm_buf_free(&sp->batch);
+	cm_buf_free(&sp->carry);
+	cm_buf_free(&sp->copy);
 	cm_arena_free(sp->arena);
 	return rc;
 }
@@ -167,7 +186,13 @@ static int member_done(struct split *sp, int64_t end_offset)
 		v = spill_map = map;
 		spill_map_len = n;
 	}
-	rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+	if (sp->sink->cut_cpu) {
+		double t = thread_cpu();
+		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+		sp->in_sink += thread_cpu() - t;
+	} else {
+		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
+	}
 	if (map) {
 		spill_map = NULL;
 		munmap(map, n);
@@ -175,18 +200,61 @@ static int member_done(struct split *sp, int64_t end_offset)
 	return rc;
 }
 
-const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b)
+/* A batch, in its buffer: this header, two numbers an element (its start
+ * and its end in the chunk; for an element begun in an earlier chunk,
+ * CARRIED and where its copy lies among the copies), then the copies, each
+ * a struct crec and the element's bytes, padded to 8.  A batch whose
+ * elements are all copies stays open across chunks (with tiny reads every
+ * element is one: a batch a chunk would be a batch an element). */
+struct bhead {
+	const char *chunk; /* the chunk the elements lie in */
+	void *hold;        /* its hold (cm_input_hold), or NULL */
+	int64_t base;      /* the text offset of chunk[0] */
+	uint64_t first;    /* the first element's index */
+	uint32_t n;        /* elements */
+	uint32_t pad;
+};
+
+/* A copied element's record, before its bytes. */
+struct crec {
+	int64_t end_offset;
+	uint32_t len, pad;
+};
+
+/* A span's start for an element that began in an earlier chunk. */
+#define CARRIED UINT32_MAX
+
+int cm_docsplit_next(const cm_buf *b, size_t *at, cm_docsplit_elem *e)
 {
-	return b->len ? (const cm_docsplit_elem *)b->p : NULL;
+	const struct bhead *h = (const struct bhead *)(const void *)b->p;
+	const uint32_t *span;
+	if (b->len < sizeof *h || *at >= h->n)
+		return 0;
+	span = (const uint32_t *)(h + 1) + 2 * *at;
+	if (span[0] == CARRIED) {
+		const char *rec = (const char *)((const uint32_t *)(h + 1) + 2 * h->n) + span[1];
+		struct crec c;
+		memcpy(&c, rec, sizeof c);
+		e->text = rec + sizeof c;
+		e->len = c.len;
+		e->end_offset = c.end_offset;
+	} else {
+		e->text = h->chunk + span[0];
+		e->len = span[1] - span[0];
+		e->end_offset = h->base + span[1];
+	}
+	e->index = h->first + *at;
+	(*at)++;
+	return 1;
 }
 
-/* Elements are padded to 8 bytes so that each header is aligned. */
-static size_t padded(size_t n) { return (n + 7) & ~(size_t)7; }
-
-const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem *e)
+void cm_docsplit_done(cm_buf *b)
 {
-	const char *next = (const char *)(e + 1) + padded(e->len);
-	return next < b->p + b->len ? (const cm_docsplit_elem *)next : NULL;
+	struct bhead *h = (struct bhead *)(void *)b->p;
+	if (b->len >= sizeof *h && h->hold) {
+		cm_input_release(h->hold);
+		h->hold = NULL;
+	}
 }
 
 /* cm_jvalid_value (at depth 1) of a spilled member value: an object or an
@@ -277,68 +345,113 @@ static int key_is_array(struct split *sp)
 	return is;
 }
 
-/* The header's fields are stored in the batch one by one: a header built
- * on the stack and copied in was read back in 16 bytes just after being
- * written in 8, and the store could not be forwarded (half the
- * splitter's own time on the window, in a profile). */
-static void elem_begin(struct split *sp)
+/* The batch, empty, starts on the chunk S at text offset BASE. */
+static void batch_open(struct split *sp, const char *s, uint64_t base)
 {
-	cm_docsplit_elem *e;
-	if (sp->batch.cap - sp->batch.len < sizeof *e)
-		cm_buf_grow(&sp->batch, sizeof *e);
-	sp->elem_at = sp->batch.len;
-	e = (cm_docsplit_elem *)(sp->batch.p + sp->batch.len);
-	e->len = e->pad = 0;
-	e->index = sp->index++;
-	e->end_offset = 0;
-	sp->batch.len += sizeof *e;
+	struct bhead *h;
+	sp->batch.len = 0;
+	cm_buf_grow(&sp->batch, sizeof *h);
+	h = (struct bhead *)(void *)sp->batch.p;
+	h->chunk = s;
+	h->hold = NULL;
+	h->base = (int64_t)base;
+	h->first = sp->index;
+	h->n = 0;
+	h->pad = 0;
+	sp->batch.len = sizeof *h;
+	sp->bytes = 0;
+	sp->inplace = 0;
+	sp->copy.len = 0;
 }
 
-/* The element ended at END_OFFSET: close its header, pad, and hand the
- * batch on when it is full. */
-static int elem_end(struct split *sp, int64_t end_offset)
+/* Hand the batch on, when it has elements (with the chunk held when any
+ * lies in it, and the copies), and start the next on the same chunk.  0,
+ * or -1 when the sink said stop. */
+static int batch_send(struct split *sp)
 {
-	cm_docsplit_elem *e = (cm_docsplit_elem *)(sp->batch.p + sp->elem_at);
-	size_t len = sp->batch.len - sp->elem_at - sizeof *e;
-	static const char zeros[8];
-	e->len = (uint32_t)len;
-	e->end_offset = end_offset;
-	if (sp->lay_on)
-		cm_doclayout_elem(&sp->lay, (uint64_t)end_offset - len, (uint64_t)end_offset);
-	cm_buf_put(&sp->batch, zeros, padded(len) - len);
-	if (sp->batch.len >= sp->batch_size) {
-		if (sp->sink->batch(sp->sink->ctx, &sp->batch) < 0)
-			return -1;
-		sp->batch.len = 0;
+	struct bhead *h = (struct bhead *)(void *)sp->batch.p;
+	const char *s = h->chunk;
+	uint64_t base = (uint64_t)h->base;
+	uint32_t n = (uint32_t)((sp->batch.len - sizeof *h) / 8);
+	int rc;
+	if (!n)
+		return 0;
+	h->n = n;
+	if (sp->inplace && sp->in) /* the recorder (no input) hands nothing on */
+		h->hold = cm_input_hold(sp->in);
+	/* the buffer may move: h is not used after this */
+	cm_buf_put(&sp->batch, sp->copy.p, sp->copy.len);
+	sp->index += n;
+	if (sp->sink->cut_cpu) { /* the sink may parse (a caller that helps, opool.h): not cutting */
+		double t = thread_cpu();
+		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
+		sp->in_sink += thread_cpu() - t;
+	} else {
+		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
 	}
-	return 0;
+	/* the buffer back from the sink (its own, or the pool's, done with)
+	 * holds no chunk; one the sink did not take does */
+	cm_docsplit_done(&sp->batch);
+	batch_open(sp, s, base);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Room for MAX more elements in the batch; where their spans go. */
+static uint32_t *spans_room(struct split *sp, size_t max)
+{
+	if (sp->batch.cap - sp->batch.len < 8 * max)
+		cm_buf_grow(&sp->batch, 8 * max);
+	return (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
+}
+
+/* GOT elements that ended in S, at text offset BASE, have their spans in
+ * place (spans_room): counted in; the first may be the one carried from an
+ * earlier chunk, its last bytes taken and the whole copied.  When the batch
+ * is full it goes.  0, or -1 when the sink said stop. */
+static int spans_done(struct split *sp, const char *s, uint64_t base, size_t got)
+{
+	uint32_t *span = (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
+	for (size_t j = 0; j < got; j++) {
+		if (span[2 * j] == CARRIED) {
+			static const char zeros[8];
+			struct crec c = {(int64_t)(base + span[2 * j + 1]), 0, 0};
+			cm_buf_put(&sp->carry, s, span[2 * j + 1]);
+			c.len = (uint32_t)sp->carry.len;
+			if (sp->lay_on)
+				cm_doclayout_elem(&sp->lay, (uint64_t)c.end_offset - c.len, (uint64_t)c.end_offset);
+			span[2 * j + 1] = (uint32_t)sp->copy.len;
+			cm_buf_put(&sp->copy, &c, sizeof c);
+			cm_buf_put(&sp->copy, sp->carry.p, sp->carry.len);
+			cm_buf_put(&sp->copy, zeros, (8 - sp->carry.len % 8) % 8);
+			sp->bytes += sp->carry.len;
+			sp->carry.len = 0;
+		} else {
+			if (sp->lay_on)
+				cm_doclayout_elem(&sp->lay, base + span[2 * j], base + span[2 * j + 1]);
+			sp->bytes += span[2 * j + 1] - span[2 * j];
+			sp->inplace++;
+		}
+	}
+	sp->batch.len += 8 * got;
+	return sp->bytes >= sp->batch_size ? batch_send(sp) : 0;
 }
 
 /* The byte C starts a value? (The value itself is judged by the caller.) */
 static int value_start(char c) { return c != ',' && c != ':' && c != '}' && c != ']' && !cm_jscan_ws(c); }
-
-/* After an element that ended at S[I]: when S[I..N) holds blanks, a
- * comma, blanks and then '{' or '[', the offset just past that bracket;
- * else 0. */
-static inline size_t gap_then_container(const char *s, size_t n, size_t i)
-{
-	while (i < n && cm_jscan_ws(s[i]))
-		i++;
-	if (i >= n || s[i] != ',')
-		return 0;
-	i++;
-	while (i < n && cm_jscan_ws(s[i]))
-		i++;
-	if (i >= n || (s[i] != '{' && s[i] != '['))
-		return 0;
-	return i + 1;
-}
 
 /* Scan the chunk S[0..N) at text offset BASE.  0, 1 to stop (a sink said
  * so), or CM_DOCSPLIT_INVALID. */
 static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
+	int carried = sp->st == ST_ELEM; /* the element being scanned began in an earlier chunk */
+	if (sp->batch.len > sizeof(struct bhead) && !sp->inplace) { /* open, copies only: on into this chunk */
+		struct bhead *h = (struct bhead *)(void *)sp->batch.p;
+		h->chunk = s;
+		h->base = (int64_t)base;
+	} else {
+		batch_open(sp, s, base);
+	}
 	while (i < n) {
 		char ch = s[i];
 		switch (sp->st) {
@@ -451,36 +564,43 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 					cm_doclayout_close(&sp->lay, base + i);
 				i++;
 			} else if (value_start(ch)) {
-				elem_begin(sp);
 				cm_jscan_begin(&sp->sc, ch);
 				run = i;
+				carried = 0;
 				sp->st = ST_ELEM;
+				if (ch == '{' || ch == '[') { /* taken: cm_jscan_elements goes on inside it */
+					sp->sc.depth = 1;
+					i++;
+				}
 			} else {
 				return CM_DOCSPLIT_INVALID;
 			}
 			break;
 		case ST_ELEM:
-			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
-				size_t j;
-				cm_buf_put(&sp->batch, s + run, i - run);
-				sp->st = ST_ARR_AFTER;
-				if (elem_end(sp, (int64_t)(base + i)) < 0)
-					return 1;
-				/* The usual gap, blanks, a comma, blanks and the next
-				 * element's bracket, is taken here whole rather than a
-				 * byte a turn of the machine; anything else (and a gap
-				 * cut by the chunk's end) is left to the machine from i,
-				 * the state untouched.  The bracket is taken too: the
-				 * scan goes on at depth 1. */
-				j = gap_then_container(s, n, i);
-				if (j) {
-					elem_begin(sp);
-					cm_jscan_begin(&sp->sc, s[j - 1]);
-					sp->sc.depth = 1; /* its bracket taken */
-					run = j - 1;
-					i = j;
-					sp->st = ST_ELEM;
+			if (!sp->sc.scalar && sp->sc.depth > 0) {
+				/* an object or an array: this one and those that
+				 * follow it in the usual way, many at a time, up to
+				 * a full batch */
+				uint32_t *spans = spans_room(sp, 256), start = carried ? CARRIED : (uint32_t)run;
+				size_t stop = i + (sp->batch_size > sp->bytes ? sp->batch_size - sp->bytes : 0);
+				int after;
+				size_t got = cm_jscan_elements(&sp->sc, s, n, &i, &start, spans, 256, stop, &after);
+				if (after) {
+					sp->st = ST_ARR_AFTER;
+				} else if (got) { /* one began, and goes on in the next chunk */
+					run = start;
+					carried = 0;
 				}
+				if (spans_done(sp, s, base, got) < 0)
+					return 1;
+			} else if (cm_jscan_feed(&sp->sc, s, n, &i)) { /* a string, number or literal */
+				uint32_t *span = spans_room(sp, 1);
+				span[0] = carried ? CARRIED : (uint32_t)run;
+				span[1] = (uint32_t)i;
+				carried = 0;
+				sp->st = ST_ARR_AFTER;
+				if (spans_done(sp, s, base, 1) < 0)
+					return 1;
 			} /* else the chunk ran out: kept below */
 			break;
 		case ST_ARR_AFTER:
@@ -501,10 +621,16 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			break;
 		}
 	}
-	/* a value cut by the end of the chunk goes on in the next */
-	if (sp->st == ST_ELEM && run < n)
-		cm_buf_put(&sp->batch, s + run, n - run);
-	else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
+	/* the chunk's last batch goes when any of its elements lies in the
+	 * chunk; an element cut by its end goes on in the next, its bytes so
+	 * far kept */
+	if (sp->inplace && batch_send(sp) < 0)
+		return 1;
+	if (sp->st == ST_ELEM) {
+		if (!carried)
+			sp->carry.len = 0;
+		cm_buf_put(&sp->carry, s + run, n - run);
+	} else if (sp->st == ST_MEMBER && run < n && val_put(sp, s + run, n - run) < 0)
 		return CM_DOCSPLIT_IOERR;
 	if (sp->lay.buf.len >= (64u << 10) && cm_doclayout_flush(&sp->lay) < 0)
 		return CM_DOCSPLIT_IOERR;
@@ -517,7 +643,9 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	struct split sp;
 	const char *chunk;
 	size_t len;
+	uint64_t cut = 0; /* text bytes handed out */
 	int rc, fed = 0;
+	double t0;
 	memset(&sp, 0, sizeof sp);
 	sp.in = in;
 	sp.sink = sink;
@@ -526,8 +654,10 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	sp.arena = cm_arena_new();
 	sp.lay_on = sink->layout != NULL;
 	sp.names = sink->names;
+	t0 = sink->cut_cpu ? thread_cpu() : 0;
 	cm_progress_begin(label, cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		cut = cm_input_offset(in) + len;
 		fed = feed(&sp, chunk, len, cm_input_offset(in));
 		if (fed)
 			break;
@@ -539,10 +669,14 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_STOPPED;
 	else if (fed || sp.st != ST_END)
 		rc = CM_DOCSPLIT_INVALID;
-	else if (sp.batch.len && sink->batch(sink->ctx, &sp.batch) < 0)
+	else if (sp.batch.len > sizeof(struct bhead) && batch_send(&sp) < 0) /* the copies left */
 		rc = CM_DOCSPLIT_STOPPED;
 	else
 		rc = CM_DOCSPLIT_OK;
+	if (sink->cut_cpu)
+		*sink->cut_cpu += thread_cpu() - t0 - sp.in_sink;
+	if (sink->cut_bytes)
+		*sink->cut_bytes += cut;
 	if (seen_array)
 		*seen_array = sp.seen_array;
 	return split_end(&sp, rc, sink->layout);
@@ -557,7 +691,7 @@ static int rec_batch(void *ctx, cm_buf *b)
 	return 0;
 }
 
-static const cm_docsplit_sink rec_sink = {NULL, rec_batch, NULL, NULL, NULL};
+static const cm_docsplit_sink rec_sink = {NULL, rec_batch, NULL, NULL, NULL, NULL, NULL};
 
 struct cm_docsplit_rec {
 	struct split sp;

@@ -19,30 +19,33 @@
 #include "json/jval.h"
 #include "json/jwrite.h"
 
-/* A batch of elements in one buffer: a header, then for each element a
- * struct cm_docsplit_elem followed by its bytes (its first byte to its
- * last).  Walk it with cm_docsplit_first / cm_docsplit_next. */
+/* A batch of elements: a run of them in one read chunk of the input,
+ * which the batch holds (io/input.h) until cm_docsplit_done, and the one
+ * begun in an earlier chunk, copied.  Walk it with cm_docsplit_next. */
 typedef struct cm_docsplit_elem {
+	const char *text;    /* its first byte to its last */
 	uint32_t len;
-	uint32_t pad;
 	uint64_t index;      /* its index in the array */
 	int64_t end_offset;  /* text offset just past its last byte */
 } cm_docsplit_elem;
 
-/* The first element of the batch B (NULL when empty); its text follows it. */
-const cm_docsplit_elem *cm_docsplit_first(const cm_buf *b);
-/* The element after E in B, or NULL. */
-const cm_docsplit_elem *cm_docsplit_next(const cm_buf *b, const cm_docsplit_elem *e);
-/* The text of E. */
-static inline const char *cm_docsplit_text(const cm_docsplit_elem *e) { return (const char *)(e + 1); }
+/* The element at *AT of the batch B (*AT 0 for the first) into *E, and
+ * *AT on to the next: 1, or 0 when there are no more. */
+int cm_docsplit_next(const cm_buf *b, size_t *at, cm_docsplit_elem *e);
+
+/* The batch B is done with: the chunk it holds is let go (its texts are
+ * gone).  Once a batch, on any thread: the pool's done hook (opool.h)
+ * for the pool that runs the batches. */
+void cm_docsplit_done(cm_buf *b);
 
 typedef struct cm_docsplit_sink {
 	/* A top-level member other than the array: its key as in the input
 	 * (quotes and escapes included) and its value's text (first byte to
 	 * last); END_OFFSET: just past the value.  0 to go on, -1 to stop. */
 	int (*member)(void *ctx, const char *key, size_t klen, const char *val, size_t vlen, int64_t end_offset);
-	/* A batch of elements (the sink may take B's bytes by swapping the
-	 * buffer with an empty one).  0 to go on, -1 to stop. */
+	/* A batch of elements (the sink takes B's bytes by swapping the
+	 * buffer with an empty one, or one done with: cm_docsplit_done is
+	 * then the taker's to call).  0 to go on, -1 to stop. */
 	int (*batch)(void *ctx, cm_buf *b);
 	/* The array key: its decoded name is ARRAY_KEY.  A key with escapes is
 	 * compared after decoding. */
@@ -53,6 +56,11 @@ typedef struct cm_docsplit_sink {
 	 * own. */
 	FILE **layout;
 	const char *const *names;
+	/* When not NULL: the CPU seconds this thread spent cutting, outside
+	 * the callbacks above, are added to *CUT_CPU, and the text bytes it
+	 * cut to *CUT_BYTES (for -v: the cutter is the one thread of a read) */
+	double *cut_cpu;
+	uint64_t *cut_bytes;
 } cm_docsplit_sink;
 
 /* For a sink's member callback: the member's key, decoded (in ARENA), when
@@ -82,8 +90,8 @@ enum {
 				     repeats the array's; nothing reported */
 };
 
-/* Read all of IN, handing members and batches of about BATCH bytes to
- * SINK in document order.  *SEEN_ARRAY tells whether ARRAY_KEY was there.
+/* Read all of IN, handing members and batches of about BATCH bytes (at
+ * most a read chunk's) to SINK in document order.  *SEEN_ARRAY tells whether ARRAY_KEY was there.
  * Returns one of the CM_DOCSPLIT_ values. */
 int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_docsplit_sink *sink,
 		    const char *label, int *seen_array);

@@ -172,6 +172,115 @@ __attribute__((target("avx2,popcnt,pclmul"))) static size_t blocks_avx2(cm_jscan
 	return k;
 }
 
+/* The bytes of a block that a backslash escapes, from BS its backslashes
+ * (simdjson's way, without a branch a backslash: a run of them escapes
+ * the byte after it when the run is odd; a subtraction finds the runs'
+ * ends, the odd bits their parity).  *CARRY: the block's first byte is
+ * escaped (the last block ended in an odd run); set for the next. */
+static inline uint64_t escaped64(uint64_t bs, uint64_t *carry)
+{
+	const uint64_t odd = UINT64_C(0xaaaaaaaaaaaaaaaa);
+	uint64_t pe, term, escaped;
+	if (!bs) {
+		escaped = *carry;
+		*carry = 0;
+		return escaped;
+	}
+	pe = bs & ~*carry; /* backslashes that are not themselves escaped */
+	term = (((pe << 1) | odd) - pe) ^ odd;
+	escaped = term ^ (bs | *carry);
+	*carry = (term & bs) >> 63;
+	return escaped;
+}
+
+/* Blocks a stage of elements_avx2 takes: 1 KiB, its masks 256 bytes. */
+#define STAGE_BLOCKS 16
+
+/* cm_jscan_elements over whole 64-byte blocks, on a CPU with AVX2, POPCNT
+ * and carry-less multiplication: blocks_avx2's masks, with the escaped
+ * quotes taken out (escaped64) rather than a backslash sending the block
+ * to the 16-byte way.  In two stages, as simdjson does: the masks of the
+ * brackets outside strings, for up to STAGE_BLOCKS blocks, without a
+ * branch; then a walk of them.  So the walk's branches, which miss where an
+ * element ends, wait on no multiplication, and the masks of the next
+ * blocks are computed while they do.  An element's end and the usual gap
+ * after it leave the masks as they are: the gap holds no bracket, so the
+ * next one in the masks is the bracket that opens the next element (at
+ * depth 0, taken to 1).  Returns as cm_jscan_elements, except that with
+ * *AFTER 0 it stopped before a block cut by N (between two elements at
+ * depth 0, or inside one; the state in SC) for the caller to go on. */
+__attribute__((target("avx2,popcnt,pclmul"))) static size_t elements_avx2(cm_jscan *sc, const char *s, size_t n,
+									     size_t *i, uint32_t *start,
+									     uint32_t *spans, size_t max, size_t stop,
+									     int *after)
+{
+	const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\'), x20 = _mm256_set1_epi8(0x20),
+		      o = _mm256_set1_epi8('{'), c = _mm256_set1_epi8('}');
+	const __m128i ones = _mm_set1_epi8((char)0xff);
+	uint64_t carry = sc->in_str ? ~(uint64_t)0 : 0, esc = sc->esc ? 1 : 0, mos[STAGE_BLOCKS],
+		 mcs[STAGE_BLOCKS];
+	size_t k = *i, got = 0, end = 0;
+	int depth = sc->depth;
+	*after = 0;
+	while (k + 64 <= n) {
+		size_t nb = (n - k) / 64 < STAGE_BLOCKS ? (n - k) / 64 : STAGE_BLOCKS;
+		for (size_t j = 0; j < nb; j++) { /* the masks */
+			const char *at = s + k + 64 * j;
+			__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)at),
+				v1 = _mm256_loadu_si256((const __m256i *)(const void *)(at + 32)),
+				f0 = _mm256_or_si256(v0, x20), f1 = _mm256_or_si256(v1, x20);
+#define MASK64(x, y) ((uint64_t)(uint32_t)_mm256_movemask_epi8(x) | (uint64_t)(uint32_t)_mm256_movemask_epi8(y) << 32)
+			uint64_t mb = MASK64(_mm256_cmpeq_epi8(v0, b), _mm256_cmpeq_epi8(v1, b)),
+				 mq = MASK64(_mm256_cmpeq_epi8(v0, q), _mm256_cmpeq_epi8(v1, q)), in;
+			mos[j] = MASK64(_mm256_cmpeq_epi8(f0, o), _mm256_cmpeq_epi8(f1, o));
+			mcs[j] = MASK64(_mm256_cmpeq_epi8(f0, c), _mm256_cmpeq_epi8(f1, c));
+#undef MASK64
+			mq &= ~escaped64(mb, &esc);
+			in = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)mq), ones, 0)) ^
+			     carry;
+			carry = (uint64_t)((int64_t)in >> 63);
+			mos[j] &= ~in;
+			mcs[j] &= ~in;
+		}
+		for (size_t j = 0; j < nb; j++) { /* the walk */
+			uint64_t mo = mos[j], mc = mcs[j];
+			int nc = __builtin_popcountll(mc);
+			if (depth > nc) { /* no element ends in the block */
+				depth += __builtin_popcountll(mo) - nc;
+				continue;
+			}
+			for (uint64_t m = mo | mc; m; m &= m - 1) {
+				size_t p = (size_t)__builtin_ctzll(m), g;
+				if (mo >> p & 1) {
+					depth++;
+					continue;
+				}
+				if (--depth)
+					continue;
+				end = k + 64 * j + p + 1; /* an element ended */
+				spans[2 * got] = *start;
+				spans[2 * got + 1] = (uint32_t)end;
+				if (++got == max || end >= stop || !(g = cm_jscan_gap(s, n, end)))
+					goto ended;
+				*start = (uint32_t)(g - 1); /* its bracket: the next in the masks */
+			}
+		}
+		k += 64 * nb;
+	}
+	sc->depth = depth;
+	sc->in_str = (int)(carry & 1);
+	sc->esc = (int)esc;
+	*i = k;
+	return got;
+ended:
+	sc->depth = 0;
+	sc->in_str = 0;
+	sc->esc = 0;
+	*i = end;
+	*after = 1;
+	return got;
+}
+
 /* Set before main: whether this CPU runs blocks_avx2. */
 static int have_avx2;
 __attribute__((constructor)) static void detect_avx2(void)
@@ -318,4 +427,37 @@ int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i)
 	}
 	*i = k;
 	return 0;
+}
+
+size_t cm_jscan_elements(cm_jscan *sc, const char *s, size_t n, size_t *i, uint32_t *start, uint32_t *spans,
+			 size_t max, size_t stop, int *after)
+{
+	size_t got = 0, k = *i, g;
+	*after = 0;
+	for (;;) {
+#ifdef JSCAN_AVX2
+		if (have_avx2 && k + 64 <= n) {
+			got += elements_avx2(sc, s, n, &k, start, spans + 2 * got, max - got, stop, after);
+			if (*after) {
+				*i = k;
+				return got;
+			}
+		}
+#endif
+		if (!cm_jscan_feed(sc, s, n, &k)) { /* the chunk ran out inside the element */
+			*i = k;
+			return got;
+		}
+		spans[2 * got] = *start;
+		spans[2 * got + 1] = (uint32_t)k;
+		if (++got == max || k >= stop || !(g = cm_jscan_gap(s, n, k)))
+			break;
+		*start = (uint32_t)(g - 1);
+		cm_jscan_begin(sc, s[g - 1]);
+		sc->depth = 1; /* its bracket taken */
+		k = g;
+	}
+	*i = k;
+	*after = 1;
+	return got;
 }

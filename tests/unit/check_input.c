@@ -136,6 +136,67 @@ START_TEST(same_chunks_with_readahead)
 }
 END_TEST
 
+/* Chunks held (cm_input_hold) keep their bytes while the input reads on,
+ * with read-ahead and without, plain and gzip: each chunk is held for a
+ * while (up to HOLD_MAX chunks later, some past the end of the pass), its
+ * bytes compared with the text when it is let go, in an order other than
+ * the one they were taken in. */
+#define HOLD_MAX 40
+START_TEST(held_chunks_keep_their_bytes)
+{
+	size_t bs = sizes[_i / (NKINDS * 2)], zlen = 0, k = 0, nheld = 0;
+	int kind = _i / 2 % NKINDS, ra = _i % 2, rc;
+	char *text = make_text(TEXT_BYTES);
+	unsigned char *z = kind == PLAIN ? NULL : gzip_of(text, TEXT_BYTES, kind == GZIP1 ? 1 : 2, &zlen);
+	const char *path = kind == PLAIN ? check_tmpfile_bytes(text, TEXT_BYTES) : check_tmpfile_bytes(z, zlen);
+	struct {
+		void *hold;
+		const char *d;
+		size_t n;
+		uint64_t off, until;
+	} held[HOLD_MAX + 1];
+	cm_input *in = cm_input_open_rewindable(path, bs);
+	const char *d;
+	size_t n;
+	uint32_t x = 777;
+	ck_assert_ptr_nonnull(in);
+	cm_input_readahead(in, ra);
+	for (int pass = 0; pass < 2; pass++) {
+		for (;;) {
+			rc = cm_input_next(in, &d, &n);
+			/* let go of those whose time came, the latest taken first */
+			for (size_t h = nheld; h-- > 0;) {
+				if (held[h].until > k && rc == 1)
+					continue;
+				if (memcmp(held[h].d, text + held[h].off, held[h].n))
+					ck_abort_msg("chunk at %llu (%zu bytes): changed while held",
+						     (unsigned long long)held[h].off, held[h].n);
+				cm_input_release(held[h].hold);
+				held[h] = held[--nheld];
+			}
+			if (rc != 1)
+				break;
+			x = x * 1103515245u + 12345u;
+			if ((x >> 16) % 3 && nheld < HOLD_MAX) {
+				held[nheld].hold = cm_input_hold(in);
+				held[nheld].d = d;
+				held[nheld].n = n;
+				held[nheld].off = cm_input_offset(in);
+				held[nheld].until = k + (x >> 8) % HOLD_MAX;
+				nheld++;
+			}
+			k++;
+		}
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_eq(nheld, 0);
+		ck_assert_int_eq(cm_input_rewind(in), 0);
+	}
+	cm_input_close(in);
+	unlink(path);
+	free(text), free(z);
+}
+END_TEST
+
 /* A pipe: the first pass is teed (no read-ahead on a pipe), the second
  * reads the copy ahead. */
 START_TEST(pipe_then_its_copy)
@@ -266,6 +327,7 @@ static Suite *input_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, same_chunks_with_readahead, 0, nsizes * NKINDS);
 	tcase_add_test(tc, pipe_then_its_copy);
+	tcase_add_loop_test(tc, held_chunks_keep_their_bytes, 0, nsizes * NKINDS * 2);
 	tcase_add_loop_test(tc, byte_order_mark_skipped, 0, nsizes * 2);
 	/* the last size holds the whole file in one chunk: the cut is met
 	 * before anything is handed out */

@@ -59,10 +59,13 @@ static void gen_string(struct doc *d)
 	putc1(d, '"');
 }
 
-static void gen_value(struct doc *d, int depth)
+static void gen_value(struct doc *d, int depth);
+
+/* A value of kind K: 0 a string, 1 a number or literal, 2 an object, 3 an
+ * array. */
+static void gen_kind(struct doc *d, int depth, unsigned k)
 {
 	static const char *scal[] = {"0", "-12.5e3", "true", "false", "null", "1234567890123"};
-	unsigned k = depth > 4 ? rnd(2) : rnd(4);
 	if (k == 0) {
 		gen_string(d);
 	} else if (k == 1) {
@@ -85,6 +88,8 @@ static void gen_value(struct doc *d, int depth)
 		putc1(d, k == 2 ? '}' : ']');
 	}
 }
+
+static void gen_value(struct doc *d, int depth) { gen_kind(d, depth, depth > 4 ? rnd(2) : rnd(4)); }
 
 static struct doc make_doc(unsigned values)
 {
@@ -198,6 +203,119 @@ START_TEST(test_backslash_at_block_edges)
 }
 END_TEST
 
+/* An array's elements, after its '[': mostly objects and arrays, in the
+ * usual gaps (blanks, a comma, blanks), now and then a string, a number or
+ * a gap with something else in it (", 5,"), as cm_jscan_elements must
+ * hand back to its caller.  STARTS: where each element begins. */
+static size_t *starts;
+static struct doc make_array(unsigned values)
+{
+	static const char *gaps[] = {",", ", ", ",\n", " ,\n  ", ",\t", "\n,\n"};
+	struct doc d = {0};
+	free(starts);
+	starts = malloc(values * sizeof *starts);
+	for (unsigned v = 0; v < values; v++) {
+		if (v) {
+			const char *g = gaps[rnd(6)];
+			put(&d, g, strlen(g));
+		}
+		starts[v] = d.len;
+		gen_kind(&d, 1, rnd(12) == 0 ? rnd(2) : 2 + rnd(2));
+		if (d.n == d.ncap) {
+			d.ncap = 2 * d.ncap + 16;
+			d.ends = realloc(d.ends, d.ncap * sizeof *d.ends);
+		}
+		d.ends[d.n++] = d.len;
+	}
+	put(&d, "]", 1);
+	return d;
+}
+
+/* Cut the array D in chunks of CHUNK bytes as docsplit.c does: containers
+ * by cm_jscan_elements (at most MAX a call, stopping at STOP bytes into a
+ * chunk when STOP is not 0), anything else element by element.  Every
+ * element must start and end where it was made to.  Returns the number
+ * found. */
+static size_t scan_array(const struct doc *d, size_t chunk, size_t max, size_t stop)
+{
+	size_t base = 0, found = 0, start = 0;
+	int in_elem = 0; /* 1 in a container, 2 in a string or scalar */
+	cm_jscan sc;
+	uint32_t spans[2 * 16];
+	while (base < d->len) {
+		size_t clen = d->len - base < chunk ? d->len - base : chunk, i = 0;
+		const char *s = d->p + base;
+		while (i < clen) {
+			if (!in_elem) { /* between elements: the gap */
+				if (cm_jscan_ws(s[i]) || s[i] == ',' || s[i] == ']') {
+					i++;
+					continue;
+				}
+				if (base + i != starts[found])
+					ck_abort_msg("element %zu at chunk size %zu: begins at %zu, made to at %zu", found,
+						     chunk, base + i, starts[found]);
+				start = base + i;
+				cm_jscan_begin(&sc, s[i]);
+				in_elem = 2;
+				if (s[i] == '{' || s[i] == '[') {
+					sc.depth = 1;
+					in_elem = 1;
+					i++;
+				}
+			} else if (in_elem == 1 && sc.depth > 0) {
+				uint32_t st = start >= base ? (uint32_t)(start - base) : UINT32_MAX;
+				int after;
+				size_t got = cm_jscan_elements(&sc, s, clen, &i, &st, spans, max, stop ? stop : clen, &after);
+				for (size_t j = 0; j < got; j++) {
+					size_t a = spans[2 * j] == UINT32_MAX ? start : base + spans[2 * j];
+					if (j && spans[2 * j] == UINT32_MAX)
+						ck_abort_msg("a later element marked as begun earlier");
+					if (found >= d->n || a != starts[found] || base + spans[2 * j + 1] != d->ends[found])
+						ck_abort_msg("element %zu at chunk size %zu (max %zu, stop %zu): %zu-%zu, made "
+							     "%zu-%zu", found, chunk, max, stop, a, base + spans[2 * j + 1],
+							     starts[found], d->ends[found]);
+					found++;
+				}
+				if (after)
+					in_elem = 0;
+				else if (got)
+					start = base + st;
+			} else if (cm_jscan_feed(&sc, s, clen, &i)) {
+				if (base + i != d->ends[found])
+					ck_abort_msg("element %zu at chunk size %zu: ends at %zu, made to end at %zu",
+						     found, chunk, base + i, d->ends[found]);
+				found++;
+				in_elem = 0;
+			}
+		}
+		base += clen;
+	}
+	return found;
+}
+
+START_TEST(test_array_elements)
+{
+	static const size_t chunks[] = {1, 2, 3, 7, 16, 31, 63, 64, 65, 100, 127, 128, 129, 200, 1000, 4096};
+	struct doc d;
+	for (int pass = 0; pass < 2; pass++) {
+		/* escapes often (at block edges), then rarely (blocks taken whole) */
+		esc_one_in = pass ? 300 : 6;
+		members_max = pass ? 12 : 6;
+		d = make_array(3000);
+		for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+			ck_assert_uint_eq(scan_array(&d, chunks[c], 16, 0), d.n);
+		ck_assert_uint_eq(scan_array(&d, d.len, 16, 0), d.n);
+		ck_assert_uint_eq(scan_array(&d, d.len, 1, 0), d.n);
+		ck_assert_uint_eq(scan_array(&d, 4096, 5, 700), d.n);
+		ck_assert_uint_eq(scan_array(&d, d.len, 16, 1), d.n);
+		free(d.p);
+		free(d.ends);
+	}
+	esc_one_in = 6;
+	members_max = 6;
+}
+END_TEST
+
 static Suite *jscan_suite(void)
 {
 	Suite *s = suite_create("jscan");
@@ -206,6 +324,7 @@ static Suite *jscan_suite(void)
 	tcase_add_test(tc, test_value_ends_at_every_chunk_size);
 	tcase_add_test(tc, test_backslash_at_block_edges);
 	tcase_add_test(tc, test_long_values_few_escapes);
+	tcase_add_test(tc, test_array_elements);
 	suite_add_tcase(s, tc);
 	return s;
 }

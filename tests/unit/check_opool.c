@@ -7,7 +7,8 @@
  * last context, and it must have run blocks (the workers are made slow so
  * that the ring fills); without it, it must have run none.  A failing block
  * stops the run with its error printed once, on the caller's thread, also
- * when the caller ran it. */
+ * when the caller ran it.  Every block the pool took is handed to the done
+ * hook once, whether it ran or not. */
 #include "check_common.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -64,6 +65,26 @@ static int sink(void *sctx, cm_buf *out)
 	return 0;
 }
 
+/* The done hook (cm_opool_set_done): how many times each block was done
+ * with, and whether it was taken by the pool at all. */
+static int done_count[NBLOCKS], taken[NBLOCKS];
+
+static void done(cm_buf *in)
+{
+	int n;
+	memcpy(&n, in->p, sizeof n);
+	__atomic_add_fetch(&done_count[n], 1, __ATOMIC_RELAXED);
+}
+
+/* Every block the pool took was done with once, run or not (after a
+ * failure), and no other. */
+static void each_done_once(void)
+{
+	for (int n = 0; n < NBLOCKS; n++)
+		if (done_count[n] != taken[n])
+			ck_abort_msg("block %d: taken %d times, done with %d times", n, taken[n], done_count[n]);
+}
+
 /* Run NBLOCKS blocks through a pool of WORKERS (CALLER_HELPS as given),
  * the block FAIL_AT failing (-1: none).  Returns what the pool returned. */
 static cm_opool_stats *run_stats; /* the next run's pool adds its figures here */
@@ -82,17 +103,22 @@ static int run_pool(int workers, int caller_helps, int fail_at, struct ctx *ctx)
 		ctx[i].id = i;
 		wctx[i] = &ctx[i];
 	}
+	memset(done_count, 0, sizeof done_count);
+	memset(taken, 0, sizeof taken);
 	p = cm_opool_new(workers, caller_helps, work, wctx, sink, &the_sink);
 	cm_opool_set_stats(p, run_stats);
+	cm_opool_set_done(p, done);
 	for (int n = 0; n < NBLOCKS && !rc; n++) {
 		cm_buf_put(&in, &n, sizeof n);
 		rc = cm_opool_put(p, &in);
 		if (!rc) /* taken (a failure may refuse it) */
 			ck_assert_uint_eq(in.len, 0);
+		taken[n] = in.len == 0;
 		in.len = 0;
 	}
 	frc = cm_opool_finish(p);
 	cm_buf_free(&in);
+	each_done_once();
 	return rc ? rc : frc;
 }
 
