@@ -83,22 +83,33 @@ static size_t read_pass(cm_input *in, char *text, size_t cap, size_t *lens, uint
 static const size_t sizes[] = {1, 2, 3, 5, 16, 31, 1000, 4096, 65536, 1 << 20};
 enum { PLAIN, GZIP1, GZIP2, NKINDS };
 
+/* The length of the text read at chunk size BS.  Below 16 bytes every
+ * chunk is a handoff of the read-ahead thread for a byte or a few (and a
+ * raw read of as many): 70,001 bytes there made 2.1 million handoffs, nearly
+ * all of this test's time (two minutes on a loaded machine, once more under
+ * ThreadSanitizer in CI).  The prime 8,191 still turns the two-slot ring
+ * over thousands of times, ends the text mid-chunk at 2, 3 and 5 and puts
+ * the second gzip member's magic across two raw reads at 1 byte; the sizes
+ * from 16 up keep 70,001 bytes: more than two of inflate's 32 KiB windows,
+ * and two chunks at 65,536. */
+static size_t text_bytes(size_t bs) { return bs < 16 ? 8191 : TEXT_BYTES; }
+
 /* Loop index I: a chunk size and a kind of text. */
 START_TEST(same_chunks_with_readahead)
 {
-	size_t bs = sizes[_i / NKINDS], zlen = 0, n0, n1;
+	size_t bs = sizes[_i / NKINDS], tn = text_bytes(bs), zlen = 0, n0, n1;
 	int kind = _i % NKINDS, rc0, rc1;
-	char *text = make_text(TEXT_BYTES), *got0 = malloc(TEXT_BYTES), *got1 = malloc(TEXT_BYTES);
-	unsigned char *z = kind == PLAIN ? NULL : gzip_of(text, TEXT_BYTES, kind == GZIP1 ? 1 : 2, &zlen);
-	const char *path = kind == PLAIN ? check_tmpfile_bytes(text, TEXT_BYTES) : check_tmpfile_bytes(z, zlen);
+	char *text = make_text(tn), *got0 = malloc(tn), *got1 = malloc(tn);
+	unsigned char *z = kind == PLAIN ? NULL : gzip_of(text, tn, kind == GZIP1 ? 1 : 2, &zlen);
+	const char *path = kind == PLAIN ? check_tmpfile_bytes(text, tn) : check_tmpfile_bytes(z, zlen);
 	size_t *l0 = malloc(MAXCHUNKS * sizeof *l0), *l1 = malloc(MAXCHUNKS * sizeof *l1);
 	uint64_t *o0 = malloc(MAXCHUNKS * sizeof *o0), *o1 = malloc(MAXCHUNKS * sizeof *o1);
 	cm_input *a = cm_input_open_rewindable(path, bs), *b = cm_input_open_rewindable(path, bs);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	cm_input_readahead(b, 1);
-	n0 = read_pass(a, got0, TEXT_BYTES, l0, o0, MAXCHUNKS, &rc0);
-	n1 = read_pass(b, got1, TEXT_BYTES, l1, o1, MAXCHUNKS, &rc1);
+	n0 = read_pass(a, got0, tn, l0, o0, MAXCHUNKS, &rc0);
+	n1 = read_pass(b, got1, tn, l1, o1, MAXCHUNKS, &rc1);
 	ck_assert_int_eq(rc0, 0);
 	ck_assert_int_eq(rc1, 0);
 	ck_assert_uint_eq(n0, n1);
@@ -107,10 +118,10 @@ START_TEST(same_chunks_with_readahead)
 			ck_abort_msg("chunk %zu: %zu bytes at %llu, with read-ahead %zu at %llu", k, l0[k],
 				     (unsigned long long)o0[k], l1[k], (unsigned long long)o1[k]);
 	}
-	ck_assert(!memcmp(got0, text, TEXT_BYTES));
-	ck_assert(!memcmp(got1, text, TEXT_BYTES));
+	ck_assert(!memcmp(got0, text, tn));
+	ck_assert(!memcmp(got1, text, tn));
 	ck_assert_int_eq(cm_input_is_gzip(b), kind != PLAIN);
-	ck_assert_uint_eq(cm_input_raw_done(b), kind == PLAIN ? TEXT_BYTES : zlen);
+	ck_assert_uint_eq(cm_input_raw_done(b), kind == PLAIN ? tn : zlen);
 	/* asked again at the end: the end again */
 	{
 		const char *d;
@@ -125,10 +136,10 @@ START_TEST(same_chunks_with_readahead)
 		ck_assert_int_eq(cm_input_next(b, &d, &n), 1);
 	}
 	ck_assert_int_eq(cm_input_rewind(b), 0);
-	memset(got1, 0, TEXT_BYTES);
-	ck_assert_uint_eq(read_pass(b, got1, TEXT_BYTES, l1, o1, MAXCHUNKS, &rc1), n0);
+	memset(got1, 0, tn);
+	ck_assert_uint_eq(read_pass(b, got1, tn, l1, o1, MAXCHUNKS, &rc1), n0);
 	ck_assert_int_eq(rc1, 0);
-	ck_assert(!memcmp(got1, text, TEXT_BYTES));
+	ck_assert(!memcmp(got1, text, tn));
 	cm_input_close(a);
 	cm_input_close(b);
 	unlink(path);
@@ -240,9 +251,9 @@ END_TEST
  * Loop index: the chunk size. */
 START_TEST(truncated_gzip)
 {
-	size_t bs = sizes[_i], zlen, n, at = 0;
-	char *text = make_text(TEXT_BYTES), *got = calloc(1, TEXT_BYTES);
-	unsigned char *z = gzip_of(text, TEXT_BYTES, 1, &zlen);
+	size_t bs = sizes[_i], tn = text_bytes(bs), zlen, n, at = 0;
+	char *text = make_text(tn), *got = calloc(1, tn);
+	unsigned char *z = gzip_of(text, tn, 1, &zlen);
 	const char *path = check_tmpfile_bytes(z, zlen - 20), *d;
 	cm_diag_slot slot = {0, NULL};
 	cm_input *in;
@@ -259,7 +270,7 @@ START_TEST(truncated_gzip)
 		ck_assert_int_eq(rc, -1);
 		ck_assert_int_eq(slot.status, CM_EXIT_DATA);
 		ck_assert_ptr_nonnull(strstr(slot.line, "truncated gzip data"));
-		ck_assert(at > 0 && at < TEXT_BYTES);
+		ck_assert(at > 0 && at < tn);
 		ck_assert(!memcmp(got, text, at));
 		cm_diag_drop(&slot);
 		cm_input_close(in);
@@ -284,16 +295,16 @@ END_TEST
  * Loop index I: a chunk size and a kind of text. */
 START_TEST(byte_order_mark_skipped)
 {
-	size_t bs = sizes[_i / 2], zlen = 0, n, at;
+	size_t bs = sizes[_i / 2], tn = text_bytes(bs), zlen = 0, n, at;
 	int gz = _i % 2;
-	char *text = make_text(TEXT_BYTES), *got = malloc(TEXT_BYTES);
-	char *withbom = malloc(TEXT_BYTES + 3);
+	char *text = make_text(tn), *got = malloc(tn);
+	char *withbom = malloc(tn + 3);
 	unsigned char *z;
 	const char *path, *d;
 	memcpy(withbom, "\xef\xbb\xbf", 3);
-	memcpy(withbom + 3, text, TEXT_BYTES);
-	z = gz ? gzip_of(withbom, TEXT_BYTES + 3, 1, &zlen) : NULL;
-	path = gz ? check_tmpfile_bytes(z, zlen) : check_tmpfile_bytes(withbom, TEXT_BYTES + 3);
+	memcpy(withbom + 3, text, tn);
+	z = gz ? gzip_of(withbom, tn + 3, 1, &zlen) : NULL;
+	path = gz ? check_tmpfile_bytes(z, zlen) : check_tmpfile_bytes(withbom, tn + 3);
 	for (int ra = 0; ra < 2; ra++) {
 		cm_input *in = cm_input_open_rewindable(path, bs);
 		cm_input_readahead(in, ra);
@@ -301,15 +312,15 @@ START_TEST(byte_order_mark_skipped)
 			int rc;
 			at = 0;
 			while ((rc = cm_input_next(in, &d, &n)) == 1) {
-				if (cm_input_offset(in) != at + 3 || at + n > TEXT_BYTES)
+				if (cm_input_offset(in) != at + 3 || at + n > tn)
 					ck_abort_msg("a chunk of %zu at offset %llu, after %zu bytes of text", n,
 						     (unsigned long long)cm_input_offset(in), at);
 				memcpy(got + at, d, n);
 				at += n;
 			}
 			ck_assert_int_eq(rc, 0);
-			ck_assert_uint_eq(at, TEXT_BYTES);
-			ck_assert(!memcmp(got, text, TEXT_BYTES));
+			ck_assert_uint_eq(at, tn);
+			ck_assert(!memcmp(got, text, tn));
 			ck_assert_int_eq(cm_input_rewind(in), 0);
 		}
 		cm_input_close(in);
