@@ -92,10 +92,11 @@ static inline void cm_jbuild_begin(cm_jbuild *b, cm_arena *a)
 	b->borrow = 0;
 }
 
-/* Attach a new node to the open container (or make it the root). */
-static inline cm_jval *cm_jbuild_attach(cm_jbuild *b, int type)
+/* Give the node V, zeroed, the TYPE and attach it to the open container
+ * (or make it the root).  Returns V.  (The validator's builder takes its
+ * nodes from runs of its own: jvalid.c.) */
+static inline cm_jval *cm_jbuild_link(cm_jbuild *b, cm_jval *v, int type)
 {
-	cm_jval *v = cm_arena_alloc(b->arena, sizeof *v);
 	memset(v, 0, sizeof *v);
 	v->type = (unsigned char)type;
 	if (b->depth == 0) {
@@ -114,6 +115,12 @@ static inline cm_jval *cm_jbuild_attach(cm_jbuild *b, int type)
 		parent->len++;
 	}
 	return v;
+}
+
+/* Attach a new node to the open container (or make it the root). */
+static inline cm_jval *cm_jbuild_attach(cm_jbuild *b, int type)
+{
+	return cm_jbuild_link(b, cm_arena_alloc(b->arena, sizeof(cm_jval)), type);
 }
 
 /* Add a scalar (type, bytes); returns 0. */

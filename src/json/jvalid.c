@@ -375,35 +375,16 @@ struct nodes {
 	cm_jval *next, *end;
 };
 
-/* cm_jbuild_attach, with the node from the run. */
+/* cm_jbuild_attach, with the node from the run (cm_jbuild_link). */
 static inline cm_jval *build_attach(const struct emit *em, int type)
 {
 	cm_jbuild *b = em->tree;
 	struct nodes *ns = em->nodes;
-	cm_jval *v;
 	if (ns->next == ns->end) {
-		ns->next = cm_arena_alloc(b->arena, NODE_RUN * sizeof *v);
+		ns->next = cm_arena_alloc(b->arena, NODE_RUN * sizeof(cm_jval));
 		ns->end = ns->next + NODE_RUN;
 	}
-	v = ns->next++;
-	memset(v, 0, sizeof *v);
-	v->type = (unsigned char)type;
-	if (b->depth == 0) {
-		b->root = v;
-	} else {
-		cm_jval *parent = b->stack[b->depth - 1];
-		if (parent->type == CM_J_OBJ) {
-			v->key = b->key;
-			v->klen = b->klen;
-		}
-		if (b->tail[b->depth - 1])
-			b->tail[b->depth - 1]->next = v;
-		else
-			parent->kids = v;
-		b->tail[b->depth - 1] = v;
-		parent->len++;
-	}
-	return v;
+	return cm_jbuild_link(b, ns->next++, type);
 }
 
 /* The builder's scalar (cm_jbuild_scalar), not a number: build_number. */
