@@ -50,7 +50,7 @@ static uint64_t made_in_memory, made_in_files;
  * each thread that puts: the joins put from up to 16 threads at once, and
  * one counter that all of them added to went from CPU to CPU at every new
  * entry (the two walks of the 1 GB pair's joins took longer on 8 threads
- * than on 2, run AD in BENCHMARKS.md).  A thread takes a stripe, on a
+ * than on 2, run AD in bench/RUNS.md).  A thread takes a stripe, on a
  * cache line of its own, at its first put; threads past PUT_STRIPES share,
  * so the adds stay atomic. */
 #define PUT_STRIPES 16

@@ -45,7 +45,7 @@
  * rest is byte steps with table lookups.  On this project's shared 2-core
  * machine that is 2.4 to 3 times yajl's speed alone and 3.5 to 5 times that
  * of yajl and jcheck together: 1.2 GB/s on the window, 0.7-0.8 GB/s on a
- * pretty-printed CPU trace (BENCHMARKS.md, bench/jvalid.sh).
+ * pretty-printed CPU trace (bench/RUNS.md, bench/jvalid.sh).
  *
  * Running out of bytes is an answer of its own (SHORT), separate from an
  * error, so that cm_jvalid_prefix can serve a splitter that does not know
