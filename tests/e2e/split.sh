@@ -45,11 +45,22 @@ split_vs_steps() {
 	want=$(for l in $labels; do printf 'm_%s.json%s ' "$l" "$ext"; done)
 	[ "$got" = "$want" ] || fail "$sname: files $got, not $want"
 	mv "$tmp/o" "$tmp/split"
+	steps_same "$sname" "$tmp/split" m_ "$ext" "$labels" "$@"
+}
+
+# steps_same NAME DIR PREFIX EXT LABELS ARGS...: for each label L of LABELS,
+# --steps=L with ARGS to $tmp/o/PREFIX L .json EXT (a fresh $tmp/o) writes
+# the bytes of the split's file of that name in DIR.
+steps_same() {
+	ssname=$1 sdir=$2 prefix=$3 sext=$4 slabels=$5
+	shift 5
+	rm -rf "$tmp/o"
 	mkdir "$tmp/o"
-	for l in $labels; do
-		run "$sname --steps=$l" --steps="$l" "$@" -o "$tmp/o/m_$l.json$ext"
-		cmp -s "$tmp/split/m_$l.json$ext" "$tmp/o/m_$l.json$ext" ||
-			fail "$sname: file $l differs from --steps=$l: $(cmp "$tmp/split/m_$l.json$ext" "$tmp/o/m_$l.json$ext" 2>&1)"
+	for l in $slabels; do
+		f=$prefix$l.json$sext
+		run "$ssname --steps=$l" --steps="$l" "$@" -o "$tmp/o/$f"
+		cmp -s "$sdir/$f" "$tmp/o/$f" ||
+			fail "$ssname: file $l differs from --steps=$l: $(cmp "$sdir/$f" "$tmp/o/$f" 2>&1)"
 	done
 }
 
@@ -158,11 +169,7 @@ if [ -x "$shared/tools/gen_trace" ]; then
 	run gsplit --split=steps:50 -w "$tmp/g.win" -o "$tmp/o/g_%s.json.gz" "$tmp/g.cpu"
 	[ "$(ls "$tmp/o" | wc -l)" -eq 28 ] || fail "$(ls "$tmp/o" | wc -l) files"
 	mv "$tmp/o" "$tmp/gsplit"
-	mkdir "$tmp/o"
-	for l in 1-50 651-700 1351-1352; do
-		run "gsteps $l" --steps=$l -w "$tmp/g.win" -o "$tmp/o/g_$l.json.gz" "$tmp/g.cpu"
-		cmp -s "$tmp/gsplit/g_$l.json.gz" "$tmp/o/g_$l.json.gz" || fail "file $l differs from --steps=$l"
-	done
+	steps_same gsteps "$tmp/gsplit" g_ .gz "1-50 651-700 1351-1352" -w "$tmp/g.win" "$tmp/g.cpu"
 	tcase "gen_trace pair, merge --split=steps:50 with --memory=1M (the tables in files), -j 1 and -j 8 (groups planned side by side): the same files"
 	for how in "" "--memory=1M" "-j 1" "-j 8"; do
 		rm -rf "$tmp/gm$how"
@@ -223,11 +230,7 @@ PY
 	mkdir "$tmp/o"
 	run g2split --split=steps:100 -w "$tmp/g2.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu"
 	mv "$tmp/o" "$tmp/g2split"
-	mkdir "$tmp/o"
-	for l in 1-100 601-700 1301-1352; do
-		run "g2steps $l" --steps=$l -w "$tmp/g2.win" -o "$tmp/o/g_$l.json" "$tmp/g.cpu"
-		cmp -s "$tmp/g2split/g_$l.json" "$tmp/o/g_$l.json" || fail "file $l differs from --steps=$l"
-	done
+	steps_same g2steps "$tmp/g2split" g_ "" "1-100 601-700 1301-1352" -w "$tmp/g2.win" "$tmp/g.cpu"
 	grep -q '"wait_on_cuda_event_record_corr_id":[0-9]' "$tmp/g2split/g_601-700.json" ||
 		fail "file 601-700 has no event sync that found its event"
 else

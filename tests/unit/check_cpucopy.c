@@ -237,6 +237,16 @@ static void fails(const char *path, const cm_cpuplan *plan, const cm_cpucopy_hoo
 	}
 }
 
+/* The copy by PLAN with the layout's records W[0..K) (encoded in B) fails
+ * as fails() says. */
+static void fails_with(const char *path, const cm_cpuplan *plan, const cm_cpucopy_hooks *h, const uint64_t *w,
+		       size_t k, cm_buf *b, const char *what)
+{
+	encode(w, k, b);
+	file_set(plan->layout, b->p, b->len);
+	fails(path, plan, h, what);
+}
+
 /* A layout cut short anywhere, or with two records swapped, fails the
  * copy: status 3 ("changed between the passes"), nothing but a prefix of
  * the right bytes written (the output file does not appear). */
@@ -265,30 +275,22 @@ START_TEST(doctored_layout)
 	/* elements 0 and 1 swapped (their gaps and lengths) */
 	memcpy(w, v, k * sizeof *v);
 	w[20] = v[22], w[21] = v[23], w[22] = v[20], w[23] = v[21];
-	encode(w, k, &b);
-	file_set(plan.layout, b.p, b.len);
-	fails(path, &plan, &h, "elements 0 and 1 swapped");
+	fails_with(path, &plan, &h, w, k, &b, "elements 0 and 1 swapped");
 	/* elements 1 and 2 swapped */
 	memcpy(w, v, k * sizeof *v);
 	w[22] = v[24], w[23] = v[25], w[24] = v[22], w[25] = v[23];
-	encode(w, k, &b);
-	file_set(plan.layout, b.p, b.len);
-	fails(path, &plan, &h, "elements 1 and 2 swapped");
+	fails_with(path, &plan, &h, w, k, &b, "elements 1 and 2 swapped");
 	/* the first two members swapped (their records: tag, key, key length,
 	 * value, value length) */
 	memcpy(w, v, k * sizeof *v);
 	memcpy(w + 1, v + 6, 5 * sizeof *v);
 	memcpy(w + 6, v + 1, 5 * sizeof *v);
-	encode(w, k, &b);
-	file_set(plan.layout, b.p, b.len);
-	fails(path, &plan, &h, "members 0 and 1 swapped");
+	fails_with(path, &plan, &h, w, k, &b, "members 0 and 1 swapped");
 	/* the array's end and the last member's record swapped */
 	memcpy(w, v, k * sizeof *v);
 	memcpy(w + 26, v + 28, 5 * sizeof *v);
 	memcpy(w + 31, v + 26, 2 * sizeof *v);
-	encode(w, k, &b);
-	file_set(plan.layout, b.p, b.len);
-	fails(path, &plan, &h, "the ']' after the member after it");
+	fails_with(path, &plan, &h, w, k, &b, "the ']' after the member after it");
 	/* and the layout as it was still copies */
 	file_set(plan.layout, orig, n);
 	{
