@@ -36,6 +36,7 @@
 #include "base/tmpfile.h"
 #include "io/pgzip.h"
 #include "io/writeback.h"
+#include "io/outwriter.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
@@ -53,6 +54,16 @@
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
 #define OUT_BUFSIZE (256u * 1024u)
+/* With a writing thread: its buffers' size, and all of them together.
+ * 1000 KiB, not 1 MiB: writes of a power of two at its own alignment get
+ * the page cache's large folios, and on the 2-core machine (a VM, whose
+ * free memory goes back to the host) writing into them was sometimes
+ * many times as slow: dd of 460 MB with bs=1M took 0.5-12.6 s (1.7-5.3 s
+ * of system time), bs=4M 0.15-1.7 s, bs=1000K 0.26-0.57 s, every time;
+ * the merge with 1 MiB buffers spent half its CPU in the kernel's copy
+ * (perf), with 1000 KiB 3-4%, as without the thread. */
+#define OUT_WRITE_UNIT ((size_t)1000 << 10)
+#define OUT_WRITE_HELD ((size_t)4000 << 10)
 
 /* Where the bytes go (see the top of the file). */
 enum out_kind {
@@ -78,8 +89,10 @@ struct cm_output {
 	cm_pgz *pgz;  /* gzip output (pgzip.c), or NULL */
 	const cm_output_codec *codec; /* --format=perfetto: the JSON text goes through it */
 	void *pft;                    /* ... the transcoder, or NULL */
-	unsigned char *buf; /* pending plain bytes */
-	size_t len;
+	unsigned char *buf; /* pending plain bytes: OUT_BUFSIZE, or the writer's buffer */
+	size_t len, cap;
+	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
+	unsigned char *own_buf; /* out->buf when it is ours */
 	int failed, pipe_closed;
 	cm_output **tee; /* OUT_TEE: the outputs, not owned */
 	size_t ntee;
@@ -296,6 +309,42 @@ static int open_path(cm_output *out, const char *path)
 
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
 
+/* An environment knob of the benchmarks: "0" or "1" forces the choice,
+ * anything else (or none) leaves DEFLT. */
+static int knob(const char *name, int deflt)
+{
+	const char *v = getenv(name);
+	return v && !strcmp(v, "0") ? 0 : v && !strcmp(v, "1") ? 1 : deflt;
+}
+
+/* With THREADS jobs of 4 or more, a writing thread (outwriter.c) and,
+ * for an -o file, a write-back thread (writeback.c); with fewer, every
+ * core is busy making the output already, and a thread more would only
+ * add its switching and its copy (outwriter.c says why it helps at all).
+ * The writing thread only where write(2) copies: a file (an -o file, or
+ * standard output redirected to one), a pipe or a socket; not a device
+ * such as /dev/null, where it costs nothing to copy.  A failure to make
+ * either thread leaves the writing here. */
+static void start_threads(cm_output *out, int threads)
+{
+	const char *unit_env = getenv("CUPTIMERGE_WRITE_UNIT");
+	size_t unit = OUT_WRITE_UNIT;
+	struct stat st;
+	int copies;
+	if (out->kind == OUT_NONE || out->kind == OUT_TEE || fstat(out->fd, &st) < 0)
+		return;
+	if (unit_env && atol(unit_env) >= 4 && atol(unit_env) <= 65536)
+		unit = (size_t)atol(unit_env) << 10;
+	if (knob("CUPTIMERGE_WBTHREAD", threads >= 4))
+		cm_wback_thread(&out->wb);
+	copies = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	if (knob("CUPTIMERGE_WRITER", threads >= 4 && copies) &&
+	    (out->aw = cm_owriter_new(out->fd, &out->wb, unit, (int)(OUT_WRITE_HELD / unit)))) {
+		out->buf = cm_owriter_buf(out->aw);
+		out->cap = unit;
+	}
+}
+
 cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 {
 	cm_output *out = calloc(1, sizeof *out);
@@ -303,7 +352,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
 	out->fd = -1;
 	cm_wback_init(&out->wb, -1);
-	out->buf = malloc(OUT_BUFSIZE);
+	out->buf = out->own_buf = malloc(OUT_BUFSIZE);
+	out->cap = OUT_BUFSIZE;
 	if (!out->buf)
 		goto nomem;
 	if (!path || !strcmp(path, "-")) {
@@ -314,6 +364,7 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 		cm_output_close(out, 0);
 		return NULL;
 	}
+	start_threads(out, threads);
 	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
 		goto nomem;
 	if ((out->codec = output_codec))
@@ -323,6 +374,18 @@ nomem:
 	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 	cm_output_close(out, 0);
 	return NULL;
+}
+
+/* A write (or its write-back) failed with ERR: report it, unless it is a
+ * closed pipe (the reader is gone: not our error to report).  -1. */
+static int write_failed(cm_output *out, int err)
+{
+	out->failed = 1;
+	if (err == EPIPE && (out->kind == OUT_STDOUT || out->kind == OUT_DIRECT))
+		out->pipe_closed = 1;
+	else
+		cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(err));
+	return -1;
 }
 
 /* write(2) all of P, retrying short writes, and start its write-back
@@ -335,22 +398,47 @@ static int write_all(cm_output *out, const unsigned char *p, size_t n)
 		ssize_t w = write(out->fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0) {
-			out->failed = 1;
-			if (errno == EPIPE && (out->kind == OUT_STDOUT || out->kind == OUT_DIRECT)) {
-				out->pipe_closed = 1; /* the reader is gone: not our error to report */
-				return -1;
-			}
-			cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(errno));
-			return -1;
-		}
+		if (w < 0)
+			return write_failed(out, errno);
 		p += w;
 		n -= (size_t)w;
 	}
-	if ((err = cm_wback_wrote(&out->wb, len)) != 0) {
-		out->failed = 1;
-		cm_error(CM_EXIT_IO, out->shown, -1, "write error: %s", strerror(err));
-		return -1;
+	if ((err = cm_wback_wrote(&out->wb, len)) != 0)
+		return write_failed(out, err);
+	return 0;
+}
+
+/* Write the buffer's plain bytes, or hand them to the writing thread (its
+ * next buffer becomes ours); with FINISH, wait until that thread has
+ * written all.  0 or -1. */
+static int hand_over(cm_output *out, int finish)
+{
+	int rc;
+	if (!out->aw) {
+		rc = write_all(out, out->buf, out->len);
+		out->len = 0;
+		return rc;
+	}
+	rc = cm_owriter_put(out->aw, out->len);
+	out->buf = cm_owriter_buf(out->aw);
+	out->len = 0;
+	if (rc == 0 && finish)
+		rc = cm_owriter_drain(out->aw);
+	return rc ? write_failed(out, rc) : 0;
+}
+
+/* Append N plain bytes at P to the buffer, handing it on whenever full.
+ * 0 or -1. */
+static int put_plain(cm_output *out, const unsigned char *p, size_t n)
+{
+	while (n) {
+		size_t room = out->cap - out->len, k = n < room ? n : room;
+		memcpy(out->buf + out->len, p, k);
+		out->len += k;
+		p += k;
+		n -= k;
+		if (out->len == out->cap && hand_over(out, 0) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -359,7 +447,8 @@ static int write_all(cm_output *out, const unsigned char *p, size_t n)
  * write_all reports as it does for plain output).  0 or -1. */
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
 {
-	return write_all(ctx, p, n);
+	cm_output *out = ctx;
+	return out->aw ? put_plain(out, p, n) : write_all(out, p, n);
 }
 
 /* After pgzip returned RC (not CM_PGZ_OK): the run has failed; report what
@@ -385,11 +474,12 @@ static int flush_buf(cm_output *out, int finish)
 		return -1;
 	if (out->pgz) { /* cm_output_write hands it everything at once */
 		rc = finish ? cm_pgz_finish(out->pgz) : CM_PGZ_OK;
-		return rc == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
+		if (rc != CM_PGZ_OK)
+			return pgz_failed(out, rc);
+		if (!finish || !out->aw)
+			return 0; /* the sink wrote it, or put it in the buffer */
 	}
-	rc = write_all(out, out->buf, out->len);
-	out->len = 0;
-	return rc;
+	return hand_over(out, finish);
 }
 
 int cm_output_write(cm_output *out, const void *data, size_t len)
@@ -417,7 +507,7 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	}
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
-	if (len >= OUT_BUFSIZE) {
+	if (len >= OUT_BUFSIZE && !out->aw) {
 		/* a large piece (the merge hands over its 1 MiB blocks) goes out
 		 * as it is, after what is buffered: a copy into the buffer first
 		 * cost a memcpy of the whole output */
@@ -425,16 +515,7 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 			return -1;
 		return write_all(out, p, len);
 	}
-	while (len) {
-		size_t room = OUT_BUFSIZE - out->len, n = len < room ? len : room;
-		memcpy(out->buf + out->len, p, n);
-		out->len += n;
-		p += n;
-		len -= n;
-		if (out->len == OUT_BUFSIZE && flush_buf(out, 0) < 0)
-			return -1;
-	}
-	return 0;
+	return put_plain(out, p, len);
 }
 
 /* Give the finished unnamed file (OUT_UNNAMED) the name out->target:
@@ -497,6 +578,11 @@ int cm_output_close(cm_output *out, int ok)
 		ok = 0;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
 	out->pgz = NULL;
+	cm_owriter_free(out->aw); /* drained when OK; else what is left is dropped */
+	out->aw = NULL;
+	if ((rc = cm_wback_end(&out->wb)) != 0 && ok && !out->failed)
+		write_failed(out, rc);
+	rc = 0;
 	if (out->failed)
 		ok = 0;
 	switch (out->kind) {
@@ -550,7 +636,7 @@ int cm_output_close(cm_output *out, int ok)
 	free(out->path);
 	free(out->target);
 	free(out->tmp_path);
-	free(out->buf);
+	free(out->own_buf);
 	free(out);
 	return rc;
 }

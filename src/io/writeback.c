@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* 8 MiB a step: a call a few milliseconds of disk, large enough to cost
@@ -75,6 +76,7 @@ void cm_wback_init(cm_wback *wb, int fd)
 	wb->fd = fd;
 	wb->pos = wb->queued = wb->waited = 0;
 	wb->lag = CM_WBACK_LAG;
+	wb->th = NULL;
 	if (env && *env) {
 		mib = strtoll(env, &end, 10);
 		if (!*end && mib == 0)
@@ -102,7 +104,117 @@ static int range(int fd, int64_t from, int64_t to, unsigned flags)
 }
 #endif
 
+/* The write-back thread (cm_wback_thread): the writer only counts, under
+ * MU; the thread starts the steps and waits for the lagging ones, as the
+ * writer did, with MU released. */
+struct cm_wback_th {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t more; /* the writer wrote (or stops): for the thread */
+	pthread_cond_t less; /* the thread finished a step or failed: for the writer */
+	int64_t pos;         /* what the writer wrote: the thread copies it to wb->pos */
+	int64_t waited;      /* wb->waited, as the writer may read it */
+	int stop;
+	int err;             /* a write-back error for the writer to return, once */
+	int done;            /* the thread stopped (an error, or the file does not take it) */
+};
+
+static int wrote_inline(cm_wback *wb, uint64_t n);
+
 int cm_wback_wrote(cm_wback *wb, uint64_t n)
+{
+	struct cm_wback_th *t = wb->th;
+	int err;
+	if (!t)
+		return wrote_inline(wb, n);
+	pthread_mutex_lock(&t->mu);
+	t->pos += (int64_t)n;
+	pthread_cond_signal(&t->more);
+	/* the disk lags too far: hold the writer, as the inline wait does */
+	while (!t->done && t->pos - t->waited > CM_WBACK_HOLD * wb->lag)
+		pthread_cond_wait(&t->less, &t->mu);
+	err = t->err;
+	t->err = 0;
+	pthread_mutex_unlock(&t->mu);
+	return err;
+}
+
+/* The thread: follow t->pos with wrote_inline's steps, MU released while
+ * it calls the kernel (wb->queued and ->waited are written here only, and
+ * read by the writer under MU). */
+static void *wback_main(void *arg)
+{
+	cm_wback *wb = arg;
+	struct cm_wback_th *t = wb->th;
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		int64_t pos = t->pos, upto = pos / MIN_STEP * MIN_STEP, n;
+		int err;
+		if (t->stop)
+			break;
+		if (upto - wb->queued < step_at(pos)) {
+			pthread_cond_wait(&t->more, &t->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&t->mu);
+		n = pos - wb->pos;
+		err = wrote_inline(wb, (uint64_t)n);
+		pthread_mutex_lock(&t->mu);
+		t->waited = wb->waited;
+		if (err || wb->fd < 0) {
+			t->err = err;
+			t->done = 1;
+		}
+		pthread_cond_broadcast(&t->less);
+		if (t->done)
+			break;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+void cm_wback_thread(cm_wback *wb)
+{
+	struct cm_wback_th *t;
+	if (wb->fd < 0 || wb->th || !(t = calloc(1, sizeof *t)))
+		return;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->more, NULL);
+	pthread_cond_init(&t->less, NULL);
+	t->pos = wb->pos;
+	wb->th = t;
+	if (pthread_create(&t->th, NULL, wback_main, wb) != 0) {
+		wb->th = NULL;
+		pthread_mutex_destroy(&t->mu);
+		pthread_cond_destroy(&t->more);
+		pthread_cond_destroy(&t->less);
+		free(t);
+	}
+}
+
+int cm_wback_end(cm_wback *wb)
+{
+	struct cm_wback_th *t = wb->th;
+	int err;
+	if (!t)
+		return 0;
+	pthread_mutex_lock(&t->mu);
+	t->stop = 1;
+	pthread_cond_signal(&t->more);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->th, NULL);
+	err = t->err;
+	wb->pos = t->pos;
+	wb->th = NULL;
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->more);
+	pthread_cond_destroy(&t->less);
+	free(t);
+	return err;
+}
+
+/* cm_wback_wrote on the writer's thread, or the write-back thread's step. */
+static int wrote_inline(cm_wback *wb, uint64_t n)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
 	int64_t upto;

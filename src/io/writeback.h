@@ -13,6 +13,7 @@
 #define CM_WBACK_MIN ((int64_t)1 << 20)
 #define CM_WBACK_STEP ((int64_t)8 << 20)
 #define CM_WBACK_LAG ((int64_t)64 << 20)
+#define CM_WBACK_HOLD 3
 
 /* Where a file's write-back stands: bytes [0, queued) have been handed to
  * the disk, [0, waited) are on it.  All zero: nothing written yet. */
@@ -22,6 +23,7 @@ typedef struct cm_wback {
 	int64_t queued; /* write-back started up to here */
 	int64_t waited; /* and finished up to here */
 	int64_t lag;    /* the writer waits for what lags more than this */
+	struct cm_wback_th *th; /* cm_wback_thread: the thread that does it, or NULL */
 } cm_wback;
 
 /* Follow FD, a regular file opened for writing at offset 0, which only this
@@ -37,5 +39,16 @@ void cm_wback_init(cm_wback *wb, int fd);
  * errno: a write-back error, which the caller reports as a write error
  * (the wait consumed it: fsync will not report it again). */
 int cm_wback_wrote(cm_wback *wb, uint64_t n);
+
+/* Hand the write-back to a thread of its own (writeback.c says why), so
+ * that cm_wback_wrote only counts: it waits only when the disk lags
+ * CM_WBACK_HOLD times the lag behind the writer, and returns the thread's
+ * write-back error, once.  Does nothing when there is nothing to follow
+ * or no thread can be made (the writer then does it, as above). */
+void cm_wback_thread(cm_wback *wb);
+
+/* The output is complete or abandoned: stop following it (join the
+ * thread).  0, or the errno of a write-back error not yet returned. */
+int cm_wback_end(cm_wback *wb);
 
 #endif
