@@ -60,6 +60,32 @@ if [ -x "$GEN" ] && command -v python3 >/dev/null 2>&1; then
 			sh -c 'trap "" XFSZ; ulimit -f 1024; exec "$@"' sh \
 			$CUPTIMERGE -j $j -w "$tmp/big_win.json" "$tmp/big_cpu.json"
 	done
+	# The output itself cannot grow (its 16 MB against 4 MiB) once the
+	# write phase has begun: from 4 jobs up a writing thread of its own
+	# meets the error (io/outwriter.c) and the thread that made the bytes
+	# reports it.  One line, status 3, the old file kept, nothing beside
+	# it; plain, gzip'd (level 0: as large), and standard output.
+	tcase "one message line when the output cannot grow, -j 1 to 8, -o and >"
+	mkdir "$tmp/efbig"
+	echo old >"$tmp/efbig/out.json"
+	echo old >"$tmp/efbig/out.json.gz"
+	for j in 1 2 4 8; do
+		for notmp in 0 1; do
+			for f in out.json out.json.gz; do
+				z=
+				[ "$f" = out.json ] || z=-z0
+				one_line 3 "^cuptimerge: $tmp/efbig/$f: write error: File too large\$" \
+					env CUPTIMERGE_NO_TMPFILE=$notmp sh -c 'trap "" XFSZ; ulimit -f 4096; exec "$@"' sh \
+					$CUPTIMERGE -j $j $z -w "$tmp/big_win.json" -o "$tmp/efbig/$f" "$tmp/big_cpu.json"
+				[ "$(cat "$tmp/efbig/$f")" = old ] || fail "-j $j -o $f: the old file was not kept"
+				[ "$(ls -A "$tmp/efbig" | wc -l)" -eq 2 ] || fail "-j $j -o $f: left $(ls -A "$tmp/efbig")"
+			done
+		done
+		one_line 3 "^cuptimerge: <stdout>: write error: File too large\$" \
+			sh -c 'trap "" XFSZ; ulimit -f 4096; exec "$@" >"$0"' "$tmp/efbig/stdout.json" \
+			$CUPTIMERGE -j $j -w "$tmp/big_win.json" "$tmp/big_cpu.json"
+		rm -f "$tmp/efbig/stdout.json"
+	done
 	rm -f "$tmp/big_cpu.json" "$tmp/big_win.json"
 else
 	skip "one message line when a temporary file cannot grow" "no gen_trace or python3"
