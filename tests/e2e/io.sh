@@ -57,11 +57,17 @@ ev = [{"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 4242, "tid": 1, "t
        "args": {}} for i in range(60000)]
 json.dump({"baseTimeNanoseconds": 1759300074000000000, "traceEvents": ev}, open(sys.argv[1], "w"))
 PY
-set +e
-( $CUPTIMERGE -w "$W" "$tmp/big.json" 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -c 100 >/dev/null
-set -e
-[ "$(cat "$tmp/rc")" = 0 ] || fail "closed pipe: exit $(cat "$tmp/rc"), wanted 0"
-[ ! -s "$tmp/err" ] || fail "closed pipe: not quiet: $(cat "$tmp/err")"
+# -j 1, 2 write on the threads that make the output, 4 and 8 through a
+# writing thread (io/outwriter.c), plain and gzip'd
+for j in 1 2 4 8; do
+	for z in "" -z1; do
+		set +e
+		( $CUPTIMERGE -j $j $z -w "$W" "$tmp/big.json" 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -c 100 >/dev/null
+		set -e
+		[ "$(cat "$tmp/rc")" = 0 ] || fail "closed pipe, -j $j $z: exit $(cat "$tmp/rc"), wanted 0"
+		[ ! -s "$tmp/err" ] || fail "closed pipe, -j $j $z: not quiet: $(cat "$tmp/err")"
+	done
+done
 
 # F30: a replaced file keeps its permission bits (a private trace stays
 # private), with O_TMPFILE and with the named temporary file; a new file
