@@ -126,6 +126,54 @@ START_TEST(test_env)
 }
 END_TEST
 
+/* On a thread of its own (cm_wback_thread): the writer only counts, and
+ * waits only when the disk lags CM_WBACK_HOLD lags behind it; at the end
+ * every whole step was started.  A pipe turns the thread off without an
+ * error, and the writer does not wait for it. */
+START_TEST(test_thread)
+{
+	char path[] = "/tmp/cuptimerge-check-wb.XXXXXX";
+	int fd = mkstemp(path), p[2];
+	int64_t total = 0;
+	cm_wback wb;
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	setenv("CUPTIMERGE_WRITEBACK", "1", 1); /* a lag of 1 MiB: the hold is reached */
+	cm_wback_init(&wb, fd);
+	unsetenv("CUPTIMERGE_WRITEBACK");
+	cm_wback_thread(&wb);
+	ck_assert_ptr_nonnull(wb.th);
+	for (int i = 0; i < 24; i++) {
+		ck_assert_int_eq(put(&wb, fd, (size_t)(1 << 20) + 5), 0);
+		total += (1 << 20) + 5;
+	}
+	ck_assert_int_eq(cm_wback_end(&wb), 0);
+	ck_assert_ptr_null(wb.th);
+	ck_assert_int_eq(wb.pos, total);
+	/* the writer went on only while the disk lagged at most the hold */
+	ck_assert_int_ge(wb.waited, total - CM_WBACK_HOLD * ((int64_t)1 << 20));
+	ck_assert_int_le(wb.waited, wb.queued);
+	ck_assert_int_le(wb.queued, total / CM_WBACK_MIN * CM_WBACK_MIN);
+	ck_assert_int_eq(fsync(fd), 0);
+	close(fd);
+
+	ck_assert_int_eq(pipe(p), 0);
+	cm_wback_init(&wb, p[1]);
+	cm_wback_thread(&wb);
+	for (int i = 0; i < 4 * CM_WBACK_HOLD; i++) /* four holds: no wait on a thread that stopped */
+		ck_assert_int_eq(cm_wback_wrote(&wb, (uint64_t)CM_WBACK_LAG), 0);
+	ck_assert_int_eq(cm_wback_end(&wb), 0);
+	ck_assert_int_eq(wb.queued, 0);
+	close(p[0]);
+	close(p[1]);
+	/* nothing to follow: no thread */
+	cm_wback_init(&wb, -1);
+	cm_wback_thread(&wb);
+	ck_assert_ptr_null(wb.th);
+	ck_assert_int_eq(cm_wback_end(&wb), 0);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("writeback");
@@ -134,6 +182,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_steps_and_lag);
 	tcase_add_test(tc, test_pipe_and_none);
 	tcase_add_test(tc, test_env);
+	tcase_add_test(tc, test_thread);
 	suite_add_tcase(s, tc);
 	return s;
 }
