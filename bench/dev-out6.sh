@@ -53,11 +53,14 @@ export OUT6=$O
 echo "== bench/dev-out6.sh on $(nproc) CPUs, $(df -h "$D" | tail -n 1 | awk '{print $1, $2}'), $(uname -r)"
 for round in 1 2; do
 	echo "-- round $round ($(elapsed) ms)"
-	for v in old wbt new newal nowb; do
-		one $v file
-	done
+	# the deciding pairs first, in case the time runs out
+	one old file
+	one new file
 	one old redirect
 	one new redirect
+	one newal file
+	one nowb file
+	one wbt file
 	one new null
 done
 rm -f "$O"
