@@ -29,7 +29,14 @@
  * (one beside the merge with -j 1), pigz's way, and this file's write_all,
  * on the caller's thread, writes them in order (pgzip.c's essay says how).
  * The blocks do not depend on the number of threads, so neither do the
- * compressed bytes. */
+ * compressed bytes.
+ *
+ * From 4 jobs up the bytes, plain or compressed, go through a writing
+ * thread (outwriter.c) instead of write_all: the callers copy them into
+ * its buffers and go on while it pays write(2)'s copy, and an -o file's
+ * write-back has a thread of its own (writeback.c).  A write error found
+ * there is reported by the next call here, on the caller's thread, as
+ * write_all would have. */
 #include "config.h"
 #include "io/output.h"
 #include "io/outname.h"

@@ -22,6 +22,15 @@
  * as a slow disk would stop them at the end anyway; the lag keeps a burst of
  * output from waiting for the disk at all.
  *
+ * From 4 jobs up (output.c) all of this runs on a thread of its own
+ * (cm_wback_thread): starting a step is not free (the kernel walks the
+ * pages, allocates the blocks of delayed allocation and builds the
+ * requests on the calling thread, and blocks when the disk's queue is
+ * full), and the writer was the thread the renderers waited for.  The
+ * writer then only counts, and waits only when the disk lags
+ * CM_WBACK_HOLD lags (192 MiB) behind it: the dirty pages stay bounded
+ * all the same.
+ *
  * sync_file_range makes no promise about the metadata and the disk's
  * cache: it is only a head start, the fsync at the end still decides.
  * But its wait consumes a write-back error (the file's error cursor
