@@ -61,17 +61,6 @@
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
 #define OUT_BUFSIZE (256u * 1024u)
-/* With a writing thread: its buffers' size, and all of them together.
- * 1000 KiB, not 1 MiB: writes of a power of two at its own alignment get
- * the page cache's large folios, and on the 2-core machine (a VM, whose
- * free memory goes back to the host) writing into them was sometimes
- * many times as slow: dd of 460 MB with bs=1M took 0.5-12.6 s (1.7-5.3 s
- * of system time), bs=4M 0.15-1.7 s, bs=1000K 0.26-0.57 s, every time;
- * the merge with 1 MiB buffers spent half its CPU in the kernel's copy
- * (perf), with 1000 KiB 3-4%, as without the thread. */
-#define OUT_WRITE_UNIT ((size_t)1000 << 10)
-#define OUT_WRITE_HELD ((size_t)4000 << 10)
-
 /* Where the bytes go (see the top of the file). */
 enum out_kind {
 	OUT_NONE,    /* not open (an -o that failed to open): nothing to close */
@@ -316,39 +305,15 @@ static int open_path(cm_output *out, const char *path)
 
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
 
-/* An environment knob of the benchmarks: "0" or "1" forces the choice,
- * anything else (or none) leaves DEFLT. */
-static int knob(const char *name, int deflt)
-{
-	const char *v = getenv(name);
-	return v && !strcmp(v, "0") ? 0 : v && !strcmp(v, "1") ? 1 : deflt;
-}
-
-/* With THREADS jobs of 4 or more, a writing thread (outwriter.c) and,
- * for an -o file, a write-back thread (writeback.c); with fewer, every
- * core is busy making the output already, and a thread more would only
- * add its switching and its copy (outwriter.c says why it helps at all).
- * The writing thread only where write(2) copies: a file (an -o file, or
- * standard output redirected to one), a pipe or a socket; not a device
- * such as /dev/null, where it costs nothing to copy.  A failure to make
- * either thread leaves the writing here. */
+/* From 4 jobs, the writing and write-back threads (outwriter.h). */
 static void start_threads(cm_output *out, int threads)
 {
-	const char *unit_env = getenv("CUPTIMERGE_WRITE_UNIT");
-	size_t unit = OUT_WRITE_UNIT;
-	struct stat st;
-	int copies;
-	if (out->kind == OUT_NONE || out->kind == OUT_TEE || fstat(out->fd, &st) < 0)
+	size_t unit;
+	if (out->kind == OUT_NONE || out->kind == OUT_TEE)
 		return;
-	if (unit_env && atol(unit_env) >= 4 && atol(unit_env) <= 65536)
-		unit = (size_t)atol(unit_env) << 10;
-	if (knob("CUPTIMERGE_WBTHREAD", threads >= 4))
-		cm_wback_thread(&out->wb);
-	copies = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
-	if (knob("CUPTIMERGE_WRITER", threads >= 4 && copies) &&
-	    (out->aw = cm_owriter_new(out->fd, &out->wb, unit, (int)(OUT_WRITE_HELD / unit)))) {
+	if ((out->aw = cm_owriter_start(out->fd, &out->wb, threads, &unit))) {
 		out->buf = cm_owriter_buf(out->aw);
-		out->cap = unit;
+		out->cap = unit; /* the writer's buffers replace ours */
 	}
 }
 

@@ -23,7 +23,22 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The buffers' size, and all of them together.  1000 KiB, not 1 MiB:
+ * writes of a power of two at its own alignment get the page cache's
+ * large folios, and on the 2-core machine (a VM, whose free memory goes
+ * back to the host) writing into them was sometimes many times as slow:
+ * dd of 460 MB with bs=1M took 0.5-12.6 s (1.7-5.3 s of system time),
+ * bs=4M 0.15-1.7 s, bs=1000K 0.26-0.57 s, every time; the merge with
+ * 1 MiB buffers spent half its CPU in the kernel's copy (perf), with
+ * 1000 KiB 3-4%, as without the thread. */
+#define UNIT ((size_t)1000 << 10)
+#define HELD ((size_t)4000 << 10)
+/* The jobs from which the writing and write-back threads are made. */
+#define THREADS_JOBS 4
 
 struct cm_owriter {
 	int fd;
@@ -87,6 +102,40 @@ static void *writer_main(void *arg)
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
+}
+
+/* An environment knob of the benchmarks: "0" or "1" forces the choice,
+ * anything else (or none) leaves DEFLT. */
+static int knob(const char *name, int deflt)
+{
+	const char *v = getenv(name);
+	return v && !strcmp(v, "0") ? 0 : v && !strcmp(v, "1") ? 1 : deflt;
+}
+
+/* With 4 jobs or more, a writing thread and, for an -o file, a write-back
+ * thread; with fewer, every core is busy making the output already, and a
+ * thread more would only add its switching and the copy.  The writing
+ * thread only where write(2) copies: a file (an -o file, or standard
+ * output redirected to one), a pipe or a socket; not a device such as
+ * /dev/null, where nothing is copied.  A failure to make either thread
+ * leaves the work where it was. */
+cm_owriter *cm_owriter_start(int fd, cm_wback *wb, int threads, size_t *unit)
+{
+	const char *env = getenv("CUPTIMERGE_WRITE_UNIT");
+	struct stat st;
+	int copies;
+	cm_owriter *w = NULL;
+	*unit = UNIT;
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	if (env && atol(env) >= 4 && atol(env) <= 65536)
+		*unit = (size_t)atol(env) << 10;
+	if (knob("CUPTIMERGE_WBTHREAD", threads >= THREADS_JOBS))
+		cm_wback_thread(wb);
+	copies = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	if (knob("CUPTIMERGE_WRITER", threads >= THREADS_JOBS && copies))
+		w = cm_owriter_new(fd, wb, *unit, (int)(HELD / *unit));
+	return w;
 }
 
 cm_owriter *cm_owriter_new(int fd, cm_wback *wb, size_t unit, int nbuf)

@@ -14,6 +14,12 @@ typedef struct cm_owriter cm_owriter;
  * when the buffers or the thread cannot be had: the caller writes itself. */
 cm_owriter *cm_owriter_new(int fd, cm_wback *wb, size_t unit, int nbuf);
 
+/* The threads an output of FD gets with THREADS jobs (outwriter.c says
+ * which, and cuptimerge(1), ENVIRONMENT, how to choose): the write-back of
+ * WB on a thread (cm_wback_thread), and a writer returned with its buffers'
+ * size in *UNIT, or NULL. */
+cm_owriter *cm_owriter_start(int fd, cm_wback *wb, int threads, size_t *unit);
+
 /* The buffer the caller fills next: UNIT bytes. */
 unsigned char *cm_owriter_buf(cm_owriter *w);
 
