@@ -26,19 +26,7 @@
 #include <sched.h>
 #include <string.h>
 
-enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 
-/* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
- * (put_id), the interned data and the body (a 32-bit length each, then the
- * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
- * head alone, comes first: the earliest time of the batch in its ts. */
-struct head {
-	unsigned char kind, cleared, ph, pad[5];
-	int64_t off, ts, dur;
-};
-
-/* No value: the member is missing. */
-#define ID_MISSING 0xff
 
 void cm_pfbatch_add(cm_buf *b, const char *s, size_t n, int64_t offset)
 {
@@ -78,21 +66,6 @@ static void put_id(cm_buf *b, const cm_jval *v)
 		put_len_bytes(b, "", 0);
 }
 
-static const char *get_len_bytes(const char *p, const char **s, uint32_t *n)
-{
-	memcpy(n, p, sizeof *n);
-	*s = p + sizeof *n;
-	return *s + *n;
-}
-
-/* The value put_id wrote at P in *V (*VP: V, or NULL when missing). */
-static const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
-{
-	memset(v, 0, sizeof *v);
-	v->type = (unsigned char)*p;
-	*vp = v->type == ID_MISSING ? NULL : v;
-	return get_len_bytes(p + 1, &v->s, &v->len);
-}
 
 /* One element S[0..N) at OFF into a record in OUT. */
 static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *out)
@@ -115,6 +88,7 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	*(char *)phs = (char)h.ph;
 	switch (h.ph) {
 	case 'C': /* its time, for the batch's earliest (the sink checks it) */
+		w->batch_counters = 1;
 		if (ev.ts && ev.ts->type == CM_J_NUM && !cm_pf_us_to_ns(ev.ts->s, ev.ts->len, &h.ts) && h.ts >= 0 &&
 		    h.ts < w->batch_min)
 			w->batch_min = h.ts;
@@ -207,6 +181,7 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	w->cleared = 1;
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
+	w->batch_counters = 0;
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
@@ -221,6 +196,7 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 		i += n;
 	}
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
+	base.pad[0] = (unsigned char)w->batch_counters; /* the sink's way (cm_pfbatch_apply) */
 	memcpy(out->p + at, &base, sizeof base);
 	return 0;
 }
@@ -291,25 +267,16 @@ static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, con
  * for any -j: the shards and what each does in what order depend on the
  * records alone. */
 
-/* A slice of the batch: its thread track's uuid (0: not made before the
- * batch, placed with the packets), its times, its shard and its lane. */
-struct job {
-	uint64_t thread;
-	int64_t b, e;
-	unsigned shard, lane;
-	int done; /* the lane is placed (set atomically: see place_jobs) */
-};
 
-static unsigned shard_of(uint64_t uuid)
+unsigned shard_of(uint64_t uuid)
 {
 	return (unsigned)((uuid * 0x9E3779B97F4A7C15u) >> 32) % CM_PF_SHARDS;
 }
 
 /* A member's part (cm_pfcrew_fn): its shards' slices placed, in order,
  * each job's flag set once its lane is. */
-static void place_shards(void *arg, int k)
+void cm_pf_place_shards(cm_pfev *e, int k)
 {
-	cm_pfev *e = arg;
 	struct job *j = (struct job *)e->jobs.p;
 	size_t i, nj = e->jobs.len / sizeof *j;
 	unsigned shards = e->crew_shards[k];
@@ -320,6 +287,24 @@ static void place_shards(void *arg, int k)
 			j[i].lane = cm_pflanes_place(e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
 			__atomic_store_n(&j[i].done, 1, __ATOMIC_RELEASE);
 		}
+}
+
+/* The crew's work (cm_pfcrew_fn): member K's part of the round. */
+static void crew_run(void *arg, int k)
+{
+	cm_pfev *e = arg;
+	if (e->crew_task)
+		cm_pfseg_write(e, k);
+	else
+		cm_pf_place_shards(e, k);
+}
+
+int cm_pf_crew(cm_pfev *e)
+{
+	int most = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS;
+	if (most < 2 || (!e->crew && !(e->crew = cm_pfcrew_new(most, crew_run, e))))
+		return 1;
+	return cm_pfcrew_size(e->crew);
 }
 
 /* Place the jobs of threads found: on the sink's thread (few slices, or
@@ -337,10 +322,9 @@ static void place_jobs(cm_pfev *e)
 	for (i = 0; i < nj; i++)
 		if (j[i].thread && !count[j[i].shard]++)
 			busy++;
-	if (nj < e->shard_min || most < 2 || !busy ||
-	    (!e->crew && !(e->crew = cm_pfcrew_new(most, place_shards, e)))) {
+	if (nj < e->shard_min || most < 2 || !busy || cm_pf_crew(e) < 2) {
 		e->crew_shards[0] = (1u << CM_PF_SHARDS) - 1; /* all, on this thread */
-		place_shards(e, 0);
+		cm_pf_place_shards(e, 0);
 		return;
 	}
 	n = cm_pfcrew_size(e->crew) - 1; /* members 1..n: the sink writes the packets */
@@ -361,6 +345,7 @@ static void place_jobs(cm_pfev *e)
 		load[m] += count[best];
 		count[best] = 0;
 	}
+	e->crew_task = 0;
 	cm_pfcrew_go(e->crew);
 	e->placing = 1;
 }
@@ -368,19 +353,28 @@ static void place_jobs(cm_pfev *e)
 /* Wait for the crew to have placed the batch's lanes, if it places them. */
 static void lanes_wait(cm_pfev *e)
 {
+	double t;
 	if (!e->placing)
 		return;
+	t = cm_now_s();
 	cm_pfcrew_wait(e->crew);
+	e->lane_wait += cm_now_s() - t;
 	e->placing = 0;
 }
 
-/* The lane of job J (a thread made before the batch), once placed. */
-static unsigned job_lane(const struct job *j)
+/* The lane of job J (a thread made before the batch), once placed; the
+ * time waited for it added to E's figures. */
+static unsigned job_lane(cm_pfev *e, const struct job *j)
 {
 	unsigned spins = 0;
+	double t;
+	if (__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		return j->lane;
+	t = cm_now_s();
 	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
 		if (++spins > 64) /* the crew is behind: let it run */
 			sched_yield();
+	e->lane_wait += cm_now_s() - t;
 	return j->lane;
 }
 
@@ -389,7 +383,7 @@ static unsigned job_lane(const struct job *j)
  * sequence's next clearing (the batch's first packet): its events then
  * write no track uuid.  (A sequence a thread, each with its thread as the
  * default, would save more but define the strings again on each.) */
-static void busiest(cm_pfev *e)
+void cm_pf_busiest(cm_pfev *e)
 {
 	const struct job *j = (const struct job *)e->jobs.p;
 	size_t i, nj = e->jobs.len / sizeof *j, n = (size_t)e->next_uuid;
@@ -440,7 +434,7 @@ static void find_lanes(cm_pfev *e, const cm_buf *rec)
 		}
 	}
 	place_jobs(e);
-	busiest(e);
+	cm_pf_busiest(e);
 }
 
 /* Place the record H (PID, TID, its interned data and body): its track;
@@ -461,7 +455,7 @@ static int place(cm_pfev *e, const struct head *h, const cm_jval *pid, const cm_
 	case K_SLICE:
 		if (!j->thread) /* a thread new in the batch: its shard, once the crew is done */
 			lanes_wait(e);
-		uuid = cm_pf_lane(e, t, j->thread ? job_lane(j)
+		uuid = cm_pf_lane(e, t, j->thread ? job_lane(e, j)
 					      : cm_pflanes_place(e->shard[shard_of(t->uuid)], t->uuid, h->ts,
 								 h->ts + h->dur));
 		event_packet(e, h->ts, i, in, b, bn, uuid);
@@ -502,7 +496,12 @@ static int apply(cm_pfev *e, const cm_buf *rec);
 
 int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
 {
-	int rc = apply(e, rec);
+	struct head base;
+	int rc;
+	memcpy(&base, rec->p, sizeof base); /* K_BASE, first */
+	if (!base.pad[0])
+		return cm_pfseg_apply(e, rec);
+	rc = apply(e, rec);
 	lanes_wait(e); /* the crew is done with the jobs before they change */
 	return rc;
 }

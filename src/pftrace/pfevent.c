@@ -97,6 +97,9 @@ void cm_pfev_free(cm_pfev *e)
 	for (i = 0; i < CM_PF_SHARDS; i++)
 		cm_pflanes_free(e->shard[i]);
 	cm_buf_free(&e->jobs);
+	cm_buf_free(&e->places);
+	for (i = 0; i < CM_PF_SHARDS; i++)
+		cm_buf_free(&e->seg_out[i]);
 	cm_buf_free(&e->counts);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);

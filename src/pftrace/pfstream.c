@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Pass the protobuf bytes on once this many are made. */
 #define PFT_FLUSH (256u * 1024u)
@@ -64,6 +65,7 @@ struct cm_pft {
 	cm_buf key;       /* a key's text, quotes and all */
 	cm_buf elem;      /* an element cut by a piece's end */
 	int64_t elem_off; /* where the element began */
+	size_t elem_at;   /* ... in the piece being read */
 	int in_events;    /* the member being read is traceEvents */
 	int checked_key;  /* in_events is known for it */
 	cm_arena *arena;  /* for decoding a key with escapes */
@@ -87,7 +89,20 @@ struct cm_pft {
 	cm_buf fill;         /* the chunk the writer fills */
 	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
 	cm_diag_slot slot;   /* the front thread's error */
+	/* for -v (cm_pft_set_verbose): where the time went */
+	cm_opool_stats pst;  /* the pool's */
+	double w_time, w_wait; /* the writer's thread in cm_pft_write; waiting for the front */
+	double f_cpu, f_wait;  /* the front thread's CPU; its waits for chunks */
+	double t_first;        /* when the first text came */
+	double s_cpu;          /* the sink's CPU (batch_sink) */
+	double f_scan;         /* the front thread's CPU in scan (with the batches it ran: f_cpu) */
+	double f_put;          /* ... of it in cm_opool_put (the batches it ran, when the ring is full) */
 };
+
+/* -v: print where the time went, for each transcoder finished. */
+static int pft_verbose;
+
+void cm_pft_set_verbose(int on) { pft_verbose = on; }
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
@@ -153,7 +168,9 @@ static int drain(cm_pft *t, int all)
 	int rc;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
+	double t0 = cm_now_s();
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
+	t->ev->passed += cm_now_s() - t0;
 	t->out.len = 0;
 	return rc;
 }
@@ -167,21 +184,33 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	return cm_pfbatch_encode(w, in, out);
 }
 
+/* The CPU seconds of the calling thread (for -v). */
+static double thread_cpu(void)
+{
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		return 0;
+	return (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
+}
+
 /* The pool's sink, in order: the records placed as packets, passed on. */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
+	double c0 = thread_cpu();
+	int rc;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
-	if (cm_pfbatch_apply(t->ev, out) < 0)
-		return -1;
-	return drain(t, 0);
+	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
+	t->s_cpu += thread_cpu() - c0;
+	return rc;
 }
 
 /* Hand the batch made so far to the pool (made with the first).  0 or -1. */
 static int put_batch(cm_pft *t)
 {
-	int i;
+	int i, rc;
+	double c0;
 	if (!t->batch.len)
 		return 0;
 	if (!t->pool) {
@@ -191,8 +220,13 @@ static int put_batch(cm_pft *t)
 			t->workers[i]->dropping = &t->dropping;
 		}
 		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
+		cm_opool_set_stats(t->pool, &t->pst);
 	}
-	return cm_opool_put(t->pool, &t->batch);
+	c0 = t->front_on ? thread_cpu() : 0;
+	rc = cm_opool_put(t->pool, &t->batch);
+	if (t->front_on)
+		t->f_put += thread_cpu() - c0;
+	return rc;
 }
 
 /* Not a trace document (only where the JSON writer went wrong): -1. */
@@ -215,6 +249,33 @@ static int is_events_key(cm_pft *t, const cm_buf *key)
 	cm_arena_reset(t->arena);
 	v = cm_jval_parse_py(t->arena, key->p, key->len);
 	return cm_jval_streq(v, "traceEvents");
+}
+
+/* In an element that began at S[t->elem_at] (its brace taken), at S[*I]:
+ * that element and those after it in the usual way (", {"), many at a
+ * time (cm_jscan_elements), batched, up to the end of the piece or of
+ * that run; an element cut by the piece's end is copied (t->elem), to go
+ * on with the next piece.  The batches are cut where pfbatch_add's would
+ * be, element by element, so the same whatever the pieces.  0 or -1. */
+static int elements(cm_pft *t, const char *s, size_t n, size_t *i)
+{
+	uint32_t spans[2 * 256], start = (uint32_t)t->elem_at;
+	int after;
+	size_t k, got = cm_jscan_elements(&t->sc, s, n, i, &start, spans, 256, n, &after);
+	for (k = 0; k < got; k++) {
+		cm_pfbatch_add(&t->batch, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k],
+			       t->offset + (int64_t)spans[2 * k]);
+		if (t->batch.len >= t->batch_max && put_batch(t) < 0)
+			return -1;
+	}
+	if (after) { /* the gap after the last is the walk's (S_ELEM_AFTER) */
+		t->st = S_ELEM_AFTER;
+		return 0;
+	}
+	/* the piece ran out inside the one that began at START */
+	t->elem_off = t->offset + (int64_t)start;
+	cm_buf_put(&t->elem, s + start, n - start);
+	return 0;
 }
 
 /* Read the text S[0..N), the next piece of the document: the top level
@@ -312,9 +373,13 @@ static int scan(cm_pft *t, const char *s, size_t n)
 				if (c != '{')
 					return bad(t, t->offset + (int64_t)i, "a traceEvents element that is not an object");
 				cm_jscan_begin(&t->sc, c);
+				t->sc.depth = 1; /* its brace taken: cm_jscan_elements goes on inside it */
 				t->elem.len = 0;
 				t->elem_off = t->offset + (int64_t)i;
+				t->elem_at = i++;
 				t->st = S_ELEM_TEXT;
+				if (elements(t, s, n, &i) < 0)
+					return t->failed = 1, -1;
 			}
 			break;
 		case S_ELEM_TEXT:
@@ -353,14 +418,19 @@ static void *front_main(void *arg)
 	for (;;) {
 		cm_buf *b;
 		int rc = 0;
+		double w = cm_now_s();
 		while (!t->qn && !t->q_end)
 			pthread_cond_wait(&t->cv_take, &t->mu);
+		t->f_wait += cm_now_s() - w;
 		if (!t->qn)
 			break;
 		b = &t->q[t->qhead];
 		pthread_mutex_unlock(&t->mu);
-		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
+		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE)) {
+			double c0 = thread_cpu();
 			rc = scan(t, b->p, b->len);
+			t->f_scan += thread_cpu() - c0;
+		}
 		pthread_mutex_lock(&t->mu);
 		b->len = 0;
 		t->qhead = (t->qhead + 1) % PFT_QUEUE;
@@ -370,6 +440,7 @@ static void *front_main(void *arg)
 		pthread_cond_signal(&t->cv_put);
 	}
 	pthread_mutex_unlock(&t->mu);
+	t->f_cpu = thread_cpu();
 	return NULL;
 }
 
@@ -397,9 +468,11 @@ static int front_stop(cm_pft *t)
 static int front_push(cm_pft *t)
 {
 	int failed;
+	double w = cm_now_s();
 	pthread_mutex_lock(&t->mu);
 	while (t->qn == PFT_QUEUE && !t->front_failed)
 		pthread_cond_wait(&t->cv_put, &t->mu);
+	t->w_wait += cm_now_s() - w;
 	failed = t->front_failed;
 	if (!failed) {
 		cm_buf *slot = &t->q[(t->qhead + t->qn) % PFT_QUEUE], tmp = *slot;
@@ -435,9 +508,22 @@ static int front_start(cm_pft *t)
 	return 0;
 }
 
+static int write_text(cm_pft *t, const char *s, size_t n);
+
 int cm_pft_write(cm_pft *t, const void *data, size_t n)
 {
-	const char *s = data;
+	double t0 = cm_now_s();
+	int rc;
+	if (!t->t_first)
+		t->t_first = t0;
+	rc = write_text(t, data, n);
+	t->w_time += cm_now_s() - t0;
+	return rc;
+}
+
+/* cm_pft_write's work. */
+static int write_text(cm_pft *t, const char *s, size_t n)
+{
 	if (t->wfailed)
 		return -1;
 	/* one thread, or none to be had: the walk is the writer's */
@@ -462,6 +548,25 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 	return 0;
 }
 
+/* -v: where the transcoder's time went (seconds, wall, summed over the
+ * threads of each part; the front thread's in its own CPU time).  The
+ * serial parts are the writer's thread, the front thread and the pool's
+ * sink (one worker at a time): on many cores the busiest of them bounds
+ * the output's wall time. */
+static void report(cm_pft *t)
+{
+	const cm_pfev *e = t->ev;
+	double crew = e->crew ? cm_pfcrew_busy(e->crew) : 0;
+	cm_warn(t->label, -1,
+		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
+		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
+		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s; the sequential part "
+		"%.2f s, %.2f s of its CPU (waiting %.2f s for lanes, passing bytes on %.2f s); lanes placed by the crew in %.2f s",
+		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
+		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, e->lane_wait,
+		e->passed, crew);
+}
+
 int cm_pft_finish(cm_pft *t)
 {
 	int rc;
@@ -484,5 +589,7 @@ int cm_pft_finish(cm_pft *t)
 	cm_pfev_finish(t->ev);
 	if (drain(t, 1) < 0)
 		return t->failed = 1, -1;
+	if (pft_verbose)
+		report(t);
 	return 0;
 }
