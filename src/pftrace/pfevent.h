@@ -123,6 +123,7 @@ struct cm_pfev {
 	 * that waited for lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;
 	double seg_wait;  /* the sink's waiting for the crew's runs of packets */
+	double in_order;  /* pfseg.c's steps on the sink's thread alone (1, and the runs appended) */
 	/* pfseg.c's: the batch's records placed, the runs' buffers, what the
 	 * crew does in a round (0: lanes, 1: runs of packets), the batch's
 	 * clock, and the writing's state after the batch */

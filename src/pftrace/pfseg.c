@@ -357,8 +357,10 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 	size_t nj, np, k;
 	int m;
 	double t;
+	t = cm_pf_cpu_s();
 	if (place_all(e, rec) < 0)
 		return -1;
+	e->in_order += cm_pf_cpu_s() - t;
 	j = (struct job *)e->jobs.p;
 	nj = e->jobs.len / sizeof *j;
 	pl = (struct place *)e->places.p;
@@ -397,8 +399,10 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 		t = cm_now_s();
 		cm_pfcrew_wait(e->crew);
 		e->seg_wait += cm_now_s() - t;
+		t = cm_pf_cpu_s();
 		for (k = 0; k < (size_t)e->nseg; k++)
 			cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
+		e->in_order += cm_pf_cpu_s() - t;
 	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;

@@ -184,25 +184,17 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	return cm_pfbatch_encode(w, in, out);
 }
 
-/* The CPU seconds of the calling thread (for -v). */
-static double thread_cpu(void)
-{
-	struct timespec cpu;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
-		return 0;
-	return (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
-}
 
 /* The pool's sink, in order: the records placed as packets, passed on. */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
-	double c0 = thread_cpu();
+	double c0 = cm_pf_cpu_s();
 	int rc;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
-	t->s_cpu += thread_cpu() - c0;
+	t->s_cpu += cm_pf_cpu_s() - c0;
 	return rc;
 }
 
@@ -222,10 +214,10 @@ static int put_batch(cm_pft *t)
 		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
-	c0 = t->front_on ? thread_cpu() : 0;
+	c0 = t->front_on ? cm_pf_cpu_s() : 0;
 	rc = cm_opool_put(t->pool, &t->batch);
 	if (t->front_on)
-		t->f_put += thread_cpu() - c0;
+		t->f_put += cm_pf_cpu_s() - c0;
 	return rc;
 }
 
@@ -427,9 +419,9 @@ static void *front_main(void *arg)
 		b = &t->q[t->qhead];
 		pthread_mutex_unlock(&t->mu);
 		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE)) {
-			double c0 = thread_cpu();
+			double c0 = cm_pf_cpu_s();
 			rc = scan(t, b->p, b->len);
-			t->f_scan += thread_cpu() - c0;
+			t->f_scan += cm_pf_cpu_s() - c0;
 		}
 		pthread_mutex_lock(&t->mu);
 		b->len = 0;
@@ -440,7 +432,7 @@ static void *front_main(void *arg)
 		pthread_cond_signal(&t->cv_put);
 	}
 	pthread_mutex_unlock(&t->mu);
-	t->f_cpu = thread_cpu();
+	t->f_cpu = cm_pf_cpu_s();
 	return NULL;
 }
 
@@ -561,10 +553,11 @@ static void report(cm_pft *t)
 		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
 		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
 		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s; the sequential part "
-		"%.2f s, %.2f s of its CPU (waiting %.2f s for lanes, passing bytes on %.2f s); lanes placed by the crew in %.2f s",
+		"%.2f s, %.2f s of its CPU: %.2f s of CPU in order, %.2f s placing lanes, %.2f s waiting for the crew's packets, "
+		"passing bytes on %.2f s; the crew busy %.2f s",
 		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
-		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, e->lane_wait,
-		e->passed, crew);
+		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, e->in_order, e->lane_wait,
+		e->seg_wait, e->passed, crew);
 }
 
 int cm_pft_finish(cm_pft *t)
