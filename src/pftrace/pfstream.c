@@ -36,6 +36,8 @@
  * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
+/* Buffers of protobuf the passer thread holds at most. */
+#define PFT_PASS_QUEUE 4
 /* The front thread's chunks of text, and how many wait for it at most. */
 #define PFT_CHUNK (1u << 20)
 #define PFT_QUEUE 4
@@ -89,6 +91,16 @@ struct cm_pft {
 	cm_buf fill;         /* the chunk the writer fills */
 	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
 	cm_diag_slot slot;   /* the front thread's error */
+	/* the passer thread (from -j 2): passes the protobuf on (the sink:
+	 * the file's writes), off the sequential part's thread */
+	int pass_on, p_end, p_failed;
+	pthread_t passer;
+	pthread_mutex_t pmu;
+	pthread_cond_t p_put, p_take;
+	cm_buf pq[PFT_PASS_QUEUE]; /* buffers queued (or being passed), from phead */
+	size_t phead, pn;
+	cm_diag_slot pslot; /* the passer's error */
+	double p_wait;      /* the sequential part waited for the passer */
 	/* for -v (cm_pft_set_verbose): where the time went */
 	cm_opool_stats pst;  /* the pool's */
 	double w_time, w_wait; /* the writer's thread in cm_pft_write; waiting for the front */
@@ -132,6 +144,7 @@ void cm_pft_threads(cm_pft *t, int n)
 }
 
 static int front_stop(cm_pft *t);
+static int pass_stop(cm_pft *t);
 
 void cm_pft_free(cm_pft *t)
 {
@@ -149,6 +162,9 @@ void cm_pft_free(cm_pft *t)
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_opool_finish(t->pool);
 	}
+	pass_stop(t); /* (what it had is passed on; the file is not kept) */
+	for (i = 0; i < PFT_PASS_QUEUE; i++)
+		cm_buf_free(&t->pq[i]);
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
@@ -162,13 +178,106 @@ void cm_pft_free(cm_pft *t)
 	free(t);
 }
 
-/* Pass the protobuf made on when there is enough (ALL: whatever there is). */
+/* ---- the passer thread ---- */
+
+/* The passer: the buffers queued passed on, in order, until the end. */
+static void *passer_main(void *arg)
+{
+	cm_pft *t = arg;
+	cm_diag_defer(&t->pslot); /* settled by the writer's thread (pass_stop) */
+	pthread_mutex_lock(&t->pmu);
+	for (;;) {
+		cm_buf *b;
+		while (!t->pn && !t->p_end)
+			pthread_cond_wait(&t->p_take, &t->pmu);
+		if (!t->pn)
+			break;
+		b = &t->pq[t->phead];
+		pthread_mutex_unlock(&t->pmu);
+		if (!__atomic_load_n(&t->p_failed, __ATOMIC_ACQUIRE)) {
+			double t0 = cm_now_s();
+			if (t->sink(t->ctx, b->p, b->len) < 0)
+				__atomic_store_n(&t->p_failed, 1, __ATOMIC_RELEASE);
+			t->ev->passed += cm_now_s() - t0;
+		}
+		pthread_mutex_lock(&t->pmu);
+		b->len = 0;
+		t->phead = (t->phead + 1) % PFT_PASS_QUEUE;
+		t->pn--;
+		pthread_cond_signal(&t->p_put);
+	}
+	pthread_mutex_unlock(&t->pmu);
+	return NULL;
+}
+
+/* Stop the passer once it has passed what is queued; its error settled
+ * (printed if it is the run's first).  0, or -1 when the sink failed. */
+static int pass_stop(cm_pft *t)
+{
+	if (!t->pass_on)
+		return 0;
+	pthread_mutex_lock(&t->pmu);
+	t->p_end = 1;
+	pthread_cond_signal(&t->p_take);
+	pthread_mutex_unlock(&t->pmu);
+	pthread_join(t->passer, NULL);
+	t->pass_on = 0;
+	cm_diag_settle(&t->pslot);
+	pthread_mutex_destroy(&t->pmu);
+	pthread_cond_destroy(&t->p_put);
+	pthread_cond_destroy(&t->p_take);
+	return t->p_failed ? -1 : 0;
+}
+
+/* Queue t->out for the passer (started with the first, from -j 2): its
+ * buffer swapped for one passed already.  1 when queued, 0 when there is
+ * no passer (the caller passes it on itself), -1 when the sink failed. */
+static int pass_put(cm_pft *t)
+{
+	double w;
+	if (t->threads < 2 || t->p_end)
+		return 0;
+	if (!t->pass_on) {
+		pthread_mutex_init(&t->pmu, NULL);
+		pthread_cond_init(&t->p_put, NULL);
+		pthread_cond_init(&t->p_take, NULL);
+		if (pthread_create(&t->passer, NULL, passer_main, t)) {
+			pthread_mutex_destroy(&t->pmu);
+			pthread_cond_destroy(&t->p_put);
+			pthread_cond_destroy(&t->p_take);
+			t->p_end = 1; /* none from now on */
+			return 0;
+		}
+		t->pass_on = 1;
+	}
+	w = cm_now_s();
+	pthread_mutex_lock(&t->pmu);
+	while (t->pn == PFT_PASS_QUEUE)
+		pthread_cond_wait(&t->p_put, &t->pmu);
+	t->p_wait += cm_now_s() - w;
+	{
+		cm_buf *slot = &t->pq[(t->phead + t->pn) % PFT_PASS_QUEUE], tmp = *slot;
+		*slot = t->out; /* the slot's buffer, passed, is filled next */
+		t->out = tmp;
+		t->out.len = 0;
+		t->pn++;
+	}
+	pthread_cond_signal(&t->p_take);
+	pthread_mutex_unlock(&t->pmu);
+	return __atomic_load_n(&t->p_failed, __ATOMIC_ACQUIRE) ? -1 : 1;
+}
+
+/* Pass the protobuf made on when there is enough (ALL: whatever there is):
+ * to the passer, or to the sink on this thread. */
 static int drain(cm_pft *t, int all)
 {
 	int rc;
+	double t0;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
-	double t0 = cm_now_s();
+	if ((rc = pass_put(t)) != 0)
+		return rc < 0 ? -1 : 0;
+	t0 = cm_now_s();
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
 	t->ev->passed += cm_now_s() - t0;
 	t->out.len = 0;
@@ -553,11 +662,11 @@ static void report(cm_pft *t)
 		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
 		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
 		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s; the sequential part "
-		"%.2f s, %.2f s of its CPU: %.2f s of CPU in order, %.2f s placing lanes, %.2f s waiting for the crew's packets, "
-		"passing bytes on %.2f s; the crew busy %.2f s",
+		"%.2f s, %.2f s of its CPU (waiting %.2f s for the passer): %.2f s of CPU in order, %.2f s placing lanes, %.2f s waiting for the crew's packets, "
+		"the crew busy %.2f s; bytes passed on (written) in %.2f s",
 		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
-		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, e->in_order, e->lane_wait,
-		e->seg_wait, e->passed, crew);
+		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, t->p_wait, e->in_order, e->lane_wait,
+		e->seg_wait, crew, e->passed);
 }
 
 int cm_pft_finish(cm_pft *t)
@@ -577,10 +686,13 @@ int cm_pft_finish(cm_pft *t)
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		pass_stop(t);
 		return t->failed = 1, -1;
+	}
 	cm_pfev_finish(t->ev);
-	if (drain(t, 1) < 0)
+	rc = drain(t, 1);
+	if (pass_stop(t) < 0 || rc < 0)
 		return t->failed = 1, -1;
 	if (pft_verbose)
 		report(t);
