@@ -289,6 +289,12 @@ void cm_pf_place_shards(cm_pfev *e, int k)
 		}
 }
 
+/* The crew's members at most: a batch's packets are written in runs of a
+ * few hundred microseconds in all, and its lanes wait for the busiest
+ * shard (a third of the slices, pfbatch.c's notes): more members would
+ * add their wake-ups to every round and take cores from the workers. */
+#define PF_CREW_MAX 8
+
 /* The crew's work (cm_pfcrew_fn): member K's part of the round. */
 static void crew_run(void *arg, int k)
 {
@@ -301,7 +307,7 @@ static void crew_run(void *arg, int k)
 
 int cm_pf_crew(cm_pfev *e)
 {
-	int most = e->threads < CM_PF_SHARDS ? e->threads : CM_PF_SHARDS;
+	int most = e->threads < PF_CREW_MAX ? e->threads : PF_CREW_MAX;
 	if (most < 2 || (!e->crew && !(e->crew = cm_pfcrew_new(most, crew_run, e))))
 		return 1;
 	return cm_pfcrew_size(e->crew);

@@ -246,6 +246,10 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 /* The thread track of an event's PID and TID (its process made first);
  * NULL after reporting when either is not an id. */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
+/* The thread track of the integer pid and tid PID, TID (as a worker parsed
+ * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
+ * fast path, with nothing to parse. */
+struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid);
 /* The thread track of event (PID, TID) if it is made already, else NULL;
  * nothing is made, numbered or reported. */
 /* Write the track UUID of a track event into B, unless it is the default. */

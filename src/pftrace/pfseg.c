@@ -269,8 +269,9 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 		uint32_t in, bn;
 		struct track *t;
 		int64_t pk, ps;
-		memset(&pl, 0, sizeof pl);
 		pl.rec = p;
+		pl.uuid = 0;
+		pl.job = UINT32_MAX;
 		memcpy(&h, p, sizeof h);
 		p += sizeof h;
 		if (h.kind == K_BASE) {
@@ -296,12 +297,27 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 			cm_buf_put(&e->places, &pl, sizeof pl);
 			continue;
 		}
-		p = get_id(p, &pidv, &pid);
-		p = get_id(p, &tidv, &tid);
+		t = NULL;
+		pid = NULL;
+		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
+			/* two integers (put_id's 13 bytes each): the cache, with
+			 * nothing to parse */
+			int64_t pi, ti;
+			memcpy(&pi, p + 5, sizeof pi);
+			memcpy(&ti, p + 18, sizeof ti);
+			if ((t = cm_pf_thread_cached(e, pi, ti)))
+				p += 26;
+		}
+		if (!t) {
+			p = get_id(p, &pidv, &pid);
+			p = get_id(p, &tidv, &tid);
+			if (!(t = cm_pf_thread(e, pid, tid, h.off, NULL)))
+				return -1;
+		} else if (h.kind == K_PROCESS) {
+			get_id(pl.rec + sizeof h, &pidv, &pid);
+		}
 		p = get_len_bytes(p, &i, &in);
 		p = get_len_bytes(p, &b, &bn);
-		if (!(t = cm_pf_thread(e, pid, tid, h.off, NULL)))
-			return -1;
 		pl.uuid = t->uuid;
 		switch (h.kind) {
 		case K_SLICE: {

@@ -320,7 +320,9 @@ static int put_batch(cm_pft *t)
 			t->workers[i] = cm_pfev_new(NULL, t->label);
 			t->workers[i]->dropping = &t->dropping;
 		}
-		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
+		/* the front thread encodes batches too only on few cores: with
+		 * more, a batch it took on held the text back for its length */
+		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, (void **)t->workers, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
 	c0 = t->front_on ? cm_pf_cpu_s() : 0;
