@@ -12,6 +12,10 @@
  * descriptors written when first seen), the lanes of ties (pflanes.c),
  * which X event a flow binds to, the held-back end of an X, the events'
  * clock, and the "M" and "C" elements whole (they make and name tracks).
+ * pfseg.c cuts that part into steps, so that only the tracks are worked
+ * out on one thread and the lanes and the packets on the crew; a batch
+ * with a "C" element goes this file's way (apply), all on the sink's
+ * thread but for the lanes of the threads made before it.
  *
  * Interning starts over with each batch: the first packet of a batch
  * clears the sequence's incremental state and the batch defines its
@@ -254,7 +258,7 @@ static void event_packet(cm_pfev *e, int64_t ts, const char *i, uint32_t in, con
 	o->len = (size_t)(p - (unsigned char *)o->p);
 }
 
-/* ---- the lanes, on several threads ----
+/* ---- the lanes, on several threads (a batch with a "C" element) ----
  * Lane placement (pflanes.c) was the larger part of the sequential work.
  * A thread's lanes depend only on its own slices, so the threads are
  * shared out among CM_PF_SHARDS shards by their track's uuid and the

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfpass.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/jscan.h"
@@ -36,8 +37,6 @@
  * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
-/* Buffers of protobuf the passer thread holds at most. */
-#define PFT_PASS_QUEUE 4
 /* The front thread's chunks of text, and how many wait for it at most. */
 #define PFT_CHUNK (1u << 20)
 #define PFT_QUEUE 4
@@ -91,22 +90,17 @@ struct cm_pft {
 	cm_buf fill;         /* the chunk the writer fills */
 	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
 	cm_diag_slot slot;   /* the front thread's error */
-	/* the passer thread (from -j 2): passes the protobuf on (the sink:
-	 * the file's writes), off the sequential part's thread */
-	int pass_on, p_end, p_failed;
-	pthread_t passer;
-	pthread_mutex_t pmu;
-	pthread_cond_t p_put, p_take;
-	cm_buf pq[PFT_PASS_QUEUE]; /* buffers queued (or being passed), from phead */
-	size_t phead, pn;
-	cm_diag_slot pslot; /* the passer's error */
-	double p_wait;      /* the sequential part waited for the passer */
+	/* the passer thread (from -j 2, pfpass.c): passes the protobuf on
+	 * (the sink: the file's writes), off the sequential part's thread */
+	cm_pfpass *pass;
+	int no_pass; /* none could be made: the sink on the sequential part's thread */
 	/* for -v (cm_pft_set_verbose): where the time went */
 	cm_opool_stats pst;  /* the pool's */
 	double w_time, w_wait; /* the writer's thread in cm_pft_write; waiting for the front */
 	double f_cpu, f_wait;  /* the front thread's CPU; its waits for chunks */
 	double t_first;        /* when the first text came */
 	double s_cpu;          /* the sink's CPU (batch_sink) */
+	double p_wait;         /* ... waiting for the passer (pfpass.c) */
 	double f_scan;         /* the front thread's CPU in scan (with the batches it ran: f_cpu) */
 	double f_put;          /* ... of it in cm_opool_put (the batches it ran, when the ring is full) */
 };
@@ -144,7 +138,6 @@ void cm_pft_threads(cm_pft *t, int n)
 }
 
 static int front_stop(cm_pft *t);
-static int pass_stop(cm_pft *t);
 
 void cm_pft_free(cm_pft *t)
 {
@@ -162,9 +155,7 @@ void cm_pft_free(cm_pft *t)
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_opool_finish(t->pool);
 	}
-	pass_stop(t); /* (what it had is passed on; the file is not kept) */
-	for (i = 0; i < PFT_PASS_QUEUE; i++)
-		cm_buf_free(&t->pq[i]);
+	cm_pfpass_stop(t->pass, &t->ev->passed, NULL); /* (what it had is passed on; the file is not kept) */
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
@@ -178,105 +169,19 @@ void cm_pft_free(cm_pft *t)
 	free(t);
 }
 
-/* ---- the passer thread ---- */
-
-/* The passer: the buffers queued passed on, in order, until the end. */
-static void *passer_main(void *arg)
-{
-	cm_pft *t = arg;
-	cm_diag_defer(&t->pslot); /* settled by the writer's thread (pass_stop) */
-	pthread_mutex_lock(&t->pmu);
-	for (;;) {
-		cm_buf *b;
-		while (!t->pn && !t->p_end)
-			pthread_cond_wait(&t->p_take, &t->pmu);
-		if (!t->pn)
-			break;
-		b = &t->pq[t->phead];
-		pthread_mutex_unlock(&t->pmu);
-		if (!__atomic_load_n(&t->p_failed, __ATOMIC_ACQUIRE)) {
-			double t0 = cm_now_s();
-			if (t->sink(t->ctx, b->p, b->len) < 0)
-				__atomic_store_n(&t->p_failed, 1, __ATOMIC_RELEASE);
-			t->ev->passed += cm_now_s() - t0;
-		}
-		pthread_mutex_lock(&t->pmu);
-		b->len = 0;
-		t->phead = (t->phead + 1) % PFT_PASS_QUEUE;
-		t->pn--;
-		pthread_cond_signal(&t->p_put);
-	}
-	pthread_mutex_unlock(&t->pmu);
-	return NULL;
-}
-
-/* Stop the passer once it has passed what is queued; its error settled
- * (printed if it is the run's first).  0, or -1 when the sink failed. */
-static int pass_stop(cm_pft *t)
-{
-	if (!t->pass_on)
-		return 0;
-	pthread_mutex_lock(&t->pmu);
-	t->p_end = 1;
-	pthread_cond_signal(&t->p_take);
-	pthread_mutex_unlock(&t->pmu);
-	pthread_join(t->passer, NULL);
-	t->pass_on = 0;
-	cm_diag_settle(&t->pslot);
-	pthread_mutex_destroy(&t->pmu);
-	pthread_cond_destroy(&t->p_put);
-	pthread_cond_destroy(&t->p_take);
-	return t->p_failed ? -1 : 0;
-}
-
-/* Queue t->out for the passer (started with the first, from -j 2): its
- * buffer swapped for one passed already.  1 when queued, 0 when there is
- * no passer (the caller passes it on itself), -1 when the sink failed. */
-static int pass_put(cm_pft *t)
-{
-	double w;
-	if (t->threads < 2 || t->p_end)
-		return 0;
-	if (!t->pass_on) {
-		pthread_mutex_init(&t->pmu, NULL);
-		pthread_cond_init(&t->p_put, NULL);
-		pthread_cond_init(&t->p_take, NULL);
-		if (pthread_create(&t->passer, NULL, passer_main, t)) {
-			pthread_mutex_destroy(&t->pmu);
-			pthread_cond_destroy(&t->p_put);
-			pthread_cond_destroy(&t->p_take);
-			t->p_end = 1; /* none from now on */
-			return 0;
-		}
-		t->pass_on = 1;
-	}
-	w = cm_now_s();
-	pthread_mutex_lock(&t->pmu);
-	while (t->pn == PFT_PASS_QUEUE)
-		pthread_cond_wait(&t->p_put, &t->pmu);
-	t->p_wait += cm_now_s() - w;
-	{
-		cm_buf *slot = &t->pq[(t->phead + t->pn) % PFT_PASS_QUEUE], tmp = *slot;
-		*slot = t->out; /* the slot's buffer, passed, is filled next */
-		t->out = tmp;
-		t->out.len = 0;
-		t->pn++;
-	}
-	pthread_cond_signal(&t->p_take);
-	pthread_mutex_unlock(&t->pmu);
-	return __atomic_load_n(&t->p_failed, __ATOMIC_ACQUIRE) ? -1 : 1;
-}
-
 /* Pass the protobuf made on when there is enough (ALL: whatever there is):
- * to the passer, or to the sink on this thread. */
+ * to the passer (made with the first, from -j 2), or to the sink on this
+ * thread. */
 static int drain(cm_pft *t, int all)
 {
 	int rc;
 	double t0;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
-	if ((rc = pass_put(t)) != 0)
-		return rc < 0 ? -1 : 0;
+	if (!t->pass && !t->no_pass && t->threads >= 2 && !(t->pass = cm_pfpass_new(t->sink, t->ctx)))
+		t->no_pass = 1;
+	if (t->pass)
+		return cm_pfpass_put(t->pass, &t->out);
 	t0 = cm_now_s();
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
 	t->ev->passed += cm_now_s() - t0;
@@ -673,7 +578,7 @@ static void report(cm_pft *t)
 
 int cm_pft_finish(cm_pft *t)
 {
-	int rc;
+	int rc, prc;
 	if (t->wfailed)
 		return -1;
 	if (t->front_on && ((t->fill.len && front_push(t) < 0) || front_stop(t) < 0))
@@ -689,12 +594,15 @@ int cm_pft_finish(cm_pft *t)
 		rc = rc < 0 ? rc : frc;
 	}
 	if (rc < 0) {
-		pass_stop(t);
+		cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
+		t->pass = NULL;
 		return t->failed = 1, -1;
 	}
 	cm_pfev_finish(t->ev);
 	rc = drain(t, 1);
-	if (pass_stop(t) < 0 || rc < 0)
+	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
+	t->pass = NULL;
+	if (prc < 0 || rc < 0)
 		return t->failed = 1, -1;
 	if (pft_verbose)
 		report(t);
