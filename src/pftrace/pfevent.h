@@ -135,6 +135,12 @@ struct cm_pfev {
 	int seg_due, seg_emitted, seg_pending;
 	int32_t seg_lastjob;
 	int batch_counters; /* a worker's: the batch has a "C" element */
+	/* where a run's packets go (pfstream.c: to the passer, after what OUT
+	 * holds; its buffer swapped for an empty one): 0, -1 after a failure
+	 * (the run's, reported), 1 when it cannot (appended to OUT instead);
+	 * NULL: appended */
+	int (*emit)(void *ctx, cm_buf *b);
+	void *emit_ctx;
 };
 
 

@@ -416,8 +416,13 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 		cm_pfcrew_wait(e->crew);
 		e->seg_wait += cm_now_s() - t;
 		t = cm_pf_cpu_s();
-		for (k = 0; k < (size_t)e->nseg; k++)
-			cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
+		for (k = 0; k < (size_t)e->nseg; k++) { /* handed on whole where they can be */
+			int rc = e->emit ? e->emit(e->emit_ctx, &e->seg_out[k]) : 1;
+			if (rc < 0)
+				return -1; /* (the passer's failure: reported when it stops) */
+			if (rc == 1)
+				cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
+		}
 		e->in_order += cm_pf_cpu_s() - t;
 	}
 	/* the state after the batch, for the next */

@@ -110,6 +110,8 @@ static int pft_verbose;
 
 void cm_pft_set_verbose(int on) { pft_verbose = on; }
 
+static int emit_run(void *ctx, cm_buf *b);
+
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
 	cm_pft *t = cm_xcalloc(1, sizeof *t);
@@ -118,6 +120,8 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
 	t->ev = cm_pfev_new(&t->out, t->label);
+	t->ev->emit = emit_run;
+	t->ev->emit_ctx = t;
 	t->arena = cm_arena_new();
 	t->threads = 1;
 	t->batch_max = PFT_BATCH;
@@ -169,6 +173,14 @@ void cm_pft_free(cm_pft *t)
 	free(t);
 }
 
+/* The passer (made with the first call, from -j 2), or NULL. */
+static cm_pfpass *passer(cm_pft *t)
+{
+	if (!t->pass && !t->no_pass && t->threads >= 2 && !(t->pass = cm_pfpass_new(t->sink, t->ctx)))
+		t->no_pass = 1;
+	return t->pass;
+}
+
 /* Pass the protobuf made on when there is enough (ALL: whatever there is):
  * to the passer (made with the first, from -j 2), or to the sink on this
  * thread. */
@@ -178,15 +190,25 @@ static int drain(cm_pft *t, int all)
 	double t0;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
-	if (!t->pass && !t->no_pass && t->threads >= 2 && !(t->pass = cm_pfpass_new(t->sink, t->ctx)))
-		t->no_pass = 1;
-	if (t->pass)
+	if (passer(t))
 		return cm_pfpass_put(t->pass, &t->out);
 	t0 = cm_now_s();
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
 	t->ev->passed += cm_now_s() - t0;
 	t->out.len = 0;
 	return rc;
+}
+
+/* pfseg.c's runs of packets (cm_pfev's emit): what t->out holds, then
+ * B, to the passer, B's bytes not copied.  1 when there is no passer. */
+static int emit_run(void *ctx, cm_buf *b)
+{
+	cm_pft *t = ctx;
+	if (!passer(t))
+		return 1;
+	if (t->out.len && cm_pfpass_put(t->pass, &t->out) < 0)
+		return -1;
+	return b->len && cm_pfpass_put(t->pass, b) < 0 ? -1 : 0;
 }
 
 /* The pool's work: a batch of elements encoded into records. */
