@@ -185,6 +185,18 @@ for j in 2 3 4; do
 		-w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
 	cmp -s "$tmp/chunk$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
+# Batches of a few elements of every kind on 1 to 4 threads, with runs of
+# packets on the crew (pfseg.c), batches with a "C" element the one-thread
+# way (pfbatch.c): the state each carries on to the next (the held-back X
+# end, the last X for a flow, the clock) makes the same bytes for any
+# count, and Perfetto shows what it shows for the JSON.
+tcase "every kind in batches of a few elements, both ways, on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=200 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j -t "$tmp/nomap.json" \
+		-o "$tmp/kinds$j.pftrace" "$FIX/pftrace_kinds.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/kinds$j.pftrace" "$tmp/kinds1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tmp/kinds3.pftrace"
 # -v: the transcoder says where its time went, a line for each .pftrace
 # written (its figures are timings: only its shape is checked).
 tcase "-v: a line on where the encoding's time went"
