@@ -93,7 +93,6 @@ struct cm_pfev {
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
 	struct cm_pfcrew *crew; /* the threads that place them (pfcrew.c), or NULL */
 	unsigned crew_shards[CM_PF_SHARDS]; /* the shards each member places (bit s: shard s) */
-	int placing;     /* the crew is placing the batch's lanes */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
@@ -134,7 +133,7 @@ struct cm_pfev {
 	uint64_t ndef;
 	int seg_due, seg_emitted, seg_pending;
 	int32_t seg_lastjob;
-	int batch_counters; /* a worker's: the batch has a "C" element */
+	cm_buf cvals; /* the batch's counter values (struct cval), for pfseg.c */
 	/* where a run's packets go (pfstream.c: to the passer, after what OUT
 	 * holds; its buffer swapped for an empty one): 0, -1 after a failure
 	 * (the run's, reported), 1 when it cannot (appended to OUT instead);
@@ -256,15 +255,13 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
  * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
  * fast path, with nothing to parse. */
 struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid);
-/* The thread track of event (PID, TID) if it is made already, else NULL;
- * nothing is made, numbered or reported. */
+
 /* Write the track UUID of a track event into B, unless it is the default. */
 static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 {
 	if (uuid != e->def_uuid)
 		cm_pb_uint(b, TE_TRACK_UUID, uuid);
 }
-const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
@@ -304,15 +301,21 @@ static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 	return get_len_bytes(p + 1, &v->s, &v->len);
 }
 
-/* A slice of the batch: its thread track's uuid (0: not made before the
- * batch, placed with the packets), its times, its shard and its lane. */
+/* A slice of the batch: its thread track's uuid, its times, its shard
+ * and its lane (pflanes.c). */
 struct job {
 	uint64_t thread;
 	int64_t b, e;
 	unsigned shard, lane;
-	int done; /* the lane is placed (set atomically: see place_jobs) */
 	uint64_t uuid; /* pfseg.c's: its lane's track */
 	uint32_t at;   /* pfseg.c's: its record's place */
+};
+
+/* A value of a "C" element: its time, its counter track, the value. */
+struct cval {
+	int64_t ts;
+	uint64_t uuid;
+	double d;
 };
 
 /* The lanes' shard of a thread track (pfbatch.c). */
@@ -324,8 +327,7 @@ void cm_pf_place_shards(cm_pfev *e, int k);
 int cm_pf_crew(cm_pfev *e);
 /* The track the batch's jobs name most often: e->next_def_uuid. */
 void cm_pf_busiest(cm_pfev *e);
-/* The sequential part of a batch without "C" elements (pfseg.c): as
- * cm_pfbatch_apply. */
+/* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's. */
 int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec);
 /* Crew member K's run of the batch's packets (pfseg.c). */
 void cm_pfseg_write(cm_pfev *e, int k);

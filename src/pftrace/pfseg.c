@@ -19,9 +19,9 @@
  *      order.
  * The bytes are those of one run over the records in order, for any -j
  * and any cut: a run's writing reads only step 1's and 2's results.  A
- * batch with a "C" element (its packets are made from its text, in order)
- * goes the one-thread way (pfbatch.c's apply), which the state here
- * carries on from. */
+ * "C" element (its counter tracks made from its text, in order)
+ * has its values' packets written by the runs too, at its place among
+ * the events (its counter tracks made in step 1). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
@@ -152,6 +152,25 @@ static void flush_end(const cm_pfev *e, struct wst *w)
 	event_packet(e, w, w->last_e, NULL, 0, (const char *)body, (uint32_t)bn, w->last_uuid);
 }
 
+/* The packet of a counter's value CV (pfevent.c's counter() made its
+ * track): the bytes pfevent.c wrote for it in order before. */
+static void counter_packet(const cm_pfev *e, struct wst *w, const struct cval *cv)
+{
+	cm_buf *o = w->out;
+	unsigned char h[32];
+	size_t pk, te;
+	if (w->due)
+		clock_packet(e, w);
+	pk = cm_pb_open(o, TRACE_PACKET);
+	cm_buf_put(o, h, put_time(w, h, cv->ts));
+	te = cm_pb_open(o, TP_TRACK_EVENT);
+	cm_pb_uint(o, TE_TYPE, TYPE_COUNTER);
+	cm_pb_uint(o, TE_TRACK_UUID, cv->uuid);
+	cm_pb_double(o, TE_COUNTER_DOUBLE, cv->d);
+	cm_pb_close(o, te);
+	cm_pb_close(o, pk);
+}
+
 /* Step 3 for the run of records [LO, HI) into OUT. */
 static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
 {
@@ -187,8 +206,13 @@ static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
 			flush_end(e, &w);
 		if (h.cleared)
 			w.due = 1;
-		if (h.kind == K_RAW)
+		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
+			const struct cval *cv = (const struct cval *)e->cvals.p + uuid;
+			uint32_t c;
+			for (c = 0; c < pl[r].job; c++)
+				counter_packet(e, &w, &cv[c]);
 			continue;
+		}
 		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the pid */
 		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the tid */
 		p = get_len_bytes(p, &i, &in);
@@ -260,6 +284,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 	int32_t lastjob = -1;
 	e->places.len = 0;
 	e->jobs.len = 0;
+	e->cvals.len = 0;
 	while (p < end) {
 		struct head h;
 		struct place pl;
@@ -290,10 +315,15 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 		}
 		if (h.cleared)
 			due = 1;
-		if (h.kind == K_RAW) {
+		if (h.kind == K_RAW) { /* "M" or "C": the tracks; "C" its values too */
+			size_t c0 = e->cvals.len / sizeof(struct cval);
 			p = get_len_bytes(p, &i, &in);
 			if (cm_pfev_element(e, i, in, h.off) < 0)
 				return -1;
+			pl.uuid = c0;
+			pl.job = (uint32_t)(e->cvals.len / sizeof(struct cval) - c0);
+			if (pl.job && due) /* its packets */
+				emitted = 1, due = 0;
 			cm_buf_put(&e->places, &pl, sizeof pl);
 			continue;
 		}

@@ -165,23 +165,6 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
 	return t;
 }
 
-const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid)
-{
-	int64_t k[2], ps, ts, cp = 0, ct = 0;
-	const cm_jval *pname, *tname;
-	struct tcache *c = cached(e, pid, tid, &cp, &ct);
-	struct track *t;
-	if (c && c->t && c->pid == cp && c->tid == ct)
-		return c->t;
-	/* id_of with MAKE 0 changes nothing in E but the cache */
-	if (id_of(e, pid, -1, &k[0], &ps, &pname, 0) < 0 || id_of(e, tid, ps, &k[1], &ts, &tname, 0) < 0)
-		return NULL;
-	t = cm_hmap_get(e->tracks, k);
-	if (c && t)
-		c->pid = cp, c->tid = ct, c->t = t;
-	return t;
-}
-
 /* The track of lane LANE of thread T (pflanes.c), described when new: a
  * child of the thread's track, which Perfetto shows as another track of
  * that thread; never merged with its siblings, so that its slices nest
