@@ -9,16 +9,16 @@
  * baseTimeNanoseconds...) have no place in a TrackEvent trace and
  * Perfetto's JSON import shows none of them, so they are skipped.  The
  * elements are gathered in batches of about PFT_BATCH bytes of text,
- * encoded on the -j threads (pfbatch.c).  With more than one, this
- * walk runs on a thread of its own (the front thread): the writer's
- * thread, the JSON output's one thread (the merge's, the copy's), only
- * copies the text into chunks for it, which costs a quarter of the walk.
+ * encoded on the -j threads (pfbatch.c), placed in order (pfseg.c) and
+ * passed on by a thread of their own (pfpass.c).  With more than one
+ * thread, this walk runs on a thread of its own too (pffront.c).
  * Memory: a few chunks and batches per thread, the largest element, the
  * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfpass.h"
+#include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/jscan.h"
@@ -37,73 +37,6 @@
  * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
-/* The front thread's chunks of text, and how many wait for it at most. */
-#define PFT_CHUNK (1u << 20)
-#define PFT_QUEUE 4
-
-enum state {
-	S_START,      /* before the document's '{' */
-	S_KEY,        /* before a member's key, or the '}' (first: FIRST set) */
-	S_KEY_TEXT,   /* inside a key */
-	S_COLON,      /* after a key */
-	S_VALUE,      /* before a member's value */
-	S_SKIP,       /* inside a member's value that is skipped */
-	S_AFTER,      /* after a member: ',' or '}' */
-	S_ELEM,       /* before an element, or the ']' (first: FIRST set) */
-	S_ELEM_TEXT,  /* inside an element */
-	S_ELEM_AFTER, /* after an element: ',' or ']' */
-	S_END,        /* after the document: whitespace only */
-};
-
-struct cm_pft {
-	cm_pft_sink sink;
-	void *ctx;
-	char *label;
-	enum state st;
-	int first, failed;
-	int64_t offset;   /* of the piece being read, in the text */
-	cm_jscan sc;
-	cm_buf key;       /* a key's text, quotes and all */
-	cm_buf elem;      /* an element cut by a piece's end */
-	int64_t elem_off; /* where the element began */
-	size_t elem_at;   /* ... in the piece being read */
-	int in_events;    /* the member being read is traceEvents */
-	int checked_key;  /* in_events is known for it */
-	cm_arena *arena;  /* for decoding a key with escapes */
-	cm_buf out;       /* protobuf made, not yet passed on */
-	cm_pfev *ev;      /* the sequential part (the pool's sink) */
-	int threads;      /* workers (cm_pft_threads) */
-	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
-	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
-	cm_opool *pool;   /* made with the first batch */
-	int dropping;     /* the run failed: the batches left are dropped unseen */
-	cm_pfev **workers;
-	/* the front thread (cm_pft_write, with more than one thread) */
-	int front_on, wfailed; /* started; the writer's side has failed */
-	pthread_t front;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_put, cv_take;
-	cm_buf q[PFT_QUEUE]; /* chunks queued (or being read), from qhead */
-	size_t qhead, qn;
-	int q_end;           /* no more chunks */
-	int front_failed;    /* the front met an error (in slot) */
-	cm_buf fill;         /* the chunk the writer fills */
-	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
-	cm_diag_slot slot;   /* the front thread's error */
-	/* the passer thread (from -j 2, pfpass.c): passes the protobuf on
-	 * (the sink: the file's writes), off the sequential part's thread */
-	cm_pfpass *pass;
-	int no_pass; /* none could be made: the sink on the sequential part's thread */
-	/* for -v (cm_pft_set_verbose): where the time went */
-	cm_opool_stats pst;  /* the pool's */
-	double w_time, w_wait; /* the writer's thread in cm_pft_write; waiting for the front */
-	double f_cpu, f_wait;  /* the front thread's CPU; its waits for chunks */
-	double t_first;        /* when the first text came */
-	double s_cpu;          /* the sink's CPU (batch_sink) */
-	double p_wait;         /* ... waiting for the passer (pfpass.c) */
-	double f_scan;         /* the front thread's CPU in scan (with the batches it ran: f_cpu) */
-	double f_put;          /* ... of it in cm_opool_put (the batches it ran, when the ring is full) */
-};
 
 /* -v: print where the time went, for each transcoder finished. */
 static int pft_verbose;
@@ -141,7 +74,6 @@ void cm_pft_threads(cm_pft *t, int n)
 	t->ev->threads = t->threads; /* the lanes' shards (pfbatch.c) */
 }
 
-static int front_stop(cm_pft *t);
 
 void cm_pft_free(cm_pft *t)
 {
@@ -150,7 +82,7 @@ void cm_pft_free(cm_pft *t)
 		return;
 	if (t->front_on) { /* the run failed (reported): the chunks left are dropped */
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		front_stop(t);
+		cm_pft_front_stop(t);
 	}
 	for (i = 0; i < PFT_QUEUE; i++)
 		cm_buf_free(&t->q[i]);
@@ -310,7 +242,7 @@ static int elements(cm_pft *t, const char *s, size_t n, size_t *i)
 
 /* Read the text S[0..N), the next piece of the document: the top level
  * walked, the elements batched.  0, or -1 after reporting. */
-static int scan(cm_pft *t, const char *s, size_t n)
+int cm_pft_scan(cm_pft *t, const char *s, size_t n)
 {
 	size_t i = 0, start;
 	if (t->failed)
@@ -437,147 +369,6 @@ static int scan(cm_pft *t, const char *s, size_t n)
 	return 0;
 }
 
-/* ---- the front thread ---- */
-
-/* The front thread: the chunks read in order, until the end. */
-static void *front_main(void *arg)
-{
-	cm_pft *t = arg;
-	cm_diag_defer(&t->slot); /* its error is settled by the writer's thread */
-	pthread_mutex_lock(&t->mu);
-	for (;;) {
-		cm_buf *b;
-		int rc = 0;
-		double w = cm_now_s();
-		while (!t->qn && !t->q_end)
-			pthread_cond_wait(&t->cv_take, &t->mu);
-		t->f_wait += cm_now_s() - w;
-		if (!t->qn)
-			break;
-		b = &t->q[t->qhead];
-		pthread_mutex_unlock(&t->mu);
-		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE)) {
-			double c0 = cm_pf_cpu_s();
-			rc = scan(t, b->p, b->len);
-			t->f_scan += cm_pf_cpu_s() - c0;
-		}
-		pthread_mutex_lock(&t->mu);
-		b->len = 0;
-		t->qhead = (t->qhead + 1) % PFT_QUEUE;
-		t->qn--;
-		if (rc < 0)
-			t->front_failed = 1; /* the chunks after it are dropped */
-		pthread_cond_signal(&t->cv_put);
-	}
-	pthread_mutex_unlock(&t->mu);
-	t->f_cpu = cm_pf_cpu_s();
-	return NULL;
-}
-
-/* Stop the front thread once it has read what is queued; its error
- * settled (printed if it is the run's first).  0, or -1 when it failed. */
-static int front_stop(cm_pft *t)
-{
-	int failed;
-	pthread_mutex_lock(&t->mu);
-	t->q_end = 1;
-	pthread_cond_signal(&t->cv_take);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->front, NULL);
-	t->front_on = 0;
-	failed = t->front_failed;
-	cm_diag_settle(&t->slot);
-	pthread_mutex_destroy(&t->mu);
-	pthread_cond_destroy(&t->cv_put);
-	pthread_cond_destroy(&t->cv_take);
-	return failed ? -1 : 0;
-}
-
-/* Queue the chunk filled (t->fill) for the front thread.  0, or -1 when
- * the front thread has failed (stopped, its error reported). */
-static int front_push(cm_pft *t)
-{
-	int failed;
-	double w = cm_now_s();
-	pthread_mutex_lock(&t->mu);
-	while (t->qn == PFT_QUEUE && !t->front_failed)
-		pthread_cond_wait(&t->cv_put, &t->mu);
-	t->w_wait += cm_now_s() - w;
-	failed = t->front_failed;
-	if (!failed) {
-		cm_buf *slot = &t->q[(t->qhead + t->qn) % PFT_QUEUE], tmp = *slot;
-		*slot = t->fill; /* the slot's buffer, read, is filled next */
-		t->fill = tmp;
-		t->qn++;
-		pthread_cond_signal(&t->cv_take);
-	}
-	pthread_mutex_unlock(&t->mu);
-	t->fill.len = 0;
-	if (failed) {
-		front_stop(t);
-		t->wfailed = 1;
-		return -1;
-	}
-	return 0;
-}
-
-/* Start the front thread; 0, or -1 when it cannot be (the text is then
- * read on the writer's thread). */
-static int front_start(cm_pft *t)
-{
-	pthread_mutex_init(&t->mu, NULL);
-	pthread_cond_init(&t->cv_put, NULL);
-	pthread_cond_init(&t->cv_take, NULL);
-	if (pthread_create(&t->front, NULL, front_main, t)) {
-		pthread_mutex_destroy(&t->mu);
-		pthread_cond_destroy(&t->cv_put);
-		pthread_cond_destroy(&t->cv_take);
-		return -1;
-	}
-	t->front_on = 1;
-	return 0;
-}
-
-static int write_text(cm_pft *t, const char *s, size_t n);
-
-int cm_pft_write(cm_pft *t, const void *data, size_t n)
-{
-	double t0 = cm_now_s();
-	int rc;
-	if (!t->t_first)
-		t->t_first = t0;
-	rc = write_text(t, data, n);
-	t->w_time += cm_now_s() - t0;
-	return rc;
-}
-
-/* cm_pft_write's work. */
-static int write_text(cm_pft *t, const char *s, size_t n)
-{
-	if (t->wfailed)
-		return -1;
-	/* one thread, or none to be had: the walk is the writer's */
-	if (!t->front_on && (t->threads < 2 || t->q_end || front_start(t) < 0)) {
-		t->q_end = 1; /* (no front thread from now on) */
-		if (scan(t, s, n) < 0)
-			return t->wfailed = 1, -1;
-		return 0;
-	}
-	while (n) {
-		size_t k;
-		if (t->fill.cap < t->chunk)
-			cm_buf_grow(&t->fill, t->chunk - t->fill.len);
-		k = t->chunk - t->fill.len < n ? t->chunk - t->fill.len : n;
-		memcpy(t->fill.p + t->fill.len, s, k);
-		t->fill.len += k;
-		s += k;
-		n -= k;
-		if (t->fill.len == t->chunk && front_push(t) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* -v: where the transcoder's time went (seconds, wall, summed over the
  * threads of each part; the front thread's in its own CPU time).  The
  * serial parts are the writer's thread, the front thread and the pool's
@@ -603,7 +394,7 @@ int cm_pft_finish(cm_pft *t)
 	int rc, prc;
 	if (t->wfailed)
 		return -1;
-	if (t->front_on && ((t->fill.len && front_push(t) < 0) || front_stop(t) < 0))
+	if (t->front_on && ((t->fill.len && cm_pft_front_push(t) < 0) || cm_pft_front_stop(t) < 0))
 		return t->wfailed = 1, -1;
 	if (t->failed)
 		return -1;
