@@ -404,6 +404,7 @@ int main(int argc, char **argv)
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
+	cm_pft_set_verbose(opt.verbose);
 	if (!opt.memory)
 		opt.memory = CM_MEMORY_DEFAULT;
 	if (!opt.jobs)

@@ -17,6 +17,7 @@ struct cm_pfcrew {
 	unsigned gen;    /* a round begins: the members run */
 	int pending;     /* members still running this round */
 	int stop, n;     /* n: members, the caller's included */
+	double busy;     /* seconds the members ran FN, summed (for -v) */
 	cm_pfcrew_fn fn;
 	void *arg;
 	pthread_t th[CM_PF_SHARDS];
@@ -32,6 +33,7 @@ static void *member_main(void *arg)
 	struct member *m = arg;
 	struct cm_pfcrew *w = m->crew;
 	unsigned seen = 0;
+	double t;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (w->gen == seen && !w->stop)
@@ -40,8 +42,11 @@ static void *member_main(void *arg)
 			break;
 		seen = w->gen;
 		pthread_mutex_unlock(&w->mu);
+		t = cm_now_s();
 		w->fn(w->arg, m->k);
+		t = cm_now_s() - t;
 		pthread_mutex_lock(&w->mu);
+		w->busy += t;
 		if (--w->pending == 0)
 			pthread_cond_signal(&w->done);
 	}
@@ -74,6 +79,15 @@ struct cm_pfcrew *cm_pfcrew_new(int n, cm_pfcrew_fn fn, void *arg)
 }
 
 int cm_pfcrew_size(const struct cm_pfcrew *w) { return w->n; }
+
+double cm_pfcrew_busy(struct cm_pfcrew *w)
+{
+	double b;
+	pthread_mutex_lock(&w->mu);
+	b = w->busy;
+	pthread_mutex_unlock(&w->mu);
+	return b;
+}
 
 void cm_pfcrew_go(struct cm_pfcrew *w)
 {

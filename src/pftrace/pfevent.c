@@ -97,6 +97,10 @@ void cm_pfev_free(cm_pfev *e)
 	for (i = 0; i < CM_PF_SHARDS; i++)
 		cm_pflanes_free(e->shard[i]);
 	cm_buf_free(&e->jobs);
+	cm_buf_free(&e->places);
+	cm_buf_free(&e->cvals);
+	for (i = 0; i < CM_PF_SHARDS; i++)
+		cm_buf_free(&e->seg_out[i]);
 	cm_buf_free(&e->counts);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
@@ -273,25 +277,6 @@ void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts)
 	}
 }
 
-/* Open an event packet at TS in B: its header, the interned data the
- * track event made (e->interned, then emptied), the sequence flags.
- * Returns the packet's mark; the caller opens the track event. */
-static size_t open_event_packet(cm_pfev *e, cm_buf *b, int64_t ts)
-{
-	size_t pk;
-	cm_pf_clock_packet(e);
-	pk = cm_pb_open(b, TRACE_PACKET);
-	cm_pf_put_time(e, b, ts);
-	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
-	if (e->interned.len) {
-		cm_pb_bytes(b, TP_INTERNED, e->interned.p, e->interned.len);
-		e->interned.len = 0;
-	}
-	/* no SEQ_NEEDS_INCREMENTAL_STATE: the trace processor resolves the
-	 * iids without it, and it costs 2 bytes a packet */
-	return pk;
-}
-
 /* Write the packet of a slice end (TYPE_END) on track UUID at TS, naming
  * the slice NAME_IID (0: none, the innermost open slice). */
 static void end_packet(cm_pfev *e, int64_t ts, uint64_t uuid, uint64_t name_iid)
@@ -383,7 +368,8 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	return 0;
 }
 
-/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"). */
+/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"),
+ * made (and described) here; its values added to e->cvals. */
 static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 {
 	int64_t ts, pk, ps;
@@ -399,7 +385,7 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
 	for (k = ev->args->kids; k; k = k->next) {
 		uint64_t uuid;
-		size_t pk_mark, te;
+		struct cval cv;
 		if (k->type != CM_J_NUM)
 			return REFUSE(e, off, "a \"C\" event whose value \"%.*s\" is not a number cannot be written as Perfetto protobuf",
 				      (int)k->klen, k->key);
@@ -425,13 +411,11 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 			cm_pb_close(e->out, td);
 			cm_pb_close(e->out, p);
 		}
-		pk_mark = open_event_packet(e, e->out, ts);
-		te = cm_pb_open(e->out, TP_TRACK_EVENT);
-		cm_pb_uint(e->out, TE_TYPE, TYPE_COUNTER);
-		cm_pb_uint(e->out, TE_TRACK_UUID, uuid);
-		cm_pb_double(e->out, TE_COUNTER_DOUBLE, number_of(k));
-		cm_pb_close(e->out, te);
-		cm_pb_close(e->out, pk_mark);
+		/* its packet is written in its place among the events (pfseg.c) */
+		cv.ts = ts;
+		cv.uuid = uuid;
+		cv.d = number_of(k);
+		cm_buf_put(&e->cvals, &cv, sizeof cv);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "base/exitcode.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* Interned bytes (names, categories, keys) before the tables start over. */
 #define INTERN_MAX (4u << 20)
@@ -92,7 +93,6 @@ struct cm_pfev {
 	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
 	struct cm_pfcrew *crew; /* the threads that place them (pfcrew.c), or NULL */
 	unsigned crew_shards[CM_PF_SHARDS]; /* the shards each member places (bit s: shard s) */
-	int placing;     /* the crew is placing the batch's lanes */
 	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
@@ -118,6 +118,28 @@ struct cm_pfev {
 	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
 	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
+	/* for -v (the sequential part's): seconds of its packets' writing
+	 * that waited for lanes, and that passed the bytes on (the file) */
+	double lane_wait, passed;
+	double seg_wait;  /* the sink's waiting for the crew's runs of packets */
+	double in_order;  /* pfseg.c's steps on the sink's thread alone (1, and the runs appended) */
+	/* pfseg.c's: the batch's records placed, the runs' buffers, what the
+	 * crew does in a round (0: lanes, 1: runs of packets), the batch's
+	 * clock, and the writing's state after the batch */
+	cm_buf places, seg_out[CM_PF_SHARDS];
+	int nseg, crew_task;
+	int64_t nbase;
+	uint32_t nclock;
+	uint64_t ndef;
+	int seg_due, seg_emitted, seg_pending;
+	int32_t seg_lastjob;
+	cm_buf cvals; /* the batch's counter values (struct cval), for pfseg.c */
+	/* where a run's packets go (pfstream.c: to the passer, after what OUT
+	 * holds; its buffer swapped for an empty one): 0, -1 after a failure
+	 * (the run's, reported), 1 when it cannot (appended to OUT instead);
+	 * NULL: appended */
+	int (*emit)(void *ctx, cm_buf *b);
+	void *emit_ctx;
 };
 
 
@@ -200,6 +222,8 @@ typedef void (*cm_pfcrew_fn)(void *arg, int k);
  * made.  Fewer members when fewer threads can be (cm_pfcrew_size). */
 struct cm_pfcrew *cm_pfcrew_new(int n, cm_pfcrew_fn fn, void *arg);
 int cm_pfcrew_size(const struct cm_pfcrew *w);
+/* Seconds its members have run FN so far, summed (for -v). */
+double cm_pfcrew_busy(struct cm_pfcrew *w);
 /* Start a round: members 1.. run FN once each; the caller goes on. */
 void cm_pfcrew_go(struct cm_pfcrew *w);
 /* Wait for the round to end (every member's FN returned). */
@@ -227,20 +251,85 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 /* The thread track of an event's PID and TID (its process made first);
  * NULL after reporting when either is not an id. */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
-/* The thread track of event (PID, TID) if it is made already, else NULL;
- * nothing is made, numbered or reported. */
+/* The thread track of the integer pid and tid PID, TID (as a worker parsed
+ * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
+ * fast path, with nothing to parse. */
+struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid);
+
 /* Write the track UUID of a track event into B, unless it is the default. */
 static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 {
 	if (uuid != e->def_uuid)
 		cm_pb_uint(b, TE_TRACK_UUID, uuid);
 }
-const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid);
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
 
 /* An "M" event: name, label or order a process or thread.  0 or -1. */
 int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);
+
+/* ---- the batches' records (pfbatch.c makes them, pfbatch.c and
+ * pfseg.c place them) ---- */
+enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
+
+/* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
+ * (put_id), the interned data and the body (a 32-bit length each, then the
+ * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
+ * head alone, comes first: the earliest time of the batch in its ts. */
+struct head {
+	unsigned char kind, cleared, ph, pad[5];
+	int64_t off, ts, dur;
+};
+
+/* No value: the member is missing. */
+#define ID_MISSING 0xff
+
+static inline const char *get_len_bytes(const char *p, const char **s, uint32_t *n)
+{
+	memcpy(n, p, sizeof *n);
+	*s = p + sizeof *n;
+	return *s + *n;
+}
+
+/* The value put_id wrote at P in *V (*VP: V, or NULL when missing). */
+static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
+{
+	memset(v, 0, sizeof *v);
+	v->type = (unsigned char)*p;
+	*vp = v->type == ID_MISSING ? NULL : v;
+	return get_len_bytes(p + 1, &v->s, &v->len);
+}
+
+/* A slice of the batch: its thread track's uuid, its times, its shard
+ * and its lane (pflanes.c). */
+struct job {
+	uint64_t thread;
+	int64_t b, e;
+	unsigned shard, lane;
+	uint64_t uuid; /* pfseg.c's: its lane's track */
+	uint32_t at;   /* pfseg.c's: its record's place */
+};
+
+/* A value of a "C" element: its time, its counter track, the value. */
+struct cval {
+	int64_t ts;
+	uint64_t uuid;
+	double d;
+};
+
+/* The lanes' shard of a thread track (pfbatch.c). */
+unsigned shard_of(uint64_t uuid);
+/* Member K's shards (e->crew_shards[K]) of the batch's jobs placed. */
+void cm_pf_place_shards(cm_pfev *e, int k);
+/* The members of E's crew, made when first needed (1: no crew, the
+ * sink's thread alone). */
+int cm_pf_crew(cm_pfev *e);
+/* The track the batch's jobs name most often: e->next_def_uuid. */
+void cm_pf_busiest(cm_pfev *e);
+/* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's. */
+int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec);
+/* Crew member K's run of the batch's packets (pfseg.c). */
+void cm_pfseg_write(cm_pfev *e, int k);
 
 #endif

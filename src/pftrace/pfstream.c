@@ -9,15 +9,16 @@
  * baseTimeNanoseconds...) have no place in a TrackEvent trace and
  * Perfetto's JSON import shows none of them, so they are skipped.  The
  * elements are gathered in batches of about PFT_BATCH bytes of text,
- * encoded on the -j threads (pfbatch.c).  With more than one, this
- * walk runs on a thread of its own (the front thread): the writer's
- * thread, the JSON output's one thread (the merge's, the copy's), only
- * copies the text into chunks for it, which costs a quarter of the walk.
+ * encoded on the -j threads (pfbatch.c), placed in order (pfseg.c) and
+ * passed on by a thread of their own (pfpass.c).  With more than one
+ * thread, this walk runs on a thread of its own too (pffront.c).
  * Memory: a few chunks and batches per thread, the largest element, the
  * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfpass.h"
+#include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/jscan.h"
@@ -27,6 +28,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Pass the protobuf bytes on once this many are made. */
 #define PFT_FLUSH (256u * 1024u)
@@ -35,59 +37,13 @@
  * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
-/* The front thread's chunks of text, and how many wait for it at most. */
-#define PFT_CHUNK (1u << 20)
-#define PFT_QUEUE 4
 
-enum state {
-	S_START,      /* before the document's '{' */
-	S_KEY,        /* before a member's key, or the '}' (first: FIRST set) */
-	S_KEY_TEXT,   /* inside a key */
-	S_COLON,      /* after a key */
-	S_VALUE,      /* before a member's value */
-	S_SKIP,       /* inside a member's value that is skipped */
-	S_AFTER,      /* after a member: ',' or '}' */
-	S_ELEM,       /* before an element, or the ']' (first: FIRST set) */
-	S_ELEM_TEXT,  /* inside an element */
-	S_ELEM_AFTER, /* after an element: ',' or ']' */
-	S_END,        /* after the document: whitespace only */
-};
+/* -v: print where the time went, for each transcoder finished. */
+static int pft_verbose;
 
-struct cm_pft {
-	cm_pft_sink sink;
-	void *ctx;
-	char *label;
-	enum state st;
-	int first, failed;
-	int64_t offset;   /* of the piece being read, in the text */
-	cm_jscan sc;
-	cm_buf key;       /* a key's text, quotes and all */
-	cm_buf elem;      /* an element cut by a piece's end */
-	int64_t elem_off; /* where the element began */
-	int in_events;    /* the member being read is traceEvents */
-	int checked_key;  /* in_events is known for it */
-	cm_arena *arena;  /* for decoding a key with escapes */
-	cm_buf out;       /* protobuf made, not yet passed on */
-	cm_pfev *ev;      /* the sequential part (the pool's sink) */
-	int threads;      /* workers (cm_pft_threads) */
-	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
-	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
-	cm_opool *pool;   /* made with the first batch */
-	int dropping;     /* the run failed: the batches left are dropped unseen */
-	cm_pfev **workers;
-	/* the front thread (cm_pft_write, with more than one thread) */
-	int front_on, wfailed; /* started; the writer's side has failed */
-	pthread_t front;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_put, cv_take;
-	cm_buf q[PFT_QUEUE]; /* chunks queued (or being read), from qhead */
-	size_t qhead, qn;
-	int q_end;           /* no more chunks */
-	int front_failed;    /* the front met an error (in slot) */
-	cm_buf fill;         /* the chunk the writer fills */
-	size_t chunk;        /* PFT_CHUNK, or CUPTIMERGE_PFT_CHUNK's */
-	cm_diag_slot slot;   /* the front thread's error */
-};
+void cm_pft_set_verbose(int on) { pft_verbose = on; }
+
+static int emit_run(void *ctx, cm_buf *b);
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
@@ -97,6 +53,8 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
 	t->ev = cm_pfev_new(&t->out, t->label);
+	t->ev->emit = emit_run;
+	t->ev->emit_ctx = t;
 	t->arena = cm_arena_new();
 	t->threads = 1;
 	t->batch_max = PFT_BATCH;
@@ -116,7 +74,6 @@ void cm_pft_threads(cm_pft *t, int n)
 	t->ev->threads = t->threads; /* the lanes' shards (pfbatch.c) */
 }
 
-static int front_stop(cm_pft *t);
 
 void cm_pft_free(cm_pft *t)
 {
@@ -125,7 +82,7 @@ void cm_pft_free(cm_pft *t)
 		return;
 	if (t->front_on) { /* the run failed (reported): the chunks left are dropped */
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		front_stop(t);
+		cm_pft_front_stop(t);
 	}
 	for (i = 0; i < PFT_QUEUE; i++)
 		cm_buf_free(&t->q[i]);
@@ -134,6 +91,7 @@ void cm_pft_free(cm_pft *t)
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_opool_finish(t->pool);
 	}
+	cm_pfpass_stop(t->pass, &t->ev->passed, NULL); /* (what it had is passed on; the file is not kept) */
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
@@ -147,15 +105,42 @@ void cm_pft_free(cm_pft *t)
 	free(t);
 }
 
-/* Pass the protobuf made on when there is enough (ALL: whatever there is). */
+/* The passer (made with the first call, from -j 2), or NULL. */
+static cm_pfpass *passer(cm_pft *t)
+{
+	if (!t->pass && !t->no_pass && t->threads >= 2 && !(t->pass = cm_pfpass_new(t->sink, t->ctx)))
+		t->no_pass = 1;
+	return t->pass;
+}
+
+/* Pass the protobuf made on when there is enough (ALL: whatever there is):
+ * to the passer (made with the first, from -j 2), or to the sink on this
+ * thread. */
 static int drain(cm_pft *t, int all)
 {
 	int rc;
+	double t0;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
+	if (passer(t))
+		return cm_pfpass_put(t->pass, &t->out);
+	t0 = cm_now_s();
 	rc = t->sink(t->ctx, t->out.p, t->out.len);
+	t->ev->passed += cm_now_s() - t0;
 	t->out.len = 0;
 	return rc;
+}
+
+/* pfseg.c's runs of packets (cm_pfev's emit): what t->out holds, then
+ * B, to the passer, B's bytes not copied.  1 when there is no passer. */
+static int emit_run(void *ctx, cm_buf *b)
+{
+	cm_pft *t = ctx;
+	if (!passer(t))
+		return 1;
+	if (t->out.len && cm_pfpass_put(t->pass, &t->out) < 0)
+		return -1;
+	return b->len && cm_pfpass_put(t->pass, b) < 0 ? -1 : 0;
 }
 
 /* The pool's work: a batch of elements encoded into records. */
@@ -167,21 +152,25 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	return cm_pfbatch_encode(w, in, out);
 }
 
+
 /* The pool's sink, in order: the records placed as packets, passed on. */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
+	double c0 = cm_pf_cpu_s();
+	int rc;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
-	if (cm_pfbatch_apply(t->ev, out) < 0)
-		return -1;
-	return drain(t, 0);
+	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
+	t->s_cpu += cm_pf_cpu_s() - c0;
+	return rc;
 }
 
 /* Hand the batch made so far to the pool (made with the first).  0 or -1. */
 static int put_batch(cm_pft *t)
 {
-	int i;
+	int i, rc;
+	double c0;
 	if (!t->batch.len)
 		return 0;
 	if (!t->pool) {
@@ -190,9 +179,16 @@ static int put_batch(cm_pft *t)
 			t->workers[i] = cm_pfev_new(NULL, t->label);
 			t->workers[i]->dropping = &t->dropping;
 		}
-		t->pool = cm_opool_new(t->threads, 1, batch_work, (void **)t->workers, batch_sink, t);
+		/* the front thread encodes batches too only on few cores: with
+		 * more, a batch it took on held the text back for its length */
+		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, (void **)t->workers, batch_sink, t);
+		cm_opool_set_stats(t->pool, &t->pst);
 	}
-	return cm_opool_put(t->pool, &t->batch);
+	c0 = t->front_on ? cm_pf_cpu_s() : 0;
+	rc = cm_opool_put(t->pool, &t->batch);
+	if (t->front_on)
+		t->f_put += cm_pf_cpu_s() - c0;
+	return rc;
 }
 
 /* Not a trace document (only where the JSON writer went wrong): -1. */
@@ -217,9 +213,36 @@ static int is_events_key(cm_pft *t, const cm_buf *key)
 	return cm_jval_streq(v, "traceEvents");
 }
 
+/* In an element that began at S[t->elem_at] (its brace taken), at S[*I]:
+ * that element and those after it in the usual way (", {"), many at a
+ * time (cm_jscan_elements), batched, up to the end of the piece or of
+ * that run; an element cut by the piece's end is copied (t->elem), to go
+ * on with the next piece.  The batches are cut where pfbatch_add's would
+ * be, element by element, so the same whatever the pieces.  0 or -1. */
+static int elements(cm_pft *t, const char *s, size_t n, size_t *i)
+{
+	uint32_t spans[2 * 256], start = (uint32_t)t->elem_at;
+	int after;
+	size_t k, got = cm_jscan_elements(&t->sc, s, n, i, &start, spans, 256, n, &after);
+	for (k = 0; k < got; k++) {
+		cm_pfbatch_add(&t->batch, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k],
+			       t->offset + (int64_t)spans[2 * k]);
+		if (t->batch.len >= t->batch_max && put_batch(t) < 0)
+			return -1;
+	}
+	if (after) { /* the gap after the last is the walk's (S_ELEM_AFTER) */
+		t->st = S_ELEM_AFTER;
+		return 0;
+	}
+	/* the piece ran out inside the one that began at START */
+	t->elem_off = t->offset + (int64_t)start;
+	cm_buf_put(&t->elem, s + start, n - start);
+	return 0;
+}
+
 /* Read the text S[0..N), the next piece of the document: the top level
  * walked, the elements batched.  0, or -1 after reporting. */
-static int scan(cm_pft *t, const char *s, size_t n)
+int cm_pft_scan(cm_pft *t, const char *s, size_t n)
 {
 	size_t i = 0, start;
 	if (t->failed)
@@ -312,9 +335,13 @@ static int scan(cm_pft *t, const char *s, size_t n)
 				if (c != '{')
 					return bad(t, t->offset + (int64_t)i, "a traceEvents element that is not an object");
 				cm_jscan_begin(&t->sc, c);
+				t->sc.depth = 1; /* its brace taken: cm_jscan_elements goes on inside it */
 				t->elem.len = 0;
 				t->elem_off = t->offset + (int64_t)i;
+				t->elem_at = i++;
 				t->st = S_ELEM_TEXT;
+				if (elements(t, s, n, &i) < 0)
+					return t->failed = 1, -1;
 			}
 			break;
 		case S_ELEM_TEXT:
@@ -342,132 +369,32 @@ static int scan(cm_pft *t, const char *s, size_t n)
 	return 0;
 }
 
-/* ---- the front thread ---- */
-
-/* The front thread: the chunks read in order, until the end. */
-static void *front_main(void *arg)
+/* -v: where the transcoder's time went (seconds, wall, summed over the
+ * threads of each part; the front thread's in its own CPU time).  The
+ * serial parts are the writer's thread, the front thread and the pool's
+ * sink (one worker at a time): on many cores the busiest of them bounds
+ * the output's wall time. */
+static void report(cm_pft *t)
 {
-	cm_pft *t = arg;
-	cm_diag_defer(&t->slot); /* its error is settled by the writer's thread */
-	pthread_mutex_lock(&t->mu);
-	for (;;) {
-		cm_buf *b;
-		int rc = 0;
-		while (!t->qn && !t->q_end)
-			pthread_cond_wait(&t->cv_take, &t->mu);
-		if (!t->qn)
-			break;
-		b = &t->q[t->qhead];
-		pthread_mutex_unlock(&t->mu);
-		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
-			rc = scan(t, b->p, b->len);
-		pthread_mutex_lock(&t->mu);
-		b->len = 0;
-		t->qhead = (t->qhead + 1) % PFT_QUEUE;
-		t->qn--;
-		if (rc < 0)
-			t->front_failed = 1; /* the chunks after it are dropped */
-		pthread_cond_signal(&t->cv_put);
-	}
-	pthread_mutex_unlock(&t->mu);
-	return NULL;
-}
-
-/* Stop the front thread once it has read what is queued; its error
- * settled (printed if it is the run's first).  0, or -1 when it failed. */
-static int front_stop(cm_pft *t)
-{
-	int failed;
-	pthread_mutex_lock(&t->mu);
-	t->q_end = 1;
-	pthread_cond_signal(&t->cv_take);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->front, NULL);
-	t->front_on = 0;
-	failed = t->front_failed;
-	cm_diag_settle(&t->slot);
-	pthread_mutex_destroy(&t->mu);
-	pthread_cond_destroy(&t->cv_put);
-	pthread_cond_destroy(&t->cv_take);
-	return failed ? -1 : 0;
-}
-
-/* Queue the chunk filled (t->fill) for the front thread.  0, or -1 when
- * the front thread has failed (stopped, its error reported). */
-static int front_push(cm_pft *t)
-{
-	int failed;
-	pthread_mutex_lock(&t->mu);
-	while (t->qn == PFT_QUEUE && !t->front_failed)
-		pthread_cond_wait(&t->cv_put, &t->mu);
-	failed = t->front_failed;
-	if (!failed) {
-		cm_buf *slot = &t->q[(t->qhead + t->qn) % PFT_QUEUE], tmp = *slot;
-		*slot = t->fill; /* the slot's buffer, read, is filled next */
-		t->fill = tmp;
-		t->qn++;
-		pthread_cond_signal(&t->cv_take);
-	}
-	pthread_mutex_unlock(&t->mu);
-	t->fill.len = 0;
-	if (failed) {
-		front_stop(t);
-		t->wfailed = 1;
-		return -1;
-	}
-	return 0;
-}
-
-/* Start the front thread; 0, or -1 when it cannot be (the text is then
- * read on the writer's thread). */
-static int front_start(cm_pft *t)
-{
-	pthread_mutex_init(&t->mu, NULL);
-	pthread_cond_init(&t->cv_put, NULL);
-	pthread_cond_init(&t->cv_take, NULL);
-	if (pthread_create(&t->front, NULL, front_main, t)) {
-		pthread_mutex_destroy(&t->mu);
-		pthread_cond_destroy(&t->cv_put);
-		pthread_cond_destroy(&t->cv_take);
-		return -1;
-	}
-	t->front_on = 1;
-	return 0;
-}
-
-int cm_pft_write(cm_pft *t, const void *data, size_t n)
-{
-	const char *s = data;
-	if (t->wfailed)
-		return -1;
-	/* one thread, or none to be had: the walk is the writer's */
-	if (!t->front_on && (t->threads < 2 || t->q_end || front_start(t) < 0)) {
-		t->q_end = 1; /* (no front thread from now on) */
-		if (scan(t, s, n) < 0)
-			return t->wfailed = 1, -1;
-		return 0;
-	}
-	while (n) {
-		size_t k;
-		if (t->fill.cap < t->chunk)
-			cm_buf_grow(&t->fill, t->chunk - t->fill.len);
-		k = t->chunk - t->fill.len < n ? t->chunk - t->fill.len : n;
-		memcpy(t->fill.p + t->fill.len, s, k);
-		t->fill.len += k;
-		s += k;
-		n -= k;
-		if (t->fill.len == t->chunk && front_push(t) < 0)
-			return -1;
-	}
-	return 0;
+	const cm_pfev *e = t->ev;
+	double crew = e->crew ? cm_pfcrew_busy(e->crew) : 0;
+	cm_warn(t->label, -1,
+		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
+		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
+		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s; the sequential part "
+		"%.2f s, %.2f s of its CPU (waiting %.2f s for the passer): %.2f s of CPU in order, %.2f s placing lanes, %.2f s waiting for the crew's packets, "
+		"the crew busy %.2f s; bytes passed on (written) in %.2f s",
+		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
+		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, t->p_wait, e->in_order, e->lane_wait,
+		e->seg_wait, crew, e->passed);
 }
 
 int cm_pft_finish(cm_pft *t)
 {
-	int rc;
+	int rc, prc;
 	if (t->wfailed)
 		return -1;
-	if (t->front_on && ((t->fill.len && front_push(t) < 0) || front_stop(t) < 0))
+	if (t->front_on && ((t->fill.len && cm_pft_front_push(t) < 0) || cm_pft_front_stop(t) < 0))
 		return t->wfailed = 1, -1;
 	if (t->failed)
 		return -1;
@@ -479,10 +406,18 @@ int cm_pft_finish(cm_pft *t)
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
+		t->pass = NULL;
 		return t->failed = 1, -1;
+	}
 	cm_pfev_finish(t->ev);
-	if (drain(t, 1) < 0)
+	rc = drain(t, 1);
+	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
+	t->pass = NULL;
+	if (prc < 0 || rc < 0)
 		return t->failed = 1, -1;
+	if (pft_verbose)
+		report(t);
 	return 0;
 }

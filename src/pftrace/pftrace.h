@@ -33,4 +33,8 @@ int cm_pft_finish(cm_pft *t);
 
 void cm_pft_free(cm_pft *t);
 
+/* -v: each transcoder says where its time went when it finishes (a line
+ * on standard error: the serial parts' times, the workers'). */
+void cm_pft_set_verbose(int on);
+
 #endif

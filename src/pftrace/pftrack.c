@@ -130,6 +130,13 @@ static struct tcache *cached(cm_pfev *e, const cm_jval *pid, const cm_jval *tid,
 	return &e->tcache[(((uint64_t)*p * 0x9E3779B97F4A7C15u) ^ (uint64_t)*t) * 0xBF58476D1CE4E5B9u >> 58 & (TCACHE - 1)];
 }
 
+struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
+{
+	const struct tcache *c =
+		&e->tcache[(((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ (uint64_t)tid) * 0xBF58476D1CE4E5B9u >> 58 & (TCACHE - 1)];
+	return c->t && c->pid == pid && c->tid == tid ? c->t : NULL;
+}
+
 /* The thread track of event (PID, TID), its process made first; NULL when
  * either is not an id (reported).  (A thread's track is made after its
  * process's, so a cached one has its process.) */
@@ -154,23 +161,6 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
 		*pidkey = pk;
 	t = cm_pf_track(e, pk, ps, tk, ts, tname);
 	if (c)
-		c->pid = cp, c->tid = ct, c->t = t;
-	return t;
-}
-
-const struct track *cm_pf_thread_find(cm_pfev *e, const cm_jval *pid, const cm_jval *tid)
-{
-	int64_t k[2], ps, ts, cp = 0, ct = 0;
-	const cm_jval *pname, *tname;
-	struct tcache *c = cached(e, pid, tid, &cp, &ct);
-	struct track *t;
-	if (c && c->t && c->pid == cp && c->tid == ct)
-		return c->t;
-	/* id_of with MAKE 0 changes nothing in E but the cache */
-	if (id_of(e, pid, -1, &k[0], &ps, &pname, 0) < 0 || id_of(e, tid, ps, &k[1], &ts, &tname, 0) < 0)
-		return NULL;
-	t = cm_hmap_get(e->tracks, k);
-	if (c && t)
 		c->pid = cp, c->tid = ct, c->t = t;
 	return t;
 }

@@ -6,6 +6,7 @@
 #include "base/diag.h"
 
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,4 +253,12 @@ int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns)
 	if (strtod_of(s, n, &d) < 0)
 		return -1;
 	return ns_of_double(d, ns);
+}
+
+double cm_pf_cpu_s(void)
+{
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		return 0;
+	return (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
 }

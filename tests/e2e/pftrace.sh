@@ -9,7 +9,7 @@
 # merged again, the real full trace repaired with -t, and a CPU-only trace
 # merged with its cuptirec window (H200), with slices that overlap.  Also:
 # the same bytes at read sizes 1 to 31, to standard output, gzip,
-# --format=json over the name, and the refusal of what the format cannot
+# --format=json over the name, the -v line, and the refusal of what the format cannot
 # hold (one line, exit 1, no file).
 #
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
@@ -185,6 +185,25 @@ for j in 2 3 4; do
 		-w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
 	cmp -s "$tmp/chunk$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
+# Batches of a few elements of every kind on 1 to 4 threads, with runs of
+# packets on the crew (pfseg.c), batches with a "C" element the one-thread
+# way (pfbatch.c): the state each carries on to the next (the held-back X
+# end, the last X for a flow, the clock) makes the same bytes for any
+# count, and Perfetto shows what it shows for the JSON.
+tcase "every kind in batches of a few elements, both ways, on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=200 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j -t "$tmp/nomap.json" \
+		-o "$tmp/kinds$j.pftrace" "$FIX/pftrace_kinds.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/kinds$j.pftrace" "$tmp/kinds1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tmp/kinds3.pftrace"
+# -v: the transcoder says where its time went, a line for each .pftrace
+# written (its figures are timings: only its shape is checked).
+tcase "-v: a line on where the encoding's time went"
+$CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX/threads_base.json" \
+	2>"$tmp/verr" || fail "exit $?"
+grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
+	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
 	rc=0

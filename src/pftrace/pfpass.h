@@ -1,0 +1,26 @@
+/* pfpass.h - the Perfetto transcoder's passer thread (pfpass.c): the
+ * protobuf made, buffer by buffer, passed on to the output's sink in
+ * order, off the thread that makes it. */
+#ifndef CM_PFPASS_H
+#define CM_PFPASS_H
+
+#include "json/jwrite.h"
+
+typedef struct cm_pfpass cm_pfpass;
+
+/* A passer calling SINK(CTX, bytes, length) for each buffer, on a thread
+ * of its own; NULL when no thread can be made.  SINK reports its own
+ * errors (held on the passer's thread, printed by cm_pfpass_stop). */
+cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx);
+
+/* Queue B's bytes (B gets back an empty buffer, one passed already); may
+ * wait for room (4 buffers at most).  0, or -1 once the sink has failed. */
+int cm_pfpass_put(cm_pfpass *p, cm_buf *b);
+
+/* Pass on what is queued, stop the thread and free P (NULL: nothing);
+ * its error settled (printed when it is the run's first).  Adds to *PASSED
+ * the seconds the sink took and, WAITED not NULL, to *WAITED those put
+ * waited.  0, or -1 when the sink failed. */
+int cm_pfpass_stop(cm_pfpass *p, double *passed, double *waited);
+
+#endif

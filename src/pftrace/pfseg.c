@@ -1,0 +1,472 @@
+/* pfseg.c - the sequential part of a batch (pfbatch.c's records placed as
+ * packets), cut so that most of it runs on the crew's threads.
+ *
+ * At -j 16 the sequential part (the pool's sink) bounded the output: it
+ * walked every record twice and wrote every packet, on one thread, while
+ * the crew placed the lanes.  Here it runs in three steps:
+ *   1. in order, on the sink's thread (place_all): what depends on the
+ *      records before: the tracks (numbered, described when new: their
+ *      descriptors, and the "M" elements', go before the batch's events),
+ *      each record's track, the slices as jobs for the lanes, and what
+ *      the packets' writing needs at each record from the ones before it
+ *      (a due clock packet, a held-back end, the last X for a flow), as a
+ *      few bits and an index a record;
+ *   2. the lanes of the jobs, their shards shared out among the crew and
+ *      the sink's thread; then, in order, the uuids of new lanes;
+ *   3. the packets, the records cut into runs of about equal counts, one a
+ *      member of the crew, each written into its member's own buffer from
+ *      the state step 1 noted at its first record; the buffers appended in
+ *      order.
+ * The bytes are those of one run over the records in order, for any -j
+ * and any cut: a run's writing reads only step 1's and 2's results.  A
+ * "C" element (its counter tracks made from its text, in order)
+ * has its values' packets written by the runs too, at its place among
+ * the events (its counter tracks made in step 1). */
+#include "config.h"
+#include "pftrace/pfevent.h"
+
+#include <string.h>
+
+/* A record of the batch, after step 1: where it is, its track (a flow's:
+ * its thread's, bound in step 3), its job (slices), the writing's state
+ * before it (bits), and the job of the last X before it (-1: none in the
+ * batch, the one before the batch: e->last_*). */
+struct place {
+	const char *rec;
+	uint64_t uuid;
+	uint32_t job;
+	int32_t lastjob;
+	unsigned char due, emitted, pending;
+};
+
+/* The packets' writer's state along a run. */
+struct wst {
+	cm_buf *out;
+	int64_t base;
+	uint32_t clock;
+	uint64_t def_uuid;
+	int due, pending;
+	uint64_t last_thread, last_uuid;
+	int64_t last_b, last_e;
+};
+
+/* The clock packet of the batch (cm_pf_clock_packet's bytes), and the
+ * state from it on. */
+static void clock_packet(const cm_pfev *e, struct wst *w)
+{
+	cm_buf *b = w->out;
+	size_t pk, cs, c;
+	pk = cm_pb_open(b, TRACE_PACKET);
+	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
+	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
+	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, e->nclock);
+	cm_pb_uint(b, CLK_TIMESTAMP, 0);
+	cm_pb_close(b, c);
+	c = cm_pb_open(b, CS_CLOCKS);
+	cm_pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
+	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)e->nbase);
+	cm_pb_close(b, c);
+	cm_pb_close(b, cs);
+	c = cm_pb_open(b, TP_DEFAULTS);
+	cm_pb_uint(b, DEF_CLOCK_ID, e->nclock);
+	if (e->ndef) {
+		size_t d = cm_pb_open(b, DEF_TRACK_EVENT);
+		cm_pb_uint(b, TED_TRACK_UUID, e->ndef);
+		cm_pb_close(b, d);
+	}
+	cm_pb_close(b, c);
+	cm_pb_close(b, pk);
+	w->base = e->nbase;
+	w->clock = e->nclock;
+	w->def_uuid = e->ndef;
+	w->due = 0;
+}
+
+/* The packet's time TS into H (room for 32 bytes); its length. */
+static size_t put_time(const struct wst *w, unsigned char *h, int64_t ts)
+{
+	size_t hn = 0;
+	h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+	if (ts >= w->base) {
+		hn += cm_pb_varint_at(h + hn, (uint64_t)(ts - w->base));
+	} else { /* before the clock's 0: on the trace's own */
+		hn += cm_pb_varint_at(h + hn, (uint64_t)ts);
+		hn += cm_pb_varint_at(h + hn, TP_CLOCK_ID << 3 | CM_PB_VARINT);
+		h[hn++] = CLOCK_BOOTTIME;
+	}
+	h[hn++] = TP_SEQ_ID << 3 | CM_PB_VARINT;
+	h[hn++] = SEQ_ID;
+	return hn;
+}
+
+/* An event packet at TS: the interned data I[0..IN), the track event
+ * body B[0..BN) on track UUID (pfbatch.c's event_packet, on W). */
+static void event_packet(const cm_pfev *e, struct wst *w, int64_t ts, const char *i, uint32_t in, const char *b,
+			 uint32_t bn, uint64_t uuid)
+{
+	cm_buf *o = w->out;
+	unsigned char h[32], *p;
+	size_t hn, te = bn, body;
+	if (w->due)
+		clock_packet(e, w);
+	hn = put_time(w, h, ts);
+	if (uuid != w->def_uuid)
+		te += 1 + cm_pb_varint_size(uuid);
+	body = hn + (in ? 1 + cm_pb_varint_size(in) + in : 0) + 1 + cm_pb_varint_size(te) + te;
+	if (o->cap - o->len < 1 + 10 + body)
+		cm_buf_grow(o, 1 + 10 + body);
+	p = (unsigned char *)o->p + o->len;
+	*p++ = TRACE_PACKET << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, body);
+	memcpy(p, h, hn);
+	p += hn;
+	if (in) {
+		*p++ = TP_INTERNED << 3 | CM_PB_LEN;
+		p += cm_pb_varint_at(p, in);
+		memcpy(p, i, in);
+		p += in;
+	}
+	*p++ = TP_TRACK_EVENT << 3 | CM_PB_LEN;
+	p += cm_pb_varint_at(p, te);
+	memcpy(p, b, bn);
+	p += bn;
+	if (uuid != w->def_uuid) {
+		*p++ = TE_TRACK_UUID << 3 | CM_PB_VARINT;
+		p += cm_pb_varint_at(p, uuid);
+	}
+	o->len = (size_t)(p - (unsigned char *)o->p);
+}
+
+/* The held-back end of the last X (pfevent.c's end_packet, on W). */
+static void flush_end(const cm_pfev *e, struct wst *w)
+{
+	unsigned char body[8];
+	size_t bn = 0;
+	if (!w->pending)
+		return;
+	w->pending = 0;
+	body[bn++] = TE_TYPE << 3 | CM_PB_VARINT;
+	body[bn++] = TYPE_END;
+	event_packet(e, w, w->last_e, NULL, 0, (const char *)body, (uint32_t)bn, w->last_uuid);
+}
+
+/* The packet of a counter's value CV (pfevent.c's counter() made its
+ * track): the bytes pfevent.c wrote for it in order before. */
+static void counter_packet(const cm_pfev *e, struct wst *w, const struct cval *cv)
+{
+	cm_buf *o = w->out;
+	unsigned char h[32];
+	size_t pk, te;
+	if (w->due)
+		clock_packet(e, w);
+	pk = cm_pb_open(o, TRACE_PACKET);
+	cm_buf_put(o, h, put_time(w, h, cv->ts));
+	te = cm_pb_open(o, TP_TRACK_EVENT);
+	cm_pb_uint(o, TE_TYPE, TYPE_COUNTER);
+	cm_pb_uint(o, TE_TRACK_UUID, cv->uuid);
+	cm_pb_double(o, TE_COUNTER_DOUBLE, cv->d);
+	cm_pb_close(o, te);
+	cm_pb_close(o, pk);
+}
+
+/* Step 3 for the run of records [LO, HI) into OUT. */
+static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
+{
+	const struct place *pl = (const struct place *)e->places.p;
+	const struct job *jobs = (const struct job *)e->jobs.p;
+	struct wst w;
+	size_t r;
+	memset(&w, 0, sizeof w);
+	w.out = out;
+	if (lo < hi && pl[lo].emitted)
+		w.base = e->nbase, w.clock = e->nclock, w.def_uuid = e->ndef;
+	else
+		w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
+	if (lo < hi) {
+		w.due = pl[lo].due;
+		w.pending = pl[lo].pending;
+		if (pl[lo].lastjob >= 0) {
+			const struct job *j = &jobs[pl[lo].lastjob];
+			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
+		} else {
+			w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
+			w.last_b = e->last_b, w.last_e = e->last_e;
+		}
+	}
+	for (r = lo; r < hi; r++) {
+		struct head h;
+		const char *p = pl[r].rec, *i, *b;
+		uint32_t in, bn;
+		uint64_t uuid = pl[r].uuid;
+		memcpy(&h, p, sizeof h);
+		p += sizeof h;
+		if (h.kind != K_FLOW)
+			flush_end(e, &w);
+		if (h.cleared)
+			w.due = 1;
+		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
+			const struct cval *cv = (const struct cval *)e->cvals.p + uuid;
+			uint32_t c;
+			for (c = 0; c < pl[r].job; c++)
+				counter_packet(e, &w, &cv[c]);
+			continue;
+		}
+		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the pid */
+		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the tid */
+		p = get_len_bytes(p, &i, &in);
+		get_len_bytes(p, &b, &bn);
+		if (h.kind == K_SLICE) {
+			const struct job *j = &jobs[pl[r].job];
+			event_packet(e, &w, h.ts, i, in, b, bn, j->uuid);
+			w.pending = 1;
+			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
+			continue;
+		}
+		if (h.kind == K_FLOW && uuid == w.last_thread && h.ts >= w.last_b && h.ts <= w.last_e)
+			uuid = w.last_uuid; /* on the lane of the X it follows */
+		event_packet(e, &w, h.ts, i, in, b, bn, uuid);
+	}
+}
+
+/* A crew member's part of step 3 (pfbatch.c's crew_run): run K. */
+void cm_pfseg_write(cm_pfev *e, int k)
+{
+	size_t np = e->places.len / sizeof(struct place);
+	if (k >= e->nseg)
+		return;
+	e->seg_out[k].len = 0;
+	write_run(e, np * (size_t)k / (size_t)e->nseg, np * (size_t)(k + 1) / (size_t)e->nseg, &e->seg_out[k]);
+}
+
+/* Step 2's shards shared out among members 0..M-1 (the busiest shard
+ * first, to the least loaded member), run, and waited for. */
+static void place_lanes(cm_pfev *e, int m)
+{
+	const struct job *j = (const struct job *)e->jobs.p;
+	size_t i, nj = e->jobs.len / sizeof *j, count[CM_PF_SHARDS] = {0}, load[CM_PF_SHARDS] = {0};
+	int k, s, busy = 0;
+	for (i = 0; i < nj; i++)
+		if (!count[j[i].shard]++)
+			busy++;
+	memset(e->crew_shards, 0, sizeof e->crew_shards);
+	if (m < 2 || busy < 2) {
+		e->crew_shards[0] = (1u << CM_PF_SHARDS) - 1;
+		cm_pf_place_shards(e, 0);
+		return;
+	}
+	for (;;) {
+		int best = -1, least = 0;
+		for (s = 0; s < CM_PF_SHARDS; s++)
+			if (count[s] && (best < 0 || count[s] > count[best]))
+				best = s;
+		if (best < 0)
+			break;
+		for (k = 1; k < m; k++)
+			if (load[k] < load[least])
+				least = k;
+		e->crew_shards[least] |= 1u << best;
+		load[least] += count[best];
+		count[best] = 0;
+	}
+	e->crew_task = 0;
+	cm_pfcrew_go(e->crew);
+	cm_pf_place_shards(e, 0);
+	cm_pfcrew_wait(e->crew);
+}
+
+/* Step 1 over the records REC; 0 or -1 (reported). */
+static int place_all(cm_pfev *e, const cm_buf *rec)
+{
+	const char *p = rec->p, *end = rec->p + rec->len;
+	int due = e->cleared, emitted = 0, pending = e->end_pending;
+	int32_t lastjob = -1;
+	e->places.len = 0;
+	e->jobs.len = 0;
+	e->cvals.len = 0;
+	while (p < end) {
+		struct head h;
+		struct place pl;
+		cm_jval pidv, tidv;
+		const cm_jval *pid, *tid, *pname;
+		const char *i, *b;
+		uint32_t in, bn;
+		struct track *t;
+		int64_t pk, ps;
+		pl.rec = p;
+		pl.uuid = 0;
+		pl.job = UINT32_MAX;
+		memcpy(&h, p, sizeof h);
+		p += sizeof h;
+		if (h.kind == K_BASE) {
+			e->next_base = h.ts;
+			continue;
+		}
+		/* the writer's state before the record, for a run that begins at it */
+		pl.due = (unsigned char)due;
+		pl.emitted = (unsigned char)emitted;
+		pl.pending = (unsigned char)pending;
+		pl.lastjob = lastjob;
+		if (h.kind != K_FLOW && pending) { /* the held-back end is written here */
+			if (due)
+				emitted = 1, due = 0;
+			pending = 0;
+		}
+		if (h.cleared)
+			due = 1;
+		if (h.kind == K_RAW) { /* "M" or "C": the tracks; "C" its values too */
+			size_t c0 = e->cvals.len / sizeof(struct cval);
+			p = get_len_bytes(p, &i, &in);
+			if (cm_pfev_element(e, i, in, h.off) < 0)
+				return -1;
+			pl.uuid = c0;
+			pl.job = (uint32_t)(e->cvals.len / sizeof(struct cval) - c0);
+			if (pl.job && due) /* its packets */
+				emitted = 1, due = 0;
+			cm_buf_put(&e->places, &pl, sizeof pl);
+			continue;
+		}
+		t = NULL;
+		pid = NULL;
+		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
+			/* two integers (put_id's 13 bytes each): the cache, with
+			 * nothing to parse */
+			int64_t pi, ti;
+			memcpy(&pi, p + 5, sizeof pi);
+			memcpy(&ti, p + 18, sizeof ti);
+			if ((t = cm_pf_thread_cached(e, pi, ti)))
+				p += 26;
+		}
+		if (!t) {
+			p = get_id(p, &pidv, &pid);
+			p = get_id(p, &tidv, &tid);
+			if (!(t = cm_pf_thread(e, pid, tid, h.off, NULL)))
+				return -1;
+		} else if (h.kind == K_PROCESS) {
+			get_id(pl.rec + sizeof h, &pidv, &pid);
+		}
+		p = get_len_bytes(p, &i, &in);
+		p = get_len_bytes(p, &b, &bn);
+		pl.uuid = t->uuid;
+		switch (h.kind) {
+		case K_SLICE: {
+			struct job j;
+			memset(&j, 0, sizeof j);
+			j.thread = t->uuid;
+			j.b = h.ts;
+			j.e = h.ts + h.dur;
+			j.shard = shard_of(j.thread);
+			j.at = (uint32_t)(e->places.len / sizeof pl);
+			pl.job = (uint32_t)(e->jobs.len / sizeof j);
+			cm_buf_put(&e->jobs, &j, sizeof j);
+			break;
+		}
+		case K_GLOBAL:
+			pl.uuid = GLOBAL_UUID;
+			if (!e->global_written) {
+				size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
+				cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+				td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+				cm_pb_uint(e->out, TD_UUID, GLOBAL_UUID);
+				cm_pb_close(e->out, td);
+				cm_pb_close(e->out, pkt);
+				e->global_written = 1;
+			}
+			break;
+		case K_PROCESS:
+			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
+				return REFUSE(e, h.off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf",
+					      h.ph);
+			pl.uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			break;
+		}
+		if (due) /* this record's packet */
+			emitted = 1, due = 0;
+		if (h.kind == K_SLICE) {
+			pending = 1;
+			lastjob = (int32_t)pl.job;
+		}
+		cm_buf_put(&e->places, &pl, sizeof pl);
+	}
+	e->seg_due = due;
+	e->seg_emitted = emitted;
+	e->seg_pending = pending;
+	e->seg_lastjob = lastjob;
+	return 0;
+}
+
+int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
+{
+	struct job *j;
+	struct place *pl;
+	size_t nj, np, k;
+	int m;
+	double t;
+	t = cm_pf_cpu_s();
+	if (place_all(e, rec) < 0)
+		return -1;
+	e->in_order += cm_pf_cpu_s() - t;
+	j = (struct job *)e->jobs.p;
+	nj = e->jobs.len / sizeof *j;
+	pl = (struct place *)e->places.p;
+	np = e->places.len / sizeof *pl;
+	/* the clock the batch's first packet makes (cm_pf_clock_packet's) */
+	e->nbase = e->next_base;
+	e->nclock = !e->have_base || e->base != e->nbase ? (e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST) : e->clock;
+	cm_pf_busiest(e);
+	e->ndef = e->next_def_uuid;
+	m = np >= e->shard_min ? cm_pf_crew(e) : 1;
+	/* step 2: the lanes, then the new ones described, in order */
+	t = cm_now_s();
+	place_lanes(e, m);
+	e->lane_wait += cm_now_s() - t;
+	for (k = 0; k < nj; k++) {
+		cm_jval pidv, tidv;
+		const cm_jval *pid, *tid;
+		struct track *tr;
+		if (!j[k].lane) {
+			j[k].uuid = j[k].thread;
+			continue;
+		}
+		/* its thread's track, as step 1 found it (made by then) */
+		get_id(get_id(pl[j[k].at].rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+		tr = cm_pf_thread(e, pid, tid, 0, NULL);
+		j[k].uuid = cm_pf_lane(e, tr, j[k].lane);
+	}
+	/* step 3: the packets, in runs */
+	e->nseg = m < 2 ? 1 : m;
+	if (e->nseg == 1) {
+		write_run(e, 0, np, e->out);
+	} else {
+		e->crew_task = 1;
+		cm_pfcrew_go(e->crew);
+		cm_pfseg_write(e, 0);
+		t = cm_now_s();
+		cm_pfcrew_wait(e->crew);
+		e->seg_wait += cm_now_s() - t;
+		t = cm_pf_cpu_s();
+		for (k = 0; k < (size_t)e->nseg; k++) { /* handed on whole where they can be */
+			int rc = e->emit ? e->emit(e->emit_ctx, &e->seg_out[k]) : 1;
+			if (rc < 0)
+				return -1; /* (the passer's failure: reported when it stops) */
+			if (rc == 1)
+				cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
+		}
+		e->in_order += cm_pf_cpu_s() - t;
+	}
+	/* the state after the batch, for the next */
+	e->cleared = e->seg_due;
+	if (e->seg_emitted) {
+		e->base = e->nbase;
+		e->clock = e->nclock;
+		e->have_base = 1;
+		e->def_uuid = e->ndef;
+	}
+	e->end_pending = e->seg_pending;
+	if (e->seg_lastjob >= 0) {
+		const struct job *l = &j[e->seg_lastjob];
+		e->last_thread = l->thread, e->last_uuid = l->uuid, e->last_b = l->b, e->last_e = l->e;
+	}
+	return 0;
+}
