@@ -563,49 +563,115 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 }
 
 /* The sink of the groups' render in one walk: each piece's elements to
- * its group's writer, the groups' pieces coming in turn, PIECES[K] of
- * group K's. */
+ * its group's writer (or through Q's threads), OWNER[I] the group of the
+ * I-th piece of the walk. */
 struct split_sink {
 	cm_evout *eos;
-	size_t *pieces;
-	size_t n, k;
+	cm_outq *q;
+	size_t *owner;
+	size_t n, i;
 };
+
+/* cm_evout_elements through Q: the piece OUT (its elements each with a
+ * comma in front, the first's dropped when EO has none yet) to output K,
+ * after what EO holds; OUT's buffer taken as it lies. */
+static int queue_elements(cm_outq *q, size_t k, cm_evout *eo, cm_buf *out)
+{
+	size_t off = 0;
+	if (!out->len)
+		return 0;
+	if (eo->first) {
+		off = 1;
+		eo->first = 0;
+	}
+	if (eo->buf.len) {
+		int rc = cm_outq_write(q, k, eo->buf.p, eo->buf.len);
+		eo->buf.len = 0;
+		if (rc < 0)
+			return -1;
+	}
+	return cm_outq_give(q, k, out, off);
+}
 
 static int split_sink(void *sctx, cm_buf *out)
 {
 	struct split_sink *ss = sctx;
-	while (ss->k < ss->n && !ss->pieces[ss->k])
-		ss->k++;
-	if (ss->k == ss->n) /* cannot happen: as many pieces as counted */
+	size_t k;
+	if (ss->i == ss->n) /* cannot happen: as many pieces as counted */
 		return cm_fail(CM_EXIT_IO, NULL, -1, "the render of --split's groups lost its place");
-	ss->pieces[ss->k]--;
-	return cm_evout_elements(&ss->eos[ss->k], out->p, out->len);
+	k = ss->owner[ss->i++];
+	if (ss->q)
+		return queue_elements(ss->q, k, &ss->eos[k], out);
+	return cm_evout_elements(&ss->eos[k], out->p, out->len);
 }
 
-int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
+/* A piece of the walk: group K's runs [A, B). */
+struct split_piece { size_t k, a, b; };
+
+/* The walk's order of the pieces PC[0..N) (group by group, FIRST[K] the
+ * first of group K's): with STRIPES > 1, the groups in that many stripes
+ * (as io/outq.c gives files to its threads: group K to stripe
+ * K * STRIPES / NG), a piece of each stripe in turn, each stripe's groups
+ * one after the other.  A split's files are its groups, written in the
+ * order the walk makes their pieces; group after group, the writer
+ * threads would take them one at a time.  Into ORDER[0..N). */
+static void piece_order(const size_t *first, size_t ng, size_t stripes, size_t *order)
+{
+	size_t *at = cm_xcalloc(stripes, sizeof *at), *end = cm_xcalloc(stripes, sizeof *end), done = 0, n = first[ng];
+	for (size_t t = 0; t < stripes; t++) {
+		at[t] = first[t * ng / stripes];
+		end[t] = first[(t + 1) * ng / stripes];
+	}
+	while (done < n)
+		for (size_t t = 0; t < stripes; t++)
+			if (at[t] < end[t])
+				order[done++] = at[t]++;
+	free(at);
+	free(end);
+}
+
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs)
 {
 	struct gpu_split *s = g->split;
-	struct gpu_runs all = {.piece = s->piece};
-	struct split_sink ss = {eos, cm_xcalloc(s->n, sizeof *ss.pieces), s->n, 0};
+	struct gpu_runs all = {.piece = SIZE_MAX}; /* the pieces marked, run by run */
+	size_t nruns = 0, np = 0, *first = cm_xcalloc(s->n + 1, sizeof *first), *order;
+	size_t stripes = q ? (size_t)cm_outq_threads_of(q) : 1;
+	struct split_piece *pc;
+	struct split_sink ss = {eos, q, NULL, 0, 0};
 	int cut, rc;
 	cm_gpu_split_select(g, -1);
 	for (size_t k = 0; k < s->n; k++)
-		all.n += s->grp[k].rs.n;
-	all.v = cm_xmalloc((all.n ? all.n : 1) * sizeof *all.v);
-	all.n = 0;
+		nruns += s->grp[k].rs.n;
+	pc = cm_xmalloc((nruns ? nruns : 1) * sizeof *pc);
+	/* the pieces of each group: runs up to about a window's block
+	 * (s->piece), the last of a group ending one */
 	for (size_t k = 0; k < s->n; k++) {
 		const struct gpu_runs *rs = &s->grp[k].rs;
-		size_t len = 0;
-		memcpy(all.v + all.n, rs->v, rs->n * sizeof *rs->v);
-		all.n += rs->n;
-		/* the pieces the walk makes of them (gpurules.c's feed_runs) */
+		size_t len = 0, a = 0;
+		first[k] = np;
 		for (size_t i = 0; i < rs->n; i++) {
 			len += rs->v[i].len;
-			if (len >= s->piece || rs->v[i].last) {
-				ss.pieces[k]++;
+			if (len >= s->piece || rs->v[i].last || i + 1 == rs->n) {
+				pc[np++] = (struct split_piece){k, a, i + 1};
+				a = i + 1;
 				len = 0;
 			}
 		}
+	}
+	first[s->n] = np;
+	order = cm_xmalloc((np ? np : 1) * sizeof *order);
+	piece_order(first, s->n, stripes > s->n ? (s->n ? s->n : 1) : stripes, order);
+	all.v = cm_xmalloc((nruns ? nruns : 1) * sizeof *all.v);
+	ss.owner = cm_xmalloc((np ? np : 1) * sizeof *ss.owner);
+	ss.n = np;
+	for (size_t i = 0; i < np; i++) {
+		const struct split_piece *p = &pc[order[i]];
+		const struct gpu_run *v = s->grp[p->k].rs.v;
+		for (size_t r = p->a; r < p->b; r++) {
+			all.v[all.n] = v[r];
+			all.v[all.n++].last = r + 1 == p->b; /* the walk's piece ends here */
+		}
+		ss.owner[i] = p->k;
 	}
 	/* the render reads of the plan only the syncs' waits, which are all
 	 * the groups' (the deal's); every record of the runs is kept */
@@ -616,7 +682,10 @@ int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
 	g->win.runs = NULL;
 	g->cut = cut;
 	free(all.v);
-	free(ss.pieces);
+	free(ss.owner);
+	free(order);
+	free(pc);
+	free(first);
 	return rc;
 }
 
