@@ -9,9 +9,9 @@
 
 typedef struct cm_outq cm_outq;
 
-/* The writer threads for N outputs OUTS (not owned) by the -j JOBS of a
- * run: 0 for none (then the caller writes as it did), else how many
- * (CUPTIMERGE_SPLIT_WRITERS, a benchmarking aid, says otherwise). */
+/* The writer threads for N outputs by the -j JOBS of a run: 0 for none
+ * (then the caller writes as it did), else how many: JOBS / 4, at most 8
+ * and N (CUPTIMERGE_SPLIT_WRITERS, a benchmarking aid, says otherwise). */
 int cm_outq_threads(int jobs, size_t n);
 /* A queue over OUTS[0..N) with THREADS writer threads (at least 1), or
  * NULL when none could be made (the caller then writes itself).  Output
