@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench/dev-split6.sh -- issue 24's merge --split of the 1 GB pair on the 16-core machine, in
 # under 60 s: the split (60 files) against the plain merge to a file, each with -v's phases,
-# GNU time's wall, user, sys and peak RSS; the split with its files written by 0 (on the
-# threads that make the bytes, as before), 2, 4 and 8 writer threads (CUPTIMERGE_SPLIT_WRITERS,
+# GNU time's wall, user, sys and peak RSS; the split with its files written by the default (-j / 4: 4), 0 (on the
+# threads that make the bytes, as before), 2 and 8 writer threads (CUPTIMERGE_SPLIT_WRITERS,
 # a benchmarking aid; a binary without it ignores it); and how write(2) into the page cache
 # scales on this machine: the 60 files copied by cat into new files, by 1 and by 4 processes.
 #
@@ -32,7 +32,7 @@ start=$SECONDS
 for round in 1 2; do
 	run "plain -o out.json" $C/cuptimerge -v -w "$WIN" -o "$D/o.json" "$CPU"
 	rm -f "$D/o.json"
-	for w in default 0 2 4 8; do
+	for w in default 0 2 8; do
 		if [ $w = default ]; then e=(); else e=(env CUPTIMERGE_SPLIT_WRITERS=$w); fi
 		run "split, writers $w" "${e[@]}" $C/cuptimerge -v -w "$WIN" --split=steps:$k -o "$D/sp/m_%s.json" "$CPU"
 	done
