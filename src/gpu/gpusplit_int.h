@@ -29,6 +29,7 @@ struct gpu_split {
 	size_t n;
 	const double *lo, *hi; /* the groups' ranges (trace us), the caller's, sorted by lo */
 	double *max_hi;        /* the largest hi of groups 0 to k */
+	double *inner;         /* group k's own part: [inner[2k], inner[2k + 1]), where no other reaches */
 	int cur;               /* the group selected, -1 none */
 	int cut;               /* cm_gpu.cut while one is */
 	cm_idmap *marks;       /* correlation of an API call -> uint64_t: the groups that keep it */
