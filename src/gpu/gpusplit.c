@@ -661,15 +661,23 @@ int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs)
 	for (size_t k = 0; k < s->n; k++)
 		nruns += s->grp[k].rs.n;
 	pc = cm_xmalloc((nruns ? nruns : 1) * sizeof *pc);
-	/* the pieces of each group: runs up to about a window's block
-	 * (s->piece), the last of a group ending one */
+	/* the pieces of each group: runs up to a window's block on average
+	 * (s->piece; a run longer alone), the last of a group ending one.
+	 * (Up to a run past it, pieces of up to two blocks' records were
+	 * rendered to up to 2 MB of text each, -j + 4 in flight: the render's
+	 * text was 40 MB of the 200 MB pair's split at -j 16, heaptrack.) */
 	for (size_t k = 0; k < s->n; k++) {
 		const struct gpu_runs *rs = &s->grp[k].rs;
 		size_t len = 0, a = 0;
 		first[k] = np;
 		for (size_t i = 0; i < rs->n; i++) {
+			if (len && len + rs->v[i].len > s->piece) {
+				pc[np++] = (struct split_piece){k, a, i};
+				a = i;
+				len = 0;
+			}
 			len += rs->v[i].len;
-			if (len >= s->piece || rs->v[i].last || i + 1 == rs->n) {
+			if (rs->v[i].last || i + 1 == rs->n) {
 				pc[np++] = (struct split_piece){k, a, i + 1};
 				a = i + 1;
 				len = 0;
