@@ -18,8 +18,8 @@
  * held a megabyte a file).  At most MAX_BYTES are queued or being
  * written (and 2 * THREADS + 4 buffers): the caller then waits for a
  * writer, as it waited for write(2) before.  So the memory is bounded: a
- * buffer a file being filled (CUR_CAP each), MAX_BYTES in flight, and as
- * many spare buffers as may be in flight.  A file's buffer that has had
+ * buffer a file being filled (CUR_CAP each), MAX_BYTES in flight, and a
+ * spare for each buffer in flight (two of the render's).  A file's buffer that has had
  * nothing for a while (COLD bytes to the others) is queued as it is: a
  * split writes its files one after the other, and the 60 buffers of the
  * files done, each with the last bytes of its group, were 15 MB held to
@@ -48,9 +48,11 @@
  * goes out as it is. */
 #define COLD (2u << 20)
 /* The bytes queued or being written, at most (but one buffer, whatever
- * its size): a few of the render's pieces (up to a MiB or two of text
- * each) for each thread. */
-#define MAX_BYTES (8u << 20)
+ * its size): a few of the render's pieces (about a MiB of text each).
+ * With 8 MiB and as many of the render's buffers spare as threads and 2,
+ * the 200 MB pair's split at -j 16 by 4 threads peaked at 94 MB, with 4
+ * MiB and 2 at 88-90 MB (67 MB without the threads). */
+#define MAX_BYTES (4u << 20)
 
 struct item {
 	size_t k;
@@ -115,7 +117,7 @@ static void give_back(cm_outq *q, char *p, size_t cap)
 {
 	if (p && cap == CUR_CAP && q->ncspare < q->max)
 		q->cspare[q->ncspare++] = (cm_buf){p, 0, cap};
-	else if (p && cap != CUR_CAP && q->nspare < (size_t)q->nth + 2)
+	else if (p && cap != CUR_CAP && q->nspare < 2)
 		q->spare[q->nspare++] = (cm_buf){p, 0, cap};
 	else
 		free(p);
