@@ -221,6 +221,17 @@ if [ -x "$shared/tools/gen_trace" ]; then
 			done
 		done
 	done
+	tcase "gen_trace pair, merge -t --split=steps:100 (each CPU event through its files' repairs) by 0, 2 and 5 writer threads: the same files"
+	for w in 0 2 5; do
+		rm -rf "$tmp/t$w"
+		mkdir "$tmp/t$w"
+		CUPTIMERGE_SPLIT_WRITERS=$w run "-t, writers $w" -j 8 --trace-name g -t "$tmp/g.win" --split=steps:100 \
+			-w "$tmp/g.win" -o "$tmp/t$w/g_%s.json" "$tmp/g.cpu"
+	done
+	for f in $(cd "$tmp/t0" && ls); do
+		cmp -s "$tmp/t0/$f" "$tmp/t2/$f" || fail "-t, writers 2: $f differs"
+		cmp -s "$tmp/t0/$f" "$tmp/t5/$f" || fail "-t, writers 5: $f differs"
+	done
 	# a writer thread's write error: /dev/full behind one file's name
 	if [ -w /dev/full ]; then
 		tcase "merge --split by 2 writer threads, a file's name a link to /dev/full: exit 3, one line, no other file left"
