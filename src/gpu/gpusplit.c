@@ -592,7 +592,7 @@ struct split_sink {
 
 /* cm_evout_elements through Q: the piece OUT (its elements each with a
  * comma in front, the first's dropped when EO has none yet) to output K,
- * after what EO holds; OUT's buffer taken as it lies. */
+ * after what EO holds. */
 static int queue_elements(cm_outq *q, size_t k, cm_evout *eo, cm_buf *out)
 {
 	size_t off = 0;

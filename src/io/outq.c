@@ -11,15 +11,13 @@
  * threads that make the bytes.
  *
  * The caller's bytes are copied into a buffer of the file's (CUR_CAP; the
- * copy's pieces lie in the input's chunk, which the next read replaces)
- * and a full buffer queued; a render's piece is taken as it lies, its
- * buffer swapped for a spare one (the two kinds kept apart: a file's
- * buffer taken from the render's spares, grown to a piece's megabytes,
- * held a megabyte a file).  At most MAX_BYTES are queued or being
- * written (and 2 * THREADS + 4 buffers): the caller then waits for a
- * writer, as it waited for write(2) before.  So the memory is bounded: a
- * buffer a file being filled (CUR_CAP each), MAX_BYTES in flight, and a
- * spare for each buffer in flight (two of the render's).  A file's buffer that has had
+ * copy's pieces lie in the input's chunk, which the next read replaces,
+ * and the render's in a buffer its pool fills again) and a full buffer
+ * queued.  At most MAX_BYTES are queued or being written (and 2 * THREADS
+ * + 4 buffers): the caller then waits for a writer, as it waited for
+ * write(2) before.  So the memory is bounded: a buffer a file being
+ * filled (CUR_CAP each), MAX_BYTES in flight, and a spare for each buffer
+ * in flight, all of CUR_CAP.  A file's buffer that has had
  * nothing for a while (COLD bytes to the others) is queued as it is: a
  * split writes its files one after the other, and the 60 buffers of the
  * files done, each with the last bytes of its group, were 15 MB held to
@@ -47,11 +45,7 @@
 /* A file's buffer that had nothing while this many bytes went to others
  * goes out as it is. */
 #define COLD (2u << 20)
-/* The bytes queued or being written, at most (but one buffer, whatever
- * its size): a few of the render's pieces (about a MiB of text each).
- * With 8 MiB and as many of the render's buffers spare as threads and 2,
- * the 200 MB pair's split at -j 16 by 4 threads peaked at 94 MB, with 4
- * MiB and 2 at 88-90 MB (67 MB without the threads). */
+/* The bytes queued or being written, at most: a few buffers a thread. */
 #define MAX_BYTES (4u << 20)
 
 struct item {
@@ -80,8 +74,8 @@ struct cm_outq {
 	size_t inflight, max, inflight_bytes;
 	int failed, stop, drop, settled;
 	cm_buf *cur; /* each file's buffer being filled */
-	cm_buf *spare, *cspare; /* spare buffers: the render's, the files' (CUR_CAP) */
-	size_t nspare, ncspare;
+	cm_buf *cspare;   /* spare buffers (CUR_CAP) */
+	size_t ncspare;
 	uint64_t total;   /* the bytes given so far */
 	uint64_t *last;   /* ... when each file's last came */
 	size_t scan;      /* the next file looked at for a cold buffer */
@@ -101,24 +95,11 @@ int cm_outq_threads(int jobs, size_t n)
 	return (size_t)t > n ? (int)n : (int)t;
 }
 
-/* A spare buffer (empty) for the render, or none ({0}).  Holding q->mu. */
-static cm_buf take_spare(cm_outq *q)
-{
-	cm_buf b = {0};
-	if (q->nspare)
-		b = q->spare[--q->nspare];
-	b.len = 0;
-	return b;
-}
-
-/* Buffer P of CAP bytes, written: a spare of its kind, or freed.  Holding
- * q->mu. */
+/* Buffer P of CAP bytes, written: a spare, or freed.  Holding q->mu. */
 static void give_back(cm_outq *q, char *p, size_t cap)
 {
 	if (p && cap == CUR_CAP && q->ncspare < q->max)
 		q->cspare[q->ncspare++] = (cm_buf){p, 0, cap};
-	else if (p && cap != CUR_CAP && q->nspare < 2)
-		q->spare[q->nspare++] = (cm_buf){p, 0, cap};
 	else
 		free(p);
 }
@@ -163,7 +144,6 @@ cm_outq *cm_outq_new(cm_output *const *outs, size_t n, int threads)
 	q->max = 2 * (size_t)threads + 4;
 	q->cur = cm_xcalloc(n, sizeof *q->cur);
 	q->last = cm_xcalloc(n, sizeof *q->last);
-	q->spare = cm_xcalloc(q->max, sizeof *q->spare);
 	q->cspare = cm_xcalloc(q->max, sizeof *q->cspare);
 	q->w = cm_xcalloc((size_t)threads, sizeof *q->w);
 	pthread_mutex_init(&q->mu, NULL);
@@ -283,18 +263,13 @@ int cm_outq_write(cm_outq *q, size_t k, const void *p, size_t len)
 
 int cm_outq_give(cm_outq *q, size_t k, cm_buf *b, size_t off)
 {
-	cm_buf mine = *b;
-	if (b->len <= off)
-		return 0;
-	/* a small piece joins the file's buffer */
-	if (b->len - off < CUR_CAP / 4)
-		return cm_outq_write(q, k, b->p + off, b->len - off);
-	if (__atomic_load_n(&q->failed, __ATOMIC_RELAXED) || note(q, k, b->len - off) < 0 || queue_cur(q, k) < 0)
-		return drain(q);
-	pthread_mutex_lock(&q->mu);
-	*b = take_spare(q);
-	pthread_mutex_unlock(&q->mu);
-	return enqueue(q, k, mine.p, off, mine.len, mine.cap);
+	/* copied, not taken: the render's buffers, taken by the writers and
+	 * handed back to other renderers, spread over every thread's malloc
+	 * arena, each grown there again: the 1 GB pair's split at -j 16 by 4
+	 * writers peaked at 177 MB against 109-111 MB without (the 16-core
+	 * machine); the copy is a memcpy of the window's text on the
+	 * render's sink */
+	return b->len > off ? cm_outq_write(q, k, b->p + off, b->len - off) : 0;
 }
 
 int cm_outq_sync(cm_outq *q)
@@ -331,15 +306,12 @@ int cm_outq_free(cm_outq *q, int ok)
 	}
 	for (size_t k = 0; k < q->n; k++)
 		free(q->cur[k].p);
-	for (size_t i = 0; i < q->nspare; i++)
-		free(q->spare[i].p);
 	for (size_t i = 0; i < q->ncspare; i++)
 		free(q->cspare[i].p);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->space);
 	free(q->cur);
 	free(q->last);
-	free(q->spare);
 	free(q->cspare);
 	free(q->w);
 	free(q);

@@ -23,9 +23,8 @@ int cm_outq_threads_of(const cm_outq *q);
  * order with K's others.  May wait for a writer.  0, or -1 after a report
  * (a writer's: the run has failed). */
 int cm_outq_write(cm_outq *q, size_t k, const void *p, size_t len);
-/* Output K's next bytes: B's from OFF on, taken as they lie (B gets an
- * empty buffer of the queue's in their place).  0, or -1 as
- * cm_outq_write. */
+/* Output K's next bytes: B's from OFF on (copied, as cm_outq_write).
+ * 0, or -1 as cm_outq_write. */
 int cm_outq_give(cm_outq *q, size_t k, cm_buf *b, size_t off);
 /* Every byte given so far written (after it, the caller may write to the
  * outputs itself until it queues more).  0, or -1 after a report. */
