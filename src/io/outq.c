@@ -125,7 +125,7 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&q->mu);
 		}
 		if (rc < 0)
-			q->failed = 1;
+			__atomic_store_n(&q->failed, 1, __ATOMIC_RELAXED);
 		w->tail++;
 		give_back(q, it.p, it.cap);
 		q->inflight--;
