@@ -657,6 +657,8 @@ int cm_merge_run(const struct cm_options *opt)
 		ok = cm_input_rewind(m.cpu) == 0 &&
 		     cm_cpucopy_run(m.cpu, &m.plan, &hooks, &eo) == 0 &&
 		     cm_evout_flush(&eo) == 0;
+		if (opt->split_n && cm_msplit_finish(&m.split, ok) < 0) /* its writer threads, before the closes */
+			ok = 0;
 		piped = cm_output_pipe_closed(eo.out);
 		rc = cm_output_close(eo.out, ok);
 		if (opt->split_n && cm_split_close(m.split.outs, m.cut.ngroups, split_names, m.cut.ngroups,

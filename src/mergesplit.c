@@ -133,6 +133,7 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 		for (size_t k = 0; k < n; k++)
 			s->repair[k] = new_repair(rctx);
 	}
+	s->route.writers = cm_outq_threads(jobs, n); /* made at the first write (cpuroute.c) */
 	if (cm_gpu_split(s->gpu, s->lo, s->hi, n, jobs) < 0)
 		return -1;
 	for (size_t k = 0; s->repair && k < n; k++)
@@ -166,19 +167,41 @@ static cm_evout *group_begin(cm_msplit *s, size_t k)
 }
 
 /* After group K's own bytes: the next CPU event gets a comma of its own
- * when something went out (never joined to a separator before it). */
-static int group_end(cm_msplit *s, size_t k)
+ * when something went out (never joined to a separator before it).  The
+ * bytes go out here when DIRECT, else through the writer threads when
+ * there are any.  A file's bytes are written here (DIRECT, and by the
+ * evout itself: cm_evout_next of more than a MiB, the spans' render) only
+ * while its writer holds none of them: after cm_outq_sync, until more
+ * are queued.  (Through the writer, the metadata and the spans of all 60
+ * files each took a file's buffer, held to the end: 15 MB.) */
+static int group_end(cm_msplit *s, size_t k, int direct)
 {
 	cm_evout *eo = &s->eo[k];
+	cm_outq *q = direct ? NULL : cm_cpuroute_queue(&s->route);
+	int rc;
 	if (!eo->first)
 		s->route.next[k] = UINT64_MAX;
-	return cm_evout_flush(eo);
+	if (!q)
+		return cm_evout_flush(eo);
+	rc = eo->buf.len ? cm_outq_write(q, k, eo->buf.p, eo->buf.len) : 0;
+	eo->buf.len = 0;
+	return rc;
 }
 
-/* Flush what is pending before a group's own bytes.  0 or -1. */
+/* Everything the writer threads hold written (before bytes written here).
+ * 0 or -1. */
+static int sync_all(cm_msplit *s)
+{
+	return s->route.q ? cm_outq_sync(s->route.q) : 0;
+}
+
+/* Flush what is pending before a group's own bytes (the shared text, the
+ * CPU events' pieces), all of it written.  0 or -1. */
 static int shared_flush(cm_msplit *s, cm_evout *shared)
 {
-	return cm_evout_flush(shared) < 0 || cm_cpuroute_flush(&s->route) < 0 ? -1 : 0;
+	if (sync_all(s) < 0 || cm_evout_flush(shared) < 0 || cm_cpuroute_flush(&s->route) < 0)
+		return -1;
+	return sync_all(s);
 }
 
 int cm_msplit_insert(cm_msplit *s, cm_evout *shared)
@@ -188,7 +211,7 @@ int cm_msplit_insert(cm_msplit *s, cm_evout *shared)
 	for (size_t k = 0; k < s->n; k++) {
 		cm_evout *eo = group_begin(s, k);
 		if (cm_gpu_split_select(s->gpu, (int)k) < 0 || cm_gpu_write_metadata(s->gpu, eo) < 0 ||
-		    group_end(s, k) < 0)
+		    group_end(s, k, 1) < 0)
 			return -1;
 	}
 	return cm_gpu_split_select(s->gpu, -1);
@@ -228,7 +251,10 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 	 * where each file's repair stage moves its own rows */
 	for (size_t k = 0; !s->repair && k < s->n; k++)
 		group_begin(s, k);
-	if (!s->repair && cm_gpu_split_write_events(s->gpu, s->eo, render_jobs) < 0)
+	if (!s->repair && cm_gpu_split_write_events(s->gpu, s->eo, cm_cpuroute_queue(&s->route), render_jobs) < 0)
+		return -1;
+	/* the rest of each file partly written here (the spans' render) */
+	if (sync_all(s) < 0)
 		return -1;
 	for (size_t k = 0; k < s->n; k++) {
 		cm_evout *eo = s->repair ? group_begin(s, k) : &s->eo[k];
@@ -236,7 +262,7 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 		    (s->repair && cm_gpu_write_events(s->gpu, eo, render_jobs) < 0) ||
 		    cm_gpu_write_spans(s->gpu, eo, render_jobs) < 0 ||
 		    (s->repair && cm_repair_write_metadata(s->repair[k], eo) < 0) ||
-		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k) < 0)
+		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k, 1) < 0)
 			return -1;
 	}
 	return cm_gpu_split_select(s->gpu, -1);
@@ -244,7 +270,7 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 
 int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shared)
 {
-	if (cm_evout_flush(shared) < 0)
+	if (s->route.q ? cm_cpuroute_shared(&s->route) < 0 : cm_evout_flush(shared) < 0)
 		return -1;
 	for (int k = s->cut->ga; k <= s->cut->gb; k++) {
 		cm_evout *eo = group_begin(s, (size_t)k);
@@ -256,7 +282,7 @@ int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shar
 			cm_jval_write(&eo->buf, ev);
 		else
 			cm_buf_put(&eo->buf, text, len);
-		if (group_end(s, (size_t)k) < 0)
+		if (group_end(s, (size_t)k, 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -268,8 +294,16 @@ void cm_msplit_report(const cm_msplit *s)
 		cm_repair_report(s->repair[k]);
 }
 
+int cm_msplit_finish(cm_msplit *s, int ok)
+{
+	int rc = cm_outq_free(s->route.q, ok);
+	s->route.q = NULL;
+	return rc;
+}
+
 void cm_msplit_free(cm_msplit *s)
 {
+	cm_outq_free(s->route.q, 0);
 	for (size_t k = 0; s->repair && k < s->n; k++)
 		cm_repair_free(s->repair[k]);
 	for (size_t k = 0; s->eo && k < s->n; k++)

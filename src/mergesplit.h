@@ -54,6 +54,9 @@ int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shar
  * [MIN_TS, MAX_END], trace us: "PyTorch Profiler (0)", "Iteration Start",
  * "Record Window End"), each through cm_evout_next.  0, or -1. */
 int cm_span_events(cm_evout *eo, double min_ts, double max_end);
+/* Before the files are closed: the writer threads stopped, what they hold
+ * written when OK (else dropped).  0, or -1 after a report. */
+int cm_msplit_finish(cm_msplit *s, int ok);
 /* The repair stages' reports (one line a file). */
 void cm_msplit_report(const cm_msplit *s);
 void cm_msplit_free(cm_msplit *s);

@@ -56,6 +56,8 @@ typedef struct cm_cpucut {
 	struct cm_cpucut_group *groups;
 	size_t ngroups;
 	double *max_hi;          /* the largest hi of groups 0 to g (groups_of) */
+	double *inner;           /* group g's own part: [inner[2g], inner[2g + 1]), where no other reaches */
+	int hint;                /* the group of the last event that went to one alone */
 	int ga, gb;              /* the groups the last element asked for goes to (ga > gb: none) */
 	struct cm_cpucut_step *steps; /* --split, while resolving: the steps found */
 	size_t nsteps, cap_steps;

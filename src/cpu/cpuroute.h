@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include "io/output.h"
+#include "io/outq.h"
 #include "json/evout.h"
 
 /* The most outputs (a bit each in a 64-bit mask). */
@@ -26,6 +27,10 @@ typedef struct cm_cpuroute {
 	size_t pend_len[CM_CPUROUTE_MAX];  /* ... as one piece */
 	uint64_t next[CM_CPUROUTE_MAX];    /* 1 + the index of the last element
 					    * it got, 0 none yet */
+	int writers;           /* the outputs written by this many threads of
+				* their own (io/outq.h), made at the first
+				* write; 0: by the caller's */
+	cm_outq *q;            /* ... once made */
 } cm_cpuroute;
 
 /* Element INDEX goes to outputs R->ga to R->gb: *EMASK gets a bit for each,
@@ -41,5 +46,12 @@ int cm_cpuroute_span(cm_cpuroute *r, uint64_t mask, const char *p, size_t n);
 /* Every pending piece goes out (before the bytes they lie in go away, and
  * before more shared text).  0, or -1 after a report. */
 int cm_cpuroute_flush(cm_cpuroute *r);
+/* The writer threads of the outputs (made now when R->writers asks for
+ * them and they are not yet), or NULL: the caller writes to them itself.
+ * What goes to an output goes through them, but after cm_outq_sync. */
+cm_outq *cm_cpuroute_queue(cm_cpuroute *r);
+/* The shared text out to every output, after what the writer threads
+ * hold.  0, or -1 after a report. */
+int cm_cpuroute_shared(cm_cpuroute *r);
 
 #endif

@@ -10,6 +10,7 @@
 #include "base/extindex.h"
 #include "json/jval.h"
 #include "json/evout.h"
+#include "io/outq.h"
 #include "base/pyval.h"
 
 typedef struct cm_gpu cm_gpu;
@@ -144,9 +145,10 @@ void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx);
 void cm_gpu_split_totals(cm_gpu *g);
 /* Once planned, without a thread-id remap: cm_gpu_write_events of every
  * group, group K's to EOS[K], in one walk over all their records (on JOBS
- * threads: a walk a group started and drained the threads 60 times).
+ * threads: a walk a group started and drained the threads 60 times); with
+ * Q, through its writer threads (io/outq.h: output K is EOS[K]'s).
  * Selects none.  0, or -1 after a report. */
-int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs);
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs);
 
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups

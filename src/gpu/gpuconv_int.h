@@ -117,6 +117,7 @@ struct gpu_run {
 struct gpu_runs {
 	struct gpu_run *v;
 	size_t n, cap;
+	size_t piece; /* the records' bytes of a walk's piece (0: CM_GPU_BLOCK; gpusplit.c's deal) */
 };
 
 /* What the CPU trace tells the window's conversion (merge.c's setters),

@@ -76,7 +76,8 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
 }
 
 /* --split: a group's runs (win.runs) to POOL, in window order, as pieces
- * of about a block (a piece ends at the last run of a group: gpusplit.c
+ * of about a block (rs->piece bytes: as many records as a block of the
+ * window holds on average, its names counted; a piece ends at the last run of a group: gpusplit.c
  * counts them so, when the runs are all the groups'): each run read from where the window's records lie (the
  * file, by pread, so that groups planned side by side read at once), or
  * copied from the one block in memory.  0, or -1 (after a report, or as
@@ -108,7 +109,7 @@ static int feed_runs(const cm_gpu *g, cm_opool *pool)
 		b.len += r->len;
 		/* the pieces need not be the blocks: the walks' results do not
 		 * depend on where the records are cut into pieces */
-		if (b.len >= CM_GPU_BLOCK || r->last || i + 1 == rs->n)
+		if (b.len >= (rs->piece ? rs->piece : CM_GPU_BLOCK) || r->last || i + 1 == rs->n)
 			rc = cm_opool_put(pool, &b);
 	}
 	cm_buf_free(&b);

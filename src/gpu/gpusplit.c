@@ -83,12 +83,21 @@ void gpu_split_swap(cm_gpu *g, struct gpu_group *gr)
  * under --steps (overlapping; an instant: in it).  The groups are sorted
  * by lo: a binary search finds those that start early enough, and the walk
  * back stops where none before reaches TS (s->max_hi, as cpucut.c's
- * groups_of does: testing all 60 groups a record was 1.6% of a split). */
-static uint64_t span_mask(const cm_gpu *g, const struct gpu_split *s, cm_int start, cm_int end)
+ * groups_of does: testing all 60 groups a record was 1.6% of a split).
+ * But first *HINT, the group of the last span that went to one alone: a
+ * span inside a group's own part (s->inner: past the end of every group
+ * before it, before the next starts) is in that group alone, and the
+ * records come in time order, most inside one step.  The table of the
+ * API calls' groups (make_marks) is made on one thread before the deal,
+ * a search a call: 0.05 s of the 200 MB pair's split on 2 CPUs. */
+static uint64_t span_mask(const cm_gpu *g, const struct gpu_split *s, cm_int start, cm_int end, size_t *hint)
 {
 	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
 	uint64_t m = 0;
 	size_t a = 0, b = s->n; /* the groups before b start early enough */
+	const double *in = s->inner + 2 * *hint;
+	if (ts >= in[0] && (dur > 0 ? ts + dur <= in[1] : ts < in[1]))
+		return (uint64_t)1 << *hint;
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 		if (dur > 0 ? s->lo[mid] < ts + dur : s->lo[mid] <= ts)
@@ -99,6 +108,8 @@ static uint64_t span_mask(const cm_gpu *g, const struct gpu_split *s, cm_int sta
 	for (size_t k = a; k-- > 0 && s->max_hi[k] > ts;)
 		if (dur > 0 ? ts < s->hi[k] && ts + dur > s->lo[k] : ts >= s->lo[k] && ts < s->hi[k])
 			m |= (uint64_t)1 << k;
+	if (m && !(m & (m - 1)))
+		*hint = (size_t)__builtin_ctzll(m);
 	return m;
 }
 
@@ -114,8 +125,9 @@ static uint64_t call_mask(const struct gpu_split *s, cm_int corr, int *found)
 	return *m;
 }
 
-/* The groups that keep record R: gpu_cut_keep's rule a group at a time. */
-static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm_gpurec *r)
+/* The groups that keep record R: gpu_cut_keep's rule a group at a time
+ * (HINT: span_mask's). */
+static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm_gpurec *r, size_t *hint)
 {
 	const cm_int *v = r->v;
 	uint64_t m;
@@ -123,17 +135,17 @@ static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm
 	switch (r->kind) {
 	case CM_REC_RUNTIME:
 	case CM_REC_DRIVER:
-		return (r->flags & CM_REC_SPAN) ? span_mask(g, s, v[CM_RA_START], v[CM_RA_END]) : 0;
+		return (r->flags & CM_REC_SPAN) ? span_mask(g, s, v[CM_RA_START], v[CM_RA_END], hint) : 0;
 	case CM_REC_KERNEL:
 	case CM_REC_MEMCPY:
 	case CM_REC_MEMSET:
 		m = call_mask(s, v[CM_RG_CORR], &found);
-		return found ? m : span_mask(g, s, v[CM_RG_START], v[CM_RG_END]);
+		return found ? m : span_mask(g, s, v[CM_RG_START], v[CM_RG_END], hint);
 	case CM_REC_SYNC:
 		m = call_mask(s, v[CM_RS_CORR], &found);
-		return found ? m : span_mask(g, s, v[CM_RS_START], v[CM_RS_END]);
+		return found ? m : span_mask(g, s, v[CM_RS_START], v[CM_RS_END], hint);
 	case CM_REC_OVERHEAD:
-		return span_mask(g, s, v[CM_RO_START], v[CM_RO_END]);
+		return span_mask(g, s, v[CM_RO_START], v[CM_RO_END], hint);
 	}
 	return 0; /* a cuda_event record: drawn by none (the deal notes it for the syncs) */
 }
@@ -197,6 +209,7 @@ struct deal_worker {
 	cm_gpu *g;
 	struct plan_part *part[64]; /* when planning as it deals: a group's notes of the block */
 	uint64_t touched;           /* the groups with notes */
+	size_t hint;                /* span_mask's */
 };
 
 /* Note (0, KIND, the LEN bytes at P) into OUT. */
@@ -269,7 +282,7 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		off = (uint32_t)(at - in->p);
 		len = (uint32_t)(p - at);
 		deal_notes(g, &r, off, len, out);
-		if (!(m = record_mask(g, g->split, &r)))
+		if (!(m = record_mask(g, g->split, &r, &w->hint)))
 			continue;
 		has = (char)record_ua(g, &r, &ua);
 		cm_buf_put(out, &m, sizeof m);
@@ -373,6 +386,8 @@ static int deal_fold(void *sctx, cm_buf *out)
 		base += 4;
 		s->next_block += 4 + (int64_t)h.block;
 	}
+	s->blocks++;
+	s->block_bytes += h.block;
 	s->ucut_min = cm_py_min(s->ucut_min, h.ext[0]);
 	s->ucut_max = cm_py_max(s->ucut_max, h.ext[1]);
 	while (p < end) {
@@ -424,7 +439,7 @@ static int deal_fold(void *sctx, cm_buf *out)
 static int make_marks(cm_gpu *g, struct gpu_split *s)
 {
 	char buf[NOTE_BYTES * 1024];
-	size_t got;
+	size_t got, hint = 0;
 	if (!g->cut_napis)
 		return 0;
 	if (!(s->marks = cm_idmap_new(sizeof(uint64_t), g->win.api_lo, g->win.api_hi, g->win.api_n)))
@@ -439,7 +454,7 @@ static int make_marks(cm_gpu *g, struct gpu_split *s)
 			memcpy(note, buf + i, sizeof note);
 			m = cm_idmap_put(s->marks, note[0], &created);
 			/* a correlation id twice: kept where either is */
-			*m = (created ? 0 : *m) | span_mask(g, s, note[1], note[2]);
+			*m = (created ? 0 : *m) | span_mask(g, s, note[1], note[2], &hint);
 		}
 	}
 	if (ferror(g->cut_apis))
@@ -464,8 +479,13 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	s->ucut_max = -INFINITY;
 	s->grp = cm_xcalloc(n, sizeof *s->grp);
 	s->max_hi = cm_xmalloc(n * sizeof *s->max_hi);
+	s->inner = cm_xmalloc(2 * n * sizeof *s->inner);
 	for (size_t k = 0; k < n; k++)
 		s->max_hi[k] = k && s->max_hi[k - 1] > hi[k] ? s->max_hi[k - 1] : hi[k];
+	for (size_t k = 0; k < n; k++) { /* a group's own part (span_mask) */
+		s->inner[2 * k] = k && s->max_hi[k - 1] > lo[k] ? s->max_hi[k - 1] : lo[k];
+		s->inner[2 * k + 1] = k + 1 < n && lo[k + 1] < hi[k] ? lo[k + 1] : hi[k];
+	}
 	for (size_t k = 0; k < n; k++) {
 		struct gpu_group *gr = &s->grp[k];
 		gr->devices = cm_hmap_new(8, sizeof(struct first_ts));
@@ -523,9 +543,22 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	}
 	cm_hmap_free(s->evmap); /* the syncs have taken what they need */
 	s->evmap = NULL;
-	for (size_t k = 0; k < n; k++)
+	/* a walk's piece of runs: as many records as a block of the window
+	 * holds on average.  A block is CM_GPU_BLOCK bytes of records and
+	 * their names (gpudigest.c: as much work as before the names went
+	 * to a table), so of records alone it is less, 2.4 times less in
+	 * gen_trace's windows; pieces of CM_GPU_BLOCK bytes of records held
+	 * 2.4 times a block's events, and each was rendered to as much more
+	 * text, -j + 4 of them in flight: the 200 MB pair's split at -j 16
+	 * peaked at 112 MB against the plain merge's 47 (heaptrack: 37 MB of
+	 * rendered text, 11 MB of pieces read) */
+	s->piece = s->blocks ? (size_t)(s->block_bytes / s->blocks) : CM_GPU_BLOCK;
+	s->piece = s->piece < 4096 ? 4096 : s->piece > CM_GPU_BLOCK ? CM_GPU_BLOCK : s->piece;
+	for (size_t k = 0; k < n; k++) {
+		s->grp[k].rs.piece = s->piece;
 		if (s->grp[k].rs.n)
 			s->grp[k].rs.v[s->grp[k].rs.n - 1].last = 1;
+	}
 	g->plan.cut_min_ts = s->ucut_min;
 	g->plan.cut_max_end = s->ucut_max;
 	return rc;
@@ -548,49 +581,123 @@ int cm_gpu_split_select(cm_gpu *g, int k)
 }
 
 /* The sink of the groups' render in one walk: each piece's elements to
- * its group's writer, the groups' pieces coming in turn, PIECES[K] of
- * group K's. */
+ * its group's writer (or through Q's threads), OWNER[I] the group of the
+ * I-th piece of the walk. */
 struct split_sink {
 	cm_evout *eos;
-	size_t *pieces;
-	size_t n, k;
+	cm_outq *q;
+	size_t *owner;
+	size_t n, i;
 };
+
+/* cm_evout_elements through Q: the piece OUT (its elements each with a
+ * comma in front, the first's dropped when EO has none yet) to output K,
+ * after what EO holds. */
+static int queue_elements(cm_outq *q, size_t k, cm_evout *eo, cm_buf *out)
+{
+	size_t off = 0;
+	if (!out->len)
+		return 0;
+	if (eo->first) {
+		off = 1;
+		eo->first = 0;
+	}
+	if (eo->buf.len) {
+		int rc = cm_outq_write(q, k, eo->buf.p, eo->buf.len);
+		eo->buf.len = 0;
+		if (rc < 0)
+			return -1;
+	}
+	return cm_outq_give(q, k, out, off);
+}
 
 static int split_sink(void *sctx, cm_buf *out)
 {
 	struct split_sink *ss = sctx;
-	while (ss->k < ss->n && !ss->pieces[ss->k])
-		ss->k++;
-	if (ss->k == ss->n) /* cannot happen: as many pieces as counted */
+	size_t k;
+	if (ss->i == ss->n) /* cannot happen: as many pieces as counted */
 		return cm_fail(CM_EXIT_IO, NULL, -1, "the render of --split's groups lost its place");
-	ss->pieces[ss->k]--;
-	return cm_evout_elements(&ss->eos[ss->k], out->p, out->len);
+	k = ss->owner[ss->i++];
+	if (ss->q)
+		return queue_elements(ss->q, k, &ss->eos[k], out);
+	return cm_evout_elements(&ss->eos[k], out->p, out->len);
 }
 
-int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
+/* A piece of the walk: group K's runs [A, B). */
+struct split_piece { size_t k, a, b; };
+
+/* The walk's order of the pieces PC[0..N) (group by group, FIRST[K] the
+ * first of group K's): with STRIPES > 1, the groups in that many stripes
+ * (as io/outq.c gives files to its threads: group K to stripe
+ * K * STRIPES / NG), a piece of each stripe in turn, each stripe's groups
+ * one after the other.  A split's files are its groups, written in the
+ * order the walk makes their pieces; group after group, the writer
+ * threads would take them one at a time.  Into ORDER[0..N). */
+static void piece_order(const size_t *first, size_t ng, size_t stripes, size_t *order)
+{
+	size_t *at = cm_xcalloc(stripes, sizeof *at), *end = cm_xcalloc(stripes, sizeof *end), done = 0, n = first[ng];
+	for (size_t t = 0; t < stripes; t++) {
+		at[t] = first[t * ng / stripes];
+		end[t] = first[(t + 1) * ng / stripes];
+	}
+	while (done < n)
+		for (size_t t = 0; t < stripes; t++)
+			if (at[t] < end[t])
+				order[done++] = at[t]++;
+	free(at);
+	free(end);
+}
+
+int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs)
 {
 	struct gpu_split *s = g->split;
-	struct gpu_runs all = {0};
-	struct split_sink ss = {eos, cm_xcalloc(s->n, sizeof *ss.pieces), s->n, 0};
+	struct gpu_runs all = {.piece = SIZE_MAX}; /* the pieces marked, run by run */
+	size_t nruns = 0, np = 0, *first = cm_xcalloc(s->n + 1, sizeof *first), *order;
+	size_t stripes = q ? (size_t)cm_outq_threads_of(q) : 1;
+	struct split_piece *pc;
+	struct split_sink ss = {eos, q, NULL, 0, 0};
 	int cut, rc;
 	cm_gpu_split_select(g, -1);
 	for (size_t k = 0; k < s->n; k++)
-		all.n += s->grp[k].rs.n;
-	all.v = cm_xmalloc((all.n ? all.n : 1) * sizeof *all.v);
-	all.n = 0;
+		nruns += s->grp[k].rs.n;
+	pc = cm_xmalloc((nruns ? nruns : 1) * sizeof *pc);
+	/* the pieces of each group: runs up to a window's block on average
+	 * (s->piece; a run longer alone), the last of a group ending one.
+	 * (Up to a run past it, pieces of up to two blocks' records were
+	 * rendered to up to 2 MB of text each, -j + 4 in flight: the render's
+	 * text was 40 MB of the 200 MB pair's split at -j 16, heaptrack.) */
 	for (size_t k = 0; k < s->n; k++) {
 		const struct gpu_runs *rs = &s->grp[k].rs;
-		size_t len = 0;
-		memcpy(all.v + all.n, rs->v, rs->n * sizeof *rs->v);
-		all.n += rs->n;
-		/* the pieces the walk makes of them (gpurules.c's feed_runs) */
+		size_t len = 0, a = 0;
+		first[k] = np;
 		for (size_t i = 0; i < rs->n; i++) {
+			if (len && len + rs->v[i].len > s->piece) {
+				pc[np++] = (struct split_piece){k, a, i};
+				a = i;
+				len = 0;
+			}
 			len += rs->v[i].len;
-			if (len >= CM_GPU_BLOCK || rs->v[i].last) {
-				ss.pieces[k]++;
+			if (rs->v[i].last || i + 1 == rs->n) {
+				pc[np++] = (struct split_piece){k, a, i + 1};
+				a = i + 1;
 				len = 0;
 			}
 		}
+	}
+	first[s->n] = np;
+	order = cm_xmalloc((np ? np : 1) * sizeof *order);
+	piece_order(first, s->n, stripes > s->n ? (s->n ? s->n : 1) : stripes, order);
+	all.v = cm_xmalloc((nruns ? nruns : 1) * sizeof *all.v);
+	ss.owner = cm_xmalloc((np ? np : 1) * sizeof *ss.owner);
+	ss.n = np;
+	for (size_t i = 0; i < np; i++) {
+		const struct split_piece *p = &pc[order[i]];
+		const struct gpu_run *v = s->grp[p->k].rs.v;
+		for (size_t r = p->a; r < p->b; r++) {
+			all.v[all.n] = v[r];
+			all.v[all.n++].last = r + 1 == p->b; /* the walk's piece ends here */
+		}
+		ss.owner[i] = p->k;
 	}
 	/* the render reads of the plan only the syncs' waits, which are all
 	 * the groups' (the deal's); every record of the runs is kept */
@@ -601,7 +708,10 @@ int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, int jobs)
 	g->win.runs = NULL;
 	g->cut = cut;
 	free(all.v);
-	free(ss.pieces);
+	free(ss.owner);
+	free(order);
+	free(pc);
+	free(first);
 	return rc;
 }
 
@@ -653,6 +763,7 @@ void gpu_split_free(cm_gpu *g)
 		cm_buf_free(&s->grp[k].span_notes);
 	free(s->grp);
 	free(s->max_hi);
+	free(s->inner);
 	free(s->plan_view);
 	free(s->fold_view);
 	cm_idmap_free(s->marks);

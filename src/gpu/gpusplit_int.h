@@ -29,11 +29,14 @@ struct gpu_split {
 	size_t n;
 	const double *lo, *hi; /* the groups' ranges (trace us), the caller's, sorted by lo */
 	double *max_hi;        /* the largest hi of groups 0 to k */
+	double *inner;         /* group k's own part: [inner[2k], inner[2k + 1]), where no other reaches */
 	int cur;               /* the group selected, -1 none */
 	int cut;               /* cm_gpu.cut while one is */
 	cm_idmap *marks;       /* correlation of an API call -> uint64_t: the groups that keep it */
 	double ucut_min, ucut_max; /* the extent of the records drawn when uncut */
 	int64_t next_block;    /* the deal: where the next block's length lies in the records' file */
+	uint64_t blocks, block_bytes; /* ... the blocks dealt and their records' bytes */
+	size_t piece;          /* the records' bytes of a walk's piece (gpu_runs.piece) */
 	uint64_t last_mask;    /* the groups of the last record dealt, */
 	int64_t last_end;      /* ... and where it ended (a cuda_event record after it joins their runs) */
 	cm_hmap *evmap;        /* version 2: (context, CUDA event) -> struct wait_info, as dealt */

@@ -201,6 +201,53 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		done
 		rm -rf "$tmp/g500"
 	done
+	# the files written by writer threads (io/outq.c; CUPTIMERGE_SPLIT_WRITERS,
+	# else -j / 4 of them): a stripe of files a thread, each file's bytes in
+	# the order they came, the render walking a piece of each stripe in turn
+	tcase "gen_trace pair, merge --split=steps:100 by 0, 1, 2, 3 and 14 writer threads, -j 2 and -j 8, plain and .json.gz: the same files"
+	for ext in "" .gz; do
+		rm -rf "$tmp/w1"
+		mkdir "$tmp/w1"
+		CUPTIMERGE_SPLIT_WRITERS=0 run "writers 0" -j 1 --trace-name g --split=steps:100 -w "$tmp/g.win" -o "$tmp/w1/g_%s.json$ext" "$tmp/g.cpu"
+		for how in "2 -j 2" "1 -j 8" "2 -j 8" "3 -j 8" "14 -j 8"; do
+			rm -rf "$tmp/o"
+			mkdir "$tmp/o"
+			# shellcheck disable=SC2086
+			CUPTIMERGE_SPLIT_WRITERS=${how%% *} run "writers $how" ${how#* } --trace-name g --split=steps:100 \
+				-w "$tmp/g.win" -o "$tmp/o/g_%s.json$ext" "$tmp/g.cpu"
+			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "writers $how: $(ls "$tmp/o" | wc -l) files"
+			for f in $(cd "$tmp/w1" && ls); do
+				cmp -s "$tmp/w1/$f" "$tmp/o/$f" || fail "writers $how$ext: $f differs"
+			done
+		done
+	done
+	tcase "gen_trace pair, merge -t --split=steps:100 (each CPU event through its files' repairs) by 0, 2 and 5 writer threads: the same files"
+	for w in 0 2 5; do
+		rm -rf "$tmp/t$w"
+		mkdir "$tmp/t$w"
+		CUPTIMERGE_SPLIT_WRITERS=$w run "-t, writers $w" -j 8 --trace-name g -t "$tmp/g.win" --split=steps:100 \
+			-w "$tmp/g.win" -o "$tmp/t$w/g_%s.json" "$tmp/g.cpu"
+	done
+	for f in $(cd "$tmp/t0" && ls); do
+		cmp -s "$tmp/t0/$f" "$tmp/t2/$f" || fail "-t, writers 2: $f differs"
+		cmp -s "$tmp/t0/$f" "$tmp/t5/$f" || fail "-t, writers 5: $f differs"
+	done
+	# a writer thread's write error: /dev/full behind one file's name
+	if [ -w /dev/full ]; then
+		tcase "merge --split by 2 writer threads, a file's name a link to /dev/full: exit 3, one line, no other file left"
+		rm -rf "$tmp/o"
+		mkdir "$tmp/o"
+		ln -s /dev/full "$tmp/o/g_501-1000.json"
+		rc=0
+		CUPTIMERGE_SPLIT_WRITERS=2 $CUPTIMERGE -q -j 4 --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json" "$tmp/g.cpu" \
+			2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "exit $rc, not 3: $(cat "$tmp/err")"
+		[ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
+		grep -q 'g_501-1000.json: write error' "$tmp/err" || fail "not the write error: $(cat "$tmp/err")"
+		[ "$(cd "$tmp/o" && ls)" = "g_501-1000.json" ] || fail "files were left: $(ls "$tmp/o")"
+	else
+		skip "a file's name a link to /dev/full" "no writable /dev/full"
+	fi
 	# the generated window made version 2, with cuda_event records after
 	# some kernels and event syncs after some calls (a fixed seed): the
 	# syncs' waits, looked up once as the records are dealt, against

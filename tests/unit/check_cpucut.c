@@ -124,6 +124,51 @@ START_TEST(steps)
 }
 END_TEST
 
+START_TEST(split_groups)
+{
+	/* --split=steps: four steps, 2 and 3 overlapping ([15, 20)), a gap
+	 * [30, 40) before step 4; each element's files (groups 0-3, steps
+	 * 1-4) worked out by hand, in an order that goes from one group's
+	 * inside to the edges beside it and back (the search starts at the
+	 * group of the event before) */
+	static const struct { double ts, end; int ga, gb; } ev[] = {
+		{0, 10, 0, 0},      /* 0-3 the steps themselves: step 1 ends where 2 begins */
+		{10, 20, 1, 2},     /* step 2 overlaps step 3 */
+		{15, 30, 1, 2},
+		{40, 50, 3, 3},
+		{11, 12, 1, 1},     /* 4 inside step 2 alone */
+		{16, 17, 1, 2},     /* 5 where 2 and 3 overlap */
+		{12, 15, 1, 1},     /* 6 ends where step 3 begins */
+		{12, 15.5, 1, 2},   /* 7 ... just after */
+		{15, 15, 1, 2},     /* 8 an instant where step 3 begins */
+		{25, 26, 2, 2},     /* 9 step 3 alone */
+		{19, 21, 1, 2},     /* 10 across step 2's end */
+		{30, 40, 1, 0},     /* 11 the gap: none */
+		{35, 45, 3, 3},     /* 12 from the gap into step 4 */
+		{50, 50, 1, 0},     /* 13 an instant at step 4's end: none */
+		{1, 2, 0, 0},       /* 14 back to step 1 */
+		{5, 11, 0, 1},      /* 15 across steps 1 and 2 */
+		{9.5, 10, 0, 0},    /* 16 ends where step 2 begins */
+		{10, 10, 1, 1},     /* 17 an instant where step 2 begins */
+	};
+	cm_cpucut k;
+	memset(&k, 0, sizeof k);
+	cm_cpucut_reset(&k);
+	k.mode = CM_CPUCUT_SPLIT;
+	k.split_n = 1;
+	for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+		note(&k, (i < 4 ? CM_CUTK_STEP : 0) | CM_CUTK_SPAN | CM_CUTK_X, ev[i].ts, ev[i].end, (int64_t)i + 1);
+	ck_assert_int_eq(cm_cpucut_resolve(&k, "t.json"), 0);
+	ck_assert_int_eq(k.ngroups, 4);
+	for (uint64_t i = 0; i < sizeof ev / sizeof *ev; i++) {
+		ck_assert_int_eq(cm_cpucut_keep(&k, i), ev[i].ga <= ev[i].gb);
+		ck_assert_msg(k.ga == ev[i].ga && k.gb == ev[i].gb, "element %llu: groups %d-%d, not %d-%d",
+			      (unsigned long long)i, k.ga, k.gb, ev[i].ga, ev[i].gb);
+	}
+	cm_cpucut_free(&k);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cpucut");
@@ -132,6 +177,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, decisions);
 	tcase_add_test(tc, skipped_elements);
 	tcase_add_test(tc, steps);
+	tcase_add_test(tc, split_groups);
 	suite_add_tcase(s, tc);
 	return s;
 }
