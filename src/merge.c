@@ -118,6 +118,8 @@ struct merge {
 	cm_diag_slot c1_diag; /* its error, when it ran on the second thread */
 	/* when each step ended, for -v (seconds since the start) */
 	double t0, t_window, t_cpu, t_linked, t_indexed, t_joins, t_plan, t_copied, t_render;
+	/* and the CPU seconds of all threads by then, from both reads' end on */
+	double c_read, c_linked, c_indexed, c_joins, c_plan, c_copied, c_render;
 	/* and how the first phase's threads spent it (-v) */
 	cm_opool_stats win_stats;
 	double win_waited, cpu_waited; /* the cutting threads waited for their reads */
@@ -222,6 +224,15 @@ static int repair_tid(void *ctx, int64_t pid, int64_t tid, double abs_ns, int co
 }
 static void repair_named(void *ctx, int64_t pid, int64_t tid) { cm_repair_named(ctx, pid, tid); }
 
+/* The CPU seconds of all the process's threads so far (-v). */
+static double cpu_now_s(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* The window's conversion as this run sets it up (made again when the
  * careful reader reads the window from the start). */
 static cm_gpu *new_gpu(struct merge *m)
@@ -277,9 +288,11 @@ static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
 	m->t_copied = cm_now_s() - m->t0;
+	m->c_copied = cpu_now_s();
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
+	m->c_render = cpu_now_s();
 	if (cm_gpu_write_spans(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -305,8 +318,10 @@ static int split_append(void *ctx, cm_evout *eo)
 	struct merge *m = ctx;
 	int rc;
 	m->t_copied = cm_now_s() - m->t0;
+	m->c_copied = cpu_now_s();
 	rc = cm_msplit_append(&m->split, eo, render_threads(m->opt));
 	m->t_render = cm_now_s() - m->t0;
+	m->c_render = cpu_now_s();
 	return rc;
 }
 static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
@@ -385,6 +400,7 @@ static int prepare(struct merge *m)
 	} else {
 		cpu_scan(m);
 	}
+	m->c_read = cpu_now_s();
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
 	if (w1_rc < 0 || m->c1_rc < 0 || cm_gpu_check_ids(m->gpu, m->plan.ext_signs) < 0 ||
@@ -394,12 +410,14 @@ static int prepare(struct merge *m)
 	if ((opt->cut || opt->split_n) && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu)) < 0)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
+	m->c_linked = cpu_now_s();
 	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
 			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
 			      plan_threads(m->opt->jobs)) < 0 ||
 	    cm_gpu_cpu_ops_done(m->gpu) < 0)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;
+	m->c_indexed = cpu_now_s();
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)
 		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
@@ -421,6 +439,7 @@ static int prepare(struct merge *m)
 	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads.v, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
+	m->c_joins = cpu_now_s();
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	/* the trace's span with its own profiler span (crosscheck.c) */
@@ -444,6 +463,7 @@ static int prepare(struct merge *m)
 		return cm_diag_status();
 	}
 	m->t_plan = cm_now_s() - m->t0;
+	m->c_plan = cpu_now_s();
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
@@ -513,6 +533,14 @@ static void report(const struct merge *m)
 		"output done %.2f s",
 		m->t_window, m->t_cpu, m->t_joins, m->t_linked, m->t_indexed, m->t_plan, m->t_copied, m->t_render,
 		cm_now_s() - m->t0);
+	/* the steps after the read in CPU seconds, all threads together:
+	 * against the wall time a step took, how many threads it kept busy
+	 * (a step that took as much CPU as wall time ran on one) */
+	cm_warn(NULL, -1,
+		"CPU after the read: External ids linked %.2f s, index applied %.2f s, the rest of the joins %.2f s, "
+		"plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, the rest %.2f s",
+		m->c_linked - m->c_read, m->c_indexed - m->c_linked, m->c_joins - m->c_indexed, m->c_plan - m->c_joins,
+		m->c_copied - m->c_plan, m->c_render - m->c_copied, cpu_now_s() - m->c_render);
 	/* the first phase's threads, summed: a cutting thread that waited
 	 * for slots had workers (or the results' sink) behind it; idle
 	 * workers had the cutting thread behind them; a cutting thread
