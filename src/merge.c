@@ -374,6 +374,23 @@ static void *c1_thread(void *arg)
 	return NULL;
 }
 
+/* The user annotations' table (cm_gpu_ua_table) on a thread of its own,
+ * beside the CPU trace's index: 0.02-0.03 s of the 1 GB pair's joins on
+ * one thread otherwise. */
+struct ua_job {
+	cm_gpu *gpu;
+	cm_diag_slot diag;
+};
+
+static void *ua_thread(void *arg)
+{
+	struct ua_job *j = arg;
+	cm_progress_thread_off();
+	cm_diag_defer(&j->diag);
+	cm_gpu_ua_table(j->gpu);
+	return NULL;
+}
+
 /* Everything before the first output byte, phases 1 and 2: W and C1 (side by
  * side when a second thread can be had), the index, resolve, the plan.  Returns 0 or an exit
  * status. */
@@ -382,8 +399,9 @@ static int prepare(struct merge *m)
 	const struct cm_options *opt = m->opt;
 	cm_int base;
 	double wmin, wmax;
-	pthread_t th;
-	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status;
+	pthread_t th, ua_th;
+	struct ua_job ua_job = {0};
+	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status, ua_threaded;
 
 	/* one progress line for the run: the window's read, then the copy of
 	 * the CPU trace (the CPU trace's read runs beside the window's) */
@@ -411,10 +429,21 @@ static int prepare(struct merge *m)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
 	m->c_linked = cpu_now_s();
-	if (cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
-			      cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
-			      plan_threads(m->opt->jobs)) < 0 ||
-	    cm_gpu_cpu_ops_done(m->gpu) < 0)
+	/* the user annotations' table beside the index, which for a window
+	 * of version 1 makes no table (the order the tables are made in
+	 * stays the same: it decides which are held in memory) */
+	ua_job.gpu = m->gpu;
+	ua_threaded = opt->jobs > 1 && cm_gpu_version(m->gpu) < 2 &&
+		      pthread_create(&ua_th, NULL, ua_thread, &ua_job) == 0;
+	status = cm_cpuindex_apply(m->cpu, &m->plan, cm_gpu_linked_ext(m->gpu),
+				   cm_gpu_version(m->gpu) >= 2 ? cm_gpu_add_cpu_op : NULL, cm_gpu_add_cpu_ann, m->gpu,
+				   plan_threads(m->opt->jobs)) < 0 ||
+		 cm_gpu_cpu_ops_done(m->gpu) < 0;
+	if (ua_threaded) {
+		pthread_join(ua_th, NULL);
+		status |= cm_diag_settle(&ua_job.diag) != 0; /* after the index's own error, if any */
+	}
+	if (status)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;
 	m->c_indexed = cpu_now_s();

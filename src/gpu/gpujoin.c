@@ -282,11 +282,13 @@ cm_idmap *cm_gpu_linked_ext(cm_gpu *g)
 	return g->link.ext;
 }
 
+int cm_gpu_ua_table(cm_gpu *g) { return g->link.ua ? 0 : gpu_ua_build(g); }
+
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, uint64_t found)
 {
 	g->base_ns = base_ns;
 	g->link.ext_threads = threads;
-	if (!cm_gpu_linked_ext(g) || gpu_ua_build(g) < 0 ||
+	if (!cm_gpu_linked_ext(g) || cm_gpu_ua_table(g) < 0 ||
 	    !(g->link.linked = cm_idmap_new(sizeof(struct gpu_corr_thread), g->win.corr_lo, g->win.corr_hi,
 					    g->win.npairs)) ||
 	    !(g->link.uext = cm_idmap_new(8, g->win.corr_lo, g->win.corr_hi, g->win.npairs)) ||
