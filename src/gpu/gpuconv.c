@@ -144,6 +144,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_gpunames_free(g->win.names);
 	if (g->win.pairs)
 		fclose(g->win.pairs);
+	free(g->win.chunks);
 	if (g->cut_apis)
 		fclose(g->cut_apis);
 	cm_idmap_free(g->cut_keep);

@@ -72,6 +72,11 @@ int cm_gpu_check_ids(cm_gpu *g, unsigned cpu_ext_signs);
  * many of the index's ids the scan found (cm_cpuplan.indexed), for -v.
  * 0, or -1 after reporting an I/O error. */
 int cm_gpu_resolve(cm_gpu *g, cm_int base_ns, const struct cm_ext_pt *threads, uint64_t found);
+/* The user annotations' table, which cm_gpu_resolve makes first when it
+ * has not been made: made ahead, once cm_gpu_linked_ext has been, on a
+ * thread beside the CPU trace's index (cm_cpuindex_apply) when that makes
+ * no table (a window of version 1).  0, or -1 after a report. */
+int cm_gpu_ua_table(cm_gpu *g);
 
 /* How many threads the joins (cm_gpu_linked_ext, cm_gpu_resolve) may use
  * (default 1). */

@@ -36,7 +36,8 @@ struct ua_ref {
 	int32_t len;
 };
 
-/* A correlation's CPU thread, as an index into cm_gpu.cpu_threads: a run has
+/* A correlation's CPU thread, as an index into cm_gpu.cpu_threads (the CPU
+ * scan's list of threads, which the External-id index numbers): a run has
  * millions of linked correlations but few threads. */
 struct gpu_corr_thread { uint32_t thread; }; /* index + 1 (0: none) */
 /* Values kept in hash maps, whose slots are 8-aligned: 128-bit fields with
@@ -76,10 +77,20 @@ struct gpu_ann_span_slot {
 /* What reading the window gathers: the digest's (gpudigest.c) and the
  * scan's (gpuscan.c: the maps; gpujoin.c: the pairs).  Read-only from
  * cm_gpu_digest_finish on, but for the pairs, which the joins consume. */
+/* The ranges of the ids in one chunk of the pairs file (GPU_PAIR_CHUNK
+ * pairs): a walk by ranges of a key reads only the chunks that hold its
+ * keys (gpujoin.c). */
+#define GPU_PAIR_CHUNK 8192
+struct gpu_pair_chunk {
+	int64_t ext_lo, ext_hi, corr_lo, corr_hi;
+};
+
 struct gpu_window {
 	FILE *pairs;     /* (correlation, ext id, kind) records, spilled to $TMPDIR */
 	uint64_t npairs;
 	int64_t ext_lo, ext_hi, corr_lo, corr_hi; /* the ranges of the pairs' ids */
+	struct gpu_pair_chunk *chunks; /* ... and of each chunk's (gpujoin.c) */
+	size_t nchunks, chunks_cap;
 	cm_int max_end;  /* end of the last non-overhead activity */
 	int ua_dict;     /* user_annotations is an object */
 	FILE *ua_file;   /* user_annotations as read: (ext, len, name bytes) records */

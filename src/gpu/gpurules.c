@@ -217,14 +217,107 @@ int gpu_drawn_span(const cm_gpu *g, const cm_gpurec *r, cm_int *start, cm_int *e
 	return 1;
 }
 
+/* With several workers and the records in the temporary file, each worker
+ * reads its own blocks: the caller's thread only hops from one block's
+ * length to the next and queues where each lies (offset and length, 16
+ * bytes), and the worker reads the block (pread) into a buffer of its own
+ * before FN.  The caller read every block itself before, on the thread that
+ * feeds the pool: 0.05 s a walk of the 1 GB pair, twice (the plan and the
+ * render), while the workers of a 16-CPU run waited for it. */
+struct rec_reader {
+	cm_opool_fn fn;
+	void *wctx;
+	int fd;
+	cm_buf block;
+};
+
+/* A worker's block: read where IN says, then FN over it. */
+static int read_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	uint64_t off, len;
+	memcpy(&off, in->p, 8);
+	memcpy(&len, in->p + 8, 8);
+	r->block.len = 0;
+	if (r->block.cap < len)
+		cm_buf_grow(&r->block, (size_t)len);
+	for (uint64_t got = 0; got < len;) {
+		ssize_t k = pread(r->fd, r->block.p + got, (size_t)(len - got), (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+				       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
+		got += (uint64_t)k;
+	}
+	r->block.len = (size_t)len;
+	return r->fn(r->wctx, &r->block, out);
+}
+
+/* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
+ * length, then the bytes) to POOL as where each lies.  0, or -1 (after a
+ * report, or as cm_opool_put). */
+static int feed_places(cm_opool *pool, int fd)
+{
+	cm_buf b = {0};
+	uint64_t off = 0;
+	int rc = 0;
+	for (;;) {
+		uint32_t len;
+		uint64_t place[2];
+		ssize_t k = pread(fd, &len, 4, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0)
+			break;
+		if (k != 4) {
+			rc = cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+				     k < 0 ? ": " : " (it is shorter than written)", k < 0 ? strerror(errno) : "");
+			break;
+		}
+		place[0] = off + 4;
+		place[1] = len;
+		cm_buf_put(&b, place, sizeof place);
+		if ((rc = cm_opool_put(pool, &b)) < 0)
+			break;
+		off += 4 + (uint64_t)len;
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
 /* Run FN over each block of records on N workers of an ordered pool
  * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
  * window order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
 {
-	cm_opool *pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
-	int rc = gpu_feed_pool(g, pool);
-	return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	cm_opool *pool;
+	struct rec_reader *rd;
+	void **rctx;
+	int rc;
+	if (n < 2 || g->win.runs || !g->win.recs) {
+		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
+		rc = gpu_feed_pool(g, pool);
+		return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	}
+	if (fflush(g->win.recs) != 0)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
+	rd = cm_xcalloc((size_t)n, sizeof *rd);
+	rctx = cm_xcalloc((size_t)n, sizeof *rctx);
+	for (int i = 0; i < n; i++) {
+		rd[i].fn = fn;
+		rd[i].wctx = wctx[i];
+		rd[i].fd = fileno(g->win.recs);
+		rctx[i] = &rd[i];
+	}
+	pool = cm_opool_new(n, 0, read_block, rctx, sink, sctx);
+	rc = feed_places(pool, fileno(g->win.recs));
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++)
+		cm_buf_free(&rd[i].block);
+	free(rd);
+	free(rctx);
+	return rc;
 }
 
 int gpu_write_rendered(void *sctx, cm_buf *out) { return cm_evout_elements(sctx, out->p, out->len); }
