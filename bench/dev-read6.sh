@@ -1,0 +1,39 @@
+#!/bin/bash
+# bench/dev-read6.sh -- issue 30's read phase on the 16-core machine, in under 60 s: how the
+# read's threads are best split between the window and the CPU trace, and whether the
+# window's cutting thread loses its CPU.
+#
+# Run from the repo root on the device machine, the 1 GB pair in $CPU and $WIN, binaries
+# in carry/bench (cuptimerge, lib, time).  Each run is -v -o /dev/null; it prints the -v
+# "time", "threads" and "cut" lines and GNU time's wall, user, sys and peak RSS.  The
+# splits (CUPTIMERGE_READ_WORKERS=W,C, a benchmarking aid) take turns, two rounds: the
+# default -j, the old default (16 window workers, 6 for the CPU trace), and a few others;
+# then -j 8 and 12, and taskset -c 0,1.  Asserts nothing.
+set -u
+C=carry/bench
+export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+T=$C/time
+[ -x /usr/bin/time ] && T=/usr/bin/time
+: "${CPU:?the CPU trace}" "${WIN:?the window}"
+nproc
+run() { # label, then the command's leading words (env and options)
+	local label=$1
+	shift
+	echo "== $label"
+	"$T" -f "%e s wall %U user %S sys %M KB" "$@" -v -w "$WIN" -o /dev/null "$CPU" 2>&1 |
+		grep -E "^cuptimerge: (time|threads|cut):|wall"
+}
+start=$SECONDS
+for round in 1 2; do
+	run "default -j" $C/cuptimerge
+	run "W,C=16,6 (the old default)" env CUPTIMERGE_READ_WORKERS=16,6 $C/cuptimerge
+	run "W,C=8,6" env CUPTIMERGE_READ_WORKERS=8,6 $C/cuptimerge
+	run "W,C=7,7" env CUPTIMERGE_READ_WORKERS=7,7 $C/cuptimerge
+	run "W,C=9,5" env CUPTIMERGE_READ_WORKERS=9,5 $C/cuptimerge
+	run "W,C=10,6" env CUPTIMERGE_READ_WORKERS=10,6 $C/cuptimerge
+	echo "elapsed $((SECONDS - start)) s"
+done
+run "-j 8" $C/cuptimerge -j 8
+run "-j 12" $C/cuptimerge -j 12
+[ $((SECONDS - start)) -lt 45 ] && run "taskset -c 0,1" taskset -c 0,1 $C/cuptimerge
+echo "elapsed $((SECONDS - start)) s"
