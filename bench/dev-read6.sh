@@ -7,8 +7,9 @@
 # in carry/bench (cuptimerge, lib, time).  Each run is -v -o /dev/null; it prints the -v
 # "time", "threads" and "cut" lines and GNU time's wall, user, sys and peak RSS.  The
 # splits (CUPTIMERGE_READ_WORKERS=W,C, a benchmarking aid) take turns, two rounds: the
-# default -j, the old default (16 window workers, 6 for the CPU trace), and a few others;
-# then -j 8 and 12, and taskset -c 0,1.  Asserts nothing.
+# default -j, the same reading with read(2) (CUPTIMERGE_MMAP=0), the old binary's default (16
+# window workers, 6 for the CPU trace, read(2)), and two other splits; then -j 8 and 12;
+# then taskset -c 0,1 mapped and read(2), while time is left.  Asserts nothing.
 set -u
 C=carry/bench
 export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -26,14 +27,17 @@ run() { # label, then the command's leading words (env and options)
 start=$SECONDS
 for round in 1 2; do
 	run "default -j" $C/cuptimerge
-	run "W,C=16,6 (the old default)" env CUPTIMERGE_READ_WORKERS=16,6 $C/cuptimerge
+	run "default -j, CUPTIMERGE_MMAP=0 (read(2))" env CUPTIMERGE_MMAP=0 $C/cuptimerge
+	run "W,C=16,6, read(2) (the old binary's default)" env CUPTIMERGE_READ_WORKERS=16,6 CUPTIMERGE_MMAP=0 $C/cuptimerge
 	run "W,C=8,6" env CUPTIMERGE_READ_WORKERS=8,6 $C/cuptimerge
-	run "W,C=7,7" env CUPTIMERGE_READ_WORKERS=7,7 $C/cuptimerge
 	run "W,C=9,5" env CUPTIMERGE_READ_WORKERS=9,5 $C/cuptimerge
-	run "W,C=10,6" env CUPTIMERGE_READ_WORKERS=10,6 $C/cuptimerge
 	echo "elapsed $((SECONDS - start)) s"
 done
 run "-j 8" $C/cuptimerge -j 8
 run "-j 12" $C/cuptimerge -j 12
-[ $((SECONDS - start)) -lt 45 ] && run "taskset -c 0,1" taskset -c 0,1 $C/cuptimerge
-echo "elapsed $((SECONDS - start)) s"
+for round in 1 2; do
+	[ $((SECONDS - start)) -lt 44 ] || break
+	run "taskset -c 0,1" taskset -c 0,1 $C/cuptimerge
+	run "taskset -c 0,1, CUPTIMERGE_MMAP=0" env CUPTIMERGE_MMAP=0 taskset -c 0,1 $C/cuptimerge
+	echo "elapsed $((SECONDS - start)) s"
+done
