@@ -7,9 +7,9 @@
 # in carry/bench (cuptimerge, lib, time).  Each run is -v -o /dev/null; it prints the -v
 # "time", "threads" and "cut" lines and GNU time's wall, user, sys and peak RSS.  The
 # splits (CUPTIMERGE_READ_WORKERS=W,C, a benchmarking aid) take turns, two rounds: the
-# default -j, the same reading with read(2) (CUPTIMERGE_MMAP=0), the old binary's default (16
-# window workers, 6 for the CPU trace, read(2)), and two other splits; then -j 8 and 12;
-# then taskset -c 0,1 mapped and read(2), while time is left.  Asserts nothing.
+# default -j, the same with the inputs mapped (CUPTIMERGE_MMAP=1), the old binary's default
+# split (16 window workers, 6 for the CPU trace), and two other splits; then -j 8 and 12;
+# then taskset -c 0,1 read and mapped, while time is left.  Asserts nothing.
 set -u
 C=carry/bench
 export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -27,8 +27,8 @@ run() { # label, then the command's leading words (env and options)
 start=$SECONDS
 for round in 1 2; do
 	run "default -j" $C/cuptimerge
-	run "default -j, CUPTIMERGE_MMAP=0 (read(2))" env CUPTIMERGE_MMAP=0 $C/cuptimerge
-	run "W,C=16,6, read(2) (the old binary's default)" env CUPTIMERGE_READ_WORKERS=16,6 CUPTIMERGE_MMAP=0 $C/cuptimerge
+	run "default -j, CUPTIMERGE_MMAP=1 (mapped)" env CUPTIMERGE_MMAP=1 $C/cuptimerge
+	run "W,C=16,6 (the old binary's default)" env CUPTIMERGE_READ_WORKERS=16,6 $C/cuptimerge
 	run "W,C=8,6" env CUPTIMERGE_READ_WORKERS=8,6 $C/cuptimerge
 	run "W,C=9,5" env CUPTIMERGE_READ_WORKERS=9,5 $C/cuptimerge
 	echo "elapsed $((SECONDS - start)) s"
@@ -38,6 +38,6 @@ run "-j 12" $C/cuptimerge -j 12
 for round in 1 2; do
 	[ $((SECONDS - start)) -lt 44 ] || break
 	run "taskset -c 0,1" taskset -c 0,1 $C/cuptimerge
-	run "taskset -c 0,1, CUPTIMERGE_MMAP=0" env CUPTIMERGE_MMAP=0 taskset -c 0,1 $C/cuptimerge
+	run "taskset -c 0,1, CUPTIMERGE_MMAP=1" env CUPTIMERGE_MMAP=1 taskset -c 0,1 $C/cuptimerge
 	echo "elapsed $((SECONDS - start)) s"
 done
