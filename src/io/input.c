@@ -286,20 +286,26 @@ double cm_input_waited(const cm_input *in) { return in->ra_waited; }
  * a read of them a SIGBUS: that is reported as such a change and ends the
  * run (sigbus_exit).
  *
- * Measured, it does not pay, so it is off unless CUPTIMERGE_MMAP asks for
- * it (a benchmarking aid): the kernel's work to map and unmap the pages,
- * 4 KiB at a time, cost about what the copy did, and the cutting thread,
- * which reads each chunk first, cut mapped pages about a fifth slower than
- * a buffer the read-ahead thread had just written (and so had brought into
- * the caches): on this project's 2-core machine, bench/cut-bench on the
- * 1.5 GB window, perf samples over three rounds, 3478 mapped against 3398
- * read, the cutting loop 1604 against 1348. */
+ * Measured, it pays on few CPUs only, so the merge asks for it with 3 jobs
+ * or fewer (cm_input_map_default; CUPTIMERGE_MMAP, a benchmarking aid,
+ * overrides): on the 16-core machine under taskset -c 0,1 the 1 GB pair
+ * took 5.46-5.71 s mapped against 6.04-6.08 read, 10.4-10.9 CPU seconds
+ * against 11.8; at -j 16 it took 1.95-2.00 s against 1.35-1.38, the
+ * window's workers busy 7.2 s against 4.3-4.6 (bench/dev-read6.sh): each
+ * buffer mapped anew must be unmapped from every CPU that ran a worker
+ * that read it.  On this project's shared 2-core machine bench/cut-bench
+ * on the 1.5 GB window took about as much CPU either way (perf samples,
+ * three rounds: 3478 mapped, 3398 read). */
 #define MAP_MIN (64u << 10)
+
+static int map_default;
+
+void cm_input_map_default(int on) { map_default = on; }
 
 static int map_wanted(const cm_input *in)
 {
 	const char *e = getenv("CUPTIMERGE_MMAP");
-	if (!e || !*e || !strcmp(e, "0"))
+	if (e && *e ? !strcmp(e, "0") : !map_default)
 		return 0;
 	return in->bufsize >= MAP_MIN && in->bufsize % page_size() == 0;
 }
