@@ -94,6 +94,7 @@
 #include "json/docsplit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <errno.h>
@@ -157,13 +158,29 @@ static int w_collect(void *ctx, cm_buf *out)
  * alone on one core for the last 1.8 s of the 1 GB pair's read once the
  * CPU trace was done (2 cores: the read ended at 3.2 s instead of 4.0).
  * Beyond, the CPU trace gets two workers in five (two at least) and the
- * window one a job: the CPU trace's read ends first (at 0.8 s of 1.2 with
- * the 1 GB pair on 16 CPUs), and a window with only the other three in
- * five left those CPUs idle from then on.  The two pools together have
- * more threads than jobs while both read, which costs some switching and
- * no idle CPU: on the 16-core machine the window's read ended at 1.05-1.13
- * s against 1.25-1.30 (run AE).  No step takes more than it can use: the
- * two cutting threads feed about 16 parsers.  Measured on that machine
+ * window one a job, as long as the workers leave the CPUs room for the
+ * cutting threads: more threads than CPUs slow them down:
+ * the scheduler gives each runnable thread its share, and a cutting thread
+ * that loses its CPU for a while stops all its workers.  On the 16-core
+ * machine (1 GB pair) 16 window workers and 6 of the CPU trace's, beside
+ * the two cutting threads and their read-ahead threads, read the window
+ * in 0.90-0.99 s, its cutting thread working 0.71-0.80 s of it where its
+ * cutting took 0.41-0.45 s of CPU; at -j 8 (13 threads on 16 CPUs) the
+ * window took 0.52 s, its cutting thread working 0.49 s.  So when the
+ * workers would be more than the CPUs this process may run on less three
+ * (the two cutting threads, and the read-ahead threads' copies), they are
+ * that many, split evenly (the two readers cost about the same a run:
+ * workers busy 3.4 and 3.3 s at -j 8), the window taking the odd one.
+ * There (bench/dev-read6.sh, 2026-12-03) -j 16 took 1.35-1.38 s with 7
+ * and 6 where 16 and 6 took 1.51-1.68 in the same run, the window's read
+ * 0.75 s against 0.89-0.96, its cutting thread losing its CPU 3-140 times
+ * against 193-311; 8 and 6 or 9 and 5 did no better.  Taking jobs rather
+ * than CPUs as the bound was worse where jobs are fewer than the CPUs:
+ * -j 8 with 3 and 3 took 3.03 s where 8 and 3 took 2.00, -j 12 with 5 and
+ * 5 2.02 s against 1.65.  The testing aid CUPTIMERGE_READ_WORKERS
+ * (W,C) sets both, for measuring other splits with one binary.  The pools
+ * of the later steps come one at a time and take every job.  Measured on
+ * that machine
  * with the 1 GB pair: 16 threads render it in 0.35 s where 8 took 0.5
  * (since the workers write the output, opool.c), for 10 MB more peak
  * memory; 16 plan it in 0.10-0.11 s where 8 took 0.12-0.15, and apply the
@@ -173,17 +190,51 @@ static int w_collect(void *ctx, cm_buf *out)
 #define PLAN_THREADS_MAX 16
 #define RENDER_THREADS_MAX 16
 static int read_jobs(int jobs) { return jobs < READ_THREADS_MAX ? jobs : READ_THREADS_MAX; }
+/* CUPTIMERGE_READ_WORKERS "W,C": the window's and the CPU trace's workers
+ * (each 1 to READ_THREADS_MAX), or 0 when unset or not of that form. */
+static int read_workers_env(int which)
+{
+	const char *e = getenv("CUPTIMERGE_READ_WORKERS");
+	int w, c;
+	char end;
+	if (!e || sscanf(e, "%d,%d%c", &w, &c, &end) != 2 || w < 1 || c < 1 || w > READ_THREADS_MAX ||
+	    c > READ_THREADS_MAX)
+		return 0;
+	return which ? c : w;
+}
+/* The workers of each reader by the rule for JOBS alone (see above). */
+static int window_by_jobs(int jobs) { return jobs <= 3 ? (jobs > 1 ? 2 : 1) : jobs; }
+static int cpu_by_jobs(int jobs)
+{
+	int two_in_five = jobs - (3 * jobs + 4) / 5;
+	return jobs <= 3 ? 1 : two_in_five > 2 ? two_in_five : 2;
+}
+/* From 4 jobs on, the workers of both readers together when those would
+ * crowd out the cutting threads (see above), else 0. */
+static int read_pool(int jobs)
+{
+	int room = cm_cpus_available() - 3;
+	if (room < 3) /* on few CPUs: as with 2 or 3 jobs, two for the window, one for the CPU trace */
+		room = 3;
+	return jobs >= 4 && window_by_jobs(jobs) + cpu_by_jobs(jobs) > room ? room : 0;
+}
 static int window_workers(int jobs)
 {
+	if (read_workers_env(0))
+		return read_workers_env(0);
 	jobs = read_jobs(jobs);
-	return jobs <= 3 ? (jobs > 1 ? 2 : 1) : jobs;
+	if (read_pool(jobs))
+		return read_pool(jobs) - read_pool(jobs) / 2;
+	return window_by_jobs(jobs);
 }
 static int cpu_workers(int jobs)
 {
-	int two_in_five;
+	if (read_workers_env(1))
+		return read_workers_env(1);
 	jobs = read_jobs(jobs);
-	two_in_five = jobs - (3 * jobs + 4) / 5;
-	return jobs <= 3 ? 1 : two_in_five > 2 ? two_in_five : 2;
+	if (read_pool(jobs))
+		return read_pool(jobs) / 2;
+	return cpu_by_jobs(jobs);
 }
 /* With 2 or 3 jobs the window's cutting thread parses too (opool.h), when
  * it would wait for a free slot: a thread that only cut, beside two
@@ -609,11 +660,14 @@ static void report(const struct merge *m)
 	 * sink's, which may parse): the read cannot go faster (issue 30) */
 	if (!m->win_careful && !m->plan.careful && m->win_stats.cut > 0 && m->plan.read_stats.cut > 0)
 		cm_warn(NULL, -1,
-			"cut: window %.2f GB in %.2f s of its cutting thread's CPU (%.2f GB/s), CPU trace %.2f GB "
-			"in %.2f s (%.2f GB/s)",
+			"cut: window %.2f GB in %.2f s of its cutting thread's CPU (%.2f GB/s; the thread ran %.2f s "
+			"of CPU in all and lost its CPU %llu times while it could run), CPU trace %.2f GB in %.2f s "
+			"(%.2f GB/s; %.2f s, %llu times)",
 			(double)m->win_stats.cut_bytes / 1e9, m->win_stats.cut,
-			(double)m->win_stats.cut_bytes / 1e9 / m->win_stats.cut, (double)m->plan.read_stats.cut_bytes / 1e9,
-			m->plan.read_stats.cut, (double)m->plan.read_stats.cut_bytes / 1e9 / m->plan.read_stats.cut);
+			(double)m->win_stats.cut_bytes / 1e9 / m->win_stats.cut, m->win_stats.cut_ran,
+			(unsigned long long)m->win_stats.cut_preempted, (double)m->plan.read_stats.cut_bytes / 1e9,
+			m->plan.read_stats.cut, (double)m->plan.read_stats.cut_bytes / 1e9 / m->plan.read_stats.cut,
+			m->plan.read_stats.cut_ran, (unsigned long long)m->plan.read_stats.cut_preempted);
 }
 
 int cm_merge_run(const struct cm_options *opt)
@@ -660,6 +714,7 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return status;
 	}
+	cm_input_map_default(read_jobs(opt->jobs) <= 3); /* io/input.c: it pays on few CPUs only */
 	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
 	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {

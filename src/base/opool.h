@@ -73,6 +73,12 @@ typedef struct cm_opool_stats {
 	 * it cut (json/docsplit.c adds them; -v says how fast it cut) */
 	double cut;
 	uint64_t cut_bytes;
+	/* and that thread's CPU seconds over the whole read (the cutting,
+	 * handing the blocks on, its reads), and how many times the
+	 * scheduler took its CPU from it while it could run (-v: a cutting
+	 * thread that waits for a CPU holds up all its workers) */
+	double cut_ran;
+	uint64_t cut_preempted;
 } cm_opool_stats;
 
 /* Have cm_opool_finish add this pool's figures to *ST (NULL: none). */

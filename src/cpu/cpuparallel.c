@@ -272,7 +272,8 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)jobs, sizeof *wctx);
 	cm_docsplit_sink ds = {cmember, cbatch, &cr, &plan->layout, cm_cpuscan_keys, &plan->read_stats.cut,
-			       &plan->read_stats.cut_bytes};
+			       &plan->read_stats.cut_bytes, &plan->read_stats.cut_ran,
+			       &plan->read_stats.cut_preempted};
 	int seen = 0, rc, prc;
 	cscan_plan_begin(plan, cut);
 	memset(&cr, 0, sizeof cr);

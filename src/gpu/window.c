@@ -203,7 +203,9 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 	struct pworker *w = cm_xcalloc((size_t)sink->workers, sizeof *w);
 	void **wctx = cm_xcalloc((size_t)sink->workers, sizeof *wctx);
 	cm_docsplit_sink ds = {pmember, pbatch, &r, NULL, NULL, sink->stats ? &sink->stats->cut : NULL,
-			       sink->stats ? &sink->stats->cut_bytes : NULL};
+			       sink->stats ? &sink->stats->cut_bytes : NULL,
+			       sink->stats ? &sink->stats->cut_ran : NULL,
+			       sink->stats ? &sink->stats->cut_preempted : NULL};
 	int seen = 0, rc, prc;
 	memset(&r, 0, sizeof r);
 	r.sink = sink;

@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -61,6 +63,8 @@ struct cm_input {
 	/* plain mode: raw[pos..len) not yet handed out */
 	size_t raw_pos, raw_len;
 
+	int map_ok;             /* a regular file whose plain text may be mapped (map_chunk) */
+	int fd_behind;          /* chunks were mapped: fd's position is not raw_done */
 	int ra_wanted;          /* cm_input_readahead: on */
 	int ra_ended;           /* the read-ahead pass handed out its end (0) or error (-1): ra_rc */
 	int ra_rc;
@@ -89,7 +93,9 @@ struct chunkbuf {
 	cm_input *in;
 	struct chunkbuf *next; /* on the free list */
 	int refs;
-	int pad[3];            /* the bytes start 32 bytes in: 16-aligned, as malloc's block is */
+	int mapped;            /* 1: the bytes start a page of their own (buf_new), map_chunk may map a file
+				* there; 2: they are a file's pages now (read-only), until ensure_writable */
+	int pad[2];            /* the bytes start 32 bytes in: 16-aligned, as malloc's block is */
 	unsigned char data[];
 };
 
@@ -97,6 +103,49 @@ struct chunkbuf {
 #define FREE_MAX 8
 
 static struct chunkbuf *buf_of(unsigned char *p) { return (struct chunkbuf *)(p - offsetof(struct chunkbuf, data)); }
+
+static size_t page_size(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	return pg > 0 ? (size_t)pg : 4096;
+}
+
+/* A new buffer of raw_cap bytes.  For an input that may be mapped, its
+ * bytes are a mapping of their own that starts a page, the header at the
+ * end of the page before, so that map_chunk can put a file's pages there
+ * (and buf_of still finds the header); else a malloc'd block. */
+static struct chunkbuf *buf_new(cm_input *in)
+{
+	struct chunkbuf *b;
+	if (in->map_ok) {
+		size_t pg = page_size();
+		char *base = mmap(NULL, pg + in->raw_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (base != MAP_FAILED) {
+			b = (struct chunkbuf *)(void *)(base + pg - offsetof(struct chunkbuf, data));
+			b->mapped = 1;
+			b->in = in;
+			return b;
+		}
+	}
+	b = cm_xmalloc(sizeof *b + in->raw_cap);
+	b->mapped = 0;
+	b->in = in;
+	return b;
+}
+
+/* Free a buffer buf_new made. */
+static void buf_free(struct chunkbuf *b)
+{
+	size_t pg;
+	if (!b)
+		return;
+	if (!b->mapped) {
+		free(b);
+		return;
+	}
+	pg = page_size();
+	munmap(b->data - pg, pg + b->in->raw_cap);
+}
 
 /* A buffer of raw_cap bytes the input owns: one let go, or a new one. */
 static unsigned char *buf_get(cm_input *in)
@@ -108,10 +157,8 @@ static unsigned char *buf_get(cm_input *in)
 		in->nfree--;
 	}
 	pthread_mutex_unlock(&in->hold_mu);
-	if (!b) {
-		b = cm_xmalloc(sizeof *b + in->raw_cap);
-		b->in = in;
-	}
+	if (!b)
+		b = buf_new(in);
 	b->refs = 1;
 	return b->data;
 }
@@ -131,7 +178,7 @@ static void buf_unref(struct chunkbuf *b)
 		b = NULL;
 	}
 	pthread_mutex_unlock(&in->hold_mu);
-	free(b);
+	buf_free(b);
 }
 
 /* Before the input writes into its buffer *P: when a hold keeps the chunk
@@ -158,7 +205,7 @@ static void pass_ended(cm_input *in)
 	pthread_mutex_unlock(&in->hold_mu);
 	while (b) {
 		struct chunkbuf *next = b->next;
-		free(b);
+		buf_free(b);
 		b = next;
 	}
 }
@@ -219,6 +266,72 @@ uint64_t cm_input_raw_done(const cm_input *in) { return in->ra_raw_done; }
 uint64_t cm_input_raw_size(const cm_input *in) { return in->raw_size; }
 double cm_input_waited(const cm_input *in) { return in->ra_waited; }
 
+/* Mapped reading.  A regular file's plain text was read(2) into the
+ * chunk buffers: the kernel's copy out of the page cache was a tenth of a
+ * merge's CPU (8.6% on the 200 MB pair at -j 2, perf), paid twice for the
+ * CPU trace, which is read twice.  Instead, after the first chunk (read as
+ * ever: it tells plain text from gzip), each chunk's file pages are mapped
+ * where its buffer's bytes lie (mmap MAP_FIXED over the buffer's own
+ * mapping, populated at once, on the read-ahead thread when there is one),
+ * so that everything else - holds, the buffers let go and reused, the
+ * read-ahead ring - stays as it was, and memory too: a buffer holds at
+ * most its chunk's pages, as it held its bytes.  The mapping is private
+ * and writable, so a byte written to a chunk (a byte order mark moved off
+ * the first) never reaches the file.  Only chunks of whole pages at page
+ * offsets (reads of 64 KiB or more, a multiple of the page size), and
+ * only up to the size the file had when opened: the end is read(2) as
+ * before, which finds a file that grew; each mapping is followed by the
+ * check that the file is unchanged, so an edit is reported as before.  A
+ * file cut short after that check, while its pages are mapped, would make
+ * a read of them a SIGBUS: that is reported as such a change and ends the
+ * run (sigbus_exit).
+ *
+ * Measured, it pays on few CPUs only, so the merge asks for it with 3 jobs
+ * or fewer (cm_input_map_default; CUPTIMERGE_MMAP, a benchmarking aid,
+ * overrides): on the 16-core machine under taskset -c 0,1 the 1 GB pair
+ * took 5.46-5.71 s mapped against 6.04-6.08 read, 10.4-10.9 CPU seconds
+ * against 11.8; at -j 16 it took 1.95-2.00 s against 1.35-1.38, the
+ * window's workers busy 7.2 s against 4.3-4.6 (bench/dev-read6.sh): each
+ * buffer mapped anew must be unmapped from every CPU that ran a worker
+ * that read it.  On this project's shared 2-core machine bench/cut-bench
+ * on the 1.5 GB window took about as much CPU either way (perf samples,
+ * three rounds: 3478 mapped, 3398 read). */
+#define MAP_MIN (64u << 10)
+
+static int map_default;
+
+void cm_input_map_default(int on) { map_default = on; }
+
+static int map_wanted(const cm_input *in)
+{
+	const char *e = getenv("CUPTIMERGE_MMAP");
+	if (e && *e ? !strcmp(e, "0") : !map_default)
+		return 0;
+	return in->bufsize >= MAP_MIN && in->bufsize % page_size() == 0;
+}
+
+/* SIGBUS: a mapped input file was cut short under us (see above). */
+static void sigbus_exit(int sig)
+{
+	static const char msg[] = "cuptimerge: an input file was cut short while it was being read "
+				  "(it is read more than once); nothing was written\n";
+	(void)sig;
+	if (write(2, msg, sizeof msg - 1) < 0) {
+		/* nothing more to be done */
+	}
+	_exit(CM_EXIT_IO);
+}
+
+static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
+static void sigbus_install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = sigbus_exit;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 /* Open PATH; REWINDABLE: tee a pipe so it can be read again. */
 static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 {
@@ -261,6 +374,13 @@ static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) == 0) {
 		in->raw_size = (uint64_t)st.st_size;
 		in->st0 = st;
+		if (map_wanted(in)) { /* buffers that can take a file's pages */
+			in->map_ok = 1;
+			buf_free(buf_of(in->raw));
+			buf_free(buf_of(in->text));
+			in->raw = buf_get(in);
+			in->text = buf_get(in);
+		}
 	} else
 		in->teeing = rewindable; /* not re-readable: copy it during the first pass */
 	return in;
@@ -300,6 +420,25 @@ static int spool_create(cm_input *in)
 	return in->spool_fd < 0 ? -1 : 0;
 }
 
+/* in->raw's bytes writable again when they are a file's pages (map_chunk),
+ * and the file position where read(2) goes on.  0, or -1 after reporting. */
+static int ensure_writable(cm_input *in)
+{
+	struct chunkbuf *b = buf_of(in->raw);
+	if (b->mapped == 2) {
+		if (mmap(in->raw, in->raw_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory (mmap: %s)", strerror(errno));
+		b->mapped = 1;
+	}
+	if (in->fd_behind) {
+		if (lseek(in->fd, (off_t)in->raw_done, SEEK_SET) < 0)
+			return cm_fail(CM_EXIT_IO, in->name, -1, "cannot seek: %s", strerror(errno));
+		in->fd_behind = 0;
+	}
+	return 0;
+}
+
 /* Read up to `want` raw bytes into in->raw + at, teeing to the spool on a
  * pipe's first pass.  Returns the count (0 at end), or -1 after reporting. */
 static ssize_t raw_read(cm_input *in, size_t at, size_t want)
@@ -307,6 +446,8 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	ssize_t n;
 	if (in->raw_eof)
 		return 0;
+	if (ensure_writable(in) < 0)
+		return -1;
 	do
 		n = read(in->fd, in->raw + at, want);
 	while (n < 0 && errno == EINTR);
@@ -471,6 +612,30 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 	}
 }
 
+/* The next chunk of plain text into in->raw (owned): the file's pages
+ * mapped there when it can be (see "Mapped reading"), else read.  As
+ * raw_read. */
+static ssize_t map_chunk(cm_input *in)
+{
+	struct chunkbuf *b = buf_of(in->raw);
+	uint64_t off = in->raw_done;
+	size_t len;
+	if (!in->map_ok || in->teeing || !b->mapped || in->raw_eof || off % page_size() != 0 ||
+	    off >= in->raw_size)
+		return raw_read(in, 0, in->bufsize);
+	len = in->raw_size - off < in->bufsize ? (size_t)(in->raw_size - off) : in->bufsize;
+	pthread_once(&sigbus_once, sigbus_install);
+	/* read-only: populating a writable private mapping would copy every page */
+	if (mmap(in->raw, len, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, in->fd, (off_t)off) == MAP_FAILED)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot map: %s", strerror(errno));
+	b->mapped = 2;
+	in->fd_behind = 1;
+	if (check_unchanged(in) < 0)
+		return -1;
+	in->raw_done += len;
+	return (ssize_t)len;
+}
+
 /* The next chunk of text, from the start of in->text (gzip) or in->raw. */
 static int fill_text(cm_input *in, const char **data, size_t *len)
 {
@@ -481,7 +646,7 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 	if (in->raw_pos == in->raw_len) {
 		ssize_t n;
 		own(in, &in->raw);
-		n = raw_read(in, 0, in->bufsize);
+		n = map_chunk(in);
 		if (n < 0)
 			return -1;
 		in->raw_pos = 0;

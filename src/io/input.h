@@ -42,6 +42,11 @@ void cm_input_release(void *hold); /* HOLD NULL: nothing */
  * until the next call, as without read-ahead. */
 void cm_input_readahead(cm_input *in, int on);
 
+/* Whether the inputs opened from now on have their regular files' plain
+ * text mapped rather than read (input.c, "Mapped reading") when the
+ * testing aid CUPTIMERGE_MMAP does not say (default: read). */
+void cm_input_map_default(int on);
+
 /* Text offset of the first byte of the chunk last handed out. */
 uint64_t cm_input_offset(const cm_input *in);
 

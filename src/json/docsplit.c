@@ -27,6 +27,7 @@
  * careful reader's trace gets the same layout from this machine alone,
  * fed through saxread's tap (cm_docsplit_record_*): what was checked is
  * then yajl's, what is noted is made here either way. */
+#define _GNU_SOURCE 1 /* RUSAGE_THREAD */
 #include "config.h"
 #include "json/docsplit.h"
 #include "base/diag.h"
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +94,13 @@ static double thread_cpu(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* How many times the calling thread lost its CPU while it could run. */
+static uint64_t thread_preempted(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
 }
 
 /* Member values longer than this go to a temporary file. */
@@ -646,6 +655,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	uint64_t cut = 0; /* text bytes handed out */
 	int rc, fed = 0;
 	double t0;
+	uint64_t pre0;
 	memset(&sp, 0, sizeof sp);
 	sp.in = in;
 	sp.sink = sink;
@@ -654,7 +664,8 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	sp.arena = cm_arena_new();
 	sp.lay_on = sink->layout != NULL;
 	sp.names = sink->names;
-	t0 = sink->cut_cpu ? thread_cpu() : 0;
+	t0 = sink->cut_cpu || sink->ran_cpu ? thread_cpu() : 0;
+	pre0 = sink->preempted ? thread_preempted() : 0;
 	cm_progress_begin(label, cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
 		cut = cm_input_offset(in) + len;
@@ -675,6 +686,10 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_OK;
 	if (sink->cut_cpu)
 		*sink->cut_cpu += thread_cpu() - t0 - sp.in_sink;
+	if (sink->ran_cpu)
+		*sink->ran_cpu += thread_cpu() - t0;
+	if (sink->preempted)
+		*sink->preempted += thread_preempted() - pre0;
 	if (sink->cut_bytes)
 		*sink->cut_bytes += cut;
 	if (seen_array)
@@ -691,7 +706,7 @@ static int rec_batch(void *ctx, cm_buf *b)
 	return 0;
 }
 
-static const cm_docsplit_sink rec_sink = {NULL, rec_batch, NULL, NULL, NULL, NULL, NULL};
+static const cm_docsplit_sink rec_sink = {NULL, rec_batch, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 struct cm_docsplit_rec {
 	struct split sp;

@@ -61,6 +61,11 @@ typedef struct cm_docsplit_sink {
 	 * cut to *CUT_BYTES (for -v: the cutter is the one thread of a read) */
 	double *cut_cpu;
 	uint64_t *cut_bytes;
+	/* When not NULL: this thread's CPU seconds over the whole run are
+	 * added to *RAN_CPU, and the times it was switched out while it
+	 * could run (getrusage's involuntary switches) to *PREEMPTED */
+	double *ran_cpu;
+	uint64_t *preempted;
 } cm_docsplit_sink;
 
 /* For a sink's member callback: the member's key, decoded (in ARENA), when

@@ -468,6 +468,13 @@ START_TEST(gpurec_roundtrip)
 		r.xlen = i % 3 ? 7 : 0;
 		b.len = 0;
 		cm_gpurec_pack(&b, &r);
+		{ /* the index's varint: LEB128's bytes, a byte at a time, after kind, flags, nv */
+			unsigned char want[19];
+			size_t nw = 0;
+			for (unsigned __int128 u = r.index; nw == 0 || u; u >>= 7)
+				want[nw++] = (unsigned char)((u & 0x7f) | (u >> 7 ? 0x80 : 0));
+			ck_assert_msg(b.len >= 3 + nw && !memcmp(b.p + 3, want, nw), "value %zu: index varint", i);
+		}
 		p = b.p, end = b.p + b.len;
 		ck_assert_int_eq(cm_gpurec_unpack(&p, end, &back), 0);
 		ck_assert_ptr_eq(p, end);
