@@ -167,17 +167,19 @@ static int w_collect(void *ctx, cm_buf *out)
  * in 0.90-0.99 s, its cutting thread working 0.71-0.80 s of it where its
  * cutting took 0.41-0.45 s of CPU; at -j 8 (13 threads on 16 CPUs) the
  * window took 0.52 s, its cutting thread working 0.49 s.  So when the
- * workers would be more than the CPUs this process may run on less three
- * (the two cutting threads, and the read-ahead threads' copies), they are
- * that many, split evenly (the two readers cost about the same a run:
- * workers busy 3.4 and 3.3 s at -j 8), the window taking the odd one.
- * There (bench/dev-read6.sh, 2026-12-03) -j 16 took 1.35-1.38 s with 7
- * and 6 where 16 and 6 took 1.51-1.68 in the same run, the window's read
- * 0.75 s against 0.89-0.96, its cutting thread losing its CPU 3-140 times
- * against 193-311; 8 and 6 or 9 and 5 did no better.  Taking jobs rather
- * than CPUs as the bound was worse where jobs are fewer than the CPUs:
- * -j 8 with 3 and 3 took 3.03 s where 8 and 3 took 2.00, -j 12 with 5 and
- * 5 2.02 s against 1.65.  The testing aid CUPTIMERGE_READ_WORKERS
+ * workers would be more than the CPUs this process may run on less two
+ * (the cutting threads), they are that many, seven in ten for the window:
+ * its workers are busy about 2.2 times the CPU trace's (6.5 s against
+ * 2.9 s at -j 16), so an even split left the window's read going on alone
+ * after the CPU trace's was done.  On the 16-core machine (1 GB pair, one
+ * call, rows taking turns, 2026-12-03 23:00 UTC) 10 and 4 took 1.44-1.50 s
+ * against 1.52-1.64 for 16 and 6 and 1.67-1.87 for 7 and 6 (an even split
+ * of 13; an earlier call on another of those machines had 7 and 6 at
+ * 1.35-1.38 s against 1.51-1.68: machines differ, the same call decides).
+ * Taking jobs rather than CPUs as the bound was worse where jobs are fewer
+ * than the CPUs: -j 8 with 3 and 3 took 3.03 s where 8 and 3 took 2.00,
+ * -j 12 with 5 and 5 2.02 s against 1.65.  The testing aid
+ * CUPTIMERGE_READ_WORKERS
  * (W,C) sets both, for measuring other splits with one binary.  The pools
  * of the later steps come one at a time and take every job.  Measured on
  * that machine
@@ -213,10 +215,17 @@ static int cpu_by_jobs(int jobs)
  * crowd out the cutting threads (see above), else 0. */
 static int read_pool(int jobs)
 {
-	int room = cm_cpus_available() - 3;
+	int room = cm_cpus_available() - 2;
 	if (room < 3) /* on few CPUs: as with 2 or 3 jobs, two for the window, one for the CPU trace */
 		room = 3;
 	return jobs >= 4 && window_by_jobs(jobs) + cpu_by_jobs(jobs) > room ? room : 0;
+}
+/* The CPU trace's share of a POOL of read workers: three in ten, one at
+ * least (see above). */
+static int cpu_share(int pool)
+{
+	int c = (3 * pool + 5) / 10;
+	return c > 0 ? c : 1;
 }
 static int window_workers(int jobs)
 {
@@ -224,7 +233,7 @@ static int window_workers(int jobs)
 		return read_workers_env(0);
 	jobs = read_jobs(jobs);
 	if (read_pool(jobs))
-		return read_pool(jobs) - read_pool(jobs) / 2;
+		return read_pool(jobs) - cpu_share(read_pool(jobs));
 	return window_by_jobs(jobs);
 }
 static int cpu_workers(int jobs)
@@ -233,7 +242,7 @@ static int cpu_workers(int jobs)
 		return read_workers_env(1);
 	jobs = read_jobs(jobs);
 	if (read_pool(jobs))
-		return read_pool(jobs) / 2;
+		return cpu_share(read_pool(jobs));
 	return cpu_by_jobs(jobs);
 }
 /* With 2 or 3 jobs the window's cutting thread parses too (opool.h), when
