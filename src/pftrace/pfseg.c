@@ -213,8 +213,8 @@ static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
 				counter_packet(e, &w, &cv[c]);
 			continue;
 		}
-		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the pid */
-		p += 1 + sizeof(uint32_t) + *(const uint32_t *)(const void *)(p + 1); /* the tid */
+		p = get_len_bytes(p + 1, &i, &in); /* past the pid (a kind byte, then its text) */
+		p = get_len_bytes(p + 1, &i, &in); /* and the tid: unaligned, so read by memcpy */
 		p = get_len_bytes(p, &i, &in);
 		get_len_bytes(p, &b, &bn);
 		if (h.kind == K_SLICE) {
