@@ -291,7 +291,7 @@ double cm_input_waited(const cm_input *in) { return in->ra_waited; }
  * overrides): on the 16-core machine under taskset -c 0,1 the 1 GB pair
  * took 5.46-5.71 s mapped against 6.04-6.08 read, 10.4-10.9 CPU seconds
  * against 11.8; at -j 16 it took 1.95-2.00 s against 1.35-1.38, the
- * window's workers busy 7.2 s against 4.3-4.6 (bench/dev-read6.sh): each
+ * window's workers busy 7.2 s against 4.3-4.6 (bench/dev-readers.sh): each
  * buffer mapped anew must be unmapped from every CPU that ran a worker
  * that read it.  On this project's shared 2-core machine bench/cut-bench
  * on the 1.5 GB window took about as much CPU either way (perf samples,

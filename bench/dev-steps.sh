@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/dev-join6.sh -- issue 30's steps after the read on the 16-core machine, in under 60 s:
+# bench/dev-steps.sh -- issue 30's steps after the read on the 16-core machine, in under 60 s:
 # how long each step (the joins, the plan, the copy of the CPU trace, the render) takes and how
 # many threads it keeps busy (its CPU seconds, all threads together, against its wall time).
 #
@@ -9,19 +9,9 @@
 # default -j, -j 8 and -j 4; then one thread's read(2) of the CPU trace from the page cache (the
 # copy reads it again on one thread: is that its floor?), and taskset -c 0,1.  Asserts nothing.
 set -u
-C=carry/bench
-export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-T=$C/time
-[ -x /usr/bin/time ] && T=/usr/bin/time
-: "${CPU:?the CPU trace}" "${WIN:?the window}"
+. bench/devcommon.sh
 nproc
-run() { # label, then the command's leading words (env and options)
-	local label=$1
-	shift
-	echo "== $label"
-	"$T" -f "%e s wall %U user %S sys %M KB" "$@" -v -w "$WIN" -o /dev/null "$CPU" 2>&1 |
-		grep -E "^cuptimerge: (time|CPU after the read):|wall"
-}
+run() { vrun "time|CPU after the read" "$@"; } # label, then the command's leading words (env and options)
 start=$SECONDS
 for round in 1 2; do
 	run "default -j" $C/cuptimerge

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/dev-pf6.sh -- one run on the 16-core machine (the lead's device run):
+# bench/dev-pftrace.sh -- one run on the 16-core machine (the lead's device run):
 # the 1 GB pair merged to JSON and to .pftrace (plain and gzip), with -v, so
 # that the .pftrace transcoder's -v line shows where its time goes on 16
 # cores (the writer's thread, the front thread, the workers, the sequential

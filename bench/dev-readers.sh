@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/dev-read6.sh -- issue 30's read phase on the 16-core machine, in under 60 s: how the
+# bench/dev-readers.sh -- issue 30's read phase on the 16-core machine, in under 60 s: how the
 # read's threads are best split between the window and the CPU trace, and whether the
 # window's cutting thread loses its CPU.
 #
@@ -11,19 +11,9 @@
 # split (16 window workers, 6 for the CPU trace), and two other splits; then -j 8 and 12;
 # then taskset -c 0,1 read and mapped, while time is left.  Asserts nothing.
 set -u
-C=carry/bench
-export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-T=$C/time
-[ -x /usr/bin/time ] && T=/usr/bin/time
-: "${CPU:?the CPU trace}" "${WIN:?the window}"
+. bench/devcommon.sh
 nproc
-run() { # label, then the command's leading words (env and options)
-	local label=$1
-	shift
-	echo "== $label"
-	"$T" -f "%e s wall %U user %S sys %M KB" "$@" -v -w "$WIN" -o /dev/null "$CPU" 2>&1 |
-		grep -E "^cuptimerge: (time|threads|cut):|wall"
-}
+run() { vrun "time|threads|cut" "$@"; } # label, then the command's leading words (env and options)
 start=$SECONDS
 for round in 1 2; do
 	run "default -j" $C/cuptimerge

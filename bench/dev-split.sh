@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/dev-split6.sh -- issue 24's merge --split of the 1 GB pair on the 16-core machine, in
+# bench/dev-split.sh -- issue 24's merge --split of the 1 GB pair on the 16-core machine, in
 # under 60 s: the split (60 files) against the plain merge to a file, each with -v's phases,
 # GNU time's wall, user, sys and peak RSS; the split with its files written by the default (-j / 4: 4), 0 (on the
 # threads that make the bytes, as before), 2 and 8 writer threads (CUPTIMERGE_SPLIT_WRITERS,
@@ -9,11 +9,7 @@
 # Run from the repo root on the device machine, the 1 GB pair in $CPU and $WIN, binaries in
 # carry/bench (cuptimerge, lib, time).  Asserts nothing.
 set -u
-C=carry/bench
-export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-T=$C/time
-[ -x /usr/bin/time ] && T=/usr/bin/time
-: "${CPU:?the CPU trace}" "${WIN:?the window}"
+. bench/devcommon.sh
 D=$(mktemp -d "${TMPDIR:-/tmp}/split6.XXXXXX")
 trap 'rm -rf "$D"' EXIT
 mkdir -p "$D/sp"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/dev-out6.sh - issue 30's output target on the 16-core machine: `-o out.json` against
+# bench/dev-output.sh - issue 30's output target on the 16-core machine: `-o out.json` against
 # `> out.json` and `-o /dev/null`, the output path's variants side by side (the benchmarking
 # knobs of io/output.c and io/writeback.c, cuptimerge(1) ENVIRONMENT):
 #   old    the landed tree's way: write(2) and the write-back on the thread that makes the output
@@ -50,7 +50,7 @@ one() {
 }
 export OUT6=$O
 
-echo "== bench/dev-out6.sh on $(nproc) CPUs, $(df -h "$D" | tail -n 1 | awk '{print $1, $2}'), $(uname -r)"
+echo "== bench/dev-output.sh on $(nproc) CPUs, $(df -h "$D" | tail -n 1 | awk '{print $1, $2}'), $(uname -r)"
 for round in 1 2; do
 	echo "-- round $round ($(elapsed) ms)"
 	# the deciding pairs first, in case the time runs out
