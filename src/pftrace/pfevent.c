@@ -231,38 +231,45 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
  * carries the clearing. */
 void cm_pf_clock_packet(cm_pfev *e)
 {
-	cm_buf *b = e->out;
-	size_t pk, cs, c;
 	if (e->have_base && !e->cleared)
 		return;
 	if (!e->have_base || e->base != e->next_base)
 		e->clock = e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST;
 	e->base = e->next_base;
 	e->have_base = 1;
+	e->def_uuid = e->next_def_uuid;
+	cm_pf_clock_bytes(e->out, e->clock, e->base, e->def_uuid);
+	e->cleared = 0;
+}
+
+/* The bytes of a clock packet: the incremental state cleared, clock CLOCK
+ * whose 0 is BASE on the trace's clock, and the defaults (that clock,
+ * DEF_UUID's track when not 0), appended to B. */
+void cm_pf_clock_bytes(cm_buf *b, uint32_t clock, int64_t base, uint64_t def_uuid)
+{
+	size_t pk, cs, c;
 	pk = cm_pb_open(b, TRACE_PACKET);
 	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
 	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
 	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
 	c = cm_pb_open(b, CS_CLOCKS);
-	cm_pb_uint(b, CLK_ID, e->clock);
+	cm_pb_uint(b, CLK_ID, clock);
 	cm_pb_uint(b, CLK_TIMESTAMP, 0);
 	cm_pb_close(b, c);
 	c = cm_pb_open(b, CS_CLOCKS);
 	cm_pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
-	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)e->base);
+	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)base);
 	cm_pb_close(b, c);
 	cm_pb_close(b, cs);
 	c = cm_pb_open(b, TP_DEFAULTS);
-	cm_pb_uint(b, DEF_CLOCK_ID, e->clock);
-	e->def_uuid = e->next_def_uuid;
-	if (e->def_uuid) {
+	cm_pb_uint(b, DEF_CLOCK_ID, clock);
+	if (def_uuid) {
 		size_t d = cm_pb_open(b, DEF_TRACK_EVENT);
-		cm_pb_uint(b, TED_TRACK_UUID, e->def_uuid);
+		cm_pb_uint(b, TED_TRACK_UUID, def_uuid);
 		cm_pb_close(b, d);
 	}
 	cm_pb_close(b, c);
 	cm_pb_close(b, pk);
-	e->cleared = 0;
 }
 
 /* The time of a packet: on the events' clock, or before its 0 on the

@@ -208,6 +208,8 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 void cm_pf_maybe_clear(cm_pfev *e);
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
+/* The bytes of a clock packet (pfevent.c: cm_pf_clock_bytes). */
+void cm_pf_clock_bytes(cm_buf *b, uint32_t clock, int64_t base, uint64_t def_uuid);
 /* Append a packet's time TS to B. */
 void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */

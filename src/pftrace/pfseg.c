@@ -54,30 +54,7 @@ struct wst {
  * state from it on. */
 static void clock_packet(const cm_pfev *e, struct wst *w)
 {
-	cm_buf *b = w->out;
-	size_t pk, cs, c;
-	pk = cm_pb_open(b, TRACE_PACKET);
-	cm_pb_uint(b, TP_SEQ_ID, SEQ_ID);
-	cm_pb_uint(b, TP_SEQ_FLAGS, SEQ_CLEARED);
-	cs = cm_pb_open(b, TP_CLOCK_SNAPSHOT);
-	c = cm_pb_open(b, CS_CLOCKS);
-	cm_pb_uint(b, CLK_ID, e->nclock);
-	cm_pb_uint(b, CLK_TIMESTAMP, 0);
-	cm_pb_close(b, c);
-	c = cm_pb_open(b, CS_CLOCKS);
-	cm_pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
-	cm_pb_uint(b, CLK_TIMESTAMP, (uint64_t)e->nbase);
-	cm_pb_close(b, c);
-	cm_pb_close(b, cs);
-	c = cm_pb_open(b, TP_DEFAULTS);
-	cm_pb_uint(b, DEF_CLOCK_ID, e->nclock);
-	if (e->ndef) {
-		size_t d = cm_pb_open(b, DEF_TRACK_EVENT);
-		cm_pb_uint(b, TED_TRACK_UUID, e->ndef);
-		cm_pb_close(b, d);
-	}
-	cm_pb_close(b, c);
-	cm_pb_close(b, pk);
+	cm_pf_clock_bytes(w->out, e->nclock, e->nbase, e->ndef);
 	w->base = e->nbase;
 	w->clock = e->nclock;
 	w->def_uuid = e->ndef;
