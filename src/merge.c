@@ -286,13 +286,6 @@ static int repair_tid(void *ctx, int64_t pid, int64_t tid, double abs_ns, int co
 static void repair_named(void *ctx, int64_t pid, int64_t tid) { cm_repair_named(ctx, pid, tid); }
 
 /* The CPU seconds of all the process's threads so far (-v). */
-static double cpu_now_s(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The window's conversion as this run sets it up (made again when the
  * careful reader reads the window from the start). */
@@ -349,11 +342,11 @@ static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
 	m->t_copied = cm_now_s() - m->t0;
-	m->c_copied = cpu_now_s();
+	m->c_copied = cm_process_cpu_s();
 	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
-	m->c_render = cpu_now_s();
+	m->c_render = cm_process_cpu_s();
 	if (cm_gpu_write_spans(m->gpu, eo, render_threads(m->opt)) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
@@ -379,10 +372,10 @@ static int split_append(void *ctx, cm_evout *eo)
 	struct merge *m = ctx;
 	int rc;
 	m->t_copied = cm_now_s() - m->t0;
-	m->c_copied = cpu_now_s();
+	m->c_copied = cm_process_cpu_s();
 	rc = cm_msplit_append(&m->split, eo, render_threads(m->opt));
 	m->t_render = cm_now_s() - m->t0;
-	m->c_render = cpu_now_s();
+	m->c_render = cm_process_cpu_s();
 	return rc;
 }
 static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
@@ -493,7 +486,7 @@ static int prepare(struct merge *m)
 	} else {
 		cpu_scan(m);
 	}
-	m->c_read = cpu_now_s();
+	m->c_read = cm_process_cpu_s();
 	/* a window of version 2 takes the External ids of its API calls from
 	 * the operators they were made in, when it has no CUSTOM0 records */
 	if (w1_rc < 0 || m->c1_rc < 0 || cm_gpu_check_ids(m->gpu, m->plan.ext_signs) < 0) {
@@ -506,7 +499,7 @@ static int prepare(struct merge *m)
 	if ((opt->cut || opt->split_n) && cm_cpucut_resolve(&m->cut, cm_input_name(m->cpu)) < 0)
 		return cm_diag_status();
 	m->t_linked = cm_now_s() - m->t0;
-	m->c_linked = cpu_now_s();
+	m->c_linked = cm_process_cpu_s();
 	/* the user annotations' table beside the index, which for a window
 	 * of version 1 makes no table (the order the tables are made in
 	 * stays the same: it decides which are held in memory) */
@@ -524,7 +517,7 @@ static int prepare(struct merge *m)
 	if (status)
 		return cm_diag_status();
 	m->t_indexed = cm_now_s() - m->t0;
-	m->c_indexed = cpu_now_s();
+	m->c_indexed = cm_process_cpu_s();
 	/* the kernels' device properties: the window's, else the CPU trace's */
 	if (m->plan.devprops == CM_DEVPROPS_LISTED)
 		cm_gpu_set_cpu_devices(m->gpu, &m->plan.devices);
@@ -546,7 +539,7 @@ static int prepare(struct merge *m)
 	if (cm_gpu_resolve(m->gpu, base, m->plan.ext_threads.v, m->plan.indexed) < 0)
 		return cm_diag_status();
 	m->t_joins = cm_now_s() - m->t0;
-	m->c_joins = cpu_now_s();
+	m->c_joins = cm_process_cpu_s();
 	if (m->repair)
 		cm_repair_set_base(m->repair, base);
 	/* the trace's span with its own profiler span (crosscheck.c) */
@@ -570,7 +563,7 @@ static int prepare(struct merge *m)
 		return cm_diag_status();
 	}
 	m->t_plan = cm_now_s() - m->t0;
-	m->c_plan = cpu_now_s();
+	m->c_plan = cm_process_cpu_s();
 	if ((status = cm_crosscheck_match(opt, cm_input_name(m->cpu), cm_input_name(m->win), &m->plan, m->gpu)))
 		return status;
 	cm_gpu_extent(m->gpu, &wmin, &wmax);
@@ -647,7 +640,7 @@ static void report(const struct merge *m)
 		"CPU after the read: External ids linked %.2f s, index applied %.2f s, the rest of the joins %.2f s, "
 		"plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, the rest %.2f s",
 		m->c_linked - m->c_read, m->c_indexed - m->c_linked, m->c_joins - m->c_indexed, m->c_plan - m->c_joins,
-		m->c_copied - m->c_plan, m->c_render - m->c_copied, cpu_now_s() - m->c_render);
+		m->c_copied - m->c_plan, m->c_render - m->c_copied, cm_process_cpu_s() - m->c_render);
 	/* the first phase's threads, summed: a cutting thread that waited
 	 * for slots had workers (or the results' sink) behind it; idle
 	 * workers had the cutting thread behind them; a cutting thread

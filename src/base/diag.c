@@ -218,12 +218,18 @@ void cm_warn(const char *file, int64_t offset, const char *fmt, ...)
 	va_end(ap);
 }
 
-double cm_now_s(void)
+/* Seconds on clock ID, 0 where it cannot be read. */
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+double cm_now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+double cm_thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+double cm_process_cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 void cm_progress_enable(int on)
 {

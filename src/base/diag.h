@@ -116,5 +116,9 @@ char *cm_xstrndup(const char *s, size_t n);
 
 /* Seconds on a monotonic clock (for elapsed times). */
 double cm_now_s(void);
+/* CPU seconds of the calling thread, and of the whole process (for -v's
+ * figures); 0 where the clock cannot be read. */
+double cm_thread_cpu_s(void);
+double cm_process_cpu_s(void);
 
 #endif

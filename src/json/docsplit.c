@@ -43,7 +43,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 enum state {
@@ -87,14 +86,6 @@ struct split {
 	uint64_t key_at, key_end, val_at;
 	double in_sink;     /* CPU seconds of this thread in the sink's callbacks (when cut_cpu) */
 };
-
-/* CPU seconds of the calling thread. */
-static double thread_cpu(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* How many times the calling thread lost its CPU while it could run. */
 static uint64_t thread_preempted(void)
@@ -196,9 +187,9 @@ static int member_done(struct split *sp, int64_t end_offset)
 		spill_map_len = n;
 	}
 	if (sp->sink->cut_cpu) {
-		double t = thread_cpu();
+		double t = cm_thread_cpu_s();
 		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
-		sp->in_sink += thread_cpu() - t;
+		sp->in_sink += cm_thread_cpu_s() - t;
 	} else {
 		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
 	}
@@ -392,9 +383,9 @@ static int batch_send(struct split *sp)
 	cm_buf_put(&sp->batch, sp->copy.p, sp->copy.len);
 	sp->index += n;
 	if (sp->sink->cut_cpu) { /* the sink may parse (a caller that helps, opool.h): not cutting */
-		double t = thread_cpu();
+		double t = cm_thread_cpu_s();
 		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
-		sp->in_sink += thread_cpu() - t;
+		sp->in_sink += cm_thread_cpu_s() - t;
 	} else {
 		rc = sp->sink->batch(sp->sink->ctx, &sp->batch);
 	}
@@ -664,7 +655,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	sp.arena = cm_arena_new();
 	sp.lay_on = sink->layout != NULL;
 	sp.names = sink->names;
-	t0 = sink->cut_cpu || sink->ran_cpu ? thread_cpu() : 0;
+	t0 = sink->cut_cpu || sink->ran_cpu ? cm_thread_cpu_s() : 0;
 	pre0 = sink->preempted ? thread_preempted() : 0;
 	cm_progress_begin(label, cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
@@ -685,9 +676,9 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	else
 		rc = CM_DOCSPLIT_OK;
 	if (sink->cut_cpu)
-		*sink->cut_cpu += thread_cpu() - t0 - sp.in_sink;
+		*sink->cut_cpu += cm_thread_cpu_s() - t0 - sp.in_sink;
 	if (sink->ran_cpu)
-		*sink->ran_cpu += thread_cpu() - t0;
+		*sink->ran_cpu += cm_thread_cpu_s() - t0;
 	if (sink->preempted)
 		*sink->preempted += thread_preempted() - pre0;
 	if (sink->cut_bytes)

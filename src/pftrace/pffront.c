@@ -29,9 +29,9 @@ static void *front_main(void *arg)
 		b = &t->q[t->qhead];
 		pthread_mutex_unlock(&t->mu);
 		if (!t->front_failed && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE)) {
-			double c0 = cm_pf_cpu_s();
+			double c0 = cm_thread_cpu_s();
 			rc = cm_pft_scan(t, b->p, b->len);
-			t->f_scan += cm_pf_cpu_s() - c0;
+			t->f_scan += cm_thread_cpu_s() - c0;
 		}
 		pthread_mutex_lock(&t->mu);
 		b->len = 0;
@@ -42,7 +42,7 @@ static void *front_main(void *arg)
 		pthread_cond_signal(&t->cv_put);
 	}
 	pthread_mutex_unlock(&t->mu);
-	t->f_cpu = cm_pf_cpu_s();
+	t->f_cpu = cm_thread_cpu_s();
 	return NULL;
 }
 

@@ -36,9 +36,6 @@ int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns);
  * the reference its tests compare with. */
 int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns);
 
-/* The CPU seconds of the calling thread (for -v). */
-double cm_pf_cpu_s(void);
-
 /* ---- the lanes of a thread (pflanes.c) ---- */
 /* The threads' lanes are kept in this many independent parts (shards),
  * placed in parallel (pfbatch.c).  Fixed: the lanes depend on it. */

@@ -23,6 +23,7 @@
  * has its values' packets written by the runs too, at its place among
  * the events (its counter tracks made in step 1). */
 #include "config.h"
+#include "base/diag.h"
 #include "pftrace/pfevent.h"
 
 #include <string.h>
@@ -380,10 +381,10 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 	size_t nj, np, k;
 	int m;
 	double t;
-	t = cm_pf_cpu_s();
+	t = cm_thread_cpu_s();
 	if (place_all(e, rec) < 0)
 		return -1;
-	e->in_order += cm_pf_cpu_s() - t;
+	e->in_order += cm_thread_cpu_s() - t;
 	j = (struct job *)e->jobs.p;
 	nj = e->jobs.len / sizeof *j;
 	pl = (struct place *)e->places.p;
@@ -422,7 +423,7 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 		t = cm_now_s();
 		cm_pfcrew_wait(e->crew);
 		e->seg_wait += cm_now_s() - t;
-		t = cm_pf_cpu_s();
+		t = cm_thread_cpu_s();
 		for (k = 0; k < (size_t)e->nseg; k++) { /* handed on whole where they can be */
 			int rc = e->emit ? e->emit(e->emit_ctx, &e->seg_out[k]) : 1;
 			if (rc < 0)
@@ -430,7 +431,7 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 			if (rc == 1)
 				cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
 		}
-		e->in_order += cm_pf_cpu_s() - t;
+		e->in_order += cm_thread_cpu_s() - t;
 	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;

@@ -157,12 +157,12 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
-	double c0 = cm_pf_cpu_s();
+	double c0 = cm_thread_cpu_s();
 	int rc;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
-	t->s_cpu += cm_pf_cpu_s() - c0;
+	t->s_cpu += cm_thread_cpu_s() - c0;
 	return rc;
 }
 
@@ -184,10 +184,10 @@ static int put_batch(cm_pft *t)
 		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, (void **)t->workers, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
-	c0 = t->front_on ? cm_pf_cpu_s() : 0;
+	c0 = t->front_on ? cm_thread_cpu_s() : 0;
 	rc = cm_opool_put(t->pool, &t->batch);
 	if (t->front_on)
-		t->f_put += cm_pf_cpu_s() - c0;
+		t->f_put += cm_thread_cpu_s() - c0;
 	return rc;
 }
 

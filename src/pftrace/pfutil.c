@@ -6,7 +6,6 @@
 #include "base/diag.h"
 
 #include <math.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,10 +254,3 @@ int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns)
 	return ns_of_double(d, ns);
 }
 
-double cm_pf_cpu_s(void)
-{
-	struct timespec cpu;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
-		return 0;
-	return (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
-}
