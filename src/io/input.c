@@ -314,7 +314,7 @@ static int map_wanted(const cm_input *in)
 static void sigbus_exit(int sig)
 {
 	static const char msg[] = "cuptimerge: an input file was cut short while it was being read "
-				  "(it is read more than once); nothing was written\n";
+				  "(it changed during the run)\n";
 	(void)sig;
 	if (write(2, msg, sizeof msg - 1) < 0) {
 		/* nothing more to be done */
