@@ -54,15 +54,42 @@ static inline void check_mark_point(const char *file, int line)
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;           \
 	}
 
+/* The files check_tmpfile_bytes made in this process, removed at its exit
+ * (a test's process: the suites run in fork mode, and a failed check exits
+ * too), so that a run of the unit tests leaves nothing in /tmp.  A test
+ * killed by its timeout still leaves its files. */
+static char **check_tmpfiles;
+static size_t check_ntmpfiles;
+
+static inline void check_tmpfiles_remove(void)
+{
+	for (size_t i = 0; i < check_ntmpfiles; i++) {
+		unlink(check_tmpfiles[i]);
+		free(check_tmpfiles[i]);
+	}
+	free(check_tmpfiles);
+	check_tmpfiles = NULL;
+	check_ntmpfiles = 0;
+}
+
 /* Write the N bytes at P to a new temporary file and return its path
- * (static buffer). */
+ * (static buffer); the file is removed when the process exits. */
 static inline const char *check_tmpfile_bytes(const void *p, size_t n)
 {
 	static char path[64];
+	char **grown;
 	int fd;
 	snprintf(path, sizeof path, "/tmp/cuptimerge-check.XXXXXX");
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
+	grown = realloc(check_tmpfiles, (check_ntmpfiles + 1) * sizeof *grown);
+	ck_assert_ptr_nonnull(grown);
+	check_tmpfiles = grown;
+	if (check_ntmpfiles == 0)
+		atexit(check_tmpfiles_remove);
+	check_tmpfiles[check_ntmpfiles] = strdup(path);
+	ck_assert_ptr_nonnull(check_tmpfiles[check_ntmpfiles]);
+	check_ntmpfiles++;
 	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
 	close(fd);
 	return path;
