@@ -88,6 +88,34 @@ fail() {
 	fi
 }
 
+# capture CMD...: run CMD with its stdout in $tmp/out and its stderr in
+# $tmp/err; its exit status in $got (set -e does not stop the script).
+capture() {
+	set +e
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	set -e
+}
+
+# expect_exit STATUS PATTERN CMD...: CMD exits STATUS and says so in one line
+# on stderr matching PATTERN (a grep -E expression, or a fixed string after
+# "="), or in two where STATUS is 2 (a usage error's "Try ... --help" line);
+# an empty PATTERN wants stderr empty.  Failures go to the open case.
+expect_exit() {
+	ee_want=$1 ee_pat=$2
+	shift 2
+	capture "$@"
+	[ "$got" -eq "$ee_want" ] || fail "$*: exit $got, wanted $ee_want ($(head -c 300 "$tmp/err"))"
+	ee_lines=$(wc -l <"$tmp/err")
+	case $ee_pat in
+	'') [ ! -s "$tmp/err" ] || fail "$*: a message: $(cat "$tmp/err")" ;;
+	=*) grep -qF -- "${ee_pat#=}" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' lacks '${ee_pat#=}'" ;;
+	*) grep -Eq -- "$ee_pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$ee_pat'" ;;
+	esac
+	[ "$ee_lines" -le 1 ] || { [ "$ee_want" -eq 2 ] && [ "$ee_lines" -eq 2 ]; } ||
+		fail "$*: stderr is not one line: $(cat "$tmp/err")"
+}
+
 # finish: report the last case, print the plan, exit 1 when a case failed (so
 # that a script run by hand, or by mutants.sh, fails too).
 finish() {

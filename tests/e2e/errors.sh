@@ -7,20 +7,12 @@ need python3 "to compare JSON"
 W=$FIX/window.json
 C=$FIX/cpu.json
 
-# expect NAME STATUS PATTERN CMD...: the case NAME: run CMD, check the status
-# and that stderr is one line matching PATTERN (a grep -E expression); usage
-# errors (2) may add the "Try 'cuptimerge --help'" line.
+# expect NAME STATUS PATTERN CMD...: the case NAME: expect_exit STATUS
+# PATTERN CMD (common.sh).
 expect() {
 	tcase "$1"
-	want=$2 pat=$3
-	shift 3
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] || fail "$*: exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { [ "$want" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 2 ]; } || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-	grep -Eq "$pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$pat'"
+	shift
+	expect_exit "$@"
 }
 
 printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}' >"$tmp/trunc.json"

@@ -11,25 +11,13 @@ need python3 "to write the windows"
 
 C=$FIX/cpu.json
 
-# expect NAME STATUS PATTERN CMD...: run CMD; its status is STATUS and its
-# stderr one line matching PATTERN (grep -E), or empty when PATTERN is; no
-# output on a failure.
+# expect NAME STATUS PATTERN CMD...: the case NAME: expect_exit STATUS
+# PATTERN CMD (common.sh), and no output on a failure.
 expect() {
 	tcase "$1"
-	want=$2 pat=$3
-	shift 3
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] || fail "$*: exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
-	[ "$(wc -l <"$tmp/err")" -le 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-	if [ -z "$pat" ]; then
-		[ ! -s "$tmp/err" ] || fail "$*: a message: $(cat "$tmp/err")"
-	else
-		grep -Eq "$pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$pat'"
-	fi
-	[ "$want" -eq 0 ] || [ ! -s "$tmp/out" ] || fail "$*: output written on a failure"
+	shift
+	expect_exit "$@"
+	[ "$got" -eq 0 ] || [ ! -s "$tmp/out" ] || fail "$*: output written on a failure"
 }
 
 # win FILE EVENTS [MEMBERS]: a window with those events (JSON text).

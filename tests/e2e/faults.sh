@@ -6,20 +6,6 @@
 W=$FIX/window.json
 C=$FIX/cpu.json
 
-# one_line STATUS PATTERN COMMAND...: COMMAND exits STATUS with exactly one
-# line on stderr, matching PATTERN.
-one_line() {
-	ol_want=$1 ol_pat=$2
-	shift 2
-	set +e
-	"$@" >/dev/null 2>"$tmp/err"
-	ol_got=$?
-	set -e
-	[ "$ol_got" -eq "$ol_want" ] || fail "$*: exit $ol_got, wanted $ol_want ($(head -c 300 "$tmp/err"))"
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-	grep -Eq "$ol_pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$ol_pat'"
-}
-
 # F3: a bad window event is met by pass 2 (main thread) and by pass 3, run
 # ahead on a second thread; only one of them may speak.  The race lost in
 # about one run in ten, so try each case many times.
@@ -30,7 +16,7 @@ for case in missing_end_ns:'events\[[0-9]+\]: missing field "end_ns"' \
 	tcase "F3: one message line for bad_window_$name, 40 runs"
 	i=0
 	while [ $i -lt 40 ]; do
-		one_line 1 "^cuptimerge: [^ ]*bad_window_$name.json:[0-9]+: .*$msg" \
+		expect_exit 1 "^cuptimerge: [^ ]*bad_window_$name.json:[0-9]+: .*$msg" \
 			$CUPTIMERGE -w "$FIX/bad_window_$name.json" "$C"
 		i=$((i + 1))
 	done
@@ -41,7 +27,7 @@ done
 tcase "F4: one message line when TMPDIR is unusable, 10 runs"
 i=0
 while [ $i -lt 10 ]; do
-	one_line 3 "^cuptimerge: /nonexistent[:/].*cannot create a temporary file" \
+	expect_exit 3 "^cuptimerge: /nonexistent[:/].*cannot create a temporary file" \
 		sh -c 'TMPDIR=/nonexistent "$1" -q -w "$2" <"$3"' sh "$CUPTIMERGE" "$W" "$C"
 	i=$((i + 1))
 done
@@ -56,7 +42,7 @@ if [ -x "$GEN" ] && command -v python3 >/dev/null 2>&1; then
 	tcase "one message line when a temporary file cannot grow, -j 1 to 8"
 	"$GEN" --seed 3 --ops 20000 --quiet "$tmp/big_cpu.json" "$tmp/big_win.json"
 	for j in 1 2 3 4 8; do
-		one_line 3 "^cuptimerge: cannot (write|make|map|grow).* a temporary file" \
+		expect_exit 3 "^cuptimerge: cannot (write|make|map|grow).* a temporary file" \
 			sh -c 'trap "" XFSZ; ulimit -f 1024; exec "$@"' sh \
 			$CUPTIMERGE -j $j -w "$tmp/big_win.json" "$tmp/big_cpu.json"
 	done
@@ -74,14 +60,14 @@ if [ -x "$GEN" ] && command -v python3 >/dev/null 2>&1; then
 			for f in out.json out.json.gz; do
 				z=
 				[ "$f" = out.json ] || z=-z0
-				one_line 3 "^cuptimerge: $tmp/efbig/$f: write error: File too large\$" \
+				expect_exit 3 "^cuptimerge: $tmp/efbig/$f: write error: File too large\$" \
 					env CUPTIMERGE_NO_TMPFILE=$notmp sh -c 'trap "" XFSZ; ulimit -f 4096; exec "$@"' sh \
 					$CUPTIMERGE -j $j $z -w "$tmp/big_win.json" -o "$tmp/efbig/$f" "$tmp/big_cpu.json"
 				[ "$(cat "$tmp/efbig/$f")" = old ] || fail "-j $j -o $f: the old file was not kept"
 				[ "$(ls -A "$tmp/efbig" | wc -l)" -eq 2 ] || fail "-j $j -o $f: left $(ls -A "$tmp/efbig")"
 			done
 		done
-		one_line 3 "^cuptimerge: <stdout>: write error: File too large\$" \
+		expect_exit 3 "^cuptimerge: <stdout>: write error: File too large\$" \
 			sh -c 'trap "" XFSZ; ulimit -f 4096; exec "$@" >"$0"' "$tmp/efbig/stdout.json" \
 			$CUPTIMERGE -j $j -w "$tmp/big_win.json" "$tmp/big_cpu.json"
 		rm -f "$tmp/efbig/stdout.json"
@@ -137,17 +123,9 @@ $JSONCMP "$FIX/expected.json" "$tmp/fifo_out.json" || fail "window from a FIFO: 
 # ---- -o FILE: what each kind of FILE gets ----
 
 # F14: an empty name is a usage error, found before any input is opened.
-one_line_usage() {
-	set +e
-	"$@" >/dev/null 2>"$tmp/err"
-	ou_rc=$?
-	set -e
-	[ $ou_rc -eq 2 ] || fail "$*: exit $ou_rc, wanted 2: $(cat "$tmp/err")"
-}
 tcase "F14: -o '' is a usage error"
-one_line_usage $CUPTIMERGE -q -w "$W" -o '' "$tmp/missing.json"
-grep -q "^cuptimerge: -o needs a file name" "$tmp/err" || fail "-o '': message: $(cat "$tmp/err")"
-one_line_usage $CUPTIMERGE -q -t "$FIX/thread_map.json" --output= "$tmp/missing.json"
+expect_exit 2 "^cuptimerge: -o needs a file name" $CUPTIMERGE -q -w "$W" -o '' "$tmp/missing.json"
+expect_exit 2 "^cuptimerge: -o needs a file name" $CUPTIMERGE -q -t "$FIX/thread_map.json" --output= "$tmp/missing.json"
 
 # absent FIFO readers and writers must not hang the suite: bounded runs
 tm() { timeout 10 "$@"; }
@@ -157,9 +135,9 @@ tm() { timeout 10 "$@"; }
 tcase "F13: -o DIR and -o into a missing directory fail before any input is read"
 mkdir "$tmp/odir"
 mkfifo "$tmp/nowriter"
-one_line 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/odir" "$tmp/nowriter"
-one_line 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -t "$FIX/thread_map.json" -o "$tmp/odir" "$tmp/nowriter"
-one_line 3 "^cuptimerge: $tmp/nodir/out.json: cannot create a temporary file beside it" \
+expect_exit 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/odir" "$tmp/nowriter"
+expect_exit 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -t "$FIX/thread_map.json" -o "$tmp/odir" "$tmp/nowriter"
+expect_exit 3 "^cuptimerge: $tmp/nodir/out.json: cannot create a temporary file beside it" \
 	tm $CUPTIMERGE -w "$W" -o "$tmp/nodir/out.json" "$tmp/nowriter"
 [ -z "$(ls -A "$tmp/odir")" ] || fail "-o DIR: something was written into it: $(ls -A "$tmp/odir")"
 
@@ -172,7 +150,7 @@ if mknod -m 666 "$tmp/null" c 1 3 2>/dev/null; then
 	$CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/null" "$FIX/threads_full.json" || fail "-t -o a character device: exit $?"
 	[ -c "$tmp/null" ] || fail "-t -o a character device replaced it: $(ls -l "$tmp/null")"
 	mknod -m 666 "$tmp/full" c 1 7
-	one_line 3 "^cuptimerge: $tmp/full: write error: No space left" $CUPTIMERGE -q -w "$W" -o "$tmp/full" "$C"
+	expect_exit 3 "^cuptimerge: $tmp/full: write error: No space left" $CUPTIMERGE -q -w "$W" -o "$tmp/full" "$C"
 	[ -c "$tmp/full" ] || fail "-o a full device replaced it: $(ls -l "$tmp/full")"
 else
 	skip "F13: -o a character device writes through, never replaces it" "mknod not permitted"
@@ -204,10 +182,10 @@ $CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sl/dangling.json" "$C" || f
 [ -L "$tmp/sl/dangling.json" ] || fail "-o a dangling symlink replaced the link"
 $JSONCMP "$FIX/expected.json" "$tmp/sl/real/new.json" || fail "-o a dangling symlink: its target was not created"
 ln -s odir "$tmp/dirlink"
-one_line 3 "^cuptimerge: $tmp/dirlink: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/dirlink" "$tmp/nowriter"
+expect_exit 3 "^cuptimerge: $tmp/dirlink: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/dirlink" "$tmp/nowriter"
 ln -s loop1 "$tmp/loop2"
 ln -s loop2 "$tmp/loop1"
-one_line 3 "^cuptimerge: $tmp/loop1: .*(symbolic links|Too many levels)" tm $CUPTIMERGE -w "$W" -o "$tmp/loop1" "$tmp/nowriter"
+expect_exit 3 "^cuptimerge: $tmp/loop1: .*(symbolic links|Too many levels)" tm $CUPTIMERGE -w "$W" -o "$tmp/loop1" "$tmp/nowriter"
 [ "$(ls -A "$tmp/sl" | sort | tr '\n' ' ')" = "dangling.json link.json link2.json real " ] &&
 	[ "$(ls -A "$tmp/sl/real" | sort | tr '\n' ' ')" = "new.json target.json " ] ||
 	fail "-o a symlink left files behind: $(ls -AR "$tmp/sl")"

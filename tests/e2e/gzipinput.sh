@@ -32,18 +32,12 @@ open(out, 'wb').write(gz)
 EOF
 }
 
-# expect NAME PATTERN CMD...: exit 1, one line on stderr matching PATTERN.
+# expect NAME PATTERN CMD...: the case NAME: expect_exit 1 PATTERN CMD
+# (common.sh).
 expect() {
 	tcase "$1"
-	pat=$2
-	shift 2
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq 1 ] || fail "exit $got, wanted 1 ($(head -c 300 "$tmp/err"))"
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "stderr is not one line: $(cat "$tmp/err")"
-	grep -Eq -- "$pat" "$tmp/err" || fail "message '$(cat "$tmp/err")' does not match '$pat'"
+	shift
+	expect_exit 1 "$@"
 }
 
 # a "#" between a key and its colon: "invalid char", and a CRC error

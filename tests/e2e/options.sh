@@ -29,10 +29,7 @@ expect() {
 	prog=$1 want=$2 text=$3
 	shift 3
 	tcase "$prog: $text ($(echo "$*" | sed "s|$FIX/||g; s|$tmp/||g; s|^[^ ]*/||"))$TODO"
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
+	capture "$@"
 	[ "$got" -eq "$want" ] || fail "exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
 	[ ! -s "$tmp/out" ] || fail "wrote to stdout: $(head -c 100 "$tmp/out")"
 	first=$(head -n 1 "$tmp/err")

@@ -10,24 +10,11 @@ W=$FIX/window.json
 C=$FIX/cpu.json
 FORCE="(use --force to merge anyway)"
 
-# expect STATUS PATTERN CMD...: run CMD; check the status and that stderr is
-# one line matching PATTERN (grep -F when it starts with "=", else grep -E).
+# expect STATUS PATTERN CMD...: a case named by the command: expect_exit
+# STATUS PATTERN CMD (common.sh).
 expect() {
-	want=$1 pat=$2
-	shift 2
-	tcase "exit $want: $(echo "$*" | sed "s|$tmp/||g; s|$FIX/||g; s|$CUPTIMERGE|cuptimerge|")"
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] || fail "$*: exit $got, wanted $want ($(head -c 300 "$tmp/err"))"
-	lines=$(wc -l <"$tmp/err")
-	[ "$lines" -eq 1 ] || { [ "$want" -eq 2 ] && [ "$lines" -eq 2 ]; } ||
-		fail "$*: stderr is not one line: $(cat "$tmp/err")"
-	case $pat in
-	=*) grep -qF -- "${pat#=}" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' lacks '${pat#=}'" ;;
-	*) grep -Eq -- "$pat" "$tmp/err" || fail "$*: message '$(cat "$tmp/err")' does not match '$pat'" ;;
-	esac
+	tcase "exit $1: $(echo "$*" | sed "s|$tmp/||g; s|$FIX/||g; s|$CUPTIMERGE|cuptimerge|")"
+	expect_exit "$@"
 }
 
 # refused NAME PATTERN ARGS...: refused with status 1, a one-line message that
