@@ -253,8 +253,12 @@ static int cpu_workers(int jobs)
  * first, of either input, so the split no longer has to guess how the
  * work divides (on the 16-core machine the 10 + 4 split's window workers
  * idled 2.3 s while the CPU trace's cutting thread waited 0.5 s for its 4
- * busy ones, 1 GB pair, -j 16).  The testing aid CUPTIMERGE_READ_WORKERS
- * "W,C" keeps the two pools apart; "N" makes the crew N. */
+ * busy ones, 1 GB pair, -j 16).  Not where the CPU trace would have one
+ * worker (on 5 CPUs or fewer): that one runs in its cutting thread, with
+ * no hand-over, and a crew would only add a thread to too many (on 2
+ * CPUs, -j 16, the 200 MB pair took 1.76-2.19 CPU-s against 1.67-1.86).
+ * The testing aid CUPTIMERGE_READ_WORKERS "W,C" keeps the two pools
+ * apart; "N" makes the crew N. */
 static int read_crew(int jobs)
 {
 	const char *e = getenv("CUPTIMERGE_READ_WORKERS");
@@ -262,7 +266,7 @@ static int read_crew(int jobs)
 	char end;
 	if (e && sscanf(e, "%d%c", &n, &end) == 1 && n >= 1 && n <= 2 * READ_THREADS_MAX)
 		return n;
-	if (read_workers_env(0) || read_jobs(jobs) < 4)
+	if (read_workers_env(0) || read_jobs(jobs) < 4 || cpu_workers(jobs) < 2)
 		return 0;
 	return window_workers(jobs) + cpu_workers(jobs);
 }
