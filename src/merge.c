@@ -254,7 +254,7 @@ static int cpu_workers(int jobs)
  * work divides (on the 16-core machine the 10 + 4 split's window workers
  * idled 2.3 s while the CPU trace's cutting thread waited 0.5 s for its 4
  * busy ones, 1 GB pair, -j 16).  Not where the CPU trace would have one
- * worker (on 5 CPUs or fewer): that one runs in its cutting thread, with
+ * worker (on 6 CPUs or fewer): that one runs in its cutting thread, with
  * no hand-over, and a crew would only add a thread to too many (on 2
  * CPUs, -j 16, the 200 MB pair took 1.76-2.19 CPU-s against 1.67-1.86).
  * The testing aid CUPTIMERGE_READ_WORKERS "W,C" keeps the two pools
