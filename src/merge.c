@@ -23,6 +23,8 @@
  *         and replay each event in one pass (json/jvalid.c) into the scan's
  *         callbacks: base time, extent, dropped events, and the External-id
  *         candidates on disk;
+ *      on a wide machine the two readers' workers are one crew (base/opool.h:
+ *      a worker takes the block cut first, of either input: read_crew);
  *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
  *      temporary file for ids that are counters, as CUPTI's and torch's are),
  *      each on several threads: External id -> CPU thread (cpu/cpuindex.c,
@@ -253,7 +255,12 @@ static int cpu_workers(int jobs)
  * first, of either input, so the split no longer has to guess how the
  * work divides (on the 16-core machine the 10 + 4 split's window workers
  * idled 2.3 s while the CPU trace's cutting thread waited 0.5 s for its 4
- * busy ones, 1 GB pair, -j 16).  Not where the CPU trace would have one
+ * busy ones, 1 GB pair, -j 16).  On that machine (one call, rows taking
+ * turns) the crew of 14 read the pair in 0.68-0.69 s and merged it in
+ * 1.23-1.26 s, against 0.85-0.88 and 1.41-1.47 s for the pools apart
+ * (10 + 4); crews of 12 and 16 took 1.31-1.38 and 1.45-1.47 s: 12 leave
+ * the workers short, 16 take the cutting threads' CPUs.  Not where the
+ * CPU trace would have one
  * worker (on 6 CPUs or fewer): that one runs in its cutting thread, with
  * no hand-over, and a crew would only add a thread to too many (on 2
  * CPUs, -j 16, the 200 MB pair took 1.76-2.19 CPU-s against 1.67-1.86).
