@@ -23,6 +23,8 @@
  *         and replay each event in one pass (json/jvalid.c) into the scan's
  *         callbacks: base time, extent, dropped events, and the External-id
  *         candidates on disk;
+ *      on a wide machine the two readers' workers are one crew (base/opool.h:
+ *      a worker takes the block cut first, of either input: read_crew);
  *   2  the joins, on tables indexed by id (base/idmap.h: arrays in a mapped
  *      temporary file for ids that are counters, as CUPTI's and torch's are),
  *      each on several threads: External id -> CPU thread (cpu/cpuindex.c,
@@ -125,6 +127,9 @@ struct merge {
 	/* and how the first phase's threads spent it (-v) */
 	cm_opool_stats win_stats;
 	double win_waited, cpu_waited; /* the cutting threads waited for their reads */
+	cm_ocrew *crew;     /* the read workers both readers share (read_crew), or NULL */
+	int crew_n;         /* its workers, and the time they waited for a block (-v) */
+	double crew_idle;
 };
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -245,6 +250,33 @@ static int cpu_workers(int jobs)
 		return cpu_share(read_pool(jobs));
 	return cpu_by_jobs(jobs);
 }
+/* From 4 jobs on, the two readers' workers are one crew (opool.h), as
+ * many as the rules above give both: each worker takes the block cut
+ * first, of either input, so the split no longer has to guess how the
+ * work divides (on the 16-core machine the 10 + 4 split's window workers
+ * idled 2.3 s while the CPU trace's cutting thread waited 0.5 s for its 4
+ * busy ones, 1 GB pair, -j 16).  On that machine (one call, rows taking
+ * turns) the crew of 14 read the pair in 0.68-0.69 s and merged it in
+ * 1.23-1.26 s, against 0.85-0.88 and 1.41-1.47 s for the pools apart
+ * (10 + 4); crews of 12 and 16 took 1.31-1.38 and 1.45-1.47 s: 12 leave
+ * the workers short, 16 take the cutting threads' CPUs.  Not where the
+ * CPU trace would have one
+ * worker (on 6 CPUs or fewer): that one runs in its cutting thread, with
+ * no hand-over, and a crew would only add a thread to too many (on 2
+ * CPUs, -j 16, the 200 MB pair took 1.76-2.19 CPU-s against 1.67-1.86).
+ * The testing aid CUPTIMERGE_READ_WORKERS "W,C" keeps the two pools
+ * apart; "N" makes the crew N. */
+static int read_crew(int jobs)
+{
+	const char *e = getenv("CUPTIMERGE_READ_WORKERS");
+	int n;
+	char end;
+	if (e && sscanf(e, "%d%c", &n, &end) == 1 && n >= 1 && n <= 2 * READ_THREADS_MAX)
+		return n;
+	if (read_workers_env(0) || read_jobs(jobs) < 4 || cpu_workers(jobs) < 2)
+		return 0;
+	return window_workers(jobs) + cpu_workers(jobs);
+}
 /* With 2 or 3 jobs the window's cutting thread parses too (opool.h), when
  * it would wait for a free slot: a thread that only cut, beside two
  * parsers and the CPU trace's reader, made four on two cores, and the read
@@ -308,10 +340,10 @@ static cm_gpu *new_gpu(struct merge *m)
  * disagree, reads it whole).  0, or -1 after a report. */
 static int read_window(struct merge *m, int *trace_events)
 {
-	int n = window_workers(m->opt->jobs), rc;
+	int n = m->crew ? cm_ocrew_workers(m->crew) : window_workers(m->opt->jobs), rc;
 	cm_gpu_digest **d = cm_xcalloc((size_t)n, sizeof *d);
 	cm_window_psink ps = {w_batch_event, w_collect, w_member, w_member_text, m, (void **)d, n,
-			      window_caller_helps(m->opt->jobs), &m->win_stats};
+			      !m->crew && window_caller_helps(m->opt->jobs), &m->win_stats, m->crew};
 	cm_window_sink sink = {w_event, w_member, m};
 	for (int i = 0; i < n; i++)
 		d[i] = cm_gpu_digest_new(m->gpu);
@@ -411,8 +443,11 @@ static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
  * its reads, for -v. */
 static void cpu_scan(struct merge *m)
 {
-	m->c1_rc = cm_cpuscan_run_cut(m->cpu, &m->plan, m->opt->careful ? 0 : cpu_workers(m->opt->jobs),
-				      m->opt->cut || m->opt->split_n ? &m->cut : NULL);
+	cm_cpucut *cut = m->opt->cut || m->opt->split_n ? &m->cut : NULL;
+	if (m->crew)
+		m->c1_rc = cm_cpuscan_run_crew(m->cpu, &m->plan, m->crew, cut);
+	else
+		m->c1_rc = cm_cpuscan_run_cut(m->cpu, &m->plan, m->opt->careful ? 0 : cpu_workers(m->opt->jobs), cut);
 	m->t_cpu = cm_now_s() - m->t0;
 	m->cpu_waited = cm_input_waited(m->cpu);
 }
@@ -458,7 +493,11 @@ static int prepare(struct merge *m)
 	struct ua_job ua_job = {0};
 	cm_diag_slot early_diag = {0};
 	int early, early_ok = 0;
-	int threaded = pthread_create(&th, NULL, c1_thread, m) == 0, w1_rc, win_trace_events = 0, status, ua_threaded;
+	int threaded, w1_rc, win_trace_events = 0, status, ua_threaded;
+
+	if (!opt->careful && read_crew(opt->jobs))
+		m->crew = cm_ocrew_new(read_crew(opt->jobs));
+	threaded = pthread_create(&th, NULL, c1_thread, m) == 0;
 
 	/* one progress line for the run: the window's read, then the copy of
 	 * the CPU trace (the CPU trace's read runs beside the window's) */
@@ -485,6 +524,12 @@ static int prepare(struct merge *m)
 		cm_diag_settle(&m->c1_diag); /* after W's own error, if any */
 	} else {
 		cpu_scan(m);
+	}
+	if (m->crew) { /* both readers are done with it */
+		m->crew_n = cm_ocrew_workers(m->crew);
+		m->crew_idle = cm_ocrew_idle(m->crew);
+		cm_ocrew_free(m->crew);
+		m->crew = NULL;
 	}
 	m->c_read = cm_process_cpu_s();
 	/* a window of version 2 takes the External ids of its API calls from
@@ -645,7 +690,20 @@ static void report(const struct merge *m)
 	 * for slots had workers (or the results' sink) behind it; idle
 	 * workers had the cutting thread behind them; a cutting thread
 	 * that waited for its chunks had the reads behind it */
-	if (!m->win_careful && !m->plan.careful)
+	if (!m->win_careful && !m->plan.careful && m->crew_n)
+		cm_warn(NULL, -1,
+			"threads: %d read workers shared by both inputs, idle %.2f s; window: %llu blocks, workers "
+			"busy %.2f s, results handed on %.2f s, the cutting thread waited %.2f s for a slot and "
+			"%.2f s for its reads and worked %.2f s; CPU trace: %llu blocks, workers busy %.2f s, "
+			"results handed on %.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its "
+			"reads and worked %.2f s",
+			m->crew_n, m->crew_idle, (unsigned long long)m->win_stats.blocks, m->win_stats.busy,
+			m->win_stats.sink, m->win_stats.waited, m->win_waited,
+			worked(m->t_window, m->win_stats.waited, m->win_waited),
+			(unsigned long long)m->plan.read_stats.blocks, m->plan.read_stats.busy,
+			m->plan.read_stats.sink, m->plan.read_stats.waited, m->cpu_waited,
+			worked(m->t_cpu, m->plan.read_stats.waited, m->cpu_waited));
+	else if (!m->win_careful && !m->plan.careful)
 		cm_warn(NULL, -1,
 			"threads: window: %llu blocks, workers busy %.2f s and idle %.2f s, results handed on "
 			"%.2f s, the cutting thread waited %.2f s for a slot and %.2f s for its reads and worked "

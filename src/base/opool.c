@@ -33,6 +33,7 @@ enum { EMPTY, QUEUED, RUNNING, DONE };
 
 struct slot {
 	int state, rc;
+	uint64_t seq; /* when queued, in the crew's count (a crew serves the oldest block first) */
 	cm_buf in, out;
 	cm_diag_slot diag; /* the block's error, from a worker thread */
 };
@@ -52,8 +53,14 @@ struct cm_opool {
 	int stop;
 	int draining; /* a worker is handing results to the sink */
 	cm_diag_slot fail_diag; /* the first failure's error, for the caller to settle */
-	pthread_mutex_t mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
-	pthread_cond_t work, done;
+	pthread_mutex_t own_mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
+	pthread_cond_t own_work, done;
+	/* the lock and the workers' signal: the pool's own, or its crew's
+	 * (cm_opool_new_crew: one lock over every pool the crew serves, so
+	 * that a worker can look at all of them at once) */
+	pthread_mutex_t *mu;
+	pthread_cond_t *work;
+	cm_ocrew *crew;     /* the crew that runs this pool's blocks, or NULL (threads of its own) */
 	pthread_t *th;
 	cm_opool_stats st; /* this pool's figures (under mu) */
 	cm_opool_stats *st_out;
@@ -62,6 +69,25 @@ struct cm_opool {
 
 struct worker_arg {
 	cm_opool *p;
+	int i;
+};
+
+/* A crew: worker threads that serve several pools (cm_ocrew_new).  Its
+ * lock is every member pool's lock; POOLS are those attached now. */
+#define CREW_POOLS_MAX 8
+struct cm_ocrew {
+	pthread_mutex_t mu;
+	pthread_cond_t work;
+	int nworkers, nthreads, stop;
+	pthread_t *th;
+	cm_opool *pools[CREW_POOLS_MAX];
+	int npools;
+	uint64_t seq;  /* blocks queued so far, all pools together */
+	double idle;   /* seconds its workers waited for a block */
+};
+
+struct crew_arg {
+	cm_ocrew *c;
 	int i;
 };
 
@@ -115,15 +141,36 @@ static void drain_done(cm_opool *p)
 	while (p->tail != p->head && p->slots[p->tail % p->nslots].state == DONE) {
 		struct slot *s = &p->slots[p->tail % p->nslots];
 		double t = cm_now_s();
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		take_result(p, s, 1);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		p->st.sink += cm_now_s() - t;
 		s->state = EMPTY;
 		p->tail++;
 		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
 	}
 	p->draining = 0;
+}
+
+/* Run the oldest queued block of P (holding P's lock, which is released
+ * while FN runs) with the worker context WCTX; then drain.  Returns
+ * holding the lock. */
+static void run_next(cm_opool *p, void *wctx)
+{
+	double t1 = cm_now_s();
+	struct slot *s = &p->slots[p->next++ % p->nslots];
+	s->state = RUNNING;
+	pthread_mutex_unlock(p->mu);
+	s->out.len = 0;
+	cm_diag_defer(&s->diag);
+	s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
+	if (p->done_fn)
+		p->done_fn(&s->in);
+	cm_diag_defer(NULL);
+	pthread_mutex_lock(p->mu);
+	ran(p, t1);
+	s->state = DONE;
+	drain_done(p);
 }
 
 static void *worker(void *arg)
@@ -133,31 +180,17 @@ static void *worker(void *arg)
 	void *wctx = p->wctx ? p->wctx[wa->i] : NULL;
 	free(wa);
 	cm_progress_thread_off();
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	for (;;) {
-		struct slot *s;
-		double t = cm_now_s(), t1;
+		double t = cm_now_s();
 		while (!p->stop && (p->next == p->head || p->slots[p->next % p->nslots].state != QUEUED))
-			pthread_cond_wait(&p->work, &p->mu);
+			pthread_cond_wait(p->work, p->mu);
 		if (p->stop)
 			break;
-		t1 = cm_now_s();
-		p->st.idle += t1 - t;
-		s = &p->slots[p->next++ % p->nslots];
-		s->state = RUNNING;
-		pthread_mutex_unlock(&p->mu);
-		s->out.len = 0;
-		cm_diag_defer(&s->diag);
-		s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1 : p->fn(wctx, &s->in, &s->out);
-		if (p->done_fn)
-			p->done_fn(&s->in);
-		cm_diag_defer(NULL);
-		pthread_mutex_lock(&p->mu);
-		ran(p, t1);
-		s->state = DONE;
-		drain_done(p);
+		p->st.idle += cm_now_s() - t;
+		run_next(p, wctx);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	return NULL;
 }
 
@@ -176,9 +209,11 @@ cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wct
 	 * costs memory (every slot keeps its buffers) and gains nothing */
 	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
-	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
-	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->own_work, NULL);
+	p->mu = &p->own_mu;
+	p->work = &p->own_work;
 	pthread_cond_init(&p->done, NULL);
 	p->caller_helps = caller_helps && p->nworkers > 1;
 	threads = p->nworkers - p->caller_helps;
@@ -200,6 +235,112 @@ cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wct
 	return p;
 }
 
+/* The crew's next block: of the pools that have one queued, the one
+ * queued first (so each reader's blocks run at the pace its cutting
+ * thread makes them, and neither waits behind the other's backlog); NULL
+ * when none is queued.  Holding c->mu. */
+static cm_opool *crew_pick(cm_ocrew *c)
+{
+	cm_opool *best = NULL;
+	uint64_t best_seq = 0;
+	for (int i = 0; i < c->npools; i++) {
+		cm_opool *p = c->pools[i];
+		struct slot *s = &p->slots[p->next % p->nslots];
+		if (p->next != p->head && s->state == QUEUED && (!best || s->seq < best_seq)) {
+			best = p;
+			best_seq = s->seq;
+		}
+	}
+	return best;
+}
+
+static void *crew_worker(void *arg)
+{
+	struct crew_arg *ca = arg;
+	cm_ocrew *c = ca->c;
+	int i = ca->i;
+	free(ca);
+	cm_progress_thread_off();
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		cm_opool *p;
+		double t = cm_now_s();
+		while (!c->stop && !(p = crew_pick(c)))
+			pthread_cond_wait(&c->work, &c->mu);
+		if (c->stop)
+			break;
+		c->idle += cm_now_s() - t;
+		run_next(p, p->wctx ? p->wctx[i] : NULL);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+cm_ocrew *cm_ocrew_new(int workers)
+{
+	cm_ocrew *c = cm_xcalloc(1, sizeof *c);
+	c->nworkers = workers < 1 ? 1 : workers;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->work, NULL);
+	c->th = cm_xcalloc((size_t)c->nworkers, sizeof *c->th);
+	for (int i = 0; i < c->nworkers; i++) {
+		struct crew_arg *ca = cm_xmalloc(sizeof *ca);
+		ca->c = c;
+		ca->i = i;
+		if (pthread_create(&c->th[i], NULL, crew_worker, ca) != 0) {
+			free(ca);
+			break;
+		}
+		c->nthreads++;
+	}
+	if (!c->nthreads) {
+		cm_ocrew_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int cm_ocrew_workers(const cm_ocrew *c) { return c->nworkers; }
+
+double cm_ocrew_idle(const cm_ocrew *c) { return c->idle; }
+
+void cm_ocrew_free(cm_ocrew *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->mu);
+	for (int i = 0; i < c->nthreads; i++)
+		pthread_join(c->th[i], NULL);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->work);
+	free(c->th);
+	free(c);
+}
+
+cm_opool *cm_opool_new_crew(cm_ocrew *c, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+{
+	cm_opool *p = cm_opool_new(1, 0, fn, wctx, sink, sctx);
+	p->nworkers = c->nworkers;
+	/* as cm_opool_new's ring for as many workers: each reader may have
+	 * the whole crew once the other is done */
+	free(p->slots);
+	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
+	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
+	p->nthreads = c->nthreads; /* the caller only fills slots and waits */
+	p->crew = c;
+	p->mu = &c->mu;
+	p->work = &c->work;
+	pthread_mutex_lock(&c->mu);
+	if (c->npools == CREW_POOLS_MAX)
+		abort(); /* a caller's bug: a fixed few readers share a crew */
+	c->pools[c->npools++] = p;
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
 /* The caller (holding p->mu) runs the oldest queued block itself, with the
  * last worker's context, then drains as a worker would (its errors go to
  * fail_diag, settled by the caller's next call).  1 when it ran one, 0 when
@@ -214,7 +355,7 @@ static int caller_run(cm_opool *p)
 	t = cm_now_s();
 	s = &p->slots[p->next++ % p->nslots];
 	s->state = RUNNING;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	s->out.len = 0;
 	was = cm_diag_defer_swap(&s->diag); /* the caller may defer its own errors: kept */
 	s->rc = __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -1
@@ -222,7 +363,7 @@ static int caller_run(cm_opool *p)
 	if (p->done_fn)
 		p->done_fn(&s->in);
 	cm_diag_defer_swap(was);
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	ran(p, t);
 	s->state = DONE;
 	drain_done(p);
@@ -233,7 +374,7 @@ static int caller_run(cm_opool *p)
 static void caller_wait(cm_opool *p)
 {
 	double t = cm_now_s();
-	pthread_cond_wait(&p->done, &p->mu);
+	pthread_cond_wait(&p->done, p->mu);
 	p->st.waited += cm_now_s() - t;
 }
 
@@ -273,11 +414,11 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 	} else {
 		/* the slot to fill must be free: the workers drain; a caller
 		 * that helps runs a queued block rather than wait */
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		while (p->head - p->tail >= (size_t)p->nslots)
 			if (!caller_run(p))
 				caller_wait(p);
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 	}
 	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE)) /* then fail_diag is written */
 		return settle(p);
@@ -297,11 +438,13 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		p->head++;
 		drain_one(p);
 	} else {
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		s->state = QUEUED;
+		if (p->crew)
+			s->seq = p->crew->seq++;
 		p->head++;
-		pthread_cond_signal(&p->work);
-		pthread_mutex_unlock(&p->mu);
+		pthread_cond_signal(p->work);
+		pthread_mutex_unlock(p->mu);
 	}
 	return p->nthreads ? 0 : p->failed;
 }
@@ -310,15 +453,23 @@ int cm_opool_finish(cm_opool *p)
 {
 	int rc;
 	if (p->nthreads) {
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		while (p->tail != p->head) /* every block drained */
 			if (!caller_run(p))
 				caller_wait(p);
-		p->stop = 1;
-		pthread_cond_broadcast(&p->work);
-		pthread_mutex_unlock(&p->mu);
-		for (int i = 0; i < p->nthreads; i++)
-			pthread_join(p->th[i], NULL);
+		if (p->crew) { /* the crew goes on; the pool leaves it */
+			cm_ocrew *c = p->crew;
+			for (int i = 0; i < c->npools; i++)
+				if (c->pools[i] == p)
+					c->pools[i] = c->pools[--c->npools];
+			pthread_mutex_unlock(p->mu);
+		} else {
+			p->stop = 1;
+			pthread_cond_broadcast(p->work);
+			pthread_mutex_unlock(p->mu);
+			for (int i = 0; i < p->nthreads; i++)
+				pthread_join(p->th[i], NULL);
+		}
 	}
 	while (drain_one(p))
 		;
@@ -334,9 +485,9 @@ int cm_opool_finish(cm_opool *p)
 		cm_buf_free(&p->slots[i].in);
 		cm_buf_free(&p->slots[i].out);
 	}
-	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->own_mu);
 	pthread_mutex_destroy(&p->sink_mu);
-	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->own_work);
 	pthread_cond_destroy(&p->done);
 	free(p->slots);
 	free(p->th);

@@ -41,6 +41,28 @@ typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
 cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
 		       void *sctx);
 
+/* A crew: WORKERS threads that run the blocks of several pools, the
+ * block queued first (over all of them) first; for two readers that run
+ * side by side, so that neither's workers idle while the other's are
+ * behind (a fixed split of the threads between them left the window's
+ * workers idle a quarter of the read while the CPU trace's never were).
+ * NULL when no thread could be made.  Free it after every pool it served
+ * has finished. */
+typedef struct cm_ocrew cm_ocrew;
+cm_ocrew *cm_ocrew_new(int workers);
+void cm_ocrew_free(cm_ocrew *c);
+/* Its WORKERS, and the seconds its workers waited for a block, all
+ * together, so far (-v; read after the pools have finished). */
+int cm_ocrew_workers(const cm_ocrew *c);
+double cm_ocrew_idle(const cm_ocrew *c);
+
+/* A pool as cm_opool_new's, its blocks run by the crew C: it makes no
+ * thread, and WCTX has one context for each of C's workers (worker i
+ * uses WCTX[i] for this pool's blocks; one block at a time).  The caller
+ * only fills slots and waits (it never helps).  The pool's idle figure
+ * stays 0: the crew's is cm_ocrew_idle.  At most 8 pools at once. */
+cm_opool *cm_opool_new_crew(cm_ocrew *c, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+
 /* Queue the block in IN: the pool takes its bytes (IN is left empty, ready
  * for the next block).  May wait for a free slot.  Returns 0, or the result
  * of the first block (in order) whose FN failed, or -1 when SINK failed

@@ -265,8 +265,9 @@ bad:
 	return -1;
 }
 
-/* The parallel scan, cutting with CUT (or not: NULL). */
-int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
+/* The parallel scan, cutting with CUT (or not: NULL), on JOBS workers of
+ * its own, or on CREW's (its JOBS workers, shared) when not NULL. */
+int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_ocrew *crew, cm_cpucut *cut)
 {
 	struct cread cr;
 	struct cworker *w = cm_xcalloc((size_t)jobs, sizeof *w);
@@ -291,7 +292,8 @@ int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut)
 		w[i].arena = cm_arena_new();
 		wctx[i] = &w[i];
 	}
-	cr.pool = cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
+	cr.pool = crew ? cm_opool_new_crew(crew, cworker_run, wctx, cfold, &cr)
+		       : cm_opool_new(jobs, 0, cworker_run, wctx, cfold, &cr);
 	cm_opool_set_stats(cr.pool, &plan->read_stats);
 	cm_opool_set_done(cr.pool, cm_docsplit_done);
 	rc = cm_docsplit_run(in, "traceEvents", CPU_BATCH, &ds, "reading the CPU trace", &seen);

@@ -443,7 +443,7 @@ int cscan_careful(cm_input *in, cm_hmap *ext, cm_cpuplan *plan, cm_cpucut *cut)
 
 int cm_cpuscan_run(cm_input *in, cm_hmap *ext, cm_cpuplan *plan) { return cscan_careful(in, ext, plan, NULL); }
 
-int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs) { return cscan_parallel(in, plan, jobs, NULL); }
+int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs) { return cscan_parallel(in, plan, jobs, NULL, NULL); }
 
 int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucut *cut)
 {
@@ -452,7 +452,12 @@ int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucu
 		plan->careful = 1;
 		return rc;
 	}
-	return cscan_parallel(in, plan, jobs, cut);
+	return cscan_parallel(in, plan, jobs, NULL, cut);
+}
+
+int cm_cpuscan_run_crew(cm_input *in, cm_cpuplan *plan, cm_ocrew *crew, struct cm_cpucut *cut)
+{
+	return cscan_parallel(in, plan, cm_ocrew_workers(crew), crew, cut);
 }
 
 void cm_cpuplan_free(cm_cpuplan *plan)

@@ -112,6 +112,10 @@ int cm_cpuscan_run_parallel(cm_input *in, cm_cpuplan *plan, int jobs);
 struct cm_cpucut;
 int cm_cpuscan_run_cut(cm_input *in, cm_cpuplan *plan, int jobs, struct cm_cpucut *cut);
 
+/* cm_cpuscan_run_cut with the workers of the crew CREW (opool.h), which
+ * may serve another reader at the same time. */
+int cm_cpuscan_run_crew(cm_input *in, cm_cpuplan *plan, cm_ocrew *crew, struct cm_cpucut *cut);
+
 void cm_cpuplan_free(cm_cpuplan *plan);
 
 /* The reference's trace base when baseTimeNanoseconds is missing: NOW

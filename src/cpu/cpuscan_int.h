@@ -106,6 +106,6 @@ void cscan_take_devprops(cm_cpuplan *p, const cm_jval *v);
 
 /* cpuparallel.c: the parallel scan (cm_cpuscan_run_parallel), cutting with
  * CUT or not (NULL). */
-int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_cpucut *cut);
+int cscan_parallel(cm_input *in, cm_cpuplan *plan, int jobs, cm_ocrew *crew, cm_cpucut *cut);
 
 #endif

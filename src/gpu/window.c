@@ -216,7 +216,8 @@ int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const cha
 		w[i].arena = cm_arena_new();
 		wctx[i] = &w[i];
 	}
-	r.pool = cm_opool_new(sink->workers, sink->caller_helps, pwork, wctx, pcollect, &r);
+	r.pool = sink->crew ? cm_opool_new_crew(sink->crew, pwork, wctx, pcollect, &r)
+			    : cm_opool_new(sink->workers, sink->caller_helps, pwork, wctx, pcollect, &r);
 	cm_opool_set_stats(r.pool, sink->stats);
 	cm_opool_set_done(r.pool, cm_docsplit_done);
 	rc = cm_docsplit_run(in, "events", CM_WINDOW_BATCH, &ds, label, &seen);

@@ -50,6 +50,7 @@ typedef struct cm_window_psink {
 	int workers;
 	int caller_helps; /* the calling thread is the last worker (opool.h) */
 	cm_opool_stats *stats; /* the pool's figures are added here (NULL: not wanted) */
+	cm_ocrew *crew; /* when not NULL: the blocks run on this crew, WORKERS its size (opool.h) */
 } cm_window_psink;
 
 int cm_window_read_parallel(cm_input *in, const cm_window_psink *sink, const char *label, int *trace_events);

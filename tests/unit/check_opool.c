@@ -8,7 +8,12 @@
  * that the ring fills); without it, it must have run none.  A failing block
  * stops the run with its error printed once, on the caller's thread, also
  * when the caller ran it.  Every block the pool took is handed to the done
- * hook once, whether it ran or not. */
+ * hook once, whether it ran or not.
+ *
+ * A crew (cm_ocrew) serves two pools fed at once from two threads: each
+ * pool's results come in its own order, every worker of the crew runs
+ * blocks of the pool that has them all, a worker's context is used by that
+ * worker's thread alone, and one pool's failure leaves the other whole. */
 #include "check_common.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -205,6 +210,158 @@ START_TEST(stats_added_up)
 }
 END_TEST
 
+/* The crew's tests: a pool's context for each crew worker, and the pool's
+ * sink and feeder. */
+#define CREW 3
+struct cctx {
+	int id;
+	pthread_t self;
+	int ran, threads; /* blocks run; 2 when a second thread used it */
+};
+
+struct cpool {
+	cm_opool *p;
+	struct cctx ctx[CREW];
+	void *wctx[CREW];
+	int blocks, fail_at, sleep_us;
+	int next; /* the sink's next block */
+	int rc;
+	int done;               /* its feeder finished the pool (atomic) */
+	struct cpool *wait_for; /* its feeder finishes only after this pool's did */
+};
+
+static int cwork(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct cctx *c = wctx;
+	struct cpool *cp;
+	int n;
+	memcpy(&n, in->p, sizeof n);
+	memcpy(&cp, in->p + sizeof n, sizeof cp);
+	if (c->ran && !pthread_equal(c->self, pthread_self()))
+		c->threads = 2;
+	c->self = pthread_self();
+	c->ran++;
+	if (cp->sleep_us)
+		usleep((useconds_t)cp->sleep_us);
+	if (n == cp->fail_at)
+		return cm_error(CM_EXIT_DATA, NULL, -1, "block %d fails", n), -1;
+	cm_buf_put(out, &n, sizeof n);
+	return 0;
+}
+
+static int csink(void *sctx, cm_buf *out)
+{
+	struct cpool *cp = sctx;
+	int n;
+	memcpy(&n, out->p, sizeof n);
+	ck_assert_int_eq(n, cp->next);
+	cp->next++;
+	return 0;
+}
+
+/* A feeder thread: the pool's blocks, then its finish. */
+static void *cfeed(void *arg)
+{
+	struct cpool *cp = arg;
+	cm_buf in = {0};
+	cm_diag_slot mine = {0};
+	int rc = 0, frc;
+	cm_diag_defer(&mine); /* a failure's line, printed once: here */
+	for (int n = 0; n < cp->blocks && !rc; n++) {
+		cm_buf_put(&in, &n, sizeof n);
+		cm_buf_put(&in, &cp, sizeof cp);
+		rc = cm_opool_put(cp->p, &in);
+		in.len = 0;
+	}
+	while (cp->wait_for && !__atomic_load_n(&cp->wait_for->done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	frc = cm_opool_finish(cp->p);
+	cp->rc = rc ? rc : frc;
+	__atomic_store_n(&cp->done, 1, __ATOMIC_RELEASE);
+	cm_diag_defer(NULL);
+	if (cp->fail_at >= 0)
+		ck_assert_msg(mine.line && strstr(mine.line, "fails"), "%s", mine.line ? mine.line : "no line");
+	cm_diag_drop(&mine);
+	cm_buf_free(&in);
+	return NULL;
+}
+
+/* Two pools on one crew of CREW workers, fed at once; A's blocks sleep
+ * SLEEP_A us each, B's SLEEP_B. */
+static void run_crew(struct cpool *a, struct cpool *b)
+{
+	cm_ocrew *c = cm_ocrew_new(CREW);
+	struct cpool *pools[2] = {a, b};
+	pthread_t th[2];
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(cm_ocrew_workers(c), CREW);
+	for (int k = 0; k < 2; k++) {
+		struct cpool *cp = pools[k];
+		for (int i = 0; i < CREW; i++) {
+			memset(&cp->ctx[i], 0, sizeof cp->ctx[i]);
+			cp->ctx[i].id = i;
+			cp->wctx[i] = &cp->ctx[i];
+		}
+		cp->next = 0;
+		cp->p = cm_opool_new_crew(c, cwork, cp->wctx, csink, cp);
+	}
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(pthread_create(&th[k], NULL, cfeed, pools[k]), 0);
+	for (int k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	ck_assert(cm_ocrew_idle(c) >= 0);
+	cm_ocrew_free(c);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < CREW; i++) {
+			ck_assert_int_lt(pools[k]->ctx[i].threads, 2);
+			/* the same worker ran both pools' blocks of context i */
+			if (pools[0]->ctx[i].ran && pools[1]->ctx[i].ran)
+				ck_assert(pthread_equal(pools[0]->ctx[i].self, pools[1]->ctx[i].self));
+		}
+}
+
+/* Both pools' results in order; the pool with many slow blocks had every
+ * worker of the crew while the other, open all the while, had few or none
+ * (a fixed split would have left it its share alone). */
+START_TEST(crew_shared)
+{
+	static struct cpool a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.blocks = NBLOCKS;
+	a.sleep_us = 300;
+	a.fail_at = b.fail_at = -1;
+	b.blocks = 20 * _i; /* none, or few */
+	b.wait_for = &a;
+	run_crew(&a, &b);
+	ck_assert_int_eq(a.rc, 0);
+	ck_assert_int_eq(b.rc, 0);
+	ck_assert_int_eq(a.next, a.blocks);
+	ck_assert_int_eq(b.next, b.blocks);
+	for (int i = 0; i < CREW; i++)
+		ck_assert_msg(a.ctx[i].ran > 0, "worker %d ran none of the slow pool's blocks", i);
+}
+END_TEST
+
+/* A failing block in one pool stops that pool alone. */
+START_TEST(crew_failure)
+{
+	static struct cpool a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.blocks = b.blocks = NBLOCKS;
+	a.fail_at = 37;
+	b.fail_at = -1;
+	a.sleep_us = b.sleep_us = 50;
+	cm_diag_reset();
+	run_crew(&a, &b);
+	ck_assert_int_eq(a.rc, -1);
+	ck_assert_int_eq(a.next, 37);
+	ck_assert_int_eq(b.rc, 0);
+	ck_assert_int_eq(b.next, NBLOCKS);
+}
+END_TEST
+
 static Suite *opool_suite(void)
 {
 	Suite *s = suite_create("opool");
@@ -215,6 +372,8 @@ static Suite *opool_suite(void)
 	tcase_add_test(tc, one_worker_helped);
 	tcase_add_test(tc, stats_added_up);
 	tcase_add_loop_test(tc, failure_once, 0, 4);
+	tcase_add_loop_test(tc, crew_shared, 0, 2);
+	tcase_add_test(tc, crew_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }
