@@ -27,7 +27,7 @@
 #     bytes (gzip's reads), cuptimerge's peak RSS (VmHWM; GNU time's figure when it
 #     finished), the disk used in $BENCH_DIR (its spool and temporary files) and the
 #     elapsed time.
-# --limit SECONDS (default 560): the whole run's limit; each step gets what is left less a
+# --limit SECONDS (default 540): the whole run's limit; each step gets what is left less a
 # margin, and a step that cannot fit is skipped with a line that says so.
 # --carry DIR: the 16-core GPU machine's folder of binaries (bench/gpu-machine.sh):
 #   DIR/cuptimerge, DIR/lib, DIR/time, DIR/tile-pair, DIR/shared/tools/gen_trace.
@@ -37,7 +37,7 @@ set -eu
 T0=$(date +%s)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-CARRY="" CM="" TILE="" SOURCE=200M SEED=1 MEM="1G 4G" PIPE=10G ONLY="" DIRECT=0 PARTS=$(nproc) LIMIT=560
+CARRY="" CM="" TILE="" SOURCE=200M SEED=1 MEM="1G 4G" PIPE=10G ONLY="" DIRECT=0 PARTS=$(nproc) LIMIT=540
 usage() { sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
