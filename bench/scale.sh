@@ -23,7 +23,7 @@
 # (b) the pipe above on the --pipe pair (--direct: `tile-pair | cuptimerge -w FIFO - | gzip -1`,
 #     the tiled text fed straight in, no .gz inputs made), cuptimerge under `timeout` so that
 #     it ends, and gzip closes a valid partial file, before the run's limit.  Progress lines
-#     every 30 s and at the end: the CPU trace's bytes fed so far (zcat's writes), the output's
+#     every $PROGRESS s (default 30) and at the end: the CPU trace's bytes fed so far (zcat's writes), the output's
 #     bytes (gzip's reads), cuptimerge's peak RSS (VmHWM; GNU time's figure when it
 #     finished), the disk used in $BENCH_DIR (its spool and temporary files) and the
 #     elapsed time.
@@ -240,7 +240,7 @@ if [ "$ONLY" != mem ] && [ -n "$PIPE" ]; then
 			v=$(io "$d/gz.pid" rchar); [ -z "$v" ] || out=$v
 			v=$(hwm "$d/cm.pid"); [ -z "$v" ] || peak=$v
 			u=$(( $(used) - base )); [ "$u" -le "$peakdisk" ] || peakdisk=$u
-			if [ $(( $(now) - last )) -ge 30 ]; then
+			if [ $(( $(now) - last )) -ge "${PROGRESS:-30}" ]; then
 				last=$(now)
 				echo "  $(( last - t )) s: CPU trace fed $(gb "$fed") GB, output $(gb "$out") GB," \
 					"cuptimerge RSS peak $(mb "$peak") MB, disk +$(gb "$peakdisk") GB"
