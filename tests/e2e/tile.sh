@@ -118,7 +118,7 @@ done
 cat "$tmp/p1.c" "$tmp/p2.c" "$tmp/p3.c" | cmp -s - "$tmp/t5c.json" || fail "CPU trace parts"
 cat "$tmp/p1.w" "$tmp/p2.w" "$tmp/p3.w" | cmp -s - "$tmp/t5w.json" || fail "window parts"
 
-tcase "two FIFOs fed by one tile-pair: cuptimerge's output the same bytes as from files"
+tcase "FIFOs fed by one tile-pair, and by two: cuptimerge's output the same bytes as from files"
 if mkfifo "$tmp/fc" "$tmp/fw" 2>/dev/null; then
 	"$TILE" -n 3 --cpu-out "$tmp/fc" --window-out "$tmp/fw" "$CPU" "$WIN" 2>"$tmp/tile.err" &
 	tpid=$!
@@ -126,6 +126,14 @@ if mkfifo "$tmp/fc" "$tmp/fw" 2>/dev/null; then
 		fail "cuptimerge: $(cat "$tmp/m.err")"
 	wait $tpid || fail "tile-pair: exit $?: $(cat "$tmp/tile.err")"
 	cmp -s "$tmp/m3.json" "$tmp/mf.json" || fail "other bytes from the FIFOs"
+	# two processes, one output each: the same plan from the same two inputs
+	"$TILE" -n 3 --window-out "$tmp/fw" "$CPU" "$WIN" 2>"$tmp/tile.err" &
+	wpid=$!
+	"$TILE" -n 3 --cpu-out - "$CPU" "$WIN" 2>"$tmp/tile2.err" |
+		$CUPTIMERGE --trace-name T --now 1795974776 -w "$tmp/fw" -o "$tmp/mp.json" - 2>"$tmp/m.err" ||
+		fail "cuptimerge from two processes: $(cat "$tmp/m.err" "$tmp/tile2.err")"
+	wait $wpid || fail "tile-pair --window-out: exit $?: $(cat "$tmp/tile.err")"
+	cmp -s "$tmp/m3.json" "$tmp/mp.json" || fail "other bytes from two processes"
 else
 	skip "FIFOs" "mkfifo failed"
 fi
