@@ -210,6 +210,10 @@ if [ "$ONLY" != mem ] && [ -n "$PIPE" ]; then
 		echo "## (b) $PIPE: zcat cpu.json.gz | cuptimerge -w win.json.gz - | gzip -1 > out.json.gz"
 	fi
 	echo "  $n copies: $(gb $((SC * n))) GB CPU trace + $(gb $((SW * n))) GB window"
+	# the .gz inputs (~1/9), the piped CPU trace's spool and the window's records and events
+	# in $TMPDIR (the manual: 2.3 GB for the 1 GB pair), the gzip'd output: about 1.5x the text
+	[ "$(avail)" -gt $(( (SC + SW) * n * 3 / 2 )) ] ||
+		echo "  warning: $(gb "$(avail)") GB free in $BENCH_DIR, about $(gb $(( (SC + SW) * n * 3 / 2 ))) GB wanted"
 	d=$WORK/pipe
 	mkdir -p "$d"
 	ok=1
