@@ -241,12 +241,15 @@ if [ "$ONLY" != mem ] && [ -n "$PIPE" ]; then
 		while kill -0 "$ppid" 2>/dev/null; do
 			sleep 1
 			v=$(io "$d/feed.pid" wchar); [ -z "$v" ] || fed=$v
+			# the feeder gone while the merge runs: it wrote all (a merge that had
+			# stopped reading would have ended the pipe first)
+			[ -n "$v" ] || ! [ -s "$d/feed.pid" ] || fed="all"
 			v=$(io "$d/gz.pid" rchar); [ -z "$v" ] || out=$v
 			v=$(hwm "$d/cm.pid"); [ -z "$v" ] || peak=$v
 			u=$(( $(used) - base )); [ "$u" -le "$peakdisk" ] || peakdisk=$u
 			if [ $(( $(now) - last )) -ge "${PROGRESS:-30}" ]; then
 				last=$(now)
-				echo "  $(( last - t )) s: CPU trace fed $(gb "$fed") GB, output $(gb "$out") GB," \
+				echo "  $(( last - t )) s: CPU trace fed ${fed/#[0-9]*/$(gb "$fed") GB}, output $(gb "$out") GB," \
 					"cuptimerge RSS peak $(mb "$peak") MB, disk +$(gb "$peakdisk") GB"
 			fi
 		done

@@ -540,36 +540,56 @@ static void put(struct out *o, const void *p, size_t len)
 	memcpy(o->buf + o->len, p, len);
 	o->len += len;
 }
-/* Bytes [a, b) of run r's input with its numbers moved by delta (zero ids and times kept). */
-static void emit(struct out *o, const struct doc *d, const struct run *r, const uint64_t *delta)
+/* A copy's shift of each kind as decimal text (len 0: no shift): a number is
+ * moved by adding the texts digit by digit, from the right, as far as the
+ * shift's digits and the carry reach (a division a digit cost twice as much). */
+struct shift { char s[NK][24]; unsigned char len[NK]; };
+static void shift_set(struct shift *sh, const uint64_t *delta)
+{
+	for (int k = 0; k < NK; k++)
+		sh->len[k] = delta[k] ? (unsigned char)snprintf(sh->s[k], sizeof sh->s[k], "%llu", (unsigned long long)delta[k]) : 0;
+}
+/* Bytes [a, b) of run r's input with its numbers moved by sh (zero ids and times kept). */
+static void emit(struct out *o, const struct doc *d, const struct run *r, const struct shift *sh)
 {
 	const struct patch *p = (const struct patch *)d->patches.p + r->p0, *e = p + r->np;
 	uint64_t at = r->a;
 	for (; p < e; p++) {
+		const unsigned char *v = d->b + p->off;
+		size_t len = p->len, dl = sh->len[p->kind], i = 0;
+		if (!dl || (len == 1 && *v == '0' && (p->kind == K_NS || p->kind == K_EXT || p->kind == K_CORR)))
+			continue; /* copied with the text around it */
 		put(o, d->b + at, p->off - at);
-		at = p->off + p->len;
-		uint64_t v = value(d->b + p->off, p->len);
-		if (v == 0 && (p->kind == K_NS || p->kind == K_EXT || p->kind == K_CORR)) {
-			put(o, "0", 1);
-			continue;
-		}
+		at = p->off + len;
+		const char *dd = sh->s[p->kind];
 		char t[24], *q = t + sizeof t;
-		v += delta[p->kind];
-		do
-			*--q = (char)('0' + v % 10);
-		while (v /= 10);
+		int c = 0;
+		for (; i < dl; i++) {
+			int x = (i < len ? v[len - 1 - i] - '0' : 0) + dd[dl - 1 - i] - '0' + c;
+			c = x > 9;
+			*--q = (char)('0' + x - 10 * c);
+		}
+		for (; c && i < len; i++) {
+			int x = v[len - 1 - i] - '0' + 1;
+			c = x > 9;
+			*--q = (char)('0' + x - 10 * c);
+		}
+		if (c)
+			*--q = '1';
+		if (i < len)
+			put(o, v, len - i);
 		put(o, q, (size_t)(t + sizeof t - q));
 	}
 	put(o, d->b + at, r->b - at);
 }
 /* The runs of one class of g, copy k (or the once class), a separator before each but the first. */
-static void emit_runs(struct out *o, const struct doc *d, const struct group *g, int cls, const uint64_t *delta, int sep_first)
+static void emit_runs(struct out *o, const struct doc *d, const struct group *g, int cls, const struct shift *sh, int sep_first)
 {
 	const struct run *r = g->runs[cls].p;
 	for (size_t x = 0; x < g->runs[cls].n; x++) {
 		if (x || sep_first)
 			put(o, g->seplen ? (const char *)d->b + g->sep : ",", g->seplen ? g->seplen : 1);
-		emit(o, d, &r[x], delta);
+		emit(o, d, &r[x], sh);
 	}
 }
 struct job { struct doc *d; struct out *o; const char *path; const struct plan *pl; unsigned part, parts; double secs; };
@@ -589,6 +609,7 @@ static void *write_doc(void *arg)
 		if (d->g[gi].last_end - d->g[gi].first > d->g[s].last_end - d->g[s].first)
 			s = gi;
 	uint64_t k0 = pl->n * (j->part - 1) / j->parts, k1 = pl->n * j->part / j->parts, pos = 0, delta[NK];
+	struct shift sh;
 	int first = j->part == 1, last = j->part == j->parts;
 	for (int gi = 0; gi < d->ng; gi++) {
 		const struct group *g = &d->g[gi];
@@ -598,11 +619,14 @@ static void *write_doc(void *arg)
 		for (uint64_t k = gi == s ? k0 : 0; mine && k < (gi == s ? k1 : pl->n); k++) {
 			for (int x = 0; x < NK; x++)
 				delta[x] = k * pl->mult[x];
-			emit_runs(o, d, g, 0, delta, k > 0);
+			shift_set(&sh, delta);
+			emit_runs(o, d, g, 0, &sh, k > 0);
 		}
+		memset(delta, 0, sizeof delta);
 		delta[K_END] = (pl->n - 1) * pl->mult[K_END];
+		shift_set(&sh, delta);
 		if (gi == s ? last : mine)
-			emit_runs(o, d, g, 1, delta, g->runs[0].n > 0);
+			emit_runs(o, d, g, 1, &sh, g->runs[0].n > 0);
 		pos = g->last_end;
 	}
 	if (last)
