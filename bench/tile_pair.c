@@ -29,7 +29,7 @@
  * two FIFOs, or from one process, whose two outputs are written by two threads.
  *
  * Inputs are mapped (regular, uncompressed files).  Memory: the inputs' pages
- * and a table of 16 bytes per number to change (about 5 % of the inputs'
+ * and a table of 16 bytes per number to change (about 16 % of the inputs'
  * size), the same for any N.  An output is a file, "-" (standard output) or a
  * FIFO; --part I/M writes the I-th of M byte ranges of each output (copies
  * split evenly), whose concatenation is the whole output: M gzip -1 processes
