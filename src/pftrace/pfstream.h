@@ -49,6 +49,8 @@ struct cm_pft {
 	cm_pfev *ev;      /* the sequential part (the pool's sink) */
 	int threads;      /* workers (cm_pft_threads) */
 	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
+	uint64_t batch_seq; /* the next batch's number */
+	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
 	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
 	cm_opool *pool;   /* made with the first batch */
 	int dropping;     /* the run failed: the batches left are dropped unseen */
@@ -76,6 +78,7 @@ struct cm_pft {
 	double t_first;        /* when the first text came */
 	double s_cpu;          /* the sink's CPU (batch_sink) */
 	double p_wait;         /* ... waiting for the passer (pfpass.c) */
+	double p_wrote;        /* the passer's writing of the batches' packets */
 	double f_scan;         /* the front thread's CPU in scan (with the batches it ran: f_cpu) */
 	double f_put;          /* ... of it in cm_opool_put (the batches it ran, when the ring is full) */
 };
