@@ -6,7 +6,7 @@
 # the lanes' queue of pflaneq.c, the passer) still paces the output on 16
 # cores.  Binaries: carry/bench/cuptimerge (built from this branch),
 # carry/bench/lib, carry/bench/time; the pair in $CPU and $WIN.  Prints
-# figures only; about 45 s.
+# figures only; about 50 s.
 set -u
 CM=carry/bench/cuptimerge
 TIME=carry/bench/time
@@ -45,3 +45,8 @@ tofile "json -o" "$out/o.json"
 tofile "pftrace -o" "$out/o.pftrace"
 tofile "json.gz" "$out/o.json.gz"
 tofile "pftrace.gz" "$out/o.pftrace.gz"
+# the batch size (CUPTIMERGE_PFT_BATCH, default 1 MiB): fewer batches, fewer
+# strings defined again, more memory in flight
+for kb in 2048 4096; do
+	CUPTIMERGE_PFT_BATCH=$((kb * 1024)) stdout "pftrace, $kb KiB batches" "$out/o.pftrace" --format=perfetto
+done

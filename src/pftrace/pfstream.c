@@ -74,23 +74,31 @@ void cm_pft_threads(cm_pft *t, int n)
 }
 
 
+int cm_pft_quiesce(cm_pft *t)
+{
+	if (t->front_on) { /* the chunks left are dropped */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_pft_front_stop(t);
+	}
+	if (t->pool) { /* what is queued is dropped, unseen */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_opool_finish(t->pool);
+		t->pool = NULL;
+	}
+	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL);
+	t->pass = NULL;
+	return -1;
+}
+
 void cm_pft_free(cm_pft *t)
 {
 	int i;
 	if (!t)
 		return;
-	if (t->front_on) { /* the run failed (reported): the chunks left are dropped */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_front_stop(t);
-	}
+	cm_pft_quiesce(t);
 	for (i = 0; i < PFT_QUEUE; i++)
 		cm_buf_free(&t->q[i]);
 	cm_buf_free(&t->fill);
-	if (t->pool) { /* the run failed (reported): what is queued is dropped, unseen */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_opool_finish(t->pool);
-	}
-	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL); /* (what it had is passed on; the file is not kept) */
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
@@ -404,24 +412,21 @@ int cm_pft_finish(cm_pft *t)
 {
 	int rc, prc;
 	if (t->wfailed)
-		return -1;
+		return cm_pft_quiesce(t);
 	if (t->front_on && ((t->fill.len && cm_pft_front_push(t) < 0) || cm_pft_front_stop(t) < 0))
-		return t->wfailed = 1, -1;
+		return t->wfailed = 1, cm_pft_quiesce(t);
 	if (t->failed)
-		return -1;
+		return cm_pft_quiesce(t);
 	if (t->st != S_END)
-		return bad(t, t->offset, "the document is not complete");
+		return bad(t, t->offset, "the document is not complete"), cm_pft_quiesce(t);
 	rc = put_batch(t);
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
-	if (rc < 0) {
-		cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait);
-		t->pass = NULL;
-		return t->failed = 1, -1;
-	}
+	if (rc < 0)
+		return t->failed = 1, cm_pft_quiesce(t);
 	cm_pfev_finish(t->ev);
 	rc = drain(t, 1);
 	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait);

@@ -87,6 +87,13 @@ struct cm_pft {
  * walked, the elements batched (pfstream.c).  0, or -1 after reporting. */
 int cm_pft_scan(cm_pft *t, const char *s, size_t n);
 
+/* The run has failed (reported), or is over: the front thread, the pool
+ * and the passer stopped, what they had left dropped (the passer's passed
+ * on; the file is not kept), so that nothing of the transcoder runs once
+ * its caller has it back (the output's state, which the passer writes,
+ * is the caller's again).  Returns -1. */
+int cm_pft_quiesce(cm_pft *t);
+
 /* The front thread (pffront.c): stop it once it has read what is queued,
  * its error settled (0, or -1 when it failed); queue the chunk filled
  * (t->fill) for it (0, or -1 when it has failed: stopped, reported). */
