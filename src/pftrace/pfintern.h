@@ -38,7 +38,7 @@ int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns);
 
 /* ---- the lanes of a thread (pflanes.c) ---- */
 /* The threads' lanes are kept in this many independent parts (shards),
- * placed in parallel (pfbatch.c).  Fixed: the lanes depend on it. */
+ * placed in parallel (pflaneq.c).  Fixed: the lanes depend on it. */
 #define CM_PF_SHARDS 16
 typedef struct cm_pflanes cm_pflanes;
 cm_pflanes *cm_pflanes_new(void);
