@@ -2,8 +2,8 @@
 # bench/dev-pftrace.sh -- one run on the 16-core machine (the lead's device run):
 # the 1 GB pair merged to JSON and to .pftrace (plain and gzip), with -v, so
 # that the .pftrace transcoder's -v line shows where its time goes on 16
-# cores (the writer's thread, the front thread, the workers, the sequential
-# part and its crew).  Binaries: carry/bench/cuptimerge (built from this
+# cores (the writer's thread, the front thread, the workers and the lanes,
+# the sequential part, the passer).  Binaries: carry/bench/cuptimerge (built from this
 # branch), carry/bench/lib, carry/bench/time; the pair in $CPU and $WIN.
 # Prints figures only; about 40 s.
 set -u

@@ -9,11 +9,14 @@
  * track uuid, and the interned data that body needs.  What depends on the
  * elements before it stays in order, in the pool's sink
  * (cm_pfbatch_apply): the tracks (their uuids are counted, and their
- * descriptors written when first seen), the lanes of ties (pflanes.c),
- * which X event a flow binds to, the held-back end of an X, the events'
- * clock, and the "M" and "C" elements' tracks (made from their text).
- * pfseg.c cuts that part into steps, so that only the tracks are worked
- * out on one thread and the lanes and the packets on the crew.
+ * descriptors written when first seen), which X event a flow binds to,
+ * the held-back end of an X, the events' clock, and the "M" and "C"
+ * elements' tracks (made from their text).  The lanes of ties
+ * (pflanes.c) depend on each thread's slices in order only: the worker
+ * hands its batch's slices to the lanes' queue (pflaneq.c), where they
+ * are placed shard by shard by the workers.  pfseg.c cuts the rest into
+ * steps, so that only the tracks are worked out on the sink's thread and
+ * the packets written on the passer's.
  *
  * Interning starts over with each batch: the first packet of a batch
  * clears the sequence's incremental state and the batch defines its
@@ -27,9 +30,13 @@
 
 #include <string.h>
 
-void cm_pfbatch_add(cm_buf *b, const char *s, size_t n, int64_t offset)
+void cm_pfbatch_add(cm_buf *b, uint64_t *seq, const char *s, size_t n, int64_t offset)
 {
 	uint32_t len = (uint32_t)n;
+	if (!b->len) { /* a new batch: its number first */
+		cm_buf_put(b, seq, sizeof *seq);
+		++*seq;
+	}
 	cm_buf_put(b, &offset, sizeof offset);
 	cm_buf_put(b, &len, sizeof len);
 	cm_buf_put(b, s, n);
@@ -127,6 +134,16 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 		if (cm_pf_body(w, &ev, TYPE_BEGIN, off) < 0)
 			return -1;
 		h.kind = K_SLICE;
+		if (h.dur > 0) { /* for the lanes (pflaneq.c) */
+			struct cm_pflaneq_job j;
+			j.key = cm_pflaneq_key(ev.pid, ev.tid);
+			j.b = h.ts;
+			j.e = h.ts + h.dur;
+			j.idx = w->nslices;
+			j.lane = 0;
+			cm_buf_put(&w->jobs, &j, sizeof j);
+		}
+		w->nslices++;
 		break;
 	case 'B':
 	case 'E':
@@ -167,10 +184,42 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	return 0;
 }
 
+/* The batch's slices (w->jobs) appended to OUT by shard, and the tail
+ * (struct cm_pfbatch_tail), for the batch SEQ whose records end at
+ * REC_LEN; a pointer to the slices appended. */
+static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, size_t rec_len)
+{
+	const struct cm_pflaneq_job *j = (const struct cm_pflaneq_job *)w->jobs.p;
+	struct cm_pflaneq_job *to;
+	struct cm_pfbatch_tail tail;
+	uint32_t at[CM_PF_SHARDS];
+	size_t i, nj = w->jobs.len / sizeof *j, s, base;
+	memset(&tail, 0, sizeof tail);
+	tail.seq = seq;
+	tail.rec_len = (uint32_t)rec_len;
+	tail.njobs = (uint32_t)nj;
+	for (i = 0; i < nj; i++)
+		tail.start[cm_pflaneq_shard(j[i].key) + 1]++;
+	for (s = 0; s < CM_PF_SHARDS; s++)
+		tail.start[s + 1] += tail.start[s], at[s] = tail.start[s];
+	base = (out->len + 7) & ~(size_t)7;
+	cm_buf_grow(out, base - out->len + nj * sizeof *j + sizeof tail);
+	memset(out->p + out->len, 0, base - out->len);
+	to = (struct cm_pflaneq_job *)(out->p + base);
+	for (i = 0; i < nj; i++)
+		to[at[cm_pflaneq_shard(j[i].key)]++] = j[i];
+	memcpy(out->p + base + nj * sizeof *j, &tail, sizeof tail);
+	out->len = base + nj * sizeof *j + sizeof tail;
+	return to;
+}
+
 int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 {
-	size_t i = 0, at = out->len;
+	size_t i = sizeof(uint64_t), at = out->len;
+	uint64_t seq;
 	struct head base;
+	struct cm_pflaneq_job *jobs;
+	const struct cm_pfbatch_tail *tail;
 	/* the batch's interning starts over, so its records depend on it alone */
 	cm_strtab_clear(&w->cats);
 	cm_strtab_clear(&w->names);
@@ -179,6 +228,9 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	w->cleared = 1;
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
+	w->jobs.len = 0;
+	w->nslices = 0;
+	memcpy(&seq, in->p, sizeof seq); /* (cm_pfbatch_add's header) */
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
@@ -194,55 +246,11 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	}
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
 	memcpy(out->p + at, &base, sizeof base);
+	/* the slices to the lanes: placed from here on, by whoever can */
+	jobs = put_tail(w, out, seq, out->len - at);
+	tail = (const struct cm_pfbatch_tail *)(out->p + out->len - sizeof *tail);
+	cm_pflaneq_put(w->lq, seq, jobs, tail->start);
 	return 0;
-}
-
-/* ---- the lanes, on several threads ----
- * A thread's lanes (pflanes.c) depend only on its own slices, so the
- * threads are shared out among CM_PF_SHARDS shards by their track's uuid
- * and the shards placed in parallel, each its slices in order, by the
- * crew (pfseg.c's step 2).  The lanes are the same for any -j: the shards
- * and what each does in what order depend on the records alone. */
-
-unsigned shard_of(uint64_t uuid)
-{
-	return (unsigned)((uuid * 0x9E3779B97F4A7C15u) >> 32) % CM_PF_SHARDS;
-}
-
-void cm_pf_place_shards(cm_pfev *e, int k)
-{
-	struct job *j = (struct job *)e->jobs.p;
-	size_t i, nj = e->jobs.len / sizeof *j;
-	unsigned shards = e->crew_shards[k];
-	if (!shards)
-		return;
-	for (i = 0; i < nj; i++)
-		if (shards >> j[i].shard & 1)
-			j[i].lane = cm_pflanes_place(e->shard[j[i].shard], j[i].thread, j[i].b, j[i].e);
-}
-
-/* The crew's members at most: a batch's packets are written in runs of a
- * few hundred microseconds in all, and its lanes wait for the busiest
- * shard (a third of the slices, pfbatch.c's notes): more members would
- * add their wake-ups to every round and take cores from the workers. */
-#define PF_CREW_MAX 8
-
-/* The crew's work (cm_pfcrew_fn): member K's part of the round. */
-static void crew_run(void *arg, int k)
-{
-	cm_pfev *e = arg;
-	if (e->crew_task)
-		cm_pfseg_write(e, k);
-	else
-		cm_pf_place_shards(e, k);
-}
-
-int cm_pf_crew(cm_pfev *e)
-{
-	int most = e->threads < PF_CREW_MAX ? e->threads : PF_CREW_MAX;
-	if (most < 2 || (!e->crew && !(e->crew = cm_pfcrew_new(most, crew_run, e))))
-		return 1;
-	return cm_pfcrew_size(e->crew);
 }
 
 /* The track that the events of the next batch (its jobs) name most
@@ -252,8 +260,8 @@ int cm_pf_crew(cm_pfev *e)
  * default, would save more but define the strings again on each.) */
 void cm_pf_busiest(cm_pfev *e)
 {
-	const struct job *j = (const struct job *)e->jobs.p;
-	size_t i, nj = e->jobs.len / sizeof *j, n = (size_t)e->next_uuid;
+	const struct job *j = (const struct job *)e->wt.jobs.p;
+	size_t i, nj = e->wt.jobs.len / sizeof *j, n = (size_t)e->next_uuid;
 	uint32_t *c, best = 0;
 	e->counts.len = 0;
 	cm_buf_grow(&e->counts, n * sizeof *c + 1);
@@ -265,7 +273,7 @@ void cm_pf_busiest(cm_pfev *e)
 			best = c[j[i].thread], e->next_def_uuid = j[i].thread;
 }
 
-int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec)
+int cm_pfbatch_apply(cm_pfev *e, cm_buf *rec)
 {
 	return cm_pfseg_apply(e, rec);
 }

@@ -55,20 +55,12 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 {
 	cm_pfev *e = cm_xcalloc(1, sizeof *e);
 	const char *env;
-	int i;
 	e->out = out;
 	e->label = label;
 	e->arena = cm_arena_new();
 	e->tracks = cm_hmap_new(16, sizeof(struct track));
 	e->next_iid = 1;
 	e->cleared = 1;
-	for (i = 0; out && i < CM_PF_SHARDS; i++) /* the sequential part's only */
-		e->shard[i] = cm_pflanes_new();
-	e->threads = 1;
-	e->shard_min = 256; /* a thread costs more than placing fewer */
-	/* a testing aid: the shards on threads from this many slices a batch */
-	if ((env = getenv("CUPTIMERGE_PFT_SHARD_MIN")) && *env)
-		e->shard_min = (size_t)strtoull(env, NULL, 10);
 	e->next_uuid = GLOBAL_UUID + 1;
 	e->nodes_cap = 256; /* an event's tree: more when one needs it (pfparse.c) */
 	e->nodes = cm_xmalloc(e->nodes_cap * sizeof *e->nodes);
@@ -84,7 +76,6 @@ void cm_pfev_free(cm_pfev *e)
 	size_t i;
 	if (!e)
 		return;
-	cm_pfcrew_free(e->crew);
 	for (i = 0; i < cm_hmap_slots(e->tracks); i++) {
 		struct track *t = cm_hmap_slot(e->tracks, i, NULL);
 		if (t) {
@@ -94,13 +85,8 @@ void cm_pfev_free(cm_pfev *e)
 		}
 	}
 	cm_hmap_free(e->tracks);
-	for (i = 0; i < CM_PF_SHARDS; i++)
-		cm_pflanes_free(e->shard[i]);
 	cm_buf_free(&e->jobs);
-	cm_buf_free(&e->places);
-	cm_buf_free(&e->cvals);
-	for (i = 0; i < CM_PF_SHARDS; i++)
-		cm_buf_free(&e->seg_out[i]);
+	cm_pfwrite_free(&e->wt);
 	cm_buf_free(&e->counts);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
@@ -376,7 +362,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 }
 
 /* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"),
- * made (and described) here; its values added to e->cvals. */
+ * made (and described) here; its values added to e->wt.cvals. */
 static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 {
 	int64_t ts, pk, ps;
@@ -422,7 +408,7 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		cv.ts = ts;
 		cv.uuid = uuid;
 		cv.d = number_of(k);
-		cm_buf_put(&e->cvals, &cv, sizeof cv);
+		cm_buf_put(&e->wt.cvals, &cv, sizeof cv);
 	}
 	return 0;
 }
@@ -439,6 +425,14 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 	if (ev.ph && cm_jval_streq(ev.ph, "M"))
 		return cm_pf_metadata(e, &ev, off);
 	return counter(e, &ev, off);
+}
+
+void cm_pfwrite_free(struct cm_pfwrite *w)
+{
+	cm_buf_free(&w->rec);
+	cm_buf_free(&w->places);
+	cm_buf_free(&w->jobs);
+	cm_buf_free(&w->cvals);
 }
 
 void cm_pfev_finish(cm_pfev *e)

@@ -75,6 +75,20 @@ struct track {
 	uint64_t *lane_uuid; /* theirs */
 };
 
+/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's),
+ * their places (pfseg.c's struct place, pointing into REC), its slices
+ * (struct job) and counter values (struct cval); the clock its first
+ * packet makes; the writing's state before it (the clock, the default
+ * track, the last X). */
+struct cm_pfwrite {
+	cm_buf rec, places, jobs, cvals;
+	int64_t nbase, base;
+	uint32_t nclock, clock;
+	uint64_t ndef, def_uuid;
+	uint64_t last_thread, last_uuid;
+	int64_t last_b, last_e;
+};
+
 struct cm_pfev {
 	cm_buf *out;
 	const char *label;
@@ -88,12 +102,9 @@ struct cm_pfev {
 	cm_hmap *tracks;      /* (pid key, tid key) -> struct track */
 	int global_written;
 	uint64_t next_uuid; /* track uuids are counted: short varints */
-	cm_pflanes *shard[CM_PF_SHARDS]; /* the threads' lanes (pfbatch.c) */
-	int threads;     /* the lanes placed on this many threads (cm_pft_threads) */
-	cm_buf jobs;     /* the batch's slices, their lanes (pfbatch.c) */
-	struct cm_pfcrew *crew; /* the threads that place them (pfcrew.c), or NULL */
-	unsigned crew_shards[CM_PF_SHARDS]; /* the shards each member places (bit s: shard s) */
-	size_t shard_min; /* fewer slices in a batch: its lanes on one thread */
+	struct cm_pflaneq *lq; /* the threads' lanes (pflaneq.c; shared, not owned) */
+	cm_buf jobs;     /* a worker's: the batch's slices for pflaneq.c */
+	uint32_t nslices; /* a worker's: the batch's slices so far */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;
@@ -118,27 +129,21 @@ struct cm_pfev {
 	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
 	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
-	/* for -v (the sequential part's): seconds of its packets' writing
-	 * that waited for lanes, and that passed the bytes on (the file) */
+	/* for -v (the sequential part's): seconds it waited for (or placed)
+	 * lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;
-	double seg_wait;  /* the sink's waiting for the crew's runs of packets */
-	double in_order;  /* pfseg.c's steps on the sink's thread alone (1, and the runs appended) */
-	/* pfseg.c's: the batch's records placed, the runs' buffers, what the
-	 * crew does in a round (0: lanes, 1: runs of packets), the batch's
-	 * clock, and the writing's state after the batch */
-	cm_buf places, seg_out[CM_PF_SHARDS];
-	int nseg, crew_task;
-	int64_t nbase;
-	uint32_t nclock;
-	uint64_t ndef;
+	double in_order;  /* CPU of pfseg.c's steps on the sink's thread */
+	/* pfseg.c's: the batch's packets to write, and the writing's state
+	 * after the batch */
+	struct cm_pfwrite wt;
 	int seg_due, seg_emitted, seg_pending;
 	int32_t seg_lastjob;
-	cm_buf cvals; /* the batch's counter values (struct cval), for pfseg.c */
-	/* where a run's packets go (pfstream.c: to the passer, after what OUT
-	 * holds; its buffer swapped for an empty one): 0, -1 after a failure
-	 * (the run's, reported), 1 when it cannot (appended to OUT instead);
-	 * NULL: appended */
-	int (*emit)(void *ctx, cm_buf *b);
+	/* where a batch's packets to write go (pfstream.c: to the passer,
+	 * after what OUT holds; the buffers swapped for the passer's used
+	 * ones): 0, -1 after a failure (the passer's, reported when it
+	 * stops), 1 when it cannot (written here, appended to OUT); NULL:
+	 * written here */
+	int (*emit)(void *ctx, struct cm_pfwrite *w);
 	void *emit_ctx;
 };
 
@@ -215,24 +220,6 @@ void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */
 void cm_pf_flush_end(cm_pfev *e);
 
-/* ---- the crew that places the lanes' shards (pfcrew.c) ---- */
-struct cm_pfcrew;
-/* A member K's part of a round, on its thread. */
-typedef void (*cm_pfcrew_fn)(void *arg, int k);
-/* A crew of N members (at most CM_PF_SHARDS): the caller is member 0, and
- * N - 1 threads run FN(ARG, k) each round; NULL when no thread can be
- * made.  Fewer members when fewer threads can be (cm_pfcrew_size). */
-struct cm_pfcrew *cm_pfcrew_new(int n, cm_pfcrew_fn fn, void *arg);
-int cm_pfcrew_size(const struct cm_pfcrew *w);
-/* Seconds its members have run FN so far, summed (for -v). */
-double cm_pfcrew_busy(struct cm_pfcrew *w);
-/* Start a round: members 1.. run FN once each; the caller goes on. */
-void cm_pfcrew_go(struct cm_pfcrew *w);
-/* Wait for the round to end (every member's FN returned). */
-void cm_pfcrew_wait(struct cm_pfcrew *w);
-/* Stop and free the crew (NULL: nothing). */
-void cm_pfcrew_free(struct cm_pfcrew *w);
-
 /* ---- tracks (pftrack.c) ---- */
 
 /* A jval type of the batches' own (pfbatch.c): an integer pid or tid
@@ -303,12 +290,12 @@ static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 	return get_len_bytes(p + 1, &v->s, &v->len);
 }
 
-/* A slice of the batch: its thread track's uuid, its times, its shard
- * and its lane (pflanes.c). */
+/* A slice of the batch: its thread track's uuid, its times and its lane
+ * (pflanes.c). */
 struct job {
 	uint64_t thread;
 	int64_t b, e;
-	unsigned shard, lane;
+	unsigned lane;
 	uint64_t uuid; /* pfseg.c's: its lane's track */
 	uint32_t at;   /* pfseg.c's: its record's place */
 };
@@ -320,18 +307,61 @@ struct cval {
 	double d;
 };
 
-/* The lanes' shard of a thread track (pfbatch.c). */
-unsigned shard_of(uint64_t uuid);
-/* Member K's shards (e->crew_shards[K]) of the batch's jobs placed. */
-void cm_pf_place_shards(cm_pfev *e, int k);
-/* The members of E's crew, made when first needed (1: no crew, the
- * sink's thread alone). */
-int cm_pf_crew(cm_pfev *e);
 /* The track the batch's jobs name most often: e->next_def_uuid. */
 void cm_pf_busiest(cm_pfev *e);
-/* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's. */
-int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec);
-/* Crew member K's run of the batch's packets (pfseg.c). */
-void cm_pfseg_write(cm_pfev *e, int k);
+/* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's (REC's
+ * buffer may be swapped for another, empty). */
+int cm_pfseg_apply(cm_pfev *e, cm_buf *rec);
+/* Step 3 of the batch W (pfseg.c): its packets appended to OUT, on any
+ * thread (W is all it reads). */
+void cm_pfseg_write(const struct cm_pfwrite *w, cm_buf *out);
+/* Free W's buffers. */
+void cm_pfwrite_free(struct cm_pfwrite *w);
+
+/* ---- the lanes placed off the sequential part (pflaneq.c) ---- */
+
+/* A slice for the lanes, as a worker sends it: its thread's key, its
+ * times, its place among the batch's slices; LANE placed. */
+struct cm_pflaneq_job {
+	uint64_t key;
+	int64_t b, e;
+	uint32_t idx, lane;
+};
+
+/* What a worker appends to a batch's records (pfbatch.c): first, aligned
+ * to 8 bytes, its slices of non-zero duration by shard (each shard's in
+ * the batch's order); then this. */
+struct cm_pfbatch_tail {
+	uint64_t seq;      /* the batch's number (0, 1, ...) */
+	uint32_t rec_len;  /* the records' bytes, from the start */
+	uint32_t njobs;
+	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
+	uint32_t pad;
+};
+
+typedef struct cm_pflaneq cm_pflaneq;
+/* The lanes of every thread, in CM_PF_SHARDS shards, for batches of
+ * which at most SLOTS are in flight (taken by the pool, not yet by its
+ * sink). */
+cm_pflaneq *cm_pflaneq_new(size_t slots);
+void cm_pflaneq_free(cm_pflaneq *q);
+/* The key of the thread of an event of PID and TID: the same for every
+ * event of a thread track (pftrack.c's keys), from them alone; two
+ * threads that share one (a hash's collision, or a tid outside 0..2^32-1
+ * of a string pid) share their lanes, which gives more lanes, still each
+ * nested. */
+uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid);
+/* The shard of a thread's KEY. */
+unsigned cm_pflaneq_shard(uint64_t key);
+/* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
+ * given to the lanes: placed now where this thread can (a shard no other
+ * thread holds, SEQ or an earlier batch next for it), else later by
+ * another.  JOBS stays put until cm_pflaneq_wait(SEQ) has returned. */
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start);
+/* Return once every batch up to SEQ (all put by then) has its lanes,
+ * placing what is left here. */
+void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);
+/* Seconds spent placing, summed over the shards (for -v). */
+double cm_pflaneq_busy(cm_pflaneq *q);
 
 #endif

@@ -120,7 +120,7 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 		t->t_first = t0;
 	rc = write_text(t, data, n);
 	t->w_time += cm_now_s() - t0;
-	return rc;
+	return rc < 0 ? cm_pft_quiesce(t) : rc;
 }
 
 /* cm_pft_write's work. */

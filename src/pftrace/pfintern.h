@@ -38,7 +38,7 @@ int cm_pf_us_to_ns_strtod(const char *s, size_t n, int64_t *ns);
 
 /* ---- the lanes of a thread (pflanes.c) ---- */
 /* The threads' lanes are kept in this many independent parts (shards),
- * placed in parallel (pfbatch.c).  Fixed: the lanes depend on it. */
+ * placed in parallel (pflaneq.c).  Fixed: the lanes depend on it. */
 #define CM_PF_SHARDS 16
 typedef struct cm_pflanes cm_pflanes;
 cm_pflanes *cm_pflanes_new(void);
@@ -70,12 +70,14 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t offset);
 int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out);
 
 /* The sequential part, batch after batch in order: the records REC as
- * packets (tracks, lanes, times made here) appended to E's output.  0 or
- * -1 (reported). */
-int cm_pfbatch_apply(cm_pfev *e, const cm_buf *rec);
+ * packets (tracks, lanes, times made here) appended to E's output, or
+ * handed to E's emit (REC's buffer then swapped for another, empty).  0
+ * or -1 (reported). */
+int cm_pfbatch_apply(cm_pfev *e, cm_buf *rec);
 
-/* Append the element S[0..N), at OFFSET in the text, to the batch B. */
-void cm_pfbatch_add(cm_buf *b, const char *s, size_t n, int64_t offset);
+/* Append the element S[0..N), at OFFSET in the text, to the batch B; the
+ * first of a batch puts the batch's number *SEQ first and counts it. */
+void cm_pfbatch_add(cm_buf *b, uint64_t *seq, const char *s, size_t n, int64_t offset);
 
 /* The document has ended: write what is held back. */
 void cm_pfev_finish(cm_pfev *e);

@@ -38,7 +38,7 @@
  * whenever the nodes would pass MAX_NODES after forgetting what is older,
  * so memory stays bounded on any trace.  The threads are shared out among
  * CM_PF_SHARDS of these, each with its own window, on the -j threads
- * (pfbatch.c); the count is fixed, so the lanes do not depend on -j. */
+ * (pflaneq.c); the count is fixed, so the lanes do not depend on -j. */
 #include "config.h"
 #include "pftrace/pfintern.h"
 #include "base/diag.h"
@@ -47,7 +47,7 @@
 #include <string.h>
 
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
-/* 10 MiB of nodes at most over the shards (pfbatch.c), each an eighth of
+/* 10 MiB of nodes at most over the shards (pflaneq.c), each an eighth of
  * the one table's 5 MiB before them (a thread's window rarely needs it) */
 #define MAX_NODES ((1u << 17) / CM_PF_SHARDS * 2)
 
@@ -91,7 +91,7 @@ struct cm_pflanes {
 	size_t nn, cap; /* nodes used (node 0 included), allocated */
 	struct thr *thr;
 	size_t nthr, thrslots;
-	int64_t latest, window; /* of this shard's threads (pfbatch.c) */
+	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
 };

@@ -1,10 +1,13 @@
 /* pfpass.h - the Perfetto transcoder's passer thread (pfpass.c): the
  * protobuf made, buffer by buffer, passed on to the output's sink in
- * order, off the thread that makes it. */
+ * order, off the thread that makes it; and the packets of a batch
+ * (pfseg.c's step 3) written there first. */
 #ifndef CM_PFPASS_H
 #define CM_PFPASS_H
 
 #include "json/jwrite.h"
+
+struct cm_pfwrite;
 
 typedef struct cm_pfpass cm_pfpass;
 
@@ -17,10 +20,16 @@ cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *
  * wait for room (4 buffers at most).  0, or -1 once the sink has failed. */
 int cm_pfpass_put(cm_pfpass *p, cm_buf *b);
 
+/* Queue B's bytes, then the packets of the batch W (cm_pfseg_write, on
+ * the passer's thread), in one buffer: B and W's buffers are swapped for
+ * ones passed already (empty), as cm_pfpass_put's.  0 or -1 as it. */
+int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w);
+
 /* Pass on what is queued, stop the thread and free P (NULL: nothing);
  * its error settled (printed when it is the run's first).  Adds to *PASSED
- * the seconds the sink took and, WAITED not NULL, to *WAITED those put
- * waited.  0, or -1 when the sink failed. */
-int cm_pfpass_stop(cm_pfpass *p, double *passed, double *waited);
+ * the seconds the sink took, to *WROTE those the batches' packets took to
+ * write and, WAITED not NULL, to *WAITED those put waited.  0, or -1 when
+ * the sink failed. */
+int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited);
 
 #endif

@@ -1,27 +1,29 @@
 /* pfseg.c - the sequential part of a batch (pfbatch.c's records placed as
- * packets), cut so that most of it runs on the crew's threads.
+ * packets), cut so that little of it runs on the pool's sink.
  *
- * At -j 16 the sequential part (the pool's sink) bounded the output: it
- * walked every record twice and wrote every packet, on one thread, while
- * the crew placed the lanes.  Here it runs in three steps:
+ * The sink (one batch at a time, in order) bounds the output at -j 16: on
+ * the 16-core machine its steps took 5 s of the 6.4 s of a 2.3 GB .pftrace
+ * when it also waited for a crew of threads twice a batch (the lanes, then
+ * runs of packets).  Now it runs in three steps, each on its own thread:
  *   1. in order, on the sink's thread (place_all): what depends on the
  *      records before: the tracks (numbered, described when new: their
  *      descriptors, and the "M" elements', go before the batch's events),
- *      each record's track, the slices as jobs for the lanes, and what
- *      the packets' writing needs at each record from the ones before it
- *      (a due clock packet, a held-back end, the last X for a flow), as a
- *      few bits and an index a record;
- *   2. the lanes of the jobs, their shards shared out among the crew and
- *      the sink's thread; then, in order, the uuids of new lanes;
- *   3. the packets, the records cut into runs of about equal counts, one a
- *      member of the crew, each written into its member's own buffer from
- *      the state step 1 noted at its first record; the buffers appended in
- *      order.
- * The bytes are those of one run over the records in order, for any -j
- * and any cut: a run's writing reads only step 1's and 2's results.  A
- * "C" element (its counter tracks made from its text, in order)
- * has its values' packets written by the runs too, at its place among
- * the events (its counter tracks made in step 1). */
+ *      each record's track, the slices as jobs, and what the packets'
+ *      writing needs at each record from the ones before it (a due clock
+ *      packet, a held-back end, the last X for a flow), as a few bits and
+ *      an index a record;
+ *   2. the lanes of the slices, placed by the workers (pflaneq.c) while
+ *      the batch waited for its turn: the sink takes them, and describes
+ *      the new lanes' tracks in order;
+ *   3. the packets, written from what steps 1 and 2 left (struct
+ *      cm_pfwrite: the records, their places, the state before the batch)
+ *      by the passer thread (pfpass.c), which then hands them on; the
+ *      sink only swaps the buffers into the passer's queue.  Without a
+ *      passer (-j 1) the sink writes them.
+ * The bytes are the same either way: the writing reads only step 1's and
+ * 2's results.  A "C" element (its counter tracks made from its text, in
+ * order) has its values' packets written in step 3 too, at its place
+ * among the events. */
 #include "config.h"
 #include "base/diag.h"
 #include "pftrace/pfevent.h"
@@ -31,7 +33,7 @@
 /* A record of the batch, after step 1: where it is, its track (a flow's:
  * its thread's, bound in step 3), its job (slices), the writing's state
  * before it (bits), and the job of the last X before it (-1: none in the
- * batch, the one before the batch: e->last_*). */
+ * batch, the one before the batch: cm_pfwrite's last_*). */
 struct place {
 	const char *rec;
 	uint64_t uuid;
@@ -40,7 +42,7 @@ struct place {
 	unsigned char due, emitted, pending;
 };
 
-/* The packets' writer's state along a run. */
+/* The packets' writer's state along the batch. */
 struct wst {
 	cm_buf *out;
 	int64_t base;
@@ -53,7 +55,7 @@ struct wst {
 
 /* The clock packet of the batch (cm_pf_clock_packet's bytes), and the
  * state from it on. */
-static void clock_packet(const cm_pfev *e, struct wst *w)
+static void clock_packet(const struct cm_pfwrite *e, struct wst *w)
 {
 	cm_pf_clock_bytes(w->out, e->nclock, e->nbase, e->ndef);
 	w->base = e->nbase;
@@ -81,7 +83,7 @@ static size_t put_time(const struct wst *w, unsigned char *h, int64_t ts)
 
 /* An event packet at TS: the interned data I[0..IN), the track event
  * body B[0..BN) on track UUID (pfbatch.c's event_packet, on W). */
-static void event_packet(const cm_pfev *e, struct wst *w, int64_t ts, const char *i, uint32_t in, const char *b,
+static void event_packet(const struct cm_pfwrite *e, struct wst *w, int64_t ts, const char *i, uint32_t in, const char *b,
 			 uint32_t bn, uint64_t uuid)
 {
 	cm_buf *o = w->out;
@@ -118,7 +120,7 @@ static void event_packet(const cm_pfev *e, struct wst *w, int64_t ts, const char
 }
 
 /* The held-back end of the last X (pfevent.c's end_packet, on W). */
-static void flush_end(const cm_pfev *e, struct wst *w)
+static void flush_end(const struct cm_pfwrite *e, struct wst *w)
 {
 	unsigned char body[8];
 	size_t bn = 0;
@@ -132,7 +134,7 @@ static void flush_end(const cm_pfev *e, struct wst *w)
 
 /* The packet of a counter's value CV (pfevent.c's counter() made its
  * track): the bytes pfevent.c wrote for it in order before. */
-static void counter_packet(const cm_pfev *e, struct wst *w, const struct cval *cv)
+static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const struct cval *cv)
 {
 	cm_buf *o = w->out;
 	unsigned char h[32];
@@ -149,31 +151,22 @@ static void counter_packet(const cm_pfev *e, struct wst *w, const struct cval *c
 	cm_pb_close(o, pk);
 }
 
-/* Step 3 for the run of records [LO, HI) into OUT. */
-static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
+void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 {
 	const struct place *pl = (const struct place *)e->places.p;
 	const struct job *jobs = (const struct job *)e->jobs.p;
 	struct wst w;
-	size_t r;
+	size_t r, hi = e->places.len / sizeof *pl;
 	memset(&w, 0, sizeof w);
 	w.out = out;
-	if (lo < hi && pl[lo].emitted)
-		w.base = e->nbase, w.clock = e->nclock, w.def_uuid = e->ndef;
-	else
-		w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
-	if (lo < hi) {
-		w.due = pl[lo].due;
-		w.pending = pl[lo].pending;
-		if (pl[lo].lastjob >= 0) {
-			const struct job *j = &jobs[pl[lo].lastjob];
-			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
-		} else {
-			w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
-			w.last_b = e->last_b, w.last_e = e->last_e;
-		}
+	w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
+	if (hi) {
+		w.due = pl[0].due;
+		w.pending = pl[0].pending;
 	}
-	for (r = lo; r < hi; r++) {
+	w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
+	w.last_b = e->last_b, w.last_e = e->last_e;
+	for (r = 0; r < hi; r++) {
 		struct head h;
 		const char *p = pl[r].rec, *i, *b;
 		uint32_t in, bn;
@@ -208,61 +201,15 @@ static void write_run(cm_pfev *e, size_t lo, size_t hi, cm_buf *out)
 	}
 }
 
-/* A crew member's part of step 3 (pfbatch.c's crew_run): run K. */
-void cm_pfseg_write(cm_pfev *e, int k)
+/* Step 1 over the records REC[0..REC_LEN); 0 or -1 (reported). */
+static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 {
-	size_t np = e->places.len / sizeof(struct place);
-	if (k >= e->nseg)
-		return;
-	e->seg_out[k].len = 0;
-	write_run(e, np * (size_t)k / (size_t)e->nseg, np * (size_t)(k + 1) / (size_t)e->nseg, &e->seg_out[k]);
-}
-
-/* Step 2's shards shared out among members 0..M-1 (the busiest shard
- * first, to the least loaded member), run, and waited for. */
-static void place_lanes(cm_pfev *e, int m)
-{
-	const struct job *j = (const struct job *)e->jobs.p;
-	size_t i, nj = e->jobs.len / sizeof *j, count[CM_PF_SHARDS] = {0}, load[CM_PF_SHARDS] = {0};
-	int k, s, busy = 0;
-	for (i = 0; i < nj; i++)
-		if (!count[j[i].shard]++)
-			busy++;
-	memset(e->crew_shards, 0, sizeof e->crew_shards);
-	if (m < 2 || busy < 2) {
-		e->crew_shards[0] = (1u << CM_PF_SHARDS) - 1;
-		cm_pf_place_shards(e, 0);
-		return;
-	}
-	for (;;) {
-		int best = -1, least = 0;
-		for (s = 0; s < CM_PF_SHARDS; s++)
-			if (count[s] && (best < 0 || count[s] > count[best]))
-				best = s;
-		if (best < 0)
-			break;
-		for (k = 1; k < m; k++)
-			if (load[k] < load[least])
-				least = k;
-		e->crew_shards[least] |= 1u << best;
-		load[least] += count[best];
-		count[best] = 0;
-	}
-	e->crew_task = 0;
-	cm_pfcrew_go(e->crew);
-	cm_pf_place_shards(e, 0);
-	cm_pfcrew_wait(e->crew);
-}
-
-/* Step 1 over the records REC; 0 or -1 (reported). */
-static int place_all(cm_pfev *e, const cm_buf *rec)
-{
-	const char *p = rec->p, *end = rec->p + rec->len;
+	const char *p = rec->p, *end = rec->p + rec_len;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
 	int32_t lastjob = -1;
-	e->places.len = 0;
-	e->jobs.len = 0;
-	e->cvals.len = 0;
+	e->wt.places.len = 0;
+	e->wt.jobs.len = 0;
+	e->wt.cvals.len = 0;
 	while (p < end) {
 		struct head h;
 		struct place pl;
@@ -294,15 +241,15 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 		if (h.cleared)
 			due = 1;
 		if (h.kind == K_RAW) { /* "M" or "C": the tracks; "C" its values too */
-			size_t c0 = e->cvals.len / sizeof(struct cval);
+			size_t c0 = e->wt.cvals.len / sizeof(struct cval);
 			p = get_len_bytes(p, &i, &in);
 			if (cm_pfev_element(e, i, in, h.off) < 0)
 				return -1;
 			pl.uuid = c0;
-			pl.job = (uint32_t)(e->cvals.len / sizeof(struct cval) - c0);
+			pl.job = (uint32_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
 			if (pl.job && due) /* its packets */
 				emitted = 1, due = 0;
-			cm_buf_put(&e->places, &pl, sizeof pl);
+			cm_buf_put(&e->wt.places, &pl, sizeof pl);
 			continue;
 		}
 		t = NULL;
@@ -334,10 +281,9 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 			j.thread = t->uuid;
 			j.b = h.ts;
 			j.e = h.ts + h.dur;
-			j.shard = shard_of(j.thread);
-			j.at = (uint32_t)(e->places.len / sizeof pl);
-			pl.job = (uint32_t)(e->jobs.len / sizeof j);
-			cm_buf_put(&e->jobs, &j, sizeof j);
+			j.at = (uint32_t)(e->wt.places.len / sizeof pl);
+			pl.job = (uint32_t)(e->wt.jobs.len / sizeof j);
+			cm_buf_put(&e->wt.jobs, &j, sizeof j);
 			break;
 		}
 		case K_GLOBAL:
@@ -365,7 +311,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 			pending = 1;
 			lastjob = (int32_t)pl.job;
 		}
-		cm_buf_put(&e->places, &pl, sizeof pl);
+		cm_buf_put(&e->wt.places, &pl, sizeof pl);
 	}
 	e->seg_due = due;
 	e->seg_emitted = emitted;
@@ -374,31 +320,41 @@ static int place_all(cm_pfev *e, const cm_buf *rec)
 	return 0;
 }
 
-int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
+int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 {
+	struct cm_pfwrite *wt = &e->wt;
 	struct job *j;
 	struct place *pl;
-	size_t nj, np, k;
-	int m;
+	size_t nj, k;
+	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
+	const struct cm_pflaneq_job *lj;
 	double t;
+	int rc;
 	t = cm_thread_cpu_s();
-	if (place_all(e, rec) < 0)
+	if (place_all(e, rec, tail->rec_len) < 0)
 		return -1;
-	e->in_order += cm_thread_cpu_s() - t;
-	j = (struct job *)e->jobs.p;
-	nj = e->jobs.len / sizeof *j;
-	pl = (struct place *)e->places.p;
-	np = e->places.len / sizeof *pl;
-	/* the clock the batch's first packet makes (cm_pf_clock_packet's) */
-	e->nbase = e->next_base;
-	e->nclock = !e->have_base || e->base != e->nbase ? (e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST) : e->clock;
+	j = (struct job *)wt->jobs.p;
+	nj = wt->jobs.len / sizeof *j;
+	pl = (struct place *)wt->places.p;
+	/* the clock the batch's first packet makes (cm_pf_clock_packet's),
+	 * and the writing's state before the batch */
+	wt->nbase = e->next_base;
+	wt->nclock = !e->have_base || e->base != wt->nbase ? (e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST) : e->clock;
 	cm_pf_busiest(e);
-	e->ndef = e->next_def_uuid;
-	m = np >= e->shard_min ? cm_pf_crew(e) : 1;
-	/* step 2: the lanes, then the new ones described, in order */
+	wt->ndef = e->next_def_uuid;
+	wt->base = e->base, wt->clock = e->clock, wt->def_uuid = e->def_uuid;
+	wt->last_thread = e->last_thread, wt->last_uuid = e->last_uuid;
+	wt->last_b = e->last_b, wt->last_e = e->last_e;
+	e->in_order += cm_thread_cpu_s() - t;
+	/* step 2: the lanes (pflaneq.c: placed by the workers, most of them
+	 * by now), then the new ones described, in order */
 	t = cm_now_s();
-	place_lanes(e, m);
+	cm_pflaneq_wait(e->lq, tail->seq);
 	e->lane_wait += cm_now_s() - t;
+	t = cm_thread_cpu_s();
+	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
+	for (k = 0; k < tail->njobs; k++)
+		j[lj[k].idx].lane = lj[k].lane;
 	for (k = 0; k < nj; k++) {
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid;
@@ -412,39 +368,36 @@ int cm_pfseg_apply(cm_pfev *e, const cm_buf *rec)
 		tr = cm_pf_thread(e, pid, tid, 0, NULL);
 		j[k].uuid = cm_pf_lane(e, tr, j[k].lane);
 	}
-	/* step 3: the packets, in runs */
-	e->nseg = m < 2 ? 1 : m;
-	if (e->nseg == 1) {
-		write_run(e, 0, np, e->out);
-	} else {
-		e->crew_task = 1;
-		cm_pfcrew_go(e->crew);
-		cm_pfseg_write(e, 0);
-		t = cm_now_s();
-		cm_pfcrew_wait(e->crew);
-		e->seg_wait += cm_now_s() - t;
-		t = cm_thread_cpu_s();
-		for (k = 0; k < (size_t)e->nseg; k++) { /* handed on whole where they can be */
-			int rc = e->emit ? e->emit(e->emit_ctx, &e->seg_out[k]) : 1;
-			if (rc < 0)
-				return -1; /* (the passer's failure: reported when it stops) */
-			if (rc == 1)
-				cm_buf_put(e->out, e->seg_out[k].p, e->seg_out[k].len);
-		}
-		e->in_order += cm_thread_cpu_s() - t;
-	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;
 	if (e->seg_emitted) {
-		e->base = e->nbase;
-		e->clock = e->nclock;
+		e->base = wt->nbase;
+		e->clock = wt->nclock;
 		e->have_base = 1;
-		e->def_uuid = e->ndef;
+		e->def_uuid = wt->ndef;
 	}
 	e->end_pending = e->seg_pending;
 	if (e->seg_lastjob >= 0) {
 		const struct job *l = &j[e->seg_lastjob];
 		e->last_thread = l->thread, e->last_uuid = l->uuid, e->last_b = l->b, e->last_e = l->e;
 	}
-	return 0;
+	/* step 3: the packets, by the passer (the records' buffer swapped
+	 * into the batch's, the places' pointers into it kept), or here */
+	rc = 1;
+	if (e->emit) {
+		cm_buf tmp = wt->rec;
+		wt->rec = *rec;
+		*rec = tmp;
+		rec->len = 0;
+		rc = e->emit(e->emit_ctx, wt);
+		if (rc == 1) { /* no passer: back as it was */
+			tmp = wt->rec;
+			wt->rec = *rec;
+			*rec = tmp;
+		}
+	}
+	e->in_order += cm_thread_cpu_s() - t;
+	if (rc == 1)
+		cm_pfseg_write(wt, e->out);
+	return rc < 0 ? -1 : 0; /* (the passer's failure: reported when it stops) */
 }

@@ -43,7 +43,7 @@ static int pft_verbose;
 
 void cm_pft_set_verbose(int on) { pft_verbose = on; }
 
-static int emit_run(void *ctx, cm_buf *b);
+static int emit_batch(void *ctx, struct cm_pfwrite *w);
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
@@ -53,7 +53,7 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
 	t->ev = cm_pfev_new(&t->out, t->label);
-	t->ev->emit = emit_run;
+	t->ev->emit = emit_batch;
 	t->ev->emit_ctx = t;
 	t->arena = cm_arena_new();
 	t->threads = 1;
@@ -71,30 +71,38 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 void cm_pft_threads(cm_pft *t, int n)
 {
 	t->threads = n < 1 ? 1 : n;
-	t->ev->threads = t->threads; /* the lanes' shards (pfbatch.c) */
 }
 
+
+int cm_pft_quiesce(cm_pft *t)
+{
+	if (t->front_on) { /* the chunks left are dropped */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_pft_front_stop(t);
+	}
+	if (t->pool) { /* what is queued is dropped, unseen */
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_opool_finish(t->pool);
+		t->pool = NULL;
+	}
+	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL);
+	t->pass = NULL;
+	return -1;
+}
 
 void cm_pft_free(cm_pft *t)
 {
 	int i;
 	if (!t)
 		return;
-	if (t->front_on) { /* the run failed (reported): the chunks left are dropped */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_front_stop(t);
-	}
+	cm_pft_quiesce(t);
 	for (i = 0; i < PFT_QUEUE; i++)
 		cm_buf_free(&t->q[i]);
 	cm_buf_free(&t->fill);
-	if (t->pool) { /* the run failed (reported): what is queued is dropped, unseen */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_opool_finish(t->pool);
-	}
-	cm_pfpass_stop(t->pass, &t->ev->passed, NULL); /* (what it had is passed on; the file is not kept) */
 	for (i = 0; t->workers && i < t->threads; i++)
 		cm_pfev_free(t->workers[i]);
 	free(t->workers);
+	cm_pflaneq_free(t->lq);
 	cm_buf_free(&t->batch);
 	cm_pfev_free(t->ev);
 	cm_arena_free(t->arena);
@@ -131,16 +139,15 @@ static int drain(cm_pft *t, int all)
 	return rc;
 }
 
-/* pfseg.c's runs of packets (cm_pfev's emit): what t->out holds, then
- * B, to the passer, B's bytes not copied.  1 when there is no passer. */
-static int emit_run(void *ctx, cm_buf *b)
+/* pfseg.c's batches of packets to write (cm_pfev's emit): what t->out
+ * holds, then W's packets, written and passed on by the passer; the
+ * buffers swapped, none copied.  1 when there is no passer. */
+static int emit_batch(void *ctx, struct cm_pfwrite *w)
 {
 	cm_pft *t = ctx;
 	if (!passer(t))
 		return 1;
-	if (t->out.len && cm_pfpass_put(t->pass, &t->out) < 0)
-		return -1;
-	return b->len && cm_pfpass_put(t->pass, b) < 0 ? -1 : 0;
+	return cm_pfpass_put_batch(t->pass, &t->out, w) < 0 ? -1 : 0;
 }
 
 /* The pool's work: a batch of elements encoded into records. */
@@ -174,10 +181,15 @@ static int put_batch(cm_pft *t)
 	if (!t->batch.len)
 		return 0;
 	if (!t->pool) {
+		/* the lanes: room for every batch the pool holds (its slots:
+		 * the workers and 4 more) */
+		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8);
+		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		for (i = 0; i < t->threads; i++) {
 			t->workers[i] = cm_pfev_new(NULL, t->label);
 			t->workers[i]->dropping = &t->dropping;
+			t->workers[i]->lq = t->lq;
 		}
 		/* the front thread encodes batches too only on few cores: with
 		 * more, a batch it took on held the text back for its length */
@@ -189,6 +201,12 @@ static int put_batch(cm_pft *t)
 	if (t->front_on)
 		t->f_put += cm_thread_cpu_s() - c0;
 	return rc;
+}
+
+/* 1 when the batch holds its share of text (its number aside). */
+static int batch_full(const cm_pft *t)
+{
+	return t->batch.len >= t->batch_max + sizeof t->batch_seq;
 }
 
 /* Not a trace document (only where the JSON writer went wrong): -1. */
@@ -225,9 +243,9 @@ static int elements(cm_pft *t, const char *s, size_t n, size_t *i)
 	int after;
 	size_t k, got = cm_jscan_elements(&t->sc, s, n, i, &start, spans, 256, n, &after);
 	for (k = 0; k < got; k++) {
-		cm_pfbatch_add(&t->batch, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k],
+		cm_pfbatch_add(&t->batch, &t->batch_seq, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k],
 			       t->offset + (int64_t)spans[2 * k]);
-		if (t->batch.len >= t->batch_max && put_batch(t) < 0)
+		if (batch_full(t) && put_batch(t) < 0)
 			return -1;
 	}
 	if (after) { /* the gap after the last is the walk's (S_ELEM_AFTER) */
@@ -353,12 +371,12 @@ int cm_pft_scan(cm_pft *t, const char *s, size_t n)
 			t->st = S_ELEM_AFTER;
 			if (t->elem.len) {
 				cm_buf_put(&t->elem, s + start, i - start);
-				cm_pfbatch_add(&t->batch, t->elem.p, t->elem.len, t->elem_off);
+				cm_pfbatch_add(&t->batch, &t->batch_seq, t->elem.p, t->elem.len, t->elem_off);
 				t->elem.len = 0;
 			} else {
-				cm_pfbatch_add(&t->batch, s + start, i - start, t->elem_off);
+				cm_pfbatch_add(&t->batch, &t->batch_seq, s + start, i - start, t->elem_off);
 			}
-			if (t->batch.len >= t->batch_max && put_batch(t) < 0)
+			if (batch_full(t) && put_batch(t) < 0)
 				return t->failed = 1, -1;
 			break;
 		case S_END:
@@ -377,43 +395,41 @@ int cm_pft_scan(cm_pft *t, const char *s, size_t n)
 static void report(cm_pft *t)
 {
 	const cm_pfev *e = t->ev;
-	double crew = e->crew ? cm_pfcrew_busy(e->crew) : 0;
+	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0;
 	cm_warn(t->label, -1,
 		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
 		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
-		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s; the sequential part "
-		"%.2f s, %.2f s of its CPU (waiting %.2f s for the passer): %.2f s of CPU in order, %.2f s placing lanes, %.2f s waiting for the crew's packets, "
-		"the crew busy %.2f s; bytes passed on (written) in %.2f s",
+		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s, lanes placed in %.2f s (by them, and by the "
+		"sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting %.2f s for the passer): "
+		"%.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets in %.2f s, bytes passed on "
+		"(written) in %.2f s",
 		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
-		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, t->pst.sink, t->s_cpu, t->p_wait, e->in_order, e->lane_wait,
-		e->seg_wait, crew, e->passed);
+		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, lanes, t->pst.sink, t->s_cpu, t->p_wait,
+		e->in_order, e->lane_wait, t->p_wrote, e->passed);
 }
 
 int cm_pft_finish(cm_pft *t)
 {
 	int rc, prc;
 	if (t->wfailed)
-		return -1;
+		return cm_pft_quiesce(t);
 	if (t->front_on && ((t->fill.len && cm_pft_front_push(t) < 0) || cm_pft_front_stop(t) < 0))
-		return t->wfailed = 1, -1;
+		return t->wfailed = 1, cm_pft_quiesce(t);
 	if (t->failed)
-		return -1;
+		return cm_pft_quiesce(t);
 	if (t->st != S_END)
-		return bad(t, t->offset, "the document is not complete");
+		return bad(t, t->offset, "the document is not complete"), cm_pft_quiesce(t);
 	rc = put_batch(t);
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
-	if (rc < 0) {
-		cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
-		t->pass = NULL;
-		return t->failed = 1, -1;
-	}
+	if (rc < 0)
+		return t->failed = 1, cm_pft_quiesce(t);
 	cm_pfev_finish(t->ev);
 	rc = drain(t, 1);
-	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wait);
+	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait);
 	t->pass = NULL;
 	if (prc < 0 || rc < 0)
 		return t->failed = 1, -1;

@@ -49,6 +49,8 @@ struct cm_pft {
 	cm_pfev *ev;      /* the sequential part (the pool's sink) */
 	int threads;      /* workers (cm_pft_threads) */
 	cm_buf batch;     /* elements for the next batch (cm_pfbatch_add) */
+	uint64_t batch_seq; /* the next batch's number */
+	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
 	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's */
 	cm_opool *pool;   /* made with the first batch */
 	int dropping;     /* the run failed: the batches left are dropped unseen */
@@ -76,6 +78,7 @@ struct cm_pft {
 	double t_first;        /* when the first text came */
 	double s_cpu;          /* the sink's CPU (batch_sink) */
 	double p_wait;         /* ... waiting for the passer (pfpass.c) */
+	double p_wrote;        /* the passer's writing of the batches' packets */
 	double f_scan;         /* the front thread's CPU in scan (with the batches it ran: f_cpu) */
 	double f_put;          /* ... of it in cm_opool_put (the batches it ran, when the ring is full) */
 };
@@ -83,6 +86,13 @@ struct cm_pft {
 /* Read the text S[0..N), the next piece of the document: the top level
  * walked, the elements batched (pfstream.c).  0, or -1 after reporting. */
 int cm_pft_scan(cm_pft *t, const char *s, size_t n);
+
+/* The run has failed (reported), or is over: the front thread, the pool
+ * and the passer stopped, what they had left dropped (the passer's passed
+ * on; the file is not kept), so that nothing of the transcoder runs once
+ * its caller has it back (the output's state, which the passer writes,
+ * is the caller's again).  Returns -1. */
+int cm_pft_quiesce(cm_pft *t);
 
 /* The front thread (pffront.c): stop it once it has read what is queued,
  * its error settled (0, or -1 when it failed); queue the chunk filled

@@ -165,13 +165,13 @@ tcase "batches of a few elements: each starts the interning over"
 [ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/batch4.pftrace" |
 	grep -c 'sequence_flags: 1')" -gt 50 ] || fail "50 or fewer clearings"
 same "batches of a few elements, 4 threads" "$tmp/real.json" "$tmp/batch4.pftrace"
-# The lanes of the threads in shards placed on 1 to 4 threads (pfbatch.c;
-# CUPTIMERGE_PFT_SHARD_MIN=1 puts every batch's shards on the threads): the
-# same bytes for any count, and the H200 run's overlaps still on lanes
-# that Perfetto pairs.
+# The lanes of the threads in shards placed on 1 to 4 threads (pflaneq.c:
+# by the workers, each shard's batches in order, whichever thread gets
+# there): the same bytes for any count, and the H200 run's overlaps still
+# on lanes that Perfetto pairs.
 tcase "lanes in shards on 1 to 4 threads: the same bytes"
 for j in 1 2 3 4; do
-	CUPTIMERGE_PFT_BATCH=3000 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j $NOW -w "$FIX/h200_kwindow.json.gz" \
+	CUPTIMERGE_PFT_BATCH=3000 $CUPTIMERGE -q -j $j $NOW -w "$FIX/h200_kwindow.json.gz" \
 		-o "$tmp/shard$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
 	cmp -s "$tmp/shard$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
@@ -181,18 +181,18 @@ same "lanes in shards, 4 threads" "$tmp/h200.json" "$tmp/shard4.pftrace"
 # bytes as the writer's own thread reading it at -j 1.
 tcase "the front thread's chunks of 100 bytes on 2 to 4 threads: the same bytes"
 for j in 2 3 4; do
-	CUPTIMERGE_PFT_CHUNK=100 CUPTIMERGE_PFT_BATCH=3000 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j $NOW \
+	CUPTIMERGE_PFT_CHUNK=100 CUPTIMERGE_PFT_BATCH=3000 $CUPTIMERGE -q -j $j $NOW \
 		-w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
 	cmp -s "$tmp/chunk$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
-# Batches of a few elements of every kind on 1 to 4 threads, with runs of
-# packets on the crew (pfseg.c), batches with a "C" element the one-thread
-# way (pfbatch.c): the state each carries on to the next (the held-back X
-# end, the last X for a flow, the clock) makes the same bytes for any
-# count, and Perfetto shows what it shows for the JSON.
+# Batches of a few elements of every kind on 1 to 4 threads, their packets
+# written by the passer (pfseg.c, from -j 2) or the sink (-j 1): the state
+# each carries on to the next (the held-back X end, the last X for a flow,
+# the clock, a "C" element's values) makes the same bytes for any count,
+# and Perfetto shows what it shows for the JSON.
 tcase "every kind in batches of a few elements, both ways, on 1 to 4 threads: the same bytes"
 for j in 1 2 3 4; do
-	CUPTIMERGE_PFT_BATCH=200 CUPTIMERGE_PFT_SHARD_MIN=1 $CUPTIMERGE -q -j $j -t "$tmp/nomap.json" \
+	CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j $j -t "$tmp/nomap.json" \
 		-o "$tmp/kinds$j.pftrace" "$FIX/pftrace_kinds.json" || fail "-j $j: exit $?"
 	cmp -s "$tmp/kinds$j.pftrace" "$tmp/kinds1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
@@ -202,7 +202,7 @@ same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tm
 tcase "-v: a line on where the encoding's time went"
 $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX/threads_base.json" \
 	2>"$tmp/verr" || fail "exit $?"
-grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
+grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"

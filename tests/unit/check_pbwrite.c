@@ -9,6 +9,8 @@
 #include "pftrace/pfevent.h"
 #include "base/diag.h"
 
+#include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 
 /* B holds exactly the N bytes WANT. */
@@ -407,6 +409,156 @@ START_TEST(lanes_random)
 }
 END_TEST
 
+/* A pid or tid of number text or a string, for cm_pflaneq_key. */
+static cm_jval jv(int type, const char *s)
+{
+	cm_jval v;
+	memset(&v, 0, sizeof v);
+	v.type = (unsigned char)type;
+	v.s = s;
+	v.len = (uint32_t)strlen(s);
+	return v;
+}
+
+static uint64_t key_of(int pt, const char *p, int tt, const char *t)
+{
+	cm_jval pv = jv(pt, p), tv = jv(tt, t);
+	return cm_pflaneq_key(&pv, &tv);
+}
+
+/* The lanes' thread keys: the events of one thread track (pftrack.c's
+ * cm_pf_id: a pid outside 0..2^32-1 is 0, "" is 0, a tid outside it is
+ * the pid shown) have one key, so that their slices share their lanes. */
+START_TEST(laneq_keys)
+{
+	const int N = CM_J_NUM, S = CM_J_STR;
+	ck_assert_uint_eq(key_of(N, "3", N, "5000000000"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "3", N, "-1"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "-1", N, "7"), key_of(N, "0", N, "7"));
+	ck_assert_uint_eq(key_of(N, "99999999999999999999", N, "7"), key_of(N, "0", N, "7"));
+	ck_assert_uint_eq(key_of(S, "", N, "7"), key_of(N, "0", N, "7"));
+	ck_assert_uint_eq(key_of(N, "3", S, ""), key_of(N, "3", N, "0"));
+	ck_assert_uint_eq(key_of(S, "", N, "-4"), key_of(N, "0", N, "0"));
+	/* a string pid: a tid outside is its number shown, from 0x7fff0000 */
+	ck_assert_uint_eq(key_of(S, "Spans", N, "-4"), key_of(S, "Spans", N, "2147418113"));
+	ck_assert_uint_eq(key_of(S, "Spans", S, "x"), key_of(S, "Spans", S, "x"));
+	/* others apart (not needed, but a key a thread spreads them) */
+	ck_assert_uint_ne(key_of(N, "3", N, "4"), key_of(N, "4", N, "3"));
+	ck_assert_uint_ne(key_of(S, "Spans", N, "1"), key_of(S, "Traces", N, "1"));
+	ck_assert_uint_ne(key_of(S, "Spans", N, "-4"), key_of(S, "Spans", N, "4"));
+	ck_assert_uint_ne(key_of(N, "1", N, "2"), key_of(N, "1", N, "3"));
+}
+END_TEST
+
+/* The lanes placed through the queue (pflaneq.c), batches put from four
+ * threads in any order, give each slice the lane that placing them all
+ * in batch order, each shard apart, gives. */
+#define LQ_BATCHES 200
+#define LQ_SLICES 60
+#define LQ_SLOTS 8
+struct lq_test {
+	cm_pflaneq *q;
+	struct cm_pflaneq_job jobs[LQ_BATCHES][LQ_SLICES];
+	uint32_t start[LQ_BATCHES][CM_PF_SHARDS + 1];
+	int next; /* the next batch to put (under mu) */
+	int order[LQ_BATCHES];
+	int put[LQ_BATCHES]; /* put (atomic) */
+	int waited;          /* batches the sink-like loop has waited for (atomic) */
+	pthread_mutex_t mu;
+};
+
+/* A short wait (not sched_yield: on a loaded machine the spinning
+ * threads kept the ones they waited for off the CPUs). */
+static void lq_nap(void)
+{
+	struct timespec ts = {0, 20000};
+	nanosleep(&ts, NULL);
+}
+
+static void *lq_putter(void *arg)
+{
+	struct lq_test *t = arg;
+	for (;;) {
+		int b;
+		pthread_mutex_lock(&t->mu);
+		b = t->next < LQ_BATCHES ? t->order[t->next++] : -1;
+		pthread_mutex_unlock(&t->mu);
+		if (b < 0)
+			return NULL;
+		/* at most LQ_SLOTS batches in flight, as the pool holds */
+		while (b >= __atomic_load_n(&t->waited, __ATOMIC_ACQUIRE) + LQ_SLOTS)
+			lq_nap();
+		cm_pflaneq_put(t->q, (uint64_t)b, t->jobs[b], t->start[b]);
+		__atomic_store_n(&t->put[b], 1, __ATOMIC_RELEASE);
+	}
+}
+
+START_TEST(laneq_order)
+{
+	static struct lq_test t;
+	static struct cm_pflaneq_job flat[LQ_BATCHES][LQ_SLICES];
+	cm_pflanes *ref[CM_PF_SHARDS];
+	pthread_t th[4];
+	uint64_t r = 0x9e3779b9u + (uint64_t)_i;
+	int b, k, s, i;
+	memset(&t, 0, sizeof t);
+	pthread_mutex_init(&t.mu, NULL);
+	t.q = cm_pflaneq_new(LQ_SLOTS); /* its ring goes round many times */
+	for (b = 0; b < LQ_BATCHES; b++) {
+		uint32_t at[CM_PF_SHARDS];
+		for (k = 0; k < LQ_SLICES; k++) { /* nested, overlapping and tied slices on 6 threads */
+			r = r * 6364136223846793005u + 1442695040888963407u;
+			flat[b][k].key = 1000 + (r >> 61) % 6;
+			flat[b][k].b = b * 50 + (int64_t)((r >> 20) % 80);
+			flat[b][k].e = flat[b][k].b + 1 + (int64_t)((r >> 40) % 40);
+			flat[b][k].idx = (uint32_t)k;
+		}
+		memset(t.start[b], 0, sizeof t.start[b]);
+		for (k = 0; k < LQ_SLICES; k++)
+			t.start[b][cm_pflaneq_shard(flat[b][k].key) + 1]++;
+		for (s = 0; s < CM_PF_SHARDS; s++)
+			t.start[b][s + 1] += t.start[b][s], at[s] = t.start[b][s];
+		for (k = 0; k < LQ_SLICES; k++)
+			t.jobs[b][at[cm_pflaneq_shard(flat[b][k].key)]++] = flat[b][k];
+		t.order[b] = b;
+	}
+	/* each four batches in a shuffled order: out of order often, but
+	 * within the slots (or the putters would wait for each other) */
+	for (b = 0; b + 4 <= LQ_BATCHES; b += 4)
+		for (k = 3; k > 0; k--) {
+			int o = (int)((r = r * 6364136223846793005u + 1) >> 33) % (k + 1), x = t.order[b + k];
+			t.order[b + k] = t.order[b + o], t.order[b + o] = x;
+		}
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, lq_putter, &t), 0);
+	/* the sequential part's waits, as the sink's: batch B once every
+	 * batch up to it is put */
+	for (b = 0; b < LQ_BATCHES; b++) {
+		while (!__atomic_load_n(&t.put[b], __ATOMIC_ACQUIRE))
+			lq_nap();
+		cm_pflaneq_wait(t.q, (uint64_t)b);
+		__atomic_store_n(&t.waited, b + 1, __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (s = 0; s < CM_PF_SHARDS; s++)
+		ref[s] = cm_pflanes_new();
+	for (b = 0; b < LQ_BATCHES; b++)
+		for (k = 0; k < LQ_SLICES; k++) {
+			unsigned want = cm_pflanes_place(ref[cm_pflaneq_shard(flat[b][k].key)], flat[b][k].key, flat[b][k].b,
+							 flat[b][k].e);
+			for (i = 0; i < LQ_SLICES && t.jobs[b][i].idx != (uint32_t)k; i++)
+				;
+			ck_assert_int_lt(i, LQ_SLICES);
+			ck_assert_uint_eq(t.jobs[b][i].lane, want);
+		}
+	for (s = 0; s < CM_PF_SHARDS; s++)
+		cm_pflanes_free(ref[s]);
+	cm_pflaneq_free(t.q);
+	pthread_mutex_destroy(&t.mu);
+}
+END_TEST
+
 /* The transcoder's sink: collect the bytes. */
 static int collect(void *ctx, const void *p, size_t n)
 {
@@ -493,6 +645,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
+	tcase_add_test(tc, laneq_keys);
+	tcase_add_loop_test(tc, laneq_order, 0, 8);
 	tcase_add_test(tc, stream);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);

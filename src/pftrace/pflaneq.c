@@ -1,0 +1,209 @@
+/* pflaneq.c - the lanes (pflanes.c) placed batch after batch, shard by
+ * shard, by whichever thread gets there: off the sequential part.
+ *
+ * A thread's lanes depend on its own slices in order, nothing else.  The
+ * threads are shared out among CM_PF_SHARDS shards by a key the workers
+ * work out from the pid and tid alone (cm_pflaneq_key), so a worker that
+ * has encoded batch N can place that batch's slices of a shard as soon as
+ * that shard has placed batch N - 1's: each shard is a chain of its own,
+ * with no barrier between shards or batches.  The 16-core profile of
+ * e3f5bff showed the other way, rounds of a crew in the sequential part
+ * (a round a batch, every shard waited for), pacing the whole output.
+ *
+ * Who places.  A worker, its batch encoded, puts the batch's slices in
+ * the ring (its place: the batch's number) and then places, shard by
+ * shard, whatever is next in order of each shard it can lock at once
+ * (pthread_mutex_trylock: a shard busy is being placed by another, which
+ * goes on through the ring as far as it can).  The sequential part, before
+ * it writes batch N's packets, locks every shard and places what is left
+ * up to N: every batch up to N is in the ring by then (a batch reaches the
+ * sink only after it and all before it were encoded), so nothing is
+ * missed, and a batch a worker left for lack of the lock is placed then.
+ * The ring holds a batch until the sink has taken it, so it needs a place
+ * for every batch the pool may hold (cm_pflaneq_new's SLOTS).
+ *
+ * The lanes are the same for any -j and any timing: each shard places its
+ * slices in batch order, each batch's in the batch's order. */
+#include "config.h"
+#include "pftrace/pfevent.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lq_batch {
+	uint64_t seq1;    /* its number + 1 once it is in the ring (atomic); 0: none */
+	struct cm_pflaneq_job *jobs;
+	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's jobs: [start[s], start[s + 1]) */
+};
+
+struct lq_shard {
+	pthread_mutex_t mu;
+	uint64_t next; /* the batch it places next */
+	cm_pflanes *l;
+	double busy;   /* seconds of placing (for -v) */
+	char pad[64];
+};
+
+struct cm_pflaneq {
+	size_t nring;
+	struct lq_batch *ring;
+	struct lq_shard sh[CM_PF_SHARDS];
+};
+
+cm_pflaneq *cm_pflaneq_new(size_t slots)
+{
+	cm_pflaneq *q = cm_xcalloc(1, sizeof *q);
+	int s;
+	q->nring = slots + 1;
+	q->ring = cm_xcalloc(q->nring, sizeof *q->ring);
+	for (s = 0; s < CM_PF_SHARDS; s++) {
+		pthread_mutex_init(&q->sh[s].mu, NULL);
+		q->sh[s].l = cm_pflanes_new();
+	}
+	return q;
+}
+
+void cm_pflaneq_free(cm_pflaneq *q)
+{
+	int s;
+	if (!q)
+		return;
+	for (s = 0; s < CM_PF_SHARDS; s++) {
+		pthread_mutex_destroy(&q->sh[s].mu);
+		cm_pflanes_free(q->sh[s].l);
+	}
+	free(q->ring);
+	free(q);
+}
+
+/* A 64-bit mix (splitmix64's finalizer). */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xBF58476D1CE4E5B9u;
+	x ^= x >> 27;
+	x *= 0x94D049BB133111EBu;
+	return x ^ (x >> 31);
+}
+
+/* The key of a pid or tid V as the track's key depends on it (pftrack.c's
+ * cm_pf_id): an integer in 0..2^32-1 itself, one outside it OUTSIDE, ""
+ * 0, another string a hash of its bytes with the top bit set; 1 when V
+ * is no id (the sink refuses the event). */
+static uint64_t id_key(const cm_jval *v, uint64_t outside)
+{
+	int64_t x;
+	cm_int big;
+	if (!v)
+		return 1;
+	if (v->type == CM_J_NUM) {
+		if (small_int(v->s, v->len, &x))
+			big = x;
+		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &big))
+			return 1;
+		return big < 0 || big > UINT32_MAX ? outside : (uint64_t)big;
+	}
+	if (v->type == CM_J_STR)
+		return v->len ? cm_pf_hash(v->s, v->len, 0x5157) | (uint64_t)1 << 63 : 0;
+	return 1;
+}
+
+uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid)
+{
+	uint64_t p = id_key(pid, 0), t, k;
+	if (p >> 63) {
+		/* a string pid: a tid outside 0..2^32-1 is its number shown
+		 * (STRING_ID_SHOWN and up, counted in order, not known here):
+		 * those tids and every tid that may be one share a key */
+		uint64_t shown = p ^ 0x7f4a7c15u;
+		t = id_key(tid, shown);
+		if (t < ((uint64_t)1 << 32) && t >= STRING_ID_SHOWN)
+			t = shown;
+	} else {
+		t = id_key(tid, p); /* outside: the pid shown */
+	}
+	k = mix(p * 0x9E3779B97F4A7C15u ^ t);
+	return k ? k : 1;
+}
+
+unsigned cm_pflaneq_shard(uint64_t key)
+{
+	return (unsigned)(key >> 59) % CM_PF_SHARDS;
+}
+
+/* Place shard S's jobs of the ring from its next batch on, as far as the
+ * ring goes and (UPTO not UINT64_MAX) through batch UPTO; the shard's
+ * lock held. */
+static void place_from(cm_pflaneq *q, int s, uint64_t upto)
+{
+	struct lq_shard *sh = &q->sh[s];
+	double t = 0;
+	int timed = 0;
+	while (sh->next <= upto) {
+		const struct lq_batch *b = &q->ring[sh->next % q->nring];
+		uint32_t i;
+		if (__atomic_load_n(&b->seq1, __ATOMIC_ACQUIRE) != sh->next + 1)
+			break;
+		if (!timed)
+			t = cm_now_s(), timed = 1;
+		for (i = b->start[s]; i < b->start[s + 1]; i++)
+			b->jobs[i].lane = cm_pflanes_place(sh->l, b->jobs[i].key, b->jobs[i].b, b->jobs[i].e);
+		/* release: whoever sees the count (cm_pflaneq_wait) sees the lanes */
+		__atomic_store_n(&sh->next, sh->next + 1, __ATOMIC_RELEASE);
+	}
+	if (timed)
+		sh->busy += cm_now_s() - t;
+}
+
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start)
+{
+	struct lq_batch *b = &q->ring[seq % q->nring];
+	int s;
+	b->jobs = jobs;
+	memcpy(b->start, start, sizeof b->start);
+	__atomic_store_n(&b->seq1, seq + 1, __ATOMIC_RELEASE);
+	/* each shard this batch is next for and no one holds, and on */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* (the batch seen before the lock tried: see below) */
+	for (s = 0; s < CM_PF_SHARDS; s++) {
+		struct lq_shard *sh = &q->sh[s];
+		while (!pthread_mutex_trylock(&sh->mu)) {
+			uint64_t next;
+			place_from(q, s, UINT64_MAX);
+			pthread_mutex_unlock(&sh->mu);
+			/* a batch put while this thread held the lock, by a thread
+			 * whose trylock failed, is this one's to place: looked for
+			 * after the unlock (the fences: that thread's batch or this
+			 * one's unlock is seen by the other), else the sink would */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			next = __atomic_load_n(&sh->next, __ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&q->ring[next % q->nring].seq1, __ATOMIC_ACQUIRE) != next + 1)
+				break;
+		}
+	}
+}
+
+void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq)
+{
+	int s;
+	for (s = 0; s < CM_PF_SHARDS; s++) {
+		struct lq_shard *sh = &q->sh[s];
+		if (__atomic_load_n(&sh->next, __ATOMIC_ACQUIRE) > seq)
+			continue; /* (it only grows; what it placed is seen once the lock is taken) */
+		pthread_mutex_lock(&sh->mu);
+		place_from(q, s, seq);
+		pthread_mutex_unlock(&sh->mu);
+	}
+}
+
+double cm_pflaneq_busy(cm_pflaneq *q)
+{
+	double b = 0;
+	int s;
+	for (s = 0; s < CM_PF_SHARDS; s++) {
+		pthread_mutex_lock(&q->sh[s].mu);
+		b += q->sh[s].busy;
+		pthread_mutex_unlock(&q->sh[s].mu);
+	}
+	return b;
+}
