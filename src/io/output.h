@@ -56,8 +56,9 @@ int cm_output_pipe_closed(const cm_output *out);
 
 /* Finish: with OK, flush, end the gzip stream, (with --sync) fsync, close
  * (checked), and give the temporary file the name PATH (or its symlink's
- * target) atomically (with --sync, then fsync its directory); without OK (or on any failure), drop the temporary file and
- * leave PATH untouched (a device or FIFO may have had part of the output).
+ * target) atomically (with --sync, then fsync its directory); without OK
+ * (or on any failure), drop the temporary file and leave PATH untouched
+ * (a device or FIFO may have had part of the output).
  * Returns 0 on success, 1 when the reader of standard output (or of a
  * FIFO) went away (nothing reported), -1 after reporting an error.  Frees
  * OUT. */
