@@ -4,7 +4,7 @@
  * both, and its directory is synced after the name.  Either way the file
  * has the bytes written, and a failed close leaves the old file alone.
  * fsync, fdatasync and sync_file_range are wrapped (-Wl,--wrap, see
- * tests/Makefile.inc): counted, then done. */
+ * tests/Makefile.inc): counted, then done; close, to fail as NFS's can. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* sync_file_range */
 #endif
@@ -12,6 +12,7 @@
 #include "io/output.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -24,6 +25,25 @@ int __real_sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags);
 int __wrap_fsync(int fd);
 int __wrap_fdatasync(int fd);
 int __wrap_sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags);
+int __real_close(int fd);
+int __wrap_close(int fd);
+
+/* 1: close(2) of a regular file of 4 MiB (the output: write_out's size)
+ * fails with EIO after closing it, as NFS's close reports a write error
+ * that the write-back met (no fsync came first to find it). */
+static int fail_close;
+
+int __wrap_close(int fd)
+{
+	struct stat st;
+	int hit = fail_close && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 4 << 20;
+	int rc = __real_close(fd);
+	if (hit) {
+		errno = EIO;
+		return -1;
+	}
+	return rc;
+}
 
 int __wrap_fsync(int fd)
 {
@@ -160,6 +180,35 @@ START_TEST(test_failed_keeps_old)
 }
 END_TEST
 
+/* Without fsync, close(2) is where a delayed write error can show: it is
+ * checked before the file is named (a dup names it: output.c's
+ * close_unnamed), so a failed close leaves the old file and nothing else,
+ * with O_TMPFILE and with the named temporary file. */
+START_TEST(test_close_error)
+{
+	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300], buf[16];
+	int fd;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/out.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "old\n", 4), 4);
+	close(fd);
+	setenv("CUPTIMERGE_NO_TMPFILE", _i ? "1" : "0", 1);
+	fail_close = 1;
+	ck_assert_int_eq(write_out(dir, 1, -1, 1), -1);
+	fail_close = 0;
+	ck_assert_int_eq(entries(dir), 1);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(read(fd, buf, sizeof buf), 4);
+	close(fd);
+	ck_assert(!memcmp(buf, "old\n", 4));
+	unsetenv("CUPTIMERGE_NO_TMPFILE");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -167,6 +216,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_default_and_sync, 0, 2);
 	tcase_add_loop_test(tc, test_failed_keeps_old, 0, 2);
+	tcase_add_loop_test(tc, test_close_error, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
