@@ -132,10 +132,13 @@ START_TEST(test_default_and_sync)
 			ck_assert_int_eq(n_fsync, 2); /* the file, then its directory */
 			ck_assert_int_eq(fsync_dir, 1);
 			ck_assert_int_eq(n_fdatasync, 0);
-			if (z < 0) { /* 4 MiB plain: the write-back started on the way */
-				ck_assert_int_gt(n_range, 0);
+			if (z < 0) /* 4 MiB plain */
 				ck_assert_int_eq(size_of(dir), 4 << 20);
-			}
+			/* the write-back started on the way: by the writer at 1
+			 * thread (at 4 its thread may not have started a step
+			 * before the end, and the fsync does it all) */
+			if (z < 0 && threads[t] == 1)
+				ck_assert_int_gt(n_range, 0);
 			ck_assert_int_eq(entries(dir), 1);
 		}
 	cm_output_set_sync(0);
