@@ -26,7 +26,7 @@
  * say so).
  *
  * Atomic is not durable: by default the finished file is named without
- * fsync(2), as gzip, zstd, cp and sort -o name theirs, so a power cut soon
+ * fsync(2), as gzip, zstd, cp and sort -o leave theirs, so a power cut soon
  * after the run may lose a file that a crash of the run never could.
  * Durability is --sync's (cm_output_set_sync, gzip's --synchronous): the
  * file's write-back started as it is written (writeback.c), fsync before
@@ -46,10 +46,10 @@
  *
  * From 4 jobs up the bytes, plain or compressed, go through a writing
  * thread (outwriter.c) instead of write_all: the callers copy them into
- * its buffers and go on while it pays write(2)'s copy, and with --sync an
- * -o file's write-back has a thread of its own (writeback.c).  A write error found
- * there is reported by the next call here, on the caller's thread, as
- * write_all would have. */
+ * its buffers and go on while it pays write(2)'s copy, and with --sync
+ * an -o file's write-back has a thread of its own (writeback.c).  A write
+ * error found there is reported by the next call here, on the caller's
+ * thread, as write_all would have. */
 #include "config.h"
 #include "io/output.h"
 #include "io/outname.h"
