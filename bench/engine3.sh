@@ -177,9 +177,9 @@ for r in $(seq "$REPEAT"); do
 done
 if [ "${#ROWS[@]}" -gt 0 ]; then
 echo
-printf '| %-34s | %8s | %8s | %s\n' run "best s" "median s" "all s"
+printf '| %-40s | %8s | %8s | %s\n' run "best s" "median s" "all s"
 for i in "${!ROWS[@]}"; do
-	printf '| %-34s | %8s | %8s | %s\n' "${ROWS[$i]}" "$(best "$i")" "$(median "$i")" \
+	printf '| %-40s | %8s | %8s | %s\n' "${ROWS[$i]}" "$(best "$i")" "$(median "$i")" \
 		"$( [ -s "$WORK/t.$i" ] && paste -sd' ' "$WORK/t.$i" || true)"
 done
 
