@@ -3,6 +3,7 @@
 # in one run.
 #
 # Usage: bench/cut.sh [--ops N] [--repeat N] [--seed N] [--cuptimerge PATH] [--base PATH] [--split-only]
+#                     [--sync]
 #
 # Makes (once; cached in $BENCH_DIR, default /tmp/cuptimerge-bench/cut) a gen_trace pair of
 # N profiled ops (default 200,000: a ~80 MB CPU trace, --pretty --devices 2, as bench.sh),
@@ -14,12 +15,16 @@
 #   merged trace (made once, before the rounds) alone: copied, and --split=steps:K into at
 #   most 64 files (K: the steps over 60, rounded up), to $dir/split/; and the merge itself
 #   split in its own pass (-w, --split=steps:K, to $dir/msplit/), against the plain merge and
-#   the two-step cut to a file (-o out.json: each synced and renamed, as a split's files are).
+#   the two-step cut to a file (-o out.json: each atomic and not synced, as a split's files
+#   are by default; with --sync, every row's files synced alike, as cuptimerge --sync does).
 # Each row also gets the user + system CPU seconds of its fastest round (%U + %S).
 # --base PATH: an older binary, whose plain merge and merge --split to files run in the same
 # rounds, taking turns with the others (so that one run compares two builds).
 # --split-only: only the merge --split rows and the plain merge to a file (and --base's), and
-# the split with its files' write-back left to the kernel (CUPTIMERGE_WRITEBACK=0).
+# the split with --sync with its files' write-back left to the kernel until each file's fsync
+# (CUPTIMERGE_WRITEBACK=0; without --sync nothing is synced, and the setting means nothing).
+# --sync: pass --sync to every row (--base's too, which must know it), so that the rows stay
+# like for like: the files of a split and the plain merge's file all synced.
 # The 1 GB pair of issue 24 (2,520,000 ops: a 1 GB CPU trace and a 1.5 GB window, as
 # bench/bench.sh's 1G) on the 16-core GPU machine, from a folder CARRY as bench/gpu-machine.sh
 # describes it (the binary, its libraries, GNU time, shared/tools/gen_trace):
@@ -37,7 +42,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge base='' only=''
+ops=200000 repeat=3 seed=1 cm=$top/src/cuptimerge base='' only='' sync=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ops) ops=$2; shift 2 ;;
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--cuptimerge) cm=$2; shift 2 ;;
 	--base) base=$2; shift 2 ;;
 	--split-only) only=1; shift ;;
+	--sync) sync=--sync; shift ;;
 	*) echo "bench/cut.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -85,7 +91,7 @@ if [ -n "$only" ]; then # the plain merge to a file and the merge's split, plain
 	keep=(11 13 14 3)
 	nl=() nc=()
 	for i in "${keep[@]}"; do nl+=("${labels[$i]}"); nc+=("${cmds[$i]}"); done
-	labels=("${nl[@]}" "merge --split, write-back off") cmds=("${nc[@]}" "${nc[1]}") bins=()
+	labels=("${nl[@]}" "merge --split --sync, wb off") cmds=("${nc[@]}" "--sync ${nc[1]}") bins=()
 	for i in "${!cmds[@]}"; do bins[i]=$cm pre[i]=''; done
 	pre[${#cmds[@]} - 1]="env CUPTIMERGE_WRITEBACK=0"
 fi
@@ -99,7 +105,7 @@ declare -a best bestkb bestcpu
 for _ in $(seq "$repeat"); do
 	for i in "${!cmds[@]}"; do
 		# shellcheck disable=SC2086
-		/usr/bin/time -f "%e %M %U %S" -o "$dir/time" ${pre[$i]} "${bins[$i]}" -q ${cmds[$i]} >/dev/null ||
+		/usr/bin/time -f "%e %M %U %S" -o "$dir/time" ${pre[$i]} "${bins[$i]}" -q $sync ${cmds[$i]} >/dev/null ||
 			{ echo "${labels[$i]}: failed" >&2; exit 1; }
 		read -r s kb us ss <"$dir/time"
 		if [ -z "${best[$i]:-}" ] || awk -v a="$s" -v b="${best[$i]}" 'BEGIN { exit !(a < b) }'; then

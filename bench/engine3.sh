@@ -7,8 +7,10 @@
 #
 # For the largest size (the 1 GB pair: gen_trace --pretty --devices 2, 2,520,000 ops a GB,
 # generated once into $BENCH_DIR/inputs as bench/bench.sh does, so both scripts share it):
-#   -o /dev/null at the default -j, -o out.json, > out.json (a shell redirect), -o out.json
-#   with CUPTIMERGE_WRITEBACK=0 (the fsync at the end doing all the writing), -o out.json.gz,
+#   -o /dev/null at the default -j, -o out.json (atomic, not synced: the default), > out.json
+#   (a shell redirect), -o out.json --sync (durable: write-back started early, fsync before the
+#   name), the same with CUPTIMERGE_WRITEBACK=0 (the fsync at the end doing all the writing),
+#   -o out.json.gz,
 #   the same -o /dev/null and -o out.json under taskset on two CPUs, -j N for each --jobs
 #   count (the scaling curve), json_reformat -m on the CPU trace (the yardstick), and dd of
 #   the output's size to the output's disk (through the page cache, and with conv=fsync);
@@ -157,7 +159,8 @@ for s in $SIZES; do
 	row "$s -o /dev/null" "\"\$CMB\" -o /dev/null $c"
 	row "$s -o out.json" "\"\$CMB\" -o \"\$WORK/out.json\" $c"
 	row "$s > out.json" "\"\$CMB\" $c > \"\$WORK/redirect.json\""
-	row "$s -o out.json, write-back off" "CUPTIMERGE_WRITEBACK=0 \"\$CMB\" -o \"\$WORK/out.json\" $c"
+	row "$s -o out.json --sync" "\"\$CMB\" --sync -o \"\$WORK/out.json\" $c"
+	row "$s -o out.json --sync, write-back off" "CUPTIMERGE_WRITEBACK=0 \"\$CMB\" --sync -o \"\$WORK/out.json\" $c"
 	row "$s -o out.json.gz" "\"\$CMB\" -o \"\$WORK/out.json.gz\" $c"
 	row "$s taskset -o out.json" "taskset -c $two \"\$CMB\" -o \"\$WORK/out.json\" $c"
 	for j in $JOBS; do row "$s -j $j" "\"\$CMB\" -j $j -o /dev/null $c"; done
@@ -174,15 +177,16 @@ for r in $(seq "$REPEAT"); do
 done
 if [ "${#ROWS[@]}" -gt 0 ]; then
 echo
-printf '| %-34s | %8s | %8s | %s\n' run "best s" "median s" "all s"
+printf '| %-40s | %8s | %8s | %s\n' run "best s" "median s" "all s"
 for i in "${!ROWS[@]}"; do
-	printf '| %-34s | %8s | %8s | %s\n' "${ROWS[$i]}" "$(best "$i")" "$(median "$i")" \
+	printf '| %-40s | %8s | %8s | %s\n' "${ROWS[$i]}" "$(best "$i")" "$(median "$i")" \
 		"$( [ -s "$WORK/t.$i" ] && paste -sd' ' "$WORK/t.$i" || true)"
 done
 
 # ---- targets (issue 30), on the best of each row ----
 L=$LARGEST
 dn=$(find_row "$L -o /dev/null") of=$(find_row "$L -o out.json") rd=$(find_row "$L > out.json")
+os=$(find_row "$L -o out.json --sync")
 ts=$(find_row "$L taskset -o /dev/null")
 echo
 echo "| target | measured | limit | verdict |"
@@ -193,6 +197,8 @@ verdict() { # NAME VALUE OP LIMIT
 	printf '| %s | %s | %s %s | %s |\n' "$1" "${2:-not measured}" "$3" "$4" "$v"
 }
 verdict "$L: -o out.json / > out.json" "$(ratio "$of" "$rd")" "<=" 1.10
+# for information: what durability costs (--sync is opt-in; the target is the default -o's)
+echo "| ($L: -o out.json --sync / > out.json, for information) | $(ratio "$os" "$rd") | | |"
 verdict "$L: default -j, -o /dev/null (s)" "$dn" "<=" 1.20
 verdict "$L: taskset two CPUs / default -j" "$(ratio "$ts" "$dn")" ">=" 5.0
 for s in $SIZES; do

@@ -64,6 +64,8 @@ static void usage(FILE *f)
 	      "                         replaced atomically (a symlink's target), a device\n"
 	      "                         or FIFO written through; gzip when FILE ends in .gz\n"
 	      "  -z, --gzip[=LEVEL]     gzip the output (LEVEL 0-9, default 1)\n"
+	      "      --sync             make the output durable: fsync it (and its\n"
+	      "                         directory) before the run ends\n"
 	      "      --format=FORMAT    json, or perfetto: Perfetto's protobuf trace\n"
 	      "                         (default: perfetto when FILE ends in .pftrace\n"
 	      "                         or .pftrace.gz, else json)\n"
@@ -113,7 +115,7 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT,
-       OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT };
+       OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT, OPT_SYNC };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant). */
@@ -218,6 +220,7 @@ int main(int argc, char **argv)
 		{"steps", required_argument, NULL, OPT_STEPS},
 		{"range", required_argument, NULL, OPT_RANGE},
 		{"split", required_argument, NULL, OPT_SPLIT},
+		{"sync", no_argument, NULL, OPT_SYNC},
 		{"jobs", required_argument, NULL, 'j'},
 		{"memory", required_argument, NULL, OPT_MEMORY},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -302,6 +305,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: opt.force = 1; break;
+		case OPT_SYNC: cm_output_set_sync(1); break; /* every output opened from here on */
 		case OPT_CLIP: opt.clip = 1; break;
 		case OPT_STEPS:
 			if (opt.cut || parse_steps(optarg, &opt.steps_a, &opt.steps_b) < 0)

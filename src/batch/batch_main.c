@@ -46,6 +46,8 @@ static void usage(FILE *f)
 	      "                         pass the cut on to each rank (cuptimerge(1))\n"
 	      "      --cuptimerge=PATH  the cuptimerge to run (default: the one beside this\n"
 	      "                         program, else cuptimerge on PATH)\n"
+	      "      --sync             make each output and the joblog durable: pass\n"
+	      "                         --sync on to each merge (cuptimerge(1))\n"
 	      "  -q, --quiet            no warnings, no progress\n"
 	      "      --progress         show progress even when stderr is not a terminal\n"
 	      "      --no-progress      never show progress\n"
@@ -177,7 +179,8 @@ static void keys_line(const cm_bplan *p, const char *what, int ran)
 		fprintf(stderr, " ... (%zu in all)", n);
 }
 
-enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE };
+enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE,
+       OPT_SYNC };
 
 int main(int argc, char **argv)
 {
@@ -192,6 +195,7 @@ int main(int argc, char **argv)
 		{"clip", no_argument, NULL, OPT_CLIP},
 		{"steps", required_argument, NULL, OPT_STEPS},
 		{"range", required_argument, NULL, OPT_RANGE},
+		{"sync", no_argument, NULL, OPT_SYNC},
 		{"cuptimerge", required_argument, NULL, OPT_CUPTIMERGE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
@@ -200,12 +204,12 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *merge_args[2] = {NULL, NULL}, *all_args[2] = {NULL, NULL};
+	const char *merge_args[2] = {NULL, NULL}, *all_args[3] = {NULL, NULL, NULL};
 	char cut_opt[256 + 16]; /* --steps=... or --range=..., passed on */
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
-	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
+	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, sync = 0, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0, interrupted = 0, notstarted = 0;
 	cm_bplan plan;
 	char **extra = NULL;
@@ -260,6 +264,7 @@ int main(int argc, char **argv)
 			snprintf(cut_opt, sizeof cut_opt, "--%s=%s", c == OPT_STEPS ? "steps" : "range", optarg);
 			all_args[0] = cut_opt;
 			break;
+		case OPT_SYNC: sync = 1; break;
 		case OPT_CUPTIMERGE: cm_opt = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
@@ -281,6 +286,10 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
 	if (jobs == 0)
 		jobs = cm_cpus_available();
+	/* --sync: every merge's output (its --sync), and what the batch writes */
+	if (sync)
+		all_args[all_args[0] ? 1 : 0] = "--sync";
+	cm_brun_set_sync(sync);
 	cm_diag_set_quiet(quiet);
 	cm_progress_enable(!quiet && (prog < 0 ? isatty(2) : prog));
 	/* beside the manifest only when it is a file: "-", /dev/stdin, a pipe

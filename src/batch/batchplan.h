@@ -102,6 +102,11 @@ int cm_bjoblog_lock(const char *joblog);
 int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra, const char *const *merge_args,
 	    const char *const *all_args, int jobs, const char *joblog, int logfd);
 
+/* ON 1 (--sync): cm_bjoblog_lock and cm_brun make what they write durable:
+ * the joblog's name and each of its lines, the output directories they
+ * make (the merges get --sync from the caller, for their outputs). */
+void cm_brun_set_sync(int on);
+
 /* "SIGINT", "SIGTERM" or "SIGHUP" for SIG, for messages. */
 const char *cm_bsig_name(int sig);
 

@@ -32,7 +32,40 @@ struct slot {
 	double t0;
 };
 
-/* mkdir -p the directory part of PATH; errors show up when the merge opens it. */
+/* --sync (cm_brun_set_sync): the directories made, the joblog's lines. */
+static int run_sync;
+
+void cm_brun_set_sync(int on) { run_sync = on; }
+
+/* fsync the directory that holds PATH (a file or a directory), so that a
+ * name made in it survives a power cut.  0, or -1 with errno (EINVAL and
+ * EROFS, a file system that cannot or need not, are no error). */
+static int sync_parent(const char *path)
+{
+	char *d = cm_xstrdup(path), *s = strrchr(d, '/');
+	int fd, rc = 0;
+	if (!s)
+		strcpy(d, ".");
+	else
+		s[s == d] = 0;
+	fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (fsync(fd) < 0 && errno != EINVAL && errno != EROFS))
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	free(d);
+	return rc;
+}
+
+/* mkdir -p the directory part of PATH; errors show up when the merge opens
+ * it.  With --sync, a directory made here is synced into its parent (the
+ * merge syncs its own file's directory; the ones above are ours). */
+static void mkdir_one(const char *d)
+{
+	if (mkdir(d, 0777) == 0 && run_sync)
+		sync_parent(d); /* best effort, as the mkdir */
+}
+
 static void make_parent(const char *path)
 {
 	char *d = cm_xstrdup(path), *s;
@@ -41,10 +74,10 @@ static void make_parent(const char *path)
 		for (char *c = d + 1; *c; c++)
 			if (*c == '/') {
 				*c = 0;
-				mkdir(d, 0777);
+				mkdir_one(d);
 				*c = '/';
 			}
-		mkdir(d, 0777);
+		mkdir_one(d);
 	}
 	free(d);
 }
@@ -73,7 +106,9 @@ static char *last_line(int fd)
 
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
 
-/* One joblog line for R; flushed, so an interrupted batch keeps its lines. */
+/* One joblog line for R; flushed, so an interrupted batch keeps its lines
+ * (with --sync, on the disk: a line that says a rank is merged outlives a
+ * power cut, as that rank's output does). */
 static int log_rank(FILE *log, const cm_brank *r)
 {
 	char status[16] = "-";
@@ -82,7 +117,9 @@ static int log_rank(FILE *log, const cm_brank *r)
 		snprintf(status, sizeof status, "%d", r->ran ? r->status : 0);
 	fprintf(log, "%s\t%s\t%s\t%s\t%s\t%.3f\t%ld\t%s\n", r->key, or_dash(r->trace), or_dash(r->window),
 		or_dash(r->output), status, r->seconds, r->rss_kb, or_dash(msg));
-	return fflush(log) ? -1 : 0;
+	if (fflush(log))
+		return -1;
+	return run_sync && fdatasync(fileno(log)) < 0 && errno != EINVAL && errno != EROFS ? -1 : 0;
 }
 
 /* The length of a NULL-terminated option list (0 for NULL). */
@@ -157,6 +194,10 @@ int cm_bjoblog_lock(const char *joblog)
 	make_parent(joblog);
 	if ((fd = open(joblog, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
 		return cm_fail(CM_EXIT_IO, joblog, -1, "cannot write the joblog: %s", strerror(errno));
+	if (run_sync && sync_parent(joblog) < 0) { /* its name, were it new */
+		close(fd);
+		return cm_fail(CM_EXIT_IO, joblog, -1, "cannot sync the joblog's directory: %s", strerror(errno));
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	if (errno == EWOULDBLOCK || errno == EINTR) {

@@ -38,6 +38,13 @@ typedef struct cm_output_codec {
  * gets it without asking).  CODEC must outlive those outputs. */
 void cm_output_set_codec(const cm_output_codec *codec);
 
+/* ON 1: every output opened after this call is durable (--sync): an -o
+ * file's write-back starts as it is written (writeback.h), it is fsync'd
+ * before it takes its name and its directory after; a device, or standard
+ * output that is a regular file or a block device, is fsync'd at the end.
+ * ON 0 (the default): atomic only, nothing synced (output.c says why). */
+void cm_output_set_sync(int on);
+
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
@@ -47,10 +54,11 @@ int cm_output_write(cm_output *out, const void *data, size_t len);
  * away (EPIPE): stop quietly. */
 int cm_output_pipe_closed(const cm_output *out);
 
-/* Finish: with OK, flush, end the gzip stream, sync, and give the temporary
- * file the name PATH (or its symlink's target) atomically, then close
- * (checked); without OK (or on any failure), drop the temporary file and
- * leave PATH untouched (a device or FIFO may have had part of the output).
+/* Finish: with OK, flush, end the gzip stream, (with --sync) fsync, close
+ * (checked), and give the temporary file the name PATH (or its symlink's
+ * target) atomically (with --sync, then fsync its directory); without OK
+ * (or on any failure), drop the temporary file and leave PATH untouched
+ * (a device or FIFO may have had part of the output).
  * Returns 0 on success, 1 when the reader of standard output (or of a
  * FIFO) went away (nothing reported), -1 after reporting an error.  Frees
  * OUT. */

@@ -112,9 +112,10 @@ static int knob(const char *name, int deflt)
 	return v && !strcmp(v, "0") ? 0 : v && !strcmp(v, "1") ? 1 : deflt;
 }
 
-/* With 4 jobs or more, a writing thread and, for an -o file, a write-back
- * thread; with fewer, every core is busy making the output already, and a
- * thread more would only add its switching and the copy.  The writing
+/* With 4 jobs or more, a writing thread and, for an -o file with --sync
+ * (WB follows one: output.c), a write-back thread; with fewer, every core
+ * is busy making the output already, and a thread more would only add its
+ * switching and the copy.  The writing
  * thread only where write(2) copies: a file (an -o file, or standard
  * output redirected to one), a pipe or a socket; not a device such as
  * /dev/null, where nothing is copied.  A failure to make either thread

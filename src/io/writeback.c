@@ -1,10 +1,12 @@
-/* writeback.c - write-back started behind the writer of an -o file.
+/* writeback.c - write-back started behind the writer of an -o file, with --sync.
  *
- * -o FILE promises a file that is on the disk before it takes FILE's name
- * (output.c: fsync, then link or rename).  Left to the kernel, the pages of
- * a 2.3 GB output stay dirty until that fsync (its own write-back starts
- * only once the dirty pages pass a share of memory, dirty_background_ratio,
- * far more than 2.3 GB on a machine of 128 GB), which then wrote them all
+ * -o FILE --sync promises a file that is on the disk before it takes
+ * FILE's name (output.c: fsync, then link or rename); a plain -o FILE
+ * promises only atomicity, and none of this runs for it (output.c).  Left
+ * to the kernel, the pages of a 2.3 GB output stay dirty until that fsync
+ * (its own write-back starts only once the dirty pages pass a share of
+ * memory, dirty_background_ratio, far more than 2.3 GB on a machine of
+ * 128 GB), which then wrote them all
  * while the run had nothing else to do: a second on the 16-core machine
  * (issue 30), where `> FILE`, which does not sync, was 1.4 times as fast.
  * So the writer hands each step of STEP bytes to the disk as soon as it is

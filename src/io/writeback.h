@@ -1,5 +1,6 @@
-/* writeback.h - write-back started behind the writer of an -o file, so that
- * the fsync(2) that ends the run finds little left to write. */
+/* writeback.h - write-back started behind the writer of an -o file with
+ * --sync, so that the fsync(2) that ends the run finds little left to
+ * write. */
 #ifndef CM_WRITEBACK_H
 #define CM_WRITEBACK_H
 
