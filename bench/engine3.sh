@@ -3,7 +3,7 @@
 #
 # Usage: bench/engine3.sh [--size 1G] [--sizes "200M 1G"] [--seed N] [--repeat N]
 #                         [--jobs "1 2 4 8 12 16 24"] [--cuptimerge PATH] [--carry DIR]
-#                         [--pipe SIZE] [--pipe-limit SECONDS] [--pipe-only]
+#                         [--pipe SIZE] [--pipe-limit SECONDS] [--pipe-only] [--base PATH]
 #
 # For the largest size (the 1 GB pair: gen_trace --pretty --devices 2, 2,520,000 ops a GB,
 # generated once into $BENCH_DIR/inputs as bench/bench.sh does, so both scripts share it):
@@ -24,6 +24,8 @@
 # fastest and the median.  Before each timed run the disk is synced (untimed), so that one
 # run's dirty pages are not another's cost.
 # At the end the targets of issue 30 as ratios of rows of this run: met / not met.
+# --base PATH: an older binary (issue 30's "today" was 718cce1) whose default -j -o /dev/null
+#   runs in the same rounds, for the target "0.6x today's time in the same run".
 # --pipe SIZE (e.g. 10G): also the streaming case zcat | cuptimerge | gzip -1 on a pair of
 #   SIZE made gzip'd by gen_trace (cached; generation at about 30k ops/s takes ~14 min for
 #   10G, so run it once alone first: it stops at --pipe-limit and says so), each step under
@@ -39,7 +41,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 PIPE_ONLY=0 SIZES="" SIZE=1G SEED=1 REPEAT=3 JOBS="1 2 4 8 12 16 24" CARRY="" PIPE="" PIPE_LIMIT=540
-CM=""
+CM="" BASE=""
 usage() { sed -n '4,6p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--repeat) REPEAT=$2; shift 2 ;;
 	--jobs) JOBS=$2; shift 2 ;;
 	--cuptimerge) CM=$2; shift 2 ;;
+	--base) BASE=$2; shift 2 ;;
 	--carry) CARRY=$(cd "$2" && pwd); shift 2 ;;
 	--pipe) PIPE=$2; shift 2 ;;
 	--pipe-limit) PIPE_LIMIT=$2; shift 2 ;;
@@ -85,6 +88,11 @@ trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 cp "$CM" "$WORK/cuptimerge"  # a rebuild meanwhile does not change what is measured
 CMB=$WORK/cuptimerge
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || die "$BASE: not executable"
+	cp "$BASE" "$WORK/cuptimerge-base"
+fi
+CMBASE=$WORK/cuptimerge-base
 FAILED=0
 # the first two CPUs this shell may use ("0-15" -> 0,1; "3,5-7" -> 3,5)
 two=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //' | awk -F, '{ for (i = 1; i <= NF && n < 2; i++) {
@@ -144,6 +152,7 @@ echo "# engine3.sh: issue 30's figures, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1))," \
 	"load $(cut -d ' ' -f 1-3 /proc/loadavg); two CPUs for taskset: $two"
 echo "binary:  $CM ($("$CMB" --version | head -n 1)); repeat $REPEAT, rows taking turns"
+[ -z "$BASE" ] || echo "base:    $BASE"
 [ "$PIPE_ONLY" = 0 ] || [ -n "$PIPE" ] || die "--pipe-only needs --pipe SIZE"
 [ "$PIPE_ONLY" = 0 ] || SIZES=""
 LARGEST="" lb=0
@@ -157,6 +166,7 @@ for s in $SIZES; do
 	[ -z "$JR" ] || row "$s json_reformat -m" "\"\$JR\" -m < '$cpu'"
 	[ "$s" = "$LARGEST" ] || continue
 	row "$s -o /dev/null" "\"\$CMB\" -o /dev/null $c"
+	[ -z "$BASE" ] || row "$s -o /dev/null, base" "\"\$CMBASE\" -o /dev/null $c"
 	row "$s -o out.json" "\"\$CMB\" -o \"\$WORK/out.json\" $c"
 	row "$s > out.json" "\"\$CMB\" $c > \"\$WORK/redirect.json\""
 	row "$s -o out.json --sync" "\"\$CMB\" --sync -o \"\$WORK/out.json\" $c"
@@ -200,6 +210,8 @@ verdict "$L: -o out.json / > out.json" "$(ratio "$of" "$rd")" "<=" 1.10
 # for information: what durability costs (--sync is opt-in; the target is the default -o's)
 echo "| ($L: -o out.json --sync / > out.json, for information) | $(ratio "$os" "$rd") | | |"
 verdict "$L: default -j, -o /dev/null (s)" "$dn" "<=" 1.20
+[ -z "$BASE" ] || verdict "$L: default -j, -o /dev/null / the base's ($BASE)" \
+	"$(ratio "$dn" "$(find_row "$L -o /dev/null, base")")" "<=" 0.60
 verdict "$L: taskset two CPUs / default -j" "$(ratio "$ts" "$dn")" ">=" 5.0
 for s in $SIZES; do
 	verdict "$s, two CPUs: json_reformat -m / merge" \
