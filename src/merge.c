@@ -622,6 +622,8 @@ static void report(const struct merge *m)
 		(double)st.index_bytes / 1e6, (double)st.table_bytes / 1e6,
 		m->win_careful ? "careful" : "parallel", m->plan.careful ? "careful" : "parallel",
 		tables);
+	if (m->opt->split_n)
+		cm_msplit_verbose(&m->split);
 	if (m->opt->cut)
 		cm_warn(NULL, -1, "cut to %.3f-%.3f us: %llu CPU events kept, %llu cut", m->cut.lo, m->cut.hi,
 			(unsigned long long)m->cut.kept, (unsigned long long)m->cut.cut);
