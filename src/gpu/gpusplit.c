@@ -153,16 +153,17 @@ static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm
 
 /* What the plain plan judges of R whatever the cut (gpurules.c's rule):
  * its extent when drawn uncut, into [*LO, *HI], as gpuplan.c's cut_extent
- * notes it; its deferred error, and with THREAD an API call's thread
- * lookup, which can fail (a record that a group's plan part reads next
- * is looked up there, with the same report: a hash lookup a call, twice,
- * was a tenth of the deal's CPU).  0, or -1 after a report. */
-static int record_uncut(cm_gpu *g, const cm_gpurec *r, int thread, double *lo, double *hi)
+ * notes it; its deferred error, and an API call's thread lookup, which
+ * can fail.  (Not for a record that a group's plan part reads next: the
+ * part looks up its thread, with the same report, and its extent is the
+ * part's.  A hash lookup a call and the extent's arithmetic, twice, were
+ * a sixth of the deal's CPU.)  0, or -1 after a report. */
+static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 {
 	cm_int start, end, tid;
 	int fell, drawn;
 	double ts, dur;
-	if (thread && (r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) && gpu_api_thread(g, r, &tid, &fell) < 0)
+	if ((r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) && gpu_api_thread(g, r, &tid, &fell) < 0)
 		return -1;
 	if ((drawn = gpu_drawn_span(g, r, &start, &end)) <= 0)
 		return drawn;
@@ -323,7 +324,7 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
 		m = record_mask(g, s, &r, &w->hint);
-		if (record_uncut(g, &r, !(m && s->plan_view), &h.ext[0], &h.ext[1]) < 0)
+		if (!(m && s->plan_view) && record_uncut(g, &r, &h.ext[0], &h.ext[1]) < 0)
 			return -1;
 		deal_notes(g, &r, out);
 		if (m)
@@ -343,6 +344,12 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 		}
 	}
 	run_flush(w, out);
+	for (uint64_t k = w->touched; k; k &= k - 1) { /* the extent of the records planned */
+		double lo, hi;
+		gpu_plan_part_extent(w->part[__builtin_ctzll(k)], &lo, &hi);
+		h.ext[0] = cm_py_min(h.ext[0], lo);
+		h.ext[1] = cm_py_max(h.ext[1], hi);
+	}
 	h.entries = out->len - sizeof h;
 	memcpy(out->p, &h, sizeof h);
 	/* then (group: uint32, length: uint32, the part) for each group planned */
