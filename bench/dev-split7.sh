@@ -4,7 +4,8 @@
 # line: the API calls' groups, the deal and its fold, the groups' plans, each in wall and CPU
 # seconds) against the plain plan, and the copy's and the render's CPU, two rounds taking turns:
 # the plain merge to stdout (> out.json: no fsync), to -o out.json, and the split; then the
-# split at -j 8, and the split of the CPU trace alone (no window) against its copy to a file.
+# split at -j 8, and the split of the CPU trace alone (no window) against its copy to a file,
+# by writer threads and without them (CUPTIMERGE_SPLIT_WRITERS=0: the build before).
 # The files of -o and --split are synced on close in this build (CUPTIMERGE_WRITEBACK=0 only
 # drops the early write-back): compare "output done" of the -v time line, which comes before
 # the closes, and the wall of "> out.json".
@@ -49,6 +50,8 @@ for round in 1 2; do
 	echo "== trace alone, > out.json"
 	"$T" -f "%e s wall %U user %S sys %M KB" $C/cuptimerge "$CPU" 2>&1 >"$D/r.json"
 	rm -f "$D/r.json"
-	run "trace alone --split" $C/cuptimerge --split=steps:$k -o "$D/tp/t_%s.json" "$CPU"
+	run "trace alone --split (writer threads: -j / 4)" $C/cuptimerge --split=steps:$k -o "$D/tp/t_%s.json" "$CPU"
+	run "trace alone --split, no writer threads (as before)" env CUPTIMERGE_SPLIT_WRITERS=0 \
+		$C/cuptimerge --split=steps:$k -o "$D/tp/t_%s.json" "$CPU"
 done
 echo "elapsed $((SECONDS - start)) s"
