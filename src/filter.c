@@ -8,7 +8,10 @@
  * resolved (cpu/cpucut.c); the copy (cpu/cpucopy.c) writes every top-level
  * member as it was and the events kept, as the bytes they were (through the
  * repair stage with -t).  Nothing is added and nothing is made again: the
- * profiler's span events are events like the others here.  The trace is
+ * profiler's span events are events like the others here.  --split's files
+ * are written by writer threads (io/outq.c), as a merge's split writes
+ * them, but with -t (each event through its files' repair stages, written
+ * here one at a time).  The trace is
  * read twice, so a pipe is spooled (io/input.c); a repair without a cut
  * keeps its own one-pass path (repair/repairpass.c).  Other outputs of a
  * trace alone (a converter) can start from here: the copy's hooks see
@@ -110,10 +113,15 @@ static int hook_none(void *ctx, cm_evout *eo)
 	return 0;
 }
 
-/* After the events: the names of the rows the repair moved events to. */
+/* After the events: the names of the rows the repair moved events to;
+ * --split by writer threads: every event they hold written, before the
+ * text after the events goes to every file (through the tee).  (The copy
+ * has handed its pieces on before the hook.) */
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct filter *f = ctx;
+	if (f->route.q && cm_outq_sync(f->route.q) < 0)
+		return -1;
 	if (f->grepair) { /* each file names the rows its own events moved to */
 		if (cm_evout_flush(eo) < 0)
 			return -1;
@@ -199,6 +207,11 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		f.route.outs = f.outs;
 		f.route.nouts = f.nouts;
 		f.route.shared = &eo;
+		/* the files by writer threads, made at the first write (cpuroute.c),
+		 * where the copy routes runs of events (not one at a time: with -t,
+		 * or after the careful scan) */
+		if (opt->split_n && !f.repair && !plan.careful)
+			f.route.writers = cm_outq_threads(opt->jobs, f.nouts);
 		if (opt->split_n && f.repair) { /* each event through its files' repairs, one at a time */
 			f.route.whole = 1;
 			f.grepair = cm_xcalloc(f.nouts, sizeof *f.grepair);
@@ -220,6 +233,11 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		eo.first = 1;
 		cm_progress_stage(cm_input_raw_size(in), cm_input_raw_size(in));
 		ok = cm_input_rewind(in) == 0 && cm_cpucopy_run(in, &plan, &hooks, &eo) == 0 && cm_evout_flush(&eo) == 0;
+		/* the writer threads stopped before the files close (what they
+		 * hold written when OK, else dropped) */
+		if (cm_outq_free(f.route.q, ok) < 0)
+			ok = 0;
+		f.route.q = NULL;
 		piped = cm_output_pipe_closed(out);
 		rc = cm_output_close(out, ok);
 		if (opt->split_n && split_close(&f, ok && rc == 0) < 0)

@@ -153,6 +153,7 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 			cm_gpu_each_named_thread(s->gpu, repair_named, s->repair[k]);
 	}
 	cm_gpu_split_totals(s->gpu);
+	cm_gpu_split_stats(s->gpu, &s->st);
 	return 0;
 }
 
@@ -286,6 +287,15 @@ int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shar
 			return -1;
 	}
 	return 0;
+}
+
+void cm_msplit_verbose(const cm_msplit *s)
+{
+	const struct cm_gpu_split_stats *st = &s->st;
+	cm_warn(NULL, -1,
+		"split: plan: the API calls' groups %.3f s (%.3f s of CPU), the records dealt %.3f s (%.3f s of "
+		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU)",
+		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu);
 }
 
 void cm_msplit_report(const cm_msplit *s)

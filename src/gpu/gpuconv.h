@@ -154,6 +154,14 @@ void cm_gpu_split_totals(cm_gpu *g);
  * Q, through its writer threads (io/outq.h: output K is EOS[K]'s).
  * Selects none.  0, or -1 after a report. */
 int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs);
+/* Where the split's plan went (-v): wall seconds and CPU seconds of the
+ * process (all threads) of the API calls' groups (the table made before
+ * the deal), of the deal, and of the groups' plans; and the wall seconds
+ * the deal's fold (the one thread that takes the blocks in order) ran. */
+struct cm_gpu_split_stats {
+	double marks, marks_cpu, deal, deal_cpu, fold, groups, groups_cpu;
+};
+void cm_gpu_split_stats(const cm_gpu *g, struct cm_gpu_split_stats *st);
 
 /* ---- plan: over the records ---- */
 /* Read the records: check what needs the resolved tables (thread lookups

@@ -419,6 +419,9 @@ struct plan_part *gpu_plan_part_new(const cm_gpu *g);
 void gpu_plan_part_reset(struct plan_part *pp);
 int gpu_plan_part_record(struct plan_part *pp, const cm_gpurec *r);
 void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out);
+/* The extent of the drawn records a part has taken since its reset
+ * (gpu_extent's: INFINITY, -INFINITY for none). */
+void gpu_plan_part_extent(const struct plan_part *pp, double *min_ts, double *max_end);
 void gpu_plan_part_free(struct plan_part *pp);
 void gpu_plan_fold_part(cm_gpu *g, const char *at, size_t len, cm_buf *spans);
 void gpu_plan_fold_spans(cm_gpu *g, const cm_buf *spans);

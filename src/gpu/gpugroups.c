@@ -111,6 +111,7 @@ int cm_gpu_split_plan(cm_gpu *g, int jobs)
 	struct plan_worker *w;
 	pthread_t *th;
 	int *started, stop = 0, rc = 0;
+	double t0 = cm_now_s(), c0 = cm_process_cpu_s();
 	if (n > s->n)
 		n = s->n ? s->n : 1;
 	w = cm_xcalloc(n, sizeof *w);
@@ -142,6 +143,8 @@ int cm_gpu_split_plan(cm_gpu *g, int jobs)
 		if (cm_diag_settle(&w[at].diag) || w[at].failed < s->n)
 			rc = -1;
 	}
+	s->st.groups = cm_now_s() - t0;
+	s->st.groups_cpu = cm_process_cpu_s() - c0;
 	for (size_t k = 0; k < s->n; k++) {
 		g->st.x_events += s->grp[k].st_x_events;
 		g->st.api_rows += s->grp[k].st_api_rows;

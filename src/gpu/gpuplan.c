@@ -328,6 +328,12 @@ void gpu_plan_part_emit(const struct plan_part *pp, cm_buf *out)
 	cm_buf_put(out, pp->notes.p, pp->notes.len);
 }
 
+void gpu_plan_part_extent(const struct plan_part *pp, double *min_ts, double *max_end)
+{
+	*min_ts = pp->h.min_ts;
+	*max_end = pp->h.max_end_ts;
+}
+
 void gpu_plan_part_free(struct plan_part *pp)
 {
 	if (!pp)

@@ -286,6 +286,57 @@ static int feed_places(cm_opool *pool, int fd)
 	return rc;
 }
 
+/* A worker's piece of --split's runs: each run read where IN says (an
+ * offset and a length, two uint64s, a run), one after the other, then FN
+ * over them. */
+static int read_runs(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	r->block.len = 0;
+	for (size_t at = 0; at + 16 <= in->len; at += 16) {
+		uint64_t off, len;
+		memcpy(&off, in->p + at, 8);
+		memcpy(&len, in->p + at + 8, 8);
+		if (r->block.cap - r->block.len < len)
+			cm_buf_grow(&r->block, (size_t)len);
+		for (uint64_t got = 0; got < len;) {
+			ssize_t k = pread(r->fd, r->block.p + r->block.len + got, (size_t)(len - got), (off_t)(off + got));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+					       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
+			got += (uint64_t)k;
+		}
+		r->block.len += (size_t)len;
+	}
+	return r->fn(r->wctx, &r->block, out);
+}
+
+/* feed_runs' pieces to POOL as where their runs lie (read_runs'), for
+ * workers that read their own: the feeding thread read every run itself
+ * before, the render's pace on many CPUs, as feed_places says of the
+ * blocks.  0, or -1 as cm_opool_put. */
+static int feed_run_places(const cm_gpu *g, cm_opool *pool)
+{
+	const struct gpu_runs *rs = g->win.runs;
+	cm_buf b = {0};
+	size_t piece = 0;
+	int rc = 0;
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct gpu_run *r = &rs->v[i];
+		uint64_t place[2] = {(uint64_t)r->off, r->len};
+		cm_buf_put(&b, place, sizeof place);
+		piece += r->len;
+		if (piece >= (rs->piece ? rs->piece : CM_GPU_BLOCK) || r->last || i + 1 == rs->n) {
+			rc = cm_opool_put(pool, &b);
+			piece = 0;
+		}
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
 /* Run FN over each block of records on N workers of an ordered pool
  * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
  * window order.  0, or -1 (after a report). */
@@ -295,7 +346,7 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 	struct rec_reader *rd;
 	void **rctx;
 	int rc;
-	if (n < 2 || g->win.runs || !g->win.recs) {
+	if (n < 2 || !g->win.recs) {
 		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
 		rc = gpu_feed_pool(g, pool);
 		return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
@@ -310,8 +361,8 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 		rd[i].fd = fileno(g->win.recs);
 		rctx[i] = &rd[i];
 	}
-	pool = cm_opool_new(n, 0, read_block, rctx, sink, sctx);
-	rc = feed_places(pool, fileno(g->win.recs));
+	pool = cm_opool_new(n, 0, g->win.runs ? read_runs : read_block, rctx, sink, sctx);
+	rc = g->win.runs ? feed_run_places(g, pool) : feed_places(pool, fileno(g->win.recs));
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++)
 		cm_buf_free(&rd[i].block);

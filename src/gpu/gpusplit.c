@@ -48,6 +48,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOTE_BYTES 24 /* gpucut.c's notes: correlation, start, end (int64 each) */
 
@@ -153,7 +154,10 @@ static uint64_t record_mask(const cm_gpu *g, const struct gpu_split *s, const cm
 /* What the plain plan judges of R whatever the cut (gpurules.c's rule):
  * its extent when drawn uncut, into [*LO, *HI], as gpuplan.c's cut_extent
  * notes it; its deferred error, and an API call's thread lookup, which
- * can fail.  0, or -1 after a report. */
+ * can fail.  (Not for a record that a group's plan part reads next: the
+ * part looks up its thread, with the same report, and its extent is the
+ * part's.  A hash lookup a call and the extent's arithmetic, twice, were
+ * a sixth of the deal's CPU.)  0, or -1 after a report. */
 static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 {
 	cm_int start, end, tid;
@@ -185,31 +189,42 @@ static int record_ua(const cm_gpu *g, const cm_gpurec *r, int64_t *ua)
 
 /* The pool's work: a block of records into OUT as a head (the uncut
  * extent, two doubles; the length of the entries and of the block, two
- * uint64s), then an entry for each record that some group keeps (its
- * groups: uint64, where it lies in the block and its length: two uint32s,
- * its annotation: a flag byte and an int64), and notes, each (0: uint64,
- * its kind: a byte, its body): before an API call's entry, struct
- * gpu_op_note when it names an operator or an annotation (what the plain
- * plan of a window of version 2 notes of every call: the operator lookups,
- * a call each, on the workers here, where the groups' plans would have made
- * them again and each would have written the shared tables); for a
- * cuda_event record, where it lies (it joins the runs of the record before
- * it) and, version 2, where its event was recorded; for an event sync of a
- * window of version 2, the lookup of that place (struct deal_wait).  Then
- * the groups' plan parts, when planning as it deals. */
+ * uint64s), then the entries: a run (struct deal_run) for each stretch of
+ * records one after the other that the same groups keep, a cuda_event
+ * record right after one of them in it (it joins the runs of the record
+ * before it); and notes, each (0: uint64, its kind: a byte, its body):
+ * before an API call's run, struct gpu_op_note when it names an operator
+ * or an annotation (what the plain plan of a window of version 2 notes of
+ * every call: the operator lookups, a call each, on the workers here,
+ * where the groups' plans would have made them again and each would have
+ * written the shared tables); version 2, for a cuda_event record, where
+ * its event was recorded, and for an event sync, the lookup of that place
+ * (struct deal_wait).  Then the groups' plan parts, when planning as it
+ * deals.  (An entry a record, folded on the one thread that takes the
+ * blocks in order, was a fifth of the deal's fold and wrote 25 bytes a
+ * record.) */
 enum { DEAL_OP = 1, DEAL_EVENT, DEAL_WAIT };
 struct deal_event {
-	uint32_t at, len;
 	int64_t key[2]; /* (context, CUDA event) */
 	struct wait_info w;
 };
 struct deal_wait { int64_t index, key[2]; };
+/* A run: its groups (not 0), where it lies in the block and its length,
+ * and the user annotations of its GPU work (ua_n of them, ids ua_lo to
+ * ua_hi; gpu_group's). */
+struct deal_run {
+	uint64_t mask;
+	uint32_t off, len;
+	uint64_t ua_n;
+	int64_t ua_lo, ua_hi;
+};
 
 struct deal_worker {
 	cm_gpu *g;
 	struct plan_part *part[64]; /* when planning as it deals: a group's notes of the block */
 	uint64_t touched;           /* the groups with notes */
 	size_t hint;                /* span_mask's */
+	struct deal_run run;        /* the run in hand (mask 0: none) */
 };
 
 /* Note (0, KIND, the LEN bytes at P) into OUT. */
@@ -221,10 +236,9 @@ static void deal_note(cm_buf *out, char kind, const void *p, size_t len)
 	cm_buf_put(out, p, len);
 }
 
-/* The notes of record R at AT (LEN bytes) in the block that are not its
- * groups': its operator, a cuda_event record's place, an event sync's
- * lookup. */
-static void deal_notes(const cm_gpu *g, const cm_gpurec *r, uint32_t at, uint32_t len, cm_buf *out)
+/* The notes of record R that are not its groups': its operator, a
+ * cuda_event record's place (version 2), an event sync's lookup. */
+static void deal_notes(const cm_gpu *g, const cm_gpurec *r, cm_buf *out)
 {
 	struct gpu_op_note op;
 	uint32_t type;
@@ -235,9 +249,10 @@ static void deal_notes(const cm_gpu *g, const cm_gpurec *r, uint32_t at, uint32_
 			deal_note(out, DEAL_OP, &op, sizeof op);
 		break;
 	case CM_REC_CUDAEVENT: {
-		struct deal_event e = {at, len, {(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]},
+		struct deal_event e = {{(int64_t)r->v[CM_RE_CTX], (int64_t)r->v[CM_RE_EVENT]},
 				       {cm_tid_int32(r->v[CM_RE_STREAM]), cm_tid_int32(r->v[CM_RE_CORR])}};
-		deal_note(out, DEAL_EVENT, &e, sizeof e);
+		if (g->split->evmap)
+			deal_note(out, DEAL_EVENT, &e, sizeof e);
 		break;
 	}
 	case CM_REC_SYNC:
@@ -259,6 +274,37 @@ struct deal_head {
 	uint64_t entries, block;
 };
 
+/* The run in hand of W, if any, to OUT. */
+static void run_flush(struct deal_worker *w, cm_buf *out)
+{
+	if (w->run.mask)
+		cm_buf_put(out, &w->run, sizeof w->run);
+	w->run.mask = 0;
+}
+
+/* Record R at OFF (LEN bytes) in the block, kept by the groups M (0: none)
+ * with user annotation UA when HAS, into W's runs: the run in hand grows
+ * when R follows it and the same groups keep R, or R is a cuda_event
+ * record; else R begins one. */
+static void run_take(struct deal_worker *w, const cm_gpurec *r, uint64_t m, uint32_t off, uint32_t len, int has,
+		     int64_t ua, cm_buf *out)
+{
+	struct deal_run *run = &w->run;
+	int follows = run->mask && run->off + run->len == off;
+	if (!m && !(follows && r->kind == CM_REC_CUDAEVENT))
+		return;
+	if (m && !(follows && m == run->mask)) {
+		run_flush(w, out);
+		*run = (struct deal_run){m, off, 0, 0, 0, 0};
+	}
+	run->len += len;
+	if (has) {
+		run->ua_lo = !run->ua_n || ua < run->ua_lo ? ua : run->ua_lo;
+		run->ua_hi = !run->ua_n || ua > run->ua_hi ? ua : run->ua_hi;
+		run->ua_n++;
+	}
+}
+
 static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct deal_worker *w = wctx;
@@ -269,28 +315,22 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 	cm_gpurec r;
 	cm_buf_put(out, &h, sizeof h);
 	w->touched = 0;
+	w->run.mask = 0;
 	while (p < end) {
 		const char *at = p;
 		uint64_t m;
-		uint32_t off, len;
 		int64_t ua = 0;
-		char has;
+		int has = 0;
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return cm_fail(CM_EXIT_IO, NULL, -1, "a temporary file was corrupted");
-		if (record_uncut(g, &r, &h.ext[0], &h.ext[1]) < 0)
+		m = record_mask(g, s, &r, &w->hint);
+		if (!(m && s->plan_view) && record_uncut(g, &r, &h.ext[0], &h.ext[1]) < 0)
 			return -1;
-		off = (uint32_t)(at - in->p);
-		len = (uint32_t)(p - at);
-		deal_notes(g, &r, off, len, out);
-		if (!(m = record_mask(g, g->split, &r, &w->hint)))
-			continue;
-		has = (char)record_ua(g, &r, &ua);
-		cm_buf_put(out, &m, sizeof m);
-		cm_buf_put(out, &off, sizeof off);
-		cm_buf_put(out, &len, sizeof len);
-		cm_buf_putc(out, has);
-		cm_buf_put(out, &ua, sizeof ua);
-		if (!s->plan_view)
+		deal_notes(g, &r, out);
+		if (m)
+			has = record_ua(g, &r, &ua);
+		run_take(w, &r, m, (uint32_t)(at - in->p), (uint32_t)(p - at), has, ua, out);
+		if (!m || !s->plan_view)
 			continue;
 		for (uint64_t k = m; k; k &= k - 1) { /* its groups' plans */
 			int i = __builtin_ctzll(k);
@@ -302,6 +342,13 @@ static int deal_block(void *wctx, const cm_buf *in, cm_buf *out)
 			if (gpu_plan_part_record(w->part[i], &r) < 0)
 				return -1;
 		}
+	}
+	run_flush(w, out);
+	for (uint64_t k = w->touched; k; k &= k - 1) { /* the extent of the records planned */
+		double lo, hi;
+		gpu_plan_part_extent(w->part[__builtin_ctzll(k)], &lo, &hi);
+		h.ext[0] = cm_py_min(h.ext[0], lo);
+		h.ext[1] = cm_py_max(h.ext[1], hi);
 	}
 	h.entries = out->len - sizeof h;
 	memcpy(out->p, &h, sizeof h);
@@ -335,12 +382,10 @@ static void run_add(struct gpu_group *gr, int64_t off, uint32_t len)
 	rs->v[rs->n++] = (struct gpu_run){off, len, 0};
 }
 
-/* A note of the deal, in window order: an operator into the tables; a
- * cuda_event record into the runs of the groups of the record before it,
- * and where its event was recorded; an event sync's lookup of that into
- * the table of the waits.  BASE: where the block lies.  Returns the bytes
- * read at P. */
-static size_t deal_apply(cm_gpu *g, struct gpu_split *s, const char *p, int64_t base)
+/* A note of the deal, in window order: an operator into the tables;
+ * where a cuda_event record's event was recorded; an event sync's lookup
+ * of that into the table of the waits.  Returns the bytes read at P. */
+static size_t deal_apply(cm_gpu *g, struct gpu_split *s, const char *p)
 {
 	struct gpu_op_note op;
 	struct deal_event e;
@@ -353,13 +398,7 @@ static size_t deal_apply(cm_gpu *g, struct gpu_split *s, const char *p, int64_t 
 		return 1 + sizeof op;
 	case DEAL_EVENT:
 		memcpy(&e, p, sizeof e);
-		if (s->last_end == base + e.at) {
-			for (uint64_t m = s->last_mask; m; m &= m - 1)
-				run_add(&s->grp[__builtin_ctzll(m)], base + e.at, e.len);
-			s->last_end += e.len;
-		}
-		if (s->evmap)
-			*(struct wait_info *)cm_hmap_put(s->evmap, e.key, NULL) = e.w;
+		*(struct wait_info *)cm_hmap_put(s->evmap, e.key, NULL) = e.w;
 		return 1 + sizeof e;
 	default: /* DEAL_WAIT */
 		memcpy(&dw, p, sizeof dw);
@@ -379,6 +418,7 @@ static int deal_fold(void *sctx, cm_buf *out)
 	struct gpu_split *s = g->split;
 	const char *p = out->p + sizeof(struct deal_head), *end;
 	struct deal_head h;
+	double t0 = cm_now_s();
 	int64_t base = s->next_block; /* where the block's records lie */
 	memcpy(&h, out->p, sizeof h);
 	end = p + h.entries;
@@ -391,32 +431,25 @@ static int deal_fold(void *sctx, cm_buf *out)
 	s->ucut_min = cm_py_min(s->ucut_min, h.ext[0]);
 	s->ucut_max = cm_py_max(s->ucut_max, h.ext[1]);
 	while (p < end) {
+		struct deal_run run;
 		uint64_t m;
-		uint32_t off, len;
-		int64_t ua;
-		int has;
 		memcpy(&m, p, sizeof m);
-		p += sizeof m;
 		if (!m) { /* a note: applied in window order, as the plan does */
-			p += deal_apply(g, s, p, base);
+			p += sizeof m;
+			p += deal_apply(g, s, p);
 			continue;
 		}
-		memcpy(&off, p, sizeof off);
-		memcpy(&len, p + sizeof off, sizeof len);
-		has = p[sizeof off + sizeof len];
-		memcpy(&ua, p + sizeof off + sizeof len + 1, sizeof ua);
-		p += sizeof off + sizeof len + 1 + sizeof ua;
-		s->last_mask = m;
-		s->last_end = base + off + len;
+		memcpy(&run, p, sizeof run);
+		p += sizeof run;
 		while (m) {
 			struct gpu_group *gr = &s->grp[__builtin_ctzll(m)];
 			m &= m - 1;
-			if (has) {
-				gr->ua_lo = !gr->ua_n || ua < gr->ua_lo ? ua : gr->ua_lo;
-				gr->ua_hi = !gr->ua_n || ua > gr->ua_hi ? ua : gr->ua_hi;
-				gr->ua_n++;
+			if (run.ua_n) {
+				gr->ua_lo = !gr->ua_n || run.ua_lo < gr->ua_lo ? run.ua_lo : gr->ua_lo;
+				gr->ua_hi = !gr->ua_n || run.ua_hi > gr->ua_hi ? run.ua_hi : gr->ua_hi;
+				gr->ua_n += run.ua_n;
 			}
-			run_add(gr, base + off, len);
+			run_add(gr, base + run.off, run.len);
 		}
 	}
 	/* the groups' plans: each block's notes in window order, as
@@ -432,33 +465,115 @@ static int deal_fold(void *sctx, cm_buf *out)
 		gpu_split_swap(s->fold_view, &s->grp[k]);
 		p += len;
 	}
+	s->st.fold += cm_now_s() - t0;
 	return 0;
 }
 
-/* The groups that keep each API call, from the digest's notes. */
-static int make_marks(cm_gpu *g, struct gpu_split *s)
+/* The groups that keep each API call, from the digest's notes: the notes'
+ * file read in parts of MARK_NOTES notes, each part's groups found on a
+ * worker (span_mask: 0.015 s of the 200 MB pair's split, on the one
+ * thread before the deal) and put into the table there when it is an
+ * array (cm_idmap_put takes different ids from several threads; a
+ * correlation id twice, its groups or'ed in at once), else by the pool's
+ * sink, in order.  (The sink's puts of the 1 GB pair's 5 million calls
+ * were 0.09 s of the 16-core machine's split, all its other threads
+ * idle.) */
+#define MARK_NOTES 8192
+struct marks_worker {
+	const cm_gpu *g;
+	int fd;
+	cm_idmap *direct; /* the table, when the worker puts into it */
+	size_t hint;      /* span_mask's */
+	char buf[NOTE_BYTES * MARK_NOTES];
+};
+
+/* A part (where it lies in the file, its notes: two uint64s) into the
+ * table, or into OUT as (correlation: int64, groups: uint64) for each
+ * note. */
+static int marks_part(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	char buf[NOTE_BYTES * 1024];
-	size_t got, hint = 0;
+	struct marks_worker *w = wctx;
+	uint64_t place[2];
+	size_t len, got = 0;
+	memcpy(place, in->p, sizeof place);
+	len = (size_t)place[1] * NOTE_BYTES;
+	while (got < len) {
+		ssize_t k = pread(w->fd, w->buf + got, len - got, (off_t)(place[0] + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file%s%s",
+				       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
+		got += (size_t)k;
+	}
+	if (!w->direct && out->cap - out->len < place[1] * 2 * sizeof(int64_t))
+		cm_buf_grow(out, place[1] * 2 * sizeof(int64_t));
+	for (size_t i = 0; i < len; i += NOTE_BYTES) {
+		int64_t note[3];
+		uint64_t m;
+		memcpy(note, w->buf + i, sizeof note);
+		m = span_mask(w->g, w->g->split, note[1], note[2], &w->hint);
+		if (w->direct) { /* an array's entries start at 0 */
+			__atomic_fetch_or((uint64_t *)cm_idmap_put(w->direct, note[0], NULL), m, __ATOMIC_RELAXED);
+			continue;
+		}
+		cm_buf_put(out, &note[0], sizeof note[0]);
+		cm_buf_put(out, &m, sizeof m);
+	}
+	return 0;
+}
+
+/* The pool's sink: a part's groups into the table. */
+static int marks_fold(void *sctx, cm_buf *out)
+{
+	struct gpu_split *s = sctx;
+	for (size_t i = 0; i + 16 <= out->len; i += 16) {
+		int64_t corr;
+		uint64_t add, *m;
+		int created;
+		memcpy(&corr, out->p + i, sizeof corr);
+		memcpy(&add, out->p + i + 8, sizeof add);
+		m = cm_idmap_put(s->marks, corr, &created);
+		/* a correlation id twice: kept where either is */
+		*m = (created ? 0 : *m) | add;
+	}
+	return 0;
+}
+
+static int make_marks(cm_gpu *g, struct gpu_split *s, int jobs)
+{
+	int n = jobs < 1 ? 1 : jobs, rc;
+	struct marks_worker *w;
+	void **ctx;
+	cm_opool *pool;
+	cm_buf b = {0};
 	if (!g->cut_napis)
 		return 0;
 	if (!(s->marks = cm_idmap_new(sizeof(uint64_t), g->win.api_lo, g->win.api_hi, g->win.api_n)))
 		return -1;
-	if (fflush(g->cut_apis) != 0 || fseek(g->cut_apis, 0, SEEK_SET) != 0)
+	if (fflush(g->cut_apis) != 0)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
-	while ((got = fread(buf, 1, sizeof buf, g->cut_apis)) > 0) {
-		for (size_t i = 0; i + NOTE_BYTES <= got; i += NOTE_BYTES) {
-			int64_t note[3];
-			int created;
-			uint64_t *m;
-			memcpy(note, buf + i, sizeof note);
-			m = cm_idmap_put(s->marks, note[0], &created);
-			/* a correlation id twice: kept where either is */
-			*m = (created ? 0 : *m) | span_mask(g, s, note[1], note[2], &hint);
-		}
+	w = cm_xcalloc((size_t)n, sizeof *w);
+	ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	for (int i = 0; i < n; i++) {
+		w[i].g = g;
+		w[i].fd = fileno(g->cut_apis);
+		w[i].direct = cm_idmap_is_dense(s->marks) ? s->marks : NULL;
+		ctx[i] = &w[i];
 	}
-	if (ferror(g->cut_apis))
-		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
+	pool = cm_opool_new(n, 0, marks_part, ctx, marks_fold, s);
+	rc = 0;
+	for (uint64_t at = 0; at < g->cut_napis && rc == 0; at += MARK_NOTES) {
+		uint64_t place[2] = {at * NOTE_BYTES, g->cut_napis - at < MARK_NOTES ? g->cut_napis - at : MARK_NOTES};
+		cm_buf_put(&b, place, sizeof place);
+		rc = cm_opool_put(pool, &b);
+	}
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	cm_buf_free(&b);
+	free(w);
+	free(ctx);
+	if (rc < 0)
+		return -1;
 	fclose(g->cut_apis);
 	g->cut_apis = NULL;
 	return 0;
@@ -498,8 +613,14 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 		gr->max_end_ts = 0.0;
 		gr->runs = &gr->rs;
 	}
-	if (make_marks(g, s) < 0)
+	s->st.marks = cm_now_s();
+	s->st.marks_cpu = cm_process_cpu_s();
+	if (make_marks(g, s, workers) < 0)
 		return -1;
+	s->st.deal = cm_now_s();
+	s->st.deal_cpu = cm_process_cpu_s();
+	s->st.marks = s->st.deal - s->st.marks;
+	s->st.marks_cpu = s->st.deal_cpu - s->st.marks_cpu;
 	/* the correlations' annotations, noted as the records are dealt; the
 	 * table of their spans that comes with it is a group's (plan_group) */
 	if (g->version >= 2 && gpu_anns_tables(g, g->win.api_lo, g->win.api_hi, g->win.api_n) < 0)
@@ -532,6 +653,8 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 		ctx[i] = &dw[i];
 	}
 	rc = gpu_walk_records(g, workers, deal_block, ctx, deal_fold, g);
+	s->st.deal = cm_now_s() - s->st.deal;
+	s->st.deal_cpu = cm_process_cpu_s() - s->st.deal_cpu;
 	for (int i = 0; i < workers; i++)
 		for (int k = 0; k < 64; k++)
 			gpu_plan_part_free(dw[i].part[k]);
@@ -714,6 +837,8 @@ int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs)
 	free(first);
 	return rc;
 }
+
+void cm_gpu_split_stats(const cm_gpu *g, struct cm_gpu_split_stats *st) { *st = g->split->st; }
 
 void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx) { g->split->grp[k].remap_ctx = ctx; }
 

@@ -37,14 +37,13 @@ struct gpu_split {
 	int64_t next_block;    /* the deal: where the next block's length lies in the records' file */
 	uint64_t blocks, block_bytes; /* ... the blocks dealt and their records' bytes */
 	size_t piece;          /* the records' bytes of a walk's piece (gpu_runs.piece) */
-	uint64_t last_mask;    /* the groups of the last record dealt, */
-	int64_t last_end;      /* ... and where it ended (a cuda_event record after it joins their runs) */
 	cm_hmap *evmap;        /* version 2: (context, CUDA event) -> struct wait_info, as dealt */
 	/* planning the groups as the records are dealt (a window of version 1,
 	 * no remap: cm_gpu_plan's parts, made by the deal's workers): views of
 	 * cm_gpu, not cutting; the workers' (read only) and the fold's (a
 	 * group's tables swapped in to fold its notes) */
 	cm_gpu *plan_view, *fold_view;
+	struct cm_gpu_split_stats st; /* -v */
 };
 
 /* Exchange group GR's store and plan with those of G (a cm_gpu or a view

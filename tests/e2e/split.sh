@@ -1,7 +1,8 @@
 #!/bin/sh
 # split.sh - --split=steps[:N] inside a merge (-w) and a repair (-t), in the
 # same pass (issue 24): each file is, byte for byte, what --steps of its steps
-# writes to the same -o name (traceName is the file's name in both).
+# writes to the same -o name (traceName is the file's name in both); and the
+# split of a trace alone by writer threads.
 #
 # The fixtures are cut.sh's (tests/fixtures/cut_cpu.json, cut_window.json; the
 # hand-worked events of each step are in tests/fixtures/cut_*_expected.txt, see
@@ -247,6 +248,50 @@ if [ -x "$shared/tools/gen_trace" ]; then
 		[ "$(cd "$tmp/o" && ls)" = "g_501-1000.json" ] || fail "files were left: $(ls "$tmp/o")"
 	else
 		skip "a file's name a link to /dev/full" "no writable /dev/full"
+	fi
+	# the split of a trace alone (no -w, no -t: src/filter.c) by writer
+	# threads too: the merged pair alone, whose events after the CPU ones
+	# (the window's) and top-level members after traceEvents go to every
+	# file after what the writers hold
+	tcase "gen_trace pair merged, the merged trace alone --split=steps:100 by 0, 1, 2, 3 and 14 writer threads, -j 2 and -j 8, plain and .json.gz: the same files; 1-100 and 1301-1352 its --steps'"
+	run "merged alone" -w "$tmp/g.win" -o "$tmp/gmerged.json" "$tmp/g.cpu"
+	for ext in "" .gz; do
+		rm -rf "$tmp/a0"
+		mkdir "$tmp/a0"
+		CUPTIMERGE_SPLIT_WRITERS=0 run "alone, writers 0" -j 1 --split=steps:100 -o "$tmp/a0/a_%s.json$ext" "$tmp/gmerged.json"
+		[ "$(ls "$tmp/a0" | wc -l)" -eq 14 ] || fail "alone, writers 0: $(ls "$tmp/a0" | wc -l) files"
+		for how in "2 -j 2" "1 -j 8" "2 -j 8" "3 -j 8" "14 -j 8"; do
+			rm -rf "$tmp/o"
+			mkdir "$tmp/o"
+			# shellcheck disable=SC2086
+			CUPTIMERGE_SPLIT_WRITERS=${how%% *} run "alone, writers $how" ${how#* } --split=steps:100 \
+				-o "$tmp/o/a_%s.json$ext" "$tmp/gmerged.json"
+			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "alone, writers $how: $(ls "$tmp/o" | wc -l) files"
+			for f in $(cd "$tmp/a0" && ls); do
+				cmp -s "$tmp/a0/$f" "$tmp/o/$f" || fail "alone, writers $how$ext: $f differs"
+			done
+		done
+	done
+	rm -rf "$tmp/o"
+	mkdir "$tmp/o"
+	for l in 1-100 1301-1352; do
+		run "alone --steps=$l" --steps=$l -o "$tmp/o/a_$l.json" "$tmp/gmerged.json"
+		zcat -f "$tmp/a0/a_$l.json.gz" | cmp -s - "$tmp/o/a_$l.json" || fail "alone: file $l differs from --steps=$l"
+	done
+	if [ -w /dev/full ]; then
+		tcase "the trace alone --split by 2 writer threads, a file's name a link to /dev/full: exit 3, one line, no other file left"
+		rm -rf "$tmp/o"
+		mkdir "$tmp/o"
+		ln -s /dev/full "$tmp/o/a_501-600.json"
+		rc=0
+		CUPTIMERGE_SPLIT_WRITERS=2 $CUPTIMERGE -q -j 4 --split=steps:100 -o "$tmp/o/a_%s.json" "$tmp/gmerged.json" \
+			2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "exit $rc, not 3: $(cat "$tmp/err")"
+		[ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
+		grep -q 'a_501-600.json: write error' "$tmp/err" || fail "not the write error: $(cat "$tmp/err")"
+		[ "$(cd "$tmp/o" && ls)" = "a_501-600.json" ] || fail "files were left: $(ls "$tmp/o")"
+	else
+		skip "the trace alone, a file's name a link to /dev/full" "no writable /dev/full"
 	fi
 	# the generated window made version 2, with cuda_event records after
 	# some kernels and event syncs after some calls (a fixed seed): the
