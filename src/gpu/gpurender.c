@@ -135,7 +135,13 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 /* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
 static void arg_text(struct render *R, const char *key)
 {
-	char *s = cm_arena_alloc(R->scratch, R->text.len);
+	char *s;
+	if (R->args.direct) { /* written at once: no copy to keep */
+		gpu_arg_raw(&R->args, key, R->text.p, R->text.len);
+		R->text.len = 0;
+		return;
+	}
+	s = cm_arena_alloc(R->scratch, R->text.len);
 	memcpy(s, R->text.p, R->text.len);
 	gpu_arg_raw(&R->args, key, s, R->text.len);
 	R->text.len = 0;
@@ -235,10 +241,12 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	size_t ts_len;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	A->n = 0;
 	cm_buf_putc(b, ',');
 	x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	/* without an annotation no key comes twice and every key is one of
+	 * the literals below: the args go straight out */
+	gpu_args_begin(A, r->flags & CM_REC_ANN ? NULL : b);
 	gpu_arg_int(A, "device", v[CM_RG_DEV]);
 	gpu_arg_int(A, "context", v[CM_RG_CTX]);
 	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
