@@ -241,6 +241,21 @@ bad:
 	return R_BAD;
 }
 
+/* string_body with its common case inline: plain bytes up to the closing
+ * quote (a member name, most values), found without a call, whose entry
+ * and exit cost as much as the search of a short key. */
+static inline __attribute__((always_inline)) int string_token(const unsigned char **pp, const unsigned char *e,
+							       int *esc)
+{
+	const unsigned char *p = cm_strskip_plain(*pp, e);
+	if (p < e && *p == '"') {
+		*pp = p + 1;
+		return R_OK;
+	}
+	*pp = p; /* the rest as string_body reads it, from the byte that stopped the run */
+	return string_body(pp, e, esc);
+}
+
 /* A number from *PP (at '-' or a digit), yajl's grammar.  R_OK with *PP
  * past it, also when it runs to E (the caller decides whether E ends it). */
 static inline int number(const unsigned char **pp, const unsigned char *e)
@@ -476,7 +491,7 @@ value: /* P is at the first byte of a value, blanks skipped */
 	case V_STR:
 		p++;
 		esc = 0;
-		r = string_body(&p, e, &esc);
+		r = string_token(&p, e, &esc);
 		if (r != R_OK)
 			goto fail;
 		EMIT(depth, (tok = emit_string(em, tok, p, esc, &len), em->cb->yajl_string(em->ctx, tok, len)),
@@ -560,11 +575,19 @@ key: /* P is at the byte where an object's member name must start */
 	tok = p;
 	p++;
 	esc = 0;
-	r = string_body(&p, e, &esc);
+	r = string_token(&p, e, &esc);
 	if (r != R_OK)
 		goto fail;
 	EMIT(depth, (tok = emit_string(em, tok, p, esc, &len), em->cb->yajl_map_key(em->ctx, tok, len)),
 	     (tok = emit_string(em, tok, p, esc, &len), cm_jbuild_key(em->tree, (const char *)tok, len)));
+	/* "key": value, as the window and Kineto write every member: the
+	 * colon and its one space stepped over at once (what the general
+	 * path below decides for them), where two skip_blanks cost a tenth of
+	 * the window's parse */
+	if (e - p >= 3 && p[0] == ':' && p[1] == ' ' && !is_blank[p[2]]) {
+		p += 2;
+		goto value;
+	}
 	p = skip_blanks(p, e);
 	if (p == e)
 		goto short_;
@@ -578,6 +601,13 @@ after_value: /* P is just past a value */
 	if (depth == 0) {
 		*at = (size_t)(p - s);
 		return R_OK;
+	}
+	/* ", " then the next member or element, likewise */
+	if (e - p >= 3 && p[0] == ',' && p[1] == ' ' && !is_blank[p[2]]) {
+		p += 2;
+		if ((in_object[(depth - 1) >> 6] >> ((depth - 1) & 63)) & 1)
+			goto key;
+		goto value;
 	}
 	p = skip_blanks(p, e);
 	if (p == e)
