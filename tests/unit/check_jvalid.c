@@ -96,6 +96,14 @@ static const struct vcase table[] = {
 	NO("\f1"), NO("1\f"), NO("\v1"), NO("1\v"), NO("[1,\f2]"), NO("{\"a\":\v1}"), NO("[\f]"),
 	NO(""), NO("   "), NO("\n"), NO("\x01"), NO("1\x00"), NO("\x00"), NO("[1\x00]"),
 	NO("\xa0" "1"),
+	/* ": " and ", " (the window's and Kineto's layout) are stepped over at
+	 * once; what follows them is judged as after any blanks, and other
+	 * blanks after them go the general way */
+	OK("{\"a\": 1, \"b\": \"x\", \"c\": [1, 2, {\"d\": null}], \"e\": {}}"), OK("[1, [2, 3], \"x\"]"),
+	OK("{\"a\": \t1,\n \"b\":  2 ,  \"c\": \r3}"), OK("[1,  2, \n3]"), OK("{\"a\": \"\", \"\": 1}"),
+	NO("{\"a\": 1, 2}"), NO("[1, \"a\": 2]"), NO("{\"a\": 1, }"), NO("[1, ]"), NO("{\"a\": }"),
+	NO("{\"a\": ,}"), NO("{\"a\": \f1}"), NO("[1, \v2]"), NO("{\"a\": 1, "), NO("{\"a\": "), NO("[1, "),
+	NO("{\"a\": 1, \"b"), NO("{\"a\": :1}"), NO("{\"a\": 1, ,\"b\": 2}"),
 	/* comments are off */
 	NO("/*c*/1"), NO("1//c"), NO("[1/*x*/]"), NO("//\n1"), NO("#1"),
 };
