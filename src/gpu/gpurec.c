@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,34 @@ static inline int get_int(const char **p, const char *end, cm_int *v)
 		return -1;
 	*v = (cm_int)(u >> 1) ^ -(cm_int)(u & 1);
 	return 0;
+}
+
+/* get_int for a varint of at most 9 bytes at *S, whose 9 bytes are known
+ * to be in the block: 1 with *V, *S advanced; 0 (nothing read) when it is
+ * longer, for get_int to read. */
+static inline int get_int_unchecked(const unsigned char **s, cm_int *v)
+{
+	const unsigned char *q = *s;
+	uint64_t w, stops, x;
+	if (!(q[0] & 0x80)) {
+		x = q[0];
+		*s = q + 1;
+	} else {
+		w = cm_load_le64(q);
+		stops = ~w & UINT64_C(0x8080808080808080);
+		if (stops) {
+			int n = __builtin_ctzll(stops) / 8 + 1;
+			x = varint_bits(w, n);
+			*s = q + n;
+		} else if (!(q[8] & 0x80)) {
+			x = varint_bits(w, 8) | (uint64_t)q[8] << 56;
+			*s = q + 9;
+		} else {
+			return 0;
+		}
+	}
+	*v = (int64_t)((x >> 1) ^ -(x & 1));
+	return 1;
 }
 
 /* Bytes with their length in front. */
@@ -243,9 +272,20 @@ int cm_gpurec_unpack(const char **p, const char *end, cm_gpurec *r)
 		return -1;
 	r->index = (uint64_t)u;
 	r->offset = (int64_t)off;
-	for (int i = 0; i < r->nv; i++)
-		if (get_int(p, end, &r->v[i]) < 0)
-			return -1;
+	{
+		int i = 0;
+		/* with nine bytes a value left in the block (all but its last
+		 * records), each value is read without a look at END */
+		if (end - *p >= 9 * (ptrdiff_t)r->nv) {
+			const unsigned char *s = (const unsigned char *)*p;
+			for (; i < r->nv && get_int_unchecked(&s, &r->v[i]); i++)
+				;
+			*p = (const char *)s;
+		}
+		for (; i < r->nv; i++)
+			if (get_int(p, end, &r->v[i]) < 0)
+				return -1;
+	}
 	if (r->flags & CM_REC_NAMEREF) {
 		if (get_uvar(p, end, &u) < 0 || u >= CM_GPUNAMES_MAX)
 			return -1;
