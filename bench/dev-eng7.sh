@@ -16,8 +16,9 @@ for round in 1 2 3; do
 	[ $((SECONDS - start)) -lt 40 ] || break
 	run "taskset -c 0,1" taskset -c 0,1 $C/cuptimerge
 	if command -v json_reformat >/dev/null && [ "$round" -le 2 ]; then
-		echo "== json_reformat -m (taskset -c 2)"
-		"$T" -f "%e s wall %U user %S sys %M KB" taskset -c 2 json_reformat -m <"$CPU" 2>&1 >/dev/null | grep wall
+		jr=$(($(nproc) > 2 ? 2 : 0)) # a CPU of its own where there is one
+		echo "== json_reformat -m (taskset -c $jr)"
+		"$T" -f "%e s wall %U user %S sys %M KB" taskset -c $jr json_reformat -m <"$CPU" 2>&1 >/dev/null | tail -n 2
 	fi
 	echo "elapsed $((SECONDS - start)) s"
 done
