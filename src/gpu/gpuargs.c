@@ -21,7 +21,15 @@ static struct arg *arg_slot(struct args *A, const char *key, size_t klen)
 	return &A->v[A->n++];
 }
 
-void gpu_arg_int(struct args *A, const char *key, cm_int v)
+void gpu_args_begin(struct args *A, cm_buf *direct)
+{
+	A->n = 0;
+	A->direct = direct;
+	if (direct)
+		cm_buf_lit(direct, ",\"args\":{");
+}
+
+void gpu_arg_int_slot(struct args *A, const char *key, cm_int v)
 {
 	struct arg *s = arg_slot(A, key, strlen(key));
 	s->kind = ARG_INT;
@@ -30,7 +38,13 @@ void gpu_arg_int(struct args *A, const char *key, cm_int v)
 
 void gpu_arg_str(struct args *A, const char *key, const char *v)
 {
-	struct arg *s = arg_slot(A, key, strlen(key));
+	struct arg *s;
+	if (A->direct) {
+		gpu_arg_direct_key(A, key, strlen(key));
+		cm_jw_string(A->direct, v, strlen(v));
+		return;
+	}
+	s = arg_slot(A, key, strlen(key));
 	s->kind = ARG_STR;
 	s->s = v;
 	s->slen = strlen(v);
@@ -38,7 +52,13 @@ void gpu_arg_str(struct args *A, const char *key, const char *v)
 
 void gpu_arg_raw(struct args *A, const char *key, const char *s, size_t n)
 {
-	struct arg *a = arg_slot(A, key, strlen(key));
+	struct arg *a;
+	if (A->direct) {
+		gpu_arg_direct_key(A, key, strlen(key));
+		cm_buf_put(A->direct, s, n);
+		return;
+	}
+	a = arg_slot(A, key, strlen(key));
 	a->kind = ARG_RAW;
 	a->s = s;
 	a->slen = n;
@@ -92,6 +112,10 @@ void gpu_annotation_args(cm_arena *arena, struct args *A, const cm_jval *ann, cm
 
 void gpu_write_args(cm_buf *b, const struct args *A)
 {
+	if (A->direct) {
+		cm_buf_lit(b, "}}");
+		return;
+	}
 	cm_buf_lit(b, ",\"args\":{");
 	for (size_t i = 0; i < A->n; i++) {
 		const struct arg *s = &A->v[i];

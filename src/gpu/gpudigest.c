@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ------------------------------------------------------------ the fields
  *
@@ -79,10 +82,28 @@ static inline int key_eq(const char *a, const char *b, size_t n)
 	return 1;
 }
 
+/* N zero bytes at P, for the digest's few hundred bytes an event: in
+ * 16-byte stores, where the compiler made each such memset a rep stos,
+ * whose start-up cost more than the stores (the two of an event were a
+ * third of the digest's own time in a -j 2 profile of the 1 GB pair). */
+static inline void zero_small(void *p, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	__m128i z = _mm_setzero_si128();
+	for (; i + 16 <= n; i += 16) {
+		_mm_storeu_si128((__m128i *)(void *)((char *)p + i), z);
+		__asm__("" ::: "memory"); /* stores, not a memset made of them */
+	}
+#endif
+	if (i < n)
+		memset((char *)p + i, 0, n - i);
+}
+
 /* D->f: the fields of object EV. */
 static void field_table(struct cm_gpu_digest *d, const cm_jval *ev)
 {
-	memset(d->f, 0, sizeof d->f);
+	zero_small(d->f, sizeof d->f);
 	for (const cm_jval *k = ev->kids; k; k = k->next) {
 		int f;
 		if (!k->klen)
@@ -436,7 +457,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	/* the slots too: a record is packed from v[0..nv), and a kind need not
 	 * set every one (a kernel has no "bytes", a memset no third kind); one
 	 * left unset went to the temporary file as whatever the stack held */
-	memset(&r, 0, offsetof(cm_gpurec, v) + sizeof r.v);
+	zero_small(&r, offsetof(cm_gpurec, v) + sizeof r.v);
 	r.index = index;
 	r.offset = offset;
 	d->text.len = 0;

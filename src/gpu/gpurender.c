@@ -23,23 +23,47 @@ static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, c
 	cm_jw_us_of_ns(b, end - start);
 }
 
-/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row). */
-static void flow(cm_buf *b, char ph, cm_int id, cm_int pid, cm_int tid, const char *ts, size_t tslen)
+/* The ,"pid":P,"tid":T of the X event just written: where it starts in
+ * the buffer (the X event ends the buffer), for its flow, which has the
+ * same row: copied, not written from the numbers again. */
+static inline size_t row_mark(const cm_buf *b) { return b->len; }
+
+/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on
+ * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN). */
+static void flow(cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts, size_t tslen)
 {
 	cm_buf_lit(b, ",{\"ph\":\"");
 	cm_buf_putc(b, ph);
 	cm_buf_lit(b, "\",\"id\":");
 	cm_jw_int(b, id);
-	cm_buf_lit(b, ",\"pid\":");
-	cm_jw_int(b, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
+	if (b->cap - b->len < rowlen)
+		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
+	memcpy(b->p + b->len, b->p + row, rowlen);
+	b->len += rowlen;
 	cm_buf_lit(b, ",\"ts\":");
 	cm_buf_put_short(b, ts, tslen);
 	if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+}
+
+/* gpu_x_head's text before the pid: {"ph":"X","cat":CAT,"name":NAME */
+static void x_head_start(cm_buf *b, const char *cat, const char *name, size_t nlen)
+{
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
+	cm_jw_string(b, cat, strlen(cat));
+	cm_buf_lit(b, ",\"name\":");
+	cm_jw_string(b, name, nlen);
+}
+
+/* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text */
+static void row_text(cm_buf *b, cm_int pid, cm_int tid)
+{
+	cm_buf_lit(b, ",\"pid\":");
+	cm_jw_int(b, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	cm_jw_int(b, cm_tid_export(tid));
 }
 
 /* The External id Kineto writes on the GPU-side event of correlation CORR:
@@ -66,6 +90,7 @@ struct render {
 		const char *name;
 		size_t len;
 		int driver, flow;
+		cm_buf head; /* {"ph":"X","cat":...,"name":... of its X event, as gpu_x_head writes it */
 	} api[64];
 };
 
@@ -74,14 +99,17 @@ struct render {
  * table's search and the lists' string compares for each were 2% of a
  * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
  * give them (FALLBACK: 64 bytes). */
-static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow)
+static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
+			    const cm_buf **head)
 {
 	const char *name;
 	int64_t c = (int64_t)cbid;
 	__typeof__(R->api[0]) *k = &R->api[((uint64_t)c * 0x9E3779B97F4A7C15u >> 58) ^ (unsigned)driver];
+	*head = NULL;
 	if (cbid >= INT64_MIN && cbid <= INT64_MAX && k->name && k->driver == driver && k->cbid == c) {
 		*len = k->len;
 		*flow = k->flow;
+		*head = &k->head;
 		return k->name;
 	}
 	name = gpu_api_name(driver, cbid, fallback);
@@ -93,6 +121,15 @@ static const char *api_name(struct render *R, int driver, cm_int cbid, char *fal
 		k->len = *len;
 		k->driver = driver;
 		k->flow = *flow;
+		/* the X event's text up to its pid, made once (gpu_x_head's
+		 * category and name, each through cm_jw_string, were an API
+		 * event's costliest part) */
+		k->head.len = 0;
+		cm_buf_lit(&k->head, "{\"ph\":\"X\",\"cat\":");
+		cm_jw_string(&k->head, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
+		cm_buf_lit(&k->head, ",\"name\":");
+		cm_jw_string(&k->head, name, *len);
+		*head = &k->head;
 	}
 	return name;
 }
@@ -103,9 +140,10 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	int driver = r->kind == CM_REC_DRIVER, fell;
 	char fallback[64], tstext[CM_US_TEXT_MAX];
 	const char *name;
+	const cm_buf *head;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
-	size_t ts_len, name_len;
+	size_t ts_len, name_len, row, row_end;
 	int starts_flow;
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
@@ -115,9 +153,16 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
-	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow);
+	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len, pid, tid);
+	/* gpu_x_head's bytes, the part before the pid made once when it can be */
+	if (head)
+		cm_buf_put(b, head->p, head->len);
+	else
+		x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
+	row = row_mark(b);
+	row_text(b, pid, tid);
+	row_end = b->len;
 	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
 	cm_buf_lit(b, ",\"args\":{\"cbid\":");
 	cm_jw_int(b, r->v[CM_RA_CBID]);
@@ -129,13 +174,19 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	}
 	cm_buf_lit(b, "}}");
 	if (corr != 0 && starts_flow)
-		flow(b, 's', corr, pid, tid, tstext, ts_len);
+		flow(b, 's', corr, row, row_end - row, tstext, ts_len);
 }
 
 /* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
 static void arg_text(struct render *R, const char *key)
 {
-	char *s = cm_arena_alloc(R->scratch, R->text.len);
+	char *s;
+	if (R->args.direct) { /* written at once: no copy to keep */
+		gpu_arg_raw(&R->args, key, R->text.p, R->text.len);
+		R->text.len = 0;
+		return;
+	}
+	s = cm_arena_alloc(R->scratch, R->text.len);
 	memcpy(s, R->text.p, R->text.len);
 	gpu_arg_raw(&R->args, key, s, R->text.len);
 	R->text.len = 0;
@@ -205,24 +256,24 @@ static void kineto_args(struct render *R, const cm_gpurec *r)
 /* gpu_x_head for a record's own name: one kept in the window's name table
  * goes out as the JSON text made once there (the bytes gpu_x_head's
  * cm_jw_string would write), without another look at each of its bytes.
- * CAT is one of the render's own categories, which need no escape. */
-static void x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid)
+ * CAT is one of the render's own categories, which need no escape.
+ * Returns where its ,"pid":..,"tid":.. starts in B (it ends B). */
+static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid)
 {
-	size_t len;
+	size_t len, row;
 	const char *json;
 	if (!(r->flags & CM_REC_NAMEREF)) {
-		gpu_x_head(b, cat, r->name, r->nlen, pid, tid);
-		return;
+		x_head_start(b, cat, r->name, r->nlen);
+	} else {
+		json = cm_gpunames_json(g->win.names, r->name_id, &len);
+		cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
+		cm_buf_puts(b, cat);
+		cm_buf_lit(b, "\",\"name\":");
+		cm_buf_put(b, json, len);
 	}
-	json = cm_gpunames_json(g->win.names, r->name_id, &len);
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
-	cm_buf_puts(b, cat);
-	cm_buf_lit(b, "\",\"name\":");
-	cm_buf_put(b, json, len);
-	cm_buf_lit(b, ",\"pid\":");
-	cm_jw_int(b, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
+	row = row_mark(b);
+	row_text(b, pid, tid);
+	return row;
 }
 
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
@@ -232,13 +283,16 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 {
 	struct args *A = &R->args;
 	const cm_int *v = r->v;
-	size_t ts_len;
+	size_t ts_len, row, row_end;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	A->n = 0;
 	cm_buf_putc(b, ',');
-	x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	row_end = b->len;
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	/* without an annotation no key comes twice and every key is one of
+	 * the literals below: the args go straight out */
+	gpu_args_begin(A, r->flags & CM_REC_ANN ? NULL : b);
 	gpu_arg_int(A, "device", v[CM_RG_DEV]);
 	gpu_arg_int(A, "context", v[CM_RG_CTX]);
 	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
@@ -264,7 +318,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	kineto_args(R, r);
 	gpu_write_args(b, A);
 	if (v[CM_RG_CORR] != 0)
-		flow(b, 'f', v[CM_RG_CORR], v[CM_RG_DEV], v[CM_RG_STREAM], tstext, ts_len);
+		flow(b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
 }
 
 static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
@@ -294,12 +348,15 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
 	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
 	cm_int ext;
-	size_t ts_len;
+	size_t ts_len, at, at_end;
 	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
 		return;
 	cm_buf_putc(b, ',');
-	gpu_x_head(b, "cuda_sync", name, strlen(name), v[CM_RS_DEV], row);
+	x_head_start(b, "cuda_sync", name, strlen(name));
+	at = row_mark(b);
+	row_text(b, v[CM_RS_DEV], row);
+	at_end = b->len;
 	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len);
 	cm_buf_lit(b, ",\"args\":{");
 	ext = cpu_ext(g, v[CM_RS_CORR]);
@@ -333,7 +390,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_int(b, v[CM_RS_CTX]);
 	cm_buf_lit(b, "}}");
 	if (v[CM_RS_CORR] > 0)
-		flow(b, 'f', v[CM_RS_CORR], v[CM_RS_DEV], row, tstext, ts_len);
+		flow(b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
 }
 
 /* The pool's work: the events of one block of records, each with a comma
@@ -382,6 +439,8 @@ int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx)
 		cm_buf_free(&R[i].text);
 		cm_buf_free(&R[i].dumps);
 		free(R[i].args.v);
+		for (size_t k = 0; k < sizeof R[i].api / sizeof R[i].api[0]; k++)
+			cm_buf_free(&R[i].api[k].head);
 	}
 	free(R);
 	free(ctx);

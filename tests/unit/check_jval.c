@@ -1,4 +1,5 @@
-/* check_jval.c - in-memory values: Python's json.loads, json.dumps and str(). */
+/* check_jval.c - in-memory values: Python's json.loads, json.dumps and str();
+ * the writers' fast digits against base/pyval.c's. */
 #include "config.h"
 #include "check_common.h"
 #include "json/jval.h"
@@ -200,6 +201,56 @@ START_TEST(write_string_model)
 }
 END_TEST
 
+/* The writers' digits (cm_jw_int_text, cm_jw_milli_text, and cm_jw_int,
+ * cm_us_text over them) are cm_int_format's and cm_py_milli_repr's bytes:
+ * at every power of ten and its neighbours, both signs, each side of the
+ * fast limit, and a million values spread over the range of times. */
+static void digits_agree(cm_int v)
+{
+	char got[CM_INT_TEXT_MAX], want[CM_INT_TEXT_MAX];
+	size_t n = cm_jw_int_text(v, got), m = cm_int_format(v, want);
+	cm_buf b = {0};
+	ck_assert_msg(n == m && !memcmp(got, want, n + 1), "int %s: %s", want, got);
+	cm_jw_int(&b, v);
+	ck_assert_msg(b.len == m && !memcmp(b.p, want, m), "cm_jw_int %s: %.*s", want, (int)b.len, b.p);
+	cm_buf_free(&b);
+	if (v > -CM_PY_MILLI_MAX && v < CM_PY_MILLI_MAX) {
+		double d;
+		n = cm_jw_milli_text((int64_t)v, got);
+		m = cm_py_milli_repr((int64_t)v, want);
+		ck_assert_msg(n == m && !memcmp(got, want, n + 1), "milli %s: %s", want, got);
+		if (v >= 0) {
+			n = cm_us_text(v, got, &d);
+			ck_assert_msg(n == m && !memcmp(got, want, n + 1), "us %s: %s", want, got);
+			ck_assert(d == (double)(int64_t)v / 1000.0);
+		}
+	}
+}
+
+START_TEST(fast_digits)
+{
+	cm_int p = 1;
+	uint64_t x = 88172645463325252ull;
+	for (int k = 0; k < 39; k++, p *= 10)
+		for (int dv = -3; dv <= 3; dv++) {
+			digits_agree(p + dv);
+			digits_agree(-(p + dv));
+			digits_agree(p * 7 + dv);
+			digits_agree(CM_JW_FAST_LIMIT + (cm_int)dv * p);
+			digits_agree(-CM_JW_FAST_LIMIT + (cm_int)dv * p);
+		}
+	digits_agree(CM_PY_MILLI_MAX - 1);
+	digits_agree(CM_PY_MILLI_MAX);
+	digits_agree(-CM_PY_MILLI_MAX + 1);
+	digits_agree((cm_int)INT64_MAX);
+	digits_agree((cm_int)INT64_MIN);
+	for (int i = 0; i < 1000000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		digits_agree((cm_int)(x >> (x % 64)) * (x & 1 ? -1 : 1));
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("jval");
@@ -213,6 +264,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dict_members);
 	tcase_add_test(tc, builder);
 	tcase_add_test(tc, write_string_model);
+	tcase_add_test(tc, fast_digits);
 	suite_add_tcase(s, tc);
 	return s;
 }

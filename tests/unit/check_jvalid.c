@@ -41,6 +41,13 @@ static const struct vcase table[] = {
 	/* the builder's integer values (iv): the int64 limits, 8 and 16 digits, 20 digits */
 	OK("9223372036854775807"), OK("-9223372036854775808"), OK("12345678"), OK("-1234567812345678"),
 	OK("99999999999999999999"), OK("{\"a\": [1234567, -0, 7], \"b\": 10000000000000000000}"),
+	/* every length of digits to 20, so that each count is read eight at a time and the rest as
+	 * a part of eight, before each byte that can end a number */
+	OK("[1, 12, 123, 1234, 12345, 123456, 1234567, 98765432, 123456789, 1234567890, 12345678901,"
+	   "123456789012, 1234567890123, 12345678901234, 123456789012345, 1234567890123456,"
+	   "12345678901234567, 123456789012345678, 1234567890123456789, 12345678901234567890]"),
+	OK("{\"a\":-9876543,\"b\":[76543210]\n,\"c\":7654321\t,\"d\":5.5,\"e\":123456789e3,"
+	   "\"f\":-12345678901234\r}"),
 	NO("01"), NO("-01"), NO("00"), NO("012"), NO("1."), NO("-"), NO("+1"), NO(".5"), NO("-.5"),
 	NO("1e"), NO("1e+"), NO("1E-"), NO("1.e5"), NO("--1"), NO("-a"), NO("0x10"), NO("1.5.5"),
 	NO("1e5e5"), NO("1ee5"), NO("0-"), NO("1,"), NO("1 2"), NO("Infinity"), NO("-Infinity"),
@@ -96,6 +103,14 @@ static const struct vcase table[] = {
 	NO("\f1"), NO("1\f"), NO("\v1"), NO("1\v"), NO("[1,\f2]"), NO("{\"a\":\v1}"), NO("[\f]"),
 	NO(""), NO("   "), NO("\n"), NO("\x01"), NO("1\x00"), NO("\x00"), NO("[1\x00]"),
 	NO("\xa0" "1"),
+	/* ": " and ", " (the window's and Kineto's layout) are stepped over at
+	 * once; what follows them is judged as after any blanks, and other
+	 * blanks after them go the general way */
+	OK("{\"a\": 1, \"b\": \"x\", \"c\": [1, 2, {\"d\": null}], \"e\": {}}"), OK("[1, [2, 3], \"x\"]"),
+	OK("{\"a\": \t1,\n \"b\":  2 ,  \"c\": \r3}"), OK("[1,  2, \n3]"), OK("{\"a\": \"\", \"\": 1}"),
+	NO("{\"a\": 1, 2}"), NO("[1, \"a\": 2]"), NO("{\"a\": 1, }"), NO("[1, ]"), NO("{\"a\": }"),
+	NO("{\"a\": ,}"), NO("{\"a\": \f1}"), NO("[1, \v2]"), NO("{\"a\": 1, "), NO("{\"a\": "), NO("[1, "),
+	NO("{\"a\": 1, \"b"), NO("{\"a\": :1}"), NO("{\"a\": 1, ,\"b\": 2}"),
 	/* comments are off */
 	NO("/*c*/1"), NO("1//c"), NO("[1/*x*/]"), NO("//\n1"), NO("#1"),
 };

@@ -1,6 +1,6 @@
 /* check_tables.c - the id index (hash map), the id tables (array, hash map,
  * key set and the tables packed over one), the thread-id rules, the cbid
- * tables and the packed window records. */
+ * tables, the packed window records and a GPU event's args. */
 #include "config.h"
 #include "check_common.h"
 #include "gpu/cbid.h"
@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "gpu/gpuargs.h"
 #include "json/jwrite.h"
 
 #include <pthread.h>
@@ -499,6 +500,61 @@ START_TEST(gpurec_roundtrip)
 }
 END_TEST
 
+/* A GPU event's args written straight out (the direct mode, for an event
+ * whose keys are all different literals) are the bytes the slots and
+ * gpu_write_args make of the same calls: integers of both signs and past 64
+ * bits, strings, raw JSON text, the kinds by name and by number, and no
+ * args at all. */
+static void args_calls(struct args *A, int n)
+{
+	static const char raw[] = "[1,2,3]";
+	if (n > 0)
+		gpu_arg_int(A, "device", 0);
+	if (n > 1)
+		gpu_arg_int(A, "context", -7);
+	if (n > 2)
+		gpu_arg_int(A, "stream", (cm_int)1 << 100);
+	if (n > 3)
+		gpu_arg_copy_kind(A, "copy kind", 1);
+	if (n > 4)
+		gpu_arg_memory_kind(A, "src kind", 9);
+	if (n > 5)
+		gpu_arg_raw(A, "grid", raw, sizeof raw - 1);
+	if (n > 6)
+		gpu_arg_str(A, "est. achieved occupancy %", "a/b");
+}
+
+START_TEST(gpuargs_direct)
+{
+	static const char *const want[] = {
+		",\"args\":{}}",
+		",\"args\":{\"device\":0}}",
+		",\"args\":{\"device\":0,\"context\":-7,\"stream\":1267650600228229401496703205376,"
+		"\"copy kind\":\"HtoD\",\"src kind\":9,\"grid\":[1,2,3],\"est. achieved occupancy %\":\"a/b\"}}",
+	};
+	static const int counts[] = {0, 1, 7};
+	for (int c = 0; c < 3; c++) {
+		struct args A = {0};
+		cm_buf slots = {0}, direct = {0};
+		cm_buf_lit(&direct, ",{\"ph\":\"X\"");
+		gpu_args_begin(&A, NULL);
+		args_calls(&A, counts[c]);
+		gpu_write_args(&slots, &A);
+		ck_assert_msg(slots.len == strlen(want[c]) && !memcmp(slots.p, want[c], slots.len), "slots %d: %.*s",
+			      c, (int)slots.len, slots.p);
+		gpu_args_begin(&A, &direct);
+		args_calls(&A, counts[c]);
+		gpu_write_args(&direct, &A);
+		ck_assert_msg(direct.len == 10 + slots.len && !memcmp(direct.p, ",{\"ph\":\"X\"", 10) &&
+				      !memcmp(direct.p + 10, slots.p, slots.len),
+			      "direct %d: %.*s", c, (int)direct.len, direct.p);
+		cm_buf_free(&slots);
+		cm_buf_free(&direct);
+		free(A.v);
+	}
+}
+END_TEST
+
 /* The window's name table, filled from four threads at once, each with its
  * own cache and its own order: one entry a name, the same number for it in
  * every thread (3,000 names over 1,024 cache slots: evictions), its JSON
@@ -630,6 +686,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, cbid_names);
 	tcase_add_test(tc, cbid_rules);
 	tcase_add_test(tc, gpurec_roundtrip);
+	tcase_add_test(tc, gpuargs_direct);
 	tcase_add_test(tc, gpunames_threads);
 	tcase_add_test(tc, gpunames_bounds);
 	suite_add_tcase(s, tc);
