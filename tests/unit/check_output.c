@@ -152,18 +152,34 @@ START_TEST(test_default_and_sync)
 }
 END_TEST
 
-/* A failed run (close without OK), synced or not: the old file stays, no
- * temporary file is left, nothing is synced. */
-START_TEST(test_failed_keeps_old)
+/* Make DIR (a mkdtemp template) holding PATH = DIR/out.json with "old\n". */
+static void old_file_make(char *dir, char *path, size_t size)
 {
-	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300], buf[16];
 	int fd;
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/out.json", dir);
+	snprintf(path, size, "%s/out.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, "old\n", 4), 4);
 	close(fd);
+}
+
+/* PATH still holds "old\n". */
+static void old_file_kept(const char *path)
+{
+	char buf[16];
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_eq(read(fd, buf, sizeof buf), 4);
+	close(fd);
+	ck_assert(!memcmp(buf, "old\n", 4));
+}
+
+/* A failed run (close without OK), synced or not: the old file stays, no
+ * temporary file is left, nothing is synced. */
+START_TEST(test_failed_keeps_old)
+{
+	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300];
+	old_file_make(dir, path, sizeof path);
 	setenv("CUPTIMERGE_NO_TMPFILE", _i ? "1" : "0", 1);
 	for (int sync = 0; sync < 2; sync++) {
 		cm_output_set_sync(sync);
@@ -171,10 +187,7 @@ START_TEST(test_failed_keeps_old)
 		ck_assert_int_eq(write_out(dir, 1 + 3 * sync, -1, 0), -1);
 		ck_assert_int_eq(n_fsync + n_fdatasync, 0);
 		ck_assert_int_eq(entries(dir), 1);
-		fd = open(path, O_RDONLY);
-		ck_assert_int_eq(read(fd, buf, sizeof buf), 4);
-		close(fd);
-		ck_assert(!memcmp(buf, "old\n", 4));
+		old_file_kept(path);
 	}
 	cm_output_set_sync(0);
 	unsetenv("CUPTIMERGE_NO_TMPFILE");
@@ -189,23 +202,14 @@ END_TEST
  * with O_TMPFILE and with the named temporary file. */
 START_TEST(test_close_error)
 {
-	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300], buf[16];
-	int fd;
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/out.json", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "old\n", 4), 4);
-	close(fd);
+	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300];
+	old_file_make(dir, path, sizeof path);
 	setenv("CUPTIMERGE_NO_TMPFILE", _i ? "1" : "0", 1);
 	fail_close = 1;
 	ck_assert_int_eq(write_out(dir, 1, -1, 1), -1);
 	fail_close = 0;
 	ck_assert_int_eq(entries(dir), 1);
-	fd = open(path, O_RDONLY);
-	ck_assert_int_eq(read(fd, buf, sizeof buf), 4);
-	close(fd);
-	ck_assert(!memcmp(buf, "old\n", 4));
+	old_file_kept(path);
 	unsetenv("CUPTIMERGE_NO_TMPFILE");
 	unlink(path);
 	rmdir(dir);
