@@ -95,7 +95,6 @@ if [ -x "$GEN" ]; then
 		done
 	done
 else
-	tcase "generated pair: crews of 1, 2, 3 and 16"
-	skip "no gen_trace at $GEN"
+	skip "generated pair: crews of 1, 2, 3 and 16" "no gen_trace at $GEN"
 fi
 finish
