@@ -113,7 +113,7 @@ static int knob(const char *name, int deflt)
 }
 
 /* With 4 jobs or more, a writing thread and, for an -o file with --sync
- * (WB follows one: output.c), a write-back thread; with fewer, every core
+ * (WB follows one: outfile.c), a write-back thread; with fewer, every core
  * is busy making the output already, and a thread more would only add its
  * switching and the copy.  The writing
  * thread only where write(2) copies: a file (an -o file, or standard

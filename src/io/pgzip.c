@@ -65,7 +65,7 @@
  * Workers never print and never exit: a failure (memory, zlib, ISA-L) is
  * recorded in the block and returned by the caller's next cm_pgz_write or
  * cm_pgz_finish, which writes nothing after it.  They run with every signal
- * blocked, so that the clean-up handlers of output.c run on the caller's
+ * blocked, so that the clean-up handlers of outfile.c run on the caller's
  * thread as before. */
 #include "config.h"
 #include "io/pgzip.h"
