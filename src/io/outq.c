@@ -122,6 +122,10 @@ static void give_back(cm_outq *q, char *p, size_t cap)
 		free(p);
 }
 
+/* Writer thread W (ARG): write its ring's items in order through
+ * cm_output_write, until stop with its ring empty; after a failure (or
+ * with drop) items are only given back.  Its errors go to its diag slot
+ * (the top of the file says why). */
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;

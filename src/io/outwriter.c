@@ -72,6 +72,9 @@ static int write_full(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* The writing thread of W (ARG): write the buffers handed over, oldest
+ * first, until stop (what is left is dropped) or a failed write, whose
+ * errno it keeps for the caller (the top of the file says why). */
 static void *writer_main(void *arg)
 {
 	cm_owriter *w = arg;
