@@ -99,28 +99,24 @@ static void start_threads(cm_output *out, int threads)
 cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 {
 	cm_output *out = calloc(1, sizeof *out);
-	if (!out)
-		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
-	out->buf = out->own_buf = malloc(OUT_BUFSIZE);
-	out->cap = OUT_BUFSIZE;
-	if (!out->buf) {
+	if (!out || !(out->buf = out->own_buf = malloc(OUT_BUFSIZE))) {
 		free(out);
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
 	}
+	out->cap = OUT_BUFSIZE;
 	if (cm_outfile_open(&out->file, path, output_sync) < 0) {
 		cm_output_close(out, 0);
 		return NULL;
 	}
 	start_threads(out, threads);
-	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out)))
-		goto nomem;
+	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
+		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
+		cm_output_close(out, 0);
+		return NULL;
+	}
 	if ((out->codec = output_codec))
 		out->pft = out->codec->open(pft_sink, out, out->file.shown, threads);
 	return out;
-nomem:
-	cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
-	cm_output_close(out, 0);
-	return NULL;
 }
 
 /* A write (or its write-back) failed with ERR: report it, unless it is a
