@@ -368,7 +368,8 @@ static int close_stdout(cm_outfile *f)
 /* Close the named temporary file (CM_OUTFILE_NAMED), checked, and with OK
  * rename it to f->target; without OK, or when either fails, remove it.
  * The fatal signals wait meanwhile, and the signal handler's copy of the
- * name is forgotten.  0, or -1 (a failure reported). */
+ * name is forgotten.  0 when renamed; -1 without OK or after reporting a
+ * failure. */
 static int close_named(cm_outfile *f, int ok)
 {
 	sigset_t saved;
@@ -428,6 +429,7 @@ int cm_outfile_close(cm_outfile *f, int ok)
 	free(f->target);
 	free(f->tmp_path);
 	f->path = f->target = f->tmp_path = NULL;
+	f->shown = NULL;
 	f->fd = -1;
 	f->kind = CM_OUTFILE_NONE;
 	return ok ? 0 : gone == 1 ? 1 : -1;
