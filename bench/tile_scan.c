@@ -53,6 +53,34 @@ static void expect(struct doc *d, int c)
 	}
 	d->i++;
 }
+/* Open the object or array at d's offset (OPEN '{' or '['): 1 when an
+ * element follows, 0 when it is empty (its end consumed).  With more(),
+ * the one loop over a container's elements:
+ *     if (first(d, open)) do { ...an element... } while (more(d, open)); */
+static int first(struct doc *d, int open)
+{
+	expect(d, open);
+	if (peek(d) != open + 2) /* '}' and ']' are '{' + 2 and '[' + 2 */
+		return 1;
+	d->i++;
+	return 0;
+}
+/* After an element of the container opened by OPEN: 1 when a ',' brings
+ * the next, 0 at the container's end (consumed); anything else stops. */
+static int more(struct doc *d, int open)
+{
+	int e = peek(d);
+	d->i++;
+	if (e == open + 2)
+		return 0;
+	if (e != ',') {
+		char m[32];
+		d->i--;
+		snprintf(m, sizeof m, "',' or '%c' expected", open + 2);
+		bad(d, m);
+	}
+	return 1;
+}
 /* A string at d's offset: *a its first byte after the quote, returns its raw length. */
 static size_t str(struct doc *d, uint64_t *a)
 {
@@ -91,24 +119,14 @@ static void skip(struct doc *d, int depth)
 	if (c == '"') {
 		str(d, &a);
 	} else if (c == '{' || c == '[') {
-		d->i++;
-		if (peek(d) == c + 2) { /* '}' and ']' are '{' + 2 and '[' + 2 */
-			d->i++;
-			return;
-		}
-		for (;;) {
-			if (c == '{') {
-				str(d, &a);
-				expect(d, ':');
-			}
-			skip(d, depth + 1);
-			int e = peek(d);
-			d->i++;
-			if (e == c + 2)
-				return;
-			if (e != ',')
-				bad(d, "',' or the container's end expected");
-		}
+		if (first(d, c))
+			do {
+				if (c == '{') {
+					str(d, &a);
+					expect(d, ':');
+				}
+				skip(d, depth + 1);
+			} while (more(d, c));
 	} else if (c == 't' || c == 'f' || c == 'n') {
 		while (d->i < d->n && d->b[d->i] >= 'a' && d->b[d->i] <= 'z')
 			d->i++;
@@ -129,6 +147,12 @@ static size_t digits(const struct doc *d, uint64_t a, size_t len)
 		k++;
 	return k;
 }
+/* Whether the string text [a, a+len) is "ProfilerStep#N", N plain digits
+ * (the step number a copy moves: K_STEP, from a + 13). */
+static int is_step(const struct doc *d, uint64_t a, size_t len)
+{
+	return len > 13 && !memcmp(d->b + a, "ProfilerStep#", 13) && digits(d, a + 13, len - 13) == len - 13;
+}
 /* The decimal digits p[0, len) (at most 19) as a number. */
 static uint64_t value(const unsigned char *p, size_t len)
 {
@@ -142,6 +166,8 @@ static uint64_t value(const unsigned char *p, size_t len)
  * d's table with its kind. */
 struct cand { uint64_t off; uint32_t len, kind; };
 #define MAXC 8
+/* Note the LEN digits at OFF, of KIND, as the next of an element's NC
+ * candidates C (at most MAXC); stop when they are not a plain int64. */
 static void note(struct doc *d, struct cand *c, int *nc, uint64_t off, size_t len, int kind)
 {
 	if (*nc == MAXC)
@@ -220,9 +246,8 @@ static void cpu_event(struct doc *d, struct group *g)
 	uint64_t a0 = d->i, a, ph = 0, cat = 0, name = 0, ts = 0, dur = 0, ext = 0;
 	size_t len, lph = 0, lcat = 0, lname = 0, lts = 0, ldur = 0, lext = 0, p0 = d->patches.n;
 	int ext_str = 0;
-	expect(d, '{');
-	if (peek(d) != '}')
-		for (;;) {
+	if (first(d, '{'))
+		do {
 			len = str(d, &a);
 			expect(d, ':');
 			int c = peek(d);
@@ -241,30 +266,21 @@ static void cpu_event(struct doc *d, struct group *g)
 				else
 					ldur = num(d, &dur);
 			} else if (c == '{' && is(d, a, len, "args")) {
-				d->i++;
-				while (peek(d) != '}') {
-					len = str(d, &a);
-					expect(d, ':');
-					if (is(d, a, len, "External id") && peek(d) == '"')
-						lext = str(d, &ext), ext_str = 1;
-					else if (is(d, a, len, "External id") && peek(d) != 'n')
-						lext = num(d, &ext);
-					else
-						skip(d, 1);
-					if (peek(d) == ',')
-						d->i++;
-				}
-				d->i++;
+				if (first(d, '{'))
+					do {
+						len = str(d, &a);
+						expect(d, ':');
+						if (is(d, a, len, "External id") && peek(d) == '"')
+							lext = str(d, &ext), ext_str = 1;
+						else if (is(d, a, len, "External id") && peek(d) != 'n')
+							lext = num(d, &ext);
+						else
+							skip(d, 1);
+					} while (more(d, '{'));
 			} else {
 				skip(d, 1);
 			}
-			int e = peek(d);
-			d->i++;
-			if (e == '}')
-				break;
-			if (e != ',')
-				bad(d, "',' or '}' expected");
-		}
+		} while (more(d, '{'));
 	uint64_t b = d->i;
 	int once = is(d, ph, lph, "M") || is(d, cat, lcat, "Trace") ||
 		   is(d, name, lname, "Iteration Start: PyTorch Profiler") || is(d, name, lname, "Record Window End");
@@ -279,7 +295,7 @@ static void cpu_event(struct doc *d, struct group *g)
 			note(d, c, &nc, ts, its, K_US);
 		if (lext && (!ext_str || digits(d, ext, lext) == lext)) /* other strings: never linked */
 			note(d, c, &nc, ext, lext == digits(d, ext, lext) ? lext : 0, K_EXT);
-		if (lname > 13 && !memcmp(d->b + name, "ProfilerStep#", 13) && digits(d, name + 13, lname - 13) == lname - 13)
+		if (is_step(d, name, lname))
 			note(d, c, &nc, name + 13, lname - 13, K_STEP);
 	} else if (lts && is(d, name, lname, "Record Window End")) {
 		note(d, c, &nc, ts, its, K_END);
@@ -308,9 +324,8 @@ static void win_event(struct doc *d, struct group *g)
 	uint64_t xkind = 0;
 	struct cand c[MAXC];
 	int nc = 0;
-	expect(d, '{');
-	if (peek(d) != '}')
-		for (;;) {
+	if (first(d, '{'))
+		do {
 			len = str(d, &a);
 			expect(d, ':');
 			int c0 = peek(d), k = -1;
@@ -335,13 +350,7 @@ static void win_event(struct doc *d, struct group *g)
 			} else {
 				skip(d, 1);
 			}
-			int e = peek(d);
-			d->i++;
-			if (e == '}')
-				break;
-			if (e != ',')
-				bad(d, "',' or '}' expected");
-		}
+		} while (more(d, '{'));
 	if (lext && is(d, kind, lkind, "external_correlation") && (xkind == 3 || xkind == 4))
 		note(d, c, &nc, ext, lext, K_EXT);
 	commit(d, c, nc);
@@ -362,7 +371,7 @@ static void annotation(struct doc *d, struct group *g)
 	expect(d, ':');
 	if (peek(d) == '"') {
 		l = str(d, &v);
-		if (l > 13 && !memcmp(d->b + v, "ProfilerStep#", 13) && digits(d, v + 13, l - 13) == l - 13)
+		if (is_step(d, v, l))
 			note(d, c, &nc, v + 13, l - 13, K_STEP);
 	} else {
 		skip(d, 1);
@@ -373,25 +382,16 @@ static void annotation(struct doc *d, struct group *g)
 /* The elements of the array (or object) at d's offset, each read by fn, as a tiled group. */
 static void tiled(struct doc *d, int open, void (*fn)(struct doc *, struct group *))
 {
-	expect(d, open);
-	if (peek(d) == open + 2) {
-		d->i++;
+	if (!first(d, open))
 		return;
-	}
 	if (d->ng == MAXG)
 		bad(d, "too many tiled members");
 	struct group *g = &d->g[d->ng++];
 	g->runs[0].sz = g->runs[1].sz = sizeof(struct run);
-	for (;;) {
+	do {
 		ws(d);
 		fn(d, g);
-		int e = peek(d);
-		d->i++;
-		if (e == open + 2)
-			return;
-		if (e != ',')
-			bad(d, "',' or the end of the array expected");
-	}
+	} while (more(d, open));
 }
 /* The pre-scan of one input: its top-level members, the tiled ones element by element. */
 void *tp_scan(void *arg)
@@ -401,28 +401,25 @@ void *tp_scan(void *arg)
 	size_t len;
 	d->lo = INT64_MAX, d->hi = INT64_MIN;
 	d->patches.sz = sizeof(struct patch);
-	expect(d, '{');
-	while (peek(d) != '}') {
-		len = str(d, &a);
-		expect(d, ':');
-		if (!d->win && is(d, a, len, "traceEvents")) {
-			tiled(d, '[', cpu_event);
-		} else if (d->win && is(d, a, len, "events")) {
-			tiled(d, '[', win_event);
-		} else if (d->win && is(d, a, len, "user_annotations")) {
-			tiled(d, '{', annotation);
-		} else if (!d->win && is(d, a, len, "baseTimeNanoseconds")) {
-			size_t l = win_int(d, &a);
-			if (l > 19 || value(d->b + a, l) > INT64_MAX)
-				bad(d, "baseTimeNanoseconds beyond int64");
-			d->base = (int64_t)value(d->b + a, l), d->have_base = 1;
-		} else {
-			skip(d, 0);
-		}
-		if (peek(d) == ',')
-			d->i++;
-	}
-	d->i++;
+	if (first(d, '{'))
+		do {
+			len = str(d, &a);
+			expect(d, ':');
+			if (!d->win && is(d, a, len, "traceEvents")) {
+				tiled(d, '[', cpu_event);
+			} else if (d->win && is(d, a, len, "events")) {
+				tiled(d, '[', win_event);
+			} else if (d->win && is(d, a, len, "user_annotations")) {
+				tiled(d, '{', annotation);
+			} else if (!d->win && is(d, a, len, "baseTimeNanoseconds")) {
+				size_t l = win_int(d, &a);
+				if (l > 19 || value(d->b + a, l) > INT64_MAX)
+					bad(d, "baseTimeNanoseconds beyond int64");
+				d->base = (int64_t)value(d->b + a, l), d->have_base = 1;
+			} else {
+				skip(d, 0);
+			}
+		} while (more(d, '{'));
 	if (peek(d) != -1)
 		bad(d, "text after the top-level object");
 	return NULL;

@@ -1,4 +1,4 @@
-/* outname.c - the names and attributes of the file that -o writes (output.c):
+/* outname.c - the names and attributes of the file that -o writes (outfile.c):
  * the file a symbolic link names, the temporary name beside it, whether it
  * may be replaced, the old file's owner and mode carried over, and linkat(2)
  * of an unnamed O_TMPFILE file through /proc or by its descriptor. */

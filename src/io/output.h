@@ -9,7 +9,7 @@
 typedef struct cm_output cm_output;
 
 /* Open the destination: PATH NULL or "-" means standard output.  Otherwise,
- * by what PATH is (output.c says why): a regular file or none, a temporary
+ * by what PATH is (outfile.c says why): a regular file or none, a temporary
  * file in its directory (unnamed where O_TMPFILE works) that becomes PATH
  * only in cm_output_close(ok=1); a symlink, the same for the file it names;
  * a device or FIFO, PATH itself, opened for writing (a FIFO blocks until
@@ -42,7 +42,7 @@ void cm_output_set_codec(const cm_output_codec *codec);
  * file's write-back starts as it is written (writeback.h), it is fsync'd
  * before it takes its name and its directory after; a device, or standard
  * output that is a regular file or a block device, is fsync'd at the end.
- * ON 0 (the default): atomic only, nothing synced (output.c says why). */
+ * ON 0 (the default): atomic only, nothing synced (outfile.c says why). */
 void cm_output_set_sync(int on);
 
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a

@@ -31,7 +31,22 @@
  * next call of the caller's waits for the writers to be idle and settles
  * it, on the caller's thread (printed there, or handed to the slot that
  * thread defers to), one line as always; what was queued after it is
- * dropped. */
+ * dropped.
+ *
+ * Why not one queue with outwriter.c's (2026-12, checked when both were
+ * read for a merge): the two sit on either side of an output.  outwriter.c
+ * is inside one cm_output, below its gzip and transcoder: one descriptor,
+ * one producer that fills the writer's own buffers in place (no copy but
+ * the one into them), a write(2) errno handed back for output.c to report.
+ * This queue is above the outputs: many of them, a few threads each
+ * owning a stripe, the caller's bytes copied (they live in buffers the
+ * caller refills), a buffer gone cold sent early, one byte bound across
+ * all the threads' rings, and cm_output_write called on the writer
+ * threads, so that each file's gzip stream is fed from there (a --split
+ * file is opened with one job: no outwriter.c under it).  What they share is
+ * the 30-odd lines of a mutex, two conditions and a ring; one abstraction
+ * for both would take a callback per buffer and an item type for either
+ * shape, and read no simpler than the two. */
 #include "config.h"
 #include "io/outq.h"
 #include "base/diag.h"
@@ -107,6 +122,10 @@ static void give_back(cm_outq *q, char *p, size_t cap)
 		free(p);
 }
 
+/* Writer thread W (ARG): write its ring's items in order through
+ * cm_output_write, until stop with its ring empty; after a failure (or
+ * with drop) items are only given back.  Its errors go to its diag slot
+ * (the top of the file says why). */
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;

@@ -72,6 +72,9 @@ static int write_full(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* The writing thread of W (ARG): write the buffers handed over, oldest
+ * first, until stop (what is left is dropped) or a failed write, whose
+ * errno it keeps for the caller (the top of the file says why). */
 static void *writer_main(void *arg)
 {
 	cm_owriter *w = arg;
@@ -113,7 +116,7 @@ static int knob(const char *name, int deflt)
 }
 
 /* With 4 jobs or more, a writing thread and, for an -o file with --sync
- * (WB follows one: output.c), a write-back thread; with fewer, every core
+ * (WB follows one: outfile.c), a write-back thread; with fewer, every core
  * is busy making the output already, and a thread more would only add its
  * switching and the copy.  The writing
  * thread only where write(2) copies: a file (an -o file, or standard

@@ -25,28 +25,10 @@
  *     header zlib writes for deflateInit2(..., 15 + 16, ...), so the file
  *     does not depend on the thread count's path).
  *
- * Which deflate.  Levels 1 to 3 are deflated with Intel's ISA-L
- * (isal_deflate, the engine of its igzip) where configure found it
- * (HAVE_ISAL), every other level with zlib.  Timed on 400 MB of our merged
- * output, one core: zlib -1 1.97 s (46.0 MB), -2 1.97 s (43.8 MB), -3
- * 2.11 s (41.6 MB), -6 3.83 s (33.3 MB); igzip -1 0.24 s (43.2 MB), -2
- * 0.26 s (43.0 MB), -3 0.77 s (43.2 MB).  So ISA-L's level 1 is about 8
- * times as fast as zlib's, and smaller than zlib's levels 1 and 2; but ISA-L
- * tops out at about zlib -2's ratio, so the levels that ask for a smaller
- * file, 4 to 9, stay with zlib, and so does 0 (stored blocks, which ISA-L's
- * level 0 is not).  The layout is the same for both: an ISA-L stream is raw
- * deflate (IGZIP_DEFLATE), gets the 32 KiB before its block through
- * isal_deflate_set_dict(), ends with SYNC_FLUSH (the same empty stored
- * block as zlib's) or, on the last block, end_of_stream (the final-block
- * bit), and is reset between blocks; the header and trailer are the ones
- * above.  So the member is the same bytes at every -j with either deflate,
- * though not the same bytes for both (nor, perhaps, on a CPU on which ISA-L
- * picks other code).  Each worker keeps one ISA-L stream and its level
- * buffer (ISAL_DEF_LVLn_DEFAULT bytes) for the whole stream.  With ISA-L the
- * blocks' CRC-32 comes from its crc32_gzip_refl() too, at every level: the
- * same value as zlib's crc32(), in 0.03 s instead of 0.19 s for 400 MiB of
- * our output on one core (zlib's would add three quarters to the time of
- * ISA-L's level 1).
+ * Which deflate: zlib, or for levels 1 to 3 Intel's ISA-L where configure
+ * found it, 8 times as fast at level 1 (deflater.c's essay has the
+ * figures); each block is deflated by deflater.c, which keeps the layout
+ * above for both.
  *
  * Order and memory.  Blocks live in a ring of 2 * threads slots (pigz keeps
  * a similar bound with its pools): the caller fills slot seq % nslots, hands
@@ -65,10 +47,11 @@
  * Workers never print and never exit: a failure (memory, zlib, ISA-L) is
  * recorded in the block and returned by the caller's next cm_pgz_write or
  * cm_pgz_finish, which writes nothing after it.  They run with every signal
- * blocked, so that the clean-up handlers of output.c run on the caller's
+ * blocked, so that the clean-up handlers of outfile.c run on the caller's
  * thread as before. */
 #include "config.h"
 #include "io/pgzip.h"
+#include "io/deflater.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -76,44 +59,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#ifdef HAVE_ISAL
-#include <isa-l.h> /* the version macros; it includes igzip_lib.h and crc.h */
-#endif
+#include <zlib.h> /* crc32_combine */
 
-/* deflate's window: the most a match can reach back, so the most of the
- * previous input that can help a block. */
-#define DICT 32768u
-
-/* Whether LEVEL is deflated with ISA-L (the essay says why 1 to 3). */
-#ifdef HAVE_ISAL
-#define USE_ISAL(level) ((level) >= 1 && (level) <= 3)
-#else
-#define USE_ISAL(level) 0
-#endif
-
-/* One worker's deflate state, for the stream's level: a zlib stream, or an
- * ISA-L stream and its level buffer (both malloc'd: 356 KiB at level 1, 404
- * at 2, 420 at 3, with ISA-L 2.30). */
-struct deflater {
-	z_stream zs;
-#ifdef HAVE_ISAL
-	struct isal_zstream *is;
-	unsigned char *level_buf;
-#endif
-};
+/* deflate's window, the dictionary each block gets (deflater.h) */
+#define DICT CM_DEFLATE_DICT
 
 /* One block in a slot of the ring. */
 struct job {
-	unsigned char *in; /* DICT + CM_PGZ_BLOCK: the dictionary ends at in + DICT, the block starts there */
-	size_t dict;       /* dictionary bytes, in[DICT - dict .. DICT) */
-	size_t len;        /* block bytes, in[DICT .. DICT + len) */
-	int last;          /* the final block: Z_FINISH */
-	unsigned char *out; /* the deflated block (the worker sizes it) */
-	size_t out_len, out_size;
-	unsigned long crc; /* CRC-32 of the block */
-	int err;           /* CM_PGZ_OK, or what went wrong deflating it */
-	int done;          /* set (under mu) when out, crc and err are ready */
+	cm_gzblock b;  /* its input and, once done, its deflated bytes */
+	int done;      /* set (under mu) when b's out, crc and err are ready */
 };
 
 struct cm_pgz {
@@ -133,34 +87,13 @@ struct cm_pgz {
 	pthread_cond_t done; /* a block is done */
 	int quit;
 	pthread_t *th;
-	struct deflater *df; /* one per worker; df[threads] is the caller's own */
-	int df_init;   /* how many of df are initialised */
+	cm_deflater **df; /* one per worker; df[threads] is the caller's own */
+	int df_init;   /* how many of df are made */
 	unsigned long crc; /* CRC-32 of the blocks written */
 	uint64_t isize;    /* bytes in the blocks written */
 	int header_done;
 	int err;       /* sticky: the first error */
 };
-
-/* the ISA-L headers' version as text, where they say it (isa-l.h) */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-const char *cm_pgz_engine(int level, const char **version)
-{
-#ifdef HAVE_ISAL
-	if (USE_ISAL(level)) {
-#ifdef ISAL_MAJOR_VERSION
-		*version = STR(ISAL_MAJOR_VERSION) "." STR(ISAL_MINOR_VERSION) "." STR(ISAL_PATCH_VERSION);
-#else
-		*version = "";
-#endif
-		return "ISA-L";
-	}
-#endif
-	(void)level;
-	*version = zlibVersion();
-	return "zlib";
-}
 
 cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 {
@@ -191,142 +124,11 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 	return z;
 }
 
-/* The CRC-32 of P[0..N): ISA-L's where built with it (the essay says why),
- * else zlib's; the same value. */
-static unsigned long block_crc(const unsigned char *p, size_t n)
-{
-#ifdef HAVE_ISAL
-	return crc32_gzip_refl(0, p, (uint64_t)n);
-#else
-	return crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
-#endif
-}
-
-/* The output space a block's first deflate call gets: compressBound, zlib's
- * bound for a block at any level (wrapper included, so above deflateBound of
- * a raw stream), and room for the flush marker: 131,189 bytes.  ISA-L falls
- * back to stored blocks for data that does not compress and stays within it
- * too (131,093 bytes for 128 KiB of random bytes, flushed, at levels 1-3). */
-#define OUT_FIRST (compressBound(CM_PGZ_BLOCK) + 64)
-
-/* The output space for the next deflate call of JOB, *CAP the space of the
- * call before (0 before the first): OUT_FIRST, then twice *CAP each time, and
- * job->out grown to it.  The space a call gets depends on the block alone,
- * never on how far its slot's buffer grew for an earlier block: deflate may
- * write other (valid) bytes when a flush does not fit in one call (zlib an
- * extra empty block after a marker that filled the space; ISA-L's bytes
- * moved too when the first space was made small), and the bytes must not
- * depend on -j.
- * A second call is not expected at all (OUT_FIRST is a bound); past the
- * sixth (32 times OUT_FIRST, 4 MiB for a 128 KiB block) the deflate is
- * taken to be stuck, rather than loop for ever.  0, CM_PGZ_NOMEM or
- * CM_PGZ_DEFLATE. */
-static int out_room(struct job *job, size_t *cap)
-{
-	unsigned char *p;
-	*cap = *cap ? 2 * *cap : OUT_FIRST;
-	if (*cap > 32 * OUT_FIRST)
-		return CM_PGZ_DEFLATE;
-	if (job->out_size >= *cap)
-		return CM_PGZ_OK;
-	if (!(p = realloc(job->out, *cap)))
-		return CM_PGZ_NOMEM;
-	job->out = p;
-	job->out_size = *cap;
-	return CM_PGZ_OK;
-}
-
-/* Deflate JOB with zlib's STRM (a raw deflate stream of the stream's level):
- * reset it, load the dictionary, deflate the block with Z_SYNC_FLUSH
- * (Z_FINISH for the last).  Sets job->out and out_len; returns CM_PGZ_OK,
- * out_room's error, or CM_PGZ_DEFLATE when zlib refuses. */
-static int deflate_zlib(z_stream *strm, struct job *job)
-{
-	int flush = job->last ? Z_FINISH : Z_SYNC_FLUSH;
-	size_t cap = 0;
-	if (deflateReset(strm) != Z_OK ||
-	    (job->dict && deflateSetDictionary(strm, job->in + DICT - job->dict, (uInt)job->dict) != Z_OK))
-		return CM_PGZ_DEFLATE;
-	strm->next_in = job->in + DICT;
-	strm->avail_in = (uInt)job->len;
-	for (;;) {
-		int rc = out_room(job, &cap);
-		if (rc != CM_PGZ_OK)
-			return rc;
-		strm->next_out = job->out + job->out_len;
-		strm->avail_out = (uInt)(cap - job->out_len);
-		rc = deflate(strm, flush);
-		job->out_len = cap - strm->avail_out;
-		if (rc == Z_STREAM_ERROR)
-			return CM_PGZ_DEFLATE;
-		/* done: Z_FINISH says so; a flush is complete once deflate returns
-		 * with output space left over (zlib's deflate() contract) */
-		if (job->last ? rc == Z_STREAM_END : strm->avail_in == 0 && strm->avail_out != 0)
-			return CM_PGZ_OK;
-	}
-}
-
-#ifdef HAVE_ISAL
-/* Deflate JOB with ISA-L's stream S (raw deflate, its level and level buffer
- * set by init_stream, which isal_deflate_reset keeps): reset it, load the
- * dictionary, deflate the block with SYNC_FLUSH, or end_of_stream for the
- * last (whose final-block bit makes a flush pointless).  Sets job->out and
- * out_len; returns CM_PGZ_OK, out_room's error, or CM_PGZ_DEFLATE when ISA-L
- * returns one of its errors (INVALID_FLUSH, ISAL_INVALID_LEVEL,
- * ISAL_INVALID_LEVEL_BUF; ISAL_INVALID_STATE from the dictionary). */
-static int deflate_isal(struct isal_zstream *s, struct job *job)
-{
-	size_t cap = 0;
-	isal_deflate_reset(s);
-	s->flush = job->last ? NO_FLUSH : SYNC_FLUSH;
-	s->end_of_stream = (uint16_t)job->last;
-	if (job->dict && isal_deflate_set_dict(s, job->in + DICT - job->dict, (uint32_t)job->dict) != COMP_OK)
-		return CM_PGZ_DEFLATE;
-	s->next_in = job->in + DICT;
-	s->avail_in = (uint32_t)job->len;
-	for (;;) {
-		int rc = out_room(job, &cap);
-		if (rc != CM_PGZ_OK)
-			return rc;
-		s->next_out = job->out + job->out_len;
-		s->avail_out = (uint32_t)(cap - job->out_len);
-		if (isal_deflate(s) != COMP_OK)
-			return CM_PGZ_DEFLATE;
-		job->out_len = cap - s->avail_out;
-		/* done (igzip_lib.h, isal_deflate()): the last block once the
-		 * stream's state is ZSTATE_END; a flushed one once all input is
-		 * taken and the state is back at a new block header with output
-		 * space left over */
-		if (job->last ? s->internal_state.state == ZSTATE_END
-			      : s->avail_in == 0 && s->avail_out != 0 && s->internal_state.state == ZSTATE_NEW_HDR)
-			return CM_PGZ_OK;
-	}
-}
-#endif
-
-/* Deflate JOB at LEVEL with DF (the engine USE_ISAL picks) and compute its
- * CRC-32.  Sets job->out, out_len, crc and err (CM_PGZ_OK, or what
- * deflate_zlib or deflate_isal returned).  Runs on a worker, or on the
- * caller's thread without workers; touches only JOB and DF. */
-static void deflate_job(int level, struct deflater *df, struct job *job)
-{
-	job->out_len = 0;
-	job->crc = block_crc(job->in + DICT, job->len);
-#ifdef HAVE_ISAL
-	if (USE_ISAL(level)) {
-		job->err = deflate_isal(df->is, job);
-		return;
-	}
-#endif
-	(void)level;
-	job->err = deflate_zlib(&df->zs, job);
-}
-
 /* What a worker is started with: the stream it serves and its own deflate
  * state (the struct is malloc'd; the worker frees it). */
 struct worker_arg {
 	cm_pgz *z;
-	struct deflater *df;
+	cm_deflater *df;
 };
 
 /* A worker: deflate the blocks handed over, in sequence order, until quit
@@ -346,7 +148,7 @@ static void *worker(void *arg)
 			break;
 		job = &z->ring[z->taken++ % z->nslots];
 		pthread_mutex_unlock(&z->mu);
-		deflate_job(z->level, wa.df, job);
+		cm_deflate_block(wa.df, &job->b);
 		pthread_mutex_lock(&z->mu);
 		job->done = 1;
 		pthread_cond_broadcast(&z->done);
@@ -355,42 +157,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-#ifdef HAVE_ISAL
-/* ISA-L's level buffer for levels 1 to 3: the sizes igzip_lib.h suggests
- * (ISAL_DEF_LVLn_DEFAULT, its "large" ones: hash tables and 256 KiB of
- * intermediate code). */
-static const uint32_t isal_level_buf[4] = {
-	0, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT,
-};
-#endif
-
-/* Initialise df[i] for the stream's level: a raw deflate stream of zlib's,
- * or one of ISA-L's with its level buffer.  0, or CM_PGZ_NOMEM. */
+/* Make df[i], the deflate state of worker I (or, I == threads, the
+ * caller's own), for the stream's level.  0, or CM_PGZ_NOMEM. */
 static int init_stream(cm_pgz *z, int i)
 {
-	struct deflater *df = &z->df[i];
-#ifdef HAVE_ISAL
-	if (USE_ISAL(z->level)) {
-		df->is = malloc(sizeof *df->is);
-		df->level_buf = malloc(isal_level_buf[z->level]);
-		if (!df->is || !df->level_buf) {
-			free(df->is);
-			free(df->level_buf);
-			df->is = NULL;
-			df->level_buf = NULL;
-			return CM_PGZ_NOMEM;
-		}
-		isal_deflate_init(df->is);
-		df->is->level = (uint32_t)z->level;
-		df->is->level_buf = df->level_buf;
-		df->is->level_buf_size = isal_level_buf[z->level];
-		df->is->gzip_flag = IGZIP_DEFLATE; /* raw: the header and trailer are ours */
-		z->df_init = i + 1;
-		return CM_PGZ_OK;
-	}
-#endif
-	/* -15: raw deflate, 32 KiB window; memLevel 8 is zlib's default */
-	if (deflateInit2(&df->zs, z->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (!(z->df[i] = cm_deflater_new(z->level)))
 		return CM_PGZ_NOMEM;
 	z->df_init = i + 1;
 	return CM_PGZ_OK;
@@ -416,7 +187,7 @@ static int start_workers(cm_pgz *z)
 		if (!wa)
 			break;
 		wa->z = z;
-		wa->df = &z->df[i];
+		wa->df = z->df[i];
 		if (pthread_create(&z->th[i], NULL, worker, wa) != 0) {
 			free(wa);
 			break;
@@ -455,19 +226,19 @@ static int write_oldest(cm_pgz *z, int wait)
 	job->done = 0;
 	pthread_mutex_unlock(&z->mu);
 	z->written++;
-	if (job->err)
-		return z->err = job->err;
+	if (job->b.err)
+		return z->err = job->b.err;
 	if (!z->header_done) {
 		gzip_header(b, z->level);
 		if (z->sink(z->ctx, b, 10) < 0)
 			return z->err = CM_PGZ_SINK;
 		z->header_done = 1;
 	}
-	if (z->sink(z->ctx, job->out, job->out_len) < 0)
+	if (z->sink(z->ctx, job->b.out, job->b.out_len) < 0)
 		return z->err = CM_PGZ_SINK;
-	z->crc = crc32_combine(z->crc, job->crc, (z_off_t)job->len);
-	z->isize += job->len;
-	if (job->last) {
+	z->crc = crc32_combine(z->crc, job->b.crc, (z_off_t)job->b.len);
+	z->isize += job->b.len;
+	if (job->b.last) {
 		unsigned long v = z->crc;
 		int i;
 		for (i = 0; i < 4; i++, v >>= 8)
@@ -487,7 +258,7 @@ static int submit(cm_pgz *z, int last)
 {
 	struct job *job = &z->ring[z->submitted % z->nslots];
 	int rc;
-	job->last = last;
+	job->b.last = last;
 	z->filling = 0;
 	if (!z->started && !last && z->threads && (rc = start_workers(z)) != CM_PGZ_OK)
 		return z->err = rc;
@@ -495,7 +266,7 @@ static int submit(cm_pgz *z, int last)
 		/* the caller's own stream, after the workers' */
 		if (z->df_init <= z->threads && (rc = init_stream(z, z->threads)) != CM_PGZ_OK)
 			return z->err = rc;
-		deflate_job(z->level, &z->df[z->threads], job);
+		cm_deflate_block(z->df[z->threads], &job->b);
 		job->done = 1; /* no worker can see it: none runs */
 		z->submitted++;
 		z->taken++;
@@ -524,15 +295,15 @@ static int begin_block(cm_pgz *z)
 		if ((rc = write_oldest(z, 1)) != CM_PGZ_OK)
 			return rc;
 	job = &z->ring[z->submitted % z->nslots];
-	if (!job->in && !(job->in = malloc(DICT + CM_PGZ_BLOCK)))
+	if (!job->b.in && !(job->b.in = malloc(DICT + CM_PGZ_BLOCK)))
 		return z->err = CM_PGZ_NOMEM;
-	job->len = 0;
-	job->dict = 0;
+	job->b.len = 0;
+	job->b.dict = 0;
 	if (z->submitted > 0) {
 		prev = &z->ring[(z->submitted - 1) % z->nslots];
 		/* the block before is full (only the last one is not) */
-		job->dict = prev->len < DICT ? prev->len : DICT;
-		memcpy(job->in + DICT - job->dict, prev->in + DICT + prev->len - job->dict, job->dict);
+		job->b.dict = prev->b.len < DICT ? prev->b.len : DICT;
+		memcpy(job->b.in + DICT - job->b.dict, prev->b.in + DICT + prev->b.len - job->b.dict, job->b.dict);
 	}
 	z->filling = 1;
 	return CM_PGZ_OK;
@@ -552,14 +323,14 @@ int cm_pgz_write(cm_pgz *z, const void *data, size_t len)
 		job = &z->ring[z->submitted % z->nslots];
 		/* a full block is handed over only when more input comes, so that
 		 * the last block is never an empty one */
-		if (job->len == CM_PGZ_BLOCK) {
+		if (job->b.len == CM_PGZ_BLOCK) {
 			if ((rc = submit(z, 0)) != CM_PGZ_OK)
 				return rc;
 			continue;
 		}
-		n = CM_PGZ_BLOCK - job->len < len ? CM_PGZ_BLOCK - job->len : len;
-		memcpy(job->in + DICT + job->len, p, n);
-		job->len += n;
+		n = CM_PGZ_BLOCK - job->b.len < len ? CM_PGZ_BLOCK - job->b.len : len;
+		memcpy(job->b.in + DICT + job->b.len, p, n);
+		job->b.len += n;
 		p += n;
 		len -= n;
 	}
@@ -596,19 +367,11 @@ void cm_pgz_free(cm_pgz *z)
 		for (t = 0; t < z->threads; t++)
 			pthread_join(z->th[t], NULL);
 	}
-	for (t = 0; t < z->df_init; t++) {
-#ifdef HAVE_ISAL
-		if (USE_ISAL(z->level)) { /* ISA-L's stream holds no memory of its own */
-			free(z->df[t].is);
-			free(z->df[t].level_buf);
-			continue;
-		}
-#endif
-		deflateEnd(&z->df[t].zs);
-	}
+	for (t = 0; t < z->df_init; t++)
+		cm_deflater_free(z->df[t]);
 	for (i = 0; i < z->nslots; i++) {
-		free(z->ring[i].in);
-		free(z->ring[i].out);
+		free(z->ring[i].b.in);
+		free(z->ring[i].b.out);
 	}
 	pthread_mutex_destroy(&z->mu);
 	pthread_cond_destroy(&z->work);

@@ -1,8 +1,8 @@
 /* writeback.c - write-back started behind the writer of an -o file, with --sync.
  *
  * -o FILE --sync promises a file that is on the disk before it takes
- * FILE's name (output.c: fsync, then link or rename); a plain -o FILE
- * promises only atomicity, and none of this runs for it (output.c).  Left
+ * FILE's name (outfile.c: fsync, then link or rename); a plain -o FILE
+ * promises only atomicity, and none of this runs for it (outfile.c).  Left
  * to the kernel, the pages of a 2.3 GB output stay dirty until that fsync
  * (its own write-back starts only once the dirty pages pass a share of
  * memory, dirty_background_ratio, far more than 2.3 GB on a machine of

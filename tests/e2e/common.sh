@@ -116,6 +116,48 @@ expect_exit() {
 		fail "$*: stderr is not one line: $(cat "$tmp/err")"
 }
 
+# golden_read_sizes WHAT ENV PATTERN...: each case of cases.txt (one
+# tcase "NAME: WHAT" each) merged with -v at read sizes 1, 2, 3, 7, 31 and
+# the default (the default alone for a CPU trace of 20000 bytes or more),
+# under the environment ENV (VAR=VALUE words, or ''); each run exits 0,
+# writes the case's expected trace (jsoncmp) and says every PATTERN (a
+# fixed string) on stderr, which is how the engine's readers tell which of
+# them ran.  Then a case that fails when cases.txt had no case.
+golden_read_sizes() {
+	gr_what=$1 gr_env=$2
+	shift 2
+	gr_rows=0
+	while read -r name cpu win exp opts <&3; do
+		case $name in '' | '#'*) continue ;; esac
+		gr_rows=$((gr_rows + 1))
+		tcase "$name: $gr_what"
+		if [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ]; then
+			gr_sizes=default
+		else
+			gr_sizes="1 2 3 7 31 default"
+		fi
+		for bs in $gr_sizes; do
+			gr_bs="--buffer-size $bs"
+			[ "$bs" = default ] && gr_bs=
+			rc=0
+			# shellcheck disable=SC2086 # gr_env, gr_bs and opts are word lists
+			env $gr_env $CUPTIMERGE $gr_bs -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/out.json" \
+				2>"$tmp/err" || rc=$?
+			if [ $rc -ne 0 ]; then
+				fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
+				continue
+			fi
+			for gr_pat in "$@"; do
+				grep -qF -- "$gr_pat" "$tmp/err" ||
+					fail "$name: read size $bs: no '$gr_pat' in -v's lines: $(grep '^cuptimerge: ' "$tmp/err")"
+			done
+			$JSONCMP "$FIX/$exp" "$tmp/out.json" || fail "$name: read size $bs: differs from $exp"
+		done
+	done 3<"$FIX/cases.txt"
+	tcase "cases.txt was read"
+	[ $gr_rows -gt 0 ] || fail "no cases read from $FIX/cases.txt"
+}
+
 # finish: report the last case, print the plan, exit 1 when a case failed (so
 # that a script run by hand, or by mutants.sh, fails too).
 finish() {

@@ -14,32 +14,7 @@ parallel() {
 	grep -q "$fast" "$3" || fail "$1: not read by the parallel readers: $(tail -n 1 "$3")"
 }
 
-rows=0
-while read -r name cpu win exp opts <&3; do
-	case $name in '' | '#'*) continue ;; esac
-	rows=$((rows + 1))
-	tcase "$name: the parallel readers take it at read sizes 1, 2, 3, 7, 31 and the default"
-	if [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ]; then
-		sizes=default
-	else
-		sizes="1 2 3 7 31 default"
-	fi
-	for bs in $sizes; do
-		set -- --buffer-size "$bs"
-		[ "$bs" = default ] && set --
-		rc=0
-		# shellcheck disable=SC2086 # opts is a word list
-		$CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
-		if [ $rc -ne 0 ]; then
-			fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
-			continue
-		fi
-		parallel "$name: read size $bs" "$tmp/out.json" "$tmp/err"
-		$JSONCMP "$FIX/$exp" "$tmp/out.json" || fail "$name: read size $bs: differs from $exp"
-	done
-done 3<"$FIX/cases.txt"
-tcase "cases.txt was read"
-[ $rows -gt 0 ] || fail "no cases read from $FIX/cases.txt"
+golden_read_sizes "the parallel readers take it at read sizes 1, 2, 3, 7, 31 and the default" '' "$fast"
 
 # member values spilled to a temporary file and read through a mapping
 # (CUPTIMERGE_SPILL=1: every value longer than a byte): the same bytes, at

@@ -7,6 +7,22 @@ need python3 "to compare JSON"
 W=$FIX/window.json
 C=$FIX/cpu.json
 
+# nobody_can_run: the cases that run cuptimerge as a second user can run
+# here (root, runuser and a user nobody)
+nobody_can_run() {
+	[ "$(id -u)" = 0 ] && command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1
+}
+
+# nobody_dir DIR MODE: $tmp/DIR made with MODE, which the user nobody can
+# reach, holding copies of the pair that nobody can read
+nobody_dir() {
+	chmod 711 "$tmp"
+	mkdir "$tmp/$1"
+	chmod "$2" "$tmp/$1"
+	cp "$W" "$C" "$tmp/$1/"
+	chmod 644 "$tmp/$1/window.json" "$tmp/$1/cpu.json"
+}
+
 tcase "-o FILE.gz writes gzip"
 $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/out.json.gz" "$C" || fail "-o .gz: exit $?"
 [ "$(head -c 2 "$tmp/out.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-o .gz did not write gzip"
@@ -96,15 +112,11 @@ done
 # the owner and group too, where permitted: root keeps them; a user who may
 # replace a file but not give it its group gets its own, without the group's
 # permission bits (they were granted to the old group)
-if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+if ! nobody_can_run; then
 	skip "F30: the owner and group are kept where permitted" "needs root and runuser"
 else
 	tcase "F30: the owner and group are kept where permitted"
-	chmod 711 "$tmp" # nobody goes through it to own/
-	mkdir "$tmp/own"
-	chmod 777 "$tmp/own"
-	cp "$W" "$C" "$tmp/own/"
-	chmod 644 "$tmp/own/window.json" "$tmp/own/cpu.json"
+	nobody_dir own 777
 	echo old >"$tmp/own/o.json"
 	chown nobody:"$(id -gn nobody)" "$tmp/own/o.json"
 	chmod 640 "$tmp/own/o.json"
@@ -140,16 +152,13 @@ done
 # file with `>` but rename(2) may not replace it: found before any input is
 # read (the CPU trace here is not JSON: exit 3 for -o, not 1 for the
 # trace), the old file kept; its owner and root replace it
-if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+if ! nobody_can_run; then
 	skip "F21: another user's file in a sticky directory: refused before any input is read" "needs root and runuser"
 else
 	tcase "F21: another user's file in a sticky directory: refused before any input is read"
-	chmod 711 "$tmp"
-	mkdir "$tmp/sticky"
-	chmod 1777 "$tmp/sticky"
-	cp "$W" "$C" "$tmp/sticky/"
+	nobody_dir sticky 1777
 	echo '{"traceEvents": [' >"$tmp/sticky/bad.json"
-	chmod 644 "$tmp/sticky"/*.json
+	chmod 644 "$tmp/sticky/bad.json"
 	echo OLD >"$tmp/sticky/out.json"
 	chmod 666 "$tmp/sticky/out.json"
 	rc=0

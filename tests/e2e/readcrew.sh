@@ -20,33 +20,8 @@ crewed() {
 	grep -q "$crew" "$2" || fail "$1: no crew: $(grep '^cuptimerge: threads' "$2")"
 }
 
-rows=0
-while read -r name cpu win exp opts <&3; do
-	case $name in '' | '#'*) continue ;; esac
-	rows=$((rows + 1))
-	tcase "$name: a crew of 3 takes it at read sizes 1, 2, 3, 7, 31 and the default: the expected bytes"
-	if [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ]; then
-		sizes=default
-	else
-		sizes="1 2 3 7 31 default"
-	fi
-	for bs in $sizes; do
-		set -- --buffer-size "$bs"
-		[ "$bs" = default ] && set --
-		rc=0
-		# shellcheck disable=SC2086 # opts is a word list
-		CUPTIMERGE_READ_WORKERS=3 $CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/out.json" \
-			2>"$tmp/err" || rc=$?
-		if [ $rc -ne 0 ]; then
-			fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
-			continue
-		fi
-		crewed "$name: read size $bs" "$tmp/err"
-		$JSONCMP "$FIX/$exp" "$tmp/out.json" || fail "$name: read size $bs: differs from $exp"
-	done
-done 3<"$FIX/cases.txt"
-tcase "cases.txt was read"
-[ $rows -gt 0 ] || fail "no cases read from $FIX/cases.txt"
+golden_read_sizes "a crew of 3 takes it at read sizes 1, 2, 3, 7, 31 and the default: the expected bytes" \
+	CUPTIMERGE_READ_WORKERS=3 "$fast" "$crew"
 
 # refused inputs: the careful reader names the fault, as without the crew
 printf '{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, {"ph": "X",]}\n' \

@@ -1,4 +1,4 @@
-/* check_output.c - -o's durability is opt-in (io/output.c, issue 30): by
+/* check_output.c - -o's durability is opt-in (io/outfile.c, issue 30): by
  * default an output file is named without fsync(2) and without the early
  * write-back (sync_file_range(2)); after cm_output_set_sync(1) it gets
  * both, and its directory is synced after the name.  Either way the file
@@ -197,7 +197,7 @@ START_TEST(test_failed_keeps_old)
 END_TEST
 
 /* Without fsync, close(2) is where a delayed write error can show: it is
- * checked before the file is named (a dup names it: output.c's
+ * checked before the file is named (a dup names it: outfile.c's
  * close_unnamed), so a failed close leaves the old file and nothing else,
  * with O_TMPFILE and with the named temporary file. */
 START_TEST(test_close_error)
