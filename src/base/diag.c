@@ -317,7 +317,7 @@ void cm_progress_clear(void)
 
 /* Report and leave: a tool that cannot get memory cannot finish the merge.
  * An -o output is still unnamed (O_TMPFILE), or under a temporary name that
- * output.c's atexit hook removes: exit(), not _exit(), so that it runs. */
+ * outfile.c's atexit hook removes: exit(), not _exit(), so that it runs. */
 static void out_of_memory(size_t n)
 {
 	deferred = NULL; /* the process ends here: no main thread will settle a slot */
