@@ -872,6 +872,41 @@ int cm_input_check_gzip(cm_input *in)
 	return rc;
 }
 
+int cm_input_can_pread(const cm_input *in)
+{
+	struct stat st;
+	return in->sniffed && !in->gzip && !in->teeing && in->bom_done && fstat(in->fd, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+int cm_input_pread(cm_input *in, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf; /* a plain text's offsets are the file's (a byte order mark counted: fill) */
+	while (n) {
+		ssize_t got = pread(in->fd, p, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
+		if (got == 0)
+			return cm_fail(CM_EXIT_IO, in->name, -1,
+				       "the file changed while it was being read (it is read more than once); "
+				       "nothing was written");
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+uint64_t cm_input_text_size(const cm_input *in)
+{
+	struct stat st;
+	return fstat(in->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+int cm_input_pass_check(cm_input *in) { return check_unchanged(in); }
+
 int cm_input_rewind(cm_input *in)
 {
 	ra_stop(in);
