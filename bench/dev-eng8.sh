@@ -1,0 +1,34 @@
+#!/bin/bash
+# bench/dev-eng8.sh -- issue 30's 16-core targets, in under 60 s: the default -j (3 runs), the
+# curve (-j 8, 12, 16, 24), taskset -c 0,1, and the testing aids that compare this branch's
+# choices with one binary (the copy of the CPU trace on one thread: CUPTIMERGE_COPY_THREADS=1).
+#
+# Run from the repo root on the device machine: this branch's binary in carry/mid/eng8 (or
+# $BIN), the 1 GB pair in $CPU and $WIN, GNU time in $T (else /usr/bin/time), libraries on
+# LD_LIBRARY_PATH.  Each run is -v -o /dev/null; it prints the -v "time", "CPU after the
+# read", "threads" and "cut" lines and GNU time's wall, user, sys and peak RSS.  Asserts
+# nothing.
+set -u
+: "${CPU:?the CPU trace}" "${WIN:?the window}"
+B=${BIN:-carry/mid/eng8/cuptimerge}
+T=${T:-/usr/bin/time}
+nproc
+run() {
+	local label=$1
+	shift
+	echo "== $label"
+	"$T" -f "%e s wall %U user %S sys %M KB" "$@" -v -w "$WIN" -o /dev/null "$CPU" 2>&1 |
+		grep -E "^cuptimerge: (time|CPU after the read|threads|cut):|wall"
+}
+start=$SECONDS
+for round in 1 2 3; do
+	run "default -j (round $round)" "$B"
+	[ "$round" -le 2 ] && run "copy on one thread (CUPTIMERGE_COPY_THREADS=1)" env CUPTIMERGE_COPY_THREADS=1 "$B"
+done
+echo "elapsed $((SECONDS - start)) s"
+for j in 8 12 16 24; do
+	run "-j $j" "$B" -j "$j"
+done
+echo "elapsed $((SECONDS - start)) s"
+[ $((SECONDS - start)) -lt 45 ] && run "taskset -c 0,1" taskset -c 0,1 "$B"
+echo "elapsed $((SECONDS - start)) s"
