@@ -235,7 +235,22 @@ void cm_input_release(void *hold)
  * when the caller stops early).  Its errors are deferred (diag.h) and
  * reported by the caller when it reaches the chunk that failed, never
  * before, and dropped if the caller stops first. */
-#define RA_SLOTS 2
+#define RA_SLOTS 8
+
+/* Slots in use: the chunks read ahead are one less (the caller holds one).
+ * Two left one chunk (1 MiB, a quarter of a millisecond of the window's
+ * cutting) of slack: a read-ahead thread that lost its CPU for longer
+ * held the cutting thread up (16 CPUs, 1 GB pair: the window's cutting
+ * thread waited 0.11-0.12 s of its 0.65 s read for its reads, the CPU
+ * trace's 0.08-0.09 s).  Four leave three chunks ahead, for 2 MiB more an
+ * input.  The testing aid CUPTIMERGE_READAHEAD_SLOTS (2 to RA_SLOTS) sets
+ * it. */
+static int ra_slots(void)
+{
+	const char *e = getenv("CUPTIMERGE_READAHEAD_SLOTS");
+	int n = e ? atoi(e) : 0;
+	return n >= 2 && n <= RA_SLOTS ? n : 4;
+}
 
 struct ra_slot {
 	unsigned char *buf; /* raw_cap bytes */
@@ -250,6 +265,7 @@ struct readahead {
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	struct ra_slot slot[RA_SLOTS];
+	int n;              /* the slots in use (ra_slots) */
 	/* slot[tail % N] .. slot[head - 1 % N] are filled and not yet handed
 	 * out; slot[(tail - 1) % N] is the one the caller holds */
 	uint64_t head, tail;
@@ -718,11 +734,11 @@ static void *ra_main(void *arg)
 		const char *data = NULL;
 		size_t len = 0;
 		unsigned char **owner, *t;
-		if (ra->head - ra->tail >= RA_SLOTS - 1) { /* the ring is full */
+		if (ra->head - ra->tail >= (uint64_t)ra->n - 1) { /* the ring is full */
 			pthread_cond_wait(&ra->freed, &ra->mu);
 			continue;
 		}
-		s = &ra->slot[ra->head % RA_SLOTS];
+		s = &ra->slot[ra->head % (uint64_t)ra->n];
 		pthread_mutex_unlock(&ra->mu);
 		s->rc = fill(in, &data, &len);
 		if (s->rc == 1) {
@@ -758,14 +774,15 @@ static void ra_start(cm_input *in)
 		return;
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;
-	for (int i = 0; i < RA_SLOTS; i++)
+	ra->n = ra_slots();
+	for (int i = 0; i < ra->n; i++)
 		ra->slot[i].buf = buf_get(in);
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->filled, NULL);
 	pthread_cond_init(&ra->freed, NULL);
 	if (pthread_create(&ra->th, NULL, ra_main, ra) != 0) {
 		in->ra_wanted = 0; /* no thread to be had: read on this one */
-		for (int i = 0; i < RA_SLOTS; i++)
+		for (int i = 0; i < ra->n; i++)
 			buf_unref(buf_of(ra->slot[i].buf));
 		free(ra);
 		return;
@@ -789,7 +806,7 @@ static void ra_stop(cm_input *in)
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->filled);
 	pthread_cond_destroy(&ra->freed);
-	for (int i = 0; i < RA_SLOTS; i++) /* a slot's chunk may be held */
+	for (int i = 0; i < ra->n; i++) /* a slot's chunk may be held */
 		buf_unref(buf_of(ra->slot[i].buf));
 	free(ra);
 	in->ra = NULL;
@@ -807,7 +824,7 @@ static int ra_next(cm_input *in, const char **data, size_t *len)
 			pthread_cond_wait(&ra->filled, &ra->mu);
 		in->ra_waited += cm_now_s() - t;
 	}
-	s = &ra->slot[ra->tail % RA_SLOTS];
+	s = &ra->slot[ra->tail % (uint64_t)ra->n];
 	if (s->rc == 1) {
 		ra->tail++;
 		pthread_cond_signal(&ra->freed);
