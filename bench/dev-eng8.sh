@@ -3,7 +3,7 @@
 # curve (-j 8, 12, 16, 24), taskset -c 0,1, and the testing aids that compare this branch's
 # choices with one binary, rows taking turns: the copy of the CPU trace on one thread
 # (CUPTIMERGE_COPY_THREADS=1, as before this branch), one chunk read ahead as before
-# (CUPTIMERGE_READAHEAD_SLOTS=2; the default now 4: three ahead) and seven (8), the read
+# (CUPTIMERGE_READAHEAD_SLOTS=2; the default now 4 from -j 4 on: three ahead) and seven (8), the read
 # crew's workers niced
 # (CUPTIMERGE_CREW_NICE=5) with crews of 14 (the default) and 16 (CUPTIMERGE_READ_WORKERS),
 # and -j 8 and 12 with a crew of their -j (the crew is 11 and 14 there), and niced.

@@ -65,7 +65,7 @@ struct cm_input {
 
 	int map_ok;             /* a regular file whose plain text may be mapped (map_chunk) */
 	int fd_behind;          /* chunks were mapped: fd's position is not raw_done */
-	int ra_wanted;          /* cm_input_readahead: on */
+	int ra_wanted;          /* cm_input_readahead: on (its slots) */
 	int ra_ended;           /* the read-ahead pass handed out its end (0) or error (-1): ra_rc */
 	int ra_rc;
 	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
@@ -237,19 +237,16 @@ void cm_input_release(void *hold)
  * before, and dropped if the caller stops first. */
 #define RA_SLOTS 8
 
-/* Slots in use: the chunks read ahead are one less (the caller holds one).
- * Two left one chunk (1 MiB, a quarter of a millisecond of the window's
- * cutting) of slack: a read-ahead thread that lost its CPU for longer
- * held the cutting thread up (16 CPUs, 1 GB pair: the window's cutting
- * thread waited 0.11-0.12 s of its 0.65 s read for its reads, the CPU
- * trace's 0.08-0.09 s).  Four leave three chunks ahead, for 2 MiB more an
- * input.  The testing aid CUPTIMERGE_READAHEAD_SLOTS (2 to RA_SLOTS) sets
- * it. */
-static int ra_slots(void)
+/* Slots in use (cm_input_readahead's): the chunks read ahead are one less
+ * (the caller holds one), or the testing aid CUPTIMERGE_READAHEAD_SLOTS's
+ * (2 to RA_SLOTS). */
+static int ra_slots(const cm_input *in)
 {
 	const char *e = getenv("CUPTIMERGE_READAHEAD_SLOTS");
 	int n = e ? atoi(e) : 0;
-	return n >= 2 && n <= RA_SLOTS ? n : 4;
+	if (n >= 2 && n <= RA_SLOTS)
+		return n;
+	return in->ra_wanted < 2 ? 2 : in->ra_wanted > RA_SLOTS ? RA_SLOTS : in->ra_wanted;
 }
 
 struct ra_slot {
@@ -774,7 +771,7 @@ static void ra_start(cm_input *in)
 		return;
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;
-	ra->n = ra_slots();
+	ra->n = ra_slots(in);
 	for (int i = 0; i < ra->n; i++)
 		ra->slot[i].buf = buf_get(in);
 	pthread_mutex_init(&ra->mu, NULL);

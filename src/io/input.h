@@ -41,6 +41,8 @@ void cm_input_release(void *hold); /* HOLD NULL: nothing */
  * would have met it, on its own thread).  The chunk handed out stays valid
  * until the next call, as without read-ahead. */
 void cm_input_readahead(cm_input *in, int on);
+/* ON above 1: as 1, with ON chunks in the ring (ON - 1 read ahead of the
+ * one handed out; 1 means 2, at most 8). */
 
 /* Whether the inputs opened from now on have their regular files' plain
  * text mapped rather than read (input.c, "Mapped reading") when the
