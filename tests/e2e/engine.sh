@@ -89,6 +89,17 @@ while read -r name cpu win exp opts <&3; do
 done 3<"$FIX/cases.txt"
 tcase "the copy in parts: taken for most cases"
 [ $parted -ge 30 ] || fail "in parts $parted times"
+tcase "the copy in parts from a CPU trace on a pipe (its spool read at offsets): the same bytes"
+rc=0
+CUPTIMERGE_COPY_THREADS=1 $CUPTIMERGE --trace-name p -w "$FIX/window.json" "$FIX/cpu.json" >"$tmp/plain.json" 2>"$tmp/err" ||
+	rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+rc=0
+cat "$FIX/cpu.json" | CUPTIMERGE_COPY_STRIDE=1 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE -v --trace-name p \
+	-w "$FIX/window.json" - >"$tmp/parts.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" || fail "$(grep copy: "$tmp/err")"
+cmp -s "$tmp/plain.json" "$tmp/parts.json" || fail "other bytes in parts"
 tcase "refused windows: the same status and message when their members are spilled"
 printf '{"events": [], "user_annotations": {"1": "a", "2": }}\n' >"$tmp/bad_ua.json"
 printf '{"events": [], "user_annotations": {"1": "a" "2": "b"}}\n' >"$tmp/bad_ua2.json"
