@@ -350,12 +350,18 @@ static int copy_rest(struct copy *c)
 	cm_buf b = {0};
 	uint64_t at, size = cm_input_text_size(c->in);
 	int rc = 0;
-	if (cpucopy_par_run(c) < 0)
-		return -1;
 	cm_buf_grow(&b, 1u << 20);
-	for (at = c->lpos; at < size && rc == 0; at += b.len) {
-		b.len = size - at < (1u << 20) ? (size_t)(size - at) : (1u << 20);
-		rc = cm_input_pread(c->in, b.p, b.len, at) < 0 || feed(c, b.p, b.len, at) < 0 ? -1 : 0;
+	/* the parts, and after them the walk, which may stop again at a
+	 * mark past a part too long to run (cpucopypar.c) */
+	while (rc == 0 && c->par_stopped) {
+		if (cpucopy_par_run(c) < 0) {
+			rc = -1;
+			break;
+		}
+		for (at = c->lpos; at < size && rc == 0 && !c->par_stopped; at += b.len) {
+			b.len = size - at < (1u << 20) ? (size_t)(size - at) : (1u << 20);
+			rc = cm_input_pread(c->in, b.p, b.len, at) < 0 || feed(c, b.p, b.len, at) < 0 ? -1 : 0;
+		}
 	}
 	cm_buf_free(&b);
 	return rc < 0 ? -1 : cm_input_pass_check(c->in);

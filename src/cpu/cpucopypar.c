@@ -33,6 +33,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A part longer than this many strides (an element of megabytes between
+ * two marks) is walked on the one thread, by chunks, as before: each part
+ * is in memory whole, on every thread at once, and the copy's memory stays
+ * bounded (8 MiB at the default stride; the marks are a stride apart, so
+ * a part is seldom much longer).  With the testing aid's stride of a few
+ * bytes, the longer elements go to the walk, the others in parts. */
+#define PART_STRIDES 32
+#define PART_MAX (PART_STRIDES * cm_doclayout_stride())
+
 /* Parts are run only when at least this much text is left past the stop:
  * below it, handing the parts over costs more than the threads gain (the
  * testing aid CUPTIMERGE_COPY_STRIDE, which sets the marks apart,
@@ -57,12 +66,14 @@ struct worker {
 };
 
 /* The mark c->par_next, if enough text is left past it, as c->par_at;
- * else none. */
+ * else none.  (Not one that begins a part too long to run: the walk goes
+ * on to the next.) */
 static void set_at(struct copy *c)
 {
-	const cm_doclayout_mark *last = &c->marks[c->nmarks - 1];
+	const cm_doclayout_mark *m = c->marks, *last = &c->marks[c->nmarks - 1];
 	c->par_at = 0;
-	while (c->par_next + 1 < c->nmarks && !c->marks[c->par_next].index)
+	while (c->par_next + 1 < c->nmarks &&
+	       (!m[c->par_next].index || m[c->par_next + 1].pos - m[c->par_next].pos > PART_MAX))
 		c->par_next++;
 	if (c->par_next + 1 < c->nmarks &&
 	    (last->pos - c->marks[c->par_next].pos >= PAR_MIN_BYTES || getenv("CUPTIMERGE_COPY_STRIDE")))
@@ -215,7 +226,7 @@ static int part_sink(void *sctx, cm_buf *out)
 int cpucopy_par_run(struct copy *c)
 {
 	const cm_cpuplan *p = c->plan;
-	const cm_doclayout_mark *m = c->marks, *last = &c->marks[c->nmarks - 1];
+	const cm_doclayout_mark *m = c->marks;
 	struct par par = {c, fileno(c->layout)};
 	struct worker *w;
 	void **wctx;
@@ -237,7 +248,7 @@ int cpucopy_par_run(struct copy *c)
 		wctx[i] = &w[i];
 	}
 	pool = cm_opool_new(n, 0, part_run, wctx, part_sink, &par);
-	for (; j + 1 < c->nmarks && rc == 0; j++) {
+	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j++) {
 		struct part pt = {m[j].index, m[j + 1].index, m[j].pos, m[j + 1].pos, m[j].off, m[j + 1].off};
 		cm_buf_put(&b, &pt, sizeof pt);
 		rc = cm_opool_put(pool, &b);
@@ -245,7 +256,7 @@ int cpucopy_par_run(struct copy *c)
 	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	if (c->hooks->parts)
-		*c->hooks->parts = c->nmarks - 1 - c->par_next;
+		*c->hooks->parts += j - c->par_next;
 	if (c->hooks->parts_threads)
 		*c->hooks->parts_threads = n;
 	for (int i = 0; i < n; i++)
@@ -255,17 +266,22 @@ int cpucopy_par_run(struct copy *c)
 	cm_buf_free(&b);
 	if (rc < 0)
 		return -1;
-	/* the walk as it would be after the last element */
+	/* the walk as it would be at mark j: after the array's last element,
+	 * or before a part too long to run, which it walks, then stops at
+	 * the next mark that may begin one (set_at) */
 	d0 = lower_bound(p->dropped, p->ndropped, c->elem);
-	d1 = lower_bound(p->dropped, p->ndropped, last->index);
-	c->kept += (last->index - c->elem) - (d1 - d0);
+	d1 = lower_bound(p->dropped, p->ndropped, m[j].index);
+	c->kept += (m[j].index - c->elem) - (d1 - d0);
 	c->next_drop = d1;
-	c->elem = last->index;
-	c->lpos = last->pos;
+	c->elem = m[j].index;
+	c->lpos = m[j].pos;
 	c->lq_done = c->elem;
 	c->lq_bad = 0;
 	c->lphase = L_NEXT;
-	if (fseek(c->layout, (long)last->off, SEEK_SET) != 0)
+	c->par_next = j + 1;
+	if (j + 1 < c->nmarks)
+		set_at(c);
+	if (fseek(c->layout, (long)m[j].off, SEEK_SET) != 0)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
 	return 0;
 }

@@ -46,7 +46,7 @@ void cm_doclayout_array(cm_doclayout *l, uint64_t key_at, uint64_t key_end, uint
 /* The text bytes between marks: CM_DOCLAYOUT_STRIDE, or the testing aid
  * CUPTIMERGE_COPY_STRIDE's (1 or more: a mark at every element), so that
  * small traces walk in parts too (tests/e2e/engine.sh). */
-static uint64_t stride(void)
+uint64_t cm_doclayout_stride(void)
 {
 	static uint64_t s;
 	if (!s) {
@@ -61,7 +61,7 @@ void cm_doclayout_mark_here(cm_doclayout *l)
 {
 	cm_doclayout_mark m = {l->nelem, l->pos, l->flushed + l->buf.len};
 	cm_buf_put(&l->marks, &m, sizeof m);
-	l->mark_at = l->pos + stride();
+	l->mark_at = l->pos + cm_doclayout_stride();
 }
 
 void cm_doclayout_close(cm_doclayout *l, uint64_t at)

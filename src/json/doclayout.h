@@ -66,6 +66,10 @@ typedef struct cm_doclayout_mark {
 	uint64_t index, pos, off;
 } cm_doclayout_mark;
 
+/* The text bytes between marks: CM_DOCLAYOUT_STRIDE, or the testing aid
+ * CUPTIMERGE_COPY_STRIDE's. */
+uint64_t cm_doclayout_stride(void);
+
 /* Note a mark before element l->nelem (doclayout.c). */
 void cm_doclayout_mark_here(cm_doclayout *l);
 

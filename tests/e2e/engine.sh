@@ -64,12 +64,13 @@ while read -r name cpu win exp opts <&3; do
 	done
 done 3<"$FIX/cases.txt"
 # the CPU trace's events copied in parts on threads (cpu/cpucopypar.c), a
-# part at every element (CUPTIMERGE_COPY_STRIDE=1): the bytes of the copy
-# on one thread, at small read sizes too
+# part at every element (CUPTIMERGE_COPY_STRIDE=8: a mark every 8 bytes,
+# and an element over 32 strides walked on the one thread between parts):
+# the bytes of the copy on one thread, at small read sizes too
 parted=0
 while read -r name cpu win exp opts <&3; do
 	case $name in '' | '#'*) continue ;; esac
-	tcase "$name: the CPU trace's events copied in parts on 3 threads, a part an element: the same bytes at read sizes 1, 7 and the default"
+	tcase "$name: the CPU trace's events copied in parts on 3 threads, a part an element (the long ones walked): the same bytes at read sizes 1, 7 and the default"
 	rc=0
 	# shellcheck disable=SC2086 # opts is a word list
 	CUPTIMERGE_COPY_THREADS=1 $CUPTIMERGE $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/plain.json" 2>"$tmp/err" || rc=$?
@@ -80,7 +81,7 @@ while read -r name cpu win exp opts <&3; do
 		[ "$bs" = 1 ] && [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ] && continue
 		rc=0
 		# shellcheck disable=SC2086 # opts is a word list
-		CUPTIMERGE_COPY_STRIDE=1 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" \
+		CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" \
 			>"$tmp/parts.json" 2>"$tmp/err" || rc=$?
 		[ $rc -eq 0 ] || fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
 		grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" && parted=$((parted + 1))
@@ -95,7 +96,7 @@ CUPTIMERGE_COPY_THREADS=1 $CUPTIMERGE --trace-name p -w "$FIX/window.json" "$FIX
 	rc=$?
 [ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
 rc=0
-cat "$FIX/cpu.json" | CUPTIMERGE_COPY_STRIDE=1 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE -v --trace-name p \
+cat "$FIX/cpu.json" | CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE -v --trace-name p \
 	-w "$FIX/window.json" - >"$tmp/parts.json" 2>"$tmp/err" || rc=$?
 [ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
 grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" || fail "$(grep copy: "$tmp/err")"
