@@ -2,9 +2,8 @@
 # bench/dev-eng8.sh -- issue 30's 16-core targets, in under 60 s: the default -j (3 runs), the
 # curve (-j 8, 12, 16, 24), taskset -c 0,1, and the testing aids that compare this branch's
 # choices with one binary, rows taking turns: the copy of the CPU trace on one thread
-# (CUPTIMERGE_COPY_THREADS=1, as before this branch), one chunk read ahead as before
-# (CUPTIMERGE_READAHEAD_SLOTS=2; the default now 4 from -j 4 on: three ahead) and seven (8), the read
-# crew's workers niced
+# (CUPTIMERGE_COPY_THREADS=1, as before this branch), one chunk read ahead (the default,
+# CUPTIMERGE_READAHEAD_SLOTS=2) against three (4) and seven (8), the read crew's workers niced
 # (CUPTIMERGE_CREW_NICE=5) with crews of 14 (the default) and 16 (CUPTIMERGE_READ_WORKERS),
 # and -j 8 and 12 with a crew of their -j (the crew is 11 and 14 there), and niced.
 #
@@ -30,7 +29,7 @@ for round in 1 2 3; do
 	run "default -j (round $round)" "$B"
 	[ "$round" -le 2 ] || continue
 	run "copy on one thread (CUPTIMERGE_COPY_THREADS=1)" env CUPTIMERGE_COPY_THREADS=1 "$B"
-	run "one chunk read ahead (CUPTIMERGE_READAHEAD_SLOTS=2)" env CUPTIMERGE_READAHEAD_SLOTS=2 "$B"
+	run "three chunks read ahead (CUPTIMERGE_READAHEAD_SLOTS=4)" env CUPTIMERGE_READAHEAD_SLOTS=4 "$B"
 	run "seven chunks read ahead (CUPTIMERGE_READAHEAD_SLOTS=8)" env CUPTIMERGE_READAHEAD_SLOTS=8 "$B"
 	run "crew niced (CUPTIMERGE_CREW_NICE=5)" env CUPTIMERGE_CREW_NICE=5 "$B"
 	run "crew of 16 niced" env CUPTIMERGE_CREW_NICE=5 CUPTIMERGE_READ_WORKERS=16 "$B"

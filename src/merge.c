@@ -306,17 +306,16 @@ static int render_threads(const struct cm_options *opt)
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 
-/* The chunks in each input's read-ahead ring (io/input.c).  With one chunk
- * read ahead (a ring of two), 1 MiB of slack, a quarter of a millisecond
- * of the window's cutting, a read-ahead thread that lost its CPU for
- * longer held its cutting thread up: on 16 CPUs (1 GB pair) the window's
+/* The chunks in each input's read-ahead ring (io/input.c): two, one chunk
+ * read ahead of the one handed out.  On 16 CPUs (1 GB pair) the window's
  * cutting thread waited 0.11-0.12 s of its 0.65 s read for its reads, the
- * CPU trace's 0.08-0.09 s, while 14 workers, two cutting threads and two
- * read-ahead threads shared the CPUs.  From 4 jobs on (where the crew
- * runs) three chunks go ahead, for 2 MiB more an input; on fewer, where
- * the inputs are mapped, one (a ring of four cost 2 MB of peak RSS on 2
- * CPUs, 200 MB pair). */
-static int readahead_slots(int jobs) { return read_jobs(jobs) >= 4 ? 4 : 2; }
+ * CPU trace's 0.08-0.09 s; rings of 4 and 8 (three and seven chunks
+ * ahead) cut those waits to 0.07-0.08 and 0.05 s, but not the read's
+ * time nor the run's (one call, two rounds taking turns: 2 slots 1.02,
+ * 1.09 s; 4: 1.12, 1.11, 1.00; 8: 1.06, 1.12), for 2.5 and 6.5 MB more
+ * peak RSS (bench/dev-eng8.sh, 2026-12-04).  The testing aid
+ * CUPTIMERGE_READAHEAD_SLOTS measures them. */
+#define READAHEAD_SLOTS 2
 
 /* Whether the inputs read ahead (io/input.c): with a second job, the
  * read(2) copies leave the threads that cut the inputs, which the first
@@ -327,7 +326,7 @@ static int readahead(const struct cm_options *opt)
 {
 	if (opt->readahead >= 0)
 		return opt->readahead;
-	return opt->jobs > 1 && opt->bufsize >= (64u << 10) ? readahead_slots(opt->jobs) : 0;
+	return opt->jobs > 1 && opt->bufsize >= (64u << 10) ? READAHEAD_SLOTS : 0;
 }
 
 /* The repair stage as the GPU stage's thread-id remap (cm_gpu_tid_remap),
