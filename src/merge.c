@@ -43,7 +43,8 @@
  *      that reads it again, as bytes, not parsed, by the layout the first
  *      phase's splitter noted of it, each top-level key and value and each
  *      event, whichever scan read it: json/doclayout.h) with the metadata
- *      spliced in;
+ *      spliced in; the events past the metadata in parts on threads, each
+ *      read at its offset (cpu/cpucopypar.c, by the layout's marks);
  *      then worker threads render the records to text in window order
  *      (base/opool.c); then the spans and the span events; gzip output is
  *      deflated in blocks on the same number of threads (io/pgzip.c).  (The
