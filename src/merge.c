@@ -43,7 +43,8 @@
  *      that reads it again, as bytes, not parsed, by the layout the first
  *      phase's splitter noted of it, each top-level key and value and each
  *      event, whichever scan read it: json/doclayout.h) with the metadata
- *      spliced in;
+ *      spliced in; the events past the metadata in parts on threads, each
+ *      read at its offset (cpu/cpucopypar.c, by the layout's marks);
  *      then worker threads render the records to text in window order
  *      (base/opool.c); then the spans and the span events; gzip output is
  *      deflated in blocks on the same number of threads (io/pgzip.c).  (The
@@ -130,6 +131,8 @@ struct merge {
 	cm_ocrew *crew;     /* the read workers both readers share (read_crew), or NULL */
 	int crew_n;         /* its workers, and the time they waited for a block (-v) */
 	double crew_idle;
+	uint64_t copy_parts; /* the parts the CPU trace's events were copied in (cpucopypar.c), */
+	int copy_threads;    /* ... on how many threads */
 };
 
 static int w_event(void *ctx, uint64_t index, const cm_jval *ev, int64_t offset)
@@ -283,6 +286,13 @@ static int read_crew(int jobs)
  * took 0.82 s of the 500 MB pair where one job a reader took 0.75. */
 static int window_caller_helps(int jobs) { return read_jobs(jobs) <= 3; }
 static int plan_threads(int jobs) { return jobs < PLAN_THREADS_MAX ? jobs : PLAN_THREADS_MAX; }
+/* The copy of the CPU trace's events (cpu/cpucopypar.c): a thread a job.
+ * Its parts cost less CPU than the walk on one thread with its read-ahead
+ * thread (on 2 cores, 200 MB pair, -j 2, three rounds taking turns:
+ * 0.04-0.06 CPU-s against 0.08-0.11; read(2) or mapped chunks handed
+ * between threads, against a pread into the buffer that goes out).  The
+ * testing aid CUPTIMERGE_COPY_THREADS sets it (1: the walk alone). */
+static int copy_threads(int jobs) { return plan_threads(jobs); }
 /* With -o FILE.gz the deflate workers (io/pgzip.c, one a job) cost several
  * times what the render does a byte at zlib's levels: the render takes half
  * the jobs, so that it does not crowd them out.  ISA-L's deflate (levels
@@ -297,6 +307,17 @@ static int render_threads(const struct cm_options *opt)
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 
+/* The chunks in each input's read-ahead ring (io/input.c): two, one chunk
+ * read ahead of the one handed out.  On 16 CPUs (1 GB pair) the window's
+ * cutting thread waited 0.11-0.12 s of its 0.65 s read for its reads, the
+ * CPU trace's 0.08-0.09 s; rings of 4 and 8 (three and seven chunks
+ * ahead) cut those waits to 0.07-0.08 and 0.05 s, but not the read's
+ * time nor the run's (one call, two rounds taking turns: 2 slots 1.02,
+ * 1.09 s; 4: 1.12, 1.11, 1.00; 8: 1.06, 1.12), for 2.5 and 6.5 MB more
+ * peak RSS (bench/dev-eng8.sh, 2026-12-04).  The testing aid
+ * CUPTIMERGE_READAHEAD_SLOTS measures them. */
+#define READAHEAD_SLOTS 2
+
 /* Whether the inputs read ahead (io/input.c): with a second job, the
  * read(2) copies leave the threads that cut the inputs, which the first
  * phase waits on.  Not for chunks under 64 KiB (the testing aid that reads
@@ -306,7 +327,7 @@ static int readahead(const struct cm_options *opt)
 {
 	if (opt->readahead >= 0)
 		return opt->readahead;
-	return opt->jobs > 1 && opt->bufsize >= (64u << 10);
+	return opt->jobs > 1 && opt->bufsize >= (64u << 10) ? READAHEAD_SLOTS : 0;
 }
 
 /* The repair stage as the GPU stage's thread-id remap (cm_gpu_tid_remap),
@@ -726,6 +747,9 @@ static void report(const struct merge *m)
 		"plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, the rest %.2f s",
 		m->c_linked - m->c_read, m->c_indexed - m->c_linked, m->c_joins - m->c_indexed, m->c_plan - m->c_joins,
 		m->c_copied - m->c_plan, m->c_render - m->c_copied, cm_process_cpu_s() - m->c_render);
+	/* the copy: on how many threads, in how many parts (cpucopypar.c) */
+	cm_warn(NULL, -1, "copy: the CPU trace's events in %llu parts on %d threads",
+		(unsigned long long)m->copy_parts, m->copy_parts ? m->copy_threads : 1);
 	/* the first phase's threads, summed: a cutting thread that waited
 	 * for slots had workers (or the results' sink) behind it; idle
 	 * workers had the cutting thread behind them; a cutting thread
@@ -857,7 +881,8 @@ int cm_merge_run(const struct cm_options *opt)
 	} else {
 		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
 					  .element = m.repair ? hook_element : NULL,
-					  .keep = opt->cut ? hook_keep : NULL};
+					  .keep = opt->cut ? hook_keep : NULL, .threads = copy_threads(opt->jobs),
+					  .parts = &m.copy_parts, .parts_threads = &m.copy_threads};
 		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
 				   : opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path

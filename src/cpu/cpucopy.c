@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cpucopy_changed(struct copy *c)
@@ -310,6 +311,8 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 		if (c->st == T_ARRAY) {
 			if (cpucopy_array_feed(c, s, n, base, &i) < 0)
 				return -1;
+			if (c->par_stopped) /* the rest of the array on threads */
+				return 0;
 			continue;
 		}
 		if (c->st == T_END || pos < c->r_at) { /* blanks, and between parts punctuation */
@@ -339,6 +342,31 @@ static int feed(struct copy *c, const char *s, size_t n, uint64_t base)
 	}
 	return 0;
 }
+/* The walk stopped at a mark (cpucopypar.c): the rest of the array on
+ * threads, then the text after it, read at offsets, walked as before, and
+ * the check a pass makes at its end.  0, or -1 after a report. */
+static int copy_rest(struct copy *c)
+{
+	cm_buf b = {0};
+	uint64_t at, size = cm_input_text_size(c->in);
+	int rc = 0;
+	cm_buf_grow(&b, 1u << 20);
+	/* the parts, and after them the walk, which may stop again at a
+	 * mark past a part too long to run (cpucopypar.c) */
+	while (rc == 0 && c->par_stopped) {
+		if (cpucopy_par_run(c) < 0) {
+			rc = -1;
+			break;
+		}
+		for (at = c->lpos; at < size && rc == 0 && !c->par_stopped; at += b.len) {
+			b.len = size - at < (1u << 20) ? (size_t)(size - at) : (1u << 20);
+			rc = cm_input_pread(c->in, b.p, b.len, at) < 0 || feed(c, b.p, b.len, at) < 0 ? -1 : 0;
+		}
+	}
+	cm_buf_free(&b);
+	return rc < 0 ? -1 : cm_input_pass_check(c->in);
+}
+
 int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks *hooks, cm_evout *eo)
 {
 	struct copy c;
@@ -367,15 +395,24 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.st = T_OPEN;
 	c.r_at = open_at;
 	c.r_end = c.lpos = open_at + 1;
+	if (cpucopy_par_begin(&c) < 0)
+		return -1;
 	cm_progress_begin("writing the merged trace", cm_input_raw_size(in));
 	while ((rc = cm_input_next(in, &chunk, &len)) == 1) {
+		if (c.par_at && !cm_input_can_pread(in))
+			c.par_at = 0; /* a gzip text, a pipe's first pass: one thread */
 		if (feed(&c, chunk, len, cm_input_offset(in)) < 0 || (eo->buf.len >= (1u << 20) && cm_evout_flush(eo) < 0)) {
 			rc = -1;
 			break;
 		}
+		if (c.par_stopped)
+			break;
 		cm_progress_update(cm_input_raw_done(in));
 	}
+	if (rc == 1 && c.par_stopped)
+		rc = copy_rest(&c);
 	cm_buf_free(&c.elem_text);
+	free((void *)c.marks);
 	if (rc < 0)
 		return -1;
 	if (c.st != T_END)

@@ -34,6 +34,15 @@ typedef struct cm_cpucopy_hooks {
 	 * elements go to its outputs, not to EO, in runs (cpuroute.h); when
 	 * the trace's layout is not at hand, to element instead. */
 	cm_cpuroute *route;
+	/* Threads the plain copy may take (cpucopypar.c: the events past the
+	 * metadata read and walked in parts, each on a thread, when the input
+	 * can be read at offsets and no hook takes elements one by one); 0 or
+	 * 1: the one thread of the walk. */
+	int threads;
+	/* When set, the parts the events were copied in (0: the walk did
+	 * them all) and on how many threads, for -v. */
+	uint64_t *parts;
+	int *parts_threads;
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cpu/cpucopy.h"
+#include "json/doclayout.h"
 
 /* Where the copy is in the top level: the part in hand is [r_at, r_end)
  * of the text (the '{', a key, a value, the '}'), the bytes before it
@@ -87,6 +88,14 @@ struct copy {
 	uint64_t lq_start[LAYOUT_RING], lq_end[LAYOUT_RING];
 	uint64_t lq_done;      /* elements whose places are decoded */
 	int lq_bad;            /* the layout ended, or was bad, at lq_done */
+	/* the parts on threads (cpucopypar.c): the layout's marks, the next
+	 * one the walk may stop at (par_at: its element, 0 for none), and
+	 * the text offset where it stopped (par_stopped) */
+	const struct cm_doclayout_mark *marks;
+	size_t nmarks, par_next;
+	uint64_t par_at;
+	int par_stopped, par_threads;
+	uint64_t par_off;
 };
 
 /* The input changed between the passes: reported; -1. */
@@ -109,7 +118,19 @@ int cpucopy_place(struct copy *c, uint64_t *at);
  * report. */
 int cpucopy_next_member(struct copy *c);
 /* T_ARRAY over S[*IP..N), the chunk at text offset BASE (cpuwalk.c).
- * 0, or -1 after a report. */
+ * 0, or -1 after a report.  With c->par_at, it stops at L_NEXT of that
+ * element when the metadata is in (c->par_stopped, c->par_off; else the
+ * next mark becomes c->par_at: cpucopy_par_next). */
 int cpucopy_array_feed(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip);
+
+/* The parts on threads (cpucopypar.c).  cpucopy_par_begin: whether the copy
+ * will do them, their marks read and c->par_at set (0, or -1 after a
+ * report); cpucopy_par_next: c->par_at passed unready, the next; and
+ * cpucopy_par_run: the walk stopped at c->par_at: the elements from there
+ * to the array's end written by the threads, the walk left at the array's
+ * end as though it had walked them (0, or -1 after a report). */
+int cpucopy_par_begin(struct copy *c);
+void cpucopy_par_next(struct copy *c);
+int cpucopy_par_run(struct copy *c);
 
 #endif

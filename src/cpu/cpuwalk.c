@@ -158,6 +158,15 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 		int kept;
 		switch (c->lphase) {
 		case L_NEXT: /* the next element's place, and what becomes of it */
+			if (c->par_at && c->elem == c->par_at) {
+				if (c->inserted && !c->eo->first) { /* the rest on threads */
+					c->par_stopped = 1;
+					c->par_off = pos;
+					*ip = i;
+					return 0;
+				}
+				cpucopy_par_next(c);
+			}
 			if (c->elem == p->events) { /* the array's end: the ']' (a 0, its distance) */
 				uint64_t zero;
 				if (c->lq_done < c->elem)

@@ -65,7 +65,7 @@ struct cm_input {
 
 	int map_ok;             /* a regular file whose plain text may be mapped (map_chunk) */
 	int fd_behind;          /* chunks were mapped: fd's position is not raw_done */
-	int ra_wanted;          /* cm_input_readahead: on */
+	int ra_wanted;          /* cm_input_readahead: on (its slots) */
 	int ra_ended;           /* the read-ahead pass handed out its end (0) or error (-1): ra_rc */
 	int ra_rc;
 	struct readahead *ra;   /* the read-ahead thread of this pass, or NULL */
@@ -235,7 +235,19 @@ void cm_input_release(void *hold)
  * when the caller stops early).  Its errors are deferred (diag.h) and
  * reported by the caller when it reaches the chunk that failed, never
  * before, and dropped if the caller stops first. */
-#define RA_SLOTS 2
+#define RA_SLOTS 8
+
+/* Slots in use (cm_input_readahead's): the chunks read ahead are one less
+ * (the caller holds one), or the testing aid CUPTIMERGE_READAHEAD_SLOTS's
+ * (2 to RA_SLOTS). */
+static int ra_slots(const cm_input *in)
+{
+	const char *e = getenv("CUPTIMERGE_READAHEAD_SLOTS");
+	int n = e ? atoi(e) : 0;
+	if (n >= 2 && n <= RA_SLOTS)
+		return n;
+	return in->ra_wanted < 2 ? 2 : in->ra_wanted > RA_SLOTS ? RA_SLOTS : in->ra_wanted;
+}
 
 struct ra_slot {
 	unsigned char *buf; /* raw_cap bytes */
@@ -250,6 +262,7 @@ struct readahead {
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	struct ra_slot slot[RA_SLOTS];
+	int n;              /* the slots in use (ra_slots) */
 	/* slot[tail % N] .. slot[head - 1 % N] are filled and not yet handed
 	 * out; slot[(tail - 1) % N] is the one the caller holds */
 	uint64_t head, tail;
@@ -718,11 +731,11 @@ static void *ra_main(void *arg)
 		const char *data = NULL;
 		size_t len = 0;
 		unsigned char **owner, *t;
-		if (ra->head - ra->tail >= RA_SLOTS - 1) { /* the ring is full */
+		if (ra->head - ra->tail >= (uint64_t)ra->n - 1) { /* the ring is full */
 			pthread_cond_wait(&ra->freed, &ra->mu);
 			continue;
 		}
-		s = &ra->slot[ra->head % RA_SLOTS];
+		s = &ra->slot[ra->head % (uint64_t)ra->n];
 		pthread_mutex_unlock(&ra->mu);
 		s->rc = fill(in, &data, &len);
 		if (s->rc == 1) {
@@ -758,14 +771,15 @@ static void ra_start(cm_input *in)
 		return;
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;
-	for (int i = 0; i < RA_SLOTS; i++)
+	ra->n = ra_slots(in);
+	for (int i = 0; i < ra->n; i++)
 		ra->slot[i].buf = buf_get(in);
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->filled, NULL);
 	pthread_cond_init(&ra->freed, NULL);
 	if (pthread_create(&ra->th, NULL, ra_main, ra) != 0) {
 		in->ra_wanted = 0; /* no thread to be had: read on this one */
-		for (int i = 0; i < RA_SLOTS; i++)
+		for (int i = 0; i < ra->n; i++)
 			buf_unref(buf_of(ra->slot[i].buf));
 		free(ra);
 		return;
@@ -789,7 +803,7 @@ static void ra_stop(cm_input *in)
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->filled);
 	pthread_cond_destroy(&ra->freed);
-	for (int i = 0; i < RA_SLOTS; i++) /* a slot's chunk may be held */
+	for (int i = 0; i < ra->n; i++) /* a slot's chunk may be held */
 		buf_unref(buf_of(ra->slot[i].buf));
 	free(ra);
 	in->ra = NULL;
@@ -807,7 +821,7 @@ static int ra_next(cm_input *in, const char **data, size_t *len)
 			pthread_cond_wait(&ra->filled, &ra->mu);
 		in->ra_waited += cm_now_s() - t;
 	}
-	s = &ra->slot[ra->tail % RA_SLOTS];
+	s = &ra->slot[ra->tail % (uint64_t)ra->n];
 	if (s->rc == 1) {
 		ra->tail++;
 		pthread_cond_signal(&ra->freed);
@@ -871,6 +885,41 @@ int cm_input_check_gzip(cm_input *in)
 		;
 	return rc;
 }
+
+int cm_input_can_pread(const cm_input *in)
+{
+	struct stat st;
+	return in->sniffed && !in->gzip && !in->teeing && in->bom_done && fstat(in->fd, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+int cm_input_pread(cm_input *in, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf; /* a plain text's offsets are the file's (a byte order mark counted: fill) */
+	while (n) {
+		ssize_t got = pread(in->fd, p, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
+		if (got == 0)
+			return cm_fail(CM_EXIT_IO, in->name, -1,
+				       "the file changed while it was being read (it is read more than once); "
+				       "nothing was written");
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+uint64_t cm_input_text_size(const cm_input *in)
+{
+	struct stat st;
+	return fstat(in->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+int cm_input_pass_check(cm_input *in) { return check_unchanged(in); }
 
 int cm_input_rewind(cm_input *in)
 {

@@ -41,6 +41,8 @@ void cm_input_release(void *hold); /* HOLD NULL: nothing */
  * would have met it, on its own thread).  The chunk handed out stays valid
  * until the next call, as without read-ahead. */
 void cm_input_readahead(cm_input *in, int on);
+/* ON above 1: as 1, with ON chunks in the ring (ON - 1 read ahead of the
+ * one handed out; 1 means 2, at most 8). */
 
 /* Whether the inputs opened from now on have their regular files' plain
  * text mapped rather than read (input.c, "Mapped reading") when the
@@ -57,6 +59,23 @@ uint64_t cm_input_raw_size(const cm_input *in);
 /* Seconds the caller has waited for the read-ahead thread's chunks (for
  * -v: the reads were behind the reader). */
 double cm_input_waited(const cm_input *in);
+
+/* Reading at offsets, on any thread (a pass over a file on several threads:
+ * cpu/cpucopypar.c).  Whether IN can: its pass has begun (a chunk was
+ * handed out), its text is plain, not gzip, and it is read from a regular
+ * file or a pipe's spool (not the first pass over a pipe).  1 or 0. */
+int cm_input_can_pread(const cm_input *in);
+/* N bytes of IN's text from text offset OFF into BUF by pread(2), when
+ * cm_input_can_pread: 0, or -1 after reporting (a read error; a file that
+ * ends before them has changed since it was opened). */
+int cm_input_pread(cm_input *in, void *buf, size_t n, uint64_t off);
+/* The text's size in bytes (the file's: a plain text's offsets count a
+ * byte order mark), when cm_input_can_pread. */
+uint64_t cm_input_text_size(const cm_input *in);
+/* A pass made of cm_input_pread's reads ends: the check cm_input_next makes
+ * at a pass's end (is the file still the one opened?).  0, or -1 after
+ * reporting. */
+int cm_input_pass_check(cm_input *in);
 
 /* Start again at byte 0.  A pipe opened with cm_input_open_rewindable is
  * copied to an unlinked temporary file in $TMPDIR during the first pass (the

@@ -38,6 +38,44 @@ while read -r name cpu win exp opts <&3; do
 		cmp -s "$tmp/plain.json" "$tmp/spill.json" || fail "$name: read size $bs: other bytes when spilled"
 	done
 done 3<"$FIX/cases.txt"
+# the CPU trace's events copied in parts on threads (cpu/cpucopypar.c), a
+# part at every element (CUPTIMERGE_COPY_STRIDE=8: a mark every 8 bytes,
+# and an element over 32 strides walked on the one thread between parts):
+# the bytes of the copy on one thread, at small read sizes too
+parted=0
+while read -r name cpu win exp opts <&3; do
+	case $name in '' | '#'*) continue ;; esac
+	tcase "$name: the CPU trace's events copied in parts on 3 threads, a part an element (the long ones walked): the same bytes at read sizes 1, 7 and the default"
+	rc=0
+	# shellcheck disable=SC2086 # opts is a word list
+	CUPTIMERGE_COPY_THREADS=1 $CUPTIMERGE $opts -w "$FIX/$win" "$FIX/$cpu" >"$tmp/plain.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "$name: exit $rc: $(cat "$tmp/err")"
+	for bs in 1 7 default; do
+		set -- --buffer-size "$bs"
+		[ "$bs" = default ] && set --
+		[ "$bs" = 1 ] && [ "$(wc -c <"$FIX/$cpu")" -ge 20000 ] && continue
+		rc=0
+		# shellcheck disable=SC2086 # opts is a word list
+		CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE "$@" -v $opts -w "$FIX/$win" "$FIX/$cpu" \
+			>"$tmp/parts.json" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 0 ] || fail "$name: read size $bs: exit $rc: $(cat "$tmp/err")"
+		grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" && parted=$((parted + 1))
+		cmp -s "$tmp/plain.json" "$tmp/parts.json" || fail "$name: read size $bs: other bytes in parts"
+	done
+done 3<"$FIX/cases.txt"
+tcase "the copy in parts: taken for most cases"
+[ $parted -ge 30 ] || fail "in parts $parted times"
+tcase "the copy in parts from a CPU trace on a pipe (its spool read at offsets): the same bytes"
+rc=0
+CUPTIMERGE_COPY_THREADS=1 $CUPTIMERGE --trace-name p -w "$FIX/window.json" "$FIX/cpu.json" >"$tmp/plain.json" 2>"$tmp/err" ||
+	rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+rc=0
+cat "$FIX/cpu.json" | CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE -v --trace-name p \
+	-w "$FIX/window.json" - >"$tmp/parts.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" || fail "$(grep copy: "$tmp/err")"
+cmp -s "$tmp/plain.json" "$tmp/parts.json" || fail "other bytes in parts"
 tcase "refused windows: the same status and message when their members are spilled"
 printf '{"events": [], "user_annotations": {"1": "a", "2": }}\n' >"$tmp/bad_ua.json"
 printf '{"events": [], "user_annotations": {"1": "a" "2": "b"}}\n' >"$tmp/bad_ua2.json"
@@ -74,6 +112,9 @@ if [ -x "$GEN" ]; then
 		grep '^cuptimerge: merged' "$tmp/err" | sed 's/; read by.*//' | cmp -s "$tmp/counts1" - ||
 			fail "-j $j: other counts than -j 1: $(grep merged "$tmp/err")"
 	done
+	tcase "generated pair: the CPU trace's events copied in parts at -j 16"
+	grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 16 threads" "$tmp/err" ||
+		fail "-j 16: $(grep copy: "$tmp/err")"
 	tcase "generated pair: gzip output, the same compressed bytes at -j 1, 2 and 5"
 	for j in 1 2 5; do
 		$CUPTIMERGE -j $j --trace-name gen -w "$tmp/win.json" -o "$tmp/j$j.json.gz" "$tmp/cpu.json" 2>"$tmp/err" ||

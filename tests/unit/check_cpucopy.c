@@ -12,6 +12,7 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "json/doclayout.h"
+#include "io/output.h"
 
 #include <string.h>
 
@@ -120,6 +121,19 @@ static void file_set(FILE *f, const char *p, size_t n)
 	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
 	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
 	ck_assert_int_eq(fflush(f), 0);
+}
+
+/* The layout's bytes P[0..N) less its marks (doclayout.h), when it has them. */
+static size_t doc_bytes(const char *p, size_t n)
+{
+	uint64_t tail[2];
+	if (n < sizeof tail)
+		return n;
+	memcpy(tail, p + n - sizeof tail, sizeof tail);
+	if (tail[1] != CM_DOCLAYOUT_MAGIC)
+		return n;
+	ck_assert_uint_le(sizeof tail + tail[0] * sizeof(cm_doclayout_mark), n);
+	return n - sizeof tail - (size_t)tail[0] * sizeof(cm_doclayout_mark);
 }
 
 /* Scan PATH (JOBS workers; 0: the careful scan) with reads of BUFSIZE. */
@@ -261,6 +275,7 @@ START_TEST(doctored_layout)
 	cm_buf b = {0};
 	scan(path, 2, 64, &plan);
 	orig = file_bytes(plan.layout, &n);
+	n = doc_bytes(orig, n); /* the marks: see parts_doctored */
 	k = decode(orig, n, v);
 	/* { schemaVersion(5) deviceProperties(5) traceName(5) array(4) 3 elements(6) 0 ] distributedInfo(5) 0 } */
 	ck_assert_uint_eq(k, 1 + 5 + 5 + 5 + 4 + 6 + 2 + 5 + 2);
@@ -306,6 +321,136 @@ START_TEST(doctored_layout)
 }
 END_TEST
 
+/* Copy PATH by PLAN with reads of BUFSIZE through an output file (the
+ * parts go to the output, past the event buffer), its bytes into *OUT.
+ * The copy's result; on a failure no file is left. */
+static int copy_out(const char *path, const cm_cpuplan *plan, size_t bufsize, const cm_cpucopy_hooks *h, cm_buf *out)
+{
+	char opath[64];
+	cm_input *in = cm_input_open_rewindable(path, bufsize);
+	cm_evout eo = {NULL, {0}, 1};
+	FILE *f;
+	int rc;
+	snprintf(opath, sizeof opath, "/tmp/check_cpucopy_out.%ld", (long)getpid());
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(eo.out = cm_output_open(opath, -1, 1));
+	cm_diag_reset();
+	rc = cm_cpucopy_run(in, plan, h, &eo);
+	if (rc == 0)
+		rc = cm_evout_flush(&eo);
+	if (cm_output_close(eo.out, rc == 0) != 0)
+		rc = -1;
+	cm_buf_free(&eo.buf);
+	cm_input_close(in);
+	memset(out, 0, sizeof *out);
+	if (rc == 0) {
+		char tmp[4096];
+		size_t got;
+		ck_assert_ptr_nonnull(f = fopen(opath, "rb"));
+		while ((got = fread(tmp, 1, sizeof tmp, f)) > 0)
+			cm_buf_put(out, tmp, got);
+		fclose(f);
+		unlink(opath);
+	} else {
+		ck_assert_int_ne(access(opath, F_OK), 0);
+	}
+	return rc;
+}
+
+/* The elements past the metadata in parts on threads (cpucopypar.c), a
+ * mark at every element (the testing aid CUPTIMERGE_COPY_STRIDE): the
+ * marks where the elements are, and the copy the bytes worked out by hand
+ * at every read size, on 2 and 3 threads and on one (the walk alone). */
+START_TEST(parts_copy)
+{
+	const char *path;
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	uint64_t parts = 0;
+	setenv("CUPTIMERGE_COPY_STRIDE", "1", 1); /* read once, at the first mark: this process's */
+	path = check_tmpfile(trace);
+	h.parts = &parts;
+	for (size_t bs = 1; bs <= 40; bs += 3) {
+		cm_cpuplan plan;
+		cm_doclayout_mark *m;
+		size_t nm;
+		const char *first = strstr(trace, "\"traceEvents\": [") + 16;
+		scan(path, 2, bs, &plan);
+		ck_assert_int_eq(cm_doclayout_marks(plan.layout, &m, &nm), 0);
+		/* before each of the 3 elements, and at the array's end */
+		ck_assert_uint_eq(nm, 4);
+		ck_assert_uint_eq(m[0].index, 0);
+		ck_assert_uint_eq(m[0].pos, (uint64_t)(first - trace));
+		ck_assert_uint_eq(m[1].pos, (uint64_t)(strstr(first, "} ,") - trace) + 1);
+		ck_assert_uint_eq(m[3].index, 3);
+		ck_assert_uint_eq(m[3].pos, (uint64_t)(strstr(trace, "\"c\"}") - trace) + 4);
+		free(m);
+		for (int threads = 1; threads <= 3; threads++) {
+			cm_buf out;
+			h.threads = threads;
+			parts = 0;
+			ck_assert_int_eq(copy_out(path, &plan, bs, &h, &out), 0);
+			ck_assert_msg(out.len == strlen(expected) && !memcmp(out.p, expected, out.len),
+				      "read size %zu, %d threads: %.*s", bs, threads, (int)out.len, out.p);
+			/* element 2 alone: the metadata goes in before element
+			 * 1 (after the leading "M" event), after its mark */
+			ck_assert_uint_eq(parts, threads > 1 ? 1 : 0);
+			cm_buf_free(&out);
+		}
+		cm_cpuplan_free(&plan);
+	}
+	unlink(path);
+}
+END_TEST
+
+/* A layout doctored inside the parts (the last element's length one
+ * short, the marks kept): the copy in parts fails with status 3, as the
+ * walk does, and leaves no file. */
+START_TEST(parts_doctored)
+{
+	const char *path;
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	cm_cpuplan plan;
+	char *orig, *bad;
+	size_t n, doc, k, at;
+	uint64_t v[128];
+	cm_buf b = {0}, out;
+	setenv("CUPTIMERGE_COPY_STRIDE", "1", 1);
+	path = check_tmpfile(trace);
+	h.threads = 2;
+	scan(path, 2, 64, &plan);
+	orig = file_bytes(plan.layout, &n);
+	doc = doc_bytes(orig, n);
+	k = decode(orig, doc, v);
+	ck_assert_uint_eq(v[16], CM_DOCLAYOUT_ARRAY);
+	/* element 2 (the part's) a byte short: its record stays a byte
+	 * long, so the marks still point at record boundaries */
+	ck_assert_uint_lt(v[25], 128);
+	{
+		uint64_t w[128];
+		memcpy(w, v, k * sizeof *v);
+		w[25] = v[25] - 1;
+		encode(w, k, &b);
+	}
+	ck_assert_uint_eq(b.len, doc);
+	bad = malloc(n);
+	memcpy(bad, b.p, doc);
+	memcpy(bad + doc, orig + doc, n - doc); /* the marks as they were */
+	file_set(plan.layout, bad, n);
+	at = 0;
+	for (size_t bs = 1; bs <= 64; bs += 9, at++) {
+		int rc = copy_out(path, &plan, bs, &h, &out);
+		ck_assert_msg(rc == -1 && cm_diag_status() == CM_EXIT_IO, "read size %zu: rc %d, status %d", bs, rc,
+			      cm_diag_status());
+	}
+	ck_assert_uint_gt(at, 0);
+	free(bad);
+	free(orig);
+	cm_buf_free(&b);
+	cm_cpuplan_free(&plan);
+	unlink(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cpucopy");
@@ -314,6 +459,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, layouts_and_copy);
 	tcase_add_test(tc, members_added);
 	tcase_add_test(tc, doctored_layout);
+	tcase_add_test(tc, parts_copy);
+	tcase_add_test(tc, parts_doctored);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,287 @@
+/* cpucopypar.c - the copy of the CPU trace's events on several threads.
+ *
+ * The copy (cpucopy.c, cpuwalk.c) walks the layout beside the text on one
+ * thread, with one read-ahead thread doing the read(2) copies: on the
+ * 16-core machine 0.17 s of the 1 GB pair's run, every other CPU idle, and
+ * no faster than one thread's read of the file.  Past the GPU metadata the
+ * events go out as the text is, less the dropped ones (the profiler span
+ * events, with the separator before each), so parts of the array can be
+ * read and walked apart: the layout's marks (json/doclayout.h, a mark every
+ * CM_DOCLAYOUT_STRIDE bytes of text) give, for an element, where its record
+ * lies in the layout file and where its distance counts from, so a thread
+ * decodes the records of its part alone.  Each part's text is read by
+ * pread(2) (io/input.h) into the part's output buffer, walked by the same
+ * checks as the walk (each element's first and last bytes where its record
+ * puts them, the part's records ending at its end), the dropped elements cut
+ * out in place, and handed to the output in order (base/opool.h).
+ *
+ * The walk stops at the first mark after the metadata is in
+ * (cpucopy_array_feed), the parts take the elements from there to the
+ * array's end, and the walk goes on from the ']' as though it had walked
+ * them, the rest of the text read at offsets too (cpucopy.c).  Not with a
+ * hook that takes elements one by one (the repair), a cut (--steps,
+ * --range, --split), a gzip input, or a pipe's first pass: those walk on
+ * one thread, as before. */
+#include "config.h"
+#include "cpu/cpucopy_int.h"
+#include "base/diag.h"
+#include "base/exitcode.h"
+#include "base/opool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A part longer than this many strides (an element of megabytes between
+ * two marks) is walked on the one thread, by chunks, as before: each part
+ * is in memory whole, on every thread at once, and the copy's memory stays
+ * bounded (8 MiB at the default stride; the marks are a stride apart, so
+ * a part is seldom much longer).  With the testing aid's stride of a few
+ * bytes, the longer elements go to the walk, the others in parts. */
+#define PART_STRIDES 32
+#define PART_MAX (PART_STRIDES * cm_doclayout_stride())
+
+/* Parts are run only when at least this much text is left past the stop:
+ * below it, handing the parts over costs more than the threads gain (the
+ * testing aid CUPTIMERGE_COPY_STRIDE, which sets the marks apart,
+ * lifts this). */
+#define PAR_MIN_BYTES (4u << 20)
+
+/* A part: elements [ka, kb), text [from, to) (from: the end of element
+ * ka - 1; to: the end of element kb - 1), their records at [lay_from,
+ * lay_to) of the layout file. */
+struct part {
+	uint64_t ka, kb, from, to, lay_from, lay_to;
+};
+
+struct par {
+	struct copy *c;
+	int layout_fd;
+};
+
+struct worker {
+	struct par *par;
+	cm_buf lay;
+};
+
+/* The mark c->par_next, if enough text is left past it, as c->par_at;
+ * else none.  (Not one that begins a part too long to run: the walk goes
+ * on to the next.) */
+static void set_at(struct copy *c)
+{
+	const cm_doclayout_mark *m = c->marks, *last = &c->marks[c->nmarks - 1];
+	c->par_at = 0;
+	while (c->par_next + 1 < c->nmarks &&
+	       (!m[c->par_next].index || m[c->par_next + 1].pos - m[c->par_next].pos > PART_MAX))
+		c->par_next++;
+	if (c->par_next + 1 < c->nmarks &&
+	    (last->pos - c->marks[c->par_next].pos >= PAR_MIN_BYTES || getenv("CUPTIMERGE_COPY_STRIDE")))
+		c->par_at = c->marks[c->par_next].index;
+}
+
+int cpucopy_par_begin(struct copy *c)
+{
+	const cm_cpucopy_hooks *h = c->hooks;
+	cm_doclayout_mark *m;
+	size_t n;
+	const char *e = getenv("CUPTIMERGE_COPY_THREADS");
+	int threads = e && atoi(e) >= 1 ? atoi(e) : h->threads;
+	c->par_at = 0;
+	if (threads < 2 || !c->runs || h->route || h->keep || h->element || !c->plan->events ||
+	    cm_doclayout_marks(c->layout, &m, &n) < 0)
+		return 0;
+	c->marks = m;
+	c->nmarks = n;
+	c->par_threads = threads;
+	/* marks that do not describe this array (a layout not the scan's) */
+	for (size_t i = 1; i < n; i++)
+		if (m[i].index <= m[i - 1].index || m[i].pos < m[i - 1].pos || m[i].off < m[i - 1].off) {
+			c->nmarks = 0;
+			return 0;
+		}
+	if (m[n - 1].index != c->plan->events) {
+		c->nmarks = 0;
+		return 0;
+	}
+	c->par_next = 0;
+	set_at(c);
+	return 0;
+}
+
+void cpucopy_par_next(struct copy *c)
+{
+	c->par_next++;
+	set_at(c);
+}
+
+/* The first of the N sorted indexes V not below K. */
+static uint64_t lower_bound(const uint64_t *v, uint64_t n, uint64_t k)
+{
+	uint64_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The next varint of [*P, END) into *V: 0, or -1 at END or past 64 bits. */
+static inline int varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		unsigned char ch = *(*p)++;
+		*v |= (uint64_t)(ch & 0x7f) << shift;
+		if (!(ch & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* The text changed since the first pass (at text offset AT): -1. */
+static int changed(const struct copy *c, uint64_t at)
+{
+	return cm_fail(CM_EXIT_IO, cm_input_name(c->in), (int64_t)at, "the input changed between the two passes");
+}
+
+/* Read all N bytes at OFF of the layout file FD into P: 0, or -1. */
+static int read_layout(int fd, void *p, size_t n, uint64_t off)
+{
+	char *q = p;
+	while (n) {
+		ssize_t got = pread(fd, q, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s",
+				       got < 0 ? strerror(errno) : "it ended early");
+		q += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* A part (IN) to its output (OUT): its text read, its elements checked
+ * against their records, the dropped ones cut out.  0, or -1. */
+static int part_run(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct worker *w = wctx;
+	struct copy *c = w->par->c;
+	const cm_cpuplan *p = c->plan;
+	struct part pt;
+	const unsigned char *l, *lend;
+	uint64_t lpos, d;
+	size_t n, kept = 0;
+	char *t;
+	memcpy(&pt, in->p, sizeof pt);
+	n = (size_t)(pt.to - pt.from);
+	w->lay.len = 0;
+	cm_buf_grow(&w->lay, (size_t)(pt.lay_to - pt.lay_from));
+	if (read_layout(w->par->layout_fd, w->lay.p, (size_t)(pt.lay_to - pt.lay_from), pt.lay_from) < 0)
+		return -1;
+	cm_buf_grow(out, n);
+	if (cm_input_pread(c->in, out->p, n, pt.from) < 0)
+		return -1;
+	t = out->p;
+	l = (const unsigned char *)w->lay.p;
+	lend = l + (pt.lay_to - pt.lay_from);
+	lpos = pt.from;
+	d = lower_bound(p->dropped, p->ndropped, pt.ka);
+	for (uint64_t k = pt.ka; k < pt.kb; k++) {
+		uint64_t gap, len, a, b;
+		/* a record is GAP+1 and LEN (json/doclayout.h) */
+		if (varint(&l, lend, &gap) < 0 || !gap || varint(&l, lend, &len) < 0 || !len ||
+		    (a = lpos + gap - 1) < lpos || (b = a + len) < a || b > pt.to)
+			return changed(c, lpos);
+		if (t[a - pt.from] != '{' || t[b - 1 - pt.from] != '}')
+			return changed(c, a);
+		if (d < p->ndropped && p->dropped[d] == k) {
+			d++; /* it and the separator before it stay out */
+		} else {
+			size_t at = (size_t)(lpos - pt.from);
+			if (kept != at)
+				memmove(t + kept, t + at, (size_t)(b - lpos));
+			kept += (size_t)(b - lpos);
+		}
+		lpos = b;
+	}
+	if (lpos != pt.to || l != lend)
+		return changed(c, lpos);
+	out->len = kept;
+	return 0;
+}
+
+/* A part's output, in order, to the copy's output. */
+static int part_sink(void *sctx, cm_buf *out)
+{
+	struct par *par = sctx;
+	return cm_output_write(par->c->eo->out, out->p, out->len) < 0 ? -1 : 0;
+}
+
+int cpucopy_par_run(struct copy *c)
+{
+	const cm_cpuplan *p = c->plan;
+	const cm_doclayout_mark *m = c->marks;
+	struct par par = {c, fileno(c->layout)};
+	struct worker *w;
+	void **wctx;
+	cm_opool *pool;
+	cm_buf b = {0};
+	int n = c->par_threads, rc = 0;
+	size_t j = c->par_next;
+	uint64_t d0, d1;
+	c->par_stopped = 0;
+	c->par_at = 0;
+	if (m[j].index != c->elem || m[j].pos != c->par_off)
+		return changed(c, c->par_off);
+	if (cm_evout_flush(c->eo) < 0)
+		return -1;
+	w = cm_xcalloc((size_t)n, sizeof *w);
+	wctx = cm_xcalloc((size_t)n, sizeof *wctx);
+	for (int i = 0; i < n; i++) {
+		w[i].par = &par;
+		wctx[i] = &w[i];
+	}
+	pool = cm_opool_new(n, 0, part_run, wctx, part_sink, &par);
+	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j++) {
+		struct part pt = {m[j].index, m[j + 1].index, m[j].pos, m[j + 1].pos, m[j].off, m[j + 1].off};
+		cm_buf_put(&b, &pt, sizeof pt);
+		rc = cm_opool_put(pool, &b);
+		cm_progress_update(m[j + 1].pos);
+	}
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	if (c->hooks->parts)
+		*c->hooks->parts += j - c->par_next;
+	if (c->hooks->parts_threads)
+		*c->hooks->parts_threads = n;
+	for (int i = 0; i < n; i++)
+		cm_buf_free(&w[i].lay);
+	free(w);
+	free(wctx);
+	cm_buf_free(&b);
+	if (rc < 0)
+		return -1;
+	/* the walk as it would be at mark j: after the array's last element,
+	 * or before a part too long to run, which it walks, then stops at
+	 * the next mark that may begin one (set_at) */
+	d0 = lower_bound(p->dropped, p->ndropped, c->elem);
+	d1 = lower_bound(p->dropped, p->ndropped, m[j].index);
+	c->kept += (m[j].index - c->elem) - (d1 - d0);
+	c->next_drop = d1;
+	c->elem = m[j].index;
+	c->lpos = m[j].pos;
+	c->lq_done = c->elem;
+	c->lq_bad = 0;
+	c->lphase = L_NEXT;
+	c->par_next = j + 1;
+	if (j + 1 < c->nmarks)
+		set_at(c);
+	if (fseek(c->layout, (long)m[j].off, SEEK_SET) != 0)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s", strerror(errno));
+	return 0;
+}
