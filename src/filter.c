@@ -88,7 +88,7 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
  * opened are closed, and none appears). */
 static int split_open(struct filter *f)
 {
-	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, &f->outs, NULL) < 0)
+	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, f->opt->jobs, &f->outs, NULL) < 0)
 		return -1;
 	f->nouts = f->cut.ngroups;
 	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);

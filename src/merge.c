@@ -845,7 +845,7 @@ int cm_merge_run(const struct cm_options *opt)
 	/* --split: the files, now that the steps are known (none appears
 	 * unless all are written) */
 	if (!status && opt->split_n &&
-	    (cm_split_open(opt->out_path, &m.cut, opt->gzip_level, &m.split.outs, &split_names) < 0 ||
+	    (cm_split_open(opt->out_path, &m.cut, opt->gzip_level, opt->jobs, &m.split.outs, &split_names) < 0 ||
 	     !(eo.out = cm_output_tee(m.split.outs, m.cut.ngroups))))
 		status = cm_diag_status();
 	if (status) {

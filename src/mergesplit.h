@@ -13,9 +13,11 @@
 
 /* Open a file for each group of CUT (resolved), named by PATTERN with its
  * %s replaced by the group's label, into *OUTS (and the names into *NAMES
- * when NAMES is not NULL).  0, or -1 after a report (those opened are
- * dropped, and none appears). */
-int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, cm_output ***outs, char ***names);
+ * when NAMES is not NULL); gzip at GZIP_LEVEL (>= 0), deflated by JOBS
+ * threads that all the files share.  0, or -1 after a report (those
+ * opened are dropped, and none appears). */
+int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
+		  char ***names);
 /* Close the N files of OUTS, published when OK (the first failure drops
  * the rest), and free OUTS and the NNAMES NAMES (or NULL).  0, or -1 after
  * a report (or when not OK). */
