@@ -124,7 +124,8 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi);
  * overlap in time. */
 void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
 
-/* ---- --split in a merge: gpusplit.c ---- */
+/* ---- --split in a merge: gpusplit.c (the deal), gpugroups.c (the plans),
+ * gpusplitout.c (a group selected, the render) ---- */
 /* Instead of cm_gpu_cut_span, with cm_gpu_set_cut(CM_CUT_OVERLAP) before
  * the window was read: deal the records to N (at most 64) groups, group K
  * keeping what --steps would with the range [LO[K], HI[K]) (trace us,
