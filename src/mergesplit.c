@@ -65,12 +65,15 @@ int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int
 	return 0;
 }
 
-/* Closing files on threads of their own: each close syncs its file
- * (io/output.c), and 60 syncs one after the other were 0.32 s of a split
- * of the 200,000-op pair's merge (BENCHMARKS.md), the disk idle between
- * them.  A thread takes every CLOSE_THREADS-th file; its error waits in
- * its slot, printed by the caller once all are joined (one line: the
- * first file's). */
+/* Closing files on threads of their own: a close writes the file's last
+ * buffer, ends its gzip stream (its last block deflated), closes and
+ * names it; with --sync it also fsyncs the file and its directory
+ * (io/output.c; without --sync nothing is synced).  60 syncs one after
+ * the other were 0.32 s of a split of the 200,000-op pair's merge when
+ * every close synced (BENCHMARKS.md), the disk idle between them.  A
+ * thread takes every CLOSE_THREADS-th file; its error waits in its slot,
+ * printed by the caller once all are joined (one line: the first
+ * file's). */
 #define CLOSE_THREADS 16
 struct closer {
 	cm_output **outs;
@@ -97,7 +100,7 @@ int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int 
 	memset(c, 0, sizeof c);
 	for (size_t t = 0; t < CLOSE_THREADS && t < n; t++) {
 		c[t] = (struct closer){outs, n, t, ok, 0, {0}};
-		/* a failed run closes at once: nothing to sync */
+		/* a failed run closes at once: nothing to finish */
 		started[t] = ok && n > 1 && pthread_create(&th[t], NULL, close_some, &c[t]) == 0;
 		if (!started[t]) {
 			cm_diag_slot *was = cm_diag_defer_swap(&c[t].diag);
