@@ -256,6 +256,16 @@ int cm_span_events(cm_evout *eo, double min_ts, double max_end)
 	return 0;
 }
 
+/* The end of file K after its spans, EO its writer: the profiler span
+ * events, and the bytes out, to file K itself (the writer threads are
+ * idle).  On the spans' threads (cm_gpu_split_write_spans), a file each:
+ * it touches only file K's.  0, or -1 after a report. */
+static int file_end(void *ctx, size_t k, cm_evout *eo)
+{
+	cm_msplit *s = ctx;
+	return cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k, 1) < 0 ? -1 : 0;
+}
+
 int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 {
 	if (shared_flush(s, shared) < 0)
@@ -270,6 +280,12 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 	/* the rest of each file partly written here (the spans' render) */
 	if (sync_all(s) < 0)
 		return -1;
+	s->ends_s = cm_now_s();
+	if (!s->repair) { /* the files side by side */
+		int rc = cm_gpu_split_write_spans(s->gpu, s->eo, render_jobs, file_end, s);
+		s->ends_s = cm_now_s() - s->ends_s;
+		return rc;
+	}
 	for (size_t k = 0; k < s->n; k++) {
 		cm_evout *eo = s->repair ? group_begin(s, k) : &s->eo[k];
 		if (cm_gpu_split_select(s->gpu, (int)k) < 0 ||
@@ -279,6 +295,7 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k, 1) < 0)
 			return -1;
 	}
+	s->ends_s = cm_now_s() - s->ends_s;
 	return cm_gpu_split_select(s->gpu, -1);
 }
 
@@ -307,8 +324,9 @@ void cm_msplit_verbose(const cm_msplit *s)
 	const struct cm_gpu_split_stats *st = &s->st;
 	cm_warn(NULL, -1,
 		"split: plan: the API calls' groups %.3f s (%.3f s of CPU), the records dealt %.3f s (%.3f s of "
-		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU)",
-		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu);
+		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU); the files' "
+		"spans and ends %.3f s",
+		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu, s->ends_s);
 }
 
 void cm_msplit_report(const cm_msplit *s)

@@ -37,6 +37,7 @@ typedef struct cm_msplit {
 	cm_repair **repair;  /* -t: a repair stage a file, or NULL */
 	cm_arena *arena;     /* the event in hand (repair) */
 	struct cm_gpu_split_stats st; /* -v */
+	double ends_s;       /* -v: the wall seconds of the files' spans and ends (cm_msplit_append) */
 } cm_msplit;
 
 /* After the CPU trace's groups are resolved and the window resolved (in
@@ -60,7 +61,8 @@ int cm_span_events(cm_evout *eo, double min_ts, double max_end);
 /* Before the files are closed: the writer threads stopped, what they hold
  * written when OK (else dropped).  0, or -1 after a report. */
 int cm_msplit_finish(cm_msplit *s, int ok);
-/* -v: where the split's plan went (one line). */
+/* -v: where the split's plan went, and its files' spans and ends (one
+ * line). */
 void cm_msplit_verbose(const cm_msplit *s);
 /* The repair stages' reports (one line a file). */
 void cm_msplit_report(const cm_msplit *s);
