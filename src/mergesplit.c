@@ -159,9 +159,10 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 		if (cm_gpu_split_select(s->gpu, (int)k) < 0)
 			return -1;
 		cm_gpu_extent(s->gpu, &wmin, &wmax);
-		/* the profiler span of --steps: the kept CPU X events', then the window's */
-		s->min_ts[k] = cm_py_min(cut->group_min[k], wmin);
-		s->max_end[k] = cm_py_max(cut->group_max[k], wmax);
+		/* the window's part of the file's profiler span (the CPU events'
+		 * is known once copied: cm_msplit_append) */
+		s->min_ts[k] = wmin;
+		s->max_end[k] = wmax;
 		if (s->repair)
 			cm_gpu_each_named_thread(s->gpu, repair_named, s->repair[k]);
 	}
@@ -268,6 +269,12 @@ static int file_end(void *ctx, size_t k, cm_evout *eo)
 
 int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 {
+	/* the profiler span of --steps: the kept CPU X events' (found as they
+	 * were copied, cpucut.c), then the window's */
+	for (size_t k = 0; k < s->n; k++) {
+		s->min_ts[k] = cm_py_min(s->cut->group_min[k], s->min_ts[k]);
+		s->max_end[k] = cm_py_max(s->cut->group_max[k], s->max_end[k]);
+	}
 	if (shared_flush(s, shared) < 0)
 		return -1;
 	/* the window's events of every file in one walk (the files are apart,

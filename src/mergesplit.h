@@ -32,7 +32,7 @@ typedef struct cm_msplit {
 	/* cm_msplit_plan's */
 	size_t n;
 	double *lo, *hi;     /* the groups' ranges */
-	double *min_ts, *max_end; /* each file's profiler span */
+	double *min_ts, *max_end; /* each file's profiler span (the window's part until cm_msplit_append) */
 	cm_evout *eo;        /* a writer a file, for its own events */
 	cm_repair **repair;  /* -t: a repair stage a file, or NULL */
 	cm_arena *arena;     /* the event in hand (repair) */
