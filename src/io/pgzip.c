@@ -161,7 +161,7 @@ struct cm_pgz {
 };
 
 /* Buffers of a crew's pool, at most this many of each kind a worker. */
-#define POOL_PER_WORKER 4
+#define POOL_PER_WORKER 2
 
 struct cm_pgz_crew {
 	int level, threads, refs;
