@@ -635,6 +635,7 @@ static int prepare(struct merge *m)
 		/* --split: the records dealt to the files' groups, each planned */
 		m->split.gpu = m->gpu;
 		m->split.cut = &m->cut;
+		m->split.gzip = m->opt->gzip_level >= 0;
 		m->base_ns = base;
 		if (cm_msplit_plan(&m->split, plan_threads(opt->jobs), m->repair ? split_repair : NULL, m) < 0)
 			return cm_diag_status();

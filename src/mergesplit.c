@@ -65,6 +65,14 @@ int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int
 	return 0;
 }
 
+int cm_split_writers(int jobs, size_t n, int gzip)
+{
+	/* the 1 GB pair's gzip split on 16 CPUs (4 writers): its copy took
+	 * 0.43 s against the plain -o FILE.gz's 0.36 s, the copy's pieces
+	 * copied into a writer's buffers and then into the crew's blocks */
+	return gzip && !getenv("CUPTIMERGE_SPLIT_WRITERS") ? 0 : cm_outq_threads(jobs, n);
+}
+
 /* Closing files on threads of their own: a close writes the file's last
  * buffer, ends its gzip stream (its last block deflated), closes and
  * names it; with --sync it also fsyncs the file and its directory
@@ -146,7 +154,7 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 		for (size_t k = 0; k < n; k++)
 			s->repair[k] = new_repair(rctx);
 	}
-	s->route.writers = cm_outq_threads(jobs, n); /* made at the first write (cpuroute.c) */
+	s->route.writers = cm_split_writers(jobs, n, s->gzip); /* made at the first write (cpuroute.c) */
 	if (cm_gpu_split(s->gpu, s->lo, s->hi, n, jobs) < 0)
 		return -1;
 	for (size_t k = 0; s->repair && k < n; k++)

@@ -18,6 +18,12 @@
  * opened are dropped, and none appears). */
 int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
 		  char ***names);
+/* The writer threads for the N files of a split at -j JOBS (io/outq.h):
+ * cm_outq_threads', but none for GZIP files unless
+ * CUPTIMERGE_SPLIT_WRITERS says so (their bytes go into the deflate
+ * crew's blocks, a copy, as the plain merge's -o FILE.gz does; a writer
+ * thread only added a hop).  */
+int cm_split_writers(int jobs, size_t n, int gzip);
 /* Close the N files of OUTS, published when OK (the first failure drops
  * the rest), and free OUTS and the NNAMES NAMES (or NULL).  0, or -1 after
  * a report (or when not OK). */
@@ -28,6 +34,7 @@ typedef struct cm_msplit {
 	cm_gpu *gpu;
 	cm_cpucut *cut;      /* resolved, CM_CPUCUT_SPLIT */
 	cm_output **outs;    /* a file a group, once open */
+	int gzip;            /* the files are gzip (their writer threads: cm_split_writers) */
 	cm_cpuroute route;   /* the CPU events to them */
 	/* cm_msplit_plan's */
 	size_t n;
