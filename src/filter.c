@@ -88,7 +88,7 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
  * opened are closed, and none appears). */
 static int split_open(struct filter *f)
 {
-	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, &f->outs, NULL) < 0)
+	if (cm_split_open(f->opt->out_path, &f->cut, f->opt->gzip_level, f->opt->jobs, &f->outs, NULL) < 0)
 		return -1;
 	f->nouts = f->cut.ngroups;
 	f->wrote = cm_xcalloc(f->nouts, sizeof *f->wrote);
@@ -211,7 +211,7 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		 * where the copy routes runs of events (not one at a time: with -t,
 		 * or after the careful scan) */
 		if (opt->split_n && !f.repair && !plan.careful)
-			f.route.writers = cm_outq_threads(opt->jobs, f.nouts);
+			f.route.writers = cm_split_writers(opt->jobs, f.nouts, opt->gzip_level >= 0);
 		if (opt->split_n && f.repair) { /* each event through its files' repairs, one at a time */
 			f.route.whole = 1;
 			f.grepair = cm_xcalloc(f.nouts, sizeof *f.grepair);

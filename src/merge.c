@@ -656,6 +656,7 @@ static int prepare(struct merge *m)
 		/* --split: the records dealt to the files' groups, each planned */
 		m->split.gpu = m->gpu;
 		m->split.cut = &m->cut;
+		m->split.gzip = m->opt->gzip_level >= 0;
 		m->base_ns = base;
 		if (cm_msplit_plan(&m->split, plan_threads(opt->jobs), m->repair ? split_repair : NULL, m) < 0)
 			return cm_diag_status();
@@ -869,7 +870,7 @@ int cm_merge_run(const struct cm_options *opt)
 	/* --split: the files, now that the steps are known (none appears
 	 * unless all are written) */
 	if (!status && opt->split_n &&
-	    (cm_split_open(opt->out_path, &m.cut, opt->gzip_level, &m.split.outs, &split_names) < 0 ||
+	    (cm_split_open(opt->out_path, &m.cut, opt->gzip_level, opt->jobs, &m.split.outs, &split_names) < 0 ||
 	     !(eo.out = cm_output_tee(m.split.outs, m.cut.ngroups))))
 		status = cm_diag_status();
 	if (status) {

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "mergesplit.h"
 #include "base/diag.h"
+#include "io/pgzip.h"
 #include "json/jwrite.h"
 
 #include <pthread.h>
@@ -31,36 +32,56 @@ static char *split_name(const char *pattern, const char *label)
 	return s;
 }
 
-int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, cm_output ***outs, char ***names)
+int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
+		  char ***names)
 {
+	/* gzip: the files' blocks deflated by one crew of -j workers (pgzip.h).
+	 * A worker a file deflated the file being written, as the CPU trace's
+	 * copy goes file by file, on one thread: the gzip split of the 1 GB pair
+	 * took 1.74 times the plain merge to one -o FILE.gz, whose blocks
+	 * have -j workers, on 16 CPUs. */
+	cm_pgz_crew *crew = gzip_level >= 0 && cut->ngroups > 1 ? cm_pgz_crew_new(gzip_level, jobs) : NULL;
 	*outs = cm_xcalloc(cut->ngroups, sizeof **outs);
 	if (names)
 		*names = cm_xcalloc(cut->ngroups, sizeof **names);
 	for (size_t g = 0; g < cut->ngroups; g++) {
 		char *name = split_name(pattern, cut->groups[g].label);
-		/* one deflate stream a file, on its own thread: there are many files */
-		(*outs)[g] = cm_output_open(name, gzip_level, 1);
+		/* without a crew, one deflate stream a file on its own thread */
+		(*outs)[g] = crew ? cm_output_open_crew(name, crew) : cm_output_open(name, gzip_level, 1);
 		if (names)
 			(*names)[g] = name;
 		else
 			free(name);
 		if (!(*outs)[g]) {
 			cm_split_close(*outs, g, names ? *names : NULL, cut->ngroups, 0);
+			cm_pgz_crew_drop(crew);
 			*outs = NULL;
 			if (names)
 				*names = NULL;
 			return -1;
 		}
 	}
+	cm_pgz_crew_drop(crew); /* the files hold it now */
 	return 0;
 }
 
-/* Closing files on threads of their own: each close syncs its file
- * (io/output.c), and 60 syncs one after the other were 0.32 s of a split
- * of the 200,000-op pair's merge (BENCHMARKS.md), the disk idle between
- * them.  A thread takes every CLOSE_THREADS-th file; its error waits in
- * its slot, printed by the caller once all are joined (one line: the
- * first file's). */
+int cm_split_writers(int jobs, size_t n, int gzip)
+{
+	/* the 1 GB pair's gzip split on 16 CPUs (4 writers): its copy took
+	 * 0.43 s against the plain -o FILE.gz's 0.36 s, the copy's pieces
+	 * copied into a writer's buffers and then into the crew's blocks */
+	return gzip && !getenv("CUPTIMERGE_SPLIT_WRITERS") ? 0 : cm_outq_threads(jobs, n);
+}
+
+/* Closing files on threads of their own: a close writes the file's last
+ * buffer, ends its gzip stream (its last block deflated), closes and
+ * names it; with --sync it also fsyncs the file and its directory
+ * (io/output.c; without --sync nothing is synced).  60 syncs one after
+ * the other were 0.32 s of a split of the 200,000-op pair's merge when
+ * every close synced (BENCHMARKS.md), the disk idle between them.  A
+ * thread takes every CLOSE_THREADS-th file; its error waits in its slot,
+ * printed by the caller once all are joined (one line: the first
+ * file's). */
 #define CLOSE_THREADS 16
 struct closer {
 	cm_output **outs;
@@ -87,7 +108,7 @@ int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int 
 	memset(c, 0, sizeof c);
 	for (size_t t = 0; t < CLOSE_THREADS && t < n; t++) {
 		c[t] = (struct closer){outs, n, t, ok, 0, {0}};
-		/* a failed run closes at once: nothing to sync */
+		/* a failed run closes at once: nothing to finish */
 		started[t] = ok && n > 1 && pthread_create(&th[t], NULL, close_some, &c[t]) == 0;
 		if (!started[t]) {
 			cm_diag_slot *was = cm_diag_defer_swap(&c[t].diag);
@@ -133,7 +154,7 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 		for (size_t k = 0; k < n; k++)
 			s->repair[k] = new_repair(rctx);
 	}
-	s->route.writers = cm_outq_threads(jobs, n); /* made at the first write (cpuroute.c) */
+	s->route.writers = cm_split_writers(jobs, n, s->gzip); /* made at the first write (cpuroute.c) */
 	if (cm_gpu_split(s->gpu, s->lo, s->hi, n, jobs) < 0)
 		return -1;
 	for (size_t k = 0; s->repair && k < n; k++)
@@ -146,9 +167,10 @@ int cm_msplit_plan(cm_msplit *s, int jobs, cm_repair *(*new_repair)(void *), voi
 		if (cm_gpu_split_select(s->gpu, (int)k) < 0)
 			return -1;
 		cm_gpu_extent(s->gpu, &wmin, &wmax);
-		/* the profiler span of --steps: the kept CPU X events', then the window's */
-		s->min_ts[k] = cm_py_min(cut->group_min[k], wmin);
-		s->max_end[k] = cm_py_max(cut->group_max[k], wmax);
+		/* the window's part of the file's profiler span (the CPU events'
+		 * is known once copied: cm_msplit_append) */
+		s->min_ts[k] = wmin;
+		s->max_end[k] = wmax;
 		if (s->repair)
 			cm_gpu_each_named_thread(s->gpu, repair_named, s->repair[k]);
 	}
@@ -243,8 +265,24 @@ int cm_span_events(cm_evout *eo, double min_ts, double max_end)
 	return 0;
 }
 
+/* The end of file K after its spans, EO its writer: the profiler span
+ * events, and the bytes out, to file K itself (the writer threads are
+ * idle).  On the spans' threads (cm_gpu_split_write_spans), a file each:
+ * it touches only file K's.  0, or -1 after a report. */
+static int file_end(void *ctx, size_t k, cm_evout *eo)
+{
+	cm_msplit *s = ctx;
+	return cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k, 1) < 0 ? -1 : 0;
+}
+
 int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 {
+	/* the profiler span of --steps: the kept CPU X events' (found as they
+	 * were copied, cpucut.c), then the window's */
+	for (size_t k = 0; k < s->n; k++) {
+		s->min_ts[k] = cm_py_min(s->cut->group_min[k], s->min_ts[k]);
+		s->max_end[k] = cm_py_max(s->cut->group_max[k], s->max_end[k]);
+	}
 	if (shared_flush(s, shared) < 0)
 		return -1;
 	/* the window's events of every file in one walk (the files are apart,
@@ -257,6 +295,12 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 	/* the rest of each file partly written here (the spans' render) */
 	if (sync_all(s) < 0)
 		return -1;
+	s->ends_s = cm_now_s();
+	if (!s->repair) { /* the files side by side */
+		int rc = cm_gpu_split_write_spans(s->gpu, s->eo, render_jobs, file_end, s);
+		s->ends_s = cm_now_s() - s->ends_s;
+		return rc;
+	}
 	for (size_t k = 0; k < s->n; k++) {
 		cm_evout *eo = s->repair ? group_begin(s, k) : &s->eo[k];
 		if (cm_gpu_split_select(s->gpu, (int)k) < 0 ||
@@ -266,6 +310,7 @@ int cm_msplit_append(cm_msplit *s, cm_evout *shared, int render_jobs)
 		    cm_span_events(eo, s->min_ts[k], s->max_end[k]) < 0 || group_end(s, k, 1) < 0)
 			return -1;
 	}
+	s->ends_s = cm_now_s() - s->ends_s;
 	return cm_gpu_split_select(s->gpu, -1);
 }
 
@@ -294,8 +339,9 @@ void cm_msplit_verbose(const cm_msplit *s)
 	const struct cm_gpu_split_stats *st = &s->st;
 	cm_warn(NULL, -1,
 		"split: plan: the API calls' groups %.3f s (%.3f s of CPU), the records dealt %.3f s (%.3f s of "
-		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU)",
-		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu);
+		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU); the files' "
+		"spans and ends %.3f s",
+		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu, s->ends_s);
 }
 
 void cm_msplit_report(const cm_msplit *s)

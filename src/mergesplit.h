@@ -13,9 +13,17 @@
 
 /* Open a file for each group of CUT (resolved), named by PATTERN with its
  * %s replaced by the group's label, into *OUTS (and the names into *NAMES
- * when NAMES is not NULL).  0, or -1 after a report (those opened are
- * dropped, and none appears). */
-int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, cm_output ***outs, char ***names);
+ * when NAMES is not NULL); gzip at GZIP_LEVEL (>= 0), deflated by JOBS
+ * threads that all the files share.  0, or -1 after a report (those
+ * opened are dropped, and none appears). */
+int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
+		  char ***names);
+/* The writer threads for the N files of a split at -j JOBS (io/outq.h):
+ * cm_outq_threads', but none for GZIP files unless
+ * CUPTIMERGE_SPLIT_WRITERS says so (their bytes go into the deflate
+ * crew's blocks, a copy, as the plain merge's -o FILE.gz does; a writer
+ * thread only added a hop).  */
+int cm_split_writers(int jobs, size_t n, int gzip);
 /* Close the N files of OUTS, published when OK (the first failure drops
  * the rest), and free OUTS and the NNAMES NAMES (or NULL).  0, or -1 after
  * a report (or when not OK). */
@@ -26,15 +34,17 @@ typedef struct cm_msplit {
 	cm_gpu *gpu;
 	cm_cpucut *cut;      /* resolved, CM_CPUCUT_SPLIT */
 	cm_output **outs;    /* a file a group, once open */
+	int gzip;            /* the files are gzip (their writer threads: cm_split_writers) */
 	cm_cpuroute route;   /* the CPU events to them */
 	/* cm_msplit_plan's */
 	size_t n;
 	double *lo, *hi;     /* the groups' ranges */
-	double *min_ts, *max_end; /* each file's profiler span */
+	double *min_ts, *max_end; /* each file's profiler span (the window's part until cm_msplit_append) */
 	cm_evout *eo;        /* a writer a file, for its own events */
 	cm_repair **repair;  /* -t: a repair stage a file, or NULL */
 	cm_arena *arena;     /* the event in hand (repair) */
 	struct cm_gpu_split_stats st; /* -v */
+	double ends_s;       /* -v: the wall seconds of the files' spans and ends (cm_msplit_append) */
 } cm_msplit;
 
 /* After the CPU trace's groups are resolved and the window resolved (in
@@ -58,7 +68,8 @@ int cm_span_events(cm_evout *eo, double min_ts, double max_end);
 /* Before the files are closed: the writer threads stopped, what they hold
  * written when OK (else dropped).  0, or -1 after a report. */
 int cm_msplit_finish(cm_msplit *s, int ok);
-/* -v: where the split's plan went (one line). */
+/* -v: where the split's plan went, and its files' spans and ends (one
+ * line). */
 void cm_msplit_verbose(const cm_msplit *s);
 /* The repair stages' reports (one line a file). */
 void cm_msplit_report(const cm_msplit *s);

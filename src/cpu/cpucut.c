@@ -48,7 +48,10 @@ void cm_cpucut_reset(cm_cpucut *k)
 	k->call_lo = k->flow_lo = INT64_MAX;
 	k->call_hi = k->flow_hi = INT64_MIN;
 	k->calls = k->flows = k->works = 0;
+	k->nsteps = 0; /* --split: the steps the fold collects */
 }
+
+static void fold_steps(cm_cpucut *k, const char *notes, size_t n);
 
 int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_t n)
 {
@@ -67,6 +70,8 @@ int cm_cpucut_fold(cm_cpucut *k, const cm_cpucut *part, const char *notes, size_
 	}
 	if (!n)
 		return 0;
+	if (k->mode == CM_CPUCUT_SPLIT)
+		fold_steps(k, notes, n);
 	if (!k->notes && !(k->notes = cm_temp_file("cut")))
 		return -1;
 	if (fwrite(notes, 1, n, k->notes) != n)
@@ -224,6 +229,18 @@ static void decide(cm_cpucut *k, const struct note *n, int *ga, int *gb)
 	groups_of(k, n->ts, n->end, ga, gb);
 }
 
+/* X event N, kept in the groups GA to GB (GA <= GB): into the extent of
+ * the kept X events, and each group's. */
+static void note_extent(cm_cpucut *k, const struct note *n, int ga, int gb)
+{
+	k->kept_min = n->ts < k->kept_min ? n->ts : k->kept_min;
+	k->kept_max = n->end > k->kept_max ? n->end : k->kept_max;
+	for (int g = ga; k->group_min && g <= gb; g++) {
+		k->group_min[g] = n->ts < k->group_min[g] ? n->ts : k->group_min[g];
+		k->group_max[g] = n->end > k->group_max[g] ? n->end : k->group_max[g];
+	}
+}
+
 /* The extent of the kept X events. */
 static void extent_note(cm_cpucut *k, const struct note *n)
 {
@@ -231,14 +248,8 @@ static void extent_note(cm_cpucut *k, const struct note *n)
 	if (!n->x)
 		return;
 	decide(k, n, &ga, &gb);
-	if (ga > gb)
-		return;
-	k->kept_min = n->ts < k->kept_min ? n->ts : k->kept_min;
-	k->kept_max = n->end > k->kept_max ? n->end : k->kept_max;
-	for (int g = ga; k->group_min && g <= gb; g++) {
-		k->group_min[g] = n->ts < k->group_min[g] ? n->ts : k->group_min[g];
-		k->group_max[g] = n->end > k->group_max[g] ? n->end : k->group_max[g];
-	}
+	if (ga <= gb)
+		note_extent(k, n, ga, gb);
 }
 
 /* --split: the steps found, (N, lo, hi) each, in a growing list. */
@@ -255,6 +266,20 @@ static void step_note(cm_cpucut *k, const struct note *n)
 	k->steps[k->nsteps].n = n->key;
 	k->steps[k->nsteps].lo = n->ts;
 	k->steps[k->nsteps++].hi = n->end;
+}
+
+/* --split: the steps among the N bytes of NOTES (whole records), as
+ * the fold takes them in, so that the groups are made without a pass
+ * over the notes (one on the thread that resolves the cut, which the
+ * joins wait for: 0.04-0.09 s of the 200 MB pair's split on 2 CPUs). */
+static void fold_steps(cm_cpucut *k, const char *notes, size_t n)
+{
+	for (size_t i = 0; i + CM_CPUCUT_REC <= n; i += CM_CPUCUT_REC)
+		if ((unsigned char)notes[i] & CM_CUTK_STEP) {
+			struct note nt;
+			unpack(notes + i, &nt);
+			step_note(k, &nt);
+		}
 }
 
 static int by_step(const void *a, const void *b)
@@ -276,8 +301,9 @@ static int split_groups(cm_cpucut *k, const char *file)
 {
 	size_t distinct = 0, steps_n;
 	struct cm_cpucut_step *steps_v;
-	k->nsteps = 0;
-	if (each_note(k, step_note) < 0)
+	/* the steps the fold collected; the notes read for them where none
+	 * were (notes that came another way) */
+	if (!k->nsteps && each_note(k, step_note) < 0)
 		return -1;
 	steps_v = k->steps;
 	steps_n = k->nsteps;
@@ -379,7 +405,10 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file)
 			k->group_max[g] = -INFINITY;
 		}
 	}
-	if (each_note(k, extent_note) < 0)
+	/* --split: each file's extent is found as the copy asks about each
+	 * element (cm_cpucut_keep), for only the files' ends need it; a pass
+	 * here was on the thread the joins wait for */
+	if (k->mode != CM_CPUCUT_SPLIT && each_note(k, extent_note) < 0)
 		return -1;
 	k->next = 0;
 	k->buf_len = k->buf_pos = 0;
@@ -412,6 +441,8 @@ int cm_cpucut_keep(cm_cpucut *k, uint64_t index)
 	k->next++;
 	decide(k, &n, &k->ga, &k->gb);
 	keep = k->ga <= k->gb;
+	if (k->mode == CM_CPUCUT_SPLIT && n.x && keep)
+		note_extent(k, &n, k->ga, k->gb);
 	k->kept += keep;
 	k->cut += !keep;
 	return keep;

@@ -34,12 +34,13 @@
  *                                                        gpuscan, gpusplit
  *                                                        (to free)
  *   gpugroups.c  --split: the groups planned side by side,
- *                a view of the object each            -> gpusplit, gpuplan
+ *                a view of the object each            -> gpusplitout, gpuplan
  *   gpusplit.c   --split: the records dealt to the step groups, as
- *                runs of the window's own (and planned as dealt), a
- *                group's runs and plan made the object's own; the
- *                groups' render in one walk       -> gpuplan, gpuanns,
- *                                                    gpurender
+ *                runs of the window's own (and planned as dealt)
+ *                                                     -> gpusplitout, gpuplan,
+ *                                                        gpuanns
+ *   gpusplitout.c --split: a group's runs and plan made the object's
+ *                own; the groups' render in one walk  -> gpurender, gpurows
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan

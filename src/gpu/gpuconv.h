@@ -124,7 +124,8 @@ int cm_gpu_cut_span(cm_gpu *g, double lo, double hi);
  * overlap in time. */
 void cm_gpu_extent_uncut(const cm_gpu *g, double *min_ts, double *max_end);
 
-/* ---- --split in a merge: gpusplit.c ---- */
+/* ---- --split in a merge: gpusplit.c (the deal), gpugroups.c (the plans),
+ * gpusplitout.c (a group selected, the render) ---- */
 /* Instead of cm_gpu_cut_span, with cm_gpu_set_cut(CM_CUT_OVERLAP) before
  * the window was read: deal the records to N (at most 64) groups, group K
  * keeping what --steps would with the range [LO[K], HI[K]) (trace us,
@@ -154,6 +155,16 @@ void cm_gpu_split_totals(cm_gpu *g);
  * Q, through its writer threads (io/outq.h: output K is EOS[K]'s).
  * Selects none.  0, or -1 after a report. */
 int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs);
+/* Once planned, without a thread-id remap, after the window's events:
+ * cm_gpu_write_spans of every group, group K's to EOS[K], then TAIL(CTX,
+ * K, &EOS[K]) (the rest of its file: 0, or -1 after a report), the groups
+ * side by side on JOBS threads, each group on one (one after another, on
+ * one thread, 60 groups' spans were 0.06-0.09 s of the 200 MB pair's
+ * split on 2 CPUs; the plain merge's spans are on -j threads).  TAIL runs
+ * on those threads, for different K at once.  Selects none.  0, or -1
+ * after a report (the lowest failing group's). */
+int cm_gpu_split_write_spans(cm_gpu *g, cm_evout *eos, int jobs, int (*tail)(void *ctx, size_t k, cm_evout *eo),
+			     void *ctx);
 /* Where the split's plan went (-v): wall seconds and CPU seconds of the
  * process (all threads) of the API calls' groups (the table made before
  * the deal), of the deal, and of the groups' plans; and the wall seconds

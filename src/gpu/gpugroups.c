@@ -8,6 +8,7 @@
  * 2 or 8. */
 #include "config.h"
 #include "gpu/gpusplit_int.h"
+#include "gpu/gpusplitout_int.h"
 #include "base/diag.h"
 
 #include <pthread.h>

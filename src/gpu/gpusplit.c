@@ -1,5 +1,6 @@
-/* gpusplit.c - --split in a merge: the window's records dealt to the files
- * of the groups of steps, and each file's plan and render over its own.
+/* gpusplit.c - --split in a merge, its first stage: the window's records
+ * dealt to the files of the groups of steps (gpugroups.c then plans each
+ * group over its own, gpusplitout.c writes them).
  *
  * A file of --split=steps must be what --steps gives for its steps: the
  * GPU rows its metadata names, its gpu_user_annotation spans and its
@@ -13,16 +14,11 @@
  * not copied: they are runs of the window's own record store (a group's
  * steps are nearly contiguous in window order, so a run is most of a block),
  * and the walks of the plan and the render read those runs where the
- * window's records lie (gpurules.c).  Selecting group K swaps its runs and
- * its plan tables (rows, spans, extent) into cm_gpu, and takes the cut off,
- * since every record of the runs is kept.  Each record is planned and
- * rendered once a file it goes to, as in a run of --steps for each: the
- * whole split costs about what one plain merge does.  The render of every
- * file's events is one walk, over the groups' runs one group after the
- * other, each piece to its group's file (but with -t, whose repair stages
- * are a file's own).  (Copying the records
- * to a store a group, in blocks and temporary files, wrote 84 MB of
- * temporary files where the plain merge writes 36 MB: BENCHMARKS.md.)
+ * window's records lie (gpurules.c).  Each record is planned and rendered
+ * once a file it goes to, as in a run of --steps for each: the whole split
+ * costs about what one plain merge does.  (Copying the records to a store
+ * a group, in blocks and temporary files, wrote 84 MB of temporary files
+ * where the plain merge writes 36 MB: BENCHMARKS.md.)
  *
  * A cuda_event record is drawn by no one; in a window of version 2 a sync
  * looks up where its event was last recorded, before it in window order.
@@ -36,10 +32,14 @@
  * the cut, for the check that the window and the trace belong together
  * (crosscheck.c): the extent of the records drawn when uncut, and the
  * deferred errors of overhead and sync records (status 1, as the plan
- * reports them). */
+ * reports them).
+ *
+ * The groups' store (struct gpu_split) is made here and freed here, with
+ * the tables their plans made. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/gpusplit_int.h"
+#include "gpu/gpusplitout_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/opool.h"
@@ -51,34 +51,6 @@
 #include <unistd.h>
 
 #define NOTE_BYTES 24 /* gpucut.c's notes: correlation, start, end (int64 each) */
-
-#define SWAP(T, a, b)        \
-	do {                 \
-		T t_ = (a);  \
-		(a) = (b);   \
-		(b) = t_;    \
-	} while (0)
-
-/* Exchange group GR's runs and plan with cm_gpu's. */
-void gpu_split_swap(cm_gpu *g, struct gpu_group *gr)
-{
-	SWAP(const struct gpu_runs *, g->win.runs, gr->runs);
-	SWAP(cm_hmap *, g->plan.devices, gr->devices);
-	SWAP(cm_hmap *, g->plan.streams, gr->streams);
-	SWAP(cm_hmap *, g->plan.procs, gr->procs);
-	SWAP(cm_hmap *, g->plan.threads, gr->threads);
-	SWAP(cm_hmap *, g->plan.device_rows, gr->device_rows);
-	SWAP(cm_hmap *, g->plan.spans_more, gr->spans_more);
-	SWAP(cm_hmap *, g->ann.cspans_more, gr->cspans_more);
-	SWAP(cm_idmap *, g->plan.spans, gr->spans);
-	SWAP(cm_idmap *, g->ann.cspans, gr->cspans);
-	SWAP(int, g->plan.need_overhead, gr->need_overhead);
-	SWAP(double, g->plan.min_ts, gr->min_ts);
-	SWAP(double, g->plan.max_end_ts, gr->max_end_ts);
-	SWAP(uint64_t, g->plan.x_events, gr->x_events);
-	SWAP(uint64_t, g->plan.x_outside, gr->x_outside);
-	SWAP(void *, g->remap_ctx, gr->remap_ctx);
-}
 
 /* The groups whose ranges take [START, END] ns as gpucut.c's in_span does
  * under --steps (overlapping; an instant: in it).  The groups are sorted
@@ -685,184 +657,6 @@ int cm_gpu_split(cm_gpu *g, const double *lo, const double *hi, size_t n, int jo
 	g->plan.cut_min_ts = s->ucut_min;
 	g->plan.cut_max_end = s->ucut_max;
 	return rc;
-}
-
-int cm_gpu_split_select(cm_gpu *g, int k)
-{
-	struct gpu_split *s = g->split;
-	if (s->cur >= 0) {
-		gpu_split_swap(g, &s->grp[s->cur]);
-		g->cut = s->cut;
-	}
-	s->cur = k;
-	if (k < 0)
-		return 0;
-	s->cut = g->cut;
-	g->cut = CM_CUT_NONE; /* every record of its runs is kept */
-	gpu_split_swap(g, &s->grp[k]);
-	return 0;
-}
-
-/* The sink of the groups' render in one walk: each piece's elements to
- * its group's writer (or through Q's threads), OWNER[I] the group of the
- * I-th piece of the walk. */
-struct split_sink {
-	cm_evout *eos;
-	cm_outq *q;
-	size_t *owner;
-	size_t n, i;
-};
-
-/* cm_evout_elements through Q: the piece OUT (its elements each with a
- * comma in front, the first's dropped when EO has none yet) to output K,
- * after what EO holds. */
-static int queue_elements(cm_outq *q, size_t k, cm_evout *eo, cm_buf *out)
-{
-	size_t off = 0;
-	if (!out->len)
-		return 0;
-	if (eo->first) {
-		off = 1;
-		eo->first = 0;
-	}
-	if (eo->buf.len) {
-		int rc = cm_outq_write(q, k, eo->buf.p, eo->buf.len);
-		eo->buf.len = 0;
-		if (rc < 0)
-			return -1;
-	}
-	return cm_outq_give(q, k, out, off);
-}
-
-static int split_sink(void *sctx, cm_buf *out)
-{
-	struct split_sink *ss = sctx;
-	size_t k;
-	if (ss->i == ss->n) /* cannot happen: as many pieces as counted */
-		return cm_fail(CM_EXIT_IO, NULL, -1, "the render of --split's groups lost its place");
-	k = ss->owner[ss->i++];
-	if (ss->q)
-		return queue_elements(ss->q, k, &ss->eos[k], out);
-	return cm_evout_elements(&ss->eos[k], out->p, out->len);
-}
-
-/* A piece of the walk: group K's runs [A, B). */
-struct split_piece { size_t k, a, b; };
-
-/* The walk's order of the pieces PC[0..N) (group by group, FIRST[K] the
- * first of group K's): with STRIPES > 1, the groups in that many stripes
- * (as io/outq.c gives files to its threads: group K to stripe
- * K * STRIPES / NG), a piece of each stripe in turn, each stripe's groups
- * one after the other.  A split's files are its groups, written in the
- * order the walk makes their pieces; group after group, the writer
- * threads would take them one at a time.  Into ORDER[0..N). */
-static void piece_order(const size_t *first, size_t ng, size_t stripes, size_t *order)
-{
-	size_t *at = cm_xcalloc(stripes, sizeof *at), *end = cm_xcalloc(stripes, sizeof *end), done = 0, n = first[ng];
-	for (size_t t = 0; t < stripes; t++) {
-		at[t] = first[t * ng / stripes];
-		end[t] = first[(t + 1) * ng / stripes];
-	}
-	while (done < n)
-		for (size_t t = 0; t < stripes; t++)
-			if (at[t] < end[t])
-				order[done++] = at[t]++;
-	free(at);
-	free(end);
-}
-
-int cm_gpu_split_write_events(cm_gpu *g, cm_evout *eos, cm_outq *q, int jobs)
-{
-	struct gpu_split *s = g->split;
-	struct gpu_runs all = {.piece = SIZE_MAX}; /* the pieces marked, run by run */
-	size_t nruns = 0, np = 0, *first = cm_xcalloc(s->n + 1, sizeof *first), *order;
-	size_t stripes = q ? (size_t)cm_outq_threads_of(q) : 1;
-	struct split_piece *pc;
-	struct split_sink ss = {eos, q, NULL, 0, 0};
-	int cut, rc;
-	cm_gpu_split_select(g, -1);
-	for (size_t k = 0; k < s->n; k++)
-		nruns += s->grp[k].rs.n;
-	pc = cm_xmalloc((nruns ? nruns : 1) * sizeof *pc);
-	/* the pieces of each group: runs up to a window's block on average
-	 * (s->piece; a run longer alone), the last of a group ending one.
-	 * (Up to a run past it, pieces of up to two blocks' records were
-	 * rendered to up to 2 MB of text each, -j + 4 in flight: the render's
-	 * text was 40 MB of the 200 MB pair's split at -j 16, heaptrack.) */
-	for (size_t k = 0; k < s->n; k++) {
-		const struct gpu_runs *rs = &s->grp[k].rs;
-		size_t len = 0, a = 0;
-		first[k] = np;
-		for (size_t i = 0; i < rs->n; i++) {
-			if (len && len + rs->v[i].len > s->piece) {
-				pc[np++] = (struct split_piece){k, a, i};
-				a = i;
-				len = 0;
-			}
-			len += rs->v[i].len;
-			if (rs->v[i].last || i + 1 == rs->n) {
-				pc[np++] = (struct split_piece){k, a, i + 1};
-				a = i + 1;
-				len = 0;
-			}
-		}
-	}
-	first[s->n] = np;
-	order = cm_xmalloc((np ? np : 1) * sizeof *order);
-	piece_order(first, s->n, stripes > s->n ? (s->n ? s->n : 1) : stripes, order);
-	all.v = cm_xmalloc((nruns ? nruns : 1) * sizeof *all.v);
-	ss.owner = cm_xmalloc((np ? np : 1) * sizeof *ss.owner);
-	ss.n = np;
-	for (size_t i = 0; i < np; i++) {
-		const struct split_piece *p = &pc[order[i]];
-		const struct gpu_run *v = s->grp[p->k].rs.v;
-		for (size_t r = p->a; r < p->b; r++) {
-			all.v[all.n] = v[r];
-			all.v[all.n++].last = r + 1 == p->b; /* the walk's piece ends here */
-		}
-		ss.owner[i] = p->k;
-	}
-	/* the render reads of the plan only the syncs' waits, which are all
-	 * the groups' (the deal's); every record of the runs is kept */
-	cut = g->cut;
-	g->cut = CM_CUT_NONE;
-	g->win.runs = &all;
-	rc = gpu_render_walk(g, jobs, split_sink, &ss);
-	g->win.runs = NULL;
-	g->cut = cut;
-	free(all.v);
-	free(ss.owner);
-	free(order);
-	free(pc);
-	free(first);
-	return rc;
-}
-
-void cm_gpu_split_stats(const cm_gpu *g, struct cm_gpu_split_stats *st) { *st = g->split->st; }
-
-void cm_gpu_split_set_remap_ctx(cm_gpu *g, int k, void *ctx) { g->split->grp[k].remap_ctx = ctx; }
-
-void cm_gpu_split_totals(cm_gpu *g)
-{
-	struct gpu_split *s = g->split;
-	cm_gpu_split_select(g, -1);
-	g->plan.x_events = g->plan.x_outside = 0;
-	for (size_t k = 0; k < s->n; k++) {
-		const struct gpu_group *gr = &s->grp[k];
-		g->plan.x_events += gr->x_events;
-		g->plan.x_outside += gr->x_outside;
-		for (size_t i = 0; i < cm_hmap_slots(gr->procs); i++) {
-			const int64_t *key;
-			const struct first_ts *f = cm_hmap_slot(gr->procs, i, (const void **)&key);
-			int created;
-			struct first_ts *to;
-			if (!f)
-				continue;
-			to = cm_hmap_put(g->plan.procs, key, &created);
-			if (created || f->ns < to->ns)
-				to->ns = f->ns;
-		}
-	}
 }
 
 void gpu_split_free(cm_gpu *g)

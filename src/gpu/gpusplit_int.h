@@ -1,6 +1,6 @@
 /* gpusplit_int.h - the groups of --split in a merge, as gpusplit.c deals
- * them the window's records (runs of its own) and gpugroups.c plans them.
- * Internal to src/gpu/gpusplit.c and gpugroups.c. */
+ * them the window's records (runs of its own), gpugroups.c plans them and
+ * gpusplitout.c writes them.  Internal to those files. */
 #ifndef CM_GPUSPLIT_INT_H
 #define CM_GPUSPLIT_INT_H
 
@@ -45,9 +45,5 @@ struct gpu_split {
 	cm_gpu *plan_view, *fold_view;
 	struct cm_gpu_split_stats st; /* -v */
 };
-
-/* Exchange group GR's store and plan with those of G (a cm_gpu or a view
- * of it): twice puts all back. */
-void gpu_split_swap(cm_gpu *g, struct gpu_group *gr);
 
 #endif

@@ -99,7 +99,7 @@ static unsigned long block_crc(const unsigned char *p, size_t n)
  * a raw stream), and room for the flush marker: 131,189 bytes.  ISA-L falls
  * back to stored blocks for data that does not compress and stays within it
  * too (131,093 bytes for 128 KiB of random bytes, flushed, at levels 1-3). */
-#define OUT_FIRST (compressBound(CM_PGZ_BLOCK) + 64)
+#define OUT_FIRST CM_DEFLATE_OUT_FIRST
 
 /* The output space for the next deflate call of B, *CAP the space of the
  * call before (0 before the first): OUT_FIRST, then twice *CAP each time, and

@@ -12,6 +12,11 @@
  * previous input that can help a block. */
 #define CM_DEFLATE_DICT 32768u
 
+/* The size of a block's first output buffer: deflate's bound for a full
+ * block, so one buffer nearly always holds it (pgzip.c's crews keep
+ * buffers of this size in their pools). */
+#define CM_DEFLATE_OUT_FIRST (compressBound(CM_PGZ_BLOCK) + 64)
+
 /* One block.  The caller fills in, dict, len and last; cm_deflate_block
  * sets out, out_len, crc and err. */
 typedef struct cm_gzblock {

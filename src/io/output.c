@@ -96,7 +96,21 @@ static void start_threads(cm_output *out, int threads)
 	}
 }
 
+/* cm_output_open, or cm_output_open_crew with CREW (then gzip at its
+ * level, THREADS 1). */
+static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew);
+
 cm_output *cm_output_open(const char *path, int gzip_level, int threads)
+{
+	return open_output(path, gzip_level, threads, NULL);
+}
+
+cm_output *cm_output_open_crew(const char *path, cm_pgz_crew *crew)
+{
+	return open_output(path, -1, 1, crew); /* the level is the crew's */
+}
+
+static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
 	cm_output *out = calloc(1, sizeof *out);
 	if (!out || !(out->buf = out->own_buf = malloc(OUT_BUFSIZE))) {
@@ -109,7 +123,8 @@ cm_output *cm_output_open(const char *path, int gzip_level, int threads)
 		return NULL;
 	}
 	start_threads(out, threads);
-	if (gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
+	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, pgz_sink, out))
+		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
 		return NULL;

@@ -19,6 +19,10 @@ typedef struct cm_output cm_output;
  * one compressor thread; more: pgzip.h, one gzip member all the same).
  * Returns NULL after reporting the error. */
 cm_output *cm_output_open(const char *path, int gzip_level, int threads);
+/* cm_output_open of gzip output whose deflate blocks CREW's workers make
+ * (pgzip.h: shared with other outputs; at CREW's level). */
+struct cm_pgz_crew;
+cm_output *cm_output_open_crew(const char *path, struct cm_pgz_crew *crew);
 
 /* A transcoder in the output path: the JSON text written goes through it,
  * and what it hands its sink goes out as the text would have (gzip, the

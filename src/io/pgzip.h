@@ -57,4 +57,21 @@ int cm_pgz_finish(cm_pgz *z);
  * dropped), join them, free Z.  NULL is fine. */
 void cm_pgz_free(cm_pgz *z);
 
+/* A crew: THREADS worker threads that deflate the blocks of several
+ * streams at gzip LEVEL, in the order the blocks are handed over (the
+ * files of --split, written one after another or a few at once, each with
+ * the whole crew).  The caller holds a reference, and each stream made on
+ * it another: the last cm_pgz_crew_drop (the caller's, or cm_pgz_free's)
+ * stops and frees it.  NULL when no thread could be made (nothing
+ * reported: streams of their own then). */
+typedef struct cm_pgz_crew cm_pgz_crew;
+cm_pgz_crew *cm_pgz_crew_new(int level, int threads);
+/* Drop a reference to CREW (NULL is fine). */
+void cm_pgz_crew_drop(cm_pgz_crew *crew);
+/* A new stream, as cm_pgz_new at CREW's level, whose blocks CREW's workers
+ * deflate: up to 2 * its threads in flight, their buffers back to the
+ * crew once written, so an idle stream holds one block's.  The same bytes
+ * as a stream of its own.  NULL when memory ran out. */
+cm_pgz *cm_pgz_new_crew(cm_pgz_crew *crew, cm_pgz_sink sink, void *ctx);
+
 #endif

@@ -85,18 +85,19 @@ EOF
 # frees the object).  The files that read the plan (the render, the rows,
 # the rules but gpu_extent) see the object as const, which the compiler
 # checks; this looks at the others' assignments, increments and table puts.
-# gpusplit.c (--split) owns what it swaps: a group's records (win), its plan
-# and its annotation spans are made cm_gpu's own while the group is selected.
+# gpusplit.c and gpusplitout.c (--split) own what they swap: a group's records
+# (win), its plan and its annotation spans are made cm_gpu's own while the
+# group is selected.
 tcase "each part of struct cm_gpu is written only by the files that own it"
 python3 - "$srcdir/src/gpu" >"$tmp/out" 2>&1 <<'EOF' || fail "$(cat "$tmp/out")"
 import glob, os, re, sys
 src = sys.argv[1]
 OWNERS = {
-    "win": {"gpuconv", "gpudigest", "gpuscan", "gpujoin", "gpusplit"},
+    "win": {"gpuconv", "gpudigest", "gpuscan", "gpujoin", "gpusplit", "gpusplitout"},
     "cpu": {"gpuconv"},
-    "ann": {"gpuconv", "gpuanns", "gpusplit"},
+    "ann": {"gpuconv", "gpuanns", "gpusplit", "gpusplitout"},
     "link": {"gpuconv", "gpujoin", "gpuscan", "gpuplan"},
-    "plan": {"gpuconv", "gpuplan", "gpurules", "gpusplit"},
+    "plan": {"gpuconv", "gpuplan", "gpurules", "gpusplit", "gpusplitout"},
 }
 ref = r"(?:\bg|->g)->(win|cpu|ann|link|plan)\.(\w+)"
 pats = [

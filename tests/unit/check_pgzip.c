@@ -3,7 +3,8 @@
  * and ISA-L for levels 1-3 where the build has it); each stream inflated by
  * zlib and compared, with its header, trailer and size checked; the ratio
  * against one stream of the same deflate; a sink that fails stops the
- * stream. */
+ * stream; streams on a shared crew give the bytes of streams of their
+ * own. */
 #include "config.h"
 #include "check_common.h"
 #include "io/pgzip.h"
@@ -322,6 +323,83 @@ START_TEST(free_mid_stream)
 }
 END_TEST
 
+/* Streams on a crew (cm_pgz_new_crew): NS streams of different inputs
+ * written by turns (a burst of many blocks to one, then bytes to each in
+ * turn), on a crew of 1 or 3 workers, at levels 1 and 6; each stream the
+ * same bytes as a stream of its own, and whole.  The caller's reference
+ * goes before the streams end (they hold the crew). */
+#define NS 5
+START_TEST(crew_streams)
+{
+	int t = _i & 1 ? 3 : 1, level = _i & 2 ? 6 : 1;
+	size_t n[NS] = {0, 1, 3 * B + 7, 20 * B + 12345, 9 * B}, done[NS] = {0};
+	unsigned char *in[NS];
+	struct gather g[NS], own;
+	cm_pgz *z[NS];
+	cm_pgz_crew *crew = cm_pgz_crew_new(level, t);
+	ck_assert_ptr_nonnull(crew);
+	for (int i = 0; i < NS; i++) {
+		in[i] = make_input(n[i]);
+		memset(&g[i], 0, sizeof g[i]);
+		z[i] = cm_pgz_new_crew(crew, sink, &g[i]);
+		ck_assert_ptr_nonnull(z[i]);
+	}
+	/* most of stream 3 at once, as a split's copy writes a file */
+	ck_assert_int_eq(cm_pgz_write(z[3], in[3], 15 * B), CM_PGZ_OK);
+	done[3] = 15 * B;
+	cm_pgz_crew_drop(crew);
+	for (size_t step = 10007, left = 1; left;) {
+		left = 0;
+		for (int i = 0; i < NS; i++) {
+			size_t len = n[i] - done[i] < step ? n[i] - done[i] : step;
+			ck_assert_int_eq(cm_pgz_write(z[i], in[i] + done[i], len), CM_PGZ_OK);
+			done[i] += len;
+			left += n[i] - done[i];
+		}
+	}
+	for (int i = 0; i < NS; i++) {
+		ck_assert_int_eq(cm_pgz_finish(z[i]), CM_PGZ_OK);
+		cm_pgz_free(z[i]);
+		check_stream(&g[i], in[i], n[i], level);
+		own = run(in[i], n[i], level, 2, chunks[1]);
+		ck_assert_uint_eq(own.len, g[i].len);
+		ck_assert_int_eq(memcmp(own.p, g[i].p, own.len), 0);
+		free(own.p);
+		free(g[i].p);
+		free(in[i]);
+	}
+}
+END_TEST
+
+/* A crew's stream freed in the middle (a failed run) while another goes
+ * on: its blocks leave the crew, nothing hangs, the other stays whole. */
+START_TEST(crew_free_mid_stream)
+{
+	size_t n = 40 * B;
+	unsigned char *in = make_input(n);
+	struct gather g = {0}, h = {0};
+	cm_pgz_crew *crew = cm_pgz_crew_new(6, 2);
+	cm_pgz *z, *y;
+	ck_assert_ptr_nonnull(crew);
+	z = cm_pgz_new_crew(crew, sink, &g);
+	y = cm_pgz_new_crew(crew, sink, &h);
+	ck_assert_ptr_nonnull(z);
+	ck_assert_ptr_nonnull(y);
+	ck_assert_int_eq(cm_pgz_write(y, in, n / 2), CM_PGZ_OK);
+	ck_assert_int_eq(cm_pgz_write(z, in, n), CM_PGZ_OK);
+	cm_pgz_free(z);
+	ck_assert_int_eq(cm_pgz_write(y, in + n / 2, n - n / 2), CM_PGZ_OK);
+	ck_assert_int_eq(cm_pgz_finish(y), CM_PGZ_OK);
+	cm_pgz_crew_drop(crew);
+	cm_pgz_free(y);
+	check_stream(&h, in, n, 6);
+	cm_pgz_crew_drop(NULL);
+	free(g.p);
+	free(h.p);
+	free(in);
+}
+END_TEST
+
 static Suite *pgzip_suite(void)
 {
 	Suite *s = suite_create("pgzip");
@@ -336,6 +414,8 @@ static Suite *pgzip_suite(void)
 	tcase_add_loop_test(tc, dictionary_keeps_the_ratio, 0, 4);
 	tcase_add_loop_test(tc, sink_failure, 0, 3);
 	tcase_add_test(tc, free_mid_stream);
+	tcase_add_loop_test(tc, crew_streams, 0, 4);
+	tcase_add_test(tc, crew_free_mid_stream);
 	suite_add_tcase(s, tc);
 	return s;
 }
