@@ -12,6 +12,7 @@
 #include "config.h"
 #include "cpu/cpuscan_int.h"
 #include "json/docsplit.h"
+#include "json/jvalid_core.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -402,6 +403,22 @@ const yajl_callbacks cscan_callbacks = {
 	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
 };
+
+/* The same table, static: the replay below is compiled with it known, so
+ * its callbacks are called directly (cscan_callbacks, external, could be
+ * another table at run time for all the compiler knows). */
+static const yajl_callbacks replay_callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
+};
+
+int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena)
+{
+	/* the callbacks read an event's members and those of its args
+	 * (depths 1 and 2 inside the event); deeper values they skip, so
+	 * the replay need not report them */
+	return cm_jvalid_replay_with(s, n, 2, 2, &replay_callbacks, c, arena);
+}
 
 void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut)
 {

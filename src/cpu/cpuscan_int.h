@@ -84,6 +84,12 @@ static inline int fail(struct cscan *c, const char *fmt, unsigned long long n)
  * call cscan_event_done at its end). */
 extern const yajl_callbacks cscan_callbacks;
 
+/* cpuscan.c: an event S[0..N) of traceEvents (inside the top object and
+ * the array: depth 2) checked and replayed into C's callbacks in one pass,
+ * as cm_jvalid_replay(S, N, 2, 2, &cscan_callbacks, C, ARENA) does, with
+ * the callbacks called directly.  1 when it is valid and read. */
+int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena);
+
 /* cpuscan.c: PLAN empty, its extents at their start values, cutting with
  * CUT (reset) or not (NULL). */
 void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut);
