@@ -473,13 +473,65 @@ static const yajl_callbacks replay_callbacks = {
 	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
 };
 
+/* A number of the replay, its digits read by the validator (NUM): an
+ * event's time or id the common way, from there (the same texts taken and
+ * the same values as cm_py_decimal_fast and cm_py_int_literal, on_scalar's
+ * fast paths); any other number, or elsewhere, as on_scalar reads it. */
+static int cb_number_dec(void *cv, const char *s, size_t n, const struct cm_jnum *num)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+				     1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+	struct cscan *c = cv;
+	struct scalar *v;
+	if (__builtin_expect(c->props_depth || c->skip || c->depth < 3 || num->exp, 0))
+		return on_scalar(c, CM_J_NUM, s, n);
+	switch (c->field) {
+	case F_NONE:
+		return 1;
+	case F_TS:
+	case F_DUR:
+		/* -?DIGITS(.DIGITS)?, 19 digits at most, M at most 2^53 */
+		if (num->ni + num->nf > 19 || num->m > (UINT64_C(1) << 53))
+			break;
+		v = c->field == F_TS ? &c->ts : &c->dur;
+		v->d = (double)num->m / p10[num->nf];
+		if (num->neg)
+			v->d = -v->d;
+		v->is_int = !num->nf;
+		v->type = CM_J_NUM;
+		v->word = W_OTHER;
+		v->int_rc = CM_PY_VALUE;
+		v->float_rc = CM_PY_OK;
+		return 1;
+	case F_PID:
+	case F_TID:
+	case F_EXT:
+	case F_ID:
+	case F_CORR:
+		/* -?DIGITS, 19 at most, fitting an int64 */
+		if (num->nf || num->ni > 19 || num->m > (uint64_t)INT64_MAX + (uint64_t)num->neg)
+			break;
+		v = field_slot(c);
+		v->i = num->neg ? (int64_t)(0 - num->m) : (int64_t)num->m;
+		v->is_int = 1;
+		v->type = CM_J_NUM;
+		v->word = W_OTHER;
+		v->int_rc = CM_PY_OK;
+		v->float_rc = CM_PY_VALUE;
+		return 1;
+	default:
+		break;
+	}
+	return on_scalar(c, CM_J_NUM, s, n);
+}
+
 int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena)
 {
 	/* the callbacks read an event's members and those of its args
 	 * (depths 1 and 2 inside the event); deeper values they skip, so
 	 * the replay need not report them */
 	c->borrow = 1;
-	return cm_jvalid_replay_with(s, n, 2, 2, &replay_callbacks, c, arena);
+	return cm_jvalid_replay_num(s, n, 2, 2, &replay_callbacks, cb_number_dec, c, arena);
 }
 
 void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut)

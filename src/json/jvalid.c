@@ -122,13 +122,13 @@ int cm_jvalid_prefix(const char *s, size_t n, int depth0, size_t *at)
 int cm_jvalid_replay(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb, void *ctx,
 		     cm_arena *arena)
 {
-	struct jv_emit em = {cb, ctx, maxdepth, arena, NULL, NULL};
+	struct jv_emit em = {cb, ctx, maxdepth, arena, NULL, NULL, NULL};
 	return jv_whole_value(s, n, depth0, &em, JV_KREPLAY);
 }
 
 int cm_jvalid_build(const char *s, size_t n, int depth0, cm_jbuild *tree)
 {
 	struct jv_nodes nodes = {NULL, NULL};
-	struct jv_emit em = {NULL, NULL, INT_MAX, tree->arena, tree, &nodes};
+	struct jv_emit em = {NULL, NULL, INT_MAX, tree->arena, tree, &nodes, NULL};
 	return jv_whole_value(s, n, depth0, &em, JV_KBUILD);
 }

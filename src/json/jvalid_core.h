@@ -360,11 +360,111 @@ static inline int jv_literal(const unsigned char **pp, const unsigned char *e, c
 	return JV_SHORT;
 }
 
+/* What the replay with numbers read (cm_jvalid_replay_num) tells of a
+ * number besides its text: the value of all its digits as one integer (the
+ * integer part's, then the fraction's), meaningful when there are 19 of
+ * them or fewer; how many each part has; its sign; whether it has an
+ * exponent.  A reader that wants -?DIGITS(.DIGITS)? (a Chrome trace's
+ * times, ids) takes it from here instead of reading the digits again. */
+struct cm_jnum {
+	uint64_t m;
+	unsigned ni, nf;
+	int neg, exp;
+};
+
+/* The digits from P on (up to E), their value folded into *W (W * 10 + d
+ * each; it wraps past 19 digits, when it is not used): returns the first
+ * byte that is not one.  Eight at a time, as jv_number_iv reads them. */
+static inline const unsigned char *jv_digits_value(const unsigned char *p, const unsigned char *e, uint64_t *wp)
+{
+	uint64_t w = *wp;
+#if JV_DIGIT_MASK
+	while (e - p >= 8) {
+		static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+		uint64_t x = load8(p), t = jv_nondigits(x);
+		unsigned k;
+		if (!t) {
+			w = w * 100000000u + cm_eight_digits_value(x);
+			p += 8;
+			continue;
+		}
+		k = (unsigned)__builtin_ctzll(t) >> 3;
+		if (k) {
+			x = (x << (64 - 8 * k)) | (UINT64_C(0x3030303030303030) >> (8 * k));
+			w = w * pow10[k] + cm_eight_digits_value(x);
+			p += k;
+		}
+		*wp = w;
+		return p;
+	}
+#endif
+	while (p < e && jv_is_digit(*p))
+		w = w * 10 + (uint64_t)(*p++ - '0');
+	*wp = w;
+	return p;
+}
+
+/* jv_number, the same grammar and answers (*PP likewise), reading the
+ * digits' value as it checks them into *NUM. */
+static inline int jv_number_dec(const unsigned char **pp, const unsigned char *e, struct cm_jnum *num)
+{
+	const unsigned char *p = *pp, *d;
+	uint64_t w = 0;
+	num->neg = 0;
+	num->exp = 0;
+	num->nf = 0;
+	if (*p == '-') {
+		num->neg = 1;
+		p++;
+		if (p == e)
+			goto short_;
+	}
+	d = p;
+	if (*p == '0')
+		p++;
+	else if (jv_is_digit(*p))
+		p = jv_digits_value(p, e, &w);
+	else
+		goto bad; /* "-" without a digit */
+	num->ni = (unsigned)(p - d);
+	if (p < e && *p == '.') {
+		p++;
+		if (p == e)
+			goto short_;
+		if (!jv_is_digit(*p))
+			goto bad;
+		d = p;
+		p = jv_digits_value(p, e, &w);
+		num->nf = (unsigned)(p - d);
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		num->exp = 1;
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			p++;
+		if (p == e)
+			goto short_;
+		if (!jv_is_digit(*p))
+			goto bad;
+		p = jv_skip_digits(p + 1, e);
+	}
+	num->m = w;
+	*pp = p;
+	return JV_OK;
+short_:
+	*pp = e;
+	return JV_SHORT;
+bad:
+	*pp = p;
+	return JV_BAD;
+}
+
 #define JV_STACK_WORDS ((CM_JSON_MAX_DEPTH + 63) / 64)
 
-/* The three copies of the scanner (scan_core's KIND, a constant at each
- * call): the validator, the replay through callbacks, the tree builder. */
-enum { JV_KCHECK, JV_KREPLAY, JV_KBUILD };
+/* The copies of the scanner (scan_core's KIND, a constant at each call):
+ * the validator, the replay through callbacks, the tree builder, and the
+ * replay whose numbers go with their digits read (cm_jvalid_replay_num). */
+enum { JV_KCHECK, JV_KREPLAY, JV_KBUILD, JV_KREPLAYN };
 
 /* What the replay (cm_jvalid_replay) needs besides the text: the callbacks,
  * how deep to report, and where escaped strings are decoded; or, for the
@@ -376,6 +476,8 @@ struct jv_emit {
 	cm_arena *arena;
 	cm_jbuild *tree;
 	struct jv_nodes *nodes; /* the builder's nodes (build_node) */
+	/* JV_KREPLAYN: numbers go here, not to cb->yajl_number */
+	int (*number_dec)(void *ctx, const char *s, size_t n, const struct cm_jnum *num);
 };
 
 /* The builder's nodes, taken from the arena NODE_RUN at a time: an event's
@@ -454,7 +556,7 @@ static const unsigned char *jv_emit_string(const struct jv_emit *em, const unsig
  * The builder: add the token to EM's tree with BUILD, inline. */
 #define JV_EMIT(d, call, build)                                          \
 	do {                                                          \
-		if (kind == JV_KREPLAY && (d) <= em->maxdepth && !(call)) \
+		if ((kind == JV_KREPLAY || kind == JV_KREPLAYN) && (d) <= em->maxdepth && !(call)) \
 			goto stopped;                                 \
 		if (kind == JV_KBUILD)                                  \
 			build;                                        \
@@ -500,6 +602,15 @@ value: /* P is at the first byte of a value, blanks skipped */
 			if (r != JV_OK)
 				goto fail;
 			jv_build_number(em, tok, (size_t)(p - tok), iv, has_iv);
+			goto after_value;
+		}
+		if (kind == JV_KREPLAYN) { /* the digits read as they are checked */
+			struct cm_jnum num;
+			r = jv_number_dec(&p, e, &num);
+			if (r != JV_OK)
+				goto fail;
+			if (depth <= em->maxdepth && !em->number_dec(em->ctx, (const char *)tok, (size_t)(p - tok), &num))
+				goto stopped;
 			goto after_value;
 		}
 		r = jv_number(&p, e);
@@ -669,8 +780,21 @@ static inline __attribute__((always_inline)) int cm_jvalid_replay_with(const cha
 									int maxdepth, const yajl_callbacks *cb,
 									void *ctx, cm_arena *arena)
 {
-	struct jv_emit em = {cb, ctx, maxdepth, arena, NULL, NULL};
+	struct jv_emit em = {cb, ctx, maxdepth, arena, NULL, NULL, NULL};
 	return jv_whole_value(s, n, depth0, &em, JV_KREPLAY);
+}
+
+/* cm_jvalid_replay_with, but each number goes to NUMBER_DEC (CB's
+ * yajl_number is not used) with what jv_number_dec read of its digits, as
+ * its validation reads them: a reader of numbers need not read them again.
+ * The same answers, and the same callbacks otherwise. */
+static inline __attribute__((always_inline)) int
+cm_jvalid_replay_num(const char *s, size_t n, int depth0, int maxdepth, const yajl_callbacks *cb,
+		     int (*number_dec)(void *ctx, const char *s, size_t n, const struct cm_jnum *num), void *ctx,
+		     cm_arena *arena)
+{
+	struct jv_emit em = {cb, ctx, maxdepth, arena, NULL, NULL, number_dec};
+	return jv_whole_value(s, n, depth0, &em, JV_KREPLAYN);
 }
 
 #endif
