@@ -413,7 +413,10 @@ static int cb_start_map(void *c) { return on_open(c, 1); }
 static int cb_start_array(void *c) { return on_open(c, 0); }
 static int cb_end(void *c) { return on_close(c); }
 
-static int cb_map_key(void *cv, const unsigned char *k, size_t n)
+/* (inline: in cscan_replay's copy of the scanner, where a key a member
+ * made it the most called callback; on_scalar and on_close inline cost
+ * more than their calls, the scanner's registers being short) */
+static inline __attribute__((always_inline)) int cb_map_key(void *cv, const unsigned char *k, size_t n)
 {
 	struct cscan *c = cv;
 	const char *s = (const char *)k;
@@ -477,7 +480,8 @@ static const yajl_callbacks replay_callbacks = {
  * event's time or id the common way, from there (the same texts taken and
  * the same values as cm_py_decimal_fast and cm_py_int_literal, on_scalar's
  * fast paths); any other number, or elsewhere, as on_scalar reads it. */
-static int cb_number_dec(void *cv, const char *s, size_t n, const struct cm_jnum *num)
+/* (inline in cscan_replay's scanner, as cb_map_key) */
+static inline __attribute__((always_inline)) int cb_number_dec(void *cv, const char *s, size_t n, const struct cm_jnum *num)
 {
 	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
 				     1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
