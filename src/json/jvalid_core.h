@@ -111,8 +111,8 @@ static inline const unsigned char *jv_skip_blanks(const unsigned char *p, const 
 }
 
 /* A multi-byte UTF-8 sequence whose lead byte is at P (>= 0x80), judged by
- * RFC 3629's table, the rule jcheck applies (yajl's own is looser).  R_OK
- * with *PP past it, R_BAD with *PP at the wrong byte, R_SHORT when E comes
+ * RFC 3629's table, the rule jcheck applies (yajl's own is looser).  JV_OK
+ * with *PP past it, JV_BAD with *PP at the wrong byte, JV_SHORT when E comes
  * first. */
 static inline int jv_utf8_sequence(const unsigned char **pp, const unsigned char *e)
 {
@@ -153,8 +153,8 @@ static inline int jv_utf8_sequence(const unsigned char **pp, const unsigned char
 	return JV_OK;
 }
 
-/* A string body from *PP (just after the opening quote): R_OK with *PP past
- * the closing quote, else R_BAD or R_SHORT with *PP at the byte concerned.
+/* A string body from *PP (just after the opening quote): JV_OK with *PP past
+ * the closing quote, else JV_BAD or JV_SHORT with *PP at the byte concerned.
  * *ESC is set when the body holds an escape (the replay then decodes it;
  * the validator's copy drops the store). */
 static inline int jv_string_body(const unsigned char **pp, const unsigned char *e, int *esc)
@@ -211,7 +211,7 @@ bad:
 	return JV_BAD;
 }
 
-/* string_body with its common case inline: plain bytes up to the closing
+/* jv_string_body with its common case inline: plain bytes up to the closing
  * quote (a member name, most values), found without a call, whose entry
  * and exit cost as much as the search of a short key. */
 static inline __attribute__((always_inline)) int jv_string_token(const unsigned char **pp, const unsigned char *e,
@@ -222,11 +222,11 @@ static inline __attribute__((always_inline)) int jv_string_token(const unsigned 
 		*pp = p + 1;
 		return JV_OK;
 	}
-	*pp = p; /* the rest as string_body reads it, from the byte that stopped the run */
+	*pp = p; /* the rest as jv_string_body reads it, from the byte that stopped the run */
 	return jv_string_body(pp, e, esc);
 }
 
-/* A number from *PP (at '-' or a digit), yajl's grammar.  R_OK with *PP
+/* A number from *PP (at '-' or a digit), yajl's grammar.  JV_OK with *PP
  * past it, also when it runs to E (the caller decides whether E ends it). */
 static inline int jv_number(const unsigned char **pp, const unsigned char *e)
 {
@@ -270,9 +270,9 @@ bad:
 	return JV_BAD;
 }
 
-/* number() for the builder, which also wants the value of an integer
+/* jv_number() for the builder, which also wants the value of an integer
  * literal: the digits of the integer part are read as they are checked
- * (eight at a time, as skip_digits steps over them).  *HAS 1 and *IV its
+ * (eight at a time, as jv_skip_digits steps over them).  *HAS 1 and *IV its
  * value when the number is -?DIGITS of at most 19 digits that fits an
  * int64 (cm_py_int_literal's texts, the same value), else 0. */
 static inline int jv_number_iv(const unsigned char **pp, const unsigned char *e, int64_t *iv, int *has)
@@ -332,7 +332,7 @@ static inline int jv_number_iv(const unsigned char **pp, const unsigned char *e,
 		return JV_BAD; /* "-" without a digit */
 	}
 	if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) {
-		*pp = d; /* the rest as number() reads it, from the digits on */
+		*pp = d; /* the rest as jv_number() reads it, from the digits on */
 		return jv_number(pp, e);
 	}
 	if (p - d <= 19 && w <= (uint64_t)INT64_MAX + (uint64_t)neg) {
@@ -472,7 +472,7 @@ static inline int jv_two(const unsigned char *p, unsigned char a, unsigned char 
 
 #define JV_STACK_WORDS ((CM_JSON_MAX_DEPTH + 63) / 64)
 
-/* The copies of the scanner (scan_core's KIND, a constant at each call):
+/* The copies of the scanner (jv_scan_core's KIND, a constant at each call):
  * the validator, the replay through callbacks, the tree builder, and the
  * replay whose numbers go with their digits read (cm_jvalid_replay_num). */
 enum { JV_KCHECK, JV_KREPLAY, JV_KBUILD, JV_KREPLAYN };
@@ -486,12 +486,12 @@ struct jv_emit {
 	int maxdepth;
 	cm_arena *arena;
 	cm_jbuild *tree;
-	struct jv_nodes *nodes; /* the builder's nodes (build_node) */
+	struct jv_nodes *nodes; /* the builder's nodes (jv_build_attach) */
 	/* JV_KREPLAYN: numbers go here, not to cb->yajl_number */
 	int (*number_dec)(void *ctx, const char *s, size_t n, const struct cm_jnum *num);
 };
 
-/* The builder's nodes, taken from the arena NODE_RUN at a time: an event's
+/* The builder's nodes, taken from the arena JV_NODE_RUN at a time: an event's
  * dozen members were a call into the arena each. */
 #define JV_NODE_RUN 16
 struct jv_nodes {
@@ -522,7 +522,7 @@ static inline void jv_build_scalar(const struct jv_emit *em, int type, const uns
 
 /* The builder's number: with the builder's borrow, its text is not copied
  * either (the readers of the window's trees take its length); an integer
- * literal gets its value, read by number_iv while its digits were at hand:
+ * literal gets its value, read by jv_number_iv while its digits were at hand:
  * the window's ids and nanosecond times are such numbers, and the digest
  * takes them from the node instead of reading the digits again
  * (cm_py_int_of_number was 5% of a merge's instructions). */
@@ -574,12 +574,12 @@ static const unsigned char *jv_emit_string(const struct jv_emit *em, const unsig
 	} while (0)
 
 /* The scanner every entry point shares: one value from S + *AT (at its
- * first byte, no blanks before it).  Returns R_OK with *AT just past the
- * value, R_BAD with *AT at the first wrong byte, R_SHORT with *AT = N.
- * KIND K_REPLAY also reports each token to EM's callbacks as it is judged
- * (R_BAD when one returns 0), K_BUILD adds it to EM's tree; KIND is a
+ * first byte, no blanks before it).  Returns JV_OK with *AT just past the
+ * value, JV_BAD with *AT at the first wrong byte, JV_SHORT with *AT = N.
+ * KIND JV_KREPLAY also reports each token to EM's callbacks as it is judged
+ * (JV_BAD when one returns 0), JV_KBUILD adds it to EM's tree; KIND is a
  * constant at each call, so the compiler keeps only that copy's reports
- * (none for the validator's, K_CHECK). */
+ * (none for the validator's, JV_KCHECK). */
 static inline __attribute__((always_inline)) int jv_scan_core(const unsigned char *s, size_t n, int depth0,
 							    size_t *at, const struct jv_emit *em, int kind)
 {
@@ -699,7 +699,7 @@ key: /* P is at the byte where an object's member name must start */
 	     (tok = jv_emit_string(em, tok, p, esc, &len), cm_jbuild_key(em->tree, (const char *)tok, len)));
 	/* "key": value, as the window and Kineto write every member: the
 	 * colon and its one space stepped over at once (what the general
-	 * path below decides for them), where two skip_blanks cost a tenth of
+	 * path below decides for them), where two jv_skip_blanks cost a tenth of
 	 * the window's parse */
 	if (e - p >= 3 && jv_two(p, ':', ' ') && !jv_is_blank[p[2]]) {
 		p += 2;
@@ -750,7 +750,7 @@ after_value: /* P is just past a value */
 	}
 	goto bad;
 
-fail: /* a part scanner said R (not R_OK) and left P at the byte concerned */
+fail: /* a part scanner said R (not JV_OK) and left P at the byte concerned */
 	if (r == JV_SHORT)
 		goto short_;
 bad:
@@ -767,7 +767,7 @@ stopped: /* a callback said stop: the text is not judged further */
 #undef JV_EMIT
 
 /* The replay's and the builder's entry: S[0..N) as one value with blanks
- * around it, through scan_core's copy KIND (a constant at each call). */
+ * around it, through jv_scan_core's copy KIND (a constant at each call). */
 static inline __attribute__((always_inline)) int jv_whole_value(const char *s, size_t n, int depth0,
 							      const struct jv_emit *em, int kind)
 {
