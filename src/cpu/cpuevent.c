@@ -45,17 +45,16 @@ static double span_float(const struct scalar *v)
 static int spill_name(struct cscan *c)
 {
 	cm_cpuplan *p = c->plan;
-	uint32_t len = c->name.type == CM_J_STR && c->name_text.len < CM_ANN_NOT_STR ? (uint32_t)c->name_text.len
-										      : CM_ANN_NOT_STR;
+	uint32_t len = c->name.type == CM_J_STR && c->name_n < CM_ANN_NOT_STR ? (uint32_t)c->name_n : CM_ANN_NOT_STR;
 	size_t n = len == CM_ANN_NOT_STR ? 0 : len;
 	if (c->names_buf) {
 		cm_buf_put(c->names_buf, &len, 4);
-		cm_buf_put(c->names_buf, c->name_text.p, n);
+		cm_buf_put(c->names_buf, c->name_s, n);
 		return 1;
 	}
 	if (!p->ann_names && !(p->ann_names = cm_temp_file("names")))
 		return 0;
-	if (fwrite(&len, 4, 1, p->ann_names) != 1 || (n && fwrite(c->name_text.p, 1, n, p->ann_names) != n)) {
+	if (fwrite(&len, 4, 1, p->ann_names) != 1 || (n && fwrite(c->name_s, 1, n, p->ann_names) != n)) {
 		cm_error(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 		return 0;
 	}
@@ -169,7 +168,7 @@ static void note_meta(struct cscan *c)
 	if (key[0] == CM_META_PROCESS_NAME && !p->has_prog && c->argname.type == CM_J_STR && c->args_obj) {
 		p->has_prog = 1;
 		p->prog_name.len = 0;
-		cm_buf_put(&p->prog_name, c->argname_text.p, c->argname_text.len);
+		cm_buf_put(&p->prog_name, c->argname_s, c->argname_n);
 	}
 }
 

@@ -83,10 +83,7 @@ static int cworker_run(void *wctx, const cm_buf *in, cm_buf *out)
 		p->events = e.index;
 		c->sax.base = (uint64_t)e.end_offset;
 		cm_arena_reset(w->arena);
-		/* the callbacks read an event's members and those of its args
-		 * (depths 1 and 2 inside the event); deeper values they skip,
-		 * so the replay need not report them */
-		ok = cm_jvalid_replay(e.text, e.len, 2, 2, &cscan_callbacks, c, w->arena) && c->depth == 2;
+		ok = cscan_replay(c, e.text, e.len, w->arena) && c->depth == 2;
 	}
 	cm_diag_drop(&quiet); /* the careful scan will say it */
 	cm_diag_defer_swap(was);

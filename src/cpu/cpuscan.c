@@ -12,6 +12,7 @@
 #include "config.h"
 #include "cpu/cpuscan_int.h"
 #include "json/docsplit.h"
+#include "json/jvalid_core.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -201,9 +202,11 @@ static struct scalar *field_slot(struct cscan *c)
 	}
 }
 
-static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
+/* on_scalar outside an event's members and its args' (a top-level value,
+ * a scalar in traceEvents, deviceProperties, a skipped value): the rare
+ * cases, out of the way of the common one. */
+static __attribute__((noinline)) int on_scalar_outer(struct cscan *c, int type, const char *s, size_t n)
 {
-	struct scalar *v;
 	if (c->props_depth)
 		return props_event(c, type, s, n, 0);
 	if (c->skip)
@@ -218,26 +221,85 @@ static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
 		if (c->top_key_props)
 			cscan_take_devprops(c->plan, NULL); /* not an array: no devices */
 		return c->top_key_base ? base_value(c, type, s, n) : 1;
-	case 2:
-		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
 	default:
-		if (c->depth == 4 && c->field != F_EXT && c->field != F_ARGNAME && c->field != F_CORR)
-			return 1;
-		if (c->field == F_ARGS) {
-			c->args_obj = 0;
-			return 1;
-		}
-		v = field_slot(c);
-		if (v)
-			capture(v, c->field, type, s, n);
-		/* the texts a user annotation's span and the metadata take */
-		if (type == CM_J_STR && (c->field == F_NAME || c->field == F_ARGNAME)) {
-			cm_buf *t = c->field == F_NAME ? &c->name_text : &c->argname_text;
-			t->len = 0;
-			cm_buf_put(t, s, n);
-		}
-		return 1;
+		return fail(c, "traceEvents[%llu] is not an object", (unsigned long long)c->plan->events);
 	}
+}
+
+/* The text of a string field the merge keeps (the name, args.name) for the
+ * event's end: borrowed where it stays put (the replay: in the event's text
+ * or the worker's arena, both kept until the event is done), else copied
+ * into BUF (yajl's buffer moves on).  *TS, *TN: where it is. */
+static inline void keep_text(struct cscan *c, cm_buf *buf, const char **ts, size_t *tn, const char *s, size_t n)
+{
+	if (!c->borrow) {
+		buf->len = 0;
+		cm_buf_put(buf, s, n);
+		s = buf->p ? buf->p : "";
+	}
+	*ts = s;
+	*tn = n;
+}
+
+/* A scalar: inside an event (depth 3) or its args (depth 4) the field the
+ * last key named (cb_map_key sets only the fields of its depth: at depth 4
+ * External id, args.name, correlation or none) is captured, by the field's
+ * own fast path for the common texts; anything else is on_scalar_outer's. */
+static int on_scalar(struct cscan *c, int type, const char *s, size_t n)
+{
+	struct scalar *v;
+	if (__builtin_expect(c->props_depth || c->skip || c->depth < 3, 0))
+		return on_scalar_outer(c, type, s, n);
+	switch (c->field) {
+	case F_NONE:
+		return 1;
+	case F_ARGS:
+		c->args_obj = 0;
+		return 1;
+	case F_TS:
+	case F_DUR:
+		v = c->field == F_TS ? &c->ts : &c->dur;
+		if (type == CM_J_NUM && cm_py_decimal_fast(s, n, &v->d, &v->is_int)) {
+			v->type = CM_J_NUM;
+			v->word = W_OTHER;
+			v->int_rc = CM_PY_VALUE;
+			v->float_rc = CM_PY_OK;
+			return 1;
+		}
+		break;
+	case F_PID:
+	case F_TID:
+		v = c->field == F_PID ? &c->pid : &c->tid;
+		if (type == CM_J_NUM) {
+			int64_t i64;
+			if (cm_py_int_literal(s, n, &i64)) {
+				v->type = CM_J_NUM;
+				v->word = W_OTHER;
+				v->is_int = 1;
+				v->i = i64;
+				v->int_rc = CM_PY_OK;
+				v->float_rc = CM_PY_VALUE;
+				return 1;
+			}
+		}
+		break;
+	case F_NAME:
+		capture(&c->name, F_NAME, type, s, n);
+		if (type == CM_J_STR)
+			keep_text(c, &c->name_text, &c->name_s, &c->name_n, s, n);
+		return 1;
+	case F_ARGNAME:
+		capture(&c->argname, F_ARGNAME, type, s, n);
+		if (type == CM_J_STR)
+			keep_text(c, &c->argname_text, &c->argname_s, &c->argname_n, s, n);
+		return 1;
+	default:
+		break;
+	}
+	v = field_slot(c);
+	if (v)
+		capture(v, c->field, type, s, n);
+	return 1;
 }
 
 static int cb_null(void *c) { return on_scalar(c, CM_J_NULL, NULL, 0); }
@@ -351,7 +413,10 @@ static int cb_start_map(void *c) { return on_open(c, 1); }
 static int cb_start_array(void *c) { return on_open(c, 0); }
 static int cb_end(void *c) { return on_close(c); }
 
-static int cb_map_key(void *cv, const unsigned char *k, size_t n)
+/* (inline: in cscan_replay's copy of the scanner, where a key a member
+ * made it the most called callback; on_scalar and on_close inline cost
+ * more than their calls, the scanner's registers being short) */
+static inline __attribute__((always_inline)) int cb_map_key(void *cv, const unsigned char *k, size_t n)
 {
 	struct cscan *c = cv;
 	const char *s = (const char *)k;
@@ -402,6 +467,76 @@ const yajl_callbacks cscan_callbacks = {
 	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
 };
+
+/* The same table, static: the replay below is compiled with it known, so
+ * its callbacks are called directly (cscan_callbacks, external, could be
+ * another table at run time for all the compiler knows). */
+static const yajl_callbacks replay_callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end,
+};
+
+/* A number of the replay, its digits read by the validator (NUM): an
+ * event's time or id the common way, from there (the same texts taken and
+ * the same values as cm_py_decimal_fast and cm_py_int_literal, on_scalar's
+ * fast paths); any other number, or elsewhere, as on_scalar reads it. */
+/* (inline in cscan_replay's scanner, as cb_map_key) */
+static inline __attribute__((always_inline)) int cb_number_dec(void *cv, const char *s, size_t n, const struct cm_jnum *num)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+				     1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+	struct cscan *c = cv;
+	struct scalar *v;
+	if (__builtin_expect(c->props_depth || c->skip || c->depth < 3 || num->exp, 0))
+		return on_scalar(c, CM_J_NUM, s, n);
+	switch (c->field) {
+	case F_NONE:
+		return 1;
+	case F_TS:
+	case F_DUR:
+		/* -?DIGITS(.DIGITS)?, 19 digits at most, M at most 2^53 */
+		if (num->ni + num->nf > 19 || num->m > (UINT64_C(1) << 53))
+			break;
+		v = c->field == F_TS ? &c->ts : &c->dur;
+		v->d = (double)num->m / p10[num->nf];
+		if (num->neg)
+			v->d = -v->d;
+		v->is_int = !num->nf;
+		v->type = CM_J_NUM;
+		v->word = W_OTHER;
+		v->int_rc = CM_PY_VALUE;
+		v->float_rc = CM_PY_OK;
+		return 1;
+	case F_PID:
+	case F_TID:
+	case F_EXT:
+	case F_ID:
+	case F_CORR:
+		/* -?DIGITS, 19 at most, fitting an int64 */
+		if (num->nf || num->ni > 19 || num->m > (uint64_t)INT64_MAX + (uint64_t)num->neg)
+			break;
+		v = field_slot(c);
+		v->i = num->neg ? (int64_t)(0 - num->m) : (int64_t)num->m;
+		v->is_int = 1;
+		v->type = CM_J_NUM;
+		v->word = W_OTHER;
+		v->int_rc = CM_PY_OK;
+		v->float_rc = CM_PY_VALUE;
+		return 1;
+	default:
+		break;
+	}
+	return on_scalar(c, CM_J_NUM, s, n);
+}
+
+int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena)
+{
+	/* the callbacks read an event's members and those of its args
+	 * (depths 1 and 2 inside the event); deeper values they skip, so
+	 * the replay need not report them */
+	c->borrow = 1;
+	return cm_jvalid_replay_num(s, n, 2, 2, &replay_callbacks, cb_number_dec, c, arena);
+}
 
 void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut)
 {

@@ -63,8 +63,13 @@ struct cscan {
 	cm_buf *spill_buf;   /* a worker of the parallel scan: candidates go here */
 	cm_buf *names_buf;   /* ... and the names of its user annotations (cm_cpuplan.ann_names) */
 	cm_buf *meta_buf;    /* ... and its metadata rows (cm_cpuplan.meta), 24 bytes each */
-	cm_buf name_text;    /* the event's "name", when a string: its text */
-	cm_buf argname_text; /* its args.name, when a string */
+	cm_buf name_text;    /* the careful scan's copy of the event's "name", when a string */
+	cm_buf argname_text; /* ... and of its args.name */
+	const char *name_s;  /* the event's "name", when a string: its text (in name_text, or borrowed) */
+	size_t name_n;
+	const char *argname_s; /* its args.name, likewise */
+	size_t argname_n;
+	int borrow;          /* strings stay put until the event ends (the replay): no copies */
 	cm_buf *cut_buf;     /* ... and the notes for cutting (cpucut.h) */
 	int top_key_props;   /* the depth-1 key is deviceProperties */
 	int props_depth;     /* inside deviceProperties: its nesting, built into props */
@@ -83,6 +88,12 @@ static inline int fail(struct cscan *c, const char *fmt, unsigned long long n)
 /* cpuscan.c: the callbacks that read an event into a struct cscan (and
  * call cscan_event_done at its end). */
 extern const yajl_callbacks cscan_callbacks;
+
+/* cpuscan.c: an event S[0..N) of traceEvents (inside the top object and
+ * the array: depth 2) checked and replayed into C's callbacks in one pass,
+ * as cm_jvalid_replay(S, N, 2, 2, &cscan_callbacks, C, ARENA) does, with
+ * the callbacks called directly.  1 when it is valid and read. */
+int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena);
 
 /* cpuscan.c: PLAN empty, its extents at their start values, cutting with
  * CUT (reset) or not (NULL). */

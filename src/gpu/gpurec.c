@@ -140,7 +140,7 @@ static void put_bytes(cm_buf *b, const char *s, size_t n)
 	cm_buf_put(b, s, n);
 }
 
-static int get_bytes(const char **p, const char *end, const char **s, uint32_t *n)
+static __attribute__((noinline)) int get_bytes_long(const char **p, const char *end, const char **s, uint32_t *n)
 {
 	u128 len;
 	if (get_uvar(p, end, &len) < 0 || len > (u128)(end - *p) || len > UINT32_MAX)
@@ -149,6 +149,25 @@ static int get_bytes(const char **p, const char *end, const char **s, uint32_t *
 	*n = (uint32_t)len;
 	*p += len;
 	return 0;
+}
+
+/* Bytes with their length in front, read: 0 with *S and *N, *P past
+ * them; -1 when they run past END.  A length below 128 (a record's extra
+ * text, mostly none, and most names) inline, any other by get_bytes_long:
+ * the 128-bit varint path was a call and most of the cost of each. */
+static inline int get_bytes(const char **p, const char *end, const char **s, uint32_t *n)
+{
+	const unsigned char *q = (const unsigned char *)*p;
+	if (*p < end && !(q[0] & 0x80)) {
+		size_t len = q[0];
+		if (len > (size_t)(end - *p) - 1)
+			return -1;
+		*s = *p + 1;
+		*n = (uint32_t)len;
+		*p += 1 + len;
+		return 0;
+	}
+	return get_bytes_long(p, end, s, n);
 }
 
 /* X's eight bytes at P, little-endian (cm_load_le64's inverse). */

@@ -20,9 +20,14 @@
  *   - cm_jvalid_replay (building a tree through cm_jbuild_callbacks), or
  *     cm_jvalid_build (the same builder inline), disagrees with
  *     cm_jvalid_value, or builds for a valid text another tree than
- *     cm_jval_parse_py parses of it. */
+ *     cm_jval_parse_py parses of it;
+ *   - cm_jvalid_replay_num (the CPU scan's replay, numbers with their
+ *     digits read) disagrees with cm_jvalid_value, builds another tree, or
+ *     tells of a number other digits, parts, sign or exponent than its text
+ *     has. */
 #include "config.h"
 #include "json/jvalid.h"
+#include "json/jvalid_core.h" /* cm_jvalid_replay_num */
 #include "../jvalid_oracle.h"
 
 #include <limits.h>
@@ -60,6 +65,26 @@ static size_t hash(const uint8_t *s, size_t n)
 	return (size_t)h;
 }
 
+/* cm_jvalid_replay_num's number callback: what it was told of the number
+ * S[0..N) is what its text says, read a byte at a time; then the builder's
+ * number, so that the tree can be compared. */
+static int num_dec(void *b, const char *s, size_t n, const struct cm_jnum *num)
+{
+	size_t i;
+	unsigned ni = 0, nf = 0;
+	uint64_t m = 0;
+	int neg = n && s[0] == '-';
+	for (i = (size_t)neg; i < n && s[i] >= '0' && s[i] <= '9'; i++, ni++)
+		m = m * 10 + (uint64_t)(s[i] - '0');
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, nf++)
+			m = m * 10 + (uint64_t)(s[i] - '0');
+	if (num->neg != neg || num->ni != ni || num->nf != nf || num->exp != (i < n) || (ni + nf <= 19 && num->m != m))
+		FAIL("cm_jvalid_replay_num: %.*s read as neg %d, %u + %u digits, exp %d, m %llu", (int)n, s, num->neg,
+		     num->ni, num->nf, num->exp, (unsigned long long)num->m);
+	return cm_jbuild_callbacks.yajl_number(b, s, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data;
@@ -93,6 +118,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FAIL("cm_jvalid_build says %d, cm_jvalid_value %d", replay, fast);
 		if (replay && !jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, s, size)))
 			FAIL("cm_jvalid_build built another tree than cm_jval_parse_py parses");
+		cm_jbuild_begin(&b, a);
+		b.borrow = 1;
+		replay = cm_jvalid_replay_num(s, size, depth0, INT_MAX, &cm_jbuild_callbacks, num_dec, &b, a);
+		if (replay != fast)
+			FAIL("cm_jvalid_replay_num says %d, cm_jvalid_value %d", replay, fast);
+		if (replay && !jvalid_oracle_same_tree(b.root, cm_jval_parse_py(a, s, size)))
+			FAIL("cm_jvalid_replay_num built another tree than cm_jval_parse_py parses");
 		cm_arena_free(a);
 	}
 

@@ -231,15 +231,21 @@ START_TEST(fast_digits)
 {
 	cm_int p = 1;
 	uint64_t x = 88172645463325252ull;
-	/* up to 10^37: p * 7 and 3 * p stay inside cm_int (10^38 * 7 would overflow, UB) */
-	for (int k = 0; k < 38; k++, p *= 10)
+	/* every power of ten an int128 holds, 10^0 to 10^38; 7 and 3 times it
+	 * only to 10^37, the last they fit (past it, UBSan's overflow) */
+	for (int k = 0; k < 39; k++) {
 		for (int dv = -3; dv <= 3; dv++) {
 			digits_agree(p + dv);
 			digits_agree(-(p + dv));
+			if (k == 38)
+				continue;
 			digits_agree(p * 7 + dv);
 			digits_agree(CM_JW_FAST_LIMIT + (cm_int)dv * p);
 			digits_agree(-CM_JW_FAST_LIMIT + (cm_int)dv * p);
 		}
+		if (k < 38)
+			p *= 10;
+	}
 	digits_agree(CM_PY_MILLI_MAX - 1);
 	digits_agree(CM_PY_MILLI_MAX);
 	digits_agree(-CM_PY_MILLI_MAX + 1);

@@ -16,6 +16,7 @@
 #include "json/jval.h"
 #include "base/pyval.h"
 #include "json/jvalid.h"
+#include "json/jvalid_core.h" /* cm_jvalid_replay_num */
 #include "json/saxread.h"
 #include "../jvalid_oracle.h"
 
@@ -48,6 +49,11 @@ static const struct vcase table[] = {
 	   "12345678901234567, 123456789012345678, 1234567890123456789, 12345678901234567890]"),
 	OK("{\"a\":-9876543,\"b\":[76543210]\n,\"c\":7654321\t,\"d\":5.5,\"e\":123456789e3,"
 	   "\"f\":-12345678901234\r}"),
+	/* fractions of every length to 20 and more, read eight at a time too (the replay with
+	 * numbers read: the value of all the digits, the integer part's then the fraction's) */
+	OK("[0.1, 1.12, 12.123, 123.1234, -1234.12345, 1.123456, 1.1234567, 12.12345678,"
+	   "1.123456789, 5117756144348.624, 9007199254740.993, 0.1234567890123456789,"
+	   "1.12345678901234567890, 123456789.1234567890e-3, -0.00000001, 1.5E+300]"),
 	NO("01"), NO("-01"), NO("00"), NO("012"), NO("1."), NO("-"), NO("+1"), NO(".5"), NO("-.5"),
 	NO("1e"), NO("1e+"), NO("1E-"), NO("1.e5"), NO("--1"), NO("-a"), NO("0x10"), NO("1.5.5"),
 	NO("1e5e5"), NO("1ee5"), NO("0-"), NO("1,"), NO("1 2"), NO("Infinity"), NO("-Infinity"),
@@ -327,6 +333,27 @@ static void iv_agrees(const cm_jval *v)
 	}
 }
 
+/* cm_jvalid_replay_num's number callback: what it was told of the number
+ * S[0..N) is what its text says (read here a byte at a time), then the
+ * line r_num would write, so that the replay's lines can be compared. */
+static int r_num_dec(void *r, const char *s, size_t n, const struct cm_jnum *num)
+{
+	size_t i = 0;
+	unsigned ni = 0, nf = 0;
+	uint64_t m = 0;
+	int neg = n && s[0] == '-';
+	i = (size_t)neg;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, ni++)
+		m = m * 10 + (uint64_t)(s[i] - '0');
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, nf++)
+			m = m * 10 + (uint64_t)(s[i] - '0');
+	ck_assert_msg(num->neg == neg && num->ni == ni && num->nf == nf && num->exp == (i < n),
+		      "%.*s: neg %d ni %u nf %u exp %d", (int)n, s, num->neg, num->ni, num->nf, num->exp);
+	ck_assert_msg(ni + nf > 19 || num->m == m, "%.*s: m %llu", (int)n, s, (unsigned long long)num->m);
+	return r_num(r, s, n);
+}
+
 /* The replay of COPY[0..N) agrees with the validator's answer OK: the same
  * decision at every depth cut; for a valid text, the cut replays are the
  * full one with the deeper lines taken out, and the tree built through
@@ -352,6 +379,17 @@ static void replay_agrees(const char *copy, size_t n, int depth0, int ok)
 		}
 		cm_buf_free(&want);
 		cm_buf_free(&cut.out);
+	}
+	{ /* with the numbers read as they are checked: the same decision and
+	   * lines, and what it read of each number right */
+		struct rec nums = {{0}, 0};
+		r = cm_jvalid_replay_num(copy, n, depth0, INT_MAX, &rec_callbacks, r_num_dec, &nums, a);
+		ck_assert_msg(r == ok, "replay_num says %d, validator %d: \"%.*s\"", r, ok, (int)(n < 200 ? n : 200),
+			      copy);
+		ck_assert_msg(!ok || (nums.out.len == full.out.len && !memcmp(nums.out.p, full.out.p, full.out.len)),
+			      "replay_num: \"%.*s\" against \"%.*s\"", (int)nums.out.len, nums.out.p ? nums.out.p : "",
+			      (int)full.out.len, full.out.p ? full.out.p : "");
+		cm_buf_free(&nums.out);
 	}
 	if (ok) {
 		cm_jbuild_begin(&b, a);
