@@ -119,9 +119,11 @@ static void hand_abort(cm_pft *t)
 {
 	if (!t->hand_on)
 		return;
+	int i;
 	pthread_mutex_lock(&t->hmu);
 	t->hand_stop = 1;
-	pthread_cond_broadcast(&t->hcv);
+	for (i = 0; i < PFT_HAND_CVS; i++)
+		pthread_cond_broadcast(&t->hcv[i]);
 	pthread_mutex_unlock(&t->hmu);
 }
 
@@ -155,10 +157,10 @@ void cm_pft_free(cm_pft *t)
 	}
 	free(t->workers);
 	free(t->wctx);
-	if (t->hand_on) {
+	for (i = 0; t->hand_on && i < PFT_HAND_CVS; i++)
+		pthread_cond_destroy(&t->hcv[i]);
+	if (t->hand_on)
 		pthread_mutex_destroy(&t->hmu);
-		pthread_cond_destroy(&t->hcv);
-	}
 	cm_pfcut_free(&t->hand);
 	cm_pfcut_free(&t->cut);
 	cm_pflaneq_free(t->lq);
@@ -263,7 +265,7 @@ static int hand_take(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 	int rc = 0;
 	pthread_mutex_lock(&t->hmu);
 	while (t->hand_seq1 != seq + 1 && !t->hand_stop)
-		pthread_cond_wait(&t->hcv, &t->hmu);
+		pthread_cond_wait(&t->hcv[seq % PFT_HAND_CVS], &t->hmu);
 	if (t->hand_stop)
 		rc = -1;
 	else {
@@ -280,7 +282,7 @@ static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 	pthread_mutex_lock(&t->hmu);
 	cm_pfcut_swap(&t->hand, w);
 	t->hand_seq1 = seq + 1;
-	pthread_cond_broadcast(&t->hcv);
+	pthread_cond_broadcast(&t->hcv[seq % PFT_HAND_CVS]);
 	pthread_mutex_unlock(&t->hmu);
 }
 
@@ -429,7 +431,8 @@ static int put_block(cm_pft *t, cm_buf *in)
 		}
 		if (t->par) { /* the first chunk's walk: the document's start */
 			pthread_mutex_init(&t->hmu, NULL);
-			pthread_cond_init(&t->hcv, NULL);
+			for (i = 0; i < PFT_HAND_CVS; i++)
+				pthread_cond_init(&t->hcv[i], NULL);
 			t->hand_on = 1;
 			cm_pfcut_init(&t->hand, t->label);
 			t->hand_seq1 = 1;

@@ -62,6 +62,11 @@ int cm_pfcut_scan(struct cm_pfcut *c, const char *s, size_t n);
 
 struct pfworker;
 
+/* A condition variable for the workers waiting on the walk of the chunk
+ * before theirs, by their chunk's number: a walk handed on wakes the one
+ * worker that waits for it, not all. */
+#define PFT_HAND_CVS 32
+
 struct cm_pft {
 	cm_pft_sink sink;
 	void *ctx;
@@ -85,7 +90,7 @@ struct cm_pft {
 	cm_buf fill;      /* the chunk being filled: its number, then its text */
 	uint64_t chunk_seq; /* its number */
 	pthread_mutex_t hmu;
-	pthread_cond_t hcv;
+	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
 	uint64_t hand_seq1;   /* that number + 1; 0: taken */
 	int hand_stop;        /* a chunk failed, or the run: no walk will come */
