@@ -23,8 +23,8 @@
  * strings again.  So a batch's records depend on its elements only, and
  * the bytes written are the same for any number of threads; the cost is
  * the strings defined again once per batch (BENCHMARKS.md has the
- * figures).  The batches are cut at element boundaries by the amount of
- * text (pfstream.c), never by how the text arrived. */
+ * figures).  A batch is the elements that end in one span of the text
+ * (pfstream.c), never cut by how the text arrived. */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
