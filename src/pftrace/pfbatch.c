@@ -23,20 +23,18 @@
  * strings again.  So a batch's records depend on its elements only, and
  * the bytes written are the same for any number of threads; the cost is
  * the strings defined again once per batch (BENCHMARKS.md has the
- * figures).  The batches are cut at element boundaries by the amount of
- * text (pfstream.c), never by how the text arrived. */
+ * figures).  A batch is the elements that end in one span of the text
+ * (pfstream.c), never cut by how the text arrived. */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
 #include <string.h>
 
-void cm_pfbatch_add(cm_buf *b, uint64_t *seq, const char *s, size_t n, int64_t offset)
+void cm_pfbatch_add(cm_buf *b, uint64_t seq, const char *s, size_t n, int64_t offset)
 {
 	uint32_t len = (uint32_t)n;
-	if (!b->len) { /* a new batch: its number first */
-		cm_buf_put(b, seq, sizeof *seq);
-		++*seq;
-	}
+	if (!b->len) /* a new batch: its number first */
+		cm_buf_put(b, &seq, sizeof seq);
 	cm_buf_put(b, &offset, sizeof offset);
 	cm_buf_put(b, &len, sizeof len);
 	cm_buf_put(b, s, n);
@@ -213,10 +211,9 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	return to;
 }
 
-int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
+int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
 {
-	size_t i = sizeof(uint64_t), at = out->len;
-	uint64_t seq;
+	size_t i, at = out->len;
 	struct head base;
 	struct cm_pflaneq_job *jobs;
 	const struct cm_pfbatch_tail *tail;
@@ -230,20 +227,12 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	w->batch_min = INT64_MAX;
 	w->jobs.len = 0;
 	w->nslices = 0;
-	memcpy(&seq, in->p, sizeof seq); /* (cm_pfbatch_add's header) */
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
-	while (i < in->len) {
-		int64_t off;
-		uint32_t n;
-		memcpy(&off, in->p + i, sizeof off);
-		memcpy(&n, in->p + i + sizeof off, sizeof n);
-		i += sizeof off + sizeof n;
-		if (encode_one(w, in->p + i, n, off, out) < 0)
+	for (i = 0; i < nel; i++)
+		if (encode_one(w, el[i].s, el[i].n, el[i].off, out) < 0)
 			return -1;
-		i += n;
-	}
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
 	memcpy(out->p + at, &base, sizeof base);
 	/* the slices to the lanes: placed from here on, by whoever can */
@@ -251,6 +240,29 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	tail = (const struct cm_pfbatch_tail *)(out->p + out->len - sizeof *tail);
 	cm_pflaneq_put(w->lq, seq, jobs, tail->start);
 	return 0;
+}
+
+int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
+{
+	size_t i = sizeof(uint64_t), nel = 0;
+	uint64_t seq;
+	struct cm_pfelem *el;
+	memcpy(&seq, in->p, sizeof seq); /* (cm_pfbatch_add's header) */
+	w->elems.len = 0;
+	while (i < in->len) {
+		struct cm_pfelem e;
+		uint32_t n;
+		memcpy(&e.off, in->p + i, sizeof e.off);
+		memcpy(&n, in->p + i + sizeof e.off, sizeof n);
+		i += sizeof e.off + sizeof n;
+		e.s = in->p + i;
+		e.n = n;
+		cm_buf_put(&w->elems, &e, sizeof e);
+		nel++;
+		i += n;
+	}
+	el = (struct cm_pfelem *)(void *)w->elems.p;
+	return cm_pfbatch_encode_elems(w, seq, el, nel, out);
 }
 
 /* The track that the events of the next batch (its jobs) name most

@@ -126,6 +126,7 @@ struct cm_pfev {
 		int64_t pid, tid;
 		struct track *t;
 	} tcache[TCACHE];
+	cm_buf elems;      /* a worker's: a batch's elements (struct cm_pfelem) */
 	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
 	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */

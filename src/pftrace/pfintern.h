@@ -69,6 +69,16 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t offset);
  * after reporting what cannot be written. */
 int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out);
 
+/* An element of a batch: its text S[0..N), at OFF in the document. */
+struct cm_pfelem {
+	const char *s;
+	size_t n;
+	int64_t off;
+};
+/* The same for the batch SEQ of the NEL elements EL (the text stays the
+ * caller's). */
+int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out);
+
 /* The sequential part, batch after batch in order: the records REC as
  * packets (tracks, lanes, times made here) appended to E's output, or
  * handed to E's emit (REC's buffer then swapped for another, empty).  0
@@ -76,8 +86,8 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out);
 int cm_pfbatch_apply(cm_pfev *e, cm_buf *rec);
 
 /* Append the element S[0..N), at OFFSET in the text, to the batch B; the
- * first of a batch puts the batch's number *SEQ first and counts it. */
-void cm_pfbatch_add(cm_buf *b, uint64_t *seq, const char *s, size_t n, int64_t offset);
+ * first of a batch (B empty) puts the batch's number SEQ first. */
+void cm_pfbatch_add(cm_buf *b, uint64_t seq, const char *s, size_t n, int64_t offset);
 
 /* The document has ended: write what is held back. */
 void cm_pfev_finish(cm_pfev *e);

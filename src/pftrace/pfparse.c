@@ -33,10 +33,13 @@ struct fp {
 
 static inline void ws(struct fp *p)
 {
-	if (p->i < p->n && (unsigned char)p->s[p->i] > ' ') /* most often: none */
+	size_t i = p->i;
+	const char *s = p->s;
+	if (i < p->n && (unsigned char)s[i] > ' ') /* most often: none */
 		return;
-	while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\n' || p->s[p->i] == '\t' || p->s[p->i] == '\r'))
-		p->i++;
+	while (i < p->n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'))
+		i++;
+	p->i = i;
 }
 
 static cm_jval *node(struct fp *p, int type)
@@ -180,31 +183,37 @@ static cm_jval *value(struct fp *p)
 		return word(p, "false", 5) ? node(p, CM_J_FALSE) : NULL;
 	}
 	/* a number as Python's json reads it, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?,
-	 * or nothing (where that parser would stop inside it: left to it) */
-	if (s[p->i] == '-')
-		p->i++;
-	if (p->i < p->n && s[p->i] == '0')
-		p->i++;
-	else if (p->i < p->n && digit(s[p->i]))
-		while (p->i < p->n && digit(s[p->i]))
-			p->i++;
-	else
-		return NULL;
-	if (p->i < p->n && s[p->i] == '.') {
-		if (p->i + 1 >= p->n || !digit(s[p->i + 1]))
+	 * or nothing (where that parser would stop inside it: left to it);
+	 * read with a local cursor, which the compiler keeps in a register
+	 * (p->i may alias the text, a char array, and was stored each digit) */
+	{
+		size_t i = p->i, n = p->n;
+		if (s[i] == '-')
+			i++;
+		if (i < n && s[i] == '0')
+			i++;
+		else if (i < n && digit(s[i]))
+			while (i < n && digit(s[i]))
+				i++;
+		else
 			return NULL;
-		p->i++;
-		while (p->i < p->n && digit(s[p->i]))
-			p->i++;
-	}
-	if (p->i < p->n && (s[p->i] == 'e' || s[p->i] == 'E')) {
-		p->i++;
-		if (p->i < p->n && (s[p->i] == '+' || s[p->i] == '-'))
-			p->i++;
-		if (p->i >= p->n || !digit(s[p->i]))
-			return NULL;
-		while (p->i < p->n && digit(s[p->i]))
-			p->i++;
+		if (i < n && s[i] == '.') {
+			if (i + 1 >= n || !digit(s[i + 1]))
+				return NULL;
+			i++;
+			while (i < n && digit(s[i]))
+				i++;
+		}
+		if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+			i++;
+			if (i < n && (s[i] == '+' || s[i] == '-'))
+				i++;
+			if (i >= n || !digit(s[i]))
+				return NULL;
+			while (i < n && digit(s[i]))
+				i++;
+		}
+		p->i = i;
 	}
 	if (!(v = node(p, CM_J_NUM)))
 		return NULL;

@@ -1,17 +1,28 @@
 /* pfstream.c - the Perfetto transcoder's front: the JSON document's text,
- * in pieces of any size, cut into its traceEvents elements for pfevent.c.
+ * in pieces of any size, cut into its traceEvents elements (pfcut.c's
+ * walk) and gathered in batches for the workers (pfbatch.c), their
+ * records placed in order (pfseg.c) and passed on by a thread of their
+ * own (pfpass.c).
  *
- * The text is the program's own output, checked JSON, so this only walks
- * the top level (an object of members) and finds where each element ends
- * (jscan.h, which works across pieces); an element that lies whole in a
- * piece is encoded where it lies, one cut by a piece's end is copied until
- * it is whole.  The other top-level members (traceName, deviceProperties,
- * baseTimeNanoseconds...) have no place in a TrackEvent trace and
- * Perfetto's JSON import shows none of them, so they are skipped.  The
- * elements are gathered in batches of about PFT_BATCH bytes of text,
- * encoded on the -j threads (pfbatch.c), placed in order (pfseg.c) and
- * passed on by a thread of their own (pfpass.c).  With more than one
- * thread, this walk runs on a thread of its own too (pffront.c).
+ * A batch is the elements that end in one span of PFT_BATCH bytes of the
+ * text (the spans counted from the text's start): so the batches, and the
+ * bytes written, depend on the text alone, never on how it arrived or on
+ * the number of threads.  At -j 1 the walk runs on the writer's thread,
+ * which hands each batch to the pool.  From -j 2 no thread walks the
+ * whole text (one did, pf7: at 2.4-2.8 GB/s it set the pace of a 2.3 GB
+ * output on 16 cores): the writer's thread copies the text into chunks of
+ * one span each and queues them, and the worker of a chunk walks it
+ * itself and encodes the elements that end in it.  The walk needs where
+ * the chunk before ended (inside which element, which string), known only
+ * once that chunk is walked; so the worker first guesses where the
+ * chunk's first whole element begins (a '{' after "}," outside any string,
+ * as the JSON writer separates the elements) and walks from there, then
+ * takes the walk handed on by the chunk before (which waits only on that
+ * chunk's own walk), walks it up to the guess and checks that it stands
+ * before an element just there.  Then the guess's walk is the walk, and is
+ * handed on; else (a guess inside a string, text that is not in the
+ * traceEvents array) the chunk is walked again from the walk handed on.
+ * The result is the walk at -j 1's, element for element.
  * Memory: a few chunks and batches per thread, the largest element, the
  * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
@@ -22,7 +33,6 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "json/jscan.h"
-#include "json/jval.h"
 #include "base/exitcode.h"
 
 #include <pthread.h>
@@ -32,9 +42,9 @@
 
 /* Pass the protobuf bytes on once this many are made. */
 #define PFT_FLUSH (256u * 1024u)
-/* A batch for the workers (pfbatch.c): the elements of about this much
- * text.  Larger batches define their interned strings again less often
- * (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
+/* A batch for the workers (pfbatch.c): the elements that end in a span of
+ * this much text.  Larger batches define their interned strings again less
+ * often (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
 
@@ -43,7 +53,37 @@ static int pft_verbose;
 
 void cm_pft_set_verbose(int on) { pft_verbose = on; }
 
+/* An element found by a worker's walk: at AT in its chunk, or in STRAD
+ * (one cut by the chunk's start, copied). */
+struct elref {
+	int64_t off;
+	size_t at;
+	uint32_t n, strad;
+};
+
+/* Where a worker's walk puts the elements it finds. */
+struct elctx {
+	struct pfworker *w;
+	cm_buf *list;
+};
+
+/* A worker's context (the pool's WCTX). */
+struct pfworker {
+	cm_pft *t;
+	cm_pfev *ev;
+	struct cm_pfcut guess, walk; /* the guess's walk; the walk handed on */
+	cm_buf lguess, lwalk;        /* their elements (struct elref) */
+	cm_buf strad;                /* the text of an element cut by the chunk's start */
+	const char *text;            /* the chunk being walked */
+	size_t n;
+	struct elctx cguess, cwalk;
+	double cut_cpu;              /* -v: walking chunks */
+	double hand_wait;            /* -v: waiting for the walk of the chunk before */
+	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
+};
+
 static int emit_batch(void *ctx, struct cm_pfwrite *w);
+static int seq_emit(void *ctx, const char *s, size_t n, int64_t off);
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 {
@@ -55,16 +95,16 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->ev = cm_pfev_new(&t->out, t->label);
 	t->ev->emit = emit_batch;
 	t->ev->emit_ctx = t;
-	t->arena = cm_arena_new();
 	t->threads = 1;
 	t->batch_max = PFT_BATCH;
 	/* a testing aid: batches of this many bytes of text */
 	if ((env = getenv("CUPTIMERGE_PFT_BATCH")) && *env)
 		t->batch_max = (size_t)strtoull(env, NULL, 10);
-	t->chunk = PFT_CHUNK;
-	/* a testing aid: the front thread's chunks of this many bytes */
-	if ((env = getenv("CUPTIMERGE_PFT_CHUNK")) && *env && strtoull(env, NULL, 10) > 0)
-		t->chunk = (size_t)strtoull(env, NULL, 10);
+	if (t->batch_max < 1)
+		t->batch_max = 1;
+	cm_pfcut_init(&t->cut, t->label);
+	t->cut.emit = seq_emit;
+	t->cut.ctx = t;
 	return t;
 }
 
@@ -73,15 +113,25 @@ void cm_pft_threads(cm_pft *t, int n)
 	t->threads = n < 1 ? 1 : n;
 }
 
+/* No walk will be handed on (a chunk failed, or the run): the workers
+ * waiting for one stop waiting. */
+static void hand_abort(cm_pft *t)
+{
+	if (!t->hand_on)
+		return;
+	int i;
+	pthread_mutex_lock(&t->hmu);
+	t->hand_stop = 1;
+	for (i = 0; i < PFT_HAND_CVS; i++)
+		pthread_cond_broadcast(&t->hcv[i]);
+	pthread_mutex_unlock(&t->hmu);
+}
 
 int cm_pft_quiesce(cm_pft *t)
 {
-	if (t->front_on) { /* the chunks left are dropped */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_front_stop(t);
-	}
 	if (t->pool) { /* what is queued is dropped, unseen */
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		hand_abort(t);
 		cm_opool_finish(t->pool);
 		t->pool = NULL;
 	}
@@ -96,18 +146,27 @@ void cm_pft_free(cm_pft *t)
 	if (!t)
 		return;
 	cm_pft_quiesce(t);
-	for (i = 0; i < PFT_QUEUE; i++)
-		cm_buf_free(&t->q[i]);
-	cm_buf_free(&t->fill);
-	for (i = 0; t->workers && i < t->threads; i++)
-		cm_pfev_free(t->workers[i]);
+	for (i = 0; t->workers && i < t->threads; i++) {
+		struct pfworker *w = &t->workers[i];
+		cm_pfev_free(w->ev);
+		cm_pfcut_free(&w->guess);
+		cm_pfcut_free(&w->walk);
+		cm_buf_free(&w->lguess);
+		cm_buf_free(&w->lwalk);
+		cm_buf_free(&w->strad);
+	}
 	free(t->workers);
+	free(t->wctx);
+	for (i = 0; t->hand_on && i < PFT_HAND_CVS; i++)
+		pthread_cond_destroy(&t->hcv[i]);
+	if (t->hand_on)
+		pthread_mutex_destroy(&t->hmu);
+	cm_pfcut_free(&t->hand);
+	cm_pfcut_free(&t->cut);
 	cm_pflaneq_free(t->lq);
 	cm_buf_free(&t->batch);
+	cm_buf_free(&t->fill);
 	cm_pfev_free(t->ev);
-	cm_arena_free(t->arena);
-	cm_buf_free(&t->key);
-	cm_buf_free(&t->elem);
 	cm_buf_free(&t->out);
 	free(t->label);
 	free(t);
@@ -150,15 +209,184 @@ static int emit_batch(void *ctx, struct cm_pfwrite *w)
 	return cm_pfpass_put_batch(t->pass, &t->out, w) < 0 ? -1 : 0;
 }
 
-/* The pool's work: a batch of elements encoded into records. */
-static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
+/* ---- from -j 2: the chunks walked by the workers ---- */
+
+/* A guess at where the first element that begins in the chunk S[0..N)
+ * begins: a '{' after a ',' after a '}' (spaces between), as the JSON
+ * writer separates the elements; N when there is none. */
+static size_t guess_start(const char *s, size_t n)
 {
-	cm_pfev *w = wctx;
-	if (__atomic_load_n(w->dropping, __ATOMIC_ACQUIRE))
-		return -2; /* no message: the run's failure was reported */
-	return cm_pfbatch_encode(w, in, out);
+	size_t i = 1;
+	while (i < n) {
+		const char *p = memchr(s + i, '{', n - i);
+		size_t j;
+		if (!p)
+			break;
+		i = (size_t)(p - s);
+		j = i;
+		while (j > 0 && cm_jscan_ws(s[j - 1]))
+			j--;
+		if (j > 0 && s[j - 1] == ',') {
+			j--;
+			while (j > 0 && cm_jscan_ws(s[j - 1]))
+				j--;
+			if (j > 0 && s[j - 1] == '}')
+				return i;
+		}
+		i++;
+	}
+	return n;
 }
 
+/* A worker's walk's element (pfcut.c's emit): noted where it lies. */
+static int par_emit(void *ctx, const char *s, size_t n, int64_t off)
+{
+	struct elctx *c = ctx;
+	struct pfworker *w = c->w;
+	struct elref r;
+	r.off = off;
+	r.n = (uint32_t)n;
+	if (s >= w->text && s + n <= w->text + w->n) {
+		r.at = (size_t)(s - w->text);
+		r.strad = 0;
+	} else { /* the walk's copy of one cut by the chunk's start */
+		r.at = w->strad.len;
+		r.strad = 1;
+		cm_buf_put(&w->strad, s, n);
+	}
+	cm_buf_put(c->list, &r, sizeof r);
+	return 0;
+}
+
+/* Take the walk where chunk SEQ begins into W (W's own given back for it).
+ * 0, or -1 when none will come. */
+static int hand_take(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
+{
+	int rc = 0;
+	pthread_mutex_lock(&t->hmu);
+	while (t->hand_seq1 != seq + 1 && !t->hand_stop)
+		pthread_cond_wait(&t->hcv[seq % PFT_HAND_CVS], &t->hmu);
+	if (t->hand_stop)
+		rc = -1;
+	else {
+		cm_pfcut_swap(&t->hand, w);
+		t->hand_seq1 = 0;
+	}
+	pthread_mutex_unlock(&t->hmu);
+	return rc;
+}
+
+/* Hand on W, the walk where chunk SEQ begins (W gets the one taken). */
+static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
+{
+	pthread_mutex_lock(&t->hmu);
+	cm_pfcut_swap(&t->hand, w);
+	t->hand_seq1 = seq + 1;
+	pthread_cond_broadcast(&t->hcv[seq % PFT_HAND_CVS]);
+	pthread_mutex_unlock(&t->hmu);
+}
+
+/* The pool's work from -j 2: the chunk IN (its number, its text) walked
+ * and the elements that end in it encoded into OUT (cm_pfbatch_encode_elems). */
+static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
+{
+	cm_pft *t = w->t;
+	uint64_t seq;
+	size_t g, i, nel;
+	int64_t base;
+	int guessed = 0, rc;
+	double c0 = cm_thread_cpu_s(), h0;
+	const struct elref *r;
+	struct cm_pfelem *el;
+	memcpy(&seq, in->p, sizeof seq);
+	w->text = in->p + sizeof seq;
+	w->n = in->len - sizeof seq;
+	base = (int64_t)(seq * t->batch_max);
+	w->lguess.len = w->lwalk.len = w->strad.len = 0;
+	/* the guess (not for the first chunk: the document's start) */
+	g = seq ? guess_start(w->text, w->n) : w->n;
+	if (g < w->n) {
+		struct cm_pfcut *c = &w->guess;
+		c->st = S_ELEM;
+		c->first = 0;
+		c->failed = 0;
+		c->quiet = 1;
+		c->offset = base + (int64_t)g;
+		memset(&c->sc, 0, sizeof c->sc);
+		c->key.len = c->elem.len = 0;
+		c->in_events = c->checked_key = 1;
+		c->label = t->label;
+		c->emit = par_emit;
+		c->ctx = &w->cguess;
+		guessed = cm_pfcut_scan(c, w->text + g, w->n - g) == 0;
+	}
+	/* the walk handed on from the chunk before */
+	h0 = cm_now_s();
+	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, seq, &w->walk) < 0) {
+		hand_abort(t);
+		return -2; /* no message: the run's failure was reported */
+	}
+	w->hand_wait += cm_now_s() - h0;
+	w->walk.emit = par_emit;
+	w->walk.ctx = &w->cwalk;
+	w->walk.quiet = 0;
+	if (w->walk.failed) { /* (reported by the chunk that failed) */
+		hand_put(t, seq + 1, &w->walk);
+		hand_abort(t);
+		return -2;
+	}
+	if (guessed) {
+		rc = cm_pfcut_scan(&w->walk, w->text, g);
+		if (!rc && w->walk.st == S_ELEM) { /* the guess held: its walk goes on */
+			w->guess.quiet = 0;
+			cm_pfcut_swap(&w->guess, &w->walk);
+			cm_buf_put(&w->lwalk, w->lguess.p, w->lguess.len);
+			w->held++;
+		} else if (!rc) {
+			rc = cm_pfcut_scan(&w->walk, w->text + g, w->n - g);
+			w->missed++;
+		}
+	} else {
+		rc = cm_pfcut_scan(&w->walk, w->text, w->n);
+	}
+	hand_put(t, seq + 1, &w->walk);
+	w->cut_cpu += cm_thread_cpu_s() - c0;
+	if (rc < 0) { /* reported */
+		hand_abort(t);
+		return -1;
+	}
+	/* the elements that end in the chunk */
+	nel = w->lwalk.len / sizeof *r;
+	r = (const struct elref *)(const void *)w->lwalk.p;
+	w->ev->elems.len = 0;
+	cm_buf_grow(&w->ev->elems, nel * sizeof *el + 1);
+	el = (struct cm_pfelem *)(void *)w->ev->elems.p;
+	for (i = 0; i < nel; i++) {
+		el[i].s = (r[i].strad ? w->strad.p : w->text) + r[i].at;
+		el[i].n = r[i].n;
+		el[i].off = r[i].off;
+	}
+	w->ev->elems.len = nel * sizeof *el;
+	if (cm_pfbatch_encode_elems(w->ev, seq, el, nel, out) < 0) {
+		hand_abort(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the pool ---- */
+
+/* The pool's work: a batch of elements (-j 1), or a chunk of text (from
+ * -j 2), encoded into records. */
+static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct pfworker *w = wctx;
+	if (w->t->par)
+		return chunk_work(w, in, out);
+	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
+		return -2; /* no message: the run's failure was reported */
+	return cm_pfbatch_encode(w->ev, in, out);
+}
 
 /* The pool's sink, in order: the records placed as packets, passed on. */
 static int batch_sink(void *sctx, cm_buf *out)
@@ -170,256 +398,178 @@ static int batch_sink(void *sctx, cm_buf *out)
 		return -1; /* nothing reported: the run's failure was */
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
 	t->s_cpu += cm_thread_cpu_s() - c0;
+	if (rc < 0)
+		hand_abort(t);
 	return rc;
 }
 
-/* Hand the batch made so far to the pool (made with the first).  0 or -1. */
-static int put_batch(cm_pft *t)
+/* Queue the block IN (a batch, or a chunk) in the pool, made with the
+ * first.  0 or -1. */
+static int put_block(cm_pft *t, cm_buf *in)
 {
 	int i, rc;
-	double c0;
-	if (!t->batch.len)
-		return 0;
+	double t0;
 	if (!t->pool) {
 		/* the lanes: room for every batch the pool holds (its slots:
 		 * the workers and 4 more) */
 		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8);
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
+		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
 		for (i = 0; i < t->threads; i++) {
-			t->workers[i] = cm_pfev_new(NULL, t->label);
-			t->workers[i]->dropping = &t->dropping;
-			t->workers[i]->lq = t->lq;
+			struct pfworker *w = &t->workers[i];
+			w->t = t;
+			w->ev = cm_pfev_new(NULL, t->label);
+			w->ev->dropping = &t->dropping;
+			w->ev->lq = t->lq;
+			cm_pfcut_init(&w->guess, t->label);
+			cm_pfcut_init(&w->walk, t->label);
+			w->cguess.w = w->cwalk.w = w;
+			w->cguess.list = &w->lguess;
+			w->cwalk.list = &w->lwalk;
+			t->wctx[i] = w;
 		}
-		/* the front thread encodes batches too only on few cores: with
-		 * more, a batch it took on held the text back for its length */
-		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, (void **)t->workers, batch_sink, t);
+		if (t->par) { /* the first chunk's walk: the document's start */
+			pthread_mutex_init(&t->hmu, NULL);
+			for (i = 0; i < PFT_HAND_CVS; i++)
+				pthread_cond_init(&t->hcv[i], NULL);
+			t->hand_on = 1;
+			cm_pfcut_init(&t->hand, t->label);
+			t->hand_seq1 = 1;
+		}
+		/* the writer's thread runs blocks too only on few cores */
+		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
-	c0 = t->front_on ? cm_thread_cpu_s() : 0;
-	rc = cm_opool_put(t->pool, &t->batch);
-	if (t->front_on)
-		t->f_put += cm_thread_cpu_s() - c0;
+	t0 = cm_now_s();
+	rc = cm_opool_put(t->pool, in);
+	t->w_put += cm_now_s() - t0;
 	return rc;
 }
 
-/* 1 when the batch holds its share of text (its number aside). */
-static int batch_full(const cm_pft *t)
+/* ---- -j 1: the walk on the writer's thread ---- */
+
+/* The batch being made handed to the pool (only its number when it has no
+ * element), the next begun.  0 or -1. */
+static int put_batch(cm_pft *t)
 {
-	return t->batch.len >= t->batch_max + sizeof t->batch_seq;
+	if (!t->batch.len)
+		cm_buf_put(&t->batch, &t->batch_seq, sizeof t->batch_seq);
+	t->batch_seq++;
+	return put_block(t, &t->batch);
 }
 
-/* Not a trace document (only where the JSON writer went wrong): -1. */
-static int bad(cm_pft *t, int64_t off, const char *what)
+/* The walk's element (pfcut.c's emit): into the batch of the span where it
+ * ends, those before it handed on.  0 or -1. */
+static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 {
-	cm_error(CM_EXIT_DATA, t->label, off, "cannot be written as Perfetto protobuf: %s", what);
+	cm_pft *t = ctx;
+	uint64_t k = (uint64_t)(off + (int64_t)n - 1) / t->batch_max;
+	while (t->batch_seq < k)
+		if (put_batch(t) < 0)
+			return -1;
+	cm_pfbatch_add(&t->batch, t->batch_seq, s, n, off);
+	return 0;
+}
+
+/* ---- the writer's side ---- */
+
+/* cm_pft_write's work. */
+static int write_text(cm_pft *t, const char *s, size_t n)
+{
+	size_t full = sizeof t->chunk_seq + t->batch_max;
+	if (t->failed)
+		return -1;
+	if (!t->pool && !t->par && t->cut.offset == 0 && t->threads >= 2)
+		t->par = 1;
+	if (!t->par) {
+		if (cm_pfcut_scan(&t->cut, s, n) < 0)
+			return t->failed = 1, -1;
+		return 0;
+	}
+	while (n) {
+		size_t k;
+		if (!t->fill.len) {
+			cm_buf_grow(&t->fill, full);
+			cm_buf_put(&t->fill, &t->chunk_seq, sizeof t->chunk_seq);
+		}
+		k = full - t->fill.len < n ? full - t->fill.len : n;
+		memcpy(t->fill.p + t->fill.len, s, k);
+		t->fill.len += k;
+		s += k;
+		n -= k;
+		if (t->fill.len == full) {
+			t->chunk_seq++;
+			if (put_block(t, &t->fill) < 0)
+				return t->failed = 1, -1;
+		}
+	}
+	return 0;
+}
+
+int cm_pft_write(cm_pft *t, const void *data, size_t n)
+{
+	double t0 = cm_now_s();
+	int rc;
+	if (!t->t_first)
+		t->t_first = t0;
+	rc = write_text(t, data, n);
+	t->w_time += cm_now_s() - t0;
+	return rc < 0 ? cm_pft_quiesce(t) : rc;
+}
+
+/* Not a whole document (only where the JSON writer went wrong): -1. */
+static int incomplete(cm_pft *t, int64_t off)
+{
+	cm_error(CM_EXIT_DATA, t->label, off, "cannot be written as Perfetto protobuf: the document is not complete");
 	t->failed = 1;
 	return -1;
 }
 
-/* 1 when the key text KEY (with its quotes) is "traceEvents", also when
- * written with escapes (a repaired trace keeps its input's text). */
-static int is_events_key(cm_pft *t, const cm_buf *key)
-{
-	const cm_jval *v;
-	if (key->len == 13 && !memcmp(key->p, "\"traceEvents\"", 13))
-		return 1;
-	if (key->len >= 64 || !memchr(key->p, '\\', key->len))
-		return 0;
-	cm_arena_reset(t->arena);
-	v = cm_jval_parse_py(t->arena, key->p, key->len);
-	return cm_jval_streq(v, "traceEvents");
-}
-
-/* In an element that began at S[t->elem_at] (its brace taken), at S[*I]:
- * that element and those after it in the usual way (", {"), many at a
- * time (cm_jscan_elements), batched, up to the end of the piece or of
- * that run; an element cut by the piece's end is copied (t->elem), to go
- * on with the next piece.  The batches are cut where pfbatch_add's would
- * be, element by element, so the same whatever the pieces.  0 or -1. */
-static int elements(cm_pft *t, const char *s, size_t n, size_t *i)
-{
-	uint32_t spans[2 * 256], start = (uint32_t)t->elem_at;
-	int after;
-	size_t k, got = cm_jscan_elements(&t->sc, s, n, i, &start, spans, 256, n, &after);
-	for (k = 0; k < got; k++) {
-		cm_pfbatch_add(&t->batch, &t->batch_seq, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k],
-			       t->offset + (int64_t)spans[2 * k]);
-		if (batch_full(t) && put_batch(t) < 0)
-			return -1;
-	}
-	if (after) { /* the gap after the last is the walk's (S_ELEM_AFTER) */
-		t->st = S_ELEM_AFTER;
-		return 0;
-	}
-	/* the piece ran out inside the one that began at START */
-	t->elem_off = t->offset + (int64_t)start;
-	cm_buf_put(&t->elem, s + start, n - start);
-	return 0;
-}
-
-/* Read the text S[0..N), the next piece of the document: the top level
- * walked, the elements batched.  0, or -1 after reporting. */
-int cm_pft_scan(cm_pft *t, const char *s, size_t n)
-{
-	size_t i = 0, start;
-	if (t->failed)
-		return -1;
-	while (i < n) {
-		char c;
-		if (t->st != S_KEY_TEXT && t->st != S_SKIP && t->st != S_ELEM_TEXT) {
-			cm_jscan_skip_ws(s, n, &i);
-			if (i == n)
-				break;
-		}
-		c = s[i];
-		switch (t->st) {
-		case S_START:
-			if (c != '{')
-				return bad(t, t->offset + (int64_t)i, "the text is not a JSON object");
-			i++;
-			t->st = S_KEY;
-			t->first = 1;
-			break;
-		case S_KEY:
-		case S_AFTER:
-			if (c == '}') {
-				if (t->st == S_KEY && !t->first)
-					return bad(t, t->offset + (int64_t)i, "a '}' after a ','");
-				i++;
-				t->st = S_END;
-			} else if (t->st == S_AFTER) {
-				if (c != ',')
-					return bad(t, t->offset + (int64_t)i, "no ',' between members");
-				i++;
-				t->st = S_KEY;
-				t->first = 0;
-			} else {
-				if (c != '"')
-					return bad(t, t->offset + (int64_t)i, "a member without a string key");
-				cm_jscan_begin(&t->sc, c);
-				t->key.len = 0;
-				t->checked_key = 0;
-				t->st = S_KEY_TEXT;
-			}
-			break;
-		case S_KEY_TEXT:
-			start = i;
-			if (cm_jscan_feed(&t->sc, s, n, &i))
-				t->st = S_COLON;
-			if (t->key.len < 64) /* only a short key can be traceEvents */
-				cm_buf_put(&t->key, s + start, i - start < 64 ? i - start : 64);
-			break;
-		case S_COLON:
-			if (c != ':')
-				return bad(t, t->offset + (int64_t)i, "no ':' after a key");
-			i++;
-			t->st = S_VALUE;
-			break;
-		case S_VALUE:
-			if (!t->checked_key) {
-				t->in_events = is_events_key(t, &t->key);
-				t->checked_key = 1;
-			}
-			if (t->in_events && c == '[') {
-				i++;
-				t->st = S_ELEM;
-				t->first = 1;
-				break;
-			}
-			if (t->in_events)
-				return bad(t, t->offset + (int64_t)i, "traceEvents is not an array");
-			cm_jscan_begin(&t->sc, c);
-			t->st = S_SKIP;
-			break;
-		case S_SKIP:
-			if (cm_jscan_feed(&t->sc, s, n, &i))
-				t->st = S_AFTER;
-			break;
-		case S_ELEM:
-		case S_ELEM_AFTER:
-			if (c == ']') {
-				if (t->st == S_ELEM && !t->first)
-					return bad(t, t->offset + (int64_t)i, "a ']' after a ','");
-				i++;
-				t->st = S_AFTER;
-			} else if (t->st == S_ELEM_AFTER) {
-				if (c != ',')
-					return bad(t, t->offset + (int64_t)i, "no ',' between elements");
-				i++;
-				t->st = S_ELEM;
-				t->first = 0;
-			} else {
-				if (c != '{')
-					return bad(t, t->offset + (int64_t)i, "a traceEvents element that is not an object");
-				cm_jscan_begin(&t->sc, c);
-				t->sc.depth = 1; /* its brace taken: cm_jscan_elements goes on inside it */
-				t->elem.len = 0;
-				t->elem_off = t->offset + (int64_t)i;
-				t->elem_at = i++;
-				t->st = S_ELEM_TEXT;
-				if (elements(t, s, n, &i) < 0)
-					return t->failed = 1, -1;
-			}
-			break;
-		case S_ELEM_TEXT:
-			start = i;
-			if (!cm_jscan_feed(&t->sc, s, n, &i)) {
-				cm_buf_put(&t->elem, s + start, i - start);
-				break;
-			}
-			t->st = S_ELEM_AFTER;
-			if (t->elem.len) {
-				cm_buf_put(&t->elem, s + start, i - start);
-				cm_pfbatch_add(&t->batch, &t->batch_seq, t->elem.p, t->elem.len, t->elem_off);
-				t->elem.len = 0;
-			} else {
-				cm_pfbatch_add(&t->batch, &t->batch_seq, s + start, i - start, t->elem_off);
-			}
-			if (batch_full(t) && put_batch(t) < 0)
-				return t->failed = 1, -1;
-			break;
-		case S_END:
-			return bad(t, t->offset + (int64_t)i, "text after the document");
-		}
-	}
-	t->offset += (int64_t)n;
-	return 0;
-}
-
 /* -v: where the transcoder's time went (seconds, wall, summed over the
- * threads of each part; the front thread's in its own CPU time).  The
- * serial parts are the writer's thread, the front thread and the pool's
- * sink (one worker at a time): on many cores the busiest of them bounds
- * the output's wall time. */
+ * threads of each part; the walk in the workers' CPU time).  The serial
+ * parts are the writer's thread and the pool's sink (one worker at a
+ * time): on many cores the busier bounds the output's wall time. */
 static void report(cm_pft *t)
 {
 	const cm_pfev *e = t->ev;
-	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0;
+	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0, cut = 0, hw = 0;
+	unsigned long long held = 0, missed = 0;
+	int i;
+	for (i = 0; t->workers && i < t->threads; i++) {
+		cut += t->workers[i].cut_cpu;
+		hw += t->workers[i].hand_wait;
+		held += t->workers[i].held;
+		missed += t->workers[i].missed;
+	}
 	cm_warn(t->label, -1,
-		"perfetto: %.2f s from the first text: the writer's thread copied for %.2f s and waited %.2f s for "
-		"the front thread; the front thread read the text in %.2f s of its CPU (and ran batches for %.2f s), waited %.2f s for text and "
-		"%.2f s for a slot; %d workers: %llu batches, busy %.2f s and idle %.2f s, lanes placed in %.2f s (by them, and by the "
-		"sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting %.2f s for the passer): "
-		"%.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets in %.2f s, bytes passed on "
-		"(written) in %.2f s",
-		cm_now_s() - t->t_first, t->w_time - t->w_wait, t->w_wait, t->f_scan - t->f_put, t->f_put, t->f_wait, t->pst.waited,
-		t->threads, (unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, lanes, t->pst.sink, t->s_cpu, t->p_wait,
-		e->in_order, e->lane_wait, t->p_wrote, e->passed);
+		"perfetto: %.2f s from the first text: the writer's thread %s for %.2f s and waited %.2f s for a slot; "
+		"%d workers: %llu batches, busy %.2f s and idle %.2f s, the text walked in %.2f s of their CPU (guesses "
+		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
+		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
+		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
+		"in %.2f s, bytes passed on (written) in %.2f s",
+		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time - t->w_put, t->w_put, t->threads,
+		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->passed);
 }
 
 int cm_pft_finish(cm_pft *t)
 {
-	int rc, prc;
-	if (t->wfailed)
-		return cm_pft_quiesce(t);
-	if (t->front_on && ((t->fill.len && cm_pft_front_push(t) < 0) || cm_pft_front_stop(t) < 0))
-		return t->wfailed = 1, cm_pft_quiesce(t);
+	int rc = 0, prc;
+	struct cm_pfcut *end = &t->cut;
 	if (t->failed)
 		return cm_pft_quiesce(t);
-	if (t->st != S_END)
-		return bad(t, t->offset, "the document is not complete"), cm_pft_quiesce(t);
-	rc = put_batch(t);
+	if (t->par) {
+		if (t->fill.len) { /* the last chunk */
+			t->chunk_seq++;
+			rc = put_block(t, &t->fill);
+		}
+	} else if (t->cut.st == S_END) { /* the batches up to the text's last span */
+		uint64_t last = t->cut.offset ? (uint64_t)(t->cut.offset - 1) / t->batch_max : 0;
+		while (!rc && t->cut.offset && t->batch_seq <= last)
+			rc = put_batch(t);
+	}
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);
 		t->pool = NULL;
@@ -427,6 +577,16 @@ int cm_pft_finish(cm_pft *t)
 	}
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
+	if (t->par) { /* the walk after the last chunk */
+		if (!t->hand_on || t->hand_seq1 != t->chunk_seq + 1)
+			end = NULL;
+		else
+			end = &t->hand;
+	}
+	if (!end || end->failed)
+		return end ? (t->failed = 1, cm_pft_quiesce(t)) : (incomplete(t, 0), cm_pft_quiesce(t));
+	if (end->st != S_END)
+		return incomplete(t, end->offset), cm_pft_quiesce(t);
 	cm_pfev_finish(t->ev);
 	rc = drain(t, 1);
 	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait);

@@ -101,7 +101,7 @@ void cm_strtab_free(cm_strtab *t)
  * when the text has 3 decimals at most and is below 2^43 (101 days in
  * microseconds), the nanoseconds are its digits: the double is within
  * 2^-11 of the text, so its product by 1000 within 0.49 of them: *NS is
- * set too (else left alone). */
+ * set instead, *D left alone (else *NS left alone). */
 static int decimal_double(const char *s, size_t n, double *d, int64_t *ns)
 {
 	static const uint64_t p10[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
@@ -132,9 +132,10 @@ static int decimal_double(const char *s, size_t n, double *d, int64_t *ns)
 	if (!digits || k > 19)
 		return 0;
 	p = p10[k];
-	if (k <= 3 && m < (UINT64_C(1) << 43) * p) {
+	if (k <= 3 && m < (UINT64_C(1) << 43) * p) { /* the double is not needed */
 		uint64_t x = m * p10[3 - k];
 		*ns = neg ? -(int64_t)x : (int64_t)x;
+		return 1;
 	}
 	if (!m) {
 		*d = neg ? -0.0 : 0.0;
@@ -235,7 +236,7 @@ static int ns_of_double(double d, int64_t *ns)
 
 int cm_pf_us_to_ns(const char *s, size_t n, int64_t *ns)
 {
-	double d;
+	double d = 0;
 	int64_t x = INT64_MIN; /* no value: decimal_double sets it where it can */
 	if (decimal_double(s, n, &d, &x)) {
 		if (x != INT64_MIN)

@@ -176,15 +176,44 @@ for j in 1 2 3 4; do
 	cmp -s "$tmp/shard$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
 same "lanes in shards, 4 threads" "$tmp/h200.json" "$tmp/shard4.pftrace"
-# The front thread (pfstream.c, from -j 2) reads the text in chunks
-# (CUPTIMERGE_PFT_CHUNK, a testing aid, makes them 100 bytes): the same
-# bytes as the writer's own thread reading it at -j 1.
-tcase "the front thread's chunks of 100 bytes on 2 to 4 threads: the same bytes"
+# From -j 2 the workers walk the text themselves, a chunk of one batch's
+# span each (pfstream.c), each from a guess at where its first element
+# begins, checked against the walk of the chunk before: chunks of 100
+# bytes (CUPTIMERGE_PFT_BATCH), cut inside names, numbers and elements
+# longer than a chunk, make the same bytes as the writer's own walk at -j 1.
+tcase "chunks of 100 bytes walked by 2 to 4 workers: the same bytes as -j 1"
+CUPTIMERGE_PFT_BATCH=100 $CUPTIMERGE -q -j 1 $NOW -w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk1.pftrace" \
+	"$FIX/h200_kcpu.json.gz" || fail "-j 1: exit $?"
 for j in 2 3 4; do
-	CUPTIMERGE_PFT_CHUNK=100 CUPTIMERGE_PFT_BATCH=3000 $CUPTIMERGE -q -j $j $NOW \
+	CUPTIMERGE_PFT_BATCH=100 $CUPTIMERGE -q -j $j $NOW \
 		-w "$FIX/h200_kwindow.json.gz" -o "$tmp/chunk$j.pftrace" "$FIX/h200_kcpu.json.gz" || fail "-j $j: exit $?"
-	cmp -s "$tmp/chunk$j.pftrace" "$tmp/shard1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+	cmp -s "$tmp/chunk$j.pftrace" "$tmp/chunk1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
+same "chunks of 100 bytes, 4 workers" "$tmp/h200.json" "$tmp/chunk4.pftrace"
+# Guesses that do not hold: "}, {" inside strings (a name, an arg, a key)
+# and between the objects of an array in args, where a worker's guess
+# takes it for the start of an element; the chunk is then walked again
+# from the walk handed on, and the bytes are -j 1's.
+tcase "guesses inside strings and arrays of objects: walked again, the same bytes as -j 1"
+{
+	printf '{"schemaVersion": 1, "deviceProperties": [{"id": 0}, {"id": 1}, {"name": "}, {"}],\n"traceEvents": [\n'
+	for i in $(seq 1 60); do
+		printf '{"ph": "X", "name": "a}, {\\"b\\": \\"}, {%d", "cat": "x}, {y", "pid": 1, "tid": %d, "ts": %d.5, "dur": 3, ' $i $((i % 3 + 1)) $((i * 10))
+		printf '"args": {"list": [{"k": 1}, {"k": "}, {"}, {"}, {": [{}, {}]}], "s": "},\\n{"}},\n'
+		printf '  {"ph": "i", "s": "t", "name": "}, {", "pid": 1, "tid": 1, "ts": %d},\n' $((i * 10 + 1))
+	done
+	printf '{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "t}, {1"}}\n], "traceName": "}, {x"}\n'
+} >"$tmp/guess.json"
+$CUPTIMERGE -q -o "$tmp/guess.json.out" "$tmp/guess.json" || fail "JSON: exit $?"
+CUPTIMERGE_PFT_BATCH=150 $CUPTIMERGE -q -j 1 -o "$tmp/guess1.pftrace" "$tmp/guess.json" || fail "-j 1: exit $?"
+for j in 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=150 $CUPTIMERGE -v -j $j -o "$tmp/guess$j.pftrace" "$tmp/guess.json" 2>"$tmp/gerr" ||
+		fail "-j $j: exit $?"
+	cmp -s "$tmp/guess$j.pftrace" "$tmp/guess1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+grep -q "chunks walked again [1-9]" "$tmp/gerr" || fail "no chunk walked again: $(grep perfetto "$tmp/gerr")"
+mv "$tmp/guess.json.out" "$tmp/guess.json"
+same "guesses that do not hold, 4 workers" "$tmp/guess.json" "$tmp/guess4.pftrace"
 # Batches of a few elements of every kind on 1 to 4 threads, their packets
 # written by the passer (pfseg.c, from -j 2) or the sink (-j 1): the state
 # each carries on to the next (the held-back X end, the last X for a flow,
@@ -202,7 +231,7 @@ same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tm
 tcase "-v: a line on where the encoding's time went"
 $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX/threads_base.json" \
 	2>"$tmp/verr" || fail "exit $?"
-grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
+grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
@@ -213,10 +242,11 @@ if [ -d "$ex" ]; then
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
 		fail "says: $(cat "$tmp/err")"
 	[ ! -e "$tmp/edge3.pftrace" ] || fail "the file appeared"
-	# the front thread meets it while the writer still writes chunks
+	# a worker meets it in a chunk of its own while the writer still
+	# writes chunks, and the chunks after it stop waiting for its walk
 	tcase "chunks of 64 bytes on 3 threads: a refusal is one line, the first bad event's"
 	rc=0
-	CUPTIMERGE_PFT_CHUNK=64 CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" \
+	CUPTIMERGE_PFT_BATCH=64 $CUPTIMERGE -q -j 3 $NOW -w "$ex/edge_window.json" \
 		-o "$tmp/edge3.pftrace" "$ex/edge_cpu.json" 2>"$tmp/err" || rc=$?
 	[ $rc -eq 1 ] || fail "exit $rc, not 1"
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^cuptimerge: .*edge3.pftrace:2774: a "X" event whose dur is not a number' "$tmp/err" ||
