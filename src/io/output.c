@@ -24,6 +24,7 @@
 #include "base/exitcode.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,9 @@ struct cm_output {
 	size_t len, cap;
 	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
 	unsigned char *own_buf; /* out->buf when it is ours */
-	int failed, pipe_closed;
+	/* set by whichever thread writes (the caller, or the .pftrace codec's
+	 * passer thread through pft_sink), read by the caller: atomic */
+	atomic_int failed, pipe_closed;
 	int is_tee;      /* the same bytes to each of tee[0..ntee) (--split's shared text) */
 	cm_output **tee; /* the tee's outputs, not owned */
 	size_t ntee;
@@ -244,8 +247,10 @@ int cm_output_write(cm_output *out, const void *data, size_t len)
 {
 	if (out->failed)
 		return -1;
-	if (out->pft && out->codec->write(out->pft, data, len) < 0)
-		return out->failed = 1, -1;
+	if (out->pft && out->codec->write(out->pft, data, len) < 0) {
+		out->failed = 1;
+		return -1;
+	}
 	return out->pft ? 0 : write_bytes(out, data, len);
 }
 
@@ -259,8 +264,10 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 		return -1;
 	if (out->is_tee) {
 		for (size_t i = 0; i < out->ntee; i++)
-			if (cm_output_write(out->tee[i], data, len) < 0)
-				return out->failed = 1, -1;
+			if (cm_output_write(out->tee[i], data, len) < 0) {
+				out->failed = 1;
+				return -1;
+			}
 		return 0;
 	}
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
