@@ -85,8 +85,8 @@ def load(path):
 
 def coerce(v, pid=0):
     """A pid or tid as Perfetto's JSON import takes an integer: outside
-    0..2^32-1, a pid is 0 and a tid the pid."""
-    return v if 0 <= v < 1 << 32 else pid
+    0..2^32-1, a pid is 0 and a tid the pid; a tid 0 is the pid too."""
+    return v if 0 < v < 1 << 32 else pid
 
 
 def ids(path):

@@ -88,9 +88,10 @@ static uint64_t mix(uint64_t x)
 }
 
 /* The key of a pid or tid V as the track's key depends on it (pftrack.c's
- * cm_pf_id): an integer in 0..2^32-1 itself, one outside it OUTSIDE, ""
- * 0, another string a hash of its bytes with the top bit set; 1 when V
- * is no id (the sink refuses the event). */
+ * cm_pf_id): an integer in 1..2^32-1 itself, one outside it or 0 OUTSIDE
+ * (a pid's OUTSIDE is 0, a tid's the pid: a tid 0 is the pid's main
+ * thread there), "" 0, another string a hash of its bytes with the top
+ * bit set; 1 when V is no id (the sink refuses the event). */
 static uint64_t id_key(const cm_jval *v, uint64_t outside)
 {
 	int64_t x;
@@ -102,7 +103,7 @@ static uint64_t id_key(const cm_jval *v, uint64_t outside)
 			big = x;
 		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &big))
 			return 1;
-		return big < 0 || big > UINT32_MAX ? outside : (uint64_t)big;
+		return big <= 0 || big > UINT32_MAX ? outside : (uint64_t)big;
 	}
 	if (v->type == CM_J_STR)
 		return v->len ? cm_pf_hash(v->s, v->len, 0x5157) | (uint64_t)1 << 63 : 0;

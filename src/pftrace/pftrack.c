@@ -50,9 +50,9 @@ static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_
 
 /* The key (*KEY) and the number written (*SHOWN) of a pid or tid V: an
  * integer as Perfetto's JSON import takes it (a pid outside 0..2^32-1 as
- * 0, a tid outside it as the pid, PID), a string as a number of its own
- * (*STR: its text, which names the process or thread).  0, or -1 when V is
- * neither an integer nor a string. */
+ * 0, a tid 0 or outside it as the pid, PID), a string as a number of its
+ * own (*STR: its text, which names the process or thread).  0, or -1 when
+ * V is neither an integer nor a string. */
 int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
 {
 	return id_of(e, v, pid, key, shown, str, 1);
@@ -71,7 +71,14 @@ static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_
 			memcpy(&x64, v->s, sizeof x64), x = x64;
 		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
 			return -1;
-		if (x < 0 || x > UINT32_MAX)
+		/* Perfetto's JSON import (v55.3) shows a tid 0 as the pid: its
+		 * events land on the process's main thread, with those of
+		 * tid == pid, and a "thread_name" of tid 0 names that thread.
+		 * Odd (the kernel's tid 0 is the idle thread), but what it
+		 * shows for the JSON the .pftrace must show, so a tid 0 is
+		 * the pid here too; a tid "" (a string, numbered its own
+		 * way there) is not.  A pid 0 stays 0. */
+		if (x < 0 || x > UINT32_MAX || (x == 0 && pid >= 0))
 			x = pid < 0 ? 0 : pid;
 		*key = *shown = (int64_t)x;
 		return 0;

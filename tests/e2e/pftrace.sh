@@ -10,7 +10,8 @@
 # merged with its cuptirec window (H200), with slices that overlap.  Also:
 # the same bytes at read sizes 1 to 31, to standard output, gzip,
 # --format=json over the name, the -v line, and the refusal of what the format cannot
-# hold (one line, exit 1, no file).
+# hold (one line, exit 1, no file).  Events of tid 0, which Perfetto's JSON
+# import shows on the pid's main thread.
 #
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
 # trace-processor cases also node and the engine (see perfetto.sh).
@@ -115,6 +116,47 @@ both repaired -t "$FIX/thread_map.json" "$FIX/threads_full.json"
 # wide ids, args of every type, nested, dotted, beyond int64.
 echo '{"threads":{}}' >"$tmp/nomap.json"
 both kinds -t "$tmp/nomap.json" "$FIX/pftrace_kinds.json"
+# tid 0: Perfetto's JSON import shows it as the pid, so its events, a
+# thread_name and thread_sort_index of it land on the process's main thread
+# (tid == pid), flows from and to it too; with an integer pid, pid 0 (the
+# GPU's device 0, where the protobuf's (0, 0) is the idle thread), Kineto's
+# overhead pid -1 (taken as 0), a string pid, and a negative tid beside it;
+# a tie of begins and an overlap across tid 0 and tid == pid (a lane).
+cat >"$tmp/tid0.in.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "M", "name": "process_name", "pid": 5, "tid": 0, "args": {"name": "python"}},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": 1, "args": {"name": "worker"}},
+{"ph": "M", "name": "thread_name", "pid": 7, "tid": 0, "args": {"name": "named as tid 0"}},
+{"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 0, "args": {"sort_index": 3}},
+{"ph": "X", "name": "a0", "cat": "c", "pid": 5, "tid": 0, "ts": 10, "dur": 5, "args": {"correlation": 1}},
+{"ph": "s", "id": 1, "pid": 5, "tid": 0, "ts": 10, "cat": "ac2g", "name": "ac2g"},
+{"ph": "X", "name": "a0 inner", "cat": "c", "pid": 5, "tid": 5, "ts": 11, "dur": 2},
+{"ph": "X", "name": "a1", "cat": "c", "pid": 5, "tid": 1, "ts": 10, "dur": 5},
+{"ph": "X", "name": "tie short", "cat": "c", "pid": 5, "tid": 5, "ts": 100, "dur": 2},
+{"ph": "X", "name": "tie long", "cat": "c", "pid": 5, "tid": 0, "ts": 100, "dur": 5},
+{"ph": "X", "name": "overlap a", "cat": "c", "pid": 5, "tid": 0, "ts": 110, "dur": 5},
+{"ph": "X", "name": "overlap b", "cat": "c", "pid": 5, "tid": 5, "ts": 112, "dur": 5},
+{"ph": "i", "s": "t", "name": "i0", "pid": 5, "tid": 0, "ts": 16},
+{"ph": "X", "name": "k0", "cat": "kernel", "pid": 0, "tid": 0, "ts": 12, "dur": 5, "args": {"correlation": 1}},
+{"ph": "f", "id": 1, "pid": 0, "tid": 0, "ts": 12, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+{"ph": "X", "name": "k7", "cat": "kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 5},
+{"ph": "X", "name": "c0", "cat": "c", "pid": 7, "tid": 0, "ts": 30, "dur": 5},
+{"ph": "X", "name": "c7", "cat": "c", "pid": 7, "tid": 7, "ts": 40, "dur": 5},
+{"ph": "X", "name": "cneg", "cat": "c", "pid": 7, "tid": -1, "ts": 50, "dur": 5},
+{"ph": "X", "name": "o0", "cat": "overhead", "pid": -1, "tid": 0, "ts": 60, "dur": 5},
+{"ph": "X", "name": "s0", "cat": "Trace", "pid": "Spans", "tid": 0, "ts": 70, "dur": 5},
+{"ph": "X", "name": "s1", "cat": "Trace", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 70, "dur": 5}
+]}
+EOF
+both tid0 "$tmp/tid0.in.json"
+# and in batches of a few elements on 1 to 4 threads: tid 0 and tid == pid
+# share their lanes' shard (pflaneq.c's key), so the same bytes
+tcase "tid 0 in batches of a few elements on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=100 $CUPTIMERGE -q -j $j -o "$tmp/tid0_$j.pftrace" "$tmp/tid0.in.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/tid0_$j.pftrace" "$tmp/tid0_1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "tid 0 in batches of a few elements, 4 threads" "$tmp/tid0.json" "$tmp/tid0_4.pftrace"
 # Slices that overlap without nesting, as CUPTI reports a CUDA sync on a
 # stream over the end of a memcpy: Perfetto's JSON import drops the later
 # one, the .pftrace shows it on a second (or third) track of the same thread,

@@ -427,8 +427,8 @@ static uint64_t key_of(int pt, const char *p, int tt, const char *t)
 }
 
 /* The lanes' thread keys: the events of one thread track (pftrack.c's
- * cm_pf_id: a pid outside 0..2^32-1 is 0, "" is 0, a tid outside it is
- * the pid shown) have one key, so that their slices share their lanes. */
+ * cm_pf_id: a pid outside 0..2^32-1 is 0, "" is 0, a tid 0 or outside it
+ * is the pid shown) have one key, so that their slices share their lanes. */
 START_TEST(laneq_keys)
 {
 	const int N = CM_J_NUM, S = CM_J_STR;
@@ -437,7 +437,9 @@ START_TEST(laneq_keys)
 	ck_assert_uint_eq(key_of(N, "-1", N, "7"), key_of(N, "0", N, "7"));
 	ck_assert_uint_eq(key_of(N, "99999999999999999999", N, "7"), key_of(N, "0", N, "7"));
 	ck_assert_uint_eq(key_of(S, "", N, "7"), key_of(N, "0", N, "7"));
-	ck_assert_uint_eq(key_of(N, "3", S, ""), key_of(N, "3", N, "0"));
+	ck_assert_uint_eq(key_of(N, "3", N, "0"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "0", S, ""), key_of(N, "0", N, "0"));
+	ck_assert_uint_eq(key_of(S, "Spans", N, "0"), key_of(S, "Spans", N, "-4"));
 	ck_assert_uint_eq(key_of(S, "", N, "-4"), key_of(N, "0", N, "0"));
 	/* a string pid: a tid outside is its number shown, from 0x7fff0000 */
 	ck_assert_uint_eq(key_of(S, "Spans", N, "-4"), key_of(S, "Spans", N, "2147418113"));
