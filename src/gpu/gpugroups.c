@@ -11,7 +11,6 @@
 #include "gpu/gpusplitout_int.h"
 #include "base/diag.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,86 +72,24 @@ static int plan_group(const cm_gpu *g, struct gpu_split *s, size_t k)
 /* The workers of cm_gpu_split_plan: each takes the next group not taken,
  * and stops at its first failure, which waits in its slot with the group's
  * number (the lowest group's is the run's error, as one after another). */
-struct plan_worker {
-	const cm_gpu *g;
-	struct gpu_split *s;
-	size_t *next;
-	int *stop;
-	size_t failed; /* the group that failed, or s->n */
-	int settled;
-	cm_diag_slot diag;
-};
-
-static void run_groups(struct plan_worker *w)
+/* gpu_split_each_group's step for the plans: group K's (plan_group). */
+static int plan_each(void *ctx, size_t k)
 {
-	for (;;) {
-		size_t k = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
-		if (k >= w->s->n || __atomic_load_n(w->stop, __ATOMIC_RELAXED))
-			return;
-		if (plan_group(w->g, w->s, k) < 0) {
-			w->failed = k;
-			__atomic_store_n(w->stop, 1, __ATOMIC_RELAXED);
-			return;
-		}
-	}
-}
-
-static void *plan_thread(void *arg)
-{
-	struct plan_worker *w = arg;
-	cm_diag_defer(&w->diag);
-	run_groups(w);
-	return NULL;
+	const cm_gpu *g = ctx;
+	return plan_group(g, g->split, k);
 }
 
 int cm_gpu_split_plan(cm_gpu *g, int jobs)
 {
 	struct gpu_split *s = g->split;
-	size_t n = jobs < 1 ? 1 : (size_t)jobs, next = 0;
-	struct plan_worker *w;
-	pthread_t *th;
-	int *started, stop = 0, rc = 0;
 	double t0 = cm_now_s(), c0 = cm_process_cpu_s();
-	if (n > s->n)
-		n = s->n ? s->n : 1;
-	w = cm_xcalloc(n, sizeof *w);
-	th = cm_xcalloc(n, sizeof *th);
-	started = cm_xcalloc(n, sizeof *started);
-	cm_gpu_split_select(g, -1);
-	for (size_t t = 0; t < n; t++) {
-		w[t] = (struct plan_worker){g, s, &next, &stop, s->n, 0, {0}};
-		/* the first worker is this thread */
-		started[t] = t > 0 && pthread_create(&th[t], NULL, plan_thread, &w[t]) == 0;
-	}
-	for (size_t t = 0; t < n; t++) {
-		if (!started[t]) { /* this thread, its errors held as the workers' are */
-			cm_diag_slot *was = cm_diag_defer_swap(&w[t].diag);
-			run_groups(&w[t]);
-			cm_diag_defer_swap(was);
-		}
-	}
-	for (size_t t = 0; t < n; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
-	/* the slots by the groups that failed: the lowest group's first */
-	for (size_t done = 0; done < n; done++) {
-		size_t at = n;
-		for (size_t t = 0; t < n; t++)
-			if (!w[t].settled && (at == n || w[t].failed < w[at].failed))
-				at = t;
-		w[at].settled = 1;
-		if (cm_diag_settle(&w[at].diag) || w[at].failed < s->n)
-			rc = -1;
-	}
+	int rc = gpu_split_each_group(g, jobs, 0, plan_each, g);
 	s->st.groups = cm_now_s() - t0;
 	s->st.groups_cpu = cm_process_cpu_s() - c0;
 	for (size_t k = 0; k < s->n; k++) {
 		g->st.x_events += s->grp[k].st_x_events;
 		g->st.api_rows += s->grp[k].st_api_rows;
 	}
-	free(w);
-	free(th);
-	free(started);
 	return rc;
 }
 

@@ -46,4 +46,13 @@ struct gpu_split {
 	struct cm_gpu_split_stats st; /* -v */
 };
 
+/* Run EACH(CTX, K) for every group K of G's split on up to JOBS threads,
+ * this one among them (gpusplitout.c), after cm_gpu_split_select(G, -1): the
+ * groups taken in turn, the first failure stopping the rest.  Each
+ * thread's reports are held (cm_diag_defer) and given in the order of the
+ * groups that failed, the lowest first, as one thread would have.  QUIET:
+ * the worker threads draw no progress line.  0, or -1 when a group
+ * failed. */
+int gpu_split_each_group(cm_gpu *g, int jobs, int quiet, int (*each)(void *ctx, size_t k), void *ctx);
+
 #endif

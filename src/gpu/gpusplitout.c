@@ -10,7 +10,9 @@
  * the other, each piece to its group's file (but with -t, whose repair
  * stages are a file's own: the caller renders a group at a time).  Then
  * each group's spans and the end of its file, the groups side by side,
- * each in a view of cm_gpu of its own (as gpugroups.c plans them). */
+ * each in a view of cm_gpu of its own (as gpugroups.c plans them); the
+ * groups shared among the -j threads by gpu_split_each_group, which the
+ * plans use too. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/gpusplit_int.h"
@@ -228,47 +230,27 @@ void cm_gpu_split_totals(cm_gpu *g)
 	}
 }
 
-/* The workers of cm_gpu_split_write_spans: each takes the next group not
- * taken, and stops at its first failure, which waits in its slot with the
- * group's number (the lowest group's is the run's error, as one after
- * another). */
-struct spans_worker {
-	const cm_gpu *g;
-	cm_evout *eos;
-	int (*tail)(void *ctx, size_t k, cm_evout *eo);
+/* One of gpu_split_each_group's threads: its share of the groups, taken
+ * in turn from *next, and where it stopped. */
+struct group_worker {
+	int (*each)(void *ctx, size_t k);
 	void *ctx;
+	size_t n;      /* the groups */
 	size_t *next;
 	int *stop;
-	size_t failed; /* the group that failed, or the groups' count */
+	int quiet;     /* a worker thread: no progress line from it */
+	size_t failed; /* the group that failed, or n */
 	int settled;
 	cm_diag_slot diag;
 };
 
-/* Group K's spans into its writer, in a view of G with the group's tables
- * swapped in (what cm_gpu_split_select makes G, without touching G: the
- * spans' render reads only), then the worker's tail.  0, or -1 after a
- * report. */
-static int spans_group(struct spans_worker *w, size_t k)
+static void run_groups(struct group_worker *w)
 {
-	struct gpu_group *gr = &w->g->split->grp[k];
-	cm_gpu v = *w->g;
-	int rc;
-	v.split = NULL;
-	v.cut = CM_CUT_NONE; /* every record of its runs is kept */
-	gpu_split_swap(&v, gr);
-	rc = cm_gpu_write_spans(&v, &w->eos[k], 1);
-	gpu_split_swap(&v, gr);
-	return rc < 0 ? -1 : w->tail(w->ctx, k, &w->eos[k]);
-}
-
-static void run_spans(struct spans_worker *w)
-{
-	size_t n = w->g->split->n;
 	for (;;) {
 		size_t k = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
-		if (k >= n || __atomic_load_n(w->stop, __ATOMIC_RELAXED))
+		if (k >= w->n || __atomic_load_n(w->stop, __ATOMIC_RELAXED))
 			return;
-		if (spans_group(w, k) < 0) {
+		if (w->each(w->ctx, k) < 0) {
 			w->failed = k;
 			__atomic_store_n(w->stop, 1, __ATOMIC_RELAXED);
 			return;
@@ -276,38 +258,37 @@ static void run_spans(struct spans_worker *w)
 	}
 }
 
-static void *spans_thread(void *arg)
+static void *group_thread(void *arg)
 {
-	struct spans_worker *w = arg;
+	struct group_worker *w = arg;
 	cm_diag_defer(&w->diag);
-	cm_progress_thread_off();
-	run_spans(w);
+	if (w->quiet)
+		cm_progress_thread_off();
+	run_groups(w);
 	return NULL;
 }
 
-int cm_gpu_split_write_spans(cm_gpu *g, cm_evout *eos, int jobs, int (*tail)(void *ctx, size_t k, cm_evout *eo),
-			     void *ctx)
+int gpu_split_each_group(cm_gpu *g, int jobs, int quiet, int (*each)(void *ctx, size_t k), void *ctx)
 {
-	struct gpu_split *s = g->split;
-	size_t n = jobs < 1 ? 1 : (size_t)jobs, next = 0;
-	struct spans_worker *w;
+	size_t groups = g->split->n, n = jobs < 1 ? 1 : (size_t)jobs, next = 0;
+	struct group_worker *w;
 	pthread_t *th;
 	int *started, stop = 0, rc = 0;
-	if (n > s->n)
-		n = s->n ? s->n : 1;
+	if (n > groups)
+		n = groups ? groups : 1;
 	w = cm_xcalloc(n, sizeof *w);
 	th = cm_xcalloc(n, sizeof *th);
 	started = cm_xcalloc(n, sizeof *started);
 	cm_gpu_split_select(g, -1);
 	for (size_t t = 0; t < n; t++) {
-		w[t] = (struct spans_worker){g, eos, tail, ctx, &next, &stop, s->n, 0, {0}};
+		w[t] = (struct group_worker){each, ctx, groups, &next, &stop, quiet, groups, 0, {0}};
 		/* the first worker is this thread */
-		started[t] = t > 0 && pthread_create(&th[t], NULL, spans_thread, &w[t]) == 0;
+		started[t] = t > 0 && pthread_create(&th[t], NULL, group_thread, &w[t]) == 0;
 	}
 	for (size_t t = 0; t < n; t++) {
 		if (!started[t]) { /* this thread, its errors held as the workers' are */
 			cm_diag_slot *was = cm_diag_defer_swap(&w[t].diag);
-			run_spans(&w[t]);
+			run_groups(&w[t]);
 			cm_diag_defer_swap(was);
 		}
 	}
@@ -321,11 +302,45 @@ int cm_gpu_split_write_spans(cm_gpu *g, cm_evout *eos, int jobs, int (*tail)(voi
 			if (!w[t].settled && (at == n || w[t].failed < w[at].failed))
 				at = t;
 		w[at].settled = 1;
-		if (cm_diag_settle(&w[at].diag) || w[at].failed < s->n)
+		if (cm_diag_settle(&w[at].diag) || w[at].failed < groups)
 			rc = -1;
 	}
 	free(w);
 	free(th);
 	free(started);
 	return rc;
+}
+
+/* What cm_gpu_split_write_spans's steps share (gpu_split_each_group's
+ * CTX). */
+struct spans_job {
+	const cm_gpu *g;
+	cm_evout *eos;
+	int (*tail)(void *ctx, size_t k, cm_evout *eo);
+	void *ctx;
+};
+
+/* Group K's spans into its writer, in a view of G with the group's tables
+ * swapped in (what cm_gpu_split_select makes G, without touching G: the
+ * spans' render reads only), then the worker's tail.  0, or -1 after a
+ * report. */
+static int spans_group(void *job, size_t k)
+{
+	struct spans_job *w = job;
+	struct gpu_group *gr = &w->g->split->grp[k];
+	cm_gpu v = *w->g;
+	int rc;
+	v.split = NULL;
+	v.cut = CM_CUT_NONE; /* every record of its runs is kept */
+	gpu_split_swap(&v, gr);
+	rc = cm_gpu_write_spans(&v, &w->eos[k], 1);
+	gpu_split_swap(&v, gr);
+	return rc < 0 ? -1 : w->tail(w->ctx, k, &w->eos[k]);
+}
+
+int cm_gpu_split_write_spans(cm_gpu *g, cm_evout *eos, int jobs, int (*tail)(void *ctx, size_t k, cm_evout *eo),
+			     void *ctx)
+{
+	struct spans_job job = {g, eos, tail, ctx};
+	return gpu_split_each_group(g, jobs, 1, spans_group, &job);
 }
