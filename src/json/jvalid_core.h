@@ -270,6 +270,44 @@ bad:
 	return JV_BAD;
 }
 
+/* The digits from P on (up to E), their value folded into *W (W * 10 + d
+ * each; it wraps past 19 digits, when it is not used): returns the first
+ * byte that is not one.  Eight at a time, as jv_skip_digits steps over them
+ * (jv_number_iv and jv_number_dec read their digits here). */
+static inline const unsigned char *jv_digits_value(const unsigned char *p, const unsigned char *e, uint64_t *wp)
+{
+	uint64_t w = *wp;
+#if JV_DIGIT_MASK
+	while (e - p >= 8) {
+		static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+		uint64_t x = load8(p), t = jv_nondigits(x);
+		unsigned k;
+		if (!t) {
+			w = w * 100000000u + cm_eight_digits_value(x);
+			p += 8;
+			continue;
+		}
+		k = (unsigned)__builtin_ctzll(t) >> 3;
+		if (k) {
+			x = (x << (64 - 8 * k)) | (UINT64_C(0x3030303030303030) >> (8 * k));
+			w = w * pow10[k] + cm_eight_digits_value(x);
+			p += k;
+		}
+		*wp = w;
+		return p;
+	}
+#else
+	while (e - p >= 8 && cm_eight_digits(load8(p))) {
+		w = w * 100000000u + cm_eight_digits_value(load8(p));
+		p += 8;
+	}
+#endif
+	while (p < e && jv_is_digit(*p))
+		w = w * 10 + (uint64_t)(*p++ - '0');
+	*wp = w;
+	return p;
+}
+
 /* jv_number() for the builder, which also wants the value of an integer
  * literal: the digits of the integer part are read as they are checked
  * (eight at a time, as jv_skip_digits steps over them).  *HAS 1 and *IV its
@@ -295,38 +333,7 @@ static inline int jv_number_iv(const unsigned char **pp, const unsigned char *e,
 		p++;
 	} else if (jv_is_digit(*p)) {
 		w = (uint64_t)(*p++ - '0');
-		/* past 19 digits W wraps, and is not used */
-#if JV_DIGIT_MASK
-		while (e - p >= 8) {
-			static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-			uint64_t x = load8(p), t = jv_nondigits(x);
-			unsigned k;
-			if (!t) {
-				w = w * 100000000u + cm_eight_digits_value(x);
-				p += 8;
-				continue;
-			}
-			/* K (0..7) digits, then the number's end: moved to the
-			 * top of the word, '0's below them, read as eight */
-			k = (unsigned)__builtin_ctzll(t) >> 3;
-			if (k) {
-				x = (x << (64 - 8 * k)) | (UINT64_C(0x3030303030303030) >> (8 * k));
-				w = w * pow10[k] + cm_eight_digits_value(x);
-				p += k;
-			}
-			goto digits_done;
-		}
-#else
-		while (e - p >= 8 && cm_eight_digits(load8(p))) {
-			w = w * 100000000u + cm_eight_digits_value(load8(p));
-			p += 8;
-		}
-#endif
-		while (p < e && jv_is_digit(*p))
-			w = w * 10 + (uint64_t)(*p++ - '0');
-#if JV_DIGIT_MASK
-	digits_done:;
-#endif
+		p = jv_digits_value(p, e, &w); /* past 19 digits W wraps, and is not used */
 	} else {
 		*pp = p;
 		return JV_BAD; /* "-" without a digit */
@@ -371,38 +378,6 @@ struct cm_jnum {
 	unsigned ni, nf;
 	int neg, exp;
 };
-
-/* The digits from P on (up to E), their value folded into *W (W * 10 + d
- * each; it wraps past 19 digits, when it is not used): returns the first
- * byte that is not one.  Eight at a time, as jv_number_iv reads them. */
-static inline const unsigned char *jv_digits_value(const unsigned char *p, const unsigned char *e, uint64_t *wp)
-{
-	uint64_t w = *wp;
-#if JV_DIGIT_MASK
-	while (e - p >= 8) {
-		static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-		uint64_t x = load8(p), t = jv_nondigits(x);
-		unsigned k;
-		if (!t) {
-			w = w * 100000000u + cm_eight_digits_value(x);
-			p += 8;
-			continue;
-		}
-		k = (unsigned)__builtin_ctzll(t) >> 3;
-		if (k) {
-			x = (x << (64 - 8 * k)) | (UINT64_C(0x3030303030303030) >> (8 * k));
-			w = w * pow10[k] + cm_eight_digits_value(x);
-			p += k;
-		}
-		*wp = w;
-		return p;
-	}
-#endif
-	while (p < e && jv_is_digit(*p))
-		w = w * 10 + (uint64_t)(*p++ - '0');
-	*wp = w;
-	return p;
-}
 
 /* jv_number, the same grammar and answers (*PP likewise), reading the
  * digits' value as it checks them into *NUM. */
