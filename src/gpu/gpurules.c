@@ -10,6 +10,7 @@
 #include "gpu/cbid.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/opool.h"
 
 #include <errno.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Report a problem with events[INDEX] (OFFSET: just past the event). */
 int gpu_ev_error(const cm_gpu *g, uint64_t index, int64_t offset, const char *fmt, ...)
@@ -75,6 +75,22 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
 	return fallback;
 }
 
+/* Report a failed read back of a temporary file: K is cm_pread_all's
+ * count (short: the file ends early) or -1 (errno set).  -1. */
+static int read_back_failed(ssize_t k)
+{
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+		       k < 0 ? ": " : " (it is shorter than written)", k < 0 ? strerror(errno) : "");
+}
+
+/* N bytes at OFF of the temporary file FD into P (cm_pread_all): 0, or -1
+ * after a report. */
+static int read_back(int fd, void *p, size_t n, uint64_t off)
+{
+	ssize_t k = cm_pread_all(fd, p, n, off);
+	return (size_t)k == n ? 0 : read_back_failed(k);
+}
+
 /* --split: a group's runs (win.runs) to POOL, in window order, as pieces
  * of about a block (rs->piece bytes: as many records as a block of the
  * window holds on average, its names counted; a piece ends at the last run of a group: gpusplit.c
@@ -93,18 +109,9 @@ static int feed_runs(const cm_gpu *g, cm_opool *pool)
 			cm_buf_grow(&b, r->len);
 		if (fd < 0) {
 			memcpy(b.p + b.len, g->win.block.p + r->off, r->len);
-		} else {
-			for (size_t got = 0; got < r->len;) {
-				ssize_t n = pread(fd, b.p + b.len + got, r->len - got, (off_t)(r->off + (int64_t)got));
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n <= 0) {
-					cm_buf_free(&b);
-					return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-						       n ? ": " : " (it is shorter than written)", n ? strerror(errno) : "");
-				}
-				got += (size_t)n;
-			}
+		} else if (read_back(fd, b.p + b.len, r->len, (uint64_t)r->off) < 0) {
+			cm_buf_free(&b);
+			return -1;
 		}
 		b.len += r->len;
 		/* the pieces need not be the blocks: the walks' results do not
@@ -241,15 +248,8 @@ static int read_block(void *wctx, const cm_buf *in, cm_buf *out)
 	r->block.len = 0;
 	if (r->block.cap < len)
 		cm_buf_grow(&r->block, (size_t)len);
-	for (uint64_t got = 0; got < len;) {
-		ssize_t k = pread(r->fd, r->block.p + got, (size_t)(len - got), (off_t)(off + got));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-				       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
-		got += (uint64_t)k;
-	}
+	if (read_back(r->fd, r->block.p, (size_t)len, off) < 0)
+		return -1;
 	r->block.len = (size_t)len;
 	return r->fn(r->wctx, &r->block, out);
 }
@@ -265,14 +265,11 @@ static int feed_places(cm_opool *pool, int fd)
 	for (;;) {
 		uint32_t len;
 		uint64_t place[2];
-		ssize_t k = pread(fd, &len, 4, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
+		ssize_t k = cm_pread_all(fd, &len, 4, off);
 		if (k == 0)
 			break;
 		if (k != 4) {
-			rc = cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-				     k < 0 ? ": " : " (it is shorter than written)", k < 0 ? strerror(errno) : "");
+			rc = read_back_failed(k);
 			break;
 		}
 		place[0] = off + 4;
@@ -299,15 +296,8 @@ static int read_runs(void *wctx, const cm_buf *in, cm_buf *out)
 		memcpy(&len, in->p + at + 8, 8);
 		if (r->block.cap - r->block.len < len)
 			cm_buf_grow(&r->block, (size_t)len);
-		for (uint64_t got = 0; got < len;) {
-			ssize_t k = pread(r->fd, r->block.p + r->block.len + got, (size_t)(len - got), (off_t)(off + got));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-					       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
-			got += (uint64_t)k;
-		}
+		if (read_back(r->fd, r->block.p + r->block.len, (size_t)len, off) < 0)
+			return -1;
 		r->block.len += (size_t)len;
 	}
 	return r->fn(r->wctx, &r->block, out);

@@ -20,6 +20,7 @@
 #include "io/input.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/tmpfile.h"
 
 #include <errno.h>
@@ -472,20 +473,12 @@ static ssize_t raw_read(cm_input *in, size_t at, size_t want)
 	}
 	in->raw_done += (uint64_t)n;
 	if (in->teeing) {
-		const unsigned char *p = in->raw + at;
-		size_t left = (size_t)n;
+		int err;
 		if (in->spool_fd < 0 && spool_create(in) < 0)
 			return -1;
-		while (left) {
-			ssize_t w = write(in->spool_fd, p, left);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s",
-					       in->name, strerror(errno));
-			p += w;
-			left -= (size_t)w;
-		}
+		if ((err = cm_write_all(in->spool_fd, in->raw + at, (size_t)n)) != 0)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write the spool file for %s: %s", in->name,
+				       strerror(err));
 	}
 	return n;
 }
@@ -895,21 +888,14 @@ int cm_input_can_pread(const cm_input *in)
 
 int cm_input_pread(cm_input *in, void *buf, size_t n, uint64_t off)
 {
-	char *p = buf; /* a plain text's offsets are the file's (a byte order mark counted: fill) */
-	while (n) {
-		ssize_t got = pread(in->fd, p, n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
-		if (got == 0)
-			return cm_fail(CM_EXIT_IO, in->name, -1,
-				       "the file changed while it was being read (it is read more than once); "
-				       "nothing was written");
-		p += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
-	}
+	/* a plain text's offsets are the file's (a byte order mark counted: fill) */
+	ssize_t got = cm_pread_all(in->fd, buf, n, off);
+	if (got < 0)
+		return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
+	if ((size_t)got < n)
+		return cm_fail(CM_EXIT_IO, in->name, -1,
+			       "the file changed while it was being read (it is read more than once); "
+			       "nothing was written");
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #include "io/outwriter.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -149,24 +150,14 @@ static int write_failed(cm_output *out, int err)
 	return -1;
 }
 
-/* write(2) all of P, retrying short writes, and start its write-back
+/* write(2) all of P (cm_write_all) and start its write-back
  * (writeback.c).  Returns 0 or -1 (reported). */
 static int write_all(cm_output *out, const unsigned char *p, size_t n)
 {
-	size_t len = n;
-	int err;
-	while (n) {
-		ssize_t w = write(out->file.fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return write_failed(out, errno);
-		p += w;
-		n -= (size_t)w;
-	}
-	if ((err = cm_wback_wrote(&out->file.wb, len)) != 0)
-		return write_failed(out, err);
-	return 0;
+	int err = cm_write_all(out->file.fd, p, n);
+	if (!err)
+		err = cm_wback_wrote(&out->file.wb, n);
+	return err ? write_failed(out, err) : 0;
 }
 
 /* Write the buffer's plain bytes, or hand them to the writing thread (its

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "io/outwriter.h"
 #include "base/diag.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -25,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* The buffers' size, and all of them together.  1000 KiB, not 1 MiB:
  * writes of a power of two at its own alignment get the page cache's
@@ -57,21 +57,6 @@ struct cm_owriter {
 	int failed;    /* the thread stopped on it */
 };
 
-/* write(2) all of P.  0 or an errno. */
-static int write_full(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The writing thread of W (ARG): write the buffers handed over, oldest
  * first, until stop (what is left is dropped) or a failed write, whose
  * errno it keeps for the caller (the top of the file says why). */
@@ -90,7 +75,7 @@ static void *writer_main(void *arg)
 		i = (size_t)(w->tail % (uint64_t)w->nbuf);
 		n = w->len[i];
 		pthread_mutex_unlock(&w->mu);
-		err = write_full(w->fd, w->buf[i], n);
+		err = cm_write_all(w->fd, w->buf[i], n);
 		if (!err && w->wb)
 			err = cm_wback_wrote(w->wb, n);
 		pthread_mutex_lock(&w->mu);

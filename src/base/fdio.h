@@ -1,0 +1,25 @@
+/* fdio.h - all of a buffer to or from a file descriptor: the loops that
+ * retry EINTR and short transfers, which each writer and reader of the
+ * engine had a copy of.  Nothing is reported here: each caller words its
+ * own message (and a broken pipe may be no error to it at all). */
+#ifndef CM_FDIO_H
+#define CM_FDIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* write(2) all N bytes at P to FD, retrying EINTR and short writes.
+ * Returns 0, or the errno of the write that failed (EPIPE included: the
+ * caller decides whether a closed reader is an error); a write that takes
+ * no byte of a non-empty buffer, which POSIX allows only of odd devices,
+ * counts as EIO rather than looping forever.  A failure leaves an unknown
+ * prefix of P written. */
+int cm_write_all(int fd, const void *p, size_t n);
+
+/* pread(2) N bytes at offset OFF of FD into P, retrying EINTR and short
+ * reads.  Returns how many were read: N, or fewer when the file ends first
+ * (0 at or past its end); or -1 with errno set by the read that failed. */
+ssize_t cm_pread_all(int fd, void *p, size_t n, uint64_t off);
+
+#endif
