@@ -15,38 +15,24 @@ R=$tmp/run
 mkdir "$R"
 # rank r: host node(r/4), pid 5000 + r%4, a trace named as torch names it
 # ({host}_{pid}.{ms}.pt.trace.json, rank 2's gzipped) and a window named w{r}.json
-python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$R" <<'PY'
+e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$R" <<'PY'
 import gzip, json, sys
+import ranks
 cpu, win, out = sys.argv[1:4]
 for r in range(8):
     host, pid = "node%d" % (r // 4), 5000 + r % 4
-    # Kineto writes distributedInfo ahead of traceEvents
-    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": 8}}
-    d.update(json.load(open(cpu)))
-    for e in d["traceEvents"]:
-        if e.get("pid") == 4242: e["pid"] = pid
-        if e.get("tid") == 4242: e["tid"] = pid
+    d = ranks.trace(cpu, r, pid, 8)
     name = "%s/%s_%d.1759300079000.pt.trace.json" % (out, host, pid)
     if r == 2:
         with gzip.open(name + ".gz", "wt") as f: json.dump(d, f, indent=1)
     else:
         json.dump(d, open(name, "w"), indent=1)
-    w = json.load(open(win))
-    for e in w["events"]:
-        if e.get("process_id") == 4242: e["process_id"] = pid
-    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
-    w["source"] = {"host": host, "pid": pid, "rank": r, "rank_from": "RANK",
-                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
+    w = ranks.window(win, r, pid, host)
     if r in (4, 5):  # no RANK in their environment: told apart from ranks 0, 1 by host alone
         del w["source"]["rank"], w["source"]["rank_from"]
     json.dump(w, open("%s/w%d.json" % (out, r), "w"), indent=1)
-# torchrun's agent: driver calls only, no trace
-w = json.load(open(win))
-w["events"] = [e for e in w["events"] if e["kind"] == "cuda_driver"]
-for e in w["events"]: e["process_id"] = 4999
-w["thread_resource_map"] = {}
-w["source"] = {"host": "node0", "pid": 4999, "start_ns": 1759300070000000000, "end_ns": 1759300090000000000}
-json.dump(w, open(out + "/agent.json", "w"))
+# torchrun's agent: no trace
+json.dump(ranks.agent(win), open(out + "/agent.json", "w"))
 PY
 T6=$R/node1_5002.1759300079000.pt.trace.json
 cp "$T6" "$tmp/t6.good"

@@ -13,24 +13,14 @@ CM_ABS=$(cd "$(dirname "$CUPTIMERGE")" && pwd)/${CUPTIMERGE##*/}
 # windows DIR/windows/w{r}.json, an hour old
 mkranks() {
 	mkdir -p "$1/traces" "$1/windows"
-	python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
+	e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
 import json, sys
+import ranks
 cpu, win, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 for r in range(n):
     pid = 5000 + r
-    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": n}}
-    d.update(json.load(open(cpu)))
-    for e in d["traceEvents"]:
-        if e.get("pid") == 4242: e["pid"] = pid
-        if e.get("tid") == 4242: e["tid"] = pid
-    json.dump(d, open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
-    w = json.load(open(win))
-    for e in w["events"]:
-        if e.get("process_id") == 4242: e["process_id"] = pid
-    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
-    w["source"] = {"host": "node0", "pid": pid, "rank": r, "rank_from": "RANK",
-                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
-    json.dump(w, open("%s/windows/w%d.json" % (out, r), "w"))
+    json.dump(ranks.trace(cpu, r, pid, n), open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
+    json.dump(ranks.window(win, r, pid, "node0"), open("%s/windows/w%d.json" % (out, r), "w"))
 PY
 	touch -d '1 hour ago' "$1"/traces/* "$1"/windows/*
 }

@@ -17,6 +17,12 @@ srcdir=${srcdir:-.}
 CUPTIMERGE=${CUPTIMERGE:-./src/cuptimerge}
 FIX=$srcdir/tests/fixtures
 JSONCMP="python3 $srcdir/tests/jsoncmp.py"
+# e2e_python ARGS...: python3 with tests/e2e/ on its path, for the scripts'
+# Python that imports ranks.py; no bytecode written (distcheck's source tree
+# is read-only, and an in-tree run would leave it behind)
+e2e_python() {
+	PYTHONPATH="$srcdir/tests/e2e" PYTHONDONTWRITEBYTECODE=1 python3 "$@"
+}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 ntests=0

@@ -45,33 +45,18 @@ done >"$tmp/runon"
 # torchrun's agent recorded a window without GPU work
 J=$tmp/scratch/job
 mkdir -p "$J/traces" "$J/windows"
-python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$J" <<'PY'
+e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$J" <<'PY'
 import json, sys
+import ranks
 cpu, win, out = sys.argv[1:4]
 for r in range(3):
     pid = 5000 + r
-    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": 3}}
-    d.update(json.load(open(cpu)))
-    for e in d["traceEvents"]:
-        if e.get("pid") == 4242: e["pid"] = pid
-        if e.get("tid") == 4242: e["tid"] = pid
-    text = json.dumps(d, indent=1)
+    text = json.dumps(ranks.trace(cpu, r, pid, 3), indent=1)
     open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w").write(text[:1600] if r == 1 else text)
     if r == 2:
         continue
-    w = json.load(open(win))
-    for e in w["events"]:
-        if e.get("process_id") == 4242: e["process_id"] = pid
-    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
-    w["source"] = {"host": "node0", "pid": pid, "rank": r, "rank_from": "RANK",
-                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
-    json.dump(w, open("%s/windows/cuptirec_node0_%d.json" % (out, pid), "w"))
-w = json.load(open(win))
-w["events"] = [e for e in w["events"] if e["kind"] == "cuda_driver"]
-for e in w["events"]: e["process_id"] = 4999
-w["thread_resource_map"] = {}
-w["source"] = {"host": "node0", "pid": 4999, "start_ns": 1759300070000000000, "end_ns": 1759300090000000000}
-json.dump(w, open(out + "/windows/cuptirec_node0_4999.json", "w"))
+    json.dump(ranks.window(win, r, pid, "node0"), open("%s/windows/cuptirec_node0_%d.json" % (out, pid), "w"))
+json.dump(ranks.agent(win), open(out + "/windows/cuptirec_node0_4999.json", "w"))
 PY
 touch -d '1 hour ago' "$J"/traces/* "$J"/windows/*
 

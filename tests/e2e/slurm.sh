@@ -163,30 +163,16 @@ done
 # always newer.
 J=$tmp/job
 mkdir -p "$J/traces" "$J/windows" "$J/good"
-python3 - "$FIX/cpu.json" "$FIX/window_source.json" "$J" <<'PY'
+e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$J" <<'PY'
 import json, sys
+import ranks
 cpu, win, out = sys.argv[1:4]
 for r in range(64):
     host, pid = "node%d" % (r // 8), 5000 + r % 8
-    d = {"distributedInfo": {"backend": "nccl", "rank": r, "world_size": 64}}
-    d.update(json.load(open(cpu)))
-    for e in d["traceEvents"]:
-        if e.get("pid") == 4242: e["pid"] = pid
-        if e.get("tid") == 4242: e["tid"] = pid
-    json.dump(d, open("%s/traces/%s_%d.1759300079000.pt.trace.json" % (out, host, pid), "w"), indent=1)
-    w = json.load(open(win))
-    for e in w["events"]:
-        if e.get("process_id") == 4242: e["process_id"] = pid
-    w["thread_resource_map"] = {str(pid): v for k, v in w["thread_resource_map"].items()}
-    w["source"] = {"host": host, "pid": pid, "rank": r, "rank_from": "RANK",
-                   "start_ns": 1759300078000000000, "end_ns": 1759300080000000000}
-    json.dump(w, open("%s/windows/w%d.json" % (out, r), "w"), indent=1)
-w = json.load(open(win))
-w["events"] = [e for e in w["events"] if e["kind"] == "cuda_driver"]
-for e in w["events"]: e["process_id"] = 4999
-w["thread_resource_map"] = {}
-w["source"] = {"host": "node0", "pid": 4999, "start_ns": 1759300070000000000, "end_ns": 1759300090000000000}
-json.dump(w, open(out + "/windows/agent.json", "w"))
+    json.dump(ranks.trace(cpu, r, pid, 64),
+              open("%s/traces/%s_%d.1759300079000.pt.trace.json" % (out, host, pid), "w"), indent=1)
+    json.dump(ranks.window(win, r, pid, host), open("%s/windows/w%d.json" % (out, r), "w"), indent=1)
+json.dump(ranks.agent(win), open(out + "/windows/agent.json", "w"))
 PY
 key() { # key R: rank R's key
 	echo "node$(($1 / 8))_$((5000 + $1 % 8)).1759300079000"
