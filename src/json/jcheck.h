@@ -3,9 +3,10 @@
  *
  * yajl 2 takes form feed and vertical tab as whitespace, accepts overlong
  * and surrogate UTF-8 sequences and nests without limit; Python's json (the
- * reference) and our hand-written second-pass scanners (jscan.c, winfast.c,
- * cpucopy.c, jval.c) do not.  A text that passes yajl and this check is one
- * that every later pass reads the same way. */
+ * reference) and our hand-written readers (the splitter and its scanner,
+ * docsplit.c and jscan.c; the validator, jvalid.c; jval.c; the copy,
+ * cpu/cpucopy.c) do not.  A text that passes yajl and this check is one
+ * that every one of them reads the same way. */
 #ifndef CM_JCHECK_H
 #define CM_JCHECK_H
 

@@ -1,4 +1,6 @@
-/* jscan.c - the value scanner of the splitter and the second passes.
+/* jscan.c - the value scanner of the splitter (docsplit.c), the copy
+ * (cpu/cpucopy.c, cpuwalk.c), the window's maps (gpu/gpuscan.c) and the
+ * .pftrace writer (pftrace/).
  *
  * Most bytes of a trace are plain: only quotes, backslashes and brackets
  * move the state.  With SSE2 (every x86-64) sixteen bytes are classified

@@ -1,6 +1,8 @@
-/* jscan.h - find where a JSON value ends in text already known to be valid
- * JSON (the second pass over an input): strings, escapes and bracket depth
- * are tracked, nothing is decoded.  Works across chunks. */
+/* jscan.h - find where a JSON value ends: strings, escapes and bracket
+ * depth are tracked, nothing is decoded, so a text that is not JSON is not
+ * noticed here (the splitter's values are checked after it cuts them,
+ * json/jvalid.c; the copy's, cpu/cpucopy.c, were checked by phase 1).
+ * Works across chunks. */
 #ifndef CM_JSCAN_H
 #define CM_JSCAN_H
 
