@@ -4,6 +4,7 @@
 #include "json/doclayout.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/tmpfile.h"
 
 #include <errno.h>
@@ -106,13 +107,13 @@ int cm_doclayout_marks(FILE *f, cm_doclayout_mark **marks, size_t *n)
 	*marks = NULL;
 	*n = 0;
 	if (fflush(f) != 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof tail ||
-	    pread(fd, tail, sizeof tail, st.st_size - (off_t)sizeof tail) != (ssize_t)sizeof tail ||
+	    cm_pread_all(fd, tail, sizeof tail, (uint64_t)st.st_size - sizeof tail) != (ssize_t)sizeof tail ||
 	    tail[1] != CM_DOCLAYOUT_MAGIC || tail[0] < 2 ||
 	    tail[0] > ((uint64_t)st.st_size - sizeof tail) / sizeof(cm_doclayout_mark))
 		return -1;
 	*marks = cm_xmalloc((size_t)tail[0] * sizeof **marks);
-	if (pread(fd, *marks, (size_t)tail[0] * sizeof **marks,
-		  st.st_size - (off_t)sizeof tail - (off_t)(tail[0] * sizeof **marks)) !=
+	if (cm_pread_all(fd, *marks, (size_t)tail[0] * sizeof **marks,
+			 (uint64_t)st.st_size - sizeof tail - tail[0] * sizeof **marks) !=
 	    (ssize_t)(tail[0] * sizeof **marks)) {
 		free(*marks);
 		*marks = NULL;
