@@ -146,7 +146,7 @@ int cpucopy_array_feed(struct copy *c, const char *s, size_t n, uint64_t base, s
 	return flush_pending(c) < 0 ? -1 : rc;
 }
 
-/* array_feed's walk: the kept bytes go to out_span, in order; what else
+/* cpucopy_array_feed's walk: the kept bytes go to out_span, in order; what else
  * goes out (the metadata, a comma, the end) after flush_pending. */
 static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, size_t *ip)
 {
@@ -186,12 +186,13 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 			if (c->start < pos)
 				return cpucopy_changed(c);
 			layout_prefetch(c, c->elem + LAYOUT_AHEAD, s, n, base);
-			/* take_next and separator may write (the metadata before
-			 * the first kept element past the leading "M" ones, a
-			 * comma before element 0): the piece pending goes first
-			 * then, and only then, so that the kept elements of a
-			 * chunk stay one piece (flushed at every element, each
-			 * went through the event buffer: a memcpy of the trace) */
+			/* cpucopy_take_next and cpucopy_separator may write
+			 * (the metadata before the first kept element past the
+			 * leading "M" ones, a comma before element 0): the
+			 * piece pending goes first then, and only then, so that
+			 * the kept elements of a chunk stay one piece (flushed
+			 * at every element, each went through the event
+			 * buffer: a memcpy of the trace) */
 			if ((!c->elem || (!c->inserted && c->kept == p->leading_m)) && flush_pending(c) < 0)
 				return -1;
 			if ((kept = cpucopy_take_next(c)) < 0)

@@ -23,7 +23,7 @@ struct args {
 	struct arg *v;
 	size_t n, cap;
 	/* Not NULL: the args go straight into this buffer as they are set,
-	 * after ,"args":{ (gpu_args_direct).  Only for args whose keys are
+	 * after ,"args":{ (gpu_args_begin's DIRECT).  Only for args whose keys are
 	 * all different and all the render's own (text that needs no escape):
 	 * an event without an annotation, whose keys are literals of the
 	 * render.  The slots' search, the keys' strlen and cm_jw_string were

@@ -82,7 +82,7 @@ static int scan_ua(cm_gpu *g, const cm_jval *val, int64_t offset)
 	const cm_jval **mem = cm_jval_dict_members(val, &n);
 	int rc = 0;
 	/* Kept in a file, in order, until the window has been read and the
-	 * ids' range is known (ua_build): a later entry for the same id wins. */
+	 * ids' range is known (gpu_ua_build): a later entry for the same id wins. */
 	if (n && !g->win.ua_file && !(g->win.ua_file = cm_temp_file("annotations"))) {
 		free(mem);
 		return -1;

@@ -485,7 +485,7 @@ static inline cm_jval *jv_build_attach(const struct jv_emit *em, int type)
 	return cm_jbuild_link(b, ns->next++, type);
 }
 
-/* The builder's scalar (cm_jbuild_scalar), not a number: build_number. */
+/* The builder's scalar (cm_jbuild_scalar), not a number: jv_build_number. */
 static inline void jv_build_scalar(const struct jv_emit *em, int type, const unsigned char *s, size_t n)
 {
 	cm_jval *v = jv_build_attach(em, type);
