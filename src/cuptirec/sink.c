@@ -1,6 +1,7 @@
 /* sink.c - buffered, optionally gzip-compressed output to the window file. */
 #include "sink.h"
 #include "opts.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,17 +31,11 @@ struct crec_sink {
  * Returns 0, or -1 with the error recorded in S. */
 static int crec_sink_flushbytes(crec_sink *s, const unsigned char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(s->fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			s->err = errno;
-			s->what = "write";
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
+	int err = cm_write_all(s->fd, p, n);
+	if (err) {
+		s->err = err;
+		s->what = "write";
+		return -1;
 	}
 	return 0;
 }

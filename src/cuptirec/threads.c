@@ -65,6 +65,7 @@
 #include "jbuf.h"
 #include "opts.h"
 #include "pathpat.h"
+#include "base/fdio.h"
 
 #define CREC_API __attribute__((visibility("default")))
 
@@ -222,22 +223,12 @@ struct crec_fout {
 	char buf[4096];
 };
 
-/* Write out the buffered bytes. */
+/* Write out the buffered bytes, unless a write has failed (cm_write_all:
+ * write(2) alone, safe where the _exit wrapper runs). */
 static void crec_fout_flush(struct crec_fout *f)
 {
-	const char *p = f->buf;
-	size_t n = f->len;
-
-	while (n > 0 && !f->err) {
-		ssize_t w = write(f->fd, p, n);
-		if (w < 0) {
-			if (errno != EINTR)
-				f->err = errno;
-			continue;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
+	if (!f->err)
+		f->err = cm_write_all(f->fd, f->buf, f->len);
 	f->len = 0;
 }
 
