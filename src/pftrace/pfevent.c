@@ -81,6 +81,7 @@ void cm_pfev_free(cm_pfev *e)
 		if (t) {
 			free(t->name);
 			free(t->labels);
+			free(t->str);
 			free(t->lane_uuid);
 		}
 	}
@@ -372,8 +373,10 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 	cm_buf *n = &e->scratch;
 	if (cm_pf_time(e, ev->ts, "ts", "C", off, &ts) < 0)
 		return -1;
+	if (cm_pf_str_event(e, ev->pid, ev->tid, off, ts, INT64_MAX) < 0)
+		return -1;
 	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0)
-		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+		return REFUSE(e, off, "a \"C\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	proc = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
 	if (!ev->args || ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
