@@ -289,6 +289,23 @@ static int beyond(const cm_jval *v)
 	return v && v->type == CM_J_NUM && !is_integer_text(v->s, v->len) && cm_pf_num_id(v->s, v->len, &x) < 0;
 }
 
+/* The number text V with a fraction or an exponent cut to its integer
+ * part in *X (2.5 is 2, -2.5 is -2); -1 when that is beyond int32. */
+static int sort_of_double(const cm_jval *v, cm_int *x)
+{
+	char buf[64], *t = v->len < sizeof buf ? buf : cm_xmalloc(v->len + 1);
+	double d;
+	memcpy(t, v->s, v->len);
+	t[v->len] = 0;
+	d = strtod(t, NULL);
+	if (t != buf)
+		free(t);
+	if (!(d > INT32_MIN - 1.0 && d < INT32_MAX + 1.0))
+		return -1;
+	*x = (cm_int)(int64_t)d;
+	return 0;
+}
+
 /* (pfevent.h) */
 int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts, int64_t rank)
 {
@@ -344,8 +361,10 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 	if (argkey[i][0] == 's') {
 		cm_int x;
 		/* the schema's sort index is an int32: one outside it, or not
-		 * an integer, is left out (a hint for the order of the rows) */
-		if (v->type != CM_J_NUM || !is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) ||
+		 * a number, is left out (a hint for the order of the rows); a
+		 * fraction is cut, as the JSON import casts a double to int64 */
+		if (v->type != CM_J_NUM || (is_integer_text(v->s, v->len) ? cm_py_int_of_number(v->s, v->len, &x) != 0
+									   : sort_of_double(v, &x) < 0) ||
 		    x < INT32_MIN || x > INT32_MAX)
 			return 0;
 		if (t->has_sort && mts < t->sort_ts)
