@@ -363,7 +363,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	return 0;
 }
 
-/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"),
+/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY", a string ID),
  * made (and described) here; its values added to e->wt.cvals. */
 static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 {
@@ -390,7 +390,9 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
 		if (ev->name && ev->name->type == CM_J_STR)
 			cm_buf_put(n, ev->name->s, ev->name->len);
-		if (ev->id && (ev->id->type == CM_J_STR || ev->id->type == CM_J_NUM)) {
+		/* Perfetto's JSON import names a counter by its id only when
+		 * that is a string, and not "" (an integer id is left out) */
+		if (ev->id && ev->id->type == CM_J_STR && ev->id->len) {
 			cm_buf_lit(n, " id: ");
 			cm_buf_put(n, ev->id->s, ev->id->len);
 		}
