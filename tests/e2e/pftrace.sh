@@ -450,4 +450,37 @@ for j in 1 2 3 4; do
 	cmp -s "$tmp/strnames_$j.pftrace" "$tmp/strnames_1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
 same "string pids and tids named in batches of a few elements, 4 threads" "$tmp/strnames.json" "$tmp/strnames_4.pftrace"
+# Counters with an id (issue 25): Perfetto's JSON import puts the id in the
+# track's name only when it is a string other than "", so those of an
+# integer id, of "" and of none share the tracks "ctr a" and "ctr b".
+cat >"$tmp/ctrid.in.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+{"ph": "C", "name": "ctr", "pid": 1, "ts": 10, "args": {"a": 1, "b": 2.5}},
+{"ph": "C", "name": "ctr", "id": 7, "pid": 1, "ts": 20, "args": {"a": 5}},
+{"ph": "C", "name": "ctr", "id": "", "pid": 1, "ts": 30, "args": {"b": 6}},
+{"ph": "C", "name": "ctr", "id": "x", "pid": 1, "ts": 40, "args": {"a": 7, "b": -1}}
+]}
+EOF
+both ctrid "$tmp/ctrid.in.json"
+# A sort index with a fraction (issue 25): the JSON import casts it to an
+# integer (3.7 is 3, -2.5 is -2); one beyond int32 or a string has no place
+# in the descriptor (the JSON import drops the string too).
+tcase "a sort index with a fraction is cut to its integer part"
+cat >"$tmp/sortidx.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 2, "ts": 10, "dur": 100},
+{"ph": "X", "name": "c", "cat": "c", "pid": 2, "tid": 3, "ts": 10, "dur": 100},
+{"ph": "X", "name": "d", "cat": "c", "pid": 3, "tid": 4, "ts": 10, "dur": 100},
+{"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 1, "args": {"sort_index": 3.7}},
+{"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 2, "args": {"sort_index": 5000000000}},
+{"ph": "M", "name": "process_sort_index", "pid": 2, "args": {"sort_index": -2.5e0}},
+{"ph": "M", "name": "process_sort_index", "pid": 3, "args": {"sort_index": "7"}}
+]}
+EOF
+$CUPTIMERGE -q -o "$tmp/sortidx.pftrace" "$tmp/sortidx.json" || fail "exit $?"
+protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/sortidx.pftrace" |
+	grep 'legacy_sort_index' | tr -d ' ' | sort | tr '\n' ' ' >"$tmp/sortidx"
+[ "$(cat "$tmp/sortidx")" = "legacy_sort_index:-2 legacy_sort_index:3 " ] || fail "sort indexes: $(cat "$tmp/sortidx")"
 finish
