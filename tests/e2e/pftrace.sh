@@ -11,7 +11,10 @@
 # the same bytes at read sizes 1 to 31, to standard output, gzip,
 # --format=json over the name, the -v line, and the refusal of what the format cannot
 # hold (one line, exit 1, no file).  Events of tid 0, which Perfetto's JSON
-# import shows on the pid's main thread.
+# import shows on the pid's main thread; pids and tids of every JSON type
+# (floats, missing, bool, null, "", strings), the names of string ones at
+# each of their events, and what the JSON import drops or refuses of them;
+# counters with an id, sort indexes with a fraction.
 #
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
 # trace-processor cases also node and the engine (see perfetto.sh).
