@@ -84,8 +84,16 @@ def load(path):
 
 
 def coerce(v, pid=0):
-    """A pid or tid as Perfetto's JSON import takes an integer: outside
-    0..2^32-1, a pid is 0 and a tid the pid; a tid 0 is the pid too."""
+    """A pid (PID 0) or tid of the JSON as Perfetto's JSON import takes it:
+    a string is None (numbered its own way); a float is cut to its integer
+    part, anything else (missing, bool, null) is 0; then outside 0..2^32-1
+    it is 0, and a tid 0 is the pid."""
+    if isinstance(v, str):
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        v = 0
+    elif isinstance(v, float):
+        v = int(v) if math.isfinite(v) and abs(v) < 2.0 ** 63 else 0
     return v if 0 < v < 1 << 32 else pid
 
 
@@ -96,13 +104,12 @@ def ids(path):
     ipids, itids, labels = set(), set(), {}
     for e in doc.get("traceEvents", []):
         pid, tid = e.get("pid"), e.get("tid")
-        p = coerce(pid) if isinstance(pid, int) else 0 if pid == "" else None
+        p = coerce(pid)
         if p is not None:
             ipids.add(str(p))
-            if isinstance(tid, int):
-                itids.add((str(p), str(coerce(tid, p))))
-            elif tid == "":
-                itids.add((str(p), "0"))
+            t = coerce(tid, p)
+            if t is not None:
+                itids.add((str(p), str(t)))
         if e.get("ph") == "M" and e.get("name") == "process_labels" and isinstance(e.get("args"), dict):
             ts = e.get("ts") if isinstance(e.get("ts"), (int, float)) else 0
             k = str(p) if p is not None else pid
@@ -160,11 +167,12 @@ def digest(rows, ipids, itids, proto):
     counters = sorted([(unhex(c[0]), int(c[1]), float(c[2]), c[3] if c[3] in ipids else unhex(c[4]))
                        for c in rows["C"]], key=repr)
     # pid 0 tid 0 is the idle thread of a protobuf trace: Perfetto names it
-    # "swapper" there and takes no other name for it
+    # "swapper" there and takes no other name for it (each import has it,
+    # with no slice, whether the trace has it or not)
     threads = sorted([(thread_key(t[0], unhex(t[1]), t[2], unhex(t[3]), ipids, itids),
                        "" if (t[0], t[2]) == ("0", "0") else unhex(t[1]), t[4])
                       for t in rows["T"] if (t[4] != "0" or unhex(t[1]) or unhex(t[3])) and
-                      not ((t[0], t[2], t[4]) == ("0", "0", "0") and "0" not in ipids)], key=repr)
+                      (t[0], t[2], t[4]) != ("0", "0", "0")], key=repr)
     procs = sorted([(p[0] if p[0] in ipids else ("name", unhex(p[1])), unhex(p[1])) for p in rows["P"]
                     if unhex(p[1])], key=repr)
     labels = {p[0]: ",".join(unhex(x) for x in p[2].split(",")) for p in rows["P"] if p[2] != "null"}

@@ -156,6 +156,15 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 			cm_pb_uint(&w->te, TE_TYPE, TYPE_END);
 			break;
 		}
+		if (h.ph == 'i' || h.ph == 'I') {
+			/* Perfetto's JSON import drops an instant of a thread
+			 * (the default) without a tid, of a process without a
+			 * pid (a number or a string; its json_parser_failure) */
+			int g = ev.s && cm_jval_streq(ev.s, "g"), pr = ev.s && cm_jval_streq(ev.s, "p");
+			if (pr ? !cm_pf_id_given(ev.pid) : !g && !cm_pf_id_given(ev.tid))
+				return REFUSE(w, off, "an \"%c\" event of a %s without a %s (a number or a string) cannot be written as Perfetto protobuf (Perfetto's JSON import drops it)",
+					      h.ph, pr ? "process" : "thread", pr ? "pid" : "tid");
+		}
 		if ((h.ph == 'i' || h.ph == 'I') && ev.s && (cm_jval_streq(ev.s, "g") || cm_jval_streq(ev.s, "p"))) {
 			h.kind = cm_jval_streq(ev.s, "g") ? K_GLOBAL : K_PROCESS;
 			if (cm_pf_body(w, &ev, TYPE_INSTANT, off) < 0)

@@ -81,6 +81,7 @@ void cm_pfev_free(cm_pfev *e)
 		if (t) {
 			free(t->name);
 			free(t->labels);
+			free(t->str);
 			free(t->lane_uuid);
 		}
 	}
@@ -362,7 +363,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	return 0;
 }
 
-/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY"),
+/* "C": one counter track per argument, "NAME KEY" (or "NAME id: ID KEY", a string ID),
  * made (and described) here; its values added to e->wt.cvals. */
 static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 {
@@ -372,8 +373,10 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 	cm_buf *n = &e->scratch;
 	if (cm_pf_time(e, ev->ts, "ts", "C", off, &ts) < 0)
 		return -1;
+	if (cm_pf_str_event(e, ev->pid, ev->tid, off, ts, INT64_MAX) < 0)
+		return -1;
 	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0)
-		return REFUSE(e, off, "a \"C\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+		return REFUSE(e, off, "a \"C\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	proc = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
 	if (!ev->args || ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "a \"C\" event without an args object cannot be written as Perfetto protobuf");
@@ -387,7 +390,9 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
 		if (ev->name && ev->name->type == CM_J_STR)
 			cm_buf_put(n, ev->name->s, ev->name->len);
-		if (ev->id && (ev->id->type == CM_J_STR || ev->id->type == CM_J_NUM)) {
+		/* Perfetto's JSON import names a counter by its id only when
+		 * that is a string, and not "" (an integer id is left out) */
+		if (ev->id && ev->id->type == CM_J_STR && ev->id->len) {
 			cm_buf_lit(n, " id: ");
 			cm_buf_put(n, ev->id->s, ev->id->len);
 		}

@@ -71,6 +71,11 @@ struct track {
 	int64_t sort;
 	int has_sort;
 	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
+	/* a string pid's or tid's text (NULL: an integer), which names the
+	 * track at each of its events as in Perfetto's JSON import, and the
+	 * rank (cm_pf_rank) of the event that set the name, after name_ts */
+	char *str;
+	int64_t name_rank;
 	unsigned lanes;     /* lanes past the first described (pflanes.c) */
 	uint64_t *lane_uuid; /* theirs */
 };
@@ -231,8 +236,23 @@ void cm_pf_flush_end(cm_pfev *e);
 void cm_pf_descriptor(cm_pfev *e, const struct track *t);
 
 /* The key and the number shown of a pid or tid (pftrack.c says how); 0, or
- * -1 when V is neither an integer nor a string. */
+ * -1 when V is a number beyond a double's range. */
 int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str);
+/* The number text S[0..N) as a pid or tid of Perfetto's JSON import: in
+ * *X, its integer part when in 1..2^32-1, else 0; -1 when it is beyond a
+ * double's range (1e400), which Perfetto refuses. */
+int cm_pf_num_id(const char *s, size_t n, int64_t *x);
+/* 1 when V, a pid or tid, is given as Perfetto's JSON import sees it (a
+ * number or a string): an instant of a thread needs its tid given, one of
+ * a process its pid, or the JSON import drops it. */
+int cm_pf_id_given(const cm_jval *v);
+/* Where an event of phase PH (and duration DUR, for "X") comes among the
+ * events of its time in Perfetto's JSON import: "E" first, then "X", the
+ * longest first, then the others in the order of the file. */
+static inline int64_t cm_pf_rank(int ph, int64_t dur)
+{
+	return ph == 'E' ? INT64_MIN : ph == 'X' ? INT64_MAX - dur : INT64_MAX;
+}
 
 /* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
  * descriptor written when new, named NAME. */
@@ -241,6 +261,10 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 /* The thread track of an event's PID and TID (its process made first);
  * NULL after reporting when either is not an id. */
 struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
+/* cm_pf_thread for an event at TS of rank RANK (cm_pf_rank): a string pid
+ * or tid names its process or thread again (pftrack.c says why). */
+struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts,
+			      int64_t rank);
 /* The thread track of the integer pid and tid PID, TID (as a worker parsed
  * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
  * fast path, with nothing to parse. */
@@ -255,6 +279,12 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
+
+/* An event at TS of RANK that makes no track of its thread ("M", "C")
+ * with a string PID or TID: it names their process or thread again, as
+ * cm_pf_thread_at does.  0, or -1 (reported) when either is a number
+ * beyond a double's range. */
+int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts, int64_t rank);
 
 /* An "M" event: name, label or order a process or thread.  0 or -1. */
 int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);

@@ -88,26 +88,24 @@ static uint64_t mix(uint64_t x)
 }
 
 /* The key of a pid or tid V as the track's key depends on it (pftrack.c's
- * cm_pf_id): an integer in 1..2^32-1 itself, one outside it or 0 OUTSIDE
- * (a pid's OUTSIDE is 0, a tid's the pid: a tid 0 is the pid's main
- * thread there), "" 0, another string a hash of its bytes with the top
- * bit set; 1 when V is no id (the sink refuses the event). */
+ * cm_pf_id): a number in 1..2^32-1 (a float cut to its integer part)
+ * itself; one outside it, 0, or a V that is missing or no number or
+ * string OUTSIDE (a pid's OUTSIDE is 0, a tid's the pid: a tid 0 is the
+ * pid's main thread there); a string ("" too) a hash of its bytes with the
+ * top bit set; 1 for one beyond a double's range (the sink refuses it). */
 static uint64_t id_key(const cm_jval *v, uint64_t outside)
 {
 	int64_t x;
-	cm_int big;
-	if (!v)
-		return 1;
-	if (v->type == CM_J_NUM) {
+	if (v && v->type == CM_J_NUM) {
 		if (small_int(v->s, v->len, &x))
-			big = x;
-		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &big))
+			x = x < 0 || x > UINT32_MAX ? 0 : x;
+		else if (cm_pf_num_id(v->s, v->len, &x) < 0)
 			return 1;
-		return big <= 0 || big > UINT32_MAX ? outside : (uint64_t)big;
+		return x ? (uint64_t)x : outside;
 	}
-	if (v->type == CM_J_STR)
-		return v->len ? cm_pf_hash(v->s, v->len, 0x5157) | (uint64_t)1 << 63 : 0;
-	return 1;
+	if (v && v->type == CM_J_STR)
+		return cm_pf_hash(v->s, v->len, 0x5157) | (uint64_t)1 << 63;
+	return outside;
 }
 
 uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid)
@@ -119,7 +117,8 @@ uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid)
 		 * those tids and every tid that may be one share a key */
 		uint64_t shown = p ^ 0x7f4a7c15u;
 		t = id_key(tid, shown);
-		if (t < ((uint64_t)1 << 32) && t >= STRING_ID_SHOWN)
+		/* and a tid of the pid's string is the pid's main thread */
+		if ((t < ((uint64_t)1 << 32) && t >= STRING_ID_SHOWN) || t == p)
 			t = shown;
 	} else {
 		t = id_key(tid, p); /* outside: the pid shown */

@@ -266,7 +266,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 		if (!t) {
 			p = get_id(p, &pidv, &pid);
 			p = get_id(p, &tidv, &tid);
-			if (!(t = cm_pf_thread(e, pid, tid, h.off, NULL)))
+			if (!(t = cm_pf_thread_at(e, pid, tid, h.off, h.ts, cm_pf_rank(h.ph, h.dur))))
 				return -1;
 		} else if (h.kind == K_PROCESS) {
 			get_id(pl.rec + sizeof h, &pidv, &pid);
@@ -300,7 +300,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			break;
 		case K_PROCESS:
 			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
-				return REFUSE(e, h.off, "an \"%c\" event whose pid is not a string or an integer cannot be written as Perfetto protobuf",
+				return REFUSE(e, h.off, "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
 					      h.ph);
 			pl.uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
 			break;

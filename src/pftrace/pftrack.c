@@ -5,6 +5,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,11 +49,46 @@ void cm_pf_descriptor(cm_pfev *e, const struct track *t)
 static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str,
 		 int make);
 
-/* The key (*KEY) and the number written (*SHOWN) of a pid or tid V: an
- * integer as Perfetto's JSON import takes it (a pid outside 0..2^32-1 as
- * 0, a tid 0 or outside it as the pid, PID), a string as a number of its
- * own (*STR: its text, which names the process or thread).  0, or -1 when
- * V is neither an integer nor a string. */
+/* (pfevent.h) */
+int cm_pf_num_id(const char *s, size_t n, int64_t *x)
+{
+	cm_int big;
+	if (is_integer_text(s, n)) {
+		/* one beyond __int128 is outside all the same */
+		if (cm_py_int_of_number(s, n, &big))
+			big = -1;
+	} else {
+		/* a fraction or an exponent: Perfetto's JSON import reads a
+		 * double and casts it to int64, cutting it to its integer part
+		 * (3.5 is 3, -0.5 is 0); one beyond int64 is outside */
+		char buf[64], *t = n < sizeof buf ? buf : cm_xmalloc(n + 1);
+		double d;
+		memcpy(t, s, n);
+		t[n] = 0;
+		d = strtod(t, NULL);
+		if (t != buf)
+			free(t);
+		if (d != d || d == HUGE_VAL || d == -HUGE_VAL)
+			return -1; /* 1e400: Perfetto refuses the whole JSON */
+		big = d > -9223372036854775808.0 && d < 9223372036854775808.0 ? (cm_int)(int64_t)d : -1;
+	}
+	*x = big < 0 || big > UINT32_MAX ? 0 : (int64_t)big;
+	return 0;
+}
+
+/* (pfevent.h) */
+int cm_pf_id_given(const cm_jval *v)
+{
+	return v && (v->type == CM_J_NUM || v->type == CM_PF_J_INT || v->type == CM_J_STR);
+}
+
+/* The key (*KEY) and the number written (*SHOWN) of a pid or tid V as
+ * Perfetto's JSON import (v55.3) takes it: a number as an integer
+ * (cm_pf_num_id), an integer outside 1..2^32-1 as 0, and then a tid 0 as
+ * the pid, PID (the pid's main thread, with tid == pid); a missing one, a
+ * bool, null, an object or an array as 0 too; a string, "" too, as a
+ * number of its own (*STR: its text, which names the process or thread at
+ * each of its events).  0, or -1 when V is beyond a double's range. */
 int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str)
 {
 	return id_of(e, v, pid, key, shown, str, 1);
@@ -63,34 +99,18 @@ int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *s
 static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str,
 		 int make)
 {
+	int64_t x = 0;
 	*str = NULL;
-	if (v && (v->type == CM_J_NUM || v->type == CM_PF_J_INT)) {
-		cm_int x;
-		int64_t x64;
-		if (v->type == CM_PF_J_INT) /* parsed on a worker */
-			memcpy(&x64, v->s, sizeof x64), x = x64;
-		else if (!is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) != 0)
+	if (v && v->type == CM_PF_J_INT) { /* parsed on a worker */
+		memcpy(&x, v->s, sizeof x);
+		if (x < 0 || x > UINT32_MAX)
+			x = 0;
+	} else if (v && v->type == CM_J_NUM) {
+		if (cm_pf_num_id(v->s, v->len, &x) < 0)
 			return -1;
-		/* Perfetto's JSON import (v55.3) shows a tid 0 as the pid: its
-		 * events land on the process's main thread, with those of
-		 * tid == pid, and a "thread_name" of tid 0 names that thread.
-		 * Odd (the kernel's tid 0 is the idle thread), but what it
-		 * shows for the JSON the .pftrace must show, so a tid 0 is
-		 * the pid here too; a tid "" (a string, numbered its own
-		 * way there) is not.  A pid 0 stays 0. */
-		if (x < 0 || x > UINT32_MAX || (x == 0 && pid >= 0))
-			x = pid < 0 ? 0 : pid;
-		*key = *shown = (int64_t)x;
-		return 0;
-	}
-	if (v && v->type == CM_J_STR && !v->len) {
+	} else if (v && v->type == CM_J_STR) {
 		/* Perfetto's JSON import numbers a string pid or tid by its
-		 * interned string, and "" is string 0 */
-		*key = *shown = 0;
-		*str = v;
-		return 0;
-	}
-	if (v && v->type == CM_J_STR) {
+		 * interned string, "" as any other */
 		uint64_t n = cm_strtab_get(&e->ids, v->s, v->len, make ? e->ids.count + 1 : 0);
 		if (!n && !make)
 			return -1;
@@ -98,10 +118,20 @@ static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_
 			n = e->ids.count;
 		*key = STRING_ID_BASE + (int64_t)n;
 		*shown = STRING_ID_SHOWN + (int64_t)n;
+		if (*shown == pid) /* a tid of the pid's string: its main thread */
+			*key = pid;
 		*str = v;
 		return 0;
 	}
-	return -1;
+	/* Perfetto's JSON import shows a tid 0 as the pid: its events land
+	 * on the process's main thread, with those of tid == pid, and a
+	 * "thread_name" of tid 0 names that thread.  Odd (the kernel's tid 0
+	 * is the idle thread), but what it shows for the JSON the .pftrace
+	 * must show, so a tid 0 is the pid here too.  A pid 0 stays 0. */
+	if (x == 0 && pid >= 0)
+		x = pid;
+	*key = *shown = x;
+	return 0;
 }
 
 /* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
@@ -112,18 +142,56 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 	int64_t k[2] = {pidkey, tidkey};
 	int created = 0;
 	struct track *t = cm_hmap_put(e->tracks, k, &created);
-	if (!created)
+	if (!created) {
+		if (name && !t->str) {
+			/* the main thread of a string pid, met first by its
+			 * tid 0: its events of the string name it too */
+			t->str = cm_xstrndup(name->s, name->len);
+			if (!t->name)
+				t->name_ts = t->name_rank = INT64_MIN;
+		}
 		return t;
+	}
 	memset(e->tcache, 0, sizeof e->tcache); /* the table may have moved them */
 	t->uuid = e->next_uuid++;
 	t->pid = pid;
 	t->tid = tid;
-	if (name && name->len) {
+	if (name) { /* "" too: Perfetto's JSON import names it "" */
 		t->name = cm_xstrndup(name->s, name->len);
-		t->name_ts = INT64_MIN; /* any "M" event names it instead */
+		t->str = cm_xstrndup(name->s, name->len);
+		t->name_ts = t->name_rank = INT64_MIN; /* its events name it again */
 	}
 	cm_pf_descriptor(e, t);
 	return t;
+}
+
+/* 1 when (TS, RANK) comes before (TS2, RANK2) in the order Perfetto's JSON
+ * import sorts events in (cm_pf_rank; at the same time and rank, the
+ * order of the file: the later one wins). */
+static int before(int64_t ts, int64_t rank, int64_t ts2, int64_t rank2)
+{
+	return ts < ts2 || (ts == ts2 && rank < rank2);
+}
+
+/* An event at TS of rank RANK of the string pid or tid of track T: it
+ * names T by its string again.  Perfetto's JSON import names a string
+ * pid's process and a string tid's thread by the string at each of their
+ * events ("M" ones too, any name), and a process_name or thread_name names
+ * it after, so the last of these in its order of the events wins: a
+ * thread_name of a string tid only shows when no other event of that tid
+ * comes after it in that order.  The descriptor is written again when the
+ * name changes (the last one written is the one shown). */
+static void named_by_str(cm_pfev *e, struct track *t, int64_t ts, int64_t rank)
+{
+	if (!t->str || before(ts, rank, t->name_ts, t->name_rank))
+		return;
+	t->name_ts = ts;
+	t->name_rank = rank;
+	if (t->name && !strcmp(t->name, t->str))
+		return;
+	free(t->name);
+	t->name = cm_xstrdup(t->str);
+	cm_pf_descriptor(e, t);
 }
 
 /* The cache entry of an event's PID and TID when both are integers a
@@ -146,30 +214,47 @@ struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
 
 /* The thread track of event (PID, TID), its process made first; NULL when
  * either is not an id (reported).  (A thread's track is made after its
- * process's, so a cached one has its process.) */
-struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey)
+ * process's, so a cached one has its process.)  NAMING: an event at TS of
+ * RANK, whose string pid or tid names its track again (named_by_str). */
+static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey,
+			       int naming, int64_t ts, int64_t rank)
 {
-	int64_t pk, ps, tk, ts, cp = 0, ct = 0;
+	int64_t pk, ps, tk, tsh, cp = 0, ct = 0;
 	const cm_jval *pname, *tname;
 	struct tcache *c = pidkey ? NULL : cached(e, pid, tid, &cp, &ct);
 	struct track *t;
 	if (c && c->t && c->pid == cp && c->tid == ct)
 		return c->t;
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
-		REFUSE(e, off, "an event whose pid is not a string or an integer cannot be written as Perfetto protobuf");
+		REFUSE(e, off, "an event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 		return NULL;
 	}
-	if (cm_pf_id(e, tid, ps, &tk, &ts, &tname) < 0) {
-		REFUSE(e, off, "an event whose tid is not a string or an integer cannot be written as Perfetto protobuf");
+	if (cm_pf_id(e, tid, ps, &tk, &tsh, &tname) < 0) {
+		REFUSE(e, off, "an event whose tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 		return NULL;
 	}
-	cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
+	t = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
+	if (naming)
+		named_by_str(e, t, ts, rank);
 	if (pidkey)
 		*pidkey = pk;
-	t = cm_pf_track(e, pk, ps, tk, ts, tname);
+	t = cm_pf_track(e, pk, ps, tk, tsh, tname);
+	if (naming)
+		named_by_str(e, t, ts, rank);
 	if (c)
 		c->pid = cp, c->tid = ct, c->t = t;
 	return t;
+}
+
+struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey)
+{
+	return thread_of(e, pid, tid, off, pidkey, 0, 0, 0);
+}
+
+struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts,
+			      int64_t rank)
+{
+	return thread_of(e, pid, tid, off, NULL, 1, ts, rank);
 }
 
 /* The track of lane LANE of thread T (pflanes.c), described when new: a
@@ -197,6 +282,49 @@ uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane)
 	return t->lane_uuid[lane - 1];
 }
 
+/* 1 when V, a pid or tid, is a number beyond a double's range. */
+static int beyond(const cm_jval *v)
+{
+	int64_t x;
+	return v && v->type == CM_J_NUM && !is_integer_text(v->s, v->len) && cm_pf_num_id(v->s, v->len, &x) < 0;
+}
+
+/* The number text V with a fraction or an exponent cut to its integer
+ * part in *X (2.5 is 2, -2.5 is -2); -1 when that is beyond int32. */
+static int sort_of_double(const cm_jval *v, cm_int *x)
+{
+	char buf[64], *t = v->len < sizeof buf ? buf : cm_xmalloc(v->len + 1);
+	double d;
+	memcpy(t, v->s, v->len);
+	t[v->len] = 0;
+	d = strtod(t, NULL);
+	if (t != buf)
+		free(t);
+	if (!(d > INT32_MIN - 1.0 && d < INT32_MAX + 1.0))
+		return -1;
+	*x = (cm_int)(int64_t)d;
+	return 0;
+}
+
+/* (pfevent.h) */
+int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts, int64_t rank)
+{
+	int64_t pk, ps, tk, tsh;
+	const cm_jval *pname, *tname;
+	struct track *t;
+	if (beyond(pid) || beyond(tid))
+		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
+	if (!(pid && pid->type == CM_J_STR) && !(tid && tid->type == CM_J_STR))
+		return 0;
+	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0 || cm_pf_id(e, tid, ps, &tk, &tsh, &tname) < 0)
+		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
+	t = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
+	named_by_str(e, t, ts, rank);
+	if (tname) /* (a thread of an integer tid is left unmade: it has no event here) */
+		named_by_str(e, cm_pf_track(e, pk, ps, tk, tsh, tname), ts, rank);
+	return 0;
+}
+
 /* "M": name, label or order a process or thread (others are left out, as
  * Perfetto's JSON import leaves them). */
 int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
@@ -209,6 +337,13 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 	int64_t pk, ps, tk, ts, mts;
 	const cm_jval *pname, *tname;
 	size_t i;
+	/* Perfetto's JSON import takes these in the order of their ts (it
+	 * sorts them with the events), the last one winning */
+	if (!ev->ts || ev->ts->type != CM_J_NUM || cm_pf_us_to_ns(ev->ts->s, ev->ts->len, &mts) < 0)
+		mts = 0;
+	/* any "M" event names a string pid's process and tid's thread */
+	if (cm_pf_str_event(e, ev->pid, ev->tid, off, mts, INT64_MAX) < 0)
+		return -1;
 	for (i = 0; i < 5; i++)
 		if (cm_jval_streq(ev->name, known[i]))
 			break;
@@ -219,19 +354,17 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		return 0;
 	if (cm_pf_id(e, ev->pid, -1, &pk, &ps, &pname) < 0 ||
 	    (i >= 3 && cm_pf_id(e, ev->tid, ps, &tk, &ts, &tname) < 0))
-		return REFUSE(e, off, "a \"M\" event whose pid or tid is not a string or an integer cannot be written as Perfetto protobuf");
+		return REFUSE(e, off, "a \"M\" event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	t = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
 	if (i >= 3)
 		t = cm_pf_track(e, pk, ps, tk, ts, tname);
-	/* Perfetto's JSON import takes these in the order of their ts (it
-	 * sorts them with the events), the last one winning */
-	if (!ev->ts || ev->ts->type != CM_J_NUM || cm_pf_us_to_ns(ev->ts->s, ev->ts->len, &mts) < 0)
-		mts = 0;
 	if (argkey[i][0] == 's') {
 		cm_int x;
 		/* the schema's sort index is an int32: one outside it, or not
-		 * an integer, is left out (a hint for the order of the rows) */
-		if (v->type != CM_J_NUM || !is_integer_text(v->s, v->len) || cm_py_int_of_number(v->s, v->len, &x) ||
+		 * a number, is left out (a hint for the order of the rows); a
+		 * fraction is cut, as the JSON import casts a double to int64 */
+		if (v->type != CM_J_NUM || (is_integer_text(v->s, v->len) ? cm_py_int_of_number(v->s, v->len, &x) != 0
+									   : sort_of_double(v, &x) < 0) ||
 		    x < INT32_MIN || x > INT32_MAX)
 			return 0;
 		if (t->has_sort && mts < t->sort_ts)
@@ -244,11 +377,13 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		int64_t *slot_ts = argkey[i][0] == 'l' ? &t->labels_ts : &t->name_ts;
 		if (v->type != CM_J_STR || !v->len)
 			return 0; /* Perfetto's JSON import takes strings only */
-		if (*slot && mts < *slot_ts)
+		if (*slot && (slot == &t->name ? before(mts, INT64_MAX, t->name_ts, t->name_rank) : mts < *slot_ts))
 			return 0;
 		free(*slot);
 		*slot = cm_xstrndup(v->s, v->len);
 		*slot_ts = mts;
+		if (slot == &t->name)
+			t->name_rank = INT64_MAX;
 	}
 	cm_pf_descriptor(e, t);
 	return 0;

@@ -11,7 +11,10 @@
 # the same bytes at read sizes 1 to 31, to standard output, gzip,
 # --format=json over the name, the -v line, and the refusal of what the format cannot
 # hold (one line, exit 1, no file).  Events of tid 0, which Perfetto's JSON
-# import shows on the pid's main thread.
+# import shows on the pid's main thread; pids and tids of every JSON type
+# (floats, missing, bool, null, "", strings), the names of string ones at
+# each of their events, and what the JSON import drops or refuses of them;
+# counters with an id, sort indexes with a fraction.
 #
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
 # trace-processor cases also node and the engine (see perfetto.sh).
@@ -323,4 +326,164 @@ refuses "a negative time" '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,
 	'a "X" event whose ts is negative or too large cannot be written as Perfetto protobuf'
 refuses "a flow with a string id" '{"traceEvents":[{"ph":"s","name":"a","cat":"c","id":"x","pid":1,"tid":1,"ts":1}]}' \
 	'a flow ("s") event whose id is not an integer'
+# A pid or tid that is not an integer (issue 25), as Perfetto's JSON import
+# takes it: a float cut to its integer part (3.5 is 3; -0.5, 1e300 and
+# 4294967296.0 are outside 0..2^32-1), a missing one, true, null, an object
+# or an array as 0 (so a tid is the pid's main thread, and a pid is 0); a
+# string, "" and "7" too, a thread or process of its own named by it.
+# Slices, B/E, a flow's two ends, instants, names and counters on each.
+cat >"$tmp/tidtypes.in.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "main", "cat": "c", "pid": 5, "tid": 5, "ts": 10, "dur": 100},
+{"ph": "X", "name": "no tid", "cat": "c", "pid": 5, "ts": 11, "dur": 2},
+{"ph": "s", "id": 1, "pid": 5, "ts": 11, "cat": "ac2g", "name": "ac2g"},
+{"ph": "B", "name": "B no tid", "cat": "c", "pid": 5, "ts": 14},
+{"ph": "E", "pid": 5, "ts": 15},
+{"ph": "X", "name": "tid 0.0", "cat": "c", "pid": 5, "tid": 0.0, "ts": 16, "dur": 2},
+{"ph": "i", "s": "t", "name": "i tid -0.0", "pid": 5, "tid": -0.0, "ts": 17},
+{"ph": "X", "name": "tid -0.5", "cat": "c", "pid": 5, "tid": -0.5, "ts": 19, "dur": 1},
+{"ph": "X", "name": "tid 1e300", "cat": "c", "pid": 5, "tid": 1e300, "ts": 20, "dur": 1},
+{"ph": "X", "name": "tid -1e300", "cat": "c", "pid": 5, "tid": -1e300, "ts": 21, "dur": 1},
+{"ph": "X", "name": "tid true", "cat": "c", "pid": 5, "tid": true, "ts": 22, "dur": 1},
+{"ph": "X", "name": "tid null", "cat": "c", "pid": 5, "tid": null, "ts": 23, "dur": 1},
+{"ph": "X", "name": "tid {}", "cat": "c", "pid": 5, "tid": {}, "ts": 24, "dur": 1},
+{"ph": "X", "name": "tid []", "cat": "c", "pid": 5, "tid": [1], "ts": 25, "dur": 1},
+{"ph": "X", "name": "tid 4294967296.0", "cat": "c", "pid": 5, "tid": 4294967296.0, "ts": 26, "dur": 1},
+{"ph": "M", "name": "thread_name", "pid": 5, "args": {"name": "main, named with no tid"}},
+{"ph": "X", "name": "tid 3.0", "cat": "c", "pid": 5, "tid": 3.0, "ts": 30, "dur": 5},
+{"ph": "X", "name": "tid 3.5", "cat": "c", "pid": 5, "tid": 3.5, "ts": 40, "dur": 5},
+{"ph": "X", "name": "tid 3e0", "cat": "c", "pid": 5, "tid": 3e0, "ts": 50, "dur": 5},
+{"ph": "X", "name": "tid 0.3e1", "cat": "c", "pid": 5, "tid": 0.3e1, "ts": 60, "dur": 5},
+{"ph": "f", "id": 1, "pid": 5, "tid": 3.9, "ts": 61, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": 3.25, "args": {"name": "three"}},
+{"ph": "M", "name": "thread_sort_index", "pid": 5, "tid": 3.75, "args": {"sort_index": 2}},
+{"ph": "X", "name": "tid 4294967295.5", "cat": "c", "pid": 5, "tid": 4294967295.5, "ts": 70, "dur": 5},
+{"ph": "X", "name": "tid 7", "cat": "c", "pid": 5, "tid": 7, "ts": 80, "dur": 5},
+{"ph": "X", "name": "tid \"7\"", "cat": "c", "pid": 5, "tid": "7", "ts": 80, "dur": 5},
+{"ph": "X", "name": "tid \"\"", "cat": "c", "pid": 5, "tid": "", "ts": 90, "dur": 5},
+{"ph": "X", "name": "pid 6.0", "cat": "c", "pid": 6.0, "tid": 1, "ts": 10, "dur": 5},
+{"ph": "X", "name": "pid 6.75 tid 0", "cat": "c", "pid": 6.75, "tid": 0, "ts": 20, "dur": 5},
+{"ph": "M", "name": "process_name", "pid": 6.5, "args": {"name": "six"}},
+{"ph": "X", "name": "no pid", "cat": "c", "tid": 9, "ts": 10, "dur": 5},
+{"ph": "X", "name": "pid null", "cat": "c", "pid": null, "tid": 9, "ts": 20, "dur": 5},
+{"ph": "X", "name": "pid false", "cat": "c", "pid": false, "tid": 9, "ts": 30, "dur": 5},
+{"ph": "X", "name": "pid -2.5", "cat": "c", "pid": -2.5, "tid": 9, "ts": 40, "dur": 5},
+{"ph": "X", "name": "pid \"\"", "cat": "c", "pid": "", "tid": 9, "ts": 10, "dur": 5},
+{"ph": "i", "s": "g", "name": "pid \"\" tid \"\"", "pid": "", "tid": "", "ts": 20},
+{"ph": "i", "s": "p", "name": "process instant, tid null", "pid": 5, "tid": null, "ts": 95},
+{"ph": "i", "s": "g", "name": "global instant, no pid or tid", "ts": 96},
+{"ph": "C", "name": "ctr", "pid": 5.5, "ts": 97, "args": {"v": 1}},
+{"ph": "C", "name": "ctr0", "ts": 97, "args": {"v": 2}}
+]}
+EOF
+both tidtypes "$tmp/tidtypes.in.json"
+tcase "pids and tids of every type in batches of a few elements on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=100 $CUPTIMERGE -q -j $j -o "$tmp/tidtypes_$j.pftrace" "$tmp/tidtypes.in.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/tidtypes_$j.pftrace" "$tmp/tidtypes_1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "pids and tids of every type in batches of a few elements, 4 threads" "$tmp/tidtypes.json" "$tmp/tidtypes_4.pftrace"
+# Where Perfetto's JSON import drops the event (its stat json_parser_failure):
+# an instant of a thread without a tid, of a process without a pid.
+refuses "an instant of a thread without a tid" '{"traceEvents":[{"ph":"i","s":"t","name":"a","pid":1,"ts":1}]}' \
+	'an "i" event of a thread without a tid (a number or a string) cannot be written as Perfetto protobuf'
+refuses "an instant without a tid" '{"traceEvents":[{"ph":"I","name":"a","pid":1,"tid":null,"ts":1}]}' \
+	'an "I" event of a thread without a tid (a number or a string) cannot be written as Perfetto protobuf'
+refuses "an instant of a process without a pid" '{"traceEvents":[{"ph":"i","s":"p","name":"a","pid":true,"tid":1,"ts":1}]}' \
+	'an "i" event of a process without a pid (a number or a string) cannot be written as Perfetto protobuf'
+# Where Perfetto refuses the whole JSON ("Double overflow/underflow"): a pid
+# or tid beyond a double's range, on a slice, a counter, a name.
+refuses "a tid beyond a double's range" '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1e400,"ts":1,"dur":1}]}' \
+	"an event whose tid is a number beyond a double's range cannot be written as Perfetto protobuf"
+refuses "a counter's tid beyond a double's range" '{"traceEvents":[{"ph":"C","name":"a","pid":1,"tid":-1e400,"ts":1,"args":{"v":1}}]}' \
+	"an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf"
+refuses "a thread_name's pid beyond a double's range" '{"traceEvents":[{"ph":"M","name":"thread_name","pid":1e999,"tid":1,"args":{"name":"a"}}]}' \
+	"an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf"
+# The name of a string pid's process or tid's thread (issue 25): Perfetto's
+# JSON import names it by its string at each of its events, of any phase,
+# and a process_name or thread_name names it after that event, so the last
+# in its order of the events wins: by time, then "E", then "X" (the longest
+# first), then the others in the order of the file.  A tid of the pid's
+# string, and a tid 0, are the string pid's main thread.
+cat >"$tmp/strnames.in.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 5, "tid": "T1", "ts": 20, "dur": 5},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T1", "ts": 30, "args": {"name": "T1: a thread_name after its events"}},
+{"ph": "X", "name": "b", "cat": "c", "pid": 5, "tid": "T2", "ts": 20, "dur": 5},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T2", "ts": 20, "args": {"name": "T2: a thread_name at the time of its X, after it"}},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T3", "ts": 20, "args": {"name": "T3: a thread_name at the time of its X, before it"}},
+{"ph": "X", "name": "c", "cat": "c", "pid": 5, "tid": "T3", "ts": 20, "dur": 5},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T4", "ts": 40, "args": {"name": "T4: not shown, a counter after"}},
+{"ph": "X", "name": "d", "cat": "c", "pid": 5, "tid": "T4", "ts": 20, "dur": 5},
+{"ph": "C", "name": "ctr", "pid": 5, "tid": "T4", "ts": 50, "args": {"v": 1}},
+{"ph": "X", "name": "e", "cat": "c", "pid": 5, "tid": "T5", "ts": 20, "dur": 15},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T5", "ts": 30, "args": {"name": "T5: not shown, an instant after at its time"}},
+{"ph": "i", "s": "t", "name": "i5", "pid": 5, "tid": "T5", "ts": 30},
+{"ph": "X", "name": "f", "cat": "c", "pid": 5, "tid": "T6", "ts": 20, "dur": 15},
+{"ph": "i", "s": "t", "name": "i6", "pid": 5, "tid": "T6", "ts": 30},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T6", "ts": 30, "args": {"name": "T6: an instant before at its time"}},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T7", "ts": 50, "args": {"name": "T7: a thread_name later in time, earlier in the file"}},
+{"ph": "X", "name": "g", "cat": "c", "pid": 5, "tid": "T7", "ts": 10, "dur": 5},
+{"ph": "B", "name": "h", "cat": "c", "pid": 5, "tid": "T8", "ts": 10},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T8", "ts": 20, "args": {"name": "T8: a thread_name at the time of its E, before it"}},
+{"ph": "E", "pid": 5, "tid": "T8", "ts": 20},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "T9", "ts": 30, "args": {"name": "T9: not shown, another M after"}},
+{"ph": "X", "name": "j", "cat": "c", "pid": 5, "tid": "T9", "ts": 20, "dur": 5},
+{"ph": "M", "name": "thread_sort_index", "pid": 5, "tid": "T9", "ts": 40, "args": {"sort_index": 1}},
+{"ph": "X", "name": "k", "cat": "c", "pid": 5, "tid": "", "ts": 20, "dur": 5},
+{"ph": "M", "name": "thread_name", "pid": 5, "tid": "", "ts": 10, "args": {"name": "not shown, before its event"}},
+{"ph": "X", "name": "l", "cat": "c", "pid": "P1", "tid": 1, "ts": 20, "dur": 5},
+{"ph": "M", "name": "process_name", "pid": "P1", "tid": 1, "ts": 30, "args": {"name": "P1: a process_name after its events"}},
+{"ph": "M", "name": "process_name", "pid": "P2", "tid": 1, "args": {"name": "P2: not shown, before its events"}},
+{"ph": "X", "name": "m", "cat": "c", "pid": "P2", "tid": 1, "ts": 20, "dur": 5},
+{"ph": "M", "name": "process_name", "pid": "P3", "tid": 1, "ts": 50, "args": {"name": "P3: not shown, a global instant after"}},
+{"ph": "X", "name": "n", "cat": "c", "pid": "P3", "tid": 1, "ts": 20, "dur": 5},
+{"ph": "i", "s": "g", "name": "g3", "pid": "P3", "tid": 1, "ts": 60},
+{"ph": "X", "name": "o", "cat": "c", "pid": "P4", "tid": "P4", "ts": 20, "dur": 5},
+{"ph": "X", "name": "p", "cat": "c", "pid": "P4", "tid": 0, "ts": 21, "dur": 2},
+{"ph": "M", "name": "thread_name", "pid": "P4", "tid": 0, "ts": 40, "args": {"name": "P4's main thread"}},
+{"ph": "X", "name": "q", "cat": "c", "pid": "P5", "tid": 0, "ts": 20, "dur": 5},
+{"ph": "X", "name": "r", "cat": "c", "pid": "P5", "tid": "P5", "ts": 21, "dur": 2}
+]}
+EOF
+both strnames "$tmp/strnames.in.json"
+tcase "string pids and tids named in batches of a few elements on 1 to 4 threads: the same bytes"
+for j in 1 2 3 4; do
+	CUPTIMERGE_PFT_BATCH=100 $CUPTIMERGE -q -j $j -o "$tmp/strnames_$j.pftrace" "$tmp/strnames.in.json" || fail "-j $j: exit $?"
+	cmp -s "$tmp/strnames_$j.pftrace" "$tmp/strnames_1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
+done
+same "string pids and tids named in batches of a few elements, 4 threads" "$tmp/strnames.json" "$tmp/strnames_4.pftrace"
+# Counters with an id (issue 25): Perfetto's JSON import puts the id in the
+# track's name only when it is a string other than "", so those of an
+# integer id, of "" and of none share the tracks "ctr a" and "ctr b".
+cat >"$tmp/ctrid.in.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+{"ph": "C", "name": "ctr", "pid": 1, "ts": 10, "args": {"a": 1, "b": 2.5}},
+{"ph": "C", "name": "ctr", "id": 7, "pid": 1, "ts": 20, "args": {"a": 5}},
+{"ph": "C", "name": "ctr", "id": "", "pid": 1, "ts": 30, "args": {"b": 6}},
+{"ph": "C", "name": "ctr", "id": "x", "pid": 1, "ts": 40, "args": {"a": 7, "b": -1}}
+]}
+EOF
+both ctrid "$tmp/ctrid.in.json"
+# A sort index with a fraction (issue 25): the JSON import casts it to an
+# integer (3.7 is 3, -2.5 is -2); one beyond int32 or a string has no place
+# in the descriptor (the JSON import drops the string too).
+tcase "a sort index with a fraction is cut to its integer part"
+cat >"$tmp/sortidx.json" <<'EOF'
+{"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 2, "ts": 10, "dur": 100},
+{"ph": "X", "name": "c", "cat": "c", "pid": 2, "tid": 3, "ts": 10, "dur": 100},
+{"ph": "X", "name": "d", "cat": "c", "pid": 3, "tid": 4, "ts": 10, "dur": 100},
+{"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 1, "args": {"sort_index": 3.7}},
+{"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 2, "args": {"sort_index": 5000000000}},
+{"ph": "M", "name": "process_sort_index", "pid": 2, "args": {"sort_index": -2.5e0}},
+{"ph": "M", "name": "process_sort_index", "pid": 3, "args": {"sort_index": "7"}}
+]}
+EOF
+$CUPTIMERGE -q -o "$tmp/sortidx.pftrace" "$tmp/sortidx.json" || fail "exit $?"
+protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/sortidx.pftrace" |
+	grep 'legacy_sort_index' | tr -d ' ' | sort | tr '\n' ' ' >"$tmp/sortidx"
+[ "$(cat "$tmp/sortidx")" = "legacy_sort_index:-2 legacy_sort_index:3 " ] || fail "sort indexes: $(cat "$tmp/sortidx")"
 finish

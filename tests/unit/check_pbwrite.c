@@ -427,20 +427,36 @@ static uint64_t key_of(int pt, const char *p, int tt, const char *t)
 }
 
 /* The lanes' thread keys: the events of one thread track (pftrack.c's
- * cm_pf_id: a pid outside 0..2^32-1 is 0, "" is 0, a tid 0 or outside it
- * is the pid shown) have one key, so that their slices share their lanes. */
+ * cm_pf_id: a float cut to its integer part, a pid outside 0..2^32-1 or
+ * missing, bool or null is 0, a tid 0, outside it, missing, bool or null
+ * is the pid shown, a tid of the pid's string too) have one key, so that
+ * their slices share their lanes. */
 START_TEST(laneq_keys)
 {
 	const int N = CM_J_NUM, S = CM_J_STR;
+	cm_jval pv = jv(N, "3"), tv = jv(CM_J_TRUE, "");
 	ck_assert_uint_eq(key_of(N, "3", N, "5000000000"), key_of(N, "3", N, "3"));
 	ck_assert_uint_eq(key_of(N, "3", N, "-1"), key_of(N, "3", N, "3"));
 	ck_assert_uint_eq(key_of(N, "-1", N, "7"), key_of(N, "0", N, "7"));
 	ck_assert_uint_eq(key_of(N, "99999999999999999999", N, "7"), key_of(N, "0", N, "7"));
-	ck_assert_uint_eq(key_of(S, "", N, "7"), key_of(N, "0", N, "7"));
 	ck_assert_uint_eq(key_of(N, "3", N, "0"), key_of(N, "3", N, "3"));
-	ck_assert_uint_eq(key_of(N, "0", S, ""), key_of(N, "0", N, "0"));
 	ck_assert_uint_eq(key_of(S, "Spans", N, "0"), key_of(S, "Spans", N, "-4"));
-	ck_assert_uint_eq(key_of(S, "", N, "-4"), key_of(N, "0", N, "0"));
+	/* floats, and no tid at all */
+	ck_assert_uint_eq(key_of(N, "3", N, "0.0"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "3", N, "-0.5"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "3", N, "1e300"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "3", N, "4294967296.0"), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(key_of(N, "3.9", N, "7.5"), key_of(N, "3", N, "7"));
+	ck_assert_uint_eq(key_of(N, "3", N, "0.7e1"), key_of(N, "3", N, "7"));
+	ck_assert_uint_eq(key_of(N, "-2.5", N, "7"), key_of(N, "0", N, "7"));
+	ck_assert_uint_eq(cm_pflaneq_key(&pv, NULL), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(cm_pflaneq_key(&pv, &tv), key_of(N, "3", N, "3"));
+	ck_assert_uint_eq(cm_pflaneq_key(NULL, &tv), key_of(N, "0", N, "0"));
+	/* a string, "" too, is a number of its own, and a tid of the pid's
+	 * string its main thread */
+	ck_assert_uint_eq(key_of(S, "", S, ""), key_of(S, "", N, "0"));
+	ck_assert_uint_eq(key_of(S, "Spans", S, "Spans"), key_of(S, "Spans", N, "0"));
+	ck_assert_uint_ne(key_of(S, "", N, "7"), key_of(N, "0", N, "7"));
 	/* a string pid: a tid outside is its number shown, from 0x7fff0000 */
 	ck_assert_uint_eq(key_of(S, "Spans", N, "-4"), key_of(S, "Spans", N, "2147418113"));
 	ck_assert_uint_eq(key_of(S, "Spans", S, "x"), key_of(S, "Spans", S, "x"));
