@@ -28,7 +28,7 @@ one() { # one LABEL VERBOSE OUTPUT ARGS...: a merge (OUTPUT: a file name, or - f
 	[ "$o" != - ] && [ -f "$out/$o" ] && printf '  size %s' "$(stat -c %s "$out/$o")"
 	echo
 	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /'
-	grep -vE "time:|perfetto:|threads:|cut:|merged|CPU after|read:|window|render|plan" "$out/err" | head -3
+	grep -vE "time:|perfetto:|threads:|cut:|merged|CPU after|read:|copy:|window|render|plan" "$out/err" | head -3
 	rm -f "$out"/o.* "$out/stdout"
 }
 for round in 1 2; do
