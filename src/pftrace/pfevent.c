@@ -69,7 +69,8 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	if ((env = getenv("CUPTIMERGE_PFT_INTERN")) && *env)
 		e->intern_max = (size_t)strtoull(env, NULL, 10);
 	/* a testing aid: no element read the compact way (cm_pf_parse_flat),
-	 * which must give the same bytes */
+	 * no number's value kept as it is parsed (pfparse.c): the reading
+	 * before them, which must give the same bytes */
 	e->no_flat = (env = getenv("CUPTIMERGE_PFT_GENERIC")) && *env && strcmp(env, "0");
 	return e;
 }

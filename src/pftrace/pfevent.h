@@ -130,7 +130,8 @@ struct cm_pfev {
 	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
 	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
-	int no_flat;       /* CUPTIMERGE_PFT_GENERIC set: every element parsed into a tree (pfbatch.c) */
+	int no_flat;       /* CUPTIMERGE_PFT_GENERIC set: every element parsed into a tree, its
+			    * numbers read again from their text (pfbatch.c, pfparse.c) */
 	/* for -v (the sequential part's): seconds it waited for (or placed)
 	 * lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;

@@ -30,6 +30,7 @@ struct fp {
 	cm_jval *nodes;
 	size_t nn, cap;
 	int depth;
+	int iv; /* numbers keep their value (not with CUPTIMERGE_PFT_GENERIC) */
 };
 
 static inline void ws(struct fp *p)
@@ -184,7 +185,9 @@ static inline cm_jval *number(struct fp *p)
 	/* the value, where it is as cheap to keep as the digits were to read:
 	 * what small_int and cm_pf_us_to_ns's digits path would make of the
 	 * text (its readers' fast paths) */
-	if (!frac && k <= 18) {
+	if (!p->iv) {
+		;
+	} else if (!frac && k <= 18) {
 		v->iv = neg ? -(int64_t)m : (int64_t)m;
 		v->has_iv = CM_PF_IV_INT;
 	} else if (frac == 1 && k <= 3 && m < ((uint64_t)1 << 43) * p10[k]) {
@@ -290,7 +293,7 @@ static cm_jval *value(struct fp *p)
 
 cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n)
 {
-	struct fp p = {s, n, 0, w->nodes, 0, w->nodes_cap, 0};
+	struct fp p = {s, n, 0, w->nodes, 0, w->nodes_cap, 0, !w->no_flat};
 	cm_jval *v;
 	ws(&p);
 	v = value(&p);
@@ -383,7 +386,7 @@ static cm_jval *flat_object(struct fp *p)
 
 int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev)
 {
-	struct fp p = {s, n, 1, w->nodes, 0, w->nodes_cap, 0};
+	struct fp p = {s, n, 1, w->nodes, 0, w->nodes_cap, 0, 1};
 	if (n < 3 || s[0] != '{' || s[n - 1] != '}')
 		return 0;
 	memset(ev, 0, sizeof *ev);
