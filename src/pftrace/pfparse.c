@@ -14,7 +14,15 @@
  * number that breaks Python's pattern, more nodes than the array holds,
  * text that is not JSON) it leaves to cm_jval_parse_py: the tree is then
  * that parser's, so an element gives the same tree, and the same bytes,
- * either way. */
+ * either way.
+ *
+ * Two things more, as the text is read once here: a number keeps the
+ * value its readers would make of its text again (an integer's, a time's
+ * nanoseconds: has_iv, pfevent.h's CM_PF_IV_*), and a compact element
+ * (the GPU events the merge renders, 60 % of a merged trace's) is read
+ * straight into its members (cm_pf_parse_flat), the same nodes the tree
+ * would hold, without the tree's recursion and the members' second pass.
+ * CUPTIMERGE_PFT_GENERIC=1 turns both off (tests/e2e/pfflat.sh compares). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 #include "base/word.h"
