@@ -56,7 +56,7 @@ static void put_id(cm_buf *b, const cm_jval *v)
 	cm_int x;
 	int64_t x64;
 	if (v && v->type == CM_J_NUM &&
-	    (small_int(v->s, v->len, &x64) ||
+	    ((v->has_iv == CM_PF_IV_INT && ((x64 = v->iv), 1)) || small_int(v->s, v->len, &x64) ||
 	     (is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN &&
 	      x <= INT64_MAX && ((x64 = (int64_t)x), 1)))) {
 		cm_buf_putc(b, (char)CM_PF_J_INT);
@@ -82,10 +82,14 @@ static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
-	v = cm_pf_parse(w, s, n);
-	if (!v || v->type != CM_J_OBJ)
-		return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
-	cm_pf_members(v, &ev);
+	/* the compact events (the GPU side's, as the merge renders them) read
+	 * straight into their members; the rest parsed into a tree first */
+	if (w->no_flat || !cm_pf_parse_flat(w, s, n, &ev)) {
+		v = cm_pf_parse(w, s, n);
+		if (!v || v->type != CM_J_OBJ)
+			return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
+		cm_pf_members(v, &ev);
+	}
 	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
 		return REFUSE(w, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
 	h.ph = (unsigned char)ev.ph->s[0];

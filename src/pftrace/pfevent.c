@@ -68,6 +68,10 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	/* a testing aid: start the tables over after this many bytes */
 	if ((env = getenv("CUPTIMERGE_PFT_INTERN")) && *env)
 		e->intern_max = (size_t)strtoull(env, NULL, 10);
+	/* a testing aid: no element read the compact way (cm_pf_parse_flat),
+	 * no number's value kept as it is parsed (pfparse.c): the reading
+	 * before them, which must give the same bytes */
+	e->no_flat = (env = getenv("CUPTIMERGE_PFT_GENERIC")) && *env && strcmp(env, "0");
 	return e;
 }
 
@@ -159,6 +163,25 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 	size_t m;
 	const cm_jval *k;
 	const char *dot = key ? memchr(key, '.', klen) : NULL;
+	if (v->has_iv == CM_PF_IV_INT && key && !dot && field < 16) {
+		/* an integer under a plain key, most args of a trace: its bytes
+		 * written at once (the same as below: its body takes 22 bytes
+		 * at most, so its length is one byte, and the tag one) */
+		uint64_t iid = intern(e, &e->keys, ID_ANNOTATION_NAMES, key, klen);
+		unsigned char *p;
+		size_t n = 2;
+		if (b->cap - b->len < 24)
+			cm_buf_grow(b, 24);
+		p = (unsigned char *)b->p + b->len;
+		p[0] = (unsigned char)(field << 3 | CM_PB_LEN);
+		p[n++] = DA_NAME_IID << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, iid);
+		p[n++] = DA_INT << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, (uint64_t)v->iv);
+		p[1] = (unsigned char)(n - 2);
+		b->len += n;
+		return;
+	}
 	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
 		return;
 	m = cm_pb_open(b, field);
@@ -177,7 +200,9 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 	case CM_J_NUM: {
 		cm_int x;
 		int64_t x64;
-		if (small_int(v->s, v->len, &x64))
+		if (v->has_iv == CM_PF_IV_INT)
+			cm_pb_int(b, DA_INT, v->iv);
+		else if (small_int(v->s, v->len, &x64))
 			cm_pb_int(b, DA_INT, x64);
 		else if (is_integer_text(v->s, v->len) && cm_py_int_of_number(v->s, v->len, &x) == 0 &&
 		    x >= INT64_MIN && x <= (cm_int)UINT64_MAX) {
@@ -307,21 +332,7 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
 	const cm_jval *k;
 	memset(ev, 0, sizeof *ev);
 	for (k = o->kids; k; k = k->next) {
-		const cm_jval **slot = NULL;
-		switch (k->klen) {
-		case 1: slot = k->key[0] == 's' ? &ev->s : NULL; break;
-		case 2:
-			slot = !memcmp(k->key, "ph", 2) ? &ev->ph : !memcmp(k->key, "ts", 2) ? &ev->ts
-			     : !memcmp(k->key, "id", 2) ? &ev->id : !memcmp(k->key, "bp", 2) ? &ev->bp : NULL;
-			break;
-		case 3:
-			slot = !memcmp(k->key, "cat", 3) ? &ev->cat : !memcmp(k->key, "dur", 3) ? &ev->dur
-			     : !memcmp(k->key, "pid", 3) ? &ev->pid : !memcmp(k->key, "tid", 3) ? &ev->tid : NULL;
-			break;
-		case 4:
-			slot = !memcmp(k->key, "name", 4) ? &ev->name : !memcmp(k->key, "args", 4) ? &ev->args : NULL;
-			break;
-		}
+		const cm_jval **slot = cm_pf_member_slot(ev, k->key, k->klen);
 		if (slot)
 			*slot = k;
 	}
@@ -331,6 +342,11 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
  * not a number, negative or beyond int64 nanoseconds. */
 int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
 {
+	/* the digits read into nanoseconds when parsed (pfparse.c), else read here */
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_NS && v->iv >= 0)
+		return *ns = v->iv, 0;
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_INT && v->iv >= 0 && v->iv < (int64_t)1 << 43)
+		return *ns = v->iv * 1000, 0;
 	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
 		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
 			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");

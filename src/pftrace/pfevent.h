@@ -135,6 +135,8 @@ struct cm_pfev {
 	cm_jval *nodes;    /* a worker's: the nodes of an element's tree (pfparse.c) */
 	size_t nodes_cap;
 	const int *dropping; /* a worker's: set (atomically) when the run has failed */
+	int no_flat;       /* CUPTIMERGE_PFT_GENERIC set: every element parsed into a tree, its
+			    * numbers read again from their text (pfbatch.c, pfparse.c) */
 	/* for -v (the sequential part's): seconds it waited for (or placed)
 	 * lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;
@@ -160,6 +162,23 @@ struct ev {
 	const cm_jval *ph, *name, *cat, *ts, *dur, *pid, *tid, *args, *id, *s, *bp;
 };
 
+/* The member of EV that the key KEY[0..KLEN) names; NULL for one that
+ * does not matter here. */
+static inline const cm_jval **cm_pf_member_slot(struct ev *ev, const char *key, size_t klen)
+{
+	switch (klen) {
+	case 1: return key[0] == 's' ? &ev->s : NULL;
+	case 2:
+		return !memcmp(key, "ph", 2) ? &ev->ph : !memcmp(key, "ts", 2) ? &ev->ts
+		     : !memcmp(key, "id", 2) ? &ev->id : !memcmp(key, "bp", 2) ? &ev->bp : NULL;
+	case 3:
+		return !memcmp(key, "cat", 3) ? &ev->cat : !memcmp(key, "dur", 3) ? &ev->dur
+		     : !memcmp(key, "pid", 3) ? &ev->pid : !memcmp(key, "tid", 3) ? &ev->tid : NULL;
+	case 4: return !memcmp(key, "name", 4) ? &ev->name : !memcmp(key, "args", 4) ? &ev->args : NULL;
+	}
+	return NULL;
+}
+
 /* Refuse: report WHAT at OFFSET; returns -1. */
 #define REFUSE(e, off, ...) refused(cm_error(CM_EXIT_DATA, (e)->label, (off), __VA_ARGS__))
 static inline int refused(int status)
@@ -180,6 +199,14 @@ static inline int is_integer_text(const char *s, size_t n)
 			return 0;
 	return 1;
 }
+
+/* What a number node's iv holds (has_iv), where pfparse.c's reading set
+ * it (cm_jvalid_build's trees say CM_PF_IV_INT of any int64 literal; the
+ * general parser's nodes say nothing, 0): the value of an integer literal
+ * (small_int's), or the nanoseconds of a decimal of 1 to 3 decimals below
+ * 2^43 (cm_pf_us_to_ns's, whose digits they are). */
+#define CM_PF_IV_INT 1
+#define CM_PF_IV_NS 2
 
 /* The integer literal S[0..N) (an is_integer_text) of 18 digits at most
  * in *X: 1; else 0, and cm_py_int_of_number reads it (a per-event fast
@@ -205,6 +232,13 @@ static inline int small_int(const char *s, size_t n, int64_t *x)
  * (pfparse.c; NULL when it is not JSON), in W's nodes or its arena, valid
  * until the next call. */
 cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n);
+
+/* The members of the element text S[0..N) in *EV, as cm_pf_members finds
+ * them in cm_pf_parse's tree (the same nodes, in W's), when the text is
+ * an object with no space, no escape and no container but an object of
+ * scalars as a member's value (the events the merge renders, compact
+ * traces): 1; else 0, and the caller parses it. */
+int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);

@@ -9,10 +9,20 @@
 #include "json/jwrite.h"
 
 /* ---- a string table: bytes -> a number, for interning ---- */
+/* Entries of a table's cache of the strings met lately (a power of 2). */
+#define CM_STRTAB_CACHE 64
 typedef struct cm_strtab {
 	struct cm_strent *slots;
 	size_t nslots, count;
 	cm_buf blob; /* the strings' bytes */
+	/* the strings met lately, by their length and end bytes (pfutil.c):
+	 * most lookups of an event's keys, category and name find theirs
+	 * here, without the hash of all their bytes and the probe (val 0:
+	 * empty) */
+	struct cm_strcache {
+		uint32_t off, len;
+		uint64_t val;
+	} cache[CM_STRTAB_CACHE];
 } cm_strtab;
 
 /* The number stored for S[0..N) (from 1 up), or 0 when it is new, in which

@@ -37,6 +37,38 @@ uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed)
 	return h;
 }
 
+/* The hash of the tables' strings: cm_pf_hash's, but the bytes after the
+ * last whole word taken as one word (the last eight bytes, or the few
+ * there are), not one at a time (a table's hash is its own: it orders
+ * nothing written, where cm_pf_hash's keys the lanes' shards). */
+static inline uint64_t strtab_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u, w = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3u;
+		h ^= h >> 29;
+	}
+	if (i < n) {
+		if (n >= 8) {
+			memcpy(&w, s + n - 8, 8);
+		} else {
+			w = 0;
+			memcpy(&w, s, n);
+		}
+		h = (h ^ w) * 0x100000001b3u;
+		h ^= h >> 29;
+	}
+	h ^= n;
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9u;
+	h ^= h >> 27;
+	h *= 0x94D049BB133111EBu;
+	h ^= h >> 31;
+	return h;
+}
+
 /* Double the slots (or make the first 1024), placing the entries again. */
 static void grow(cm_strtab *t)
 {
@@ -55,16 +87,29 @@ static void grow(cm_strtab *t)
 	t->nslots = n;
 }
 
+/* The slot of S[0..N) in a table's cache. */
+static inline size_t cache_slot(const char *s, size_t n)
+{
+	size_t x = n ? n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1] * 3 + (unsigned char)s[n >> 1] : 0;
+	return (x ^ x >> 6) & (CM_STRTAB_CACHE - 1);
+}
+
 uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 {
-	uint64_t h = cm_pf_hash(s, n, 0);
+	struct cm_strcache *c = &t->cache[cache_slot(s, n)];
+	uint64_t h;
 	size_t j;
+	if (c->val && c->len == n && !memcmp(t->blob.p + c->off, s, n))
+		return c->val;
+	h = strtab_hash(s, n);
 	if (!t->nslots || (t->count + 1) * 4 > t->nslots * 3)
 		grow(t);
 	for (j = h & (t->nslots - 1); t->slots[j].val; j = (j + 1) & (t->nslots - 1)) {
 		struct cm_strent *e = &t->slots[j];
-		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n))
+		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n)) {
+			c->off = e->off, c->len = e->len, c->val = e->val;
 			return e->val;
+		}
 	}
 	if (!val)
 		return 0;
@@ -72,6 +117,7 @@ uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 	t->slots[j].val = val;
 	t->slots[j].off = (uint32_t)t->blob.len;
 	t->slots[j].len = (uint32_t)n;
+	c->off = (uint32_t)t->blob.len, c->len = (uint32_t)n, c->val = val;
 	cm_buf_put(&t->blob, s, n);
 	t->count++;
 	return 0;
@@ -83,6 +129,7 @@ void cm_strtab_clear(cm_strtab *t)
 		memset(t->slots, 0, t->nslots * sizeof *t->slots);
 	t->count = 0;
 	t->blob.len = 0;
+	memset(t->cache, 0, sizeof t->cache);
 }
 
 void cm_strtab_free(cm_strtab *t)
@@ -111,26 +158,32 @@ static int decimal_double(const char *s, size_t n, double *d, int64_t *ns)
 					 10000000000000000000u};
 	uint64_t m = 0, p;
 	unsigned __int128 num, den, q, r;
-	int digits = 0, sig = 0, k = 0, dot = 0, neg = 0, sh;
-	size_t i = 0;
+	int digits, k = 0, neg = 0, sh;
+	size_t i = 0, a;
+	unsigned dg;
 	if (n && s[0] == '-')
 		neg = 1, i = 1;
-	for (; i < n; i++) {
-		char c = s[i];
-		if (c >= '0' && c <= '9') {
-			digits++;
-			if ((m || c != '0') && ++sig > 19)
-				return 0;
-			m = m * 10 + (uint64_t)(c - '0');
-			k += dot;
-		} else if (c == '.' && !dot) {
-			dot = 1;
-		} else {
-			return 0;
-		}
+	/* the digits, the point, the digits: M (wrong when past 19
+	 * significant digits, checked below) */
+	for (a = i; i < n && (dg = (unsigned)(unsigned char)s[i] - '0') <= 9; i++)
+		m = m * 10 + dg;
+	digits = (int)(i - a);
+	if (i < n && s[i] == '.') {
+		size_t b = ++i;
+		for (; i < n && (dg = (unsigned)(unsigned char)s[i] - '0') <= 9; i++)
+			m = m * 10 + dg;
+		k = (int)(i - b);
+		digits += k;
 	}
-	if (!digits || k > 19)
+	if (i != n || !digits || k > 19)
 		return 0;
+	if (digits > 19) { /* the significant ones, from the first that is not 0 */
+		int sig = digits;
+		for (i = a; i < n && (s[i] == '0' || s[i] == '.'); i++)
+			sig -= s[i] == '0';
+		if (sig > 19)
+			return 0;
+	}
 	p = p10[k];
 	if (k <= 3 && m < (UINT64_C(1) << 43) * p) { /* the double is not needed */
 		uint64_t x = m * p10[3 - k];

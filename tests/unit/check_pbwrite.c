@@ -274,6 +274,132 @@ START_TEST(element_parse)
 }
 END_TEST
 
+/* The compact reading (cm_pf_parse_flat) fills the members the tree's
+ * cm_pf_members finds, the same nodes and values, where it reads an
+ * element; it reads the compact ones and leaves the rest. */
+START_TEST(element_flat)
+{
+	static const struct {
+		const char *t;
+		int flat;
+	} cases[] = {
+		{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":7,\"ts\":5117756144328.248,\"dur\":49.984,"
+		 "\"args\":{\"device\":1,\"context\":2,\"stream\":7,\"correlation\":50}}", 1},
+		{"{\"ph\":\"f\",\"id\":50,\"pid\":1,\"tid\":7,\"ts\":5117756144328.248,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", 1},
+		{"{\"ph\":\"X\",\"name\":\"a\",\"name\":\"b\",\"args\":{},\"x\":{\"y\":null},\"ts\":-0,\"dur\":1e3,\"s\":true}", 1},
+		{"{\"ph\":\"X\",\"args\":{\"a\":12345678901234567890,\"b\":-0.5,\"c\":1.2345,\"a\":\"x\"}}", 1},
+		{"{\"ph\":\"X\",\"args\":{\"a\":[1]}}", 0},
+		{"{\"ph\":\"X\",\"args\":{\"a\":{\"b\":1}}}", 0},
+		{"{\"ph\": \"X\"}", 0},
+		{"{\"ph\":\"X\"} ", 0},
+		{"{\"p\\u0068\":\"X\"}", 0},
+		{"{\"ph\":\"a\\\"b\"}", 0},
+		{"{\"ph\":\"X\",}", 0},
+		{"{\"ph\":01}", 0},
+		{"{}", 0},
+		{"[1]", 0},
+	};
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	cm_arena *a = cm_arena_new();
+	enum { NM = sizeof(struct ev) / sizeof(const cm_jval *) };
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *t = cases[i].t;
+		size_t n = strlen(t);
+		struct ev got, want;
+		const cm_jval **g = (const cm_jval **)&got, **x = (const cm_jval **)&want, *tree;
+		unsigned char has[NM];
+		int64_t iv[NM];
+		int flat = cm_pf_parse_flat(w, t, n, &got);
+		ck_assert_msg(flat == cases[i].flat, "read compact %d, not %d: %s", flat, cases[i].flat, t);
+		if (!flat)
+			continue;
+		/* the general parser's tree: the same members, text for text */
+		cm_arena_reset(a);
+		tree = cm_jval_parse_py(a, t, n);
+		ck_assert(tree && tree->type == CM_J_OBJ);
+		cm_pf_members(tree, &want);
+		for (size_t k = 0; k < NM; k++) {
+			ck_assert_msg(same_tree(g[k], x[k]), "member %zu not the tree's: %s", k, t);
+			has[k] = g[k] ? g[k]->has_iv : 0;
+			iv[k] = g[k] ? g[k]->iv : 0;
+		}
+		/* and the values pfparse.c's own tree keeps (it takes the nodes) */
+		tree = cm_pf_parse(w, t, n);
+		ck_assert(tree && tree->type == CM_J_OBJ);
+		cm_pf_members(tree, &want);
+		for (size_t k = 0; k < NM; k++)
+			ck_assert_msg(!x[k] || (x[k]->has_iv == has[k] && (!has[k] || x[k]->iv == iv[k])),
+				      "member %zu's value not the tree's: %s", k, t);
+	}
+	cm_arena_free(a);
+	cm_pfev_free(w);
+}
+END_TEST
+
+/* A number's value kept as it is parsed (pfparse.c, has_iv) is what its
+ * text's readers make of it: an integer's small_int / cm_py_int_of_number
+ * value, a time's cm_pf_us_to_ns; for random numbers of every shape. */
+START_TEST(number_values)
+{
+	uint64_t rng = 0x13198A2E03707344u;
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	char s[80];
+	int ints = 0, nss = 0;
+	for (int i = 0; i < 200000; i++) {
+		size_t n = 0;
+		int ip, fp, shape;
+		const cm_jval *v;
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		ip = 1 + (int)(rng % 21);
+		fp = (int)((rng >> 8) % 6);
+		shape = (int)((rng >> 16) % 4); /* 0: an integer, 1: a decimal, 2: with an exponent, 3: 0.x */
+		n += (size_t)snprintf(s, sizeof s, "{\"v\":");
+		if ((rng >> 20) % 3 == 0)
+			s[n++] = '-';
+		if (shape == 3) {
+			s[n++] = '0';
+		} else {
+			if ((rng >> 24) % 3 == 0 && ip >= 13) { /* near 2^43 us: 8796093022208 */
+				memcpy(s + n, "879609302220", 12);
+				n += 12;
+				ip -= 12;
+			}
+			for (int k = 0; k < ip; k++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				s[n++] = (char)('0' + (k || ip == 1 ? rng % 10 : 1 + rng % 9));
+			}
+		}
+		if (shape != 0) {
+			s[n++] = '.';
+			for (int k = 0; k < fp + 1; k++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				s[n++] = (char)('0' + rng % 10);
+			}
+		}
+		if (shape == 2)
+			n += (size_t)snprintf(s + n, sizeof s - n, "e%d", (int)(rng % 5));
+		s[n++] = '}';
+		s[n] = 0;
+		v = cm_pf_parse(w, s, n);
+		ck_assert_msg(v && v->kids && v->kids->type == CM_J_NUM, "%s", s);
+		v = v->kids;
+		if (v->has_iv == CM_PF_IV_INT) {
+			cm_int x;
+			ints++;
+			ck_assert_msg(!cm_py_int_of_number(v->s, v->len, &x) && x == v->iv, "%s: %lld", s, (long long)v->iv);
+		} else if (v->has_iv == CM_PF_IV_NS) {
+			int64_t ns;
+			nss++;
+			ck_assert_msg(!cm_pf_us_to_ns(v->s, v->len, &ns) && ns == v->iv, "%s: %lld ns", s, (long long)v->iv);
+		} else {
+			ck_assert_int_eq(v->has_iv, 0);
+		}
+	}
+	ck_assert(ints > 10000 && nss > 10000);
+	cm_pfev_free(w);
+}
+END_TEST
+
 /* The interning table: a string's number is the one given when it was
  * new, across growth; cleared, it forgets. */
 START_TEST(strtab)
@@ -660,6 +786,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, us_to_ns);
 	tcase_add_test(tc, us_to_ns_decimals);
 	tcase_add_test(tc, element_parse);
+	tcase_add_test(tc, element_flat);
+	tcase_add_test(tc, number_values);
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
