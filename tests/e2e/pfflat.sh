@@ -84,6 +84,20 @@ for j in 1 2 3; do
 	cmp -s "$tmp/b$j.pftrace" "$tmp/bt.pftrace" || { fail "-j $j: other bytes than as a tree at -j 1"; break; }
 done
 
+# pids and tids of every type (cut floats, strings, "", missing, null):
+# the kept values give the ids the text gives (pftrace.sh checks the ids
+# themselves against Perfetto's JSON import).
+tcase "ids: pids and tids of every type, the same bytes read compact and as a tree, -j 1 and 2"
+cat >"$tmp/ids.json" <<'EOF'
+{"traceEvents":[{"ph":"X","name":"a","cat":"c","pid":1.5,"tid":3.9,"ts":1,"dur":1},{"ph":"X","name":"b","cat":"c","pid":"P","tid":"","ts":2,"dur":1},{"ph":"X","name":"c","cat":"c","pid":2,"ts":3,"dur":1},{"ph":"X","name":"d","cat":"c","pid":-2.5,"tid":0.0,"ts":4,"dur":1},{"ph":"X","name":"e","cat":"c","pid":"P","tid":"P","ts":5,"dur":1},{"ph":"X","name":"f","cat":"c","pid":7,"tid":4294967296.0,"ts":6,"dur":1},{"ph":"X","name":"g","cat":"c","pid":7,"tid":null,"ts":7,"dur":1},{"ph":"X","name":"h","cat":"c","pid":7,"tid":"7","ts":8,"dur":1}]}
+EOF
+for j in 1 2; do
+	$CUPTIMERGE -q -j $j -o "$tmp/ids.pftrace" "$tmp/ids.json" || fail "-j $j: exit $?"
+	CUPTIMERGE_PFT_GENERIC=1 $CUPTIMERGE -q -j $j -o "$tmp/idst.pftrace" "$tmp/ids.json" ||
+		fail "-j $j as a tree: exit $?"
+	cmp -s "$tmp/ids.pftrace" "$tmp/idst.pftrace" || { fail "-j $j: other bytes than as a tree"; break; }
+done
+
 # What cannot be written, in compact text: the same one line either way.
 n=0
 while IFS= read -r ev <&3; do
@@ -105,7 +119,7 @@ done 3<<'EOF'
 {"ph":"X","name":"n","cat":"c","pid":1,"tid":1,"ts":1}
 {"ph":"X","name":5,"cat":"c","pid":1,"tid":1,"ts":1,"dur":1}
 {"ph":"X","name":"n","cat":"c","pid":1,"tid":1,"ts":1,"dur":1,"args":"a"}
-{"ph":"X","name":"n","cat":"c","pid":1.5,"tid":1,"ts":1,"dur":1}
+{"ph":"X","name":"n","cat":"c","pid":1e400,"tid":1,"ts":1,"dur":1}
 {"ph":"XX","name":"n","cat":"c","pid":1,"tid":1,"ts":1,"dur":1}
 {"ph":"s","id":1.5,"name":"n","cat":"c","pid":1,"tid":1,"ts":1}
 {"ph":"X","name":"n","cat":"c","pid":1,"tid":1,"ts":9300000000000000,"dur":1}
