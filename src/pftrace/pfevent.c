@@ -8,9 +8,12 @@
  *     process_name, process_labels (split at commas, as Perfetto's JSON
  *     import does), process_sort_index, thread_name, thread_sort_index
  *     (legacy_sort_index).  GPU rows keep the pid (device) and tid
- *     (stream) the JSON gives them.  A string pid or tid (Kineto's
- *     "Spans", "Traces") names its process or thread, with a number
- *     made up for it (Perfetto's JSON import does the same);
+ *     (stream) the JSON gives them.  pids and tids are read as
+ *     Perfetto's JSON import reads them (pftrack.c has the rules): a
+ *     float is cut to its integer part, a tid that is missing or no
+ *     number or string is the pid's main thread, and a string id
+ *     (Kineto's "Spans", "Traces", even "") gets a number made up for it
+ *     and names its process or thread again at each of its events;
  *   - "X": a SLICE_BEGIN packet at ts and a SLICE_END at ts + dur, both in
  *     integer nanoseconds (cm_pf_us_to_ns).  The trace processor sorts
  *     packets by time (ties in file order), so a slice's end may come
