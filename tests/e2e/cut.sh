@@ -148,6 +148,24 @@ for bs in $(seq 1 31); do
 	cmp -s "$tmp/range.json" "$tmp/bs.json" || fail "--range, read size $bs: the output differs"
 done
 
+# the cut's CPU events copied in parts on threads (cpu/cpucopypar.c), each
+# part deciding its events from the cut's notes (cm_cpucut_part_keep): a
+# part at every element (CUPTIMERGE_COPY_STRIDE=8), 3 threads; the bytes of
+# the copy on one thread, at small read sizes too
+tcase "--steps and --range, the CPU events copied in parts on 3 threads, a part an element: the same bytes at read sizes 1, 7 and the default"
+for cut in --steps=2 --steps=1 --steps=1-3 --range=1250,1300; do
+	CUPTIMERGE_COPY_THREADS=1 run "$cut one thread" "$cut" -w "$WIN" -o "$tmp/one.json" "$CPU"
+	for bs in 1 7 default; do
+		rc=0
+		CUPTIMERGE_BUFSIZE=${bs#default} CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE --now 1795974776 --trace-name cut -v \
+			"$cut" -w "$WIN" -o "$tmp/parts.json" "$CPU" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 0 ] || fail "$cut, read size $bs: exit $rc: $(cat "$tmp/err")"
+		grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" ||
+			fail "$cut, read size $bs: not in parts: $(grep copy: "$tmp/err")"
+		cmp -s "$tmp/one.json" "$tmp/parts.json" || fail "$cut, read size $bs: other bytes in parts"
+	done
+done
+
 perfetto "--steps=2 output" "$tmp/steps2.json.gz"
 perfetto "--steps=1 output" "$tmp/steps1.json"
 perfetto "--range output" "$tmp/range.json"
