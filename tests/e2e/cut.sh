@@ -295,6 +295,35 @@ for bs in $(seq 1 31); do
 	done
 done
 
+# the events of a trace alone copied in parts on threads (cpu/cpucopypar.c)
+# and routed to the files: with the trace's "M" events moved to its end, no
+# file has an event before the parts begin, and a file's first in a part
+# goes without the separator before it (cpucopypar.c part_sink)
+tcase "--split of a trace alone, the events copied in parts on 3 threads, a part an element, the \"M\" events first and last: the files of the copy on one thread, at read sizes 1, 7 and the default"
+python3 -c 'import sys
+lines = open(sys.argv[1]).read().split("\n")
+m = [l.rstrip().rstrip(",") for l in lines if "\"ph\": \"M\"" in l]
+rest = [l for l in lines if "\"ph\": \"M\"" not in l]
+last = max(i for i, l in enumerate(rest) if "\"ph\"" in l)
+rest[last] = rest[last].rstrip() + ","
+rest[last + 1:last + 1] = [l + "," for l in m[:-1]] + m[-1:]
+open(sys.argv[2], "w").write("\n".join(rest))' "$CPU" "$tmp/late_m.json" || fail "cannot move the M events"
+for trace in "$CPU" "$tmp/late_m.json"; do
+	rm -rf "$tmp/split_one"
+	mkdir "$tmp/split_one"
+	CUPTIMERGE_COPY_THREADS=1 run "split one thread" -j 4 --split=steps -o "$tmp/split_one/c_%s.json" "$trace"
+	for bs in 1 7 default; do
+		rm -rf "$tmp/split_parts"
+		mkdir "$tmp/split_parts"
+		CUPTIMERGE_BUFSIZE=${bs#default} CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 run "split parts" -j 4 \
+			--split=steps -o "$tmp/split_parts/c_%s.json" "$trace"
+		for n in 1 2 3; do
+			cmp -s "$tmp/split_one/c_$n.json" "$tmp/split_parts/c_$n.json" ||
+				fail "$(basename "$trace"), read size $bs: file $n differs in parts"
+		done
+	done
+done
+
 tcase "--split with the careful reader (an event at a time, no layout): the same files as JSON"
 rm -rf "$tmp/split_careful"
 mkdir "$tmp/split_careful"
