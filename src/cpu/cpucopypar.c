@@ -19,9 +19,18 @@
  * (cpucopy_array_feed), the parts take the elements from there to the
  * array's end, and the walk goes on from the ']' as though it had walked
  * them, the rest of the text read at offsets too (cpucopy.c).  Not with a
- * hook that takes elements one by one (the repair), a cut (--steps,
- * --range, --split), a gzip input, or a pipe's first pass: those walk on
- * one thread, as before. */
+ * hook that takes elements one by one (the repair), a gzip input, or a
+ * pipe's first pass: those walk on one thread, as before.
+ *
+ * A cut (--steps, --range) and --split: each part reads its events' notes
+ * (cpucut.h, 25 bytes an event, at offsets) and decides them itself as
+ * the walk's keep hook would, the cut events left out like the dropped
+ * ones; a split's part keeps its text whole and lists the pieces of it
+ * each file gets (an event and the separator before it, runs of them
+ * joined), which the sink writes in order (cpuroute.h).  The walk did this
+ * on one thread, an event at a time: on the 16-core machine the split's
+ * copy took 0.28-0.45 s of the 1 GB pair's run where the plain merge's,
+ * in parts, took 0.03. */
 #include "config.h"
 #include "cpu/cpucopy_int.h"
 #include "base/diag.h"
