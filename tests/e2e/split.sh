@@ -251,25 +251,28 @@ if [ -x "$shared/tools/gen_trace" ]; then
 			done
 		done
 	done
-	tcase "gen_trace pair, merge --split=steps:100, the CPU events copied in parts on 3 threads (a part every 4 KB), by 0 and 2 writer threads, plain and .json.gz: the same files"
+	# (a part every 8 bytes: the 415 events over 32 times that are walked
+	# between parts, the cut's notes read on from there: cm_cpucut_seek)
+	tcase "gen_trace pair, merge --split=steps:100, the CPU events copied in parts on 3 threads (a part every 8 bytes or 4 KB), by 0 and 2 writer threads, plain and .json.gz: the same files"
 	for ext in "" .gz; do
 		rm -rf "$tmp/w1"
 		mkdir "$tmp/w1"
 		CUPTIMERGE_COPY_THREADS=1 run "one thread" -j 4 --trace-name g --split=steps:100 -w "$tmp/g.win" \
 			-o "$tmp/w1/g_%s.json$ext" "$tmp/g.cpu"
-		for w in 0 2; do
+		for w in "0 8" "2 8" "0 4096" "2 4096"; do
+			stride=${w#* } w=${w% *}
 			rm -rf "$tmp/o"
 			mkdir "$tmp/o"
 			rc=0
-			CUPTIMERGE_SPLIT_WRITERS=$w CUPTIMERGE_COPY_STRIDE=4096 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE $NOW -v -j 4 \
+			CUPTIMERGE_SPLIT_WRITERS=$w CUPTIMERGE_COPY_STRIDE=$stride CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE $NOW -v -j 4 \
 				--trace-name g --split=steps:100 -w "$tmp/g.win" -o "$tmp/o/g_%s.json$ext" "$tmp/g.cpu" 2>"$tmp/err" ||
 				rc=$?
-			[ $rc -eq 0 ] || fail "writers $w$ext: exit $rc: $(cat "$tmp/err")"
+			[ $rc -eq 0 ] || fail "writers $w, stride $stride$ext: exit $rc: $(cat "$tmp/err")"
 			grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" ||
-				fail "writers $w$ext: not in parts: $(grep copy: "$tmp/err")"
-			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "writers $w$ext: $(ls "$tmp/o" | wc -l) files"
+				fail "writers $w, stride $stride$ext: not in parts: $(grep copy: "$tmp/err")"
+			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "writers $w, stride $stride$ext: $(ls "$tmp/o" | wc -l) files"
 			for f in $(cd "$tmp/w1" && ls); do
-				cmp -s "$tmp/w1/$f" "$tmp/o/$f" || fail "writers $w$ext: $f differs in parts"
+				cmp -s "$tmp/w1/$f" "$tmp/o/$f" || fail "writers $w, stride $stride$ext: $f differs in parts"
 			done
 		done
 	done
