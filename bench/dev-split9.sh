@@ -6,10 +6,12 @@
 #
 # Two rounds taking turns: plain `-o out.json`, `--split=steps:N -o 'DIR/s_%s.json'` (N: the
 # ProfilerStep events over 60, rounded up), plain `-o out.json.gz`, the split to `.json.gz`,
-# `--steps` of two steps from the middle to `-o out.json`; each with -v (its time, CPU after
+# the same by 4 writer threads (CUPTIMERGE_SPLIT_WRITERS=4: the files' pgzip streams fed and their
+# deflated blocks written off the thread that hands the parts' pieces over; by default a gzip
+# split has none), `--steps` of two steps from the middle to `-o out.json`; each with -v (its time, CPU after
 # the read, copy and split lines: "CPU events copied" less "plan" is the copy, the stretch
 # this branch works on), wall/user/sys/peak RSS; outputs deleted after each run.  Asserts
-# nothing; about 20-25 s.
+# nothing; about 25-30 s.
 #
 # Run from the repo root on the device machine: this build's binary at
 # carry/mid/split9/cuptimerge (or $CM), the 1 GB pair in $CPU and $WIN, GNU time in $T, the
@@ -43,6 +45,7 @@ for round in 1 2; do
 	run "split .json" --split=steps:$k -o "$D/sp/s_%s.json"
 	run "plain -o out.json.gz" -o "$D/out.json.gz"
 	run "split .json.gz" --split=steps:$k -o "$D/sp/s_%s.json.gz"
+	CUPTIMERGE_SPLIT_WRITERS=4 run "split .json.gz, 4 writer threads" --split=steps:$k -o "$D/sp/s_%s.json.gz"
 	run "--steps=$mid-$mid2 -o out.json" --steps=$mid-$mid2 -o "$D/out.json"
 	echo "elapsed $((SECONDS - start)) s"
 done
