@@ -223,8 +223,10 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 		}
 		hooks = (cm_cpucopy_hooks){.insert = hook_none, .append = hook_append, .ctx = &f,
 					  .element = opt->split_n ? split_element : f.repair ? hook_element : NULL,
-					  .keep = f.cut.mode ? hook_keep : NULL,
+					  .keep = f.cut.mode ? hook_keep : NULL, .cut = f.cut.mode ? &f.cut : NULL,
 					  .route = opt->split_n ? &f.route : NULL,
+					  /* the events in parts on threads (cpucopypar.c) */
+					  .threads = opt->jobs < SCAN_THREADS_MAX ? opt->jobs : SCAN_THREADS_MAX,
 					  .trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name : NULL};
 		/* nothing is made again here: the profiler's span events stay */
 		plan.ndropped = 0;

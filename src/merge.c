@@ -882,7 +882,8 @@ int cm_merge_run(const struct cm_options *opt)
 	} else {
 		cm_cpucopy_hooks hooks = {.insert = hook_insert, .append = hook_append, .ctx = &m,
 					  .element = m.repair ? hook_element : NULL,
-					  .keep = opt->cut ? hook_keep : NULL, .threads = copy_threads(opt->jobs),
+					  .keep = opt->cut ? hook_keep : NULL, .cut = opt->cut ? &m.cut : NULL,
+					  .threads = copy_threads(opt->jobs),
 					  .parts = &m.copy_parts, .parts_threads = &m.copy_threads};
 		int ok, piped;
 		hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
@@ -900,6 +901,7 @@ int cm_merge_run(const struct cm_options *opt)
 			hooks.append = split_append;
 			hooks.element = split_element;
 			hooks.keep = hook_keep;
+			hooks.cut = &m.cut;
 			hooks.route = &m.split.route;
 		}
 		/* a window of version 2 lends its devices to a trace without */

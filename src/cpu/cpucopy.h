@@ -3,6 +3,7 @@
 #ifndef CM_CPUCOPY_H
 #define CM_CPUCOPY_H
 
+#include "cpu/cpucut.h"
 #include "cpu/cpuroute.h"
 #include "cpu/cpuscan.h"
 #include "io/input.h"
@@ -34,10 +35,15 @@ typedef struct cm_cpucopy_hooks {
 	 * elements go to its outputs, not to EO, in runs (cpuroute.h); when
 	 * the trace's layout is not at hand, to element instead. */
 	cm_cpuroute *route;
-	/* Threads the plain copy may take (cpucopypar.c: the events past the
+	/* When set, keep's decisions are this cut's (cm_cpucut_keep, with
+	 * route's ga and gb set from its own): the parts on threads make them
+	 * themselves (cm_cpucut_part_keep), so that a cut's and a split's
+	 * events are copied in parts too. */
+	cm_cpucut *cut;
+	/* Threads the copy may take (cpucopypar.c: the events past the
 	 * metadata read and walked in parts, each on a thread, when the input
-	 * can be read at offsets and no hook takes elements one by one); 0 or
-	 * 1: the one thread of the walk. */
+	 * can be read at offsets, no hook takes elements one by one, and a
+	 * keep hook has its cut); 0 or 1: the one thread of the walk. */
 	int threads;
 	/* When set, the parts the events were copied in (0: the walk did
 	 * them all) and on how many threads, for -v. */

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define READ_BUF (CM_CPUCUT_REC * 4096)
 
@@ -49,6 +50,7 @@ void cm_cpucut_reset(cm_cpucut *k)
 	k->call_hi = k->flow_hi = INT64_MIN;
 	k->calls = k->flows = k->works = 0;
 	k->nsteps = 0; /* --split: the steps the fold collects */
+	k->notes_bad = 0;
 }
 
 static void fold_steps(cm_cpucut *k, const char *notes, size_t n);
@@ -135,12 +137,12 @@ static int each_note(cm_cpucut *k, void (*fn)(cm_cpucut *k, const struct note *n
  * CPU (perf, 2 CPUs), all of it on the one thread that resolves the cut
  * and copies the trace, three times an event (the tables, the extent,
  * the copy). */
-static void groups_of(cm_cpucut *k, double ts, double end, int *ga, int *gb)
+static void groups_of(const cm_cpucut *k, int *hint, double ts, double end, int *ga, int *gb)
 {
 	size_t lo = 0, hi = k->ngroups; /* the groups before hi start early enough */
-	const double *in = k->inner + 2 * k->hint;
+	const double *in = k->inner + 2 * *hint;
 	if (ts >= in[0] && (end > ts ? end <= in[1] : ts < in[1])) {
-		*ga = *gb = k->hint;
+		*ga = *gb = *hint;
 		return;
 	}
 	*ga = 1;
@@ -163,7 +165,7 @@ static void groups_of(cm_cpucut *k, double ts, double end, int *ga, int *gb)
 		*ga = (int)g;
 	}
 	if (*ga == *gb)
-		k->hint = *ga;
+		*hint = *ga;
 }
 
 /* The marks of a call: the groups it is kept in. */
@@ -175,7 +177,7 @@ static void table_note(cm_cpucut *k, const struct note *n)
 	if (n->kind == CM_CUTK_CALL) {
 		int created, ga, gb;
 		struct call_mark *m = cm_idmap_put(k->call_keep, n->key, &created);
-		groups_of(k, n->ts, n->end, &ga, &gb);
+		groups_of(k, &k->hint, n->ts, n->end, &ga, &gb);
 		if (created || m->ga > m->gb) { /* a correlation twice: kept where either is */
 			m->ga = ga;
 			m->gb = gb;
@@ -194,7 +196,7 @@ static void table_note(cm_cpucut *k, const struct note *n)
 }
 
 /* The groups the event of note N goes to (the tables made). */
-static void decide(cm_cpucut *k, const struct note *n, int *ga, int *gb)
+static void decide(const cm_cpucut *k, int *hint, const struct note *n, int *ga, int *gb)
 {
 	const struct call_mark *m;
 	const struct flow_span *f;
@@ -220,13 +222,13 @@ static void decide(cm_cpucut *k, const struct note *n, int *ga, int *gb)
 		*gb = 0;
 		if (!f)
 			return;
-		groups_of(k, f->lo, f->lo, ga, gb);
-		groups_of(k, f->hi, f->hi, &a2, &b2);
+		groups_of(k, hint, f->lo, f->lo, ga, gb);
+		groups_of(k, hint, f->hi, f->hi, &a2, &b2);
 		*ga = a2 > *ga ? a2 : *ga;
 		*gb = b2 < *gb ? b2 : *gb;
 		return;
 	}
-	groups_of(k, n->ts, n->end, ga, gb);
+	groups_of(k, hint, n->ts, n->end, ga, gb);
 }
 
 /* X event N, kept in the groups GA to GB (GA <= GB): into the extent of
@@ -247,7 +249,7 @@ static void extent_note(cm_cpucut *k, const struct note *n)
 	int ga, gb;
 	if (!n->x)
 		return;
-	decide(k, n, &ga, &gb);
+	decide(k, &k->hint, n, &ga, &gb);
 	if (ga <= gb)
 		note_extent(k, n, ga, gb);
 }
@@ -424,6 +426,8 @@ int cm_cpucut_keep(cm_cpucut *k, uint64_t index)
 	/* the notes of the elements passed over (dropped ones) are skipped */
 	for (;;) {
 		if (k->buf_pos == k->buf_len) {
+			if (k->notes_bad)
+				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: a seek failed");
 			if (!k->buf)
 				k->buf = cm_xmalloc(READ_BUF);
 			k->buf_len = k->notes ? fread(k->buf, 1, READ_BUF, k->notes) : 0;
@@ -439,13 +443,97 @@ int cm_cpucut_keep(cm_cpucut *k, uint64_t index)
 	unpack(k->buf + k->buf_pos, &n);
 	k->buf_pos += CM_CPUCUT_REC;
 	k->next++;
-	decide(k, &n, &k->ga, &k->gb);
+	decide(k, &k->hint, &n, &k->ga, &k->gb);
 	keep = k->ga <= k->gb;
 	if (k->mode == CM_CPUCUT_SPLIT && n.x && keep)
 		note_extent(k, &n, k->ga, k->gb);
 	k->kept += keep;
 	k->cut += !keep;
 	return keep;
+}
+
+void cm_cpucut_seek(cm_cpucut *k, uint64_t index)
+{
+	/* the records before INDEX in the buffer, or none: then read from
+	 * INDEX's (a pass over records of the parts' elements was a read of
+	 * 25 bytes an element on the walk's thread) */
+	if (index >= k->next && (index - k->next) * CM_CPUCUT_REC <= k->buf_len - k->buf_pos)
+		return;
+	k->next = index;
+	k->buf_len = k->buf_pos = 0;
+	if (k->notes && fseeko(k->notes, (off_t)(index * CM_CPUCUT_REC), SEEK_SET) != 0)
+		k->notes_bad = 1; /* cm_cpucut_keep reports it */
+}
+
+int cm_cpucut_parts_ok(const cm_cpucut *k, uint64_t events)
+{
+	return k->notes && !k->notes_bad && k->nnotes == events && k->ngroups > 0 &&
+	       k->ngroups <= CM_CPUCUT_MAX_FILES;
+}
+
+int cm_cpucut_part_read(const cm_cpucut *k, cm_cpucut_part *p, uint64_t from, uint64_t to)
+{
+	size_t n = (size_t)((to - from) * CM_CPUCUT_REC);
+	uint64_t off = from * CM_CPUCUT_REC;
+	char *q;
+	p->from = from;
+	p->to = to;
+	p->kept = p->cut = 0;
+	p->kept_min = INFINITY;
+	p->kept_max = -INFINITY;
+	for (size_t g = 0; g < k->ngroups; g++) {
+		p->group_min[g] = INFINITY;
+		p->group_max[g] = -INFINITY;
+	}
+	cm_buf_grow(&p->notes, n);
+	q = p->notes.p;
+	while (n) {
+		ssize_t got = pread(fileno(k->notes), q, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s",
+				       got < 0 ? strerror(errno) : "it was cut short");
+		q += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+int cm_cpucut_part_keep(const cm_cpucut *k, cm_cpucut_part *p, uint64_t index, int *ga, int *gb)
+{
+	struct note n;
+	int keep;
+	unpack(p->notes.p + (index - p->from) * CM_CPUCUT_REC, &n);
+	decide(k, &p->hint, &n, ga, gb);
+	keep = *ga <= *gb;
+	/* as cm_cpucut_keep's, into the part's own extents */
+	if (k->mode == CM_CPUCUT_SPLIT && n.x && keep) {
+		p->kept_min = n.ts < p->kept_min ? n.ts : p->kept_min;
+		p->kept_max = n.end > p->kept_max ? n.end : p->kept_max;
+		for (int g = *ga; g <= *gb; g++) {
+			p->group_min[g] = n.ts < p->group_min[g] ? n.ts : p->group_min[g];
+			p->group_max[g] = n.end > p->group_max[g] ? n.end : p->group_max[g];
+		}
+	}
+	p->kept += keep;
+	p->cut += !keep;
+	return keep;
+}
+
+void cm_cpucut_part_fold(cm_cpucut *k, const cm_cpucut_part *p)
+{
+	/* the earlier elements' first, as one walk would have taken them:
+	 * of two equal values (0 and -0) the first seen stays */
+	k->kept_min = p->kept_min < k->kept_min ? p->kept_min : k->kept_min;
+	k->kept_max = p->kept_max > k->kept_max ? p->kept_max : k->kept_max;
+	for (size_t g = 0; k->group_min && g < k->ngroups; g++) {
+		k->group_min[g] = p->group_min[g] < k->group_min[g] ? p->group_min[g] : k->group_min[g];
+		k->group_max[g] = p->group_max[g] > k->group_max[g] ? p->group_max[g] : k->group_max[g];
+	}
+	k->kept += p->kept;
+	k->cut += p->cut;
 }
 
 void cm_cpucut_free(cm_cpucut *k)

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "base/buf.h"
 #include "base/idmap.h"
 
 /* What the first pass notes of each element of traceEvents, in order, when
@@ -70,6 +71,7 @@ typedef struct cm_cpucut {
 	uint64_t next;           /* the index of the next record to read */
 	char *buf;
 	size_t buf_len, buf_pos;
+	int notes_bad;           /* cm_cpucut_seek failed: the next read reports it */
 } cm_cpucut;
 
 /* Whether an event [TS, END] (trace us) lies in [LO, HI): one with a
@@ -93,6 +95,37 @@ int cm_cpucut_resolve(cm_cpucut *k, const char *file);
 /* The copy's question for element INDEX (asked in increasing order): 1
  * keep (in the groups K->ga to K->gb), 0 cut, -1 after a report. */
 int cm_cpucut_keep(cm_cpucut *k, uint64_t index);
+/* The copy's walk goes on at element INDEX (the elements between were
+ * decided by parts: cm_cpucut_part_keep). */
+void cm_cpucut_seek(cm_cpucut *k, uint64_t index);
+
+/* The decisions of the copy in parts on threads (cpu/cpucopypar.c): the
+ * elements [from, to) of a part decided apart from the walk, from any
+ * thread, in any order, while the walk and nothing else changes the cut;
+ * what cm_cpucut_keep counts and finds of the kept events held here
+ * until the part's turn (cm_cpucut_part_fold).  Zero it, then give
+ * group_min and group_max ngroups doubles each. */
+typedef struct cm_cpucut_part {
+	int hint;                     /* as cm_cpucut's, the part's own */
+	uint64_t from, to;
+	cm_buf notes;                 /* the records of [from, to) */
+	uint64_t kept, cut;
+	double kept_min, kept_max;
+	double *group_min, *group_max;
+} cm_cpucut_part;
+/* Whether K's decisions can be made by parts for a trace of EVENTS
+ * elements: a note for each of them, groups a bit each. */
+int cm_cpucut_parts_ok(const cm_cpucut *k, uint64_t events);
+/* P gets the records of elements [FROM, TO), its counts and extents
+ * emptied.  0, or -1 after a report. */
+int cm_cpucut_part_read(const cm_cpucut *k, cm_cpucut_part *p, uint64_t from, uint64_t to);
+/* cm_cpucut_keep's answer for element INDEX of P's (the groups in *GA,
+ * *GB), noted in P, not K.  1 keep, 0 cut. */
+int cm_cpucut_part_keep(const cm_cpucut *k, cm_cpucut_part *p, uint64_t index, int *ga, int *gb);
+/* P's counts and extents into K, the parts in the order of their
+ * elements. */
+void cm_cpucut_part_fold(cm_cpucut *k, const cm_cpucut_part *p);
+
 void cm_cpucut_free(cm_cpucut *k);
 
 #endif

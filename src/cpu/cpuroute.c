@@ -88,6 +88,11 @@ int cm_cpuroute_span(cm_cpuroute *r, uint64_t mask, const char *p, size_t n)
 	return 0;
 }
 
+int cm_cpuroute_write(cm_cpuroute *r, unsigned g, const char *p, size_t n)
+{
+	return n ? out(r, g, p, n) : 0;
+}
+
 int cm_cpuroute_flush(cm_cpuroute *r)
 {
 	for (size_t g = 0; g < r->nouts; g++)

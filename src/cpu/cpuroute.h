@@ -43,6 +43,11 @@ int cm_cpuroute_elem(cm_cpuroute *r, uint64_t index, uint64_t *gmask, uint64_t *
  * its pending piece when it follows it.  P must stay until
  * cm_cpuroute_flush.  0, or -1 after a report. */
 int cm_cpuroute_span(cm_cpuroute *r, uint64_t mask, const char *p, size_t n);
+/* P[0..N) to output G now, after its bytes so far (none pending: after
+ * cm_cpuroute_flush), through the writer threads when there are any.  The
+ * copy's parts on threads (cpucopypar.c) hand over their pieces here.
+ * 0, or -1 after a report. */
+int cm_cpuroute_write(cm_cpuroute *r, unsigned g, const char *p, size_t n);
 /* Every pending piece goes out (before the bytes they lie in go away, and
  * before more shared text).  0, or -1 after a report. */
 int cm_cpuroute_flush(cm_cpuroute *r);

@@ -159,7 +159,8 @@ static int array_walk(struct copy *c, const char *s, size_t n, uint64_t base, si
 		switch (c->lphase) {
 		case L_NEXT: /* the next element's place, and what becomes of it */
 			if (c->par_at && c->elem == c->par_at) {
-				if (c->inserted && !c->eo->first) { /* the rest on threads */
+				/* (--split: each output's first is the route's) */
+				if (c->inserted && (c->hooks->route || !c->eo->first)) { /* the rest on threads */
 					c->par_stopped = 1;
 					c->par_off = pos;
 					*ip = i;

@@ -148,6 +148,24 @@ for bs in $(seq 1 31); do
 	cmp -s "$tmp/range.json" "$tmp/bs.json" || fail "--range, read size $bs: the output differs"
 done
 
+# the cut's CPU events copied in parts on threads (cpu/cpucopypar.c), each
+# part deciding its events from the cut's notes (cm_cpucut_part_keep): a
+# part at every element (CUPTIMERGE_COPY_STRIDE=8), 3 threads; the bytes of
+# the copy on one thread, at small read sizes too
+tcase "--steps and --range, the CPU events copied in parts on 3 threads, a part an element: the same bytes at read sizes 1, 7 and the default"
+for cut in --steps=2 --steps=1 --steps=1-3 --range=1250,1300; do
+	CUPTIMERGE_COPY_THREADS=1 run "$cut one thread" "$cut" -w "$WIN" -o "$tmp/one.json" "$CPU"
+	for bs in 1 7 default; do
+		rc=0
+		CUPTIMERGE_BUFSIZE=${bs#default} CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE --now 1795974776 --trace-name cut -v \
+			"$cut" -w "$WIN" -o "$tmp/parts.json" "$CPU" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 0 ] || fail "$cut, read size $bs: exit $rc: $(cat "$tmp/err")"
+		grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" ||
+			fail "$cut, read size $bs: not in parts: $(grep copy: "$tmp/err")"
+		cmp -s "$tmp/one.json" "$tmp/parts.json" || fail "$cut, read size $bs: other bytes in parts"
+	done
+done
+
 perfetto "--steps=2 output" "$tmp/steps2.json.gz"
 perfetto "--steps=1 output" "$tmp/steps1.json"
 perfetto "--range output" "$tmp/range.json"
@@ -274,6 +292,35 @@ for bs in $(seq 1 31); do
 	CUPTIMERGE_BUFSIZE=$bs run "split bs $bs" --split=steps -o "$tmp/split_bs/c_%s.json" "$CPU"
 	for n in 1 2 3; do
 		cmp -s "$tmp/split/c_$n.json" "$tmp/split_bs/c_$n.json" || fail "read size $bs: file $n differs"
+	done
+done
+
+# the events of a trace alone copied in parts on threads (cpu/cpucopypar.c)
+# and routed to the files: with the trace's "M" events moved to its end, no
+# file has an event before the parts begin, and a file's first in a part
+# goes without the separator before it (cpucopypar.c part_sink)
+tcase "--split of a trace alone, the events copied in parts on 3 threads, a part an element, the \"M\" events first and last: the files of the copy on one thread, at read sizes 1, 7 and the default"
+python3 -c 'import sys
+lines = open(sys.argv[1]).read().split("\n")
+m = [l.rstrip().rstrip(",") for l in lines if "\"ph\": \"M\"" in l]
+rest = [l for l in lines if "\"ph\": \"M\"" not in l]
+last = max(i for i, l in enumerate(rest) if "\"ph\"" in l)
+rest[last] = rest[last].rstrip() + ","
+rest[last + 1:last + 1] = [l + "," for l in m[:-1]] + m[-1:]
+open(sys.argv[2], "w").write("\n".join(rest))' "$CPU" "$tmp/late_m.json" || fail "cannot move the M events"
+for trace in "$CPU" "$tmp/late_m.json"; do
+	rm -rf "$tmp/split_one"
+	mkdir "$tmp/split_one"
+	CUPTIMERGE_COPY_THREADS=1 run "split one thread" -j 4 --split=steps -o "$tmp/split_one/c_%s.json" "$trace"
+	for bs in 1 7 default; do
+		rm -rf "$tmp/split_parts"
+		mkdir "$tmp/split_parts"
+		CUPTIMERGE_BUFSIZE=${bs#default} CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 run "split parts" -j 4 \
+			--split=steps -o "$tmp/split_parts/c_%s.json" "$trace"
+		for n in 1 2 3; do
+			cmp -s "$tmp/split_one/c_$n.json" "$tmp/split_parts/c_$n.json" ||
+				fail "$(basename "$trace"), read size $bs: file $n differs in parts"
+		done
 	done
 done
 

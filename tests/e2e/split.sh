@@ -149,6 +149,35 @@ for bs in $(seq 1 31); do
 	done
 done
 
+# the split's CPU events copied in parts on threads (cpu/cpucopypar.c): each
+# part decides its events (cm_cpucut_part_keep) and hands each file its
+# pieces in order, a file's first without the separator before it; a part
+# at every element (CUPTIMERGE_COPY_STRIDE=8), 3 threads; the files of the
+# copy on one thread, at small read sizes too
+tcase "merge --split, the CPU events copied in parts on 3 threads, a part an element: the same files, plain and .json.gz, at read sizes 1, 7 and the default"
+for ext in "" .gz; do
+	for sp in steps steps:2; do
+		rm -rf "$tmp/one" "$tmp/o"
+		mkdir "$tmp/o" # (traceName is the file's name: the same directory)
+		CUPTIMERGE_COPY_THREADS=1 run "one thread" --split=$sp -w "$WIN" -o "$tmp/o/m_%s.json$ext" "$CPU"
+		mv "$tmp/o" "$tmp/one"
+		for bs in 1 7 default; do
+			rm -rf "$tmp/o"
+			mkdir "$tmp/o"
+			rc=0
+			CUPTIMERGE_BUFSIZE=${bs#default} CUPTIMERGE_COPY_STRIDE=8 CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE $NOW -v \
+				--split=$sp -w "$WIN" -o "$tmp/o/m_%s.json$ext" "$CPU" 2>"$tmp/err" || rc=$?
+			[ $rc -eq 0 ] || fail "--split=$sp$ext, read size $bs: exit $rc: $(cat "$tmp/err")"
+			grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" ||
+				fail "--split=$sp$ext, read size $bs: not in parts: $(grep copy: "$tmp/err")"
+			[ "$(cd "$tmp/o" && ls)" = "$(cd "$tmp/one" && ls)" ] || fail "--split=$sp$ext: other files"
+			for f in $(cd "$tmp/one" && ls); do
+				cmp -s "$tmp/one/$f" "$tmp/o/$f" || fail "--split=$sp$ext, read size $bs: $f differs in parts"
+			done
+		done
+	done
+done
+
 . "$srcdir/tests/e2e/tploads.sh"
 
 tcase "merge --split with the careful readers (an event at a time): the same files as JSON"
@@ -219,6 +248,31 @@ if [ -x "$shared/tools/gen_trace" ]; then
 			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "writers $how: $(ls "$tmp/o" | wc -l) files"
 			for f in $(cd "$tmp/w1" && ls); do
 				cmp -s "$tmp/w1/$f" "$tmp/o/$f" || fail "writers $how$ext: $f differs"
+			done
+		done
+	done
+	# (a part every 8 bytes: the 415 events over 32 times that are walked
+	# between parts, the cut's notes read on from there: cm_cpucut_seek)
+	tcase "gen_trace pair, merge --split=steps:100, the CPU events copied in parts on 3 threads (a part every 8 bytes or 4 KB), by 0 and 2 writer threads, plain and .json.gz: the same files"
+	for ext in "" .gz; do
+		rm -rf "$tmp/w1"
+		mkdir "$tmp/w1"
+		CUPTIMERGE_COPY_THREADS=1 run "one thread" -j 4 --trace-name g --split=steps:100 -w "$tmp/g.win" \
+			-o "$tmp/w1/g_%s.json$ext" "$tmp/g.cpu"
+		for w in "0 8" "2 8" "0 4096" "2 4096"; do
+			stride=${w#* } w=${w% *}
+			rm -rf "$tmp/o"
+			mkdir "$tmp/o"
+			rc=0
+			CUPTIMERGE_SPLIT_WRITERS=$w CUPTIMERGE_COPY_STRIDE=$stride CUPTIMERGE_COPY_THREADS=3 $CUPTIMERGE $NOW -v -j 4 \
+				--trace-name g --split=steps:100 -w "$tmp/g.win" -o "$tmp/o/g_%s.json$ext" "$tmp/g.cpu" 2>"$tmp/err" ||
+				rc=$?
+			[ $rc -eq 0 ] || fail "writers $w, stride $stride$ext: exit $rc: $(cat "$tmp/err")"
+			grep -q "copy: the CPU trace's events in [1-9][0-9]* parts on 3 threads" "$tmp/err" ||
+				fail "writers $w, stride $stride$ext: not in parts: $(grep copy: "$tmp/err")"
+			[ "$(ls "$tmp/o" | wc -l)" -eq 14 ] || fail "writers $w, stride $stride$ext: $(ls "$tmp/o" | wc -l) files"
+			for f in $(cd "$tmp/w1" && ls); do
+				cmp -s "$tmp/w1/$f" "$tmp/o/$f" || fail "writers $w, stride $stride$ext: $f differs in parts"
 			done
 		done
 	done
