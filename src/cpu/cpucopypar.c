@@ -35,6 +35,7 @@
 #include "cpu/cpucopy_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/opool.h"
 
 #include <errno.h>
@@ -196,18 +197,10 @@ static int changed(const struct copy *c, uint64_t at)
 /* Read all N bytes at OFF of the layout file FD into P: 0, or -1. */
 static int read_layout(int fd, void *p, size_t n, uint64_t off)
 {
-	char *q = p;
-	while (n) {
-		ssize_t got = pread(fd, q, n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s",
-				       got < 0 ? strerror(errno) : "it ended early");
-		q += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
-	}
+	ssize_t got = cm_pread_all(fd, p, n, off);
+	if (got != (ssize_t)n)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file: %s",
+			       got < 0 ? strerror(errno) : "it ended early");
 	return 0;
 }
 

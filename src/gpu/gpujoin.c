@@ -9,6 +9,7 @@
 #include "base/opool.h"
 #include "base/tmpfile.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -182,17 +183,14 @@ static int walk_run(struct walk_part *w)
 	uint64_t n = w->g->win.npairs, done = 0;
 	int key = w->what == WALK_LINK_EXT ? 8 : 0;
 	for (size_t k = 0; done < n; k++, done += WALK_CHUNK) {
-		size_t want = (size_t)((n - done < WALK_CHUNK ? n - done : WALK_CHUNK) * 17), got = 0;
+		size_t want = (size_t)((n - done < WALK_CHUNK ? n - done : WALK_CHUNK) * 17);
+		ssize_t r;
 		if (k < w->g->win.nchunks && !chunk_wanted(w, &w->g->win.chunks[k]))
 			continue;
-		while (got < want) {
-			ssize_t r = pread(w->fd, buf + got, want - got, (off_t)(done * 17 + got));
-			if (r <= 0) {
-				free(buf);
-				return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
-						r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-			}
-			got += (size_t)r;
+		if ((r = cm_pread_all(w->fd, buf, want, done * 17)) != (ssize_t)want) {
+			free(buf);
+			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+					r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
 		}
 		for (size_t i = 0; i < want; i += 17) {
 			int64_t id;

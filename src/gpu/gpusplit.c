@@ -42,6 +42,7 @@
 #include "gpu/gpusplitout_int.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/opool.h"
 
 #include <errno.h>
@@ -466,18 +467,13 @@ static int marks_part(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct marks_worker *w = wctx;
 	uint64_t place[2];
-	size_t len, got = 0;
+	size_t len;
+	ssize_t k;
 	memcpy(place, in->p, sizeof place);
 	len = (size_t)place[1] * NOTE_BYTES;
-	while (got < len) {
-		ssize_t k = pread(w->fd, w->buf + got, len - got, (off_t)(place[0] + got));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file%s%s",
-				       k ? ": " : " (it is shorter than written)", k ? strerror(errno) : "");
-		got += (size_t)k;
-	}
+	if ((k = cm_pread_all(w->fd, w->buf, len, place[0])) != (ssize_t)len)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read a temporary file%s%s",
+			       k < 0 ? ": " : " (it is shorter than written)", k < 0 ? strerror(errno) : "");
 	if (!w->direct && out->cap - out->len < place[1] * 2 * sizeof(int64_t))
 		cm_buf_grow(out, place[1] * 2 * sizeof(int64_t));
 	for (size_t i = 0; i < len; i += NOTE_BYTES) {
