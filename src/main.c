@@ -98,12 +98,13 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Parse a non-negative integer option value; -1 when it is not one. */
+/* Parse a non-negative integer option value, decimal digits only (strtol
+ * would take " 4" and "+4" too); -1 when it is not one. */
 static long parse_count(const char *s, long max)
 {
 	char *end;
 	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > max)
+	if (*s < '0' || *s > '9' || *end || v < 0 || v > max)
 		return -1;
 	return v;
 }
@@ -118,13 +119,14 @@ enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE
        OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT, OPT_SYNC };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
- * is not one (or below 1 MiB, too little to be meant). */
+ * is not one (or below 1 MiB, too little to be meant).  It starts with a
+ * digit: strtoull would take a blank, a sign and "-1" as 2^64-1. */
 static size_t parse_size(const char *s)
 {
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
 	int shift = 0;
-	if (end == s || *s == '-')
+	if (*s < '0' || *s > '9')
 		return 0;
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
@@ -277,13 +279,19 @@ int main(int argc, char **argv)
 			break;
 		case 'z':
 			/* getopt's optional argument must be attached: "-z 6" is -z
-			 * and an operand "6", which would be read as the trace */
+			 * and an operand "6", which would be read as the trace; "-z
+			 * 10" too, which is no level at all (the real trace was then
+			 * "too many operands") */
 			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9' &&
-			    !argv[optind][1]) {
-				char msg[160];
-				snprintf(msg, sizeof msg, "%s %s: a gzip level is written -z%s or --gzip=%s "
-					 "(write ./%s for a file named %s)", argv[optind - 1], argv[optind],
-					 argv[optind], argv[optind], argv[optind], argv[optind]);
+			    strlen(argv[optind]) <= 3 && !argv[optind][strspn(argv[optind], "0123456789")]) {
+				char msg[200];
+				const char *a = argv[optind];
+				if (!a[1])
+					snprintf(msg, sizeof msg, "%s %s: a gzip level is written -z%s or --gzip=%s "
+						 "(write ./%s for a file named %s)", argv[optind - 1], a, a, a, a, a);
+				else
+					snprintf(msg, sizeof msg, "%s %s: a gzip level is one digit, written -z9 or --gzip=9 "
+						 "(write ./%s for a file named %s)", argv[optind - 1], a, a, a);
 				return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 			}
 			gzip_flag = 1;

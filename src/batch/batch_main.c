@@ -239,7 +239,8 @@ int main(int argc, char **argv)
 		case 'j': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 4096)
+			/* digits only: strtol would take " 4" and "+4" too */
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 4096)
 				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of jobs, 1 to 4096", optarg);
 			jobs = (int)v;
 			break;

@@ -243,7 +243,10 @@ int main(int argc, char **argv)
 		crec_usage_error("--duration %s: not a positive number of seconds", duration);
 	if (buffers && (crec_parse_size(buffers, &sz) || sz < 2 || sz > 65536))
 		crec_usage_error("--buffers %s: need a count from 2 to 65536", buffers);
-	if (bufsize && (crec_parse_size(bufsize, &sz) || sz < 65536))
+	/* two messages: "need at least 64K" for "1Q" sent the user the wrong way */
+	if (bufsize && crec_parse_size(bufsize, &sz))
+		crec_usage_error("--buffer-size %s: not a size (digits and an optional K, M or G)", bufsize);
+	if (bufsize && sz < 65536)
 		crec_usage_error("--buffer-size %s: need at least 64K", bufsize);
 	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize || latency))
 		crec_usage_error("--threads-only records no CUPTI activity: --gzip, --activities, --delay, "

@@ -55,6 +55,15 @@ expect $M 2 "--gzip 9: a gzip level is written -z9 or --gzip=9 (write ./9 for a 
 	$CUPTIMERGE -w "$W" --gzip 9 "$C"
 expect $M 2 "-qz 1: a gzip level is written -z1 or --gzip=1 (write ./1 for a file named 1)" \
 	$CUPTIMERGE -qz 1 -w "$W" "$C"
+# -z 10 was read as -z, a trace "10" and the real trace as one operand too many
+expect $M 2 "-z 10: a gzip level is one digit, written -z9 or --gzip=9 (write ./10 for a file named 10)" \
+	$CUPTIMERGE -z 10 -w "$W" "$C"
+# a number is digits: strtol/strtoull took a leading blank or sign as well
+expect $M 2 "-j needs a number of threads from 1 to 4096:  4" $CUPTIMERGE -j " 4" -w "$W" "$C"
+expect $M 2 "-j needs a number of threads from 1 to 4096: +4" $CUPTIMERGE -j +4 -w "$W" "$C"
+expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G): +2M" $CUPTIMERGE --memory=+2M -w "$W" "$C"
+expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G):  2M" $CUPTIMERGE --memory=" 2M" -w "$W" "$C"
+expect $M 2 "the gzip level must be 0 to 9: +1" $CUPTIMERGE --gzip=+1 -w "$W" "$C"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
@@ -69,6 +78,7 @@ expect $B 2 "unrecognized option: -p" $BATCH -p2 "$tmp" "$tmp"
 expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
 expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
 expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
+expect $B 2 "-j needs a number of jobs, 1 to 4096: +2" $BATCH -n -j +2 "$tmp"
 
 TODO=
 if [ -x "$CUPTIREC" ]; then
@@ -79,6 +89,9 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "option takes no argument: --quiet" $CUPTIREC --quiet=1 -- true
 	expect $R 2 "option needs an argument: -o" $CUPTIREC -To
 	expect $R 2 "option needs an argument: --output" $CUPTIREC --output
+	# a value that is no size was told "need at least 64K"
+	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
+	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
 else
 	skip "cuptirec's options" "$CUPTIREC is not built"
 fi
