@@ -29,7 +29,7 @@ typedef struct cm_brank {
 	int status;    /* exit status of the merge; 128+N when killed by signal N */
 	double seconds;
 	long rss_kb;   /* peak resident set of the merge (wait4) */
-	char *msg;     /* the merge's last line on stderr */
+	char *msg;     /* the merge's last line on stderr (not a usage hint) */
 	int interrupted; /* the batch passed a stopping signal on to it, and it died of it */
 } cm_brank;
 

@@ -222,4 +222,22 @@ wait $b || rc=$?
 [ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
 grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
 
+
+# a merge that refuses its command line (options after "--" it does not
+# take) ends its stderr with "Try 'cuptimerge --help' for more
+# information.": that line, taken as the rank's failure, said nothing of
+# what was wrong.  The line before it is the reason.
+tcase "a rank refused as a usage error is reported with the reason, not the --help hint"
+mkranks "$tmp/rusage" 2
+rc=0
+"$BATCH" --no-progress "$tmp/rusage/traces" "$tmp/rusage/windows" -- --bogus >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+for r in 0 1; do
+	grep -qx "cuptimerge-batch: $(key $r): exit 2: cuptimerge: unrecognized option: --bogus" "$tmp/err" ||
+		fail "rank $r: $(grep "$(key $r)" "$tmp/err")"
+	grep -q "^$(key $r)	.*	2	[0-9.]*	[0-9]*	cuptimerge: unrecognized option: --bogus\$" "$tmp/rusage/traces/merged/cuptimerge-batch.tsv" ||
+		fail "joblog: $(cat "$tmp/rusage/traces/merged/cuptimerge-batch.tsv")"
+done
+! grep -q "Try 'cuptimerge --help'" "$tmp/err" || fail "the hint is the reason: $(cat "$tmp/err")"
+
 finish
