@@ -416,6 +416,14 @@ int main(int argc, char **argv)
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
+	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
+	 * also set the terminal's modes astray: refused, as gzip(1) refuses
+	 * it ("a pipe or -o FILE": `| cat` forces it) */
+	if ((!opt.out_path || !strcmp(opt.out_path, "-")) && (opt.gzip_level >= 0 || opt.codec) && isatty(1))
+		return cm_usage_error(CM_EXIT_USAGE,
+				      opt.codec ? "Perfetto's protobuf output is not written to a terminal: give -o FILE or a pipe"
+						: "gzip output is not written to a terminal: give -o FILE or a pipe",
+				      NULL);
 	cm_pft_set_verbose(opt.verbose);
 	if (!opt.memory)
 		opt.memory = CM_MEMORY_DEFAULT;
