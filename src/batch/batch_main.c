@@ -146,6 +146,25 @@ static int cut_value(int steps, const char *s)
 	}
 }
 
+/* 1 when the directory ARGV[I] is one of ARGV[FROM..I-1] (the same device
+ * and inode: "dir dir/.", a symlink to it, an overlapping glob), said in a
+ * warning; its files, listed twice, would make every rank's window
+ * "ambiguous" and every trace a rank twice.  0 otherwise, or when it cannot
+ * be stat'ed (its reading says why). */
+static int same_dir_before(char **argv, int from, int i)
+{
+	struct stat st, prev;
+	if (stat(argv[i], &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	for (int j = from; j < i; j++)
+		if (stat(argv[j], &prev) == 0 && S_ISDIR(prev.st_mode) && prev.st_dev == st.st_dev &&
+		    prev.st_ino == st.st_ino) {
+			cm_warn(argv[i], -1, "the same directory as %s: read once", argv[j]);
+			return 1;
+		}
+	return 0;
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -311,9 +330,12 @@ int main(int argc, char **argv)
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();
 	} else {
-		for (int i = optind; i < argc; i++)
+		for (int i = optind; i < argc; i++) {
+			if (same_dir_before(argv, optind, i))
+				continue;
 			if (cm_bplan_dir(&plan, argv[i], outdir) < 0)
 				status = CM_EXIT_IO;
+		}
 		cm_bplan_pair(&plan, outdir);
 	}
 	if (status)

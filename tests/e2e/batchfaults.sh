@@ -240,4 +240,24 @@ for r in 0 1; do
 done
 ! grep -q "Try 'cuptimerge --help'" "$tmp/err" || fail "the hint is the reason: $(cat "$tmp/err")"
 
+
+# the same directory named twice (a glob that overlaps, "dir dir/.", a
+# symlink to it) listed every file twice: every rank failed as "2 windows
+# fit this trace: w0.json, w0.json: ambiguous", and was planned twice.  A
+# directory is read once, with a warning.
+tcase "a directory named twice is read once"
+mkranks "$tmp/rtwice" 2
+ln -s windows "$tmp/rtwice/wlink"
+rc=0
+"$BATCH" --no-progress "$tmp/rtwice/traces" "$tmp/rtwice/windows" "$tmp/rtwice/windows/." "$tmp/rtwice/wlink" \
+	>"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc, wanted 0: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+for d in windows/. wlink; do
+	grep -qx "cuptimerge-batch: $tmp/rtwice/$d: the same directory as $tmp/rtwice/windows: read once" "$tmp/err" ||
+		fail "no warning for $d: $(cat "$tmp/err")"
+done
+[ "$(grep -c . "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")" -eq 3 ] ||
+	fail "joblog: $(cat "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")"
+
 finish
