@@ -121,7 +121,7 @@ static void add_found(cm_bplan *p, char *path, const cm_bfacts *facts)
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 {
 	struct dirent **ents;
-	int n = scandir(dir, &ents, NULL, alphasort);
+	int n = scandir(dir, &ents, NULL, alphasort), scanned = 0;
 	(void)outdir;
 	if (n < 0)
 		return cm_fail(CM_EXIT_IO, dir, -1, "cannot read the directory: %s", strerror(errno));
@@ -141,6 +141,7 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
+		scanned++;
 		cm_bscan_head(path, &facts); /* a window's GPU events: counted if it is left over */
 		if (facts.kind == CM_BK_MAP && facts.nprocs) {
 			/* one entry per process; the last takes PATH, the others a copy */
@@ -158,6 +159,10 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 		free(ents[i]);
 	}
 	free(ents);
+	/* "run/" for "run/traces run/windows": 0 merged and status 0 said
+	 * nothing of the mistake */
+	if (!scanned)
+		cm_warn(dir, -1, "no trace, window or thread map in it (its subdirectories are not read)");
 	return 0;
 }
 

@@ -45,8 +45,8 @@ typedef struct cm_bplan {
 /* Add the ranks found in directory DIR (not recursive): traces are
  * *.json[.gz] files holding "traceEvents", windows those holding "events",
  * thread maps those naming their processes (cuptimerge-threadmap(5)); outputs
- * go to OUTDIR/KEY.merged.json.gz.  Returns 0, or -1 after reporting that DIR
- * cannot be read. */
+ * go to OUTDIR/KEY.merged.json.gz; a DIR with no such file is warned about.
+ * Returns 0, or -1 after reporting that DIR cannot be read. */
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir);
 
 /* Pair the traces with the windows and thread maps added by cm_bplan_dir

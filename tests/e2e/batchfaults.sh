@@ -260,4 +260,19 @@ done
 [ "$(grep -c . "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")" -eq 3 ] ||
 	fail "joblog: $(cat "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")"
 
+
+# a directory that holds the ranks only in its subdirectories (run/traces,
+# run/windows), which are not read: "0 merged, 0 skipped, 0 failed", status
+# 0, and not a word that nothing was found.  Now a warning names it.
+tcase "a directory with no trace, window or map in it is warned about"
+mkranks "$tmp/rnone" 1
+rc=0
+"$BATCH" --no-progress "$tmp/rnone" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc, wanted 0: $(cat "$tmp/err")"
+grep -qx "cuptimerge-batch: $tmp/rnone: no trace, window or thread map in it (its subdirectories are not read)" "$tmp/err" ||
+	fail "no warning: $(cat "$tmp/err")"
+rc=0
+"$BATCH" -q --no-progress "$tmp/rnone" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] && ! grep -q "no trace, window" "$tmp/err" || fail "-q: exit $rc: $(cat "$tmp/err")"
+
 finish
