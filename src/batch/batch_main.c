@@ -165,6 +165,27 @@ static int same_dir_before(char **argv, int from, int i)
 	return 0;
 }
 
+/* The merge option among EXTRA's N that asks for Perfetto's output
+ * ("--format=perfetto", "--format perfetto", or a long name cut to
+ * "--form" or more, as getopt takes it), written as typed into BUF; NULL
+ * when there is none.  The batch names the outputs KEY.merged.json.gz, so
+ * such a merge would put protobuf in a file named JSON. */
+static const char *perfetto_arg(char *const *extra, int n, char *buf, size_t len)
+{
+	for (int i = 0; i < n; i++) {
+		const char *a = extra[i], *eq = strchr(a, '='), *val;
+		size_t name = eq ? (size_t)(eq - a) : strlen(a);
+		if (name < 6 || strncmp(a, "--format", name))
+			continue;
+		val = eq ? eq + 1 : i + 1 < n ? extra[i + 1] : "";
+		if (strcmp(val, "perfetto"))
+			continue;
+		snprintf(buf, len, eq ? "%s" : "%s %s", a, val);
+		return buf;
+	}
+	return NULL;
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -304,6 +325,14 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "a manifest or directories, not both", argv[optind]);
 	if (outdir_opt && !*outdir_opt)
 		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
+	{
+		char typed[128], msg[320];
+		if (perfetto_arg(extra, nextra, typed, sizeof typed)) {
+			snprintf(msg, sizeof msg, "-- %s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
+				 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", typed);
+			return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+		}
+	}
 	if (jobs == 0)
 		jobs = cm_cpus_available();
 	/* --sync: every merge's output (its --sync), and what the batch writes */

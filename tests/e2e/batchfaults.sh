@@ -275,4 +275,20 @@ rc=0
 "$BATCH" -q --no-progress "$tmp/rnone" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ $rc -eq 0 ] && ! grep -q "no trace, window" "$tmp/err" || fail "-q: exit $rc: $(cat "$tmp/err")"
 
+
+# -- --format=perfetto went to every merge, which wrote Perfetto's protobuf
+# (gzipped) into KEY.merged.json.gz: exit 0, and files that no JSON reader
+# can read.  Refused before anything runs (a manifest names .pftrace outputs).
+tcase "-- --format=perfetto is refused: the outputs are named .json.gz"
+mkranks "$tmp/rpf" 1
+for how in "--format=perfetto" "--form=perfetto" "--format perfetto"; do
+	rc=0
+	# shellcheck disable=SC2086 # $how is split on purpose
+	"$BATCH" --no-progress "$tmp/rpf/traces" "$tmp/rpf/windows" -- $how >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "$how: exit $rc, wanted 2: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: -- $how: the outputs are named KEY.merged.json.gz" "$tmp/err" ||
+		fail "$how: message: $(cat "$tmp/err")"
+	[ ! -e "$tmp/rpf/traces/merged/$(key 0).merged.json.gz" ] || fail "$how: merged anyway"
+done
+
 finish
