@@ -208,6 +208,16 @@ static int set_once(const char **slot, const char *arg)
 	return 0;
 }
 
+/* Close standard output after --help or --version: 0, or CM_EXIT_IO after
+ * saying why (a full disk, a closed pipe's EIO), as a merge's output is. */
+static int close_stdout(void)
+{
+	int bad = ferror(stdout);
+	if (fclose(stdout) == 0 && !bad)
+		return CM_EXIT_OK;
+	return cm_error(CM_EXIT_IO, "<stdout>", -1, "write error: %s", strerror(errno ? errno : EIO));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -364,7 +374,7 @@ int main(int argc, char **argv)
 				return cm_usage_error(CM_EXIT_USAGE, "--buffer-size needs a size in bytes", optarg);
 			opt.bufsize = (size_t)v;
 			break;
-		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'h': usage(stdout); return close_stdout();
 		case 'V': {
 			/* which deflate each gzip level gets: ISA-L is optional
 			 * (configure --with-isal), and its bytes differ from zlib's */
@@ -373,7 +383,7 @@ int main(int argc, char **argv)
 			printf("gzip levels 1-3: %s%s%s\n", eng, *ver ? " " : "", ver);
 			eng = cm_pgz_engine(6, &ver);
 			printf("gzip levels 0, 4-9: %s%s%s\n", eng, *ver ? " " : "", ver);
-			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+			return close_stdout();
 		}
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];

@@ -219,6 +219,16 @@ static void keys_line(const cm_bplan *p, const char *what, int ran)
 		fprintf(stderr, " ... (%zu in all)", n);
 }
 
+/* Close standard output after --help or --version: 0, or CM_EXIT_IO after
+ * saying why (a full disk, a closed pipe's EIO), as a merge's output is. */
+static int close_stdout(void)
+{
+	int bad = ferror(stdout);
+	if (fclose(stdout) == 0 && !bad)
+		return CM_EXIT_OK;
+	return cm_error(CM_EXIT_IO, "<stdout>", -1, "write error: %s", strerror(errno ? errno : EIO));
+}
+
 enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE,
        OPT_SYNC };
 
@@ -310,8 +320,8 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
 		case OPT_NO_PROGRESS: prog = 0; break;
-		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'h': usage(stdout); return close_stdout();
+		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return close_stdout();
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
 			const char *why = cm_optname(c, argv, longopts, name, sizeof name);

@@ -32,7 +32,7 @@
  * Once the command runs, its status is the launcher's: the launcher execs it. */
 enum crec_lexit {
 	CREC_LEXIT_USAGE = 2,    /* bad command line */
-	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable */
+	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable; --help not written */
 	CREC_LEXIT_NOEXEC = 126, /* COMMAND found but could not be executed */
 	CREC_LEXIT_NOTFOUND = 127, /* COMMAND not found */
 };
@@ -80,6 +80,17 @@ __attribute__((format(printf, 1, 2))) static void crec_lerr(const char *fmt, ...
 }
 
 /* Report a usage error and exit 2. */
+/* After --help or --version: 0, or 125 (the launcher's own failure, as
+ * env(1) has it) with a line saying why the text did not get out. */
+static int stdout_done(void)
+{
+	int bad = ferror(stdout);
+	if (fflush(stdout) == 0 && !bad)
+		return 0;
+	fprintf(stderr, "cuptirec: <stdout>: write error: %s\n", strerror(errno ? errno : EIO));
+	return CREC_LEXIT_SETUP;
+}
+
 __attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -218,10 +229,10 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h':
 			fputs(crec_usage, stdout);
-			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+			return stdout_done();
 		case 'V':
 			puts("cuptirec (cuptimerge) " PACKAGE_VERSION);
-			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+			return stdout_done();
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
 			const char *why = cm_optname(c, argv, longopts, name, sizeof name);

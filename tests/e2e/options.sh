@@ -96,4 +96,21 @@ else
 	skip "cuptirec's options" "$CUPTIREC is not built"
 fi
 
+# --help and --version onto a full disk: cuptimerge and cuptimerge-batch
+# exited 3 without a word, cuptirec 125 ("library not found") without one
+for prog in "$CUPTIMERGE" "$BATCH" "$CUPTIREC"; do
+	[ -x "$prog" ] || continue
+	name=${prog##*/}
+	want=3
+	[ "$name" = cuptirec ] && want=125
+	for o in --help --version; do
+		tcase "$name $o >/dev/full: status $want and a message"
+		rc=0
+		"$prog" $o >/dev/full 2>"$tmp/err" || rc=$?
+		[ $rc -eq $want ] || fail "exit $rc, wanted $want"
+		[ "$(cat "$tmp/err")" = "$name: <stdout>: write error: No space left on device" ] ||
+			fail "message: '$(cat "$tmp/err")'"
+	done
+done
+
 finish
