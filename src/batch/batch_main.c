@@ -333,8 +333,18 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give directories, or a manifest (-m FILE)", NULL);
 	if (manifest && optind < argc)
 		return cm_usage_error(CM_EXIT_USAGE, "a manifest or directories, not both", argv[optind]);
+	/* an empty name names nothing: said now, not as an I/O error on "" */
 	if (outdir_opt && !*outdir_opt)
 		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
+	if (joblog_opt && !*joblog_opt)
+		return cm_usage_error(CM_EXIT_USAGE, "--joblog needs a file name", NULL);
+	if (cm_opt && !*cm_opt)
+		return cm_usage_error(CM_EXIT_USAGE, "--cuptimerge needs a file name", NULL);
+	if (manifest && !*manifest)
+		return cm_usage_error(CM_EXIT_USAGE, "-m needs a file name ('-' for standard input)", NULL);
+	for (int i = optind; i < argc; i++)
+		if (!*argv[i])
+			return cm_usage_error(CM_EXIT_USAGE, "an empty directory name", NULL);
 	{
 		char typed[128], msg[320];
 		if (perfetto_arg(extra, nextra, typed, sizeof typed)) {

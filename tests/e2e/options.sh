@@ -79,6 +79,13 @@ expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
 expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
 expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
 expect $B 2 "-j needs a number of jobs, 1 to 4096: +2" $BATCH -n -j +2 "$tmp"
+# an empty name was an I/O error naming "" ("cuptimerge-batch: : cannot
+# write the joblog"), after the directories were read; -O '' was already a
+# usage error, as cuptimerge's -o '' is
+expect $B 2 "--joblog needs a file name" $BATCH -n --joblog= "$tmp"
+expect $B 2 "--cuptimerge needs a file name" $BATCH --cuptimerge= "$tmp"
+expect $B 2 "-m needs a file name ('-' for standard input)" $BATCH -m ''
+expect $B 2 "an empty directory name" $BATCH "$tmp" ''
 
 TODO=
 if [ -x "$CUPTIREC" ]; then
