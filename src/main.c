@@ -415,9 +415,16 @@ int main(int argc, char **argv)
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))
 		return cm_usage_error(CM_EXIT_USAGE, "only one input can be standard input", NULL);
-	/* an empty name names no file; found now, not after the whole merge */
+	/* an empty name names no file; found now, not after the whole merge
+	 * (-o) nor as an I/O error on "" (the inputs) */
 	if (opt.out_path && !*opt.out_path)
 		return cm_usage_error(CM_EXIT_USAGE, "-o needs a file name ('-' for standard output)", NULL);
+	if (opt.window_path && !*opt.window_path)
+		return cm_usage_error(CM_EXIT_USAGE, "-w needs a file name ('-' for standard input)", NULL);
+	if (opt.map_path && !*opt.map_path)
+		return cm_usage_error(CM_EXIT_USAGE, "-t needs a file name ('-' for standard input)", NULL);
+	if (!*opt.cpu_path)
+		return cm_usage_error(CM_EXIT_USAGE, "an empty trace name: give a file, or '-' for standard input", NULL);
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	/* the file name says the format unless --format does */

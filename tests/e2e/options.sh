@@ -64,6 +64,11 @@ expect $M 2 "-j needs a number of threads from 1 to 4096: +4" $CUPTIMERGE -j +4 
 expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G): +2M" $CUPTIMERGE --memory=+2M -w "$W" "$C"
 expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G):  2M" $CUPTIMERGE --memory=" 2M" -w "$W" "$C"
 expect $M 2 "the gzip level must be 0 to 9: +1" $CUPTIMERGE --gzip=+1 -w "$W" "$C"
+# an empty input name was an I/O error on "" ("cuptimerge: : cannot open"),
+# as -o '' was before F14
+expect $M 2 "-w needs a file name ('-' for standard input)" $CUPTIMERGE -w '' "$C"
+expect $M 2 "-t needs a file name ('-' for standard input)" $CUPTIMERGE -t '' "$C"
+expect $M 2 "an empty trace name: give a file, or '-' for standard input" $CUPTIMERGE -w "$W" ''
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
