@@ -291,4 +291,23 @@ for how in "--format=perfetto" "--form=perfetto" "--format perfetto"; do
 	[ ! -e "$tmp/rpf/traces/merged/$(key 0).merged.json.gz" ] || fail "$how: merged anyway"
 done
 
+
+# a file whose name holds a tab or a line break went into the joblog (a TSV)
+# as it was: the line split into several, and the next run found no record
+# of the rank and merged it again.  Now such a file is a failed rank, its
+# name's control characters shown as '?', and the joblog stays whole.
+tcase "a file name with a tab or a line break is a failed rank, the joblog whole"
+mkranks "$tmp/rtab" 2
+t1=$(cd "$tmp/rtab/traces" && ls | grep 5001)
+mv "$tmp/rtab/traces/$t1" "$tmp/rtab/traces/we	ird
+$t1"
+rc=0
+"$BATCH" --no-progress "$tmp/rtab/traces" "$tmp/rtab/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+J=$tmp/rtab/traces/merged/cuptimerge-batch.tsv
+[ "$(wc -l <"$J")" -eq 4 ] && [ "$(awk -F'\t' 'NF != 8' "$J" | wc -l)" -eq 0 ] || fail "joblog: $(cat -A "$J")"
+grep -q "^we?ird?$t1	-	-	-	-	0.000	0	its name holds a tab, a line break or another control character, which the joblog cannot record: rename it\$" "$J" ||
+	fail "joblog: $(cat -A "$J")"
+grep -q "^$(key 0)	.*	0	" "$J" || fail "rank 0 not merged: $(cat -A "$J")"
+
 finish
