@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/optname.h"
 #include "opts.h"
@@ -79,7 +80,6 @@ __attribute__((format(printf, 1, 2))) static void crec_lerr(const char *fmt, ...
 	fputc('\n', stderr);
 }
 
-/* Report a usage error and exit 2. */
 /* After --help or --version: 0, or 125 (the launcher's own failure, as
  * env(1) has it) with a line saying why the text did not get out. */
 static int stdout_done(void)
@@ -91,6 +91,7 @@ static int stdout_done(void)
 	return CREC_LEXIT_SETUP;
 }
 
+/* Report a usage error and exit 2. */
 __attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -101,6 +102,43 @@ __attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(con
 	va_end(ap);
 	fputs("\nTry 'cuptirec --help' for more information.\n", stderr);
 	exit(CREC_LEXIT_USAGE);
+}
+
+/* -o's directory, checked before COMMAND runs: each process writes its
+ * window (or map) at its exit, maybe hours later, and a directory that is
+ * not there, or an -o naming a directory, lost them all with only a warning
+ * each (COMMAND's status unchanged).  TYPED is -o as given, ABS made
+ * absolute.  A directory part with a '%' differs by process: not checked. */
+static void check_out_dir(const char *typed, const char *abs, int threads_only)
+{
+	const char *name = threads_only ? "cuptirec_threads_%p.json" : "cuptirec_%p.json";
+	const char *slash = strrchr(abs, '/'), *tslash;
+	size_t tlen = strlen(typed);
+	struct stat st;
+	char dir[PATH_MAX];
+	int err = 0;
+	if (typed[tlen - 1] == '/' || (!strchr(abs, '%') && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) {
+		while (tlen > 1 && typed[tlen - 1] == '/')
+			tlen--;
+		crec_usage_error("-o %s: a directory; give a file name in it, such as %.*s%s%s", typed, (int)tlen, typed,
+				 tlen == 1 && typed[0] == '/' ? "" : "/", name);
+	}
+	if (!slash || memchr(abs, '%', (size_t)(slash - abs)))
+		return;
+	snprintf(dir, sizeof dir, "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
+	if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (!err)
+		return;
+	tslash = strrchr(typed, '/');
+	if (tslash)
+		crec_usage_error("-o %s: cannot write in %.*s: %s", typed, tslash == typed ? 1 : (int)(tslash - typed),
+				 typed, strerror(err));
+	crec_usage_error("-o %s: cannot write in the working directory: %s", typed, strerror(err));
 }
 
 /* setenv that cannot fail silently: out of memory is a setup failure. */
@@ -267,6 +305,8 @@ int main(int argc, char **argv)
 				 "would say gzip", output);
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
+	if (output)
+		check_out_dir(output, abs_out, threads_only);
 	if (quiet)
 		crec_setenv("CUPTIREC_QUIET", "1");
 

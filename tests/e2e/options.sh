@@ -101,6 +101,13 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "option takes no argument: --quiet" $CUPTIREC --quiet=1 -- true
 	expect $R 2 "option needs an argument: -o" $CUPTIREC -To
 	expect $R 2 "option needs an argument: --output" $CUPTIREC --output
+	# -o naming a directory, or a file in a directory that does not exist:
+	# every process lost its window or map at its exit, hours later, with
+	# only a warning (the command's status 0)
+	expect $R 2 "-o $tmp: a directory; give a file name in it, such as $tmp/cuptirec_%p.json" $CUPTIREC -o "$tmp" -- true
+	expect $R 2 "-o $tmp/: a directory; give a file name in it, such as $tmp/cuptirec_threads_%p.json" $CUPTIREC -T -o "$tmp/" -- true
+	expect $R 2 "-o $tmp/none/w_%p.json: cannot write in $tmp/none: No such file or directory" $CUPTIREC -o "$tmp/none/w_%p.json" -- true
+	expect $R 2 "-o $FIX/cpu.json/w.json: cannot write in $FIX/cpu.json: Not a directory" $CUPTIREC -o "$FIX/cpu.json/w.json" -- true
 	# a value that is no size was told "need at least 64K"
 	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
