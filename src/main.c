@@ -395,6 +395,12 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
+	/* a forgotten operand read the terminal, waiting for a trace typed in
+	 * (gzip -d and zstd refuse a terminal as input); '-' still reads it */
+	if (optind == argc && isatty(0))
+		return cm_usage_error(CM_EXIT_USAGE,
+				      "no trace given, and standard input is a terminal: give CPU_TRACE (or - to read the terminal)",
+				      NULL);
 	if (opt.split_n) {
 		if (opt.cut || opt.clip)
 			return cm_usage_error(CM_EXIT_USAGE,
