@@ -103,4 +103,9 @@ ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o: a temporary file was left be
 expect '-o, named temporary file: a failed run' 1 "truncated JSON" env CUPTIMERGE_NO_TMPFILE=1 $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o, named temporary file: a failed run clobbered an existing file"
 ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o, named temporary file: it was left behind"
+# --range that keeps nothing named no file ("cuptimerge: no duration ("X")
+# event lies in the range ..."): the trace it was looked for in is named
+expect '--range that keeps nothing names the trace' 1 "^cuptimerge: $C: no duration \\(\"X\"\\) event lies in the range 1.000 to 2.000 us: nothing to keep" \
+	$CUPTIMERGE --range=1,2 -w "$W" "$C"
+
 finish
