@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Read chunk: 1 MiB keeps yajl's per-call overhead invisible; tests set
@@ -196,6 +197,33 @@ static int split_pattern(const char *p)
 {
 	const char *at = p ? strchr(p, '%') : NULL;
 	return at && at[1] == 's' && !strchr(at + 2, '%') ? 0 : -1;
+}
+
+/* --split's files are opened as their steps come, after the first pass:
+ * the pattern P's directory, when its name holds no '%', is checked now,
+ * as -o's file is opened before any input is read.  0, or -1 after
+ * reporting (status 3). */
+static int split_dir_check(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+	struct stat st;
+	char *dir;
+	int err = 0;
+	if (!slash || memchr(p, '%', (size_t)(slash - p)))
+		return 0; /* the working directory, or one a step names */
+	dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
+	if (!dir)
+		return 0; /* found when the files are made */
+	if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (err)
+		cm_error(CM_EXIT_IO, dir, -1, "cannot write the --split files in it: %s", strerror(err));
+	free(dir);
+	return err ? -1 : 0;
 }
 
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
@@ -431,6 +459,10 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "-t needs a file name ('-' for standard input)", NULL);
 	if (!*opt.cpu_path)
 		return cm_usage_error(CM_EXIT_USAGE, "an empty trace name: give a file, or '-' for standard input", NULL);
+	/* the command line is right: now the one thing of --split's output
+	 * that can be known before the input is read */
+	if (opt.split_n && split_dir_check(opt.out_path) < 0)
+		return cm_diag_status();
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	/* the file name says the format unless --format does */

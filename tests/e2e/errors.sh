@@ -108,4 +108,16 @@ ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o, named temporary file: it was
 expect '--range that keeps nothing names the trace' 1 "^cuptimerge: $C: no duration \\(\"X\"\\) event lies in the range 1.000 to 2.000 us: nothing to keep" \
 	$CUPTIMERGE --range=1,2 -w "$W" "$C"
 
+# --split's files are opened as their steps come, so a pattern in a
+# directory that is not there failed only after the first pass (0.9 s of
+# the 200 MB pair); found now before any input is read, as -o's is
+tcase '--split: a pattern in a directory that is not there fails at once, status 3'
+capture $CUPTIMERGE -q --split=steps -w "$FIX/cut_window.json" -o "$tmp/none/s_%s.json" "$FIX/cut_cpu.json"
+[ "$got" -eq 3 ] || fail "exit $got, wanted 3: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/none: cannot write the --split files in it: No such file or directory" ] ||
+	fail "message: $(cat "$tmp/err")"
+capture $CUPTIMERGE -q --split=steps -w "$FIX/cut_window.json" -o "$C/s_%s.json" "$FIX/cut_cpu.json"
+[ "$got" -eq 3 ] && grep -qx "cuptimerge: $C: cannot write the --split files in it: Not a directory" "$tmp/err" ||
+	fail "a file as the directory: exit $got: $(cat "$tmp/err")"
+
 finish
