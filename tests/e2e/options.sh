@@ -69,6 +69,17 @@ expect $M 2 "the gzip level must be 0 to 9: +1" $CUPTIMERGE --gzip=+1 -w "$W" "$
 expect $M 2 "-w needs a file name ('-' for standard input)" $CUPTIMERGE -w '' "$C"
 expect $M 2 "-t needs a file name ('-' for standard input)" $CUPTIMERGE -t '' "$C"
 expect $M 2 "an empty trace name: give a file, or '-' for standard input" $CUPTIMERGE -w "$W" ''
+# traceName, from --trace-name or by default the -o name, went into the JSON
+# byte for byte: a name that is not UTF-8 made output that cuptimerge itself
+# (and Python) refuse as input
+bad=$(printf 'x\377y')
+expect $M 2 "--trace-name must be UTF-8 text (it is written into the JSON)" \
+	$CUPTIMERGE --trace-name="$bad" -w "$W" "$C"
+expect $M 2 "the -o name is not UTF-8, and traceName, which it gives by default, must be: give --trace-name=NAME" \
+	$CUPTIMERGE -o "$tmp/$bad.json" -w "$W" "$C"
+tcase "cuptimerge: an -o name that is not UTF-8 goes with --trace-name, and the output reads back"
+$CUPTIMERGE -q --trace-name=run1 -o "$tmp/$bad.json" -w "$W" "$C" || fail "exit $?"
+$CUPTIMERGE -q --range=0,1e30 "$tmp/$bad.json" >/dev/null || fail "the output does not read back: exit $?"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
