@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Read chunk: 1 MiB keeps yajl's per-call overhead invisible; tests set
@@ -98,12 +99,13 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Parse a non-negative integer option value; -1 when it is not one. */
+/* Parse a non-negative integer option value, decimal digits only (strtol
+ * would take " 4" and "+4" too); -1 when it is not one. */
 static long parse_count(const char *s, long max)
 {
 	char *end;
 	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > max)
+	if (*s < '0' || *s > '9' || *end || v < 0 || v > max)
 		return -1;
 	return v;
 }
@@ -118,13 +120,14 @@ enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE
        OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT, OPT_SYNC };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
- * is not one (or below 1 MiB, too little to be meant). */
+ * is not one (or below 1 MiB, too little to be meant).  It starts with a
+ * digit: strtoull would take a blank, a sign and "-1" as 2^64-1. */
 static size_t parse_size(const char *s)
 {
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
 	int shift = 0;
-	if (end == s || *s == '-')
+	if (*s < '0' || *s > '9')
 		return 0;
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
@@ -196,6 +199,59 @@ static int split_pattern(const char *p)
 	return at && at[1] == 's' && !strchr(at + 2, '%') ? 0 : -1;
 }
 
+/* --split's files are opened as their steps come, after the first pass:
+ * the pattern P's directory, when its name holds no '%', is checked now,
+ * as -o's file is opened before any input is read.  0, or -1 after
+ * reporting (status 3). */
+static int split_dir_check(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+	struct stat st;
+	char *dir;
+	int err = 0;
+	if (!slash || memchr(p, '%', (size_t)(slash - p)))
+		return 0; /* the working directory, or one a step names */
+	dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
+	if (!dir)
+		return 0; /* found when the files are made */
+	if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (err)
+		cm_error(CM_EXIT_IO, dir, -1, "cannot write the --split files in it: %s", strerror(err));
+	free(dir);
+	return err ? -1 : 0;
+}
+
+/* 1 when S is well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), the rule the JSON reader applies. */
+static int utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned char lead = *p++, lo = 0x80, hi = 0xbf;
+		int need = lead < 0x80 ? 0 : lead >= 0xc2 && lead <= 0xdf ? 1 : lead >= 0xe0 && lead <= 0xef ? 2
+					  : lead >= 0xf0 && lead <= 0xf4 ? 3 : -1;
+		if (need < 0)
+			return 0;
+		if (lead == 0xe0)
+			lo = 0xa0;
+		else if (lead == 0xed)
+			hi = 0x9f;
+		else if (lead == 0xf0)
+			lo = 0x90;
+		else if (lead == 0xf4)
+			hi = 0x8f;
+		for (; need > 0; need--, p++, lo = 0x80, hi = 0xbf)
+			if (*p < lo || *p > hi)
+				return 0; /* the NUL too: cut short */
+	}
+	return 1;
+}
+
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
  * silent replacement of the first. */
 static int set_once(const char **slot, const char *arg)
@@ -204,6 +260,16 @@ static int set_once(const char **slot, const char *arg)
 		return -1;
 	*slot = arg;
 	return 0;
+}
+
+/* Close standard output after --help or --version: 0, or CM_EXIT_IO after
+ * saying why (a full disk, a closed pipe's EIO), as a merge's output is. */
+static int close_stdout(void)
+{
+	int bad = ferror(stdout);
+	if (fclose(stdout) == 0 && !bad)
+		return CM_EXIT_OK;
+	return cm_error(CM_EXIT_IO, "<stdout>", -1, "write error: %s", strerror(errno ? errno : EIO));
 }
 
 int main(int argc, char **argv)
@@ -277,13 +343,19 @@ int main(int argc, char **argv)
 			break;
 		case 'z':
 			/* getopt's optional argument must be attached: "-z 6" is -z
-			 * and an operand "6", which would be read as the trace */
+			 * and an operand "6", which would be read as the trace; "-z
+			 * 10" too, which is no level at all (the real trace was then
+			 * "too many operands") */
 			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9' &&
-			    !argv[optind][1]) {
-				char msg[160];
-				snprintf(msg, sizeof msg, "%s %s: a gzip level is written -z%s or --gzip=%s "
-					 "(write ./%s for a file named %s)", argv[optind - 1], argv[optind],
-					 argv[optind], argv[optind], argv[optind], argv[optind]);
+			    strlen(argv[optind]) <= 3 && !argv[optind][strspn(argv[optind], "0123456789")]) {
+				char msg[200];
+				const char *a = argv[optind];
+				if (!a[1])
+					snprintf(msg, sizeof msg, "%s %s: a gzip level is written -z%s or --gzip=%s "
+						 "(write ./%s for a file named %s)", argv[optind - 1], a, a, a, a, a);
+				else
+					snprintf(msg, sizeof msg, "%s %s: a gzip level is one digit, written -z9 or --gzip=9 "
+						 "(write ./%s for a file named %s)", argv[optind - 1], a, a, a);
 				return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 			}
 			gzip_flag = 1;
@@ -356,7 +428,7 @@ int main(int argc, char **argv)
 				return cm_usage_error(CM_EXIT_USAGE, "--buffer-size needs a size in bytes", optarg);
 			opt.bufsize = (size_t)v;
 			break;
-		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'h': usage(stdout); return close_stdout();
 		case 'V': {
 			/* which deflate each gzip level gets: ISA-L is optional
 			 * (configure --with-isal), and its bytes differ from zlib's */
@@ -365,7 +437,7 @@ int main(int argc, char **argv)
 			printf("gzip levels 1-3: %s%s%s\n", eng, *ver ? " " : "", ver);
 			eng = cm_pgz_engine(6, &ver);
 			printf("gzip levels 0, 4-9: %s%s%s\n", eng, *ver ? " " : "", ver);
-			return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+			return close_stdout();
 		}
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
@@ -377,6 +449,12 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		return cm_usage_error(CM_EXIT_USAGE, "too many operands (one CPU trace at most)", argv[optind + 1]);
 	opt.cpu_path = optind < argc ? argv[optind] : "-";
+	/* a forgotten operand read the terminal, waiting for a trace typed in
+	 * (gzip -d and zstd refuse a terminal as input); '-' still reads it */
+	if (optind == argc && isatty(0))
+		return cm_usage_error(CM_EXIT_USAGE,
+				      "no trace given, and standard input is a terminal: give CPU_TRACE (or - to read the terminal)",
+				      NULL);
 	if (opt.split_n) {
 		if (opt.cut || opt.clip)
 			return cm_usage_error(CM_EXIT_USAGE,
@@ -397,9 +475,31 @@ int main(int argc, char **argv)
 	    (opt.map_path && !strcmp(opt.map_path, "-") && !strcmp(opt.cpu_path, "-")) ||
 	    (opt.map_path && opt.window_path && !strcmp(opt.map_path, "-") && !strcmp(opt.window_path, "-")))
 		return cm_usage_error(CM_EXIT_USAGE, "only one input can be standard input", NULL);
-	/* an empty name names no file; found now, not after the whole merge */
+	/* an empty name names no file; found now, not after the whole merge
+	 * (-o) nor as an I/O error on "" (the inputs) */
 	if (opt.out_path && !*opt.out_path)
 		return cm_usage_error(CM_EXIT_USAGE, "-o needs a file name ('-' for standard output)", NULL);
+	if (opt.window_path && !*opt.window_path)
+		return cm_usage_error(CM_EXIT_USAGE, "-w needs a file name ('-' for standard input)", NULL);
+	if (opt.map_path && !*opt.map_path)
+		return cm_usage_error(CM_EXIT_USAGE, "-t needs a file name ('-' for standard input)", NULL);
+	if (!*opt.cpu_path)
+		return cm_usage_error(CM_EXIT_USAGE, "an empty trace name: give a file, or '-' for standard input", NULL);
+	/* traceName is written into the JSON as it is: text that is not UTF-8
+	 * made output that no JSON reader (this one included) takes.  A merge
+	 * names the trace after -o FILE unless --trace-name says otherwise. */
+	if (opt.trace_name && *opt.trace_name && !utf8_ok(opt.trace_name))
+		return cm_usage_error(CM_EXIT_USAGE, "--trace-name must be UTF-8 text (it is written into the JSON)", NULL);
+	if (!(opt.trace_name && *opt.trace_name) && opt.window_path && opt.out_path && strcmp(opt.out_path, "-") &&
+	    !utf8_ok(opt.out_path))
+		return cm_usage_error(CM_EXIT_USAGE,
+				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
+				      "--trace-name=NAME",
+				      NULL);
+	/* the command line is right: now the one thing of --split's output
+	 * that can be known before the input is read */
+	if (opt.split_n && split_dir_check(opt.out_path) < 0)
+		return cm_diag_status();
 	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	/* the file name says the format unless --format does */
@@ -408,6 +508,14 @@ int main(int argc, char **argv)
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
+	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
+	 * also set the terminal's modes astray: refused, as gzip(1) refuses
+	 * it ("a pipe or -o FILE": `| cat` forces it) */
+	if ((!opt.out_path || !strcmp(opt.out_path, "-")) && (opt.gzip_level >= 0 || opt.codec) && isatty(1))
+		return cm_usage_error(CM_EXIT_USAGE,
+				      opt.codec ? "Perfetto's protobuf output is not written to a terminal: give -o FILE or a pipe"
+						: "gzip output is not written to a terminal: give -o FILE or a pipe",
+				      NULL);
 	cm_pft_set_verbose(opt.verbose);
 	if (!opt.memory)
 		opt.memory = CM_MEMORY_DEFAULT;

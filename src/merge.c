@@ -678,8 +678,8 @@ static int prepare(struct merge *m)
 	m->max_end = cm_py_max(opt->cut ? m->cut.kept_max : m->plan.max_end, wmax);
 	if (opt->split_n) /* each file's span is its own (cm_msplit_plan) */
 		return 0;
-	if (opt->cut && !isfinite(m->min_ts))
-		return cm_error(CM_EXIT_DATA, NULL, -1,
+	if (opt->cut && !isfinite(m->min_ts)) /* the trace named, as --steps' refusals name it */
+		return cm_error(CM_EXIT_DATA, cm_input_name(m->cpu), -1,
 				"no duration (\"X\") event lies in the range %.3f to %.3f us: nothing to keep",
 				m->cut.lo, m->cut.hi);
 	if (m->repair)

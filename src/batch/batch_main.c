@@ -146,6 +146,46 @@ static int cut_value(int steps, const char *s)
 	}
 }
 
+/* 1 when the directory ARGV[I] is one of ARGV[FROM..I-1] (the same device
+ * and inode: "dir dir/.", a symlink to it, an overlapping glob), said in a
+ * warning; its files, listed twice, would make every rank's window
+ * "ambiguous" and every trace a rank twice.  0 otherwise, or when it cannot
+ * be stat'ed (its reading says why). */
+static int same_dir_before(char **argv, int from, int i)
+{
+	struct stat st, prev;
+	if (stat(argv[i], &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	for (int j = from; j < i; j++)
+		if (stat(argv[j], &prev) == 0 && S_ISDIR(prev.st_mode) && prev.st_dev == st.st_dev &&
+		    prev.st_ino == st.st_ino) {
+			cm_warn(argv[i], -1, "the same directory as %s: read once", argv[j]);
+			return 1;
+		}
+	return 0;
+}
+
+/* The merge option among EXTRA's N that asks for Perfetto's output
+ * ("--format=perfetto", "--format perfetto", or a long name cut to
+ * "--form" or more, as getopt takes it), written as typed into BUF; NULL
+ * when there is none.  The batch names the outputs KEY.merged.json.gz, so
+ * such a merge would put protobuf in a file named JSON. */
+static const char *perfetto_arg(char *const *extra, int n, char *buf, size_t len)
+{
+	for (int i = 0; i < n; i++) {
+		const char *a = extra[i], *eq = strchr(a, '='), *val;
+		size_t name = eq ? (size_t)(eq - a) : strlen(a);
+		if (name < 6 || strncmp(a, "--format", name))
+			continue;
+		val = eq ? eq + 1 : i + 1 < n ? extra[i + 1] : "";
+		if (strcmp(val, "perfetto"))
+			continue;
+		snprintf(buf, len, eq ? "%s" : "%s %s", a, val);
+		return buf;
+	}
+	return NULL;
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -177,6 +217,16 @@ static void keys_line(const cm_bplan *p, const char *what, int ran)
 	}
 	if (n > 10)
 		fprintf(stderr, " ... (%zu in all)", n);
+}
+
+/* Close standard output after --help or --version: 0, or CM_EXIT_IO after
+ * saying why (a full disk, a closed pipe's EIO), as a merge's output is. */
+static int close_stdout(void)
+{
+	int bad = ferror(stdout);
+	if (fclose(stdout) == 0 && !bad)
+		return CM_EXIT_OK;
+	return cm_error(CM_EXIT_IO, "<stdout>", -1, "write error: %s", strerror(errno ? errno : EIO));
 }
 
 enum { OPT_JOBLOG = 256, OPT_FORCE, OPT_CUPTIMERGE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SHARD, OPT_CLIP, OPT_STEPS, OPT_RANGE,
@@ -239,7 +289,8 @@ int main(int argc, char **argv)
 		case 'j': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 4096)
+			/* digits only: strtol would take " 4" and "+4" too */
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 4096)
 				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of jobs, 1 to 4096", optarg);
 			jobs = (int)v;
 			break;
@@ -269,8 +320,8 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case OPT_PROGRESS: prog = 1; break;
 		case OPT_NO_PROGRESS: prog = 0; break;
-		case 'h': usage(stdout); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
-		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return fclose(stdout) ? CM_EXIT_IO : CM_EXIT_OK;
+		case 'h': usage(stdout); return close_stdout();
+		case 'V': puts("cuptimerge-batch (" PACKAGE_NAME ") " PACKAGE_VERSION); return close_stdout();
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
 			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
@@ -282,8 +333,26 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, "nothing to do: give directories, or a manifest (-m FILE)", NULL);
 	if (manifest && optind < argc)
 		return cm_usage_error(CM_EXIT_USAGE, "a manifest or directories, not both", argv[optind]);
+	/* an empty name names nothing: said now, not as an I/O error on "" */
 	if (outdir_opt && !*outdir_opt)
 		return cm_usage_error(CM_EXIT_USAGE, "-O needs a directory name", NULL);
+	if (joblog_opt && !*joblog_opt)
+		return cm_usage_error(CM_EXIT_USAGE, "--joblog needs a file name", NULL);
+	if (cm_opt && !*cm_opt)
+		return cm_usage_error(CM_EXIT_USAGE, "--cuptimerge needs a file name", NULL);
+	if (manifest && !*manifest)
+		return cm_usage_error(CM_EXIT_USAGE, "-m needs a file name ('-' for standard input)", NULL);
+	for (int i = optind; i < argc; i++)
+		if (!*argv[i])
+			return cm_usage_error(CM_EXIT_USAGE, "an empty directory name", NULL);
+	{
+		char typed[128], msg[320];
+		if (perfetto_arg(extra, nextra, typed, sizeof typed)) {
+			snprintf(msg, sizeof msg, "-- %s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
+				 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", typed);
+			return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+		}
+	}
 	if (jobs == 0)
 		jobs = cm_cpus_available();
 	/* --sync: every merge's output (its --sync), and what the batch writes */
@@ -310,9 +379,12 @@ int main(int argc, char **argv)
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();
 	} else {
-		for (int i = optind; i < argc; i++)
+		for (int i = optind; i < argc; i++) {
+			if (same_dir_before(argv, optind, i))
+				continue;
 			if (cm_bplan_dir(&plan, argv[i], outdir) < 0)
 				status = CM_EXIT_IO;
+		}
 		cm_bplan_pair(&plan, outdir);
 	}
 	if (status)

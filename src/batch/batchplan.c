@@ -118,10 +118,19 @@ static void add_found(cm_bplan *p, char *path, const cm_bfacts *facts)
 	p->nf++;
 }
 
+/* 1 when NAME holds a control character (a tab, a line break, ...). */
+static int has_control(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name < 0x20 || *name == 0x7f)
+			return 1;
+	return 0;
+}
+
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 {
 	struct dirent **ents;
-	int n = scandir(dir, &ents, NULL, alphasort);
+	int n = scandir(dir, &ents, NULL, alphasort), scanned = 0;
 	(void)outdir;
 	if (n < 0)
 		return cm_fail(CM_EXIT_IO, dir, -1, "cannot read the directory: %s", strerror(errno));
@@ -135,12 +144,29 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
+		if (has_control(name)) {
+			/* the joblog and the plan are TSV: a tab or a line break in
+			 * a path would split its line, and the next run find no
+			 * record of the rank (and merge it again) */
+			char *shown = cm_xstrdup(name);
+			for (char *c = shown; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					*c = '?';
+			cm_bplan_fail(cm_bplan_add_rank(p, shown),
+				      cm_xstrdup("its name holds a tab, a line break or another control character, which "
+						 "the joblog cannot record: rename it"));
+			free(shown);
+			free(ents[i]);
+			scanned++;
+			continue;
+		}
 		path = join(dir, name);
 		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
 			free(path);
 			free(ents[i]);
 			continue;
 		}
+		scanned++;
 		cm_bscan_head(path, &facts); /* a window's GPU events: counted if it is left over */
 		if (facts.kind == CM_BK_MAP && facts.nprocs) {
 			/* one entry per process; the last takes PATH, the others a copy */
@@ -158,6 +184,10 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 		free(ents[i]);
 	}
 	free(ents);
+	/* "run/" for "run/traces run/windows": 0 merged and status 0 said
+	 * nothing of the mistake */
+	if (!scanned)
+		cm_warn(dir, -1, "no trace, window or thread map in it (its subdirectories are not read)");
 	return 0;
 }
 

@@ -29,7 +29,7 @@ typedef struct cm_brank {
 	int status;    /* exit status of the merge; 128+N when killed by signal N */
 	double seconds;
 	long rss_kb;   /* peak resident set of the merge (wait4) */
-	char *msg;     /* the merge's last line on stderr */
+	char *msg;     /* the merge's last line on stderr (not a usage hint) */
 	int interrupted; /* the batch passed a stopping signal on to it, and it died of it */
 } cm_brank;
 
@@ -45,8 +45,8 @@ typedef struct cm_bplan {
 /* Add the ranks found in directory DIR (not recursive): traces are
  * *.json[.gz] files holding "traceEvents", windows those holding "events",
  * thread maps those naming their processes (cuptimerge-threadmap(5)); outputs
- * go to OUTDIR/KEY.merged.json.gz.  Returns 0, or -1 after reporting that DIR
- * cannot be read. */
+ * go to OUTDIR/KEY.merged.json.gz; a DIR with no such file is warned about.
+ * Returns 0, or -1 after reporting that DIR cannot be read. */
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir);
 
 /* Pair the traces with the windows and thread maps added by cm_bplan_dir

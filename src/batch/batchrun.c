@@ -83,7 +83,10 @@ static void make_parent(const char *path)
 }
 
 /* The last non-empty line of FD (from its start), tabs and control
- * characters turned into spaces; a malloc'd string, "" when none. */
+ * characters turned into spaces; a malloc'd string, "" when none.  A usage
+ * error's last line is the hint "Try 'cuptimerge --help' for more
+ * information.", which says nothing of what was wrong: the line before it
+ * is taken instead. */
 static char *last_line(int fd)
 {
 	char buf[TAIL_BYTES + 1];
@@ -94,10 +97,15 @@ static char *last_line(int fd)
 		n = 0;
 	buf[n] = 0;
 	e = buf + n;
-	while (e > buf && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
-		*--e = 0;
-	for (b = e; b > buf && b[-1] != '\n'; b--)
-		;
+	for (int hint = 0; hint < 2; hint++) {
+		while (e > buf && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+			*--e = 0;
+		for (b = e; b > buf && b[-1] != '\n'; b--)
+			;
+		if (b == buf || strncmp(b, "Try '", 5) || !strstr(b, "--help' for more information"))
+			break;
+		e = b; /* the hint: the line before it */
+	}
 	for (char *c = b; *c; c++)
 		if ((unsigned char)*c < 0x20)
 			*c = ' ';

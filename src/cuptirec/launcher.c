@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/optname.h"
 #include "opts.h"
@@ -32,7 +33,7 @@
  * Once the command runs, its status is the launcher's: the launcher execs it. */
 enum crec_lexit {
 	CREC_LEXIT_USAGE = 2,    /* bad command line */
-	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable */
+	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable; --help not written */
 	CREC_LEXIT_NOEXEC = 126, /* COMMAND found but could not be executed */
 	CREC_LEXIT_NOTFOUND = 127, /* COMMAND not found */
 };
@@ -79,6 +80,17 @@ __attribute__((format(printf, 1, 2))) static void crec_lerr(const char *fmt, ...
 	fputc('\n', stderr);
 }
 
+/* After --help or --version: 0, or 125 (the launcher's own failure, as
+ * env(1) has it) with a line saying why the text did not get out. */
+static int stdout_done(void)
+{
+	int bad = ferror(stdout);
+	if (fflush(stdout) == 0 && !bad)
+		return 0;
+	fprintf(stderr, "cuptirec: <stdout>: write error: %s\n", strerror(errno ? errno : EIO));
+	return CREC_LEXIT_SETUP;
+}
+
 /* Report a usage error and exit 2. */
 __attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(const char *fmt, ...)
 {
@@ -90,6 +102,43 @@ __attribute__((format(printf, 1, 2), noreturn)) static void crec_usage_error(con
 	va_end(ap);
 	fputs("\nTry 'cuptirec --help' for more information.\n", stderr);
 	exit(CREC_LEXIT_USAGE);
+}
+
+/* -o's directory, checked before COMMAND runs: each process writes its
+ * window (or map) at its exit, maybe hours later, and a directory that is
+ * not there, or an -o naming a directory, lost them all with only a warning
+ * each (COMMAND's status unchanged).  TYPED is -o as given, ABS made
+ * absolute.  A directory part with a '%' differs by process: not checked. */
+static void check_out_dir(const char *typed, const char *abs, int threads_only)
+{
+	const char *name = threads_only ? "cuptirec_threads_%p.json" : "cuptirec_%p.json";
+	const char *slash = strrchr(abs, '/'), *tslash;
+	size_t tlen = strlen(typed);
+	struct stat st;
+	char dir[PATH_MAX];
+	int err = 0;
+	if (typed[tlen - 1] == '/' || (!strchr(abs, '%') && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) {
+		while (tlen > 1 && typed[tlen - 1] == '/')
+			tlen--;
+		crec_usage_error("-o %s: a directory; give a file name in it, such as %.*s%s%s", typed, (int)tlen, typed,
+				 tlen == 1 && typed[0] == '/' ? "" : "/", name);
+	}
+	if (!slash || memchr(abs, '%', (size_t)(slash - abs)))
+		return;
+	snprintf(dir, sizeof dir, "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
+	if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (!err)
+		return;
+	tslash = strrchr(typed, '/');
+	if (tslash)
+		crec_usage_error("-o %s: cannot write in %.*s: %s", typed, tslash == typed ? 1 : (int)(tslash - typed),
+				 typed, strerror(err));
+	crec_usage_error("-o %s: cannot write in the working directory: %s", typed, strerror(err));
 }
 
 /* setenv that cannot fail silently: out of memory is a setup failure. */
@@ -218,10 +267,10 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h':
 			fputs(crec_usage, stdout);
-			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+			return stdout_done();
 		case 'V':
 			puts("cuptirec (cuptimerge) " PACKAGE_VERSION);
-			return fflush(stdout) || ferror(stdout) ? CREC_LEXIT_SETUP : 0;
+			return stdout_done();
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
 			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
@@ -243,7 +292,10 @@ int main(int argc, char **argv)
 		crec_usage_error("--duration %s: not a positive number of seconds", duration);
 	if (buffers && (crec_parse_size(buffers, &sz) || sz < 2 || sz > 65536))
 		crec_usage_error("--buffers %s: need a count from 2 to 65536", buffers);
-	if (bufsize && (crec_parse_size(bufsize, &sz) || sz < 65536))
+	/* two messages: "need at least 64K" for "1Q" sent the user the wrong way */
+	if (bufsize && crec_parse_size(bufsize, &sz))
+		crec_usage_error("--buffer-size %s: not a size (digits and an optional K, M or G)", bufsize);
+	if (bufsize && sz < 65536)
 		crec_usage_error("--buffer-size %s: need at least 64K", bufsize);
 	if (threads_only && (gzip || activities || delay || duration || buffers || bufsize || latency))
 		crec_usage_error("--threads-only records no CUPTI activity: --gzip, --activities, --delay, "
@@ -253,6 +305,8 @@ int main(int argc, char **argv)
 				 "would say gzip", output);
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
+	if (output)
+		check_out_dir(output, abs_out, threads_only);
 	if (quiet)
 		crec_setenv("CUPTIREC_QUIET", "1");
 

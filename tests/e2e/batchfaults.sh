@@ -222,4 +222,92 @@ wait $b || rc=$?
 [ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
 grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
 
+
+# a merge that refuses its command line (options after "--" it does not
+# take) ends its stderr with "Try 'cuptimerge --help' for more
+# information.": that line, taken as the rank's failure, said nothing of
+# what was wrong.  The line before it is the reason.
+tcase "a rank refused as a usage error is reported with the reason, not the --help hint"
+mkranks "$tmp/rusage" 2
+rc=0
+"$BATCH" --no-progress "$tmp/rusage/traces" "$tmp/rusage/windows" -- --bogus >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+for r in 0 1; do
+	grep -qx "cuptimerge-batch: $(key $r): exit 2: cuptimerge: unrecognized option: --bogus" "$tmp/err" ||
+		fail "rank $r: $(grep "$(key $r)" "$tmp/err")"
+	grep -q "^$(key $r)	.*	2	[0-9.]*	[0-9]*	cuptimerge: unrecognized option: --bogus\$" "$tmp/rusage/traces/merged/cuptimerge-batch.tsv" ||
+		fail "joblog: $(cat "$tmp/rusage/traces/merged/cuptimerge-batch.tsv")"
+done
+! grep -q "Try 'cuptimerge --help'" "$tmp/err" || fail "the hint is the reason: $(cat "$tmp/err")"
+
+
+# the same directory named twice (a glob that overlaps, "dir dir/.", a
+# symlink to it) listed every file twice: every rank failed as "2 windows
+# fit this trace: w0.json, w0.json: ambiguous", and was planned twice.  A
+# directory is read once, with a warning.
+tcase "a directory named twice is read once"
+mkranks "$tmp/rtwice" 2
+ln -s windows "$tmp/rtwice/wlink"
+rc=0
+"$BATCH" --no-progress "$tmp/rtwice/traces" "$tmp/rtwice/windows" "$tmp/rtwice/windows/." "$tmp/rtwice/wlink" \
+	>"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc, wanted 0: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 0 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+for d in windows/. wlink; do
+	grep -qx "cuptimerge-batch: $tmp/rtwice/$d: the same directory as $tmp/rtwice/windows: read once" "$tmp/err" ||
+		fail "no warning for $d: $(cat "$tmp/err")"
+done
+[ "$(grep -c . "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")" -eq 3 ] ||
+	fail "joblog: $(cat "$tmp/rtwice/traces/merged/cuptimerge-batch.tsv")"
+
+
+# a directory that holds the ranks only in its subdirectories (run/traces,
+# run/windows), which are not read: "0 merged, 0 skipped, 0 failed", status
+# 0, and not a word that nothing was found.  Now a warning names it.
+tcase "a directory with no trace, window or map in it is warned about"
+mkranks "$tmp/rnone" 1
+rc=0
+"$BATCH" --no-progress "$tmp/rnone" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc, wanted 0: $(cat "$tmp/err")"
+grep -qx "cuptimerge-batch: $tmp/rnone: no trace, window or thread map in it (its subdirectories are not read)" "$tmp/err" ||
+	fail "no warning: $(cat "$tmp/err")"
+rc=0
+"$BATCH" -q --no-progress "$tmp/rnone" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] && ! grep -q "no trace, window" "$tmp/err" || fail "-q: exit $rc: $(cat "$tmp/err")"
+
+
+# -- --format=perfetto went to every merge, which wrote Perfetto's protobuf
+# (gzipped) into KEY.merged.json.gz: exit 0, and files that no JSON reader
+# can read.  Refused before anything runs (a manifest names .pftrace outputs).
+tcase "-- --format=perfetto is refused: the outputs are named .json.gz"
+mkranks "$tmp/rpf" 1
+for how in "--format=perfetto" "--form=perfetto" "--format perfetto"; do
+	rc=0
+	# shellcheck disable=SC2086 # $how is split on purpose
+	"$BATCH" --no-progress "$tmp/rpf/traces" "$tmp/rpf/windows" -- $how >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "$how: exit $rc, wanted 2: $(cat "$tmp/err")"
+	grep -q "^cuptimerge-batch: -- $how: the outputs are named KEY.merged.json.gz" "$tmp/err" ||
+		fail "$how: message: $(cat "$tmp/err")"
+	[ ! -e "$tmp/rpf/traces/merged/$(key 0).merged.json.gz" ] || fail "$how: merged anyway"
+done
+
+
+# a file whose name holds a tab or a line break went into the joblog (a TSV)
+# as it was: the line split into several, and the next run found no record
+# of the rank and merged it again.  Now such a file is a failed rank, its
+# name's control characters shown as '?', and the joblog stays whole.
+tcase "a file name with a tab or a line break is a failed rank, the joblog whole"
+mkranks "$tmp/rtab" 2
+t1=$(cd "$tmp/rtab/traces" && ls | grep 5001)
+mv "$tmp/rtab/traces/$t1" "$tmp/rtab/traces/we	ird
+$t1"
+rc=0
+"$BATCH" --no-progress "$tmp/rtab/traces" "$tmp/rtab/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+J=$tmp/rtab/traces/merged/cuptimerge-batch.tsv
+[ "$(wc -l <"$J")" -eq 4 ] && [ "$(awk -F'\t' 'NF != 8' "$J" | wc -l)" -eq 0 ] || fail "joblog: $(cat -A "$J")"
+grep -q "^we?ird?$t1	-	-	-	-	0.000	0	its name holds a tab, a line break or another control character, which the joblog cannot record: rename it\$" "$J" ||
+	fail "joblog: $(cat -A "$J")"
+grep -q "^$(key 0)	.*	0	" "$J" || fail "rank 0 not merged: $(cat -A "$J")"
+
 finish

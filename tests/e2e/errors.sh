@@ -103,4 +103,21 @@ ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o: a temporary file was left be
 expect '-o, named temporary file: a failed run' 1 "truncated JSON" env CUPTIMERGE_NO_TMPFILE=1 $CUPTIMERGE -w "$W" -o "$tmp/old.json" "$tmp/trunc.json"
 [ "$(cat "$tmp/old.json")" = keep ] || fail "-o, named temporary file: a failed run clobbered an existing file"
 ls -A "$tmp" | grep -q '\.cuptimerge-' && fail "-o, named temporary file: it was left behind"
+# --range that keeps nothing named no file ("cuptimerge: no duration ("X")
+# event lies in the range ..."): the trace it was looked for in is named
+expect '--range that keeps nothing names the trace' 1 "^cuptimerge: $C: no duration \\(\"X\"\\) event lies in the range 1.000 to 2.000 us: nothing to keep" \
+	$CUPTIMERGE --range=1,2 -w "$W" "$C"
+
+# --split's files are opened as their steps come, so a pattern in a
+# directory that is not there failed only after the first pass (0.9 s of
+# the 200 MB pair); found now before any input is read, as -o's is
+tcase '--split: a pattern in a directory that is not there fails at once, status 3'
+capture $CUPTIMERGE -q --split=steps -w "$FIX/cut_window.json" -o "$tmp/none/s_%s.json" "$FIX/cut_cpu.json"
+[ "$got" -eq 3 ] || fail "exit $got, wanted 3: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/none: cannot write the --split files in it: No such file or directory" ] ||
+	fail "message: $(cat "$tmp/err")"
+capture $CUPTIMERGE -q --split=steps -w "$FIX/cut_window.json" -o "$C/s_%s.json" "$FIX/cut_cpu.json"
+[ "$got" -eq 3 ] && grep -qx "cuptimerge: $C: cannot write the --split files in it: Not a directory" "$tmp/err" ||
+	fail "a file as the directory: exit $got: $(cat "$tmp/err")"
+
 finish

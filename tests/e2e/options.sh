@@ -55,6 +55,31 @@ expect $M 2 "--gzip 9: a gzip level is written -z9 or --gzip=9 (write ./9 for a 
 	$CUPTIMERGE -w "$W" --gzip 9 "$C"
 expect $M 2 "-qz 1: a gzip level is written -z1 or --gzip=1 (write ./1 for a file named 1)" \
 	$CUPTIMERGE -qz 1 -w "$W" "$C"
+# -z 10 was read as -z, a trace "10" and the real trace as one operand too many
+expect $M 2 "-z 10: a gzip level is one digit, written -z9 or --gzip=9 (write ./10 for a file named 10)" \
+	$CUPTIMERGE -z 10 -w "$W" "$C"
+# a number is digits: strtol/strtoull took a leading blank or sign as well
+expect $M 2 "-j needs a number of threads from 1 to 4096:  4" $CUPTIMERGE -j " 4" -w "$W" "$C"
+expect $M 2 "-j needs a number of threads from 1 to 4096: +4" $CUPTIMERGE -j +4 -w "$W" "$C"
+expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G): +2M" $CUPTIMERGE --memory=+2M -w "$W" "$C"
+expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G):  2M" $CUPTIMERGE --memory=" 2M" -w "$W" "$C"
+expect $M 2 "the gzip level must be 0 to 9: +1" $CUPTIMERGE --gzip=+1 -w "$W" "$C"
+# an empty input name was an I/O error on "" ("cuptimerge: : cannot open"),
+# as -o '' was before F14
+expect $M 2 "-w needs a file name ('-' for standard input)" $CUPTIMERGE -w '' "$C"
+expect $M 2 "-t needs a file name ('-' for standard input)" $CUPTIMERGE -t '' "$C"
+expect $M 2 "an empty trace name: give a file, or '-' for standard input" $CUPTIMERGE -w "$W" ''
+# traceName, from --trace-name or by default the -o name, went into the JSON
+# byte for byte: a name that is not UTF-8 made output that cuptimerge itself
+# (and Python) refuse as input
+bad=$(printf 'x\377y')
+expect $M 2 "--trace-name must be UTF-8 text (it is written into the JSON)" \
+	$CUPTIMERGE --trace-name="$bad" -w "$W" "$C"
+expect $M 2 "the -o name is not UTF-8, and traceName, which it gives by default, must be: give --trace-name=NAME" \
+	$CUPTIMERGE -o "$tmp/$bad.json" -w "$W" "$C"
+tcase "cuptimerge: an -o name that is not UTF-8 goes with --trace-name, and the output reads back"
+$CUPTIMERGE -q --trace-name=run1 -o "$tmp/$bad.json" -w "$W" "$C" || fail "exit $?"
+$CUPTIMERGE -q --range=0,1e30 "$tmp/$bad.json" >/dev/null || fail "the output does not read back: exit $?"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
@@ -69,6 +94,14 @@ expect $B 2 "unrecognized option: -p" $BATCH -p2 "$tmp" "$tmp"
 expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
 expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
 expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
+expect $B 2 "-j needs a number of jobs, 1 to 4096: +2" $BATCH -n -j +2 "$tmp"
+# an empty name was an I/O error naming "" ("cuptimerge-batch: : cannot
+# write the joblog"), after the directories were read; -O '' was already a
+# usage error, as cuptimerge's -o '' is
+expect $B 2 "--joblog needs a file name" $BATCH -n --joblog= "$tmp"
+expect $B 2 "--cuptimerge needs a file name" $BATCH --cuptimerge= "$tmp"
+expect $B 2 "-m needs a file name ('-' for standard input)" $BATCH -m ''
+expect $B 2 "an empty directory name" $BATCH "$tmp" ''
 
 TODO=
 if [ -x "$CUPTIREC" ]; then
@@ -79,8 +112,35 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "option takes no argument: --quiet" $CUPTIREC --quiet=1 -- true
 	expect $R 2 "option needs an argument: -o" $CUPTIREC -To
 	expect $R 2 "option needs an argument: --output" $CUPTIREC --output
+	# -o naming a directory, or a file in a directory that does not exist:
+	# every process lost its window or map at its exit, hours later, with
+	# only a warning (the command's status 0)
+	expect $R 2 "-o $tmp: a directory; give a file name in it, such as $tmp/cuptirec_%p.json" $CUPTIREC -o "$tmp" -- true
+	expect $R 2 "-o $tmp/: a directory; give a file name in it, such as $tmp/cuptirec_threads_%p.json" $CUPTIREC -T -o "$tmp/" -- true
+	expect $R 2 "-o $tmp/none/w_%p.json: cannot write in $tmp/none: No such file or directory" $CUPTIREC -o "$tmp/none/w_%p.json" -- true
+	expect $R 2 "-o $FIX/cpu.json/w.json: cannot write in $FIX/cpu.json: Not a directory" $CUPTIREC -o "$FIX/cpu.json/w.json" -- true
+	# a value that is no size was told "need at least 64K"
+	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
+	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
 else
 	skip "cuptirec's options" "$CUPTIREC is not built"
 fi
+
+# --help and --version onto a full disk: cuptimerge and cuptimerge-batch
+# exited 3 without a word, cuptirec 125 ("library not found") without one
+for prog in "$CUPTIMERGE" "$BATCH" "$CUPTIREC"; do
+	[ -x "$prog" ] || continue
+	name=${prog##*/}
+	want=3
+	[ "$name" = cuptirec ] && want=125
+	for o in --help --version; do
+		tcase "$name $o >/dev/full: status $want and a message"
+		rc=0
+		"$prog" $o >/dev/full 2>"$tmp/err" || rc=$?
+		[ $rc -eq $want ] || fail "exit $rc, wanted $want"
+		[ "$(cat "$tmp/err")" = "$name: <stdout>: write error: No space left on device" ] ||
+			fail "message: '$(cat "$tmp/err")'"
+	done
+done
 
 finish
