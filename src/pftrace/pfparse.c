@@ -208,6 +208,20 @@ static inline cm_jval *number(struct fp *p)
 
 static cm_jval *value(struct fp *p);
 
+/* KID, under KEY (KLEN bytes; NULL in an array), after TAIL (NULL: first)
+ * among V's kids; returns KID, the new tail. */
+static inline cm_jval *append_kid(cm_jval *v, cm_jval *tail, cm_jval *kid, const char *key, uint32_t klen)
+{
+	kid->key = key;
+	kid->klen = klen;
+	if (tail)
+		tail->next = kid;
+	else
+		v->kids = kid;
+	v->len++;
+	return kid;
+}
+
 /* An array or object after its opening bracket. */
 static cm_jval *container(struct fp *p, int type)
 {
@@ -239,14 +253,7 @@ static cm_jval *container(struct fp *p, int type)
 		}
 		if (!(kid = value(p)))
 			return NULL;
-		kid->key = key;
-		kid->klen = klen;
-		if (tail)
-			tail->next = kid;
-		else
-			v->kids = kid;
-		tail = kid;
-		v->len++;
+		tail = append_kid(v, tail, kid, key, klen);
 		ws(p);
 		if (p->i < p->n && p->s[p->i] == ',') {
 			p->i++;
@@ -372,14 +379,7 @@ static cm_jval *flat_object(struct fp *p)
 	for (;;) {
 		if (flat_key(p, &key, &klen) < 0 || !(kid = flat_scalar(p)))
 			return NULL;
-		kid->key = key;
-		kid->klen = klen;
-		if (tail)
-			tail->next = kid;
-		else
-			o->kids = kid;
-		tail = kid;
-		o->len++;
+		tail = append_kid(o, tail, kid, key, klen);
 		if (p->i < p->n && p->s[p->i] == ',') {
 			p->i++;
 			continue;

@@ -14,6 +14,19 @@ struct cm_strent {
 	uint32_t off, len;  /* the string in the blob */
 };
 
+/* The word hash H of N bytes, finished: the length mixed in, then
+ * splitmix64's finaliser. */
+static inline uint64_t hash_finish(uint64_t h, size_t n)
+{
+	h ^= n;
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9u;
+	h ^= h >> 27;
+	h *= 0x94D049BB133111EBu;
+	h ^= h >> 31;
+	return h;
+}
+
 uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed)
 {
 	/* FNV-1a over 8-byte words, then splitmix64's finaliser: names are
@@ -28,13 +41,7 @@ uint64_t cm_pf_hash(const char *s, size_t n, uint64_t seed)
 	}
 	for (; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
-	h ^= n;
-	h ^= h >> 31;
-	h *= 0xBF58476D1CE4E5B9u;
-	h ^= h >> 27;
-	h *= 0x94D049BB133111EBu;
-	h ^= h >> 31;
-	return h;
+	return hash_finish(h, n);
 }
 
 /* The hash of the tables' strings: cm_pf_hash's, but the bytes after the
@@ -60,13 +67,7 @@ static inline uint64_t strtab_hash(const char *s, size_t n)
 		h = (h ^ w) * 0x100000001b3u;
 		h ^= h >> 29;
 	}
-	h ^= n;
-	h ^= h >> 31;
-	h *= 0xBF58476D1CE4E5B9u;
-	h ^= h >> 27;
-	h *= 0x94D049BB133111EBu;
-	h ^= h >> 31;
-	return h;
+	return hash_finish(h, n);
 }
 
 /* Double the slots (or make the first 1024), placing the entries again. */
