@@ -466,6 +466,10 @@ int main(int argc, char **argv)
 					      "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'",
 					      opt.out_path);
 	}
+	/* a file may be named with a %s, but -o 'DIR/NAME_%s.json' without
+	 * --split is almost surely a forgotten --split: say so, and go on */
+	if (!opt.split_n && !opt.quiet && opt.out_path && strstr(opt.out_path, "%s"))
+		cm_warn(opt.out_path, -1, "the name holds %%s, which only --split fills in: one file of this very name is written");
 	if (opt.clip && opt.cut)
 		return cm_usage_error(CM_EXIT_USAGE, "--clip and --steps/--range do not go together (those cut the window too)",
 				      NULL);

@@ -80,6 +80,17 @@ expect $M 2 "the -o name is not UTF-8, and traceName, which it gives by default,
 tcase "cuptimerge: an -o name that is not UTF-8 goes with --trace-name, and the output reads back"
 $CUPTIMERGE -q --trace-name=run1 -o "$tmp/$bad.json" -w "$W" "$C" || fail "exit $?"
 $CUPTIMERGE -q --range=0,1e30 "$tmp/$bad.json" >/dev/null || fail "the output does not read back: exit $?"
+# a %s in -o without --split is almost surely a forgotten --split: said,
+# and the file of that very name is still written (a name may hold %s)
+tcase "cuptimerge: -o with a %s but no --split warns, and writes that one file"
+rc=0
+$CUPTIMERGE -o "$tmp/pct_%s.json" -w "$W" "$C" 2>"$tmp/pct.err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc"
+[ -s "$tmp/pct_%s.json" ] || fail "no file named pct_%s.json"
+[ "$(cat "$tmp/pct.err")" = "cuptimerge: $tmp/pct_%s.json: the name holds %s, which only --split fills in: one file of this very name is written" ] ||
+	fail "said: $(cat "$tmp/pct.err")"
+$CUPTIMERGE -q -o "$tmp/pct_%s.json" -w "$W" "$C" 2>"$tmp/pct.err" || fail "-q: exit $?"
+[ -s "$tmp/pct.err" ] && fail "-q, yet said: $(cat "$tmp/pct.err")"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
