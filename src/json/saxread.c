@@ -50,7 +50,12 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 		yajl_free_error(sax->h, msg);
 		return;
 	}
-	if (at_end && (strstr(line, "premature EOF") || !*line))
+	if (at_end && !sax->started)
+		/* an empty file (a rank that died before writing) is no
+		 * truncated document: say what it is */
+		cm_error(CM_EXIT_DATA, cm_input_name(sax->in), (int64_t)sax->base, "no JSON: the input is %s",
+			 sax->base ? "only white space" : "empty");
+	else if (at_end && (strstr(line, "premature EOF") || !*line))
 		cm_error(CM_EXIT_DATA, cm_input_name(sax->in), (int64_t)sax->base,
 			 "truncated JSON: the text ends inside the document");
 	else
@@ -66,6 +71,8 @@ static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
 	if (n == 0)
 		return 0;
 	sax->base = base;
+	for (size_t i = 0; !sax->started && i < n; i++)
+		sax->started = !(s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r');
 	if (sax->tap)
 		sax->tap(sax->tap_ctx, s, n, base);
 	st = yajl_parse(sax->h, (const unsigned char *)s, n);
@@ -90,6 +97,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	uint64_t pending_at = 0; /* its text offset */
 	sax->in = in;
 	sax->what = what;
+	sax->started = 0;
 	sax->h = yajl_alloc(callbacks, NULL, ctx);
 	if (!sax->h)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");

@@ -12,6 +12,7 @@ typedef struct cm_sax {
 	cm_input *in;
 	const char *what;  /* label for the progress line */
 	uint64_t base;     /* text offset of the piece yajl is parsing */
+	int started;       /* a byte other than white space was parsed */
 	/* Optional, set by the caller before cm_sax_run (zero: none): called
 	 * with each piece of text, S[0..N) at text offset BASE, just before yajl
 	 * parses it.  Every byte of the text comes once, in order; S stays valid

@@ -17,6 +17,16 @@ expect() {
 
 printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}' >"$tmp/trunc.json"
 expect 'truncated JSON, with its offset' 1 "^cuptimerge: $tmp/trunc.json:47: truncated JSON" $CUPTIMERGE -w "$W" "$tmp/trunc.json"
+: >"$tmp/empty.json"
+printf ' \n\t\r\n' >"$tmp/blank.json"
+# an empty trace (a rank that died before writing it) is said to be empty,
+# not "truncated"; the trace, the window and the map alike, and from gzip
+expect 'an empty trace' 1 "^cuptimerge: $tmp/empty.json:0: no JSON: the input is empty\$" $CUPTIMERGE -w "$W" "$tmp/empty.json"
+expect 'an empty window' 1 "^cuptimerge: $tmp/empty.json:0: no JSON: the input is empty\$" $CUPTIMERGE -w "$tmp/empty.json" "$C"
+expect 'an empty thread map' 1 "^cuptimerge: $tmp/empty.json:0: no JSON: the input is empty\$" $CUPTIMERGE -t "$tmp/empty.json" "$C"
+gzip -c <"$tmp/empty.json" >"$tmp/empty.json.gz"
+expect 'an empty gzip trace' 1 "^cuptimerge: $tmp/empty.json.gz:0: no JSON: the input is empty\$" $CUPTIMERGE -w "$W" "$tmp/empty.json.gz"
+expect 'a trace of white space only' 1 "^cuptimerge: $tmp/blank.json:5: no JSON: the input is only white space\$" $CUPTIMERGE -w "$W" "$tmp/blank.json"
 printf '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2,}]}' >"$tmp/bad.json"
 expect 'invalid JSON' 1 "^cuptimerge: $tmp/bad.json:[0-9]+: invalid JSON" $CUPTIMERGE -w "$W" "$tmp/bad.json"
 printf '{"traceEvents": []} {}' >"$tmp/trail.json"

@@ -37,7 +37,7 @@ grep -q "^cuptimerge: no trace given, and standard input is a terminal: give CPU
 	fail "message: $(head -c 300 "$tmp/tty")"
 tcase "'-' reads the terminal still, and a pipe is read as before"
 ontty "$CUPTIMERGE -q -w '$W' -"
-[ $rc -eq 1 ] && grep -q "<stdin>:0: truncated JSON" "$tmp/tty" || fail "-: exit $rc: $(head -c 300 "$tmp/tty")"
+[ $rc -eq 1 ] && grep -q "<stdin>:0: no JSON: the input is empty" "$tmp/tty" || fail "-: exit $rc: $(head -c 300 "$tmp/tty")"
 ontty "cat '$C' | $CUPTIMERGE -q -w '$W' | grep -c traceEvents"
 [ $rc -eq 0 ] && [ "$(tr -d '\r' <"$tmp/tty")" = 1 ] || fail "a pipe: exit $rc: $(head -c 300 "$tmp/tty")"
 
