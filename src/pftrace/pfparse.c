@@ -278,32 +278,15 @@ static int word(struct fp *p, const char *w, size_t n)
 	return 1;
 }
 
+static cm_jval *flat_scalar(struct fp *p);
+
 static cm_jval *value(struct fp *p)
 {
-	cm_jval *v;
-	const char *s = p->s;
-	if (p->i >= p->n)
-		return NULL;
-	switch (s[p->i]) {
-	case '"':
+	if (p->i < p->n && (p->s[p->i] == '{' || p->s[p->i] == '[')) {
 		p->i++;
-		if (!(v = node(p, CM_J_STR)) || string(p, &v->s, &v->len) < 0)
-			return NULL;
-		return v;
-	case '{':
-		p->i++;
-		return container(p, CM_J_OBJ);
-	case '[':
-		p->i++;
-		return container(p, CM_J_ARR);
-	case 'n':
-		return word(p, "null", 4) ? node(p, CM_J_NULL) : NULL;
-	case 't':
-		return word(p, "true", 4) ? node(p, CM_J_TRUE) : NULL;
-	case 'f':
-		return word(p, "false", 5) ? node(p, CM_J_FALSE) : NULL;
+		return container(p, p->s[p->i - 1] == '{' ? CM_J_OBJ : CM_J_ARR);
 	}
-	return number(p);
+	return flat_scalar(p);
 }
 
 cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n)
@@ -328,8 +311,8 @@ cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n)
 /* ---- the compact element: straight into the event's members ---- */
 
 /* A scalar value at the cursor (a string without escapes, a number,
- * true, false, null) as value() makes it; NULL for anything else (a
- * container, a space, an escape: the general reading's). */
+ * true, false, null), for value() and the compact reading alike; NULL for
+ * anything else (a container, a space, an escape: the general reading's). */
 static cm_jval *flat_scalar(struct fp *p)
 {
 	const char *s = p->s;
