@@ -4,6 +4,7 @@
 #include "base/opool.h"
 #include "base/optname.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 #include "base/idmap.h"
 #include "io/output.h"
 #include "io/pgzip.h"
@@ -206,21 +207,14 @@ static int split_pattern(const char *p)
 static int split_dir_check(const char *p)
 {
 	const char *slash = strrchr(p, '/');
-	struct stat st;
 	char *dir;
-	int err = 0;
+	int err;
 	if (!slash || memchr(p, '%', (size_t)(slash - p)))
 		return 0; /* the working directory, or one a step names */
 	dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
 	if (!dir)
 		return 0; /* found when the files are made */
-	if (stat(dir, &st) < 0)
-		err = errno;
-	else if (!S_ISDIR(st.st_mode))
-		err = ENOTDIR;
-	else if (access(dir, W_OK | X_OK) < 0)
-		err = errno;
-	if (err)
+	if ((err = cm_dir_writable(dir)))
 		cm_error(CM_EXIT_IO, dir, -1, "cannot write the --split files in it: %s", strerror(err));
 	free(dir);
 	return err ? -1 : 0;

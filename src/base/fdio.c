@@ -1,8 +1,10 @@
-/* fdio.c - all of a buffer to or from a file descriptor (fdio.h). */
+/* fdio.c - all of a buffer to or from a file descriptor, and whether a
+ * directory takes files (fdio.h). */
 #include "config.h"
 #include "base/fdio.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cm_write_all(int fd, const void *p, size_t n)
@@ -37,4 +39,14 @@ ssize_t cm_pread_all(int fd, void *p, size_t n, uint64_t off)
 		got += (size_t)k;
 	}
 	return (ssize_t)got;
+}
+
+int cm_dir_writable(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	return access(dir, W_OK | X_OK) < 0 ? errno : 0;
 }

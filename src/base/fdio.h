@@ -1,6 +1,6 @@
 /* fdio.h - all of a buffer to or from a file descriptor: the loops that
  * retry EINTR and short transfers, which each writer and reader of the
- * engine had a copy of.  Nothing is reported here: each caller words its
+ * engine had a copy of; and whether an output's directory takes files.  Nothing is reported here: each caller words its
  * own message (and a broken pipe may be no error to it at all). */
 #ifndef CM_FDIO_H
 #define CM_FDIO_H
@@ -21,5 +21,11 @@ int cm_write_all(int fd, const void *p, size_t n);
  * reads.  Returns how many were read: N, or fewer when the file ends first
  * (0 at or past its end); or -1 with errno set by the read that failed. */
 ssize_t cm_pread_all(int fd, void *p, size_t n, uint64_t off);
+
+/* 0 when files can be made in the directory DIR (it is one, and this
+ * process may write and search it), else the errno saying why not
+ * (ENOTDIR for something that is no directory): the check an output
+ * written long after its command line is read makes up front. */
+int cm_dir_writable(const char *dir);
 
 #endif

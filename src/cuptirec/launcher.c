@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "base/fdio.h"
 #include "base/optname.h"
 #include "opts.h"
 #include "pathpat.h"
@@ -116,7 +117,7 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	size_t tlen = strlen(typed);
 	struct stat st;
 	char dir[PATH_MAX];
-	int err = 0;
+	int err;
 	if (typed[tlen - 1] == '/' || (!strchr(abs, '%') && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) {
 		while (tlen > 1 && typed[tlen - 1] == '/')
 			tlen--;
@@ -126,13 +127,7 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	if (!slash || memchr(abs, '%', (size_t)(slash - abs)))
 		return;
 	snprintf(dir, sizeof dir, "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
-	if (stat(dir, &st) < 0)
-		err = errno;
-	else if (!S_ISDIR(st.st_mode))
-		err = ENOTDIR;
-	else if (access(dir, W_OK | X_OK) < 0)
-		err = errno;
-	if (!err)
+	if (!(err = cm_dir_writable(dir)))
 		return;
 	tslash = strrchr(typed, '/');
 	if (tslash)
