@@ -163,6 +163,25 @@ START_TEST(us_to_ns)
 }
 END_TEST
 
+/* IP random integer digits at S + N (no leading zero unless IP is 1; a
+ * third of the long ones start near 2^43 us: 8796093022208), drawn from
+ * the xorshift state *RNG; returns the new length. */
+static size_t put_int_digits(char *s, size_t n, int ip, uint64_t *rng)
+{
+	uint64_t r = *rng;
+	if ((r >> 24) % 3 == 0 && ip >= 13) {
+		memcpy(s + n, "879609302220", 12);
+		n += 12;
+		ip -= 12;
+	}
+	for (int k = 0; k < ip; k++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		s[n++] = (char)('0' + (k || ip == 1 ? r % 10 : 1 + r % 9));
+	}
+	*rng = r;
+	return n;
+}
+
 /* cm_pf_us_to_ns reads plain decimals itself (fast paths: the digits as
  * nanoseconds below 2^43 us, Clinger's division, a 128-bit division); it
  * must give what strtod's double gives, for random decimals of every
@@ -182,15 +201,7 @@ START_TEST(us_to_ns_decimals)
 		dot = (rng >> 16) % 8 != 0;
 		if ((rng >> 20) % 4 == 0)
 			s[n++] = '-';
-		if ((rng >> 24) % 3 == 0 && ip >= 13) { /* near 2^43 us: 8796093022208 */
-			memcpy(s + n, "879609302220", 12);
-			n += 12;
-			ip -= 12;
-		}
-		for (int k = 0; k < ip; k++) {
-			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-			s[n++] = (char)('0' + (k || ip == 1 ? rng % 10 : 1 + rng % 9));
-		}
+		n = put_int_digits(s, n, ip, &rng);
 		if (dot) {
 			s[n++] = '.';
 			for (int k = 0; k < fp; k++) {
@@ -359,15 +370,7 @@ START_TEST(number_values)
 		if (shape == 3) {
 			s[n++] = '0';
 		} else {
-			if ((rng >> 24) % 3 == 0 && ip >= 13) { /* near 2^43 us: 8796093022208 */
-				memcpy(s + n, "879609302220", 12);
-				n += 12;
-				ip -= 12;
-			}
-			for (int k = 0; k < ip; k++) {
-				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-				s[n++] = (char)('0' + (k || ip == 1 ? rng % 10 : 1 + rng % 9));
-			}
+			n = put_int_digits(s, n, ip, &rng);
 		}
 		if (shape != 0) {
 			s[n++] = '.';
