@@ -22,13 +22,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The -o pattern with its %s replaced by LABEL (malloc'd). */
+/* The -o pattern with its %s replaced by LABEL and each "%%" by a '%'
+ * (malloc'd); main.c has checked that it holds one %s and no other '%'. */
 static char *split_name(const char *pattern, const char *label)
 {
-	const char *at = strstr(pattern, "%s");
-	size_t n = strlen(pattern) - 2 + strlen(label) + 1;
-	char *s = cm_xmalloc(n);
-	snprintf(s, n, "%.*s%s%s", (int)(at - pattern), pattern, label, at + 2);
+	char *s = cm_xmalloc(strlen(pattern) + strlen(label) + 1), *o = s;
+	for (const char *c = pattern; *c; c++) {
+		if (*c != '%') {
+			*o++ = *c;
+		} else if (*++c == 's') {
+			memcpy(o, label, strlen(label));
+			o += strlen(label);
+		} else {
+			*o++ = '%';
+		}
+	}
+	*o = 0;
 	return s;
 }
 
