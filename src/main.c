@@ -3,6 +3,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/optname.h"
+#include "base/optnum.h"
 #include "base/exitcode.h"
 #include "base/fdio.h"
 #include "base/idmap.h"
@@ -14,6 +15,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,16 +102,9 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Parse a non-negative integer option value, decimal digits only (strtol
- * would take " 4" and "+4" too); -1 when it is not one. */
-static long parse_count(const char *s, long max)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || v < 0 || v > max)
-		return -1;
-	return v;
-}
+/* A count option's value, 0 to MAX, as optnum.h reads it; -1 when it is
+ * no count. */
+static long parse_count(const char *s, long max) { return cm_optnum_count(s, max); }
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -140,80 +135,69 @@ static size_t parse_size(const char *s)
 	return (size_t)(v << shift);
 }
 
-/* A step number: decimal digits (no sign), at most 18.  0, or -1. */
-static int parse_step(const char *s, const char **end, unsigned long long *v)
-{
-	size_t n = strspn(s, "0123456789");
-	if (!n || n > 18)
-		return -1;
-	*v = strtoull(s, NULL, 10);
-	*end = s + n;
-	return 0;
-}
-
-/* --steps: "A" or "A-B" with A <= B.  0, or -1. */
-static int parse_steps(const char *s, unsigned long long *a, unsigned long long *b)
-{
-	const char *end;
-	if (parse_step(s, &end, a) < 0)
-		return -1;
-	*b = *a;
-	if (*end == '-' && parse_step(end + 1, &end, b) < 0)
-		return -1;
-	return *end || *b < *a ? -1 : 0;
-}
-
-/* --range: "START,END", two finite decimal numbers with START < END.  0, or -1. */
-static int parse_range(const char *s, double *lo, double *hi)
-{
-	char *end;
-	if (strpbrk(s, "xXpPiInN"))
-		return -1; /* hex floats, inf, nan: not meant */
-	*lo = strtod(s, &end);
-	if (end == s || *end != ',')
-		return -1;
-	s = end + 1;
-	*hi = strtod(s, &end);
-	return end == s || *end || !isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi) ? -1 : 0;
-}
-
 /* --split: "steps" (one a file) or "steps:N".  0, or -1. */
 static int parse_split(const char *s, unsigned long long *n)
 {
-	const char *end;
+	long v;
 	if (strncmp(s, "steps", 5))
 		return -1;
 	if (!s[5]) {
 		*n = 1;
 		return 0;
 	}
-	if (s[5] != ':' || parse_step(s + 6, &end, n) < 0 || *end || !*n)
+	if (s[5] != ':' || (v = cm_optnum_count(s + 6, LONG_MAX)) < 1)
 		return -1;
+	*n = (unsigned long long)v;
 	return 0;
 }
 
-/* The -o pattern of --split: one "%s" (the file's steps), no other '%'.
- * 0, or -1. */
-static int split_pattern(const char *p)
+/* The -o pattern P of --split: one "%s" (the file's steps), "%%" for a
+ * '%' of the name (as printf and cuptirec's -o write it; mergesplit.c
+ * fills it in by the same rule), no other '%'; and the "%s" in the file's
+ * name, not in a directory: the files' directory is made by no one, and
+ * is checked before the input is read (split_dir_check), which a
+ * directory a step names could not be.  NULL when P is such a pattern,
+ * else what is wrong with it. */
+static const char *split_pattern(const char *p)
 {
-	const char *at = p ? strchr(p, '%') : NULL;
-	return at && at[1] == 's' && !strchr(at + 2, '%') ? 0 : -1;
+	const char *s = NULL;
+	if (!p)
+		return "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'";
+	for (const char *c = p; *c; c++) {
+		if (*c != '%')
+			continue;
+		if (c[1] == 's' && !s)
+			s = c;
+		else if (c[1] != '%')
+			return c[1] == 's' ? "the --split pattern has more than one %s (write %% for a '%' of the name)"
+					   : "the --split pattern has a '%' that is neither its %s nor %% (a '%' of the name)";
+		c++;
+	}
+	if (!s)
+		return "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'";
+	if (strchr(s, '/'))
+		return "the --split pattern's %s must be in the file name, not in a directory (the directory is checked "
+		       "before the input is read)";
+	return NULL;
 }
 
 /* --split's files are opened as their steps come, after the first pass:
- * the pattern P's directory, when its name holds no '%', is checked now,
- * as -o's file is opened before any input is read.  0, or -1 after
- * reporting (status 3). */
+ * the pattern P's directory (its "%%" a '%') is checked now, as -o's file
+ * is opened before any input is read.  0, or -1 after reporting (status
+ * 3). */
 static int split_dir_check(const char *p)
 {
 	const char *slash = strrchr(p, '/');
-	char *dir;
+	char *dir, *d;
 	int err;
-	if (!slash || memchr(p, '%', (size_t)(slash - p)))
-		return 0; /* the working directory, or one a step names */
-	dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
+	if (!slash)
+		return 0; /* the working directory */
+	dir = d = strndup(p, slash == p ? 1 : (size_t)(slash - p));
 	if (!dir)
 		return 0; /* found when the files are made */
+	for (const char *c = dir; *c; c++) /* no %s in it: split_pattern */
+		*d++ = *c == '%' ? *++c : *c;
+	*d = 0;
 	if ((err = cm_dir_writable(dir)))
 		cm_error(CM_EXIT_IO, dir, -1, "cannot write the --split files in it: %s", strerror(err));
 	free(dir);
@@ -361,11 +345,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TRACE_NAME: opt.trace_name = optarg; break;
 		case OPT_NOW: {
-			char *end;
-			opt.now = strtod(optarg, &end);
 			/* seconds since the epoch; the base is computed in 128-bit integers */
-			if (!*optarg || *end || !isfinite(opt.now) || fabs(opt.now) > 1e18 ||
-			    strpbrk(optarg, "xXpP"))
+			if (cm_optnum_decimal(optarg, &opt.now) < 0 || fabs(opt.now) > 1e18)
 				return cm_usage_error(CM_EXIT_USAGE, "--now needs a finite number of seconds", optarg);
 			opt.have_now = 1;
 			break;
@@ -374,7 +355,7 @@ int main(int argc, char **argv)
 		case OPT_SYNC: cm_output_set_sync(1); break; /* every output opened from here on */
 		case OPT_CLIP: opt.clip = 1; break;
 		case OPT_STEPS:
-			if (opt.cut || parse_steps(optarg, &opt.steps_a, &opt.steps_b) < 0)
+			if (opt.cut || cm_optnum_steps(optarg, &opt.steps_a, &opt.steps_b) < 0)
 				return cm_usage_error(CM_EXIT_USAGE,
 						      opt.cut ? "--steps and --range: one of them, once"
 							      : "--steps needs A or A-B, step numbers with A <= B",
@@ -382,7 +363,7 @@ int main(int argc, char **argv)
 			opt.cut = 1;
 			break;
 		case OPT_RANGE:
-			if (opt.cut || parse_range(optarg, &opt.range_lo, &opt.range_hi) < 0)
+			if (opt.cut || cm_optnum_range(optarg, &opt.range_lo, &opt.range_hi) < 0)
 				return cm_usage_error(CM_EXIT_USAGE,
 						      opt.cut ? "--steps and --range: one of them, once"
 							      : "--range needs START,END: two numbers of microseconds, START < END",
@@ -450,15 +431,14 @@ int main(int argc, char **argv)
 				      "no trace given, and standard input is a terminal: give CPU_TRACE (or - to read the terminal)",
 				      NULL);
 	if (opt.split_n) {
+		const char *why = split_pattern(opt.out_path);
 		if (opt.cut || opt.clip)
 			return cm_usage_error(CM_EXIT_USAGE,
 					      "--split does not go with --steps, --range or --clip (each file is already "
 					      "cut to its steps)",
 					      NULL);
-		if (split_pattern(opt.out_path) < 0)
-			return cm_usage_error(CM_EXIT_USAGE,
-					      "--split needs -o with one %s for the steps of each file, as -o 'DIR/NAME_%s.json.gz'",
-					      opt.out_path);
+		if (why)
+			return cm_usage_error(CM_EXIT_USAGE, why, opt.out_path);
 	}
 	/* a file may be named with a %s, but -o 'DIR/NAME_%s.json' without
 	 * --split is almost surely a forgotten --split: say so, and go on */

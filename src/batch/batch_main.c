@@ -4,6 +4,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/optname.h"
+#include "base/optnum.h"
 #include "base/exitcode.h"
 
 #include <errno.h>
@@ -112,38 +113,13 @@ static char *find_cuptimerge(void)
 	return NULL;
 }
 
-/* A value of --steps (STEPS) or --range as cuptimerge takes it: "A" or
- * "A-B" (decimal, A <= B); "START,END" (finite numbers, START < END).  0,
- * or -1. */
+/* A value of --steps (STEPS) or --range, checked as cuptimerge checks it
+ * (optnum.h): 0, or -1. */
 static int cut_value(int steps, const char *s)
 {
-	char *end;
-	if (steps) {
-		size_t n = strspn(s, "0123456789"), m;
-		unsigned long long a, b;
-		if (!n || n > 18)
-			return -1;
-		a = b = strtoull(s, NULL, 10);
-		if (s[n] == '-') {
-			m = strspn(s + n + 1, "0123456789");
-			if (!m || m > 18 || s[n + 1 + m])
-				return -1;
-			b = strtoull(s + n + 1, NULL, 10);
-		} else if (s[n]) {
-			return -1;
-		}
-		return b < a ? -1 : 0;
-	} else {
-		double lo, hi;
-		if (strpbrk(s, "xXpPiInN"))
-			return -1;
-		lo = strtod(s, &end);
-		if (end == s || *end != ',')
-			return -1;
-		s = end + 1;
-		hi = strtod(s, &end);
-		return end == s || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi) ? -1 : 0;
-	}
+	unsigned long long a, b;
+	double lo, hi;
+	return steps ? cm_optnum_steps(s, &a, &b) : cm_optnum_range(s, &lo, &hi);
 }
 
 /* 1 when the directory ARGV[I] is one of ARGV[FROM..I-1] (the same device
@@ -287,10 +263,8 @@ int main(int argc, char **argv)
 		case 'm': manifest = optarg; break;
 		case 'O': outdir_opt = optarg; break;
 		case 'j': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			/* digits only: strtol would take " 4" and "+4" too */
-			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 4096)
+			long v = cm_optnum_count(optarg, 4096);
+			if (v < 1)
 				return cm_usage_error(CM_EXIT_USAGE, "-j needs a number of jobs, 1 to 4096", optarg);
 			jobs = (int)v;
 			break;

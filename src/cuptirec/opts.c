@@ -1,5 +1,6 @@
 /* opts.c - parsing of the activity list, durations, sizes and flags. */
 #include "opts.h"
+#include "base/optnum.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -72,14 +73,10 @@ int crec_parse_activities(const char *list, char *bad, size_t badsz)
 
 int crec_parse_seconds(const char *s, double *out)
 {
-	char *end;
 	double v;
 
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e9)
+	/* cuptimerge's numbers (base/optnum.h): no blank, '+', hex or inf */
+	if (!s || cm_optnum_decimal(s, &v) < 0 || v < 0 || v > 1e9)
 		return -1;
 	*out = v;
 	return 0;

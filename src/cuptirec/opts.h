@@ -28,7 +28,8 @@ enum crec_act {
  * unknown. */
 int crec_parse_activities(const char *list, char *bad, size_t badsz);
 
-/* Parse a non-negative number of seconds ("2", "0.5").  Returns 0 and sets
+/* Parse a non-negative number of seconds ("2", "0.5"; as cuptimerge reads
+ * numbers, base/optnum.h: no blank, no "+", hex or "inf").  Returns 0 and sets
  * *OUT, or -1. */
 int crec_parse_seconds(const char *s, double *out);
 

@@ -64,6 +64,18 @@ expect $M 2 "-j needs a number of threads from 1 to 4096: +4" $CUPTIMERGE -j +4 
 expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G): +2M" $CUPTIMERGE --memory=+2M -w "$W" "$C"
 expect $M 2 "--memory needs a size from 1M to 1024G (K, M or G):  2M" $CUPTIMERGE --memory=" 2M" -w "$W" "$C"
 expect $M 2 "the gzip level must be 0 to 9: +1" $CUPTIMERGE --gzip=+1 -w "$W" "$C"
+# one number parser for the three programs (base/optnum.c): -j ' 4' was
+# refused while --now ' 5', --range=' 1,2' and cuptirec --delay ' 5' took
+# the blank, and strtod's '+', hex floats and "1, 2" went through
+expect $M 2 "--now needs a finite number of seconds:  5" $CUPTIMERGE --now ' 5' -w "$W" "$C"
+expect $M 2 "--now needs a finite number of seconds: +5" $CUPTIMERGE --now=+5 -w "$W" "$C"
+expect $M 2 "--now needs a finite number of seconds: 0x10" $CUPTIMERGE --now=0x10 -w "$W" "$C"
+expect $M 2 "--range needs START,END: two numbers of microseconds, START < END:  1,2" $CUPTIMERGE --range=' 1,2' "$C"
+expect $M 2 "--range needs START,END: two numbers of microseconds, START < END: 1, 2" $CUPTIMERGE --range='1, 2' "$C"
+tcase "cuptimerge: the numbers a user writes are still taken: -5, .5, 1e3, 1.5e9"
+$CUPTIMERGE -q --now=-5 -w "$W" "$C" >/dev/null || fail "--now=-5: exit $?"
+$CUPTIMERGE -q --now=1.5e9 -w "$W" "$C" >/dev/null || fail "--now=1.5e9: exit $?"
+$CUPTIMERGE -q --range=-1e3,.5e30 "$C" >/dev/null || fail "--range=-1e3,.5e30: exit $?"
 # an empty input name was an I/O error on "" ("cuptimerge: : cannot open"),
 # as -o '' was before F14
 expect $M 2 "-w needs a file name ('-' for standard input)" $CUPTIMERGE -w '' "$C"
@@ -91,6 +103,26 @@ $CUPTIMERGE -o "$tmp/pct_%s.json" -w "$W" "$C" 2>"$tmp/pct.err" || rc=$?
 	fail "said: $(cat "$tmp/pct.err")"
 $CUPTIMERGE -q -o "$tmp/pct_%s.json" -w "$W" "$C" 2>"$tmp/pct.err" || fail "-q: exit $?"
 [ -s "$tmp/pct.err" ] && fail "-q, yet said: $(cat "$tmp/pct.err")"
+# --split's pattern: "%%" is a '%' of the name (it was refused, as any
+# second '%'), a "%s" in a directory was found only after the first pass,
+# when each step's file could not be opened; another '%' is refused
+SW=$FIX/cut_window.json SC=$FIX/cut_cpu.json
+tcase "cuptimerge: --split's %% is a '%' of the names, in the file and its directory"
+mkdir -p "$tmp/p%c"
+rc=0
+$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/p%%c/r_%s_100%%.json" "$SC" 2>"$tmp/pc.err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/pc.err")"
+[ -s "$tmp/p%c/r_1_100%.json" ] || fail "no r_1_100%.json in p%c: $(ls "$tmp/p%c")"
+grep -qF "\"traceName\":\"$tmp/p%c/r_1_100%.json\"" "$tmp/p%c/r_1_100%.json" ||
+	fail "traceName is not the file's name"
+expect $M 3 "$tmp/none%: cannot write the --split files in it: No such file or directory" \
+	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/none%%/r_%s.json" "$SC"
+expect $M 2 "the --split pattern's %s must be in the file name, not in a directory (the directory is checked before the input is read): $tmp/d_%s/r.json" \
+	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/d_%s/r.json" "$SC"
+expect $M 2 "the --split pattern has more than one %s (write %% for a '%' of the name): $tmp/r_%s_%s.json" \
+	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/r_%s_%s.json" "$SC"
+expect $M 2 "the --split pattern has a '%' that is neither its %s nor %% (a '%' of the name): $tmp/r_%d_%s.json" \
+	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/r_%d_%s.json" "$SC"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
@@ -106,6 +138,8 @@ expect $B 2 "unrecognized option: -p" $BATCH -q -p2 "$tmp" "$tmp"
 expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$tmp"
 expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
 expect $B 2 "-j needs a number of jobs, 1 to 4096: +2" $BATCH -n -j +2 "$tmp"
+expect $B 2 "--range needs START,END: two numbers, START < END:  1,2" $BATCH -n --range=' 1,2' "$tmp"
+expect $B 2 "--steps needs A or A-B, step numbers with A <= B: +1" $BATCH -n --steps=+1 "$tmp"
 # an empty name was an I/O error naming "" ("cuptimerge-batch: : cannot
 # write the joblog"), after the directories were read; -O '' was already a
 # usage error, as cuptimerge's -o '' is
@@ -133,6 +167,8 @@ if [ -x "$CUPTIREC" ]; then
 	# a value that is no size was told "need at least 64K"
 	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
+	expect $R 2 "--delay  5: not a number of seconds" $CUPTIREC --delay ' 5' -- true
+	expect $R 2 "--duration 0x10: not a positive number of seconds" $CUPTIREC --duration=0x10 -- true
 else
 	skip "cuptirec's options" "$CUPTIREC is not built"
 fi
