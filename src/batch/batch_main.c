@@ -141,25 +141,61 @@ static int same_dir_before(char **argv, int from, int i)
 	return 0;
 }
 
-/* The merge option among EXTRA's N that asks for Perfetto's output
- * ("--format=perfetto", "--format perfetto", or a long name cut to
- * "--form" or more, as getopt takes it), written as typed into BUF; NULL
- * when there is none.  The batch names the outputs KEY.merged.json.gz, so
- * such a merge would put protobuf in a file named JSON. */
-static const char *perfetto_arg(char *const *extra, int n, char *buf, size_t len)
+/* The format the last --format among EXTRA's N merge options asks for
+ * ("--format=perfetto", "--format json", or a long name cut to "--form"
+ * or more, as getopt takes it; the last one wins in cuptimerge), its
+ * value returned and the option as typed written into BUF; NULL when
+ * there is none. */
+static const char *format_arg(char *const *extra, int n, char *buf, size_t len)
 {
+	const char *val = NULL;
 	for (int i = 0; i < n; i++) {
-		const char *a = extra[i], *eq = strchr(a, '='), *val;
+		const char *a = extra[i], *eq = strchr(a, '=');
 		size_t name = eq ? (size_t)(eq - a) : strlen(a);
 		if (name < 6 || strncmp(a, "--format", name))
 			continue;
 		val = eq ? eq + 1 : i + 1 < n ? extra[i + 1] : "";
-		if (strcmp(val, "perfetto"))
-			continue;
 		snprintf(buf, len, eq ? "%s" : "%s %s", a, val);
-		return buf;
 	}
+	return val;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The format the name of output OUT gives its merge: "perfetto" for
+ * .pftrace and .pftrace.gz, "json" for .json and .json.gz, else NULL
+ * (cuptimerge writes JSON, or what --format says). */
+static const char *named_format(const char *out)
+{
+	if (ends_with(out, ".pftrace") || ends_with(out, ".pftrace.gz"))
+		return "perfetto";
+	if (ends_with(out, ".json") || ends_with(out, ".json.gz"))
+		return "json";
 	return NULL;
+}
+
+/* A usage error (status 2, reported) when the merge option --format
+ * (TYPED, asking for FORMAT) contradicts the name of a rank's output in
+ * plan P: Perfetto's protobuf in KEY.merged.json.gz, or JSON in a
+ * manifest's x.pftrace.  0 when none does. */
+static int format_check(const cm_bplan *p, const char *format, const char *typed)
+{
+	char msg[PATH_MAX + 400];
+	for (size_t i = 0; i < p->n; i++) {
+		const char *out = p->r[i].output, *says = out ? named_format(out) : NULL;
+		if (!says || !strcmp(says, format) || (strcmp(format, "json") && strcmp(format, "perfetto")))
+			continue;
+		snprintf(msg, sizeof msg, "-- %s: the output %.*s is named for %s, and would hold %s (the name of an "
+			 "output gives its format: leave --format out)", typed, PATH_MAX, out,
+			 !strcmp(says, "json") ? "JSON" : "Perfetto's protobuf",
+			 !strcmp(says, "json") ? "Perfetto's protobuf" : "JSON");
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
+	return 0;
 }
 
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
@@ -232,6 +268,8 @@ int main(int argc, char **argv)
 	};
 	const char *merge_args[2] = {NULL, NULL}, *all_args[3] = {NULL, NULL, NULL};
 	char cut_opt[256 + 16]; /* --steps=... or --range=..., passed on */
+	char typed_format[128]; /* the merges' --format, as typed */
+	const char *format;
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
@@ -319,13 +357,14 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (!*argv[i])
 			return cm_usage_error(CM_EXIT_USAGE, "an empty directory name", NULL);
-	{
-		char typed[128], msg[320];
-		if (perfetto_arg(extra, nextra, typed, sizeof typed)) {
-			snprintf(msg, sizeof msg, "-- %s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
-				 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", typed);
-			return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
-		}
+	/* the directories' outputs are all KEY.merged.json.gz: said before
+	 * they are read (a manifest's are checked once it is) */
+	if ((format = format_arg(extra, nextra, typed_format, sizeof typed_format)) && !manifest &&
+	    !strcmp(format, "perfetto")) {
+		char msg[320];
+		snprintf(msg, sizeof msg, "-- %s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
+			 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", typed_format);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
 	if (jobs == 0)
 		jobs = cm_cpus_available();
@@ -361,6 +400,8 @@ int main(int argc, char **argv)
 		}
 		cm_bplan_pair(&plan, outdir);
 	}
+	if (!status && format)
+		status = format_check(&plan, format, typed_format);
 	if (status)
 		goto out;
 	if (shard_n)

@@ -1,0 +1,69 @@
+#!/bin/sh
+# batchcli.sh - cuptimerge-batch's command line and manifest against what a
+# user would expect (cli10): --format after "--" against the outputs' names,
+# a manifest without its header line, paths the joblog (a TSV) cannot hold,
+# a trace file name that is not UTF-8, one window fitting two traces, and
+# options given twice.
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to make the ranks"
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+[ -x "$BATCH" ] || skip_all "no $BATCH"
+CM_ABS=$(cd "$(dirname "$CUPTIMERGE")" && pwd)/${CUPTIMERGE##*/}
+
+# mkranks DIR N: N ranks of host node0, pids 5000.., traces in DIR/traces,
+# windows DIR/windows/w{r}.json, an hour old
+mkranks() {
+	mkdir -p "$1/traces" "$1/windows"
+	e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
+import json, sys
+import ranks
+cpu, win, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for r in range(n):
+    pid = 5000 + r
+    json.dump(ranks.trace(cpu, r, pid, n), open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
+    json.dump(ranks.window(win, r, pid, "node0"), open("%s/windows/w%d.json" % (out, r), "w"))
+PY
+	touch -d '1 hour ago' "$1"/traces/* "$1"/windows/*
+}
+key() { # key R: rank R's key
+	echo "node0_$((5000 + $1)).1759300079000"
+}
+trace() { # trace DIR R: rank R's trace in DIR
+	echo "$1/traces/$(key "$2").pt.trace.json"
+}
+# run ARGS...: the batch, its stdout and stderr in $tmp/out and $tmp/err,
+# its status in $rc
+run() {
+	rc=0
+	"$BATCH" --no-progress --cuptimerge="$CM_ABS" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+}
+
+# A manifest naming .pftrace outputs, with -- --format=json, wrote JSON into
+# them (and -- --format=perfetto was refused even there, where the names
+# say Perfetto).  The output's name says its format: a --format that
+# contradicts one is refused before anything runs.
+tcase "manifest: -- --format=json with a .pftrace output is refused, nothing run"
+mkranks "$tmp/fm" 2
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/fm" 0)" "$tmp/fm/windows/w0.json" "$tmp/fm/out/r0.json.gz" \
+	"$(trace "$tmp/fm" 1)" "$tmp/fm/windows/w1.json" "$tmp/fm/out/r1.pftrace" >"$tmp/fm/m.tsv"
+for how in "--format=json" "--form json"; do
+	# shellcheck disable=SC2086 # $how is split on purpose
+	run -m "$tmp/fm/m.tsv" -- $how
+	[ $rc -eq 2 ] || fail "$how: exit $rc, wanted 2: $(cat "$tmp/err")"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: -- $how: the output $tmp/fm/out/r1.pftrace is named for Perfetto's protobuf, and would hold JSON (the name of an output gives its format: leave --format out)" ] ||
+		fail "$how: message: $(cat "$tmp/err")"
+	[ ! -e "$tmp/fm/out" ] || fail "$how: ran anyway: $(ls "$tmp/fm/out")"
+done
+tcase "manifest: -- --format=perfetto with .pftrace outputs runs; with a .json.gz one it is refused"
+printf 'key\ttrace\twindow\toutput\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/fm" 1)" "$tmp/fm/windows/w1.json" "$tmp/fm/out/r1.pftrace" >"$tmp/fm/p.tsv"
+run -m "$tmp/fm/p.tsv" -- --format=perfetto
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+[ -s "$tmp/fm/out/r1.pftrace" ] && [ "$(head -c 1 "$tmp/fm/out/r1.pftrace")" != "{" ] || fail "no protobuf in r1.pftrace"
+run -m "$tmp/fm/m.tsv" -- --format=perfetto
+[ $rc -eq 2 ] && grep -qF "cuptimerge-batch: -- --format=perfetto: the output $tmp/fm/out/r0.json.gz is named for JSON, and would hold Perfetto's protobuf" "$tmp/err" ||
+	fail "exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/fm/out/r0.json.gz" ] || fail "r0 merged anyway"
+
+finish
