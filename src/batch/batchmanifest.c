@@ -58,6 +58,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 	size_t cap = 0;
 	ssize_t len;
 	long lineno = 0;
+	int header = 0; /* the header line was seen */
 	if (!f)
 		return cm_fail(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno));
 	if (std)
@@ -70,9 +71,25 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		lineno++;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
-		if (lineno == 1 || !len || line[0] == '#')
-			continue; /* the header, blank lines, comments */
+		if (!len || line[0] == '#')
+			continue; /* blank lines, comments */
 		n = split_tabs(line, fld, 5);
+		if (!header) {
+			/* the header, which is not read; but a first line whose
+			 * trace and window are files is a rank whose header was
+			 * left out, and was lost in silence */
+			header = 1;
+			if (n >= 3 && *fld[1] && *fld[2] && stat(fld[1], &st) == 0 && stat(fld[2], &st) == 0) {
+				cm_error(CM_EXIT_USAGE, path, -1,
+					 "line %ld: a rank (its cpu trace and window are files), where the header line "
+					 "goes: start the manifest with a header (key, cpu trace, window or map, output)",
+					 lineno);
+				free(line);
+				fclose(f);
+				return -1;
+			}
+			continue;
+		}
 		if (n < 3 || n > 4 || !*fld[0]) {
 			cm_error(CM_EXIT_USAGE, path, -1,
 				 "line %ld: want key, cpu trace, window or map, output (output may be empty)",

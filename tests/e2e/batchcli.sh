@@ -66,4 +66,26 @@ run -m "$tmp/fm/m.tsv" -- --format=perfetto
 	fail "exit $rc: $(cat "$tmp/err")"
 [ ! -e "$tmp/fm/out/r0.json.gz" ] || fail "r0 merged anyway"
 
+# A manifest without its header line lost its first rank in silence (line 1
+# was skipped whatever it held); a header after a comment or a blank line
+# was read as a rank that failed.  The header is the first line that is not
+# blank or a comment, and one whose trace and window are files is refused.
+tcase "manifest: a first line that is a rank, not the header, is a usage error, nothing run"
+mkranks "$tmp/hd" 2
+printf 'r0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/hd" 0)" "$tmp/hd/windows/w0.json" "$tmp/hd/out/r0.json.gz" \
+	"$(trace "$tmp/hd" 1)" "$tmp/hd/windows/w1.json" "$tmp/hd/out/r1.json.gz" >"$tmp/hd/m.tsv"
+run -m "$tmp/hd/m.tsv"
+[ $rc -eq 2 ] || fail "exit $rc, wanted 2: $(cat "$tmp/err")"
+[ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: $tmp/hd/m.tsv: line 1: a rank (its cpu trace and window are files), where the header line goes: start the manifest with a header (key, cpu trace, window or map, output)" ] ||
+	fail "message: $(cat "$tmp/err")"
+[ ! -e "$tmp/hd/out" ] || fail "ran anyway: $(ls "$tmp/hd/out")"
+tcase "manifest: the header may come after comments and blank lines"
+{ printf '# made by hand\n\nkey\ttrace\twindow\toutput\n'; tail -n 1 "$tmp/hd/m.tsv"; } >"$tmp/hd/c.tsv"
+run -m "$tmp/hd/c.tsv"
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+[ -s "$tmp/hd/out/r1.json.gz" ] || fail "r1 not merged: $(cat "$tmp/err")"
+J=$tmp/hd/merged/cuptimerge-batch.tsv
+[ -s "$J" ] && ! grep -q "^key	trace	" "$J" || fail "the header was taken for a rank"
+
 finish
