@@ -198,6 +198,23 @@ static int format_check(const cm_bplan *p, const char *format, const char *typed
 	return 0;
 }
 
+/* 1 after a usage error when the directory D (or NULL), given as WHAT,
+ * holds a control character (batchplan.h); else 0. */
+static int control_name(const char *what, const char *d)
+{
+	char *shown, *msg;
+	if (!cm_bplan_has_control(d))
+		return 0;
+	shown = cm_bplan_shown(d);
+	msg = cm_xmalloc(strlen(shown) + 200);
+	sprintf(msg, "%s %s: its name holds a tab, a line break or another control character, which the joblog cannot "
+		"record: rename it", what, shown);
+	cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	free(msg);
+	free(shown);
+	return 1;
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -357,6 +374,15 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (!*argv[i])
 			return cm_usage_error(CM_EXIT_USAGE, "an empty directory name", NULL);
+	/* every path of the joblog's lines (a TSV) starts with a DIR or the
+	 * -O: a tab or a line break in one split every line, and the next run
+	 * found no rank done; a file of such a name fails its rank
+	 * (batchplan.c), a directory of one would fail them all */
+	if (control_name("-O", outdir_opt))
+		return CM_EXIT_USAGE;
+	for (int i = optind; i < argc; i++)
+		if (control_name("DIR", argv[i]))
+			return CM_EXIT_USAGE;
 	/* the directories' outputs are all KEY.merged.json.gz: said before
 	 * they are read (a manifest's are checked once it is) */
 	if ((format = format_arg(extra, nextra, typed_format, sizeof typed_format)) && !manifest &&

@@ -102,7 +102,19 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		r->trace = cm_xstrdup(fld[1]);
 		r->window = cm_xstrdup(fld[2]);
 		r->output = n == 4 && *fld[3] ? cm_xstrdup(fld[3]) : cm_bplan_asprintf("%s/%s" OUT_SUFFIX, outdir, fld[0]);
-		if (stat(r->trace, &st) < 0)
+		if (cm_bplan_has_control(r->key) || cm_bplan_has_control(r->trace) || cm_bplan_has_control(r->window) ||
+		    cm_bplan_has_control(r->output)) {
+			/* a file's name in a directory fails so (batchplan.c); the
+			 * paths are logged shown, the joblog's lines whole */
+			char **slot[] = {&r->key, &r->trace, &r->window, &r->output};
+			for (size_t k = 0; k < sizeof slot / sizeof *slot; k++) {
+				char *shown = cm_bplan_shown(*slot[k]);
+				free(*slot[k]);
+				*slot[k] = shown;
+			}
+			cm_bplan_fail(r, cm_xstrdup("a path of it holds a tab, a line break or another control character, "
+						    "which the joblog cannot record: rename it"));
+		} else if (stat(r->trace, &st) < 0)
 			cm_bplan_fail(r, cm_bplan_asprintf("cpu trace %s: %s", r->trace, strerror(errno)));
 		else if (stat(r->window, &st) < 0)
 			cm_bplan_fail(r, cm_bplan_asprintf("window %s: %s", r->window, strerror(errno)));

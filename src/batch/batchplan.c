@@ -118,13 +118,23 @@ static void add_found(cm_bplan *p, char *path, const cm_bfacts *facts)
 	p->nf++;
 }
 
-/* 1 when NAME holds a control character (a tab, a line break, ...). */
-static int has_control(const char *name)
+/* batchplan.h */
+int cm_bplan_has_control(const char *name)
 {
-	for (; *name; name++)
+	for (; name && *name; name++)
 		if ((unsigned char)*name < 0x20 || *name == 0x7f)
 			return 1;
 	return 0;
+}
+
+/* batchplan.h */
+char *cm_bplan_shown(const char *name)
+{
+	char *shown = cm_xstrdup(name);
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return shown;
 }
 
 int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
@@ -144,14 +154,11 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 			free(ents[i]);
 			continue;
 		}
-		if (has_control(name)) {
+		if (cm_bplan_has_control(name)) {
 			/* the joblog and the plan are TSV: a tab or a line break in
 			 * a path would split its line, and the next run find no
 			 * record of the rank (and merge it again) */
-			char *shown = cm_xstrdup(name);
-			for (char *c = shown; *c; c++)
-				if ((unsigned char)*c < 0x20 || *c == 0x7f)
-					*c = '?';
+			char *shown = cm_bplan_shown(name);
 			cm_bplan_fail(cm_bplan_add_rank(p, shown),
 				      cm_xstrdup("its name holds a tab, a line break or another control character, which "
 						 "the joblog cannot record: rename it"));

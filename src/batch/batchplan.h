@@ -55,6 +55,15 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir);
  * a map pairs with every trace of a process it holds. */
 void cm_bplan_pair(cm_bplan *p, const char *outdir);
 
+/* 1 when NAME (or NULL) holds a control character (a tab, a line break,
+ * ...), which the joblog and the plan, tab-separated lines, cannot hold;
+ * else 0. */
+int cm_bplan_has_control(const char *name);
+
+/* NAME with its control characters shown as '?' (malloc'd), for a
+ * message or a joblog line. */
+char *cm_bplan_shown(const char *name);
+
 /* Add the ranks of manifest PATH (cuptimerge-batch(1)).  Returns 0, or -1
  * after reporting an unreadable or malformed manifest. */
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir);

@@ -88,4 +88,37 @@ run -m "$tmp/hd/c.tsv"
 J=$tmp/hd/merged/cuptimerge-batch.tsv
 [ -s "$J" ] && ! grep -q "^key	trace	" "$J" || fail "the header was taken for a rank"
 
+# A tab in the DIR or -O path itself went into every joblog line (cli9 made
+# a file of such a name fail its rank): the lines split, and the next run
+# found no rank done.  Such a directory is a usage error; a manifest's path
+# of one fails that rank, its joblog line whole.
+tcase "a tab or a line break in DIR or -O is a usage error, nothing run"
+mkranks "$tmp/tb" 1
+mkdir "$tmp/tb/a	b"
+cp "$(trace "$tmp/tb" 0)" "$tmp/tb/windows/w0.json" "$tmp/tb/a	b/"
+run "$tmp/tb/a	b"
+[ $rc -eq 2 ] || fail "DIR: exit $rc, wanted 2: $(cat "$tmp/err")"
+[ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: DIR $tmp/tb/a?b: its name holds a tab, a line break or another control character, which the joblog cannot record: rename it" ] ||
+	fail "DIR: message: $(cat "$tmp/err")"
+[ ! -e "$tmp/tb/a	b/merged" ] || fail "DIR: ran anyway"
+run -O "$tmp/tb/o
+ut" "$tmp/tb/traces" "$tmp/tb/windows"
+[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: -O $tmp/tb/o?ut: its name holds a tab, a line break or another control character, which the joblog cannot record: rename it" ] ||
+	fail "-O: exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/tb/o
+ut" ] || fail "-O: ran anyway"
+tcase "a manifest's default output under a tab fails its rank; the joblog's lines stay whole"
+# (a manifest's own columns cannot hold a tab: its directory can, and the
+# default outputs are made beside it)
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/tb" 0)" "$tmp/tb/windows/w0.json" \
+	"$(trace "$tmp/tb" 0)" "$tmp/tb/windows/w0.json" "$tmp/tb/out/r1.json.gz" >"$tmp/tb/a	b/m.tsv"
+run -m "$tmp/tb/a	b/m.tsv"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+J="$tmp/tb/a	b/merged/cuptimerge-batch.tsv"
+[ "$(wc -l <"$J")" -eq 3 ] && [ "$(awk -F'\t' 'NF != 8' "$J" | wc -l)" -eq 0 ] || fail "joblog: $(cat -A "$J")"
+grep -q "^r1	.*	0	" "$J" || fail "r1 not merged: $(cat -A "$J")"
+grep -qF "$tmp/tb/a?b/merged/r0.merged.json.gz	-	0.000	0	a path of it holds a tab, a line break or another control character, which the joblog cannot record: rename it" "$J" ||
+	fail "r0's line: $(cat -A "$J")"
+
 finish
