@@ -4,6 +4,7 @@
 #include "base/opool.h"
 #include "base/optname.h"
 #include "base/optnum.h"
+#include "base/utf8.h"
 #include "base/exitcode.h"
 #include "base/fdio.h"
 #include "base/idmap.h"
@@ -202,32 +203,6 @@ static int split_dir_check(const char *p)
 		cm_error(CM_EXIT_IO, dir, -1, "cannot write the --split files in it: %s", strerror(err));
 	free(dir);
 	return err ? -1 : 0;
-}
-
-/* 1 when S is well-formed UTF-8 (RFC 3629: no overlong forms, no
- * surrogates, nothing past U+10FFFF), the rule the JSON reader applies. */
-static int utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned char lead = *p++, lo = 0x80, hi = 0xbf;
-		int need = lead < 0x80 ? 0 : lead >= 0xc2 && lead <= 0xdf ? 1 : lead >= 0xe0 && lead <= 0xef ? 2
-					  : lead >= 0xf0 && lead <= 0xf4 ? 3 : -1;
-		if (need < 0)
-			return 0;
-		if (lead == 0xe0)
-			lo = 0xa0;
-		else if (lead == 0xed)
-			hi = 0x9f;
-		else if (lead == 0xf0)
-			lo = 0x90;
-		else if (lead == 0xf4)
-			hi = 0x8f;
-		for (; need > 0; need--, p++, lo = 0x80, hi = 0xbf)
-			if (*p < lo || *p > hi)
-				return 0; /* the NUL too: cut short */
-	}
-	return 1;
 }
 
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
@@ -466,10 +441,10 @@ int main(int argc, char **argv)
 	/* traceName is written into the JSON as it is: text that is not UTF-8
 	 * made output that no JSON reader (this one included) takes.  A merge
 	 * names the trace after -o FILE unless --trace-name says otherwise. */
-	if (opt.trace_name && *opt.trace_name && !utf8_ok(opt.trace_name))
+	if (opt.trace_name && *opt.trace_name && !cm_utf8_ok(opt.trace_name))
 		return cm_usage_error(CM_EXIT_USAGE, "--trace-name must be UTF-8 text (it is written into the JSON)", NULL);
 	if (!(opt.trace_name && *opt.trace_name) && opt.window_path && opt.out_path && strcmp(opt.out_path, "-") &&
-	    !utf8_ok(opt.out_path))
+	    !cm_utf8_ok(opt.out_path))
 		return cm_usage_error(CM_EXIT_USAGE,
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",

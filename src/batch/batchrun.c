@@ -5,6 +5,7 @@
 #include "base/diag.h"
 #include "base/opool.h"
 #include "base/exitcode.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,9 +148,12 @@ static size_t args_len(const char *const *args)
 static pid_t spawn(const char *cuptimerge, char *const *extra, int nextra, const char *const *merge_args,
 		   const char *const *all_args, const cm_brank *r, int threads, int errfd, const sigset_t *mask)
 {
-	const char *name = strrchr(r->trace, '/');
-	char jarg[16];
-	const char *head[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name + 1 : r->trace};
+	const char *base = strrchr(r->trace, '/');
+	/* traceName must be UTF-8 (cuptimerge refuses other text): a file
+	 * name that is not gets U+FFFD for its stray bytes, as a viewer shows
+	 * them, rather than failing its rank */
+	char jarg[16], *name = cm_utf8_clean(base ? base + 1 : r->trace);
+	const char *head[] = {cuptimerge, "--no-progress", "-j", jarg, "--trace-name", name ? name : "trace"};
 	const char *tail[] = {r->map ? "-t" : "-w", r->window, "-o", r->output, "--", r->trace, NULL};
 	/* the options after the batch's "--" (issue 28 P6) come after the
 	 * batch's own, so that the user's -j or --trace-name wins */
@@ -170,6 +174,7 @@ static pid_t spawn(const char *cuptimerge, char *const *extra, int nextra, const
 	fflush(NULL);
 	if ((pid = fork()) != 0) {
 		free(argv);
+		free(name);
 		return pid;
 	}
 	/* the child: stderr into the temporary file, nothing on stdin/stdout */

@@ -121,4 +121,18 @@ grep -q "^r1	.*	0	" "$J" || fail "r1 not merged: $(cat -A "$J")"
 grep -qF "$tmp/tb/a?b/merged/r0.merged.json.gz	-	0.000	0	a path of it holds a tab, a line break or another control character, which the joblog cannot record: rename it" "$J" ||
 	fail "r0's line: $(cat -A "$J")"
 
+# A trace whose file name is not UTF-8 failed its rank: the batch named the
+# trace after its file (--trace-name), which cuptimerge refuses unless it is
+# UTF-8.  Its stray bytes are U+FFFD in traceName now, and the rank merges.
+tcase "a trace file name that is not UTF-8 merges, its traceName with U+FFFD"
+mkranks "$tmp/u8" 1
+bad=$(printf 'r\377x')
+mv "$(trace "$tmp/u8" 0)" "$tmp/u8/traces/$bad.pt.trace.json"
+run "$tmp/u8/traces" "$tmp/u8/windows"
+[ $rc -eq 0 ] || fail "exit $rc, wanted 0: $(cat "$tmp/err")"
+out=$tmp/u8/traces/merged/$bad.merged.json.gz
+[ -s "$out" ] || fail "no output: $(ls "$tmp/u8/traces/merged")"
+gzip -dc "$out" 2>/dev/null | grep -qF "\"traceName\":\"$(printf 'r\357\277\275x').pt.trace.json\"" ||
+	fail "traceName: $(gzip -dc "$out" | grep -o '"traceName":"[^"]*"')"
+
 finish
