@@ -412,8 +412,12 @@ int main(int argc, char **argv)
 	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
 
 	memset(&plan, 0, sizeof plan);
-	for (int i = 0; i < nextra; i++)
+	plan.window_cut = merge_args[0] || all_args[0];
+	for (int i = 0; i < nextra; i++) {
 		plan.merge_force |= !strcmp(extra[i], "--force");
+		plan.window_cut |= !strcmp(extra[i], "--clip") || !strncmp(extra[i], "--steps", 7) ||
+				   !strncmp(extra[i], "--range", 7);
+	}
 	if (manifest) {
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();

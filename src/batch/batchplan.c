@@ -517,6 +517,33 @@ void cm_bplan_pair(cm_bplan *p, const char *outdir)
 			free(d);
 		}
 	}
+	/* a window that fits several traces (a process whose profiler wrote
+	 * a trace per cycle, or a pid used again) was paired with each: every
+	 * output then held all of its GPU work.  With the window cut to each
+	 * trace (--clip, --steps, --range) that is right; else refused. */
+	for (size_t i = first; i < p->n && !p->window_cut; i++) {
+		cm_brank *a = &p->r[i];
+		const char *names[2] = {NULL, NULL};
+		size_t n = 0;
+		char *why;
+		if (a->map || !a->window || a->state != CM_BR_RUN)
+			continue;
+		for (size_t j = first; j < p->n; j++)
+			if (!p->r[j].map && p->r[j].window && p->r[j].state == CM_BR_RUN &&
+			    !strcmp(p->r[j].window, a->window) && n++ < 2)
+				names[n - 1] = p->r[j].trace;
+		if (n < 2)
+			continue;
+		why = cm_bplan_asprintf("the window %s fits %zu traces (%s, %s%s): merged with each, every output would hold "
+					"all its GPU work: give --clip (each trace keeps the window's part in its span), or "
+					"name the pairs in a manifest",
+					a->window, n, names[0], names[1], n > 2 ? ", ..." : "");
+		for (size_t j = p->n; j-- > first;)
+			if (!p->r[j].map && p->r[j].window && p->r[j].state == CM_BR_RUN && j != i &&
+			    !strcmp(p->r[j].window, a->window))
+				cm_bplan_fail(&p->r[j], cm_xstrdup(why));
+		cm_bplan_fail(a, why);
+	}
 	/* two traces of the same name in two directories would share an output */
 	for (size_t i = first; i < p->n; i++)
 		for (size_t j = first; j < i; j++)

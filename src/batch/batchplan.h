@@ -40,6 +40,8 @@ typedef struct cm_bplan {
 	size_t nf, capf;
 	int merge_force;     /* "--force" is among the options for the merges: a
 				manifest's pair of two ranks is not refused */
+	int window_cut;      /* the merges cut the window (--clip, --steps, --range):
+				a window may pair with several traces */
 } cm_bplan;
 
 /* Add the ranks found in directory DIR (not recursive): traces are

@@ -135,4 +135,28 @@ out=$tmp/u8/traces/merged/$bad.merged.json.gz
 gzip -dc "$out" 2>/dev/null | grep -qF "\"traceName\":\"$(printf 'r\357\277\275x').pt.trace.json\"" ||
 	fail "traceName: $(gzip -dc "$out" | grep -o '"traceName":"[^"]*"')"
 
+# Two traces of one pid whose first events both lie in one window's span (a
+# profiler that wrote a trace a cycle, a pid used again) both paired with
+# that window: every output got all of its GPU work.  Refused now, unless
+# the window is cut to each trace (--clip, --steps, --range).
+tcase "a window that fits two traces fails both, unless --clip; one trace and its window still pair"
+mkranks "$tmp/w2" 1
+e2e_python - "$(trace "$tmp/w2" 0)" "$tmp/w2/traces/$(key 0 | sed 's/9000$/9500/').pt.trace.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["baseTimeNanoseconds"] += 500000000  # half a second later, in the same window
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run -n "$tmp/w2/traces" "$tmp/w2/windows"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
+[ "$(grep -c "	FAIL: the window $tmp/w2/windows/w0.json fits 2 traces ($(trace "$tmp/w2" 0), " "$tmp/out")" -eq 2 ] ||
+	fail "plan: $(cat "$tmp/out")"
+run -n --clip "$tmp/w2/traces" "$tmp/w2/windows"
+[ $rc -eq 0 ] && [ "$(grep -c "	merge\$" "$tmp/out")" -eq 2 ] || fail "--clip: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+run -n "$tmp/w2/traces" "$tmp/w2/windows" -- --clip
+[ $rc -eq 0 ] && [ "$(grep -c "	merge\$" "$tmp/out")" -eq 2 ] || fail "-- --clip: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+rm "$tmp/w2/traces/$(key 0 | sed 's/9000$/9500/').pt.trace.json"
+run -n "$tmp/w2/traces" "$tmp/w2/windows"
+[ $rc -eq 0 ] && [ "$(grep -c "	merge\$" "$tmp/out")" -eq 1 ] || fail "one trace: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+
 finish
