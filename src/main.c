@@ -346,10 +346,10 @@ int main(int argc, char **argv)
 			opt.cut = 2;
 			break;
 		case OPT_SPLIT:
-			if (opt.split_n || parse_split(optarg, &opt.split_n) < 0)
-				return cm_usage_error(CM_EXIT_USAGE,
-						      opt.split_n ? "--split given twice"
-								  : "--split needs steps or steps:N (N steps a file, 1 or more)",
+			if (opt.split_n)
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "--split");
+			if (parse_split(optarg, &opt.split_n) < 0)
+				return cm_usage_error(CM_EXIT_USAGE, "--split needs steps or steps:N (N steps a file, 1 or more)",
 						      optarg);
 			break;
 		case OPT_MEMORY:

@@ -198,6 +198,16 @@ static int format_check(const cm_bplan *p, const char *format, const char *typed
 	return 0;
 }
 
+/* Set *SLOT to ARG; -1 when it was set already (a second -m, -O or
+ * --joblog is a usage error, not a silent replacement of the first). */
+static int set_once(const char **slot, const char *arg)
+{
+	if (*slot)
+		return -1;
+	*slot = arg;
+	return 0;
+}
+
 /* 1 after a usage error when the directory D (or NULL), given as WHAT,
  * holds a control character (batchplan.h); else 0. */
 static int control_name(const char *what, const char *d)
@@ -315,8 +325,17 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:O:j:nqhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': manifest = optarg; break;
-		case 'O': outdir_opt = optarg; break;
+		/* what names an input or an output, or which ranks run, once: a
+		 * second one would read as "this too", not as a replacement
+		 * (the common rule, the last one wins, is for the rest) */
+		case 'm':
+			if (set_once(&manifest, optarg) < 0)
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-m/--manifest");
+			break;
+		case 'O':
+			if (set_once(&outdir_opt, optarg) < 0)
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "-O/--output-dir");
+			break;
 		case 'j': {
 			long v = cm_optnum_count(optarg, 4096);
 			if (v < 1)
@@ -324,8 +343,13 @@ int main(int argc, char **argv)
 			jobs = (int)v;
 			break;
 		}
-		case OPT_JOBLOG: joblog_opt = optarg; break;
+		case OPT_JOBLOG:
+			if (set_once(&joblog_opt, optarg) < 0)
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "--joblog");
+			break;
 		case OPT_SHARD:
+			if (shard_n)
+				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "--shard");
 			if (parse_shard(optarg, &shard_k, &shard_n) < 0)
 				return cm_usage_error(CM_EXIT_USAGE, "--shard needs K/N, with 0 <= K < N", optarg);
 			break;

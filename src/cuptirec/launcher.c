@@ -250,9 +250,20 @@ int main(int argc, char **argv)
 	/* '+': options end at COMMAND, whose own options are not ours */
 	while ((c = getopt_long(argc, argv, "+:o:za:d:t:TqhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': output = optarg; break;
+		/* -o names the output, -a the activities: a second one would
+		 * read as "this too", so it is refused; the other options are
+		 * settings, and the last one wins (cuptirec(1)) */
+		case 'o':
+			if (output)
+				crec_usage_error("option given more than once: -o/--output");
+			output = optarg;
+			break;
 		case 'z': gzip = 1; break;
-		case 'a': activities = optarg; break;
+		case 'a':
+			if (activities)
+				crec_usage_error("option given more than once: -a/--activities (give one list: -a kernel,memcpy)");
+			activities = optarg;
+			break;
 		case 'd': delay = optarg; break;
 		case 't': duration = optarg; break;
 		case 'B': buffers = optarg; break;

@@ -123,6 +123,10 @@ expect $M 2 "the --split pattern has more than one %s (write %% for a '%' of the
 	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/r_%s_%s.json" "$SC"
 expect $M 2 "the --split pattern has a '%' that is neither its %s nor %% (a '%' of the name): $tmp/r_%d_%s.json" \
 	$CUPTIMERGE -q --split=steps -w "$SW" -o "$tmp/r_%d_%s.json" "$SC"
+# options given twice (cuptimerge(1)): the last one wins, but those naming
+# an input or an output, or what is kept, are refused; in the batch -m, -O,
+# --joblog and --shard took the last, cuptirec's -o and -a too
+expect $M 2 "option given more than once: --split" $CUPTIMERGE --split=steps --split=steps:2 -o "$tmp/t_%s.json" "$C"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
@@ -139,6 +143,10 @@ expect $B 2 "option takes no argument: --dry-run" $BATCH --dry-run=yes "$tmp" "$
 expect $B 2 "option needs an argument: -j" $BATCH "$tmp" "$tmp" -nj
 expect $B 2 "-j needs a number of jobs, 1 to 4096: +2" $BATCH -n -j +2 "$tmp"
 expect $B 2 "--range needs START,END: two numbers, START < END:  1,2" $BATCH -n --range=' 1,2' "$tmp"
+expect $B 2 "option given more than once: -m/--manifest" $BATCH -n -m "$tmp/a.tsv" -m "$tmp/b.tsv"
+expect $B 2 "option given more than once: -O/--output-dir" $BATCH -n -O "$tmp/a" --output-dir="$tmp/b" "$tmp"
+expect $B 2 "option given more than once: --joblog" $BATCH -n --joblog="$tmp/a" --joblog="$tmp/b" "$tmp"
+expect $B 2 "option given more than once: --shard" $BATCH -n --shard=0/2 --shard=1/2 "$tmp"
 expect $B 2 "--steps needs A or A-B, step numbers with A <= B: +1" $BATCH -n --steps=+1 "$tmp"
 # an empty name was an I/O error naming "" ("cuptimerge-batch: : cannot
 # write the joblog"), after the directories were read; -O '' was already a
@@ -169,6 +177,8 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
 	expect $R 2 "--delay  5: not a number of seconds" $CUPTIREC --delay ' 5' -- true
 	expect $R 2 "--duration 0x10: not a positive number of seconds" $CUPTIREC --duration=0x10 -- true
+	expect $R 2 "option given more than once: -o/--output" $CUPTIREC -T -o "$tmp/a_%p.json" -o "$tmp/b_%p.json" -- true
+	expect $R 2 "option given more than once: -a/--activities (give one list: -a kernel,memcpy)" $CUPTIREC -a kernel -a memcpy -- true
 else
 	skip "cuptirec's options" "$CUPTIREC is not built"
 fi
