@@ -50,6 +50,58 @@ static void check_ranks(cm_brank *r, const cm_bfacts *w)
 	free(host);
 }
 
+/* A file that a rank reads: its device and inode, and which rank and
+ * column, for outputs_not_inputs. */
+struct input_file {
+	dev_t dev;
+	ino_t ino;
+	size_t rank;
+	int window;
+};
+
+static int input_cmp(const void *a, const void *b)
+{
+	const struct input_file *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Fail each rank of P whose output is the cpu trace or the window of a
+ * rank (its own, or another's), however the paths were typed: its merge
+ * would replace that input with its output (cuptimerge keeps no copy),
+ * and the trace was lost to a manifest line that named it twice.  Sorted
+ * by inode, not rank against rank: a manifest may hold thousands. */
+static void outputs_not_inputs(cm_bplan *p)
+{
+	struct input_file *in = cm_xmalloc((2 * p->n + 1) * sizeof *in), key, *hit;
+	size_t n = 0;
+	struct stat st;
+	for (size_t i = 0; i < p->n; i++)
+		for (int w = 0; w < 2; w++) {
+			const char *path = w ? p->r[i].window : p->r[i].trace;
+			if (path && stat(path, &st) == 0)
+				in[n++] = (struct input_file){st.st_dev, st.st_ino, i, w};
+		}
+	qsort(in, n, sizeof *in, input_cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		cm_brank *r = &p->r[i];
+		if (r->state == CM_BR_FAIL || !r->output || stat(r->output, &st) < 0)
+			continue; /* an output not yet made is no input */
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+		if (!(hit = bsearch(&key, in, n, sizeof *in, input_cmp)))
+			continue;
+		if (hit->rank == i)
+			cm_bplan_fail(r, cm_bplan_asprintf("the output is its own %s: the merge would replace it",
+							   hit->window ? "window" : "cpu trace"));
+		else
+			cm_bplan_fail(r, cm_bplan_asprintf("the output is key %s's %s: the merge would replace it",
+							   p->r[hit->rank].key, hit->window ? "window" : "cpu trace"));
+	}
+	free(in);
+}
+
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 {
 	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
@@ -140,6 +192,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		for (size_t j = 0; j < i; j++)
 			if (p->r[i].state != CM_BR_FAIL && p->r[j].output && !strcmp(p->r[i].output, p->r[j].output))
 				cm_bplan_fail(&p->r[i], cm_bplan_asprintf("the output is also key %s's", p->r[j].key));
+	outputs_not_inputs(p);
 	return 0;
 }
 

@@ -159,4 +159,24 @@ rm "$tmp/w2/traces/$(key 0 | sed 's/9000$/9500/').pt.trace.json"
 run -n "$tmp/w2/traces" "$tmp/w2/windows"
 [ $rc -eq 0 ] && [ "$(grep -c "	merge\$" "$tmp/out")" -eq 1 ] || fail "one trace: exit $rc: $(cat "$tmp/out" "$tmp/err")"
 
+# A manifest line whose output was its own trace (or window, or another
+# rank's trace) replaced that input with the merge: the trace was lost, and
+# the next run failed as "already merged".  Such a rank fails, nothing of
+# it run, however the path is typed.
+tcase "manifest: an output that is a rank's cpu trace or window fails, the input kept"
+mkranks "$tmp/oi" 2
+t0=$(trace "$tmp/oi" 0) t1=$(trace "$tmp/oi" 1)
+sum0=$(cksum <"$t0")
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\nr2\t%s\t%s\t%s\n' \
+	"$t0" "$tmp/oi/windows/w0.json" "$tmp/oi/traces/../traces/$(key 0).pt.trace.json" \
+	"$t1" "$tmp/oi/windows/w1.json" "$tmp/oi/windows/w0.json" \
+	"$t1" "$tmp/oi/windows/w1.json" "$tmp/oi/windows/./w1.json" >"$tmp/oi/m.tsv"
+run -m "$tmp/oi/m.tsv"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+[ "$(cksum <"$t0")" = "$sum0" ] || fail "the trace was replaced"
+grep -qx "cuptimerge-batch: r0: the output is its own cpu trace: the merge would replace it" "$tmp/err" &&
+	grep -qx "cuptimerge-batch: r1: the output is key r0's window: the merge would replace it" "$tmp/err" &&
+	grep -qx "cuptimerge-batch: r2: the output is its own window: the merge would replace it" "$tmp/err" ||
+	fail "messages: $(cat "$tmp/err")"
+
 finish
