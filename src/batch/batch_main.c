@@ -225,6 +225,34 @@ static int control_name(const char *what, const char *d)
 	return 1;
 }
 
+/* A usage error (reported; status 2) when the joblog JOBLOG is a file the
+ * run reads or writes otherwise: the manifest MANIFEST (or NULL), a rank's
+ * cpu trace, window or output in plan P.  The joblog is rewritten from
+ * its first byte, and --joblog naming a trace lost it.  0 when it is
+ * none, or is not there yet. */
+static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manifest)
+{
+	static const char *const what[] = {"cpu trace", "window", "output"};
+	struct stat sj, st;
+	char msg[400];
+	if (stat(joblog, &sj) < 0 || !S_ISREG(sj.st_mode))
+		return 0;
+	if (manifest && stat(manifest, &st) == 0 && st.st_dev == sj.st_dev && st.st_ino == sj.st_ino) {
+		snprintf(msg, sizeof msg, "the joblog %.200s is the manifest, which it would replace", joblog);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const char *path[] = {p->r[i].trace, p->r[i].window, p->r[i].output};
+		for (int k = 0; k < 3; k++)
+			if (path[k] && stat(path[k], &st) == 0 && st.st_dev == sj.st_dev && st.st_ino == sj.st_ino) {
+				snprintf(msg, sizeof msg, "the joblog %.200s is key %.100s's %s, which it would replace",
+					 joblog, p->r[i].key, what[k]);
+				return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+			}
+	}
+	return 0;
+}
+
 /* "K/N", 0 <= K < N <= 1000000: the shard --shard names. */
 static int parse_shard(const char *s, unsigned long *k, unsigned long *n)
 {
@@ -456,6 +484,8 @@ int main(int argc, char **argv)
 	}
 	if (!status && format)
 		status = format_check(&plan, format, typed_format);
+	if (!status)
+		status = joblog_clash(&plan, joblog, manifest);
 	if (status)
 		goto out;
 	if (shard_n)

@@ -179,4 +179,18 @@ grep -qx "cuptimerge-batch: r0: the output is its own cpu trace: the merge would
 	grep -qx "cuptimerge-batch: r2: the output is its own window: the merge would replace it" "$tmp/err" ||
 	fail "messages: $(cat "$tmp/err")"
 
+# --joblog naming a trace, a window or the manifest rewrote it as the
+# joblog: the input was lost.  A usage error, nothing run.
+tcase "--joblog naming an input or the manifest is a usage error, the file kept"
+sum1=$(cksum <"$t1")
+run --joblog="$tmp/oi/traces/./$(key 1).pt.trace.json" "$tmp/oi/traces" "$tmp/oi/windows"
+[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: the joblog $tmp/oi/traces/./$(key 1).pt.trace.json is key $(key 1)'s cpu trace, which it would replace" ] ||
+	fail "trace: exit $rc: $(cat "$tmp/err")"
+[ "$(cksum <"$t1")" = "$sum1" ] || fail "the trace was replaced"
+cp "$tmp/oi/m.tsv" "$tmp/oi/m2.tsv"
+run -m "$tmp/oi/m2.tsv" --joblog="$tmp/oi/m2.tsv"
+[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: the joblog $tmp/oi/m2.tsv is the manifest, which it would replace" ] ||
+	fail "manifest: exit $rc: $(cat "$tmp/err")"
+cmp -s "$tmp/oi/m.tsv" "$tmp/oi/m2.tsv" || fail "the manifest was replaced"
+
 finish
