@@ -432,9 +432,17 @@ int main(int argc, char **argv)
 	 * (batchplan.c), a directory of one would fail them all */
 	if (control_name("-O", outdir_opt))
 		return CM_EXIT_USAGE;
-	for (int i = optind; i < argc; i++)
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
 		if (control_name("DIR", argv[i]))
 			return CM_EXIT_USAGE;
+		/* "-" reads standard input in cuptimerge and in -m: here it
+		 * was "cannot read the directory" */
+		if (!strcmp(argv[i], "-") && stat("-", &st) < 0)
+			return cm_usage_error(CM_EXIT_USAGE,
+					      "DIR -: a directory, not standard input; a manifest on standard input is -m -",
+					      NULL);
+	}
 	/* the directories' outputs are all KEY.merged.json.gz: said before
 	 * they are read (a manifest's are checked once it is) */
 	if ((format = format_arg(extra, nextra, typed_format, sizeof typed_format)) && !manifest &&

@@ -155,6 +155,9 @@ expect $B 2 "--joblog needs a file name" $BATCH -n --joblog= "$tmp"
 expect $B 2 "--cuptimerge needs a file name" $BATCH --cuptimerge= "$tmp"
 expect $B 2 "-m needs a file name ('-' for standard input)" $BATCH -m ''
 expect $B 2 "an empty directory name" $BATCH "$tmp" ''
+# "-" as DIR was "cannot read the directory" (status 3): it is -m - that
+# reads standard input
+expect $B 2 "DIR -: a directory, not standard input; a manifest on standard input is -m -" $BATCH -n -
 
 TODO=
 if [ -x "$CUPTIREC" ]; then
