@@ -472,7 +472,8 @@ int main(int argc, char **argv)
 	joblog = joblog_opt ? cm_xstrdup(joblog_opt) : dir_plus(outdir, 1, "cuptimerge-batch.tsv");
 
 	memset(&plan, 0, sizeof plan);
-	plan.window_cut = merge_args[0] || all_args[0];
+	/* the batch's --clip, --steps or --range (all_args[0] may be --sync) */
+	plan.window_cut = merge_args[0] || all_args[0] == cut_opt;
 	for (int i = 0; i < nextra; i++) {
 		plan.merge_force |= !strcmp(extra[i], "--force");
 		plan.window_cut |= !strcmp(extra[i], "--clip") || !strncmp(extra[i], "--steps", 7) ||

@@ -151,6 +151,8 @@ run -n "$tmp/w2/traces" "$tmp/w2/windows"
 [ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
 [ "$(grep -c "	FAIL: the window $tmp/w2/windows/w0.json fits 2 traces ($(trace "$tmp/w2" 0), " "$tmp/out")" -eq 2 ] ||
 	fail "plan: $(cat "$tmp/out")"
+run -n --sync "$tmp/w2/traces" "$tmp/w2/windows"
+[ $rc -eq 4 ] || fail "--sync: exit $rc, wanted 4: $(cat "$tmp/out" "$tmp/err")"
 run -n --clip "$tmp/w2/traces" "$tmp/w2/windows"
 [ $rc -eq 0 ] && [ "$(grep -c "	merge\$" "$tmp/out")" -eq 2 ] || fail "--clip: exit $rc: $(cat "$tmp/out" "$tmp/err")"
 run -n "$tmp/w2/traces" "$tmp/w2/windows" -- --clip
