@@ -160,6 +160,29 @@ static const char *format_arg(char *const *extra, int n, char *buf, size_t len)
 	return val;
 }
 
+/* The merge option among EXTRA's N that asks for gzip output: "-z",
+ * "-z9", "-qz9" (a cluster, before any letter that takes the rest as its
+ * value), "--gzip[=N]" or a long name cut to "--g" or more (cuptimerge
+ * has no other long option in g), as typed; NULL when there is none. */
+static const char *gzip_arg(char *const *extra, int n)
+{
+	for (int i = 0; i < n && strcmp(extra[i], "--"); i++) {
+		const char *a = extra[i];
+		size_t name = strcspn(a, "=");
+		if (a[0] != '-' || !a[1])
+			continue;
+		if (a[1] == '-') {
+			if (name >= 3 && !strncmp(a, "--gzip", name))
+				return a;
+			continue;
+		}
+		for (const char *c = a + 1; *c && !strchr("wtoj", *c); c++)
+			if (*c == 'z')
+				return a;
+	}
+	return NULL;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -178,16 +201,23 @@ static const char *named_format(const char *out)
 	return NULL;
 }
 
-/* A usage error (status 2, reported) when the merge option --format
- * (TYPED, asking for FORMAT) contradicts the name of a rank's output in
- * plan P: Perfetto's protobuf in KEY.merged.json.gz, or JSON in a
- * manifest's x.pftrace.  0 when none does. */
-static int format_check(const cm_bplan *p, const char *format, const char *typed)
+/* A usage error (status 2, reported) when the merge options contradict
+ * the name of a rank's output in plan P, which gives the output its
+ * format: --format (TYPED, asking for FORMAT; or NULL) Perfetto's protobuf
+ * in KEY.merged.json.gz, or JSON in a manifest's x.pftrace; or -z (GZIP,
+ * as typed; or NULL) gzip in a name without .gz.  0 when none does. */
+static int format_check(const cm_bplan *p, const char *format, const char *typed, const char *gzip)
 {
 	char msg[PATH_MAX + 400];
 	for (size_t i = 0; i < p->n; i++) {
 		const char *out = p->r[i].output, *says = out ? named_format(out) : NULL;
-		if (!says || !strcmp(says, format) || (strcmp(format, "json") && strcmp(format, "perfetto")))
+		if (gzip && out && !ends_with(out, ".gz")) {
+			snprintf(msg, sizeof msg, "-- %s: the output %.*s is not named .gz, and would hold "
+				 "gzip (the name of an output gives its format: leave -z out, or name it .gz)", gzip,
+				 PATH_MAX, out);
+			return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+		}
+		if (!format || !says || !strcmp(says, format) || (strcmp(format, "json") && strcmp(format, "perfetto")))
 			continue;
 		snprintf(msg, sizeof msg, "-- %s: the output %.*s is named for %s, and would hold %s (the name of an "
 			 "output gives its format: leave --format out)", typed, PATH_MAX, out,
@@ -491,8 +521,8 @@ int main(int argc, char **argv)
 		}
 		cm_bplan_pair(&plan, outdir);
 	}
-	if (!status && format)
-		status = format_check(&plan, format, typed_format);
+	if (!status)
+		status = format_check(&plan, format, typed_format, gzip_arg(extra, nextra));
 	if (!status)
 		status = joblog_clash(&plan, joblog, manifest);
 	if (status)

@@ -55,6 +55,22 @@ for how in "--format=json" "--form json"; do
 		fail "$how: message: $(cat "$tmp/err")"
 	[ ! -e "$tmp/fm/out" ] || fail "$how: ran anyway: $(ls "$tmp/fm/out")"
 done
+# and -z after -- wrote gzip into an output named x.json
+tcase "manifest: -- -z with an output not named .gz is refused, nothing run; with .gz names it runs"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/fm" 0)" "$tmp/fm/windows/w0.json" "$tmp/fm/z/r0.json" >"$tmp/fm/z.tsv"
+for how in "-z9" "-qz" "--gzip=3" "--gz"; do
+	# shellcheck disable=SC2086 # $how is one word, unquoted as above
+	run -m "$tmp/fm/z.tsv" -- $how
+	[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: -- $how: the output $tmp/fm/z/r0.json is not named .gz, and would hold gzip (the name of an output gives its format: leave -z out, or name it .gz)" ] ||
+		fail "$how: exit $rc: $(cat "$tmp/err")"
+	[ ! -e "$tmp/fm/z" ] || fail "$how: ran anyway"
+done
+sed 's/r0\.json$/r0.json.gz/' "$tmp/fm/z.tsv" >"$tmp/fm/zgz.tsv"
+run -m "$tmp/fm/zgz.tsv" -- -z9
+[ $rc -eq 0 ] && gzip -t "$tmp/fm/z/r0.json.gz" || fail "with a .gz name: exit $rc: $(cat "$tmp/err")"
+run -m "$tmp/fm/z.tsv" -- -j 2 -q
+[ $rc -eq 0 ] && [ "$(head -c 1 "$tmp/fm/z/r0.json")" = "{" ] || fail "without -z: exit $rc: $(cat "$tmp/err")"
 tcase "manifest: -- --format=perfetto with .pftrace outputs runs; with a .json.gz one it is refused"
 printf 'key\ttrace\twindow\toutput\nr1\t%s\t%s\t%s\n' \
 	"$(trace "$tmp/fm" 1)" "$tmp/fm/windows/w1.json" "$tmp/fm/out/r1.pftrace" >"$tmp/fm/p.tsv"
