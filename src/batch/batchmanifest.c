@@ -59,6 +59,7 @@ struct input_file {
 	int window;
 };
 
+/* qsort's and bsearch's order of input_file: by device, then inode. */
 static int input_cmp(const void *a, const void *b)
 {
 	const struct input_file *x = a, *y = b;
