@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when C is a decimal digit (isdigit would follow the locale). */
+/* 1 when C is a decimal digit, '0' to '9'. */
 static int digit(char c) { return c >= '0' && c <= '9'; }
 
 long cm_optnum_count(const char *s, long max)
