@@ -10,19 +10,11 @@ BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
 [ -x "$BATCH" ] || skip_all "no $BATCH"
 CM_ABS=$(cd "$(dirname "$CUPTIMERGE")" && pwd)/${CUPTIMERGE##*/}
 
-# mkranks DIR N: N ranks of host node0, pids 5000.., traces in DIR/traces,
-# windows DIR/windows/w{r}.json, an hour old
-mkranks() {
-	mkdir -p "$1/traces" "$1/windows"
-	e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$1" "$2" <<'PY'
-import json, sys
-import ranks
-cpu, win, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-for r in range(n):
-    pid = 5000 + r
-    json.dump(ranks.trace(cpu, r, pid, n), open("%s/traces/node0_%d.1759300079000.pt.trace.json" % (out, pid), "w"))
-    json.dump(ranks.window(win, r, pid, "node0"), open("%s/windows/w%d.json" % (out, r), "w"))
-PY
+. "$srcdir/tests/e2e/mkranks.sh"
+# ranks DIR N: N ranks of host node0, pids 5000.., traces in DIR/traces,
+# windows DIR/windows/w{r}.json, an hour old (outputs are newer)
+ranks() {
+	mkranks "$1" "$2" 'node0_{pid}.1759300079000.pt.trace.json' node0
 	touch -d '1 hour ago' "$1"/traces/* "$1"/windows/*
 }
 key() { # key R: rank R's key
@@ -43,7 +35,7 @@ run() {
 # say Perfetto).  The output's name says its format: a --format that
 # contradicts one is refused before anything runs.
 tcase "manifest: -- --format=json with a .pftrace output is refused, nothing run"
-mkranks "$tmp/fm" 2
+ranks "$tmp/fm" 2
 printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
 	"$(trace "$tmp/fm" 0)" "$tmp/fm/windows/w0.json" "$tmp/fm/out/r0.json.gz" \
 	"$(trace "$tmp/fm" 1)" "$tmp/fm/windows/w1.json" "$tmp/fm/out/r1.pftrace" >"$tmp/fm/m.tsv"
@@ -87,7 +79,7 @@ run -m "$tmp/fm/m.tsv" -- --format=perfetto
 # was read as a rank that failed.  The header is the first line that is not
 # blank or a comment, and one whose trace and window are files is refused.
 tcase "manifest: a first line that is a rank, not the header, is a usage error, nothing run"
-mkranks "$tmp/hd" 2
+ranks "$tmp/hd" 2
 printf 'r0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
 	"$(trace "$tmp/hd" 0)" "$tmp/hd/windows/w0.json" "$tmp/hd/out/r0.json.gz" \
 	"$(trace "$tmp/hd" 1)" "$tmp/hd/windows/w1.json" "$tmp/hd/out/r1.json.gz" >"$tmp/hd/m.tsv"
@@ -109,7 +101,7 @@ J=$tmp/hd/merged/cuptimerge-batch.tsv
 # found no rank done.  Such a directory is a usage error; a manifest's path
 # of one fails that rank, its joblog line whole.
 tcase "a tab or a line break in DIR or -O is a usage error, nothing run"
-mkranks "$tmp/tb" 1
+ranks "$tmp/tb" 1
 mkdir "$tmp/tb/a	b"
 cp "$(trace "$tmp/tb" 0)" "$tmp/tb/windows/w0.json" "$tmp/tb/a	b/"
 run "$tmp/tb/a	b"
@@ -141,7 +133,7 @@ grep -qF "$tmp/tb/a?b/merged/r0.merged.json.gz	-	0.000	0	a path of it holds a ta
 # trace after its file (--trace-name), which cuptimerge refuses unless it is
 # UTF-8.  Its stray bytes are U+FFFD in traceName now, and the rank merges.
 tcase "a trace file name that is not UTF-8 merges, its traceName with U+FFFD"
-mkranks "$tmp/u8" 1
+ranks "$tmp/u8" 1
 bad=$(printf 'r\377x')
 mv "$(trace "$tmp/u8" 0)" "$tmp/u8/traces/$bad.pt.trace.json"
 run "$tmp/u8/traces" "$tmp/u8/windows"
@@ -156,7 +148,7 @@ gzip -dc "$out" 2>/dev/null | grep -qF "\"traceName\":\"$(printf 'r\357\277\275x
 # that window: every output got all of its GPU work.  Refused now, unless
 # the window is cut to each trace (--clip, --steps, --range).
 tcase "a window that fits two traces fails both, unless --clip; one trace and its window still pair"
-mkranks "$tmp/w2" 1
+ranks "$tmp/w2" 1
 e2e_python - "$(trace "$tmp/w2" 0)" "$tmp/w2/traces/$(key 0 | sed 's/9000$/9500/').pt.trace.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -182,7 +174,7 @@ run -n "$tmp/w2/traces" "$tmp/w2/windows"
 # the next run failed as "already merged".  Such a rank fails, nothing of
 # it run, however the path is typed.
 tcase "manifest: an output that is a rank's cpu trace or window fails, the input kept"
-mkranks "$tmp/oi" 2
+ranks "$tmp/oi" 2
 t0=$(trace "$tmp/oi" 0) t1=$(trace "$tmp/oi" 1)
 sum0=$(cksum <"$t0")
 printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\nr2\t%s\t%s\t%s\n' \
