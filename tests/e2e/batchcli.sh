@@ -1,9 +1,10 @@
 #!/bin/sh
 # batchcli.sh - cuptimerge-batch's command line and manifest against what a
-# user would expect (cli10): --format after "--" against the outputs' names,
-# a manifest without its header line, paths the joblog (a TSV) cannot hold,
-# a trace file name that is not UTF-8, one window fitting two traces, and
-# options given twice.
+# user would expect (cli10): --format and -z after "--" against the
+# outputs' names, a manifest without its header line, paths the joblog (a
+# TSV) cannot hold, a trace file name that is not UTF-8, one window fitting
+# two traces, and an output or a joblog that is an input.  (Options given
+# twice are in options.sh.)
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
