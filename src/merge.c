@@ -223,7 +223,7 @@ static int cpu_by_jobs(int jobs)
  * crowd out the cutting threads (see above), else 0. */
 static int read_pool(int jobs)
 {
-	int room = cm_cpus_available() - 2;
+	int room = cm_opool_cpus_available() - 2;
 	if (room < 3) /* on few CPUs: as with 2 or 3 jobs, two for the window, one for the CPU trace */
 		room = 3;
 	return jobs >= 4 && window_by_jobs(jobs) + cpu_by_jobs(jobs) > room ? room : 0;

@@ -374,7 +374,7 @@ static void pack_node(cm_buf *b, const cm_jval *v, int member)
 	}
 }
 
-void cm_jval_pack(cm_buf *b, const cm_jval *v) { pack_node(b, v, 0); }
+void cm_gpurec_pack_jval(cm_buf *b, const cm_jval *v) { pack_node(b, v, 0); }
 
 static cm_jval *unpack_node(cm_arena *a, const char **p, const char *end, int member, int depth)
 {
@@ -415,7 +415,7 @@ static cm_jval *unpack_node(cm_arena *a, const char **p, const char *end, int me
 	}
 }
 
-cm_jval *cm_jval_unpack(cm_arena *a, const char *s, size_t n)
+cm_jval *cm_gpurec_unpack_jval(cm_arena *a, const char *s, size_t n)
 {
 	const char *p = s;
 	cm_jval *v = unpack_node(a, &p, s + n, 0, 0);

@@ -80,10 +80,10 @@ int cm_gpurec_block_read(FILE *f, cm_buf *b);
 
 /* A JSON value packed into bytes and back, exactly (no re-parse, no
  * re-rounding): for values a record keeps as they are. */
-void cm_jval_pack(cm_buf *b, const cm_jval *v);
+void cm_gpurec_pack_jval(cm_buf *b, const cm_jval *v);
 /* The value packed at S[0..N), its nodes in ARENA (strings point into S);
  * NULL when the bytes are not a packed value. */
-cm_jval *cm_jval_unpack(cm_arena *a, const char *s, size_t n);
+cm_jval *cm_gpurec_unpack_jval(cm_arena *a, const char *s, size_t n);
 
 /* The window's name table: each distinct record name kept once, so that a
  * record holds the number of its name where it held the name's bytes (a
