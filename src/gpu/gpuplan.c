@@ -137,13 +137,7 @@ static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64
 /* gpu_extent, into the block's part. */
 static void part_extent(struct plan_part *pp, double ts, double dur)
 {
-	const cm_gpu *g = pp->g;
-	pp->h.min_ts = cm_py_min(pp->h.min_ts, ts);
-	pp->h.max_end_ts = cm_py_max(pp->h.max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->cpu.have_cpu_span) {
-		pp->h.x_events++;
-		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
-	}
+	gpu_extent_into(pp->g, &pp->h.min_ts, &pp->h.max_end_ts, &pp->h.x_events, &pp->h.x_outside, ts, dur);
 	pp->h.st_x_events++;
 }
 
