@@ -31,8 +31,8 @@ static void add_pair(cm_hmap *m, int64_t a, int64_t b)
 /* ts and dur (us) of START/END ns, as the output will hold them. */
 static void x_times(const cm_gpu *g, cm_int start, cm_int end, double *ts, double *dur)
 {
-	*ts = cm_us_of_ns(start - g->base_ns);
-	*dur = cm_us_of_ns(end - start);
+	*ts = cm_jw_us_double(start - g->base_ns);
+	*dur = cm_jw_us_double(end - start);
 }
 
 /* Widen [*S, *E] to take in [START, END]. */

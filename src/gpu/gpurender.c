@@ -16,7 +16,7 @@
 static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
 {
 	double d;
-	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
+	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_buf_put_short(b, tstext, *tslen);
 	cm_buf_lit(b, ",\"dur\":");

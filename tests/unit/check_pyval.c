@@ -431,7 +431,7 @@ START_TEST(us_of_ns)
 		cm_buf_putc(&b, 0);
 		back = strtod(b.p, NULL);
 		/* the text reads back as the double the reference computes */
-		ck_assert_msg(back == cm_us_of_ns(ns[i]) && d == back, "ns %lld -> %s", ns[i], b.p);
+		ck_assert_msg(back == cm_jw_us_double(ns[i]) && d == back, "ns %lld -> %s", ns[i], b.p);
 		ck_assert(back == (ns[i] < 0 ? 0.0 : (double)ns[i] / 1000.0));
 		cm_buf_free(&b);
 	}
