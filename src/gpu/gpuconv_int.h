@@ -14,6 +14,7 @@
 #include "gpu/gpuargs.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "gpu/gpunames.h"
 #include "gpu/kineto.h"
 #include "gpu/opindex.h"
 #include "base/opool.h"
@@ -113,7 +114,7 @@ struct gpu_window {
 	/* --split: the records of the group selected, as runs of these
 	 * (gpusplit.c), which the walks read instead of all; or NULL */
 	const struct gpu_runs *runs;
-	cm_gpunames *names; /* the records' names, each once (gpurec.h) */
+	cm_gpunames *names; /* the records' names, each once (gpunames.h) */
 	uint64_t block_names; /* the bytes of the block's records' names kept there */
 };
 
