@@ -12,8 +12,10 @@
  *                  spool, the "is it still the file opened" check, pread(2)
  *   inputbuf.c     the chunk buffers and the holds on them
  *
- * The fields below are grouped by the stage that writes them; the stages
- * above may read them. */
+ * The fields below are grouped by the part of the reading they describe.
+ * Where a chunk is handed on, more than one stage writes them: the
+ * read-ahead thread swaps raw and text for its slots' buffers and advances
+ * next_off, as cm_input_next does without it, and rewind resets them all. */
 #ifndef CM_INPUT_INT_H
 #define CM_INPUT_INT_H
 
@@ -26,7 +28,7 @@
 #include <zlib.h>
 
 struct cm_input {
-	/* input.c and inputraw.c: the file */
+	/* the file (input.c opens it, inputraw.c reads it) */
 	char *name;
 	int fd;            /* what we read now: the file, stdin, or the spool */
 	int own_fd;        /* fd must be closed by us */
@@ -42,7 +44,7 @@ struct cm_input {
 	size_t raw_cap;
 	unsigned char *text; /* inflated text (gzip mode) */
 
-	/* inputdecode.c: the format and the text */
+	/* the format and the text (inputdecode.c) */
 	int sniffed, gzip;
 	z_stream zs;
 	int zinit;
@@ -55,11 +57,11 @@ struct cm_input {
 	/* plain mode: raw[pos..len) not yet handed out */
 	size_t raw_pos, raw_len;
 
-	/* inputraw.c: mapped reading */
+	/* mapped reading (inputraw.c) */
 	int map_ok;             /* a regular file whose plain text may be mapped (inputraw_map_chunk) */
 	int fd_behind;          /* chunks were mapped: fd's position is not raw_done */
 
-	/* inputahead.c and input.c: read-ahead, and the pass's end */
+	/* read-ahead (inputahead.c), and the pass's end (input.c) */
 	int ra_wanted;          /* cm_input_readahead: on (its slots) */
 	int ra_ended;           /* the read-ahead pass handed out its end (0) or error (-1): ra_rc */
 	int ra_rc;
@@ -67,7 +69,7 @@ struct cm_input {
 	uint64_t ra_raw_done;   /* raw_done as of the chunk last handed out */
 	double ra_waited;       /* seconds the caller waited for the read-ahead thread */
 
-	/* inputbuf.c: the buffers */
+	/* the buffers and the holds (inputbuf.c) */
 	unsigned char *last;     /* the buffer of the chunk last handed out (cm_input_hold) */
 	pthread_mutex_t hold_mu; /* guards free, nfree and ended (holds are let go on any thread) */
 	struct chunkbuf *free;   /* buffers let go, for the next chunks */
