@@ -12,7 +12,7 @@
  * are written by writer threads (io/outq.c), as a merge's split writes
  * them, but with -t (each event through its files' repair stages, written
  * here one at a time).  The trace is
- * read twice, so a pipe is spooled (io/input.c); a repair without a cut
+ * read twice, so a pipe is spooled (io/inputraw.c); a repair without a cut
  * keeps its own one-pass path (repair/repairpass.c).  Other outputs of a
  * trace alone (a converter) can start from here: the copy's hooks see
  * every kept event. */

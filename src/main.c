@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	if (!opt.memory)
 		opt.memory = CM_MEMORY_DEFAULT;
 	if (!opt.jobs)
-		opt.jobs = cm_cpus_available();
+		opt.jobs = cm_opool_cpus_available();
 	if (opt.progress < 0)
 		opt.progress = !opt.quiet && isatty(2);
 	cm_progress_enable(opt.progress && !opt.quiet);

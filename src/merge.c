@@ -64,10 +64,10 @@
  * it: base/idmap.c), the rows, the annotation names and spans, a bounded
  * number of batches in flight (each holding its read chunk), and two
  * chunks an input read ahead
- * (io/input.c: the read(2) copies off the cutting threads); never a
+ * (io/inputahead.c: the read(2) copies off the cutting threads); never a
  * document or a record list.  So a run whose tables are in files stays
  * within about --memory, however large its inputs.
- * A pipe is spooled to $TMPDIR as it is read (input.c): the CPU trace is
+ * A pipe is spooled to $TMPDIR as it is read (io/inputraw.c): the CPU trace is
  * read twice (scanned, then copied), the window a second time only when the
  * careful reader has to explain it.  Times: the window's are unix-epoch ns and
  * become (t - baseTimeNanoseconds) / 1000.0 us, computed exactly as Python
@@ -223,7 +223,7 @@ static int cpu_by_jobs(int jobs)
  * crowd out the cutting threads (see above), else 0. */
 static int read_pool(int jobs)
 {
-	int room = cm_cpus_available() - 2;
+	int room = cm_opool_cpus_available() - 2;
 	if (room < 3) /* on few CPUs: as with 2 or 3 jobs, two for the window, one for the CPU trace */
 		room = 3;
 	return jobs >= 4 && window_by_jobs(jobs) + cpu_by_jobs(jobs) > room ? room : 0;
@@ -307,7 +307,7 @@ static int render_threads(const struct cm_options *opt)
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 
-/* The chunks in each input's read-ahead ring (io/input.c): two, one chunk
+/* The chunks in each input's read-ahead ring (io/inputahead.c): two, one chunk
  * read ahead of the one handed out.  On 16 CPUs (1 GB pair) the window's
  * cutting thread waited 0.11-0.12 s of its 0.65 s read for its reads, the
  * CPU trace's 0.08-0.09 s; rings of 4 and 8 (three and seven chunks
@@ -318,7 +318,7 @@ static int render_threads(const struct cm_options *opt)
  * CUPTIMERGE_READAHEAD_SLOTS measures them. */
 #define READAHEAD_SLOTS 2
 
-/* Whether the inputs read ahead (io/input.c): with a second job, the
+/* Whether the inputs read ahead (io/inputahead.c): with a second job, the
  * read(2) copies leave the threads that cut the inputs, which the first
  * phase waits on.  Not for chunks under 64 KiB (the testing aid that reads
  * a byte or a few at a time): a hand-over between threads a chunk would
@@ -839,7 +839,7 @@ int cm_merge_run(const struct cm_options *opt)
 		cm_threadmap_free(map);
 		return status;
 	}
-	cm_input_map_default(read_jobs(opt->jobs) <= 3); /* io/input.c: it pays on few CPUs only */
+	cm_input_map_default(read_jobs(opt->jobs) <= 3); /* io/inputraw.c: it pays on few CPUs only */
 	m.win = cm_input_open_rewindable(opt->window_path, opt->bufsize);
 	m.cpu = m.win ? cm_input_open_rewindable(opt->cpu_path, opt->bufsize) : NULL;
 	if (!m.cpu) {

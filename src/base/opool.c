@@ -562,7 +562,7 @@ void cm_opool_set_done(cm_opool *p, void (*done)(cm_buf *in)) { p->done_fn = don
 void cm_opool_lock(cm_opool *p) { pthread_mutex_lock(&p->sink_mu); }
 void cm_opool_unlock(cm_opool *p) { pthread_mutex_unlock(&p->sink_mu); }
 
-int cm_cpus_available(void)
+int cm_opool_cpus_available(void)
 {
 	cpu_set_t set;
 	long n;

@@ -120,6 +120,6 @@ void cm_opool_unlock(cm_opool *p);
 
 /* The CPUs this process may run on (its affinity mask, as taskset, cpusets
  * and Slurm set it; else the CPUs online): the default number of threads. */
-int cm_cpus_available(void);
+int cm_opool_cpus_available(void);
 
 #endif

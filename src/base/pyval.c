@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cm_json_number_is_int(const char *s, size_t n)
+int cm_py_number_is_int(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
@@ -167,7 +167,7 @@ int cm_py_float_of_number(const char *s, size_t n, double *out)
 	*out = strtod(buf, NULL);
 	/* float(int) raises OverflowError beyond the largest double; a float
 	 * literal like 1e999 is simply inf */
-	if (isinf(*out) && cm_json_number_is_int(s, n))
+	if (isinf(*out) && cm_py_number_is_int(s, n))
 		rc = CM_PY_OVERFLOW;
 	if (buf != stack)
 		free(buf);

@@ -21,7 +21,7 @@ enum cm_py_rc {
 
 /* 1 when a JSON number token is an integer literal (no '.', 'e' or 'E'):
  * Python's json makes an int of it, a float otherwise. */
-int cm_json_number_is_int(const char *s, size_t n);
+int cm_py_number_is_int(const char *s, size_t n);
 
 /* int() of a JSON number token: exact for integer literals, truncation toward
  * zero for floats; infinity (e.g. 1e999) overflows. */
@@ -68,7 +68,7 @@ static inline int cm_py_int_literal(const char *s, size_t n, int64_t *out)
  * -?DIGITS(.DIGITS)? with at most 19 digits in all, whose digits make an
  * integer M of at most 2^53: 1, *OUT = its float() (M / 10^decimals, one
  * correctly rounded division, as cm_py_float_of_number's own fast path
- * computes it), *IS_INT whether it has no point (cm_json_number_is_int). */
+ * computes it), *IS_INT whether it has no point (cm_py_number_is_int). */
 static inline int cm_py_decimal_fast(const char *s, size_t n, double *out, int *is_int)
 {
 	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,

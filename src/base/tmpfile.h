@@ -1,6 +1,6 @@
 /* tmpfile.h - temporary files that leave nothing behind: unnamed
  * (O_TMPFILE) where the kernel and the file system allow it, else unlinked
- * at once.  For input spools (input.c), output spools and -o (outfile.c) and
+ * at once.  For input spools (inputraw.c), output spools and -o (outfile.c) and
  * the scratch tables of the passes (cpuscan.c, gpuscan.c). */
 #ifndef CM_TMPFILE_H
 #define CM_TMPFILE_H

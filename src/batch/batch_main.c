@@ -483,7 +483,7 @@ int main(int argc, char **argv)
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
 	if (jobs == 0)
-		jobs = cm_cpus_available();
+		jobs = cm_opool_cpus_available();
 	/* --sync: every merge's output (its --sync), and what the batch writes */
 	if (sync)
 		all_args[all_args[0] ? 1 : 0] = "--sync";

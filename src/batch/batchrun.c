@@ -286,7 +286,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra,
 	/* the CPUs shared among the merges running at once: each merge gets
 	 * its part, not all of them (N merges of N threads each on N CPUs
 	 * would only cost memory and switches) */
-	int threads = cm_cpus_available() / (jobs < 1 ? 1 : jobs);
+	int threads = cm_opool_cpus_available() / (jobs < 1 ? 1 : jobs);
 	if (threads < 1)
 		threads = 1;
 

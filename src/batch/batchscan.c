@@ -450,7 +450,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	buf = cm_xmalloc(SCAN_CHUNK);
 	h = yajl_alloc(&bscan_callbacks, NULL, &s);
 	while ((n = gzread(gz, buf, SCAN_CHUNK)) > 0) {
-		/* a leading UTF-8 byte order mark, which the merge skips (io/input.c) */
+		/* a leading UTF-8 byte order mark, which the merge skips (io/inputdecode.c) */
 		int bom = first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
 		yajl_status st = yajl_parse(h, buf + bom, (size_t)(n - bom));
 		first = 0;

@@ -115,14 +115,14 @@ static void capture(struct scalar *v, enum field f, int type, const char *s, siz
 				v->i = i64;
 				v->int_rc = CM_PY_OK;
 			} else {
-				v->is_int = cm_json_number_is_int(s, n);
+				v->is_int = cm_py_number_is_int(s, n);
 				v->int_rc = cm_py_int_of_number(s, n, &v->i);
 			}
 		} else if (f == F_TS || f == F_DUR) {
 			if (cm_py_decimal_fast(s, n, &v->d, &v->is_int)) {
 				v->float_rc = CM_PY_OK;
 			} else {
-				v->is_int = cm_json_number_is_int(s, n);
+				v->is_int = cm_py_number_is_int(s, n);
 				v->float_rc = cm_py_float_of_number(s, n, &v->d);
 			}
 		}

@@ -219,8 +219,8 @@ static int spans_fold(void *sctx, cm_buf *out)
  * window's own times are. */
 static void cspan_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
 {
-	*ts = cm_py_max(cm_us_of_ns(sp->start - 1 - g->base_ns), 0.0);
-	*dur = cm_us_of_ns((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
+	*ts = cm_py_max(cm_jw_us_double(sp->start - 1 - g->base_ns), 0.0);
+	*dur = cm_jw_us_double((sp->end > sp->start ? sp->end - sp->start : 0) + 2);
 }
 
 /* The extent of one span of annotation K, when its name is a string

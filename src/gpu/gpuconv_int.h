@@ -14,6 +14,7 @@
 #include "gpu/gpuargs.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "gpu/gpunames.h"
 #include "gpu/kineto.h"
 #include "gpu/opindex.h"
 #include "base/opool.h"
@@ -113,7 +114,7 @@ struct gpu_window {
 	/* --split: the records of the group selected, as runs of these
 	 * (gpusplit.c), which the walks read instead of all; or NULL */
 	const struct gpu_runs *runs;
-	cm_gpunames *names; /* the records' names, each once (gpurec.h) */
+	cm_gpunames *names; /* the records' names, each once (gpunames.h) */
 	uint64_t block_names; /* the bytes of the block's records' names kept there */
 };
 
@@ -346,8 +347,24 @@ int gpu_to_i64(const struct gpu_event_at *a, const char *key, cm_int v, int64_t 
 int gpu_to_id(const struct gpu_event_at *a, const char *key, int kind, cm_int v, int64_t *out);
 /* The event's field F, which must exist (NULL after a report). */
 const cm_jval *gpu_need(const struct gpu_event_at *a, int f);
-/* Note an X event's extent, by Python's min()/max(). */
+/* Note an X event's extent, by Python's min()/max(), into the plan. */
 void gpu_extent(cm_gpu *g, double ts, double dur);
+/* The rule of gpu_extent, into the fields given: the plan's, or a plan
+ * block's (gpuplan.c), which are folded into the plan's in window order.
+ * *MIN_TS, *MAX_END take Python's min(min_ts, ts) and max(max_end, ts +
+ * max(dur, 0)); when the CPU trace's span is known, *X_EVENTS counts the X
+ * event and *X_OUTSIDE whether it lies outside that span.  Inline: the plan
+ * notes every record it draws. */
+static inline void gpu_extent_into(const cm_gpu *g, double *min_ts, double *max_end, uint64_t *x_events,
+				   uint64_t *x_outside, double ts, double dur)
+{
+	*min_ts = cm_py_min(*min_ts, ts);
+	*max_end = cm_py_max(*max_end, ts + cm_py_max(dur, 0.0));
+	if (g->cpu.have_cpu_span) {
+		(*x_events)++;
+		*x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
+	}
+}
 /* The ts and dur of a gpu_user_annotation span: 1 ns wider on each side,
  * as Kineto draws them. */
 void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur);

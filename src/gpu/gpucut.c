@@ -72,7 +72,7 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n)
  * Times are the output's (trace us). */
 static int in_span(const cm_gpu *g, int mode, cm_int start, cm_int end)
 {
-	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
+	double ts = cm_jw_us_double(start - g->base_ns), dur = cm_jw_us_double(end - start);
 	if (mode == CM_CUT_START)
 		return ts >= g->cut_lo && ts <= g->cut_hi;
 	if (dur > 0)

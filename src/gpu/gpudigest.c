@@ -285,7 +285,7 @@ static int digest_activity(const struct gpu_event_at *a, int kind, cm_gpurec *r)
 	if (ann && ann->type != CM_J_NULL) {
 		r->flags |= CM_REC_ANN;
 		d->dumps.len = 0;
-		cm_jval_pack(&d->dumps, ann);
+		cm_gpurec_pack_jval(&d->dumps, ann);
 	}
 	return 0;
 }

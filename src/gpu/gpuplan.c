@@ -31,8 +31,8 @@ static void add_pair(cm_hmap *m, int64_t a, int64_t b)
 /* ts and dur (us) of START/END ns, as the output will hold them. */
 static void x_times(const cm_gpu *g, cm_int start, cm_int end, double *ts, double *dur)
 {
-	*ts = cm_us_of_ns(start - g->base_ns);
-	*dur = cm_us_of_ns(end - start);
+	*ts = cm_jw_us_double(start - g->base_ns);
+	*dur = cm_jw_us_double(end - start);
 }
 
 /* Widen [*S, *E] to take in [START, END]. */
@@ -137,13 +137,7 @@ static void note(struct plan_part *pp, int64_t kind, int64_t a, int64_t b, int64
 /* gpu_extent, into the block's part. */
 static void part_extent(struct plan_part *pp, double ts, double dur)
 {
-	const cm_gpu *g = pp->g;
-	pp->h.min_ts = cm_py_min(pp->h.min_ts, ts);
-	pp->h.max_end_ts = cm_py_max(pp->h.max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->cpu.have_cpu_span) {
-		pp->h.x_events++;
-		pp->h.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
-	}
+	gpu_extent_into(pp->g, &pp->h.min_ts, &pp->h.max_end_ts, &pp->h.x_events, &pp->h.x_outside, ts, dur);
 	pp->h.st_x_events++;
 }
 

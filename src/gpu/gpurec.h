@@ -47,7 +47,7 @@ enum { CM_RE_CTX, CM_RE_EVENT, CM_RE_STREAM, CM_RE_CORR, CM_RE_N };
 #define CM_REC_DEFERRED 8   /* overhead, sync: extra holds an error to report if drawn */
 #define CM_REC_LAUNCH 16    /* kernel: v[CM_RK_*] hold its launch configuration */
 #define CM_REC_SPAN 32      /* API: v[CM_RA_START], v[CM_RA_END] hold its span (else 0) */
-#define CM_REC_NAMEREF 64   /* the name is entry name_id of the window's name table (cm_gpunames) */
+#define CM_REC_NAMEREF 64   /* the name is entry name_id of the window's name table (cm_gpunames, gpunames.h) */
 
 typedef struct cm_gpurec {
 	uint8_t kind, flags, nv;
@@ -80,38 +80,9 @@ int cm_gpurec_block_read(FILE *f, cm_buf *b);
 
 /* A JSON value packed into bytes and back, exactly (no re-parse, no
  * re-rounding): for values a record keeps as they are. */
-void cm_jval_pack(cm_buf *b, const cm_jval *v);
+void cm_gpurec_pack_jval(cm_buf *b, const cm_jval *v);
 /* The value packed at S[0..N), its nodes in ARENA (strings point into S);
  * NULL when the bytes are not a packed value. */
-cm_jval *cm_jval_unpack(cm_arena *a, const char *s, size_t n);
-
-/* The window's name table: each distinct record name kept once, so that a
- * record holds the number of its name where it held the name's bytes (a
- * kernel's name is most of its record: 65% of the records' bytes of
- * gen_trace's windows, 17 names among 35,000 kernels), and the render
- * writes the name's JSON text made once.  Bounded: names longer than
- * CM_GPUNAMES_LONG bytes, and every name once the table holds
- * CM_GPUNAMES_MAX names or CM_GPUNAMES_BYTES bytes, stay in their records.
- * Worker threads add names at once (a lock, behind a cache of their own);
- * the entries are read only once the window has been read. */
-#define CM_GPUNAMES_LONG 4096
-#define CM_GPUNAMES_MAX (1u << 16)
-#define CM_GPUNAMES_BYTES (4u << 20)
-typedef struct cm_gpunames cm_gpunames;
-typedef struct cm_gpunames_cache cm_gpunames_cache;
-cm_gpunames *cm_gpunames_new(void);
-void cm_gpunames_free(cm_gpunames *t);
-/* A thread's cache of the entries it has used (one a thread: not shared). */
-cm_gpunames_cache *cm_gpunames_cache_new(void);
-void cm_gpunames_cache_free(cm_gpunames_cache *c);
-/* The entry of S[0..N) in T, added when new: 1 with *ID, or 0 when the
- * name stays in its record (too long, or T full).  Safe from several
- * threads, each with its own cache C. */
-int cm_gpunames_intern(cm_gpunames *t, cm_gpunames_cache *c, const char *s, size_t n, uint32_t *id);
-/* Entry ID's name as a JSON string (quoted, escaped as cm_jw_string
- * escapes it), in *LEN bytes; for readers once no name is being added. */
-const char *cm_gpunames_json(const cm_gpunames *t, uint32_t id, size_t *len);
-/* How many names T holds, and their bytes (for -v). */
-size_t cm_gpunames_count(const cm_gpunames *t);
+cm_jval *cm_gpurec_unpack_jval(cm_arena *a, const char *s, size_t n);
 
 #endif

@@ -16,7 +16,7 @@
 static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
 {
 	double d;
-	*tslen = cm_us_text(start - g->base_ns, tstext, &d);
+	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_buf_put_short(b, tstext, *tslen);
 	cm_buf_lit(b, ",\"dur\":");
@@ -302,7 +302,7 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	if (v[CM_RG_NODE])
 		gpu_arg_int(A, "graph node id", v[CM_RG_NODE]);
 	if (r->flags & CM_REC_ANN)
-		gpu_annotation_args(R->scratch, A, cm_jval_unpack(R->scratch, r->extra, r->xlen), &R->dumps);
+		gpu_annotation_args(R->scratch, A, cm_gpurec_unpack_jval(R->scratch, r->extra, r->xlen), &R->dumps);
 	if (r->kind == CM_REC_MEMCPY) {
 		gpu_arg_int(A, "bytes", v[CM_RG_BYTES]);
 		gpu_arg_copy_kind(A, "copy kind", v[CM_RG_K1]);

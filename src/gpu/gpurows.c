@@ -68,7 +68,7 @@ static int meta(cm_evout *eo, const char *name, const cm_gpu *g, const cm_int_a8
 	char ts[48] = "0.0";
 	double d;
 	if (first_ns)
-		ts[cm_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
+		ts[cm_jw_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
 	return cm_evout_meta(eo, name, ts, pid, cm_tid_export(tid), arg_key, arg_text, arg_int);
 }
 
@@ -104,7 +104,7 @@ static int process_rows(cm_evout *eo, const cm_gpu *g, const cm_int_a8 *first_ns
 		} else { /* cm_evout_meta's event, with a name of any bytes */
 			cm_buf *b = &eo->buf;
 			if (first_ns)
-				ts[cm_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
+				ts[cm_jw_us_text(*first_ns - g->base_ns, ts, &d)] = 0;
 			if (cm_evout_next(eo) < 0)
 				return -1;
 			cm_buf_lit(b, "{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":");

@@ -380,12 +380,7 @@ void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_in
  * and whether it overlaps the CPU trace's span. */
 void gpu_extent(cm_gpu *g, double ts, double dur)
 {
-	g->plan.min_ts = cm_py_min(g->plan.min_ts, ts);
-	g->plan.max_end_ts = cm_py_max(g->plan.max_end_ts, ts + cm_py_max(dur, 0.0));
-	if (g->cpu.have_cpu_span) {
-		g->plan.x_events++;
-		g->plan.x_outside += ts + cm_py_max(dur, 0.0) < g->cpu.cpu_min_ts || ts > g->cpu.cpu_max_end;
-	}
+	gpu_extent_into(g, &g->plan.min_ts, &g->plan.max_end_ts, &g->plan.x_events, &g->plan.x_outside, ts, dur);
 	g->st.x_events++;
 }
 

@@ -66,7 +66,7 @@
  * a search a call: 0.05 s of the 200 MB pair's split on 2 CPUs. */
 static uint64_t span_mask(const cm_gpu *g, const struct gpu_split *s, cm_int start, cm_int end, size_t *hint)
 {
-	double ts = cm_us_of_ns(start - g->base_ns), dur = cm_us_of_ns(end - start);
+	double ts = cm_jw_us_double(start - g->base_ns), dur = cm_jw_us_double(end - start);
 	uint64_t m = 0;
 	size_t a = 0, b = s->n; /* the groups before b start early enough */
 	const double *in = s->inner + 2 * *hint;
@@ -140,8 +140,8 @@ static int record_uncut(cm_gpu *g, const cm_gpurec *r, double *lo, double *hi)
 		return -1;
 	if ((drawn = gpu_drawn_span(g, r, &start, &end)) <= 0)
 		return drawn;
-	ts = cm_us_of_ns(start - g->base_ns);
-	dur = cm_us_of_ns(end - start);
+	ts = cm_jw_us_double(start - g->base_ns);
+	dur = cm_jw_us_double(end - start);
 	*lo = cm_py_min(*lo, ts);
 	*hi = cm_py_max(*hi, ts + cm_py_max(dur, 0.0));
 	return 0;

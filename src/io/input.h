@@ -45,7 +45,7 @@ void cm_input_readahead(cm_input *in, int on);
  * one handed out; 1 means 2, at most 8). */
 
 /* Whether the inputs opened from now on have their regular files' plain
- * text mapped rather than read (input.c, "Mapped reading") when the
+ * text mapped rather than read (inputraw.c, "Mapped reading") when the
  * testing aid CUPTIMERGE_MMAP does not say (default: read). */
 void cm_input_map_default(int on);
 

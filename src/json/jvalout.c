@@ -42,7 +42,7 @@ static void py_number(cm_buf *b, const cm_jval *v, int jsonic)
 	char tmp[48];
 	double d;
 	cm_int i;
-	if (cm_json_number_is_int(v->s, v->len) && v->s[v->len - 1] != 'y' && v->s[0] != 'N') {
+	if (cm_py_number_is_int(v->s, v->len) && v->s[v->len - 1] != 'y' && v->s[0] != 'N') {
 		if (cm_py_int_of_number(v->s, v->len, &i) == CM_PY_OK)
 			cm_buf_put(b, tmp, cm_int_format(i, tmp));
 		else

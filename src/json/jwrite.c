@@ -199,7 +199,7 @@ void cm_jw_double(cm_buf *b, double d)
 		cm_buf_put(b, tmp, cm_py_float_repr(d, tmp));
 }
 
-double cm_us_of_ns(cm_int ns)
+double cm_jw_us_double(cm_int ns)
 {
 	double us = cm_int_to_double(ns) / 1000.0;
 	return cm_py_max(us, 0.0);
@@ -225,13 +225,13 @@ size_t cm_jw_milli_text(int64_t ns, char *out)
 	return n;
 }
 
-size_t cm_us_text(cm_int ns, char *out, double *d)
+size_t cm_jw_us_text(cm_int ns, char *out, double *d)
 {
 	if (ns >= 0 && ns < CM_PY_MILLI_MAX) {
 		*d = (double)(int64_t)ns / 1000.0;
 		return cm_jw_milli_text((int64_t)ns, out);
 	}
-	*d = cm_us_of_ns(ns);
+	*d = cm_jw_us_double(ns);
 	if (isnan(*d) || isinf(*d))
 		return (size_t)sprintf(out, isnan(*d) ? "NaN" : *d < 0 ? "-Infinity" : "Infinity");
 	return cm_py_float_repr(*d, out);
@@ -242,6 +242,6 @@ double cm_jw_us_of_ns(cm_buf *b, cm_int ns)
 	double d;
 	if (b->cap - b->len < CM_US_TEXT_MAX)
 		cm_buf_grow(b, CM_US_TEXT_MAX);
-	b->len += cm_us_text(ns, b->p + b->len, &d);
+	b->len += cm_jw_us_text(ns, b->p + b->len, &d);
 	return d;
 }

@@ -45,9 +45,9 @@ size_t cm_jw_milli_text(int64_t ns, char *out);
 /* The text cm_jw_us_of_ns writes, into OUT (at least CM_US_TEXT_MAX
  * bytes); its length.  *d gets the double. */
 #define CM_US_TEXT_MAX 48
-size_t cm_us_text(cm_int ns, char *out, double *d);
+size_t cm_jw_us_text(cm_int ns, char *out, double *d);
 
-/* Append S[0..N), a text of cm_us_text kept in a CM_US_TEXT_MAX-byte
+/* Append S[0..N), a text of cm_jw_us_text kept in a CM_US_TEXT_MAX-byte
  * array: when N is at most 32 (every time of a trace) with a copy of a
  * fixed 32 bytes, which compiles to two moves where a copy of N bytes is a
  * call (S has the 32 bytes readable). */
@@ -64,6 +64,6 @@ static inline void cm_buf_put_short(cm_buf *b, const char *s, size_t n)
 }
 
 /* The double of cm_jw_us_of_ns without writing it. */
-double cm_us_of_ns(cm_int ns);
+double cm_jw_us_double(cm_int ns);
 
 #endif

@@ -95,7 +95,7 @@ static int int_member(const cm_jval *ev, const char *key, int64_t *out)
 {
 	const cm_jval *v = cm_jval_get(ev, key);
 	cm_int x;
-	if (!v || v->type != CM_J_NUM || !cm_json_number_is_int(v->s, v->len) ||
+	if (!v || v->type != CM_J_NUM || !cm_py_number_is_int(v->s, v->len) ||
 	    cm_py_int_of_number(v->s, v->len, &x) != CM_PY_OK || x < INT64_MIN || x > INT64_MAX)
 		return -1;
 	*out = (int64_t)x;

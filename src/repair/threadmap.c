@@ -82,7 +82,7 @@ static int int_of(const cm_jval *v, int64_t *out)
 	int rc;
 	if (!v)
 		return -1;
-	if (v->type == CM_J_NUM && cm_json_number_is_int(v->s, v->len))
+	if (v->type == CM_J_NUM && cm_py_number_is_int(v->s, v->len))
 		rc = cm_py_int_of_number(v->s, v->len, &x);
 	else if (v->type == CM_J_STR)
 		rc = cm_py_int_of_str(v->s, v->len, &x);

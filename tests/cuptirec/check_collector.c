@@ -227,28 +227,58 @@ static int expand(const char *pattern, long pid, unsigned seq, char *out, size_t
 	return crec_path_expand(pattern, &v, out, outsz);
 }
 
+/* Patterns expanded with a pid and a window number (host "gpu01", no
+ * rank) into OUTSZ bytes: the name, or NULL where the expansion fails. */
+static const struct {
+	const char *pattern;
+	long pid;
+	unsigned seq;
+	size_t outsz;
+	const char *want;
+} pathpats[] = {
+	{ "w_%p.json", 1234, 0, 64, "w_1234.json" },
+	{ "w_%p.json", 1234, 2, 64, "w_1234.2.json" },       /* a later window: .N before the extension */
+	{ "w_%p.json.gz", 7, 1, 64, "w_7.1.json.gz" },       /* ... before both */
+	{ "w_%p_%n.json", 7, 3, 64, "w_7_3.json" },          /* %n: no .N added */
+	{ "trace", 7, 3, 64, "trace.3" },                    /* no extension: at the end */
+	{ "100%%_%p", 9, 0, 64, "100%_9" },
+	{ "bad_%d", 9, 0, 64, NULL },                        /* not a conversion */
+	{ "%p%p%p%p%p%p%p%p", 1234567, 0, 40, NULL },        /* longer than the room */
+	{ "12345678.json", 1, 1, 14, NULL },                 /* the .N makes it so */
+};
+
 START_TEST(test_pathpat)
 {
 	char out[64];
+	int rc = expand(pathpats[_i].pattern, pathpats[_i].pid, pathpats[_i].seq, out, pathpats[_i].outsz);
 
-	ck_assert_int_eq(expand("w_%p.json", 1234, 0, out, sizeof out), 0);
-	ck_assert_str_eq(out, "w_1234.json");
-	ck_assert_int_eq(expand("w_%p.json", 1234, 2, out, sizeof out), 0);
-	ck_assert_str_eq(out, "w_1234.2.json");
-	ck_assert_int_eq(expand("w_%p.json.gz", 7, 1, out, sizeof out), 0);
-	ck_assert_str_eq(out, "w_7.1.json.gz");
-	ck_assert_int_eq(expand("w_%p_%n.json", 7, 3, out, sizeof out), 0);
-	ck_assert_str_eq(out, "w_7_3.json");
-	ck_assert_int_eq(expand("trace", 7, 3, out, sizeof out), 0);
-	ck_assert_str_eq(out, "trace.3");
-	ck_assert_int_eq(expand("100%%_%p", 9, 0, out, sizeof out), 0);
-	ck_assert_str_eq(out, "100%_9");
-	ck_assert_int_eq(expand("bad_%d", 9, 0, out, sizeof out), -1);
-	ck_assert_ptr_nonnull(crec_path_check("bad_%"));
-	ck_assert_ptr_nonnull(crec_path_check(""));
-	ck_assert_ptr_null(crec_path_check("ok_%p_%n_%%"));
-	ck_assert_int_eq(expand("%p%p%p%p%p%p%p%p", 1234567, 0, out, 40), -1);
-	ck_assert_int_eq(expand("12345678.json", 1, 1, out, 14), -1);
+	if (!pathpats[_i].want) {
+		ck_assert_msg(rc == -1, "\"%s\" (pid %ld, window %u, %zu bytes) expanded to \"%s\", wanted a failure",
+			      pathpats[_i].pattern, pathpats[_i].pid, pathpats[_i].seq, pathpats[_i].outsz, out);
+		return;
+	}
+	ck_assert_msg(rc == 0, "\"%s\" (pid %ld, window %u) failed", pathpats[_i].pattern, pathpats[_i].pid,
+		      pathpats[_i].seq);
+	ck_assert_str_eq(out, pathpats[_i].want);
+}
+END_TEST
+
+/* Patterns -o takes (crec_path_check: NULL, the pattern is good) and those
+ * it refuses with a reason. */
+static const struct {
+	const char *pattern;
+	int ok;
+} pathchecks[] = {
+	{ "ok_%p_%n_%%", 1 }, { "w_%h_%r_%p.json", 1 },
+	{ "bad_%", 0 }, { "", 0 }, { "w_%R.json", 0 }, { "w_%H.json", 0 },
+};
+
+START_TEST(test_pathcheck)
+{
+	const char *why = crec_path_check(pathchecks[_i].pattern);
+
+	ck_assert_msg((why == NULL) == pathchecks[_i].ok, "crec_path_check(\"%s\"): %s", pathchecks[_i].pattern,
+		      why ? why : "taken, wanted a refusal");
 }
 END_TEST
 
@@ -258,7 +288,6 @@ START_TEST(test_pathpat_host_rank)
 	crec_path_vars v = { 42, 0, "gpu01", 3 };
 	char out[64];
 
-	ck_assert_ptr_null(crec_path_check("w_%h_%r_%p.json"));
 	ck_assert_int_eq(crec_path_expand("w_%h_%r_%p.json", &v, out, sizeof out), 0);
 	ck_assert_str_eq(out, "w_gpu01_3_42.json");
 	v.rank = -1;   /* no rank in the environment: a documented literal */
@@ -273,8 +302,6 @@ START_TEST(test_pathpat_host_rank)
 	ck_assert_int_eq(crec_path_expand("%h_%r.json.gz", &v, out, sizeof out), 0);
 	ck_assert_str_eq(out, "gpu01_7.1.json.gz");
 	ck_assert_int_eq(crec_path_expand("%h%h%h%h", &v, out, 20), -1);
-	ck_assert_ptr_nonnull(crec_path_check("w_%R.json"));
-	ck_assert_ptr_nonnull(crec_path_check("w_%H.json"));
 }
 END_TEST
 
@@ -299,7 +326,9 @@ END_TEST
 /* The rank: RANK, then SLURM_PROCID, then OMPI_COMM_WORLD_RANK */
 START_TEST(test_path_rank)
 {
+	static const char *const not_ranks[] = { "", "3x", "-1", "99999999999999999999" };
 	const char *from = "x";
+	size_t i;
 
 	unsetenv("RANK");
 	unsetenv("SLURM_PROCID");
@@ -316,14 +345,11 @@ START_TEST(test_path_rank)
 	ck_assert_int_eq(crec_path_rank(&from), 0);
 	ck_assert_str_eq(from, "RANK");
 	/* a value that is not a rank is passed over: the next variable counts */
-	setenv("RANK", "", 1);
-	ck_assert_int_eq(crec_path_rank(&from), 12);
-	setenv("RANK", "3x", 1);
-	ck_assert_int_eq(crec_path_rank(&from), 12);
-	setenv("RANK", "-1", 1);
-	ck_assert_int_eq(crec_path_rank(&from), 12);
-	setenv("RANK", "99999999999999999999", 1);
-	ck_assert_int_eq(crec_path_rank(&from), 12);
+	for (i = 0; i < sizeof not_ranks / sizeof not_ranks[0]; i++) {
+		setenv("RANK", not_ranks[i], 1);
+		ck_assert_msg(crec_path_rank(&from) == 12 && !strcmp(from, "SLURM_PROCID"),
+			      "RANK=\"%s\" was taken for a rank", not_ranks[i]);
+	}
 	setenv("RANK", "007", 1);
 	ck_assert_int_eq(crec_path_rank(NULL), 7);
 	unsetenv("RANK");
@@ -332,31 +358,66 @@ START_TEST(test_path_rank)
 }
 END_TEST
 
-START_TEST(test_opts)
-{
-	char bad[32];
-	double s;
-	size_t z;
+/* --activities lists: the set, or -1 with the first word not known. */
+static const struct {
+	const char *text;
+	int want;
+	const char *bad;
+} activity_lists[] = {
+	{ "default", CREC_ACT_DEFAULT, NULL },
+	{ "kernel, Runtime", CREC_ACT_KERNEL | CREC_ACT_RUNTIME, NULL }, /* blanks, any case */
+	{ "default,-driver", CREC_ACT_DEFAULT & ~CREC_ACT_DRIVER, NULL },
+	{ "all", CREC_ACT_ALL, NULL },
+	{ "kernel,bogus", -1, "bogus" },
+};
 
-	ck_assert_int_eq(crec_parse_activities("default", bad, sizeof bad), CREC_ACT_DEFAULT);
-	ck_assert_int_eq(crec_parse_activities("kernel, Runtime", bad, sizeof bad), CREC_ACT_KERNEL | CREC_ACT_RUNTIME);
-	ck_assert_int_eq(crec_parse_activities("default,-driver", bad, sizeof bad), CREC_ACT_DEFAULT & ~CREC_ACT_DRIVER);
-	ck_assert_int_eq(crec_parse_activities("all", bad, sizeof bad), CREC_ACT_ALL);
-	ck_assert_int_eq(crec_parse_activities("kernel,bogus", bad, sizeof bad), -1);
-	ck_assert_str_eq(bad, "bogus");
-	ck_assert_int_eq(crec_parse_seconds("2.5", &s), 0);
-	ck_assert(s == 2.5);
-	ck_assert_int_eq(crec_parse_seconds("-1", &s), -1);
-	ck_assert_int_eq(crec_parse_seconds("1x", &s), -1);
-	ck_assert_int_eq(crec_parse_seconds("nan", &s), -1);
-	ck_assert_int_eq(crec_parse_size("4M", &z), 0);
-	ck_assert_uint_eq(z, 4u << 20);
-	ck_assert_int_eq(crec_parse_size("64KiB", &z), 0);
-	ck_assert_uint_eq(z, 65536);
-	ck_assert_int_eq(crec_parse_size("12", &z), 0);
-	ck_assert_uint_eq(z, 12);
-	ck_assert_int_eq(crec_parse_size("4Q", &z), -1);
-	ck_assert_int_eq(crec_parse_size("-4", &z), -1);
+START_TEST(test_opts_activities)
+{
+	char bad[32] = "";
+
+	ck_assert_msg(crec_parse_activities(activity_lists[_i].text, bad, sizeof bad) == activity_lists[_i].want,
+		      "--activities=\"%s\" is not %d", activity_lists[_i].text, activity_lists[_i].want);
+	if (activity_lists[_i].bad)
+		ck_assert_str_eq(bad, activity_lists[_i].bad);
+}
+END_TEST
+
+/* Numbers of seconds and sizes: rc 0 with the value, or -1. */
+static const struct {
+	const char *text;
+	int rc;
+	double want;
+} seconds_texts[] = {
+	{ "2.5", 0, 2.5 }, { "-1", -1, 0 }, { "1x", -1, 0 }, { "nan", -1, 0 },
+};
+
+static const struct {
+	const char *text;
+	int rc;
+	size_t want;
+} size_texts[] = {
+	{ "4M", 0, 4u << 20 }, { "64KiB", 0, 65536 }, { "12", 0, 12 }, { "4Q", -1, 0 }, { "-4", -1, 0 },
+};
+
+START_TEST(test_opts_seconds)
+{
+	double v = -99;
+	int rc = crec_parse_seconds(seconds_texts[_i].text, &v);
+
+	ck_assert_msg(rc == seconds_texts[_i].rc && (rc < 0 || v == seconds_texts[_i].want),
+		      "seconds \"%s\": rc %d, %g; wanted rc %d, %g", seconds_texts[_i].text, rc, v, seconds_texts[_i].rc,
+		      seconds_texts[_i].want);
+}
+END_TEST
+
+START_TEST(test_opts_size)
+{
+	size_t v = 99;
+	int rc = crec_parse_size(size_texts[_i].text, &v);
+
+	ck_assert_msg(rc == size_texts[_i].rc && (rc < 0 || v == size_texts[_i].want),
+		      "size \"%s\": rc %d, %zu; wanted rc %d, %zu", size_texts[_i].text, rc, v, size_texts[_i].rc,
+		      size_texts[_i].want);
 }
 END_TEST
 
@@ -406,6 +467,21 @@ static yajl_val enc1(crec_enc *e, const void *rec, crec_jbuf *b)
 	}
 	return parse(jtext(b));
 }
+
+/* expect_enc(E, REC, B, N("key", "text"), S("key", "text"), ...): encode REC
+ * (it must not be skipped) and check the members listed (expect), for a
+ * record encoded again with a field or two changed. */
+static void expect_enc_members(int line, crec_enc *e, const void *rec, crec_jbuf *b, const struct want *w, size_t n)
+{
+	yajl_val v = enc1(e, rec, b);
+
+	ck_assert_msg(v != NULL, "line %d: the record was skipped", line);
+	expect_members(line, v, w, n);
+	yajl_tree_free(v);
+}
+#define expect_enc(e, rec, b, ...)                                                  \
+	expect_enc_members(__LINE__, (e), (rec), (b), (const struct want[]){ __VA_ARGS__ }, \
+			   sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want))
 
 START_TEST(test_encode_kernel)
 {
@@ -477,13 +553,9 @@ START_TEST(test_encode_kernel)
 
 	/* a name the demangler leaves alone is kept, quotes escaped */
 	k.name = "my \"kernel\"";
-	v = enc1(&e, &k, &b);
-	ck_assert_str_eq(str(v, "name"), "my \"kernel\"");
-	yajl_tree_free(v);
+	expect_enc(&e, &k, &b, S("name", "my \"kernel\""));
 	k.name = NULL;
-	v = enc1(&e, &k, &b);
-	ck_assert_str_eq(str(v, "name"), "");
-	yajl_tree_free(v);
+	expect_enc(&e, &k, &b, S("name", ""));
 
 	/* a kernel CUPTI never completed (forced flush) is skipped and counted */
 	k.end = 0;
@@ -497,6 +569,17 @@ START_TEST(test_encode_kernel)
 }
 END_TEST
 
+/* The names of other copies: the kinds' words, or the unknown ones'. */
+static const struct {
+	uint8_t copy, src, dst;
+	const char *name;
+} memcpy_names[] = {
+	{ CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+	  "Memcpy HtoD (Pinned -> Device)" },
+	{ CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, 200, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC,
+	  "Memcpy <unknown> (Unrecognized -> Managed Static)" },
+};
+
 START_TEST(test_encode_memcpy_memset)
 {
 	CUpti_ActivityMemcpy6 m;
@@ -504,6 +587,7 @@ START_TEST(test_encode_memcpy_memset)
 	crec_enc e = new_enc();
 	crec_jbuf b = { 0 };
 	yajl_val v;
+	size_t i;
 
 	memset(&m, 0, sizeof m);
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -532,18 +616,12 @@ START_TEST(test_encode_memcpy_memset)
 	ck_assert_str_eq(str(v, "name"), "Memcpy DtoH (Device -> Pageable)");
 	ck_assert_uint_eq(nmembers(v), 17);
 	yajl_tree_free(v);
-	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-	v = enc1(&e, &m, &b);
-	ck_assert_str_eq(str(v, "name"), "Memcpy HtoD (Pinned -> Device)");
-	yajl_tree_free(v);
-	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN;
-	m.srcKind = 200;
-	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC;
-	v = enc1(&e, &m, &b);
-	ck_assert_str_eq(str(v, "name"), "Memcpy <unknown> (Unrecognized -> Managed Static)");
-	yajl_tree_free(v);
+	for (i = 0; i < sizeof memcpy_names / sizeof memcpy_names[0]; i++) {
+		m.copyKind = memcpy_names[i].copy;
+		m.srcKind = memcpy_names[i].src;
+		m.dstKind = memcpy_names[i].dst;
+		expect_enc(&e, &m, &b, S("name", memcpy_names[i].name));
+	}
 
 	memset(&s, 0, sizeof s);
 	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -568,9 +646,7 @@ START_TEST(test_encode_memcpy_memset)
 	ck_assert_uint_eq(nmembers(v), 15);
 	yajl_tree_free(v);
 	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
-	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(str(v, "name"), "Memset (Managed)");
-	yajl_tree_free(v);
+	expect_enc(&e, &s, &b, S("name", "Memset (Managed)"));
 	ck_assert_uint_eq(e.count[CREC_EV_MEMCPY], 3);
 	ck_assert_uint_eq(e.count[CREC_EV_MEMSET], 2);
 	/* devices 0 (the copies) and 1 (the sets) */
@@ -635,9 +711,7 @@ START_TEST(test_encode_api)
 
 	/* without a name source every API record is cbid_N */
 	e.api_name = NULL;
-	v = enc1(&e, &a, &b);
-	ck_assert_str_eq(str(v, "name"), "cbid_276");
-	yajl_tree_free(v);
+	expect_enc(&e, &a, &b, S("name", "cbid_276"));
 	crec_jbuf_free(&b);
 }
 END_TEST
@@ -687,10 +761,7 @@ START_TEST(test_encode_other_kinds)
 	o.objectId.dcs.deviceId = 1;
 	o.objectId.dcs.contextId = 2;
 	o.objectId.dcs.streamId = 3;
-	v = enc1(&e, &o, &b);
-	ck_assert_str_eq(str(v, "name"), "Buffer Flush");
-	ck_assert_str_eq(num(v, "object_id"), "3");
-	yajl_tree_free(v);
+	expect_enc(&e, &o, &b, S("name", "Buffer Flush"), N("object_id", "3"));
 	ck_assert_str_eq(crec_overhead_name(12345), "Unknown");
 	ck_assert_str_eq(crec_overhead_name(CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER), "Driver Compiler");
 
@@ -703,10 +774,8 @@ START_TEST(test_encode_other_kinds)
 	s.contextId = 1;
 	s.streamId = 7;
 	s.cudaEventId = UINT32_MAX;
-	v = enc1(&e, &s, &b);
-	expect(v, S("kind", "cuda_sync"), N("sync_type", "3"), N("start_ns", "5"), N("end_ns", "9"),
-		N("correlation_id", "88"), N("stream_id", "7"), N("cuda_event_id", "4294967295"));
-	yajl_tree_free(v);
+	expect_enc(&e, &s, &b, S("kind", "cuda_sync"), N("sync_type", "3"), N("start_ns", "5"), N("end_ns", "9"),
+		   N("correlation_id", "88"), N("stream_id", "7"), N("cuda_event_id", "4294967295"));
 
 	memset(&c, 0, sizeof c);
 	c.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
@@ -715,9 +784,7 @@ START_TEST(test_encode_other_kinds)
 	c.streamId = 7;
 	c.eventId = 11;
 	c.deviceId = 0;
-	v = enc1(&e, &c, &b);
-	expect(v, S("kind", "cuda_event"), N("event_id", "11"), N("correlation_id", "3"));
-	yajl_tree_free(v);
+	expect_enc(&e, &c, &b, S("kind", "cuda_event"), N("event_id", "11"), N("correlation_id", "3"));
 
 	memset(&unknown, 0, sizeof unknown);
 	unknown.kind = CUPTI_ACTIVITY_KIND_MEMORY;
@@ -786,9 +853,7 @@ START_TEST(test_encode_sync_device)
 	m.end = 2;
 	v = enc1(&e, &m, &b);
 	yajl_tree_free(v);
-	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(num(v, "device_id"), "2");
-	yajl_tree_free(v);
+	expect_enc(&e, &s, &b, N("device_id", "2"));
 
 	/* a CONTEXT record writes nothing, is not an unknown kind, and names
 	 * its context's device and the device itself */
@@ -800,9 +865,7 @@ START_TEST(test_encode_sync_device)
 	ck_assert_uint_eq(e.unknown, 0);
 	ck_assert_uint_eq(e.devices[0], (1u << 1) | (1u << 2) | (1u << 7));
 	s.contextId = 5;
-	v = enc1(&e, &s, &b);
-	ck_assert_str_eq(num(v, "device_id"), "1");
-	yajl_tree_free(v);
+	expect_enc(&e, &s, &b, N("device_id", "1"));
 	ck_assert_uint_eq(e.count[CREC_EV_SYNC], 4);
 
 	/* without a map: never a device_id */
@@ -813,9 +876,7 @@ START_TEST(test_encode_sync_device)
 
 	/* a device id beyond the tracked set is written, not noted */
 	k.deviceId = CREC_MAX_DEVICES;
-	v = enc1(&e, &k, &b);
-	ck_assert_str_eq(num(v, "device_id"), "256");
-	yajl_tree_free(v);
+	expect_enc(&e, &k, &b, N("device_id", "256"));
 	v = enc1(&e, &k, &b);
 	yajl_tree_free(v);
 	/* and nothing beyond the set is touched (the counters follow it) */
@@ -1318,6 +1379,23 @@ static void check_test_window(const char *path)
 	free(text);
 }
 
+/* An empty window with trailer T written to PATH and read back: its tree
+ * (the caller frees it). */
+static yajl_val empty_window(const char *path, const crec_trailer *t)
+{
+	char err[256] = "";
+	crec_window *w = crec_window_open(path, 0, err, sizeof err);
+	yajl_val v;
+	char *text;
+
+	ck_assert_msg(w != NULL, "open: %s", err);
+	ck_assert_msg(crec_window_close(w, t, err, sizeof err) == 0, "close: %s", err);
+	text = slurp(path);
+	v = parse(text);
+	free(text);
+	return v;
+}
+
 /* "source" without a rank or a host name leaves those members out, and a
  * host name is a JSON string whatever its bytes */
 START_TEST(test_window_source)
@@ -1325,18 +1403,12 @@ START_TEST(test_window_source)
 	static const char *const none[] = { "rank", "rank_from", "host" };
 	crec_source src = { .host = NULL, .pid = 77, .rank = -1, .start_ns = 5, .end_ns = 9 };
 	crec_trailer t = { .source = &src };
-	char path[300], err[256];
-	crec_window *w;
+	char path[300];
 	yajl_val v, m;
-	char *text;
 	size_t i;
 
 	snprintf(path, sizeof path, "%s/s.json", check_tmpdir);
-	w = crec_window_open(path, 0, err, sizeof err);
-	ck_assert_ptr_nonnull(w);
-	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
-	text = slurp(path);
-	v = parse(text);
+	v = empty_window(path, &t);
 	m = member(v, "source");
 	ck_assert(m && YAJL_IS_OBJECT(m));
 	ck_assert_uint_eq(m->u.object.len, 3);
@@ -1344,87 +1416,72 @@ START_TEST(test_window_source)
 	for (i = 0; i < sizeof none / sizeof none[0]; i++)
 		ck_assert_ptr_null(member(m, none[i]));
 	yajl_tree_free(v);
-	free(text);
 
 	src.host = "a\"b\\c";
 	src.rank = 0;
 	src.rank_from = "SLURM_PROCID";
-	w = crec_window_open(path, 0, err, sizeof err);
-	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
-	text = slurp(path);
-	v = parse(text);
+	v = empty_window(path, &t);
 	m = member(v, "source");
 	expect(m, S("host", "a\"b\\c"), N("rank", "0"), S("rank_from", "SLURM_PROCID"));
 	yajl_tree_free(v);
-	free(text);
 
 	t.source = NULL; /* no "source" at all: the window of before */
-	w = crec_window_open(path, 0, err, sizeof err);
-	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), 0);
-	text = slurp(path);
-	v = parse(text);
+	v = empty_window(path, &t);
 	ck_assert_ptr_null(member(v, "source"));
 	/* nor a version or device properties: a version-1 window */
 	ck_assert_ptr_null(member(v, "window_version"));
 	ck_assert_ptr_null(member(v, "device_properties"));
 	yajl_tree_free(v);
-	free(text);
 }
 END_TEST
 
-START_TEST(test_window_plain)
+/* The test window written under each name, with -z or without: its first
+ * bytes say plain JSON or gzip (readers sniff them), and it reads back as
+ * written.  Issue 28 P11: a name ending in .gz means gzip even without -z
+ * (gzip = 0), as it does for cuptimerge -o; the README's own example relied
+ * on it. */
+static const struct {
+	const char *name;
+	int gzip;    /* crec_window_open's: -z */
+	int is_gzip; /* the file's: 1f 8b, else '{' */
+} window_files[] = {
+	{ "w.json", 0, 0 },
+	{ "w.json.gz", 1, 1 },
+	{ "named.json.gz", 0, 1 },
+};
+
+START_TEST(test_window_file)
 {
 	char path[300];
 	unsigned char magic[2];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/w.json", check_tmpdir);
-	write_test_window(path, 0);
+	snprintf(path, sizeof path, "%s/%s", check_tmpdir, window_files[_i].name);
+	write_test_window(path, window_files[_i].gzip);
 	f = fopen(path, "rb");
 	ck_assert(fread(magic, 1, 2, f) == 2);
 	fclose(f);
-	ck_assert(magic[0] == '{');
+	if (window_files[_i].is_gzip)
+		ck_assert_msg(magic[0] == 0x1f && magic[1] == 0x8b, "%s (gzip %d) is not gzip", path,
+			      window_files[_i].gzip);
+	else
+		ck_assert_msg(magic[0] == '{', "%s (gzip %d) is not plain JSON", path, window_files[_i].gzip);
 	check_test_window(path);
 }
 END_TEST
 
-START_TEST(test_window_gzip)
+/* Which names mean gzip: as cuptimerge -o, the case counts. */
+static const struct {
+	const char *name;
+	int is_gz;
+} gz_names[] = {
+	{ "a.json.gz", 1 }, { "a.json.GZ", 0 }, { "a.json", 0 }, { ".gz", 1 }, { "gz", 0 }, { "a.gzip", 0 },
+};
+
+START_TEST(test_path_is_gz)
 {
-	char path[300];
-	unsigned char magic[2];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/w.json.gz", check_tmpdir);
-	write_test_window(path, 1);
-	f = fopen(path, "rb");
-	ck_assert(fread(magic, 1, 2, f) == 2);
-	fclose(f);
-	ck_assert(magic[0] == 0x1f && magic[1] == 0x8b);   /* readers sniff this */
-	check_test_window(path);
-}
-END_TEST
-
-/* Issue 28 P11: a name ending in .gz means gzip even without -z (gzip = 0),
- * as it does for cuptimerge -o; the README's own example relied on it. */
-START_TEST(test_window_gz_name)
-{
-	char path[300];
-	unsigned char magic[2];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/named.json.gz", check_tmpdir);
-	write_test_window(path, 0);
-	f = fopen(path, "rb");
-	ck_assert(fread(magic, 1, 2, f) == 2);
-	fclose(f);
-	ck_assert_msg(magic[0] == 0x1f && magic[1] == 0x8b, "%s is not gzip", path);
-	check_test_window(path);
-	ck_assert_int_eq(crec_path_is_gz("a.json.gz"), 1);
-	ck_assert_int_eq(crec_path_is_gz("a.json.GZ"), 0);   /* as cuptimerge -o: case counts */
-	ck_assert_int_eq(crec_path_is_gz("a.json"), 0);
-	ck_assert_int_eq(crec_path_is_gz(".gz"), 1);
-	ck_assert_int_eq(crec_path_is_gz("gz"), 0);
-	ck_assert_int_eq(crec_path_is_gz("a.gzip"), 0);
+	ck_assert_msg(crec_path_is_gz(gz_names[_i].name) == gz_names[_i].is_gz, "crec_path_is_gz(\"%s\") is not %d",
+		      gz_names[_i].name, gz_names[_i].is_gz);
 }
 END_TEST
 
@@ -1781,11 +1838,14 @@ static Suite *cuptirec_suite(void)
 	tcase_add_loop_test(tc, test_jbuf_escape, 0, (int)(sizeof esc_cases / sizeof esc_cases[0]));
 	tcase_add_test(tc, test_jbuf_ints);
 	tcase_add_test(tc, test_jbuf_grows);
-	tcase_add_test(tc, test_pathpat);
+	tcase_add_loop_test(tc, test_pathpat, 0, (int)(sizeof pathpats / sizeof pathpats[0]));
+	tcase_add_loop_test(tc, test_pathcheck, 0, (int)(sizeof pathchecks / sizeof pathchecks[0]));
 	tcase_add_test(tc, test_pathpat_host_rank);
 	tcase_add_test(tc, test_path_host);
 	tcase_add_test(tc, test_path_rank);
-	tcase_add_test(tc, test_opts);
+	tcase_add_loop_test(tc, test_opts_activities, 0, (int)(sizeof activity_lists / sizeof activity_lists[0]));
+	tcase_add_loop_test(tc, test_opts_seconds, 0, (int)(sizeof seconds_texts / sizeof seconds_texts[0]));
+	tcase_add_loop_test(tc, test_opts_size, 0, (int)(sizeof size_texts / sizeof size_texts[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("encode");
@@ -1811,9 +1871,8 @@ static Suite *cuptirec_suite(void)
 	tc = tcase_create("writer");
 	tcase_add_checked_fixture(tc, check_tmpdir_setup, check_tmpdir_teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_window_plain);
-	tcase_add_test(tc, test_window_gzip);
-	tcase_add_test(tc, test_window_gz_name);
+	tcase_add_loop_test(tc, test_window_file, 0, (int)(sizeof window_files / sizeof window_files[0]));
+	tcase_add_loop_test(tc, test_path_is_gz, 0, (int)(sizeof gz_names / sizeof gz_names[0]));
 	tcase_add_test(tc, test_window_source);
 	tcase_add_test(tc, test_window_big);
 	tcase_add_test(tc, test_window_truncated);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mapped.sh - with CUPTIMERGE_MMAP=1 a regular file's plain text is mapped, not
 # read, from its second chunk on, when the reads are whole pages of 64 KiB or
-# more (io/input.c, "Mapped reading"; off by default, a benchmarking aid).  The
+# more (io/inputraw.c, "Mapped reading"; off by default, a benchmarking aid).  The
 # output is the same bytes mapped or read, with and without the read-ahead
 # thread; and a CPU trace cut short or edited while the merge runs still fails
 # it with status 3 and no output, as when it was read.

@@ -202,7 +202,7 @@ START_TEST(write_string_model)
 END_TEST
 
 /* The writers' digits (cm_jw_int_text, cm_jw_milli_text, and cm_jw_int,
- * cm_us_text over them) are cm_int_format's and cm_py_milli_repr's bytes:
+ * cm_jw_us_text over them) are cm_int_format's and cm_py_milli_repr's bytes:
  * at every power of ten and its neighbours, both signs, each side of the
  * fast limit, and a million values spread over the range of times. */
 static void digits_agree(cm_int v)
@@ -220,7 +220,7 @@ static void digits_agree(cm_int v)
 		m = cm_py_milli_repr((int64_t)v, want);
 		ck_assert_msg(n == m && !memcmp(got, want, n + 1), "milli %s: %s", want, got);
 		if (v >= 0) {
-			n = cm_us_text(v, got, &d);
+			n = cm_jw_us_text(v, got, &d);
 			ck_assert_msg(n == m && !memcmp(got, want, n + 1), "us %s: %s", want, got);
 			ck_assert(d == (double)(int64_t)v / 1000.0);
 		}

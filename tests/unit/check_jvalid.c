@@ -323,7 +323,7 @@ static void iv_agrees(const cm_jval *v)
 		if (v->type == CM_J_NUM) {
 			cm_int want;
 			size_t nd = v->len - (v->s[0] == '-');
-			int lit = cm_json_number_is_int(v->s, v->len) && nd <= 19 &&
+			int lit = cm_py_number_is_int(v->s, v->len) && nd <= 19 &&
 				  cm_py_int_of_number(v->s, v->len, &want) == CM_PY_OK && want >= INT64_MIN &&
 				  want <= INT64_MAX;
 			ck_assert_msg(v->has_iv == lit, "%.*s: has_iv %d", (int)v->len, v->s, v->has_iv);

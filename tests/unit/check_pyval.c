@@ -138,8 +138,8 @@ START_TEST(int_of_number)
 	ck_assert_int_eq(cm_py_int_of_number("1e999", 5, &v), CM_PY_OVERFLOW);
 	ck_assert_int_eq(cm_py_int_of_number("-0", 2, &v), CM_PY_OK);
 	ck_assert_str_eq(fmt_int(v), "0");
-	ck_assert(cm_json_number_is_int("-12", 3));
-	ck_assert(!cm_json_number_is_int("1E2", 3));
+	ck_assert(cm_py_number_is_int("-12", 3));
+	ck_assert(!cm_py_number_is_int("1E2", 3));
 }
 END_TEST
 
@@ -254,7 +254,7 @@ END_TEST
 
 /* The inline fast paths (pyval.h) against the general functions: on every
  * text they take, the same value (a double bit for bit) and the same
- * answer of cm_json_number_is_int; and they take the texts they are there
+ * answer of cm_py_number_is_int; and they take the texts they are there
  * for (every integer of at most 19 digits that fits an int64, decimals of
  * at most 19 digits making at most 2^53), so that the merge's ids and
  * times do not fall through to the slow path unseen. */
@@ -297,18 +297,18 @@ START_TEST(number_fast_paths)
 		n = strlen(text);
 		int_rc = cm_py_int_of_number(text, n, &want); /* (1e40 and so on overflow) */
 		if (cm_py_int_literal(text, n, &iv)) {
-			ck_assert_msg(int_rc == CM_PY_OK && cm_json_number_is_int(text, n) && (cm_int)iv == want,
+			ck_assert_msg(int_rc == CM_PY_OK && cm_py_number_is_int(text, n) && (cm_int)iv == want,
 				      "%s: int literal %lld", text, (long long)iv);
 		} else {
 			size_t nd = n - (text[0] == '-');
-			ck_assert_msg(!cm_json_number_is_int(text, n) || nd > 19 || want > INT64_MAX || want < INT64_MIN,
+			ck_assert_msg(!cm_py_number_is_int(text, n) || nd > 19 || want > INT64_MAX || want < INT64_MIN,
 				      "%s: an int64 literal not taken", text);
 		}
 		wide = cm_py_float_of_number(text, n, &dwant) != CM_PY_OK;
 		if (cm_py_decimal_fast(text, n, &d, &is_int)) {
 			ck_assert_msg(!wide && memcmp(&d, &dwant, sizeof d) == 0, "%s: %.17g, float() %.17g", text, d,
 				      dwant);
-			ck_assert_int_eq(is_int, cm_json_number_is_int(text, n));
+			ck_assert_int_eq(is_int, cm_py_number_is_int(text, n));
 		} else {
 			/* not taken: an exponent, more than 19 digits, or beyond 2^53 */
 			unsigned long long m = 0;
@@ -431,7 +431,7 @@ START_TEST(us_of_ns)
 		cm_buf_putc(&b, 0);
 		back = strtod(b.p, NULL);
 		/* the text reads back as the double the reference computes */
-		ck_assert_msg(back == cm_us_of_ns(ns[i]) && d == back, "ns %lld -> %s", ns[i], b.p);
+		ck_assert_msg(back == cm_jw_us_double(ns[i]) && d == back, "ns %lld -> %s", ns[i], b.p);
 		ck_assert(back == (ns[i] < 0 ? 0.0 : (double)ns[i] / 1000.0));
 		cm_buf_free(&b);
 	}

@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "gpu/tidrule.h"
 #include "gpu/gpurec.h"
+#include "gpu/gpunames.h"
 #include "gpu/gpuargs.h"
 #include "json/jwrite.h"
 

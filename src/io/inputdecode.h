@@ -1,0 +1,17 @@
+/* inputdecode.h - an input's raw bytes made text (inputdecode.c).
+ * Internal to src/io: the stages of input_int.h. */
+#ifndef CM_INPUTDECODE_H
+#define CM_INPUTDECODE_H
+
+#include "io/input.h"
+
+#include <stddef.h>
+
+/* The next chunk of text, as cm_input_next hands it out: *DATA starts its
+ * buffer, in->text (gzip) or in->raw (plain text).  The first call of a
+ * pass sniffs the format.  A byte order mark skipped moves in->next_off
+ * past it; adding the chunk's length is the caller's.  Returns 1 for a
+ * chunk, 0 at the end, -1 after reporting. */
+int inputdecode_fill(cm_input *in, const char **data, size_t *len);
+
+#endif
