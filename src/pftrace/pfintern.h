@@ -59,13 +59,18 @@ static inline void cm_strtab_words(const char *s, size_t n, uint64_t *w0, uint64
 	}
 }
 
-static inline uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
+static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 {
-	uint64_t w0, w1, x;
+	uint64_t w0, w1;
+	size_t x;
 	struct cm_strcache *c;
+	/* the slot: by the length and three bytes, which tell apart the few
+	 * strings of a table met together better than a hash of them all
+	 * (names that differ in length or ends: a hash put a fifth of the
+	 * lookups of a trace on a slot another string held) */
+	x = n ? n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1] * 3 + (unsigned char)s[n >> 1] : 0;
+	c = &t->cache[(x ^ x >> 6) & (CM_STRTAB_CACHE - 1)];
 	cm_strtab_words(s, n, &w0, &w1);
-	x = (w0 ^ (w1 + n) * 0x9E3779B97F4A7C15u) * 0xBF58476D1CE4E5B9u;
-	c = &t->cache[x >> 58 & (CM_STRTAB_CACHE - 1)];
 	if (c->val && c->len == n && c->w0 == w0 && c->w1 == w1 &&
 	    (n <= 16 || !memcmp(t->blob.p + c->off + 8, s + 8, n - 16)))
 		return c->val;
