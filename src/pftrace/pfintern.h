@@ -108,6 +108,9 @@ void cm_pflanes_free(cm_pflanes *l);
  * processor pairs its begin and end (pflanes.c says when lane 0 would not
  * do); remembered for the slices after it. */
 unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e);
+/* The slices placed so far on a lane out of the in-order mode at or after
+ * the end of all of its slices (pflanes.c's append; for the tests). */
+unsigned long cm_pflanes_appends(const cm_pflanes *l);
 
 /* ---- the event encoder (pfevent.c) ---- */
 typedef struct cm_pfev cm_pfev;

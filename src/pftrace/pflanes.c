@@ -89,6 +89,7 @@ struct thr {
 struct cm_pflanes {
 	struct node *n;
 	size_t nn, cap; /* nodes used (node 0 included), allocated */
+	unsigned long appends; /* slices placed by append() (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
 	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
@@ -212,6 +213,26 @@ static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
 	}
 	update(n, t);
 	return t;
+}
+
+/* Insert node X in the treap T when it begins at or after the end of every
+ * node of T (T not empty): X comes last in order, so it goes down T's right
+ * spine to where its priority puts it, with T's rest there as its left, no
+ * rotation; and its end is the latest of every node above it.  A stream
+ * row's kernels, one after another, mostly come so.  Returns the new root. */
+static uint32_t append(struct node *n, uint32_t t, uint32_t x)
+{
+	uint32_t root = t, parent = 0;
+	while (t && n[t].prio >= n[x].prio) {
+		n[t].maxe = n[x].e;
+		parent = t;
+		t = n[t].r;
+	}
+	n[x].l = t; /* (its maxe: its own end, later than any there) */
+	if (!parent)
+		return x;
+	n[parent].r = x;
+	return root;
 }
 
 /* 1 when a slice of T begins at B and ends before E. */
@@ -518,9 +539,18 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 	l->n[x].maxe = e;
 	l->n[x].l = l->n[x].r = 0;
 	l->n[x].prio = prio(l);
-	if (ln->sorted)
+	if (ln->sorted) {
 		sorted_append(l, ln, x);
-	else
+	} else if (ln->root && l->n[ln->root].maxe <= b) {
+		ln->root = append(l->n, ln->root, x);
+		l->appends++;
+	} else {
 		ln->root = insert(l->n, ln->root, x);
+	}
 	return lane;
+}
+
+unsigned long cm_pflanes_appends(const cm_pflanes *l)
+{
+	return l->appends;
 }

@@ -538,6 +538,71 @@ START_TEST(lanes_random)
 }
 END_TEST
 
+/* The lanes' append (pflanes.c): a lane out of the in-order mode (a slice
+ * went back in time) whose next slices begin at or after the end of all of
+ * its slices, as a stream row's kernels do, one after another, but for an
+ * overlap (a sync over a memcpy's end), a tie or a slice back in time now and
+ * then: each slice on the first lane without a clash, found by looking at
+ * every slice placed before it, and the append taken for most of them.
+ * Loops: how often a slice goes back (1 in 4 to 1 in 64), with the times in
+ * ns on three threads, or in steps of 7.5 ms on one (over 25 times the
+ * window: the nodes placed again, old slices forgotten, which could not
+ * clash any more). */
+#define NLANES_APPEND 4000
+START_TEST(lanes_append)
+{
+	static struct placed p[NLANES_APPEND];
+	cm_pflanes *l = cm_pflanes_new();
+	uint64_t r = 0x9E3779B9u + (uint64_t)_i * 104729u;
+	int64_t at[4] = {0, 0, 0, 0}, scale = _i % 2 ? 7500000 : 1;
+	unsigned i, j, lane, back = 4u << (_i / 2), maxlane = 0;
+	for (i = 0; i < NLANES_APPEND; i++) {
+		unsigned t;
+		int64_t b, e, d;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		/* one thread over the window (the window follows the latest
+		 * begin of all threads: one far behind would lose slices that
+		 * can still clash) */
+		t = scale > 1 ? 1 : (unsigned)(r >> 62) % 3 + 1;
+		d = (int64_t)((r >> 20) % 50) + 1;
+		switch ((unsigned)(r >> 30) % back) {
+		case 0: /* back in time, into what is placed */
+			b = at[t] - (int64_t)((r >> 40) % 200);
+			break;
+		case 1: /* over the end of the one before */
+			b = at[t] - (int64_t)((r >> 40) % 3);
+			break;
+		default: /* after it, or where it ends */
+			b = at[t] + (int64_t)((r >> 40) % 4);
+			break;
+		}
+		e = b + d;
+		if (e > at[t])
+			at[t] = e;
+		p[i].b = b * scale, p[i].e = e * scale, p[i].thread = t, p[i].i = i;
+		p[i].lane = cm_pflanes_place(l, t, p[i].b, p[i].e);
+		for (lane = 0;; lane++) { /* the first lane without a clash, by looking at all */
+			for (j = 0; j < i; j++) {
+				const struct placed *q = &p[j];
+				if (q->thread != t || q->lane != lane)
+					continue;
+				if ((q->b == p[i].b && q->e < p[i].e) || (q->b > p[i].b && q->b <= p[i].e && q->e > p[i].e) ||
+				    (q->b < p[i].b && q->e > p[i].b && q->e < p[i].e))
+					break;
+			}
+			if (j == i)
+				break;
+		}
+		ck_assert_uint_eq(p[i].lane, lane);
+		if (lane > maxlane)
+			maxlane = lane;
+	}
+	ck_assert_uint_gt(maxlane, 0);
+	ck_assert_uint_gt(cm_pflanes_appends(l), NLANES_APPEND / 4); /* the append taken */
+	cm_pflanes_free(l);
+}
+END_TEST
+
 /* A pid or tid of number text or a string, for cm_pflaneq_key. */
 static cm_jval jv(int type, const char *s)
 {
@@ -794,6 +859,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, strtab);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
+	tcase_add_loop_test(tc, lanes_append, 0, 10);
 	tcase_add_test(tc, laneq_keys);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
 	tcase_add_test(tc, stream);
