@@ -87,6 +87,7 @@ struct track {
  * track, the last X). */
 struct cm_pfwrite {
 	cm_buf rec, places, jobs, cvals;
+	const char *lim; /* the end of the records' buffer (the places' records lie in it) */
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;

@@ -47,6 +47,26 @@ START_TEST(varints)
 }
 END_TEST
 
+/* cm_pb_varint_size (from the top bit's place) is the length
+ * cm_pb_varint_at writes, and 7 bits a byte, at every power of 2 and
+ * beside it. */
+START_TEST(varint_sizes)
+{
+	for (int k = 0; k < 64; k++)
+		for (int d = -1; d <= 1; d++) {
+			uint64_t v = (UINT64_C(1) << k) + (uint64_t)(int64_t)d, x = v;
+			unsigned char p[10];
+			size_t n = 1;
+			while (x >= 0x80)
+				x >>= 7, n++;
+			ck_assert_uint_eq(cm_pb_varint_size(v), n);
+			ck_assert_uint_eq(cm_pb_varint_at(p, v), n);
+		}
+	ck_assert_uint_eq(cm_pb_varint_size(0), 1);
+	ck_assert_uint_eq(cm_pb_varint_size(UINT64_MAX), 10);
+}
+END_TEST
+
 /* Fields: the key is (field << 3 | wire type); an int64 below 0 is its
  * two's complement in ten bytes; a double is its bits, little-endian. */
 START_TEST(fields)
@@ -849,6 +869,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("pbwrite");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, varints);
+	tcase_add_test(tc, varint_sizes);
 	tcase_add_test(tc, fields);
 	tcase_add_loop_test(tc, nested, 0, 300);
 	tcase_add_test(tc, us_to_ns);
