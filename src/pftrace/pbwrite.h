@@ -55,8 +55,15 @@ static inline void cm_pb_tag(cm_buf *b, uint32_t field, int wire)
  * as its 64-bit two's complement, ten bytes, as protobuf writes it). */
 static inline void cm_pb_uint(cm_buf *b, uint32_t field, uint64_t v)
 {
-	cm_pb_tag(b, field, CM_PB_VARINT);
-	cm_pb_varint(b, v);
+	/* the key and the value: room for both made once */
+	unsigned char *p;
+	size_t n;
+	if (b->cap - b->len < 20)
+		cm_buf_grow(b, 20);
+	p = (unsigned char *)b->p + b->len;
+	n = cm_pb_varint_at(p, (uint64_t)field << 3 | CM_PB_VARINT);
+	n += cm_pb_varint_at(p + n, v);
+	b->len += n;
 }
 static inline void cm_pb_int(cm_buf *b, uint32_t field, int64_t v)
 {
