@@ -75,6 +75,9 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	 * no number's value kept as it is parsed (pfparse.c): the reading
 	 * before them, which must give the same bytes */
 	e->no_flat = (env = getenv("CUPTIMERGE_PFT_GENERIC")) && *env && strcmp(env, "0");
+	/* a testing aid: every batch's packets written by the passer, which
+	 * the sequential part waits for when it is behind (bench/dev-pfcpu10.sh) */
+	e->share = !((env = getenv("CUPTIMERGE_PFT_PASSER_ONLY")) && *env && strcmp(env, "0"));
 	return e;
 }
 

@@ -142,6 +142,14 @@ struct cm_pfev {
 	 * lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;
 	double in_order;  /* CPU of pfseg.c's steps on the sink's thread */
+	/* the batches whose packets the sink's thread wrote itself (emit
+	 * said 1: no passer, or its queue full), and the seconds it took */
+	unsigned long wrote_here;
+	double wrote_here_s;
+	/* write a batch's packets on the sink's thread when the passer's
+	 * queue is full, rather than wait (pfstream.c's emit_batch; off
+	 * with CUPTIMERGE_PFT_PASSER_ONLY=1, a testing aid) */
+	int share;
 	/* pfseg.c's: the batch's packets to write, and the writing's state
 	 * after the batch */
 	struct cm_pfwrite wt;
@@ -150,7 +158,8 @@ struct cm_pfev {
 	/* where a batch's packets to write go (pfstream.c: to the passer,
 	 * after what OUT holds; the buffers swapped for the passer's used
 	 * ones): 0, -1 after a failure (the passer's, reported when it
-	 * stops), 1 when it cannot (written here, appended to OUT); NULL:
+	 * stops), 1 when it cannot, or its queue is full (written here,
+	 * appended to OUT, passed on before the next batch's); NULL:
 	 * written here */
 	int (*emit)(void *ctx, struct cm_pfwrite *w);
 	void *emit_ctx;
