@@ -8,13 +8,16 @@
 #     last call);
 #   - batches of 2 MiB of text (CUPTIMERGE_PFT_BATCH; 1 MiB by default): half
 #     the batches, the strings defined again half as often (other bytes: its
-#     size is printed).
+#     size is printed);
+#   - every batch's packets written by the passer (CUPTIMERGE_PFT_PASSER_ONLY=1),
+#     as before this branch, where the sequential part writes those of a batch
+#     itself when the passer's queue is full.
 # Wall, user and sys s and peak RSS by GNU time, the output's size; the second
 # round's .pftrace rows with -v (the transcoder's line).  First, the bytes: the
 # 200M pair's .pftrace md5 at -j 16 and the default (17f1ee1c... on main) and
 # the JSON's (0f39a0c1...).  Binary: $CM (a build of the branch); the 1 GB pair
 # in $CPU and $WIN, the 200M pair in $CPU2 and $WIN2; GNU time as $T (or
-# /usr/bin/time).  About 30 s.
+# /usr/bin/time).  About 35 s.
 set -u
 CM=${CM:-carry/mid/pfcpu10/cuptimerge}
 T=${T:-/usr/bin/time}
@@ -48,6 +51,7 @@ for round in 1 2; do
 	one "-o out.pftrace ($round)" "$v" o.pftrace
 	one "-o out.pftrace, 40 slots ($round)" "$v" o.pftrace CUPTIMERGE_POOL_SLOTS=40
 	one "-o out.pftrace, 2 MiB batches ($round)" "$v" o.pftrace CUPTIMERGE_PFT_BATCH=2097152
+	one "-o out.pftrace, passer only ($round)" "$v" o.pftrace CUPTIMERGE_PFT_PASSER_ONLY=1
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
 	echo "elapsed $(($(date +%s) - start)) s"
