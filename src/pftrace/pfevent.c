@@ -368,15 +368,10 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
 	}
 }
 
-/* The time V (microseconds) in *NS; -1 after reporting when it is missing,
- * not a number, negative or beyond int64 nanoseconds. */
-int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+/* cm_pf_time (pfevent.h) past the values kept as parsed: V's text read as
+ * a time, or the refusal. */
+int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
 {
-	/* the digits read into nanoseconds when parsed (pfparse.c), else read here */
-	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_NS && v->iv >= 0)
-		return *ns = v->iv, 0;
-	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_INT && v->iv >= 0 && v->iv < (int64_t)1 << 43)
-		return *ns = v->iv * 1000, 0;
 	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
 		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
 			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");

@@ -252,9 +252,20 @@ int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);
+/* cm_pf_time's reading of V's text (its value not kept, or not one of
+ * a time), or its refusal. */
+int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);
 /* The time V (microseconds) in *NS; -1 after reporting when it is missing,
- * not a number, negative or beyond int64 nanoseconds. */
-int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);
+ * not a number, negative or beyond int64 nanoseconds.  Inline up to the
+ * value kept as it was parsed (pfparse.c), most times' way. */
+static inline int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+{
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_NS && v->iv >= 0)
+		return *ns = v->iv, 0;
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_INT && v->iv >= 0 && v->iv < (int64_t)1 << 43)
+		return *ns = v->iv * 1000, 0;
+	return cm_pf_time_text(e, v, what, ph, off, ns);
+}
 /* Encode the track event body of EV (TYPE; 0: a flow's) into e->te, all
  * but its track uuid, interning into e->interned.  0 or -1 (reported). */
 int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
