@@ -103,9 +103,11 @@ static inline unsigned char *copy_body(unsigned char *p, const char *s, size_t n
 /* An event packet at TS: the interned data I[0..IN), the track event
  * body B[0..BN) (in E's records, or 32 bytes readable) on track UUID
  * (pfbatch.c's event_packet, on W): written in place, its lengths worked
- * out first. */
-static void event_packet(const struct cm_pfwrite *e, struct wst *w, int64_t ts, const char *i, uint32_t in, const char *b,
-			 uint32_t bn, uint64_t uuid, const char *lim)
+ * out first.  Inline in each of its three callers (a held-back end's
+ * constant body is then a few stores). */
+static inline __attribute__((always_inline)) void event_packet(const struct cm_pfwrite *e, struct wst *w, int64_t ts,
+							      const char *i, uint32_t in, const char *b, uint32_t bn,
+							      uint64_t uuid, const char *lim)
 {
 	cm_buf *o = w->out;
 	unsigned char *p;
