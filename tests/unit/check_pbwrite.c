@@ -451,6 +451,56 @@ END_TEST
 
 /* Lanes: a slice goes to a second lane only when the first would pair a
  * begin or end of it with another slice's. */
+/* The string tables' cache (pfintern.h: a string told by its length and
+ * two words, its middle compared past 16 bytes): strings of 0 to 40 bytes
+ * that share their length and ends, or differ in one byte anywhere (the
+ * middle of a long one too), looked up in random order, often again at
+ * once (the cache's hit): each gets the number it was given first, and a
+ * new one is new, as a list of them all says; the strings read in place
+ * in a buffer that ends with them (no byte past them read: valgrind, ASan). */
+START_TEST(strtab_cache)
+{
+	enum { NS = 400 };
+	static char strs[NS][41];
+	static size_t lens[NS];
+	static uint64_t given[NS];
+	cm_strtab t = {0};
+	uint64_t r = 0xC0FFEEu + (uint64_t)_i, next = 1;
+	for (int i = 0; i < NS; i++) {
+		size_t n = (size_t)(i % 41);
+		memset(strs[i], 'a' + i % 3, n); /* many share length and ends */
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		if (n)
+			strs[i][(r >> 33) % n] = (char)('A' + (r >> 40) % 4); /* one byte set apart, anywhere */
+		lens[i] = n;
+	}
+	for (int k = 0; k < 20000; k++) {
+		int i, j;
+		uint64_t want = 0, got;
+		char *copy;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		i = (int)((r >> 33) % NS);
+		for (j = 0; j < NS; j++) /* the first string with these bytes was given the number */
+			if (lens[j] == lens[i] && !memcmp(strs[j], strs[i], lens[i]) && given[j]) {
+				want = given[j];
+				break;
+			}
+		copy = malloc(lens[i] ? lens[i] : 1); /* a buffer that ends with the string */
+		memcpy(copy, strs[i], lens[i]);
+		got = cm_strtab_get(&t, copy, lens[i], next);
+		if (want) {
+			ck_assert_uint_eq(got, want);
+		} else {
+			ck_assert_uint_eq(got, 0);
+			given[i] = next++;
+		}
+		ck_assert_uint_eq(cm_strtab_get(&t, copy, lens[i], 0), want ? want : given[i]); /* again at once */
+		free(copy);
+	}
+	cm_strtab_free(&t);
+}
+END_TEST
+
 START_TEST(lanes)
 {
 	cm_pflanes *l = cm_pflanes_new();
@@ -878,6 +928,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, element_flat);
 	tcase_add_test(tc, number_values);
 	tcase_add_test(tc, strtab);
+	tcase_add_loop_test(tc, strtab_cache, 0, 4);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_loop_test(tc, lanes_append, 0, 10);
