@@ -466,6 +466,7 @@ START_TEST(strtab_cache)
 	static uint64_t given[NS];
 	cm_strtab t = {0};
 	uint64_t r = 0xC0FFEEu + (uint64_t)_i, next = 1;
+	memset(given, 0, sizeof given); /* (a loop's run may share the process: CK_FORK=no) */
 	for (int i = 0; i < NS; i++) {
 		size_t n = (size_t)(i % 41);
 		memset(strs[i], 'a' + i % 3, n); /* many share length and ends */
