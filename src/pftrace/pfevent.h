@@ -147,9 +147,12 @@ struct cm_pfev {
 	unsigned long wrote_here;
 	double wrote_here_s;
 	/* write a batch's packets on the sink's thread when the passer's
-	 * queue is full, rather than wait (pfstream.c's emit_batch; off
-	 * with CUPTIMERGE_PFT_PASSER_ONLY=1, a testing aid) */
+	 * queue is full, rather than wait (pfstream.c's emit_batch): 1; 0
+	 * with CUPTIMERGE_PFT_PASSER_ONLY=1, 2 with
+	 * CUPTIMERGE_PFT_SHARE_ALTERNATE=1 (testing aids: the passer alone;
+	 * every other batch written here whatever the queue, for the tests) */
 	int share;
+	unsigned long nemits; /* share 2: the batches so far */
 	/* pfseg.c's: the batch's packets to write, and the writing's state
 	 * after the batch */
 	struct cm_pfwrite wt;

@@ -415,7 +415,7 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	/* step 3: the packets, by the passer (the records' buffer swapped
 	 * into the batch's, the places' pointers into it kept), or here */
 	rc = 1;
-	if (e->emit) {
+	if (e->emit && !(e->share == 2 && e->nemits++ % 2)) {
 		cm_buf tmp = wt->rec;
 		wt->rec = *rec;
 		*rec = tmp;

@@ -863,6 +863,72 @@ static int transcode(const char *doc, size_t step, cm_buf *out)
 	return rc;
 }
 
+/* transcode's, on THREADS threads (the workers, and from 2 the passer). */
+static int transcode_threads(const char *doc, size_t step, int threads, cm_buf *out)
+{
+	cm_pft *t = cm_pft_new(collect, out, "<test>");
+	size_t n = strlen(doc), i;
+	int rc = 0;
+	cm_pft_threads(t, threads);
+	for (i = 0; i < n && !rc; i += step)
+		rc = cm_pft_write(t, doc + i, n - i < step ? n - i : step);
+	if (!rc)
+		rc = cm_pft_finish(t);
+	cm_pft_free(t);
+	return rc;
+}
+
+/* The passer's share (pfseg.c): a batch's packets written by the
+ * sequential part (when the passer's queue is full; here every other
+ * batch, CUPTIMERGE_PFT_SHARE_ALTERNATE) come out where the passer would
+ * have put them: the bytes of one thread, with batches of 300 bytes of
+ * text (some 500 of them), slices with args, ties, zero durations, flows
+ * and held-back ends across the batches' edges; and with the passer alone
+ * (CUPTIMERGE_PFT_PASSER_ONLY). */
+START_TEST(passer_share)
+{
+	cm_buf doc = {0}, one = {0}, shared = {0}, passer = {0};
+	uint64_t r = 0x5EED;
+	cm_buf_lit(&doc, "{\"traceEvents\":[");
+	for (int i = 0; i < 1500; i++) {
+		char ev[256];
+		int n;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		n = snprintf(ev, sizeof ev,
+			     "%s{\"ph\":\"X\",\"name\":\"k%d\",\"cat\":\"c\",\"pid\":1,\"tid\":%d,\"ts\":%d.%03d,"
+			     "\"dur\":%d,\"args\":{\"i\":%d}}",
+			     i ? "," : "", (int)(r >> 60), (int)((r >> 58) % 3) + 1, 1000 + i / 2, (int)((r >> 20) % 1000),
+			     (int)((r >> 40) % 4), i);
+		cm_buf_put(&doc, ev, (size_t)n);
+		if (i % 5 == 0) {
+			n = snprintf(ev, sizeof ev,
+				     ",{\"ph\":\"s\",\"id\":%d,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":1,\"tid\":%d,"
+				     "\"ts\":%d.%03d}",
+				     i, (int)((r >> 58) % 3) + 1, 1000 + i / 2, (int)((r >> 20) % 1000));
+			cm_buf_put(&doc, ev, (size_t)n);
+		}
+	}
+	cm_buf_lit(&doc, "]}");
+	cm_buf_putc(&doc, 0);
+	setenv("CUPTIMERGE_PFT_BATCH", "300", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 1, &one), 0);
+	setenv("CUPTIMERGE_PFT_SHARE_ALTERNATE", "1", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 3, &shared), 0);
+	unsetenv("CUPTIMERGE_PFT_SHARE_ALTERNATE");
+	setenv("CUPTIMERGE_PFT_PASSER_ONLY", "1", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 3, &passer), 0);
+	unsetenv("CUPTIMERGE_PFT_PASSER_ONLY");
+	unsetenv("CUPTIMERGE_PFT_BATCH");
+	ck_assert_uint_gt(one.len, 30000);
+	ck_bytes(&shared, one.p, one.len);
+	ck_bytes(&passer, one.p, one.len);
+	cm_buf_free(&doc);
+	cm_buf_free(&one);
+	cm_buf_free(&shared);
+	cm_buf_free(&passer);
+}
+END_TEST
+
 /* The document cut anywhere gives the same bytes; other members are
  * skipped, whatever their values; a key with escapes is still found. */
 START_TEST(stream)
@@ -936,6 +1002,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, laneq_keys);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
 	tcase_add_test(tc, stream);
+	tcase_add_test(tc, passer_share);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
 	return s;
