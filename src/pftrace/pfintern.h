@@ -59,6 +59,9 @@ static inline void cm_strtab_words(const char *s, size_t n, uint64_t *w0, uint64
 	}
 }
 
+/* (always inline, as pfevent.c's intern is: an event's name, category and
+ * keys each look theirs up, and GCC left them out of line, a call's saving
+ * and restoring of registers a lookup) */
 static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 {
 	uint64_t w0, w1;

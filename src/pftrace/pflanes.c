@@ -328,6 +328,7 @@ static int64_t around(const struct node *n, uint32_t t, int64_t b)
 	}
 }
 
+/* around() by recursion, for a treap deeper than its stack. */
 static int64_t around_deep(const struct node *n, uint32_t t, int64_t b)
 {
 	int64_t x;
