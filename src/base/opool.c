@@ -196,6 +196,27 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The slots of a pool of WORKERS: a slot per worker and a few more, so
+ * that a slow block does not stall the others; not twice the workers,
+ * which on a big machine costs memory (every slot keeps its buffers) and
+ * gained nothing measured then.  CUPTIMERGE_POOL_SLOTS, a testing aid
+ * (bench/dev-pfcpu10.sh measures the .pftrace's pool with more on 16
+ * CPUs), asks for more: at most twice the workers and 8, the ring the
+ * .pftrace's lanes keep for the pool's batches (pfstream.c, pflaneq.c). */
+static int slots_for(int workers)
+{
+	int n = workers + (workers < 4 ? workers : 4);
+	const char *env = getenv("CUPTIMERGE_POOL_SLOTS");
+	if (env && *env) {
+		int want = atoi(env);
+		if (want > 2 * workers + 8)
+			want = 2 * workers + 8;
+		if (want > n)
+			n = want;
+	}
+	return n;
+}
+
 cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
 		       void *sctx)
 {
@@ -206,10 +227,7 @@ cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wct
 	p->sctx = sctx;
 	p->wctx = wctx;
 	p->nworkers = workers < 1 ? 1 : workers;
-	/* a slot per worker and a few more, so that a slow block does not
-	 * stall the others: not twice the workers, which on a big machine
-	 * costs memory (every slot keeps its buffers) and gains nothing */
-	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
+	p->nslots = slots_for(p->nworkers);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
@@ -344,7 +362,7 @@ cm_opool *cm_opool_new_crew(cm_ocrew *c, cm_opool_fn fn, void **wctx, cm_opool_s
 	/* as cm_opool_new's ring for as many workers: each reader may have
 	 * the whole crew once the other is done */
 	free(p->slots);
-	p->nslots = p->nworkers + (p->nworkers < 4 ? p->nworkers : 4);
+	p->nslots = slots_for(p->nworkers);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	p->nthreads = c->nthreads; /* the caller only fills slots and waits */
 	p->crew = c;

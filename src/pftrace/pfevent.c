@@ -75,6 +75,14 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	 * no number's value kept as it is parsed (pfparse.c): the reading
 	 * before them, which must give the same bytes */
 	e->no_flat = (env = getenv("CUPTIMERGE_PFT_GENERIC")) && *env && strcmp(env, "0");
+	/* a testing aid: every batch's packets written by the passer, which
+	 * the sequential part waits for when it is behind (bench/dev-pfcpu10.sh) */
+	e->share = !((env = getenv("CUPTIMERGE_PFT_PASSER_ONLY")) && *env && strcmp(env, "0"));
+	/* and one that has every other batch's packets written here, where
+	 * the share happens only when the passer is behind (check_pbwrite's
+	 * passer_share) */
+	if (e->share && (env = getenv("CUPTIMERGE_PFT_SHARE_ALTERNATE")) && *env && strcmp(env, "0"))
+		e->share = 2;
 	return e;
 }
 
@@ -110,20 +118,24 @@ void cm_pfev_free(cm_pfev *e)
 	free(e);
 }
 
-/* The iid of S[0..N) in table T (an InternedData field FIELD), interning it
- * (into e->interned, for the packet being made) when new. */
-static uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, size_t n)
+/* A new string S[0..N) of a table (an InternedData field FIELD): its iid,
+ * and its entry in e->interned, for the packet being made. */
+static __attribute__((noinline)) uint64_t intern_new(cm_pfev *e, uint32_t field, const char *s, size_t n)
 {
-	uint64_t iid = cm_strtab_get(t, s, n, e->next_iid);
-	size_t m;
-	if (iid)
-		return iid;
-	iid = e->next_iid++;
-	m = cm_pb_open(&e->interned, field);
+	uint64_t iid = e->next_iid++;
+	size_t m = cm_pb_open(&e->interned, field);
 	cm_pb_uint(&e->interned, 1, iid);
 	cm_pb_bytes(&e->interned, 2, s, n);
 	cm_pb_close(&e->interned, m);
 	return iid;
+}
+
+/* The iid of S[0..N) in table T (an InternedData field FIELD), interning it
+ * (intern_new) when new: inline, as most find theirs in T's cache. */
+static inline __attribute__((always_inline)) uint64_t intern(cm_pfev *e, cm_strtab *t, uint32_t field, const char *s, size_t n)
+{
+	uint64_t iid = cm_strtab_get(t, s, n, e->next_iid);
+	return iid ? iid : intern_new(e, field, s, n);
 }
 
 /* Between packets: start the tables over when they hold too much. */
@@ -155,6 +167,41 @@ static double number_of(const cm_jval *v)
 	return d;
 }
 
+/* 1 when the key K[0..N) holds a '.': a word's test for a key of 16
+ * bytes at most (most of them), where a call of memchr cost more. */
+static inline int has_dot(const char *k, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101u, dots = 0x2e2e2e2e2e2e2e2eu;
+	uint64_t w0, w1;
+	if (n > 16)
+		return memchr(k, '.', n) != NULL;
+	cm_strtab_words(k, n, &w0, &w1); /* every byte of K, and 0s (no dot) */
+	w0 ^= dots, w1 ^= dots;
+	return ((((w0 - ones) & ~w0) | ((w1 - ones) & ~w1)) & ones << 7) != 0;
+}
+
+/* An integer V under a plain KEY (no dot), field FIELD (below 16) of what
+ * is open in B: most args of a trace, their bytes written at once (the
+ * same as put_annotation's: the body takes 22 bytes at most, so its
+ * length is one byte, and the tag one). */
+static inline __attribute__((always_inline)) void put_int_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen,
+				      const cm_jval *v)
+{
+	uint64_t iid = intern(e, &e->keys, ID_ANNOTATION_NAMES, key, klen);
+	unsigned char *p;
+	size_t n = 2;
+	if (b->cap - b->len < 24)
+		cm_buf_grow(b, 24);
+	p = (unsigned char *)b->p + b->len;
+	p[0] = (unsigned char)(field << 3 | CM_PB_LEN);
+	p[n++] = DA_NAME_IID << 3 | CM_PB_VARINT;
+	n += cm_pb_varint_at(p + n, iid);
+	p[n++] = DA_INT << 3 | CM_PB_VARINT;
+	n += cm_pb_varint_at(p + n, (uint64_t)v->iv);
+	p[1] = (unsigned char)(n - 2);
+	b->len += n;
+}
+
 /* Append V as a DebugAnnotation, field FIELD of what is open in B, named
  * KEY (NULL: an array element, unnamed).  A null, an empty object or an
  * empty array writes nothing, as Perfetto's JSON import keeps no arg for
@@ -167,22 +214,7 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 	const cm_jval *k;
 	const char *dot = key ? memchr(key, '.', klen) : NULL;
 	if (v->has_iv == CM_PF_IV_INT && key && !dot && field < 16) {
-		/* an integer under a plain key, most args of a trace: its bytes
-		 * written at once (the same as below: its body takes 22 bytes
-		 * at most, so its length is one byte, and the tag one) */
-		uint64_t iid = intern(e, &e->keys, ID_ANNOTATION_NAMES, key, klen);
-		unsigned char *p;
-		size_t n = 2;
-		if (b->cap - b->len < 24)
-			cm_buf_grow(b, 24);
-		p = (unsigned char *)b->p + b->len;
-		p[0] = (unsigned char)(field << 3 | CM_PB_LEN);
-		p[n++] = DA_NAME_IID << 3 | CM_PB_VARINT;
-		n += cm_pb_varint_at(p + n, iid);
-		p[n++] = DA_INT << 3 | CM_PB_VARINT;
-		n += cm_pb_varint_at(p + n, (uint64_t)v->iv);
-		p[1] = (unsigned char)(n - 2);
-		b->len += n;
+		put_int_annotation(e, b, field, key, klen, v);
 		return;
 	}
 	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
@@ -341,15 +373,10 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
 	}
 }
 
-/* The time V (microseconds) in *NS; -1 after reporting when it is missing,
- * not a number, negative or beyond int64 nanoseconds. */
-int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+/* cm_pf_time (pfevent.h) past the values kept as parsed: V's text read as
+ * a time, or the refusal. */
+int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
 {
-	/* the digits read into nanoseconds when parsed (pfparse.c), else read here */
-	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_NS && v->iv >= 0)
-		return *ns = v->iv, 0;
-	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_INT && v->iv >= 0 && v->iv < (int64_t)1 << 43)
-		return *ns = v->iv * 1000, 0;
 	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
 		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
 			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");
@@ -376,9 +403,14 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
-	if (ev->args)
-		for (k = ev->args->kids; k; k = k->next)
-			put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+	if (ev->args) {
+		for (k = ev->args->kids; k; k = k->next) {
+			if (k->has_iv == CM_PF_IV_INT && !has_dot(k->key, k->klen)) /* (k->key: an object's) */
+				put_int_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+			else
+				put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+		}
+	}
 	return 0;
 }
 

@@ -87,6 +87,7 @@ struct track {
  * track, the last X). */
 struct cm_pfwrite {
 	cm_buf rec, places, jobs, cvals;
+	const char *lim; /* the end of the records' buffer (the places' records lie in it) */
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;
@@ -141,6 +142,17 @@ struct cm_pfev {
 	 * lanes, and that passed the bytes on (the file) */
 	double lane_wait, passed;
 	double in_order;  /* CPU of pfseg.c's steps on the sink's thread */
+	/* the batches whose packets the sink's thread wrote itself (emit
+	 * said 1: no passer, or its queue full), and the seconds it took */
+	unsigned long wrote_here;
+	double wrote_here_s;
+	/* write a batch's packets on the sink's thread when the passer's
+	 * queue is full, rather than wait (pfstream.c's emit_batch): 1; 0
+	 * with CUPTIMERGE_PFT_PASSER_ONLY=1, 2 with
+	 * CUPTIMERGE_PFT_SHARE_ALTERNATE=1 (testing aids: the passer alone;
+	 * every other batch written here whatever the queue, for the tests) */
+	int share;
+	unsigned long nemits; /* share 2: the batches so far */
 	/* pfseg.c's: the batch's packets to write, and the writing's state
 	 * after the batch */
 	struct cm_pfwrite wt;
@@ -149,7 +161,8 @@ struct cm_pfev {
 	/* where a batch's packets to write go (pfstream.c: to the passer,
 	 * after what OUT holds; the buffers swapped for the passer's used
 	 * ones): 0, -1 after a failure (the passer's, reported when it
-	 * stops), 1 when it cannot (written here, appended to OUT); NULL:
+	 * stops), 1 when it cannot, or its queue is full (written here,
+	 * appended to OUT, passed on before the next batch's); NULL:
 	 * written here */
 	int (*emit)(void *ctx, struct cm_pfwrite *w);
 	void *emit_ctx;
@@ -242,9 +255,20 @@ int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);
+/* cm_pf_time's reading of V's text (its value not kept, or not one of
+ * a time), or its refusal. */
+int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);
 /* The time V (microseconds) in *NS; -1 after reporting when it is missing,
- * not a number, negative or beyond int64 nanoseconds. */
-int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);
+ * not a number, negative or beyond int64 nanoseconds.  Inline up to the
+ * value kept as it was parsed (pfparse.c), most times' way. */
+static inline int cm_pf_time(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
+{
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_NS && v->iv >= 0)
+		return *ns = v->iv, 0;
+	if (v && v->type == CM_J_NUM && v->has_iv == CM_PF_IV_INT && v->iv >= 0 && v->iv < (int64_t)1 << 43)
+		return *ns = v->iv * 1000, 0;
+	return cm_pf_time_text(e, v, what, ph, off, ns);
+}
 /* Encode the track event body of EV (TYPE; 0: a flow's) into e->te, all
  * but its track uuid, interning into e->interned.  0 or -1 (reported). */
 int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "json/jwrite.h"
 
 /* ---- a string table: bytes -> a number, for interning ---- */
@@ -15,19 +16,70 @@ typedef struct cm_strtab {
 	struct cm_strent *slots;
 	size_t nslots, count;
 	cm_buf blob; /* the strings' bytes */
-	/* the strings met lately, by their length and end bytes (pfutil.c):
-	 * most lookups of an event's keys, category and name find theirs
-	 * here, without the hash of all their bytes and the probe (val 0:
-	 * empty) */
+	/* the strings met lately, by their length and end bytes: most
+	 * lookups of an event's keys, category and name find theirs here,
+	 * without the hash of all their bytes and the probe (val 0: empty).
+	 * W0 and W1 are cm_strtab_words' of the string: with its length,
+	 * all its bytes when it has 16 at most */
 	struct cm_strcache {
-		uint32_t off, len;
+		uint64_t w0, w1;
 		uint64_t val;
+		uint32_t off, len;
 	} cache[CM_STRTAB_CACHE];
 } cm_strtab;
 
 /* The number stored for S[0..N) (from 1 up), or 0 when it is new, in which
  * case VAL is stored for it (VAL 0: only look). */
-uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val);
+static inline uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val);
+/* cm_strtab_get past its cache: the probe of the table, C the cache
+ * entry to fill, W0 and W1 the string's words. */
+uint64_t cm_strtab_probe(cm_strtab *t, const char *s, size_t n, uint64_t val, struct cm_strcache *c, uint64_t w0,
+			 uint64_t w1);
+
+/* Two words that, with N, say every byte of S[0..N) when N is 16 at most
+ * (its first and last 8 bytes, overlapping; fewer bytes packed in one
+ * word, W1 then 0), and its ends when longer; no byte outside S read. */
+static inline void cm_strtab_words(const char *s, size_t n, uint64_t *w0, uint64_t *w1)
+{
+	uint32_t a, b;
+	if (n >= 8) {
+		memcpy(w0, s, 8);
+		memcpy(w1, s + n - 8, 8);
+		return;
+	}
+	*w1 = 0;
+	if (n >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		*w0 = a | (uint64_t)b << 32;
+	} else {
+		*w0 = n ? (unsigned char)s[0] | (unsigned)(unsigned char)s[n >> 1] << 8 |
+			      (unsigned)(unsigned char)s[n - 1] << 16
+			: 0;
+	}
+}
+
+/* (always inline, as pfevent.c's intern is: an event's name, category and
+ * keys each look theirs up, and GCC left them out of line, a call's saving
+ * and restoring of registers a lookup) */
+static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
+{
+	uint64_t w0, w1;
+	size_t x;
+	struct cm_strcache *c;
+	/* the slot: by the length and three bytes, which tell apart the few
+	 * strings of a table met together better than a hash of them all
+	 * (names that differ in length or ends: a hash put a fifth of the
+	 * lookups of a trace on a slot another string held) */
+	x = n ? n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1] * 3 + (unsigned char)s[n >> 1] : 0;
+	c = &t->cache[(x ^ x >> 6) & (CM_STRTAB_CACHE - 1)];
+	cm_strtab_words(s, n, &w0, &w1);
+	if (c->val && c->len == n && c->w0 == w0 && c->w1 == w1 &&
+	    (n <= 16 || !memcmp(t->blob.p + c->off + 8, s + 8, n - 16)))
+		return c->val;
+	return cm_strtab_probe(t, s, n, val, c, w0, w1);
+}
+
 /* Forget everything (keeps the memory). */
 void cm_strtab_clear(cm_strtab *t);
 void cm_strtab_free(cm_strtab *t);
@@ -59,6 +111,9 @@ void cm_pflanes_free(cm_pflanes *l);
  * processor pairs its begin and end (pflanes.c says when lane 0 would not
  * do); remembered for the slices after it. */
 unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e);
+/* The slices placed so far on a lane out of the in-order mode at or after
+ * the end of all of its slices (pflanes.c's append; for the tests). */
+unsigned long cm_pflanes_appends(const cm_pflanes *l);
 
 /* ---- the event encoder (pfevent.c) ---- */
 typedef struct cm_pfev cm_pfev;

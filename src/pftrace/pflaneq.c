@@ -97,7 +97,12 @@ static uint64_t id_key(const cm_jval *v, uint64_t outside)
 {
 	int64_t x;
 	if (v && v->type == CM_J_NUM) {
-		if (small_int(v->s, v->len, &x))
+		/* the value kept as it was parsed (pfparse.c), of an integer
+		 * literal as small_int reads it; one of 19 digits is beyond
+		 * 2^32 either way */
+		if (v->has_iv == CM_PF_IV_INT)
+			x = v->iv < 0 || v->iv > UINT32_MAX ? 0 : v->iv;
+		else if (small_int(v->s, v->len, &x))
 			x = x < 0 || x > UINT32_MAX ? 0 : x;
 		else if (cm_pf_num_id(v->s, v->len, &x) < 0)
 			return 1;

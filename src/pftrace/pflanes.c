@@ -89,6 +89,7 @@ struct thr {
 struct cm_pflanes {
 	struct node *n;
 	size_t nn, cap; /* nodes used (node 0 included), allocated */
+	unsigned long appends; /* slices placed by append() (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
 	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
@@ -169,6 +170,8 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 
 /* ---- the treap ---- */
 
+static void fix_maxe(struct node *n, uint32_t t);
+
 static void update(struct node *n, uint32_t t)
 {
 	int64_t m = n[t].e;
@@ -185,33 +188,68 @@ static int before(const struct node *n, uint32_t x, uint32_t t)
 	return n[x].b < n[t].b || (n[x].b == n[t].b && n[x].e > n[t].e);
 }
 
-/* Insert node X in the treap T; returns the new root. */
+/* Insert node X in the treap T; returns the new root.  No recursion: down
+ * to where X's priority puts it (below every node of a priority at least
+ * its own, as rotations after a leaf's insertion would put it), raising
+ * the latest ends on the way; there the subtree is split in two by X's
+ * order, as X's children, and the split's nodes get their latest ends
+ * again from the bottom up (a treap is shallow: past SPLIT_MAX of them, the
+ * whole subtree's are worked out again). */
+#define SPLIT_MAX 128
 static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
 {
-	uint32_t c;
-	if (!t)
-		return x;
-	if (before(n, x, t)) {
-		n[t].l = insert(n, n[t].l, x);
-		if (n[n[t].l].prio > n[t].prio) { /* rotate right */
-			c = n[t].l;
-			n[t].l = n[c].r;
-			n[c].r = t;
-			update(n, t);
-			t = c;
-		}
-	} else {
-		n[t].r = insert(n, n[t].r, x);
-		if (n[n[t].r].prio > n[t].prio) { /* rotate left */
-			c = n[t].r;
-			n[t].r = n[c].l;
-			n[c].l = t;
-			update(n, t);
-			t = c;
+	uint32_t root = t, *link = &root, *left, *right, path[SPLIT_MAX];
+	size_t depth = 0, k;
+	while ((t = *link) && n[t].prio >= n[x].prio) {
+		if (n[x].e > n[t].maxe)
+			n[t].maxe = n[x].e;
+		link = before(n, x, t) ? &n[t].l : &n[t].r;
+	}
+	*link = x;
+	left = &n[x].l, right = &n[x].r;
+	while (t) {
+		if (depth < SPLIT_MAX)
+			path[depth] = t;
+		depth++;
+		if (before(n, x, t)) { /* T and its right after X */
+			*right = t;
+			right = &n[t].l;
+			t = n[t].l;
+		} else {
+			*left = t;
+			left = &n[t].r;
+			t = n[t].r;
 		}
 	}
-	update(n, t);
-	return t;
+	*left = *right = 0;
+	if (depth > SPLIT_MAX) {
+		fix_maxe(n, x);
+		return root;
+	}
+	for (k = depth; k-- > 0;)
+		update(n, path[k]);
+	update(n, x);
+	return root;
+}
+
+/* Insert node X in the treap T when it begins at or after the end of every
+ * node of T (T not empty): X comes last in order, so it goes down T's right
+ * spine to where its priority puts it, with T's rest there as its left, no
+ * rotation; and its end is the latest of every node above it.  A stream
+ * row's kernels, one after another, mostly come so.  Returns the new root. */
+static uint32_t append(struct node *n, uint32_t t, uint32_t x)
+{
+	uint32_t root = t, parent = 0;
+	while (t && n[t].prio >= n[x].prio) {
+		n[t].maxe = n[x].e;
+		parent = t;
+		t = n[t].r;
+	}
+	n[x].l = t; /* (its maxe: its own end, later than any there) */
+	if (!parent)
+		return x;
+	n[parent].r = x;
+	return root;
 }
 
 /* 1 when a slice of T begins at B and ends before E. */
@@ -258,18 +296,51 @@ static int64_t latest_end(const struct node *n, uint32_t t, int64_t lo, int64_t 
  * it (the slices of a lane nest, so those around B are a chain, and the
  * innermost is the last of them in the treap's order), or INT64_MAX when
  * there is none. */
+static int64_t around_deep(const struct node *n, uint32_t t, int64_t b);
 static int64_t around(const struct node *n, uint32_t t, int64_t b)
+{
+	/* around_deep's search, its way back on a stack: a node that begins
+	 * before B waits there while its right is searched (later in order),
+	 * then answers, or its left is searched */
+	uint32_t stack[SPLIT_MAX];
+	size_t depth = 0;
+	for (;;) {
+		while (t && n[t].maxe > b) {
+			if (n[t].b < b) {
+				if (depth == SPLIT_MAX) { /* (never at a treap's depths) */
+					int64_t x = around_deep(n, t, b);
+					if (x != INT64_MAX)
+						return x;
+					break; /* T's subtree searched: on with the stack */
+				}
+				stack[depth++] = t;
+				t = n[t].r;
+			} else {
+				t = n[t].l;
+			}
+		}
+		if (!depth)
+			return INT64_MAX;
+		t = stack[--depth];
+		if (n[t].e > b)
+			return n[t].e;
+		t = n[t].l;
+	}
+}
+
+/* around() by recursion, for a treap deeper than its stack. */
+static int64_t around_deep(const struct node *n, uint32_t t, int64_t b)
 {
 	int64_t x;
 	if (!t || n[t].maxe <= b)
 		return INT64_MAX;
 	if (n[t].b < b) {
-		if ((x = around(n, n[t].r, b)) != INT64_MAX)
+		if ((x = around_deep(n, n[t].r, b)) != INT64_MAX)
 			return x;
 		if (n[t].e > b)
 			return n[t].e;
 	}
-	return around(n, n[t].l, b);
+	return around_deep(n, n[t].l, b);
 }
 
 /* 1 when the slice [B, E] (E > B) cannot go on the lane T:
@@ -345,9 +416,13 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
 	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
 	path = cm_xmalloc(oldn * sizeof *path);
-	l->n = cm_xcalloc(cap, sizeof *l->n);
+	/* not zeroed: every node is written whole before it is read (node 0,
+	 * the children's "none", here; zeroing 640 KB a rebuild cost more
+	 * than the rebuild) */
+	l->n = cm_xmalloc(cap * sizeof *l->n);
 	l->cap = cap;
 	l->nn = 1;
+	memset(&l->n[0], 0, sizeof l->n[0]);
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
@@ -514,9 +589,18 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 	l->n[x].maxe = e;
 	l->n[x].l = l->n[x].r = 0;
 	l->n[x].prio = prio(l);
-	if (ln->sorted)
+	if (ln->sorted) {
 		sorted_append(l, ln, x);
-	else
+	} else if (ln->root && l->n[ln->root].maxe <= b) {
+		ln->root = append(l->n, ln->root, x);
+		l->appends++;
+	} else {
 		ln->root = insert(l->n, ln->root, x);
+	}
 	return lane;
+}
+
+unsigned long cm_pflanes_appends(const cm_pflanes *l)
+{
+	return l->appends;
 }

@@ -114,6 +114,15 @@ static int put(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w)
 
 int cm_pfpass_put(cm_pfpass *p, cm_buf *b) { return put(p, b, NULL); }
 
+int cm_pfpass_full(cm_pfpass *p)
+{
+	int full;
+	pthread_mutex_lock(&p->mu);
+	full = p->n == PASS_QUEUE;
+	pthread_mutex_unlock(&p->mu);
+	return full;
+}
+
 int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w) { return put(p, b, w); }
 
 int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited)

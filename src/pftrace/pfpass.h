@@ -20,6 +20,9 @@ cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *
  * wait for room (4 buffers at most).  0, or -1 once the sink has failed. */
 int cm_pfpass_put(cm_pfpass *p, cm_buf *b);
 
+/* 1 when a put would wait now (the queue is full). */
+int cm_pfpass_full(cm_pfpass *p);
+
 /* Queue B's bytes, then the packets of the batch W (cm_pfseg_write, on
  * the passer's thread), in one buffer: B and W's buffers are swapped for
  * ones passed already (empty), as cm_pfpass_put's.  0 or -1 as it. */

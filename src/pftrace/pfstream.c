@@ -200,11 +200,13 @@ static int drain(cm_pft *t, int all)
 
 /* pfseg.c's batches of packets to write (cm_pfev's emit): what t->out
  * holds, then W's packets, written and passed on by the passer; the
- * buffers swapped, none copied.  1 when there is no passer. */
+ * buffers swapped, none copied.  1 when there is no passer, or when its
+ * queue is full (pfseg.c then writes them on this thread, rather than
+ * wait). */
 static int emit_batch(void *ctx, struct cm_pfwrite *w)
 {
 	cm_pft *t = ctx;
-	if (!passer(t))
+	if (!passer(t) || (t->ev->share && cm_pfpass_full(t->pass)))
 		return 1;
 	return cm_pfpass_put_batch(t->pass, &t->out, w) < 0 ? -1 : 0;
 }
@@ -548,10 +550,10 @@ static void report(cm_pft *t)
 		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
-		"in %.2f s, bytes passed on (written) in %.2f s",
+		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time - t->w_put, t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
-		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->passed);
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed);
 }
 
 int cm_pft_finish(cm_pft *t)

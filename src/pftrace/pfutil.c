@@ -88,27 +88,17 @@ static void grow(cm_strtab *t)
 	t->nslots = n;
 }
 
-/* The slot of S[0..N) in a table's cache. */
-static inline size_t cache_slot(const char *s, size_t n)
+uint64_t cm_strtab_probe(cm_strtab *t, const char *s, size_t n, uint64_t val, struct cm_strcache *c, uint64_t w0,
+			 uint64_t w1)
 {
-	size_t x = n ? n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1] * 3 + (unsigned char)s[n >> 1] : 0;
-	return (x ^ x >> 6) & (CM_STRTAB_CACHE - 1);
-}
-
-uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
-{
-	struct cm_strcache *c = &t->cache[cache_slot(s, n)];
-	uint64_t h;
+	uint64_t h = strtab_hash(s, n);
 	size_t j;
-	if (c->val && c->len == n && !memcmp(t->blob.p + c->off, s, n))
-		return c->val;
-	h = strtab_hash(s, n);
 	if (!t->nslots || (t->count + 1) * 4 > t->nslots * 3)
 		grow(t);
 	for (j = h & (t->nslots - 1); t->slots[j].val; j = (j + 1) & (t->nslots - 1)) {
 		struct cm_strent *e = &t->slots[j];
 		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n)) {
-			c->off = e->off, c->len = e->len, c->val = e->val;
+			c->off = e->off, c->len = e->len, c->val = e->val, c->w0 = w0, c->w1 = w1;
 			return e->val;
 		}
 	}
@@ -118,7 +108,7 @@ uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 	t->slots[j].val = val;
 	t->slots[j].off = (uint32_t)t->blob.len;
 	t->slots[j].len = (uint32_t)n;
-	c->off = (uint32_t)t->blob.len, c->len = (uint32_t)n, c->val = val;
+	c->off = (uint32_t)t->blob.len, c->len = (uint32_t)n, c->val = val, c->w0 = w0, c->w1 = w1;
 	cm_buf_put(&t->blob, s, n);
 	t->count++;
 	return 0;

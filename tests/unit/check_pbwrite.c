@@ -47,6 +47,26 @@ START_TEST(varints)
 }
 END_TEST
 
+/* cm_pb_varint_size (from the top bit's place) is the length
+ * cm_pb_varint_at writes, and 7 bits a byte, at every power of 2 and
+ * beside it. */
+START_TEST(varint_sizes)
+{
+	for (int k = 0; k < 64; k++)
+		for (int d = -1; d <= 1; d++) {
+			uint64_t v = (UINT64_C(1) << k) + (uint64_t)(int64_t)d, x = v;
+			unsigned char p[10];
+			size_t n = 1;
+			while (x >= 0x80)
+				x >>= 7, n++;
+			ck_assert_uint_eq(cm_pb_varint_size(v), n);
+			ck_assert_uint_eq(cm_pb_varint_at(p, v), n);
+		}
+	ck_assert_uint_eq(cm_pb_varint_size(0), 1);
+	ck_assert_uint_eq(cm_pb_varint_size(UINT64_MAX), 10);
+}
+END_TEST
+
 /* Fields: the key is (field << 3 | wire type); an int64 below 0 is its
  * two's complement in ten bytes; a double is its bits, little-endian. */
 START_TEST(fields)
@@ -431,6 +451,57 @@ END_TEST
 
 /* Lanes: a slice goes to a second lane only when the first would pair a
  * begin or end of it with another slice's. */
+/* The string tables' cache (pfintern.h: a string told by its length and
+ * two words, its middle compared past 16 bytes): strings of 0 to 40 bytes
+ * that share their length and ends, or differ in one byte anywhere (the
+ * middle of a long one too), looked up in random order, often again at
+ * once (the cache's hit): each gets the number it was given first, and a
+ * new one is new, as a list of them all says; the strings read in place
+ * in a buffer that ends with them (no byte past them read: valgrind, ASan). */
+START_TEST(strtab_cache)
+{
+	enum { NS = 400 };
+	static char strs[NS][41];
+	static size_t lens[NS];
+	static uint64_t given[NS];
+	cm_strtab t = {0};
+	uint64_t r = 0xC0FFEEu + (uint64_t)_i, next = 1;
+	memset(given, 0, sizeof given); /* (a loop's run may share the process: CK_FORK=no) */
+	for (int i = 0; i < NS; i++) {
+		size_t n = (size_t)(i % 41);
+		memset(strs[i], 'a' + i % 3, n); /* many share length and ends */
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		if (n)
+			strs[i][(r >> 33) % n] = (char)('A' + (r >> 40) % 4); /* one byte set apart, anywhere */
+		lens[i] = n;
+	}
+	for (int k = 0; k < 20000; k++) {
+		int i, j;
+		uint64_t want = 0, got;
+		char *copy;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		i = (int)((r >> 33) % NS);
+		for (j = 0; j < NS; j++) /* the first string with these bytes was given the number */
+			if (lens[j] == lens[i] && !memcmp(strs[j], strs[i], lens[i]) && given[j]) {
+				want = given[j];
+				break;
+			}
+		copy = malloc(lens[i] ? lens[i] : 1); /* a buffer that ends with the string */
+		memcpy(copy, strs[i], lens[i]);
+		got = cm_strtab_get(&t, copy, lens[i], next);
+		if (want) {
+			ck_assert_uint_eq(got, want);
+		} else {
+			ck_assert_uint_eq(got, 0);
+			given[i] = next++;
+		}
+		ck_assert_uint_eq(cm_strtab_get(&t, copy, lens[i], 0), want ? want : given[i]); /* again at once */
+		free(copy);
+	}
+	cm_strtab_free(&t);
+}
+END_TEST
+
 START_TEST(lanes)
 {
 	cm_pflanes *l = cm_pflanes_new();
@@ -534,6 +605,71 @@ START_TEST(lanes_random)
 					ck_assert_int_eq(p[stack[--depth]].e, pk[k][0]);
 				}
 		}
+	cm_pflanes_free(l);
+}
+END_TEST
+
+/* The lanes' append (pflanes.c): a lane out of the in-order mode (a slice
+ * went back in time) whose next slices begin at or after the end of all of
+ * its slices, as a stream row's kernels do, one after another, but for an
+ * overlap (a sync over a memcpy's end), a tie or a slice back in time now and
+ * then: each slice on the first lane without a clash, found by looking at
+ * every slice placed before it, and the append taken for most of them.
+ * Loops: how often a slice goes back (1 in 4 to 1 in 64), with the times in
+ * ns on three threads, or in steps of 7.5 ms on one (over 25 times the
+ * window: the nodes placed again, old slices forgotten, which could not
+ * clash any more). */
+#define NLANES_APPEND 4000
+START_TEST(lanes_append)
+{
+	static struct placed p[NLANES_APPEND];
+	cm_pflanes *l = cm_pflanes_new();
+	uint64_t r = 0x9E3779B9u + (uint64_t)_i * 104729u;
+	int64_t at[4] = {0, 0, 0, 0}, scale = _i % 2 ? 7500000 : 1;
+	unsigned i, j, lane, back = 4u << (_i / 2), maxlane = 0;
+	for (i = 0; i < NLANES_APPEND; i++) {
+		unsigned t;
+		int64_t b, e, d;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		/* one thread over the window (the window follows the latest
+		 * begin of all threads: one far behind would lose slices that
+		 * can still clash) */
+		t = scale > 1 ? 1 : (unsigned)(r >> 62) % 3 + 1;
+		d = (int64_t)((r >> 20) % 50) + 1;
+		switch ((unsigned)(r >> 30) % back) {
+		case 0: /* back in time, into what is placed */
+			b = at[t] - (int64_t)((r >> 40) % 200);
+			break;
+		case 1: /* over the end of the one before */
+			b = at[t] - (int64_t)((r >> 40) % 3);
+			break;
+		default: /* after it, or where it ends */
+			b = at[t] + (int64_t)((r >> 40) % 4);
+			break;
+		}
+		e = b + d;
+		if (e > at[t])
+			at[t] = e;
+		p[i].b = b * scale, p[i].e = e * scale, p[i].thread = t, p[i].i = i;
+		p[i].lane = cm_pflanes_place(l, t, p[i].b, p[i].e);
+		for (lane = 0;; lane++) { /* the first lane without a clash, by looking at all */
+			for (j = 0; j < i; j++) {
+				const struct placed *q = &p[j];
+				if (q->thread != t || q->lane != lane)
+					continue;
+				if ((q->b == p[i].b && q->e < p[i].e) || (q->b > p[i].b && q->b <= p[i].e && q->e > p[i].e) ||
+				    (q->b < p[i].b && q->e > p[i].b && q->e < p[i].e))
+					break;
+			}
+			if (j == i)
+				break;
+		}
+		ck_assert_uint_eq(p[i].lane, lane);
+		if (lane > maxlane)
+			maxlane = lane;
+	}
+	ck_assert_uint_gt(maxlane, 0);
+	ck_assert_uint_gt(cm_pflanes_appends(l), NLANES_APPEND / 4); /* the append taken */
 	cm_pflanes_free(l);
 }
 END_TEST
@@ -727,6 +863,72 @@ static int transcode(const char *doc, size_t step, cm_buf *out)
 	return rc;
 }
 
+/* transcode's, on THREADS threads (the workers, and from 2 the passer). */
+static int transcode_threads(const char *doc, size_t step, int threads, cm_buf *out)
+{
+	cm_pft *t = cm_pft_new(collect, out, "<test>");
+	size_t n = strlen(doc), i;
+	int rc = 0;
+	cm_pft_threads(t, threads);
+	for (i = 0; i < n && !rc; i += step)
+		rc = cm_pft_write(t, doc + i, n - i < step ? n - i : step);
+	if (!rc)
+		rc = cm_pft_finish(t);
+	cm_pft_free(t);
+	return rc;
+}
+
+/* The passer's share (pfseg.c): a batch's packets written by the
+ * sequential part (when the passer's queue is full; here every other
+ * batch, CUPTIMERGE_PFT_SHARE_ALTERNATE) come out where the passer would
+ * have put them: the bytes of one thread, with batches of 300 bytes of
+ * text (some 500 of them), slices with args, ties, zero durations, flows
+ * and held-back ends across the batches' edges; and with the passer alone
+ * (CUPTIMERGE_PFT_PASSER_ONLY). */
+START_TEST(passer_share)
+{
+	cm_buf doc = {0}, one = {0}, shared = {0}, passer = {0};
+	uint64_t r = 0x5EED;
+	cm_buf_lit(&doc, "{\"traceEvents\":[");
+	for (int i = 0; i < 1500; i++) {
+		char ev[256];
+		int n;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		n = snprintf(ev, sizeof ev,
+			     "%s{\"ph\":\"X\",\"name\":\"k%d\",\"cat\":\"c\",\"pid\":1,\"tid\":%d,\"ts\":%d.%03d,"
+			     "\"dur\":%d,\"args\":{\"i\":%d}}",
+			     i ? "," : "", (int)(r >> 60), (int)((r >> 58) % 3) + 1, 1000 + i / 2, (int)((r >> 20) % 1000),
+			     (int)((r >> 40) % 4), i);
+		cm_buf_put(&doc, ev, (size_t)n);
+		if (i % 5 == 0) {
+			n = snprintf(ev, sizeof ev,
+				     ",{\"ph\":\"s\",\"id\":%d,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":1,\"tid\":%d,"
+				     "\"ts\":%d.%03d}",
+				     i, (int)((r >> 58) % 3) + 1, 1000 + i / 2, (int)((r >> 20) % 1000));
+			cm_buf_put(&doc, ev, (size_t)n);
+		}
+	}
+	cm_buf_lit(&doc, "]}");
+	cm_buf_putc(&doc, 0);
+	setenv("CUPTIMERGE_PFT_BATCH", "300", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 1, &one), 0);
+	setenv("CUPTIMERGE_PFT_SHARE_ALTERNATE", "1", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 3, &shared), 0);
+	unsetenv("CUPTIMERGE_PFT_SHARE_ALTERNATE");
+	setenv("CUPTIMERGE_PFT_PASSER_ONLY", "1", 1);
+	ck_assert_int_eq(transcode_threads(doc.p, 4096, 3, &passer), 0);
+	unsetenv("CUPTIMERGE_PFT_PASSER_ONLY");
+	unsetenv("CUPTIMERGE_PFT_BATCH");
+	ck_assert_uint_gt(one.len, 30000);
+	ck_bytes(&shared, one.p, one.len);
+	ck_bytes(&passer, one.p, one.len);
+	cm_buf_free(&doc);
+	cm_buf_free(&one);
+	cm_buf_free(&shared);
+	cm_buf_free(&passer);
+}
+END_TEST
+
 /* The document cut anywhere gives the same bytes; other members are
  * skipped, whatever their values; a key with escapes is still found. */
 START_TEST(stream)
@@ -784,6 +986,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("pbwrite");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, varints);
+	tcase_add_test(tc, varint_sizes);
 	tcase_add_test(tc, fields);
 	tcase_add_loop_test(tc, nested, 0, 300);
 	tcase_add_test(tc, us_to_ns);
@@ -792,11 +995,14 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, element_flat);
 	tcase_add_test(tc, number_values);
 	tcase_add_test(tc, strtab);
+	tcase_add_loop_test(tc, strtab_cache, 0, 4);
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
+	tcase_add_loop_test(tc, lanes_append, 0, 10);
 	tcase_add_test(tc, laneq_keys);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
 	tcase_add_test(tc, stream);
+	tcase_add_test(tc, passer_share);
 	tcase_add_test(tc, stream_errors);
 	suite_add_tcase(s, tc);
 	return s;
