@@ -48,6 +48,8 @@ struct cm_output {
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
 	 * passer thread through pft_sink), read by the caller: atomic */
 	atomic_int failed, pipe_closed;
+	int crew;        /* gzip blocks deflated, and written, by a crew's workers (crew_sink) */
+	int sink_err;    /* ... the errno of a write there, for the caller to report */
 	int is_tee;      /* the same bytes to each of tee[0..ntee) (--split's shared text) */
 	cm_output **tee; /* the tee's outputs, not owned */
 	size_t ntee;
@@ -88,6 +90,7 @@ cm_output *cm_output_tee(cm_output *const *outs, size_t n)
 }
 
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
+static int crew_sink(void *ctx, const unsigned char *p, size_t n);
 
 /* From 4 jobs, the writing thread, and with --sync the write-back's
  * (outwriter.h; without --sync out->file.wb follows nothing: no thread). */
@@ -127,7 +130,8 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 		return NULL;
 	}
 	start_threads(out, threads);
-	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, pgz_sink, out))
+	out->crew = crew != NULL;
+	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
 		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
@@ -203,10 +207,44 @@ static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
 	return out->aw ? put_plain(out, p, n) : write_all(out, p, n);
 }
 
+/* The sink of a crew's stream, on the worker that writes the stream's
+ * blocks (pgzip.c: one at a time, in order): what pgz_sink does, but a
+ * failed write only noted in sink_err, for the caller's thread to report
+ * (pgz_failed), the workers never printing.  The caller reads sink_err
+ * after pgzip has returned CM_PGZ_SINK, which it learns under the
+ * stream's lock.  0 or -1. */
+static int crew_sink(void *ctx, const unsigned char *p, size_t n)
+{
+	cm_output *out = ctx;
+	int err = 0;
+	if (!out->aw) {
+		if (!(err = cm_write_all(out->file.fd, p, n)))
+			err = cm_wback_wrote(&out->file.wb, n);
+	}
+	while (out->aw && n && !err) { /* put_plain, its hand_over's errno kept */
+		size_t room = out->cap - out->len, k = n < room ? n : room;
+		memcpy(out->buf + out->len, p, k);
+		out->len += k;
+		p += k;
+		n -= k;
+		if (out->len == out->cap) {
+			err = cm_owriter_put(out->aw, out->len);
+			out->buf = cm_owriter_buf(out->aw);
+			out->len = 0;
+		}
+	}
+	if (!err)
+		return 0;
+	out->sink_err = err;
+	return -1;
+}
+
 /* After pgzip returned RC (not CM_PGZ_OK): the run has failed; report what
  * the sink has not reported already.  Returns -1. */
 static int pgz_failed(cm_output *out, int rc)
 {
+	if (rc == CM_PGZ_SINK && out->sink_err && !out->failed) /* crew_sink's */
+		return write_failed(out, out->sink_err);
 	if (!out->failed) { /* CM_PGZ_SINK comes from write_all, which set it */
 		if (rc == CM_PGZ_NOMEM)
 			cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
