@@ -41,10 +41,10 @@ struct cm_output {
 	cm_pgz *pgz;     /* gzip output (pgzip.c), or NULL */
 	const cm_output_codec *codec; /* --format=perfetto: the JSON text goes through it */
 	void *pft;                    /* ... the transcoder, or NULL */
-	unsigned char *buf; /* pending plain bytes: OUT_BUFSIZE, or the writer's buffer */
+	unsigned char *buf; /* pending plain bytes: own_buf, or the writer's buffer */
 	size_t len, cap;
 	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
-	unsigned char *own_buf; /* out->buf when it is ours */
+	unsigned char *own_buf; /* out->buf when it is ours: grown to need (own_room), or NULL */
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
 	 * passer thread through pft_sink), read by the caller: atomic */
 	atomic_int failed, pipe_closed;
@@ -120,11 +120,8 @@ cm_output *cm_output_open_crew(const char *path, cm_pgz_crew *crew)
 static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
 	cm_output *out = calloc(1, sizeof *out);
-	if (!out || !(out->buf = out->own_buf = malloc(OUT_BUFSIZE))) {
-		free(out);
+	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
-	}
-	out->cap = OUT_BUFSIZE;
 	if (cm_outfile_open(&out->file, path, output_sync) < 0) {
 		cm_output_close(out, 0);
 		return NULL;
@@ -183,17 +180,47 @@ static int hand_over(cm_output *out, int finish)
 	return rc ? write_failed(out, rc) : 0;
 }
 
-/* Append N plain bytes at P to the buffer, handing it on whenever full.
- * 0 or -1. */
+/* Room for N more plain bytes in our own buffer (none with a writing
+ * thread, whose buffers we fill): it is made at the first byte and grown,
+ * doubling from OWN_FIRST, up to OUT_BUFSIZE, as the bytes pending need.
+ * A gzip output never has one (pgzip.c keeps its blocks; its sink writes);
+ * a --split file whose big pieces go out as they are (write_bytes) keeps
+ * only the small ones between them: the 60 files of a split each held
+ * OUT_BUFSIZE from their opening to the end, 15.7 MB.  0, or -1 after
+ * reporting (out of memory). */
+#define OWN_FIRST (4u << 10)
+static int own_room(cm_output *out, size_t n)
+{
+	size_t cap = out->cap ? out->cap : OWN_FIRST;
+	unsigned char *p;
+	if (out->aw || out->cap - out->len >= n || out->cap == OUT_BUFSIZE)
+		return 0;
+	while (cap < OUT_BUFSIZE && cap - out->len < n)
+		cap *= 2;
+	if (!(p = realloc(out->own_buf, cap))) {
+		out->failed = 1;
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	}
+	out->buf = out->own_buf = p;
+	out->cap = cap;
+	return 0;
+}
+
+/* Append N plain bytes at P to the buffer, handing it on whenever full
+ * (OUT_BUFSIZE, or the writing thread's buffer).  0 or -1. */
 static int put_plain(cm_output *out, const unsigned char *p, size_t n)
 {
 	while (n) {
-		size_t room = out->cap - out->len, k = n < room ? n : room;
+		size_t room, k;
+		if (own_room(out, n) < 0)
+			return -1;
+		room = out->cap - out->len;
+		k = n < room ? n : room;
 		memcpy(out->buf + out->len, p, k);
 		out->len += k;
 		p += k;
 		n -= k;
-		if (out->len == out->cap && hand_over(out, 0) < 0)
+		if (out->len == out->cap && (out->aw || out->cap == OUT_BUFSIZE) && hand_over(out, 0) < 0)
 			return -1;
 	}
 	return 0;
