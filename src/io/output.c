@@ -34,6 +34,8 @@
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
 #define OUT_BUFSIZE (256u * 1024u)
+/* Our own buffer's first size (own_room). */
+#define OWN_FIRST (4u << 10)
 
 /* One output: its destination, and the stages in front of it. */
 struct cm_output {
@@ -43,6 +45,7 @@ struct cm_output {
 	void *pft;                    /* ... the transcoder, or NULL */
 	unsigned char *buf; /* pending plain bytes: own_buf, or the writer's buffer */
 	size_t len, cap;
+	size_t most;        /* our own buffer's size at most, and the pieces written as they are */
 	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
 	unsigned char *own_buf; /* out->buf when it is ours: grown to need (own_room), or NULL */
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
@@ -122,6 +125,7 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 	cm_output *out = calloc(1, sizeof *out);
 	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
+	out->most = OUT_BUFSIZE;
 	if (cm_outfile_open(&out->file, path, output_sync) < 0) {
 		cm_output_close(out, 0);
 		return NULL;
@@ -180,22 +184,26 @@ static int hand_over(cm_output *out, int finish)
 	return rc ? write_failed(out, rc) : 0;
 }
 
+void cm_output_set_buffer(cm_output *out, size_t most)
+{
+	if (!out->own_buf && most >= OWN_FIRST && most <= OUT_BUFSIZE)
+		out->most = most;
+}
+
 /* Room for N more plain bytes in our own buffer (none with a writing
  * thread, whose buffers we fill): it is made at the first byte and grown,
- * doubling from OWN_FIRST, up to OUT_BUFSIZE, as the bytes pending need.
+ * doubling from OWN_FIRST, up to out->most, as the bytes pending need.
  * A gzip output never has one (pgzip.c keeps its blocks; its sink writes);
- * a --split file whose big pieces go out as they are (write_bytes) keeps
- * only the small ones between them: the 60 files of a split each held
- * OUT_BUFSIZE from their opening to the end, 15.7 MB.  0, or -1 after
- * reporting (out of memory). */
-#define OWN_FIRST (4u << 10)
+ * a --split file keeps the small pieces between its big ones: the 60
+ * files of a split each held 256 KiB from their opening to the end, 15.7
+ * MB.  0, or -1 after reporting (out of memory). */
 static int own_room(cm_output *out, size_t n)
 {
 	size_t cap = out->cap ? out->cap : OWN_FIRST;
 	unsigned char *p;
-	if (out->aw || out->cap - out->len >= n || out->cap == OUT_BUFSIZE)
+	if (out->aw || out->cap - out->len >= n || out->cap == out->most)
 		return 0;
-	while (cap < OUT_BUFSIZE && cap - out->len < n)
+	while (cap < out->most && cap - out->len < n)
 		cap *= 2;
 	if (!(p = realloc(out->own_buf, cap))) {
 		out->failed = 1;
@@ -207,7 +215,7 @@ static int own_room(cm_output *out, size_t n)
 }
 
 /* Append N plain bytes at P to the buffer, handing it on whenever full
- * (OUT_BUFSIZE, or the writing thread's buffer).  0 or -1. */
+ * (out->most, or the writing thread's buffer).  0 or -1. */
 static int put_plain(cm_output *out, const unsigned char *p, size_t n)
 {
 	while (n) {
@@ -220,7 +228,7 @@ static int put_plain(cm_output *out, const unsigned char *p, size_t n)
 		out->len += k;
 		p += k;
 		n -= k;
-		if (out->len == out->cap && (out->aw || out->cap == OUT_BUFSIZE) && hand_over(out, 0) < 0)
+		if (out->len == out->cap && (out->aw || out->cap == out->most) && hand_over(out, 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -328,7 +336,7 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	}
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
-	if (len >= OUT_BUFSIZE && !out->aw) {
+	if (len >= out->most && !out->aw) {
 		/* a large piece (the merge hands over its 1 MiB blocks) goes out
 		 * as it is, after what is buffered: a copy into the buffer first
 		 * cost a memcpy of the whole output */

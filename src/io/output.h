@@ -49,6 +49,13 @@ void cm_output_set_codec(const cm_output_codec *codec);
  * ON 0 (the default): atomic only, nothing synced (outfile.c says why). */
 void cm_output_set_sync(int on);
 
+/* OUT holds at most MOST bytes of plain output (JSON, or the transcoder's
+ * bytes) before it writes them (default 256 KiB; 4 KiB to that), and
+ * writes a piece of MOST or more as it is: for the files of --split,
+ * each of which would hold its buffer to the end.  Before the first
+ * write; the output's bytes do not depend on it. */
+void cm_output_set_buffer(cm_output *out, size_t most);
+
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
