@@ -351,6 +351,19 @@ void cm_msplit_verbose(const cm_msplit *s)
 		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU); the files' "
 		"spans and ends %.3f s",
 		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu, s->ends_s);
+	if (s->gzip) {
+		/* the gzip files' compressor threads (pgzip.c's crew): whether
+		 * they kept up, and what their writes cost them */
+		struct cm_pgz_crew_stats cs;
+		cm_pgz_crew_stats(&cs);
+		if (cs.threads)
+			cm_warn(NULL, -1,
+				"split: gzip: %d compressor threads deflated %llu blocks, busy %.2f s and writing "
+				"%.2f s, idle %.2f s; the threads feeding them waited %.2f s for a free thread and "
+				"%.2f s for a file's blocks to be written",
+				cs.threads, (unsigned long long)cs.blocks, cs.busy, cs.writing, cs.idle, cs.room,
+				cs.slots);
+	}
 }
 
 void cm_msplit_report(const cm_msplit *s)

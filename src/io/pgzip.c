@@ -80,6 +80,7 @@
 #include "config.h"
 #include "io/pgzip.h"
 #include "io/deflater.h"
+#include "base/diag.h" /* cm_now_s */
 
 #include <limits.h>
 #include <pthread.h>
@@ -130,6 +131,15 @@ struct cm_pgz {
 	int writing;       /* ... a worker is writing its finished blocks (under mu) */
 	int werr;          /* ... the first error of a block written by a worker (under mu) */
 };
+
+/* What the crews of the run did, summed (cm_pgz_crew_stats; -v): seconds
+ * as nanoseconds, added with __atomic. */
+static struct {
+	uint64_t threads, blocks, busy_ns, write_ns, idle_ns, room_ns, slot_ns;
+} crew_totals;
+
+/* Add S seconds (as nanoseconds) to the total at *T. */
+static void add_s(uint64_t *t, double s) { __atomic_add_fetch(t, (uint64_t)(s * 1e9), __ATOMIC_RELAXED); }
 
 /* Buffers of a crew's pool, at most this many of each kind a worker. */
 #define POOL_PER_WORKER 2
@@ -337,6 +347,7 @@ static int next_began(const cm_pgz *z, uint64_t seq) { return seq + 1 < z->submi
  * The first error stops the writing and waits in werr for the caller. */
 static void crew_write_ready(cm_pgz *z)
 {
+	double t0;
 	if (z->writing)
 		return;
 	z->writing = 1;
@@ -346,7 +357,9 @@ static void crew_write_ready(cm_pgz *z)
 		if (!job->done)
 			break;
 		pthread_mutex_unlock(&z->mu);
+		t0 = cm_now_s();
 		rc = emit(z, job);
+		add_s(&crew_totals.write_ns, cm_now_s() - t0);
 		pthread_mutex_lock(&z->mu);
 		job->done = 0;
 		z->written++;
@@ -381,14 +394,19 @@ static void *crew_worker(void *arg)
 {
 	struct crew_arg ca = *(struct crew_arg *)arg;
 	cm_pgz_crew *c = ca.c;
+	double idle = 0, busy = 0, t0;
+	uint64_t blocks = 0;
 	free(arg);
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		struct job *job;
 		cm_pgz *z;
 		unsigned char *in = NULL;
+		t0 = cm_now_s();
 		while (!c->head && !c->quit)
 			pthread_cond_wait(&c->work, &c->mu);
+		if (blocks) /* not the wait for the first: the crew is made before the plan */
+			idle += cm_now_s() - t0;
 		if (!c->head)
 			break;
 		job = c->head;
@@ -402,7 +420,10 @@ static void *crew_worker(void *arg)
 		}
 		pthread_mutex_unlock(&c->mu);
 		z = job->owner; /* not touched once told: it may be freed then */
+		t0 = cm_now_s();
 		cm_deflate_block(ca.df, &job->b);
+		busy += cm_now_s() - t0;
+		blocks++;
 		pthread_mutex_lock(&z->mu);
 		/* its input back once the next block has begun (copied its
 		 * dictionary; else begin_block gives it back then): a file the
@@ -422,6 +443,9 @@ static void *crew_worker(void *arg)
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
+	add_s(&crew_totals.idle_ns, idle);
+	add_s(&crew_totals.busy_ns, busy);
+	__atomic_add_fetch(&crew_totals.blocks, blocks, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -444,8 +468,12 @@ static void crew_push(cm_pgz *z, struct job *job)
 	z->filling = 0;
 	pthread_mutex_unlock(&z->mu);
 	pthread_mutex_lock(&c->mu);
-	while (c->queued >= c->threads)
-		pthread_cond_wait(&c->room, &c->mu);
+	if (c->queued >= c->threads) {
+		double t0 = cm_now_s();
+		while (c->queued >= c->threads)
+			pthread_cond_wait(&c->room, &c->mu);
+		add_s(&crew_totals.room_ns, cm_now_s() - t0);
+	}
 	c->queued++;
 	if (c->tail)
 		c->tail->next = job;
@@ -463,11 +491,16 @@ static int crew_wait(cm_pgz *z, uint64_t more)
 {
 	int rc;
 	pthread_mutex_lock(&z->mu);
-	for (;;) {
+	for (double t0 = 0;;) {
 		if (z->crew->caller_writes) /* the testing aid: this thread writes */
 			crew_write_ready(z);
-		if (z->werr || z->submitted - z->written <= more)
+		if (z->werr || z->submitted - z->written <= more) {
+			if (t0 > 0)
+				add_s(&crew_totals.slot_ns, cm_now_s() - t0);
 			break;
+		}
+		if (t0 == 0)
+			t0 = cm_now_s();
 		pthread_cond_wait(&z->done, &z->mu);
 	}
 	rc = z->werr;
@@ -756,6 +789,7 @@ cm_pgz_crew *cm_pgz_crew_new(int level, int threads)
 		crew_free(c);
 		return NULL;
 	}
+	__atomic_add_fetch(&crew_totals.threads, (uint64_t)c->threads, __ATOMIC_RELAXED);
 	return c;
 }
 
@@ -782,4 +816,15 @@ cm_pgz *cm_pgz_new_crew(cm_pgz_crew *crew, cm_pgz_sink sink, void *ctx)
 	crew->refs++;
 	pthread_mutex_unlock(&crew->mu);
 	return z;
+}
+
+void cm_pgz_crew_stats(struct cm_pgz_crew_stats *st)
+{
+	st->threads = (int)__atomic_load_n(&crew_totals.threads, __ATOMIC_RELAXED);
+	st->blocks = __atomic_load_n(&crew_totals.blocks, __ATOMIC_RELAXED);
+	st->busy = (double)__atomic_load_n(&crew_totals.busy_ns, __ATOMIC_RELAXED) / 1e9;
+	st->writing = (double)__atomic_load_n(&crew_totals.write_ns, __ATOMIC_RELAXED) / 1e9;
+	st->idle = (double)__atomic_load_n(&crew_totals.idle_ns, __ATOMIC_RELAXED) / 1e9;
+	st->room = (double)__atomic_load_n(&crew_totals.room_ns, __ATOMIC_RELAXED) / 1e9;
+	st->slots = (double)__atomic_load_n(&crew_totals.slot_ns, __ATOMIC_RELAXED) / 1e9;
 }

@@ -5,6 +5,7 @@
 #define CM_PGZIP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Input bytes per block: each is deflated by one worker (pigz's default;
  * pgzip.c says why). */
@@ -81,5 +82,19 @@ void cm_pgz_crew_drop(cm_pgz_crew *crew);
  * idle stream holds the block it is filling.  The same bytes as a stream
  * of its own.  NULL when memory ran out. */
 cm_pgz *cm_pgz_new_crew(cm_pgz_crew *crew, cm_pgz_sink sink, void *ctx);
+
+/* What the crews of the run did, summed over them and their threads
+ * (-v): THREADS compressor threads deflated BLOCKS blocks in BUSY
+ * seconds, wrote their files' blocks in WRITING seconds (the sinks, on
+ * top of BUSY) and waited IDLE seconds for a block; the threads feeding
+ * them waited ROOM seconds for the crew to take a block and SLOTS seconds
+ * for a file's blocks in flight to be written (a full ring, or the end).
+ * Complete once the crews are gone (their last stream freed). */
+struct cm_pgz_crew_stats {
+	int threads;
+	uint64_t blocks;
+	double busy, writing, idle, room, slots;
+};
+void cm_pgz_crew_stats(struct cm_pgz_crew_stats *st);
 
 #endif
