@@ -51,6 +51,7 @@ struct cm_output {
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
 	 * passer thread through pft_sink), read by the caller: atomic */
 	atomic_int failed, pipe_closed;
+	int finished;    /* cm_output_finish has run: every byte written (or failed) */
 	int crew;        /* gzip blocks deflated, and written, by a crew's workers (crew_sink) */
 	int sink_err;    /* ... the errno of a write there, for the caller to report */
 	int is_tee;      /* the same bytes to each of tee[0..ntee) (--split's shared text) */
@@ -347,13 +348,25 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	return put_plain(out, p, len);
 }
 
+int cm_output_finish(cm_output *out)
+{
+	if (out->finished)
+		return out->failed ? -1 : 0;
+	out->finished = 1;
+	if (!out->failed && out->pft && out->codec->finish(out->pft) < 0)
+		out->failed = 1;
+	if (!out->failed && !out->is_tee)
+		flush_buf(out, 1);
+	return out->failed ? -1 : 0;
+}
+
 int cm_output_close(cm_output *out, int ok)
 {
 	int rc = 0;
 	if (!out)
 		return -1;
-	if (ok && !out->failed && out->pft && out->codec->finish(out->pft) < 0)
-		ok = 0, out->failed = 1;
+	if (ok && cm_output_finish(out) < 0)
+		ok = 0;
 	if (out->pft)
 		out->codec->free(out->pft);
 	out->pft = NULL;
@@ -363,8 +376,6 @@ int cm_output_close(cm_output *out, int ok)
 		free(out);
 		return rc;
 	}
-	if (ok && !out->failed && flush_buf(out, 1) < 0)
-		ok = 0;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
 	out->pgz = NULL;
 	cm_owriter_free(out->aw); /* drained when OK; else what is left is dropped */

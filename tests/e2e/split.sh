@@ -318,6 +318,21 @@ if [ -x "$shared/tools/gen_trace" ]; then
 				$CUPTIMERGE -q -j $j --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json.gz" "$tmp/g.cpu"
 			[ "$(cd "$tmp/o" && ls)" = "g_501-1000.json.gz" ] || fail "-j $j: files were left: $(ls "$tmp/o")"
 		done
+		# the error met at the end, in the round that finishes the files
+		# before any is named (mergesplit.c): a writing thread a file
+		# (CUPTIMERGE_WRITER=1) holds its error to the drain
+		tcase "merge --split, a file behind /dev/full whose write error comes at its end (CUPTIMERGE_WRITER=1), plain and .json.gz, -j 1 and 4: exit 3, one line, no other file left"
+		for ext in .json .json.gz; do
+			for j in 1 4; do
+				rm -rf "$tmp/o"
+				mkdir "$tmp/o"
+				ln -s /dev/full "$tmp/o/g_501-1000$ext"
+				expect_exit 3 "^cuptimerge: $tmp/o/g_501-1000$ext: write error: No space left on device\$" \
+					env CUPTIMERGE_WRITER=1 $CUPTIMERGE -q -j $j --split=steps:500 -w "$tmp/g.win" \
+					-o "$tmp/o/g_%s$ext" "$tmp/g.cpu"
+				[ "$(cd "$tmp/o" && ls)" = "g_501-1000$ext" ] || fail "$ext -j $j: files were left: $(ls "$tmp/o")"
+			done
+		done
 	else
 		skip "a gzip file's name a link to /dev/full" "no writable /dev/full"
 	fi
