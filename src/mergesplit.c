@@ -41,6 +41,13 @@ static char *split_name(const char *pattern, const char *label)
 	return s;
 }
 
+/* The most plain bytes a file holds before writing them (output.h): 64
+ * files at most, 4 MiB in all.  With the 256 KiB of other outputs, each
+ * file grew its buffer to that and held it, with the last bytes of its
+ * group, to the end: the plain split of the 200 MB pair peaked at 53 MB
+ * against 40 MB so (-j 2), the CPU the same. */
+#define SPLIT_BUFFER (64u << 10)
+
 int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
 		  char ***names)
 {
@@ -57,6 +64,8 @@ int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int
 		char *name = split_name(pattern, cut->groups[g].label);
 		/* without a crew, one deflate stream a file on its own thread */
 		(*outs)[g] = crew ? cm_output_open_crew(name, crew) : cm_output_open(name, gzip_level, 1);
+		if ((*outs)[g])
+			cm_output_set_buffer((*outs)[g], SPLIT_BUFFER);
 		if (names)
 			(*names)[g] = name;
 		else
@@ -82,12 +91,16 @@ int cm_split_writers(int jobs, size_t n, int gzip)
 	return gzip && !getenv("CUPTIMERGE_SPLIT_WRITERS") ? 0 : cm_outq_threads(jobs, n);
 }
 
-/* Closing files on threads of their own: a close writes the file's last
- * buffer, ends its gzip stream (its last block deflated), closes and
- * names it; with --sync it also fsyncs the file and its directory
- * (io/output.c; without --sync nothing is synced).  60 syncs one after
- * the other were 0.32 s of a split of the 200,000-op pair's merge when
- * every close synced (BENCHMARKS.md), the disk idle between them.  A
+/* Closing files on threads of their own, in two rounds.  The first
+ * finishes each file (cm_output_finish: its last buffer written, its gzip
+ * stream ended, its last blocks deflated and written); the second, only
+ * when every file was finished, closes and names each, with --sync after
+ * an fsync of the file and then of its directory (io/output.c; without
+ * --sync nothing is synced); else drops them all.  In one round a file
+ * that failed at its end (its last write: a full disk) left the files
+ * closed beside it named, a failed run's files on disk.  60 syncs one
+ * after the other were 0.32 s of a split of the 200,000-op pair's merge
+ * when every close synced (BENCHMARKS.md), the disk idle between them.  A
  * thread takes every CLOSE_THREADS-th file; its error waits in its slot,
  * printed by the caller once all are joined (one line: the first
  * file's). */
@@ -95,35 +108,43 @@ int cm_split_writers(int jobs, size_t n, int gzip)
 struct closer {
 	cm_output **outs;
 	size_t n, first;
-	int ok, rc;
+	int close, ok, rc; /* close: the second round, files closed with OK */
 	cm_diag_slot diag;
 };
+
+/* One closer's files, a round's work on each. */
+static void close_files(struct closer *c)
+{
+	for (size_t g = c->first; g < c->n; g += CLOSE_THREADS)
+		if (c->close ? cm_output_close(c->outs[g], c->ok && c->rc == 0) != 0
+			     : c->rc == 0 && cm_output_finish(c->outs[g]) != 0)
+			c->rc = -1;
+}
 
 static void *close_some(void *arg)
 {
 	struct closer *c = arg;
 	cm_diag_defer(&c->diag);
-	for (size_t g = c->first; g < c->n; g += CLOSE_THREADS)
-		if (cm_output_close(c->outs[g], c->ok && c->rc == 0) != 0)
-			c->rc = -1;
+	close_files(c);
 	return NULL;
 }
 
-int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int ok)
+/* A round over OUTS[0..N): CLOSE 0 finishes the files, 1 closes them
+ * with OK; on threads when OK and there are several.  0, or -1 after a
+ * report. */
+static int close_round(cm_output **outs, size_t n, int close, int ok)
 {
 	struct closer c[CLOSE_THREADS];
 	pthread_t th[CLOSE_THREADS];
 	int started[CLOSE_THREADS] = {0}, rc = 0;
 	memset(c, 0, sizeof c);
 	for (size_t t = 0; t < CLOSE_THREADS && t < n; t++) {
-		c[t] = (struct closer){outs, n, t, ok, 0, {0}};
+		c[t] = (struct closer){outs, n, t, close, ok, 0, {0}};
 		/* a failed run closes at once: nothing to finish */
 		started[t] = ok && n > 1 && pthread_create(&th[t], NULL, close_some, &c[t]) == 0;
 		if (!started[t]) {
 			cm_diag_slot *was = cm_diag_defer_swap(&c[t].diag);
-			for (size_t g = t; g < n; g += CLOSE_THREADS)
-				if (cm_output_close(outs[g], ok && c[t].rc == 0) != 0)
-					c[t].rc = -1;
+			close_files(&c[t]);
 			cm_diag_defer_swap(was);
 		}
 	}
@@ -133,6 +154,16 @@ int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int 
 		if (cm_diag_settle(&c[t].diag) || c[t].rc)
 			rc = -1;
 	}
+	return rc;
+}
+
+int cm_split_close(cm_output **outs, size_t n, char **names, size_t nnames, int ok)
+{
+	int rc = 0;
+	if (ok && close_round(outs, n, 0, 1) < 0)
+		ok = 0; /* a file could not be finished: none is named */
+	if (close_round(outs, n, 1, ok) < 0)
+		rc = -1;
 	for (size_t g = 0; names && g < nnames; g++)
 		free(names[g]);
 	free(names);
@@ -351,6 +382,19 @@ void cm_msplit_verbose(const cm_msplit *s)
 		"CPU; their fold, in order, %.3f s), the groups planned %.3f s (%.3f s of CPU); the files' "
 		"spans and ends %.3f s",
 		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu, s->ends_s);
+	if (s->gzip) {
+		/* the gzip files' compressor threads (pgzip.c's crew): whether
+		 * they kept up, and what their writes cost them */
+		struct cm_pgz_crew_stats cs;
+		cm_pgz_crew_stats(&cs);
+		if (cs.threads)
+			cm_warn(NULL, -1,
+				"split: gzip: %d compressor threads deflated %llu blocks, busy %.2f s and writing "
+				"%.2f s, idle %.2f s; the threads feeding them waited %.2f s for a free thread and "
+				"%.2f s for a file's blocks to be written",
+				cs.threads, (unsigned long long)cs.blocks, cs.busy, cs.writing, cs.idle, cs.room,
+				cs.slots);
+	}
 }
 
 void cm_msplit_report(const cm_msplit *s)

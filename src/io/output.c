@@ -34,6 +34,8 @@
 
 /* 256 KiB: large enough that write(2) calls do not show in a profile. */
 #define OUT_BUFSIZE (256u * 1024u)
+/* Our own buffer's first size (own_room). */
+#define OWN_FIRST (4u << 10)
 
 /* One output: its destination, and the stages in front of it. */
 struct cm_output {
@@ -41,13 +43,17 @@ struct cm_output {
 	cm_pgz *pgz;     /* gzip output (pgzip.c), or NULL */
 	const cm_output_codec *codec; /* --format=perfetto: the JSON text goes through it */
 	void *pft;                    /* ... the transcoder, or NULL */
-	unsigned char *buf; /* pending plain bytes: OUT_BUFSIZE, or the writer's buffer */
+	unsigned char *buf; /* pending plain bytes: own_buf, or the writer's buffer */
 	size_t len, cap;
+	size_t most;        /* our own buffer's size at most, and the pieces written as they are */
 	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
-	unsigned char *own_buf; /* out->buf when it is ours */
+	unsigned char *own_buf; /* out->buf when it is ours: grown to need (own_room), or NULL */
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
 	 * passer thread through pft_sink), read by the caller: atomic */
 	atomic_int failed, pipe_closed;
+	int finished;    /* cm_output_finish has run: every byte written (or failed) */
+	int crew;        /* gzip blocks deflated, and written, by a crew's workers (crew_sink) */
+	int sink_err;    /* ... the errno of a write there, for the caller to report */
 	int is_tee;      /* the same bytes to each of tee[0..ntee) (--split's shared text) */
 	cm_output **tee; /* the tee's outputs, not owned */
 	size_t ntee;
@@ -88,6 +94,7 @@ cm_output *cm_output_tee(cm_output *const *outs, size_t n)
 }
 
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
+static int crew_sink(void *ctx, const unsigned char *p, size_t n);
 
 /* From 4 jobs, the writing thread, and with --sync the write-back's
  * (outwriter.h; without --sync out->file.wb follows nothing: no thread). */
@@ -117,17 +124,16 @@ cm_output *cm_output_open_crew(const char *path, cm_pgz_crew *crew)
 static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
 	cm_output *out = calloc(1, sizeof *out);
-	if (!out || !(out->buf = out->own_buf = malloc(OUT_BUFSIZE))) {
-		free(out);
+	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
-	}
-	out->cap = OUT_BUFSIZE;
+	out->most = OUT_BUFSIZE;
 	if (cm_outfile_open(&out->file, path, output_sync) < 0) {
 		cm_output_close(out, 0);
 		return NULL;
 	}
 	start_threads(out, threads);
-	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, pgz_sink, out))
+	out->crew = crew != NULL;
+	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
 		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
@@ -179,17 +185,51 @@ static int hand_over(cm_output *out, int finish)
 	return rc ? write_failed(out, rc) : 0;
 }
 
-/* Append N plain bytes at P to the buffer, handing it on whenever full.
- * 0 or -1. */
+void cm_output_set_buffer(cm_output *out, size_t most)
+{
+	if (!out->own_buf && most >= OWN_FIRST && most <= OUT_BUFSIZE)
+		out->most = most;
+}
+
+/* Room for N more plain bytes in our own buffer (none with a writing
+ * thread, whose buffers we fill): it is made at the first byte and grown,
+ * doubling from OWN_FIRST, up to out->most, as the bytes pending need.
+ * A gzip output never has one (pgzip.c keeps its blocks; its sink writes);
+ * a --split file keeps the small pieces between its big ones: the 60
+ * files of a split each held 256 KiB from their opening to the end, 15.7
+ * MB.  0, or -1 after reporting (out of memory). */
+static int own_room(cm_output *out, size_t n)
+{
+	size_t cap = out->cap ? out->cap : OWN_FIRST;
+	unsigned char *p;
+	if (out->aw || out->cap - out->len >= n || out->cap == out->most)
+		return 0;
+	while (cap < out->most && cap - out->len < n)
+		cap *= 2;
+	if (!(p = realloc(out->own_buf, cap))) {
+		out->failed = 1;
+		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), -1;
+	}
+	out->buf = out->own_buf = p;
+	out->cap = cap;
+	return 0;
+}
+
+/* Append N plain bytes at P to the buffer, handing it on whenever full
+ * (out->most, or the writing thread's buffer).  0 or -1. */
 static int put_plain(cm_output *out, const unsigned char *p, size_t n)
 {
 	while (n) {
-		size_t room = out->cap - out->len, k = n < room ? n : room;
+		size_t room, k;
+		if (own_room(out, n) < 0)
+			return -1;
+		room = out->cap - out->len;
+		k = n < room ? n : room;
 		memcpy(out->buf + out->len, p, k);
 		out->len += k;
 		p += k;
 		n -= k;
-		if (out->len == out->cap && hand_over(out, 0) < 0)
+		if (out->len == out->cap && (out->aw || out->cap == out->most) && hand_over(out, 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -203,10 +243,44 @@ static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
 	return out->aw ? put_plain(out, p, n) : write_all(out, p, n);
 }
 
+/* The sink of a crew's stream, on the worker that writes the stream's
+ * blocks (pgzip.c: one at a time, in order): what pgz_sink does, but a
+ * failed write only noted in sink_err, for the caller's thread to report
+ * (pgz_failed), the workers never printing.  The caller reads sink_err
+ * after pgzip has returned CM_PGZ_SINK, which it learns under the
+ * stream's lock.  0 or -1. */
+static int crew_sink(void *ctx, const unsigned char *p, size_t n)
+{
+	cm_output *out = ctx;
+	int err = 0;
+	if (!out->aw) {
+		if (!(err = cm_write_all(out->file.fd, p, n)))
+			err = cm_wback_wrote(&out->file.wb, n);
+	}
+	while (out->aw && n && !err) { /* put_plain, its hand_over's errno kept */
+		size_t room = out->cap - out->len, k = n < room ? n : room;
+		memcpy(out->buf + out->len, p, k);
+		out->len += k;
+		p += k;
+		n -= k;
+		if (out->len == out->cap) {
+			err = cm_owriter_put(out->aw, out->len);
+			out->buf = cm_owriter_buf(out->aw);
+			out->len = 0;
+		}
+	}
+	if (!err)
+		return 0;
+	out->sink_err = err;
+	return -1;
+}
+
 /* After pgzip returned RC (not CM_PGZ_OK): the run has failed; report what
  * the sink has not reported already.  Returns -1. */
 static int pgz_failed(cm_output *out, int rc)
 {
+	if (rc == CM_PGZ_SINK && out->sink_err && !out->failed) /* crew_sink's */
+		return write_failed(out, out->sink_err);
 	if (!out->failed) { /* CM_PGZ_SINK comes from write_all, which set it */
 		if (rc == CM_PGZ_NOMEM)
 			cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
@@ -263,7 +337,7 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	}
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
-	if (len >= OUT_BUFSIZE && !out->aw) {
+	if (len >= out->most && !out->aw) {
 		/* a large piece (the merge hands over its 1 MiB blocks) goes out
 		 * as it is, after what is buffered: a copy into the buffer first
 		 * cost a memcpy of the whole output */
@@ -274,13 +348,25 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 	return put_plain(out, p, len);
 }
 
+int cm_output_finish(cm_output *out)
+{
+	if (out->finished)
+		return out->failed ? -1 : 0;
+	out->finished = 1;
+	if (!out->failed && out->pft && out->codec->finish(out->pft) < 0)
+		out->failed = 1;
+	if (!out->failed && !out->is_tee)
+		flush_buf(out, 1);
+	return out->failed ? -1 : 0;
+}
+
 int cm_output_close(cm_output *out, int ok)
 {
 	int rc = 0;
 	if (!out)
 		return -1;
-	if (ok && !out->failed && out->pft && out->codec->finish(out->pft) < 0)
-		ok = 0, out->failed = 1;
+	if (ok && cm_output_finish(out) < 0)
+		ok = 0;
 	if (out->pft)
 		out->codec->free(out->pft);
 	out->pft = NULL;
@@ -290,8 +376,6 @@ int cm_output_close(cm_output *out, int ok)
 		free(out);
 		return rc;
 	}
-	if (ok && !out->failed && flush_buf(out, 1) < 0)
-		ok = 0;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
 	out->pgz = NULL;
 	cm_owriter_free(out->aw); /* drained when OK; else what is left is dropped */

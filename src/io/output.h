@@ -49,6 +49,13 @@ void cm_output_set_codec(const cm_output_codec *codec);
  * ON 0 (the default): atomic only, nothing synced (outfile.c says why). */
 void cm_output_set_sync(int on);
 
+/* OUT holds at most MOST bytes of plain output (JSON, or the transcoder's
+ * bytes) before it writes them (default 256 KiB; 4 KiB to that), and
+ * writes a piece of MOST or more as it is: for the files of --split,
+ * each of which would hold its buffer to the end.  Before the first
+ * write; the output's bytes do not depend on it. */
+void cm_output_set_buffer(cm_output *out, size_t most);
+
 /* Append LEN bytes.  Returns 0, or -1 after a write error (reported, except a
  * closed pipe, which only sets cm_output_pipe_closed()). */
 int cm_output_write(cm_output *out, const void *data, size_t len);
@@ -58,9 +65,18 @@ int cm_output_write(cm_output *out, const void *data, size_t len);
  * away (EPIPE): stop quietly. */
 int cm_output_pipe_closed(const cm_output *out);
 
-/* Finish: with OK, flush, end the gzip stream, (with --sync) fsync, close
- * (checked), and give the temporary file the name PATH (or its symlink's
- * target) atomically (with --sync, then fsync its directory); without OK
+/* Write out what OUT holds: flush, end the gzip stream (and the
+ * transcoder's), wait for the writing thread; nothing synced or named.
+ * Once (later calls return the same); then cm_output_close, whose OK may
+ * still drop the file: so that several outputs that stand or fall
+ * together (--split's files) are each complete before any is named.
+ * 0, or -1 after a report (or a closed pipe, cm_output_pipe_closed). */
+int cm_output_finish(cm_output *out);
+
+/* Finish: with OK, cm_output_finish (unless done), (with --sync) fsync,
+ * close (checked), and give the temporary file the name PATH (or its
+ * symlink's target) atomically (with --sync, then fsync its directory);
+ * without OK
  * (or on any failure), drop the temporary file and leave PATH untouched
  * (a device or FIFO may have had part of the output).
  * Returns 0 on success, 1 when the reader of standard output (or of a

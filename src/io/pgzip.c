@@ -58,6 +58,20 @@
  * the 60 files of a split hold little more than one stream would.  The
  * bytes are the same: a block is deflated the same way by any worker.
  *
+ * A crew's stream is written by its workers, not by the caller: the one
+ * that finishes a block takes the stream's writing (one worker at a time,
+ * under the stream's lock) and writes, in order, every finished block from
+ * the oldest unwritten on, then lets go; a worker that finishes a block
+ * while another writes leaves it to that one.  When the caller wrote them
+ * (after handing each block over, what was done by then), the thread that
+ * feeds the split (the copy's sink, the render's, each holding its pool's
+ * lock) paid every write(2) of the files' 254 MB, and a file the copy
+ * had left kept its last blocks, deflated, until it was written again:
+ * the gzip split took 1.05-1.13 times the plain -o FILE.gz on 16 CPUs,
+ * whose bytes a writing thread writes, and 20 MB more at the peak.  The
+ * sink then runs on a worker: it keeps a write error for the caller
+ * (output.c), who gets CM_PGZ_SINK from its next call.
+ *
  * Workers never print and never exit: a failure (memory, zlib, ISA-L) is
  * recorded in the block and returned by the caller's next cm_pgz_write or
  * cm_pgz_finish, which writes nothing after it.  They run with every signal
@@ -66,6 +80,7 @@
 #include "config.h"
 #include "io/pgzip.h"
 #include "io/deflater.h"
+#include "base/diag.h" /* cm_now_s */
 
 #include <limits.h>
 #include <pthread.h>
@@ -81,7 +96,8 @@
 /* One block in a slot of the ring. */
 struct job {
 	cm_gzblock b;  /* its input and, once done, its deflated bytes */
-	int done;      /* set (under mu) when b's out, crc and err are ready */
+	int done;      /* set (under mu) when b's out, crc and err are ready; cleared when written */
+	int deflated;  /* a crew's block: set (under mu) with done, cleared when the slot is refilled */
 	cm_pgz *owner; /* a crew's block: its stream, its number, the next in the crew's queue */
 	uint64_t seq;
 	struct job *next;
@@ -112,13 +128,25 @@ struct cm_pgz {
 	int err;       /* sticky: the first error */
 	cm_pgz_crew *crew; /* the workers it shares (cm_pgz_new_crew), or NULL */
 	int busy;          /* ... blocks handed to the crew and not done (under mu) */
+	int writing;       /* ... a worker is writing its finished blocks (under mu) */
+	int werr;          /* ... the first error of a block written by a worker (under mu) */
 };
+
+/* What the crews of the run did, summed (cm_pgz_crew_stats; -v): seconds
+ * as nanoseconds, added with __atomic. */
+static struct {
+	uint64_t threads, blocks, busy_ns, write_ns, idle_ns, room_ns, slot_ns;
+} crew_totals;
+
+/* Add S seconds (as nanoseconds) to the total at *T. */
+static void add_s(uint64_t *t, double s) { __atomic_add_fetch(t, (uint64_t)(s * 1e9), __ATOMIC_RELAXED); }
 
 /* Buffers of a crew's pool, at most this many of each kind a worker. */
 #define POOL_PER_WORKER 2
 
 struct cm_pgz_crew {
 	int level, threads, refs;
+	int caller_writes;        /* CUPTIMERGE_CREW_WRITE=0: the caller writes its streams' blocks */
 	pthread_mutex_t mu;
 	pthread_cond_t work;      /* a block queued, or quit */
 	pthread_cond_t room;      /* a block taken from the queue */
@@ -266,6 +294,88 @@ static unsigned char *pool_take_in(cm_pgz_crew *c)
 	return p ? p : malloc(DICT + CM_PGZ_BLOCK);
 }
 
+/* The gzip header zlib writes for deflateInit2(level, ..., 15 + 16, ...):
+ * no name, no time, XFL 2 for level 9 and 4 for levels 0 and 1, OS 3 (Unix). */
+static void gzip_header(unsigned char h[10], int level)
+{
+	static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+	memcpy(h, head, sizeof head);
+	h[8] = level == 9 ? 2 : level < 2 ? 4 : 0;
+}
+
+/* Write JOB, the oldest unwritten block of Z, to the sink: the header
+ * first when none is written yet, the trailer after the last block.  On
+ * the one thread that writes Z's blocks at the time (the caller's, or a
+ * crew's worker that holds Z's writing).  CM_PGZ_OK, the block's own
+ * error, or CM_PGZ_SINK. */
+static int emit(cm_pgz *z, struct job *job)
+{
+	unsigned char b[10];
+	if (job->b.err)
+		return job->b.err;
+	if (!z->header_done) {
+		gzip_header(b, z->level);
+		if (z->sink(z->ctx, b, 10) < 0)
+			return CM_PGZ_SINK;
+		z->header_done = 1;
+	}
+	if (z->sink(z->ctx, job->b.out, job->b.out_len) < 0)
+		return CM_PGZ_SINK;
+	z->crc = crc32_combine(z->crc, job->b.crc, (z_off_t)job->b.len);
+	z->isize += job->b.len;
+	if (job->b.last) {
+		unsigned long v = z->crc;
+		int i;
+		for (i = 0; i < 4; i++, v >>= 8)
+			b[i] = (unsigned char)v;
+		for (v = (unsigned long)(z->isize & 0xffffffffu); i < 8; i++, v >>= 8)
+			b[i] = (unsigned char)v;
+		if (z->sink(z->ctx, b, 8) < 0)
+			return CM_PGZ_SINK;
+	}
+	return CM_PGZ_OK;
+}
+
+/* Block SEQ of crew stream Z has a successor that has begun (copied its
+ * dictionary from SEQ's input).  Holding z->mu. */
+static int next_began(const cm_pgz *z, uint64_t seq) { return seq + 1 < z->submitted + (uint64_t)z->filling; }
+
+/* Crew stream Z's finished blocks written, in order, from the oldest, by
+ * this worker, unless another one is at it (it then writes the blocks this
+ * one finished too, before it lets go).  Each written block's output
+ * buffer goes back to the pool.  Holding z->mu (let go while writing).
+ * The first error stops the writing and waits in werr for the caller. */
+static void crew_write_ready(cm_pgz *z)
+{
+	double t0;
+	if (z->writing)
+		return;
+	z->writing = 1;
+	while (!z->werr && z->written < z->submitted) {
+		struct job *job = &z->ring[z->written % z->nslots];
+		int rc;
+		if (!job->done)
+			break;
+		pthread_mutex_unlock(&z->mu);
+		t0 = cm_now_s();
+		rc = emit(z, job);
+		add_s(&crew_totals.write_ns, cm_now_s() - t0);
+		pthread_mutex_lock(&z->mu);
+		job->done = 0;
+		z->written++;
+		if (job->b.out_size == CM_DEFLATE_OUT_FIRST)
+			pool_give(z->crew, job->b.out, 0);
+		else
+			free(job->b.out);
+		job->b.out = NULL;
+		job->b.out_size = 0;
+		if (rc != CM_PGZ_OK)
+			z->werr = rc;
+		pthread_cond_broadcast(&z->done);
+	}
+	z->writing = 0;
+}
+
 /* What a crew's worker is started with: its crew and its own deflate
  * state (the struct is malloc'd; the worker frees it). */
 struct crew_arg {
@@ -275,20 +385,28 @@ struct crew_arg {
 
 /* A crew's worker: deflate the blocks queued, of any stream, in the order
  * they were handed over, until quit (which comes when no stream is left);
- * each block's stream is told under its own lock, as worker() tells its
- * one.  An output buffer comes from the pool where it has one. */
+ * each block's stream is told under its own lock, and its blocks that are
+ * next in order written there and then (crew_write_ready), so that no
+ * thread that feeds the crew waits on write(2), and a block's output goes
+ * back to the pool as soon as it is written.  An output buffer comes from
+ * the pool where it has one. */
 static void *crew_worker(void *arg)
 {
 	struct crew_arg ca = *(struct crew_arg *)arg;
 	cm_pgz_crew *c = ca.c;
+	double idle = 0, busy = 0, t0;
+	uint64_t blocks = 0;
 	free(arg);
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		struct job *job;
 		cm_pgz *z;
-		unsigned char *in;
+		unsigned char *in = NULL;
+		t0 = cm_now_s();
 		while (!c->head && !c->quit)
 			pthread_cond_wait(&c->work, &c->mu);
+		if (blocks) /* not the wait for the first: the crew is made before the plan */
+			idle += cm_now_s() - t0;
 		if (!c->head)
 			break;
 		job = c->head;
@@ -302,23 +420,32 @@ static void *crew_worker(void *arg)
 		}
 		pthread_mutex_unlock(&c->mu);
 		z = job->owner; /* not touched once told: it may be freed then */
+		t0 = cm_now_s();
 		cm_deflate_block(ca.df, &job->b);
+		busy += cm_now_s() - t0;
+		blocks++;
 		pthread_mutex_lock(&z->mu);
-		/* its input back at once when the next block has begun (copied its
-		 * dictionary): a file the copy has left holds its blocks' output
-		 * until it is written again (the render) or closed, not 160 KiB a
-		 * block of input */
-		in = job->seq + 1 < z->submitted ? job->b.in : NULL;
-		if (in)
+		/* its input back once the next block has begun (copied its
+		 * dictionary; else begin_block gives it back then): a file the
+		 * copy has left holds only the block it is filling */
+		job->deflated = 1;
+		if (next_began(z, job->seq)) {
+			in = job->b.in;
 			job->b.in = NULL;
+		}
 		job->done = 1;
 		z->busy--;
+		if (!c->caller_writes)
+			crew_write_ready(z);
 		pthread_cond_broadcast(&z->done);
 		pthread_mutex_unlock(&z->mu);
 		pool_give(c, in, 1);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
+	add_s(&crew_totals.idle_ns, idle);
+	add_s(&crew_totals.busy_ns, busy);
+	__atomic_add_fetch(&crew_totals.blocks, blocks, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -338,10 +465,15 @@ static void crew_push(cm_pgz *z, struct job *job)
 	pthread_mutex_lock(&z->mu);
 	z->busy++;
 	z->submitted++;
+	z->filling = 0;
 	pthread_mutex_unlock(&z->mu);
 	pthread_mutex_lock(&c->mu);
-	while (c->queued >= c->threads)
-		pthread_cond_wait(&c->room, &c->mu);
+	if (c->queued >= c->threads) {
+		double t0 = cm_now_s();
+		while (c->queued >= c->threads)
+			pthread_cond_wait(&c->room, &c->mu);
+		add_s(&crew_totals.room_ns, cm_now_s() - t0);
+	}
 	c->queued++;
 	if (c->tail)
 		c->tail->next = job;
@@ -352,41 +484,38 @@ static void crew_push(cm_pgz *z, struct job *job)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* Crew stream Z wrote block number SEQ, in JOB: its output buffer goes
- * back to the pool, and its input once the block after it has begun (and
- * copied its dictionary from it: begin_block gives it back then, when it
- * is written first). */
-static void slot_written(cm_pgz *z, struct job *job, uint64_t seq)
+/* Crew stream Z: wait while MORE blocks are handed over and not written
+ * (0: until all are written), then take up a worker's error.  0 or the
+ * error (sticky). */
+static int crew_wait(cm_pgz *z, uint64_t more)
 {
-	if (job->b.out_size == CM_DEFLATE_OUT_FIRST)
-		pool_give(z->crew, job->b.out, 0);
-	else
-		free(job->b.out);
-	job->b.out = NULL;
-	job->b.out_size = 0;
-	if (seq + 1 < z->submitted + (uint64_t)z->filling) {
-		pool_give(z->crew, job->b.in, 1);
-		job->b.in = NULL;
+	int rc;
+	pthread_mutex_lock(&z->mu);
+	for (double t0 = 0;;) {
+		if (z->crew->caller_writes) /* the testing aid: this thread writes */
+			crew_write_ready(z);
+		if (z->werr || z->submitted - z->written <= more) {
+			if (t0 > 0)
+				add_s(&crew_totals.slot_ns, cm_now_s() - t0);
+			break;
+		}
+		if (t0 == 0)
+			t0 = cm_now_s();
+		pthread_cond_wait(&z->done, &z->mu);
 	}
-}
-
-/* The gzip header zlib writes for deflateInit2(level, ..., 15 + 16, ...):
- * no name, no time, XFL 2 for level 9 and 4 for levels 0 and 1, OS 3 (Unix). */
-static void gzip_header(unsigned char h[10], int level)
-{
-	static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-	memcpy(h, head, sizeof head);
-	h[8] = level == 9 ? 2 : level < 2 ? 4 : 0;
+	rc = z->werr;
+	pthread_mutex_unlock(&z->mu);
+	return rc ? (z->err = rc) : CM_PGZ_OK;
 }
 
 /* Wait for the oldest unwritten block (WAIT 0: only take it if it is done),
- * and write it: the header first when none is written yet, the trailer after
- * the last.  Frees its slot.  CM_PGZ_OK (1 when WAIT is 0 and it is not done
- * yet), or an error (sticky). */
+ * and write it (emit).  Not for a crew's stream, whose workers write.
+ * CM_PGZ_OK (1 when WAIT is 0 and it is not done yet), or an error
+ * (sticky). */
 static int write_oldest(cm_pgz *z, int wait)
 {
 	struct job *job = &z->ring[z->written % z->nslots];
-	unsigned char b[10];
+	int rc;
 	pthread_mutex_lock(&z->mu);
 	while (wait && !job->done)
 		pthread_cond_wait(&z->done, &z->mu);
@@ -397,41 +526,25 @@ static int write_oldest(cm_pgz *z, int wait)
 	job->done = 0;
 	pthread_mutex_unlock(&z->mu);
 	z->written++;
-	if (job->b.err)
-		return z->err = job->b.err;
-	if (!z->header_done) {
-		gzip_header(b, z->level);
-		if (z->sink(z->ctx, b, 10) < 0)
-			return z->err = CM_PGZ_SINK;
-		z->header_done = 1;
-	}
-	if (z->sink(z->ctx, job->b.out, job->b.out_len) < 0)
-		return z->err = CM_PGZ_SINK;
-	z->crc = crc32_combine(z->crc, job->b.crc, (z_off_t)job->b.len);
-	z->isize += job->b.len;
-	if (z->crew && !job->b.last)
-		slot_written(z, job, z->written - 1);
-	if (job->b.last) {
-		unsigned long v = z->crc;
-		int i;
-		for (i = 0; i < 4; i++, v >>= 8)
-			b[i] = (unsigned char)v;
-		for (v = (unsigned long)(z->isize & 0xffffffffu); i < 8; i++, v >>= 8)
-			b[i] = (unsigned char)v;
-		if (z->sink(z->ctx, b, 8) < 0)
-			return z->err = CM_PGZ_SINK;
-	}
+	if ((rc = emit(z, job)) != CM_PGZ_OK)
+		return z->err = rc;
 	return CM_PGZ_OK;
 }
 
 /* Hand the block being filled over: to the workers, or deflate it here when
  * there are none (no workers started and this is the last block: a small
- * output starts no thread at all).  Then write what is done.  0 or an error. */
+ * output starts no thread at all).  Then write what is done (a crew's
+ * workers write their own).  0 or an error. */
 static int submit(cm_pgz *z, int last)
 {
 	struct job *job = &z->ring[z->submitted % z->nslots];
 	int rc;
 	job->b.last = last;
+	if (z->crew) {
+		crew_push(z, job);
+		/* the testing aid: what is done written here, as before */
+		return z->crew->caller_writes ? crew_wait(z, UINT64_MAX) : CM_PGZ_OK;
+	}
 	z->filling = 0;
 	if (!z->started && !last && z->threads && (rc = start_workers(z)) != CM_PGZ_OK)
 		return z->err = rc;
@@ -445,14 +558,10 @@ static int submit(cm_pgz *z, int last)
 		z->taken++;
 		return write_oldest(z, 1);
 	}
-	if (z->crew) {
-		crew_push(z, job);
-	} else {
-		pthread_mutex_lock(&z->mu);
-		z->submitted++;
-		pthread_cond_signal(&z->work);
-		pthread_mutex_unlock(&z->mu);
-	}
+	pthread_mutex_lock(&z->mu);
+	z->submitted++;
+	pthread_cond_signal(&z->work);
+	pthread_mutex_unlock(&z->mu);
 	/* write what is done already, without waiting */
 	while (z->written < z->submitted && (rc = write_oldest(z, 0)) != 1)
 		if (rc != CM_PGZ_OK)
@@ -461,32 +570,49 @@ static int submit(cm_pgz *z, int last)
 }
 
 /* Make ring[submitted % nslots] the block being filled: wait for (and
- * write) the oldest block while every slot is in flight, allocate the slot's
- * input on first use, and copy the dictionary in (the last DICT bytes of the
- * block before, which is still in its slot).  0 or an error. */
+ * write, or with a crew have written) the oldest block while every slot is
+ * in flight, allocate the slot's input on first use, and copy the
+ * dictionary in (the last DICT bytes of the block before, which is still
+ * in its slot).  0 or an error. */
 static int begin_block(cm_pgz *z)
 {
-	struct job *job, *prev;
+	struct job *job, *prev = NULL;
+	unsigned char *give = NULL;
 	int rc;
-	while (z->submitted - z->written >= z->nslots)
-		if ((rc = write_oldest(z, 1)) != CM_PGZ_OK)
+	if (z->crew) {
+		if ((rc = crew_wait(z, z->nslots - 1)) != CM_PGZ_OK)
 			return rc;
+	} else {
+		while (z->submitted - z->written >= z->nslots)
+			if ((rc = write_oldest(z, 1)) != CM_PGZ_OK)
+				return rc;
+	}
 	job = &z->ring[z->submitted % z->nslots];
 	if (!job->b.in && !(job->b.in = z->crew ? pool_take_in(z->crew) : malloc(DICT + CM_PGZ_BLOCK)))
 		return z->err = CM_PGZ_NOMEM;
 	job->b.len = 0;
 	job->b.dict = 0;
+	job->deflated = 0;
 	if (z->submitted > 0) {
 		prev = &z->ring[(z->submitted - 1) % z->nslots];
 		/* the block before is full (only the last one is not) */
 		job->b.dict = prev->b.len < DICT ? prev->b.len : DICT;
 		memcpy(job->b.in + DICT - job->b.dict, prev->b.in + DICT + prev->b.len - job->b.dict, job->b.dict);
-		if (z->crew && z->written >= z->submitted) { /* the block before is written: done with */
-			pool_give(z->crew, prev->b.in, 1);
-			prev->b.in = NULL;
-		}
 	}
+	if (!z->crew) {
+		z->filling = 1;
+		return CM_PGZ_OK;
+	}
+	/* the input of the block before goes back now if it is deflated, else
+	 * its worker gives it back (next_began) */
+	pthread_mutex_lock(&z->mu);
 	z->filling = 1;
+	if (prev && prev->deflated) {
+		give = prev->b.in;
+		prev->b.in = NULL;
+	}
+	pthread_mutex_unlock(&z->mu);
+	pool_give(z->crew, give, 1);
 	return CM_PGZ_OK;
 }
 
@@ -528,12 +654,13 @@ int cm_pgz_finish(cm_pgz *z)
 		return rc;
 	if ((rc = submit(z, 1)) != CM_PGZ_OK)
 		return rc;
+	if (z->crew)
+		return crew_wait(z, 0);
 	while (z->written < z->submitted)
 		if ((rc = write_oldest(z, 1)) != CM_PGZ_OK)
 			return rc;
 	return CM_PGZ_OK;
 }
-
 static void crew_forget(cm_pgz *z);
 
 void cm_pgz_free(cm_pgz *z)
@@ -569,7 +696,8 @@ void cm_pgz_free(cm_pgz *z)
 }
 
 /* Crew stream Z is being freed: its blocks still queued leave the queue,
- * and those being deflated are waited for. */
+ * and those being deflated, and a worker writing its blocks, are waited
+ * for. */
 static void crew_forget(cm_pgz *z)
 {
 	cm_pgz_crew *c = z->crew;
@@ -591,7 +719,7 @@ static void crew_forget(cm_pgz *z)
 	pthread_mutex_unlock(&c->mu);
 	pthread_mutex_lock(&z->mu);
 	z->busy -= dropped;
-	while (z->busy)
+	while (z->busy || z->writing)
 		pthread_cond_wait(&z->done, &z->mu);
 	pthread_mutex_unlock(&z->mu);
 }
@@ -629,6 +757,9 @@ cm_pgz_crew *cm_pgz_crew_new(int level, int threads)
 		return NULL;
 	c->level = level;
 	c->refs = 1;
+	/* a benchmarking aid: the blocks written by the thread that hands
+	 * them over, after it does, as before (cuptimerge(1)) */
+	c->caller_writes = getenv("CUPTIMERGE_CREW_WRITE") && !strcmp(getenv("CUPTIMERGE_CREW_WRITE"), "0");
 	c->cap = POOL_PER_WORKER * (size_t)threads;
 	c->th = calloc((size_t)threads, sizeof *c->th);
 	c->df = calloc((size_t)threads, sizeof *c->df);
@@ -658,6 +789,7 @@ cm_pgz_crew *cm_pgz_crew_new(int level, int threads)
 		crew_free(c);
 		return NULL;
 	}
+	__atomic_add_fetch(&crew_totals.threads, (uint64_t)c->threads, __ATOMIC_RELAXED);
 	return c;
 }
 
@@ -684,4 +816,15 @@ cm_pgz *cm_pgz_new_crew(cm_pgz_crew *crew, cm_pgz_sink sink, void *ctx)
 	crew->refs++;
 	pthread_mutex_unlock(&crew->mu);
 	return z;
+}
+
+void cm_pgz_crew_stats(struct cm_pgz_crew_stats *st)
+{
+	st->threads = (int)__atomic_load_n(&crew_totals.threads, __ATOMIC_RELAXED);
+	st->blocks = __atomic_load_n(&crew_totals.blocks, __ATOMIC_RELAXED);
+	st->busy = (double)__atomic_load_n(&crew_totals.busy_ns, __ATOMIC_RELAXED) / 1e9;
+	st->writing = (double)__atomic_load_n(&crew_totals.write_ns, __ATOMIC_RELAXED) / 1e9;
+	st->idle = (double)__atomic_load_n(&crew_totals.idle_ns, __ATOMIC_RELAXED) / 1e9;
+	st->room = (double)__atomic_load_n(&crew_totals.room_ns, __ATOMIC_RELAXED) / 1e9;
+	st->slots = (double)__atomic_load_n(&crew_totals.slot_ns, __ATOMIC_RELAXED) / 1e9;
 }

@@ -303,6 +303,72 @@ if [ -x "$shared/tools/gen_trace" ]; then
 	else
 		skip "a file's name a link to /dev/full" "no writable /dev/full"
 	fi
+	# gzip files: each file's blocks written by the compressor thread that
+	# finishes them (io/pgzip.c), which keeps a write error for the thread
+	# that hands the blocks over to report: /dev/full behind one name, and
+	# files that cannot grow (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) past
+	# 4 MiB, level 0 so that they would; one line, status 3, nothing left
+	if [ -w /dev/full ]; then
+		tcase "merge --split to .json.gz, a file's name a link to /dev/full, -j 1, 2, 4 and 8 (its blocks written by the compressor threads): exit 3, one line, no other file left"
+		for j in 1 2 4 8; do
+			rm -rf "$tmp/o"
+			mkdir "$tmp/o"
+			ln -s /dev/full "$tmp/o/g_501-1000.json.gz"
+			expect_exit 3 "^cuptimerge: $tmp/o/g_501-1000.json.gz: write error: No space left on device\$" \
+				$CUPTIMERGE -q -j $j --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json.gz" "$tmp/g.cpu"
+			[ "$(cd "$tmp/o" && ls)" = "g_501-1000.json.gz" ] || fail "-j $j: files were left: $(ls "$tmp/o")"
+		done
+		# the error met at the end, in the round that finishes the files
+		# before any is named (mergesplit.c): a writing thread a file
+		# (CUPTIMERGE_WRITER=1) holds its error to the drain
+		tcase "merge --split, a file behind /dev/full whose write error comes at its end (CUPTIMERGE_WRITER=1), plain and .json.gz, -j 1 and 4: exit 3, one line, no other file left"
+		for ext in .json .json.gz; do
+			for j in 1 4; do
+				rm -rf "$tmp/o"
+				mkdir "$tmp/o"
+				ln -s /dev/full "$tmp/o/g_501-1000$ext"
+				expect_exit 3 "^cuptimerge: $tmp/o/g_501-1000$ext: write error: No space left on device\$" \
+					env CUPTIMERGE_WRITER=1 $CUPTIMERGE -q -j $j --split=steps:500 -w "$tmp/g.win" \
+					-o "$tmp/o/g_%s$ext" "$tmp/g.cpu"
+				[ "$(cd "$tmp/o" && ls)" = "g_501-1000$ext" ] || fail "$ext -j $j: files were left: $(ls "$tmp/o")"
+			done
+		done
+	else
+		skip "a gzip file's name a link to /dev/full" "no writable /dev/full"
+	fi
+	tcase "merge --split to .json.gz -z0 whose files cannot grow past 4 MiB, -j 1, 2, 4 and 8: exit 3, one line (File too large), no file left"
+	for j in 1 2 4 8; do
+		rm -rf "$tmp/o"
+		mkdir "$tmp/o"
+		expect_exit 3 "^cuptimerge: $tmp/o/g_[0-9-]*\.json\.gz: write error: File too large\$" \
+			sh -c 'trap "" XFSZ; ulimit -f 4096; exec "$@"' sh \
+			$CUPTIMERGE -q -j $j -z0 --split=steps:500 -w "$tmp/g.win" -o "$tmp/o/g_%s.json.gz" "$tmp/g.cpu"
+		[ -z "$(ls -A "$tmp/o")" ] || fail "-j $j: files were left: $(ls -A "$tmp/o")"
+	done
+	# the most files (62 of the 64 a split allows) on one crew, with
+	# --memory=1M: each the plain split's file gzip'd, the same bytes at
+	# every -j and whichever thread writes the blocks
+	tcase "gen_trace pair, merge --split=steps:22 to .json.gz (62 files) with --memory=1M, -j 1, 3 and 8, blocks written by the compressor threads or the handing one: the same files, each the plain split's gzip'd"
+	rm -rf "$tmp/p22"
+	mkdir "$tmp/p22"
+	run "p22" --memory=1M --trace-name g --split=steps:22 -w "$tmp/g.win" -o "$tmp/p22/g_%s.json" "$tmp/g.cpu"
+	[ "$(ls "$tmp/p22" | wc -l)" -eq 62 ] || fail "plain: $(ls "$tmp/p22" | wc -l) files"
+	for how in "1 -j 1" "1 -j 3" "1 -j 8" "0 -j 8"; do
+		rm -rf "$tmp/z22$how"
+		mkdir "$tmp/z22$how"
+		# shellcheck disable=SC2086
+		CUPTIMERGE_CREW_WRITE=${how%% *} run "z22 $how" ${how#* } --memory=1M --trace-name g --split=steps:22 \
+			-w "$tmp/g.win" -o "$tmp/z22$how/g_%s.json.gz" "$tmp/g.cpu"
+		[ "$(ls "$tmp/z22$how" | wc -l)" -eq 62 ] || fail "$how: $(ls "$tmp/z22$how" | wc -l) files"
+	done
+	for f in $(cd "$tmp/p22" && ls); do
+		gzip -dc "$tmp/z22""1 -j 1/$f.gz" >"$tmp/d22" || fail "$f.gz: gzip -d failed"
+		cmp -s "$tmp/d22" "$tmp/p22/$f" || fail "$f.gz is not $f gzip'd"
+		for how in "1 -j 3" "1 -j 8" "0 -j 8"; do
+			cmp -s "$tmp/z22""1 -j 1/$f.gz" "$tmp/z22$how/$f.gz" || fail "$how: $f.gz differs"
+		done
+	done
+	rm -rf "$tmp/p22" "$tmp/z22"* "$tmp/d22"
 	# the split of a trace alone (no -w, no -t: src/filter.c) by writer
 	# threads too: the merged pair alone, whose events after the CPU ones
 	# (the window's) and top-level members after traceEvents go to every

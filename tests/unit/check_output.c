@@ -4,7 +4,8 @@
  * both, and its directory is synced after the name.  Either way the file
  * has the bytes written, and a failed close leaves the old file alone.
  * fsync, fdatasync and sync_file_range are wrapped (-Wl,--wrap, see
- * tests/Makefile.inc): counted, then done; close, to fail as NFS's can. */
+ * tests/Makefile.inc): counted, then done; close, to fail as NFS's can;
+ * write, its sizes noted, for the buffer's (cm_output_set_buffer). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* sync_file_range */
 #endif
@@ -27,6 +28,22 @@ int __wrap_fdatasync(int fd);
 int __wrap_sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags);
 int __real_close(int fd);
 int __wrap_close(int fd);
+ssize_t __real_write(int fd, const void *p, size_t n);
+ssize_t __wrap_write(int fd, const void *p, size_t n);
+
+/* While track_writes: the sizes of the write(2) calls to regular files,
+ * in order (test_buffer). */
+static int track_writes;
+static size_t wrote[64];
+static int n_wrote;
+
+ssize_t __wrap_write(int fd, const void *p, size_t n)
+{
+	struct stat st;
+	if (track_writes && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && n_wrote < 64)
+		wrote[n_wrote++] = n;
+	return __real_write(fd, p, n);
+}
 
 /* 1: close(2) of a regular file of 4 MiB (the output: write_out's size)
  * fails with EIO after closing it, as NFS's close reports a write error
@@ -216,6 +233,60 @@ START_TEST(test_close_error)
 }
 END_TEST
 
+/* An output's buffer (cm_output_set_buffer, --split's files): small
+ * pieces go out in writes of the buffer's size; a piece of that size or
+ * more goes out as it is, after what is pending; by default, 256 KiB
+ * writes.  The file has every byte, in order. */
+START_TEST(test_buffer)
+{
+	static unsigned char piece[40000], all[160000];
+	char dir[] = "/tmp/cuptimerge-check-out.XXXXXX", path[300];
+	size_t at = 0, want_most[] = {16384, 16384, 16384, 16384, 16384, 16384, 1696, 40000, 10};
+	cm_output *out;
+	int fd;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/out.json", dir);
+	for (size_t i = 0; i < sizeof piece; i++)
+		piece[i] = (unsigned char)('a' + i % 23);
+	out = cm_output_open(path, -1, 1);
+	ck_assert_ptr_nonnull(out);
+	if (_i == 0)
+		cm_output_set_buffer(out, 16 << 10);
+	n_wrote = 0;
+	track_writes = 1;
+	for (int k = 0; k < 1000; k++, at += 100) { /* 100,000 bytes in pieces of 100 */
+		ck_assert_int_eq(cm_output_write(out, piece + k % 300, 100), 0);
+		memcpy(all + at, piece + k % 300, 100);
+	}
+	ck_assert_int_eq(cm_output_write(out, piece, 40000), 0);
+	memcpy(all + at, piece, 40000);
+	at += 40000;
+	ck_assert_int_eq(cm_output_write(out, piece + 7, 10), 0);
+	memcpy(all + at, piece + 7, 10);
+	at += 10;
+	ck_assert_int_eq(cm_output_close(out, 1), 0);
+	track_writes = 0;
+	if (_i == 0) {
+		ck_assert_int_eq(n_wrote, 9);
+		for (int k = 0; k < 9; k++)
+			ck_assert_uint_eq(wrote[k], want_most[k]);
+	} else { /* all of it held, then written at the close */
+		ck_assert_int_eq(n_wrote, 1);
+		ck_assert_uint_eq(wrote[0], at);
+	}
+	{
+		static unsigned char back[sizeof all + 1];
+		fd = open(path, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(read(fd, back, sizeof back), (ssize_t)at);
+		close(fd);
+		ck_assert(!memcmp(back, all, at));
+	}
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -224,6 +295,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, test_default_and_sync, 0, 2);
 	tcase_add_loop_test(tc, test_failed_keeps_old, 0, 2);
 	tcase_add_loop_test(tc, test_close_error, 0, 2);
+	tcase_add_loop_test(tc, test_buffer, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,12 +4,14 @@
  * zlib and compared, with its header, trailer and size checked; the ratio
  * against one stream of the same deflate; a sink that fails stops the
  * stream; streams on a shared crew give the bytes of streams of their
- * own. */
+ * own, their blocks written by the crew's workers (a failing sink too). */
 #include "config.h"
 #include "check_common.h"
 #include "io/pgzip.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 #include <zlib.h>
 #ifdef HAVE_ISAL
 #include <isa-l/igzip_lib.h>
@@ -21,14 +23,19 @@
 struct gather {
 	unsigned char *p;
 	size_t len, cap;
-	int calls;
+	int calls;   /* read by other threads with __atomic */
 	int fail_at; /* the sink fails on this call (1-based); 0: never */
+	int on_caller; /* calls made on the thread named by caller */
+	pthread_t caller;
+	int check_caller;
 };
 
 static int sink(void *ctx, const unsigned char *p, size_t n)
 {
 	struct gather *g = ctx;
-	if (++g->calls == g->fail_at)
+	if (g->check_caller && pthread_equal(pthread_self(), g->caller))
+		g->on_caller++;
+	if (__atomic_add_fetch(&g->calls, 1, __ATOMIC_RELEASE) == g->fail_at)
 		return -1;
 	ck_assert_int_eq(g->fail_at && g->calls > g->fail_at, 0); /* nothing after a failure */
 	if (g->len + n > g->cap) {
@@ -400,6 +407,87 @@ START_TEST(crew_free_mid_stream)
 }
 END_TEST
 
+/* A crew's stream whose sink fails (the header, a block, a later block):
+ * the error comes back to the caller, from a write or the finish, and
+ * again on every later call; the sink is not called after it.  Its
+ * blocks are written by the crew's workers, never on the caller's
+ * thread, which only hands them over. */
+START_TEST(crew_sink_failure)
+{
+	size_t n = 20 * B;
+	unsigned char *in = make_input(n);
+	struct gather g = {0};
+	cm_pgz_crew *crew = cm_pgz_crew_new(6, 3);
+	cm_pgz *z;
+	size_t done = 0;
+	int rc = CM_PGZ_OK;
+	ck_assert_ptr_nonnull(crew);
+	g.fail_at = (int[]){1, 2, 7}[_i];
+	g.caller = pthread_self();
+	g.check_caller = 1;
+	z = cm_pgz_new_crew(crew, sink, &g);
+	ck_assert_ptr_nonnull(z);
+	cm_pgz_crew_drop(crew);
+	while (done < n && rc == CM_PGZ_OK) {
+		rc = cm_pgz_write(z, in + done, 10007 < n - done ? 10007 : n - done);
+		done += 10007;
+	}
+	if (rc == CM_PGZ_OK)
+		rc = cm_pgz_finish(z);
+	ck_assert_int_eq(rc, CM_PGZ_SINK);
+	ck_assert_int_eq(cm_pgz_write(z, in, 10), CM_PGZ_SINK);
+	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_SINK);
+	cm_pgz_free(z);
+	ck_assert_int_eq(g.calls, g.fail_at);
+	ck_assert_int_eq(g.on_caller, 0);
+	free(g.p);
+	free(in);
+}
+END_TEST
+
+/* A crew's stream left with blocks handed over (a --split file the copy
+ * has moved on from) has them written without another call: by the
+ * workers that deflate them, the header and the ten full blocks before
+ * the one being filled (11 sink calls), while the caller writes to
+ * another stream or to none; and the bytes are those of a stream of its
+ * own. */
+START_TEST(crew_left_stream_written)
+{
+	size_t n = 10 * B + 5;
+	unsigned char *in = make_input(n);
+	struct gather g = {0}, h = {0}, own;
+	cm_pgz_crew *crew = cm_pgz_crew_new(1, 2);
+	cm_pgz *z, *y;
+	int waited = 0;
+	ck_assert_ptr_nonnull(crew);
+	z = cm_pgz_new_crew(crew, sink, &g);
+	y = cm_pgz_new_crew(crew, sink, &h);
+	ck_assert_ptr_nonnull(z);
+	ck_assert_ptr_nonnull(y);
+	cm_pgz_crew_drop(crew);
+	ck_assert_int_eq(cm_pgz_write(z, in, n), CM_PGZ_OK);
+	if (_i) /* then the other stream, 3 blocks */
+		ck_assert_int_eq(cm_pgz_write(y, in, 3 * B + 1), CM_PGZ_OK);
+	while (__atomic_load_n(&g.calls, __ATOMIC_ACQUIRE) < 11 && waited < 20000) {
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+		waited++;
+	}
+	ck_assert_int_eq(__atomic_load_n(&g.calls, __ATOMIC_ACQUIRE), 11);
+	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_OK);
+	ck_assert_int_eq(cm_pgz_finish(y), CM_PGZ_OK);
+	cm_pgz_free(z);
+	cm_pgz_free(y);
+	check_stream(&g, in, n, 1);
+	own = run(in, n, 1, 2, chunks[0]);
+	ck_assert_uint_eq(own.len, g.len);
+	ck_assert_int_eq(memcmp(own.p, g.p, own.len), 0);
+	free(own.p);
+	free(g.p);
+	free(h.p);
+	free(in);
+}
+END_TEST
+
 static Suite *pgzip_suite(void)
 {
 	Suite *s = suite_create("pgzip");
@@ -416,6 +504,8 @@ static Suite *pgzip_suite(void)
 	tcase_add_test(tc, free_mid_stream);
 	tcase_add_loop_test(tc, crew_streams, 0, 4);
 	tcase_add_test(tc, crew_free_mid_stream);
+	tcase_add_loop_test(tc, crew_sink_failure, 0, 3);
+	tcase_add_loop_test(tc, crew_left_stream_written, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
