@@ -7,9 +7,9 @@
  * top level itself - braces, keys, colons, commas - is checked here to the
  * letter of JSON, so that a document whose every value the workers accept
  * is exactly a document yajl accepts.  The array's elements go on in
- * batches (docbatch.c: a run of elements in one read chunk, not copied); a
- * member's value whole, once it has ended (docmember.c: held, or spilled
- * to a file when big).
+ * batches (docbatch.c: the elements of one read chunk, handed on where they
+ * lie); a member's value whole, once it has ended (docmember.c: held, or
+ * spilled to a file when big).
  *
  * The layout (doclayout.h) is noted on the way, where each part ends: the
  * copy of a trace (cpu/cpucopy.c) walks it instead of the bytes.  The
