@@ -478,7 +478,7 @@ size_t cm_py_float_repr(double d, char *out)
 	return len ? len : cm_py_float_repr_search(d, out);
 }
 
-size_t cm_int_format(cm_int v, char *buf)
+size_t cm_py_int_format(cm_int v, char *buf)
 {
 	char tmp[48];
 	size_t k = 0, n = 0;
@@ -511,7 +511,7 @@ size_t cm_int_format(cm_int v, char *buf)
 	return k;
 }
 
-double cm_int_to_double(cm_int v)
+double cm_py_int_to_double(cm_int v)
 {
 	if (v >= INT64_MIN && v <= INT64_MAX)
 		return (double)(int64_t)v; /* one correctly rounded instruction */

@@ -139,10 +139,10 @@ size_t cm_py_milli_repr(int64_t v, char *buf);
 /* Decimal text of V into BUF (at least CM_INT_TEXT_MAX bytes), with a NUL
  * after it.  Returns the length. */
 #define CM_INT_TEXT_MAX 48
-size_t cm_int_format(cm_int v, char *buf);
+size_t cm_py_int_format(cm_int v, char *buf);
 
 /* Double nearest to V (IEEE round-to-nearest-even, as Python's float(int)). */
-double cm_int_to_double(cm_int v);
+double cm_py_int_to_double(cm_int v);
 
 /* Python's min(a, b) and max(a, b): the first argument unless the second
  * compares strictly smaller / larger (so a NaN second argument is ignored). */

@@ -1,11 +1,26 @@
-/* batchplan_int.h - what batchplan.c (pairing) and batchmanifest.c (the
- * manifest, the joblog's skips) share; not for the rest of the program. */
+/* batchplan_int.h - what batchplan.c (the ranks, the files found in
+ * directories), batchpair.c (pairing) and batchmanifest.c (the manifest,
+ * the joblog's skips) share; not for the rest of the program.  batchplan.c
+ * is below the other two: they call it, it calls neither. */
 #ifndef CM_BATCHPLAN_INT_H
 #define CM_BATCHPLAN_INT_H
 
 #include "batch/batchplan.h"
+#include "batch/batchscan.h" /* cm_bfacts */
 
 #define OUT_SUFFIX ".merged.json.gz"
+
+/* A file found in a directory; a thread map is found once per process it
+ * holds (consecutive entries with the same path), since it pairs with the
+ * trace of each. */
+struct cm_bfound {
+	char *path;
+	cm_bfacts facts;
+	int used; /* a window paired with a trace (or a map's process, with one) */
+};
+
+/* Whether S ends with SUFFIX. */
+int cm_bplan_ends_with(const char *s, const char *suffix);
 
 /* A malloc'd string, as sprintf formats it. */
 char *cm_bplan_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

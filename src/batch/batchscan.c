@@ -299,7 +299,7 @@ static void set_bad(cm_bfacts *f, const char *fmt, const char *arg)
 /* The host of a file named as torch's tensorboard_trace_handler names it,
  * "{host}_{pid}.{ms}.pt.trace.json[.gz]" in full, when PID matches; else
  * NULL.  A name is no record: the pairing trusts it less than what the
- * files hold (batchplan.c). */
+ * files hold (batchpair.c). */
 static char *host_from_name(const char *path, int64_t pid)
 {
 	const char *base = strrchr(path, '/');

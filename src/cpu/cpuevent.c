@@ -2,7 +2,8 @@
  * of trace, the extent of its X events, its pids and metadata rows, the
  * profiler span events to drop, the External id candidates (into the index,
  * or spilled while the window is still being read) and, when cutting, each
- * event's note (cpucut.h). */
+ * event's note (cpucut.h).  And the plan's start and end, which both scans
+ * share (cscan_plan_begin, cm_cpuplan_free). */
 #include "config.h"
 #include "cpu/cpuscan_int.h"
 #include "base/ids.h"
@@ -348,3 +349,38 @@ void cscan_take_devprops(cm_cpuplan *p, const cm_jval *v)
 {
 	p->devprops = cm_kin_devices_read(&p->devices, v) ? CM_DEVPROPS_LISTED : CM_DEVPROPS_EMPTY;
 }
+
+void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut)
+{
+	memset(plan, 0, sizeof *plan);
+	if ((plan->cut = cut))
+		cm_cpucut_reset(cut);
+	plan->min_ts = INFINITY;
+	plan->max_end = 0.0;
+	plan->prof_min_ts = INFINITY;
+	plan->prof_max_end = -INFINITY;
+}
+
+void cm_cpuplan_free(cm_cpuplan *plan)
+{
+	cm_kin_devices_free(&plan->devices);
+	free(plan->dropped);
+	plan->dropped = NULL;
+	if (plan->ext_spill)
+		fclose(plan->ext_spill);
+	plan->ext_spill = NULL;
+	if (plan->ann_names)
+		fclose(plan->ann_names);
+	plan->ann_names = NULL;
+	cm_hmap_free(plan->meta);
+	plan->meta = NULL;
+	cm_buf_free(&plan->prog_name);
+	plan->has_prog = 0;
+	if (plan->layout)
+		fclose(plan->layout);
+	plan->layout = NULL;
+	cm_hmap_free(plan->pids);
+	plan->pids = NULL;
+	cm_ext_threads_free(&plan->ext_threads);
+}
+

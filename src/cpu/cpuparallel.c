@@ -1,6 +1,6 @@
 /* cpuparallel.c - C1's parallel scan of the CPU trace.
  *
- * The same scanner (cpuscan.c), run by worker threads over batches of
+ * The same scanner (cpufields.c), run by worker threads over batches of
  * traceEvents cut by docsplit, each element checked and replayed into its
  * callbacks in one pass (cm_jvalid_replay).  A worker scans into a plan of its own for the batch;
  * the reading thread folds the batch plans into the trace's, in order:

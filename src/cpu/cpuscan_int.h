@@ -1,11 +1,17 @@
 /* cpuscan_int.h - the inside of C1, the scan of the CPU trace, shared by
- * its three files (not for use elsewhere):
- *   cpuscan.c     reads: an event's fields, by yajl's callbacks (the
+ * its four files (not for use elsewhere), each calling only the ones below
+ * it:
+ *   cpuscan.c     the entries (cpuscan.h): which scan runs;
+ *   cpuparallel.c runs the reader on worker threads over docsplit's
+ *                 batches and folds their plans into the trace's (and
+ *                 falls back to the careful scan on any fault);
+ *   cpufields.c   reads: an event's fields, by yajl's callbacks (the
  *                 careful scan) or replayed from a checked element;
  *   cpuevent.c    notes what each event tells the plan (kind, extent,
- *                 metadata rows, External id candidates, cut notes);
- *   cpuparallel.c runs that reader on worker threads over docsplit's
- *                 batches and folds their plans into the trace's. */
+ *                 metadata rows, External id candidates, cut notes), and
+ *                 starts and frees the plan.
+ * Each declaration below names the file that defines it (one header for
+ * the four: they share struct cscan and the plan). */
 #ifndef CM_CPUSCAN_INT_H
 #define CM_CPUSCAN_INT_H
 
@@ -85,21 +91,21 @@ static inline int fail(struct cscan *c, const char *fmt, unsigned long long n)
 	return 0;
 }
 
-/* cpuscan.c: the callbacks that read an event into a struct cscan (and
+/* cpufields.c: the callbacks that read an event into a struct cscan (and
  * call cscan_event_done at its end). */
 extern const yajl_callbacks cscan_callbacks;
 
-/* cpuscan.c: an event S[0..N) of traceEvents (inside the top object and
+/* cpufields.c: an event S[0..N) of traceEvents (inside the top object and
  * the array: depth 2) checked and replayed into C's callbacks in one pass,
  * as cm_jvalid_replay(S, N, 2, 2, &cscan_callbacks, C, ARENA) does, with
  * the callbacks called directly.  1 when it is valid and read. */
 int cscan_replay(struct cscan *c, const char *s, size_t n, cm_arena *arena);
 
-/* cpuscan.c: PLAN empty, its extents at their start values, cutting with
+/* cpuevent.c: PLAN empty, its extents at their start values, cutting with
  * CUT (reset) or not (NULL). */
 void cscan_plan_begin(cm_cpuplan *plan, cm_cpucut *cut);
 
-/* cpuscan.c: the careful scan of IN into PLAN (cm_cpuscan_run), cutting
+/* cpufields.c: the careful scan of IN into PLAN (cm_cpuscan_run), cutting
  * with CUT or not (NULL).  0, or -1 after a report. */
 int cscan_careful(cm_input *in, cm_hmap *ext, cm_cpuplan *plan, cm_cpucut *cut);
 

@@ -261,7 +261,7 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	case CM_REC_RUNTIME:
 	case CM_REC_DRIVER: {
 		int64_t pid64 = (int64_t)r->v[CM_RA_PID], moved;
-		if (fell && g->remap && g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_int_to_double(start), 0, &moved))
+		if (fell && g->remap && g->remap(g->remap_ctx, pid64, (int64_t)tid, cm_py_int_to_double(start), 0, &moved))
 			tid = moved;
 		note(pp, NOTE_PROC, pid64, 0, 0, start, 0);
 		note(pp, NOTE_THREAD, pid64, (int64_t)tid, 0, 0, 0);

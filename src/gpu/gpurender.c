@@ -150,7 +150,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
 	if (fell && g->remap) {
 		int64_t moved;
-		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_int_to_double(r->v[CM_RA_START]), 1, &moved))
+		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_py_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);

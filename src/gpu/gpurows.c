@@ -147,7 +147,7 @@ static int thread_rows(cm_evout *eo, const cm_gpu *g, const int64_t *keys, size_
 	for (size_t i = 0; i < n; i++) {
 		cm_int pid = signs ? cm_id_value(keys[2 * i], signs[0]) : keys[2 * i];
 		cm_int tid = signs ? cm_id_value(keys[2 * i + 1], signs[1]) : keys[2 * i + 1];
-		num[cm_int_format(tid, num)] = 0;
+		num[cm_py_int_format(tid, num)] = 0;
 		snprintf(text, sizeof text, "%s%s%s", prefix, num, suffix);
 		if (thread_row(eo, g, pid, tid, text, tid))
 			return -1;
@@ -190,7 +190,7 @@ int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo)
 		}
 		if (did == unused)
 			unused++;
-		num[cm_int_format(did, num)] = 0;
+		num[cm_py_int_format(did, num)] = 0;
 		snprintf(text, sizeof text, "GPU %s", num);
 		rc = process_rows(eo, g, first, did, text, (cm_int)GPU_SORT_BASE + did);
 	}
@@ -216,7 +216,7 @@ int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo)
 	k = sorted_keys(g->plan.device_rows, 1, dev, &n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		cm_int did = cm_id_value(k[i], *dev);
-		num[cm_int_format(did, num)] = 0;
+		num[cm_py_int_format(did, num)] = 0;
 		snprintf(text, sizeof text, "Device %s", num);
 		rc = thread_row(eo, g, did, -1, text, -1);
 	}

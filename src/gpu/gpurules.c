@@ -71,7 +71,7 @@ const char *gpu_api_name(int driver, cm_int cbid, char *fallback)
 	if (name)
 		return name;
 	memcpy(fallback, "cbid_", 5);
-	cm_int_format(cbid, fallback + 5);
+	cm_py_int_format(cbid, fallback + 5);
 	return fallback;
 }
 
@@ -387,6 +387,6 @@ void gpu_extent(cm_gpu *g, double ts, double dur)
 /* The ts and dur of a span: 1 ns wider on each side, as Kineto draws them. */
 void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur)
 {
-	*ts = cm_py_max(cm_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
-	*dur = cm_py_max(cm_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
+	*ts = cm_py_max(cm_py_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
+	*dur = cm_py_max(cm_py_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
 }

@@ -44,7 +44,7 @@ static void py_number(cm_buf *b, const cm_jval *v, int jsonic)
 	cm_int i;
 	if (cm_py_number_is_int(v->s, v->len) && v->s[v->len - 1] != 'y' && v->s[0] != 'N') {
 		if (cm_py_int_of_number(v->s, v->len, &i) == CM_PY_OK)
-			cm_buf_put(b, tmp, cm_int_format(i, tmp));
+			cm_buf_put(b, tmp, cm_py_int_format(i, tmp));
 		else
 			cm_buf_put(b, v->s, v->len); /* beyond 128 bits: the digits themselves */
 		return;

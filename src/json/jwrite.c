@@ -115,7 +115,7 @@ void cm_jw_string_ascii(cm_buf *b, const char *s, size_t n)
  * The render writes a few numbers an event (ids, and times as thousandths
  * of a microsecond): below 10^16 their digits are made here, eight at a
  * time in 32-bit steps, two a table look-up, with no division by a
- * variable; cm_int_format and cm_py_milli_repr (base/pyval.c) remain the
+ * variable; cm_py_int_format and cm_py_milli_repr (base/pyval.c) remain the
  * rule, for every other value, and the unit tests hold the two to the
  * same bytes. */
 
@@ -166,7 +166,7 @@ size_t cm_jw_int_text(cm_int v, char *out)
 	size_t k = 0;
 	uint64_t w;
 	if (v <= -CM_JW_FAST_LIMIT || v >= CM_JW_FAST_LIMIT)
-		return cm_int_format(v, out);
+		return cm_py_int_format(v, out);
 	if (v < 0)
 		out[k++] = '-';
 	w = v < 0 ? (uint64_t)0 - (uint64_t)(int64_t)v : (uint64_t)v;
@@ -201,7 +201,7 @@ void cm_jw_double(cm_buf *b, double d)
 
 double cm_jw_us_double(cm_int ns)
 {
-	double us = cm_int_to_double(ns) / 1000.0;
+	double us = cm_py_int_to_double(ns) / 1000.0;
 	return cm_py_max(us, 0.0);
 }
 

@@ -33,7 +33,7 @@ double cm_jw_us_of_ns(cm_buf *b, cm_int ns);
 /* The fast digits of the writers: below CM_JW_FAST_LIMIT, made in 32-bit
  * steps, the same bytes as base/pyval.c's (which write every other value).
  * cm_jw_u64_digits: the decimal digits of W (below CM_JW_FAST_LIMIT) at
- * OUT, no NUL; their number.  cm_jw_int_text: cm_int_format's text of V,
+ * OUT, no NUL; their number.  cm_jw_int_text: cm_py_int_format's text of V,
  * with a NUL after it (OUT: CM_INT_TEXT_MAX bytes); its length.
  * cm_jw_milli_text: cm_py_milli_repr's text of NS / 1000 (|NS| below
  * CM_PY_MILLI_MAX), with a NUL after it (OUT: 32 bytes); its length. */

@@ -114,7 +114,7 @@ static int decide(cm_repair *r, const cm_jval *ev, int64_t *tid)
 	if (r->have_base && ts && ts->type == CM_J_NUM) {
 		double us;
 		cm_py_float_of_number(ts->s, ts->len, &us);
-		abs_ns = cm_int_to_double(r->base_ns) + us * 1000.0;
+		abs_ns = cm_py_int_to_double(r->base_ns) + us * 1000.0;
 		have_ns = 1;
 	}
 	moved = cm_repair_tid(r, pid, old, have_ns, abs_ns, 1, tid);

@@ -202,13 +202,13 @@ START_TEST(write_string_model)
 END_TEST
 
 /* The writers' digits (cm_jw_int_text, cm_jw_milli_text, and cm_jw_int,
- * cm_jw_us_text over them) are cm_int_format's and cm_py_milli_repr's bytes:
+ * cm_jw_us_text over them) are cm_py_int_format's and cm_py_milli_repr's bytes:
  * at every power of ten and its neighbours, both signs, each side of the
  * fast limit, and a million values spread over the range of times. */
 static void digits_agree(cm_int v)
 {
 	char got[CM_INT_TEXT_MAX], want[CM_INT_TEXT_MAX];
-	size_t n = cm_jw_int_text(v, got), m = cm_int_format(v, want);
+	size_t n = cm_jw_int_text(v, got), m = cm_py_int_format(v, want);
 	cm_buf b = {0};
 	ck_assert_msg(n == m && !memcmp(got, want, n + 1), "int %s: %s", want, got);
 	cm_jw_int(&b, v);

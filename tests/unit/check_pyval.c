@@ -9,11 +9,11 @@
 static const char *fmt_int(cm_int v)
 {
 	static char buf[64];
-	cm_int_format(v, buf);
+	cm_py_int_format(v, buf);
 	return buf;
 }
 
-/* cm_int_format against a model that prints 19 digits at a time with
+/* cm_py_int_format against a model that prints 19 digits at a time with
  * printf, near every power of two of both signs (the 64-bit step takes
  * over from the 128-bit one at 2^64), and back through cm_py_int_of_number. */
 static void model_int(cm_int v, char *out)
