@@ -48,6 +48,22 @@
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
 
+/* A block of the pool begins with its batch's number, the top bits
+ * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
+ * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
+ * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_batch's),
+ * BLK_RECS. */
+#define BLK_RECS ((uint64_t)1 << 63)
+#define BLK_ELEMS ((uint64_t)1 << 62)
+#define BLK_TAGS (BLK_RECS | BLK_ELEMS)
+
+/* A chunk's header: its batch's number, its walk's (the chunks before it:
+ * inserted batches have none), and where its text begins in the text. */
+struct chunk_head {
+	uint64_t seq, walk;
+	int64_t base;
+};
+
 /* -v: print where the time went, for each transcoder finished. */
 static int pft_verbose;
 
@@ -166,6 +182,7 @@ void cm_pft_free(cm_pft *t)
 	cm_pflaneq_free(t->lq);
 	cm_buf_free(&t->batch);
 	cm_buf_free(&t->fill);
+	cm_buf_free(&t->ins);
 	cm_pfev_free(t->ev);
 	cm_buf_free(&t->out);
 	free(t->label);
@@ -291,6 +308,7 @@ static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 {
 	cm_pft *t = w->t;
+	struct chunk_head head;
 	uint64_t seq;
 	size_t g, i, nel;
 	int64_t base;
@@ -298,13 +316,14 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	double c0 = cm_thread_cpu_s(), h0;
 	const struct elref *r;
 	struct cm_pfelem *el;
-	memcpy(&seq, in->p, sizeof seq);
-	w->text = in->p + sizeof seq;
-	w->n = in->len - sizeof seq;
-	base = (int64_t)(seq * t->batch_max);
+	memcpy(&head, in->p, sizeof head);
+	seq = head.seq;
+	w->text = in->p + sizeof head;
+	w->n = in->len - sizeof head;
+	base = head.base;
 	w->lguess.len = w->lwalk.len = w->strad.len = 0;
 	/* the guess (not for the first chunk: the document's start) */
-	g = seq ? guess_start(w->text, w->n) : w->n;
+	g = head.walk ? guess_start(w->text, w->n) : w->n;
 	if (g < w->n) {
 		struct cm_pfcut *c = &w->guess;
 		c->st = S_ELEM;
@@ -322,7 +341,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	}
 	/* the walk handed on from the chunk before */
 	h0 = cm_now_s();
-	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, seq, &w->walk) < 0) {
+	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, head.walk, &w->walk) < 0) {
 		hand_abort(t);
 		return -2; /* no message: the run's failure was reported */
 	}
@@ -331,7 +350,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	w->walk.ctx = &w->cwalk;
 	w->walk.quiet = 0;
 	if (w->walk.failed) { /* (reported by the chunk that failed) */
-		hand_put(t, seq + 1, &w->walk);
+		hand_put(t, head.walk + 1, &w->walk);
 		hand_abort(t);
 		return -2;
 	}
@@ -349,7 +368,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	} else {
 		rc = cm_pfcut_scan(&w->walk, w->text, w->n);
 	}
-	hand_put(t, seq + 1, &w->walk);
+	hand_put(t, head.walk + 1, &w->walk);
 	w->cut_cpu += cm_thread_cpu_s() - c0;
 	if (rc < 0) { /* reported */
 		hand_abort(t);
@@ -376,15 +395,26 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 
 /* ---- the pool ---- */
 
-/* The pool's work: a batch of elements (-j 1), or a chunk of text (from
- * -j 2), encoded into records. */
+/* The pool's work: a batch of elements (-j 1, or inserted), or a chunk
+ * of text (from -j 2), encoded into records; or a batch inserted as
+ * records, copied and its slices handed to the lanes. */
 static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct pfworker *w = wctx;
-	if (w->t->par)
+	uint64_t tag;
+	memcpy(&tag, in->p, sizeof tag);
+	if (!(tag & BLK_TAGS) && w->t->par)
 		return chunk_work(w, in, out);
 	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
+	if (tag & BLK_RECS) {
+		/* (the records' offset stays a multiple of 8: their slices' are) */
+		cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
+		cm_pfbatch_put_lanes(w->t->lq, tag & ~BLK_TAGS, out);
+		return 0;
+	}
+	if (tag & BLK_ELEMS)
+		return cm_pfbatch_encode_seq(w->ev, tag & ~BLK_TAGS, in->p + sizeof tag, in->len - sizeof tag, out);
 	return cm_pfbatch_encode(w->ev, in, out);
 }
 
@@ -459,12 +489,27 @@ static int put_batch(cm_pft *t)
 	return put_block(t, &t->batch);
 }
 
+/* -j 1: the batches through the span of the text's last byte so far
+ * handed to the pool (none when no text came since the spans' base).
+ * 0 or -1. */
+static int put_spans(cm_pft *t)
+{
+	uint64_t last;
+	int rc = 0;
+	if (t->text_off <= t->span_base)
+		return 0;
+	last = t->seq_base + (uint64_t)(t->text_off - 1 - t->span_base) / t->batch_max;
+	while (!rc && t->batch_seq <= last)
+		rc = put_batch(t);
+	return rc;
+}
+
 /* The walk's element (pfcut.c's emit): into the batch of the span where it
  * ends, those before it handed on.  0 or -1. */
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 {
 	cm_pft *t = ctx;
-	uint64_t k = (uint64_t)(off + (int64_t)n - 1) / t->batch_max;
+	uint64_t k = t->seq_base + (uint64_t)(off + (int64_t)n - 1 - t->span_base) / t->batch_max;
 	while (t->batch_seq < k)
 		if (put_batch(t) < 0)
 			return -1;
@@ -477,12 +522,13 @@ static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 /* cm_pft_write's work. */
 static int write_text(cm_pft *t, const char *s, size_t n)
 {
-	size_t full = sizeof t->chunk_seq + t->batch_max;
+	size_t full = sizeof(struct chunk_head) + t->batch_max;
 	if (t->failed)
 		return -1;
-	if (!t->pool && !t->par && t->cut.offset == 0 && t->threads >= 2)
+	if (!t->pool && !t->par && t->text_off == 0 && t->threads >= 2)
 		t->par = 1;
 	if (!t->par) {
+		t->text_off += (int64_t)n;
 		if (cm_pfcut_scan(&t->cut, s, n) < 0)
 			return t->failed = 1, -1;
 		return 0;
@@ -490,16 +536,19 @@ static int write_text(cm_pft *t, const char *s, size_t n)
 	while (n) {
 		size_t k;
 		if (!t->fill.len) {
+			struct chunk_head h = {t->chunk_seq, t->walk_seq, t->text_off};
 			cm_buf_grow(&t->fill, full);
-			cm_buf_put(&t->fill, &t->chunk_seq, sizeof t->chunk_seq);
+			cm_buf_put(&t->fill, &h, sizeof h);
 		}
 		k = full - t->fill.len < n ? full - t->fill.len : n;
 		memcpy(t->fill.p + t->fill.len, s, k);
 		t->fill.len += k;
+		t->text_off += (int64_t)k;
 		s += k;
 		n -= k;
 		if (t->fill.len == full) {
 			t->chunk_seq++;
+			t->walk_seq++;
 			if (put_block(t, &t->fill) < 0)
 				return t->failed = 1, -1;
 		}
@@ -516,6 +565,124 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 	rc = write_text(t, data, n);
 	t->w_time += cm_now_s() - t0;
 	return rc < 0 ? cm_pft_quiesce(t) : rc;
+}
+
+/* ---- batches inserted between two parts of the text ----
+ *
+ * The batches are numbered on from the text's before them, and the text
+ * after them is cut into spans (and from -j 2 into chunks) counted from
+ * where it begins, its batches numbered on from the inserted ones: the
+ * same batches at -j 1 (the walk on this thread) and from -j 2 (the
+ * chunks, whose walk numbers skip the inserted batches). */
+
+/* The number of the next batch of the pool. */
+static uint64_t *next_seq(cm_pft *t) { return t->par ? &t->chunk_seq : &t->batch_seq; }
+
+int cm_pft_insert_begin(cm_pft *t)
+{
+	int rc = 0;
+	if (t->failed)
+		return -1;
+	if (!t->par) { /* the text's batches so far, the last one cut short */
+		if (t->cut.st != S_ELEM && t->cut.st != S_ELEM_AFTER) {
+			cm_error(CM_EXIT_DATA, t->label, t->cut.offset,
+				 "cannot be written as Perfetto protobuf: events inserted outside traceEvents");
+			t->failed = 1;
+			return cm_pft_quiesce(t);
+		}
+		rc = put_spans(t);
+	} else if (t->fill.len) { /* the chunk being filled, cut short */
+		t->chunk_seq++;
+		t->walk_seq++;
+		rc = put_block(t, &t->fill);
+	}
+	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
+}
+
+/* Queue the inserted batch B (its first 8 bytes for its number and TAG).
+ * 0, or -1. */
+static int put_inserted(cm_pft *t, cm_buf *b, uint64_t tag)
+{
+	uint64_t *seq = next_seq(t), word = *seq | tag;
+	if (t->failed)
+		return -1;
+	memcpy(b->p, &word, sizeof word);
+	++*seq;
+	if (put_block(t, b) < 0)
+		return t->failed = 1, cm_pft_quiesce(t);
+	return 0;
+}
+
+int cm_pft_insert_elems(cm_pft *t, cm_buf *batch)
+{
+	if (!batch->len)
+		return 0;
+	t->ins_elems++;
+	return put_inserted(t, batch, BLK_ELEMS);
+}
+
+int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
+{
+	uint64_t word = 0;
+	t->ins.len = 0;
+	cm_buf_put(&t->ins, &word, sizeof word);
+	cm_buf_put(&t->ins, p, n);
+	t->ins_recs++;
+	return put_inserted(t, &t->ins, BLK_RECS);
+}
+
+int cm_pft_insert_end(cm_pft *t)
+{
+	if (t->failed)
+		return -1;
+	t->span_base = t->text_off;
+	t->seq_base = t->batch_seq;
+	return 0;
+}
+
+void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
+{
+	cm_pfbatch_add(b, 0, s, n, -1);
+}
+
+struct cm_pft_enc {
+	cm_pfev *ev;
+	cm_buf el;
+};
+
+cm_pft_enc *cm_pft_enc_new(cm_pft *t)
+{
+	cm_pft_enc *e = cm_xcalloc(1, sizeof *e);
+	e->ev = cm_pfev_new(NULL, t->label);
+	e->ev->dropping = &t->dropping;
+	return e;
+}
+
+int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
+{
+	struct cm_pfelem *el;
+	size_t i;
+	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
+		return -2; /* no message: the run's failure was reported */
+	e->el.len = 0;
+	cm_buf_grow(&e->el, nmarks * sizeof *el + 1);
+	el = (struct cm_pfelem *)(void *)e->el.p;
+	for (i = 0; i < nmarks; i++) {
+		size_t end = i + 1 < nmarks ? marks[i + 1] : n;
+		el[i].s = text + marks[i] + 1;
+		el[i].n = end - marks[i] - 1;
+		el[i].off = -1;
+	}
+	return cm_pfbatch_encode_only(e->ev, el, nmarks, out);
+}
+
+void cm_pft_enc_free(cm_pft_enc *e)
+{
+	if (!e)
+		return;
+	cm_pfev_free(e->ev);
+	cm_buf_free(&e->el);
+	free(e);
 }
 
 /* Not a whole document (only where the JSON writer went wrong): -1. */
@@ -548,10 +715,12 @@ static void report(cm_pft *t)
 		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
-		"in %.2f s, bytes passed on (written) in %.2f s",
+		"in %.2f s, bytes passed on (written) in %.2f s; batches inserted: %llu as elements, %llu encoded by the "
+		"writer's threads",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time - t->w_put, t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
-		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->passed);
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->passed, (unsigned long long)t->ins_elems,
+		(unsigned long long)t->ins_recs);
 }
 
 int cm_pft_finish(cm_pft *t)
@@ -563,12 +732,11 @@ int cm_pft_finish(cm_pft *t)
 	if (t->par) {
 		if (t->fill.len) { /* the last chunk */
 			t->chunk_seq++;
+			t->walk_seq++;
 			rc = put_block(t, &t->fill);
 		}
 	} else if (t->cut.st == S_END) { /* the batches up to the text's last span */
-		uint64_t last = t->cut.offset ? (uint64_t)(t->cut.offset - 1) / t->batch_max : 0;
-		while (!rc && t->cut.offset && t->batch_seq <= last)
-			rc = put_batch(t);
+		rc = put_spans(t);
 	}
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);
@@ -578,7 +746,7 @@ int cm_pft_finish(cm_pft *t)
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	if (t->par) { /* the walk after the last chunk */
-		if (!t->hand_on || t->hand_seq1 != t->chunk_seq + 1)
+		if (!t->hand_on || t->hand_seq1 != t->walk_seq + 1)
 			end = NULL;
 		else
 			end = &t->hand;

@@ -62,6 +62,16 @@ int cm_pfcut_scan(struct cm_pfcut *c, const char *s, size_t n);
 
 struct pfworker;
 
+/* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
+ * header) encoded as cm_pfbatch_encode does. */
+int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_buf *out);
+/* pfbatch.c: cm_pfbatch_encode_elems' records without a number, their
+ * slices not handed to the lanes' queue (for a batch encoded before its
+ * place is known); then, once it is, REC's (the records, alone in REC)
+ * numbered SEQ and their slices handed to Q. */
+int cm_pfbatch_encode_only(cm_pfev *w, const struct cm_pfelem *el, size_t nel, cm_buf *out);
+void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
+
 /* A condition variable for the workers waiting on the walk of the chunk
  * before theirs, by their chunk's number: a walk handed on wakes the one
  * worker that waits for it, not all. */
@@ -89,6 +99,15 @@ struct cm_pft {
 	/* from -j 2: the writer's chunk, and the walk handed from chunk to chunk */
 	cm_buf fill;      /* the chunk being filled: its number, then its text */
 	uint64_t chunk_seq; /* its number */
+	uint64_t walk_seq;  /* the number of its walk: the text's chunks before it (chunk_seq less the
+			     * batches inserted) */
+	/* the text's bytes so far; where the spans are counted from (0, or
+	 * where the last batches were inserted) and, at -j 1, the number of
+	 * the batch of the first span */
+	int64_t text_off, span_base;
+	uint64_t seq_base;
+	cm_buf ins;          /* an inserted batch being queued */
+	uint64_t ins_elems, ins_recs; /* -v: batches inserted as elements, as records */
 	pthread_mutex_t hmu;
 	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
