@@ -604,13 +604,15 @@ int cm_pft_insert_begin(cm_pft *t)
 static int put_inserted(cm_pft *t, cm_buf *b, uint64_t tag)
 {
 	uint64_t *seq = next_seq(t), word = *seq | tag;
+	double t0 = cm_now_s();
+	int rc;
 	if (t->failed)
 		return -1;
 	memcpy(b->p, &word, sizeof word);
 	++*seq;
-	if (put_block(t, b) < 0)
-		return t->failed = 1, cm_pft_quiesce(t);
-	return 0;
+	rc = put_block(t, b);
+	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
+	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
 int cm_pft_insert_elems(cm_pft *t, cm_buf *batch)
@@ -717,7 +719,8 @@ static void report(cm_pft *t)
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
 		"in %.2f s, bytes passed on (written) in %.2f s; batches inserted: %llu as elements, %llu encoded by the "
 		"writer's threads",
-		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time - t->w_put, t->w_put, t->threads,
+		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
+		t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->passed, (unsigned long long)t->ins_elems,
 		(unsigned long long)t->ins_recs);
