@@ -111,7 +111,6 @@ static cm_int cpu_ext(const cm_gpu *g, cm_int corr)
  * of cm_gpu are only read. */
 struct render {
 	const cm_gpu *g;
-	cm_buf *mk;       /* cm_gpu_write_groups: where each element begins (a size_t each), else NULL */
 	struct args args;
 	cm_arena *scratch;
 	cm_buf text, dumps;
@@ -129,7 +128,7 @@ struct render {
  * table's search and the lists' string compares for each were 2% of a
  * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
  * give them (FALLBACK: 64 bytes). */
-static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
+static inline __attribute__((always_inline)) const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
 			    const cm_buf **head)
 {
 	const char *name;
@@ -164,7 +163,8 @@ static const char *api_name(struct render *R, int driver, cm_int cbid, char *fal
 	return name;
 }
 
-static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
+/* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
+static inline __attribute__((always_inline)) void render_api(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	const cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
@@ -184,7 +184,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
-	el_begin(R->mk, b);
+	el_begin(mk, b);
 	/* gpu_x_head's bytes, the part before the pid made once when it can be */
 	if (head)
 		cm_buf_put(b, head->p, head->len);
@@ -204,7 +204,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	}
 	cm_buf_lit(b, "}}");
 	if (corr != 0 && starts_flow)
-		flow(R->mk, b, 's', corr, row, row_end - row, tstext, ts_len);
+		flow(mk, b, 's', corr, row, row_end - row, tstext, ts_len);
 }
 
 /* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
@@ -238,7 +238,7 @@ static void triple(struct render *R, const int32_t *x)
  * reference's (kineto.h): a kernel's launch configuration and occupancy
  * when the window has them; in a window of version 2, the operator's
  * External id and a copy's or set's bandwidth. */
-static void kineto_args(struct render *R, const cm_gpurec *r)
+static inline __attribute__((always_inline)) void kineto_args(struct render *R, const cm_gpurec *r)
 {
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
@@ -309,14 +309,15 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
 					   [CM_REC_MEMSET] = "gpu_memset"};
 
-static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
+/* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
+static inline __attribute__((always_inline)) void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	struct args *A = &R->args;
 	const cm_int *v = r->v;
 	size_t ts_len, row, row_end;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	el_begin(R->mk, b);
+	el_begin(mk, b);
 	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
 	row_end = b->len;
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
@@ -348,14 +349,14 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	kineto_args(R, r);
 	gpu_write_args(b, A);
 	if (v[CM_RG_CORR] != 0)
-		flow(R->mk, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
+		flow(mk, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
 }
 
-static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
-	el_begin(R->mk, b);
+	el_begin(mk, b);
 	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
@@ -369,7 +370,7 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
  * an absent stream, all ones, is row 1), "External id" first (its operator
  * or, as Kineto does for syncs, its own correlation id), and an "f" flow
  * into it from the API call of the same correlation. */
-static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
@@ -382,7 +383,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
 		return;
-	el_begin(R->mk, b);
+	el_begin(mk, b);
 	x_head_start(b, "cuda_sync", name, strlen(name));
 	at = row_mark(b);
 	row_text(b, v[CM_RS_DEV], row);
@@ -420,21 +421,25 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_int(b, v[CM_RS_CTX]);
 	cm_buf_lit(b, "}}");
 	if (v[CM_RS_CORR] > 0)
-		flow(R->mk, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
+		flow(mk, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
 }
 
-/* The events of the record R, each with a comma in front, into OUT. */
-static inline void render_one(struct render *R, const cm_gpurec *r, cm_buf *out)
+/* The events of the record R, each with a comma in front, into OUT;
+ * where each begins into MK when not NULL (cm_gpu_write_groups).  Inlined
+ * with the common kinds' render, so that render_block's constant NULL
+ * leaves no test of MK in the JSON's render. */
+static inline __attribute__((always_inline)) void render_one(struct render *R, const cm_gpurec *r, cm_buf *out,
+							     cm_buf *mk)
 {
 	switch (r->kind) {
 	case CM_REC_RUNTIME:
-	case CM_REC_DRIVER: render_api(R, r, out); break;
-	case CM_REC_OVERHEAD: render_overhead(R, r, out); break;
-	case CM_REC_SYNC: render_sync(R, r, out); break;
+	case CM_REC_DRIVER: render_api(R, r, out, mk); break;
+	case CM_REC_OVERHEAD: render_overhead(R, r, out, mk); break;
+	case CM_REC_SYNC: render_sync(R, r, out, mk); break;
 	case CM_REC_CUDAEVENT: break;
 	default:
 		if (gpu_cut_keep(R->g, r))
-			render_activity(R, r, out);
+			render_activity(R, r, out, mk);
 		break;
 	}
 }
@@ -449,7 +454,7 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
-		render_one(R, &r, out);
+		render_one(R, &r, out, NULL);
 	}
 	return 0;
 }
@@ -552,7 +557,6 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 	int have = 0, first = 1, rc;
 	cm_gpurec r;
 	W->text.len = W->marks.len = 0;
-	W->R.mk = &W->marks;
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
@@ -564,7 +568,7 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 		}
 		q = r.index / span;
 		have = 1;
-		render_one(&W->R, &r, &W->text);
+		render_one(&W->R, &r, &W->text, &W->marks);
 	}
 	/* the last may go on in the next piece */
 	return have ? group_part(W, q, 1, out) : 0;
