@@ -27,8 +27,13 @@
  * it, a testing aid. */
 #define CM_GPU_GROUP 2048u
 /* The records' blocks of a piece for cm_gpu_write_groups: a group's
- * first and last parts go to the sink as text, so a piece holds many. */
-#define CM_GPU_GROUP_BLOCKS 8
+ * first and last parts go to the sink as text, so a piece holds several
+ * groups (about six: an eighth of the batches go as text); each piece in
+ * flight holds its groups' records and the text of its parts, so not more
+ * (8 blocks: the 1 GB pair's peak at -j 16 134 to 224 MB; 4: 179 MB on
+ * the 200M pair's 143 at 8).  CUPTIMERGE_PFT_PIECE sets it, a testing aid
+ * (the bytes do not depend on it). */
+#define CM_GPU_GROUP_BLOCKS 4
 
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
  * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
@@ -618,7 +623,8 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 		W[i].ectx = gr->ectx[i];
 		ctx[i] = &W[i];
 	}
-	rc = gpu_walk_pieces(g, n, CM_GPU_GROUP_BLOCKS, groups_block, ctx, groups_sink, &local);
+	env = getenv("CUPTIMERGE_PFT_PIECE");
+	rc = gpu_walk_pieces(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, groups_block, ctx, groups_sink, &local);
 	for (int i = 0; i < n; i++) {
 		render_free(&W[i].R);
 		cm_buf_free(&W[i].text);

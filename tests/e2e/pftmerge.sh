@@ -87,13 +87,16 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	# The bytes: the same at -j 1 to 4, --memory=1M, the careful reader,
 	# in groups of the default size and of 7 records (joined across pieces).
 	for g in default 7; do
-		tcase "gen_trace pair, groups of $g: the same bytes at -j 1 to 4, --memory=1M, careful"
+		tcase "gen_trace pair, groups of $g: the same bytes at -j 1 to 4, --memory=1M, careful, pieces of 1 and 3 blocks"
 		CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 1 $NOW -w "$tmp/gen.win" -o "$tmp/g1.pftrace" "$tmp/gen.cpu" ||
 			fail "-j 1: exit $?"
-		for how in "-j 2" "-j 3" "-j 4" "--memory=1M" careful; do
+		for how in "-j 2" "-j 3" "-j 4" "--memory=1M" careful piece1 piece3; do
 			if [ "$how" = careful ]; then
 				CUPTIMERGE_CAREFUL=1 CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW -w "$tmp/gen.win" \
 					-o "$tmp/g2.pftrace" "$tmp/gen.cpu" || fail "$how: exit $?"
+			elif [ "$how" != "${how#piece}" ]; then # pieces of other sizes (blocks of records)
+				CUPTIMERGE_PFT_PIECE=${how#piece} CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW \
+					-w "$tmp/gen.win" -o "$tmp/g2.pftrace" "$tmp/gen.cpu" || fail "$how: exit $?"
 			else
 				# shellcheck disable=SC2086
 				CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q $how $NOW -w "$tmp/gen.win" -o "$tmp/g2.pftrace" \
