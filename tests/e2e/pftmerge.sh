@@ -85,25 +85,34 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	both gen-steps $NOW --steps=3-5 -w "$tmp/gen.win" "$tmp/gen.cpu"
 
 	# The bytes: the same at -j 1 to 4, --memory=1M, the careful reader,
-	# in groups of the default size and of 7 records (joined across pieces).
+	# pieces of other sizes (CUPTIMERGE_PFT_PIECE, a testing aid), in groups of
+	# the default size and of 7 records, on a pair whose window's records
+	# take several blocks (so that the pieces cut groups, joined again).
+	"$shared/tools/gen_trace" --seed 12 --ops 12000 --devices 2 --quiet "$tmp/big.cpu" "$tmp/big.win"
 	for g in default 7; do
-		tcase "gen_trace pair, groups of $g: the same bytes at -j 1 to 4, --memory=1M, careful, pieces of 1 and 3 blocks"
-		CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 1 $NOW -w "$tmp/gen.win" -o "$tmp/g1.pftrace" "$tmp/gen.cpu" ||
+		tcase "gen_trace pair of 12,000 ops, groups of $g: the same bytes at -j 1 to 4, --memory=1M, careful, pieces of 1 and 3 blocks"
+		CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 1 $NOW -w "$tmp/big.win" -o "$tmp/g1.pftrace" "$tmp/big.cpu" ||
 			fail "-j 1: exit $?"
 		for how in "-j 2" "-j 3" "-j 4" "--memory=1M" careful piece1 piece3; do
 			if [ "$how" = careful ]; then
-				CUPTIMERGE_CAREFUL=1 CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW -w "$tmp/gen.win" \
-					-o "$tmp/g2.pftrace" "$tmp/gen.cpu" || fail "$how: exit $?"
+				CUPTIMERGE_CAREFUL=1 CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW -w "$tmp/big.win" \
+					-o "$tmp/g2.pftrace" "$tmp/big.cpu" || fail "$how: exit $?"
 			elif [ "$how" != "${how#piece}" ]; then # pieces of other sizes (blocks of records)
 				CUPTIMERGE_PFT_PIECE=${how#piece} CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW \
-					-w "$tmp/gen.win" -o "$tmp/g2.pftrace" "$tmp/gen.cpu" || fail "$how: exit $?"
+					-w "$tmp/big.win" -o "$tmp/g2.pftrace" "$tmp/big.cpu" || fail "$how: exit $?"
 			else
 				# shellcheck disable=SC2086
-				CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q $how $NOW -w "$tmp/gen.win" -o "$tmp/g2.pftrace" \
-					"$tmp/gen.cpu" || fail "$how: exit $?"
+				CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q $how $NOW -w "$tmp/big.win" -o "$tmp/g2.pftrace" \
+					"$tmp/big.cpu" || fail "$how: exit $?"
 			fi
 			cmp -s "$tmp/g1.pftrace" "$tmp/g2.pftrace" || { fail "$how: other bytes than -j 1"; break; }
 		done
+	done
+	tcase "gen_trace pair of 12,000 ops in groups of 7: the same bytes at read sizes 7, 31, 4096, 65536"
+	for n in 7 31 4096 65536; do
+		CUPTIMERGE_BUFSIZE=$n CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -q -j 2 $NOW -w "$tmp/big.win" -o "$tmp/rs.pftrace" \
+			"$tmp/big.cpu" || fail "read size $n: exit $?"
+		cmp -s "$tmp/rs.pftrace" "$tmp/g1.pftrace" || { fail "read size $n: other bytes"; break; }
 	done
 	# The text's way (CUPTIMERGE_PFT_TEXT=1) cuts other batches: other
 	# bytes (so the cases above did take the batches' way), no batch inserted.
@@ -111,7 +120,7 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	CUPTIMERGE_PFT_TEXT=1 $CUPTIMERGE -v -j 2 $NOW -w "$tmp/gen.win" -o "$tmp/gt.pftrace" "$tmp/gen.cpu" 2>"$tmp/err" ||
 		fail "exit $?"
 	grep -q "batches inserted: 0 as elements, 0 encoded" "$tmp/err" || fail "-v says: $(grep perfetto: "$tmp/err")"
-	! cmp -s "$tmp/g1.pftrace" "$tmp/gt.pftrace" || fail "the same bytes as the batches' way"
+	! cmp -s "$tmp/gen.pftrace" "$tmp/gt.pftrace" || fail "the same bytes as the batches' way"
 	python3 "$srcdir/tests/pftrace_check.py" "$tmp/gen.json" "$tmp/gt.pftrace" >"$tmp/check" 2>&1 ||
 		fail "$(head -12 "$tmp/check")"
 else
