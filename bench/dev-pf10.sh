@@ -7,9 +7,12 @@
 # and sys s and peak RSS by GNU time, the output's size; the last round's
 # .pftrace rows with -v (the transcoder's line).  Binary: $CM (a build of
 # the branch); the 1 GB pair in $CPU and $WIN; GNU time as $T (or
-# /usr/bin/time).  About 30 s.  pf10: the .pftrace rows of round 2 with
+# /usr/bin/time).  pf10: the .pftrace rows of round 2 with
 # -v both plain and gzip (the transcoder's line says which batches came
-# encoded from the render, "from the render" in its perfetto: line).
+# inserted as batches: "batches inserted" in its perfetto: line); and the
+# .pftrace the old way (CUPTIMERGE_PFT_TEXT=1: the window's events as
+# text, walked and cut by the transcoder), for the same call's A/B.
+# About 35 s.
 set -u
 CM=${CM:-carry/mid/pf10/cuptimerge}
 T=${T:-/usr/bin/time}
@@ -37,6 +40,7 @@ for round in 1 2; do
 	v=; [ "$round" = 2 ] && v=-v
 	one "-o out.json ($round)" "" o.json
 	one "-o out.pftrace ($round)" "$v" o.pftrace
+	CUPTIMERGE_PFT_TEXT=1 one "-o out.pftrace, text ($round)" "$v" o.pftrace
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
 	one "json > /dev/null ($round)" "" -
