@@ -23,6 +23,8 @@
  * handed on; else (a guess inside a string, text that is not in the
  * traceEvents array) the chunk is walked again from the walk handed on.
  * The result is the walk at -j 1's, element for element.
+ * A writer may also hand batches over between two parts of the text
+ * (pfinsert.c: the merge's window events), numbered on from the text's.
  * Memory: a few chunks and batches per thread, the largest element, the
  * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
@@ -47,22 +49,6 @@
  * often (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
-
-/* A block of the pool begins with its batch's number, the top bits
- * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
- * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
- * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_batch's),
- * BLK_RECS. */
-#define BLK_RECS ((uint64_t)1 << 63)
-#define BLK_ELEMS ((uint64_t)1 << 62)
-#define BLK_TAGS (BLK_RECS | BLK_ELEMS)
-
-/* A chunk's header: its batch's number, its walk's (the chunks before it:
- * inserted batches have none), and where its text begins in the text. */
-struct chunk_head {
-	uint64_t seq, walk;
-	int64_t base;
-};
 
 /* -v: print where the time went, for each transcoder finished. */
 static int pft_verbose;
@@ -433,9 +419,8 @@ static int batch_sink(void *sctx, cm_buf *out)
 	return rc;
 }
 
-/* Queue the block IN (a batch, or a chunk) in the pool, made with the
- * first.  0 or -1. */
-static int put_block(cm_pft *t, cm_buf *in)
+/* (pfstream.h) */
+int cm_pft_put_block(cm_pft *t, cm_buf *in)
 {
 	int i, rc;
 	double t0;
@@ -486,13 +471,11 @@ static int put_batch(cm_pft *t)
 	if (!t->batch.len)
 		cm_buf_put(&t->batch, &t->batch_seq, sizeof t->batch_seq);
 	t->batch_seq++;
-	return put_block(t, &t->batch);
+	return cm_pft_put_block(t, &t->batch);
 }
 
-/* -j 1: the batches through the span of the text's last byte so far
- * handed to the pool (none when no text came since the spans' base).
- * 0 or -1. */
-static int put_spans(cm_pft *t)
+/* (pfstream.h) */
+int cm_pft_put_spans(cm_pft *t)
 {
 	uint64_t last;
 	int rc = 0;
@@ -549,7 +532,7 @@ static int write_text(cm_pft *t, const char *s, size_t n)
 		if (t->fill.len == full) {
 			t->chunk_seq++;
 			t->walk_seq++;
-			if (put_block(t, &t->fill) < 0)
+			if (cm_pft_put_block(t, &t->fill) < 0)
 				return t->failed = 1, -1;
 		}
 	}
@@ -565,126 +548,6 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 	rc = write_text(t, data, n);
 	t->w_time += cm_now_s() - t0;
 	return rc < 0 ? cm_pft_quiesce(t) : rc;
-}
-
-/* ---- batches inserted between two parts of the text ----
- *
- * The batches are numbered on from the text's before them, and the text
- * after them is cut into spans (and from -j 2 into chunks) counted from
- * where it begins, its batches numbered on from the inserted ones: the
- * same batches at -j 1 (the walk on this thread) and from -j 2 (the
- * chunks, whose walk numbers skip the inserted batches). */
-
-/* The number of the next batch of the pool. */
-static uint64_t *next_seq(cm_pft *t) { return t->par ? &t->chunk_seq : &t->batch_seq; }
-
-int cm_pft_insert_begin(cm_pft *t)
-{
-	int rc = 0;
-	if (t->failed)
-		return -1;
-	if (!t->par) { /* the text's batches so far, the last one cut short */
-		if (t->cut.st != S_ELEM && t->cut.st != S_ELEM_AFTER) {
-			cm_error(CM_EXIT_DATA, t->label, t->cut.offset,
-				 "cannot be written as Perfetto protobuf: events inserted outside traceEvents");
-			t->failed = 1;
-			return cm_pft_quiesce(t);
-		}
-		rc = put_spans(t);
-	} else if (t->fill.len) { /* the chunk being filled, cut short */
-		t->chunk_seq++;
-		t->walk_seq++;
-		rc = put_block(t, &t->fill);
-	}
-	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
-}
-
-/* Queue the inserted batch B (its first 8 bytes for its number and TAG).
- * 0, or -1. */
-static int put_inserted(cm_pft *t, cm_buf *b, uint64_t tag)
-{
-	uint64_t *seq = next_seq(t), word = *seq | tag;
-	double t0 = cm_now_s();
-	int rc;
-	if (t->failed)
-		return -1;
-	memcpy(b->p, &word, sizeof word);
-	++*seq;
-	rc = put_block(t, b);
-	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
-	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
-}
-
-int cm_pft_insert_elems(cm_pft *t, cm_buf *batch)
-{
-	if (!batch->len)
-		return 0;
-	t->ins_elems++;
-	return put_inserted(t, batch, BLK_ELEMS);
-}
-
-int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
-{
-	uint64_t word = 0;
-	t->ins.len = 0;
-	cm_buf_put(&t->ins, &word, sizeof word);
-	cm_buf_put(&t->ins, p, n);
-	t->ins_recs++;
-	return put_inserted(t, &t->ins, BLK_RECS);
-}
-
-int cm_pft_insert_end(cm_pft *t)
-{
-	if (t->failed)
-		return -1;
-	t->span_base = t->text_off;
-	t->seq_base = t->batch_seq;
-	return 0;
-}
-
-void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
-{
-	cm_pfbatch_add(b, 0, s, n, -1);
-}
-
-struct cm_pft_enc {
-	cm_pfev *ev;
-	cm_buf el;
-};
-
-cm_pft_enc *cm_pft_enc_new(cm_pft *t)
-{
-	cm_pft_enc *e = cm_xcalloc(1, sizeof *e);
-	e->ev = cm_pfev_new(NULL, t->label);
-	e->ev->dropping = &t->dropping;
-	return e;
-}
-
-int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
-{
-	struct cm_pfelem *el;
-	size_t i;
-	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
-		return -2; /* no message: the run's failure was reported */
-	e->el.len = 0;
-	cm_buf_grow(&e->el, nmarks * sizeof *el + 1);
-	el = (struct cm_pfelem *)(void *)e->el.p;
-	for (i = 0; i < nmarks; i++) {
-		size_t end = i + 1 < nmarks ? marks[i + 1] : n;
-		el[i].s = text + marks[i] + 1;
-		el[i].n = end - marks[i] - 1;
-		el[i].off = -1;
-	}
-	return cm_pfbatch_encode_only(e->ev, el, nmarks, out);
-}
-
-void cm_pft_enc_free(cm_pft_enc *e)
-{
-	if (!e)
-		return;
-	cm_pfev_free(e->ev);
-	cm_buf_free(&e->el);
-	free(e);
 }
 
 /* Not a whole document (only where the JSON writer went wrong): -1. */
@@ -736,10 +599,10 @@ int cm_pft_finish(cm_pft *t)
 		if (t->fill.len) { /* the last chunk */
 			t->chunk_seq++;
 			t->walk_seq++;
-			rc = put_block(t, &t->fill);
+			rc = cm_pft_put_block(t, &t->fill);
 		}
 	} else if (t->cut.st == S_END) { /* the batches up to the text's last span */
-		rc = put_spans(t);
+		rc = cm_pft_put_spans(t);
 	}
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);

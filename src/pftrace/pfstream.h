@@ -127,6 +127,31 @@ struct cm_pft {
 	double p_wrote;        /* the passer's writing of the batches' packets */
 };
 
+/* A block of the pool begins with its batch's number, the top bits
+ * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
+ * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
+ * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_batch's),
+ * BLK_RECS. */
+#define BLK_RECS ((uint64_t)1 << 63)
+#define BLK_ELEMS ((uint64_t)1 << 62)
+#define BLK_TAGS (BLK_RECS | BLK_ELEMS)
+
+/* A chunk's header: its batch's number, its walk's (the chunks before it:
+ * inserted batches have none), and where its text begins in the text. */
+struct chunk_head {
+	uint64_t seq, walk;
+	int64_t base;
+};
+
+/* Queue the block IN (a batch, or a chunk, or an inserted batch: its
+ * first 8 bytes as above) in the pool, made with the first.  0 or -1. */
+int cm_pft_put_block(cm_pft *t, cm_buf *in);
+
+/* -j 1: the batches through the span of the text's last byte so far
+ * handed to the pool (none when no text came since the spans' base).
+ * 0 or -1. */
+int cm_pft_put_spans(cm_pft *t);
+
 /* The run has failed (reported), or is over: the pool and the passer
  * stopped, what they had left dropped (the passer's passed on; the file is
  * not kept), so that nothing of the transcoder runs once its caller has it
