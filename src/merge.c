@@ -92,6 +92,7 @@
 #include "repair/repairpass.h"
 #include "filter.h"
 #include "mergesplit.h"
+#include "mergepft.h"
 #include "repair/threadmap.h"
 #include "gpu/window.h"
 #include "json/docsplit.h"
@@ -396,7 +397,10 @@ static int hook_append(void *ctx, cm_evout *eo)
 	struct merge *m = ctx;
 	m->t_copied = cm_now_s() - m->t0;
 	m->c_copied = cm_process_cpu_s();
-	if (cm_gpu_write_events(m->gpu, eo, render_threads(m->opt)) < 0)
+	/* to a .pftrace, the window's events go to the transcoder as batches
+	 * (mergepft.c), but not with a repair's remap (rendered on one thread) */
+	if ((!m->repair && cm_mergepft_applies(eo) ? cm_mergepft_events(m->gpu, eo, render_threads(m->opt))
+						   : cm_gpu_write_events(m->gpu, eo, render_threads(m->opt))) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
 	m->c_render = cm_process_cpu_s();

@@ -216,6 +216,28 @@ int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo);
  * worker threads (one with a repair stage, which counts what it moves).
  * 0, or -1 after a report. */
 int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
+/* cm_gpu_write_events for an encoder of the events other than text (the
+ * .pftrace's, from src/): the records whose window index / SPAN (0: a
+ * default) is the same form a group, and each group's events (their text
+ * as cm_gpu_write_events writes it) go to the encoder in one batch.  A
+ * worker that renders a group whole hands it to ENCODE with its own
+ * ECTX[i] (one for each of JOBS): the elements TEXT[0..N), element I from
+ * MARKS[I] (its ',') to the next mark or N, encoded into OUT (which it
+ * appends to, its length a multiple of 8); a group cut by the pieces the
+ * workers take goes to TEXT(SCTX) in parts, in order (parts of one group
+ * one after the other, with its number Q), and ENCODED(SCTX) takes each
+ * encoded group's bytes in order.  A group without events is not seen.
+ * The groups do not depend on JOBS, nor on how the window was read.  0,
+ * or -1 after a report (or a callback's failure). */
+typedef struct cm_gpu_groups {
+	uint64_t span;
+	int (*encode)(void *ectx, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out);
+	void **ectx;
+	int (*text)(void *sctx, uint64_t q, const char *text, size_t n, const size_t *marks, size_t nmarks);
+	int (*encoded)(void *sctx, const void *p, size_t n);
+	void *sctx;
+} cm_gpu_groups;
+int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream),
  * written by JOBS worker threads.  0, or -1 after a report. */
 int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs);

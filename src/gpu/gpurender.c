@@ -1,6 +1,16 @@
 /* gpurender.c - the render: the records to Chrome-trace event text at the
  * end of the output, by worker threads over blocks of records, written in
- * window order.  It reads the tables the plan filled and changes none. */
+ * window order.  It reads the tables the plan filled and changes none.
+ *
+ * For an encoder of the events that is not text (the .pftrace's:
+ * cm_gpu_write_groups), the same render goes on in groups: the records
+ * whose window index falls in one span of CM_GPU_GROUP form a group, which
+ * the worker that renders it hands to the encoder at once, while its text
+ * is in the cache, where the whole group is the worker's (neither its
+ * first nor its last in the piece: those may go on in the pieces next to
+ * it, so their text goes on to the sink, which joins a group's parts).
+ * The groups depend on the records alone: not on the pieces, which the
+ * window's read cut, nor on the thread count. */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"
@@ -10,6 +20,20 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The records of a group for cm_gpu_write_groups: those of a span of this
+ * many window indexes (about two elements a record: a group's text is
+ * about a batch of the .pftrace's text, 1 MiB).  CUPTIMERGE_PFT_GROUP sets
+ * it, a testing aid. */
+#define CM_GPU_GROUP 2048u
+/* The records' blocks of a piece for cm_gpu_write_groups: a group's
+ * first and last parts go to the sink as text, so a piece holds several
+ * groups (about six: an eighth of the batches go as text); each piece in
+ * flight holds its groups' records and the text of its parts, so not more
+ * (8 blocks: the 1 GB pair's peak at -j 16 134 to 224 MB; 4: 179 MB on
+ * the 200M pair's 143 at 8).  CUPTIMERGE_PFT_PIECE sets it, a testing aid
+ * (the bytes do not depend on it). */
+#define CM_GPU_GROUP_BLOCKS 4
 
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
  * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
@@ -28,11 +52,21 @@ static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, c
  * same row: copied, not written from the numbers again. */
 static inline size_t row_mark(const cm_buf *b) { return b->len; }
 
+/* An element's separating comma, where it begins noted in MK (when not
+ * NULL: cm_gpu_write_groups). */
+static inline void el_begin(cm_buf *mk, cm_buf *b)
+{
+	if (mk)
+		cm_buf_put(mk, &b->len, sizeof b->len);
+	cm_buf_putc(b, ',');
+}
+
 /* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on
  * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN). */
-static void flow(cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts, size_t tslen)
+static void flow(cm_buf *mk, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts, size_t tslen)
 {
-	cm_buf_lit(b, ",{\"ph\":\"");
+	el_begin(mk, b);
+	cm_buf_lit(b, "{\"ph\":\"");
 	cm_buf_putc(b, ph);
 	cm_buf_lit(b, "\",\"id\":");
 	cm_jw_int(b, id);
@@ -99,7 +133,7 @@ struct render {
  * table's search and the lists' string compares for each were 2% of a
  * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
  * give them (FALLBACK: 64 bytes). */
-static const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
+static inline __attribute__((always_inline)) const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
 			    const cm_buf **head)
 {
 	const char *name;
@@ -134,7 +168,8 @@ static const char *api_name(struct render *R, int driver, cm_int cbid, char *fal
 	return name;
 }
 
-static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
+/* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
+static inline __attribute__((always_inline)) void render_api(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	const cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
@@ -154,7 +189,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
-	cm_buf_putc(b, ',');
+	el_begin(mk, b);
 	/* gpu_x_head's bytes, the part before the pid made once when it can be */
 	if (head)
 		cm_buf_put(b, head->p, head->len);
@@ -174,7 +209,7 @@ static void render_api(struct render *R, const cm_gpurec *r, cm_buf *b)
 	}
 	cm_buf_lit(b, "}}");
 	if (corr != 0 && starts_flow)
-		flow(b, 's', corr, row, row_end - row, tstext, ts_len);
+		flow(mk, b, 's', corr, row, row_end - row, tstext, ts_len);
 }
 
 /* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
@@ -208,7 +243,7 @@ static void triple(struct render *R, const int32_t *x)
  * reference's (kineto.h): a kernel's launch configuration and occupancy
  * when the window has them; in a window of version 2, the operator's
  * External id and a copy's or set's bandwidth. */
-static void kineto_args(struct render *R, const cm_gpurec *r)
+static inline __attribute__((always_inline)) void kineto_args(struct render *R, const cm_gpurec *r)
 {
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
@@ -279,14 +314,15 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_MEMCPY] = "gpu_memcpy",
 					   [CM_REC_MEMSET] = "gpu_memset"};
 
-static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
+/* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
+static inline __attribute__((always_inline)) void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	struct args *A = &R->args;
 	const cm_int *v = r->v;
 	size_t ts_len, row, row_end;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	cm_buf_putc(b, ',');
+	el_begin(mk, b);
 	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
 	row_end = b->len;
 	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
@@ -318,14 +354,14 @@ static void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b)
 	kineto_args(R, r);
 	gpu_write_args(b, A);
 	if (v[CM_RG_CORR] != 0)
-		flow(b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
+		flow(mk, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
 }
 
-static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
-	cm_buf_putc(b, ',');
+	el_begin(mk, b);
 	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0);
 	cm_buf_lit(b, ",\"ts\":");
 	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
@@ -339,7 +375,7 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b)
  * an absent stream, all ones, is row 1), "External id" first (its operator
  * or, as Kineto does for syncs, its own correlation id), and an "f" flow
  * into it from the API call of the same correlation. */
-static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
 {
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
@@ -352,7 +388,7 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
 		return;
-	cm_buf_putc(b, ',');
+	el_begin(mk, b);
 	x_head_start(b, "cuda_sync", name, strlen(name));
 	at = row_mark(b);
 	row_text(b, v[CM_RS_DEV], row);
@@ -390,7 +426,27 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b)
 	cm_jw_int(b, v[CM_RS_CTX]);
 	cm_buf_lit(b, "}}");
 	if (v[CM_RS_CORR] > 0)
-		flow(b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
+		flow(mk, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
+}
+
+/* The events of the record R, each with a comma in front, into OUT;
+ * where each begins into MK when not NULL (cm_gpu_write_groups).  Inlined
+ * with the common kinds' render, so that render_block's constant NULL
+ * leaves no test of MK in the JSON's render. */
+static inline __attribute__((always_inline)) void render_one(struct render *R, const cm_gpurec *r, cm_buf *out,
+							     cm_buf *mk)
+{
+	switch (r->kind) {
+	case CM_REC_RUNTIME:
+	case CM_REC_DRIVER: render_api(R, r, out, mk); break;
+	case CM_REC_OVERHEAD: render_overhead(R, r, out, mk); break;
+	case CM_REC_SYNC: render_sync(R, r, out, mk); break;
+	case CM_REC_CUDAEVENT: break;
+	default:
+		if (gpu_cut_keep(R->g, r))
+			render_activity(R, r, out, mk);
+		break;
+	}
 }
 
 /* The pool's work: the events of one block of records, each with a comma
@@ -403,17 +459,7 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
-		switch (r.kind) {
-		case CM_REC_RUNTIME:
-		case CM_REC_DRIVER: render_api(R, &r, out); break;
-		case CM_REC_OVERHEAD: render_overhead(R, &r, out); break;
-		case CM_REC_SYNC: render_sync(R, &r, out); break;
-		case CM_REC_CUDAEVENT: break;
-		default:
-			if (gpu_cut_keep(R->g, &r))
-				render_activity(R, &r, out);
-			break;
-		}
+		render_one(R, &r, out, NULL);
 	}
 	return 0;
 }
@@ -421,6 +467,17 @@ static int render_block(void *wctx, const cm_buf *in, cm_buf *out)
 int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	return gpu_render_walk(g, jobs, gpu_write_rendered, eo);
+}
+
+/* A worker's render (not R itself) freed. */
+static void render_free(struct render *R)
+{
+	cm_arena_free(R->scratch);
+	cm_buf_free(&R->text);
+	cm_buf_free(&R->dumps);
+	free(R->args.v);
+	for (size_t k = 0; k < sizeof R->api / sizeof R->api[0]; k++)
+		cm_buf_free(&R->api[k].head);
 }
 
 int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx)
@@ -434,15 +491,146 @@ int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx)
 		ctx[i] = &R[i];
 	}
 	rc = gpu_walk_records(g, n, render_block, ctx, sink, sctx);
-	for (int i = 0; i < n; i++) {
-		cm_arena_free(R[i].scratch);
-		cm_buf_free(&R[i].text);
-		cm_buf_free(&R[i].dumps);
-		free(R[i].args.v);
-		for (size_t k = 0; k < sizeof R[i].api / sizeof R[i].api[0]; k++)
-			cm_buf_free(&R[i].api[k].head);
-	}
+	for (int i = 0; i < n; i++)
+		render_free(&R[i]);
 	free(R);
+	free(ctx);
+	return rc;
+}
+
+/* ---- cm_gpu_write_groups ---- */
+
+/* A part of a piece's output (struct grworker's): a group's elements as
+ * text (KIND 0: NMARKS marks, a size_t each, then LEN bytes of text) or
+ * the records the encoder made of a whole group (KIND 1: LEN bytes); each
+ * part's bytes padded to a multiple of 8. */
+struct grpart {
+	uint64_t q, kind, nmarks, len;
+};
+
+/* A worker of cm_gpu_write_groups: its render, its encoder's context. */
+struct grworker {
+	struct render R;
+	const cm_gpu_groups *gr;
+	void *ectx;
+	cm_buf text, marks; /* the group being rendered */
+};
+
+/* OUT padded with zeros to a multiple of 8. */
+static void pad8(cm_buf *out)
+{
+	static const char zero[8];
+	if (out->len & 7)
+		cm_buf_put(out, zero, 8 - (out->len & 7));
+}
+
+/* The group Q rendered in W (W->text, W->marks) as a part of OUT: as text
+ * when TEXT, else encoded; nothing for a group without an element.  0, or
+ * the encoder's failure. */
+static int group_part(struct grworker *W, uint64_t q, int text, cm_buf *out)
+{
+	struct grpart h;
+	size_t at, nm = W->marks.len / sizeof(size_t);
+	int rc = 0;
+	if (!nm)
+		return 0;
+	h.q = q;
+	h.kind = !text;
+	h.nmarks = text ? nm : 0;
+	at = out->len;
+	cm_buf_put(out, &h, sizeof h);
+	if (text) {
+		cm_buf_put(out, W->marks.p, W->marks.len);
+		cm_buf_put(out, W->text.p, W->text.len);
+	} else {
+		rc = W->gr->encode(W->ectx, W->text.p, W->text.len, (const size_t *)(const void *)W->marks.p, nm, out);
+	}
+	h.len = out->len - at - sizeof h - (text ? W->marks.len : 0);
+	memcpy(out->p + at, &h, sizeof h);
+	pad8(out);
+	W->text.len = W->marks.len = 0;
+	return rc;
+}
+
+/* The pool's work: a piece of records rendered group by group, each
+ * group whole in the piece encoded at once. */
+static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct grworker *W = wctx;
+	const char *p = in->p, *end = in->p + in->len;
+	uint64_t q = 0, span = W->gr->span;
+	int have = 0, first = 1, rc;
+	cm_gpurec r;
+	W->text.len = W->marks.len = 0;
+	while (p < end) {
+		if (cm_gpurec_unpack(&p, end, &r) < 0)
+			return -1; /* cannot happen: plan read the same bytes */
+		if (have && r.index / span != q) {
+			/* the piece's first group may have begun in the piece before */
+			if ((rc = group_part(W, q, first, out)) < 0)
+				return rc;
+			first = 0;
+		}
+		q = r.index / span;
+		have = 1;
+		render_one(&W->R, &r, &W->text, &W->marks);
+	}
+	/* the last may go on in the next piece */
+	return have ? group_part(W, q, 1, out) : 0;
+}
+
+/* The pool's sink: the parts handed on in order. */
+static int groups_sink(void *sctx, cm_buf *out)
+{
+	const cm_gpu_groups *gr = sctx;
+	size_t at = 0;
+	while (at < out->len) {
+		struct grpart h;
+		int rc;
+		memcpy(&h, out->p + at, sizeof h);
+		at += sizeof h;
+		if (h.kind) {
+			rc = gr->encoded(gr->sctx, out->p + at, (size_t)h.len);
+			at += (size_t)h.len;
+		} else {
+			const char *text = out->p + at + h.nmarks * sizeof(size_t);
+			rc = gr->text(gr->sctx, h.q, text, (size_t)h.len, (const size_t *)(const void *)(out->p + at),
+				      (size_t)h.nmarks);
+			at += (size_t)(h.nmarks * sizeof(size_t) + h.len);
+		}
+		if (rc < 0)
+			return -1;
+		at = (at + 7) & ~(size_t)7;
+	}
+	return 0;
+}
+
+int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
+{
+	/* (a remap counts what it moves: one thread, in order, as
+	 * gpu_render_walk) */
+	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
+	struct grworker *W = cm_xcalloc((size_t)n, sizeof *W);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
+	cm_gpu_groups local = *gr;
+	const char *env = getenv("CUPTIMERGE_PFT_GROUP");
+	if (!local.span)
+		local.span = env && *env && strtoull(env, NULL, 10) ? strtoull(env, NULL, 10) : CM_GPU_GROUP;
+	for (int i = 0; i < n; i++) {
+		W[i].R.g = g;
+		W[i].R.scratch = cm_arena_new();
+		W[i].gr = &local;
+		W[i].ectx = gr->ectx[i];
+		ctx[i] = &W[i];
+	}
+	env = getenv("CUPTIMERGE_PFT_PIECE");
+	rc = gpu_walk_pieces(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, groups_block, ctx, groups_sink, &local);
+	for (int i = 0; i < n; i++) {
+		render_free(&W[i].R);
+		cm_buf_free(&W[i].text);
+		cm_buf_free(&W[i].marks);
+	}
+	free(W);
 	free(ctx);
 	return rc;
 }

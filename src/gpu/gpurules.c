@@ -327,10 +327,45 @@ static int feed_run_places(const cm_gpu *g, cm_opool *pool)
 	return rc;
 }
 
-/* Run FN over each block of records on N workers of an ordered pool
- * (WCTX: one context each), SINK(SCTX, output) taking their outputs in
- * window order.  0, or -1 (after a report). */
+/* The blocks of the records file to POOL as where they lie, PER blocks a
+ * piece (read_runs' input).  0, or -1 as feed_places. */
+static int feed_pieces(cm_opool *pool, int fd, int per)
+{
+	cm_buf b = {0};
+	uint64_t off = 0;
+	int rc = 0, k = 0;
+	for (;;) {
+		uint32_t len;
+		uint64_t place[2];
+		ssize_t got = cm_pread_all(fd, &len, 4, off);
+		if (got == 0)
+			break;
+		if (got != 4) {
+			rc = read_back_failed(got);
+			break;
+		}
+		place[0] = off + 4;
+		place[1] = len;
+		cm_buf_put(&b, place, sizeof place);
+		off += 4 + (uint64_t)len;
+		if (++k == per) {
+			if ((rc = cm_opool_put(pool, &b)) < 0)
+				break;
+			k = 0;
+		}
+	}
+	if (!rc && b.len)
+		rc = cm_opool_put(pool, &b);
+	cm_buf_free(&b);
+	return rc;
+}
+
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+{
+	return gpu_walk_pieces(g, n, 1, fn, wctx, sink, sctx);
+}
+
+int gpu_walk_pieces(const cm_gpu *g, int n, int per, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
 {
 	cm_opool *pool;
 	struct rec_reader *rd;
@@ -351,8 +386,10 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 		rd[i].fd = fileno(g->win.recs);
 		rctx[i] = &rd[i];
 	}
-	pool = cm_opool_new(n, 0, g->win.runs ? read_runs : read_block, rctx, sink, sctx);
-	rc = g->win.runs ? feed_run_places(g, pool) : feed_places(pool, fileno(g->win.recs));
+	pool = cm_opool_new(n, 0, g->win.runs || per > 1 ? read_runs : read_block, rctx, sink, sctx);
+	rc = g->win.runs ? feed_run_places(g, pool)
+	   : per > 1	 ? feed_pieces(pool, fileno(g->win.recs), per)
+			 : feed_places(pool, fileno(g->win.recs));
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++)
 		cm_buf_free(&rd[i].block);

@@ -75,6 +75,8 @@ void cm_output_set_sync(int on) { output_sync = on; }
 /* The transcoder's sink: its protobuf goes out as the JSON would. */
 static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx, p, n); }
 
+void *cm_output_codec_state(const cm_output *out) { return out->pft; }
+
 int cm_output_pipe_closed(const cm_output *out)
 {
 	for (size_t i = 0; out->is_tee && i < out->ntee; i++)

@@ -42,6 +42,12 @@ typedef struct cm_output_codec {
  * gets it without asking).  CODEC must outlive those outputs. */
 void cm_output_set_codec(const cm_output_codec *codec);
 
+/* The transcoder OUT's text goes through (the CODEC's OPEN made it), or
+ * NULL: for a writer that knows the codec and hands it more than text
+ * (the merge's window events to the .pftrace's, src/mergepft.c).  A tee
+ * has none. */
+void *cm_output_codec_state(const cm_output *out);
+
 /* ON 1: every output opened after this call is durable (--sync): an -o
  * file's write-back starts as it is written (writeback.h), it is fsync'd
  * before it takes its name and its directory after; a device, or standard

@@ -27,6 +27,7 @@
  * (pfstream.c), never cut by how the text arrived. */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfstream.h"
 
 #include <string.h>
 
@@ -224,7 +225,9 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	return to;
 }
 
-int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
+/* cm_pfbatch_encode_elems' work; the slices handed to the lanes' queue
+ * only with LANES (else the records' taker does: cm_pfbatch_put_lanes). */
+static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out, int lanes)
 {
 	size_t i, at = out->len;
 	struct head base;
@@ -251,31 +254,58 @@ int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el
 	/* the slices to the lanes: placed from here on, by whoever can */
 	jobs = put_tail(w, out, seq, out->len - at);
 	tail = (const struct cm_pfbatch_tail *)(out->p + out->len - sizeof *tail);
-	cm_pflaneq_put(w->lq, seq, jobs, tail->start);
+	if (lanes)
+		cm_pflaneq_put(w->lq, seq, jobs, tail->start);
 	return 0;
+}
+
+int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
+{
+	return encode_batch(w, seq, el, nel, out, 1);
+}
+
+int cm_pfbatch_encode_only(cm_pfev *w, const struct cm_pfelem *el, size_t nel, cm_buf *out)
+{
+	return encode_batch(w, 0, el, nel, out, 0);
+}
+
+void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec)
+{
+	struct cm_pfbatch_tail tail;
+	struct cm_pflaneq_job *jobs;
+	memcpy(&tail, rec->p + rec->len - sizeof tail, sizeof tail);
+	tail.seq = seq;
+	memcpy(rec->p + rec->len - sizeof tail, &tail, sizeof tail);
+	jobs = (struct cm_pflaneq_job *)(void *)(rec->p + rec->len - sizeof tail - tail.njobs * sizeof *jobs);
+	cm_pflaneq_put(q, seq, jobs, tail.start);
+}
+
+int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_buf *out)
+{
+	size_t i = 0, nel = 0;
+	struct cm_pfelem *el;
+	w->elems.len = 0;
+	while (i < n) {
+		struct cm_pfelem e;
+		uint32_t len;
+		memcpy(&e.off, p + i, sizeof e.off);
+		memcpy(&len, p + i + sizeof e.off, sizeof len);
+		i += sizeof e.off + sizeof len;
+		e.s = p + i;
+		e.n = len;
+		cm_buf_put(&w->elems, &e, sizeof e);
+		nel++;
+		i += len;
+	}
+	el = (struct cm_pfelem *)(void *)w->elems.p;
+	return cm_pfbatch_encode_elems(w, seq, el, nel, out);
 }
 
 int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 {
-	size_t i = sizeof(uint64_t), nel = 0;
 	uint64_t seq;
-	struct cm_pfelem *el;
 	memcpy(&seq, in->p, sizeof seq); /* (cm_pfbatch_add's header) */
-	w->elems.len = 0;
-	while (i < in->len) {
-		struct cm_pfelem e;
-		uint32_t n;
-		memcpy(&e.off, in->p + i, sizeof e.off);
-		memcpy(&n, in->p + i + sizeof e.off, sizeof n);
-		i += sizeof e.off + sizeof n;
-		e.s = in->p + i;
-		e.n = n;
-		cm_buf_put(&w->elems, &e, sizeof e);
-		nel++;
-		i += n;
-	}
-	el = (struct cm_pfelem *)(void *)w->elems.p;
-	return cm_pfbatch_encode_elems(w, seq, el, nel, out);
+	return cm_pfbatch_encode_seq(w, seq, in->p + sizeof seq, in->len - sizeof seq, out);
 }
 
 /* The track that the events of the next batch (its jobs) name most

@@ -23,6 +23,8 @@
  * handed on; else (a guess inside a string, text that is not in the
  * traceEvents array) the chunk is walked again from the walk handed on.
  * The result is the walk at -j 1's, element for element.
+ * A writer may also hand batches over between two parts of the text
+ * (pfinsert.c: the merge's window events), numbered on from the text's.
  * Memory: a few chunks and batches per thread, the largest element, the
  * interning tables (bounded, pfevent.c) and the tracks. */
 #include "config.h"
@@ -166,6 +168,7 @@ void cm_pft_free(cm_pft *t)
 	cm_pflaneq_free(t->lq);
 	cm_buf_free(&t->batch);
 	cm_buf_free(&t->fill);
+	cm_buf_free(&t->ins);
 	cm_pfev_free(t->ev);
 	cm_buf_free(&t->out);
 	free(t->label);
@@ -293,6 +296,7 @@ static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 {
 	cm_pft *t = w->t;
+	struct chunk_head head;
 	uint64_t seq;
 	size_t g, i, nel;
 	int64_t base;
@@ -300,13 +304,14 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	double c0 = cm_thread_cpu_s(), h0;
 	const struct elref *r;
 	struct cm_pfelem *el;
-	memcpy(&seq, in->p, sizeof seq);
-	w->text = in->p + sizeof seq;
-	w->n = in->len - sizeof seq;
-	base = (int64_t)(seq * t->batch_max);
+	memcpy(&head, in->p, sizeof head);
+	seq = head.seq;
+	w->text = in->p + sizeof head;
+	w->n = in->len - sizeof head;
+	base = head.base;
 	w->lguess.len = w->lwalk.len = w->strad.len = 0;
 	/* the guess (not for the first chunk: the document's start) */
-	g = seq ? guess_start(w->text, w->n) : w->n;
+	g = head.walk ? guess_start(w->text, w->n) : w->n;
 	if (g < w->n) {
 		struct cm_pfcut *c = &w->guess;
 		c->st = S_ELEM;
@@ -324,7 +329,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	}
 	/* the walk handed on from the chunk before */
 	h0 = cm_now_s();
-	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, seq, &w->walk) < 0) {
+	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, head.walk, &w->walk) < 0) {
 		hand_abort(t);
 		return -2; /* no message: the run's failure was reported */
 	}
@@ -333,7 +338,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	w->walk.ctx = &w->cwalk;
 	w->walk.quiet = 0;
 	if (w->walk.failed) { /* (reported by the chunk that failed) */
-		hand_put(t, seq + 1, &w->walk);
+		hand_put(t, head.walk + 1, &w->walk);
 		hand_abort(t);
 		return -2;
 	}
@@ -351,7 +356,7 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	} else {
 		rc = cm_pfcut_scan(&w->walk, w->text, w->n);
 	}
-	hand_put(t, seq + 1, &w->walk);
+	hand_put(t, head.walk + 1, &w->walk);
 	w->cut_cpu += cm_thread_cpu_s() - c0;
 	if (rc < 0) { /* reported */
 		hand_abort(t);
@@ -378,15 +383,26 @@ static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 
 /* ---- the pool ---- */
 
-/* The pool's work: a batch of elements (-j 1), or a chunk of text (from
- * -j 2), encoded into records. */
+/* The pool's work: a batch of elements (-j 1, or inserted), or a chunk
+ * of text (from -j 2), encoded into records; or a batch inserted as
+ * records, copied and its slices handed to the lanes. */
 static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct pfworker *w = wctx;
-	if (w->t->par)
+	uint64_t tag;
+	memcpy(&tag, in->p, sizeof tag);
+	if (!(tag & BLK_TAGS) && w->t->par)
 		return chunk_work(w, in, out);
 	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
+	if (tag & BLK_RECS) {
+		/* (the records' offset stays a multiple of 8: their slices' are) */
+		cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
+		cm_pfbatch_put_lanes(w->t->lq, tag & ~BLK_TAGS, out);
+		return 0;
+	}
+	if (tag & BLK_ELEMS)
+		return cm_pfbatch_encode_seq(w->ev, tag & ~BLK_TAGS, in->p + sizeof tag, in->len - sizeof tag, out);
 	return cm_pfbatch_encode(w->ev, in, out);
 }
 
@@ -405,9 +421,8 @@ static int batch_sink(void *sctx, cm_buf *out)
 	return rc;
 }
 
-/* Queue the block IN (a batch, or a chunk) in the pool, made with the
- * first.  0 or -1. */
-static int put_block(cm_pft *t, cm_buf *in)
+/* (pfstream.h) */
+int cm_pft_put_block(cm_pft *t, cm_buf *in)
 {
 	int i, rc;
 	double t0;
@@ -458,7 +473,20 @@ static int put_batch(cm_pft *t)
 	if (!t->batch.len)
 		cm_buf_put(&t->batch, &t->batch_seq, sizeof t->batch_seq);
 	t->batch_seq++;
-	return put_block(t, &t->batch);
+	return cm_pft_put_block(t, &t->batch);
+}
+
+/* (pfstream.h) */
+int cm_pft_put_spans(cm_pft *t)
+{
+	uint64_t last;
+	int rc = 0;
+	if (t->text_off <= t->span_base)
+		return 0;
+	last = t->seq_base + (uint64_t)(t->text_off - 1 - t->span_base) / t->batch_max;
+	while (!rc && t->batch_seq <= last)
+		rc = put_batch(t);
+	return rc;
 }
 
 /* The walk's element (pfcut.c's emit): into the batch of the span where it
@@ -466,7 +494,7 @@ static int put_batch(cm_pft *t)
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 {
 	cm_pft *t = ctx;
-	uint64_t k = (uint64_t)(off + (int64_t)n - 1) / t->batch_max;
+	uint64_t k = t->seq_base + (uint64_t)(off + (int64_t)n - 1 - t->span_base) / t->batch_max;
 	while (t->batch_seq < k)
 		if (put_batch(t) < 0)
 			return -1;
@@ -479,12 +507,13 @@ static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 /* cm_pft_write's work. */
 static int write_text(cm_pft *t, const char *s, size_t n)
 {
-	size_t full = sizeof t->chunk_seq + t->batch_max;
+	size_t full = sizeof(struct chunk_head) + t->batch_max;
 	if (t->failed)
 		return -1;
-	if (!t->pool && !t->par && t->cut.offset == 0 && t->threads >= 2)
+	if (!t->pool && !t->par && t->text_off == 0 && t->threads >= 2)
 		t->par = 1;
 	if (!t->par) {
+		t->text_off += (int64_t)n;
 		if (cm_pfcut_scan(&t->cut, s, n) < 0)
 			return t->failed = 1, -1;
 		return 0;
@@ -492,17 +521,20 @@ static int write_text(cm_pft *t, const char *s, size_t n)
 	while (n) {
 		size_t k;
 		if (!t->fill.len) {
+			struct chunk_head h = {t->chunk_seq, t->walk_seq, t->text_off};
 			cm_buf_grow(&t->fill, full);
-			cm_buf_put(&t->fill, &t->chunk_seq, sizeof t->chunk_seq);
+			cm_buf_put(&t->fill, &h, sizeof h);
 		}
 		k = full - t->fill.len < n ? full - t->fill.len : n;
 		memcpy(t->fill.p + t->fill.len, s, k);
 		t->fill.len += k;
+		t->text_off += (int64_t)k;
 		s += k;
 		n -= k;
 		if (t->fill.len == full) {
 			t->chunk_seq++;
-			if (put_block(t, &t->fill) < 0)
+			t->walk_seq++;
+			if (cm_pft_put_block(t, &t->fill) < 0)
 				return t->failed = 1, -1;
 		}
 	}
@@ -550,10 +582,13 @@ static void report(cm_pft *t)
 		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
-		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s",
-		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time - t->w_put, t->w_put, t->threads,
+		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
+		"batches inserted: %llu as elements, %llu encoded by the writer's threads",
+		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
+		t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
-		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed);
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
+		(unsigned long long)t->ins_elems, (unsigned long long)t->ins_recs);
 }
 
 int cm_pft_finish(cm_pft *t)
@@ -565,12 +600,11 @@ int cm_pft_finish(cm_pft *t)
 	if (t->par) {
 		if (t->fill.len) { /* the last chunk */
 			t->chunk_seq++;
-			rc = put_block(t, &t->fill);
+			t->walk_seq++;
+			rc = cm_pft_put_block(t, &t->fill);
 		}
 	} else if (t->cut.st == S_END) { /* the batches up to the text's last span */
-		uint64_t last = t->cut.offset ? (uint64_t)(t->cut.offset - 1) / t->batch_max : 0;
-		while (!rc && t->cut.offset && t->batch_seq <= last)
-			rc = put_batch(t);
+		rc = cm_pft_put_spans(t);
 	}
 	if (t->pool) {
 		int frc = cm_opool_finish(t->pool);
@@ -580,7 +614,7 @@ int cm_pft_finish(cm_pft *t)
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	if (t->par) { /* the walk after the last chunk */
-		if (!t->hand_on || t->hand_seq1 != t->chunk_seq + 1)
+		if (!t->hand_on || t->hand_seq1 != t->walk_seq + 1)
 			end = NULL;
 		else
 			end = &t->hand;

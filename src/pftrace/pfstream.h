@@ -62,6 +62,16 @@ int cm_pfcut_scan(struct cm_pfcut *c, const char *s, size_t n);
 
 struct pfworker;
 
+/* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
+ * header) encoded as cm_pfbatch_encode does. */
+int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_buf *out);
+/* pfbatch.c: cm_pfbatch_encode_elems' records without a number, their
+ * slices not handed to the lanes' queue (for a batch encoded before its
+ * place is known); then, once it is, REC's (the records, alone in REC)
+ * numbered SEQ and their slices handed to Q. */
+int cm_pfbatch_encode_only(cm_pfev *w, const struct cm_pfelem *el, size_t nel, cm_buf *out);
+void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
+
 /* A condition variable for the workers waiting on the walk of the chunk
  * before theirs, by their chunk's number: a walk handed on wakes the one
  * worker that waits for it, not all. */
@@ -89,6 +99,15 @@ struct cm_pft {
 	/* from -j 2: the writer's chunk, and the walk handed from chunk to chunk */
 	cm_buf fill;      /* the chunk being filled: its number, then its text */
 	uint64_t chunk_seq; /* its number */
+	uint64_t walk_seq;  /* the number of its walk: the text's chunks before it (chunk_seq less the
+			     * batches inserted) */
+	/* the text's bytes so far; where the spans are counted from (0, or
+	 * where the last batches were inserted) and, at -j 1, the number of
+	 * the batch of the first span */
+	int64_t text_off, span_base;
+	uint64_t seq_base;
+	cm_buf ins;          /* an inserted batch being queued */
+	uint64_t ins_elems, ins_recs; /* -v: batches inserted as elements, as records */
 	pthread_mutex_t hmu;
 	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
@@ -107,6 +126,31 @@ struct cm_pft {
 	double p_wait;         /* ... waiting for the passer (pfpass.c) */
 	double p_wrote;        /* the passer's writing of the batches' packets */
 };
+
+/* A block of the pool begins with its batch's number, the top bits
+ * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
+ * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
+ * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_batch's),
+ * BLK_RECS. */
+#define BLK_RECS ((uint64_t)1 << 63)
+#define BLK_ELEMS ((uint64_t)1 << 62)
+#define BLK_TAGS (BLK_RECS | BLK_ELEMS)
+
+/* A chunk's header: its batch's number, its walk's (the chunks before it:
+ * inserted batches have none), and where its text begins in the text. */
+struct chunk_head {
+	uint64_t seq, walk;
+	int64_t base;
+};
+
+/* Queue the block IN (a batch, or a chunk, or an inserted batch: its
+ * first 8 bytes as above) in the pool, made with the first.  0 or -1. */
+int cm_pft_put_block(cm_pft *t, cm_buf *in);
+
+/* -j 1: the batches through the span of the text's last byte so far
+ * handed to the pool (none when no text came since the spans' base).
+ * 0 or -1. */
+int cm_pft_put_spans(cm_pft *t);
 
 /* The run has failed (reported), or is over: the pool and the passer
  * stopped, what they had left dropped (the passer's passed on; the file is

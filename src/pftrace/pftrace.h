@@ -9,6 +9,7 @@
 #define CM_PFTRACE_H
 
 #include <stddef.h>
+#include "base/buf.h"
 
 typedef struct cm_pft cm_pft;
 
@@ -32,6 +33,45 @@ int cm_pft_write(cm_pft *t, const void *p, size_t len);
 int cm_pft_finish(cm_pft *t);
 
 void cm_pft_free(cm_pft *t);
+
+/* ---- events inserted in the text (the merge's window events) ----
+ *
+ * A writer that makes some traceEvents elements on threads of its own (the
+ * merge's render of the window's records) hands them over as batches,
+ * between two parts of the text, instead of as text: each batch of
+ * elements either as their text (cm_pft_insert_elems: encoded by the
+ * transcoder's workers, no walk of the text) or already encoded by the
+ * writer's thread (cm_pft_enc_batch, then cm_pft_insert_records).  The
+ * text written before cm_pft_insert_begin must end where an element may
+ * follow in traceEvents (after its '[' or after an element), and the text
+ * after cm_pft_insert_end go on as if the inserted elements were not
+ * there (its first element with a ',' in front only when one came before
+ * in the text).  Each inserted batch is one batch of the output (its
+ * strings interned anew): the bytes depend on how the writer cuts its
+ * elements into batches, which must not depend on the thread count.
+ * Calls from one thread at a time, in order; 0, or -1 after a report. */
+int cm_pft_insert_begin(cm_pft *t);
+/* A batch: BATCH's elements (made by cm_pft_elems_add; BATCH is left
+ * empty). */
+int cm_pft_insert_elems(cm_pft *t, cm_buf *batch);
+/* A batch encoded by cm_pft_enc_batch: its N bytes at P (copied). */
+int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
+int cm_pft_insert_end(cm_pft *t);
+
+/* Append the element S[0..N) (an object's text) to the batch B. */
+void cm_pft_elems_add(cm_buf *b, const char *s, size_t n);
+
+/* An encoder of batches for one thread of the writer (any thread, one at
+ * a time), made before the batches it encodes are inserted. */
+typedef struct cm_pft_enc cm_pft_enc;
+cm_pft_enc *cm_pft_enc_new(cm_pft *t);
+/* The elements of TEXT[0..N) (element I from MARKS[I] to MARKS[I + 1], or
+ * to N for the last; each one's text begins with a ',' that is skipped)
+ * as one batch's records appended to OUT, for cm_pft_insert_records: OUT's
+ * length must be a multiple of 8 on entry.  0, or -1 after reporting what
+ * cannot be written (the offset of an inserted element is not known: -1). */
+int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out);
+void cm_pft_enc_free(cm_pft_enc *e);
 
 /* -v: each transcoder says where its time went when it finishes (a line
  * on standard error: the serial parts' times, the workers'). */

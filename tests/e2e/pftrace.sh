@@ -197,12 +197,13 @@ tcase "interning tables started over: they did"
 [ "$(protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/reset.pftrace" |
 	grep -c 'sequence_flags: 1')" -gt 10 ] || fail "10 or fewer clearings"
 same "interning tables started over" "$tmp/repaired.json" "$tmp/reset.pftrace"
-# Batches of a few elements (CUPTIMERGE_PFT_BATCH, a testing aid) encoded on
+# Batches of a few elements (CUPTIMERGE_PFT_BATCH, a testing aid; the
+# window's events in groups of a few records, CUPTIMERGE_PFT_GROUP) encoded on
 # 1 to 4 threads: the same bytes for any count, each batch defining its
 # strings again, and Perfetto shows what it shows for the JSON.
 tcase "batches of a few elements on 1 to 4 threads: the same bytes"
 for j in 1 2 3 4; do
-	CUPTIMERGE_PFT_BATCH=1000 $CUPTIMERGE -q -j $j $NOW -w "$FIX/threads_window.json" -o "$tmp/batch$j.pftrace" \
+	CUPTIMERGE_PFT_BATCH=1000 CUPTIMERGE_PFT_GROUP=5 $CUPTIMERGE -q -j $j $NOW -w "$FIX/threads_window.json" -o "$tmp/batch$j.pftrace" \
 		"$FIX/threads_base.json" || fail "-j $j: exit $?"
 	cmp -s "$tmp/batch$j.pftrace" "$tmp/batch1.pftrace" || { fail "-j $j: other bytes than -j 1"; break; }
 done
@@ -276,7 +277,7 @@ same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tm
 tcase "-v: a line on where the encoding's time went"
 $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX/threads_base.json" \
 	2>"$tmp/verr" || fail "exit $?"
-grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s$" \
+grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]* as elements, [0-9]* encoded by the writer's threads$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"

@@ -1,0 +1,19 @@
+/* mergepft.h - the merge's window events handed to the .pftrace
+ * transcoder as batches (mergepft.c). */
+#ifndef CM_MERGEPFT_H
+#define CM_MERGEPFT_H
+
+#include "gpu/gpuconv.h"
+#include "json/evout.h"
+
+/* Whether EO's output is a .pftrace transcoder that takes the window's
+ * events as batches (not --split's tee, not CUPTIMERGE_PFT_TEXT set). */
+int cm_mergepft_applies(const cm_evout *eo);
+
+/* cm_gpu_write_events for such an output (cm_mergepft_applies): the
+ * window's events rendered and encoded by JOBS threads, handed to the
+ * transcoder between the text before and after them.  0, or -1 after a
+ * report. */
+int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
+
+#endif

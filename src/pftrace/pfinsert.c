@@ -1,0 +1,137 @@
+/* pfinsert.c - batches inserted between two parts of the text: the
+ * elements a writer makes on threads of its own (the merge's render of the
+ * window's records, src/mergepft.c) handed to the transcoder as batches of
+ * elements, or of records its threads encoded (pftrace.h says the
+ * contract).
+ *
+ * The batches are numbered on from the text's before them, and the text
+ * after them is cut into spans (and from -j 2 into chunks) counted from
+ * where it begins, its batches numbered on from the inserted ones: the
+ * same batches at -j 1 (the walk on the writer's thread) and from -j 2
+ * (the chunks, whose walk numbers skip the inserted batches: struct
+ * chunk_head).  An inserted batch of records goes through the pool as the
+ * others do, so that it reaches the sequential part in order: its worker
+ * only copies it and hands its slices to the lanes (pfstream.c's
+ * batch_work), as the encoding of a batch does. */
+#include "config.h"
+#include "pftrace/pftrace.h"
+#include "pftrace/pfevent.h"
+#include "pftrace/pfstream.h"
+#include "base/diag.h"
+#include "base/exitcode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The number of the next batch of the pool. */
+static uint64_t *next_seq(cm_pft *t) { return t->par ? &t->chunk_seq : &t->batch_seq; }
+
+int cm_pft_insert_begin(cm_pft *t)
+{
+	int rc = 0;
+	if (t->failed)
+		return -1;
+	if (!t->par) { /* the text's batches so far, the last one cut short */
+		if (t->cut.st != S_ELEM && t->cut.st != S_ELEM_AFTER) {
+			cm_error(CM_EXIT_DATA, t->label, t->cut.offset,
+				 "cannot be written as Perfetto protobuf: events inserted outside traceEvents");
+			t->failed = 1;
+			return cm_pft_quiesce(t);
+		}
+		rc = cm_pft_put_spans(t);
+	} else if (t->fill.len) { /* the chunk being filled, cut short */
+		t->chunk_seq++;
+		t->walk_seq++;
+		rc = cm_pft_put_block(t, &t->fill);
+	}
+	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
+}
+
+/* Queue the inserted batch B (its first 8 bytes for its number and TAG).
+ * 0, or -1. */
+static int put_inserted(cm_pft *t, cm_buf *b, uint64_t tag)
+{
+	uint64_t *seq = next_seq(t), word = *seq | tag;
+	double t0 = cm_now_s();
+	int rc;
+	if (t->failed)
+		return -1;
+	memcpy(b->p, &word, sizeof word);
+	++*seq;
+	rc = cm_pft_put_block(t, b);
+	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
+	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
+}
+
+int cm_pft_insert_elems(cm_pft *t, cm_buf *batch)
+{
+	if (!batch->len)
+		return 0;
+	t->ins_elems++;
+	return put_inserted(t, batch, BLK_ELEMS);
+}
+
+int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
+{
+	uint64_t word = 0;
+	t->ins.len = 0;
+	cm_buf_put(&t->ins, &word, sizeof word);
+	cm_buf_put(&t->ins, p, n);
+	t->ins_recs++;
+	return put_inserted(t, &t->ins, BLK_RECS);
+}
+
+int cm_pft_insert_end(cm_pft *t)
+{
+	if (t->failed)
+		return -1;
+	t->span_base = t->text_off;
+	t->seq_base = t->batch_seq;
+	return 0;
+}
+
+void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
+{
+	cm_pfbatch_add(b, 0, s, n, -1);
+}
+
+struct cm_pft_enc {
+	cm_pfev *ev;
+	cm_buf el;
+};
+
+cm_pft_enc *cm_pft_enc_new(cm_pft *t)
+{
+	cm_pft_enc *e = cm_xcalloc(1, sizeof *e);
+	e->ev = cm_pfev_new(NULL, t->label);
+	e->ev->dropping = &t->dropping;
+	return e;
+}
+
+int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
+{
+	struct cm_pfelem *el;
+	size_t i;
+	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
+		return -2; /* no message: the run's failure was reported */
+	e->el.len = 0;
+	cm_buf_grow(&e->el, nmarks * sizeof *el + 1);
+	el = (struct cm_pfelem *)(void *)e->el.p;
+	for (i = 0; i < nmarks; i++) {
+		size_t end = i + 1 < nmarks ? marks[i + 1] : n;
+		el[i].s = text + marks[i] + 1;
+		el[i].n = end - marks[i] - 1;
+		el[i].off = -1;
+	}
+	return cm_pfbatch_encode_only(e->ev, el, nmarks, out);
+}
+
+void cm_pft_enc_free(cm_pft_enc *e)
+{
+	if (!e)
+		return;
+	cm_pfev_free(e->ev);
+	cm_buf_free(&e->el);
+	free(e);
+}
+

@@ -1,0 +1,152 @@
+#!/bin/sh
+# pftmerge.sh - a merge's .pftrace with the window's events handed to the
+# transcoder as batches, not as text (src/mergepft.c): the render's workers
+# encode groups of records, the groups cut by the pieces are joined and
+# encoded by the transcoder's workers.  Perfetto's trace processor shows for
+# each .pftrace what it shows for the JSON of the same run
+# (tests/pftrace_check.py) on the oracle example, gen_trace pairs (plain and
+# --edge-cases), the real H200 pairs and cuts (--steps, --range), in groups of
+# the default size and of a few records (CUPTIMERGE_PFT_GROUP, a testing aid:
+# many groups cut by the pieces, joined); the bytes do not depend on -j, the
+# read size, --memory or the careful reader; the -v line says the batches
+# went that way; a repair's merge and CUPTIMERGE_PFT_TEXT=1 take the text.
+#
+# Needs protoc and the trace processor as pftrace.sh does.
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to compare traces"
+need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
+shared=${SHARED:-$srcdir/../shared}
+proto=$shared/tools/perfetto/perfetto_trace.proto
+[ -f "$proto" ] || skip_all "no $proto"
+TPJS=$shared/tools/perfetto/tp.mjs
+TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
+command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] ||
+	skip_all "no node or trace-processor engine in $TP_DIR"
+export TP_DIR TPJS
+NOW="--now 1795974776"
+
+# both NAME ARGS...: cuptimerge ARGS into $tmp/NAME.json and, at -j 2 with
+# -v, $tmp/NAME.pftrace (and $tmp/NAME.small.pftrace in groups of 3
+# records); each .pftrace decodes, took the batches' way (the -v line), and
+# Perfetto shows for it what it shows for the JSON.
+both() {
+	name=$1
+	shift
+	tcase "$name: the window's events as batches: decodes, Perfetto shows what it shows for the JSON"
+	rc=0
+	$CUPTIMERGE -q "$@" -o "$tmp/$name.json" 2>"$tmp/err" &&
+		$CUPTIMERGE -v -j 2 "$@" -o "$tmp/$name.pftrace" 2>"$tmp/err" &&
+		CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j 3 "$@" -o "$tmp/$name.small.pftrace" 2>"$tmp/err3" || rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name: exit $rc: $(cat "$tmp/err" "$tmp/err3")"
+		return
+	fi
+	grep -q "perfetto: .*; batches inserted: [0-9]* as elements, [0-9]* encoded by the writer's threads$" "$tmp/err" ||
+		fail "$name: -v says: $(grep perfetto: "$tmp/err")"
+	# (in groups of 3 records, some batches at least: a cut may keep few)
+	n=$(sed -n "s/.*perfetto: .*; batches inserted: \([0-9]*\) as elements, \([0-9]*\) encoded by the writer's threads$/\1 + \2/p" \
+		"$tmp/err3")
+	[ -n "$n" ] && [ $((n)) -gt 0 ] || fail "$name, groups of 3: -v says: $(grep perfetto: "$tmp/err3")"
+	for f in "$tmp/$name.pftrace" "$tmp/$name.small.pftrace"; do
+		protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$f" >/dev/null 2>"$tmp/protoc.err" ||
+			fail "$f: protoc: $(head -3 "$tmp/protoc.err")"
+		python3 "$srcdir/tests/pftrace_check.py" "$tmp/$name.json" "$f" >"$tmp/check" 2>&1 ||
+			fail "$f: $(head -12 "$tmp/check")"
+	done
+}
+
+ex=$shared/oracle/examples
+if [ -d "$ex" ]; then
+	both example $NOW -w "$ex/window.json" "$ex/cpu.json"
+else
+	skip "oracle examples" "no $ex"
+fi
+both real $NOW -w "$FIX/threads_window.json" "$FIX/threads_base.json"
+both h200 $NOW -w "$FIX/h200_kwindow.json.gz" "$FIX/h200_kcpu.json.gz"
+both cut-steps2 --steps=2 -w "$FIX/cut_window.json" "$FIX/cut_cpu.json"
+both cut-range --range=1250,1300 -w "$FIX/cut_window.json" "$FIX/cut_cpu.json"
+if [ -x "$shared/tools/gen_trace" ]; then
+	"$shared/tools/gen_trace" --seed 11 --ops 3000 --devices 2 --quiet "$tmp/gen.cpu" "$tmp/gen.win"
+	both gen $NOW -w "$tmp/gen.win" "$tmp/gen.cpu"
+	tcase "gen_trace pair in groups of 3: batches joined from the pieces' parts, and batches the render's workers encoded"
+	grep -q "perfetto: .*; batches inserted: [1-9][0-9]* as elements, [1-9][0-9]* encoded by the writer's threads$" \
+		"$tmp/err3" || fail "-v says: $(grep perfetto: "$tmp/err3")"
+	# Perfetto 55.3 refuses a UTF-16 surrogate-pair escape (perfetto.sh)
+	"$shared/tools/gen_trace" --seed 11 --ops 400 --edge-cases --pretty --quiet "$tmp/edge.cpu" "$tmp/edge.win"
+	python3 -c 'import sys
+t = open(sys.argv[1], encoding="utf-8").read().replace(r"\ud83d\ude80", "\U0001F680")
+open(sys.argv[1], "w", encoding="utf-8").write(t)' "$tmp/edge.cpu"
+	both gen-edge $NOW -w "$tmp/edge.win" "$tmp/edge.cpu"
+	lo=$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace") + 20000)' "$tmp/gen.cpu")
+	hi=$(python3 -c 'import sys; print(float(sys.argv[1]) + 30000)' "$lo")
+	both gen-range $NOW --range=$lo,$hi -w "$tmp/gen.win" "$tmp/gen.cpu"
+	both gen-steps $NOW --steps=3-5 -w "$tmp/gen.win" "$tmp/gen.cpu"
+
+	# The bytes: the same at -j 1 to 4, --memory=1M, the careful reader,
+	# pieces of other sizes (CUPTIMERGE_PFT_PIECE, a testing aid), in groups of
+	# the default size and of 7 records, on a pair whose window's records
+	# take several blocks (so that the pieces cut groups, joined again).
+	"$shared/tools/gen_trace" --seed 12 --ops 12000 --devices 2 --quiet "$tmp/big.cpu" "$tmp/big.win"
+	for g in default 7; do
+		tcase "gen_trace pair of 12,000 ops, groups of $g: the same bytes at -j 1 to 4, --memory=1M, careful, pieces of 1 and 3 blocks"
+		CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 1 $NOW -w "$tmp/big.win" -o "$tmp/g1.pftrace" "$tmp/big.cpu" ||
+			fail "-j 1: exit $?"
+		for how in "-j 2" "-j 3" "-j 4" "--memory=1M" careful piece1 piece3; do
+			if [ "$how" = careful ]; then
+				CUPTIMERGE_CAREFUL=1 CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW -w "$tmp/big.win" \
+					-o "$tmp/g2.pftrace" "$tmp/big.cpu" || fail "$how: exit $?"
+			elif [ "$how" != "${how#piece}" ]; then # pieces of other sizes (blocks of records)
+				CUPTIMERGE_PFT_PIECE=${how#piece} CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q -j 3 $NOW \
+					-w "$tmp/big.win" -o "$tmp/g2.pftrace" "$tmp/big.cpu" || fail "$how: exit $?"
+			else
+				# shellcheck disable=SC2086
+				CUPTIMERGE_PFT_GROUP=${g#default} $CUPTIMERGE -q $how $NOW -w "$tmp/big.win" -o "$tmp/g2.pftrace" \
+					"$tmp/big.cpu" || fail "$how: exit $?"
+			fi
+			cmp -s "$tmp/g1.pftrace" "$tmp/g2.pftrace" || { fail "$how: other bytes than -j 1"; break; }
+		done
+	done
+	tcase "gen_trace pair of 12,000 ops in groups of 7: the same bytes at read sizes 7, 31, 4096, 65536"
+	for n in 7 31 4096 65536; do
+		CUPTIMERGE_BUFSIZE=$n CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -q -j 2 $NOW -w "$tmp/big.win" -o "$tmp/rs.pftrace" \
+			"$tmp/big.cpu" || fail "read size $n: exit $?"
+		cmp -s "$tmp/rs.pftrace" "$tmp/g1.pftrace" || { fail "read size $n: other bytes"; break; }
+	done
+	# The text's way (CUPTIMERGE_PFT_TEXT=1) cuts other batches: other
+	# bytes (so the cases above did take the batches' way), no batch inserted.
+	tcase "CUPTIMERGE_PFT_TEXT=1: the window's events as text, no batch inserted, other bytes"
+	CUPTIMERGE_PFT_TEXT=1 $CUPTIMERGE -v -j 2 $NOW -w "$tmp/gen.win" -o "$tmp/gt.pftrace" "$tmp/gen.cpu" 2>"$tmp/err" ||
+		fail "exit $?"
+	grep -q "batches inserted: 0 as elements, 0 encoded" "$tmp/err" || fail "-v says: $(grep perfetto: "$tmp/err")"
+	! cmp -s "$tmp/gen.pftrace" "$tmp/gt.pftrace" || fail "the same bytes as the batches' way"
+	python3 "$srcdir/tests/pftrace_check.py" "$tmp/gen.json" "$tmp/gt.pftrace" >"$tmp/check" 2>&1 ||
+		fail "$(head -12 "$tmp/check")"
+else
+	skip "gen_trace pairs" "no $shared/tools/gen_trace"
+fi
+
+# The read size: the same bytes at read sizes 1 to 31 (the window's records
+# cut into other blocks: the groups are the records', not the blocks').
+tcase "the real pair in groups of 5: the same bytes at read sizes 1 to 31"
+CUPTIMERGE_PFT_GROUP=5 $CUPTIMERGE -q -j 2 $NOW -w "$FIX/threads_window.json" -o "$tmp/rs0.pftrace" \
+	"$FIX/threads_base.json" || fail "exit $?"
+for n in $(seq 1 31); do
+	CUPTIMERGE_BUFSIZE=$n CUPTIMERGE_PFT_GROUP=5 $CUPTIMERGE -q -j 2 $NOW -w "$FIX/threads_window.json" \
+		-o "$tmp/rs.pftrace" "$FIX/threads_base.json" || fail "read size $n: exit $?"
+	cmp -s "$tmp/rs.pftrace" "$tmp/rs0.pftrace" || { fail "read size $n: other bytes"; break; }
+done
+
+# gzip: the same protobuf.
+tcase "-o FILE.pftrace.gz: the same protobuf as -o FILE.pftrace"
+$CUPTIMERGE -q -j 2 $NOW -w "$FIX/threads_window.json" -o "$tmp/z.pftrace.gz" "$FIX/threads_base.json" || fail "exit $?"
+gzip -dc "$tmp/z.pftrace.gz" | cmp -s - "$tmp/real.pftrace" || fail "other bytes"
+
+# A repair's merge takes the text's way (its remap renders on one thread).
+tcase "a merge with a repair: the window's events as text"
+$CUPTIMERGE -v -j 2 $NOW -t "$FIX/thread_map.json" -w "$FIX/threads_window.json" -o "$tmp/rep.pftrace" \
+	"$FIX/threads_base.json" 2>"$tmp/err" ||
+	fail "exit $?"
+grep -q "batches inserted: 0 as elements, 0 encoded" "$tmp/err" || fail "-v says: $(grep perfetto: "$tmp/err")"
+finish
