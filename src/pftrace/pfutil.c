@@ -100,14 +100,15 @@ uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
 	struct cm_strcache *c = &t->cache[cache_slot(s, n)];
 	uint64_t h;
 	size_t j;
-	if (c->val && c->len == n && !memcmp(t->blob.p + c->off, s, n))
+	/* (n 0: "" is not compared, the blob may still be NULL) */
+	if (c->val && c->len == n && (!n || !memcmp(t->blob.p + c->off, s, n)))
 		return c->val;
 	h = strtab_hash(s, n);
 	if (!t->nslots || (t->count + 1) * 4 > t->nslots * 3)
 		grow(t);
 	for (j = h & (t->nslots - 1); t->slots[j].val; j = (j + 1) & (t->nslots - 1)) {
 		struct cm_strent *e = &t->slots[j];
-		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n)) {
+		if (e->hash == h && e->len == n && (!n || !memcmp(t->blob.p + e->off, s, n))) {
 			c->off = e->off, c->len = e->len, c->val = e->val;
 			return e->val;
 		}

@@ -83,4 +83,16 @@ refuses() {
 } >"$tmp/tracks12.in.json"
 converts tracks12 "$tmp/tracks12.in.json"
 
+# An empty category or arg key, met twice: the interning table's first
+# string was "" (its blob still NULL), and the next lookup of it compared
+# NULL + 0 with memcmp (UBSan: null pointer passed as argument 1, in
+# cm_strtab_get, pfutil.c); found by probing keys of dots only.
+cat >"$tmp/emptystr.in.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "name": "a", "cat": "", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"": 1}},
+{"ph": "X", "name": "b", "cat": "", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"": 2}}
+]}
+EOF2
+converts emptystr "$tmp/emptystr.in.json"
+
 finish
