@@ -37,7 +37,8 @@
  *     well-formed message of the fields pfevent.h names, with their wire
  *     types, down to every nested message (check_trace below: valid
  *     varints, lengths within their message, no other field);
- * and ASan, UBSan and LeakSanitizer report what they find (the threads are
+ * and ASan, UBSan (which stops at its first report here) and LeakSanitizer
+ * report what they find (the threads are
  * joined by cm_pft_finish or cm_pft_free, so a leak check after each input
  * sees no thread's memory in flight).  The input is capped at 64 KiB; the
  * driver's -max_len (tests/fuzz/run.sh) keeps it to 16 KiB. */
@@ -57,6 +58,15 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *__ubsan_default_options(void);
+
+/* UBSan stops at its first report (the fuzz build's checks go on after
+ * one, printing it once, which no property would notice), so that
+ * libFuzzer keeps the input; UBSAN_OPTIONS still overrides it. */
+const char *__ubsan_default_options(void)
+{
+	return "halt_on_error=1:print_stacktrace=1";
+}
 
 #define LABEL "fuzz.pftrace"
 
@@ -282,23 +292,29 @@ static void check_run(const struct run *r, size_t size, const char *what)
 	}
 }
 
+/* P[0..N) and Q[0..N) hold the same bytes (either NULL when N is 0). */
+static int same_bytes(const char *p, const char *q, size_t n)
+{
+	return !n || !memcmp(p, q, n);
+}
+
 /* Two runs gave the same (for a text that is not JSON: the same bytes
  * when both succeeded). */
 static void check_same(const struct run *a, const struct run *b, int json, const char *what)
 {
 	if (!json) {
 		if (a->rc == 0 && b->rc == 0)
-			PROPERTY(a->out.len == b->out.len && !memcmp(a->out.p, b->out.p, a->out.len),
+			PROPERTY(a->out.len == b->out.len && same_bytes(a->out.p, b->out.p, a->out.len),
 				 "%s: other bytes (%zu) than in one piece at 1 thread (%zu), from a text that is not JSON",
 				 what, b->out.len, a->out.len);
 		return;
 	}
 	PROPERTY(a->rc == b->rc && a->status == b->status, "%s: status %d (%d), not %d (%d) as in one piece at 1 thread",
 		 what, b->status, b->rc, a->status, a->rc);
-	PROPERTY(a->msgs_len == b->msgs_len && !memcmp(a->msgs, b->msgs, a->msgs_len),
+	PROPERTY(a->msgs_len == b->msgs_len && same_bytes(a->msgs, b->msgs, a->msgs_len),
 		 "%s: says '%.300s', in one piece at 1 thread '%.300s'", what, b->msgs, a->msgs);
 	if (a->rc == 0)
-		PROPERTY(a->out.len == b->out.len && !memcmp(a->out.p, b->out.p, a->out.len),
+		PROPERTY(a->out.len == b->out.len && same_bytes(a->out.p, b->out.p, a->out.len),
 			 "%s: other bytes (%zu) than in one piece at 1 thread (%zu)", what, b->out.len, a->out.len);
 }
 
