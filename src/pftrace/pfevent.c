@@ -51,6 +51,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,10 +161,15 @@ static double number_of(const cm_jval *v)
  * empty array writes nothing, as Perfetto's JSON import keeps no arg for
  * them.  A key with dots is written as dictionaries nested at them: the
  * trace processor joins nested names with dots, so the arg is the JSON
- * import's "args.a.b" (a dot within one name it would write as "_"). */
-static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
+ * import's "args.a.b" (a dot within one name it would write as "_").
+ * Returns 1, having written nothing of it, at a number beyond a double's
+ * range (1e400, 400 digits): Perfetto's JSON import keeps the event's args
+ * up to it, none from it on, so the caller stops there too (what was
+ * opened for it and holds nothing else taken back); else 0. */
+static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
 {
-	size_t m;
+	size_t m, at = b->len, body;
+	int stop = 0;
 	const cm_jval *k;
 	const char *dot = key ? memchr(key, '.', klen) : NULL;
 	if (v->has_iv == CM_PF_IV_INT && key && !dot && field < 16) {
@@ -183,17 +189,20 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 		n += cm_pb_varint_at(p + n, (uint64_t)v->iv);
 		p[1] = (unsigned char)(n - 2);
 		b->len += n;
-		return;
+		return 0;
 	}
 	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
-		return;
+		return 0;
+	if (v->type == CM_J_NUM && !v->has_iv &&
+	    (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v)))
+		return 1;
 	m = cm_pb_open(b, field);
 	if (key)
 		cm_pb_uint(b, DA_NAME_IID, intern(e, &e->keys, ID_ANNOTATION_NAMES, key, dot ? (size_t)(dot - key) : klen));
+	body = b->len;
 	if (dot) {
-		put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
-		cm_pb_close(b, m);
-		return;
+		stop = put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
+		goto close;
 	}
 	switch (v->type) {
 	case CM_J_FALSE:
@@ -222,15 +231,21 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 		cm_pb_bytes(b, DA_STRING, v->s, v->len);
 		break;
 	case CM_J_OBJ:
-		for (k = v->kids; k; k = k->next)
-			put_annotation(e, b, DA_DICT, k->key, k->klen, k);
+		for (k = v->kids; k && !stop; k = k->next)
+			stop = put_annotation(e, b, DA_DICT, k->key, k->klen, k);
 		break;
 	case CM_J_ARR:
-		for (k = v->kids; k; k = k->next)
-			put_annotation(e, b, DA_ARRAY, NULL, 0, k);
+		for (k = v->kids; k && !stop; k = k->next)
+			stop = put_annotation(e, b, DA_ARRAY, NULL, 0, k);
 		break;
 	}
+close:
+	if (stop && b->len == body) { /* nothing in it: taken back */
+		b->len = at;
+		return 1;
+	}
 	cm_pb_close(b, m);
+	return stop;
 }
 
 /* ---- packets ---- */
@@ -378,7 +393,8 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
 	if (ev->args)
 		for (k = ev->args->kids; k; k = k->next)
-			put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+			if (put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k))
+				break; /* the JSON import keeps none from there on */
 	return 0;
 }
 

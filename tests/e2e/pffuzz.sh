@@ -95,4 +95,16 @@ cat >"$tmp/emptystr.in.json" <<'EOF2'
 EOF2
 converts emptystr "$tmp/emptystr.in.json"
 
+# An arg beyond a double's range (1e400, also in an array or an object):
+# Perfetto's JSON import keeps none of that event's args, where the
+# .pftrace had them all, the number as inf.  Found by probing numbers.
+cat >"$tmp/argsinf.in.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"o": {"y": 1e400, "z": 1}, "k": 2}},
+{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"a": [1, -1e400], "k": 3}},
+{"ph": "i", "s": "t", "name": "c", "pid": 1, "tid": 1, "ts": 3, "args": {"t": 1e-400, "k": 4, "u": 1.5e308}}
+]}
+EOF2
+converts argsinf "$tmp/argsinf.in.json"
+
 finish
