@@ -165,8 +165,13 @@ static double number_of(const cm_jval *v)
  * Returns 1, having written nothing of it, at a number beyond a double's
  * range (1e400, 400 digits): Perfetto's JSON import keeps the event's args
  * up to it, none from it on, so the caller stops there too (what was
- * opened for it and holds nothing else taken back); else 0. */
-static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
+ * opened for it and holds nothing else taken back); 2 the same way where
+ * V lies more than PF_ANN_DEPTH levels deep (DEPTH: V's), counting the
+ * dots of keys, which nest too (a key of a million dots overflowed the
+ * stack); else 0. */
+#define PF_ANN_DEPTH 4096
+static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v,
+			  int depth)
 {
 	size_t m, at = b->len, body;
 	int stop = 0;
@@ -193,6 +198,8 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 	}
 	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
 		return 0;
+	if (depth > PF_ANN_DEPTH)
+		return 2;
 	if (v->type == CM_J_NUM && !v->has_iv &&
 	    (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v)))
 		return 1;
@@ -201,7 +208,7 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		cm_pb_uint(b, DA_NAME_IID, intern(e, &e->keys, ID_ANNOTATION_NAMES, key, dot ? (size_t)(dot - key) : klen));
 	body = b->len;
 	if (dot) {
-		stop = put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
+		stop = put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v, depth + 1);
 		goto close;
 	}
 	switch (v->type) {
@@ -232,17 +239,17 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		break;
 	case CM_J_OBJ:
 		for (k = v->kids; k && !stop; k = k->next)
-			stop = put_annotation(e, b, DA_DICT, k->key, k->klen, k);
+			stop = put_annotation(e, b, DA_DICT, k->key, k->klen, k, depth + 1);
 		break;
 	case CM_J_ARR:
 		for (k = v->kids; k && !stop; k = k->next)
-			stop = put_annotation(e, b, DA_ARRAY, NULL, 0, k);
+			stop = put_annotation(e, b, DA_ARRAY, NULL, 0, k, depth + 1);
 		break;
 	}
 close:
 	if (stop && b->len == body) { /* nothing in it: taken back */
 		b->len = at;
-		return 1;
+		return stop;
 	}
 	cm_pb_close(b, m);
 	return stop;
@@ -377,6 +384,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 {
 	cm_buf *b = &e->te;
 	const cm_jval *k;
+	int stop;
 	b->len = 0;
 	if (ev->cat && ev->cat->type == CM_J_STR)
 		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
@@ -392,9 +400,13 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
 	if (ev->args)
-		for (k = ev->args->kids; k; k = k->next)
-			if (put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k))
+		for (k = ev->args->kids; k; k = k->next) {
+			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)
+				return REFUSE(e, off, "an event whose args nest more than %d deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf",
+					      PF_ANN_DEPTH);
+			if (stop)
 				break; /* the JSON import keeps none from there on */
+		}
 	return 0;
 }
 

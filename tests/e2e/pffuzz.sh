@@ -107,4 +107,17 @@ cat >"$tmp/argsinf.in.json" <<'EOF2'
 EOF2
 converts argsinf "$tmp/argsinf.in.json"
 
+# An arg key of many dots, each a level of dictionaries (so that Perfetto
+# names it as the JSON import does): put_annotation (pfevent.c) recursed
+# once a dot, and a key of a million of them overflowed the stack (ASan:
+# stack-overflow; SIGSEGV without).  Refused past 4096 levels; fewer are
+# still written (50 here: protoc stops at 100 levels).  Found by probing keys.
+python3 -c 'import sys
+print("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"" + "a." * int(sys.argv[1]) + "b\": 1}}]}")' 1000000 >"$tmp/dots1m.in.json"
+refuses "a key of a million dots" "$tmp/dots1m.in.json" \
+	"an event whose args nest more than 4096 deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf"
+python3 -c 'import sys
+print("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"" + "a." * int(sys.argv[1]) + "b\": 1}}]}")' 50 >"$tmp/dots50.in.json"
+converts dots50 "$tmp/dots50.in.json"
+
 finish
