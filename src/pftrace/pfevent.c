@@ -51,6 +51,7 @@
 #include "config.h"
 #include "pftrace/pfevent.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,25 +208,40 @@ static inline __attribute__((always_inline)) void put_int_annotation(cm_pfev *e,
  * empty array writes nothing, as Perfetto's JSON import keeps no arg for
  * them.  A key with dots is written as dictionaries nested at them: the
  * trace processor joins nested names with dots, so the arg is the JSON
- * import's "args.a.b" (a dot within one name it would write as "_"). */
-static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v)
+ * import's "args.a.b" (a dot within one name it would write as "_").
+ * Returns 1, having written nothing of it, at a number beyond a double's
+ * range (1e400, 400 digits): Perfetto's JSON import keeps the event's args
+ * up to it, none from it on, so the caller stops there too (what was
+ * opened for it and holds nothing else taken back); 2 the same way where
+ * V lies more than PF_ANN_DEPTH levels deep (DEPTH: V's), counting the
+ * dots of keys, which nest too (a key of a million dots overflowed the
+ * stack); else 0. */
+#define PF_ANN_DEPTH 4096
+static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v,
+			  int depth)
 {
-	size_t m;
+	size_t m, at = b->len, body;
+	int stop = 0;
 	const cm_jval *k;
 	const char *dot = key ? memchr(key, '.', klen) : NULL;
 	if (v->has_iv == CM_PF_IV_INT && key && !dot && field < 16) {
 		put_int_annotation(e, b, field, key, klen, v);
-		return;
+		return 0;
 	}
 	if (v->type == CM_J_NULL || ((v->type == CM_J_OBJ || v->type == CM_J_ARR) && !v->kids))
-		return;
+		return 0;
+	if (depth > PF_ANN_DEPTH)
+		return 2;
+	if (v->type == CM_J_NUM && !v->has_iv &&
+	    (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v)))
+		return 1;
 	m = cm_pb_open(b, field);
 	if (key)
 		cm_pb_uint(b, DA_NAME_IID, intern(e, &e->keys, ID_ANNOTATION_NAMES, key, dot ? (size_t)(dot - key) : klen));
+	body = b->len;
 	if (dot) {
-		put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v);
-		cm_pb_close(b, m);
-		return;
+		stop = put_annotation(e, b, DA_DICT, dot + 1, klen - (size_t)(dot + 1 - key), v, depth + 1);
+		goto close;
 	}
 	switch (v->type) {
 	case CM_J_FALSE:
@@ -254,15 +270,21 @@ static void put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *ke
 		cm_pb_bytes(b, DA_STRING, v->s, v->len);
 		break;
 	case CM_J_OBJ:
-		for (k = v->kids; k; k = k->next)
-			put_annotation(e, b, DA_DICT, k->key, k->klen, k);
+		for (k = v->kids; k && !stop; k = k->next)
+			stop = put_annotation(e, b, DA_DICT, k->key, k->klen, k, depth + 1);
 		break;
 	case CM_J_ARR:
-		for (k = v->kids; k; k = k->next)
-			put_annotation(e, b, DA_ARRAY, NULL, 0, k);
+		for (k = v->kids; k && !stop; k = k->next)
+			stop = put_annotation(e, b, DA_ARRAY, NULL, 0, k, depth + 1);
 		break;
 	}
+close:
+	if (stop && b->len == body) { /* nothing in it: taken back */
+		b->len = at;
+		return stop;
+	}
 	cm_pb_close(b, m);
+	return stop;
 }
 
 /* ---- packets ---- */
@@ -389,6 +411,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 {
 	cm_buf *b = &e->te;
 	const cm_jval *k;
+	int stop;
 	b->len = 0;
 	if (ev->cat && ev->cat->type == CM_J_STR)
 		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
@@ -403,14 +426,18 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
-	if (ev->args) {
+	if (ev->args)
 		for (k = ev->args->kids; k; k = k->next) {
-			if (k->has_iv == CM_PF_IV_INT && !has_dot(k->key, k->klen)) /* (k->key: an object's) */
+			if (k->has_iv == CM_PF_IV_INT && !has_dot(k->key, k->klen)) { /* (k->key: an object's) */
 				put_int_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
-			else
-				put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
+				continue;
+			}
+			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)
+				return REFUSE(e, off, "an event whose args nest more than %d deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf",
+					      PF_ANN_DEPTH);
+			if (stop)
+				break; /* the JSON import keeps none from there on */
 		}
-	}
 	return 0;
 }
 

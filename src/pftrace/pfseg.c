@@ -208,10 +208,10 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		if (h.cleared)
 			w.due = 1;
 		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
-			const struct cval *cv = (const struct cval *)e->cvals.p + uuid;
+			const struct cval *cv = (const struct cval *)e->cvals.p;
 			uint32_t c;
-			for (c = 0; c < pl[r].job; c++)
-				counter_packet(e, &w, &cv[c]);
+			for (c = 0; c < pl[r].job; c++) /* (CV may be NULL: an "M" has none) */
+				counter_packet(e, &w, &cv[uuid + c]);
 			continue;
 		}
 		p = get_len_bytes(p + 1, &i, &in); /* past the pid (a kind byte, then its text) */

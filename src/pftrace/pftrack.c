@@ -141,7 +141,11 @@ struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidke
 {
 	int64_t k[2] = {pidkey, tidkey};
 	int created = 0;
+	size_t slots = cm_hmap_slots(e->tracks);
 	struct track *t = cm_hmap_put(e->tracks, k, &created);
+	/* the table grew (on a lookup too): the cache's pointers are stale */
+	if (cm_hmap_slots(e->tracks) != slots)
+		memset(e->tcache, 0, sizeof e->tcache);
 	if (!created) {
 		if (name && !t->str) {
 			/* the main thread of a string pid, met first by its

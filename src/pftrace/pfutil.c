@@ -97,7 +97,7 @@ uint64_t cm_strtab_probe(cm_strtab *t, const char *s, size_t n, uint64_t val, st
 		grow(t);
 	for (j = h & (t->nslots - 1); t->slots[j].val; j = (j + 1) & (t->nslots - 1)) {
 		struct cm_strent *e = &t->slots[j];
-		if (e->hash == h && e->len == n && !memcmp(t->blob.p + e->off, s, n)) {
+		if (e->hash == h && e->len == n && (!n || !memcmp(t->blob.p + e->off, s, n))) { /* ("": the blob may be NULL) */
 			c->off = e->off, c->len = e->len, c->val = e->val, c->w0 = w0, c->w1 = w1;
 			return e->val;
 		}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh SRCDIR SECONDS FLAGS NAME... - run each fuzz harness for SECONDS,
 # one after the other, from its seed corpus (SRCDIR/tests/fuzz/corpus/NAME)
-# with the JSON dictionary.  New inputs go to fuzz-work/NAME, crashes to
+# with the JSON dictionary (and tests/fuzz/NAME.dict after it, where there
+# is one: libFuzzer takes one -dict).  New inputs go to fuzz-work/NAME, crashes to
 # fuzz-work/NAME-crash-*.  Prints one line of figures per harness and fails
 # when a harness found a crash or a failed property, or left anything in
 # the TMPDIR it ran with (a directory of its own, removed at the end).
@@ -31,12 +32,17 @@ fi
 for name in "$@"; do
 	mkdir -p "fuzz-work/$name"
 	log=fuzz-work/$name.log
+	dict=$srcdir/tests/fuzz/json.dict
+	if [ -f "$srcdir/tests/fuzz/$name.dict" ]; then
+		cat "$dict" "$srcdir/tests/fuzz/$name.dict" >"fuzz-work/$name.dict"
+		dict=fuzz-work/$name.dict
+	fi
 	# the output directory on tmpfs where there is one: each run renames an output into place (and syncs it)
 	rc=0
 	t0=$(date +%s)
 	# shellcheck disable=SC2086 # FLAGS is a word list
 	FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
-		-rss_limit_mb=4096 -dict="$srcdir/tests/fuzz/json.dict" -artifact_prefix="fuzz-work/$name-" \
+		-rss_limit_mb=4096 -dict="$dict" -artifact_prefix="fuzz-work/$name-" \
 		-print_final_stats=1 $flags "fuzz-work/$name" "$srcdir/tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
 	t1=$(date +%s)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -1,0 +1,123 @@
+#!/bin/sh
+# pffuzz.sh - what fuzz_pftrace (tests/fuzz/fuzz_pftrace.c) and probes by
+# hand found in the Perfetto transcoder (-o FILE.pftrace), each kept as a
+# case: a trace a user converts, as the JSON import of Perfetto would take
+# it.  Each case is either converted (protoc decodes the .pftrace, and
+# Perfetto's trace processor shows for it what it shows for the JSON:
+# tests/pftrace_check.py) or refused in one line "cuptimerge: FILE:OFFSET:
+# WHAT", exit 1, no file.  Runs under MALLOC_PERTURB_ (glibc fills freed
+# memory), so that a read of freed memory shows in the bytes even without
+# ASan.
+#
+# Needs protoc (Debian: protobuf-compiler); the trace-processor checks also
+# node and the engine (see pftrace.sh).
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to compare traces"
+need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
+shared=${SHARED:-$srcdir/../shared}
+proto=$shared/tools/perfetto/perfetto_trace.proto
+[ -f "$proto" ] || skip_all "no $proto"
+TPJS=$shared/tools/perfetto/tp.mjs
+TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
+have_tp=1
+command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] || have_tp=0
+export TP_DIR TPJS
+MALLOC_PERTURB_=165
+export MALLOC_PERTURB_
+
+# converts NAME FILE [ENV...]: FILE written as JSON and as .pftrace (the
+# latter with ENV, at -j 1 and -j 3: the same bytes), the .pftrace decoded
+# by protoc, and Perfetto shows the same for both.
+converts() {
+	name=$1 in=$2
+	shift 2
+	tcase "$name: converts"
+	rc=0
+	$CUPTIMERGE -q -o "$tmp/$name.json" "$in" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] && { env "$@" $CUPTIMERGE -q -o "$tmp/$name.pftrace" "$in" 2>"$tmp/err" || rc=$?; }
+	[ $rc -eq 0 ] && { env "$@" $CUPTIMERGE -q -j 3 -o "$tmp/$name.j3.pftrace" "$in" 2>"$tmp/err" || rc=$?; }
+	if [ $rc -ne 0 ]; then
+		fail "exit $rc: $(head -c 2000 "$tmp/err")"
+		return
+	fi
+	cmp -s "$tmp/$name.pftrace" "$tmp/$name.j3.pftrace" || fail "-j 3 wrote other bytes than -j 1"
+	protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/$name.pftrace" \
+		>"$tmp/decoded" 2>"$tmp/protoc.err" || fail "protoc: $(head -3 "$tmp/protoc.err")"
+	if [ $have_tp -eq 0 ]; then
+		skip "$name: Perfetto shows what it shows for the JSON" "no node or trace-processor engine in $TP_DIR"
+		return
+	fi
+	tcase "$name: Perfetto shows what it shows for the JSON"
+	python3 "$srcdir/tests/pftrace_check.py" "$tmp/$name.json" "$tmp/$name.pftrace" >"$tmp/check" 2>&1 ||
+		fail "$(head -12 "$tmp/check")"
+}
+
+# refuses NAME FILE PATTERN: one line matching "cuptimerge: OUT:N: PATTERN",
+# exit 1, no file, at -j 1 and -j 3.
+refuses() {
+	for j in 1 3; do
+		tcase "$1: refused in one line (-j $j)"
+		rm -f "$tmp/out.pftrace"
+		rc=0
+		$CUPTIMERGE -q -j $j -o "$tmp/out.pftrace" "$2" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 1 ] || fail "exit $rc, not 1: $(head -c 500 "$tmp/err")"
+		[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "not one line: $(head -c 500 "$tmp/err")"
+		grep -q "^cuptimerge: $tmp/out.pftrace:[0-9]*: $3" "$tmp/err" || fail "says: $(head -c 500 "$tmp/err")"
+		[ ! -e "$tmp/out.pftrace" ] || fail "the file appeared"
+	done
+}
+
+# Twelve tracks (a process, eleven threads), then an event of a thread met
+# before: the tracks' table grew on a lookup of a track it held, moving the
+# tracks, and the cache of thread tracks (pftrack.c) kept pointers into the
+# freed table, which the next event of a cached thread read (ASan:
+# heap-use-after-free in place_all, pfseg.c).  Found by fuzz_pftrace in its
+# seed corpus (gen_trace --edge-cases).
+{
+	printf '{"traceEvents": [\n'
+	for t in 1 2 3 4 5 6 7 8 9 10 11; do
+		printf '{"ph": "X", "name": "a%d", "cat": "c", "pid": 1, "tid": %d, "ts": 1, "dur": 1},\n' $t $t
+	done
+	printf '{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 2, "ts": 2, "dur": 1},\n'
+	printf '{"ph": "X", "name": "c", "cat": "c", "pid": 1, "tid": 11, "ts": 3, "dur": 1}\n]}\n'
+} >"$tmp/tracks12.in.json"
+converts tracks12 "$tmp/tracks12.in.json"
+
+# An empty category or arg key, met twice: the interning table's first
+# string was "" (its blob still NULL), and the next lookup of it compared
+# NULL + 0 with memcmp (UBSan: null pointer passed as argument 1, in
+# cm_strtab_get, pfutil.c); found by probing keys of dots only.
+cat >"$tmp/emptystr.in.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "name": "a", "cat": "", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"": 1}},
+{"ph": "X", "name": "b", "cat": "", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"": 2}}
+]}
+EOF2
+converts emptystr "$tmp/emptystr.in.json"
+
+# An arg beyond a double's range (1e400, also in an array or an object):
+# Perfetto's JSON import keeps none of that event's args, where the
+# .pftrace had them all, the number as inf.  Found by probing numbers.
+cat >"$tmp/argsinf.in.json" <<'EOF2'
+{"traceEvents": [
+{"ph": "X", "name": "a", "cat": "c", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"o": {"y": 1e400, "z": 1}, "k": 2}},
+{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"a": [1, -1e400], "k": 3}},
+{"ph": "i", "s": "t", "name": "c", "pid": 1, "tid": 1, "ts": 3, "args": {"t": 1e-400, "k": 4, "u": 1.5e308}}
+]}
+EOF2
+converts argsinf "$tmp/argsinf.in.json"
+
+# An arg key of many dots, each a level of dictionaries (so that Perfetto
+# names it as the JSON import does): put_annotation (pfevent.c) recursed
+# once a dot, and a key of a million of them overflowed the stack (ASan:
+# stack-overflow; SIGSEGV without).  Refused past 4096 levels; fewer are
+# still written (50 here: protoc stops at 100 levels).  Found by probing keys.
+python3 -c 'import sys
+print("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"" + "a." * int(sys.argv[1]) + "b\": 1}}]}")' 1000000 >"$tmp/dots1m.in.json"
+refuses "a key of a million dots" "$tmp/dots1m.in.json" \
+	"an event whose args nest more than 4096 deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf"
+python3 -c 'import sys
+print("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"" + "a." * int(sys.argv[1]) + "b\": 1}}]}")' 50 >"$tmp/dots50.in.json"
+converts dots50 "$tmp/dots50.in.json"
+
+finish
