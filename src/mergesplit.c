@@ -14,7 +14,7 @@
 #include "config.h"
 #include "mergesplit.h"
 #include "base/diag.h"
-#include "io/pgzip.h"
+#include "io/pgzcrew.h"
 #include "json/jwrite.h"
 
 #include <pthread.h>

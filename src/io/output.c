@@ -19,6 +19,7 @@
 #include "io/output.h"
 #include "io/outfile.h"
 #include "io/pgzip.h"
+#include "io/pgzcrew.h"
 #include "io/outwriter.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
