@@ -1,31 +1,6 @@
 /* pgzcrew.c - one crew of deflate workers shared by several gzip streams:
  * the files of --split, each a gzip member of its own.
  *
- * Why: pgzip.c gives one stream its own workers and a ring of 2 * threads
- * blocks, and its caller's thread writes the blocks in order.  That fits
- * one `-o out.json.gz`.  A --split writes 60 gzip files or more, one after
- * another or a few at once: workers a file would be 60 times -j threads,
- * mostly idle, and the one file being written would still have only its
- * own.  The crew is -j workers for all of them.
- *
- * How it differs from the one-stream ring (pgzip.c):
- *   - the blocks of every stream on the crew go into one queue, taken by
- *     any worker in the order handed over (not a stream's own sequence
- *     counter), so the file being written has every worker;
- *   - a slot's buffers come from, and go back to, the crew's pool, so an
- *     idle file holds only the block it is filling;
- *   - the worker that finishes a stream's next block writes it, and the
- *     ones after it that are done, in order: the caller only fills blocks
- *     and hands them over, and a stream it has left is written to its last
- *     full block without another call;
- *   - the crew is reference counted: each stream holds it, and the last
- *     to go stops its workers.
- * What stays the same: a crew's stream is a cm_pgz (pgzip_int.h), filled by
- * pgzip.c's cm_pgz_write, its dictionary copied by its begin_block, its
- * header, blocks and trailer written by cm_pgz_emit, each block deflated by
- * deflater.c: the same bytes as a stream of its own.  pgzip.c calls the
- * functions of pgzip_int.h's crew part where a stream is on a crew.
- *
  * A crew (cm_pgz_crew) serves several streams at once: the files of
  * --split, written one after another (the CPU trace's copy goes file by
  * file, in time order) or a few at a time.  With a worker a file, each
@@ -53,6 +28,18 @@
  * whose bytes a writing thread writes, and 20 MB more at the peak.  The
  * sink then runs on a worker: it keeps a write error for the caller
  * (output.c), who gets CM_PGZ_SINK from its next call.
+ *
+ * Against pgzip.c's one-stream ring, in short: one queue for the blocks of
+ * every stream (not a stream's own workers taking its own sequence), the
+ * slots' buffers lent from a pool (not a ring allocated for good), the
+ * blocks written by the worker that finishes the next in order (not by
+ * the caller), and a crew reference counted by its streams (the last to
+ * go stops the workers).  What stays the same: a crew's stream is a cm_pgz
+ * (pgzip_int.h) with the same ring of slots, filled by pgzip.c's
+ * cm_pgz_write, its dictionary copied by pgzip.c's begin_block, its
+ * header, blocks and trailer written by cm_pgz_emit, each block deflated
+ * by deflater.c; pgzip.c calls the crew's side (pgzip_int.h) where z->crew
+ * is set.
  *
  * Like pgzip.c's, the crew's workers never print and never exit, and run
  * with every signal blocked. */
