@@ -14,7 +14,7 @@
 #include "config.h"
 #include "mergesplit.h"
 #include "base/diag.h"
-#include "io/pgzip.h"
+#include "io/pgzcrew.h"
 #include "json/jwrite.h"
 
 #include <pthread.h>
@@ -51,7 +51,7 @@ static char *split_name(const char *pattern, const char *label)
 int cm_split_open(const char *pattern, const cm_cpucut *cut, int gzip_level, int jobs, cm_output ***outs,
 		  char ***names)
 {
-	/* gzip: the files' blocks deflated by one crew of -j workers (pgzip.h).
+	/* gzip: the files' blocks deflated by one crew of -j workers (pgzcrew.h).
 	 * A worker a file deflated the file being written, as the CPU trace's
 	 * copy goes file by file, on one thread: the gzip split of the 1 GB pair
 	 * took 1.74 times the plain merge to one -o FILE.gz, whose blocks
@@ -383,7 +383,7 @@ void cm_msplit_verbose(const cm_msplit *s)
 		"spans and ends %.3f s",
 		st->marks, st->marks_cpu, st->deal, st->deal_cpu, st->fold, st->groups, st->groups_cpu, s->ends_s);
 	if (s->gzip) {
-		/* the gzip files' compressor threads (pgzip.c's crew): whether
+		/* the gzip files' compressor threads (pgzcrew.c's crew): whether
 		 * they kept up, and what their writes cost them */
 		struct cm_pgz_crew_stats cs;
 		cm_pgz_crew_stats(&cs);

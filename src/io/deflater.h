@@ -13,7 +13,7 @@
 #define CM_DEFLATE_DICT 32768u
 
 /* The size of a block's first output buffer: deflate's bound for a full
- * block, so one buffer nearly always holds it (pgzip.c's crews keep
+ * block, so one buffer nearly always holds it (pgzcrew.c's crews keep
  * buffers of this size in their pools). */
 #define CM_DEFLATE_OUT_FIRST (compressBound(CM_PGZ_BLOCK) + 64)
 

@@ -19,6 +19,7 @@
 #include "io/output.h"
 #include "io/outfile.h"
 #include "io/pgzip.h"
+#include "io/pgzcrew.h"
 #include "io/outwriter.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
@@ -246,7 +247,7 @@ static int pgz_sink(void *ctx, const unsigned char *p, size_t n)
 }
 
 /* The sink of a crew's stream, on the worker that writes the stream's
- * blocks (pgzip.c: one at a time, in order): what pgz_sink does, but a
+ * blocks (pgzcrew.c: one at a time, in order): what pgz_sink does, but a
  * failed write only noted in sink_err, for the caller's thread to report
  * (pgz_failed), the workers never printing.  The caller reads sink_err
  * after pgzip has returned CM_PGZ_SINK, which it learns under the

@@ -20,7 +20,7 @@ typedef struct cm_output cm_output;
  * Returns NULL after reporting the error. */
 cm_output *cm_output_open(const char *path, int gzip_level, int threads);
 /* cm_output_open of gzip output whose deflate blocks CREW's workers make
- * (pgzip.h: shared with other outputs; at CREW's level). */
+ * (pgzcrew.h: shared with other outputs; at CREW's level). */
 struct cm_pgz_crew;
 cm_output *cm_output_open_crew(const char *path, struct cm_pgz_crew *crew);
 

@@ -1,11 +1,11 @@
 /* pgzip.h - gzip compression on several threads, the way pigz does it: one
  * gzip member whose deflate blocks are made by worker threads and written,
- * in order, by the caller's thread. */
+ * in order, by the caller's thread.  Several streams can share one crew
+ * of workers instead (pgzcrew.h). */
 #ifndef CM_PGZIP_H
 #define CM_PGZIP_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 /* Input bytes per block: each is deflated by one worker (pigz's default;
  * pgzip.c says why). */
@@ -16,7 +16,7 @@ typedef struct cm_pgz cm_pgz;
 /* Where the compressed bytes go, in order, one call at a time.  A stream
  * of its own calls it on the caller's thread only (from cm_pgz_write and
  * cm_pgz_finish); a crew's stream on the crew's workers, whichever
- * finished the block next in order (cm_pgz_new_crew).  Returns 0, or -1
+ * finished the block next in order (cm_pgz_new_crew, pgzcrew.h).  Returns 0, or -1
  * to stop the stream (the sink reports its own error, or decides not to:
  * a closed pipe; on a crew's worker it must not print, but keep the
  * error for the caller, who learns of it from cm_pgz_write or
@@ -61,40 +61,5 @@ int cm_pgz_finish(cm_pgz *z);
 /* Stop the workers (each finishes the block it has; queued ones are
  * dropped), join them, free Z.  NULL is fine. */
 void cm_pgz_free(cm_pgz *z);
-
-/* A crew: THREADS worker threads that deflate the blocks of several
- * streams at gzip LEVEL, in the order the blocks are handed over (the
- * files of --split, written one after another or a few at once, each with
- * the whole crew).  The caller holds a reference, and each stream made on
- * it another: the last cm_pgz_crew_drop (the caller's, or cm_pgz_free's)
- * stops and frees it.  NULL when no thread could be made (nothing
- * reported: streams of their own then). */
-typedef struct cm_pgz_crew cm_pgz_crew;
-cm_pgz_crew *cm_pgz_crew_new(int level, int threads);
-/* Drop a reference to CREW (NULL is fine). */
-void cm_pgz_crew_drop(cm_pgz_crew *crew);
-/* A new stream, as cm_pgz_new at CREW's level, whose blocks CREW's workers
- * deflate and write: the worker that finishes the block next in order
- * writes it through SINK (and those after it that are done), so the
- * caller only fills blocks and hands them over, and a stream it has left
- * is written to its last full block without another call.  Up to 2 * its
- * threads in flight, their buffers back to the crew once written, so an
- * idle stream holds the block it is filling.  The same bytes as a stream
- * of its own.  NULL when memory ran out. */
-cm_pgz *cm_pgz_new_crew(cm_pgz_crew *crew, cm_pgz_sink sink, void *ctx);
-
-/* What the crews of the run did, summed over them and their threads
- * (-v): THREADS compressor threads deflated BLOCKS blocks in BUSY
- * seconds, wrote their files' blocks in WRITING seconds (the sinks, on
- * top of BUSY) and waited IDLE seconds for a block; the threads feeding
- * them waited ROOM seconds for the crew to take a block and SLOTS seconds
- * for a file's blocks in flight to be written (a full ring, or the end).
- * Complete once the crews are gone (their last stream freed). */
-struct cm_pgz_crew_stats {
-	int threads;
-	uint64_t blocks;
-	double busy, writing, idle, room, slots;
-};
-void cm_pgz_crew_stats(struct cm_pgz_crew_stats *st);
 
 #endif

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "check_common.h"
 #include "io/pgzip.h"
+#include "io/pgzcrew.h"
 
 #include <pthread.h>
 #include <stdint.h>
