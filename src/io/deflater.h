@@ -7,6 +7,7 @@
 #define CM_DEFLATER_H
 
 #include <stddef.h>
+#include <zlib.h> /* compressBound, in CM_DEFLATE_OUT_FIRST */
 
 /* deflate's window: the most a match can reach back, so the most of the
  * previous input that can help a block. */

@@ -14,7 +14,6 @@
 
 #include "io/pgzip.h"
 #include "io/pgzcrew.h"
-#include <zlib.h> /* compressBound: deflater.h's CM_DEFLATE_OUT_FIRST */
 #include "io/deflater.h"
 
 #include <pthread.h>
