@@ -13,16 +13,8 @@
 #
 # Needs protoc and the trace processor as pftrace.sh does.
 . "${srcdir:-.}/tests/e2e/common.sh"
-need python3 "to compare traces"
-need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
-shared=${SHARED:-$srcdir/../shared}
-proto=$shared/tools/perfetto/perfetto_trace.proto
-[ -f "$proto" ] || skip_all "no $proto"
-TPJS=$shared/tools/perfetto/tp.mjs
-TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
-command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] ||
-	skip_all "no node or trace-processor engine in $TP_DIR"
-export TP_DIR TPJS
+. "${srcdir:-.}/tests/e2e/pfcommon.sh"
+[ $have_tp -eq 1 ] || skip_all "no node or trace-processor engine in $TP_DIR"
 NOW="--now 1795974776"
 
 # both NAME ARGS...: cuptimerge ARGS into $tmp/NAME.json and, at -j 2 with

@@ -19,16 +19,7 @@
 # Needs protoc (Debian: protobuf-compiler) and ../shared/tools/perfetto; the
 # trace-processor cases also node and the engine (see perfetto.sh).
 . "${srcdir:-.}/tests/e2e/common.sh"
-need python3 "to compare traces"
-need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
-shared=${SHARED:-$srcdir/../shared}
-proto=$shared/tools/perfetto/perfetto_trace.proto
-[ -f "$proto" ] || skip_all "no $proto"
-TPJS=$shared/tools/perfetto/tp.mjs
-TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
-have_tp=1
-command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] || have_tp=0
-export TP_DIR TPJS
+. "${srcdir:-.}/tests/e2e/pfcommon.sh"
 NOW="--now 1795974776"
 
 # decodes NAME FILE: FILE is a Trace to protoc, with slices in it.

@@ -1,0 +1,16 @@
+# pfcommon.sh - what the .pftrace scripts (pftrace.sh, pftmerge.sh,
+# pffuzz.sh) need before their cases, sourced after common.sh: python3 and
+# protoc, Perfetto's schema in ../shared/tools/perfetto ($proto; the script
+# is skipped without it), and the trace processor (node, tp.mjs and the
+# engine in $TP_DIR, exported for tests/pftrace_check.py): have_tp says
+# whether it is there, each script decides what its absence skips.
+need python3 "to compare traces"
+need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
+shared=${SHARED:-$srcdir/../shared}
+proto=$shared/tools/perfetto/perfetto_trace.proto
+[ -f "$proto" ] || skip_all "no $proto"
+TPJS=$shared/tools/perfetto/tp.mjs
+TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
+have_tp=1
+command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] || have_tp=0
+export TP_DIR TPJS
