@@ -17,6 +17,12 @@ fuzz_tmp=${TMPDIR:-/tmp}
 # harness once left its output directory behind at every start)
 fuzz_tmp=$(mktemp -d "$fuzz_tmp/cuptimerge-fuzzrun.XXXXXX")
 trap 'rm -rf "$fuzz_tmp"' EXIT
+# UBSan stops at its first report: the fuzz build's checks print a report
+# and go on, which neither libFuzzer nor this script would notice (an input
+# with undefined behaviour passed as clean); stopped, libFuzzer keeps the
+# input as a crash.  UBSAN_OPTIONS set by the caller still wins.
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export UBSAN_OPTIONS
 # LeakSanitizer stops the world with ptrace; where a container forbids that,
 # every run would "crash" at its first leak check: fuzz without it, and say so.
 if ! FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$1" -runs=1 -detect_leaks=1 \
