@@ -15,6 +15,7 @@
 #include "base/exitcode.h"
 #include "cpu/cpuscan.h"
 #include "fuzz.h"
+#include "strict.h"
 #include "io/input.h"
 #include "json/jcheck.h"
 #include "json/jscan.h"
@@ -247,21 +248,6 @@ static void check_layouts(size_t small)
 	cm_cpuplan_free(&car);
 }
 
-/* yajl with the strict check over all of S: 1 when it is one JSON text. */
-static int strict_valid(const char *s, size_t n)
-{
-	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
-	cm_jcheck c;
-	int ok;
-	yajl_config(h, yajl_allow_comments, 0);
-	yajl_config(h, yajl_dont_validate_strings, 0);
-	cm_jcheck_begin(&c);
-	ok = cm_jcheck_feed(&c, s, n) == n && yajl_parse(h, (const unsigned char *)s, n) == yajl_status_ok &&
-	     yajl_complete_parse(h) == yajl_status_ok && cm_jcheck_end(&c) == 0;
-	yajl_free(h);
-	return ok;
-}
-
 /* Python's json takes NaN, Infinity and -Infinity, which are not JSON. */
 static int has_py_extension(const char *s, size_t n)
 {
@@ -286,7 +272,7 @@ static int utf8_ok(const char *s, size_t n)
 /* The scanners against yajl on the raw bytes. */
 static void check_scanners(const char *s, size_t n)
 {
-	int valid = strict_valid(s, n);
+	int valid = fuzz_strict_valid(s, n);
 	cm_arena *a = cm_arena_new();
 	cm_jval *v = cm_jval_parse_py(a, s, n);
 	size_t i = 0, k;
@@ -453,7 +439,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (big.status == CM_EXIT_OK) {
 		PROPERTY(big.out_len == small.out_len && !memcmp(big.out, small.out, big.out_len),
 			 "the output differs between 64 KiB and %zu-byte reads", bs);
-		PROPERTY(strict_valid(big.out, big.out_len), "the output is not valid JSON");
+		PROPERTY(fuzz_strict_valid(big.out, big.out_len), "the output is not valid JSON");
 		if (fuzz_target.role == FUZZ_WINDOW)
 			check_window_ranges((const char *)data, size);
 	}

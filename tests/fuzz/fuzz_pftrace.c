@@ -48,6 +48,7 @@
 #include "base/exitcode.h"
 #include "json/jcheck.h"
 #include "pftrace/pftrace.h"
+#include "strict.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -318,22 +319,6 @@ static void check_same(const struct run *a, const struct run *b, int json, const
 			 "%s: other bytes (%zu) than in one piece at 1 thread (%zu)", what, b->out.len, a->out.len);
 }
 
-/* yajl with the strict check over all of S: 1 when it is one JSON text
- * the program could write (fuzz.c's strict_valid). */
-static int strict_valid(const uint8_t *s, size_t n)
-{
-	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
-	cm_jcheck c;
-	int ok;
-	yajl_config(h, yajl_allow_comments, 0);
-	yajl_config(h, yajl_dont_validate_strings, 0);
-	cm_jcheck_begin(&c);
-	ok = cm_jcheck_feed(&c, (const char *)s, n) == n && yajl_parse(h, s, n) == yajl_status_ok &&
-	     yajl_complete_parse(h) == yajl_status_ok && cm_jcheck_end(&c) == 0;
-	yajl_free(h);
-	return ok;
-}
-
 static void run_free(struct run *r)
 {
 	free(r->out.p);
@@ -358,7 +343,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int threads, json;
 	if (size > 65536)
 		return -1;
-	json = strict_valid(data, size);
+	json = fuzz_strict_valid((const char *)data, size);
 	for (size_t i = 0; i < size; i++)
 		h = (h ^ data[i]) * 1099511628211u;
 	/* the batch span and the interning limit, the same for all four runs */
