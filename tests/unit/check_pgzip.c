@@ -286,6 +286,19 @@ START_TEST(dictionary_keeps_the_ratio)
 }
 END_TEST
 
+/* IN[0..N) to Z in writes of 10007 bytes, then the finish, stopping at
+ * the first call that fails: what that call returned, or CM_PGZ_OK. */
+static int write_until_failed(cm_pgz *z, const unsigned char *in, size_t n)
+{
+	size_t done = 0;
+	int rc = CM_PGZ_OK;
+	while (done < n && rc == CM_PGZ_OK) {
+		rc = cm_pgz_write(z, in + done, 10007 < n - done ? 10007 : n - done);
+		done += 10007;
+	}
+	return rc == CM_PGZ_OK ? cm_pgz_finish(z) : rc;
+}
+
 /* A sink that fails stops the stream: the error comes back (from write or
  * finish), again on every later call, and the sink is not called again. */
 START_TEST(sink_failure)
@@ -294,18 +307,10 @@ START_TEST(sink_failure)
 	unsigned char *in = make_input(n);
 	struct gather g = {0};
 	cm_pgz *z;
-	size_t done = 0;
-	int rc = CM_PGZ_OK;
 	g.fail_at = 1 + _i; /* the header, a block, a later block */
 	z = cm_pgz_new(6, 2, sink, &g);
 	ck_assert_ptr_nonnull(z);
-	while (done < n && rc == CM_PGZ_OK) {
-		rc = cm_pgz_write(z, in + done, 10007 < n - done ? 10007 : n - done);
-		done += 10007;
-	}
-	if (rc == CM_PGZ_OK)
-		rc = cm_pgz_finish(z);
-	ck_assert_int_eq(rc, CM_PGZ_SINK);
+	ck_assert_int_eq(write_until_failed(z, in, n), CM_PGZ_SINK);
 	ck_assert_int_eq(cm_pgz_write(z, in, 10), CM_PGZ_SINK);
 	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_SINK);
 	ck_assert_int_eq(g.calls, g.fail_at);
@@ -420,8 +425,6 @@ START_TEST(crew_sink_failure)
 	struct gather g = {0};
 	cm_pgz_crew *crew = cm_pgz_crew_new(6, 3);
 	cm_pgz *z;
-	size_t done = 0;
-	int rc = CM_PGZ_OK;
 	ck_assert_ptr_nonnull(crew);
 	g.fail_at = (int[]){1, 2, 7}[_i];
 	g.caller = pthread_self();
@@ -429,13 +432,7 @@ START_TEST(crew_sink_failure)
 	z = cm_pgz_new_crew(crew, sink, &g);
 	ck_assert_ptr_nonnull(z);
 	cm_pgz_crew_drop(crew);
-	while (done < n && rc == CM_PGZ_OK) {
-		rc = cm_pgz_write(z, in + done, 10007 < n - done ? 10007 : n - done);
-		done += 10007;
-	}
-	if (rc == CM_PGZ_OK)
-		rc = cm_pgz_finish(z);
-	ck_assert_int_eq(rc, CM_PGZ_SINK);
+	ck_assert_int_eq(write_until_failed(z, in, n), CM_PGZ_SINK);
 	ck_assert_int_eq(cm_pgz_write(z, in, 10), CM_PGZ_SINK);
 	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_SINK);
 	cm_pgz_free(z);
