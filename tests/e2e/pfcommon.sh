@@ -3,7 +3,8 @@
 # protoc, Perfetto's schema in ../shared/tools/perfetto ($proto; the script
 # is skipped without it), and the trace processor (node, tp.mjs and the
 # engine in $TP_DIR, exported for tests/pftrace_check.py): have_tp says
-# whether it is there, each script decides what its absence skips.
+# whether it is there, each script decides what its absence skips; same
+# NAME JSON PFTRACE is the case that Perfetto shows the same for both.
 need python3 "to compare traces"
 need protoc "to decode .pftrace files (Debian: protobuf-compiler)"
 shared=${SHARED:-$srcdir/../shared}
@@ -14,3 +15,15 @@ TP_DIR=${TP_DIR:-${HOME:-/nonexistent}/.cache/perfetto-tp}
 have_tp=1
 command -v node >/dev/null 2>&1 && [ -f "$TP_DIR/trace_processor.wasm" ] && [ -f "$TPJS" ] || have_tp=0
 export TP_DIR TPJS
+
+# same NAME JSON PFTRACE: the case "NAME: Perfetto shows what it shows for
+# the JSON" (tests/pftrace_check.py), skipped without the trace processor.
+same() {
+	if [ $have_tp -eq 0 ]; then
+		skip "$1: Perfetto shows what it shows for the JSON" "no node or trace-processor engine in $TP_DIR"
+		return
+	fi
+	tcase "$1: Perfetto shows what it shows for the JSON"
+	python3 "$srcdir/tests/pftrace_check.py" "$2" "$3" >"$tmp/check" 2>&1 ||
+		fail "$1: $(head -12 "$tmp/check")"
+}

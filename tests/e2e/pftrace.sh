@@ -32,17 +32,6 @@ decodes() {
 	fi
 }
 
-# same NAME JSON PFTRACE: Perfetto shows the same for both.
-same() {
-	if [ $have_tp -eq 0 ]; then
-		skip "$1: Perfetto shows what it shows for the JSON" "no node or trace-processor engine in $TP_DIR"
-		return
-	fi
-	tcase "$1: Perfetto shows what it shows for the JSON"
-	python3 "$srcdir/tests/pftrace_check.py" "$2" "$3" >"$tmp/check" 2>&1 ||
-		fail "$1: $(head -12 "$tmp/check")"
-}
-
 # both NAME ARGS...: run cuptimerge ARGS twice, into $tmp/NAME.json and
 # $tmp/NAME.pftrace; then the two checks.
 both() {
