@@ -849,21 +849,8 @@ static int collect(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
-/* Transcode DOC, fed in pieces of STEP bytes, into OUT; the finish's rc. */
-static int transcode(const char *doc, size_t step, cm_buf *out)
-{
-	cm_pft *t = cm_pft_new(collect, out, "<test>");
-	size_t n = strlen(doc), i;
-	int rc = 0;
-	for (i = 0; i < n && !rc; i += step)
-		rc = cm_pft_write(t, doc + i, n - i < step ? n - i : step);
-	if (!rc)
-		rc = cm_pft_finish(t);
-	cm_pft_free(t);
-	return rc;
-}
-
-/* transcode's, on THREADS threads (the workers, and from 2 the passer). */
+/* Transcode DOC, fed in pieces of STEP bytes, into OUT on THREADS threads
+ * (the workers, and from 2 the passer); the finish's rc. */
 static int transcode_threads(const char *doc, size_t step, int threads, cm_buf *out)
 {
 	cm_pft *t = cm_pft_new(collect, out, "<test>");
@@ -876,6 +863,12 @@ static int transcode_threads(const char *doc, size_t step, int threads, cm_buf *
 		rc = cm_pft_finish(t);
 	cm_pft_free(t);
 	return rc;
+}
+
+/* transcode_threads' on one thread, the transcoder's default. */
+static int transcode(const char *doc, size_t step, cm_buf *out)
+{
+	return transcode_threads(doc, step, 1, out);
 }
 
 /* The passer's share (pfseg.c): a batch's packets written by the
