@@ -1,6 +1,6 @@
 #!/bin/sh
 # readcrew.sh - the two readers' workers as one crew (base/opool.h's cm_ocrew;
-# merge.c's read_crew, from 4 jobs on where the CPU trace would have workers
+# mergejobs.c's mergejobs_read_crew, from 4 jobs on where the CPU trace would have workers
 # of its own): forced by the testing aid CUPTIMERGE_READ_WORKERS=N whatever
 # the CPUs, so that a 2-CPU machine runs it too.  The golden cases at every
 # read size, a generated pair of many batches with crews of 1 to 16 and the
