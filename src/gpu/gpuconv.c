@@ -35,10 +35,16 @@
  *                                                        (to free)
  *   gpugroups.c  --split: the groups planned side by side,
  *                a view of the object each            -> gpusplitout, gpuplan
- *   gpusplit.c   --split: the records dealt to the step groups, as
- *                runs of the window's own (and planned as dealt)
- *                                                     -> gpusplitout, gpuplan,
- *                                                        gpuanns
+ *   gpusplit.c   --split: the step groups' store, made, dealt the
+ *                records as runs of the window's own, freed
+ *                                                     -> gpusplitdeal,
+ *                                                        gpusplitmarks,
+ *                                                        gpusplitout, gpuanns
+ *   gpusplitdeal.c --split: the deal, each record to the groups
+ *                that keep it (and planned as dealt)  -> gpusplitmarks,
+ *                                                        gpusplitout, gpuplan
+ *   gpusplitmarks.c --split: the groups that keep a span of
+ *                time, and the table of those that keep each API call
  *   gpusplitout.c --split: a group's runs and plan made the object's
  *                own; the groups' render in one walk  -> gpurender, gpurows
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
@@ -55,7 +61,7 @@
  *   gpurules.c   the rules two stages share, the walk of the records
  *   leaves       gpurec (records), gpuargs (args), cbid, tidrule, opindex,
  *                kineto, occupancy, window (the window's reader, which
- *                merge.c hands the events to the digest from) */
+ *                mergeprepare.c hands the events to the digest from) */
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/cbid.h"

@@ -1,6 +1,8 @@
-/* gpusplit_int.h - the groups of --split in a merge, as gpusplit.c deals
- * them the window's records (runs of its own), gpugroups.c plans them and
- * gpusplitout.c writes them.  Internal to those files. */
+/* gpusplit_int.h - the groups of --split in a merge, as gpusplit.c makes
+ * their store and deals them the window's records (runs of its own: the
+ * table of which groups keep each API call in gpusplitmarks.c, the deal in
+ * gpusplitdeal.c), gpugroups.c plans them and gpusplitout.c writes them.
+ * Internal to those files. */
 #ifndef CM_GPUSPLIT_INT_H
 #define CM_GPUSPLIT_INT_H
 
@@ -54,5 +56,28 @@ struct gpu_split {
  * the worker threads draw no progress line.  0, or -1 when a group
  * failed. */
 int gpu_split_each_group(cm_gpu *g, int jobs, int quiet, int (*each)(void *ctx, size_t k), void *ctx);
+
+/* ---- gpusplitmarks.c: which groups keep a span of time, an API call */
+
+/* The groups (a bit each) of G's split S whose ranges take [START, END]
+ * ns, as gpucut.c's in_span does under --steps (overlapping; an instant:
+ * in it).  *HINT is the caller's to keep between calls (0 at first): the
+ * group of the last span that went to one alone. */
+uint64_t gpu_splitmarks_span(const cm_gpu *g, const struct gpu_split *s, cm_int start, cm_int end, size_t *hint);
+
+/* S->marks, correlation of an API call -> the groups that keep it, made
+ * on up to JOBS threads from the notes of G's cut (g->cut_apis, closed
+ * once read); none when the window has no API call.  0, or -1 after a
+ * report. */
+int gpu_splitmarks_make(cm_gpu *g, struct gpu_split *s, int jobs);
+
+/* ---- gpusplitdeal.c */
+
+/* The deal: G's records read once on WORKERS threads and each dealt to
+ * the runs of the groups of g->split that keep it (and, with
+ * s->plan_view, noted in their plans), the notes that are no group's
+ * applied in window order; s->st.deal and deal_cpu taken, from their
+ * start to the walk's end.  0, or -1 after a report. */
+int gpu_splitdeal_run(cm_gpu *g, int workers);
 
 #endif

@@ -87,7 +87,8 @@ EOF
 # checks; this looks at the others' assignments, increments and table puts.
 # gpusplit.c and gpusplitout.c (--split) own what they swap: a group's records
 # (win), its plan and its annotation spans are made cm_gpu's own while the
-# group is selected.
+# group is selected; gpusplitdeal.c, the deal, fills the plan's table of the
+# syncs' waits that every group's render reads.
 tcase "each part of struct cm_gpu is written only by the files that own it"
 python3 - "$srcdir/src/gpu" >"$tmp/out" 2>&1 <<'EOF' || fail "$(cat "$tmp/out")"
 import glob, os, re, sys
@@ -97,7 +98,7 @@ OWNERS = {
     "cpu": {"gpuconv"},
     "ann": {"gpuconv", "gpuanns", "gpusplit", "gpusplitout"},
     "link": {"gpuconv", "gpujoin", "gpuscan", "gpuplan"},
-    "plan": {"gpuconv", "gpuplan", "gpurules", "gpusplit", "gpusplitout"},
+    "plan": {"gpuconv", "gpuplan", "gpurules", "gpusplit", "gpusplitdeal", "gpusplitout"},
 }
 ref = r"(?:\bg|->g)->(win|cpu|ann|link|plan)\.(\w+)"
 pats = [
