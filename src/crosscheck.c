@@ -190,7 +190,7 @@ int cm_crosscheck_match(const struct cm_options *opt, const char *cpu, const cha
 	 * the trace's own profiler span ("PyTorch Profiler (0)") counts too,
 	 * since it covers the whole recording: a worker thread's API calls
 	 * can come before the first operator (F24); the warning below measures
-	 * against the same span (merge.c hands it to the plan) */
+	 * against the same span (mergeprepare.c hands it to the plan) */
 	cm_gpu_extent_uncut(g, &wmin, &wmax); /* a window cut to nothing is still judged */
 	if (!isfinite(plan->min_ts) || !isfinite(wmin))
 		return 0;

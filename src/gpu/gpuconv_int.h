@@ -132,7 +132,7 @@ struct gpu_runs {
 	size_t piece; /* the records' bytes of a walk's piece (0: CM_GPU_BLOCK; gpusplit.c's deal) */
 };
 
-/* What the CPU trace tells the window's conversion (merge.c's setters),
+/* What the CPU trace tells the window's conversion (mergeprepare.c's setters),
  * before the plan. */
 struct gpu_cpu_side {
 	cm_opindex *ops;        /* version >= 2: the operators, for External ids */

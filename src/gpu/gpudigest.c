@@ -376,7 +376,7 @@ cm_gpu_digest *cm_gpu_digest_new(cm_gpu *g)
 	cm_gpu_digest *d = cm_xcalloc(1, sizeof *d);
 	pthread_once(&wf_once, wf_init);
 	d->g = g;
-	/* made by the first digest, before any worker runs (merge.c makes the
+	/* made by the first digest, before any worker runs (mergeprepare.c makes the
 	 * workers' digests on its own thread; the careful reader its own) */
 	if (!g->win.names)
 		g->win.names = cm_gpunames_new();
