@@ -16,18 +16,10 @@ the original, whose flaws (Kineto writes flow ends without starts) are not
 the repair's, and containment is only reported.  Prints one JSON line; exits 1
 on a failure.
 """
-import gzip
 import json
 import sys
 from collections import Counter
-
-
-def load(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+from jsonfile import load
 
 
 def main():

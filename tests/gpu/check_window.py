@@ -21,13 +21,13 @@ importable) or nvidia-smi says of the device.
 Prints one JSON line of figures; exits 1 on a failure.
 """
 import ctypes
-import gzip
 import json
 import os
 import socket
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from jsonfile import load
 
 NOISY_RUNTIME = {10, 16, 17, 133, 134, 136}  # GetLastError SetDevice GetDevice EventCreate(WithFlags) EventDestroy
 # Kineto's deviceProperties keys in its order, then the two the occupancy calculator adds
@@ -65,14 +65,6 @@ def device_truth(dev):
         return {"name": out} if out else {}
     except Exception:
         return {}
-
-
-def load(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
 
 
 def main():

@@ -85,10 +85,10 @@ cuda_driver events are reported, not checked.
 Prints one JSON line of figures on stdout and a readable report on stderr.
 """
 import argparse
-import gzip
 import json
 import sys
 from collections import Counter, defaultdict
+import jsonfile
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 KEY_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_sync")
@@ -106,11 +106,7 @@ class FText(float):
 
 def load(path):
     """The JSON document at PATH (plain or gzip), floats keeping their text."""
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rt") as f:
-        return json.load(f, parse_float=FText)
+    return jsonfile.load(path, parse_float=FText)
 
 
 def text_of(v):

@@ -14,22 +14,14 @@ line per case on stderr and a JSON summary on stdout; exits 1 when a case went
 the wrong way.
 """
 import copy
-import gzip
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from jsonfile import load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
 
 
 def bogus_row(i32):
