@@ -27,19 +27,11 @@ the JSON of TRACE (gzip detected), independently of Perfetto:
 Print the differences and exit 1, or exit 0; exit 2 on bad arguments or input.
 """
 import collections
-import gzip
-import json
 import sys
 
+from jsoncmp import load  # the JSON at a path, plain or gzip
+
 API = ("cuda_runtime", "cuda_driver")
-
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return json.loads(raw)
 
 
 def tp_rows(path, tag):
