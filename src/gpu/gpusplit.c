@@ -43,7 +43,6 @@
 #include "config.h"
 #include "gpu/gpuconv_int.h"
 #include "gpu/gpusplit_int.h"
-#include "gpu/gpusplitout_int.h"
 #include "base/diag.h"
 
 #include <math.h>

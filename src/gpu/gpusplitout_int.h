@@ -1,5 +1,5 @@
 /* gpusplitout_int.h - a group of --split made cm_gpu's own (gpusplitout.c),
- * for gpugroups.c's views and gpusplit.c's free.  Internal to src/gpu. */
+ * for gpugroups.c's views and gpusplitdeal.c's fold.  Internal to src/gpu. */
 #ifndef CM_GPUSPLITOUT_INT_H
 #define CM_GPUSPLITOUT_INT_H
 
