@@ -42,6 +42,7 @@
 #include "io/outfile.h"
 #include "io/outname.h"
 #include "base/tmpfile.h"
+#include "base/fdio.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
@@ -126,6 +127,21 @@ static void install_cleanup(void)
 			sigaction(fatal_signals[i], &sa, NULL);
 }
 
+/* Report that no temporary file could be made in DIR, the directory of
+ * F's target (ERR: the errno of the attempt), and return -1.  Where the
+ * directory is the trouble (missing, not one, not writable: a mistyped -o
+ * path, the common case), it is named with what is wrong with it: "cannot
+ * create a temporary file beside it" sent the user looking for a temporary
+ * file.  Else (a full disk, a quota) the attempt's own error. */
+static int temp_failed(cm_outfile *f, const char *dir, int err)
+{
+	int why = cm_dir_writable(dir);
+	if (why)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write in %s: %s",
+			       strcmp(dir, ".") ? dir : "the working directory", strerror(why));
+	return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s", strerror(err));
+}
+
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
  * directory, else under cm_out_temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_outfile *f)
@@ -133,7 +149,7 @@ static int open_temp(cm_outfile *f)
 	char *dir = cm_out_dir_of(f->target);
 	sigset_t saved;
 	mode_t mask;
-	int fd;
+	int fd, err;
 	if (!dir)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	fd = cm_temp_unnamed(dir, 0);
@@ -153,28 +169,33 @@ static int open_temp(cm_outfile *f)
 		}
 		close(fd); /* it could never be named; make a named one */
 	}
-	free(dir);
 	if (fd == -1) {
-		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s",
-				strerror(errno));
+		temp_failed(f, dir, errno);
+		free(dir);
+		return -1;
 	}
-	if (!(f->tmp_path = cm_out_temp_name(f->target)))
+	if (!(f->tmp_path = cm_out_temp_name(f->target))) {
+		free(dir);
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
+	}
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
 	hold_signals(1, &saved);
 	fd = mkstemp(f->tmp_path);
+	err = errno;
 	if (fd >= 0 && strlen(f->tmp_path) < sizeof doomed_path) {
 		strcpy(doomed_path, f->tmp_path);
 		doomed_set = 1;
 	}
 	hold_signals(0, &saved);
 	if (fd < 0) {
-		cm_error(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s", strerror(errno));
+		temp_failed(f, dir, err);
+		free(dir);
 		free(f->tmp_path);
 		f->tmp_path = NULL;
 		return -1;
 	}
+	free(dir);
 	f->fd = fd;
 	f->kind = CM_OUTFILE_NAMED;
 	cm_wback_init(&f->wb, f->sync ? fd : -1);

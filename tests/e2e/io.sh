@@ -182,6 +182,44 @@ else
 	$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sticky/mine.json" "$C" || fail "root over nobody's: exit $?"
 fi
 
+# -o into a directory that is missing, is a file or cannot be written: the
+# directory is named with what is wrong with it ("cannot create a temporary
+# file beside it" sent the user looking for a temporary file), both ways of
+# making the file (unnamed, and named where O_TMPFILE is not supported)
+touch "$tmp/afile"
+for notmp in 0 1; do
+	tcase "-o into a missing directory or under a file names the directory (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	for o in "nodir/sub/x.json:nodir/sub: No such file or directory" "afile/x.json:afile: Not a directory" \
+		"nodir/:nodir: No such file or directory"; do
+		rc=0
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -w "$W" -o "$tmp/${o%%:*}" "$C" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "-o ${o%%:*}: exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/${o%%:*}: cannot write in $tmp/${o#*:}" ] ||
+			fail "-o ${o%%:*}: says: $(cat "$tmp/err")"
+	done
+	[ ! -e "$tmp/nodir" ] || fail "something was made"
+done
+if ! nobody_can_run; then
+	skip "-o into a directory the user cannot write names the directory" "needs root and runuser"
+else
+	nobody_dir rodir 755
+	for notmp in 0 1; do
+		tcase "-o into a directory the user cannot write names the directory (CUPTIMERGE_NO_TMPFILE=$notmp)"
+		rc=0
+		CUPTIMERGE_NO_TMPFILE=$notmp runuser -u nobody -- "$CUPTIMERGE" -w "$tmp/rodir/window.json" \
+			-o "$tmp/rodir/x.json" "$tmp/rodir/cpu.json" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/rodir/x.json: cannot write in $tmp/rodir: Permission denied" ] ||
+			fail "says: $(cat "$tmp/err")"
+		rc=0
+		(cd "$tmp/rodir" && CUPTIMERGE_NO_TMPFILE=$notmp runuser -u nobody -- "$CUPTIMERGE" -w window.json \
+			-o x.json cpu.json) 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "in it: exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: x.json: cannot write in the working directory: Permission denied" ] ||
+			fail "in it: says: $(cat "$tmp/err")"
+	done
+fi
+
 # F26: without /proc (a chroot, a sandbox) the unnamed output could not be
 # named through /proc/self/fd, and -o fell back to a named temporary file
 # that SIGKILL leaves behind.  Now linkat(2) names it by its descriptor
