@@ -4,7 +4,8 @@
 # outputs' names, a manifest without its header line, paths the joblog (a
 # TSV) cannot hold, a trace file name that is not UTF-8, one window fitting
 # two traces, and an output or a joblog that is an input.  (Options given
-# twice are in options.sh.)
+# twice are in options.sh.)  And what every merge would refuse after "--"
+# (cli11).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -203,5 +204,51 @@ run -m "$tmp/oi/m2.tsv" --joblog="$tmp/oi/m2.tsv"
 [ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: the joblog $tmp/oi/m2.tsv is the manifest, which it would replace" ] ||
 	fail "manifest: exit $rc: $(cat "$tmp/err")"
 cmp -s "$tmp/oi/m.tsv" "$tmp/oi/m2.tsv" || fail "the manifest was replaced"
+
+# What every merge refuses, or what makes every merge do nothing, after
+# "--" (cli11): the batch ran every rank to find out, and ended with one
+# failure a rank (a second --steps, -o, --split), or with "merged" ranks and
+# no file (-- --help).  One usage line now, before anything runs.
+ranks "$tmp/xo" 2
+refused() { # refused LINE ARGS...: the batch on $tmp/xo with ARGS says LINE, status 2, nothing run
+	want=$1
+	shift
+	rm -rf "$tmp/xo/merged"
+	run -O "$tmp/xo/merged" "$@"
+	[ $rc -eq 2 ] || fail "$*: exit $rc, wanted 2: $(cat "$tmp/err")"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: $want" ] || fail "$*: says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/xo/merged" ] || fail "$*: ran anyway"
+}
+tcase "a cut after -- that contradicts the batch's or another: one usage line, nothing run"
+refused "--steps=1 and -- --steps=2: --steps and --range: one of them, once" \
+	--steps=1 "$tmp/xo/traces" "$tmp/xo/windows" -- --steps=2
+refused "--range=0,10 and -- --st 1: --steps and --range: one of them, once" \
+	--range=0,10 "$tmp/xo/traces" "$tmp/xo/windows" -- --force --st 1
+refused "--clip and -- --range 0,5: --clip and --steps/--range do not go together (those cut the window too)" \
+	--clip "$tmp/xo/traces" "$tmp/xo/windows" -- --range 0,5
+refused "--steps=1 and -- --clip: --clip and --steps/--range do not go together (those cut the window too)" \
+	--steps=1 "$tmp/xo/traces" "$tmp/xo/windows" -- --clip
+refused "-- --clip and -- --steps=3: --clip and --steps/--range do not go together (those cut the window too)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --clip -q --steps=3
+tcase "what the batch gives each merge, or what merges nothing, after --: one usage line, nothing run"
+refused "-- -o x.json: the batch gives each merge its -o (-O or a manifest names the outputs)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -o x.json
+refused "-- -qw $tmp/xo/windows/w0.json: the batch gives each merge its -w or -t (the window or thread map paired with its trace)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -qw "$tmp/xo/windows/w0.json"
+refused "-- --split=steps: the batch writes one output a rank (split a merged trace with cuptimerge --split)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --split=steps
+refused "-- -h: each merge would print it and merge nothing (run cuptimerge --help)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -h
+refused "-- --vers: each merge would print it and merge nothing (run cuptimerge --version)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --vers
+tcase "--clip twice, and a cut once on either side of --, still run"
+run -O "$tmp/xo/m1" --clip "$tmp/xo/traces" "$tmp/xo/windows" -- --clip
+[ $rc -eq 0 ] && [ -s "$tmp/xo/m1/$(key 1).merged.json.gz" ] || fail "--clip -- --clip: exit $rc: $(cat "$tmp/err")"
+for how in "--range=0,1e30 $tmp/xo/traces $tmp/xo/windows" "$tmp/xo/traces $tmp/xo/windows -- --range=0,1e30"; do
+	rm -rf "$tmp/xo/m2"
+	# shellcheck disable=SC2086 # $how is split on purpose
+	run -O "$tmp/xo/m2" $how
+	[ $rc -eq 0 ] && [ -s "$tmp/xo/m2/$(key 0).merged.json.gz" ] || fail "$how: exit $rc: $(cat "$tmp/err")"
+done
 
 finish
