@@ -229,7 +229,7 @@ static const char *named_format(const char *out)
  * when nothing contradicts. */
 static int format_check(const char *out, int format, const char *typed, const char *gzip)
 {
-	char msg[PATH_MAX + 300];
+	char msg[2 * PATH_MAX + 400];
 	const char *says;
 	if (!out || !strcmp(out, "-"))
 		return 0;
@@ -245,6 +245,32 @@ static int format_check(const char *out, int format, const char *typed, const ch
 		 format == CM_FORMAT_PERFETTO ? "JSON" : "Perfetto's protobuf",
 		 format == CM_FORMAT_PERFETTO ? "Perfetto's protobuf" : "JSON");
 	return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+}
+
+/* A usage error (reported, status 2) when the -o file OUT is one of the
+ * inputs: the CPU trace CPU, the window WIN or the thread map MAP (each
+ * NULL or "-" when not a file), the same regular file by any name (a
+ * symbolic or hard link).  The merge replaced it once done: -o naming the
+ * window lost the window, which nothing can make again; cuptimerge-batch
+ * refuses a rank's output that is its input the same way.  0 when none is
+ * (or OUT is not there yet). */
+static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
+{
+	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};
+	struct stat so, si;
+	char msg[2 * PATH_MAX + 200];
+	if (!out || !strcmp(out, "-") || stat(out, &so) < 0 || !S_ISREG(so.st_mode))
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		if (!path[i] || !strcmp(path[i], "-") || stat(path[i], &si) < 0 || si.st_dev != so.st_dev ||
+		    si.st_ino != so.st_ino)
+			continue;
+		snprintf(msg, sizeof msg, "-o %.*s is %s%s%.*s, which the output would replace: write to another name",
+			 PATH_MAX, out, what[i], strcmp(out, path[i]) ? " " : "", strcmp(out, path[i]) ? PATH_MAX : 0,
+			 path[i]);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
+	return 0;
 }
 
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
@@ -500,6 +526,8 @@ int main(int argc, char **argv)
 				      "--trace-name=NAME",
 				      NULL);
 	if (format_check(opt.out_path, format, typed_format, typed_gzip))
+		return CM_EXIT_USAGE;
+	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
 		return CM_EXIT_USAGE;
 	/* the command line is right: now the one thing of --split's output
 	 * that can be known before the input is read */

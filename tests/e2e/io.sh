@@ -220,6 +220,29 @@ else
 	done
 fi
 
+# -o naming an input, by its name, a symbolic or a hard link: the merge
+# replaced it with its output once done, and -o naming the window lost the
+# window; refused now, as cuptimerge-batch refuses a rank's output that is
+# its input (cli11)
+tcase "-o naming the CPU trace, the window or the thread map (or a link to it): a usage error, the input kept"
+cp "$C" "$tmp/in_c.json"
+cp "$W" "$tmp/in_w.json"
+cp "$FIX/thread_map.json" "$tmp/in_m.json"
+ln -s in_c.json "$tmp/in_sym.json"
+ln "$tmp/in_w.json" "$tmp/in_hard.json"
+for o in "in_c.json:the CPU trace" "in_sym.json:the CPU trace $tmp/in_c.json" "in_w.json:the window" \
+	"in_hard.json:the window $tmp/in_w.json" "in_m.json:the thread map"; do
+	rc=0
+	$CUPTIMERGE -w "$tmp/in_w.json" -t "$tmp/in_m.json" -o "$tmp/${o%%:*}" "$tmp/in_c.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "-o ${o%%:*}: exit $rc, not 2"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: -o $tmp/${o%%:*} is ${o#*:}, which the output would replace: write to another name" ] ||
+		fail "-o ${o%%:*}: says: $(cat "$tmp/err")"
+done
+cmp -s "$C" "$tmp/in_c.json" && cmp -s "$W" "$tmp/in_w.json" && cmp -s "$FIX/thread_map.json" "$tmp/in_m.json" ||
+	fail "an input was replaced"
+cp "$tmp/in_c.json" "$tmp/in_copy.json"
+$CUPTIMERGE -q -w "$tmp/in_w.json" -o "$tmp/in_copy.json" "$tmp/in_c.json" || fail "-o over a copy of the input: exit $?"
+
 # F26: without /proc (a chroot, a sandbox) the unnamed output could not be
 # named through /proc/self/fd, and -o fell back to a named temporary file
 # that SIGKILL leaves behind.  Now linkat(2) names it by its descriptor
