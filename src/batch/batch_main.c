@@ -169,9 +169,9 @@ static int control_name(const char *what, const char *d)
 	return 1;
 }
 
-/* A usage error (reported; status 2) when the joblog JOBLOG is a file the
- * run reads or writes otherwise: the manifest MANIFEST (or NULL), a rank's
- * cpu trace, window or output in plan P.  The joblog is rewritten from
+/* A usage error (reported; status 2) when the joblog JOBLOG is no regular
+ * file, or a file the run reads or writes otherwise: the manifest MANIFEST
+ * (or NULL), a rank's cpu trace, window or output in plan P.  The joblog is rewritten from
  * its first byte, and --joblog naming a trace lost it.  0 when it is
  * none, or is not there yet. */
 static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manifest)
@@ -179,8 +179,16 @@ static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manif
 	static const char *const what[] = {"cpu trace", "window", "output"};
 	struct stat sj, st;
 	char msg[400];
-	if (stat(joblog, &sj) < 0 || !S_ISREG(sj.st_mode))
+	if (stat(joblog, &sj) < 0)
 		return 0;
+	/* it is read to its end, then rewritten and locked: /dev/full and
+	 * /dev/zero read zeros for ever (the batch grew until the kernel
+	 * killed it), /dev/null took no lock and kept nothing */
+	if (!S_ISREG(sj.st_mode)) {
+		snprintf(msg, sizeof msg, "the joblog %.200s is not a regular file (it is read, rewritten and locked: "
+			 "give a file's name)", joblog);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
 	if (manifest && stat(manifest, &st) == 0 && st.st_dev == sj.st_dev && st.st_ino == sj.st_ino) {
 		snprintf(msg, sizeof msg, "the joblog %.200s is the manifest, which it would replace", joblog);
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
