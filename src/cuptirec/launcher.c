@@ -118,6 +118,12 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	struct stat st;
 	char dir[PATH_MAX];
 	int err;
+	/* "-" is standard output to cuptimerge and cuptimerge-batch; here it
+	 * made a file named "-" in the working directory, which the next
+	 * `cuptimerge -w -` did not read */
+	if (!strcmp(typed, "-"))
+		crec_usage_error("-o -: each process writes a file of its own, not standard output; give a file name, "
+				 "such as %s (./- for a file named -)", name);
 	if (typed[tlen - 1] == '/' || (!strchr(abs, '%') && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) {
 		while (tlen > 1 && typed[tlen - 1] == '/')
 			tlen--;

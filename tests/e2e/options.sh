@@ -194,6 +194,10 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "-o $tmp/: a directory; give a file name in it, such as $tmp/cuptirec_threads_%p.json" $CUPTIREC -T -o "$tmp/" -- true
 	expect $R 2 "-o $tmp/none/w_%p.json: cannot write in $tmp/none: No such file or directory" $CUPTIREC -o "$tmp/none/w_%p.json" -- true
 	expect $R 2 "-o $FIX/cpu.json/w.json: cannot write in $FIX/cpu.json: Not a directory" $CUPTIREC -o "$FIX/cpu.json/w.json" -- true
+	# "-o -" made a file named "-" (cli11): "-" is standard output to the
+	# other two programs
+	expect $R 2 "-o -: each process writes a file of its own, not standard output; give a file name, such as cuptirec_threads_%p.json (./- for a file named -)" \
+		$CUPTIREC -T -o - -- true
 	# a value that is no size was told "need at least 64K"
 	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
