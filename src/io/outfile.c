@@ -241,6 +241,10 @@ static int open_path(cm_outfile *f, const char *path)
 	f->shown = f->path;
 	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
 		return cm_fail(CM_EXIT_IO, NULL, -1, "the output file name is empty");
+	/* a name too long to be made was found only when the finished output
+	 * was to take it, after the whole merge: found now (stat says so) */
+	if (stat(path, &st) < 0 && errno == ENAMETOOLONG)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create it: %s", strerror(errno));
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
 			return cm_fail(CM_EXIT_IO, f->shown, -1, "is a directory");

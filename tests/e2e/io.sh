@@ -220,6 +220,20 @@ else
 	done
 fi
 
+# an -o name too long for its file system was found only when the finished
+# output was to take it, after the whole merge; now before any input is
+# read (the CPU trace, a FIFO without a writer, would block the read)
+tcase "-o a name too long: status 3, one line, before any input is read"
+long=$(printf '%0300d' 0)
+mkfifo "$tmp/nowriter"
+for notmp in 0 1; do
+	rc=0
+	CUPTIMERGE_NO_TMPFILE=$notmp timeout 10 $CUPTIMERGE -w "$W" -o "$tmp/$long.json" "$tmp/nowriter" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] || fail "NO_TMPFILE=$notmp: exit $rc, not 3 (124: it read the input)"
+	[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/$long.json: cannot create it: File name too long" ] ||
+		fail "NO_TMPFILE=$notmp: says: $(cat "$tmp/err")"
+done
+
 # -o naming an input, by its name, a symbolic or a hard link: the merge
 # replaced it with its output once done, and -o naming the window lost the
 # window; refused now, as cuptimerge-batch refuses a rank's output that is
