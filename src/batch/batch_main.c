@@ -434,6 +434,7 @@ int main(int argc, char **argv)
 		}
 		cm_bplan_pair(&plan, outdir);
 	}
+	cm_bplan_outputs_apart(&plan);
 	if (!status)
 		status = cm_bargs_outputs(&plan, extra, nextra);
 	if (!status)

@@ -266,4 +266,18 @@ for j in /dev/full /dev/null "$tmp/xo"; do
 	[ ! -e "$tmp/xo/merged" ] || fail "$j: ran anyway"
 done
 
+# Two ranks of a manifest naming one output (however typed): both merges
+# wrote it, the second replacing the first, and the batch said "2 merged"
+# (cli11).  The later rank fails, named with the first; the first runs.
+tcase "manifest: two ranks with one output: the second fails before anything runs, the first merges"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/xo" 0)" "$tmp/xo/windows/w0.json" "$tmp/xo/same/m.json.gz" \
+	"$(trace "$tmp/xo" 1)" "$tmp/xo/windows/w1.json" "$tmp/xo/same/.//m.json.gz" >"$tmp/xo/same.tsv"
+run -m "$tmp/xo/same.tsv"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -qx "cuptimerge-batch: r1: the output is key r0's output too: two merges would write it, and the second replace the first" "$tmp/err" ||
+	fail "says: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 1 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+[ "$(gzip -dc "$tmp/xo/same/m.json.gz" | grep -c '"pid": 5000')" -gt 0 ] || fail "the output is not r0's"
+
 finish
