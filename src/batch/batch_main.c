@@ -465,9 +465,11 @@ int main(int argc, char **argv)
 		notrace += plan.r[i].state == CM_BR_NOTRACE;
 	}
 	if (dry) {
+		errno = 0; /* a write of the plan that failed says why (ENOSPC, EIO) */
 		cm_bplan_print(&plan, stdout);
 		if (fflush(stdout) || ferror(stdout))
-			status = cm_error(CM_EXIT_IO, NULL, -1, "writing the plan failed");
+			status = cm_error(CM_EXIT_IO, "<stdout>", -1, "cannot write the plan: %s",
+					  strerror(errno ? errno : EIO));
 		else
 			status = failed ? CM_EXIT_RANKS : CM_EXIT_OK;
 		goto out;

@@ -280,4 +280,15 @@ grep -qx "cuptimerge-batch: r1: the output is key r0's output too: two merges wo
 grep -q "^cuptimerge-batch: 1 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
 [ "$(gzip -dc "$tmp/xo/same/m.json.gz" | grep -c '"pid": 5000')" -gt 0 ] || fail "the output is not r0's"
 
+# the dry run's plan onto a full disk said "writing the plan failed", not why
+if [ -w /dev/full ]; then
+	tcase "-n onto a full disk: status 3, and why"
+	rc=0
+	"$BATCH" --no-progress -n "$tmp/xo/traces" "$tmp/xo/windows" >/dev/full 2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] && [ "$(cat "$tmp/err")" = "cuptimerge-batch: <stdout>: cannot write the plan: No space left on device" ] ||
+		fail "exit $rc: $(cat "$tmp/err")"
+else
+	skip "-n onto a full disk: status 3, and why" "no writable /dev/full"
+fi
+
 finish
