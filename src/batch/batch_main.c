@@ -281,6 +281,7 @@ int main(int argc, char **argv)
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, sync = 0, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0, interrupted = 0, notstarted = 0;
 	cm_bplan plan;
+	struct stat cst;
 	char **extra = NULL;
 	int nextra = 0;
 	double t0 = cm_now_s();
@@ -450,6 +451,11 @@ int main(int argc, char **argv)
 	}
 	if (!dry && access(cuptimerge, X_OK) < 0) {
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
+		goto out;
+	}
+	/* a directory passes access(X_OK), and every rank failed with 127 */
+	if (!dry && stat(cuptimerge, &cst) == 0 && S_ISDIR(cst.st_mode)) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(EISDIR));
 		goto out;
 	}
 	/* one run at a time per joblog, locked before the skips read it */

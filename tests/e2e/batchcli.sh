@@ -291,4 +291,14 @@ else
 	skip "-n onto a full disk: status 3, and why" "no writable /dev/full"
 fi
 
+# --cuptimerge naming a directory passed access(X_OK), and every rank failed
+# with status 127; said once now, before the joblog is made
+tcase "--cuptimerge naming a directory: status 3, one line, nothing run"
+rm -rf "$tmp/xo/merged"
+rc=0
+"$BATCH" --no-progress --cuptimerge="$tmp/xo" -O "$tmp/xo/merged" "$tmp/xo/traces" "$tmp/xo/windows" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] && [ "$(cat "$tmp/err")" = "cuptimerge-batch: $tmp/xo: cannot run: Is a directory" ] ||
+	fail "exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/xo/merged" ] || fail "ran anyway"
+
 finish
