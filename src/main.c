@@ -247,27 +247,37 @@ static int format_check(const char *out, int format, const char *typed, const ch
 	return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 }
 
-/* A usage error (reported, status 2) when the -o file OUT is one of the
+/* A usage error (reported, status 2) when the output is one of the
  * inputs: the CPU trace CPU, the window WIN or the thread map MAP (each
- * NULL or "-" when not a file), the same regular file by any name (a
- * symbolic or hard link).  The merge replaced it once done: -o naming the
- * window lost the window, which nothing can make again; cuptimerge-batch
- * refuses a rank's output that is its input the same way.  0 when none is
- * (or OUT is not there yet). */
+ * NULL when not given; "-" is standard input), the same regular file by
+ * any name (a symbolic or hard link).  The output is the -o file OUT, or
+ * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
+ * input, as cat(1) refuses it.  The merge replaced the input once done (or
+ * appended to it as it read it): -o naming the window lost the window,
+ * which nothing can make again; cuptimerge-batch refuses a rank's output
+ * that is its input the same way.  0 when none is (or OUT is not there
+ * yet). */
 static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
 {
 	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};
 	struct stat so, si;
-	char msg[2 * PATH_MAX + 200];
-	if (!out || !strcmp(out, "-") || stat(out, &so) < 0 || !S_ISREG(so.st_mode))
+	char msg[2 * PATH_MAX + 200], shown[PATH_MAX + 16];
+	int std = !out || !strcmp(out, "-");
+	if ((std ? fstat(1, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
 		return 0;
+	if (std)
+		snprintf(shown, sizeof shown, "standard output");
+	else
+		snprintf(shown, sizeof shown, "-o %.*s", PATH_MAX, out);
 	for (int i = 0; i < 3; i++) {
-		if (!path[i] || !strcmp(path[i], "-") || stat(path[i], &si) < 0 || si.st_dev != so.st_dev ||
+		int in = path[i] && !strcmp(path[i], "-");
+		if (!path[i] || (in ? fstat(0, &si) : stat(path[i], &si)) < 0 || si.st_dev != so.st_dev ||
 		    si.st_ino != so.st_ino)
 			continue;
-		snprintf(msg, sizeof msg, "-o %.*s is %s%s%.*s, which the output would replace: write to another name",
-			 PATH_MAX, out, what[i], strcmp(out, path[i]) ? " " : "", strcmp(out, path[i]) ? PATH_MAX : 0,
-			 path[i]);
+		snprintf(msg, sizeof msg, "%s is %s%s%.*s, which the output would %s: write to another file", shown,
+			 what[i], in ? " (standard input)" : std || strcmp(out, path[i]) ? " " : "",
+			 in || (!std && !strcmp(out, path[i])) ? 0 : PATH_MAX, in ? "" : path[i],
+			 std ? "write over as it is read" : "replace");
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
 	return 0;

@@ -249,13 +249,28 @@ for o in "in_c.json:the CPU trace" "in_sym.json:the CPU trace $tmp/in_c.json" "i
 	rc=0
 	$CUPTIMERGE -w "$tmp/in_w.json" -t "$tmp/in_m.json" -o "$tmp/${o%%:*}" "$tmp/in_c.json" 2>"$tmp/err" || rc=$?
 	[ $rc -eq 2 ] || fail "-o ${o%%:*}: exit $rc, not 2"
-	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: -o $tmp/${o%%:*} is ${o#*:}, which the output would replace: write to another name" ] ||
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: -o $tmp/${o%%:*} is ${o#*:}, which the output would replace: write to another file" ] ||
 		fail "-o ${o%%:*}: says: $(cat "$tmp/err")"
 done
 cmp -s "$C" "$tmp/in_c.json" && cmp -s "$W" "$tmp/in_w.json" && cmp -s "$FIX/thread_map.json" "$tmp/in_m.json" ||
 	fail "an input was replaced"
 cp "$tmp/in_c.json" "$tmp/in_copy.json"
 $CUPTIMERGE -q -w "$tmp/in_w.json" -o "$tmp/in_copy.json" "$tmp/in_c.json" || fail "-o over a copy of the input: exit $?"
+# and standard output on an input (`>> FILE`, as cat(1) refuses it): the
+# output was appended to the input as it was read
+tcase "standard output on an input (>> FILE, or < FILE for -): a usage error, the input kept"
+for o in "in_c.json:the CPU trace $tmp/in_c.json" "in_w.json:the window $tmp/in_w.json"; do
+	rc=0
+	$CUPTIMERGE -w "$tmp/in_w.json" "$tmp/in_c.json" >>"$tmp/${o%%:*}" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail ">> ${o%%:*}: exit $rc, not 2"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: standard output is ${o#*:}, which the output would write over as it is read: write to another file" ] ||
+		fail ">> ${o%%:*}: says: $(cat "$tmp/err")"
+done
+rc=0
+$CUPTIMERGE -w "$tmp/in_w.json" - <"$tmp/in_c.json" >>"$tmp/in_c.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge: standard output is the CPU trace (standard input), which the output would write over as it is read: write to another file" ] ||
+	fail "- < in_c.json >> in_c.json: exit $rc: $(cat "$tmp/err")"
+cmp -s "$C" "$tmp/in_c.json" && cmp -s "$W" "$tmp/in_w.json" || fail "an input was changed"
 
 # F26: without /proc (a chroot, a sandbox) the unnamed output could not be
 # named through /proc/self/fd, and -o fell back to a named temporary file
