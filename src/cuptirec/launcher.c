@@ -315,6 +315,11 @@ int main(int argc, char **argv)
 	if (threads_only && output && crec_path_is_gz(output))
 		crec_usage_error("-o %s: --threads-only writes a plain JSON thread map; a name ending in .gz "
 				 "would say gzip", output);
+	/* the name gives the format, as in cuptimerge -o: -z wrote gzip into
+	 * a window named .json, which every reader but ours takes for text */
+	if (gzip && output && strlen(output) >= 5 && !strcmp(output + strlen(output) - 5, ".json"))
+		crec_usage_error("-o %s: -z would write gzip into a name that says plain JSON; leave -z out, or name it "
+				 "%s.gz", output, output);
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
 	if (output)

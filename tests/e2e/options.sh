@@ -198,6 +198,10 @@ if [ -x "$CUPTIREC" ]; then
 	# other two programs
 	expect $R 2 "-o -: each process writes a file of its own, not standard output; give a file name, such as cuptirec_threads_%p.json (./- for a file named -)" \
 		$CUPTIREC -T -o - -- true
+	# -z wrote gzip into a window named .json (cli11; cuptimerge refuses
+	# the same contradiction with its -o)
+	expect $R 2 "-o $tmp/w.json: -z would write gzip into a name that says plain JSON; leave -z out, or name it $tmp/w.json.gz" \
+		$CUPTIREC -z -o "$tmp/w.json" -- true
 	# a value that is no size was told "need at least 64K"
 	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true
