@@ -143,6 +143,7 @@ static const mword *find(const mword *w, int k, int key, int last)
 	return hit;
 }
 
+/* A usage error saying MSG (one line, and the --help hint): CM_EXIT_USAGE. */
 static int refuse(const char *msg)
 {
 	return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
@@ -232,6 +233,7 @@ int cm_bargs_check(char *const *extra, int n, const char *clip, const char *cut,
 	return rc;
 }
 
+/* 1 when S ends in SUFFIX, else 0. */
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
