@@ -398,6 +398,12 @@ int main(int argc, char **argv)
 	 * once now rather than as each rank's failure (batchargs.c) */
 	if (cm_bargs_check(extra, nextra, merge_args[0], all_args[0], manifest != NULL))
 		return CM_EXIT_USAGE;
+	/* -- --clip is the batch's --clip: to the merges with a window only
+	 * (a thread map's merge refuses it, and each such rank failed) */
+	if (cm_bargs_has(extra, nextra, "clip")) {
+		merge_args[0] = "--clip";
+		nextra = cm_bargs_drop(extra, nextra, "clip");
+	}
 	if (jobs == 0)
 		jobs = cm_opool_cpus_available();
 	/* --sync: every merge's output (its --sync), and what the batch writes */

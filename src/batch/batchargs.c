@@ -48,6 +48,7 @@ typedef struct mword {
 	int key;
 	char typed[160];
 	const char *val;
+	int at; /* its (first) word's index in EXTRA */
 } mword;
 
 /* The long option NAME (LEN bytes, after "--") as getopt_long resolves
@@ -83,6 +84,7 @@ static int read_words(char *const *extra, int n, mword **out)
 			continue;
 		}
 		if (!opts || a[0] != '-' || !a[1]) {
+			w[k].at = i;
 			w[k].key = '@';
 			snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
 			w[k++].val = a;
@@ -90,12 +92,14 @@ static int read_words(char *const *extra, int n, mword **out)
 		}
 		if (a[1] == '-') { /* --name, --name=value, --name value */
 			const char *eq = strchr(a, '=');
+			int at = i;
 			const struct mopt *o = long_opt(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
 			const char *val = eq ? eq + 1 : NULL;
 			if (o && o->arg == 1 && !eq && i + 1 < n)
 				val = extra[++i];
 			if (!o || !o->key)
 				continue;
+			w[k].at = at;
 			w[k].key = o->key;
 			if (eq || !val)
 				snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
@@ -104,8 +108,10 @@ static int read_words(char *const *extra, int n, mword **out)
 			w[k++].val = val;
 			continue;
 		}
+		int first = i; /* (a value may take the next word) */
 		for (const char *c = a + 1; *c; c++) { /* a cluster: -qz9, -qo FILE */
 			const char *val = NULL;
+			w[k].at = first;
 			if (strchr("wtoj", *c)) { /* the rest of the word, or the next one */
 				val = c[1] ? c + 1 : i + 1 < n ? extra[++i] : NULL;
 				if (c[1] || !val)
@@ -279,6 +285,23 @@ int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n)
 	}
 	free(w);
 	return rc;
+}
+
+int cm_bargs_drop(char **extra, int n, const char *name)
+{
+	const struct mopt *o = long_opt(name, strlen(name));
+	mword *w;
+	int k = read_words(extra, n, &w), m = 0;
+	char *drop = cm_xcalloc((size_t)n + 1, 1);
+	for (int i = 0; i < k; i++)
+		if (o && o->key && w[i].key == o->key && !w[i].val)
+			drop[w[i].at] = 1;
+	for (int i = 0; i < n; i++)
+		if (!drop[i])
+			extra[m++] = extra[i];
+	free(drop);
+	free(w);
+	return m;
 }
 
 int cm_bargs_has(char *const *extra, int n, const char *name)

@@ -26,4 +26,9 @@ int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n);
  * EXTRA, else 0. */
 int cm_bargs_has(char *const *extra, int n, const char *name);
 
+/* Take the option of the long name NAME, one that has no value ("clip"),
+ * out of the N merge options EXTRA, where cuptimerge would take it; the
+ * number of words left returned. */
+int cm_bargs_drop(char **extra, int n, const char *name);
+
 #endif
