@@ -8,6 +8,7 @@
 #include "base/exitcode.h"
 #include "base/fdio.h"
 #include "base/idmap.h"
+#include "io/outfile.h"
 #include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"
@@ -539,6 +540,14 @@ int main(int argc, char **argv)
 		return CM_EXIT_USAGE;
 	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
 		return CM_EXIT_USAGE;
+	{ /* and no --split file may replace one (outfile.c checks each as it opens) */
+		const char *path[] = {opt.cpu_path, opt.window_path, opt.map_path};
+		static const char *const what[] = {"the CPU trace", "the window", "the thread map"};
+		struct stat st;
+		for (int i = 0; i < 3; i++)
+			if (path[i] && (strcmp(path[i], "-") ? stat(path[i], &st) : fstat(0, &st)) == 0)
+				cm_outfile_protect(&st, what[i]);
+	}
 	/* the command line is right: now the one thing of --split's output
 	 * that can be known before the input is read */
 	if (opt.split_n && split_dir_check(opt.out_path) < 0)

@@ -231,6 +231,21 @@ static int open_direct(cm_outfile *f)
 	return 1;
 }
 
+/* The run's inputs no output may replace (cm_outfile_protect): set by
+ * main.c before any output is opened, read only after. */
+static struct input_file {
+	dev_t dev;
+	ino_t ino;
+	const char *what;
+} inputs[4];
+static int ninputs;
+
+void cm_outfile_protect(const struct stat *st, const char *what)
+{
+	if (ninputs < 4 && S_ISREG(st->st_mode))
+		inputs[ninputs++] = (struct input_file){st->st_dev, st->st_ino, what};
+}
+
 /* Open -o PATH for F by the rules at the top.  0, or -1 after reporting. */
 static int open_path(cm_outfile *f, const char *path)
 {
@@ -255,6 +270,12 @@ static int open_path(cm_outfile *f, const char *path)
 		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot follow the symbolic link: %s", strerror(errno));
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	f->replaces = lstat(f->target, &f->old_st) == 0 && S_ISREG(f->old_st.st_mode);
+	/* a --split file whose name is an input's (main.c refuses -o so
+	 * before anything is read): the rename at the end replaced it */
+	for (int i = 0; f->replaces && i < ninputs; i++)
+		if (inputs[i].dev == f->old_st.st_dev && inputs[i].ino == f->old_st.st_ino)
+			return cm_fail(CM_EXIT_USAGE, f->shown, -1, "is %s, which the output would replace: write to "
+				       "another file", inputs[i].what);
 	if (f->replaces && cm_out_check_replaceable(f->target, &f->old_st, f->shown) < 0)
 		return -1;
 	return open_temp(f);
