@@ -8,6 +8,7 @@
 #include "base/exitcode.h"
 #include "base/fdio.h"
 #include "base/idmap.h"
+#include "io/outfile.h"
 #include "io/output.h"
 #include "io/pgzip.h"
 #include "merge.h"
@@ -205,6 +206,84 @@ static int split_dir_check(const char *p)
 	return err ? -1 : 0;
 }
 
+/* The format the -o name OUT says, as cuptimerge-batch reads its outputs'
+ * names (batch_main.c): "perfetto" for .pftrace and .pftrace.gz, "json"
+ * for .json and .json.gz, else NULL (a name that says nothing, /dev/null
+ * or a FIFO: --format decides, JSON by default). */
+static const char *named_format(const char *out)
+{
+	if (ends_with(out, ".pftrace") || ends_with(out, ".pftrace.gz"))
+		return "perfetto";
+	if (ends_with(out, ".json") || ends_with(out, ".json.gz"))
+		return "json";
+	return NULL;
+}
+
+/* A usage error (reported, status 2) when --format (FORMAT, typed TYPED;
+ * -1: none given) or -z (typed GZIP; NULL: none given) contradicts the
+ * name OUT (NULL or "-": standard output, which has no name to say
+ * anything): --format=perfetto into x.json, -z into x.pftrace.  The name
+ * gave the format, and an explicit option silently won over it, leaving
+ * protobuf in a .json for the next tool to choke on; cuptimerge-batch
+ * refuses the same contradictions in its outputs' names.  A name that
+ * says nothing (no .json, .pftrace or .gz at its end) takes either.  0
+ * when nothing contradicts. */
+static int format_check(const char *out, int format, const char *typed, const char *gzip)
+{
+	char msg[2 * PATH_MAX + 400];
+	const char *says;
+	if (!out || !strcmp(out, "-"))
+		return 0;
+	if (gzip && (ends_with(out, ".json") || ends_with(out, ".pftrace"))) {
+		snprintf(msg, sizeof msg, "%s: the output %.*s is not named .gz, and would hold gzip (the name gives "
+			 "the format: leave %s out, or name it %.*s.gz)", gzip, PATH_MAX, out, gzip, PATH_MAX, out);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
+	if (format < 0 || !(says = named_format(out)) || !strcmp(says, format == CM_FORMAT_PERFETTO ? "perfetto" : "json"))
+		return 0;
+	snprintf(msg, sizeof msg, "%s: the output %.*s is named for %s, and would hold %s (the name gives the "
+		 "format: leave --format out, or rename the output)", typed, PATH_MAX, out,
+		 format == CM_FORMAT_PERFETTO ? "JSON" : "Perfetto's protobuf",
+		 format == CM_FORMAT_PERFETTO ? "Perfetto's protobuf" : "JSON");
+	return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+}
+
+/* A usage error (reported, status 2) when the output is one of the
+ * inputs: the CPU trace CPU, the window WIN or the thread map MAP (each
+ * NULL when not given; "-" is standard input), the same regular file by
+ * any name (a symbolic or hard link).  The output is the -o file OUT, or
+ * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
+ * input, as cat(1) refuses it.  The merge replaced the input once done (or
+ * appended to it as it read it): -o naming the window lost the window,
+ * which nothing can make again; cuptimerge-batch refuses a rank's output
+ * that is its input the same way.  0 when none is (or OUT is not there
+ * yet). */
+static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
+{
+	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};
+	struct stat so, si;
+	char msg[2 * PATH_MAX + 200], shown[PATH_MAX + 16];
+	int std = !out || !strcmp(out, "-");
+	if ((std ? fstat(1, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
+		return 0;
+	if (std)
+		snprintf(shown, sizeof shown, "standard output");
+	else
+		snprintf(shown, sizeof shown, "-o %.*s", PATH_MAX, out);
+	for (int i = 0; i < 3; i++) {
+		int in = path[i] && !strcmp(path[i], "-");
+		if (!path[i] || (in ? fstat(0, &si) : stat(path[i], &si)) < 0 || si.st_dev != so.st_dev ||
+		    si.st_ino != so.st_ino)
+			continue;
+		snprintf(msg, sizeof msg, "%s is %s%s%.*s, which the output would %s: write to another file", shown,
+			 what[i], in ? " (standard input)" : std || strcmp(out, path[i]) ? " " : "",
+			 in || (!std && !strcmp(out, path[i])) ? 0 : PATH_MAX, in ? "" : path[i],
+			 std ? "write over as it is read" : "replace");
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
+	return 0;
+}
+
 /* Set *SLOT to ARG; a second -w, -t or -o is a usage error (-1), not a
  * silent replacement of the first. */
 static int set_once(const char **slot, const char *arg)
@@ -255,6 +334,8 @@ int main(int argc, char **argv)
 	struct cm_options opt;
 	const char *env;
 	int c, gzip_flag = 0, format = -1;
+	char typed_format[128]; /* the last --format as typed, for format_check */
+	const char *typed_gzip = NULL; /* the last -z as typed (argv's word: "-qz9", "--gzip=3") */
 	long v;
 
 	cm_diag_init("cuptimerge");
@@ -312,6 +393,7 @@ int main(int argc, char **argv)
 				return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 			}
 			gzip_flag = 1;
+			typed_gzip = argv[optind - 1];
 			opt.gzip_level = DEFAULT_GZIP_LEVEL;
 			if (optarg && (v = parse_count(optarg, 9)) < 0)
 				return cm_usage_error(CM_EXIT_USAGE, "the gzip level must be 0 to 9", optarg);
@@ -363,6 +445,11 @@ int main(int argc, char **argv)
 				format = CM_FORMAT_PERFETTO;
 			else
 				return cm_usage_error(CM_EXIT_USAGE, "--format needs json or perfetto", optarg);
+			/* "--format=json", or "--format json" (two words), as typed */
+			if (argv[optind - 1] == optarg && optind >= 2)
+				snprintf(typed_format, sizeof typed_format, "%.60s %s", argv[optind - 2], optarg);
+			else
+				snprintf(typed_format, sizeof typed_format, "%.100s", argv[optind - 1]);
 			break;
 		case 'j':
 			if ((v = parse_count(optarg, 4096)) < 1)
@@ -449,6 +536,18 @@ int main(int argc, char **argv)
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",
 				      NULL);
+	if (format_check(opt.out_path, format, typed_format, typed_gzip))
+		return CM_EXIT_USAGE;
+	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
+		return CM_EXIT_USAGE;
+	{ /* and no --split file may replace one (outfile.c checks each as it opens) */
+		const char *path[] = {opt.cpu_path, opt.window_path, opt.map_path};
+		static const char *const what[] = {"the CPU trace", "the window", "the thread map"};
+		struct stat st;
+		for (int i = 0; i < 3; i++)
+			if (path[i] && (strcmp(path[i], "-") ? stat(path[i], &st) : fstat(0, &st)) == 0)
+				cm_outfile_protect(&st, what[i]);
+	}
 	/* the command line is right: now the one thing of --split's output
 	 * that can be known before the input is read */
 	if (opt.split_n && split_dir_check(opt.out_path) < 0)

@@ -1,5 +1,6 @@
 /* batch_main.c - cuptimerge-batch's command line: options, then plan, skip, run, summary. */
 #include "config.h"
+#include "batch/batchargs.h"
 #include "batch/batchplan.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -141,93 +142,6 @@ static int same_dir_before(char **argv, int from, int i)
 	return 0;
 }
 
-/* The format the last --format among EXTRA's N merge options asks for
- * ("--format=perfetto", "--format json", or a long name cut to "--form"
- * or more, as getopt takes it; the last one wins in cuptimerge), its
- * value returned and the option as typed written into BUF; NULL when
- * there is none. */
-static const char *format_arg(char *const *extra, int n, char *buf, size_t len)
-{
-	const char *val = NULL;
-	for (int i = 0; i < n; i++) {
-		const char *a = extra[i], *eq = strchr(a, '=');
-		size_t name = eq ? (size_t)(eq - a) : strlen(a);
-		if (name < 6 || strncmp(a, "--format", name))
-			continue;
-		val = eq ? eq + 1 : i + 1 < n ? extra[i + 1] : "";
-		snprintf(buf, len, eq ? "%s" : "%s %s", a, val);
-	}
-	return val;
-}
-
-/* The merge option among EXTRA's N that asks for gzip output: "-z",
- * "-z9", "-qz9" (a cluster, before any letter that takes the rest as its
- * value), "--gzip[=N]" or a long name cut to "--g" or more (cuptimerge
- * has no other long option in g), as typed; NULL when there is none. */
-static const char *gzip_arg(char *const *extra, int n)
-{
-	for (int i = 0; i < n && strcmp(extra[i], "--"); i++) {
-		const char *a = extra[i];
-		size_t name = strcspn(a, "=");
-		if (a[0] != '-' || !a[1])
-			continue;
-		if (a[1] == '-') {
-			if (name >= 3 && !strncmp(a, "--gzip", name))
-				return a;
-			continue;
-		}
-		for (const char *c = a + 1; *c && !strchr("wtoj", *c); c++)
-			if (*c == 'z')
-				return a;
-	}
-	return NULL;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The format the name of output OUT gives its merge: "perfetto" for
- * .pftrace and .pftrace.gz, "json" for .json and .json.gz, else NULL
- * (cuptimerge writes JSON, or what --format says). */
-static const char *named_format(const char *out)
-{
-	if (ends_with(out, ".pftrace") || ends_with(out, ".pftrace.gz"))
-		return "perfetto";
-	if (ends_with(out, ".json") || ends_with(out, ".json.gz"))
-		return "json";
-	return NULL;
-}
-
-/* A usage error (status 2, reported) when the merge options contradict
- * the name of a rank's output in plan P, which gives the output its
- * format: --format (TYPED, asking for FORMAT; or NULL) Perfetto's protobuf
- * in KEY.merged.json.gz, or JSON in a manifest's x.pftrace; or -z (GZIP,
- * as typed; or NULL) gzip in a name without .gz.  0 when none does. */
-static int format_check(const cm_bplan *p, const char *format, const char *typed, const char *gzip)
-{
-	char msg[PATH_MAX + 400];
-	for (size_t i = 0; i < p->n; i++) {
-		const char *out = p->r[i].output, *says = out ? named_format(out) : NULL;
-		if (gzip && out && !ends_with(out, ".gz")) {
-			snprintf(msg, sizeof msg, "-- %s: the output %.*s is not named .gz, and would hold "
-				 "gzip (the name of an output gives its format: leave -z out, or name it .gz)", gzip,
-				 PATH_MAX, out);
-			return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
-		}
-		if (!format || !says || !strcmp(says, format) || (strcmp(format, "json") && strcmp(format, "perfetto")))
-			continue;
-		snprintf(msg, sizeof msg, "-- %s: the output %.*s is named for %s, and would hold %s (the name of an "
-			 "output gives its format: leave --format out)", typed, PATH_MAX, out,
-			 !strcmp(says, "json") ? "JSON" : "Perfetto's protobuf",
-			 !strcmp(says, "json") ? "Perfetto's protobuf" : "JSON");
-		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
-	}
-	return 0;
-}
-
 /* Set *SLOT to ARG; -1 when it was set already (a second -m, -O or
  * --joblog is a usage error, not a silent replacement of the first). */
 static int set_once(const char **slot, const char *arg)
@@ -255,9 +169,9 @@ static int control_name(const char *what, const char *d)
 	return 1;
 }
 
-/* A usage error (reported; status 2) when the joblog JOBLOG is a file the
- * run reads or writes otherwise: the manifest MANIFEST (or NULL), a rank's
- * cpu trace, window or output in plan P.  The joblog is rewritten from
+/* A usage error (reported; status 2) when the joblog JOBLOG is no regular
+ * file, or a file the run reads or writes otherwise: the manifest MANIFEST
+ * (or NULL), a rank's cpu trace, window or output in plan P.  The joblog is rewritten from
  * its first byte, and --joblog naming a trace lost it.  0 when it is
  * none, or is not there yet. */
 static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manifest)
@@ -265,8 +179,16 @@ static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manif
 	static const char *const what[] = {"cpu trace", "window", "output"};
 	struct stat sj, st;
 	char msg[400];
-	if (stat(joblog, &sj) < 0 || !S_ISREG(sj.st_mode))
+	if (stat(joblog, &sj) < 0)
 		return 0;
+	/* it is read to its end, then rewritten and locked: /dev/full and
+	 * /dev/zero read zeros for ever (the batch grew until the kernel
+	 * killed it), /dev/null took no lock and kept nothing */
+	if (!S_ISREG(sj.st_mode)) {
+		snprintf(msg, sizeof msg, "the joblog %.200s is not a regular file (it is read, rewritten and locked: "
+			 "give a file's name)", joblog);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
 	if (manifest && stat(manifest, &st) == 0 && st.st_dev == sj.st_dev && st.st_ino == sj.st_ino) {
 		snprintf(msg, sizeof msg, "the joblog %.200s is the manifest, which it would replace", joblog);
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
@@ -353,14 +275,13 @@ int main(int argc, char **argv)
 	};
 	const char *merge_args[2] = {NULL, NULL}, *all_args[3] = {NULL, NULL, NULL};
 	char cut_opt[256 + 16]; /* --steps=... or --range=..., passed on */
-	char typed_format[128]; /* the merges' --format, as typed */
-	const char *format;
 	const char *manifest = NULL, *outdir_opt = NULL, *joblog_opt = NULL, *cm_opt = NULL;
 	char *outdir, *joblog, *cuptimerge = NULL;
 	unsigned long shard_k = 0, shard_n = 0;
 	int c, jobs = 0, dry = 0, force = 0, quiet = 0, prog = -1, sync = 0, status = CM_EXIT_OK, logfd = -1, stopsig = 0;
 	size_t merged = 0, skipped = 0, nogpu = 0, notrace = 0, failed = 0, interrupted = 0, notstarted = 0;
 	cm_bplan plan;
+	struct stat cst;
 	char **extra = NULL;
 	int nextra = 0;
 	double t0 = cm_now_s();
@@ -473,14 +394,15 @@ int main(int argc, char **argv)
 					      "DIR -: a directory, not standard input; a manifest on standard input is -m -",
 					      NULL);
 	}
-	/* the directories' outputs are all KEY.merged.json.gz: said before
-	 * they are read (a manifest's are checked once it is) */
-	if ((format = format_arg(extra, nextra, typed_format, sizeof typed_format)) && !manifest &&
-	    !strcmp(format, "perfetto")) {
-		char msg[320];
-		snprintf(msg, sizeof msg, "-- %s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
-			 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", typed_format);
-		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	/* what every merge would refuse, or what would merge nothing, said
+	 * once now rather than as each rank's failure (batchargs.c) */
+	if (cm_bargs_check(extra, nextra, merge_args[0], all_args[0], manifest != NULL))
+		return CM_EXIT_USAGE;
+	/* -- --clip is the batch's --clip: to the merges with a window only
+	 * (a thread map's merge refuses it, and each such rank failed) */
+	if (cm_bargs_has(extra, nextra, "clip")) {
+		merge_args[0] = "--clip";
+		nextra = cm_bargs_drop(extra, nextra, "clip");
 	}
 	if (jobs == 0)
 		jobs = cm_opool_cpus_available();
@@ -504,11 +426,9 @@ int main(int argc, char **argv)
 	memset(&plan, 0, sizeof plan);
 	/* the batch's --clip, --steps or --range (all_args[0] may be --sync) */
 	plan.window_cut = merge_args[0] || all_args[0] == cut_opt;
-	for (int i = 0; i < nextra; i++) {
-		plan.merge_force |= !strcmp(extra[i], "--force");
-		plan.window_cut |= !strcmp(extra[i], "--clip") || !strncmp(extra[i], "--steps", 7) ||
-				   !strncmp(extra[i], "--range", 7);
-	}
+	plan.window_cut |= cm_bargs_has(extra, nextra, "clip") || cm_bargs_has(extra, nextra, "steps") ||
+			   cm_bargs_has(extra, nextra, "range");
+	plan.merge_force = cm_bargs_has(extra, nextra, "force");
 	if (manifest) {
 		if (cm_bplan_manifest(&plan, manifest, outdir) < 0)
 			status = cm_diag_status();
@@ -521,8 +441,9 @@ int main(int argc, char **argv)
 		}
 		cm_bplan_pair(&plan, outdir);
 	}
+	cm_bplan_outputs_apart(&plan);
 	if (!status)
-		status = format_check(&plan, format, typed_format, gzip_arg(extra, nextra));
+		status = cm_bargs_outputs(&plan, extra, nextra);
 	if (!status)
 		status = joblog_clash(&plan, joblog, manifest);
 	if (status)
@@ -538,6 +459,11 @@ int main(int argc, char **argv)
 		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(errno));
 		goto out;
 	}
+	/* a directory passes access(X_OK), and every rank failed with 127 */
+	if (!dry && stat(cuptimerge, &cst) == 0 && S_ISDIR(cst.st_mode)) {
+		status = cm_error(CM_EXIT_IO, cuptimerge, -1, "cannot run: %s", strerror(EISDIR));
+		goto out;
+	}
 	/* one run at a time per joblog, locked before the skips read it */
 	if (!dry && (logfd = cm_bjoblog_lock(joblog)) < 0) {
 		status = cm_diag_status();
@@ -551,9 +477,11 @@ int main(int argc, char **argv)
 		notrace += plan.r[i].state == CM_BR_NOTRACE;
 	}
 	if (dry) {
+		errno = 0; /* a write of the plan that failed says why (ENOSPC, EIO) */
 		cm_bplan_print(&plan, stdout);
 		if (fflush(stdout) || ferror(stdout))
-			status = cm_error(CM_EXIT_IO, NULL, -1, "writing the plan failed");
+			status = cm_error(CM_EXIT_IO, "<stdout>", -1, "cannot write the plan: %s",
+					  strerror(errno ? errno : EIO));
 		else
 			status = failed ? CM_EXIT_RANKS : CM_EXIT_OK;
 		goto out;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,101 @@ void cm_bplan_print(const cm_bplan *p, FILE *f)
 		fprintf(f, "%s\t%s\t%s\t%s\t%s%s\n", r->key, or_dash(r->trace), or_dash(r->window),
 			or_dash(r->output), r->state == CM_BR_FAIL ? "FAIL: " : "", what);
 	}
+}
+
+/* An output of the plan by the file it names (CANON, malloc'd), and its
+ * rank. */
+struct out_name {
+	char *canon;
+	size_t rank;
+};
+
+/* qsort's order of out_name: by name, then by rank (the first rank of a
+ * name keeps it). */
+static int out_cmp(const void *a, const void *b)
+{
+	const struct out_name *x = a, *y = b;
+	int c = strcmp(x->canon, y->canon);
+	return c ? c : x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* PATH without its empty and "." components ("out//./a" is "out/a";
+ * ".." is kept: it means another directory where a link leads away);
+ * malloc'd. */
+static char *lexical(const char *path)
+{
+	char *out = cm_xmalloc(strlen(path) + 2), *o = out;
+	const char *c = path;
+	if (*c == '/')
+		*o++ = '/';
+	while (*c) {
+		size_t len;
+		while (*c == '/')
+			c++;
+		len = strcspn(c, "/");
+		if (len && !(len == 1 && *c == '.')) {
+			if (o > out && o[-1] != '/')
+				*o++ = '/';
+			memcpy(o, c, len);
+			o += len;
+		}
+		c += len;
+	}
+	*o = 0;
+	return out;
+}
+
+/* PATH as the file it names: the real path of the file, else of its
+ * directory and its name, else PATH's own components (its directory is
+ * made by the run); malloc'd. */
+static char *canon_path(const char *path)
+{
+	char real[PATH_MAX], *norm, *slash, *out;
+	/* relative to the working directory, which the batch does not leave */
+	if (path[0] != '/' && realpath(".", real)) {
+		char *abs = cm_bplan_asprintf("%s/%s", real, path);
+		norm = lexical(abs);
+		free(abs);
+	} else {
+		norm = lexical(path);
+	}
+	slash = strrchr(norm, '/');
+	if (realpath(norm, real)) {
+		free(norm);
+		return cm_xstrdup(real);
+	}
+	if (slash && slash != norm && slash[1]) {
+		*slash = 0;
+		if (realpath(norm, real)) {
+			out = cm_bplan_asprintf("%s/%s", real, slash + 1);
+			free(norm);
+			return out;
+		}
+		*slash = '/';
+	}
+	return norm;
+}
+
+void cm_bplan_outputs_apart(cm_bplan *p)
+{
+	struct out_name *o = cm_xmalloc((p->n + 1) * sizeof *o);
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->r[i].output && p->r[i].state != CM_BR_FAIL)
+			o[n++] = (struct out_name){canon_path(p->r[i].output), i};
+	qsort(o, n, sizeof *o, out_cmp);
+	for (size_t i = 1, first = 0; i < n; i++) {
+		if (strcmp(o[i].canon, o[first].canon)) {
+			first = i; /* a name's first rank keeps it */
+			continue;
+		}
+		cm_bplan_fail(&p->r[o[i].rank], cm_bplan_asprintf("the output is key %s's output too: two merges would "
+								  "write it, and the second replace the first",
+								  p->r[o[first].rank].key));
+	}
+	for (size_t i = 0; i < n; i++)
+		free(o[i].canon);
+	free(o);
 }
 
 static void free_rank(cm_brank *r)

@@ -75,6 +75,12 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir);
  * unless FORCE. */
 void cm_bplan_skips(cm_bplan *p, const char *joblog, int force);
 
+/* Fail each rank of P (not failed already) whose output is the output of
+ * a rank before it, however the paths were typed: both merges would write
+ * it, the second replacing the first, and the batch said "merged" of both.
+ * Sorted by name, not rank against rank: a manifest may hold thousands. */
+void cm_bplan_outputs_apart(cm_bplan *p);
+
 /* Print the plan on F: one line per rank, tab-separated: key, trace,
  * window, output, and what will happen. */
 void cm_bplan_print(const cm_bplan *p, FILE *f);

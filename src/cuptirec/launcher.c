@@ -118,6 +118,12 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	struct stat st;
 	char dir[PATH_MAX];
 	int err;
+	/* "-" is standard output to cuptimerge and cuptimerge-batch; here it
+	 * made a file named "-" in the working directory, which the next
+	 * `cuptimerge -w -` did not read */
+	if (!strcmp(typed, "-"))
+		crec_usage_error("-o -: each process writes a file of its own, not standard output; give a file name, "
+				 "such as %s (./- for a file named -)", name);
 	if (typed[tlen - 1] == '/' || (!strchr(abs, '%') && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) {
 		while (tlen > 1 && typed[tlen - 1] == '/')
 			tlen--;
@@ -309,6 +315,11 @@ int main(int argc, char **argv)
 	if (threads_only && output && crec_path_is_gz(output))
 		crec_usage_error("-o %s: --threads-only writes a plain JSON thread map; a name ending in .gz "
 				 "would say gzip", output);
+	/* the name gives the format, as in cuptimerge -o: -z wrote gzip into
+	 * a window named .json, which every reader but ours takes for text */
+	if (gzip && output && strlen(output) >= 5 && !strcmp(output + strlen(output) - 5, ".json"))
+		crec_usage_error("-o %s: -z would write gzip into a name that says plain JSON; leave -z out, or name it "
+				 "%s.gz", output, output);
 	if (output && crec_absolute(output, abs_out, sizeof abs_out))
 		crec_usage_error("-o %s: path too long", output);
 	if (output)

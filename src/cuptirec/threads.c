@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -326,11 +327,13 @@ static int crec_thr_lock(int patient)
 static void crec_thr_write_map(int patient)
 {
 	char pattern[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32], host[256], num[CREC_U64_DIGITS];
-	const char *v = getenv("CUPTIREC_THREADS_OUTPUT"), *rank_from;
+	char real[PATH_MAX];
+	const char *v = getenv("CUPTIREC_THREADS_OUTPUT"), *rank_from, *target;
 	crec_path_vars pv;
 	struct crec_fout f;
+	struct stat st;
 	size_t i, n;
-	int ok;
+	int ok, direct;
 
 	/* a process that never started a thread has nothing to repair: writing
 	 * nothing keeps shells and helpers of a job from littering maps */
@@ -356,10 +359,25 @@ static void crec_thr_write_map(int patient)
 		crec_thr_warn("%s: output path too long; no thread map written", pattern);
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)T.pid);
+	/* A regular file (or none) is replaced by a rename, so that readers
+	 * never see half a map; a symbolic link is followed, and the file it
+	 * names replaced (the link stays).  Anything else there (a device, a
+	 * FIFO, a terminal) is written through, as `> PATH` would: the rename
+	 * replaced /dev/full or /dev/stdout itself with a regular file (as
+	 * root).  A FIFO without a reader is an error, not a process that
+	 * hangs in its exit. */
+	direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	target = !direct && stat(path, &st) == 0 && realpath(path, real) ? real : path;
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", target, (long)T.pid);
 	f.len = 0;
 	f.err = 0;
-	f.fd = crec_fd_above_std(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+	if (direct) {
+		f.fd = crec_fd_above_std(open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+		if (f.fd >= 0)
+			fcntl(f.fd, F_SETFL, fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
+	} else {
+		f.fd = crec_fd_above_std(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+	}
 	if (f.fd < 0)
 		f.err = errno;
 	if (!f.err) {
@@ -380,9 +398,9 @@ static void crec_thr_write_map(int patient)
 		crec_fout_flush(&f);
 		if (close(f.fd) != 0 && !f.err)
 			f.err = errno;
-		if (!f.err && rename(tmp, path) != 0)
+		if (!direct && !f.err && rename(tmp, target) != 0)
 			f.err = errno;
-		if (f.err)
+		if (!direct && f.err)
 			unlink(tmp);
 	}
 	n = T.n;

@@ -42,6 +42,7 @@
 #include "io/outfile.h"
 #include "io/outname.h"
 #include "base/tmpfile.h"
+#include "base/fdio.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
@@ -126,6 +127,21 @@ static void install_cleanup(void)
 			sigaction(fatal_signals[i], &sa, NULL);
 }
 
+/* Report that no temporary file could be made in DIR, the directory of
+ * F's target (ERR: the errno of the attempt), and return -1.  Where the
+ * directory is the trouble (missing, not one, not writable: a mistyped -o
+ * path, the common case), it is named with what is wrong with it: "cannot
+ * create a temporary file beside it" sent the user looking for a temporary
+ * file.  Else (a full disk, a quota) the attempt's own error. */
+static int temp_failed(cm_outfile *f, const char *dir, int err)
+{
+	int why = cm_dir_writable(dir);
+	if (why)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write in %s: %s",
+			       strcmp(dir, ".") ? dir : "the working directory", strerror(why));
+	return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s", strerror(err));
+}
+
 /* Open the file -o writes while the run lasts: unnamed in TARGET's
  * directory, else under cm_out_temp_name(TARGET).  0, or -1 after reporting. */
 static int open_temp(cm_outfile *f)
@@ -133,7 +149,7 @@ static int open_temp(cm_outfile *f)
 	char *dir = cm_out_dir_of(f->target);
 	sigset_t saved;
 	mode_t mask;
-	int fd;
+	int fd, err;
 	if (!dir)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	fd = cm_temp_unnamed(dir, 0);
@@ -153,28 +169,33 @@ static int open_temp(cm_outfile *f)
 		}
 		close(fd); /* it could never be named; make a named one */
 	}
-	free(dir);
 	if (fd == -1) {
-		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s",
-				strerror(errno));
+		temp_failed(f, dir, errno);
+		free(dir);
+		return -1;
 	}
-	if (!(f->tmp_path = cm_out_temp_name(f->target)))
+	if (!(f->tmp_path = cm_out_temp_name(f->target))) {
+		free(dir);
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
+	}
 	install_cleanup();
 	/* made and recorded in one step: a signal between would leave it */
 	hold_signals(1, &saved);
 	fd = mkstemp(f->tmp_path);
+	err = errno;
 	if (fd >= 0 && strlen(f->tmp_path) < sizeof doomed_path) {
 		strcpy(doomed_path, f->tmp_path);
 		doomed_set = 1;
 	}
 	hold_signals(0, &saved);
 	if (fd < 0) {
-		cm_error(CM_EXIT_IO, f->shown, -1, "cannot create a temporary file beside it: %s", strerror(errno));
+		temp_failed(f, dir, err);
+		free(dir);
 		free(f->tmp_path);
 		f->tmp_path = NULL;
 		return -1;
 	}
+	free(dir);
 	f->fd = fd;
 	f->kind = CM_OUTFILE_NAMED;
 	cm_wback_init(&f->wb, f->sync ? fd : -1);
@@ -210,6 +231,21 @@ static int open_direct(cm_outfile *f)
 	return 1;
 }
 
+/* The run's inputs no output may replace (cm_outfile_protect): set by
+ * main.c before any output is opened, read only after. */
+static struct input_file {
+	dev_t dev;
+	ino_t ino;
+	const char *what;
+} inputs[4];
+static int ninputs;
+
+void cm_outfile_protect(const struct stat *st, const char *what)
+{
+	if (ninputs < 4 && S_ISREG(st->st_mode))
+		inputs[ninputs++] = (struct input_file){st->st_dev, st->st_ino, what};
+}
+
 /* Open -o PATH for F by the rules at the top.  0, or -1 after reporting. */
 static int open_path(cm_outfile *f, const char *path)
 {
@@ -220,6 +256,10 @@ static int open_path(cm_outfile *f, const char *path)
 	f->shown = f->path;
 	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
 		return cm_fail(CM_EXIT_IO, NULL, -1, "the output file name is empty");
+	/* a name too long to be made was found only when the finished output
+	 * was to take it, after the whole merge: found now (stat says so) */
+	if (stat(path, &st) < 0 && errno == ENAMETOOLONG)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot create it: %s", strerror(errno));
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
 			return cm_fail(CM_EXIT_IO, f->shown, -1, "is a directory");
@@ -230,6 +270,12 @@ static int open_path(cm_outfile *f, const char *path)
 		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot follow the symbolic link: %s", strerror(errno));
 	/* the file that will be replaced, if any: its owner and mode are kept */
 	f->replaces = lstat(f->target, &f->old_st) == 0 && S_ISREG(f->old_st.st_mode);
+	/* a --split file whose name is an input's (main.c refuses -o so
+	 * before anything is read): the rename at the end replaced it */
+	for (int i = 0; f->replaces && i < ninputs; i++)
+		if (inputs[i].dev == f->old_st.st_dev && inputs[i].ino == f->old_st.st_ino)
+			return cm_fail(CM_EXIT_USAGE, f->shown, -1, "is %s, which the output would replace: write to "
+				       "another file", inputs[i].what);
 	if (f->replaces && cm_out_check_replaceable(f->target, &f->old_st, f->shown) < 0)
 		return -1;
 	return open_temp(f);

@@ -35,6 +35,13 @@ typedef struct cm_outfile {
 	struct stat old_st;
 } cm_outfile;
 
+/* The regular file ST (its device and inode) is an input of the run,
+ * named WHAT in messages ("the CPU trace", a string that outlives the
+ * run): no -o or --split file opened after this call may replace it (the
+ * open fails, status 2, one line).  Up to 4 such files; later ones are
+ * not kept. */
+void cm_outfile_protect(const struct stat *st, const char *what);
+
 /* Open F for PATH (NULL or "-": standard output) by the rules of
  * cm_output_open (output.h), durable when SYNC.  0, or -1 after reporting;
  * either way F is then closed with cm_outfile_close. */

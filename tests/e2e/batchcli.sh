@@ -4,7 +4,8 @@
 # outputs' names, a manifest without its header line, paths the joblog (a
 # TSV) cannot hold, a trace file name that is not UTF-8, one window fitting
 # two traces, and an output or a joblog that is an input.  (Options given
-# twice are in options.sh.)
+# twice are in options.sh.)  And what every merge would refuse after "--"
+# (cli11).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -203,5 +204,116 @@ run -m "$tmp/oi/m2.tsv" --joblog="$tmp/oi/m2.tsv"
 [ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: the joblog $tmp/oi/m2.tsv is the manifest, which it would replace" ] ||
 	fail "manifest: exit $rc: $(cat "$tmp/err")"
 cmp -s "$tmp/oi/m.tsv" "$tmp/oi/m2.tsv" || fail "the manifest was replaced"
+
+# What every merge refuses, or what makes every merge do nothing, after
+# "--" (cli11): the batch ran every rank to find out, and ended with one
+# failure a rank (a second --steps, -o, --split), or with "merged" ranks and
+# no file (-- --help).  One usage line now, before anything runs.
+ranks "$tmp/xo" 2
+refused() { # refused LINE ARGS...: the batch on $tmp/xo with ARGS says LINE, status 2, nothing run
+	want=$1
+	shift
+	rm -rf "$tmp/xo/merged"
+	run -O "$tmp/xo/merged" "$@"
+	[ $rc -eq 2 ] || fail "$*: exit $rc, wanted 2: $(cat "$tmp/err")"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: $want" ] || fail "$*: says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/xo/merged" ] || fail "$*: ran anyway"
+}
+tcase "a cut after -- that contradicts the batch's or another: one usage line, nothing run"
+refused "--steps=1 and -- --steps=2: --steps and --range: one of them, once" \
+	--steps=1 "$tmp/xo/traces" "$tmp/xo/windows" -- --steps=2
+refused "--range=0,10 and -- --st 1: --steps and --range: one of them, once" \
+	--range=0,10 "$tmp/xo/traces" "$tmp/xo/windows" -- --force --st 1
+refused "--clip and -- --range 0,5: --clip and --steps/--range do not go together (those cut the window too)" \
+	--clip "$tmp/xo/traces" "$tmp/xo/windows" -- --range 0,5
+refused "--steps=1 and -- --clip: --clip and --steps/--range do not go together (those cut the window too)" \
+	--steps=1 "$tmp/xo/traces" "$tmp/xo/windows" -- --clip
+refused "-- --clip and -- --steps=3: --clip and --steps/--range do not go together (those cut the window too)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --clip -q --steps=3
+tcase "what the batch gives each merge, or what merges nothing, after --: one usage line, nothing run"
+refused "-- -o x.json: the batch gives each merge its -o (-O or a manifest names the outputs)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -o x.json
+refused "-- -qw $tmp/xo/windows/w0.json: the batch gives each merge its -w or -t (the window or thread map paired with its trace)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -qw "$tmp/xo/windows/w0.json"
+refused "-- --split=steps: the batch writes one output a rank (split a merged trace with cuptimerge --split)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --split=steps
+refused "-- -h: each merge would print it and merge nothing (run cuptimerge --help)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- -h
+refused "-- --vers: each merge would print it and merge nothing (run cuptimerge --version)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- --vers
+tcase "--clip twice, and a cut once on either side of --, still run"
+run -O "$tmp/xo/m1" --clip "$tmp/xo/traces" "$tmp/xo/windows" -- --clip
+[ $rc -eq 0 ] && [ -s "$tmp/xo/m1/$(key 1).merged.json.gz" ] || fail "--clip -- --clip: exit $rc: $(cat "$tmp/err")"
+for how in "--range=0,1e30 $tmp/xo/traces $tmp/xo/windows" "$tmp/xo/traces $tmp/xo/windows -- --range=0,1e30"; do
+	rm -rf "$tmp/xo/m2"
+	# shellcheck disable=SC2086 # $how is split on purpose
+	run -O "$tmp/xo/m2" $how
+	[ $rc -eq 0 ] && [ -s "$tmp/xo/m2/$(key 0).merged.json.gz" ] || fail "$how: exit $rc: $(cat "$tmp/err")"
+done
+
+# --joblog naming a device: /dev/full and /dev/zero read zeros for ever, and
+# the batch's reading of the joblog grew until the kernel killed it (cli11);
+# /dev/null kept nothing.  A usage error, nothing run.
+tcase "--joblog that is no regular file (/dev/full, /dev/null, a directory) is a usage error, nothing run"
+for j in /dev/full /dev/null "$tmp/xo"; do
+	rm -rf "$tmp/xo/merged"
+	# a memory limit, so that the old unbounded read fails rather than takes the machine
+	rc=0
+	(ulimit -v 4000000 && "$BATCH" --no-progress --cuptimerge="$CM_ABS" -O "$tmp/xo/merged" --joblog="$j" \
+		"$tmp/xo/traces" "$tmp/xo/windows") >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge-batch: the joblog $j is not a regular file (it is read, rewritten and locked: give a file's name)" ] ||
+		fail "$j: exit $rc: $(head -c 300 "$tmp/err")"
+	[ ! -e "$tmp/xo/merged" ] || fail "$j: ran anyway"
+done
+
+# Two ranks of a manifest naming one output (however typed): both merges
+# wrote it, the second replacing the first, and the batch said "2 merged"
+# (cli11).  The later rank fails, named with the first; the first runs.
+tcase "manifest: two ranks with one output: the second fails before anything runs, the first merges"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nr1\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/xo" 0)" "$tmp/xo/windows/w0.json" "$tmp/xo/same/m.json.gz" \
+	"$(trace "$tmp/xo" 1)" "$tmp/xo/windows/w1.json" "$tmp/xo/same/.//m.json.gz" >"$tmp/xo/same.tsv"
+run -m "$tmp/xo/same.tsv"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -qx "cuptimerge-batch: r1: the output is key r0's output too: two merges would write it, and the second replace the first" "$tmp/err" ||
+	fail "says: $(cat "$tmp/err")"
+grep -q "^cuptimerge-batch: 1 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+[ "$(gzip -dc "$tmp/xo/same/m.json.gz" | grep -c '"pid": 5000')" -gt 0 ] || fail "the output is not r0's"
+
+# the dry run's plan onto a full disk said "writing the plan failed", not why
+if [ -w /dev/full ]; then
+	tcase "-n onto a full disk: status 3, and why"
+	rc=0
+	"$BATCH" --no-progress -n "$tmp/xo/traces" "$tmp/xo/windows" >/dev/full 2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] && [ "$(cat "$tmp/err")" = "cuptimerge-batch: <stdout>: cannot write the plan: No space left on device" ] ||
+		fail "exit $rc: $(cat "$tmp/err")"
+else
+	skip "-n onto a full disk: status 3, and why" "no writable /dev/full"
+fi
+
+# --cuptimerge naming a directory passed access(X_OK), and every rank failed
+# with status 127; said once now, before the joblog is made
+tcase "--cuptimerge naming a directory: status 3, one line, nothing run"
+rm -rf "$tmp/xo/merged"
+rc=0
+"$BATCH" --no-progress --cuptimerge="$tmp/xo" -O "$tmp/xo/merged" "$tmp/xo/traces" "$tmp/xo/windows" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] && [ "$(cat "$tmp/err")" = "cuptimerge-batch: $tmp/xo: cannot run: Is a directory" ] ||
+	fail "exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/xo/merged" ] || fail "ran anyway"
+
+# -- --clip went to every merge, and a thread map's merge refuses it: each
+# map rank failed, where the batch's own --clip goes to the window ranks
+# only (cli11).  The two are one now.
+tcase "-- --clip with a thread map rank: the map rank repairs, the window rank clips as with --clip"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t%s\nm0\t%s\t%s\t%s\n' \
+	"$(trace "$tmp/xo" 0)" "$tmp/xo/windows/w0.json" "$tmp/xo/clip1/r0.json.gz" \
+	"$FIX/threads_full.json" "$FIX/thread_map.json" "$tmp/xo/clip1/m0.json.gz" >"$tmp/xo/clip1.tsv"
+sed 's|/clip1/|/clip2/|' "$tmp/xo/clip1.tsv" >"$tmp/xo/clip2.tsv"
+run -m "$tmp/xo/clip1.tsv" -- --clip
+[ $rc -eq 0 ] || fail "-- --clip: exit $rc: $(cat "$tmp/err")"
+run -m "$tmp/xo/clip2.tsv" --clip
+[ $rc -eq 0 ] || fail "--clip: exit $rc: $(cat "$tmp/err")"
+cmp -s "$tmp/xo/clip1/r0.json.gz" "$tmp/xo/clip2/r0.json.gz" && cmp -s "$tmp/xo/clip1/m0.json.gz" "$tmp/xo/clip2/m0.json.gz" ||
+	fail "-- --clip does not write what --clip writes"
 
 finish

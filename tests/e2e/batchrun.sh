@@ -76,8 +76,11 @@ grep -q "merged anyway: --force" "$tmp/p6/merged/cuptimerge-batch.tsv" || fail "
 tcase "P6: a directory named after -- is an option of the merges, not a directory of the batch"
 rc=0
 "$BATCH" -n "$tmp/p6/traces" -- "$tmp/p6/windows" >"$tmp/out" 2>&1 || rc=$?
-[ $rc -eq 4 ] || fail "exit $rc, wanted 4 (no windows in the plan): $(cat "$tmp/out")"
-grep -q "FAIL: no window for this trace" "$tmp/out" || fail "$(cat "$tmp/out")"
+# (it was planned without windows, each rank "no window", exit 4; an
+# operand after -- is refused now, as every merge would refuse it: cli11)
+[ $rc -eq 2 ] || fail "exit $rc, wanted 2 (an operand after --): $(cat "$tmp/out")"
+grep -q "^cuptimerge-batch: -- $tmp/p6/windows: an operand; the batch gives each merge its trace" "$tmp/out" ||
+	fail "$(cat "$tmp/out")"
 
 # P13: "-m -" was refused (no file "-"), and "-m /dev/stdin" planned the
 # outputs into /dev/merged/.  A manifest that is no regular file puts them

@@ -137,7 +137,7 @@ mkdir "$tmp/odir"
 mkfifo "$tmp/nowriter"
 expect_exit 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -w "$W" -o "$tmp/odir" "$tmp/nowriter"
 expect_exit 3 "^cuptimerge: $tmp/odir: is a directory" tm $CUPTIMERGE -t "$FIX/thread_map.json" -o "$tmp/odir" "$tmp/nowriter"
-expect_exit 3 "^cuptimerge: $tmp/nodir/out.json: cannot create a temporary file beside it" \
+expect_exit 3 "^cuptimerge: $tmp/nodir/out.json: cannot write in $tmp/nodir: No such file or directory" \
 	tm $CUPTIMERGE -w "$W" -o "$tmp/nodir/out.json" "$tmp/nowriter"
 [ -z "$(ls -A "$tmp/odir")" ] || fail "-o DIR: something was written into it: $(ls -A "$tmp/odir")"
 

@@ -182,6 +182,96 @@ else
 	$CUPTIMERGE -q --trace-name example -w "$W" -o "$tmp/sticky/mine.json" "$C" || fail "root over nobody's: exit $?"
 fi
 
+# -o into a directory that is missing, is a file or cannot be written: the
+# directory is named with what is wrong with it ("cannot create a temporary
+# file beside it" sent the user looking for a temporary file), both ways of
+# making the file (unnamed, and named where O_TMPFILE is not supported)
+touch "$tmp/afile"
+for notmp in 0 1; do
+	tcase "-o into a missing directory or under a file names the directory (CUPTIMERGE_NO_TMPFILE=$notmp)"
+	for o in "nodir/sub/x.json:nodir/sub: No such file or directory" "afile/x.json:afile: Not a directory" \
+		"nodir/:nodir: No such file or directory"; do
+		rc=0
+		CUPTIMERGE_NO_TMPFILE=$notmp $CUPTIMERGE -w "$W" -o "$tmp/${o%%:*}" "$C" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "-o ${o%%:*}: exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/${o%%:*}: cannot write in $tmp/${o#*:}" ] ||
+			fail "-o ${o%%:*}: says: $(cat "$tmp/err")"
+	done
+	[ ! -e "$tmp/nodir" ] || fail "something was made"
+done
+if ! nobody_can_run; then
+	skip "-o into a directory the user cannot write names the directory" "needs root and runuser"
+else
+	nobody_dir rodir 755
+	for notmp in 0 1; do
+		tcase "-o into a directory the user cannot write names the directory (CUPTIMERGE_NO_TMPFILE=$notmp)"
+		rc=0
+		CUPTIMERGE_NO_TMPFILE=$notmp runuser -u nobody -- "$CUPTIMERGE" -w "$tmp/rodir/window.json" \
+			-o "$tmp/rodir/x.json" "$tmp/rodir/cpu.json" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/rodir/x.json: cannot write in $tmp/rodir: Permission denied" ] ||
+			fail "says: $(cat "$tmp/err")"
+		rc=0
+		(cd "$tmp/rodir" && CUPTIMERGE_NO_TMPFILE=$notmp runuser -u nobody -- "$CUPTIMERGE" -w window.json \
+			-o x.json cpu.json) 2>"$tmp/err" || rc=$?
+		[ $rc -eq 3 ] || fail "in it: exit $rc, not 3"
+		[ "$(cat "$tmp/err")" = "cuptimerge: x.json: cannot write in the working directory: Permission denied" ] ||
+			fail "in it: says: $(cat "$tmp/err")"
+	done
+fi
+
+# an -o name too long for its file system was found only when the finished
+# output was to take it, after the whole merge; now before any input is
+# read (the CPU trace, a FIFO without a writer, would block the read)
+tcase "-o a name too long: status 3, one line, before any input is read"
+long=$(printf '%0300d' 0)
+mkfifo "$tmp/nowriter"
+for notmp in 0 1; do
+	rc=0
+	CUPTIMERGE_NO_TMPFILE=$notmp timeout 10 $CUPTIMERGE -w "$W" -o "$tmp/$long.json" "$tmp/nowriter" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 3 ] || fail "NO_TMPFILE=$notmp: exit $rc, not 3 (124: it read the input)"
+	[ "$(cat "$tmp/err")" = "cuptimerge: $tmp/$long.json: cannot create it: File name too long" ] ||
+		fail "NO_TMPFILE=$notmp: says: $(cat "$tmp/err")"
+done
+
+# -o naming an input, by its name, a symbolic or a hard link: the merge
+# replaced it with its output once done, and -o naming the window lost the
+# window; refused now, as cuptimerge-batch refuses a rank's output that is
+# its input (cli11)
+tcase "-o naming the CPU trace, the window or the thread map (or a link to it): a usage error, the input kept"
+cp "$C" "$tmp/in_c.json"
+cp "$W" "$tmp/in_w.json"
+cp "$FIX/thread_map.json" "$tmp/in_m.json"
+ln -s in_c.json "$tmp/in_sym.json"
+ln "$tmp/in_w.json" "$tmp/in_hard.json"
+for o in "in_c.json:the CPU trace" "in_sym.json:the CPU trace $tmp/in_c.json" "in_w.json:the window" \
+	"in_hard.json:the window $tmp/in_w.json" "in_m.json:the thread map"; do
+	rc=0
+	$CUPTIMERGE -w "$tmp/in_w.json" -t "$tmp/in_m.json" -o "$tmp/${o%%:*}" "$tmp/in_c.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "-o ${o%%:*}: exit $rc, not 2"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: -o $tmp/${o%%:*} is ${o#*:}, which the output would replace: write to another file" ] ||
+		fail "-o ${o%%:*}: says: $(cat "$tmp/err")"
+done
+cmp -s "$C" "$tmp/in_c.json" && cmp -s "$W" "$tmp/in_w.json" && cmp -s "$FIX/thread_map.json" "$tmp/in_m.json" ||
+	fail "an input was replaced"
+cp "$tmp/in_c.json" "$tmp/in_copy.json"
+$CUPTIMERGE -q -w "$tmp/in_w.json" -o "$tmp/in_copy.json" "$tmp/in_c.json" || fail "-o over a copy of the input: exit $?"
+# and standard output on an input (`>> FILE`, as cat(1) refuses it): the
+# output was appended to the input as it was read
+tcase "standard output on an input (>> FILE, or < FILE for -): a usage error, the input kept"
+for o in "in_c.json:the CPU trace $tmp/in_c.json" "in_w.json:the window $tmp/in_w.json"; do
+	rc=0
+	$CUPTIMERGE -w "$tmp/in_w.json" "$tmp/in_c.json" >>"$tmp/${o%%:*}" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail ">> ${o%%:*}: exit $rc, not 2"
+	[ "$(head -n 1 "$tmp/err")" = "cuptimerge: standard output is ${o#*:}, which the output would write over as it is read: write to another file" ] ||
+		fail ">> ${o%%:*}: says: $(cat "$tmp/err")"
+done
+rc=0
+$CUPTIMERGE -w "$tmp/in_w.json" - <"$tmp/in_c.json" >>"$tmp/in_c.json" 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cuptimerge: standard output is the CPU trace (standard input), which the output would write over as it is read: write to another file" ] ||
+	fail "- < in_c.json >> in_c.json: exit $rc: $(cat "$tmp/err")"
+cmp -s "$C" "$tmp/in_c.json" && cmp -s "$W" "$tmp/in_w.json" || fail "an input was changed"
+
 # F26: without /proc (a chroot, a sandbox) the unnamed output could not be
 # named through /proc/self/fd, and -o fell back to a named temporary file
 # that SIGKILL leaves behind.  Now linkat(2) names it by its descriptor

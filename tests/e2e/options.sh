@@ -127,6 +127,25 @@ expect $M 2 "the --split pattern has a '%' that is neither its %s nor %% (a '%' 
 # an input or an output, or what is kept, are refused; in the batch -m, -O,
 # --joblog and --shard took the last, cuptirec's -o and -a too
 expect $M 2 "option given more than once: --split" $CUPTIMERGE --split=steps --split=steps:2 -o "$tmp/t_%s.json" "$C"
+# --format and -z against the -o name, which gives the format: the option
+# silently won (protobuf in x.json, gzip in x.pftrace); now refused, as
+# cuptimerge-batch refuses them in its outputs' names; agreement, a name
+# that says nothing and standard output still take them
+expect $M 2 "--format=perfetto: the output $tmp/f.json is named for JSON, and would hold Perfetto's protobuf (the name gives the format: leave --format out, or rename the output)" \
+	$CUPTIMERGE -q -o "$tmp/f.json" --format=perfetto -w "$W" "$C"
+expect $M 2 "--format json: the output $tmp/f.pftrace.gz is named for Perfetto's protobuf, and would hold JSON (the name gives the format: leave --format out, or rename the output)" \
+	$CUPTIMERGE -q --format json -o "$tmp/f.pftrace.gz" -w "$W" "$C"
+expect $M 2 "-z: the output $tmp/f.pftrace is not named .gz, and would hold gzip (the name gives the format: leave -z out, or name it $tmp/f.pftrace.gz)" \
+	$CUPTIMERGE -q -z -o "$tmp/f.pftrace" -w "$W" "$C"
+expect $M 2 "--gzip=9: the output $tmp/f_%s.json is not named .gz, and would hold gzip (the name gives the format: leave --gzip=9 out, or name it $tmp/f_%s.json.gz)" \
+	$CUPTIMERGE -q --gzip=9 --split=steps -o "$tmp/f_%s.json" -w "$SW" "$SC"
+tcase "cuptimerge: --format and -z that agree with the -o name, or with a name that says nothing, or stdout"
+for a in "--format=json -o $tmp/a.json" "-z9 -o $tmp/a.json.gz" "--format=perfetto -z -o $tmp/a.pftrace.gz" \
+	"--format=perfetto -o $tmp/a.bin" "-z -o $tmp/a.out" "--format=perfetto -o -" "-z -o -"; do
+	$CUPTIMERGE -q $a -w "$W" "$C" >"$tmp/a.stdout" 2>"$tmp/a.err" || fail "$a: exit $?: $(cat "$tmp/a.err")"
+done
+[ ! -e "$tmp/f.json" ] && [ ! -e "$tmp/f.pftrace" ] && [ ! -e "$tmp/f.pftrace.gz" ] || fail "a refused run wrote its file"
+[ "$(head -c 2 "$tmp/a.out" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "-z -o a.out is not gzip"
 tcase "cuptimerge: -z6 and a file named 6 after -z are still accepted"
 cp "$C" "$tmp/6"
 $CUPTIMERGE -q -z6 -w "$W" "$C" >"$tmp/z6.gz" || fail "-z6: exit $?"
@@ -175,6 +194,14 @@ if [ -x "$CUPTIREC" ]; then
 	expect $R 2 "-o $tmp/: a directory; give a file name in it, such as $tmp/cuptirec_threads_%p.json" $CUPTIREC -T -o "$tmp/" -- true
 	expect $R 2 "-o $tmp/none/w_%p.json: cannot write in $tmp/none: No such file or directory" $CUPTIREC -o "$tmp/none/w_%p.json" -- true
 	expect $R 2 "-o $FIX/cpu.json/w.json: cannot write in $FIX/cpu.json: Not a directory" $CUPTIREC -o "$FIX/cpu.json/w.json" -- true
+	# "-o -" made a file named "-" (cli11): "-" is standard output to the
+	# other two programs
+	expect $R 2 "-o -: each process writes a file of its own, not standard output; give a file name, such as cuptirec_threads_%p.json (./- for a file named -)" \
+		$CUPTIREC -T -o - -- true
+	# -z wrote gzip into a window named .json (cli11; cuptimerge refuses
+	# the same contradiction with its -o)
+	expect $R 2 "-o $tmp/w.json: -z would write gzip into a name that says plain JSON; leave -z out, or name it $tmp/w.json.gz" \
+		$CUPTIREC -z -o "$tmp/w.json" -- true
 	# a value that is no size was told "need at least 64K"
 	expect $R 2 "--buffer-size 1Q: not a size (digits and an optional K, M or G)" $CUPTIREC --buffer-size=1Q -- true
 	expect $R 2 "--buffer-size 1K: need at least 64K" $CUPTIREC --buffer-size=1K -- true

@@ -464,6 +464,35 @@ $CUPTIMERGE -q $NOW --split=steps -w "$WIN" -o "$tmp/o/m_%s.json" "$CPU" 2>"$tmp
 [ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "not one line: $(cat "$tmp/err")"
 [ "$(cd "$tmp/o" && ls)" = "m_2.json" ] || fail "files were left: $(ls "$tmp/o")"
 
+# a file of the split named as an input: the rename at the end replaced
+# the input, status 0 (cli11); -o naming an input is refused by main.c
+# before anything is read, a split's names are known as the files open
+tcase "a file of the split named as the CPU trace or the window: status 2, one line, the input kept, no file left"
+for which in cpu win; do
+	rm -rf "$tmp/si"
+	mkdir "$tmp/si"
+	cp "$CPU" "$tmp/si/cpu.json"
+	cp "$WIN" "$tmp/si/win.json"
+	in=$tmp/si/m_1.json
+	if [ $which = cpu ]; then
+		mv "$tmp/si/cpu.json" "$in"
+		set -- -w "$tmp/si/win.json" "$in"
+		what="the CPU trace"
+	else
+		mv "$tmp/si/win.json" "$in"
+		set -- -w "$in" "$tmp/si/cpu.json"
+		what="the window"
+	fi
+	cp "$in" "$tmp/si.orig"
+	rc=0
+	$CUPTIMERGE -q $NOW --split=steps -o "$tmp/si/m_%s.json" "$@" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "$which: exit $rc, not 2: $(cat "$tmp/err")"
+	[ "$(cat "$tmp/err")" = "cuptimerge: $in: is $what, which the output would replace: write to another file" ] ||
+		fail "$which: says: $(cat "$tmp/err")"
+	cmp -s "$in" "$tmp/si.orig" || fail "$which: the input was replaced"
+	[ "$(ls "$tmp/si" | grep -c '^m_')" -eq 1 ] || fail "$which: files were left: $(ls "$tmp/si")"
+done
+
 tcase "a missing directory in -o: exit 3, no file"
 rc=0
 $CUPTIMERGE -q $NOW --split=steps -t "$WIN" -w "$WIN" -o "$tmp/nodir/m_%s.json" "$CPU" 2>"$tmp/err" || rc=$?

@@ -1,0 +1,66 @@
+#!/bin/sh
+# recout.sh - where cuptirec's thread map goes (-T -o PATH), as a user may
+# name it (cli11): the map replaced whatever PATH was by a rename from
+# PATH.tmp.PID, and as root `-o /dev/full` or `-o /dev/stdout` replaced the
+# device node or the link itself with a regular file, and said "written".
+# A regular file is still replaced whole, a symbolic link followed (the
+# link stays); a device or a FIFO is written through, as `> PATH` would,
+# its errors said; a FIFO without a reader is an error, not a process that
+# hangs in its exit.  No GPU needed: -T records threads only.
+. "${srcdir:-.}/tests/e2e/common.sh"
+need python3 "to start a thread"
+CUPTIREC=${CUPTIREC:-./cuptirec}
+[ -x "$CUPTIREC" ] || skip_all "$CUPTIREC is not built"
+
+# rec PATH: a Python process that starts a thread, under cuptirec -T -o
+# PATH; its stderr in $tmp/err, its status in $rc
+rec() {
+	rc=0
+	timeout 20 "$CUPTIREC" -T -o "$1" -- python3 -c \
+		'import threading; t = threading.Thread(target=lambda: 0); t.start(); t.join()' 2>"$tmp/err" || rc=$?
+}
+
+tcase "-o a regular file: replaced whole, nothing else left in its directory"
+mkdir "$tmp/d"
+echo old >"$tmp/d/map.json"
+rec "$tmp/d/map.json"
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q '"thread_map_version": 1' "$tmp/d/map.json" || fail "not a map: $(head -c 100 "$tmp/d/map.json")"
+[ "$(ls -A "$tmp/d")" = map.json ] || fail "left: $(ls -A "$tmp/d")"
+
+tcase "-o a symbolic link: the file it names is replaced, the link stays"
+echo old >"$tmp/d/real.json"
+ln -s real.json "$tmp/d/link.json"
+rec "$tmp/d/link.json"
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+[ -L "$tmp/d/link.json" ] || fail "the link was replaced"
+grep -q '"thread_map_version": 1' "$tmp/d/real.json" || fail "its file holds: $(head -c 100 "$tmp/d/real.json")"
+
+# a private copy of /dev/full's node: the real one must never be at stake
+if mknod "$tmp/d/full" c 1 7 2>/dev/null; then
+	tcase "-o a full device: written through, the error said, the device kept"
+	rec "$tmp/d/full"
+	[ -c "$tmp/d/full" ] || fail "the device node was replaced: $(ls -l "$tmp/d/full")"
+	grep -q "cannot write the thread map $tmp/d/full: No space left on device" "$tmp/err" ||
+		fail "said: $(cat "$tmp/err")"
+	[ -z "$(find "$tmp/d" -name 'full.tmp.*')" ] || fail "a temporary file was left"
+else
+	skip "-o a full device: written through, the error said, the device kept" "mknod not permitted"
+fi
+
+tcase "-o a FIFO: written through to its reader; without one, an error, not a hang"
+mkfifo "$tmp/d/fifo"
+rec "$tmp/d/fifo"
+[ $rc -eq 0 ] || fail "no reader: exit $rc (124: it hung)"
+[ -p "$tmp/d/fifo" ] || fail "no reader: the FIFO was replaced"
+grep -q "cannot write the thread map $tmp/d/fifo: No such device or address" "$tmp/err" ||
+	fail "no reader: said: $(cat "$tmp/err")"
+timeout 20 cat "$tmp/d/fifo" >"$tmp/fromfifo" &
+reader=$!
+rec "$tmp/d/fifo"
+wait $reader || true
+[ $rc -eq 0 ] || fail "with a reader: exit $rc"
+grep -q '"thread_map_version": 1' "$tmp/fromfifo" || fail "the reader got: $(head -c 100 "$tmp/fromfifo")"
+[ -p "$tmp/d/fifo" ] || fail "with a reader: the FIFO was replaced"
+
+finish
