@@ -56,6 +56,8 @@ static inline const char *ws(const char *c, const char *e)
 {
 	if (c < e && (unsigned char)*c > ' ') /* most often: none */
 		return c;
+	if (e - c >= 2 && *c == ' ' && (unsigned char)c[1] > ' ') /* one (after an indented ':' or ',') */
+		return c + 1;
 #if defined(__SSE2__)
 	while (e - c >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
@@ -154,6 +156,9 @@ static inline const char *digits(const char *c, const char *e, uint64_t *mp)
  * at C, into a node in *OUT (its text, and what pfevent.h's CM_PF_IV_INT
  * and CM_PF_IV_NS say of its iv): the byte after it, or NULL where that
  * parser would stop inside it (left to it). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline const char *number(struct fp *p, const char *c, cm_jval **out)
 {
 	static const uint64_t p10[4] = {1, 10, 100, 1000};
