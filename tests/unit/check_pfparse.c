@@ -8,6 +8,7 @@
 #include "check_common.h"
 #include "pftrace/pfevent.h"
 #include "json/jcheck.h"
+#include "base/pyval.h"
 
 #include <stdint.h>
 
@@ -237,6 +238,75 @@ START_TEST(nodes_array)
 }
 END_TEST
 
+/* A number of every shape (1 to 20 integer digits, with a leading zero
+ * or not, 0 to 17 decimals, an exponent, a sign) with room after it (its
+ * digits read eight at a time, pfparse.c's digits()) and right at an
+ * element's end (the last ones one by one): the same node, text and kept
+ * value either way, the value its text's readers make of it
+ * (cm_py_int_of_number, cm_pf_us_to_ns), or both left to the general
+ * parser. */
+START_TEST(number_block)
+{
+	static const char tail[] = ",\"pad\":\"0123456789abcdef0123456789abcdef\"}";
+	uint64_t rng = 0x9E3779B97F4A7C15u + (uint64_t)_i;
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	char num[64], lng[128], sht[80];
+	int blocks = 0;
+	for (int i = 0; i < 100000; i++) {
+		size_t n = 0;
+		int ip = 1 + (int)(next(&rng) % 20), fp = (int)(next(&rng) % 18), shape = (int)(next(&rng) % 8);
+		const cm_jval *a, *b;
+		if (next(&rng) % 3 == 0)
+			num[n++] = '-';
+		for (int k = 0; k < ip; k++) /* a leading zero 1 in 8 */
+			num[n++] = (char)('0' + (k || shape == 7 ? next(&rng) % 10 : 1 + next(&rng) % 9));
+		if (shape >= 2 && fp) {
+			num[n++] = '.';
+			for (int k = 0; k < fp; k++)
+				num[n++] = (char)('0' + next(&rng) % 10);
+		} else if (shape == 1) {
+			num[n++] = '.'; /* no digit after: not a number */
+		}
+		if (shape == 6)
+			n += (size_t)snprintf(num + n, sizeof num - n, "%s%d", next(&rng) % 2 ? "e" : "E-",
+					      (int)(next(&rng) % 30));
+		num[n] = 0;
+		snprintf(lng, sizeof lng, "{\"v\":%s%s", num, tail);
+		snprintf(sht, sizeof sht, "{\"v\":%s}", num);
+		a = cm_pf_parse(w, lng, strlen(lng));
+		if (!a || !a->kids || a->kids->type != CM_J_NUM) { /* not a number: not one either way */
+			b = cm_pf_parse(w, sht, strlen(sht));
+			ck_assert_msg(!b || !b->kids || b->kids->type != CM_J_NUM, "%s", num);
+			continue;
+		}
+		a = a->kids;
+		{
+			uint32_t len = a->len;
+			unsigned char has = a->has_iv;
+			int64_t iv = a->iv;
+			ck_assert_msg(len == strlen(num) && !memcmp(a->s, lng + 5, len), "%s: the text", num);
+			b = cm_pf_parse(w, sht, strlen(sht));
+			ck_assert_msg(b && b->kids && b->kids->type == CM_J_NUM, "%s", num);
+			b = b->kids;
+			ck_assert_msg(b->len == len && b->has_iv == has && (!has || b->iv == iv),
+				      "%s: kept %d %lld, the digits' loop %d %lld", num, has, (long long)iv, b->has_iv,
+				      (long long)b->iv);
+			if (has == CM_PF_IV_INT) {
+				cm_int x;
+				ck_assert_msg(!cm_py_int_of_number(num, len, &x) && x == iv, "%s: %lld", num, (long long)iv);
+				blocks++;
+			} else if (has == CM_PF_IV_NS) {
+				int64_t ns;
+				ck_assert_msg(!cm_pf_us_to_ns(num, len, &ns) && ns == iv, "%s: %lld ns", num, (long long)iv);
+				blocks++;
+			}
+		}
+	}
+	ck_assert_int_gt(blocks, 15000);
+	cm_pfev_free(w);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("pfparse");
@@ -245,6 +315,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, leaves);
 	tcase_add_loop_test(tc, depth_limit, 0, 2);
 	tcase_add_test(tc, nodes_array);
+	tcase_add_loop_test(tc, number_block, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
