@@ -29,9 +29,10 @@
  * not read here), not by an index in the parser's struct: the compiler
  * keeps it in a register, where the struct's index was stored and loaded
  * again around every node's byte-wide store (a char may alias it).  That,
- * the spaces skipped sixteen bytes at a time and the steps inline up to
- * a container's recursion took 28 % off the parse's instructions
- * (BENCHMARKS.md, pfparse11). */
+ * the spaces skipped sixteen bytes at a time (one at once) and the steps
+ * inline up to a container's recursion took 28 % off the parse's
+ * instructions on a CPU trace alone, 22 % on a merged one (BENCHMARKS.md,
+ * pfparse11). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 #include "base/word.h"
