@@ -18,11 +18,21 @@
  *
  * Two things more, as the text is read once here: a number keeps the
  * value its readers would make of its text again (an integer's, a time's
- * nanoseconds: has_iv, pfevent.h's CM_PF_IV_*), and a compact element
- * (the GPU events the merge renders, 60 % of a merged trace's) is read
- * straight into its members (cm_pf_parse_flat), the same nodes the tree
- * would hold, without the tree's recursion and the members' second pass.
- * CUPTIMERGE_PFT_GENERIC=1 turns both off (tests/e2e/pfflat.sh compares). */
+ * nanoseconds: has_iv, pfevent.h's CM_PF_IV_*), and an element is read
+ * straight into its members (cm_pf_parse_flat: the GPU events the merge
+ * renders, compact, and the CPU trace's, indented, with their args
+ * objects), the same nodes the tree would hold, without the element's own
+ * node and the members' second pass.  CUPTIMERGE_PFT_GENERIC=1 turns both
+ * off (tests/e2e/pfflat.sh compares).
+ *
+ * The reading goes by a cursor that each step takes and returns (NULL:
+ * not read here), not by an index in the parser's struct: the compiler
+ * keeps it in a register, where the struct's index was stored and loaded
+ * again around every node's byte-wide store (a char may alias it).  That,
+ * the spaces skipped sixteen bytes at a time (one at once) and the steps
+ * inline up to a container's recursion took 28 % off the parse's
+ * instructions on a CPU trace alone, 22 % on a merged one (BENCHMARKS.md,
+ * pfparse11). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 #include "base/word.h"
@@ -33,26 +43,39 @@
 #endif
 
 struct fp {
-	const char *s;
-	size_t n, i;
+	const char *e; /* the end of the element's text */
 	cm_jval *nodes;
 	size_t nn, cap;
 	int depth;
 	int iv; /* numbers keep their value (not with CUPTIMERGE_PFT_GENERIC) */
 };
 
-static inline void ws(struct fp *p)
+/* Past the spaces at C (up to E): none most often (compact text), else a
+ * run of them (an indented element's newline and indent), sixteen bytes
+ * at a time. */
+static inline const char *ws(const char *c, const char *e)
 {
-	size_t i = p->i;
-	const char *s = p->s;
-	if (i < p->n && (unsigned char)s[i] > ' ') /* most often: none */
-		return;
-	while (i < p->n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'))
-		i++;
-	p->i = i;
+	if (c < e && (unsigned char)*c > ' ') /* most often: none */
+		return c;
+	if (e - c >= 2 && *c == ' ' && (unsigned char)c[1] > ' ') /* one (after an indented ':' or ',') */
+		return c + 1;
+#if defined(__SSE2__)
+	while (e - c >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+		unsigned bits = (unsigned)_mm_movemask_epi8(m) ^ 0xffffu; /* the bytes that are not spaces */
+		if (bits)
+			return c + __builtin_ctz(bits);
+		c += 16;
+	}
+#endif
+	while (c < e && (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r'))
+		c++;
+	return c;
 }
 
-static cm_jval *node(struct fp *p, int type)
+static inline cm_jval *node(struct fp *p, int type)
 {
 	cm_jval *v;
 	if (p->nn == p->cap)
@@ -66,130 +89,120 @@ static cm_jval *node(struct fp *p, int type)
 	return v;
 }
 
-/* A string after its opening quote, with no escape or control byte: its
- * bytes in *OUT, *LEN.  0, or -1 (the general parser's to read). */
-static int string(struct fp *p, const char **out, uint32_t *len)
+/* The closing quote of the string whose bytes begin at C (after its
+ * opening quote), up to E; NULL where an escape or a control byte comes
+ * first (the general parser's to read), or no quote. */
+static inline const char *string_end(const char *c, const char *e)
 {
-	size_t k = p->i;
-	const char *s = p->s;
 #if defined(__SSE2__)
 	/* sixteen bytes at a time: a quote, a backslash or a byte below 0x20 */
-	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1f);
-	while (k + 16 <= p->n) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + k));
+	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+	while (e - c >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
 		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
-					 _mm_cmpeq_epi8(_mm_max_epu8(v, c), c));
+					 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
 		unsigned bits = (unsigned)_mm_movemask_epi8(m);
 		if (bits) {
-			k += (size_t)__builtin_ctz(bits);
-			goto found;
+			c += __builtin_ctz(bits);
+			return *c == '"' ? c : NULL;
 		}
-		k += 16;
+		c += 16;
 	}
 #endif
-	while (k < p->n && s[k] != '"' && s[k] != '\\' && (unsigned char)s[k] >= 0x20)
-		k++;
-#if defined(__SSE2__)
-found:
-#endif
-	if (k == p->n || s[k] != '"')
-		return -1;
-	*out = s + p->i;
-	*len = (uint32_t)(k - p->i);
-	p->i = k + 1;
-	return 0;
+	while (c < e && *c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
+		c++;
+	return c < e && *c == '"' ? c : NULL;
 }
 
-static int digit(char c) { return c >= '0' && c <= '9'; }
+static inline int digit(char c) { return c >= '0' && c <= '9'; }
 
-/* The digits of S from I on (up to N), their value folded into *M (M * 10
- * + d each; it wraps past 19 digits, when it is not used): returns the
- * index of the first byte that is not one.  Eight at a time where eight
- * bytes are left (a trace time has 13 before its point), the first
- * non-digit of a word found from its mask, as json/jvalid_core.h does. */
-static inline size_t digits(const char *s, size_t i, size_t n, uint64_t *mp)
+/* The digits from C on (up to E), their value folded into *M (M * 10 + d
+ * each; it wraps past 19 digits, when it is not used): returns the first
+ * byte that is not one.  Eight at a time where eight bytes are left (a
+ * trace time has 13 before its point), the first non-digit of a word
+ * found from its mask, as json/jvalid_core.h does. */
+static inline const char *digits(const char *c, const char *e, uint64_t *mp)
 {
 	uint64_t m = *mp;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
 	static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
 	const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), threes = UINT64_C(0x3030303030303030);
-	while (n - i >= 8) {
-		uint64_t x = cm_load_le64(s + i);
+	while (e - c >= 8) {
+		uint64_t x = cm_load_le64(c);
 		/* the digits as zero bytes, up to the first that is not one */
 		uint64_t t = ((x & hi) ^ threes) | (((x + UINT64_C(0x0606060606060606)) & hi) ^ threes);
 		unsigned k;
 		if (!t) {
 			m = m * 100000000u + cm_eight_digits_value(x);
-			i += 8;
+			c += 8;
 			continue;
 		}
 		k = (unsigned)__builtin_ctzll(t) >> 3;
 		if (k) { /* the K digits moved up, '0's in front */
 			x = (x << (64 - 8 * k)) | (threes >> (8 * k));
 			m = m * pow10[k] + cm_eight_digits_value(x);
-			i += k;
+			c += k;
 		}
 		*mp = m;
-		return i;
+		return c;
 	}
 #endif
-	while (i < n && digit(s[i]))
-		m = m * 10 + (uint64_t)(s[i++] - '0');
+	while (c < e && digit(*c))
+		m = m * 10 + (uint64_t)(*c++ - '0');
 	*mp = m;
-	return i;
+	return c;
 }
 
 /* A number as Python's json reads it, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?,
- * at the cursor, which passes it, into the node V (its text, and what
- * pfevent.h's CM_PF_IV_INT and CM_PF_IV_NS say of its iv): V, or NULL
- * where that parser would stop inside it (left to it).  Read with a local
- * cursor, which the compiler keeps in a register (p->i may alias the
- * text, a char array, and was stored each digit). */
-static inline cm_jval *number(struct fp *p)
+ * at C, into a node in *OUT (its text, and what pfevent.h's CM_PF_IV_INT
+ * and CM_PF_IV_NS say of its iv): the byte after it, or NULL where that
+ * parser would stop inside it (left to it). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *number(struct fp *p, const char *c, cm_jval **out)
 {
 	static const uint64_t p10[4] = {1, 10, 100, 1000};
-	size_t i = p->i, n = p->n, a, k = 0;
-	const char *s = p->s;
+	const char *e = p->e, *start = c, *a, *b;
+	size_t k;
 	uint64_t m = 0;
 	int neg = 0, frac = 0;
 	cm_jval *v;
-	if (i < n && s[i] == '-')
-		neg = 1, i++;
-	a = i;
-	if (i < n && s[i] == '0')
-		i++;
-	else if (i < n && digit(s[i]))
-		i = digits(s, i, n, &m);
+	if (c < e && *c == '-')
+		neg = 1, c++;
+	a = c;
+	if (c < e && *c == '0')
+		c++;
+	else if (c < e && digit(*c))
+		c = digits(c, e, &m);
 	else
 		return NULL;
-	k = i - a; /* the integer's digits, for now */
-	if (i < n && s[i] == '.') {
-		size_t b;
-		if (i + 1 >= n || !digit(s[i + 1]))
+	k = (size_t)(c - a); /* the integer's digits, for now */
+	if (c < e && *c == '.') {
+		if (e - c < 2 || !digit(c[1]))
 			return NULL;
-		b = ++i;
-		i = digits(s, i, n, &m);
+		b = ++c;
+		c = digits(c, e, &m);
 		frac = 1;
-		if (k + (i - b) > 18)
+		if (k + (size_t)(c - b) > 18)
 			k = 99; /* M is not exact */
 		else
-			k = i - b;
+			k = (size_t)(c - b);
 	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= n || !digit(s[i]))
+	if (c < e && (*c == 'e' || *c == 'E')) {
+		c++;
+		if (c < e && (*c == '+' || *c == '-'))
+			c++;
+		if (c >= e || !digit(*c))
 			return NULL;
-		while (i < n && digit(s[i]))
-			i++;
+		while (c < e && digit(*c))
+			c++;
 		frac = 2;
 	}
 	if (!(v = node(p, CM_J_NUM)))
 		return NULL;
-	v->s = s + p->i;
-	v->len = (uint32_t)(i - p->i);
-	p->i = i;
+	v->s = start;
+	v->len = (uint32_t)(c - start);
 	/* the value, where it is as cheap to keep as the digits were to read:
 	 * what small_int and cm_pf_us_to_ns's digits path would make of the
 	 * text (its readers' fast paths) */
@@ -203,103 +216,136 @@ static inline cm_jval *number(struct fp *p)
 		v->iv = neg ? -(int64_t)x : (int64_t)x;
 		v->has_iv = CM_PF_IV_NS;
 	}
-	return v;
+	*out = v;
+	return c;
 }
 
-static cm_jval *value(struct fp *p);
-
-/* KID, under KEY (KLEN bytes; NULL in an array), after TAIL (NULL: first)
- * among V's kids; returns KID, the new tail. */
-static inline cm_jval *append_kid(cm_jval *v, cm_jval *tail, cm_jval *kid, const char *key, uint32_t klen)
+/* The literal WORD (N bytes) at C: the byte after it, or NULL. */
+static inline const char *word(const char *c, const char *e, const char *w, size_t n)
 {
-	kid->key = key;
-	kid->klen = klen;
-	if (tail)
-		tail->next = kid;
-	else
-		v->kids = kid;
-	v->len++;
-	return kid;
+	return (size_t)(e - c) >= n && !memcmp(c, w, n) ? c + n : NULL;
 }
 
-/* An array or object after its opening bracket. */
-static cm_jval *container(struct fp *p, int type)
+/* A scalar value at C (a string without escapes, a number, true, false,
+ * null) into a node in *OUT: the byte after it, or NULL for anything else
+ * (a container, an escape: the general reading's). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *scalar(struct fp *p, const char *c, cm_jval **out)
 {
+	const char *e = p->e, *q;
+	cm_jval *v;
+	if (c >= e)
+		return NULL;
+	switch (*c) {
+	case '"':
+		if (!(q = string_end(c + 1, e)) || !(v = node(p, CM_J_STR)))
+			return NULL;
+		v->s = c + 1;
+		v->len = (uint32_t)(q - c - 1);
+		*out = v;
+		return q + 1;
+	case 'n':
+		q = word(c, e, "null", 4);
+		break;
+	case 't':
+		q = word(c, e, "true", 4);
+		break;
+	case 'f':
+		q = word(c, e, "false", 5);
+		break;
+	default:
+		return number(p, c, out);
+	}
+	if (!q || !(v = node(p, *c == 'n' ? CM_J_NULL : *c == 't' ? CM_J_TRUE : CM_J_FALSE)))
+		return NULL;
+	*out = v;
+	return q;
+}
+
+/* An object member's "KEY": at C (its quote) up to E, its bytes in *KEY
+ * and *KLEN: the value's first byte (the colon and the spaces around it
+ * passed), or NULL (not that, or a key with an escape). */
+static inline const char *member_key(const char *c, const char *e, const char **key, uint32_t *klen)
+{
+	const char *q;
+	if (c >= e || *c != '"' || !(q = string_end(c + 1, e)))
+		return NULL;
+	*key = c + 1;
+	*klen = (uint32_t)(q - c - 1);
+	c = ws(q + 1, e);
+	if (c >= e || *c != ':')
+		return NULL;
+	return ws(c + 1, e);
+}
+
+static const char *container(struct fp *p, const char *c, int type, cm_jval **out);
+
+/* A value at C into *OUT: the byte after it, or NULL.  (Inline in its
+ * callers up to a container, the reading's one call per nested
+ * container.) */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *value(struct fp *p, const char *c, cm_jval **out)
+{
+	if (c < p->e && (*c == '{' || *c == '['))
+		return container(p, c + 1, *c == '{' ? CM_J_OBJ : CM_J_ARR, out);
+	return scalar(p, c, out);
+}
+
+/* An array or object after its opening bracket at C, into *OUT: the
+ * byte after its closing bracket, or NULL. */
+static const char *container(struct fp *p, const char *c, int type, cm_jval **out)
+{
+	const char *e = p->e;
 	cm_jval *v = node(p, type), *tail = NULL;
 	char close = type == CM_J_ARR ? ']' : '}';
 	if (!v || ++p->depth > CM_JSON_MAX_DEPTH)
 		return NULL;
-	ws(p);
-	if (p->i < p->n && p->s[p->i] == close) {
-		p->i++;
+	*out = v;
+	c = ws(c, e);
+	if (c < e && *c == close) {
 		p->depth--;
-		return v;
+		return c + 1;
 	}
 	for (;;) {
 		const char *key = NULL;
 		uint32_t klen = 0;
 		cm_jval *kid;
-		if (type == CM_J_OBJ) {
-			if (p->i >= p->n || p->s[p->i] != '"')
-				return NULL;
-			p->i++;
-			if (string(p, &key, &klen) < 0)
-				return NULL;
-			ws(p);
-			if (p->i >= p->n || p->s[p->i] != ':')
-				return NULL;
-			p->i++;
-			ws(p);
-		}
-		if (!(kid = value(p)))
+		if (type == CM_J_OBJ && !(c = member_key(c, e, &key, &klen)))
 			return NULL;
-		tail = append_kid(v, tail, kid, key, klen);
-		ws(p);
-		if (p->i < p->n && p->s[p->i] == ',') {
-			p->i++;
-			ws(p);
+		if (!(c = value(p, c, &kid)))
+			return NULL;
+		kid->key = key;
+		kid->klen = klen;
+		if (tail)
+			tail->next = kid;
+		else
+			v->kids = kid;
+		tail = kid;
+		v->len++;
+		c = ws(c, e);
+		if (c < e && *c == ',') {
+			c = ws(c + 1, e);
 			continue;
 		}
-		if (p->i < p->n && p->s[p->i] == close) {
-			p->i++;
+		if (c < e && *c == close) {
 			p->depth--;
-			return v;
+			return c + 1;
 		}
 		return NULL;
 	}
 }
 
-/* 1 when the literal WORD (N bytes) is at the cursor, which passes it. */
-static int word(struct fp *p, const char *w, size_t n)
-{
-	if (p->n - p->i < n || memcmp(p->s + p->i, w, n))
-		return 0;
-	p->i += n;
-	return 1;
-}
-
-static cm_jval *flat_scalar(struct fp *p);
-
-static cm_jval *value(struct fp *p)
-{
-	if (p->i < p->n && (p->s[p->i] == '{' || p->s[p->i] == '[')) {
-		p->i++;
-		return container(p, p->s[p->i - 1] == '{' ? CM_J_OBJ : CM_J_ARR);
-	}
-	return flat_scalar(p);
-}
-
 cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n)
 {
-	struct fp p = {s, n, 0, w->nodes, 0, w->nodes_cap, 0, !w->no_flat};
-	cm_jval *v;
-	ws(&p);
-	v = value(&p);
-	if (v) {
-		ws(&p);
-		if (p.i == p.n)
-			return v;
-	}
+	struct fp p = {s + n, w->nodes, 0, w->nodes_cap, 0, !w->no_flat};
+	const char *c = ws(s, s + n);
+	cm_jval *v = NULL;
+	if ((c = value(&p, c, &v)) != NULL && ws(c, s + n) == s + n)
+		return v;
 	if (p.nn == p.cap) { /* more nodes next time */
 		w->nodes_cap = w->nodes_cap ? w->nodes_cap * 2 : 256;
 		w->nodes = cm_xrealloc(w->nodes, w->nodes_cap * sizeof *w->nodes);
@@ -308,100 +354,33 @@ cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n)
 	return cm_jval_parse_py(w->arena, s, n);
 }
 
-/* ---- the compact element: straight into the event's members ---- */
-
-/* A scalar value at the cursor (a string without escapes, a number,
- * true, false, null), for value() and the compact reading alike; NULL for
- * anything else (a container, a space, an escape: the general reading's). */
-static cm_jval *flat_scalar(struct fp *p)
-{
-	const char *s = p->s;
-	cm_jval *v;
-	if (p->i >= p->n)
-		return NULL;
-	switch (s[p->i]) {
-	case '"':
-		p->i++;
-		if (!(v = node(p, CM_J_STR)) || string(p, &v->s, &v->len) < 0)
-			return NULL;
-		return v;
-	case 'n': return word(p, "null", 4) ? node(p, CM_J_NULL) : NULL;
-	case 't': return word(p, "true", 4) ? node(p, CM_J_TRUE) : NULL;
-	case 'f': return word(p, "false", 5) ? node(p, CM_J_FALSE) : NULL;
-	}
-	return number(p);
-}
-
-/* A member's "KEY": at the cursor (its quote), the cursor passing the
- * colon.  0, or -1 (not that, or a key with an escape). */
-static int flat_key(struct fp *p, const char **key, uint32_t *klen)
-{
-	if (p->i >= p->n || p->s[p->i] != '"')
-		return -1;
-	p->i++;
-	if (string(p, key, klen) < 0 || p->i >= p->n || p->s[p->i] != ':')
-		return -1;
-	p->i++;
-	return 0;
-}
-
-/* An object of scalars at the cursor (its '{'), as container() makes it;
- * NULL for anything else. */
-static cm_jval *flat_object(struct fp *p)
-{
-	cm_jval *o = node(p, CM_J_OBJ), *tail = NULL, *kid;
-	const char *key;
-	uint32_t klen;
-	if (!o)
-		return NULL;
-	p->i++;
-	if (p->i < p->n && p->s[p->i] == '}') {
-		p->i++;
-		return o;
-	}
-	for (;;) {
-		if (flat_key(p, &key, &klen) < 0 || !(kid = flat_scalar(p)))
-			return NULL;
-		tail = append_kid(o, tail, kid, key, klen);
-		if (p->i < p->n && p->s[p->i] == ',') {
-			p->i++;
-			continue;
-		}
-		if (p->i < p->n && p->s[p->i] == '}') {
-			p->i++;
-			return o;
-		}
-		return NULL;
-	}
-}
-
 int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev)
 {
-	struct fp p = {s, n, 1, w->nodes, 0, w->nodes_cap, 0, 1};
-	if (n < 3 || s[0] != '{' || s[n - 1] != '}')
+	/* (depth 1: the element's object, as container() counts it) */
+	struct fp p = {s + n, w->nodes, 0, w->nodes_cap, 1, 1};
+	const char *c, *e = s + n;
+	if (n < 2 || s[0] != '{' || s[n - 1] != '}')
 		return 0;
 	memset(ev, 0, sizeof *ev);
+	c = ws(s + 1, e);
+	if (*c == '}') /* (c < e: the last byte is one) */
+		return c == e - 1;
 	for (;;) {
 		const char *key;
 		uint32_t klen;
 		const cm_jval **slot;
 		cm_jval *v;
-		if (flat_key(&p, &key, &klen) < 0)
-			return 0;
-		if (p.i < n && s[p.i] == '{')
-			v = flat_object(&p);
-		else
-			v = flat_scalar(&p);
-		if (!v)
+		if (!(c = member_key(c, e, &key, &klen)) || !(c = value(&p, c, &v)))
 			return 0;
 		v->key = key;
 		v->klen = klen;
 		if ((slot = cm_pf_member_slot(ev, key, klen)) != NULL)
 			*slot = v; /* the last of a repeated key, as cm_pf_members */
-		if (p.i < n && s[p.i] == ',') {
-			p.i++;
+		c = ws(c, e);
+		if (c < e && *c == ',') {
+			c = ws(c + 1, e);
 			continue;
 		}
-		return p.i == n - 1; /* at the closing brace, the element's last byte */
+		return c == e - 1; /* at the closing brace, the element's last byte */
 	}
 }

@@ -1,28 +1,20 @@
-/* pfstream.c - the Perfetto transcoder's front: the JSON document's text,
- * in pieces of any size, cut into its traceEvents elements (pfcut.c's
- * walk) and gathered in batches for the workers (pfbatch.c), their
- * records placed in order (pfseg.c) and passed on by a thread of their
- * own (pfpass.c).
+/* pfstream.c - the Perfetto transcoder's writer side: the JSON
+ * document's text, in pieces of any size, taken from the writer's thread
+ * and handed to the pool; the elements' batches encoded by the workers
+ * (pfbatch.c), their records placed in order in the pool's sink (pfseg.c)
+ * and passed on by a thread of their own (pfpass.c); the end, and the -v
+ * line.
  *
  * A batch is the elements that end in one span of PFT_BATCH bytes of the
  * text (the spans counted from the text's start): so the batches, and the
  * bytes written, depend on the text alone, never on how it arrived or on
- * the number of threads.  At -j 1 the walk runs on the writer's thread,
- * which hands each batch to the pool.  From -j 2 no thread walks the
- * whole text (one did, pf7: at 2.4-2.8 GB/s it set the pace of a 2.3 GB
- * output on 16 cores): the writer's thread copies the text into chunks of
- * one span each and queues them, and the worker of a chunk walks it
- * itself and encodes the elements that end in it.  The walk needs where
- * the chunk before ended (inside which element, which string), known only
- * once that chunk is walked; so the worker first guesses where the
- * chunk's first whole element begins (a '{' after "}," outside any string,
- * as the JSON writer separates the elements) and walks from there, then
- * takes the walk handed on by the chunk before (which waits only on that
- * chunk's own walk), walks it up to the guess and checks that it stands
- * before an element just there.  Then the guess's walk is the walk, and is
- * handed on; else (a guess inside a string, text that is not in the
- * traceEvents array) the chunk is walked again from the walk handed on.
- * The result is the walk at -j 1's, element for element.
+ * the number of threads.  At -j 1 the walk (pfcut.c) runs on the writer's
+ * thread, which cuts the text into its elements and hands each batch to
+ * the pool (seq_emit).  From -j 2 the writer's thread only copies the
+ * text into chunks of one span each and queues them: the worker of a
+ * chunk walks it itself (pfchunk.c, which says how it knows where the
+ * chunk before ended).  Either way an element longer than the records'
+ * 32-bit lengths is refused where the walk finds it (cm_pft_elem_refuse).
  * A writer may also hand batches over between two parts of the text
  * (pfinsert.c: the merge's window events), numbered on from the text's.
  * Memory: a few chunks and batches per thread, the largest element, the
@@ -49,40 +41,14 @@
  * often (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
  * batches per worker. */
 #define PFT_BATCH (1u << 20)
+/* The longest element taken: its length is 32 bits in the batches
+ * (pfbatch.c), the walks' lists (pfchunk.c) and the parse's nodes. */
+#define PFT_ELEM_MAX ((size_t)UINT32_MAX)
 
 /* -v: print where the time went, for each transcoder finished. */
 static int pft_verbose;
 
 void cm_pft_set_verbose(int on) { pft_verbose = on; }
-
-/* An element found by a worker's walk: at AT in its chunk, or in STRAD
- * (one cut by the chunk's start, copied). */
-struct elref {
-	int64_t off;
-	size_t at;
-	uint32_t n, strad;
-};
-
-/* Where a worker's walk puts the elements it finds. */
-struct elctx {
-	struct pfworker *w;
-	cm_buf *list;
-};
-
-/* A worker's context (the pool's WCTX). */
-struct pfworker {
-	cm_pft *t;
-	cm_pfev *ev;
-	struct cm_pfcut guess, walk; /* the guess's walk; the walk handed on */
-	cm_buf lguess, lwalk;        /* their elements (struct elref) */
-	cm_buf strad;                /* the text of an element cut by the chunk's start */
-	const char *text;            /* the chunk being walked */
-	size_t n;
-	struct elctx cguess, cwalk;
-	double cut_cpu;              /* -v: walking chunks */
-	double hand_wait;            /* -v: waiting for the walk of the chunk before */
-	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
-};
 
 static int emit_batch(void *ctx, struct cm_pfwrite *w);
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off);
@@ -104,6 +70,10 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 		t->batch_max = (size_t)strtoull(env, NULL, 10);
 	if (t->batch_max < 1)
 		t->batch_max = 1;
+	t->elem_max = PFT_ELEM_MAX;
+	/* a testing aid: a shorter longest element (tests/e2e/pfflat.sh) */
+	if ((env = getenv("CUPTIMERGE_PFT_ELEM_MAX")) && *env && strtoull(env, NULL, 10) < PFT_ELEM_MAX)
+		t->elem_max = (size_t)strtoull(env, NULL, 10);
 	cm_pfcut_init(&t->cut, t->label);
 	t->cut.emit = seq_emit;
 	t->cut.ctx = t;
@@ -115,25 +85,11 @@ void cm_pft_threads(cm_pft *t, int n)
 	t->threads = n < 1 ? 1 : n;
 }
 
-/* No walk will be handed on (a chunk failed, or the run): the workers
- * waiting for one stop waiting. */
-static void hand_abort(cm_pft *t)
-{
-	if (!t->hand_on)
-		return;
-	int i;
-	pthread_mutex_lock(&t->hmu);
-	t->hand_stop = 1;
-	for (i = 0; i < PFT_HAND_CVS; i++)
-		pthread_cond_broadcast(&t->hcv[i]);
-	pthread_mutex_unlock(&t->hmu);
-}
-
 int cm_pft_quiesce(cm_pft *t)
 {
 	if (t->pool) { /* what is queued is dropped, unseen */
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		hand_abort(t);
+		cm_pft_hand_abort(t);
 		cm_opool_finish(t->pool);
 		t->pool = NULL;
 	}
@@ -149,13 +105,7 @@ void cm_pft_free(cm_pft *t)
 		return;
 	cm_pft_quiesce(t);
 	for (i = 0; t->workers && i < t->threads; i++) {
-		struct pfworker *w = &t->workers[i];
-		cm_pfev_free(w->ev);
-		cm_pfcut_free(&w->guess);
-		cm_pfcut_free(&w->walk);
-		cm_buf_free(&w->lguess);
-		cm_buf_free(&w->lwalk);
-		cm_buf_free(&w->strad);
+		cm_pft_worker_free(&t->workers[i]);
 	}
 	free(t->workers);
 	free(t->wctx);
@@ -214,173 +164,6 @@ static int emit_batch(void *ctx, struct cm_pfwrite *w)
 	return cm_pfpass_put_batch(t->pass, &t->out, w) < 0 ? -1 : 0;
 }
 
-/* ---- from -j 2: the chunks walked by the workers ---- */
-
-/* A guess at where the first element that begins in the chunk S[0..N)
- * begins: a '{' after a ',' after a '}' (spaces between), as the JSON
- * writer separates the elements; N when there is none. */
-static size_t guess_start(const char *s, size_t n)
-{
-	size_t i = 1;
-	while (i < n) {
-		const char *p = memchr(s + i, '{', n - i);
-		size_t j;
-		if (!p)
-			break;
-		i = (size_t)(p - s);
-		j = i;
-		while (j > 0 && cm_jscan_ws(s[j - 1]))
-			j--;
-		if (j > 0 && s[j - 1] == ',') {
-			j--;
-			while (j > 0 && cm_jscan_ws(s[j - 1]))
-				j--;
-			if (j > 0 && s[j - 1] == '}')
-				return i;
-		}
-		i++;
-	}
-	return n;
-}
-
-/* A worker's walk's element (pfcut.c's emit): noted where it lies. */
-static int par_emit(void *ctx, const char *s, size_t n, int64_t off)
-{
-	struct elctx *c = ctx;
-	struct pfworker *w = c->w;
-	struct elref r;
-	r.off = off;
-	r.n = (uint32_t)n;
-	if (s >= w->text && s + n <= w->text + w->n) {
-		r.at = (size_t)(s - w->text);
-		r.strad = 0;
-	} else { /* the walk's copy of one cut by the chunk's start */
-		r.at = w->strad.len;
-		r.strad = 1;
-		cm_buf_put(&w->strad, s, n);
-	}
-	cm_buf_put(c->list, &r, sizeof r);
-	return 0;
-}
-
-/* Take the walk where chunk SEQ begins into W (W's own given back for it).
- * 0, or -1 when none will come. */
-static int hand_take(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
-{
-	int rc = 0;
-	pthread_mutex_lock(&t->hmu);
-	while (t->hand_seq1 != seq + 1 && !t->hand_stop)
-		pthread_cond_wait(&t->hcv[seq % PFT_HAND_CVS], &t->hmu);
-	if (t->hand_stop)
-		rc = -1;
-	else {
-		cm_pfcut_swap(&t->hand, w);
-		t->hand_seq1 = 0;
-	}
-	pthread_mutex_unlock(&t->hmu);
-	return rc;
-}
-
-/* Hand on W, the walk where chunk SEQ begins (W gets the one taken). */
-static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
-{
-	pthread_mutex_lock(&t->hmu);
-	cm_pfcut_swap(&t->hand, w);
-	t->hand_seq1 = seq + 1;
-	pthread_cond_broadcast(&t->hcv[seq % PFT_HAND_CVS]);
-	pthread_mutex_unlock(&t->hmu);
-}
-
-/* The pool's work from -j 2: the chunk IN (its number, its text) walked
- * and the elements that end in it encoded into OUT (cm_pfbatch_encode_elems). */
-static int chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
-{
-	cm_pft *t = w->t;
-	struct chunk_head head;
-	uint64_t seq;
-	size_t g, i, nel;
-	int64_t base;
-	int guessed = 0, rc;
-	double c0 = cm_thread_cpu_s(), h0;
-	const struct elref *r;
-	struct cm_pfelem *el;
-	memcpy(&head, in->p, sizeof head);
-	seq = head.seq;
-	w->text = in->p + sizeof head;
-	w->n = in->len - sizeof head;
-	base = head.base;
-	w->lguess.len = w->lwalk.len = w->strad.len = 0;
-	/* the guess (not for the first chunk: the document's start) */
-	g = head.walk ? guess_start(w->text, w->n) : w->n;
-	if (g < w->n) {
-		struct cm_pfcut *c = &w->guess;
-		c->st = S_ELEM;
-		c->first = 0;
-		c->failed = 0;
-		c->quiet = 1;
-		c->offset = base + (int64_t)g;
-		memset(&c->sc, 0, sizeof c->sc);
-		c->key.len = c->elem.len = 0;
-		c->in_events = c->checked_key = 1;
-		c->label = t->label;
-		c->emit = par_emit;
-		c->ctx = &w->cguess;
-		guessed = cm_pfcut_scan(c, w->text + g, w->n - g) == 0;
-	}
-	/* the walk handed on from the chunk before */
-	h0 = cm_now_s();
-	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE) || hand_take(t, head.walk, &w->walk) < 0) {
-		hand_abort(t);
-		return -2; /* no message: the run's failure was reported */
-	}
-	w->hand_wait += cm_now_s() - h0;
-	w->walk.emit = par_emit;
-	w->walk.ctx = &w->cwalk;
-	w->walk.quiet = 0;
-	if (w->walk.failed) { /* (reported by the chunk that failed) */
-		hand_put(t, head.walk + 1, &w->walk);
-		hand_abort(t);
-		return -2;
-	}
-	if (guessed) {
-		rc = cm_pfcut_scan(&w->walk, w->text, g);
-		if (!rc && w->walk.st == S_ELEM) { /* the guess held: its walk goes on */
-			w->guess.quiet = 0;
-			cm_pfcut_swap(&w->guess, &w->walk);
-			cm_buf_put(&w->lwalk, w->lguess.p, w->lguess.len);
-			w->held++;
-		} else if (!rc) {
-			rc = cm_pfcut_scan(&w->walk, w->text + g, w->n - g);
-			w->missed++;
-		}
-	} else {
-		rc = cm_pfcut_scan(&w->walk, w->text, w->n);
-	}
-	hand_put(t, head.walk + 1, &w->walk);
-	w->cut_cpu += cm_thread_cpu_s() - c0;
-	if (rc < 0) { /* reported */
-		hand_abort(t);
-		return -1;
-	}
-	/* the elements that end in the chunk */
-	nel = w->lwalk.len / sizeof *r;
-	r = (const struct elref *)(const void *)w->lwalk.p;
-	w->ev->elems.len = 0;
-	cm_buf_grow(&w->ev->elems, nel * sizeof *el + 1);
-	el = (struct cm_pfelem *)(void *)w->ev->elems.p;
-	for (i = 0; i < nel; i++) {
-		el[i].s = (r[i].strad ? w->strad.p : w->text) + r[i].at;
-		el[i].n = r[i].n;
-		el[i].off = r[i].off;
-	}
-	w->ev->elems.len = nel * sizeof *el;
-	if (cm_pfbatch_encode_elems(w->ev, seq, el, nel, out) < 0) {
-		hand_abort(t);
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- the pool ---- */
 
 /* The pool's work: a batch of elements (-j 1, or inserted), or a chunk
@@ -392,7 +175,7 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	uint64_t tag;
 	memcpy(&tag, in->p, sizeof tag);
 	if (!(tag & BLK_TAGS) && w->t->par)
-		return chunk_work(w, in, out);
+		return cm_pft_chunk_work(w, in, out);
 	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
 	if (tag & BLK_RECS) {
@@ -417,7 +200,7 @@ static int batch_sink(void *sctx, cm_buf *out)
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
 	t->s_cpu += cm_thread_cpu_s() - c0;
 	if (rc < 0)
-		hand_abort(t);
+		cm_pft_hand_abort(t);
 	return rc;
 }
 
@@ -434,17 +217,8 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
 		for (i = 0; i < t->threads; i++) {
-			struct pfworker *w = &t->workers[i];
-			w->t = t;
-			w->ev = cm_pfev_new(NULL, t->label);
-			w->ev->dropping = &t->dropping;
-			w->ev->lq = t->lq;
-			cm_pfcut_init(&w->guess, t->label);
-			cm_pfcut_init(&w->walk, t->label);
-			w->cguess.w = w->cwalk.w = w;
-			w->cguess.list = &w->lguess;
-			w->cwalk.list = &w->lwalk;
-			t->wctx[i] = w;
+			cm_pft_worker_init(&t->workers[i], t);
+			t->wctx[i] = &t->workers[i];
 		}
 		if (t->par) { /* the first chunk's walk: the document's start */
 			pthread_mutex_init(&t->hmu, NULL);
@@ -489,12 +263,24 @@ int cm_pft_put_spans(cm_pft *t)
 	return rc;
 }
 
+/* (pfstream.h) */
+int cm_pft_elem_refuse(const cm_pft *t, size_t n, int64_t off)
+{
+	cm_error(CM_EXIT_DATA, t->label, off,
+		 "a traceEvents element of %zu bytes cannot be written as Perfetto protobuf (at most %zu bytes)", n,
+		 t->elem_max);
+	return -1;
+}
+
 /* The walk's element (pfcut.c's emit): into the batch of the span where it
  * ends, those before it handed on.  0 or -1. */
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off)
 {
 	cm_pft *t = ctx;
-	uint64_t k = t->seq_base + (uint64_t)(off + (int64_t)n - 1 - t->span_base) / t->batch_max;
+	uint64_t k;
+	if (n > t->elem_max)
+		return cm_pft_elem_refuse(t, n, off);
+	k = t->seq_base + (uint64_t)(off + (int64_t)n - 1 - t->span_base) / t->batch_max;
 	while (t->batch_seq < k)
 		if (put_batch(t) < 0)
 			return -1;

@@ -1,6 +1,7 @@
 /* pfstream.h - what the Perfetto transcoder's front (pfstream.c: the text
- * taken, the elements batched, the pool, the -v line) and the walk of the
- * document (pfcut.c) share.  Private to src/pftrace. */
+ * taken, the elements batched, the pool, the -v line), the walk of the
+ * document (pfcut.c) and the workers' chunks of text (pfchunk.c) share.
+ * Private to src/pftrace. */
 #ifndef CM_PFSTREAM_H
 #define CM_PFSTREAM_H
 
@@ -60,7 +61,26 @@ void cm_pfcut_swap(struct cm_pfcut *a, struct cm_pfcut *b);
  * FAILED set when QUIET). */
 int cm_pfcut_scan(struct cm_pfcut *c, const char *s, size_t n);
 
-struct pfworker;
+/* Where a worker's walk puts the elements it finds (pfchunk.c). */
+struct elctx {
+	struct pfworker *w;
+	cm_buf *list;
+};
+
+/* A worker's context (the pool's WCTX; pfchunk.c's from -j 2). */
+struct pfworker {
+	cm_pft *t;
+	cm_pfev *ev;
+	struct cm_pfcut guess, walk; /* the guess's walk; the walk handed on */
+	cm_buf lguess, lwalk;        /* their elements (pfchunk.c's struct elref) */
+	cm_buf strad;                /* the text of an element cut by the chunk's start */
+	const char *text;            /* the chunk being walked */
+	size_t n;
+	struct elctx cguess, cwalk;
+	double cut_cpu;              /* -v: walking chunks */
+	double hand_wait;            /* -v: waiting for the walk of the chunk before */
+	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
+};
 
 /* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
  * header) encoded as cm_pfbatch_encode does. */
@@ -86,6 +106,7 @@ struct cm_pft {
 	cm_pfev *ev;      /* the sequential part (the pool's sink) */
 	int threads;      /* workers (cm_pft_threads) */
 	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's: the batches' span of text */
+	size_t elem_max;  /* the longest element taken (PFT_ELEM_MAX, or CUPTIMERGE_PFT_ELEM_MAX's) */
 	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
 	cm_opool *pool;   /* made with the first batch */
 	int dropping;     /* the run failed: the batches left are dropped unseen */
@@ -151,6 +172,24 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in);
  * handed to the pool (none when no text came since the spans' base).
  * 0 or -1. */
 int cm_pft_put_spans(cm_pft *t);
+
+/* An element of N bytes at OFF, over t->elem_max (its length would not
+ * fit the batches' and records' 32 bits): reported, -1. */
+int cm_pft_elem_refuse(const cm_pft *t, size_t n, int64_t off);
+
+/* pfchunk.c: a worker W of T made (its walks, its encoder), and freed. */
+void cm_pft_worker_init(struct pfworker *w, cm_pft *t);
+void cm_pft_worker_free(struct pfworker *w);
+
+/* pfchunk.c: the pool's work from -j 2: the chunk IN (struct chunk_head,
+ * then its text) walked and the elements that end in it encoded into OUT
+ * (cm_pfbatch_encode_elems).  0, -1 (reported), or -2 (the run failed
+ * elsewhere: nothing to report). */
+int cm_pft_chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out);
+
+/* pfchunk.c: no walk will be handed on (a chunk failed, or the run): the
+ * workers waiting for one stop waiting. */
+void cm_pft_hand_abort(cm_pft *t);
 
 /* The run has failed (reported), or is over: the pool and the passer
  * stopped, what they had left dropped (the passer's passed on; the file is

@@ -125,6 +125,23 @@ done 3<<'EOF'
 {"ph":"X","name":"n","cat":"c","pid":1,"tid":1,"ts":9300000000000000,"dur":1}
 EOF
 
+# An element longer than the batches' 32-bit lengths (4 GiB) is refused
+# where the walk finds it, at -j 1 and from -j 2 (an element cut by the
+# chunks too: 40-byte batches), with one line; a smaller limit for the
+# test (CUPTIMERGE_PFT_ELEM_MAX).  The second element is 127 bytes.
+printf '{"traceEvents":[{"ph":"X","name":"a","cat":"c","pid":1,"tid":1,"ts":1,"dur":1},\n{"ph":"X","name":"a long name to pass the limit of one hundred bytes in all ........","cat":"c","pid":1,"tid":1,"ts":2,"dur":1}]}\n' >"$tmp/long.json"
+for run in "-j 1" "-j 2" "-j 2 batch"; do
+	tcase "an element over the longest taken: refused at the cut, one line ($run)"
+	batch=
+	case $run in *batch) batch=40 ;; esac
+	rm -f "$tmp/long.pftrace"
+	expect_exit 1 "=cuptimerge: $tmp/long.pftrace:80: a traceEvents element of 127 bytes cannot be written as Perfetto protobuf (at most 126 bytes)" \
+		env CUPTIMERGE_PFT_BATCH=$batch CUPTIMERGE_PFT_ELEM_MAX=126 $CUPTIMERGE ${run% batch} -o "$tmp/long.pftrace" "$tmp/long.json"
+	[ ! -e "$tmp/long.pftrace" ] || fail "the file is kept"
+	CUPTIMERGE_PFT_BATCH=$batch CUPTIMERGE_PFT_ELEM_MAX=127 $CUPTIMERGE -q ${run% batch} -o "$tmp/long.pftrace" "$tmp/long.json" ||
+		fail "at the limit: exit $?"
+done
+
 # Every kind of event and arg the format takes (pftrace.sh's), compacted:
 # the spaces between tokens taken out, the tokens as they are.
 python3 -c 'import re, sys
