@@ -124,7 +124,10 @@ void cm_pfev_free(cm_pfev *e)
 static __attribute__((noinline)) uint64_t intern_new(cm_pfev *e, uint32_t field, const char *s, size_t n)
 {
 	uint64_t iid = e->next_iid++;
-	size_t m = cm_pb_open(&e->interned, field);
+	size_t m;
+	if (cm_pf_lone_surrogate(s, n)) /* (new strings only: the event refuses, so no other meets it) */
+		e->lone = 1;
+	m = cm_pb_open(&e->interned, field);
 	cm_pb_uint(&e->interned, 1, iid);
 	cm_pb_bytes(&e->interned, 2, s, n);
 	cm_pb_close(&e->interned, m);
@@ -166,6 +169,18 @@ static double number_of(const cm_jval *v)
 	if (t != tmp)
 		free(t);
 	return d;
+}
+
+/* 1 when the number V is beyond a double's range (1e400; no text of 308
+ * digits or fewer without an exponent is), which Perfetto's JSON import
+ * cannot read: it keeps an event's args up to it (put_annotation), and on
+ * a "C" event's value it loops for ever (v55.3: its counter loop retries
+ * the value it failed to read), so the transcoder keeps the values before
+ * it there too (counter). */
+static int beyond_double(const cm_jval *v)
+{
+	return !v->has_iv && (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) &&
+	       isinf(number_of(v));
 }
 
 /* 1 when the key K[0..N) holds a '.': a word's test for a key of 16
@@ -232,8 +247,7 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		return 0;
 	if (depth > PF_ANN_DEPTH)
 		return 2;
-	if (v->type == CM_J_NUM && !v->has_iv &&
-	    (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v)))
+	if (v->type == CM_J_NUM && beyond_double(v))
 		return 1;
 	m = cm_pb_open(b, field);
 	if (key)
@@ -267,6 +281,8 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		break;
 	}
 	case CM_J_STR:
+		if (cm_pf_lone_surrogate(v->s, v->len))
+			e->lone = 1;
 		cm_pb_bytes(b, DA_STRING, v->s, v->len);
 		break;
 	case CM_J_OBJ:
@@ -413,6 +429,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	const cm_jval *k;
 	int stop;
 	b->len = 0;
+	e->lone = 0;
 	if (ev->cat && ev->cat->type == CM_J_STR)
 		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
@@ -438,6 +455,10 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 			if (stop)
 				break; /* the JSON import keeps none from there on */
 		}
+	if (e->lone) {
+		e->lone = 0;
+		return REFUSE(e, off, CM_PF_SURROGATE_MSG);
+	}
 	return 0;
 }
 
@@ -464,6 +485,8 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		if (k->type != CM_J_NUM)
 			return REFUSE(e, off, "a \"C\" event whose value \"%.*s\" is not a number cannot be written as Perfetto protobuf",
 				      (int)k->klen, k->key);
+		if (beyond_double(k))
+			break; /* its values up to it, as an event's args (beyond_double) */
 		n->len = 0;
 		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
 		if (ev->name && ev->name->type == CM_J_STR)
@@ -477,6 +500,8 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		cm_buf_putc(n, ' ');
 		cm_buf_put(n, k->key, k->klen);
 		if (!(uuid = cm_strtab_get(&e->counters, n->p, n->len, e->next_uuid))) {
+			if (cm_pf_lone_surrogate(n->p + sizeof pk, n->len - sizeof pk))
+				return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 			uuid = e->next_uuid++;
 			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
 			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);

@@ -198,6 +198,13 @@ static void named_by_str(cm_pfev *e, struct track *t, int64_t ts, int64_t rank)
 	cm_pf_descriptor(e, t);
 }
 
+/* 1 when V, a pid or tid, is a string with a lone surrogate: it names its
+ * track (cm_pf_lone_surrogate). */
+static int lone_id(const cm_jval *v)
+{
+	return v && v->type == CM_J_STR && cm_pf_lone_surrogate(v->s, v->len);
+}
+
 /* The cache entry of an event's PID and TID when both are integers a
  * worker parsed (CM_PF_J_INT), *P and *T their values; else NULL. */
 static struct tcache *cached(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t *p, int64_t *t)
@@ -229,6 +236,10 @@ static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *ti
 	struct track *t;
 	if (c && c->t && c->pid == cp && c->tid == ct)
 		return c->t;
+	if (lone_id(pid) || lone_id(tid)) {
+		REFUSE(e, off, CM_PF_SURROGATE_MSG);
+		return NULL;
+	}
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
 		REFUSE(e, off, "an event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 		return NULL;
@@ -320,6 +331,8 @@ int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t 
 		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	if (!(pid && pid->type == CM_J_STR) && !(tid && tid->type == CM_J_STR))
 		return 0;
+	if (lone_id(pid) || lone_id(tid))
+		return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0 || cm_pf_id(e, tid, ps, &tk, &tsh, &tname) < 0)
 		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	t = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
@@ -381,6 +394,8 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		int64_t *slot_ts = argkey[i][0] == 'l' ? &t->labels_ts : &t->name_ts;
 		if (v->type != CM_J_STR || !v->len)
 			return 0; /* Perfetto's JSON import takes strings only */
+		if (cm_pf_lone_surrogate(v->s, v->len))
+			return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 		if (*slot && (slot == &t->name ? before(mts, INT64_MAX, t->name_ts, t->name_rank) : mts < *slot_ts))
 			return 0;
 		free(*slot);
