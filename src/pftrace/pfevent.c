@@ -99,6 +99,7 @@ void cm_pfev_free(cm_pfev *e)
 			free(t->labels);
 			free(t->str);
 			free(t->lane_uuid);
+			free(t->be_open);
 		}
 	}
 	cm_hmap_free(e->tracks);
@@ -435,7 +436,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
 	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
 		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
-	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type)
+	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type)
 		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
 	else if (ev->name && ev->name->type != CM_J_STR)
 		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");

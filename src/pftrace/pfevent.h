@@ -78,6 +78,9 @@ struct track {
 	int64_t name_rank;
 	unsigned lanes;     /* lanes past the first described (pflanes.c) */
 	uint64_t *lane_uuid; /* theirs */
+	uint64_t be_uuid;   /* the track of its "B" and "E" events (cm_pf_event_uuid); 0: none yet */
+	int64_t *be_open;   /* the begins of its "B" slices open, in the file's order */
+	size_t nbe_open, capbe_open;
 };
 
 /* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's),
@@ -356,6 +359,12 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
+/* The track of an event of phase PH at TS of the thread T that takes no
+ * lane (an instant, a flow, a "B" or an "E"), in the order of the file:
+ * the thread's own, or for a "B" or an "E" a track of their own under it
+ * (pftrack.c says why), described when new, and for a flow in a "B" that
+ * one's.  XT, XB, XE: the thread and times of the last "X" before it. */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, uint64_t xt, int64_t xb, int64_t xe);
 
 /* An event at TS of RANK that makes no track of its thread ("M", "C")
  * with a string PID or TID: it names their process or thread again, as

@@ -272,29 +272,69 @@ struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid
 	return thread_of(e, pid, tid, off, NULL, 1, ts, rank);
 }
 
-/* The track of lane LANE of thread T (pflanes.c), described when new: a
- * child of the thread's track, which Perfetto shows as another track of
- * that thread; never merged with its siblings, so that its slices nest
- * apart from theirs. */
+/* A track under the thread's track T, described: its uuid.  Perfetto
+ * shows it as another track of that thread; it is never merged with its
+ * siblings, so that its slices nest apart from theirs (a lane of
+ * pflanes.c, or the thread's "B" and "E"). */
+static uint64_t child_track(cm_pfev *e, const struct track *t)
+{
+	cm_buf *b = e->out;
+	size_t pk = cm_pb_open(b, TRACE_PACKET), td;
+	uint64_t uuid = e->next_uuid++;
+	cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
+	td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
+	cm_pb_uint(b, TD_UUID, uuid);
+	cm_pb_uint(b, TD_PARENT, t->uuid);
+	cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
+	cm_pb_close(b, td);
+	cm_pb_close(b, pk);
+	return uuid;
+}
+
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane)
 {
 	if (!lane)
 		return t->uuid;
 	if (lane > t->lanes)
 		t->lane_uuid = cm_xrealloc(t->lane_uuid, lane * sizeof *t->lane_uuid);
-	for (; t->lanes < lane; t->lanes++) {
-		cm_buf *b = e->out;
-		size_t pk = cm_pb_open(b, TRACE_PACKET), td;
-		t->lane_uuid[t->lanes] = e->next_uuid++;
-		cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
-		td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
-		cm_pb_uint(b, TD_UUID, t->lane_uuid[t->lanes]);
-		cm_pb_uint(b, TD_PARENT, t->uuid);
-		cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
-		cm_pb_close(b, td);
-		cm_pb_close(b, pk);
-	}
+	for (; t->lanes < lane; t->lanes++)
+		t->lane_uuid[t->lanes] = child_track(e, t);
 	return t->lane_uuid[lane - 1];
+}
+
+/* "B" and "E" go on a track of their own under their thread's, where the
+ * trace processor pairs them as the JSON import pairs them: an "E" ends
+ * the innermost slice still open whose name and category it matches (a
+ * missing one matches any), and one that matches none is dropped.  On the
+ * thread's track, with the "X" slices (a SLICE_BEGIN and a SLICE_END
+ * there), an "E" would end the innermost "X" open at its time, and the end
+ * of an "X" the innermost "B" open in it, where the JSON import's "X"
+ * slices carry their own duration; so an "E" with no "B" before an "X"
+ * cut the "X" short, and a "B" never ended within an "X" took the end of
+ * the "X", the "X" left open.  The lanes of the "X" slices (pflanes.c) are
+ * the same whether a thread has "B" and "E" or not. */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, uint64_t xt, int64_t xb, int64_t xe)
+{
+	if (ph == 'B') {
+		if (t->nbe_open == t->capbe_open)
+			t->be_open = cm_xrealloc(t->be_open, (t->capbe_open = t->capbe_open * 2 + 8) * sizeof *t->be_open);
+		t->be_open[t->nbe_open++] = ts;
+	} else if (ph == 'E') {
+		if (t->nbe_open) /* (the innermost, as most "E" events end) */
+			t->nbe_open--;
+	} else if (t->nbe_open && (ph == 's' || ph == 't' || ph == 'f')) {
+		/* a flow binds to the slice open on its thread at its time, the
+		 * innermost: a "B" still open, but for an "X" begun in it that
+		 * holds the flow (pfseg.c binds it to that one's lane) */
+		if (xt == t->uuid && ts >= xb && ts <= xe && xb >= t->be_open[t->nbe_open - 1])
+			return t->uuid;
+		return t->be_uuid;
+	} else {
+		return t->uuid;
+	}
+	if (!t->be_uuid)
+		t->be_uuid = child_track(e, t);
+	return t->be_uuid;
 }
 
 /* 1 when V, a pid or tid, is a number beyond a double's range. */
