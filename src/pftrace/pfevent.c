@@ -23,7 +23,10 @@
  *     second track of its thread (pflanes.c).  The end is held back until the next event
  *     that is not a flow (flush_end), so a flow at the time of an X of
  *     zero duration binds to it;
- *     "B"/"E" are BEGIN/END as they are;
+ *     "B"/"E" are BEGIN/END on a track of their own under their thread's
+ *     (pftrack.c's cm_pf_event_uuid says why), an "E" named only when
+ *     its event names it (the JSON import's "E" ends the innermost "B"
+ *     whose name and category it matches, a missing one matching any);
  *   - "i"/"I": INSTANT on the thread, process ("s":"p") or one global
  *     ("s":"g") track; "C": one counter track per argument, named
  *     "NAME KEY" under its process, as Perfetto's JSON import names them;
