@@ -181,7 +181,7 @@ static double number_of(const cm_jval *v)
  * a "C" event's value it loops for ever (v55.3: its counter loop retries
  * the value it failed to read), so the transcoder keeps the values before
  * it there too (counter). */
-static int beyond_double(const cm_jval *v)
+static inline int beyond_double(const cm_jval *v)
 {
 	return !v->has_iv && (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) &&
 	       isinf(number_of(v));
@@ -234,7 +234,8 @@ static inline __attribute__((always_inline)) void put_int_annotation(cm_pfev *e,
  * opened for it and holds nothing else taken back); 2 the same way where
  * V lies more than PF_ANN_DEPTH levels deep (DEPTH: V's), counting the
  * dots of keys, which nest too (a key of a million dots overflowed the
- * stack); else 0. */
+ * stack); 3 at a string with a lone surrogate, which the caller refuses
+ * (cm_pf_lone_surrogate; a key's is found where it is interned); else 0. */
 #define PF_ANN_DEPTH 4096
 static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v,
 			  int depth)
@@ -285,8 +286,10 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		break;
 	}
 	case CM_J_STR:
-		if (cm_pf_lone_surrogate(v->s, v->len))
-			e->lone = 1;
+		if (cm_pf_lone_surrogate(v->s, v->len)) {
+			stop = 3;
+			break;
+		}
 		cm_pb_bytes(b, DA_STRING, v->s, v->len);
 		break;
 	case CM_J_OBJ:
@@ -433,7 +436,6 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	const cm_jval *k;
 	int stop;
 	b->len = 0;
-	e->lone = 0;
 	if (ev->cat && ev->cat->type == CM_J_STR)
 		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
@@ -456,8 +458,11 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)
 				return REFUSE(e, off, "an event whose args nest more than %d deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf",
 					      PF_ANN_DEPTH);
-			if (stop)
+			if (stop) {
+				if (stop == 3)
+					return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 				break; /* the JSON import keeps none from there on */
+			}
 		}
 	if (e->lone) {
 		e->lone = 0;

@@ -360,11 +360,13 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
 /* The track of an event of phase PH at TS of the thread T that takes no
- * lane (an instant, a flow, a "B" or an "E"), in the order of the file:
- * the thread's own, or for a "B" or an "E" a track of their own under it
- * (pftrack.c says why), described when new, and for a flow in a "B" that
- * one's.  XT, XB, XE: the thread and times of the last "X" before it. */
-uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, uint64_t xt, int64_t xb, int64_t xe);
+ * lane (a "B", an "E", or a flow while T has a "B" open; any other is on
+ * T's own), in the order of the file (pfseg.c's step 1): for a "B" or an
+ * "E" a track of their own under T's (pftrack.c says why), described when
+ * new, and for a flow in a "B" that one's, or T's own when it lies in an
+ * "X" begun in the "B" (the last one before it: the batch's job LASTJOB,
+ * or with -1 e->last_*). */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, int32_t lastjob);
 
 /* An event at TS of RANK that makes no track of its thread ("M", "C")
  * with a string PID or TID: it names their process or thread again, as
