@@ -23,7 +23,10 @@
  *     second track of its thread (pflanes.c).  The end is held back until the next event
  *     that is not a flow (flush_end), so a flow at the time of an X of
  *     zero duration binds to it;
- *     "B"/"E" are BEGIN/END as they are;
+ *     "B"/"E" are BEGIN/END on a track of their own under their thread's
+ *     (pftrack.c's cm_pf_event_uuid says why), an "E" named only when
+ *     its event names it (the JSON import's "E" ends the innermost "B"
+ *     whose name and category it matches, a missing one matching any);
  *   - "i"/"I": INSTANT on the thread, process ("s":"p") or one global
  *     ("s":"g") track; "C": one counter track per argument, named
  *     "NAME KEY" under its process, as Perfetto's JSON import names them;
@@ -99,6 +102,7 @@ void cm_pfev_free(cm_pfev *e)
 			free(t->labels);
 			free(t->str);
 			free(t->lane_uuid);
+			free(t->be_open);
 		}
 	}
 	cm_hmap_free(e->tracks);
@@ -124,7 +128,10 @@ void cm_pfev_free(cm_pfev *e)
 static __attribute__((noinline)) uint64_t intern_new(cm_pfev *e, uint32_t field, const char *s, size_t n)
 {
 	uint64_t iid = e->next_iid++;
-	size_t m = cm_pb_open(&e->interned, field);
+	size_t m;
+	if (cm_pf_lone_surrogate(s, n)) /* (new strings only: the event refuses, so no other meets it) */
+		e->lone = 1;
+	m = cm_pb_open(&e->interned, field);
 	cm_pb_uint(&e->interned, 1, iid);
 	cm_pb_bytes(&e->interned, 2, s, n);
 	cm_pb_close(&e->interned, m);
@@ -166,6 +173,18 @@ static double number_of(const cm_jval *v)
 	if (t != tmp)
 		free(t);
 	return d;
+}
+
+/* 1 when the number V is beyond a double's range (1e400; no text of 308
+ * digits or fewer without an exponent is), which Perfetto's JSON import
+ * cannot read: it keeps an event's args up to it (put_annotation), and on
+ * a "C" event's value it loops for ever (v55.3: its counter loop retries
+ * the value it failed to read), so the transcoder keeps the values before
+ * it there too (counter). */
+static inline int beyond_double(const cm_jval *v)
+{
+	return !v->has_iv && (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) &&
+	       isinf(number_of(v));
 }
 
 /* 1 when the key K[0..N) holds a '.': a word's test for a key of 16
@@ -215,7 +234,8 @@ static inline __attribute__((always_inline)) void put_int_annotation(cm_pfev *e,
  * opened for it and holds nothing else taken back); 2 the same way where
  * V lies more than PF_ANN_DEPTH levels deep (DEPTH: V's), counting the
  * dots of keys, which nest too (a key of a million dots overflowed the
- * stack); else 0. */
+ * stack); 3 at a string with a lone surrogate, which the caller refuses
+ * (cm_pf_lone_surrogate; a key's is found where it is interned); else 0. */
 #define PF_ANN_DEPTH 4096
 static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key, size_t klen, const cm_jval *v,
 			  int depth)
@@ -232,8 +252,7 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		return 0;
 	if (depth > PF_ANN_DEPTH)
 		return 2;
-	if (v->type == CM_J_NUM && !v->has_iv &&
-	    (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v)))
+	if (v->type == CM_J_NUM && beyond_double(v))
 		return 1;
 	m = cm_pb_open(b, field);
 	if (key)
@@ -267,6 +286,10 @@ static int put_annotation(cm_pfev *e, cm_buf *b, uint32_t field, const char *key
 		break;
 	}
 	case CM_J_STR:
+		if (cm_pf_lone_surrogate(v->s, v->len)) {
+			stop = 3;
+			break;
+		}
 		cm_pb_bytes(b, DA_STRING, v->s, v->len);
 		break;
 	case CM_J_OBJ:
@@ -418,7 +441,7 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
 	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
 		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
-	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type)
+	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type)
 		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
 	else if (ev->name && ev->name->type != CM_J_STR)
 		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
@@ -435,9 +458,16 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)
 				return REFUSE(e, off, "an event whose args nest more than %d deep (objects, arrays and the dots of keys) cannot be written as Perfetto protobuf",
 					      PF_ANN_DEPTH);
-			if (stop)
+			if (stop) {
+				if (stop == 3)
+					return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 				break; /* the JSON import keeps none from there on */
+			}
 		}
+	if (e->lone) {
+		e->lone = 0;
+		return REFUSE(e, off, CM_PF_SURROGATE_MSG);
+	}
 	return 0;
 }
 
@@ -464,6 +494,8 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		if (k->type != CM_J_NUM)
 			return REFUSE(e, off, "a \"C\" event whose value \"%.*s\" is not a number cannot be written as Perfetto protobuf",
 				      (int)k->klen, k->key);
+		if (beyond_double(k))
+			break; /* its values up to it, as an event's args (beyond_double) */
 		n->len = 0;
 		cm_buf_put(n, &pk, sizeof pk); /* the key: the process, then the name */
 		if (ev->name && ev->name->type == CM_J_STR)
@@ -477,6 +509,8 @@ static int counter(cm_pfev *e, const struct ev *ev, int64_t off)
 		cm_buf_putc(n, ' ');
 		cm_buf_put(n, k->key, k->klen);
 		if (!(uuid = cm_strtab_get(&e->counters, n->p, n->len, e->next_uuid))) {
+			if (cm_pf_lone_surrogate(n->p + sizeof pk, n->len - sizeof pk))
+				return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 			uuid = e->next_uuid++;
 			size_t p = cm_pb_open(e->out, TRACE_PACKET), td;
 			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);

@@ -78,6 +78,9 @@ struct track {
 	int64_t name_rank;
 	unsigned lanes;     /* lanes past the first described (pflanes.c) */
 	uint64_t *lane_uuid; /* theirs */
+	uint64_t be_uuid;   /* the track of its "B" and "E" events (cm_pf_event_uuid); 0: none yet */
+	int64_t *be_open;   /* the begins of its "B" slices open, in the file's order */
+	size_t nbe_open, capbe_open;
 };
 
 /* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's),
@@ -119,6 +122,7 @@ struct cm_pfev {
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
 	int end_pending; /* the last X's end is not written yet (see flush_end) */
+	int lone;        /* a worker's: a string of the event holds a lone surrogate (cm_pf_body) */
 	int64_t base;    /* time 0 of the events' clock (have_base) */
 	int have_base;
 	uint32_t clock;    /* the events' clock now */
@@ -212,6 +216,24 @@ static inline int is_integer_text(const char *s, size_t n)
 			return 0;
 	return 1;
 }
+
+/* 1 when S[0..N) holds a lone UTF-16 surrogate: a "\ud800" escape with no
+ * pair, which the JSON reader keeps as its 3-byte WTF-8 form (ED A0..BF
+ * xx; a pair becomes the 4-byte UTF-8 of its character).  That is no
+ * UTF-8: a protobuf string field must be (protoc says "invalid UTF-8" of
+ * it), and Perfetto's JSON import refuses a trace with one in an event's
+ * name, category or any member it reads.  So the transcoder refuses it too
+ * (cuptimerge(1), "Perfetto's protobuf output"), in every string it
+ * writes: one clear line beats a file that half the readers take. */
+static inline int cm_pf_lone_surrogate(const char *s, size_t n)
+{
+	const char *p = n ? memchr(s, 0xED, n) : NULL;
+	for (; p; p = memchr(p + 1, 0xED, n - (size_t)(p + 1 - s)))
+		if (p + 1 < s + n && (unsigned char)p[1] >= 0xA0)
+			return 1;
+	return 0;
+}
+#define CM_PF_SURROGATE_MSG "a string with a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair) cannot be written as Perfetto protobuf, whose strings are UTF-8"
 
 /* What a number node's iv holds (has_iv), where pfparse.c's reading set
  * it (cm_jvalid_build's trees say CM_PF_IV_INT of any int64 literal; the
@@ -337,6 +359,14 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
+/* The track of an event of phase PH at TS of the thread T that takes no
+ * lane (a "B", an "E", or a flow while T has a "B" open; any other is on
+ * T's own), in the order of the file (pfseg.c's step 1): for a "B" or an
+ * "E" a track of their own under T's (pftrack.c says why), described when
+ * new, and for a flow in a "B" that one's, or T's own when it lies in an
+ * "X" begun in the "B" (the last one before it: the batch's job LASTJOB,
+ * or with -1 e->last_*). */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, int32_t lastjob);
 
 /* An event at TS of RANK that makes no track of its thread ("M", "C")
  * with a string PID or TID: it names their process or thread again, as

@@ -38,7 +38,13 @@
  * whenever the nodes would pass MAX_NODES after forgetting what is older,
  * so memory stays bounded on any trace.  The threads are shared out among
  * CM_PF_SHARDS of these, each with its own window, on the -j threads
- * (pflaneq.c); the count is fixed, so the lanes do not depend on -j. */
+ * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
+ *
+ * "B" and "E" events take no lane: their slice's end is not known at the
+ * begin (the "E" may come batches later, or never), and the trace
+ * processor must pair them itself, by name and category, as the JSON
+ * import does.  They go on a track of their own under the thread's, apart
+ * from these (pftrack.c's cm_pf_event_uuid). */
 #include "config.h"
 #include "pftrace/pfintern.h"
 #include "base/diag.h"

@@ -305,6 +305,10 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 		p = get_len_bytes(p, &b, &bn);
 		pl.uuid = t->uuid;
 		switch (h.kind) {
+		default: /* K_THREAD, K_FLOW: a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
+			if (h.kind == K_FLOW ? t->nbe_open != 0 : h.ph == 'B' || h.ph == 'E')
+				pl.uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
+			break;
 		case K_SLICE: {
 			struct job j;
 			memset(&j, 0, sizeof j);

@@ -198,6 +198,13 @@ static void named_by_str(cm_pfev *e, struct track *t, int64_t ts, int64_t rank)
 	cm_pf_descriptor(e, t);
 }
 
+/* 1 when V, a pid or tid, is a string with a lone surrogate: it names its
+ * track (cm_pf_lone_surrogate). */
+static int lone_id(const cm_jval *v)
+{
+	return v && v->type == CM_J_STR && cm_pf_lone_surrogate(v->s, v->len);
+}
+
 /* The cache entry of an event's PID and TID when both are integers a
  * worker parsed (CM_PF_J_INT), *P and *T their values; else NULL. */
 static struct tcache *cached(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t *p, int64_t *t)
@@ -229,6 +236,10 @@ static struct track *thread_of(cm_pfev *e, const cm_jval *pid, const cm_jval *ti
 	struct track *t;
 	if (c && c->t && c->pid == cp && c->tid == ct)
 		return c->t;
+	if (lone_id(pid) || lone_id(tid)) {
+		REFUSE(e, off, CM_PF_SURROGATE_MSG);
+		return NULL;
+	}
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
 		REFUSE(e, off, "an event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 		return NULL;
@@ -261,29 +272,72 @@ struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid
 	return thread_of(e, pid, tid, off, NULL, 1, ts, rank);
 }
 
-/* The track of lane LANE of thread T (pflanes.c), described when new: a
- * child of the thread's track, which Perfetto shows as another track of
- * that thread; never merged with its siblings, so that its slices nest
- * apart from theirs. */
+/* A track under the thread's track T, described: its uuid.  Perfetto
+ * shows it as another track of that thread; it is never merged with its
+ * siblings, so that its slices nest apart from theirs (a lane of
+ * pflanes.c, or the thread's "B" and "E"). */
+static uint64_t child_track(cm_pfev *e, const struct track *t)
+{
+	cm_buf *b = e->out;
+	size_t pk = cm_pb_open(b, TRACE_PACKET), td;
+	uint64_t uuid = e->next_uuid++;
+	cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
+	td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
+	cm_pb_uint(b, TD_UUID, uuid);
+	cm_pb_uint(b, TD_PARENT, t->uuid);
+	cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
+	cm_pb_close(b, td);
+	cm_pb_close(b, pk);
+	return uuid;
+}
+
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane)
 {
 	if (!lane)
 		return t->uuid;
 	if (lane > t->lanes)
 		t->lane_uuid = cm_xrealloc(t->lane_uuid, lane * sizeof *t->lane_uuid);
-	for (; t->lanes < lane; t->lanes++) {
-		cm_buf *b = e->out;
-		size_t pk = cm_pb_open(b, TRACE_PACKET), td;
-		t->lane_uuid[t->lanes] = e->next_uuid++;
-		cm_pb_uint(b, TP_SEQ_ID, DESC_SEQ_ID);
-		td = cm_pb_open(b, TP_TRACK_DESCRIPTOR);
-		cm_pb_uint(b, TD_UUID, t->lane_uuid[t->lanes]);
-		cm_pb_uint(b, TD_PARENT, t->uuid);
-		cm_pb_uint(b, TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
-		cm_pb_close(b, td);
-		cm_pb_close(b, pk);
-	}
+	for (; t->lanes < lane; t->lanes++)
+		t->lane_uuid[t->lanes] = child_track(e, t);
 	return t->lane_uuid[lane - 1];
+}
+
+/* "B" and "E" go on a track of their own under their thread's, where the
+ * trace processor pairs them as the JSON import pairs them: an "E" ends
+ * the innermost slice still open whose name and category it matches (a
+ * missing one matches any), and one that matches none is dropped.  On the
+ * thread's track, with the "X" slices (a SLICE_BEGIN and a SLICE_END
+ * there), an "E" would end the innermost "X" open at its time, and the end
+ * of an "X" the innermost "B" open in it, where the JSON import's "X"
+ * slices carry their own duration; so an "E" with no "B" before an "X"
+ * cut the "X" short, and a "B" never ended within an "X" took the end of
+ * the "X", the "X" left open.  The lanes of the "X" slices (pflanes.c) are
+ * the same whether a thread has "B" and "E" or not. */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, int32_t lastjob)
+{
+	const struct job *x = lastjob >= 0 ? (const struct job *)(const void *)e->wt.jobs.p + lastjob : NULL;
+	uint64_t xt = x ? x->thread : e->last_thread;
+	int64_t xb = x ? x->b : e->last_b, xe = x ? x->e : e->last_e;
+	if (ph == 'B') {
+		if (t->nbe_open == t->capbe_open)
+			t->be_open = cm_xrealloc(t->be_open, (t->capbe_open = t->capbe_open * 2 + 8) * sizeof *t->be_open);
+		t->be_open[t->nbe_open++] = ts;
+	} else if (ph == 'E') {
+		if (t->nbe_open) /* (the innermost, as most "E" events end) */
+			t->nbe_open--;
+	} else if (t->nbe_open && (ph == 's' || ph == 't' || ph == 'f')) {
+		/* a flow binds to the slice open on its thread at its time, the
+		 * innermost: a "B" still open, but for an "X" begun in it that
+		 * holds the flow (pfseg.c binds it to that one's lane) */
+		if (xt == t->uuid && ts >= xb && ts <= xe && xb >= t->be_open[t->nbe_open - 1])
+			return t->uuid;
+		return t->be_uuid;
+	} else {
+		return t->uuid;
+	}
+	if (!t->be_uuid)
+		t->be_uuid = child_track(e, t);
+	return t->be_uuid;
 }
 
 /* 1 when V, a pid or tid, is a number beyond a double's range. */
@@ -320,6 +374,8 @@ int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t 
 		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	if (!(pid && pid->type == CM_J_STR) && !(tid && tid->type == CM_J_STR))
 		return 0;
+	if (lone_id(pid) || lone_id(tid))
+		return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0 || cm_pf_id(e, tid, ps, &tk, &tsh, &tname) < 0)
 		return REFUSE(e, off, "an event whose pid or tid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)");
 	t = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname);
@@ -381,6 +437,8 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off)
 		int64_t *slot_ts = argkey[i][0] == 'l' ? &t->labels_ts : &t->name_ts;
 		if (v->type != CM_J_STR || !v->len)
 			return 0; /* Perfetto's JSON import takes strings only */
+		if (cm_pf_lone_surrogate(v->s, v->len))
+			return REFUSE(e, off, CM_PF_SURROGATE_MSG);
 		if (*slot && (slot == &t->name ? before(mts, INT64_MAX, t->name_ts, t->name_rank) : mts < *slot_ts))
 			return 0;
 		free(*slot);

@@ -589,21 +589,21 @@ START_TEST(lanes_random)
 	ck_assert_uint_gt(maxlane, 2);
 	for (unsigned t = 1; t <= 3; t++)
 		for (lane = 0; lane <= maxlane; lane++) {
-			size_t n = 0, depth = 0, k;
+			size_t n = 0, depth = 0, x;
 			for (i = 0; i < NLANES_RAND; i++)
 				if (p[i].thread == t && p[i].lane == lane) { /* begin, then its end next in the file */
 					pk[n][0] = p[i].b, pk[n][1] = 2 * (int64_t)i, pk[n++][2] = i;
 					pk[n][0] = p[i].e, pk[n][1] = 2 * (int64_t)i + 1, pk[n++][2] = -1 - (int64_t)i;
 				}
 			qsort(pk, n, sizeof *pk, by_time);
-			for (k = 0; k < n; k++)
-				if (pk[k][2] >= 0) {
-					stack[depth++] = pk[k][2];
+			for (x = 0; x < n; x++)
+				if (pk[x][2] >= 0) {
+					stack[depth++] = pk[x][2];
 				} else {
 					/* the end closes a slice that ends then: its own,
 					 * or one that ends with it (ends carry nothing else) */
 					ck_assert_uint_gt(depth, 0);
-					ck_assert_int_eq(p[stack[--depth]].e, pk[k][0]);
+					ck_assert_int_eq(p[stack[--depth]].e, pk[x][0]);
 				}
 		}
 	cm_pflanes_free(l);
