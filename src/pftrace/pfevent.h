@@ -270,9 +270,10 @@ cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n);
 
 /* The members of the element text S[0..N) in *EV, as cm_pf_members finds
  * them in cm_pf_parse's tree (the same nodes, in W's), when the text is
- * an object with no space, no escape and no container but an object of
- * scalars as a member's value (the events the merge renders, compact
- * traces): 1; else 0, and the caller parses it. */
+ * an object the compact reading takes (pfparse.c: spaces and nested
+ * objects and arrays, but no escape, no raw control byte, no NaN or
+ * Infinity, no number outside Python's pattern, no more nodes than W
+ * holds): 1; else 0, and the caller parses it. */
 int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev);
 
 /* The members of the event object O in *EV. */
