@@ -40,8 +40,12 @@ void gpu_arg_str(struct args *A, const char *key, const char *v)
 {
 	struct arg *s;
 	if (A->direct) {
+		size_t at;
 		gpu_arg_direct_key(A, key, strlen(key));
+		at = A->direct->len;
 		cm_jw_string(A->direct, v, strlen(v));
+		if (A->m)
+			gpu_members_str(A->m, key, strlen(key), A->direct, at);
 		return;
 	}
 	s = arg_slot(A, key, strlen(key));

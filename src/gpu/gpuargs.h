@@ -6,6 +6,7 @@
 #include "json/jval.h"
 #include "base/pyval.h"
 #include "json/jwrite.h"
+#include "gpu/gpumembers.h"
 
 #include <string.h>
 
@@ -29,6 +30,10 @@ struct args {
 	 * render.  The slots' search, the keys' strlen and cm_jw_string were
 	 * a sixth of the render's instructions. */
 	cm_buf *direct;
+	/* Not NULL (with DIRECT only): the args' members are noted here as
+	 * they are written (gpumembers.h: an element the .pftrace's encoder
+	 * takes as a tree) */
+	struct gpu_members *m;
 };
 
 /* Start A's args of an event: with DIRECT (not NULL) written at once into
@@ -60,8 +65,12 @@ void gpu_arg_int_slot(struct args *A, const char *key, cm_int v);
 static inline void gpu_arg_int(struct args *A, const char *key, cm_int v)
 {
 	if (A->direct) {
+		size_t at;
 		gpu_arg_direct_key(A, key, strlen(key));
+		at = A->direct->len;
 		cm_jw_int(A->direct, v);
+		if (A->m)
+			gpu_members_int(A->m, key, strlen(key), A->direct, at, v);
 		return;
 	}
 	gpu_arg_int_slot(A, key, v);

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfbatch.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
@@ -97,7 +98,7 @@ void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
 
 struct cm_pft_enc {
 	cm_pfev *ev;
-	cm_buf el;
+	size_t at; /* where the batch being encoded begins in its OUT */
 };
 
 cm_pft_enc *cm_pft_enc_new(cm_pft *t)
@@ -108,22 +109,23 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t)
 	return e;
 }
 
-int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
+int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out)
 {
-	struct cm_pfelem *el;
-	size_t i;
 	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
-	e->el.len = 0;
-	cm_buf_grow(&e->el, nmarks * sizeof *el + 1);
-	el = (struct cm_pfelem *)(void *)e->el.p;
-	for (i = 0; i < nmarks; i++) {
-		size_t end = i + 1 < nmarks ? marks[i + 1] : n;
-		el[i].s = text + marks[i] + 1;
-		el[i].n = end - marks[i] - 1;
-		el[i].off = -1;
-	}
-	return cm_pfbatch_encode_only(e->ev, el, nmarks, out);
+	e->at = cm_pfbatch_open(e->ev, out);
+	return 0;
+}
+
+int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out)
+{
+	return cm_pfbatch_elem(e->ev, v, s, n, -1, out);
+}
+
+int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)
+{
+	cm_pfbatch_close(e->ev, 0, e->at, out, 0);
+	return 0;
 }
 
 void cm_pft_enc_free(cm_pft_enc *e)
@@ -131,7 +133,5 @@ void cm_pft_enc_free(cm_pft_enc *e)
 	if (!e)
 		return;
 	cm_pfev_free(e->ev);
-	cm_buf_free(&e->el);
 	free(e);
 }
-
