@@ -36,6 +36,15 @@ void gpu_arg_int_slot(struct args *A, const char *key, cm_int v)
 	s->i = v;
 }
 
+void gpu_arg_int_member(struct args *A, const char *key, size_t klen, cm_int v)
+{
+	size_t at;
+	gpu_arg_direct_key(A, key, klen);
+	at = A->direct->len;
+	cm_jw_int(A->direct, v);
+	gpu_members_int(A->m, key, klen, A->direct, at, v);
+}
+
 void gpu_arg_str(struct args *A, const char *key, const char *v)
 {
 	struct arg *s;

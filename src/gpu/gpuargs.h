@@ -62,15 +62,18 @@ static inline void gpu_arg_direct_key(struct args *A, const char *key, size_t kl
 /* args[KEY] = V for an integer, a string, a name from a table.  (Inline,
  * so that a literal KEY's length is known when compiled.) */
 void gpu_arg_int_slot(struct args *A, const char *key, cm_int v);
+/* gpu_arg_int's direct arg with its member noted (out of line: the JSON's
+ * render, which notes none, keeps gpu_arg_int's few instructions). */
+void gpu_arg_int_member(struct args *A, const char *key, size_t klen, cm_int v);
 static inline void gpu_arg_int(struct args *A, const char *key, cm_int v)
 {
 	if (A->direct) {
-		size_t at;
+		if (A->m) {
+			gpu_arg_int_member(A, key, strlen(key), v);
+			return;
+		}
 		gpu_arg_direct_key(A, key, strlen(key));
-		at = A->direct->len;
 		cm_jw_int(A->direct, v);
-		if (A->m)
-			gpu_members_int(A->m, key, strlen(key), A->direct, at, v);
 		return;
 	}
 	gpu_arg_int_slot(A, key, v);

@@ -114,10 +114,9 @@ static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, si
 static uint64_t last_index(const cm_buf *in)
 {
 	const char *p = in->p, *end = in->p + in->len;
-	uint64_t ix = 0;
-	cm_gpurec r;
-	while (p < end && cm_gpurec_unpack(&p, end, &r) == 0)
-		ix = r.index;
+	uint64_t ix = 0, x;
+	while (p < end && cm_gpurec_skip(&p, end, &x) == 0)
+		ix = x;
 	return ix;
 }
 

@@ -79,10 +79,13 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	}
 	v = &m->v[m->n];
 	m->off[m->n++] = GPU_NO_TEXT;
-	memset(v, 0, sizeof *v);
 	v->type = (unsigned char)type;
 	v->key = key;
 	v->klen = (uint32_t)klen;
+	v->len = 0;
+	v->kids = v->next = NULL;
+	v->s = NULL;
+	v->has_iv = 0; /* (iv: the caller's, where it means something) */
 	parent = &m->v[m->cont[d]];
 	if (m->tail[d])
 		m->tail[d]->next = v;
@@ -106,7 +109,7 @@ static inline void gpu_members_element(struct gpu_members *m)
 	v = &m->v[m->n];
 	m->off[m->n++] = GPU_NO_TEXT;
 	memset(v, 0, sizeof *v);
-	v->type = CM_J_OBJ;
+	v->type = CM_J_OBJ; /* (key NULL: the element is no member) */
 	m->cont[0] = m->root[m->nel - 1];
 	m->tail[0] = NULL;
 	m->depth = 1;
