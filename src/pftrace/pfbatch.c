@@ -24,7 +24,9 @@
  * the bytes written are the same for any number of threads; the cost is
  * the strings defined again once per batch (BENCHMARKS.md has the
  * figures).  A batch is the elements that end in one span of the text
- * (pfstream.c), never cut by how the text arrived. */
+ * (pfstream.c), never cut by how the text arrived; or one a writer hands
+ * over element by element (cm_pfbatch_open, _elem, _close: pfbatch.h),
+ * some elements with their value, which is then not parsed. */
 #include "config.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfbatch.h"
