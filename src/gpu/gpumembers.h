@@ -62,7 +62,7 @@ static inline void gpu_members_reset(struct gpu_members *m)
 /* The current element cannot be given as a tree: its text is parsed. */
 static inline void gpu_members_bad(struct gpu_members *m)
 {
-	if (m->nel)
+	if (m->nel && m->nel <= GPU_MEMBERS_ELS)
 		m->bad[m->nel - 1] = 1;
 }
 
@@ -100,8 +100,9 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 static inline void gpu_members_element(struct gpu_members *m)
 {
 	cm_jval *v;
-	if (m->nel == GPU_MEMBERS_ELS || m->n == GPU_MEMBERS_MAX) { /* cannot happen: the render's kinds */
+	if (m->nel >= GPU_MEMBERS_ELS || m->n == GPU_MEMBERS_MAX) { /* cannot happen: the render's kinds */
 		m->nel = GPU_MEMBERS_ELS + 1; /* every element of the record parsed */
+		m->depth = 0;                 /* and no node added */
 		return;
 	}
 	m->root[m->nel] = m->n;
