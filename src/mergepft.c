@@ -5,15 +5,21 @@
  * (pftrace/), which walks it, cuts it into batches of elements and encodes
  * them on its workers.  The window's events, most of a merge's elements,
  * need none of that: the render (gpu/gpurender.c) knows where each one
- * begins and which group of records it belongs to.  So here they skip the
- * text: the render's workers render a group of records and encode it at
- * once, while its text is in the cache, and the pieces' first and last
- * groups (which go on in the pieces next to them) are joined here, in
- * order, and encoded by the transcoder's workers; every group is one batch
- * of the .pftrace, inserted between the text before (the CPU trace's
- * events) and after (the spans, the profiler spans, the document's end).
- * gpu/ and pftrace/ do not know each other (tests/e2e/layers.sh): the glue
- * is this file's.
+ * begins, what its members are and which group of records it belongs to.
+ * So here they skip the text: the render's workers render a group of
+ * records and encode it as they go, element by element, each handed to
+ * the encoder with its members as the render wrote them (gpu/gpumembers.h:
+ * the tree the parser would make of its text, so it is not parsed; the
+ * text is still written, for the elements that are parsed, the numbers
+ * the encoder reads from their text and the groups that go as text), and
+ * the pieces' first and last groups (which go on in the pieces next to
+ * them) are joined here, in order, and encoded by the transcoder's
+ * workers from their text; every group is one batch of the .pftrace,
+ * inserted between the text before (the CPU trace's events) and after
+ * (the spans, the profiler spans, the document's end).  gpu/ and pftrace/
+ * do not know each other (tests/e2e/layers.sh): the glue is this file's.
+ * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each
+ * element parsed from its text, which must give the same bytes.
  *
  * The batches are the groups, which depend on the window's records alone:
  * the bytes are the same at any -j and any read size, but not those of the
@@ -43,11 +49,14 @@ int cm_mergepft_applies(const cm_evout *eo)
 	return eo->out && cm_output_codec_state(eo->out) && !(env && *env && strcmp(env, "0"));
 }
 
-/* cm_gpu_groups' encode: a whole group on the render's worker. */
-static int enc(void *ectx, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
+/* cm_gpu_groups' open, element and close: a whole group encoded on the
+ * render's worker. */
+static int enc_open(void *ectx, cm_buf *out) { return cm_pft_enc_open(ectx, out); }
+static int enc_elem(void *ectx, const cm_jval *v, const char *s, size_t n, cm_buf *out)
 {
-	return cm_pft_enc_batch(ectx, text, n, marks, nmarks, out);
+	return cm_pft_enc_elem(ectx, v, s, n, out);
 }
+static int enc_close(void *ectx, cm_buf *out) { return cm_pft_enc_close(ectx, out); }
 
 /* The group being joined, if any, to the transcoder.  0 or -1. */
 static int flush(struct ins *s)
@@ -89,6 +98,7 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	cm_gpu_groups gr;
 	int n = jobs < 1 ? 1 : jobs, rc;
 	void **ectx;
+	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
 	memset(&s, 0, sizeof s);
 	s.t = cm_output_codec_state(eo->out);
 	/* the text so far to the transcoder, which then takes the batches */
@@ -98,7 +108,10 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	for (int i = 0; i < n; i++)
 		ectx[i] = cm_pft_enc_new(s.t);
 	memset(&gr, 0, sizeof gr);
-	gr.encode = enc;
+	gr.members = !(env && *env && strcmp(env, "0"));
+	gr.open = enc_open;
+	gr.element = enc_elem;
+	gr.close = enc_close;
 	gr.ectx = ectx;
 	gr.text = text;
 	gr.encoded = encoded;

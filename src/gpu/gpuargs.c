@@ -36,12 +36,25 @@ void gpu_arg_int_slot(struct args *A, const char *key, cm_int v)
 	s->i = v;
 }
 
+void gpu_arg_int_member(struct args *A, const char *key, size_t klen, cm_int v)
+{
+	size_t at;
+	gpu_arg_direct_key(A, key, klen);
+	at = A->direct->len;
+	cm_jw_int(A->direct, v);
+	gpu_members_int(A->m, key, klen, A->direct, at, v);
+}
+
 void gpu_arg_str(struct args *A, const char *key, const char *v)
 {
 	struct arg *s;
 	if (A->direct) {
+		size_t at;
 		gpu_arg_direct_key(A, key, strlen(key));
+		at = A->direct->len;
 		cm_jw_string(A->direct, v, strlen(v));
+		if (A->m)
+			gpu_members_str(A->m, key, strlen(key), A->direct, at);
 		return;
 	}
 	s = arg_slot(A, key, strlen(key));

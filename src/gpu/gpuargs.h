@@ -6,6 +6,7 @@
 #include "json/jval.h"
 #include "base/pyval.h"
 #include "json/jwrite.h"
+#include "gpu/gpumembers.h"
 
 #include <string.h>
 
@@ -29,6 +30,10 @@ struct args {
 	 * render.  The slots' search, the keys' strlen and cm_jw_string were
 	 * a sixth of the render's instructions. */
 	cm_buf *direct;
+	/* Not NULL (with DIRECT only): the args' members are noted here as
+	 * they are written (gpumembers.h: an element the .pftrace's encoder
+	 * takes as a tree) */
+	struct gpu_members *m;
 };
 
 /* Start A's args of an event: with DIRECT (not NULL) written at once into
@@ -57,9 +62,16 @@ static inline void gpu_arg_direct_key(struct args *A, const char *key, size_t kl
 /* args[KEY] = V for an integer, a string, a name from a table.  (Inline,
  * so that a literal KEY's length is known when compiled.) */
 void gpu_arg_int_slot(struct args *A, const char *key, cm_int v);
+/* gpu_arg_int's direct arg with its member noted (out of line: the JSON's
+ * render, which notes none, keeps gpu_arg_int's few instructions). */
+void gpu_arg_int_member(struct args *A, const char *key, size_t klen, cm_int v);
 static inline void gpu_arg_int(struct args *A, const char *key, cm_int v)
 {
 	if (A->direct) {
+		if (A->m) {
+			gpu_arg_int_member(A, key, strlen(key), v);
+			return;
+		}
 		gpu_arg_direct_key(A, key, strlen(key));
 		cm_jw_int(A->direct, v);
 		return;

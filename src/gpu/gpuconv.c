@@ -48,7 +48,10 @@
  *   gpusplitout.c --split: a group's runs and plan made the object's
  *                own; the groups' render in one walk  -> gpurender, gpurows
  *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
- *   gpurender.c  the render                           -> gpuargs, kineto
+ *   gpurender.c  the render                           -> gpuargs, kineto,
+ *                                                        gpumembers
+ *   gpuencgroups.c the render in groups for the .pftrace's
+ *                encoder, with the events' members    -> gpurender
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan
  *   gpudigest.c  the digest, at the window's parse    -> gpujoin, gpufield
  *   gpujoin.c    the external correlations: collected

@@ -408,7 +408,7 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * outputs in that order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 /* The same with pieces of PER blocks of the records file each, where
- * there is one and N is at least 2 (cm_gpu_write_groups). */
+ * there is one (cm_gpu_write_groups; at any N when PER is above 1). */
 int gpu_walk_pieces(const cm_gpu *g, int n, int per, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
 /* What a window of version 2 learns of an API call besides its row: the
  * operator it was made in (Kineto's External id, for a call no CUSTOM0

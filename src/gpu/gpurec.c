@@ -319,6 +319,50 @@ int cm_gpurec_unpack(const char **p, const char *end, cm_gpurec *r)
 	return 0;
 }
 
+/* Skip N varints at *P (below END), eight bytes at a time where eight are
+ * left: the bytes without the high bit end them.  0, or -1 past END. */
+static inline int skip_varints(const char **p, const char *end, unsigned n)
+{
+	const unsigned char *s = (const unsigned char *)*p, *e = (const unsigned char *)end;
+	while (n && e - s >= 8) {
+		uint64_t stops = ~cm_load_le64(s) & UINT64_C(0x8080808080808080);
+		/* the stops counted by a multiply (a byte each, summed in the
+		 * top byte): __builtin_popcountll is a call without -mpopcnt */
+		unsigned c = (unsigned)(((stops >> 7) * UINT64_C(0x0101010101010101)) >> 56);
+		if (c < n) {
+			n -= c;
+			s += 8;
+			continue;
+		}
+		while (--n) /* the Nth stop */
+			stops &= stops - 1;
+		s += __builtin_ctzll(stops) / 8 + 1;
+	}
+	for (; n && s < e; s++)
+		n -= !(*s & 0x80);
+	*p = (const char *)s;
+	return n ? -1 : 0;
+}
+
+int cm_gpurec_skip(const char **p, const char *end, uint64_t *index)
+{
+	u128 u;
+	unsigned nv, flags;
+	const char *s;
+	uint32_t n;
+	if (end - *p < 3)
+		return -1;
+	flags = (unsigned char)(*p)[1];
+	nv = (unsigned char)(*p)[2];
+	*p += 3;
+	if (nv > CM_REC_MAXV || get_uvar(p, end, &u) < 0 || skip_varints(p, end, 1 + nv) < 0)
+		return -1;
+	*index = (uint64_t)u;
+	if (flags & CM_REC_NAMEREF ? skip_varints(p, end, 1) < 0 : get_bytes(p, end, &s, &n) < 0)
+		return -1;
+	return get_bytes(p, end, &s, &n);
+}
+
 int cm_gpurec_block_write(FILE *f, cm_buf *b)
 {
 	uint32_t len = (uint32_t)b->len;

@@ -69,6 +69,9 @@ void cm_gpurec_pack(cm_buf *b, const cm_gpurec *r);
  * block (a name by reference: R->name NULL, R->name_id set); advances *P.
  * Returns 0, or -1 when the bytes are not a record. */
 int cm_gpurec_unpack(const char **p, const char *end, cm_gpurec *r);
+/* The record at *P passed, its window index in *INDEX, nothing else read
+ * (a pass over a block's indexes).  0, or -1 as cm_gpurec_unpack. */
+int cm_gpurec_skip(const char **p, const char *end, uint64_t *index);
 
 /* Blocks in a temporary file: a 4-byte length, then the packed records. */
 /* Write the block in B (when not empty) to F and empty B.  0, or -1 after

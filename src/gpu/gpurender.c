@@ -2,17 +2,15 @@
  * end of the output, by worker threads over blocks of records, written in
  * window order.  It reads the tables the plan filled and changes none.
  *
- * For an encoder of the events that is not text (the .pftrace's:
- * cm_gpu_write_groups), the same render goes on in groups: the records
- * whose window index falls in one span of CM_GPU_GROUP form a group, which
- * the worker that renders it hands to the encoder at once, while its text
- * is in the cache, where the whole group is the worker's (neither its
- * first nor its last in the piece: those may go on in the pieces next to
- * it, so their text goes on to the sink, which joins a group's parts).
- * The groups depend on the records alone: not on the pieces, which the
- * window's read cut, nor on the thread count. */
+ * For an encoder of the events that is not text (the .pftrace's,
+ * gpuencgroups.c), the same render notes where each element begins and,
+ * for an element the encoder takes as a tree, its members as it writes
+ * them (struct gpu_emit, gpumembers.h): the render's functions take it as
+ * ES, NULL for the JSON's render (render_block), where the common kinds
+ * are inlined with that constant, so that the JSON's render tests
+ * nothing of it. */
 #include "config.h"
-#include "gpu/gpuconv_int.h"
+#include "gpu/gpurender_int.h"
 #include "gpu/cbid.h"
 #include "gpu/gpuargs.h"
 #include "base/diag.h"
@@ -21,30 +19,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The records of a group for cm_gpu_write_groups: those of a span of this
- * many window indexes (about two elements a record: a group's text is
- * about a batch of the .pftrace's text, 1 MiB).  CUPTIMERGE_PFT_GROUP sets
- * it, a testing aid. */
-#define CM_GPU_GROUP 2048u
-/* The records' blocks of a piece for cm_gpu_write_groups: a group's
- * first and last parts go to the sink as text, so a piece holds several
- * groups (about six: an eighth of the batches go as text); each piece in
- * flight holds its groups' records and the text of its parts, so not more
- * (8 blocks: the 1 GB pair's peak at -j 16 134 to 224 MB; 4: 179 MB on
- * the 200M pair's 143 at 8).  CUPTIMERGE_PFT_PIECE sets it, a testing aid
- * (the bytes do not depend on it). */
-#define CM_GPU_GROUP_BLOCKS 4
+/* ES's members (NULL: none noted; always with ES NULL). */
+static inline struct gpu_members *members(const struct gpu_emit *es) { return es ? es->m : NULL; }
 
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
- * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event. */
-static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen)
+ * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event; noted in M (not NULL). */
+static inline void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen,
+				struct gpu_members *m)
 {
 	double d;
+	size_t at;
 	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
 	cm_buf_lit(b, ",\"ts\":");
+	at = b->len;
 	cm_buf_put_short(b, tstext, *tslen);
+	if (m)
+		gpu_members_time(m, "ts", 2, b, at, start - g->base_ns);
 	cm_buf_lit(b, ",\"dur\":");
+	at = b->len;
 	cm_jw_us_of_ns(b, end - start);
+	if (m)
+		gpu_members_time(m, "dur", 3, b, at, end - start);
 }
 
 /* The ,"pid":P,"tid":T of the X event just written: where it starts in
@@ -52,34 +47,67 @@ static void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, c
  * same row: copied, not written from the numbers again. */
 static inline size_t row_mark(const cm_buf *b) { return b->len; }
 
-/* An element's separating comma, where it begins noted in MK (when not
- * NULL: cm_gpu_write_groups). */
-static inline void el_begin(cm_buf *mk, cm_buf *b)
+/* An element's separating comma, where it begins noted in ES (when not
+ * NULL: cm_gpu_write_groups), its members from here on too (ES's M). */
+static inline void el_begin(struct gpu_emit *es, cm_buf *b)
 {
-	if (mk)
-		cm_buf_put(mk, &b->len, sizeof b->len);
+	if (es) {
+		cm_buf_put(es->marks, &b->len, sizeof b->len);
+		if (es->m)
+			gpu_members_element(es->m);
+	}
 	cm_buf_putc(b, ',');
 }
 
 /* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on
- * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN). */
-static void flow(cm_buf *mk, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts, size_t tslen)
+ * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN)
+ * (the row's members noted last, gpu_members_row), at TS_NS, whose text
+ * is TS[0..TSLEN). */
+static void flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts,
+		 size_t tslen, cm_int ts_ns)
 {
-	el_begin(mk, b);
+	struct gpu_members *m = members(es);
+	size_t at;
+	el_begin(es, b);
 	cm_buf_lit(b, "{\"ph\":\"");
 	cm_buf_putc(b, ph);
 	cm_buf_lit(b, "\",\"id\":");
+	at = b->len;
 	cm_jw_int(b, id);
+	if (m) {
+		gpu_members_lit(m, "ph", 2, ph == 'f' ? "f" : "s", 1);
+		gpu_members_int(m, "id", 2, b, at, id);
+		gpu_members_row_copy(m, row, b->len);
+	}
 	if (b->cap - b->len < rowlen)
 		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
 	memcpy(b->p + b->len, b->p + row, rowlen);
 	b->len += rowlen;
 	cm_buf_lit(b, ",\"ts\":");
+	at = b->len;
 	cm_buf_put_short(b, ts, tslen);
+	if (m)
+		gpu_members_time(m, "ts", 2, b, at, ts_ns);
 	if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+	if (m) {
+		gpu_members_lit(m, "cat", 3, "ac2g", 4);
+		gpu_members_lit(m, "name", 4, "ac2g", 4);
+		if (ph == 'f')
+			gpu_members_lit(m, "bp", 2, "e", 1);
+	}
+}
+
+/* The members of an X event's head, {"ph":"X","cat":"CAT","name":NAME,
+ * written from AT to B's end (CAT, a literal of the render's, CATLEN
+ * bytes, needs no escape), noted in M. */
+static inline void head_members(struct gpu_members *m, const cm_buf *b, size_t at, const char *cat, size_t catlen)
+{
+	gpu_members_lit(m, "ph", 2, "X", 1);
+	gpu_members_lit(m, "cat", 3, cat, catlen);
+	gpu_members_str(m, "name", 4, b, at + 26 + catlen); /* after {"ph":"X","cat":"CAT","name": */
 }
 
 /* gpu_x_head's text before the pid: {"ph":"X","cat":CAT,"name":NAME */
@@ -91,13 +119,24 @@ static void x_head_start(cm_buf *b, const char *cat, const char *name, size_t nl
 	cm_jw_string(b, name, nlen);
 }
 
-/* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text */
-static void row_text(cm_buf *b, cm_int pid, cm_int tid)
+/* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text; noted
+ * in M (not NULL), and kept for its flow (gpu_members_row). */
+static inline void row_text(cm_buf *b, cm_int pid, cm_int tid, struct gpu_members *m)
 {
+	size_t at;
+	cm_int t = cm_tid_export(tid);
 	cm_buf_lit(b, ",\"pid\":");
+	at = b->len;
 	cm_jw_int(b, pid);
+	if (m)
+		gpu_members_int(m, "pid", 3, b, at, pid);
 	cm_buf_lit(b, ",\"tid\":");
-	cm_jw_int(b, cm_tid_export(tid));
+	at = b->len;
+	cm_jw_int(b, t);
+	if (m) {
+		gpu_members_int(m, "tid", 3, b, at, t);
+		gpu_members_row(m);
+	}
 }
 
 /* The External id Kineto writes on the GPU-side event of correlation CORR:
@@ -111,22 +150,6 @@ static cm_int cpu_ext(const cm_gpu *g, cm_int corr)
 	e = cm_idmap_get(g->link.cext, c);
 	return e ? cm_id_value(*e, g->win.idsigns[CM_IDS_EXT]) : 0;
 }
-
-/* What one worker needs to write events: its own scratch space; the tables
- * of cm_gpu are only read. */
-struct render {
-	const cm_gpu *g;
-	struct args args;
-	cm_arena *scratch;
-	cm_buf text, dumps;
-	struct { /* an API cbid's name in the table (not NULL) and whether it starts a flow */
-		int64_t cbid;
-		const char *name;
-		size_t len;
-		int driver, flow;
-		cm_buf head; /* {"ph":"X","cat":...,"name":... of its X event, as gpu_x_head writes it */
-	} api[64];
-};
 
 /* The name of an API call's cbid and whether the call starts a flow: from
  * R's cache when the table names the cbid (a few dozen kinds of call; the
@@ -169,8 +192,10 @@ static inline __attribute__((always_inline)) const char *api_name(struct render 
 }
 
 /* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
-static inline __attribute__((always_inline)) void render_api(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
+static inline __attribute__((always_inline)) void render_api(struct render *R, const cm_gpurec *r, cm_buf *b,
+							     struct gpu_emit *es)
 {
+	struct gpu_members *m = members(es);
 	const cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
 	char fallback[64], tstext[CM_US_TEXT_MAX];
@@ -178,7 +203,7 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	const cm_buf *head;
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
-	size_t ts_len, name_len, row, row_end;
+	size_t ts_len, name_len, row, row_end, at;
 	int starts_flow;
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
@@ -189,35 +214,61 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
-	el_begin(mk, b);
+	el_begin(es, b);
+	at = b->len;
 	/* gpu_x_head's bytes, the part before the pid made once when it can be */
 	if (head)
 		cm_buf_put(b, head->p, head->len);
 	else
 		x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
+	if (m)
+		head_members(m, b, at, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
 	row = row_mark(b);
-	row_text(b, pid, tid);
+	row_text(b, pid, tid, m);
 	row_end = b->len;
-	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len);
+	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len, m);
 	cm_buf_lit(b, ",\"args\":{\"cbid\":");
+	at = b->len;
 	cm_jw_int(b, r->v[CM_RA_CBID]);
+	if (m) {
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
+		gpu_members_int(m, "cbid", 4, b, at, r->v[CM_RA_CBID]);
+	}
 	cm_buf_lit(b, ",\"correlation\":");
+	at = b->len;
 	cm_jw_int(b, corr);
+	if (m)
+		gpu_members_int(m, "correlation", 11, b, at, corr);
 	if ((ext = cpu_ext(g, corr)) != 0) {
 		cm_buf_lit(b, ",\"External id\":");
+		at = b->len;
 		cm_jw_int(b, ext);
+		if (m)
+			gpu_members_int(m, "External id", 11, b, at, ext);
 	}
 	cm_buf_lit(b, "}}");
+	if (m)
+		gpu_members_close(m);
 	if (corr != 0 && starts_flow)
-		flow(mk, b, 's', corr, row, row_end - row, tstext, ts_len);
+		flow(es, b, 's', corr, row, row_end - row, tstext, ts_len, r->v[CM_RA_START] - g->base_ns);
 }
 
-/* args[KEY] = the JSON text in R->text, kept in the event's scratch arena. */
+/* args[KEY] = the JSON text in R->text (a number, or a string that needs
+ * no escape: cm_kin_write_float's, cm_kin_write_bandwidth's), kept in the
+ * event's scratch arena. */
 static void arg_text(struct render *R, const char *key)
 {
 	char *s;
 	if (R->args.direct) { /* written at once: no copy to keep */
-		gpu_arg_raw(&R->args, key, R->text.p, R->text.len);
+		cm_buf *b = R->args.direct;
+		size_t at;
+		gpu_arg_direct_key(&R->args, key, strlen(key));
+		at = b->len;
+		cm_buf_put(b, R->text.p, R->text.len);
+		if (R->args.m && R->text.p[0] == '"')
+			gpu_members_str(R->args.m, key, strlen(key), b, at);
+		else if (R->args.m)
+			gpu_members_num(R->args.m, key, strlen(key), b, at);
 		R->text.len = 0;
 		return;
 	}
@@ -227,16 +278,30 @@ static void arg_text(struct render *R, const char *key)
 	R->text.len = 0;
 }
 
-/* [X, Y, Z] into R->text. */
-static void triple(struct render *R, const int32_t *x)
+/* args[KEY] = [X, Y, Z]. */
+static void triple(struct render *R, const char *key, const int32_t *x)
 {
-	cm_buf_putc(&R->text, '[');
+	struct args *A = &R->args;
+	cm_buf *b = A->direct ? A->direct : &R->text;
+	if (A->direct) /* written at once, its members noted */
+		gpu_arg_direct_key(A, key, strlen(key));
+	if (A->m)
+		gpu_members_open(A->m, key, strlen(key), CM_J_ARR);
+	cm_buf_putc(b, '[');
 	for (int i = 0; i < 3; i++) {
+		size_t at;
 		if (i)
-			cm_buf_putc(&R->text, ',');
-		cm_jw_int(&R->text, x[i]);
+			cm_buf_putc(b, ',');
+		at = b->len;
+		cm_jw_int(b, x[i]);
+		if (A->m)
+			gpu_members_int(A->m, NULL, 0, b, at, x[i]);
 	}
-	cm_buf_putc(&R->text, ']');
+	cm_buf_putc(b, ']');
+	if (A->m)
+		gpu_members_close(A->m);
+	if (!A->direct)
+		arg_text(R, key);
 }
 
 /* The args Kineto writes that the reference does not, after the
@@ -276,10 +341,8 @@ static inline __attribute__((always_inline)) void kineto_args(struct render *R, 
 		arg_text(R, "blocks per SM");
 		cm_kin_write_float(&R->text, cm_kin_warps_per_sm(&k, sms));
 		arg_text(R, "warps per SM");
-		triple(R, k.grid);
-		arg_text(R, "grid");
-		triple(R, k.block);
-		arg_text(R, "block");
+		triple(R, "grid", k.grid);
+		triple(R, "block", k.block);
 		gpu_arg_int(A, "est. achieved occupancy %", cm_kin_occupancy_pct(cm_kin_occupancy(&k, p)));
 	}
 	if (g->version >= 2 && (r->kind == CM_REC_MEMCPY || r->kind == CM_REC_MEMSET)) {
@@ -293,9 +356,10 @@ static inline __attribute__((always_inline)) void kineto_args(struct render *R, 
  * cm_jw_string would write), without another look at each of its bytes.
  * CAT is one of the render's own categories, which need no escape.
  * Returns where its ,"pid":..,"tid":.. starts in B (it ends B). */
-static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid)
+static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid,
+			   struct gpu_members *m)
 {
-	size_t len, row;
+	size_t len, row, at = b->len;
 	const char *json;
 	if (!(r->flags & CM_REC_NAMEREF)) {
 		x_head_start(b, cat, r->name, r->nlen);
@@ -306,8 +370,10 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 		cm_buf_lit(b, "\",\"name\":");
 		cm_buf_put(b, json, len);
 	}
+	if (m)
+		head_members(m, b, at, cat, strlen(cat));
 	row = row_mark(b);
-	row_text(b, pid, tid);
+	row_text(b, pid, tid, m);
 	return row;
 }
 
@@ -315,20 +381,29 @@ static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_M
 					   [CM_REC_MEMSET] = "gpu_memset"};
 
 /* (inlined: in render_block, as before cm_gpu_write_groups called it too) */
-static inline __attribute__((always_inline)) void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
+static inline __attribute__((always_inline)) void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b,
+								  struct gpu_emit *es)
 {
+	struct gpu_members *m = members(es);
 	struct args *A = &R->args;
+	int direct = !(r->flags & CM_REC_ANN);
 	const cm_int *v = r->v;
 	size_t ts_len, row, row_end;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	el_begin(mk, b);
-	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM]);
+	el_begin(es, b);
+	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM], m);
 	row_end = b->len;
-	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len);
+	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len, m);
 	/* without an annotation no key comes twice and every key is one of
-	 * the literals below: the args go straight out */
-	gpu_args_begin(A, r->flags & CM_REC_ANN ? NULL : b);
+	 * the literals below: the args go straight out, their members noted
+	 * (with one, written from the dict they make: the element parsed) */
+	gpu_args_begin(A, direct ? b : NULL);
+	A->m = direct ? m : NULL;
+	if (m && direct)
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
+	else if (m)
+		gpu_members_bad(m);
 	gpu_arg_int(A, "device", v[CM_RG_DEV]);
 	gpu_arg_int(A, "context", v[CM_RG_CTX]);
 	gpu_arg_int(A, "stream", v[CM_RG_STREAM]);
@@ -353,21 +428,37 @@ static inline __attribute__((always_inline)) void render_activity(struct render 
 	}
 	kineto_args(R, r);
 	gpu_write_args(b, A);
+	if (A->m)
+		gpu_members_close(m);
 	if (v[CM_RG_CORR] != 0)
-		flow(mk, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len);
+		flow(es, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len, v[CM_RG_START] - R->g->base_ns);
 }
 
-static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
+static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, struct gpu_emit *es)
 {
+	struct gpu_members *m = members(es);
+	char tstext[CM_US_TEXT_MAX];
+	size_t ts_len;
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
-	el_begin(mk, b);
-	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0);
-	cm_buf_lit(b, ",\"ts\":");
-	cm_jw_us_of_ns(b, r->v[CM_RO_START] - R->g->base_ns);
-	cm_buf_lit(b, ",\"dur\":");
-	cm_jw_us_of_ns(b, r->v[CM_RO_END] - r->v[CM_RO_START]);
+	el_begin(es, b);
+	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0, m);
+	x_times_text(R->g, b, r->v[CM_RO_START], r->v[CM_RO_END], tstext, &ts_len, m);
 	cm_buf_lit(b, ",\"args\":{}}");
+	if (m) {
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
+		gpu_members_close(m);
+	}
+}
+
+/* The integer X of the member KEY (a literal) into B, noted in M (not
+ * NULL). */
+static void sync_int(struct gpu_members *m, cm_buf *b, const char *key, cm_int x)
+{
+	size_t at = b->len;
+	cm_jw_int(b, x);
+	if (m)
+		gpu_members_int(m, key, strlen(key), b, at, x);
 }
 
 /* A drawn sync record, as Kineto writes a CUDA_SYNC activity: on the row of
@@ -375,8 +466,9 @@ static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, cm_
  * an absent stream, all ones, is row 1), "External id" first (its operator
  * or, as Kineto does for syncs, its own correlation id), and an "f" flow
  * into it from the API call of the same correlation. */
-static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf *mk)
+static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, struct gpu_emit *es)
 {
+	struct gpu_members *m = members(es);
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
 	uint32_t type = gpu_sync_type(r);
@@ -384,69 +476,81 @@ static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, cm_buf 
 	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
 	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
 	cm_int ext;
-	size_t ts_len, at, at_end;
+	size_t ts_len, at, at_end, a;
 	char tstext[CM_US_TEXT_MAX];
 	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
 		return;
-	el_begin(mk, b);
+	el_begin(es, b);
+	at = b->len;
 	x_head_start(b, "cuda_sync", name, strlen(name));
+	if (m)
+		head_members(m, b, at, "cuda_sync", 9);
 	at = row_mark(b);
-	row_text(b, v[CM_RS_DEV], row);
+	row_text(b, v[CM_RS_DEV], row, m);
 	at_end = b->len;
-	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len);
+	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len, m);
 	cm_buf_lit(b, ",\"args\":{");
+	if (m)
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
 	ext = cpu_ext(g, v[CM_RS_CORR]);
 	if (ext || v[CM_RS_CORR]) {
 		cm_buf_lit(b, "\"External id\":");
-		if (ext)
-			cm_jw_int(b, ext);
-		else
-			cm_jw_int(b, v[CM_RS_CORR]);
+		sync_int(m, b, "External id", ext ? ext : v[CM_RS_CORR]);
 		cm_buf_putc(b, ',');
 	}
 	cm_buf_lit(b, "\"cuda_sync_kind\":");
+	a = b->len;
 	cm_jw_string(b, name, strlen(name));
+	if (m)
+		gpu_members_str(m, "cuda_sync_kind", 14, b, a);
 	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
 		int64_t ix = (int64_t)r->index;
 		const struct wait_info *w = cm_hmap_get(g->plan.waits, &ix);
 		cm_buf_lit(b, ",\"wait_on_stream\":");
-		cm_jw_int(b, w ? w->stream : -1);
+		sync_int(m, b, "wait_on_stream", w ? w->stream : -1);
 		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
-		cm_jw_int(b, w ? w->corr : -1);
+		sync_int(m, b, "wait_on_cuda_event_record_corr_id", w ? w->corr : -1);
 		cm_buf_lit(b, ",\"wait_on_cuda_event_id\":");
-		cm_jw_int(b, v[CM_RS_EVENT]);
+		sync_int(m, b, "wait_on_cuda_event_id", v[CM_RS_EVENT]);
 	}
 	cm_buf_lit(b, ",\"stream\":");
-	cm_jw_int(b, stream);
+	sync_int(m, b, "stream", stream);
 	cm_buf_lit(b, ",\"correlation\":");
-	cm_jw_int(b, v[CM_RS_CORR]);
+	sync_int(m, b, "correlation", v[CM_RS_CORR]);
 	cm_buf_lit(b, ",\"device\":");
-	cm_jw_int(b, v[CM_RS_DEV]);
+	sync_int(m, b, "device", v[CM_RS_DEV]);
 	cm_buf_lit(b, ",\"context\":");
-	cm_jw_int(b, v[CM_RS_CTX]);
+	sync_int(m, b, "context", v[CM_RS_CTX]);
 	cm_buf_lit(b, "}}");
+	if (m)
+		gpu_members_close(m);
 	if (v[CM_RS_CORR] > 0)
-		flow(mk, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len);
+		flow(es, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len, v[CM_RS_START] - g->base_ns);
 }
 
 /* The events of the record R, each with a comma in front, into OUT;
- * where each begins into MK when not NULL (cm_gpu_write_groups).  Inlined
- * with the common kinds' render, so that render_block's constant NULL
- * leaves no test of MK in the JSON's render. */
+ * noted in ES when not NULL (cm_gpu_write_groups).  Inlined with the
+ * common kinds' render, so that render_block's constant NULL leaves no
+ * test of ES in the JSON's render. */
 static inline __attribute__((always_inline)) void render_one(struct render *R, const cm_gpurec *r, cm_buf *out,
-							     cm_buf *mk)
+							     struct gpu_emit *es)
 {
 	switch (r->kind) {
 	case CM_REC_RUNTIME:
-	case CM_REC_DRIVER: render_api(R, r, out, mk); break;
-	case CM_REC_OVERHEAD: render_overhead(R, r, out, mk); break;
-	case CM_REC_SYNC: render_sync(R, r, out, mk); break;
+	case CM_REC_DRIVER: render_api(R, r, out, es); break;
+	case CM_REC_OVERHEAD: render_overhead(R, r, out, es); break;
+	case CM_REC_SYNC: render_sync(R, r, out, es); break;
 	case CM_REC_CUDAEVENT: break;
 	default:
 		if (gpu_cut_keep(R->g, r))
-			render_activity(R, r, out, mk);
+			render_activity(R, r, out, es);
 		break;
 	}
+}
+
+void gpu_render_record(struct render *R, const cm_gpurec *rec, cm_buf *out, struct gpu_emit *es)
+{
+	render_one(R, rec, out, es);
 }
 
 /* The pool's work: the events of one block of records, each with a comma
@@ -469,8 +573,13 @@ int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	return gpu_render_walk(g, jobs, gpu_write_rendered, eo);
 }
 
-/* A worker's render (not R itself) freed. */
-static void render_free(struct render *R)
+void gpu_render_init(struct render *R, const cm_gpu *g)
+{
+	R->g = g;
+	R->scratch = cm_arena_new();
+}
+
+void gpu_render_free(struct render *R)
 {
 	cm_arena_free(R->scratch);
 	cm_buf_free(&R->text);
@@ -486,151 +595,14 @@ int gpu_render_walk(const cm_gpu *g, int jobs, cm_opool_sink sink, void *sctx)
 	struct render *R = cm_xcalloc((size_t)n, sizeof *R);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	for (int i = 0; i < n; i++) {
-		R[i].g = g;
-		R[i].scratch = cm_arena_new();
+		gpu_render_init(&R[i], g);
 		ctx[i] = &R[i];
 	}
 	rc = gpu_walk_records(g, n, render_block, ctx, sink, sctx);
 	for (int i = 0; i < n; i++)
-		render_free(&R[i]);
+		gpu_render_free(&R[i]);
 	free(R);
 	free(ctx);
 	return rc;
 }
 
-/* ---- cm_gpu_write_groups ---- */
-
-/* A part of a piece's output (struct grworker's): a group's elements as
- * text (KIND 0: NMARKS marks, a size_t each, then LEN bytes of text) or
- * the records the encoder made of a whole group (KIND 1: LEN bytes); each
- * part's bytes padded to a multiple of 8. */
-struct grpart {
-	uint64_t q, kind, nmarks, len;
-};
-
-/* A worker of cm_gpu_write_groups: its render, its encoder's context. */
-struct grworker {
-	struct render R;
-	const cm_gpu_groups *gr;
-	void *ectx;
-	cm_buf text, marks; /* the group being rendered */
-};
-
-/* OUT padded with zeros to a multiple of 8. */
-static void pad8(cm_buf *out)
-{
-	static const char zero[8];
-	if (out->len & 7)
-		cm_buf_put(out, zero, 8 - (out->len & 7));
-}
-
-/* The group Q rendered in W (W->text, W->marks) as a part of OUT: as text
- * when TEXT, else encoded; nothing for a group without an element.  0, or
- * the encoder's failure. */
-static int group_part(struct grworker *W, uint64_t q, int text, cm_buf *out)
-{
-	struct grpart h;
-	size_t at, nm = W->marks.len / sizeof(size_t);
-	int rc = 0;
-	if (!nm)
-		return 0;
-	h.q = q;
-	h.kind = !text;
-	h.nmarks = text ? nm : 0;
-	at = out->len;
-	cm_buf_put(out, &h, sizeof h);
-	if (text) {
-		cm_buf_put(out, W->marks.p, W->marks.len);
-		cm_buf_put(out, W->text.p, W->text.len);
-	} else {
-		rc = W->gr->encode(W->ectx, W->text.p, W->text.len, (const size_t *)(const void *)W->marks.p, nm, out);
-	}
-	h.len = out->len - at - sizeof h - (text ? W->marks.len : 0);
-	memcpy(out->p + at, &h, sizeof h);
-	pad8(out);
-	W->text.len = W->marks.len = 0;
-	return rc;
-}
-
-/* The pool's work: a piece of records rendered group by group, each
- * group whole in the piece encoded at once. */
-static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
-{
-	struct grworker *W = wctx;
-	const char *p = in->p, *end = in->p + in->len;
-	uint64_t q = 0, span = W->gr->span;
-	int have = 0, first = 1, rc;
-	cm_gpurec r;
-	W->text.len = W->marks.len = 0;
-	while (p < end) {
-		if (cm_gpurec_unpack(&p, end, &r) < 0)
-			return -1; /* cannot happen: plan read the same bytes */
-		if (have && r.index / span != q) {
-			/* the piece's first group may have begun in the piece before */
-			if ((rc = group_part(W, q, first, out)) < 0)
-				return rc;
-			first = 0;
-		}
-		q = r.index / span;
-		have = 1;
-		render_one(&W->R, &r, &W->text, &W->marks);
-	}
-	/* the last may go on in the next piece */
-	return have ? group_part(W, q, 1, out) : 0;
-}
-
-/* The pool's sink: the parts handed on in order. */
-static int groups_sink(void *sctx, cm_buf *out)
-{
-	const cm_gpu_groups *gr = sctx;
-	size_t at = 0;
-	while (at < out->len) {
-		struct grpart h;
-		int rc;
-		memcpy(&h, out->p + at, sizeof h);
-		at += sizeof h;
-		if (h.kind) {
-			rc = gr->encoded(gr->sctx, out->p + at, (size_t)h.len);
-			at += (size_t)h.len;
-		} else {
-			const char *text = out->p + at + h.nmarks * sizeof(size_t);
-			rc = gr->text(gr->sctx, h.q, text, (size_t)h.len, (const size_t *)(const void *)(out->p + at),
-				      (size_t)h.nmarks);
-			at += (size_t)(h.nmarks * sizeof(size_t) + h.len);
-		}
-		if (rc < 0)
-			return -1;
-		at = (at + 7) & ~(size_t)7;
-	}
-	return 0;
-}
-
-int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
-{
-	/* (a remap counts what it moves: one thread, in order, as
-	 * gpu_render_walk) */
-	int n = g->remap ? 1 : jobs < 1 ? 1 : jobs, rc;
-	struct grworker *W = cm_xcalloc((size_t)n, sizeof *W);
-	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	cm_gpu_groups local = *gr;
-	const char *env = getenv("CUPTIMERGE_PFT_GROUP");
-	if (!local.span)
-		local.span = env && *env && strtoull(env, NULL, 10) ? strtoull(env, NULL, 10) : CM_GPU_GROUP;
-	for (int i = 0; i < n; i++) {
-		W[i].R.g = g;
-		W[i].R.scratch = cm_arena_new();
-		W[i].gr = &local;
-		W[i].ectx = gr->ectx[i];
-		ctx[i] = &W[i];
-	}
-	env = getenv("CUPTIMERGE_PFT_PIECE");
-	rc = gpu_walk_pieces(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, groups_block, ctx, groups_sink, &local);
-	for (int i = 0; i < n; i++) {
-		render_free(&W[i].R);
-		cm_buf_free(&W[i].text);
-		cm_buf_free(&W[i].marks);
-	}
-	free(W);
-	free(ctx);
-	return rc;
-}

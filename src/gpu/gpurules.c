@@ -371,7 +371,11 @@ int gpu_walk_pieces(const cm_gpu *g, int n, int per, cm_opool_fn fn, void **wctx
 	struct rec_reader *rd;
 	void **rctx;
 	int rc;
-	if (n < 2 || !g->win.recs) {
+	/* (one worker reads the blocks in turn; but pieces of several blocks,
+	 * for the render in groups, come from the file as on more workers:
+	 * with pieces of one block, half of a trace's groups were a piece's
+	 * first or last, which go as text) */
+	if ((n < 2 && per <= 1) || !g->win.recs) {
 		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
 		rc = gpu_feed_pool(g, pool);
 		return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;

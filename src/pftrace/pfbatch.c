@@ -24,9 +24,12 @@
  * the bytes written are the same for any number of threads; the cost is
  * the strings defined again once per batch (BENCHMARKS.md has the
  * figures).  A batch is the elements that end in one span of the text
- * (pfstream.c), never cut by how the text arrived. */
+ * (pfstream.c), never cut by how the text arrived; or one a writer hands
+ * over element by element (cm_pfbatch_open, _elem, _close: pfbatch.h),
+ * some elements with their value, which is then not parsed. */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfbatch.h"
 #include "pftrace/pfstream.h"
 
 #include <string.h>
@@ -72,20 +75,23 @@ static void put_id(cm_buf *b, const cm_jval *v)
 }
 
 
-/* One element S[0..N) at OFF into a record in OUT. */
-static int encode_one(cm_pfev *w, const char *s, size_t n, int64_t off, cm_buf *out)
+/* One element S[0..N) at OFF into a record in OUT; its value V when not
+ * NULL (cm_pfbatch_elem). */
+static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int64_t off, cm_buf *out)
 {
 	struct head h;
 	struct ev ev;
-	cm_jval *v;
 	cm_int id;
 	const char phs[2] = {0, 0};
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
-	/* the compact events (the GPU side's, as the merge renders them) read
-	 * straight into their members; the rest parsed into a tree first */
-	if (w->no_flat || !cm_pf_parse_flat(w, s, n, &ev)) {
+	/* the merge's GPU events come with their members; the compact events
+	 * (the GPU side's as text, compact traces) read straight into their
+	 * members; the rest parsed into a tree first */
+	if (v && !w->no_flat) {
+		cm_pf_members(v, &ev);
+	} else if (w->no_flat || !cm_pf_parse_flat(w, s, n, &ev)) {
 		v = cm_pf_parse(w, s, n);
 		if (!v || v->type != CM_J_OBJ)
 			return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
@@ -225,14 +231,10 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	return to;
 }
 
-/* cm_pfbatch_encode_elems' work; the slices handed to the lanes' queue
- * only with LANES (else the records' taker does: cm_pfbatch_put_lanes). */
-static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out, int lanes)
+size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 {
-	size_t i, at = out->len;
+	size_t at = out->len;
 	struct head base;
-	struct cm_pflaneq_job *jobs;
-	const struct cm_pfbatch_tail *tail;
 	/* the batch's interning starts over, so its records depend on it alone */
 	cm_strtab_clear(&w->cats);
 	cm_strtab_clear(&w->names);
@@ -246,9 +248,20 @@ static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, si
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
-	for (i = 0; i < nel; i++)
-		if (encode_one(w, el[i].s, el[i].n, el[i].off, out) < 0)
-			return -1;
+	return at;
+}
+
+int cm_pfbatch_elem(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int64_t off, cm_buf *out)
+{
+	return encode_one(w, v, s, n, off, out);
+}
+
+void cm_pfbatch_close(cm_pfev *w, uint64_t seq, size_t at, cm_buf *out, int lanes)
+{
+	struct head base;
+	struct cm_pflaneq_job *jobs;
+	const struct cm_pfbatch_tail *tail;
+	memcpy(&base, out->p + at, sizeof base);
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
 	memcpy(out->p + at, &base, sizeof base);
 	/* the slices to the lanes: placed from here on, by whoever can */
@@ -256,6 +269,17 @@ static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, si
 	tail = (const struct cm_pfbatch_tail *)(out->p + out->len - sizeof *tail);
 	if (lanes)
 		cm_pflaneq_put(w->lq, seq, jobs, tail->start);
+}
+
+/* cm_pfbatch_encode_elems' work; the slices handed to the lanes' queue
+ * only with LANES (else the records' taker does: cm_pfbatch_put_lanes). */
+static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out, int lanes)
+{
+	size_t i, at = cm_pfbatch_open(w, out);
+	for (i = 0; i < nel; i++)
+		if (encode_one(w, NULL, el[i].s, el[i].n, el[i].off, out) < 0)
+			return -1;
+	cm_pfbatch_close(w, seq, at, out, lanes);
 	return 0;
 }
 

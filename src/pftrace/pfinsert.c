@@ -16,10 +16,12 @@
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfbatch.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,41 +99,105 @@ void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
 
 struct cm_pft_enc {
 	cm_pfev *ev;
-	cm_buf el;
+	size_t at; /* where the batch being encoded begins in its OUT */
+	/* CUPTIMERGE_PFT_MEMBERS_CHECK=1, a testing aid: each element given
+	 * with its value parsed from its text too and compared (check_members);
+	 * the elements so compared, and those parsed alone, said at the end */
+	int check;
+	unsigned long checked, parsed;
 };
 
 cm_pft_enc *cm_pft_enc_new(cm_pft *t)
 {
 	cm_pft_enc *e = cm_xcalloc(1, sizeof *e);
+	const char *env = getenv("CUPTIMERGE_PFT_MEMBERS_CHECK");
 	e->ev = cm_pfev_new(NULL, t->label);
 	e->ev->dropping = &t->dropping;
+	e->check = env && *env && strcmp(env, "0");
 	return e;
 }
 
-int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out)
+/* 1 when the value A, given, is the value B, parsed from the same text:
+ * the same types, keys, text and kids; a number's kept value, where A
+ * keeps one, B's (B may keep one A does not: the encoder reads A's text). */
+static int same_value(const cm_jval *a, const cm_jval *b)
 {
-	struct cm_pfelem *el;
-	size_t i;
+	const cm_jval *x, *y;
+	if (!a || !b)
+		return a == b;
+	if (a->type != b->type || a->klen != b->klen || (a->klen && memcmp(a->key, b->key, a->klen)))
+		return 0;
+	switch (a->type) {
+	case CM_J_NUM:
+		if (a->has_iv && (a->has_iv != b->has_iv || a->iv != b->iv))
+			return 0;
+		/* fall through */
+	case CM_J_STR:
+		return a->len == b->len && !memcmp(a->s, b->s, a->len);
+	case CM_J_OBJ:
+	case CM_J_ARR:
+		if (a->len != b->len)
+			return 0;
+		for (x = a->kids, y = b->kids; x && y; x = x->next, y = y->next)
+			if (!same_value(x, y))
+				return 0;
+		return !x && !y;
+	}
+	return 1;
+}
+
+/* The members of V, given for the element S[0..N), against those its
+ * text parses to (in E's encoder's nodes).  0, or -1 after a report. */
+static int check_members(cm_pft_enc *e, const cm_jval *v, const char *s, size_t n)
+{
+	struct ev a, b;
+	const cm_jval *const *pa = (const cm_jval *const *)&a, *const *pb = (const cm_jval *const *)&b;
+	cm_jval *o;
+	cm_pf_members(v, &a);
+	if (!cm_pf_parse_flat(e->ev, s, n, &b)) {
+		if (!(o = cm_pf_parse(e->ev, s, n)) || o->type != CM_J_OBJ)
+			return REFUSE(e->ev, -1, "CUPTIMERGE_PFT_MEMBERS_CHECK: an element given with its members is not an object: %.*s",
+				      (int)n, s);
+		cm_pf_members(o, &b);
+	}
+	for (size_t i = 0; i < sizeof a / sizeof *pa; i++)
+		if (!same_value(pa[i], pb[i]))
+			return REFUSE(e->ev, -1, "CUPTIMERGE_PFT_MEMBERS_CHECK: member %zu of an element given is not its text's: %.*s", i,
+				      (int)n, s);
+	e->checked++;
+	return 0;
+}
+
+int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out)
+{
 	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
-	e->el.len = 0;
-	cm_buf_grow(&e->el, nmarks * sizeof *el + 1);
-	el = (struct cm_pfelem *)(void *)e->el.p;
-	for (i = 0; i < nmarks; i++) {
-		size_t end = i + 1 < nmarks ? marks[i + 1] : n;
-		el[i].s = text + marks[i] + 1;
-		el[i].n = end - marks[i] - 1;
-		el[i].off = -1;
-	}
-	return cm_pfbatch_encode_only(e->ev, el, nmarks, out);
+	e->at = cm_pfbatch_open(e->ev, out);
+	return 0;
+}
+
+int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out)
+{
+	if (e->check && !v)
+		e->parsed++;
+	else if (e->check && check_members(e, v, s, n) < 0)
+		return -1;
+	return cm_pfbatch_elem(e->ev, v, s, n, -1, out);
+}
+
+int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)
+{
+	cm_pfbatch_close(e->ev, 0, e->at, out, 0);
+	return 0;
 }
 
 void cm_pft_enc_free(cm_pft_enc *e)
 {
 	if (!e)
 		return;
+	if (e->check)
+		fprintf(stderr, "cuptimerge: CUPTIMERGE_PFT_MEMBERS_CHECK: %lu elements' members checked, %lu elements parsed\n",
+			e->checked, e->parsed);
 	cm_pfev_free(e->ev);
-	cm_buf_free(&e->el);
 	free(e);
 }
-

@@ -12,6 +12,7 @@
 #include "base/buf.h"
 
 typedef struct cm_pft cm_pft;
+struct cm_jval; /* json/jval.h's value (cm_pft_enc_elem) */
 
 /* Where the protobuf bytes go: 0, or -1 to stop (the sink reported). */
 typedef int (*cm_pft_sink)(void *ctx, const void *p, size_t n);
@@ -41,7 +42,8 @@ void cm_pft_free(cm_pft *t);
  * between two parts of the text, instead of as text: each batch of
  * elements either as their text (cm_pft_insert_elems: encoded by the
  * transcoder's workers, no walk of the text) or already encoded by the
- * writer's thread (cm_pft_enc_batch, then cm_pft_insert_records).  The
+ * writer's thread (cm_pft_enc_open, _elem, _close, then
+ * cm_pft_insert_records).  The
  * text written before cm_pft_insert_begin must end where an element may
  * follow in traceEvents (after its '[' or after an element), and the text
  * after cm_pft_insert_end go on as if the inserted elements were not
@@ -54,7 +56,7 @@ int cm_pft_insert_begin(cm_pft *t);
 /* A batch: BATCH's elements (made by cm_pft_elems_add; BATCH is left
  * empty). */
 int cm_pft_insert_elems(cm_pft *t, cm_buf *batch);
-/* A batch encoded by cm_pft_enc_batch: its N bytes at P (copied). */
+/* A batch encoded by a cm_pft_enc: its N bytes at P (copied). */
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
 int cm_pft_insert_end(cm_pft *t);
 
@@ -65,12 +67,17 @@ void cm_pft_elems_add(cm_buf *b, const char *s, size_t n);
  * a time), made before the batches it encodes are inserted. */
 typedef struct cm_pft_enc cm_pft_enc;
 cm_pft_enc *cm_pft_enc_new(cm_pft *t);
-/* The elements of TEXT[0..N) (element I from MARKS[I] to MARKS[I + 1], or
- * to N for the last; each one's text begins with a ',' that is skipped)
- * as one batch's records appended to OUT, for cm_pft_insert_records: OUT's
- * length must be a multiple of 8 on entry.  0, or -1 after reporting what
- * cannot be written (the offset of an inserted element is not known: -1). */
-int cm_pft_enc_batch(cm_pft_enc *e, const char *text, size_t n, const size_t *marks, size_t nmarks, cm_buf *out);
+/* A batch's records appended to OUT, for cm_pft_insert_records: open it
+ * (OUT's length a multiple of 8), each element (the object's text
+ * S[0..N), and, when V is not NULL, its value, the tree that
+ * cm_jval_parse_py makes of S: V taken instead of parsing S; a number's
+ * has_iv, when set, as pftrace/pfevent.h's CM_PF_IV_* say), close it, in
+ * the same OUT.  0, or -1 after reporting what cannot be written (the
+ * offset of an inserted element is not known: -1), or -2 without a
+ * report when the run has failed already (a batch's open). */
+int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out);
+int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out);
+int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out);
 void cm_pft_enc_free(cm_pft_enc *e);
 
 /* -v: each transcoder says where its time went when it finishes (a line

@@ -432,7 +432,8 @@ END_TEST
 /* Window records through cm_gpurec_pack and back: every 128-bit value near
  * each power of two (both signs, where the varints change length and where
  * the 64-bit step gives way to the 128-bit one) and random ones; each
- * record cut short anywhere is refused, never read past its end. */
+ * record cut short anywhere is refused, never read past its end.  And
+ * cm_gpurec_skip passes each as the unpack does, with its index. */
 START_TEST(gpurec_roundtrip)
 {
 	cm_int vals[520];
@@ -489,11 +490,20 @@ START_TEST(gpurec_roundtrip)
 		else
 			ck_assert(back.nlen == r.nlen && !memcmp(back.name, r.name, r.nlen));
 		ck_assert(back.xlen == r.xlen && (!r.xlen || !memcmp(back.extra, r.extra, r.xlen)));
+		{
+			uint64_t ix = 0;
+			p = b.p;
+			ck_assert_int_eq(cm_gpurec_skip(&p, end, &ix), 0);
+			ck_assert_msg(p == end && ix == r.index, "value %zu: skipped to %td of %zu", i, p - b.p, b.len);
+		}
 		for (size_t cut = 0; cut < b.len; cut++) {
 			char *copy = malloc(cut ? cut : 1);
+			uint64_t ix;
 			memcpy(copy, b.p, cut);
 			p = copy;
 			ck_assert_int_eq(cm_gpurec_unpack(&p, copy + cut, &back), -1);
+			p = copy;
+			ck_assert_int_eq(cm_gpurec_skip(&p, copy + cut, &ix), -1);
 			free(copy);
 		}
 	}

@@ -1,0 +1,244 @@
+/* gpumembers.h - the members of the events the render writes, recorded as
+ * it writes them: for an encoder that takes an element's value rather
+ * than its text (the .pftrace's, cm_gpu_write_groups), the tree that
+ * cm_jval_parse_py would make of the element's text, made without reading
+ * the text again.
+ *
+ * The render writes each member's text as before and notes here, at the
+ * same place, what it wrote: its key (a literal of the render's, which
+ * outlives the tree), its type, where its text lies in the buffer (the
+ * buffer may move as it grows: offsets, made pointers once the record's
+ * elements are written, gpu_members_fix) and, for an integer or a time,
+ * the value that the .pftrace's parser keeps with a number (has_iv, as
+ * pftrace/pfevent.h's CM_PF_IV_* say; left 0 where that parser would keep
+ * none or where this cannot say it cheaply: the encoder then reads the
+ * text, as it does for a number with none).  A string whose text holds an
+ * escape is not the bytes of its text: that element is marked to be
+ * parsed from its text (bad), as is an event with an annotation, whose
+ * args the render collects and writes elsewhere (gpuargs.c).
+ *
+ * One record's elements at a time (an X event and its flow): fixed
+ * arrays, so that the nodes do not move while they are linked. */
+#ifndef CM_GPUMEMBERS_H
+#define CM_GPUMEMBERS_H
+
+#include "json/jval.h"
+#include "base/buf.h"
+#include "base/pyval.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Nodes of one record's elements (an X event: 9 members and 20 args at
+ * most, 8 more for its grid and block; its flow: 8). */
+#define GPU_MEMBERS_MAX 96
+/* Elements of one record (an X event and its flow). */
+#define GPU_MEMBERS_ELS 2
+/* Containers open at once: the event, its args, an array arg. */
+#define GPU_MEMBERS_DEPTH 3
+/* No text: a node whose s is a literal, or a container. */
+#define GPU_NO_TEXT SIZE_MAX
+
+struct gpu_members {
+	cm_jval v[GPU_MEMBERS_MAX];
+	size_t off[GPU_MEMBERS_MAX]; /* where each node's text begins in the buffer */
+	unsigned n;                 /* nodes so far */
+	unsigned nel;               /* elements so far */
+	unsigned root[GPU_MEMBERS_ELS];
+	unsigned char bad[GPU_MEMBERS_ELS]; /* parse it from its text */
+	unsigned cont[GPU_MEMBERS_DEPTH];   /* the open containers */
+	cm_jval *tail[GPU_MEMBERS_DEPTH];   /* their last kids */
+	int depth;
+	unsigned pid, tid; /* the last row's members, for its flow (gpu_members_row) */
+};
+
+/* Forget the last record's elements. */
+static inline void gpu_members_reset(struct gpu_members *m)
+{
+	m->n = m->nel = 0;
+	m->depth = 0;
+}
+
+/* The current element cannot be given as a tree: its text is parsed. */
+static inline void gpu_members_bad(struct gpu_members *m)
+{
+	if (m->nel && m->nel <= GPU_MEMBERS_ELS)
+		m->bad[m->nel - 1] = 1;
+}
+
+/* A node under the open container, named KEY[0..KLEN) (a literal; NULL in
+ * an array), of TYPE; NULL when the arrays are full (the element is then
+ * parsed from its text). */
+static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
+{
+	cm_jval *v, *parent;
+	int d = m->depth - 1;
+	if (m->n == GPU_MEMBERS_MAX || d < 0) {
+		gpu_members_bad(m);
+		return NULL;
+	}
+	v = &m->v[m->n];
+	m->off[m->n++] = GPU_NO_TEXT;
+	v->type = (unsigned char)type;
+	v->key = key;
+	v->klen = (uint32_t)klen;
+	v->len = 0;
+	v->kids = v->next = NULL;
+	v->s = NULL;
+	v->has_iv = 0; /* (iv: the caller's, where it means something) */
+	parent = &m->v[m->cont[d]];
+	if (m->tail[d])
+		m->tail[d]->next = v;
+	else
+		parent->kids = v;
+	m->tail[d] = v;
+	parent->len++;
+	return v;
+}
+
+/* A new element (its text begins here): its object opened. */
+static inline void gpu_members_element(struct gpu_members *m)
+{
+	cm_jval *v;
+	if (m->nel >= GPU_MEMBERS_ELS || m->n == GPU_MEMBERS_MAX) { /* cannot happen: the render's kinds */
+		m->nel = GPU_MEMBERS_ELS + 1; /* every element of the record parsed */
+		m->depth = 0;                 /* and no node added */
+		return;
+	}
+	m->root[m->nel] = m->n;
+	m->bad[m->nel++] = 0;
+	v = &m->v[m->n];
+	m->off[m->n++] = GPU_NO_TEXT;
+	memset(v, 0, sizeof *v);
+	v->type = CM_J_OBJ; /* (key NULL: the element is no member) */
+	m->cont[0] = m->root[m->nel - 1];
+	m->tail[0] = NULL;
+	m->depth = 1;
+}
+
+/* Open the container KEY of TYPE under the open one. */
+static inline void gpu_members_open(struct gpu_members *m, const char *key, size_t klen, int type)
+{
+	cm_jval *v = gpu_members_add(m, key, klen, type);
+	if (!v || m->depth == GPU_MEMBERS_DEPTH) {
+		gpu_members_bad(m);
+		return;
+	}
+	m->cont[m->depth] = (unsigned)(v - m->v);
+	m->tail[m->depth++] = NULL;
+}
+
+static inline void gpu_members_close(struct gpu_members *m)
+{
+	if (m->depth > 1)
+		m->depth--;
+}
+
+/* A string member whose value is the literal S[0..N) (no escape). */
+static inline void gpu_members_lit(struct gpu_members *m, const char *key, size_t klen, const char *s, size_t n)
+{
+	cm_jval *v = gpu_members_add(m, key, klen, CM_J_STR);
+	if (v) {
+		v->s = s;
+		v->len = (uint32_t)n;
+	}
+}
+
+/* A string member whose JSON text (its quotes too) is B's bytes from AT
+ * to the end: its bytes, or the element parsed when the text has an
+ * escape. */
+static inline void gpu_members_str(struct gpu_members *m, const char *key, size_t klen, const cm_buf *b, size_t at)
+{
+	cm_jval *v;
+	if (memchr(b->p + at + 1, '\\', b->len - at - 2)) {
+		gpu_members_bad(m);
+		return;
+	}
+	if ((v = gpu_members_add(m, key, klen, CM_J_STR)) != NULL) {
+		m->off[v - m->v] = at + 1;
+		v->len = (uint32_t)(b->len - at - 2);
+	}
+}
+
+/* A number member whose text is B's bytes from AT to the end; the node,
+ * its value not kept (NULL: the element is parsed). */
+static inline cm_jval *gpu_members_num(struct gpu_members *m, const char *key, size_t klen, const cm_buf *b, size_t at)
+{
+	cm_jval *v = gpu_members_add(m, key, klen, CM_J_NUM);
+	if (v) {
+		m->off[v - m->v] = at;
+		v->len = (uint32_t)(b->len - at);
+	}
+	return v;
+}
+
+/* An integer member X written by cm_jw_int from AT: its value kept as
+ * the parser keeps an integer literal of 18 digits at most (CM_PF_IV_INT,
+ * pfevent.h: 1). */
+static inline void gpu_members_int(struct gpu_members *m, const char *key, size_t klen, const cm_buf *b, size_t at,
+				   cm_int x)
+{
+	cm_jval *v = gpu_members_num(m, key, klen, b, at);
+	if (v && x > -1000000000000000000 && x < 1000000000000000000) {
+		v->iv = (int64_t)x;
+		v->has_iv = 1;
+	}
+}
+
+/* A time member of NS nanoseconds, written by cm_jw_us_text from AT: below
+ * CM_PY_MILLI_MAX its text is repr(NS / 1000) with 1 to 3 decimals, whose
+ * nanoseconds the parser keeps (CM_PF_IV_NS, pfevent.h: 2); else the text
+ * is read. */
+static inline void gpu_members_time(struct gpu_members *m, const char *key, size_t klen, const cm_buf *b, size_t at,
+				    cm_int ns)
+{
+	cm_jval *v = gpu_members_num(m, key, klen, b, at);
+	if (v && ns >= 0 && ns < CM_PY_MILLI_MAX) {
+		v->iv = (int64_t)ns;
+		v->has_iv = 2;
+	}
+}
+
+/* The pid and tid members of the row just written (gpu_members_int's
+ * nodes PID and TID, noted for the flow that copies the row's text). */
+static inline void gpu_members_row(struct gpu_members *m)
+{
+	m->pid = m->n >= 2 ? m->n - 2 : 0;
+	m->tid = m->n >= 1 ? m->n - 1 : 0;
+}
+
+/* The row noted by gpu_members_row again, its text copied from ROW to AT
+ * in the buffer. */
+static inline void gpu_members_row_copy(struct gpu_members *m, size_t row, size_t at)
+{
+	for (int i = 0; i < 2; i++) {
+		unsigned k = i ? m->tid : m->pid;
+		cm_jval src = m->v[k], *v;
+		size_t off = m->off[k];
+		if (off == GPU_NO_TEXT || !(v = gpu_members_add(m, src.key, src.klen, src.type))) {
+			gpu_members_bad(m);
+			return;
+		}
+		m->off[v - m->v] = off - row + at;
+		v->len = src.len;
+		v->iv = src.iv;
+		v->has_iv = src.has_iv;
+	}
+}
+
+/* The record's elements written in B: the nodes' text made pointers.
+ * Element I's tree is then gpu_members_tree(M, I). */
+static inline void gpu_members_fix(struct gpu_members *m, const cm_buf *b)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->off[i] != GPU_NO_TEXT)
+			m->v[i].s = b->p + m->off[i];
+}
+
+/* Element I's tree after gpu_members_fix, or NULL: to be parsed. */
+static inline const cm_jval *gpu_members_tree(const struct gpu_members *m, unsigned i)
+{
+	return m->nel <= GPU_MEMBERS_ELS && i < m->nel && !m->bad[i] ? &m->v[m->root[i]] : NULL;
+}
+
+#endif
