@@ -271,26 +271,14 @@ void cm_pfbatch_close(cm_pfev *w, uint64_t seq, size_t at, cm_buf *out, int lane
 		cm_pflaneq_put(w->lq, seq, jobs, tail->start);
 }
 
-/* cm_pfbatch_encode_elems' work; the slices handed to the lanes' queue
- * only with LANES (else the records' taker does: cm_pfbatch_put_lanes). */
-static int encode_batch(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out, int lanes)
+int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
 {
 	size_t i, at = cm_pfbatch_open(w, out);
 	for (i = 0; i < nel; i++)
 		if (encode_one(w, NULL, el[i].s, el[i].n, el[i].off, out) < 0)
 			return -1;
-	cm_pfbatch_close(w, seq, at, out, lanes);
+	cm_pfbatch_close(w, seq, at, out, 1);
 	return 0;
-}
-
-int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
-{
-	return encode_batch(w, seq, el, nel, out, 1);
-}
-
-int cm_pfbatch_encode_only(cm_pfev *w, const struct cm_pfelem *el, size_t nel, cm_buf *out)
-{
-	return encode_batch(w, 0, el, nel, out, 0);
 }
 
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec)

@@ -85,11 +85,10 @@ struct pfworker {
 /* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
  * header) encoded as cm_pfbatch_encode does. */
 int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_buf *out);
-/* pfbatch.c: cm_pfbatch_encode_elems' records without a number, their
- * slices not handed to the lanes' queue (for a batch encoded before its
- * place is known); then, once it is, REC's (the records, alone in REC)
- * numbered SEQ and their slices handed to Q. */
-int cm_pfbatch_encode_only(cm_pfev *w, const struct cm_pfelem *el, size_t nel, cm_buf *out);
+/* pfbatch.c: the records REC of a batch encoded before its place was
+ * known (cm_pft_enc_close's, alone in REC, without a number and their
+ * slices not yet handed to the lanes' queue) numbered SEQ, and their
+ * slices handed to Q. */
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
 
 /* A condition variable for the workers waiting on the walk of the chunk
@@ -151,7 +150,7 @@ struct cm_pft {
 /* A block of the pool begins with its batch's number, the top bits
  * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
  * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
- * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_batch's),
+ * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_open/_elem/_close's),
  * BLK_RECS. */
 #define BLK_RECS ((uint64_t)1 << 63)
 #define BLK_ELEMS ((uint64_t)1 << 62)
