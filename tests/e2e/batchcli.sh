@@ -316,4 +316,26 @@ run -m "$tmp/xo/clip2.tsv" --clip
 cmp -s "$tmp/xo/clip1/r0.json.gz" "$tmp/xo/clip2/r0.json.gz" && cmp -s "$tmp/xo/clip1/m0.json.gz" "$tmp/xo/clip2/m0.json.gz" ||
 	fail "-- --clip does not write what --clip writes"
 
+# A --cuptimerge that exits 0 and writes nothing (/bin/true) had every rank
+# reported merged, and no file made (cli11): a merge that exits 0 must have
+# made its output, a new file, not empty; else its rank fails, status 3 in
+# the joblog, with why
+tcase "--cuptimerge=/bin/true: every rank fails, no output made, and the joblog says why"
+rm -rf "$tmp/xo/true"
+rc=0
+"$BATCH" --no-progress --cuptimerge=/bin/true -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "0 merged, 0 skipped, 2 failed" "$tmp/err" || fail "the summary: $(cat "$tmp/err")"
+n=$(grep -c "	3	[0-9.]*	[0-9]*	the merge exited 0, but made no output: $tmp/xo/true/.*\.merged\.json\.gz: No such file or directory\$" \
+	"$tmp/xo/true/cuptimerge-batch.tsv" || true)
+[ "$n" = 2 ] || fail "joblog: $(cat "$tmp/xo/true/cuptimerge-batch.tsv")"
+tcase "--force --cuptimerge=/bin/true over merged outputs: every rank fails, the files were not written"
+run -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows"
+[ $rc -eq 0 ] || fail "the real merge: exit $rc: $(cat "$tmp/err")"
+rc=0
+"$BATCH" --no-progress --force --cuptimerge=/bin/true -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc: $(cat "$tmp/err")"
+n=$(grep -c "	3	[0-9.]*	[0-9]*	the merge exited 0, but made no output: .*: the file is as it was, not written\$" "$tmp/xo/true/cuptimerge-batch.tsv" || true)
+[ "$n" = 2 ] || fail "joblog: $(cat "$tmp/xo/true/cuptimerge-batch.tsv")"
+
 finish
