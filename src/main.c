@@ -108,12 +108,6 @@ static void usage(FILE *f)
  * no count. */
 static long parse_count(const char *s, long max) { return cm_optnum_count(s, max); }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT,
        OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT, OPT_SYNC };
 
@@ -206,19 +200,6 @@ static int split_dir_check(const char *p)
 	return err ? -1 : 0;
 }
 
-/* The format the -o name OUT says, as cuptimerge-batch reads its outputs'
- * names (batch_main.c): "perfetto" for .pftrace and .pftrace.gz, "json"
- * for .json and .json.gz, else NULL (a name that says nothing, /dev/null
- * or a FIFO: --format decides, JSON by default). */
-static const char *named_format(const char *out)
-{
-	if (ends_with(out, ".pftrace") || ends_with(out, ".pftrace.gz"))
-		return "perfetto";
-	if (ends_with(out, ".json") || ends_with(out, ".json.gz"))
-		return "json";
-	return NULL;
-}
-
 /* A usage error (reported, status 2) when --format (FORMAT, typed TYPED;
  * -1: none given) or -z (typed GZIP; NULL: none given) contradicts the
  * name OUT (NULL or "-": standard output, which has no name to say
@@ -234,12 +215,12 @@ static int format_check(const char *out, int format, const char *typed, const ch
 	const char *says;
 	if (!out || !strcmp(out, "-"))
 		return 0;
-	if (gzip && (ends_with(out, ".json") || ends_with(out, ".pftrace"))) {
+	if (gzip && (cm_name_ends_with(out, ".json") || cm_name_ends_with(out, ".pftrace"))) {
 		snprintf(msg, sizeof msg, "%s: the output %.*s is not named .gz, and would hold gzip (the name gives "
 			 "the format: leave %s out, or name it %.*s.gz)", gzip, PATH_MAX, out, gzip, PATH_MAX, out);
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
-	if (format < 0 || !(says = named_format(out)) || !strcmp(says, format == CM_FORMAT_PERFETTO ? "perfetto" : "json"))
+	if (format < 0 || !(says = cm_named_format(out)) || !strcmp(says, format == CM_FORMAT_PERFETTO ? "perfetto" : "json"))
 		return 0;
 	snprintf(msg, sizeof msg, "%s: the output %.*s is named for %s, and would hold %s (the name gives the "
 		 "format: leave --format out, or rename the output)", typed, PATH_MAX, out,
@@ -552,11 +533,11 @@ int main(int argc, char **argv)
 	 * that can be known before the input is read */
 	if (opt.split_n && split_dir_check(opt.out_path) < 0)
 		return cm_diag_status();
-	if (!gzip_flag && opt.out_path && ends_with(opt.out_path, ".gz"))
+	if (!gzip_flag && opt.out_path && cm_name_ends_with(opt.out_path, ".gz"))
 		opt.gzip_level = DEFAULT_GZIP_LEVEL;
 	/* the file name says the format unless --format does */
 	if (format < 0)
-		format = opt.out_path && (ends_with(opt.out_path, ".pftrace") || ends_with(opt.out_path, ".pftrace.gz"))
+		format = opt.out_path && cm_named_format(opt.out_path) && !strcmp(cm_named_format(opt.out_path), "perfetto")
 				 ? CM_FORMAT_PERFETTO
 				 : CM_FORMAT_JSON;
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;

@@ -50,3 +50,20 @@ const char *cm_optname(int c, char *const argv[], const struct option *longopts,
 		snprintf(buf, bufsz, "%s", prev ? prev : "?");
 	return c == ':' ? "option needs an argument" : "unrecognized option";
 }
+
+/* optname.h */
+int cm_name_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* optname.h */
+const char *cm_named_format(const char *out)
+{
+	if (cm_name_ends_with(out, ".pftrace") || cm_name_ends_with(out, ".pftrace.gz"))
+		return "perfetto";
+	if (cm_name_ends_with(out, ".json") || cm_name_ends_with(out, ".json.gz"))
+		return "json";
+	return NULL;
+}

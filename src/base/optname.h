@@ -16,4 +16,15 @@
  * "option takes no argument" or "option needs an argument". */
 const char *cm_optname(int c, char *const argv[], const struct option *longopts, char *buf, size_t bufsz);
 
+/* 1 when the name S ends in SUFFIX, else 0. */
+int cm_name_ends_with(const char *s, const char *suffix);
+
+/* The format an output's name OUT says, as cuptimerge reads -o and
+ * cuptimerge-batch its ranks' outputs (one rule, so that the batch's checks
+ * of -- --format and -z agree with the merges it runs): "perfetto" for
+ * .pftrace and .pftrace.gz, "json" for .json and .json.gz, else NULL (a name
+ * that says nothing, /dev/null or a FIFO: --format decides, JSON by
+ * default). */
+const char *cm_named_format(const char *out);
+
 #endif

@@ -19,6 +19,7 @@
 #include "batch/batchargs.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/optname.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -239,25 +240,6 @@ int cm_bargs_check(char *const *extra, int n, const char *clip, const char *cut,
 	return rc;
 }
 
-/* 1 when S ends in SUFFIX, else 0. */
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The format the name of output OUT gives its merge: "perfetto" for
- * .pftrace and .pftrace.gz, "json" for .json and .json.gz, else NULL
- * (cuptimerge writes JSON, or what --format says). */
-static const char *named_format(const char *out)
-{
-	if (ends_with(out, ".pftrace") || ends_with(out, ".pftrace.gz"))
-		return "perfetto";
-	if (ends_with(out, ".json") || ends_with(out, ".json.gz"))
-		return "json";
-	return NULL;
-}
-
 int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n)
 {
 	char msg[PATH_MAX + 400];
@@ -267,8 +249,8 @@ int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n)
 	const mword *f = find(w, k, 'f', 1), *z = find(w, k, 'z', 0);
 	const char *format = f ? f->val : NULL;
 	for (size_t i = 0; i < p->n && !rc; i++) {
-		const char *out = p->r[i].output, *says = out ? named_format(out) : NULL;
-		if (z && out && !ends_with(out, ".gz")) {
+		const char *out = p->r[i].output, *says = out ? cm_named_format(out) : NULL;
+		if (z && out && !cm_name_ends_with(out, ".gz")) {
 			snprintf(msg, sizeof msg, "%s: the output %.*s is not named .gz, and would hold "
 				 "gzip (the name of an output gives its format: leave -z out, or name it .gz)", z->typed,
 				 PATH_MAX, out);

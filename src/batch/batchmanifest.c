@@ -103,6 +103,44 @@ static void outputs_not_inputs(cm_bplan *p)
 	free(in);
 }
 
+/* The longest manifest line read: four paths and a key, with room to spare. */
+#define MANIFEST_LINE_MAX 65536
+
+/* The next line of the manifest F into *LINE (*CAP bytes, grown), with its
+ * line break, NUL-terminated: its length, or -1 at the end or on a read
+ * error (ferror).  A line with a NUL byte, or longer than
+ * MANIFEST_LINE_MAX, is reported (PATH, LINENO: a usage error, as a
+ * malformed manifest is) and gives -2.  Why not getline(3): a manifest
+ * that is no text (-m /dev/zero) was one line growing until memory ran
+ * out, and a file of NUL bytes was a header line and no ranks, status 0. */
+static ssize_t manifest_line(FILE *f, char **line, size_t *cap, const char *path, long lineno)
+{
+	size_t n = 0;
+	int c;
+	while ((c = getc(f)) != EOF) {
+		if (c == 0) {
+			cm_error(CM_EXIT_USAGE, path, -1, "line %ld: a NUL byte: not a manifest (a text file)", lineno);
+			return -2;
+		}
+		if (n + 2 > *cap) {
+			if (n >= MANIFEST_LINE_MAX) {
+				cm_error(CM_EXIT_USAGE, path, -1, "line %ld: longer than %d bytes: not a manifest",
+					 lineno, MANIFEST_LINE_MAX);
+				return -2;
+			}
+			*cap = *cap ? 2 * *cap : 256;
+			*line = cm_xrealloc(*line, *cap);
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (!n)
+		return -1;
+	(*line)[n] = 0;
+	return (ssize_t)n;
+}
+
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 {
 	int std = !strcmp(path, "-"); /* issue 28 P13: "-" is standard input */
@@ -116,7 +154,7 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		return cm_fail(CM_EXIT_IO, path, -1, "cannot open: %s", strerror(errno));
 	if (std)
 		path = "<stdin>"; /* for messages */
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	while ((len = manifest_line(f, &line, &cap, path, lineno + 1)) >= 0) {
 		char *fld[5];
 		int n;
 		cm_brank *r;
@@ -184,6 +222,10 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 		}
 	}
 	free(line);
+	if (len == -2) {
+		fclose(f);
+		return -1;
+	}
 	if (ferror(f)) {
 		fclose(f);
 		return cm_fail(CM_EXIT_IO, path, -1, "cannot read: %s", strerror(errno));

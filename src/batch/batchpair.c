@@ -14,6 +14,7 @@
 #include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
+#include "base/optname.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static char *key_of(const char *path)
 	const char *base = strrchr(path, '/');
 	char *k = cm_xstrdup(base ? base + 1 : path);
 	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
-		if (cm_bplan_ends_with(k, suffixes[i]) && strlen(k) > strlen(suffixes[i])) {
+		if (cm_name_ends_with(k, suffixes[i]) && strlen(k) > strlen(suffixes[i])) {
 			k[strlen(k) - strlen(suffixes[i])] = 0;
 			break;
 		}

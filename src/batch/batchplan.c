@@ -7,6 +7,7 @@
 #include "batch/batchplan_int.h"
 #include "batch/batchscan.h"
 #include "base/diag.h"
+#include "base/optname.h"
 #include "base/exitcode.h"
 
 #include <dirent.h>
@@ -18,13 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* batchplan_int.h */
-int cm_bplan_ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
 
 /* batchplan_int.h */
 char *cm_bplan_asprintf(const char *fmt, ...)
@@ -115,8 +109,8 @@ int cm_bplan_dir(cm_bplan *p, const char *dir, const char *outdir)
 		struct stat st;
 		cm_bfacts facts;
 		char *path;
-		if (name[0] == '.' || !(cm_bplan_ends_with(name, ".json") || cm_bplan_ends_with(name, ".json.gz")) ||
-		    cm_bplan_ends_with(name, OUT_SUFFIX) || cm_bplan_ends_with(name, ".merged.json")) {
+		if (name[0] == '.' || !(cm_name_ends_with(name, ".json") || cm_name_ends_with(name, ".json.gz")) ||
+		    cm_name_ends_with(name, OUT_SUFFIX) || cm_name_ends_with(name, ".merged.json")) {
 			free(ents[i]);
 			continue;
 		}

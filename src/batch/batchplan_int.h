@@ -19,9 +19,6 @@ struct cm_bfound {
 	int used; /* a window paired with a trace (or a map's process, with one) */
 };
 
-/* Whether S ends with SUFFIX. */
-int cm_bplan_ends_with(const char *s, const char *suffix);
-
 /* A malloc'd string, as sprintf formats it. */
 char *cm_bplan_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

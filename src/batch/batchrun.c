@@ -31,6 +31,8 @@ struct slot {
 	size_t rank;
 	int errfd; /* the merge's stderr: an unlinked temporary file */
 	double t0;
+	int had;         /* the rank's output existed when the merge started: */
+	struct stat pre; /* as it was then (made_output) */
 };
 
 /* --sync (cm_brun_set_sync): the directories made, the joblog's lines. */
@@ -247,17 +249,50 @@ static char *batch_hint(char *msg)
 	return out;
 }
 
+/* Why the merge of slot SL, which exited 0, did not make its rank's output
+ * R->output (a malloc'd line), or NULL when it did: the file is there, and
+ * a regular file is not empty and not the one that was there before (a
+ * merge renames a new file onto it).  A device or a FIFO is written
+ * through: nothing to see.  Why: a --cuptimerge that is no cuptimerge
+ * (/bin/true) had every rank reported merged, and no file made. */
+static char *made_output(const struct slot *sl, const cm_brank *r)
+{
+	struct stat st;
+	const char *why = NULL;
+	char *line;
+	if (stat(r->output, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		return NULL;
+	else if (st.st_size == 0)
+		why = "an empty file";
+	if (sl->had && st.st_dev == sl->pre.st_dev && st.st_ino == sl->pre.st_ino &&
+	    st.st_size == sl->pre.st_size && st.st_mtim.tv_sec == sl->pre.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == sl->pre.st_mtim.tv_nsec && st.st_ctim.tv_sec == sl->pre.st_ctim.tv_sec &&
+	    st.st_ctim.tv_nsec == sl->pre.st_ctim.tv_nsec)
+		why = "the file is as it was, not written";
+	if (!why)
+		return NULL;
+	line = cm_xmalloc(strlen(r->output) + strlen(why) + 64);
+	sprintf(line, "the merge exited 0, but made no output: %s: %s", r->output, why);
+	return line;
+}
+
 /* Record the end of the merge in slot K (wait status ST, usage RU) in its
  * rank, and its joblog line in LOG.  STOPSIG: the signal the batch passed
  * on to it, or 0.  0, or -1 when the line cannot be written. */
 static int finish_slot(cm_bplan *p, struct slot *sl, int st, const struct rusage *ru, int stopsig, FILE *log)
 {
 	cm_brank *r = &p->r[sl->rank];
+	char *why;
 	r->ran = 1;
 	r->seconds = cm_now_s() - sl->t0;
 	r->rss_kb = ru->ru_maxrss; /* kilobytes on Linux */
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	if (stopsig && WIFSIGNALED(st)) {
+	if (r->status == 0 && (why = made_output(sl, r))) {
+		r->status = CM_EXIT_IO; /* what it says: the file was not written */
+		r->msg = why;
+	} else if (stopsig && WIFSIGNALED(st)) {
 		r->interrupted = 1;
 		r->msg = cm_xmalloc(64);
 		snprintf(r->msg, 64, "interrupted: cuptimerge-batch got %s", cm_bsig_name(stopsig));
@@ -340,6 +375,7 @@ int cm_brun(cm_bplan *p, const char *cuptimerge, char *const *extra, int nextra,
 			fclose(tmp);
 			slots[k].t0 = cm_now_s();
 			slots[k].rank = next;
+			slots[k].had = stat(r->output, &slots[k].pre) == 0;
 			if ((slots[k].pid = spawn(cuptimerge, extra, nextra, merge_args, all_args, r, threads, slots[k].errfd,
 						  &oldmask)) < 0) {
 				cm_error(CM_EXIT_IO, NULL, -1, "cannot fork: %s", strerror(errno));

@@ -164,7 +164,7 @@ int cm_input_rewind(cm_input *in)
 	in->raw_done = 0;
 	in->raw_pos = in->raw_len = 0;
 	in->sniffed = 0;
-	in->bom_seen = in->bom_done = 0;
+	in->bom_seen = in->bom_done = in->start_done = 0;
 	in->next_off = in->chunk_off = 0;
 	in->ra_raw_done = 0;
 	in->ra_ended = 0;

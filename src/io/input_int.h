@@ -52,6 +52,7 @@ struct cm_input {
 
 	int bom_seen;       /* bytes of a leading UTF-8 byte order mark met this pass (0-3) */
 	int bom_done;       /* the text's start has been looked at for one */
+	int start_done;     /* the text's first byte past white space was checked (inputdecode.c) */
 	uint64_t next_off;  /* text offset of the next byte to hand out */
 	uint64_t chunk_off; /* text offset of the chunk last handed out */
 	/* plain mode: raw[pos..len) not yet handed out */

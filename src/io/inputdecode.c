@@ -180,14 +180,13 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 	return 1;
 }
 
-/* The next chunk, as cm_input_next hands it out (without the offsets), the
- * data at the start of in->text (gzip) or in->raw (plain text).  A UTF-8
+/* The next chunk of text, a UTF-8
  * byte order mark (EF BB BF) at the start of the text is skipped, its bytes
  * counted in the offsets (issue 27 F27): RFC 8259 lets a parser ignore
  * one, Python's json.loads of bytes does (the reference reads the window
  * so), and nothing else can start a JSON text with EF.  Only the
  * first chunk or chunks (tiny reads) can hold it. */
-int inputdecode_fill(cm_input *in, const char **data, size_t *len)
+static int fill_bom(cm_input *in, const char **data, size_t *len)
 {
 	static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
 	for (;;) {
@@ -222,4 +221,43 @@ int inputdecode_fill(cm_input *in, const char **data, size_t *len)
 			return 1;
 		}
 	}
+}
+
+/* Whether the text's first byte that is not white space, in the chunk S[0..N)
+ * at text offset in->next_off, is one a document can start with: '{' (every
+ * input cuptimerge(1) reads is an object) or '[' (left to the parser, which
+ * names what is wrong with it).  0 when it is, or the chunk is all white
+ * space (the next chunk is looked at); -1 after reporting.  Why here, before
+ * the parser: a pipe is spooled to $TMPDIR as it is read, and a refusal by
+ * the parser is followed by the careful reader, which rewinds, and the rewind
+ * spools the rest of the pipe first (cat /dev/zero put 3 GB in /tmp in 3 s,
+ * and never ended); the thread map's reader kept a token without punctuation
+ * in memory whole.  So text that cannot be JSON stops at its first byte. */
+static int check_start(cm_input *in, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		in->start_done = 1;
+		if (c == '{' || c == '[')
+			return 0;
+		if (c > 0x20 && c < 0x7f)
+			return cm_fail(CM_EXIT_DATA, in->name, (int64_t)(in->next_off + i),
+				       "invalid JSON: the text starts with '%c' (0x%02x), where '{' must be", c, c);
+		return cm_fail(CM_EXIT_DATA, in->name, (int64_t)(in->next_off + i),
+			       "invalid JSON: the text starts with byte 0x%02x, where '{' must be", c);
+	}
+	return 0;
+}
+
+/* The next chunk, as cm_input_next hands it out (without the offsets), the
+ * data at the start of in->text (gzip) or in->raw (plain text): fill_bom's,
+ * the text's start checked (check_start). */
+int inputdecode_fill(cm_input *in, const char **data, size_t *len)
+{
+	int rc = fill_bom(in, data, len);
+	if (rc == 1 && !in->start_done && check_start(in, *data, *len) < 0)
+		return -1;
+	return rc;
 }

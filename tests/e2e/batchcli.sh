@@ -316,4 +316,47 @@ run -m "$tmp/xo/clip2.tsv" --clip
 cmp -s "$tmp/xo/clip1/r0.json.gz" "$tmp/xo/clip2/r0.json.gz" && cmp -s "$tmp/xo/clip1/m0.json.gz" "$tmp/xo/clip2/m0.json.gz" ||
 	fail "-- --clip does not write what --clip writes"
 
+# A --cuptimerge that exits 0 and writes nothing (/bin/true) had every rank
+# reported merged, and no file made (cli11): a merge that exits 0 must have
+# made its output, a new file, not empty; else its rank fails, status 3 in
+# the joblog, with why
+tcase "--cuptimerge=/bin/true: every rank fails, no output made, and the joblog says why"
+rm -rf "$tmp/xo/true"
+rc=0
+"$BATCH" --no-progress --cuptimerge=/bin/true -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "0 merged, 0 skipped, 2 failed" "$tmp/err" || fail "the summary: $(cat "$tmp/err")"
+n=$(grep -c "	3	[0-9.]*	[0-9]*	the merge exited 0, but made no output: $tmp/xo/true/.*\.merged\.json\.gz: No such file or directory\$" \
+	"$tmp/xo/true/cuptimerge-batch.tsv" || true)
+[ "$n" = 2 ] || fail "joblog: $(cat "$tmp/xo/true/cuptimerge-batch.tsv")"
+tcase "--force --cuptimerge=/bin/true over merged outputs: every rank fails, the files were not written"
+run -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows"
+[ $rc -eq 0 ] || fail "the real merge: exit $rc: $(cat "$tmp/err")"
+rc=0
+"$BATCH" --no-progress --force --cuptimerge=/bin/true -O "$tmp/xo/true" "$tmp/xo/traces" "$tmp/xo/windows" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] || fail "exit $rc: $(cat "$tmp/err")"
+n=$(grep -c "	3	[0-9.]*	[0-9]*	the merge exited 0, but made no output: .*: the file is as it was, not written\$" "$tmp/xo/true/cuptimerge-batch.tsv" || true)
+[ "$n" = 2 ] || fail "joblog: $(cat "$tmp/xo/true/cuptimerge-batch.tsv")"
+
+# A manifest that is no text: -m /dev/zero read one line until memory ran
+# out, and a file of NUL bytes was a header line and no ranks, status 0
+# (cli11).  A NUL byte, or a line past 64 KiB, is a malformed manifest now:
+# status 2, one line, nothing run, no joblog.
+tcase "a manifest of NUL bytes on a pipe: status 2 at its first line, nothing run"
+rm -rf "$tmp/nul"
+mkdir "$tmp/nul"
+expect_exit 2 "^cuptimerge-batch: <stdin>: line 1: a NUL byte: not a manifest \\(a text file\\)\$" \
+	sh -c 'head -c 50000000 /dev/zero | "$1" --no-progress -O "$2/merged" -m -' sh "$BATCH" "$tmp/nul"
+[ ! -e "$tmp/nul/merged" ] || fail "made $(ls -R "$tmp/nul/merged")"
+tcase "a NUL byte in a manifest's rank line: status 2, the line named"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\0\t%s\n' "$(trace "$tmp/xo" 0)" "$tmp/xo/windows/w0.json" \
+	"$tmp/nul/r0.json" >"$tmp/nul/m.tsv"
+expect_exit 2 "^cuptimerge-batch: $tmp/nul/m.tsv: line 2: a NUL byte: not a manifest" \
+	"$BATCH" --no-progress -m "$tmp/nul/m.tsv"
+[ ! -e "$tmp/nul/r0.json" ] && [ ! -e "$tmp/nul/merged" ] || fail "ran anyway"
+tcase "a manifest line past 64 KiB: status 2, the line named"
+expect_exit 2 "^cuptimerge-batch: <stdin>: line 1: longer than 65536 bytes: not a manifest\$" \
+	sh -c 'head -c 50000000 /dev/zero | tr "\0" a | "$1" --no-progress -O "$2/merged" -m -' sh "$BATCH" "$tmp/nul"
+[ ! -e "$tmp/nul/merged" ] || fail "made $(ls -R "$tmp/nul/merged")"
+
 finish

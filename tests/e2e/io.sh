@@ -309,6 +309,37 @@ else
 	[ "$(cat "$tmp/np/out.json")" = OLD ] || fail "the old file changed"
 fi
 
+# An input that cannot be JSON is refused at its first byte: a pipe was read
+# whole into $TMPDIR first (cat /dev/zero | cuptimerge: 3 GB in 3 s, never
+# ending), a thread map's whole into memory.  The 100 MB of zeros go through
+# a pipe under a file size limit of 10 MB, which a spool would pass (the
+# shell's limit is in 512-byte blocks); the refusal names the byte.
+mkdir "$tmp/spool"
+for bs in 1 7 default; do
+	rs=; [ $bs = default ] || rs="--buffer-size $bs"
+	tcase "a pipe of zeros as the window is refused at its first byte (read size $bs)"
+	expect_exit 1 "^cuptimerge: <stdin>:0: invalid JSON: the text starts with byte 0x00, where '[{]' must be\$" \
+		sh -c 'zeros() { head -c 100000000 /dev/zero; }; ulimit -f 20000; zeros | TMPDIR="$1" "$2" $3 -w - "$4"' sh \
+		"$tmp/spool" "$CUPTIMERGE" "$rs" "$C"
+	tcase "a pipe of zeros as the CPU trace is refused at its first byte (read size $bs)"
+	expect_exit 1 "^cuptimerge: <stdin>:0: invalid JSON: the text starts with byte 0x00" \
+		sh -c 'zeros() { head -c 100000000 /dev/zero; }; ulimit -f 20000; zeros | TMPDIR="$1" "$2" $3 -w "$4"' sh \
+		"$tmp/spool" "$CUPTIMERGE" "$rs" "$W"
+	tcase "a pipe of zeros as the thread map is refused at its first byte (read size $bs)"
+	expect_exit 1 "^cuptimerge: /dev/stdin:0: invalid JSON: the text starts with byte 0x00" \
+		sh -c 'zeros() { head -c 100000000 /dev/zero; }; zeros | "$1" $2 -t /dev/stdin "$3" >/dev/null' sh \
+		"$CUPTIMERGE" "$rs" "$C"
+	[ -z "$(ls -A "$tmp/spool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/spool")"
+	tcase "text is checked from its first byte past white space and a byte order mark (read size $bs)"
+	printf '\357\273\277 \r\n\tx{}' >"$tmp/x.json"
+	expect_exit 1 "^cuptimerge: $tmp/x.json:7: invalid JSON: the text starts with 'x' \\(0x78\\)" \
+		$CUPTIMERGE $rs -w "$W" "$tmp/x.json"
+	tcase "the text of a gzip stream is checked (read size $bs)"
+	head -c 1000000 /dev/zero | gzip -1 >"$tmp/zeros.gz"
+	expect_exit 1 "^cuptimerge: $tmp/zeros.gz:0: invalid JSON: the text starts with byte 0x00" \
+		$CUPTIMERGE $rs -w "$tmp/zeros.gz" "$C"
+done
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"

@@ -19,7 +19,8 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
-/* A text of N bytes that no two offsets repeat for long. */
+/* A text of N bytes that no two offsets repeat for long, starting with '{'
+ * as the input takes a text (inputdecode.c refuses any other first byte). */
 static char *make_text(size_t n)
 {
 	char *t = malloc(n + 1);
@@ -28,6 +29,8 @@ static char *make_text(size_t n)
 		x = x * 1103515245u + 12345u;
 		t[i] = (char)(' ' + (x >> 16) % 90);
 	}
+	if (n)
+		t[0] = '{';
 	t[n] = 0;
 	return t;
 }
@@ -330,6 +333,40 @@ START_TEST(byte_order_mark_skipped)
 }
 END_TEST
 
+/* A text whose first byte past white space and a byte order mark is not
+ * '{' or '[' is refused at that byte, at its offset, before a chunk that
+ * holds it is handed out (chunks of white space go first at small chunk
+ * sizes), with read-ahead or without, plain or gzip (a pipe of zeros
+ * was read whole first).  Loop index: the chunk size, then plain/gzip. */
+START_TEST(refused_at_first_byte)
+{
+	static const char text[] = "\xef\xbb\xbf \r\n\t\x01{}";
+	size_t bs = sizes[_i / 2], zlen, n;
+	unsigned char *z = gzip_of(text, sizeof text - 1, 1, &zlen);
+	const char *path = _i % 2 ? check_tmpfile_bytes(z, zlen) : check_tmpfile_bytes(text, sizeof text - 1), *d;
+	cm_diag_slot slot = {0, NULL};
+	cm_input *in;
+	cm_diag_defer(&slot);
+	for (int ra = 0; ra < 2; ra++) {
+		in = cm_input_open_rewindable(path, bs);
+		cm_input_readahead(in, ra);
+		size_t before = 0;
+		int rc;
+		while ((rc = cm_input_next(in, &d, &n)) == 1) /* white space only */
+			for (size_t k = 0; k < n; k++, before++)
+				ck_assert(strchr(" \r\n\t", d[k]) && d[k]);
+		ck_assert_int_eq(rc, -1);
+		ck_assert_uint_le(before, 4);
+		ck_assert_int_eq(slot.status, CM_EXIT_DATA);
+		ck_assert_ptr_nonnull(strstr(slot.line, ":7: invalid JSON: the text starts with byte 0x01, where '{' must be"));
+		cm_diag_drop(&slot);
+		cm_input_close(in);
+	}
+	unlink(path);
+	free(z);
+}
+END_TEST
+
 static Suite *input_suite(void)
 {
 	Suite *s = suite_create("input");
@@ -343,6 +380,7 @@ static Suite *input_suite(void)
 	/* the last size holds the whole file in one chunk: the cut is met
 	 * before anything is handed out */
 	tcase_add_loop_test(tc, truncated_gzip, 0, nsizes - 2);
+	tcase_add_loop_test(tc, refused_at_first_byte, 0, nsizes * 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
