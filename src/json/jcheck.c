@@ -15,12 +15,22 @@
 
 /* Byte classes.  Plain bytes are skipped in a tight loop; whitespace,
  * commas and colons are plain inside a string. */
-enum { K_PLAIN = 0, K_WS, K_PUNCT, K_QUOTE, K_BSLASH, K_OPEN, K_CLOSE, K_HIGH, K_FF, K_VT };
+enum { K_PLAIN = 0, K_WS, K_PUNCT, K_QUOTE, K_BSLASH, K_OPEN, K_CLOSE, K_HIGH, K_FF, K_VT, K_CTRL };
 
 static const unsigned char cls[256] = {
 	[' '] = K_WS, ['\t'] = K_WS, ['\n'] = K_WS, ['\r'] = K_WS, [','] = K_PUNCT, [':'] = K_PUNCT,
 	['"'] = K_QUOTE, ['\\'] = K_BSLASH, ['{'] = K_OPEN, ['['] = K_OPEN, ['}'] = K_CLOSE,
 	[']'] = K_CLOSE, ['\f'] = K_FF, ['\v'] = K_VT,
+	/* the other C0 bytes: no token outside a string holds one, and yajl,
+	 * which refuses it, would first be handed all the bytes up to the
+	 * token's end (saxread.c), a pipe of NULs for ever; in a string they
+	 * are yajl's to judge, as before */
+	[0x00] = K_CTRL, [0x01] = K_CTRL, [0x02] = K_CTRL, [0x03] = K_CTRL, [0x04] = K_CTRL,
+	[0x05] = K_CTRL, [0x06] = K_CTRL, [0x07] = K_CTRL, [0x08] = K_CTRL, [0x0e] = K_CTRL,
+	[0x0f] = K_CTRL, [0x10] = K_CTRL, [0x11] = K_CTRL, [0x12] = K_CTRL, [0x13] = K_CTRL,
+	[0x14] = K_CTRL, [0x15] = K_CTRL, [0x16] = K_CTRL, [0x17] = K_CTRL, [0x18] = K_CTRL,
+	[0x19] = K_CTRL, [0x1a] = K_CTRL, [0x1b] = K_CTRL, [0x1c] = K_CTRL, [0x1d] = K_CTRL,
+	[0x1e] = K_CTRL, [0x1f] = K_CTRL,
 #define H16(b) [b] = K_HIGH, [b + 1] = K_HIGH, [b + 2] = K_HIGH, [b + 3] = K_HIGH, \
 	[b + 4] = K_HIGH, [b + 5] = K_HIGH, [b + 6] = K_HIGH, [b + 7] = K_HIGH, [b + 8] = K_HIGH, \
 	[b + 9] = K_HIGH, [b + 10] = K_HIGH, [b + 11] = K_HIGH, [b + 12] = K_HIGH, \
@@ -158,6 +168,12 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 		case K_VT:
 			c->err = "vertical tab (\\v) is not JSON whitespace";
 			return i;
+		case K_CTRL:
+			if (!c->in_str) {
+				c->err = "a control byte outside a string";
+				return i;
+			}
+			break;
 		}
 		i++;
 	}

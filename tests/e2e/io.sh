@@ -329,6 +329,14 @@ for bs in 1 7 default; do
 	expect_exit 1 "^cuptimerge: /dev/stdin:0: invalid JSON: the text starts with byte 0x00" \
 		sh -c 'zeros() { head -c 100000000 /dev/zero; }; zeros | "$1" $2 -t /dev/stdin "$3" >/dev/null' sh \
 		"$CUPTIMERGE" "$rs" "$C"
+	# the same past a good first byte: a control byte outside a string
+	# belongs to no token, and yajl was handed none until the token's end
+	# (the thread map held it all; a piped trace or window still goes to
+	# the spool whole before it is read, the careful reader's rewind)
+	tcase "zeros after '{\"a\":' in a piped thread map are refused at the first (read size $bs)"
+	expect_exit 1 "^cuptimerge: /dev/stdin:5: invalid JSON: a control byte outside a string\$" \
+		sh -c 'zeros() { printf "{\"a\":"; head -c 100000000 /dev/zero; }; zeros | "$1" $2 -t /dev/stdin "$3" >/dev/null' sh \
+		"$CUPTIMERGE" "$rs" "$C"
 	[ -z "$(ls -A "$tmp/spool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/spool")"
 	tcase "text is checked from its first byte past white space and a byte order mark (read size $bs)"
 	printf '\357\273\277 \r\n\tx{}' >"$tmp/x.json"

@@ -240,6 +240,10 @@ static const struct {
 	{"[\"\200\"]", 2},                         /* a stray continuation */
 	{"[\"\303\"]", 3},                         /* cut short by the quote */
 	{"[\"\\u00e9\"]", -1},
+	{"{\"a\":1\001}", 6},                       /* a C0 byte outside a string */
+	{"[1,\037 2]", 3},
+	{"{\"a\":\b}", 5},
+	{"[\"\001\"]", -1},                         /* in a string: yajl's to refuse */
 };
 
 START_TEST(jcheck_rules)
