@@ -346,10 +346,24 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
  * or tid names its process or thread again (pftrack.c says why). */
 struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts,
 			      int64_t rank);
+/* The cache's slot of the integer pid and tid PID, TID (pftrack.c fills it). */
+static inline struct tcache *cm_pf_tcache_slot(cm_pfev *e, int64_t pid, int64_t tid)
+{
+	return &e->tcache[(((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ (uint64_t)tid) * 0xBF58476D1CE4E5B9u >> 58 &
+			  (TCACHE - 1)];
+}
+
 /* The thread track of the integer pid and tid PID, TID (as a worker parsed
  * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
- * fast path, with nothing to parse. */
-struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid);
+ * fast path, with nothing to parse.  Inline: the sequential part
+ * (pfseg.c's place_all) asks it once a record, and the call was about half
+ * of its 17 instructions (4 M of the 50,000-op pair, BENCHMARKS.md
+ * "pfcpu11"). */
+static inline struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
+{
+	const struct tcache *c = cm_pf_tcache_slot(e, pid, tid);
+	return c->t && c->pid == pid && c->tid == tid ? c->t : NULL;
+}
 
 /* Write the track UUID of a track event into B, unless it is the default. */
 static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
