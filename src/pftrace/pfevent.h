@@ -397,7 +397,7 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 
 /* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
- * (put_id), the interned data and the body (a 32-bit length each, then the
+ * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
  * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
  * head alone, comes first: the earliest time of the batch in its ts. */
 struct head {
@@ -415,7 +415,7 @@ static inline const char *get_len_bytes(const char *p, const char **s, uint32_t 
 	return *s + *n;
 }
 
-/* The value put_id wrote at P in *V (*VP: V, or NULL when missing). */
+/* The value put_id_at wrote at P in *V (*VP: V, or NULL when missing). */
 static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 {
 	memset(v, 0, sizeof *v);

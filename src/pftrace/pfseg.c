@@ -285,7 +285,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 		t = NULL;
 		pid = NULL;
 		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
-			/* two integers (put_id's 13 bytes each): the cache, with
+			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the cache, with
 			 * nothing to parse */
 			int64_t pi, ti;
 			memcpy(&pi, p + 5, sizeof pi);
