@@ -360,26 +360,6 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	return cm_pfbatch_encode_seq(w, seq, in->p + sizeof seq, in->len - sizeof seq, out);
 }
 
-/* The track that the events of the next batch (its jobs) name most
- * often becomes the default track from the
- * sequence's next clearing (the batch's first packet): its events then
- * write no track uuid.  (A sequence a thread, each with its thread as the
- * default, would save more but define the strings again on each.) */
-void cm_pf_busiest(cm_pfev *e)
-{
-	const struct job *j = (const struct job *)e->wt.jobs.p;
-	size_t i, nj = e->wt.jobs.len / sizeof *j, n = (size_t)e->next_uuid;
-	uint32_t *c, best = 0;
-	e->counts.len = 0;
-	cm_buf_grow(&e->counts, n * sizeof *c + 1);
-	c = (uint32_t *)e->counts.p;
-	memset(c, 0, n * sizeof *c);
-	e->next_def_uuid = 0;
-	for (i = 0; i < nj; i++)
-		if (j[i].thread < n && ++c[j[i].thread] > best)
-			best = c[j[i].thread], e->next_def_uuid = j[i].thread;
-}
-
 int cm_pfbatch_apply(cm_pfev *e, cm_buf *rec)
 {
 	return cm_pfseg_apply(e, rec);

@@ -117,7 +117,7 @@ struct cm_pfev {
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;
-	cm_buf counts; /* a batch's slices by thread uuid (pfbatch.c) */
+	cm_buf counts; /* a batch's slices by thread uuid (pfseg.c's busiest) */
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
@@ -441,8 +441,6 @@ struct cval {
 	double d;
 };
 
-/* The track the batch's jobs name most often: e->next_def_uuid. */
-void cm_pf_busiest(cm_pfev *e);
 /* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's (REC's
  * buffer may be swapped for another, empty). */
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec);
