@@ -56,6 +56,7 @@ static void put_len_bytes(cm_buf *b, const void *p, size_t n)
  * (CM_PF_J_INT: its 8 bytes in X), off the sequential part. */
 struct idbytes {
 	unsigned char type;
+	unsigned char small; /* X kept as parsed or read by small_int (cm_pflaneq_key_ints') */
 	uint32_t n;
 	const void *p;
 	int64_t x;
@@ -63,10 +64,11 @@ struct idbytes {
 static inline void id_of(const cm_jval *v, struct idbytes *o)
 {
 	cm_int x;
-	if (v && v->type == CM_J_NUM &&
-	    ((v->has_iv == CM_PF_IV_INT && ((o->x = v->iv), 1)) || small_int(v->s, v->len, &o->x) ||
-	     (is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN &&
-	      x <= INT64_MAX && ((o->x = (int64_t)x), 1)))) {
+	o->small = v && v->type == CM_J_NUM &&
+		   ((v->has_iv == CM_PF_IV_INT && ((o->x = v->iv), 1)) || small_int(v->s, v->len, &o->x));
+	if (o->small || (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) &&
+			 !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN && x <= INT64_MAX &&
+			 ((o->x = (int64_t)x), 1))) {
 		o->type = CM_PF_J_INT;
 		o->n = sizeof o->x;
 		o->p = &o->x;
@@ -108,6 +110,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	struct head h;
 	struct ev ev;
 	struct idbytes pid, tid;
+	int have_ids = 0; /* pid and tid read (an X's, for its slice's key) */
 	size_t need;
 	char *d;
 	cm_int id;
@@ -174,7 +177,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		h.kind = K_SLICE;
 		if (h.dur > 0) { /* for the lanes (pflaneq.c) */
 			struct cm_pflaneq_job j;
-			j.key = cm_pflaneq_key(ev.pid, ev.tid);
+			id_of(ev.pid, &pid);
+			id_of(ev.tid, &tid);
+			have_ids = 1;
+			j.key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
 			j.b = h.ts;
 			j.e = h.ts + h.dur;
 			j.idx = w->nslices;
@@ -226,8 +232,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	 * data, the track event) written in place, its room made once: by
 	 * cm_buf_put a piece it took 70 instructions an id (BENCHMARKS.md
 	 * "pfcpu11") */
-	id_of(ev.pid, &pid);
-	id_of(ev.tid, &tid);
+	if (!have_ids) {
+		id_of(ev.pid, &pid);
+		id_of(ev.tid, &tid);
+	}
 	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);

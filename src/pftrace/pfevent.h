@@ -483,6 +483,12 @@ void cm_pflaneq_free(cm_pflaneq *q);
  * of a string pid) share their lanes, which gives more lanes, still each
  * nested. */
 uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid);
+/* cm_pflaneq_key of a pid and a tid that are integers kept as parsed
+ * (CM_PF_IV_INT) or read by small_int, PID and TID their values: the
+ * same key, with nothing read again (pfbatch.c has read them for the
+ * record: the text read twice was 12 M instructions of the 50,000-op
+ * pair, BENCHMARKS.md "pfcpu11"). */
+uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid);
 /* The shard of a thread's KEY. */
 unsigned cm_pflaneq_shard(uint64_t key);
 /* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
