@@ -489,8 +489,11 @@ uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid);
  * record: the text read twice was 12 M instructions of the 50,000-op
  * pair, BENCHMARKS.md "pfcpu11"). */
 uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid);
-/* The shard of a thread's KEY. */
-unsigned cm_pflaneq_shard(uint64_t key);
+/* The shard of a thread's KEY (inline: a worker asks it twice a slice). */
+static inline unsigned cm_pflaneq_shard(uint64_t key)
+{
+	return (unsigned)(key >> 59) % CM_PF_SHARDS;
+}
 /* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
  * given to the lanes: placed now where this thread can (a shard no other
  * thread holds, SEQ or an earlier batch next for it), else later by

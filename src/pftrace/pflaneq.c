@@ -142,11 +142,6 @@ uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid)
 	return k ? k : 1;
 }
 
-unsigned cm_pflaneq_shard(uint64_t key)
-{
-	return (unsigned)(key >> 59) % CM_PF_SHARDS;
-}
-
 /* Place shard S's jobs of the ring from its next batch on, as far as the
  * ring goes and (UPTO not UINT64_MAX) through batch UPTO; the shard's
  * lock held. */
