@@ -53,27 +53,56 @@ static void put_len_bytes(cm_buf *b, const void *p, size_t n)
 
 /* A pid or tid V as the sink needs it for cm_pf_id: its type, and the
  * text of a number or a string; an integer within int64 parsed here
- * (CM_PF_J_INT), off the sequential part. */
-static void put_id(cm_buf *b, const cm_jval *v)
+ * (CM_PF_J_INT: its 8 bytes in X), off the sequential part.  (id_of
+ * always inline: GCC left its two or four calls an event out of line.) */
+struct idbytes {
+	unsigned char type;
+	unsigned char small; /* X kept as parsed or read by small_int (cm_pflaneq_key_ints') */
+	uint32_t n;
+	const void *p;
+	int64_t x;
+};
+static inline __attribute__((always_inline)) void id_of(const cm_jval *v, struct idbytes *o)
 {
-	unsigned char type = v ? v->type : ID_MISSING;
 	cm_int x;
-	int64_t x64;
-	if (v && v->type == CM_J_NUM &&
-	    ((v->has_iv == CM_PF_IV_INT && ((x64 = v->iv), 1)) || small_int(v->s, v->len, &x64) ||
-	     (is_integer_text(v->s, v->len) && !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN &&
-	      x <= INT64_MAX && ((x64 = (int64_t)x), 1)))) {
-		cm_buf_putc(b, (char)CM_PF_J_INT);
-		put_len_bytes(b, &x64, sizeof x64);
+	o->small = v && v->type == CM_J_NUM &&
+		   ((v->has_iv == CM_PF_IV_INT && ((o->x = v->iv), 1)) || small_int(v->s, v->len, &o->x));
+	if (o->small || (v && v->type == CM_J_NUM && is_integer_text(v->s, v->len) &&
+			 !cm_py_int_of_number(v->s, v->len, &x) && x >= INT64_MIN && x <= INT64_MAX &&
+			 ((o->x = (int64_t)x), 1))) {
+		o->type = CM_PF_J_INT;
+		o->n = sizeof o->x;
+		o->p = &o->x;
 		return;
 	}
-	cm_buf_putc(b, (char)type);
-	if (v && (v->type == CM_J_NUM || v->type == CM_J_STR))
-		put_len_bytes(b, v->s, v->len);
-	else
-		put_len_bytes(b, "", 0);
+	o->type = v ? v->type : ID_MISSING;
+	o->n = v && (v->type == CM_J_NUM || v->type == CM_J_STR) ? v->len : 0;
+	o->p = o->n ? v->s : NULL;
 }
 
+/* N bytes at P after their 4-byte length, at D (room made); past them. */
+static inline char *put_len_at(char *d, const void *p, uint32_t n)
+{
+	memcpy(d, &n, sizeof n);
+	if (n) /* (P may be NULL then: an empty buffer) */
+		memcpy(d + sizeof n, p, n);
+	return d + sizeof n + n;
+}
+
+/* The id I at D as the sink reads it (get_id; place_all's cache reads an
+ * integer's 13 bytes straight): its type, then put_len_at's; past it.  An
+ * integer's 8 bytes by a move of a constant size, not a call. */
+static inline char *put_id_at(char *d, const struct idbytes *i)
+{
+	*d++ = (char)i->type;
+	if (i->type == CM_PF_J_INT) {
+		uint32_t n = sizeof i->x;
+		memcpy(d, &n, sizeof n);
+		memcpy(d + sizeof n, &i->x, sizeof i->x);
+		return d + sizeof n + sizeof i->x;
+	}
+	return put_len_at(d, i->p, i->n);
+}
 
 /* One element S[0..N) at OFF into a record in OUT; its value V when not
  * NULL (cm_pfbatch_elem). */
@@ -81,6 +110,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 {
 	struct head h;
 	struct ev ev;
+	struct idbytes pid, tid;
+	int have_ids = 0; /* pid and tid read (an X's, for its slice's key) */
+	size_t need;
+	char *d;
 	cm_int id;
 	const char phs[2] = {0, 0};
 	memset(&h, 0, sizeof h);
@@ -145,7 +178,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		h.kind = K_SLICE;
 		if (h.dur > 0) { /* for the lanes (pflaneq.c) */
 			struct cm_pflaneq_job j;
-			j.key = cm_pflaneq_key(ev.pid, ev.tid);
+			id_of(ev.pid, &pid);
+			id_of(ev.tid, &tid);
+			have_ids = 1;
+			j.key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
 			j.b = h.ts;
 			j.e = h.ts + h.dur;
 			j.idx = w->nslices;
@@ -193,12 +229,25 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	w->cleared = 0;
 	if (h.ts < w->batch_min)
 		w->batch_min = h.ts;
-	cm_buf_put(out, &h, sizeof h);
-	put_id(out, ev.pid);
-	put_id(out, ev.tid);
-	put_len_bytes(out, w->interned.p, w->interned.len);
+	/* the record (pfevent.h's struct head, the pid and tid, the interned
+	 * data, the track event) written in place, its room made once: by
+	 * cm_buf_put a piece it took 70 instructions an id (BENCHMARKS.md
+	 * "pfcpu11") */
+	if (!have_ids) {
+		id_of(ev.pid, &pid);
+		id_of(ev.tid, &tid);
+	}
+	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
+	if (out->cap - out->len < need)
+		cm_buf_grow(out, need);
+	d = out->p + out->len;
+	memcpy(d, &h, sizeof h);
+	d = put_id_at(d + sizeof h, &pid);
+	d = put_id_at(d, &tid);
+	d = put_len_at(d, w->interned.p, (uint32_t)w->interned.len);
+	d = put_len_at(d, w->te.p, (uint32_t)w->te.len);
+	out->len = (size_t)(d - out->p);
 	w->interned.len = 0;
-	put_len_bytes(out, w->te.p, w->te.len);
 	return 0;
 }
 
@@ -318,26 +367,6 @@ int cm_pfbatch_encode(cm_pfev *w, const cm_buf *in, cm_buf *out)
 	uint64_t seq;
 	memcpy(&seq, in->p, sizeof seq); /* (cm_pfbatch_add's header) */
 	return cm_pfbatch_encode_seq(w, seq, in->p + sizeof seq, in->len - sizeof seq, out);
-}
-
-/* The track that the events of the next batch (its jobs) name most
- * often becomes the default track from the
- * sequence's next clearing (the batch's first packet): its events then
- * write no track uuid.  (A sequence a thread, each with its thread as the
- * default, would save more but define the strings again on each.) */
-void cm_pf_busiest(cm_pfev *e)
-{
-	const struct job *j = (const struct job *)e->wt.jobs.p;
-	size_t i, nj = e->wt.jobs.len / sizeof *j, n = (size_t)e->next_uuid;
-	uint32_t *c, best = 0;
-	e->counts.len = 0;
-	cm_buf_grow(&e->counts, n * sizeof *c + 1);
-	c = (uint32_t *)e->counts.p;
-	memset(c, 0, n * sizeof *c);
-	e->next_def_uuid = 0;
-	for (i = 0; i < nj; i++)
-		if (j[i].thread < n && ++c[j[i].thread] > best)
-			best = c[j[i].thread], e->next_def_uuid = j[i].thread;
 }
 
 int cm_pfbatch_apply(cm_pfev *e, cm_buf *rec)

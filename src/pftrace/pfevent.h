@@ -117,7 +117,7 @@ struct cm_pfev {
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;
-	cm_buf counts; /* a batch's slices by thread uuid (pfbatch.c) */
+	cm_buf counts; /* a batch's slices by thread uuid (pfseg.c's busiest) */
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
@@ -346,10 +346,24 @@ struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, i
  * or tid names its process or thread again (pftrack.c says why). */
 struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts,
 			      int64_t rank);
+/* The cache's slot of the integer pid and tid PID, TID (pftrack.c fills it). */
+static inline struct tcache *cm_pf_tcache_slot(cm_pfev *e, int64_t pid, int64_t tid)
+{
+	return &e->tcache[(((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ (uint64_t)tid) * 0xBF58476D1CE4E5B9u >> 58 &
+			  (TCACHE - 1)];
+}
+
 /* The thread track of the integer pid and tid PID, TID (as a worker parsed
  * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
- * fast path, with nothing to parse. */
-struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid);
+ * fast path, with nothing to parse.  Inline: the sequential part
+ * (pfseg.c's place_all) asks it once a record, and the call was about half
+ * of its 17 instructions (4 M of the 50,000-op pair, BENCHMARKS.md
+ * "pfcpu11"). */
+static inline struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
+{
+	const struct tcache *c = cm_pf_tcache_slot(e, pid, tid);
+	return c->t && c->pid == pid && c->tid == tid ? c->t : NULL;
+}
 
 /* Write the track UUID of a track event into B, unless it is the default. */
 static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
@@ -383,7 +397,7 @@ int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 
 /* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
- * (put_id), the interned data and the body (a 32-bit length each, then the
+ * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
  * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
  * head alone, comes first: the earliest time of the batch in its ts. */
 struct head {
@@ -401,7 +415,7 @@ static inline const char *get_len_bytes(const char *p, const char **s, uint32_t 
 	return *s + *n;
 }
 
-/* The value put_id wrote at P in *V (*VP: V, or NULL when missing). */
+/* The value put_id_at wrote at P in *V (*VP: V, or NULL when missing). */
 static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 {
 	memset(v, 0, sizeof *v);
@@ -427,8 +441,6 @@ struct cval {
 	double d;
 };
 
-/* The track the batch's jobs name most often: e->next_def_uuid. */
-void cm_pf_busiest(cm_pfev *e);
 /* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's (REC's
  * buffer may be swapped for another, empty). */
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec);
@@ -471,8 +483,17 @@ void cm_pflaneq_free(cm_pflaneq *q);
  * of a string pid) share their lanes, which gives more lanes, still each
  * nested. */
 uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid);
-/* The shard of a thread's KEY. */
-unsigned cm_pflaneq_shard(uint64_t key);
+/* cm_pflaneq_key of a pid and a tid that are integers kept as parsed
+ * (CM_PF_IV_INT) or read by small_int, PID and TID their values: the
+ * same key, with nothing read again (pfbatch.c has read them for the
+ * record: the text read twice was 12 M instructions of the 50,000-op
+ * pair, BENCHMARKS.md "pfcpu11"). */
+uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid);
+/* The shard of a thread's KEY (inline: a worker asks it twice a slice). */
+static inline unsigned cm_pflaneq_shard(uint64_t key)
+{
+	return (unsigned)(key >> 59) % CM_PF_SHARDS;
+}
 /* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
  * given to the lanes: placed now where this thread can (a shard no other
  * thread holds, SEQ or an earlier batch next for it), else later by

@@ -132,9 +132,14 @@ uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid)
 	return k ? k : 1;
 }
 
-unsigned cm_pflaneq_shard(uint64_t key)
+uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid)
 {
-	return (unsigned)(key >> 59) % CM_PF_SHARDS;
+	/* id_key's of an integer: itself in 1..2^32-1, else the outside (a
+	 * pid's 0, a tid's the pid); never a string's (the top bit) */
+	uint64_t p = pid < 0 || pid > UINT32_MAX ? 0 : (uint64_t)pid;
+	uint64_t t = tid <= 0 || tid > UINT32_MAX ? p : (uint64_t)tid;
+	uint64_t k = mix(p * 0x9E3779B97F4A7C15u ^ t);
+	return k ? k : 1;
 }
 
 /* Place shard S's jobs of the ring from its next batch on, as far as the

@@ -231,12 +231,54 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	}
 }
 
+/* The track that the events of a batch (its jobs) name most often becomes
+ * the default track from the sequence's next clearing (the batch's first
+ * packet): its events then write no track uuid.  (A sequence a thread,
+ * each with its thread as the default, would save more but define the
+ * strings again on each.)  Counted as step 1 makes the jobs (a pass of
+ * their own over them, after, was 2.3 M instructions of the sequential
+ * part's 20 M on the 50,000-op pair: BENCHMARKS.md "pfcpu11"): C[uuid]
+ * the slices of each track so far, N of them zeroed (e->next_uuid when
+ * the batch began, more as its tracks are made), BEST the most. */
+struct busiest {
+	uint32_t *c;
+	size_t n;
+	uint32_t best;
+};
+
+static void busiest_begin(cm_pfev *e, struct busiest *b)
+{
+	b->n = (size_t)e->next_uuid;
+	e->counts.len = 0;
+	cm_buf_grow(&e->counts, b->n * sizeof *b->c + 1);
+	b->c = (uint32_t *)e->counts.p;
+	memset(b->c, 0, b->n * sizeof *b->c);
+	b->best = 0;
+	e->next_def_uuid = 0; /* (read only by the clock packets of the end, cm_pfev_finish's) */
+}
+
+/* A slice of the thread track THREAD counted (first to the most wins). */
+static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
+{
+	if (thread >= b->n) { /* a track made in the batch (below next_uuid) */
+		size_t n = (size_t)e->next_uuid;
+		cm_buf_grow(&e->counts, n * sizeof *b->c + 1); /* (len 0: the room past the counts kept) */
+		b->c = (uint32_t *)e->counts.p;
+		memset(b->c + b->n, 0, (n - b->n) * sizeof *b->c);
+		b->n = n;
+	}
+	if (++b->c[thread] > b->best)
+		b->best = b->c[thread], e->next_def_uuid = thread;
+}
+
 /* Step 1 over the records REC[0..REC_LEN); 0 or -1 (reported). */
 static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 {
 	const char *p = rec->p, *end = rec->p + rec_len;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
 	int32_t lastjob = -1;
+	struct busiest bz;
+	busiest_begin(e, &bz);
 	e->wt.places.len = 0;
 	e->wt.jobs.len = 0;
 	e->wt.cvals.len = 0;
@@ -285,7 +327,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 		t = NULL;
 		pid = NULL;
 		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
-			/* two integers (put_id's 13 bytes each): the cache, with
+			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the cache, with
 			 * nothing to parse */
 			int64_t pi, ti;
 			memcpy(&pi, p + 5, sizeof pi);
@@ -318,6 +360,7 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			j.at = (uint32_t)(e->wt.places.len / sizeof pl);
 			pl.job = (uint32_t)(e->wt.jobs.len / sizeof j);
 			cm_buf_put(&e->wt.jobs, &j, sizeof j);
+			busiest_count(e, &bz, j.thread);
 			break;
 		}
 		case K_GLOBAL:
@@ -375,7 +418,7 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	 * and the writing's state before the batch */
 	wt->nbase = e->next_base;
 	wt->nclock = !e->have_base || e->base != wt->nbase ? (e->clock ? e->clock + 1 : CLOCK_EVENTS_FIRST) : e->clock;
-	cm_pf_busiest(e);
+	/* (e->next_def_uuid: step 1 counted it) */
 	wt->ndef = e->next_def_uuid;
 	wt->base = e->base, wt->clock = e->clock, wt->def_uuid = e->def_uuid;
 	wt->last_thread = e->last_thread, wt->last_uuid = e->last_uuid;

@@ -213,14 +213,7 @@ static struct tcache *cached(cm_pfev *e, const cm_jval *pid, const cm_jval *tid,
 		return NULL;
 	memcpy(p, pid->s, sizeof *p);
 	memcpy(t, tid->s, sizeof *t);
-	return &e->tcache[(((uint64_t)*p * 0x9E3779B97F4A7C15u) ^ (uint64_t)*t) * 0xBF58476D1CE4E5B9u >> 58 & (TCACHE - 1)];
-}
-
-struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
-{
-	const struct tcache *c =
-		&e->tcache[(((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ (uint64_t)tid) * 0xBF58476D1CE4E5B9u >> 58 & (TCACHE - 1)];
-	return c->t && c->pid == pid && c->tid == tid ? c->t : NULL;
+	return cm_pf_tcache_slot(e, *p, *t);
 }
 
 /* The thread track of event (PID, TID), its process made first; NULL when

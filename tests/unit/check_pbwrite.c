@@ -734,6 +734,21 @@ START_TEST(laneq_keys)
 }
 END_TEST
 
+/* cm_pflaneq_key_ints (pfbatch.c's, of integers read once): the key that
+ * cm_pflaneq_key gives their text, in and out of 1..2^32-1. */
+START_TEST(laneq_key_ints)
+{
+	static const char *const ids[] = {"0",		"1",	      "3",	      "-1",	"-4",
+					  "4294967295", "4294967296", "5000000000", "2147418113",
+					  "-9000000000", "123456789012345678"};
+	const size_t n = sizeof ids / sizeof *ids;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++)
+			ck_assert_uint_eq(cm_pflaneq_key_ints(strtoll(ids[i], NULL, 10), strtoll(ids[k], NULL, 10)),
+					  key_of(CM_J_NUM, ids[i], CM_J_NUM, ids[k]));
+}
+END_TEST
+
 /* The lanes placed through the queue (pflaneq.c), batches put from four
  * threads in any order, give each slice the lane that placing them all
  * in batch order, each shard apart, gives. */
@@ -994,6 +1009,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_loop_test(tc, lanes_append, 0, 10);
 	tcase_add_test(tc, laneq_keys);
+	tcase_add_test(tc, laneq_key_ints);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
 	tcase_add_test(tc, stream);
 	tcase_add_test(tc, passer_share);
