@@ -156,8 +156,9 @@ rc=0
 # ranks not started get a line, and the batch dies of the signal.  The
 # merges are held by their CPU traces, FIFOs no one writes (a manifest's
 # trace is not read before its merge); a wrapper notes each merge's pid,
-# then execs cuptimerge.  The batch starts with SIGINT at its default (a
-# shell's background job would have it ignored, which the batch keeps).
+# then execs cuptimerge.  The batch starts with SIGINT, SIGHUP and SIGTERM
+# at their defaults (a shell's background job would have SIGINT ignored, a
+# run under nohup SIGHUP, and the batch keeps what it finds ignored).
 cat >"$tmp/pidwrap" <<EOF
 #!/bin/sh
 echo \$\$ >>"$tmp/started"
@@ -177,7 +178,8 @@ for sig in TERM:15 HUP:1 INT:2; do
 	done
 	rm -f "$tmp/started"
 	python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
+for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+    signal.signal(s, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$BATCH" --no-progress -j 2 --cuptimerge "$tmp/pidwrap" -m "$d/m.tsv" -O "$d/out" \
 		>"$tmp/out" 2>"$tmp/err" &
 	b=$!
