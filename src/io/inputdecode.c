@@ -180,9 +180,8 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 	return 1;
 }
 
-/* The next chunk of text, a UTF-8
- * byte order mark (EF BB BF) at the start of the text is skipped, its bytes
- * counted in the offsets (issue 27 F27): RFC 8259 lets a parser ignore
+/* The next chunk of text, a UTF-8 byte order mark (EF BB BF) at the start
+ * of the text skipped and its bytes counted in the offsets (issue 27 F27): RFC 8259 lets a parser ignore
  * one, Python's json.loads of bytes does (the reference reads the window
  * so), and nothing else can start a JSON text with EF.  Only the
  * first chunk or chunks (tiny reads) can hold it. */
