@@ -181,10 +181,10 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 }
 
 /* The next chunk of text, a UTF-8 byte order mark (EF BB BF) at the start
- * of the text skipped and its bytes counted in the offsets (issue 27 F27): RFC 8259 lets a parser ignore
- * one, Python's json.loads of bytes does (the reference reads the window
- * so), and nothing else can start a JSON text with EF.  Only the
- * first chunk or chunks (tiny reads) can hold it. */
+ * of the text skipped and its bytes counted in the offsets (issue 27 F27):
+ * RFC 8259 lets a parser ignore one, Python's json.loads of bytes does (the
+ * reference reads the window so), and nothing else can start a JSON text
+ * with EF.  Only the first chunk or chunks (tiny reads) can hold it. */
 static int fill_bom(cm_input *in, const char **data, size_t *len)
 {
 	static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
