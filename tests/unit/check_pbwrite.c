@@ -3,6 +3,7 @@
  * times from JSON number text, and the interning tables. */
 #include "config.h"
 #include "check_common.h"
+#include "check_jtree.h"
 #include "pftrace/pbwrite.h"
 #include "pftrace/pfintern.h"
 #include "pftrace/pftrace.h"
@@ -240,21 +241,6 @@ START_TEST(us_to_ns_decimals)
 }
 END_TEST
 
-/* 1 when the trees A and B are the same, node for node. */
-static int same_tree(const cm_jval *a, const cm_jval *b)
-{
-	if (!a || !b)
-		return a == b;
-	if (a->type != b->type || a->len != b->len || a->klen != b->klen ||
-	    (a->klen && memcmp(a->key, b->key, a->klen)) ||
-	    ((a->type == CM_J_NUM || a->type == CM_J_STR) && a->len && memcmp(a->s, b->s, a->len)))
-		return 0;
-	for (a = a->kids, b = b->kids; a || b; a = a->next, b = b->next)
-		if (!a || !b || !same_tree(a, b))
-			return 0;
-	return 1;
-}
-
 /* pfparse.c's reading of an element is cm_jval_parse_py's tree, node for
  * node, or NULL where that is: on what it reads itself and on what it
  * leaves to it (escapes, NaN and Infinity, Python's number quirks, more
@@ -296,7 +282,7 @@ START_TEST(element_parse)
 		want = cm_jval_parse_py(a, t, n);
 		for (int twice = 0; twice < 2; twice++) { /* the array grows after the first */
 			got = cm_pf_parse(w, t, n);
-			ck_assert_msg(same_tree(want, got), "not the general parser's tree: %s", t);
+			ck_assert_msg(check_same_tree(want, got), "not the general parser's tree: %s", t);
 		}
 	}
 	cm_buf_free(&big);
@@ -351,7 +337,7 @@ START_TEST(element_flat)
 		ck_assert(tree && tree->type == CM_J_OBJ);
 		cm_pf_members(tree, &want);
 		for (size_t k = 0; k < NM; k++) {
-			ck_assert_msg(same_tree(g[k], x[k]), "member %zu not the tree's: %s", k, t);
+			ck_assert_msg(check_same_tree(g[k], x[k]), "member %zu not the tree's: %s", k, t);
 			has[k] = g[k] ? g[k]->has_iv : 0;
 			iv[k] = g[k] ? g[k]->iv : 0;
 		}

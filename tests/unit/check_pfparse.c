@@ -6,6 +6,7 @@
  * parser's tree (cm_jval_parse_py, then cm_pf_members), node for node. */
 #include "config.h"
 #include "check_common.h"
+#include "check_jtree.h"
 #include "pftrace/pfevent.h"
 #include "json/jcheck.h"
 #include "base/pyval.h"
@@ -13,21 +14,6 @@
 #include <stdint.h>
 
 enum { NM = sizeof(struct ev) / sizeof(const cm_jval *) };
-
-/* The trees A and B alike: types, keys, texts, kids in order. */
-static int same_tree(const cm_jval *a, const cm_jval *b)
-{
-	if (!a || !b)
-		return a == b;
-	if (a->type != b->type || a->len != b->len || a->klen != b->klen ||
-	    (a->klen && memcmp(a->key, b->key, a->klen)) ||
-	    ((a->type == CM_J_NUM || a->type == CM_J_STR) && a->len && memcmp(a->s, b->s, a->len)))
-		return 0;
-	for (a = a->kids, b = b->kids; a || b; a = a->next, b = b->next)
-		if (!a || !b || !same_tree(a, b))
-			return 0;
-	return 1;
-}
 
 /* The element T[0..N) read the compact way gives FLAT (1: read, 0: left
  * to the tree); where read, the members the general parser's tree gives,
@@ -48,7 +34,7 @@ static void check_flat(cm_pfev *w, cm_arena *a, const char *t, size_t n, int fla
 		      (int)(n < 300 ? n : 300), t);
 	cm_pf_members(tree, &want);
 	for (size_t k = 0; k < NM; k++) {
-		ck_assert_msg(same_tree(g[k], x[k]), "member %zu not the tree's: %.*s", k, (int)(n < 300 ? n : 300), t);
+		ck_assert_msg(check_same_tree(g[k], x[k]), "member %zu not the tree's: %.*s", k, (int)(n < 300 ? n : 300), t);
 		has[k] = g[k] ? g[k]->has_iv : 0;
 		iv[k] = g[k] ? g[k]->iv : 0;
 	}
