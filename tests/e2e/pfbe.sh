@@ -18,25 +18,11 @@
 . "${srcdir:-.}/tests/e2e/common.sh"
 . "${srcdir:-.}/tests/e2e/pfcommon.sh"
 
-# be NAME EVENTS: a trace of EVENTS (traceEvents' elements, one a line)
-# written as JSON and as .pftrace (-j 1 and -j 3: the same bytes), the
-# .pftrace decoded by protoc, and Perfetto shows the same for both.
+# be NAME EVENTS: a trace of EVENTS (traceEvents' elements, one a line),
+# converted both ways (pfcommon.sh's converts).
 be() {
-	name=$1
-	printf '{"traceEvents": [\n%s\n]}\n' "$2" >"$tmp/$name.in.json"
-	tcase "$name: converts"
-	rc=0
-	$CUPTIMERGE -q -o "$tmp/$name.json" "$tmp/$name.in.json" 2>"$tmp/err" || rc=$?
-	[ $rc -eq 0 ] && { $CUPTIMERGE -q -o "$tmp/$name.pftrace" "$tmp/$name.in.json" 2>"$tmp/err" || rc=$?; }
-	[ $rc -eq 0 ] && { $CUPTIMERGE -q -j 3 -o "$tmp/$name.j3.pftrace" "$tmp/$name.in.json" 2>"$tmp/err" || rc=$?; }
-	if [ $rc -ne 0 ]; then
-		fail "exit $rc: $(head -c 2000 "$tmp/err")"
-		return
-	fi
-	cmp -s "$tmp/$name.pftrace" "$tmp/$name.j3.pftrace" || fail "-j 3 wrote other bytes than -j 1"
-	protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/$name.pftrace" \
-		>"$tmp/decoded" 2>"$tmp/protoc.err" || fail "protoc: $(head -3 "$tmp/protoc.err")"
-	same "$name" "$tmp/$name.json" "$tmp/$name.pftrace"
+	printf '{"traceEvents": [\n%s\n]}\n' "$2" >"$tmp/$1.in.json"
+	converts "$1" "$tmp/$1.in.json"
 }
 
 # An "E" with no "B" open: the JSON import drops it.  It ended the "X"

@@ -16,27 +16,6 @@
 MALLOC_PERTURB_=165
 export MALLOC_PERTURB_
 
-# converts NAME FILE [ENV...]: FILE written as JSON and as .pftrace (the
-# latter with ENV, at -j 1 and -j 3: the same bytes), the .pftrace decoded
-# by protoc, and Perfetto shows the same for both.
-converts() {
-	name=$1 in=$2
-	shift 2
-	tcase "$name: converts"
-	rc=0
-	$CUPTIMERGE -q -o "$tmp/$name.json" "$in" 2>"$tmp/err" || rc=$?
-	[ $rc -eq 0 ] && { env "$@" $CUPTIMERGE -q -o "$tmp/$name.pftrace" "$in" 2>"$tmp/err" || rc=$?; }
-	[ $rc -eq 0 ] && { env "$@" $CUPTIMERGE -q -j 3 -o "$tmp/$name.j3.pftrace" "$in" 2>"$tmp/err" || rc=$?; }
-	if [ $rc -ne 0 ]; then
-		fail "exit $rc: $(head -c 2000 "$tmp/err")"
-		return
-	fi
-	cmp -s "$tmp/$name.pftrace" "$tmp/$name.j3.pftrace" || fail "-j 3 wrote other bytes than -j 1"
-	protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$tmp/$name.pftrace" \
-		>"$tmp/decoded" 2>"$tmp/protoc.err" || fail "protoc: $(head -3 "$tmp/protoc.err")"
-	same "$name" "$tmp/$name.json" "$tmp/$name.pftrace"
-}
-
 # refuses NAME FILE PATTERN: one line matching "cuptimerge: OUT:N: PATTERN",
 # exit 1, no file, at -j 1 and -j 3.
 refuses() {
