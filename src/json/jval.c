@@ -349,12 +349,7 @@ static cm_jval *py_container(struct pyparse *p, int type)
 			return NULL;
 		kid->key = key;
 		kid->klen = klen;
-		if (tail)
-			tail->next = kid;
-		else
-			v->kids = kid;
-		tail = kid;
-		v->len++;
+		cm_jval_append(v, &tail, kid);
 		py_ws(p);
 		if (p->i < p->n && p->s[p->i] == ',') {
 			p->i++;

@@ -92,6 +92,19 @@ static inline void cm_jbuild_begin(cm_jbuild *b, cm_arena *a)
 	b->borrow = 0;
 }
 
+/* KID made the last of PARENT's kids, *TAIL the last before it (NULL: none)
+ * and then KID: the one way the parsers and the builder link a container's
+ * kids, in order and counted. */
+static inline void cm_jval_append(cm_jval *parent, cm_jval **tail, cm_jval *kid)
+{
+	if (*tail)
+		(*tail)->next = kid;
+	else
+		parent->kids = kid;
+	*tail = kid;
+	parent->len++;
+}
+
 /* Give the node V, zeroed, the TYPE and attach it to the open container
  * (or make it the root).  Returns V.  (The validator's builder takes its
  * nodes from runs of its own: jvalid.c.) */
@@ -107,12 +120,7 @@ static inline cm_jval *cm_jbuild_link(cm_jbuild *b, cm_jval *v, int type)
 			v->key = b->key;
 			v->klen = b->klen;
 		}
-		if (b->tail[b->depth - 1])
-			b->tail[b->depth - 1]->next = v;
-		else
-			parent->kids = v;
-		b->tail[b->depth - 1] = v;
-		parent->len++;
+		cm_jval_append(parent, &b->tail[b->depth - 1], v);
 	}
 	return v;
 }

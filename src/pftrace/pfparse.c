@@ -320,12 +320,7 @@ static const char *container(struct fp *p, const char *c, int type, cm_jval **ou
 			return NULL;
 		kid->key = key;
 		kid->klen = klen;
-		if (tail)
-			tail->next = kid;
-		else
-			v->kids = kid;
-		tail = kid;
-		v->len++;
+		cm_jval_append(v, &tail, kid);
 		c = ws(c, e);
 		if (c < e && *c == ',') {
 			c = ws(c + 1, e);
