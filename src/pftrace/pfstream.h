@@ -80,6 +80,7 @@ struct pfworker {
 	double cut_cpu;              /* -v: walking chunks */
 	double hand_wait;            /* -v: waiting for the walk of the chunk before */
 	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
+	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfstream.c) */
 };
 
 /* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
