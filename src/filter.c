@@ -147,18 +147,11 @@ static int hook_keep(void *ctx, uint64_t index)
 	return rc;
 }
 
+/* With -t: an event through the repair stage. */
 static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
 	struct filter *f = ctx;
-	const cm_jval *ev;
-	cm_arena_reset(f->arena);
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	if (cm_repair_event_text(f->repair, f->arena, text, len, &ev))
-		cm_jval_write(&eo->buf, ev);
-	else
-		cm_buf_put(&eo->buf, text, len);
-	return 0;
+	return cm_repair_write_text(f->repair, f->arena, text, len, eo);
 }
 
 int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_output *out)
@@ -177,16 +170,7 @@ int cm_filter_run(const struct cm_options *opt, const cm_threadmap *map, cm_outp
 			cm_output_close(out, 0);
 		return cm_diag_status();
 	}
-	if (opt->split_n) {
-		f.cut.mode = CM_CPUCUT_SPLIT;
-		f.cut.split_n = opt->split_n;
-	} else if (opt->cut) {
-		f.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
-		f.cut.step_a = opt->steps_a;
-		f.cut.step_b = opt->steps_b;
-		f.cut.lo = opt->range_lo;
-		f.cut.hi = opt->range_hi;
-	}
+	cm_cut_of_options(&f.cut, opt);
 	if (map) {
 		f.repair = cm_repair_new(map);
 		f.arena = cm_arena_new();

@@ -152,16 +152,7 @@ int cm_merge_run(const struct cm_options *opt)
 		m.arena = cm_arena_new();
 	}
 	m.gpu = mergeprepare_new_gpu(&m);
-	if (opt->split_n) {
-		m.cut.mode = CM_CPUCUT_SPLIT;
-		m.cut.split_n = opt->split_n;
-	} else if (opt->cut) {
-		m.cut.mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
-		m.cut.step_a = opt->steps_a;
-		m.cut.step_b = opt->steps_b;
-		m.cut.lo = opt->range_lo;
-		m.cut.hi = opt->range_hi;
-	}
+	cm_cut_of_options(&m.cut, opt);
 
 	status = mergeprepare_run(&m);
 	/* --split: the files, now that the steps are known (none appears

@@ -80,15 +80,7 @@ static int split_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 static int hook_element(void *ctx, const char *text, size_t len, cm_evout *eo)
 {
 	struct merge *m = ctx;
-	const cm_jval *ev;
-	cm_arena_reset(m->arena);
-	if (cm_evout_next(eo) < 0)
-		return -1;
-	if (cm_repair_event_text(m->repair, m->arena, text, len, &ev))
-		cm_jval_write(&eo->buf, ev);
-	else
-		cm_buf_put(&eo->buf, text, len);
-	return 0;
+	return cm_repair_write_text(m->repair, m->arena, text, len, eo);
 }
 
 /* The copy with the hooks above (merge_int.h). */

@@ -22,6 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+void cm_cut_of_options(cm_cpucut *cut, const struct cm_options *opt)
+{
+	if (opt->split_n) {
+		cut->mode = CM_CPUCUT_SPLIT;
+		cut->split_n = opt->split_n;
+	} else if (opt->cut) {
+		cut->mode = opt->cut == 1 ? CM_CPUCUT_STEPS : CM_CPUCUT_RANGE;
+		cut->step_a = opt->steps_a;
+		cut->step_b = opt->steps_b;
+		cut->lo = opt->range_lo;
+		cut->hi = opt->range_hi;
+	}
+}
+
 /* The -o pattern with its %s replaced by LABEL and each "%%" by a '%'
  * (malloc'd); main.c has checked that it holds one %s and no other '%'. */
 static char *split_name(const char *pattern, const char *label)
@@ -360,15 +374,8 @@ int cm_msplit_element(cm_msplit *s, const char *text, size_t len, cm_evout *shar
 		return -1;
 	for (int k = s->cut->ga; k <= s->cut->gb; k++) {
 		cm_evout *eo = group_begin(s, (size_t)k);
-		const cm_jval *ev;
-		if (cm_evout_next(eo) < 0)
-			return -1;
-		cm_arena_reset(s->arena);
-		if (s->repair && cm_repair_event_text(s->repair[k], s->arena, text, len, &ev))
-			cm_jval_write(&eo->buf, ev);
-		else
-			cm_buf_put(&eo->buf, text, len);
-		if (group_end(s, (size_t)k, 0) < 0)
+		if (cm_repair_write_text(s->repair ? s->repair[k] : NULL, s->arena, text, len, eo) < 0 ||
+		    group_end(s, (size_t)k, 0) < 0)
 			return -1;
 	}
 	return 0;

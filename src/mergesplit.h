@@ -1,15 +1,21 @@
 /* mergesplit.h - --split=steps[:N] in a merge: a file a group of steps,
- * each what --steps of its steps writes; and the opening and closing of a
- * split's files, which the split of a trace alone (filter.c) shares. */
+ * each what --steps of its steps writes; and what the split of a trace
+ * alone (filter.c) shares with it: the cut the options ask for, the
+ * opening and closing of a split's files. */
 #ifndef CM_MERGESPLIT_H
 #define CM_MERGESPLIT_H
 
+#include "options.h"
 #include "cpu/cpucut.h"
 #include "cpu/cpuroute.h"
 #include "gpu/gpuconv.h"
 #include "io/output.h"
 #include "json/evout.h"
 #include "repair/repair.h"
+
+/* Set CUT's mode and range (CUT zeroed) from what OPT asks for: --split,
+ * else --steps or --range, else none (CM_CPUCUT_NONE). */
+void cm_cut_of_options(cm_cpucut *cut, const struct cm_options *opt);
 
 /* Open a file for each group of CUT (resolved), named by PATTERN with its
  * %s replaced by the group's label, into *OUTS (and the names into *NAMES

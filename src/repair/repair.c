@@ -176,6 +176,22 @@ int cm_repair_event_text(cm_repair *r, cm_arena *arena, const char *text, size_t
 	return 1;
 }
 
+int cm_repair_write_text(cm_repair *r, cm_arena *arena, const char *text, size_t len, cm_evout *eo)
+{
+	const cm_jval *ev;
+	if (cm_evout_next(eo) < 0)
+		return -1;
+	if (r) {
+		cm_arena_reset(arena);
+		if (cm_repair_event_text(r, arena, text, len, &ev)) {
+			cm_jval_write(&eo->buf, ev);
+			return 0;
+		}
+	}
+	cm_buf_put(&eo->buf, text, len);
+	return 0;
+}
+
 /* The (pid, to) rows that gained events, sorted, one name each. */
 struct row {
 	int64_t pid, tid;

@@ -36,6 +36,13 @@ int cm_repair_write_event(cm_repair *r, const cm_jval *ev, cm_evout *eo, int *mo
  * ARENA) when it moves, 0 when it stays as it is. */
 int cm_repair_event_text(cm_repair *r, cm_arena *arena, const char *text, size_t len, const cm_jval **ev);
 
+/* Write the event TEXT (LEN bytes, an element of traceEvents) to EO as its
+ * next element: rewritten, its "tid" moved, when cm_repair_event_text says
+ * it moves (parsed into ARENA, reset first), else as it was; with R NULL,
+ * always as it was.  The copy's element hook with -t (cpu/cpucopy.h), in
+ * the merge, its --split and the filter alike.  0, or -1 (output failed). */
+int cm_repair_write_text(cm_repair *r, cm_arena *arena, const char *text, size_t len, cm_evout *eo);
+
 /* thread_name and thread_sort_index events for the rows that gained events
  * and have no thread_name yet: "thread 507 (worker_0)" when the map names
  * the thread, as Kineto writes them. */
