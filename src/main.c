@@ -8,6 +8,7 @@
 #include "base/exitcode.h"
 #include "base/fdio.h"
 #include "base/idmap.h"
+#include "base/mergeopts.h"
 #include "io/outfile.h"
 #include "io/output.h"
 #include "io/pgzip.h"
@@ -107,9 +108,6 @@ static void usage(FILE *f)
 /* A count option's value, 0 to MAX, as optnum.h reads it; -1 when it is
  * no count. */
 static long parse_count(const char *s, long max) { return cm_optnum_count(s, max); }
-
-enum { OPT_TRACE_NAME = 256, OPT_NOW, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BUFSIZE, OPT_FORCE, OPT_MEMORY, OPT_FORMAT,
-       OPT_CLIP, OPT_STEPS, OPT_RANGE, OPT_SPLIT, OPT_SYNC };
 
 /* Parse a size: digits and an optional K, M or G (powers of 1024); 0 when it
  * is not one (or below 1 MiB, too little to be meant).  It starts with a
@@ -287,31 +285,6 @@ static int close_stdout(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"window", required_argument, NULL, 'w'},
-		{"thread-map", required_argument, NULL, 't'},
-		{"output", required_argument, NULL, 'o'},
-		{"gzip", optional_argument, NULL, 'z'},
-		{"trace-name", required_argument, NULL, OPT_TRACE_NAME},
-		{"now", required_argument, NULL, OPT_NOW},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"clip", no_argument, NULL, OPT_CLIP},
-		{"steps", required_argument, NULL, OPT_STEPS},
-		{"range", required_argument, NULL, OPT_RANGE},
-		{"split", required_argument, NULL, OPT_SPLIT},
-		{"sync", no_argument, NULL, OPT_SYNC},
-		{"jobs", required_argument, NULL, 'j'},
-		{"memory", required_argument, NULL, OPT_MEMORY},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"progress", no_argument, NULL, OPT_PROGRESS},
-		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-		{"buffer-size", required_argument, NULL, OPT_BUFSIZE}, /* for tests; not in --help */
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
 	struct cm_options opt;
 	const char *env;
 	int c, gzip_flag = 0, format = -1;
@@ -342,7 +315,7 @@ int main(int argc, char **argv)
 		opt.spill = (size_t)strtoull(env, NULL, 10);
 	if ((env = getenv("CUPTIMERGE_SPAN_SLICE")) && *env) /* a testing aid: spans a block of their render */
 		opt.span_slice = strtoull(env, NULL, 10);
-	while ((c = getopt_long(argc, argv, ":w:t:o:z::j:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":" CM_MERGE_SHORTOPTS, cm_merge_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (set_once(&opt.window_path, optarg) < 0)
@@ -381,18 +354,18 @@ int main(int argc, char **argv)
 			if (optarg)
 				opt.gzip_level = (int)v;
 			break;
-		case OPT_TRACE_NAME: opt.trace_name = optarg; break;
-		case OPT_NOW: {
+		case CM_MOPT_TRACE_NAME: opt.trace_name = optarg; break;
+		case CM_MOPT_NOW: {
 			/* seconds since the epoch; the base is computed in 128-bit integers */
 			if (cm_optnum_decimal(optarg, &opt.now) < 0 || fabs(opt.now) > 1e18)
 				return cm_usage_error(CM_EXIT_USAGE, "--now needs a finite number of seconds", optarg);
 			opt.have_now = 1;
 			break;
 		}
-		case OPT_FORCE: opt.force = 1; break;
-		case OPT_SYNC: cm_output_set_sync(1); break; /* every output opened from here on */
-		case OPT_CLIP: opt.clip = 1; break;
-		case OPT_STEPS:
+		case CM_MOPT_FORCE: opt.force = 1; break;
+		case CM_MOPT_SYNC: cm_output_set_sync(1); break; /* every output opened from here on */
+		case CM_MOPT_CLIP: opt.clip = 1; break;
+		case CM_MOPT_STEPS:
 			if (opt.cut || cm_optnum_steps(optarg, &opt.steps_a, &opt.steps_b) < 0)
 				return cm_usage_error(CM_EXIT_USAGE,
 						      opt.cut ? "--steps and --range: one of them, once"
@@ -400,7 +373,7 @@ int main(int argc, char **argv)
 						      optarg);
 			opt.cut = 1;
 			break;
-		case OPT_RANGE:
+		case CM_MOPT_RANGE:
 			if (opt.cut || cm_optnum_range(optarg, &opt.range_lo, &opt.range_hi) < 0)
 				return cm_usage_error(CM_EXIT_USAGE,
 						      opt.cut ? "--steps and --range: one of them, once"
@@ -408,18 +381,18 @@ int main(int argc, char **argv)
 						      optarg);
 			opt.cut = 2;
 			break;
-		case OPT_SPLIT:
+		case CM_MOPT_SPLIT:
 			if (opt.split_n)
 				return cm_usage_error(CM_EXIT_USAGE, "option given more than once", "--split");
 			if (parse_split(optarg, &opt.split_n) < 0)
 				return cm_usage_error(CM_EXIT_USAGE, "--split needs steps or steps:N (N steps a file, 1 or more)",
 						      optarg);
 			break;
-		case OPT_MEMORY:
+		case CM_MOPT_MEMORY:
 			if (!(opt.memory = parse_size(optarg)))
 				return cm_usage_error(CM_EXIT_USAGE, "--memory needs a size from 1M to 1024G (K, M or G)", optarg);
 			break;
-		case OPT_FORMAT:
+		case CM_MOPT_FORMAT:
 			if (!strcmp(optarg, "json"))
 				format = CM_FORMAT_JSON;
 			else if (!strcmp(optarg, "perfetto"))
@@ -439,9 +412,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q': opt.quiet = 1; break;
 		case 'v': opt.verbose = 1; break;
-		case OPT_PROGRESS: opt.progress = 1; break;
-		case OPT_NO_PROGRESS: opt.progress = 0; break;
-		case OPT_BUFSIZE:
+		case CM_MOPT_PROGRESS: opt.progress = 1; break;
+		case CM_MOPT_NO_PROGRESS: opt.progress = 0; break;
+		case CM_MOPT_BUFSIZE:
 			if ((v = parse_count(optarg, 1L << 30)) < 1)
 				return cm_usage_error(CM_EXIT_USAGE, "--buffer-size needs a size in bytes", optarg);
 			opt.bufsize = (size_t)v;
@@ -459,7 +432,7 @@ int main(int argc, char **argv)
 		}
 		default: { /* '?' or ':': name the option as typed (optname.c) */
 			char name[64];
-			const char *why = cm_optname(c, argv, longopts, name, sizeof name);
+			const char *why = cm_optname(c, argv, cm_merge_longopts, name, sizeof name);
 			return cm_usage_error(CM_EXIT_USAGE, why, name);
 		}
 		}

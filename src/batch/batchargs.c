@@ -8,9 +8,9 @@
  * ended with 512 identical lines and status 4 (a second --steps, -o, a
  * --format that the outputs' names contradict).  Worse, -- --help made
  * every merge print its help and exit 0: "512 merged", and no file.  So
- * this stage reads the options as cuptimerge's getopt_long will (its
- * table below, short clusters, abbreviated long names, a value attached
- * or in the next word), and refuses such a command line with one usage
+ * this stage reads the options as cuptimerge's getopt_long will (by its
+ * own table, base/mergeopts.h: short clusters, abbreviated long names, a
+ * value attached or in the next word), and refuses such a command line with one usage
  * line, before the plan is made (cm_bargs_check) or, for what the
  * outputs' names say, once it is (cm_bargs_outputs).  An option it does
  * not know is passed on untouched: the cuptimerge that --cuptimerge
@@ -19,6 +19,7 @@
 #include "batch/batchargs.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/mergeopts.h"
 #include "base/optname.h"
 
 #include <limits.h>
@@ -26,25 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cuptimerge's options, as main.c's longopts and getopt string have them
- * (keep in step): the long name, 0/1/2 for no, a required or an optional
- * value, and a key for those this stage looks at (0: passed over). */
-static const struct mopt {
-	const char *name;
-	int arg;
-	int key;
-} mopts[] = {
-	{"window", 1, 'w'}, {"thread-map", 1, 't'}, {"output", 1, 'o'}, {"gzip", 2, 'z'}, {"trace-name", 1, 0},
-	{"now", 1, 0}, {"force", 0, 'F'}, {"clip", 0, 'c'}, {"steps", 1, 's'}, {"range", 1, 'r'}, {"split", 1, 'S'},
-	{"sync", 0, 0}, {"jobs", 1, 'j'}, {"memory", 1, 0}, {"format", 1, 'f'}, {"quiet", 0, 'q'},
-	{"verbose", 0, 'v'}, {"progress", 0, 0}, {"no-progress", 0, 0}, {"buffer-size", 1, 0}, {"help", 0, 'h'},
-	{"version", 0, 'V'},
-};
-
-/* One option of EXTRA as cuptimerge will take it: its key (mopts; '@'
- * for an operand), the words as typed after the batch's "--" ("--
- * --steps=2", "-- --steps 2", "-- -qz9", "-- -o x.json"), and its value
- * (NULL: none). */
+/* One option of EXTRA as cuptimerge will take it: its key (what its
+ * getopt_long returns for it, base/mergeopts.h; '@' for an operand), the
+ * words as typed after the batch's "--" ("-- --steps=2", "-- --steps 2",
+ * "-- -qz9", "-- -o x.json"), and its value (NULL: none). */
 typedef struct mword {
 	int key;
 	char typed[160];
@@ -55,25 +41,24 @@ typedef struct mword {
 /* The long option NAME (LEN bytes, after "--") as getopt_long resolves
  * it: the one of that exact name, else the one it is a prefix of, when
  * only one is; NULL when none or several. */
-static const struct mopt *long_opt(const char *name, size_t len)
+static const struct option *long_opt(const char *name, size_t len)
 {
-	const struct mopt *hit = NULL;
-	for (size_t i = 0; i < sizeof mopts / sizeof *mopts; i++) {
-		if (strncmp(mopts[i].name, name, len))
+	const struct option *hit = NULL;
+	for (const struct option *o = cm_merge_longopts; o->name; o++) {
+		if (strncmp(o->name, name, len))
 			continue;
-		if (!mopts[i].name[len])
-			return &mopts[i];
+		if (!o->name[len])
+			return o;
 		if (hit)
 			return NULL; /* ambiguous: cuptimerge says so */
-		hit = &mopts[i];
+		hit = o;
 	}
 	return hit;
 }
 
 /* Read the N words EXTRA as cuptimerge's getopt_long will into *OUT (a
- * malloc'd array; its length returned): the options this stage knows, and
- * operands (a word not starting with '-', "-", each word after "--").
- * Unknown options and clusters' unknown letters are left out. */
+ * malloc'd array; its length returned): its options, and operands (a word
+ * not starting with '-', "-", each word after "--").  Unknown options and clusters' unknown letters are left out. */
 static int read_words(char *const *extra, int n, mword **out)
 {
 	mword *w = cm_xmalloc(((size_t)n + 1) * sizeof *w);
@@ -94,14 +79,14 @@ static int read_words(char *const *extra, int n, mword **out)
 		if (a[1] == '-') { /* --name, --name=value, --name value */
 			const char *eq = strchr(a, '=');
 			int at = i;
-			const struct mopt *o = long_opt(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+			const struct option *o = long_opt(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
 			const char *val = eq ? eq + 1 : NULL;
-			if (o && o->arg == 1 && !eq && i + 1 < n)
+			if (o && o->has_arg == required_argument && !eq && i + 1 < n)
 				val = extra[++i];
-			if (!o || !o->key)
+			if (!o)
 				continue;
 			w[k].at = at;
-			w[k].key = o->key;
+			w[k].key = o->val;
 			if (eq || !val)
 				snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
 			else
@@ -111,21 +96,22 @@ static int read_words(char *const *extra, int n, mword **out)
 		}
 		int first = i; /* (a value may take the next word) */
 		for (const char *c = a + 1; *c; c++) { /* a cluster: -qz9, -qo FILE */
-			const char *val = NULL;
+			const char *val = NULL, *s = *c != ':' ? strchr(CM_MERGE_SHORTOPTS, *c) : NULL;
+			int arg = !s || s[1] != ':' ? no_argument : s[2] == ':' ? optional_argument : required_argument;
 			w[k].at = first;
-			if (strchr("wtoj", *c)) { /* the rest of the word, or the next one */
+			if (!s) {
+				continue; /* unknown: cuptimerge says so */
+			} else if (arg == required_argument) { /* the rest of the word, or the next one */
 				val = c[1] ? c + 1 : i + 1 < n ? extra[++i] : NULL;
 				if (c[1] || !val)
 					snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
 				else
 					snprintf(w[k].typed, sizeof w[k].typed, "-- %s %s", a, val);
-			} else if (*c == 'z') { /* its level only attached */
+			} else if (arg == optional_argument) { /* -z: its level only attached */
 				val = c[1] ? c + 1 : NULL;
 				snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
-			} else if (strchr("qvhV", *c)) {
-				snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
 			} else {
-				continue; /* unknown: cuptimerge says so */
+				snprintf(w[k].typed, sizeof w[k].typed, "-- %s", a);
 			}
 			w[k].key = *c;
 			w[k++].val = val;
@@ -181,7 +167,7 @@ static int check_words(const mword *w, int k, const char *clip, const char *cut,
 				 w[i].key == 'o' ? "-o (-O or a manifest names the outputs)"
 						 : "-w or -t (the window or thread map paired with its trace)");
 			return refuse(msg);
-		case 'S':
+		case CM_MOPT_SPLIT:
 			snprintf(msg, len, "%s: the batch writes one output a rank (split a merged trace with "
 				 "cuptimerge --split)", t);
 			return refuse(msg);
@@ -196,8 +182,8 @@ static int check_words(const mword *w, int k, const char *clip, const char *cut,
 	if (cut)
 		cuts[ncut].typed = cut, cuts[ncut++].clip = 0;
 	for (int i = 0; i < k && ncut < 4; i++)
-		if (w[i].key == 'c' || w[i].key == 's' || w[i].key == 'r')
-			cuts[ncut].typed = w[i].typed, cuts[ncut++].clip = w[i].key == 'c';
+		if (w[i].key == CM_MOPT_CLIP || w[i].key == CM_MOPT_STEPS || w[i].key == CM_MOPT_RANGE)
+			cuts[ncut].typed = w[i].typed, cuts[ncut++].clip = w[i].key == CM_MOPT_CLIP;
 	for (int i = 0; i < ncut; i++) {
 		nclip += cuts[i].clip;
 		nstep += !cuts[i].clip;
@@ -223,7 +209,7 @@ static int check_words(const mword *w, int k, const char *clip, const char *cut,
 	}
 	/* the directories' outputs are all KEY.merged.json.gz: said before
 	 * they are read (a manifest's are checked once it is) */
-	if ((f = find(w, k, 'f', 1)) && !manifest && f->val && !strcmp(f->val, "perfetto")) {
+	if ((f = find(w, k, CM_MOPT_FORMAT, 1)) && !manifest && f->val && !strcmp(f->val, "perfetto")) {
 		snprintf(msg, len, "%s: the outputs are named KEY.merged.json.gz, and would hold Perfetto's "
 			 "protobuf (in a manifest, an output named .pftrace or .pftrace.gz is written so)", f->typed);
 		return refuse(msg);
@@ -246,7 +232,7 @@ int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n)
 	mword *w;
 	int k = read_words(extra, n, &w), rc = 0;
 	/* the last --format wins in cuptimerge; any -z asks for gzip */
-	const mword *f = find(w, k, 'f', 1), *z = find(w, k, 'z', 0);
+	const mword *f = find(w, k, CM_MOPT_FORMAT, 1), *z = find(w, k, 'z', 0);
 	const char *format = f ? f->val : NULL;
 	for (size_t i = 0; i < p->n && !rc; i++) {
 		const char *out = p->r[i].output, *says = out ? cm_named_format(out) : NULL;
@@ -271,12 +257,12 @@ int cm_bargs_outputs(const cm_bplan *p, char *const *extra, int n)
 
 int cm_bargs_drop(char **extra, int n, const char *name)
 {
-	const struct mopt *o = long_opt(name, strlen(name));
+	const struct option *o = long_opt(name, strlen(name));
 	mword *w;
 	int k = read_words(extra, n, &w), m = 0;
 	char *drop = cm_xcalloc((size_t)n + 1, 1);
 	for (int i = 0; i < k; i++)
-		if (o && o->key && w[i].key == o->key && !w[i].val)
+		if (o && w[i].key == o->val && !w[i].val)
 			drop[w[i].at] = 1;
 	for (int i = 0; i < n; i++)
 		if (!drop[i])
@@ -288,9 +274,9 @@ int cm_bargs_drop(char **extra, int n, const char *name)
 
 int cm_bargs_has(char *const *extra, int n, const char *name)
 {
-	const struct mopt *o = long_opt(name, strlen(name));
+	const struct option *o = long_opt(name, strlen(name));
 	mword *w;
-	int k = read_words(extra, n, &w), has = o && o->key && find(w, k, o->key, 0) != NULL;
+	int k = read_words(extra, n, &w), has = o && find(w, k, o->val, 0) != NULL;
 	free(w);
 	return has;
 }
