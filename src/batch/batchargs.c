@@ -61,7 +61,12 @@ static const struct option *long_opt(const char *name, size_t len)
  * not starting with '-', "-", each word after "--").  Unknown options and clusters' unknown letters are left out. */
 static int read_words(char *const *extra, int n, mword **out)
 {
-	mword *w = cm_xmalloc(((size_t)n + 1) * sizeof *w);
+	/* a word is one entry, but a cluster an entry a letter ("-qqvh"):
+	 * room for a word's length of them */
+	size_t cap = 1;
+	for (int i = 0; i < n; i++)
+		cap += strlen(extra[i]) + 1;
+	mword *w = cm_xmalloc(cap * sizeof *w);
 	int k = 0, opts = 1;
 	for (int i = 0; i < n; i++) {
 		const char *a = extra[i];

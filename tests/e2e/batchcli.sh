@@ -241,6 +241,13 @@ refused "-- -h: each merge would print it and merge nothing (run cuptimerge --he
 	"$tmp/xo/traces" "$tmp/xo/windows" -- -h
 refused "-- --vers: each merge would print it and merge nothing (run cuptimerge --version)" \
 	"$tmp/xo/traces" "$tmp/xo/windows" -- --vers
+# A cluster after -- is an option a letter: its reading had room for a
+# word each, and -- -qqq...h wrote past it (a heap overflow; glibc
+# aborted).  Its message names the word as typed, cut to 159 bytes.
+tcase "a cluster of 1,000 letters after --: read whole, its -h refused, nothing run"
+long="-- -$(printf '%01000d' 0 | tr 0 q)h"
+refused "$(printf '%.159s' "$long"): each merge would print it and merge nothing (run cuptimerge --help)" \
+	"$tmp/xo/traces" "$tmp/xo/windows" -- "${long#-- }"
 tcase "--clip twice, and a cut once on either side of --, still run"
 run -O "$tmp/xo/m1" --clip "$tmp/xo/traces" "$tmp/xo/windows" -- --clip
 [ $rc -eq 0 ] && [ -s "$tmp/xo/m1/$(key 1).merged.json.gz" ] || fail "--clip -- --clip: exit $rc: $(cat "$tmp/err")"
