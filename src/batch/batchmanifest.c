@@ -105,29 +105,29 @@ static void outputs_not_inputs(cm_bplan *p)
 
 /* The longest manifest line read: four paths and a key, with room to spare. */
 #define MANIFEST_LINE_MAX 65536
+/* The longest joblog line read: a manifest's line and what the run adds
+ * (status, times, the merge's last line of stderr: 4 KiB, batchrun.c).  A
+ * longer one is passed over: it is no record of a merged rank (a failed
+ * rank's reason may repeat its paths, and a joblog the batch wrote holds
+ * such lines), and it is not kept in memory whole. */
+#define JOBLOG_LINE_MAX (2 * MANIFEST_LINE_MAX)
 
-/* The next line of the manifest F into *LINE (*CAP bytes, grown), with its
- * line break, NUL-terminated: its length, or -1 at the end or on a read
- * error (ferror).  A line with a NUL byte, or longer than
- * MANIFEST_LINE_MAX, is reported (PATH, LINENO: a usage error, as a
- * malformed manifest is) and gives -2.  Why not getline(3): a manifest
- * that is no text (-m /dev/zero) was one line growing until memory ran
- * out, and a file of NUL bytes was a header line and no ranks, status 0. */
-static ssize_t manifest_line(FILE *f, char **line, size_t *cap, const char *path, long lineno)
+/* The next line of F into *LINE (*CAP bytes, grown), with its line break,
+ * NUL-terminated: its length, or -1 at the end or on a read error
+ * (ferror).  A line of more than MAX bytes before its line break gives -3,
+ * and a NUL byte -2 when NUL_BAD (else it is kept as any byte); both leave
+ * the rest of the line unread.  Why not getline(3): a file that is no text
+ * (-m /dev/zero) was one line growing until memory ran out. */
+static ssize_t bounded_line(FILE *f, char **line, size_t *cap, size_t max, int nul_bad)
 {
 	size_t n = 0;
 	int c;
 	while ((c = getc(f)) != EOF) {
-		if (c == 0) {
-			cm_error(CM_EXIT_USAGE, path, -1, "line %ld: a NUL byte: not a manifest (a text file)", lineno);
+		if (c == 0 && nul_bad)
 			return -2;
-		}
+		if (c != '\n' && n >= max)
+			return -3;
 		if (n + 2 > *cap) {
-			if (n >= MANIFEST_LINE_MAX) {
-				cm_error(CM_EXIT_USAGE, path, -1, "line %ld: longer than %d bytes: not a manifest",
-					 lineno, MANIFEST_LINE_MAX);
-				return -2;
-			}
 			*cap = *cap ? 2 * *cap : 256;
 			*line = cm_xrealloc(*line, *cap);
 		}
@@ -139,6 +139,21 @@ static ssize_t manifest_line(FILE *f, char **line, size_t *cap, const char *path
 		return -1;
 	(*line)[n] = 0;
 	return (ssize_t)n;
+}
+
+/* The next line of the manifest F, as bounded_line reads it, longer than
+ * MANIFEST_LINE_MAX or with a NUL byte reported (PATH, LINENO: a usage
+ * error, as a malformed manifest is) and giving -2.  A file of NUL bytes
+ * was once a header line and no ranks, status 0. */
+static ssize_t manifest_line(FILE *f, char **line, size_t *cap, const char *path, long lineno)
+{
+	ssize_t n = bounded_line(f, line, cap, MANIFEST_LINE_MAX, 1);
+	if (n == -2)
+		cm_error(CM_EXIT_USAGE, path, -1, "line %ld: a NUL byte: not a manifest (a text file)", lineno);
+	else if (n == -3)
+		cm_error(CM_EXIT_USAGE, path, -1, "line %ld: longer than %d bytes: not a manifest", lineno,
+			 MANIFEST_LINE_MAX);
+	return n < -1 ? -2 : n;
 }
 
 int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
@@ -272,8 +287,14 @@ void cm_bplan_skips(cm_bplan *p, const char *joblog, int force)
 	ssize_t len;
 	if (force || !(f = fopen(joblog, "r")))
 		return;
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	while ((len = bounded_line(f, &line, &cap, JOBLOG_LINE_MAX, 0)) != -1) {
 		char *fld[9];
+		int c;
+		if (len == -3) { /* passed over, to its end */
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
 		while (len && line[len - 1] == '\n')
 			line[--len] = 0;
 		if (split_tabs(line, fld, 9) < 5 || !strcmp(fld[0], "key"))

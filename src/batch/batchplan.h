@@ -72,7 +72,8 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir);
 
 /* Mark CM_BR_RUN ranks whose output is complete (non-empty, recorded with
  * status 0 in the joblog JOBLOG, newer than both inputs) as CM_BR_DONE,
- * unless FORCE. */
+ * unless FORCE.  A joblog line past 128 KiB is no such record, and is
+ * passed over without being held. */
 void cm_bplan_skips(cm_bplan *p, const char *joblog, int force);
 
 /* Fail each rank of P (not failed already) whose output is the output of

@@ -374,5 +374,41 @@ tcase "a manifest line past 64 KiB: status 2, the line named"
 expect_exit 2 "^cuptimerge-batch: <stdin>: line 1: longer than 65536 bytes: not a manifest\$" \
 	sh -c 'head -c 50000000 /dev/zero | tr "\0" a | "$1" --no-progress -O "$2/merged" -m -' sh "$BATCH" "$tmp/nul"
 [ ! -e "$tmp/nul/merged" ] || fail "made $(ls -R "$tmp/nul/merged")"
+# 65536 bytes was the bound in name only: the buffer doubled past it
+# first, and lines up to 131070 bytes were read
+tcase "a manifest line of 65,537 bytes is refused, the line named; one of 65,536 is read"
+for n in 65536 65537; do
+	{ printf 'key\ttrace\twindow\toutput\n#'; head -c $((n - 1)) /dev/zero | tr '\0' a; echo; } >"$tmp/nul/long.tsv"
+	run -n -m "$tmp/nul/long.tsv"
+	if [ $n -eq 65536 ]; then
+		[ $rc -eq 0 ] || fail "$n bytes: exit $rc: $(cat "$tmp/err")"
+	else
+		[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "cuptimerge-batch: $tmp/nul/long.tsv: line 2: longer than 65536 bytes: not a manifest" ] ||
+			fail "$n bytes: exit $rc: $(cat "$tmp/err")"
+	fi
+done
+
+# The joblog was read by getline(3), a line whole whatever its length: a
+# line of 64 MiB took 64 MiB and more, and where that failed (ENOMEM) the
+# lines after it were never read, and their merged ranks merged again.  A
+# line past 128 KiB is passed over (it is no record of a merged rank: the
+# batch writes one only for a rank that failed, whose reason repeats its
+# paths).  Under 50 MB of address space (not under ASan, which reserves
+# terabytes at its start).
+tcase "a joblog line of 64 MiB before the records is passed over: the merged ranks still skipped"
+rm -rf "$tmp/jl"
+ranks "$tmp/jl" 2
+run -O "$tmp/jl/m" --joblog="$tmp/jl/log.tsv" "$tmp/jl/traces" "$tmp/jl/windows"
+[ $rc -eq 0 ] || fail "first run: exit $rc: $(cat "$tmp/err")"
+{ head -n 1 "$tmp/jl/log.tsv"; head -c 67108864 /dev/zero | tr '\0' x; echo; tail -n +2 "$tmp/jl/log.tsv"; } >"$tmp/jl/log2.tsv"
+mv "$tmp/jl/log2.tsv" "$tmp/jl/log.tsv"
+limit=50000
+! grep -q __asan_init "$BATCH" 2>/dev/null || limit=unlimited
+rc=0
+(ulimit -v $limit && exec "$BATCH" --no-progress -n -O "$tmp/jl/m" --joblog="$tmp/jl/log.tsv" "$tmp/jl/traces" \
+	"$tmp/jl/windows") >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'up to date, skipped$' "$tmp/out")" -eq 2 ] ||
+	fail "exit $rc: $(cat "$tmp/out" "$tmp/err")"
+rm -rf "$tmp/jl"
 
 finish
