@@ -44,64 +44,18 @@
  * begin (the "E" may come batches later, or never), and the trace
  * processor must pair them itself, by name and category, as the JSON
  * import does.  They go on a track of their own under the thread's, apart
- * from these (pftrack.c's cm_pf_event_uuid). */
+ * from these (pftrack.c's cm_pf_event_uuid).
+ *
+ * This file places the slices: the threads' lanes, the treap and its
+ * questions, the lanes whose slices come in order.  The window, what is
+ * forgotten and how the nodes are placed again, is pflanewin.c's;
+ * pflanes_int.h holds what the two share. */
 #include "config.h"
-#include "pftrace/pfintern.h"
+#include "pftrace/pflanes_int.h"
 #include "base/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define WINDOW_NS (10ll * 1000 * 1000 * 1000)
-/* 10 MiB of nodes at most over the shards (pflaneq.c), each an eighth of
- * the one table's 5 MiB before them (a thread's window rarely needs it) */
-#define MAX_NODES ((1u << 17) / CM_PF_SHARDS * 2)
-
-struct node {
-	int64_t b, e;      /* the slice */
-	int64_t maxe;      /* the latest end in the subtree */
-	uint32_t l, r;     /* children (0: none; node 0 is unused) */
-	uint32_t prio;     /* the treap's heap order */
-};
-
-/* A slice of a lane's open chain. */
-struct ival {
-	int64_t b, e;
-};
-
-/* A lane: a treap of its slices; while they come in the order of their
- * begins (a CPU thread's, as Kineto writes them), a list of them in that
- * order instead, and what answers clashes() without a descent (see
- * sorted_clashes). */
-struct lane {
-	uint32_t root;
-	int sorted;       /* every query so far came at a begin no earlier than the last */
-	int64_t lastq;    /* sorted: the latest begin asked about */
-	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
-	int64_t maxe;     /* sorted: the latest end */
-	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
-	size_t nopen, capopen;
-	uint32_t *ord;    /* sorted: its nodes in order (no treap: ROOT is 0 until it leaves the mode) */
-	size_t nord, capord;
-};
-
-/* The lanes of a thread. */
-struct thr {
-	uint64_t thread; /* 0: an empty slot */
-	unsigned nlanes;
-	struct lane *lane;
-};
-
-struct cm_pflanes {
-	struct node *n;
-	size_t nn, cap; /* nodes used (node 0 included), allocated */
-	unsigned long appends; /* slices placed by append() (for the tests) */
-	struct thr *thr;
-	size_t nthr, thrslots;
-	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
-	uint64_t rng;
-	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
-};
 
 cm_pflanes *cm_pflanes_new(void)
 {
@@ -137,15 +91,6 @@ void cm_pflanes_free(cm_pflanes *l)
 	free(l);
 }
 
-/* A pseudo-random priority (xorshift64*: the same file on every run). */
-static uint32_t prio(cm_pflanes *l)
-{
-	l->rng ^= l->rng >> 12;
-	l->rng ^= l->rng << 25;
-	l->rng ^= l->rng >> 27;
-	return (uint32_t)((l->rng * 0x2545F4914F6CDD1Du) >> 32);
-}
-
 /* The lanes of THREAD, made when new. */
 static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 {
@@ -176,8 +121,6 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 
 /* ---- the treap ---- */
 
-static void fix_maxe(struct node *n, uint32_t t);
-
 static void update(struct node *n, uint32_t t)
 {
 	int64_t m = n[t].e;
@@ -186,6 +129,15 @@ static void update(struct node *n, uint32_t t)
 	if (n[n[t].r].maxe > m)
 		m = n[n[t].r].maxe;
 	n[t].maxe = m;
+}
+
+void cm_pflanes_fix_maxe(struct node *n, uint32_t t)
+{
+	if (!t)
+		return;
+	cm_pflanes_fix_maxe(n, n[t].l);
+	cm_pflanes_fix_maxe(n, n[t].r);
+	update(n, t);
 }
 
 /* 1 when node X comes before node T: by begin, then the longer first. */
@@ -229,7 +181,7 @@ static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
 	}
 	*left = *right = 0;
 	if (depth > SPLIT_MAX) {
-		fix_maxe(n, x);
+		cm_pflanes_fix_maxe(n, x);
 		return root;
 	}
 	for (k = depth; k-- > 0;)
@@ -362,123 +314,6 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
 	return shorter_at(n, t, b, e) || latest_end(n, t, b, e) > e || around(n, t, b) < e;
 }
 
-/* ---- forgetting ---- */
-
-/* Append the nodes of T that end at or after HORIZON, in order, to
- * l->stack (from *K), from the old nodes OLD. */
-static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t horizon, size_t *k)
-{
-	if (!t || old[t].maxe < horizon)
-		return;
-	collect(l, old, old[t].l, horizon, k);
-	if (old[t].e >= horizon)
-		l->stack[(*k)++] = t;
-	collect(l, old, old[t].r, horizon, k);
-}
-
-static void fix_maxe(struct node *n, uint32_t t)
-{
-	if (!t)
-		return;
-	fix_maxe(n, n[t].l);
-	fix_maxe(n, n[t].r);
-	update(n, t);
-}
-
-/* Copy the nodes of a lane (old numbers IDX[0..K), in order) into l->n
- * from l->nn and make a treap of them (a Cartesian tree, built in one
- * pass); returns its root. */
-static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx, size_t k, uint32_t *path)
-{
-	size_t i, depth = 0;
-	for (i = 0; i < k; i++) {
-		uint32_t x = (uint32_t)l->nn++, last = 0;
-		l->n[x] = old[idx[i]];
-		l->n[x].l = l->n[x].r = 0;
-		l->n[x].prio = prio(l);
-		while (depth && l->n[path[depth - 1]].prio < l->n[x].prio)
-			last = path[--depth];
-		l->n[x].l = last;
-		if (depth)
-			l->n[path[depth - 1]].r = x;
-		path[depth++] = x;
-	}
-	if (!depth)
-		return 0;
-	fix_maxe(l->n, path[0]);
-	return path[0];
-}
-
-static void unsort(cm_pflanes *l, struct lane *ln);
-
-/* Place the nodes again in CAP slots, forgetting those that end before the
- * window. */
-static void rebuild(cm_pflanes *l, size_t cap)
-{
-	struct node *old = l->n;
-	size_t oldn = l->nn, i;
-	unsigned j;
-	uint32_t *path;
-	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
-	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
-	path = cm_xmalloc(oldn * sizeof *path);
-	/* not zeroed: every node is written whole before it is read (node 0,
-	 * the children's "none", here; zeroing 640 KB a rebuild cost more
-	 * than the rebuild) */
-	l->n = cm_xmalloc(cap * sizeof *l->n);
-	l->cap = cap;
-	l->nn = 1;
-	memset(&l->n[0], 0, sizeof l->n[0]);
-	l->n[0].maxe = INT64_MIN;
-	for (i = 0; i < l->thrslots; i++)
-		for (j = 0; j < l->thr[i].nlanes; j++) {
-			struct lane *ln = &l->thr[i].lane[j];
-			size_t k = 0, m;
-			if (!ln->sorted) {
-				collect(l, old, ln->root, horizon, &k);
-				ln->root = build(l, old, l->stack, k, path);
-				continue;
-			}
-			/* the list kept in order, less what ends before the window */
-			ln->maxe = INT64_MIN;
-			for (m = 0; m < ln->nord; m++)
-				if (old[ln->ord[m]].e >= horizon) {
-					uint32_t x = (uint32_t)l->nn++;
-					l->n[x] = old[ln->ord[m]];
-					ln->ord[k++] = x;
-					if (l->n[x].e > ln->maxe)
-						ln->maxe = l->n[x].e;
-				}
-			ln->nord = k;
-			/* and the open chain: its innermost end first */
-			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
-				ln->nopen--;
-			if (ln->mine < horizon) /* ties at maxb partly forgotten: the treap's to answer */
-				unsort(l, ln);
-		}
-	free(path);
-	free(old);
-}
-
-/* Make room for one more node: forget what is out of the window, grow, or
- * narrow the window. */
-static void room(cm_pflanes *l)
-{
-	if (l->nn < l->cap)
-		return;
-	rebuild(l, l->cap);
-	while (l->nn * 2 > l->cap) {
-		if (l->cap < MAX_NODES)
-			rebuild(l, l->cap * 2);
-		else if (l->window > 1)
-			l->window /= 2, rebuild(l, l->cap);
-		else
-			break; /* cannot be: the lanes hold what is open now */
-	}
-	if (l->nn == l->cap) /* only when that could not be */
-		l->n = cm_xrealloc(l->n, (l->cap *= 2) * sizeof *l->n);
-}
-
 /* ---- lanes whose slices come in order ----
  * While a lane is asked about slices in the order of their begins, the
  * three questions of clashes() have answers kept at hand: no slice of the
@@ -492,9 +327,7 @@ static void room(cm_pflanes *l)
  * tree, in one pass).  The window forgets the same slices either way, so
  * the answers, and the lanes, are the treap's. */
 
-/* The lane LN leaves the in-order mode: its treap, made from its list,
- * answers from now on. */
-static void unsort(cm_pflanes *l, struct lane *ln)
+void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 {
 	struct node *n = l->n;
 	size_t i, depth = 0;
@@ -511,7 +344,7 @@ static void unsort(cm_pflanes *l, struct lane *ln)
 	}
 	ln->root = depth ? path[0] : 0;
 	free(path);
-	fix_maxe(n, ln->root);
+	cm_pflanes_fix_maxe(n, ln->root);
 	ln->sorted = 0;
 	free(ln->ord);
 	ln->ord = NULL;
@@ -539,7 +372,7 @@ static int sorted_clashes(struct lane *ln, int64_t b, int64_t e)
 static int lane_clashes(cm_pflanes *l, struct lane *ln, int64_t b, int64_t e)
 {
 	if (ln->sorted && b < ln->lastq)
-		unsort(l, ln);
+		cm_pflanes_unsort(l, ln);
 	return ln->sorted ? sorted_clashes(ln, b, e) : clashes(l->n, ln->root, b, e);
 }
 
@@ -577,7 +410,8 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		return 0;
 	if (b > l->latest)
 		l->latest = b;
-	room(l);
+	if (l->nn == l->cap) /* full: forget, grow or narrow (pflanewin.c) */
+		cm_pflanes_room(l);
 	t = thread_of(l, thread);
 	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
 		;

@@ -1,0 +1,88 @@
+/* pflanes_int.h - what the lanes' two files share: the placing
+ * (pflanes.c, whose top says how the lanes work) and the window that
+ * forgets (pflanewin.c). */
+#ifndef CM_PFLANES_INT_H
+#define CM_PFLANES_INT_H
+
+#include "pftrace/pfintern.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How far behind the latest begin a slice is remembered, at first (trace
+ * ns; halved when the nodes would pass MAX_NODES). */
+#define WINDOW_NS (10ll * 1000 * 1000 * 1000)
+/* 10 MiB of nodes at most over the shards (pflaneq.c), each an eighth of
+ * the one table's 5 MiB before them (a thread's window rarely needs it) */
+#define MAX_NODES ((1u << 17) / CM_PF_SHARDS * 2)
+
+struct node {
+	int64_t b, e;      /* the slice */
+	int64_t maxe;      /* the latest end in the subtree */
+	uint32_t l, r;     /* children (0: none; node 0 is unused) */
+	uint32_t prio;     /* the treap's heap order */
+};
+
+/* A slice of a lane's open chain. */
+struct ival {
+	int64_t b, e;
+};
+
+/* A lane: a treap of its slices; while they come in the order of their
+ * begins (a CPU thread's, as Kineto writes them), a list of them in that
+ * order instead, and what answers clashes() without a descent (see
+ * sorted_clashes). */
+struct lane {
+	uint32_t root;
+	int sorted;       /* every query so far came at a begin no earlier than the last */
+	int64_t lastq;    /* sorted: the latest begin asked about */
+	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
+	int64_t maxe;     /* sorted: the latest end */
+	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
+	size_t nopen, capopen;
+	uint32_t *ord;    /* sorted: its nodes in order (no treap: ROOT is 0 until it leaves the mode) */
+	size_t nord, capord;
+};
+
+/* The lanes of a thread. */
+struct thr {
+	uint64_t thread; /* 0: an empty slot */
+	unsigned nlanes;
+	struct lane *lane;
+};
+
+struct cm_pflanes {
+	struct node *n;
+	size_t nn, cap; /* nodes used (node 0 included), allocated */
+	unsigned long appends; /* slices placed by append() (for the tests) */
+	struct thr *thr;
+	size_t nthr, thrslots;
+	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
+	uint64_t rng;
+	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
+};
+
+/* A pseudo-random priority (xorshift64*: the same file on every run). */
+static inline uint32_t prio(cm_pflanes *l)
+{
+	l->rng ^= l->rng >> 12;
+	l->rng ^= l->rng << 25;
+	l->rng ^= l->rng >> 27;
+	return (uint32_t)((l->rng * 0x2545F4914F6CDD1Du) >> 32);
+}
+
+/* ---- pflanes.c */
+
+/* The latest ends of T's subtree worked out again, from the bottom up. */
+void cm_pflanes_fix_maxe(struct node *n, uint32_t t);
+/* The lane LN leaves the in-order mode: its treap, made from its list,
+ * answers from now on. */
+void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln);
+
+/* ---- pflanewin.c */
+
+/* Make room for one more node in L's full table: forget what is out of
+ * the window, grow, or narrow the window. */
+void cm_pflanes_room(cm_pflanes *l);
+
+#endif
