@@ -8,7 +8,12 @@
  * them (struct gpu_emit, gpumembers.h): the render's functions take it as
  * ES, NULL for the JSON's render (render_block), where the common kinds
  * are inlined with that constant, so that the JSON's render tests
- * nothing of it. */
+ * nothing of it.
+ *
+ * This file holds the common kinds' render (API calls, kernels, copies,
+ * sets, overhead) and the walk on threads; the flow events and a drawn
+ * sync's are gpurendersync.c's, below it, and the pieces of an event's
+ * text both use are in gpurender_int.h. */
 #include "config.h"
 #include "gpu/gpurender_int.h"
 #include "gpu/cbid.h"
@@ -18,138 +23,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ES's members (NULL: none noted; always with ES NULL). */
-static inline struct gpu_members *members(const struct gpu_emit *es) { return es ? es->m : NULL; }
-
-/* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
- * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event; noted in M (not NULL). */
-static inline void x_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen,
-				struct gpu_members *m)
-{
-	double d;
-	size_t at;
-	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
-	cm_buf_lit(b, ",\"ts\":");
-	at = b->len;
-	cm_buf_put_short(b, tstext, *tslen);
-	if (m)
-		gpu_members_time(m, "ts", 2, b, at, start - g->base_ns);
-	cm_buf_lit(b, ",\"dur\":");
-	at = b->len;
-	cm_jw_us_of_ns(b, end - start);
-	if (m)
-		gpu_members_time(m, "dur", 3, b, at, end - start);
-}
-
-/* The ,"pid":P,"tid":T of the X event just written: where it starts in
- * the buffer (the X event ends the buffer), for its flow, which has the
- * same row: copied, not written from the numbers again. */
-static inline size_t row_mark(const cm_buf *b) { return b->len; }
-
-/* An element's separating comma, where it begins noted in ES (when not
- * NULL: cm_gpu_write_groups), its members from here on too (ES's M). */
-static inline void el_begin(struct gpu_emit *es, cm_buf *b)
-{
-	if (es) {
-		cm_buf_put(es->marks, &b->len, sizeof b->len);
-		if (es->m)
-			gpu_members_element(es->m);
-	}
-	cm_buf_putc(b, ',');
-}
-
-/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on
- * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN)
- * (the row's members noted last, gpu_members_row), at TS_NS, whose text
- * is TS[0..TSLEN). */
-static void flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts,
-		 size_t tslen, cm_int ts_ns)
-{
-	struct gpu_members *m = members(es);
-	size_t at;
-	el_begin(es, b);
-	cm_buf_lit(b, "{\"ph\":\"");
-	cm_buf_putc(b, ph);
-	cm_buf_lit(b, "\",\"id\":");
-	at = b->len;
-	cm_jw_int(b, id);
-	if (m) {
-		gpu_members_lit(m, "ph", 2, ph == 'f' ? "f" : "s", 1);
-		gpu_members_int(m, "id", 2, b, at, id);
-		gpu_members_row_copy(m, row, b->len);
-	}
-	if (b->cap - b->len < rowlen)
-		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
-	memcpy(b->p + b->len, b->p + row, rowlen);
-	b->len += rowlen;
-	cm_buf_lit(b, ",\"ts\":");
-	at = b->len;
-	cm_buf_put_short(b, ts, tslen);
-	if (m)
-		gpu_members_time(m, "ts", 2, b, at, ts_ns);
-	if (ph == 'f')
-		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
-	else
-		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
-	if (m) {
-		gpu_members_lit(m, "cat", 3, "ac2g", 4);
-		gpu_members_lit(m, "name", 4, "ac2g", 4);
-		if (ph == 'f')
-			gpu_members_lit(m, "bp", 2, "e", 1);
-	}
-}
-
-/* The members of an X event's head, {"ph":"X","cat":"CAT","name":NAME,
- * written from AT to B's end (CAT, a literal of the render's, CATLEN
- * bytes, needs no escape), noted in M. */
-static inline void head_members(struct gpu_members *m, const cm_buf *b, size_t at, const char *cat, size_t catlen)
-{
-	gpu_members_lit(m, "ph", 2, "X", 1);
-	gpu_members_lit(m, "cat", 3, cat, catlen);
-	gpu_members_str(m, "name", 4, b, at + 26 + catlen); /* after {"ph":"X","cat":"CAT","name": */
-}
-
-/* gpu_x_head's text before the pid: {"ph":"X","cat":CAT,"name":NAME */
-static void x_head_start(cm_buf *b, const char *cat, const char *name, size_t nlen)
-{
-	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
-	cm_jw_string(b, cat, strlen(cat));
-	cm_buf_lit(b, ",\"name\":");
-	cm_jw_string(b, name, nlen);
-}
-
-/* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text; noted
- * in M (not NULL), and kept for its flow (gpu_members_row). */
-static inline void row_text(cm_buf *b, cm_int pid, cm_int tid, struct gpu_members *m)
-{
-	size_t at;
-	cm_int t = cm_tid_export(tid);
-	cm_buf_lit(b, ",\"pid\":");
-	at = b->len;
-	cm_jw_int(b, pid);
-	if (m)
-		gpu_members_int(m, "pid", 3, b, at, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	at = b->len;
-	cm_jw_int(b, t);
-	if (m) {
-		gpu_members_int(m, "tid", 3, b, at, t);
-		gpu_members_row(m);
-	}
-}
-
-/* The External id Kineto writes on the GPU-side event of correlation CORR:
- * that of the CPU operator linked to it, 0 when none (version 2 only). */
-static cm_int cpu_ext(const cm_gpu *g, cm_int corr)
-{
-	const int64_t *e;
-	int64_t c;
-	if (!g->link.cext || !cm_id_key(corr, &c, NULL))
-		return 0;
-	e = cm_idmap_get(g->link.cext, c);
-	return e ? cm_id_value(*e, g->win.idsigns[CM_IDS_EXT]) : 0;
-}
 
 /* The name of an API call's cbid and whether the call starts a flow: from
  * R's cache when the table names the cbid (a few dozen kinds of call; the
@@ -195,7 +68,7 @@ static inline __attribute__((always_inline)) const char *api_name(struct render 
 static inline __attribute__((always_inline)) void render_api(struct render *R, const cm_gpurec *r, cm_buf *b,
 							     struct gpu_emit *es)
 {
-	struct gpu_members *m = members(es);
+	struct gpu_members *m = gpu_es_members(es);
 	const cm_gpu *g = R->g;
 	int driver = r->kind == CM_REC_DRIVER, fell;
 	char fallback[64], tstext[CM_US_TEXT_MAX];
@@ -214,19 +87,19 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
-	el_begin(es, b);
+	gpu_el_begin(es, b);
 	at = b->len;
 	/* gpu_x_head's bytes, the part before the pid made once when it can be */
 	if (head)
 		cm_buf_put(b, head->p, head->len);
 	else
-		x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
+		gpu_x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
 	if (m)
-		head_members(m, b, at, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
-	row = row_mark(b);
-	row_text(b, pid, tid, m);
+		gpu_head_members(m, b, at, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
+	row = gpu_row_mark(b);
+	gpu_row_text(b, pid, tid, m);
 	row_end = b->len;
-	x_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len, m);
+	gpu_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len, m);
 	cm_buf_lit(b, ",\"args\":{\"cbid\":");
 	at = b->len;
 	cm_jw_int(b, r->v[CM_RA_CBID]);
@@ -239,7 +112,7 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	cm_jw_int(b, corr);
 	if (m)
 		gpu_members_int(m, "correlation", 11, b, at, corr);
-	if ((ext = cpu_ext(g, corr)) != 0) {
+	if ((ext = gpu_cpu_ext(g, corr)) != 0) {
 		cm_buf_lit(b, ",\"External id\":");
 		at = b->len;
 		cm_jw_int(b, ext);
@@ -250,7 +123,7 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	if (m)
 		gpu_members_close(m);
 	if (corr != 0 && starts_flow)
-		flow(es, b, 's', corr, row, row_end - row, tstext, ts_len, r->v[CM_RA_START] - g->base_ns);
+		gpu_render_flow(es, b, 's', corr, row, row_end - row, tstext, ts_len, r->v[CM_RA_START] - g->base_ns);
 }
 
 /* args[KEY] = the JSON text in R->text (a number, or a string that needs
@@ -313,7 +186,7 @@ static inline __attribute__((always_inline)) void kineto_args(struct render *R, 
 	const cm_gpu *g = R->g;
 	const cm_int *v = r->v;
 	struct args *A = &R->args;
-	cm_int ext = g->version >= 2 ? cpu_ext(g, v[CM_RG_CORR]) : 0;
+	cm_int ext = g->version >= 2 ? gpu_cpu_ext(g, v[CM_RG_CORR]) : 0;
 	if (ext)
 		gpu_arg_int(A, "External id", ext);
 	if (r->flags & CM_REC_LAUNCH) {
@@ -362,7 +235,7 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 	size_t len, row, at = b->len;
 	const char *json;
 	if (!(r->flags & CM_REC_NAMEREF)) {
-		x_head_start(b, cat, r->name, r->nlen);
+		gpu_x_head_start(b, cat, r->name, r->nlen);
 	} else {
 		json = cm_gpunames_json(g->win.names, r->name_id, &len);
 		cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
@@ -371,9 +244,9 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 		cm_buf_put(b, json, len);
 	}
 	if (m)
-		head_members(m, b, at, cat, strlen(cat));
-	row = row_mark(b);
-	row_text(b, pid, tid, m);
+		gpu_head_members(m, b, at, cat, strlen(cat));
+	row = gpu_row_mark(b);
+	gpu_row_text(b, pid, tid, m);
 	return row;
 }
 
@@ -384,17 +257,17 @@ static const char *const activity_cat[] = {[CM_REC_KERNEL] = "kernel", [CM_REC_M
 static inline __attribute__((always_inline)) void render_activity(struct render *R, const cm_gpurec *r, cm_buf *b,
 								  struct gpu_emit *es)
 {
-	struct gpu_members *m = members(es);
+	struct gpu_members *m = gpu_es_members(es);
 	struct args *A = &R->args;
 	int direct = !(r->flags & CM_REC_ANN);
 	const cm_int *v = r->v;
 	size_t ts_len, row, row_end;
 	char tstext[CM_US_TEXT_MAX];
 	cm_arena_reset(R->scratch);
-	el_begin(es, b);
+	gpu_el_begin(es, b);
 	row = x_head_named(R->g, b, activity_cat[r->kind], r, v[CM_RG_DEV], v[CM_RG_STREAM], m);
 	row_end = b->len;
-	x_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len, m);
+	gpu_times_text(R->g, b, v[CM_RG_START], v[CM_RG_END], tstext, &ts_len, m);
 	/* without an annotation no key comes twice and every key is one of
 	 * the literals below: the args go straight out, their members noted
 	 * (with one, written from the dict they make: the element parsed) */
@@ -431,101 +304,24 @@ static inline __attribute__((always_inline)) void render_activity(struct render 
 	if (A->m)
 		gpu_members_close(m);
 	if (v[CM_RG_CORR] != 0)
-		flow(es, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len, v[CM_RG_START] - R->g->base_ns);
+		gpu_render_flow(es, b, 'f', v[CM_RG_CORR], row, row_end - row, tstext, ts_len, v[CM_RG_START] - R->g->base_ns);
 }
 
 static void render_overhead(struct render *R, const cm_gpurec *r, cm_buf *b, struct gpu_emit *es)
 {
-	struct gpu_members *m = members(es);
+	struct gpu_members *m = gpu_es_members(es);
 	char tstext[CM_US_TEXT_MAX];
 	size_t ts_len;
 	if (gpu_dropped(R->g, r) || !gpu_cut_keep(R->g, r))
 		return;
-	el_begin(es, b);
+	gpu_el_begin(es, b);
 	x_head_named(R->g, b, "overhead", r, OVERHEAD_PID, 0, m);
-	x_times_text(R->g, b, r->v[CM_RO_START], r->v[CM_RO_END], tstext, &ts_len, m);
+	gpu_times_text(R->g, b, r->v[CM_RO_START], r->v[CM_RO_END], tstext, &ts_len, m);
 	cm_buf_lit(b, ",\"args\":{}}");
 	if (m) {
 		gpu_members_open(m, "args", 4, CM_J_OBJ);
 		gpu_members_close(m);
 	}
-}
-
-/* The integer X of the member KEY (a literal) into B, noted in M (not
- * NULL). */
-static void sync_int(struct gpu_members *m, cm_buf *b, const char *key, cm_int x)
-{
-	size_t at = b->len;
-	cm_jw_int(b, x);
-	if (m)
-		gpu_members_int(m, key, strlen(key), b, at, x);
-}
-
-/* A drawn sync record, as Kineto writes a CUDA_SYNC activity: on the row of
- * its device and stream (Kineto's sanitizeTid of the stream as an int32:
- * an absent stream, all ones, is row 1), "External id" first (its operator
- * or, as Kineto does for syncs, its own correlation id), and an "f" flow
- * into it from the API call of the same correlation. */
-static void render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, struct gpu_emit *es)
-{
-	struct gpu_members *m = members(es);
-	const cm_gpu *g = R->g;
-	const cm_int *v = r->v;
-	uint32_t type = gpu_sync_type(r);
-	int32_t stream = cm_tid_int32(v[CM_RS_STREAM]);
-	cm_int row = stream == INT32_MIN ? 0 : stream < 0 ? -(cm_int)stream : stream;
-	const char *name = cm_kin_sync_name(v[CM_RS_TYPE]);
-	cm_int ext;
-	size_t ts_len, at, at_end, a;
-	char tstext[CM_US_TEXT_MAX];
-	if (!gpu_sync_drawn(g, r) || !gpu_cut_keep(g, r))
-		return;
-	el_begin(es, b);
-	at = b->len;
-	x_head_start(b, "cuda_sync", name, strlen(name));
-	if (m)
-		head_members(m, b, at, "cuda_sync", 9);
-	at = row_mark(b);
-	row_text(b, v[CM_RS_DEV], row, m);
-	at_end = b->len;
-	x_times_text(g, b, v[CM_RS_START], v[CM_RS_END], tstext, &ts_len, m);
-	cm_buf_lit(b, ",\"args\":{");
-	if (m)
-		gpu_members_open(m, "args", 4, CM_J_OBJ);
-	ext = cpu_ext(g, v[CM_RS_CORR]);
-	if (ext || v[CM_RS_CORR]) {
-		cm_buf_lit(b, "\"External id\":");
-		sync_int(m, b, "External id", ext ? ext : v[CM_RS_CORR]);
-		cm_buf_putc(b, ',');
-	}
-	cm_buf_lit(b, "\"cuda_sync_kind\":");
-	a = b->len;
-	cm_jw_string(b, name, strlen(name));
-	if (m)
-		gpu_members_str(m, "cuda_sync_kind", 14, b, a);
-	if (type == CM_SYNC_EVENT || type == CM_SYNC_STREAM_WAIT_EVENT) {
-		int64_t ix = (int64_t)r->index;
-		const struct wait_info *w = cm_hmap_get(g->plan.waits, &ix);
-		cm_buf_lit(b, ",\"wait_on_stream\":");
-		sync_int(m, b, "wait_on_stream", w ? w->stream : -1);
-		cm_buf_lit(b, ",\"wait_on_cuda_event_record_corr_id\":");
-		sync_int(m, b, "wait_on_cuda_event_record_corr_id", w ? w->corr : -1);
-		cm_buf_lit(b, ",\"wait_on_cuda_event_id\":");
-		sync_int(m, b, "wait_on_cuda_event_id", v[CM_RS_EVENT]);
-	}
-	cm_buf_lit(b, ",\"stream\":");
-	sync_int(m, b, "stream", stream);
-	cm_buf_lit(b, ",\"correlation\":");
-	sync_int(m, b, "correlation", v[CM_RS_CORR]);
-	cm_buf_lit(b, ",\"device\":");
-	sync_int(m, b, "device", v[CM_RS_DEV]);
-	cm_buf_lit(b, ",\"context\":");
-	sync_int(m, b, "context", v[CM_RS_CTX]);
-	cm_buf_lit(b, "}}");
-	if (m)
-		gpu_members_close(m);
-	if (v[CM_RS_CORR] > 0)
-		flow(es, b, 'f', v[CM_RS_CORR], at, at_end - at, tstext, ts_len, v[CM_RS_START] - g->base_ns);
 }
 
 /* The events of the record R, each with a comma in front, into OUT;
@@ -539,7 +335,7 @@ static inline __attribute__((always_inline)) void render_one(struct render *R, c
 	case CM_REC_RUNTIME:
 	case CM_REC_DRIVER: render_api(R, r, out, es); break;
 	case CM_REC_OVERHEAD: render_overhead(R, r, out, es); break;
-	case CM_REC_SYNC: render_sync(R, r, out, es); break;
+	case CM_REC_SYNC: gpu_render_sync(R, r, out, es); break;
 	case CM_REC_CUDAEVENT: break;
 	default:
 		if (gpu_cut_keep(R->g, r))

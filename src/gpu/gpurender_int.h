@@ -1,11 +1,15 @@
 /* gpurender_int.h - what the render (gpurender.c) lends the render in
  * groups for an encoder (gpuencgroups.c): a worker's render, and the
- * render of one record with the elements' starts and members noted. */
+ * render of one record with the elements' starts and members noted; and
+ * what it shares with gpurendersync.c (the flow events and the drawn
+ * syncs): the pieces of an event's text, each noting its members for an
+ * encoder. */
 #ifndef CM_GPURENDER_INT_H
 #define CM_GPURENDER_INT_H
 
 #include "gpu/gpuconv_int.h"
 #include "gpu/gpumembers.h"
+#include "json/jwrite.h"
 
 /* What one worker needs to write events: its own scratch space; the tables
  * of cm_gpu are only read. */
@@ -31,6 +35,102 @@ struct gpu_emit {
 	struct gpu_members *m;
 };
 
+/* ---- the pieces of an event's text (ES, M: NULL for the JSON's render) */
+
+/* ES's members (NULL: none noted; always with ES NULL). */
+static inline struct gpu_members *gpu_es_members(const struct gpu_emit *es) { return es ? es->m : NULL; }
+
+/* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
+ * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event; noted in M (not NULL). */
+static inline void gpu_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen,
+				  struct gpu_members *m)
+{
+	double d;
+	size_t at;
+	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
+	cm_buf_lit(b, ",\"ts\":");
+	at = b->len;
+	cm_buf_put_short(b, tstext, *tslen);
+	if (m)
+		gpu_members_time(m, "ts", 2, b, at, start - g->base_ns);
+	cm_buf_lit(b, ",\"dur\":");
+	at = b->len;
+	cm_jw_us_of_ns(b, end - start);
+	if (m)
+		gpu_members_time(m, "dur", 3, b, at, end - start);
+}
+
+/* The ,"pid":P,"tid":T of the X event just written: where it starts in
+ * the buffer (the X event ends the buffer), for its flow, which has the
+ * same row: copied, not written from the numbers again. */
+static inline size_t gpu_row_mark(const cm_buf *b) { return b->len; }
+
+/* An element's separating comma, where it begins noted in ES (when not
+ * NULL: cm_gpu_write_groups), its members from here on too (ES's M). */
+static inline void gpu_el_begin(struct gpu_emit *es, cm_buf *b)
+{
+	if (es) {
+		cm_buf_put(es->marks, &b->len, sizeof b->len);
+		if (es->m)
+			gpu_members_element(es->m);
+	}
+	cm_buf_putc(b, ',');
+}
+
+/* The members of an X event's head, {"ph":"X","cat":"CAT","name":NAME,
+ * written from AT to B's end (CAT, a literal of the render's, CATLEN
+ * bytes, needs no escape), noted in M. */
+static inline void gpu_head_members(struct gpu_members *m, const cm_buf *b, size_t at, const char *cat,
+				    size_t catlen)
+{
+	gpu_members_lit(m, "ph", 2, "X", 1);
+	gpu_members_lit(m, "cat", 3, cat, catlen);
+	gpu_members_str(m, "name", 4, b, at + 26 + catlen); /* after {"ph":"X","cat":"CAT","name": */
+}
+
+/* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text; noted
+ * in M (not NULL), and kept for its flow (gpu_members_row). */
+static inline void gpu_row_text(cm_buf *b, cm_int pid, cm_int tid, struct gpu_members *m)
+{
+	size_t at;
+	cm_int t = cm_tid_export(tid);
+	cm_buf_lit(b, ",\"pid\":");
+	at = b->len;
+	cm_jw_int(b, pid);
+	if (m)
+		gpu_members_int(m, "pid", 3, b, at, pid);
+	cm_buf_lit(b, ",\"tid\":");
+	at = b->len;
+	cm_jw_int(b, t);
+	if (m) {
+		gpu_members_int(m, "tid", 3, b, at, t);
+		gpu_members_row(m);
+	}
+}
+
+/* gpu_x_head's text before the pid: {"ph":"X","cat":CAT,"name":NAME */
+static inline void gpu_x_head_start(cm_buf *b, const char *cat, const char *name, size_t nlen)
+{
+	cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":");
+	cm_jw_string(b, cat, strlen(cat));
+	cm_buf_lit(b, ",\"name\":");
+	cm_jw_string(b, name, nlen);
+}
+
+/* The External id Kineto writes on the GPU-side event of correlation CORR:
+ * that of the CPU operator linked to it, 0 when none (version 2 only). */
+static inline cm_int gpu_cpu_ext(const cm_gpu *g, cm_int corr)
+{
+	const int64_t *e;
+	int64_t c;
+	if (!g->link.cext || !cm_id_key(corr, &c, NULL))
+		return 0;
+	e = cm_idmap_get(g->link.cext, c);
+	return e ? cm_id_value(*e, g->win.idsigns[CM_IDS_EXT]) : 0;
+}
+
+/* ---- gpurender.c */
+
 /* R's render ready for G (R zeroed before). */
 void gpu_render_init(struct render *R, const cm_gpu *g);
 /* A worker's render (not R itself) freed. */
@@ -38,5 +138,19 @@ void gpu_render_free(struct render *R);
 /* The events of the record REC, each with a comma in front, into OUT, as
  * the JSON's render writes them, noted in ES. */
 void gpu_render_record(struct render *R, const cm_gpurec *rec, cm_buf *out, struct gpu_emit *es);
+
+/* ---- gpurendersync.c (below gpurender.c, which calls it) */
+
+/* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on
+ * the row whose ,"pid":P,"tid":T text is B's bytes [ROW, ROW + ROWLEN)
+ * (the row's members noted last, gpu_members_row), at TS_NS, whose text
+ * is TS[0..TSLEN). */
+void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts,
+		     size_t tslen, cm_int ts_ns);
+
+
+/* The event of the sync record R, when drawn and kept, with a comma in
+ * front, into B, noted in ES (gpu_render_record's). */
+void gpu_render_sync(struct render *R, const cm_gpurec *r, cm_buf *b, struct gpu_emit *es);
 
 #endif
