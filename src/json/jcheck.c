@@ -41,7 +41,7 @@ static const unsigned char cls[256] = {
 
 void cm_jcheck_begin(cm_jcheck *c)
 {
-	c->in_str = c->esc = c->depth = c->need = 0;
+	c->in_str = c->esc = c->hex = c->depth = c->need = 0;
 	c->lo = c->hi = 0;
 	c->err = NULL;
 	c->first_cut = c->last_cut = CM_JCHECK_NONE;
@@ -105,9 +105,16 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 		if (c->in_str) {
 			if (c->esc) { /* the escaped byte: yajl judges it, unless it is high or FF/VT */
 				c->esc = 0;
+				c->hex = b == 'u' ? 4 : 0;
 				if (k <= K_CLOSE || k == K_CTRL) {
 					i++;
 					continue;
+				}
+			} else if (c->hex) { /* \uXXXX: a control byte among them, in yajl's words */
+				c->hex--;
+				if (k == K_CTRL) {
+					c->err = "invalid (non-hex) character occurs after '\\u' inside string";
+					return i;
 				}
 			}
 			switch (k) {
@@ -117,7 +124,7 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 			case K_OPEN:
 			case K_CLOSE:
 				i++;
-				while (i < n && cls[u[i]] <= K_PUNCT)
+				while (!c->hex && i < n && cls[u[i]] <= K_PUNCT)
 					i++;
 				continue;
 			case K_QUOTE:

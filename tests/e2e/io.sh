@@ -348,6 +348,7 @@ for bs in 1 7 default; do
 		'cpu:1:a control byte outside a string:{' \
 		'cpu:19:invalid character inside string:{"traceEvents":[{"a' \
 		'cpu:17:a control byte outside a string:{"traceEvents":[1' \
+		'cpu:22:invalid .non-hex. character occurs after ..u. inside string:{"traceEvents":[{"a\u1' \
 		'win:13:invalid char in json text:{"events":[ x' \
 		'win:6:a control byte outside a string:{"x":[' \
 		'win:2:invalid character inside string:{"' \
