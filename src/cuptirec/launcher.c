@@ -134,6 +134,11 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	}
 	if (!slash || memchr(abs, '%', (size_t)(slash - abs)))
 		return;
+	/* a device, a FIFO, or a name of a descriptor (/dev/stdout) is
+	 * written through: nothing is made in its directory, and /dev, which
+	 * only root may write, refused -o /dev/null to everyone else */
+	if (!strchr(abs, '%') && ((stat(abs, &st) == 0 && !S_ISREG(st.st_mode)) || cm_path_names_fd(abs) >= 0))
+		return;
 	snprintf(dir, sizeof dir, "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
 	if (!(err = cm_dir_writable(dir)))
 		return;

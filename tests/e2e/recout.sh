@@ -99,6 +99,25 @@ ${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_
 sed -n 2p "$tmp/out" | grep -q '"thread_map_version": 1' || fail "no map after it: $(head -c 200 "$tmp/out")"
 [ -L "$tmp/d/so" ] || fail "the link was replaced"
 
+# /dev/null and /dev/stdout are written through: nothing is made in /dev, which
+# only root may write, and the directory check refused them to everyone else
+# (a usage error, "cannot write in /dev").  Run as nobody, from root.
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	skip "-o /dev/null or /dev/stdout by a user who cannot write /dev: written through" "needs root and setpriv"
+else
+	tcase "-o /dev/null or /dev/stdout by a user who cannot write /dev: written through"
+	for o in /dev/null /dev/stdout; do
+		rc=0
+		${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
+			timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$CUPTIREC" -T -o "$o" -- python3 -c \
+			'import threading; t = threading.Thread(target=lambda: 0); t.start(); t.join()' >"$tmp/out" 2>"$tmp/err" ||
+			rc=$?
+		[ $rc -eq 0 ] || fail "$o: exit $rc: $(cat "$tmp/err")"
+		grep -q "thread map of 2 threads written to $o" "$tmp/err" || fail "$o: said: $(cat "$tmp/err")"
+	done
+	grep -q '"thread_map_version": 1' "$tmp/out" || fail "/dev/stdout: got $(head -c 100 "$tmp/out")"
+fi
+
 tcase "-o a name of standard output that COMMAND closed: the error said, the link kept"
 rc=0
 ${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
