@@ -27,13 +27,17 @@ static double progress_t0, progress_last;
 static uint64_t job_total, job_base, job_span;
 static double progress_delay = 1.0; /* no line for a job shorter than this */
 
+static int stdfds_closed; /* bit FD: cm_diag_stdfds found FD closed */
+
 void cm_diag_init(const char *progname) { prog = progname; }
+int cm_diag_stdfd_closed(int fd) { return fd >= 0 && fd <= 2 && (stdfds_closed >> fd & 1); }
 int cm_diag_stdfds(void)
 {
 	for (int fd = 0; fd <= 2; fd++) {
 		int nfd;
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
+		stdfds_closed |= 1 << fd;
 		/* the lower ones are open by now, so this takes FD itself */
 		if ((nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)) < 0)
 			return -1;

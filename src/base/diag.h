@@ -16,6 +16,9 @@ void cm_diag_init(const char *progname);
  * still fails (EBADF) as using the closed descriptor would have.  0, or -1
  * with errno set when /dev/null cannot be opened. */
 int cm_diag_stdfds(void);
+/* Whether cm_diag_stdfds found FD (0, 1 or 2) closed: what stands on it is
+ * its stand-in, and a path naming it (/dev/stdout) reopens /dev/null. */
+int cm_diag_stdfd_closed(int fd);
 
 /* Silence warnings and notes (errors are always printed). */
 void cm_diag_set_quiet(int quiet);

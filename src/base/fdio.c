@@ -1,9 +1,13 @@
-/* fdio.c - all of a buffer to or from a file descriptor, and whether a
- * directory takes files (fdio.h). */
+/* fdio.c - all of a buffer to or from a file descriptor, whether a
+ * directory takes files, and whether a name is a descriptor (fdio.h). */
 #include "config.h"
 #include "base/fdio.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,4 +53,49 @@ int cm_dir_writable(const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		return ENOTDIR;
 	return access(dir, W_OK | X_OK) < 0 ? errno : 0;
+}
+
+/* Is DIR, made canonical, /proc/PID/fd (or /proc/PID/task/TID/fd) of this
+ * process?  realpath turns /proc/self and /proc/thread-self into the
+ * numbers, and /dev/fd, a link to /proc/self/fd, into the same. */
+static int is_own_fd_dir(const char *dir)
+{
+	char real[PATH_MAX], own[64];
+	size_t n;
+	if (!realpath(dir, real))
+		return 0;
+	n = (size_t)snprintf(own, sizeof own, "/proc/%ld/", (long)getpid());
+	if (strncmp(real, own, n))
+		return 0;
+	if (!strcmp(real + n, "fd"))
+		return 1;
+	if (strncmp(real + n, "task/", 5))
+		return 0;
+	n += 5 + strspn(real + n + 5, "0123456789");
+	return !strcmp(real + n, "/fd");
+}
+
+int cm_path_names_fd(const char *path)
+{
+	char cur[PATH_MAX], dir[PATH_MAX], link[PATH_MAX];
+	if ((size_t)snprintf(cur, sizeof cur, "%s", path) >= sizeof cur)
+		return -1;
+	for (int hops = 0; hops <= 40; hops++) {
+		const char *slash = strrchr(cur, '/'), *base = slash ? slash + 1 : cur;
+		ssize_t n;
+		if (!slash)
+			strcpy(dir, ".");
+		else
+			snprintf(dir, sizeof dir, "%.*s", slash == cur ? 1 : (int)(slash - cur), cur);
+		if (*base && strspn(base, "0123456789") == strlen(base) && strlen(base) < 10 && is_own_fd_dir(dir))
+			return atoi(base);
+		if ((n = readlink(cur, link, sizeof link - 1)) < 0)
+			return -1; /* not a link (or not there): a file of its own */
+		link[n] = 0;
+		if (link[0] == '/' || !slash)
+			snprintf(cur, sizeof cur, "%s", link);
+		else if ((size_t)snprintf(cur, sizeof cur, "%s/%s", dir, link) >= sizeof cur)
+			return -1;
+	}
+	return -1;
 }

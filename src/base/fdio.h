@@ -1,6 +1,7 @@
 /* fdio.h - all of a buffer to or from a file descriptor: the loops that
  * retry EINTR and short transfers, which each writer and reader of the
- * engine had a copy of; and whether an output's directory takes files.  Nothing is reported here: each caller words its
+ * engine had a copy of; whether an output's directory takes files, and
+ * whether its name is one of this process's descriptors.  Nothing is reported here: each caller words its
  * own message (and a broken pipe may be no error to it at all). */
 #ifndef CM_FDIO_H
 #define CM_FDIO_H
@@ -27,5 +28,15 @@ ssize_t cm_pread_all(int fd, void *p, size_t n, uint64_t off);
  * (ENOTDIR for something that is no directory): the check an output
  * written long after its command line is read makes up front. */
 int cm_dir_writable(const char *dir);
+
+/* The descriptor that PATH names through this process's own /proc/PID/fd
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a symbolic link that leads
+ * to one, link by link), or -1 when it names none (or cannot be followed:
+ * a missing directory, links past 40).  Opening such a path reopens what
+ * the descriptor holds, not a file of that name: with the descriptor
+ * closed there is nothing to open, and a writer that made a temporary file
+ * beside it and renamed it over the name replaced /dev/stdout itself (as
+ * root).  Callers ask it of an output's name. */
+int cm_path_names_fd(const char *path);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -34,7 +35,8 @@
  * Once the command runs, its status is the launcher's: the launcher execs it. */
 enum crec_lexit {
 	CREC_LEXIT_USAGE = 2,    /* bad command line */
-	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable; --help not written */
+	CREC_LEXIT_SETUP = 125,  /* library not found or not loadable; --help not written;
+				    -o names a standard descriptor that is closed */
 	CREC_LEXIT_NOEXEC = 126, /* COMMAND found but could not be executed */
 	CREC_LEXIT_NOTFOUND = 127, /* COMMAND not found */
 };
@@ -132,6 +134,11 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 	}
 	if (!slash || memchr(abs, '%', (size_t)(slash - abs)))
 		return;
+	/* a device, a FIFO, or a name of a descriptor (/dev/stdout) is
+	 * written through: nothing is made in its directory, and /dev, which
+	 * only root may write, refused -o /dev/null to everyone else */
+	if (!strchr(abs, '%') && ((stat(abs, &st) == 0 && !S_ISREG(st.st_mode)) || cm_path_names_fd(abs) >= 0))
+		return;
 	snprintf(dir, sizeof dir, "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
 	if (!(err = cm_dir_writable(dir)))
 		return;
@@ -140,6 +147,23 @@ static void check_out_dir(const char *typed, const char *abs, int threads_only)
 		crec_usage_error("-o %s: cannot write in %.*s: %s", typed, tslash == typed ? 1 : (int)(tslash - typed),
 				 typed, strerror(err));
 	crec_usage_error("-o %s: cannot write in the working directory: %s", typed, strerror(err));
+}
+
+/* -o /dev/stdout (or any name of a standard descriptor of ours) with that
+ * descriptor closed: COMMAND inherits it closed, so each library's output
+ * went nowhere, or into whatever file COMMAND put on that number, or (the
+ * thread map's rename) replaced /dev/stdout itself as root; and COMMAND's
+ * status 0.  Refused before COMMAND runs, as --help with standard output
+ * closed is (one line, status 125).  A name with a '%' differs by process:
+ * not checked. */
+static void check_out_fd(const char *typed)
+{
+	int fd;
+	if (strchr(typed, '%') || (fd = cm_path_names_fd(typed)) < 0 || fd > 2 ||
+	    fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		return;
+	crec_lerr("-o %s: standard %s is closed", typed, fd == 0 ? "input" : fd == 1 ? "output" : "error");
+	exit(CREC_LEXIT_SETUP);
 }
 
 /* setenv that cannot fail silently: out of memory is a setup failure. */
@@ -324,6 +348,8 @@ int main(int argc, char **argv)
 		crec_usage_error("-o %s: path too long", output);
 	if (output)
 		check_out_dir(output, abs_out, threads_only);
+	if (output)
+		check_out_fd(output);
 	if (quiet)
 		crec_setenv("CUPTIREC_QUIET", "1");
 

@@ -1,5 +1,7 @@
-/* opts.c - parsing of the activity list, durations, sizes and flags. */
+/* opts.c - parsing of the activity list, durations, sizes and flags; the
+ * libraries' opening of their output. */
 #include "opts.h"
+#include "base/fdio.h"
 #include "base/optnum.h"
 
 #include <ctype.h>
@@ -127,4 +129,16 @@ int crec_fd_above_std(int fd)
 	close(fd);
 	errno = e;
 	return high;
+}
+
+int crec_open_out(const char *path, int flags)
+{
+	int fd = cm_path_names_fd(path), fl;
+	if (fd >= 0)
+		return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	fd = crec_fd_above_std(open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | flags, 0666));
+	/* blocking again: a full pipe waits for its reader, as it should */
+	if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
 }

@@ -49,4 +49,18 @@ int crec_env_flag(const char *name);
  * FD itself when it was above 2 already; -1 with errno set (FD closed). */
 int crec_fd_above_std(int fd);
 
+/* Open PATH to write the libraries' output through it, as `> PATH` would,
+ * with FLAGS added (O_CREAT | O_TRUNC for the window, 0 for a thread map
+ * written through a device or FIFO), mode 0666 & ~umask, above 2 and
+ * close-on-exec, but without two of a shell's ways to fail the program:
+ *   - a FIFO without a reader is ENXIO, not an open that waits for one
+ *     (in the program's exit, or its CUDA start);
+ *   - a name of the program's own descriptor (/dev/stdout, /dev/fd/1:
+ *     cm_path_names_fd) is that descriptor, duplicated, its output going
+ *     on after the program's (no truncation), and EBADF when the program
+ *     has closed it: reopened, it was whatever file the program had put
+ *     on that number since.
+ * Returns the descriptor, or -1 with errno set. */
+int crec_open_out(const char *path, int flags);
+
 #endif

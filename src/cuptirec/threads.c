@@ -365,16 +365,16 @@ static void crec_thr_write_map(int patient)
 	 * FIFO, a terminal) is written through, as `> PATH` would: the rename
 	 * replaced /dev/full or /dev/stdout itself with a regular file (as
 	 * root).  A FIFO without a reader is an error, not a process that
-	 * hangs in its exit. */
-	direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	 * hangs in its exit.  /dev/stdout (a name of a descriptor of ours) is
+	 * written through that descriptor: with it closed, stat found
+	 * nothing, and the rename replaced the link /dev/stdout itself. */
+	direct = cm_path_names_fd(path) >= 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
 	target = !direct && stat(path, &st) == 0 && realpath(path, real) ? real : path;
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", target, (long)T.pid);
 	f.len = 0;
 	f.err = 0;
 	if (direct) {
-		f.fd = crec_fd_above_std(open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
-		if (f.fd >= 0)
-			fcntl(f.fd, F_SETFL, fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
+		f.fd = crec_open_out(path, 0);
 	} else {
 		f.fd = crec_fd_above_std(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	}

@@ -4,7 +4,12 @@
  * The merge reads each input more than once (see merge.c), so its inputs must
  * be re-readable.  Regular files are simply re-read from offset 0.  A pipe is
  * teed, on the first pass, into an unlinked temporary file; later passes read
- * the copy.  Only inputs opened for several passes are teed: the thread map
+ * the copy.  A pass that stopped before the pipe's end (bad JSON: the careful
+ * reader starts again to name the fault) leaves the rest unread: the next
+ * pass reads the copy, then the pipe on from where it stopped, teeing it as
+ * the first did, so that a fault is named without reading past it (a pipe
+ * of "{" and /dev/zero was spooled, never ending, before the careful reader
+ * began).  Only inputs opened for several passes are teed: the thread map
  * and the trace of a repair are read once, and copying them would only cost
  * room in $TMPDIR (and fail where it has none).  The copy holds the raw
  * (still compressed) bytes, so a gzip pipe costs only its compressed size on
@@ -51,7 +56,7 @@ static cm_input *open_input(const char *path, size_t bufsize, int rewindable)
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		return NULL;
 	}
-	in->spool_fd = -1;
+	in->spool_fd = in->pipe_fd = -1;
 	in->bufsize = bufsize ? bufsize : 1;
 	/* room for at least the two magic bytes, whatever the chunk size */
 	in->raw_cap = in->bufsize < 16 ? 16 : in->bufsize;
@@ -144,19 +149,21 @@ int cm_input_rewind(cm_input *in)
 {
 	inputahead_stop(in);
 	if (in->teeing) {
-		/* drain what the first pass did not read, so the copy is whole */
-		while (!in->raw_eof)
-			if (inputraw_read(in, 0, in->bufsize) < 0)
-				return -1;
+		/* the copy becomes what we read; the rest of the pipe, if any,
+		 * follows it (inputraw_read), copied on, when a pass gets there */
 		in->teeing = 0;
 		if (in->spool_fd < 0 && inputraw_spool_create(in) < 0) /* empty input */
 			return -1;
-		if (in->own_fd)
+		if (!in->raw_eof) {
+			in->pipe_fd = in->fd;
+			in->pipe_own = in->own_fd;
+		} else if (in->own_fd) {
 			close(in->fd);
+		}
 		in->fd = in->spool_fd;
 		in->own_fd = 1;
 		in->spool_fd = -1;
-		in->raw_size = in->raw_done;
+		in->raw_size = in->pipe_fd < 0 ? in->raw_done : 0; /* 0: not known yet */
 	}
 	if (lseek(in->fd, 0, SEEK_SET) != 0)
 		return cm_fail(CM_EXIT_IO, in->name, -1, "cannot rewind: %s", strerror(errno));
@@ -181,6 +188,8 @@ void cm_input_close(cm_input *in)
 		close(in->fd);
 	if (in->spool_fd >= 0)
 		close(in->spool_fd);
+	if (in->pipe_own && in->pipe_fd >= 0)
+		close(in->pipe_fd);
 	if (in->zinit)
 		inflateEnd(&in->zs);
 	inputbuf_pass_ended(in);

@@ -63,7 +63,7 @@ double cm_input_waited(const cm_input *in);
 /* Reading at offsets, on any thread (a pass over a file on several threads:
  * cpu/cpucopypar.c).  Whether IN can: its pass has begun (a chunk was
  * handed out), its text is plain, not gzip, and it is read from a regular
- * file or a pipe's spool (not the first pass over a pipe).  1 or 0. */
+ * file or a pipe's whole spool (not a pass that reads the pipe).  1 or 0. */
 int cm_input_can_pread(const cm_input *in);
 /* N bytes of IN's text from text offset OFF into BUF by pread(2), when
  * cm_input_can_pread: 0, or -1 after reporting (a read error; a file that
@@ -78,10 +78,12 @@ uint64_t cm_input_text_size(const cm_input *in);
 int cm_input_pass_check(cm_input *in);
 
 /* Start again at byte 0.  A pipe opened with cm_input_open_rewindable is
- * copied to an unlinked temporary file in $TMPDIR during the first pass (the
- * rest is drained here if the first pass stopped early), so every later pass
- * reads that copy; one opened with cm_input_open cannot be rewound (an
- * error).  Returns 0, or -1 after reporting an error. */
+ * copied to an unlinked temporary file in $TMPDIR as it is read, so every
+ * later pass reads that copy; if a pass stopped before the pipe's end, the
+ * next one reads the copy and then the rest of the pipe (copying it on), so
+ * nothing is read before it is asked for.  One opened with cm_input_open
+ * cannot be rewound (an error).  Returns 0, or -1 after reporting an
+ * error. */
 int cm_input_rewind(cm_input *in);
 
 

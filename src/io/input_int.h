@@ -34,6 +34,8 @@ struct cm_input {
 	int own_fd;        /* fd must be closed by us */
 	int spool_fd;      /* copy of a pipe's bytes, or -1 */
 	int teeing;        /* first pass over a pipe: copy what we read to spool_fd */
+	int pipe_fd;       /* a pipe rewound before its end: read (and teed) once fd, its spool, ends; or -1 */
+	int pipe_own;      /* pipe_fd must be closed by us */
 	int raw_eof;       /* read() returned 0 */
 	uint64_t raw_size; /* st_size of a regular file, else 0 */
 	struct stat st0;   /* a regular file as it was when opened */

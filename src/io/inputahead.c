@@ -103,13 +103,15 @@ static void *ra_main(void *arg)
 }
 
 /* Start the read-ahead thread for this pass, when wanted, the pass has not
- * begun and the input is a regular file.  Without a thread the caller reads
+ * begun and the input is a regular file (or a pipe's whole spool: not one
+ * that a pass goes on from into the pipe).  Without a thread the caller reads
  * as before. */
 void inputahead_start(cm_input *in)
 {
 	struct readahead *ra;
 	struct stat st;
-	if (!in->ra_wanted || in->teeing || in->next_off || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!in->ra_wanted || in->teeing || in->pipe_fd >= 0 || in->next_off || fstat(in->fd, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
 		return;
 	ra = cm_xcalloc(1, sizeof *ra);
 	ra->in = in;

@@ -4,7 +4,8 @@
  *
  * A regular file is re-read from offset 0 at each pass; a pipe read in
  * several passes is teed, as it is read, into an unlinked temporary file
- * that the later passes read (input.c's rewind switches to it).  The copy
+ * that the later passes read (input.c's rewind switches to it; a pass that
+ * comes to its end goes on in the pipe, teeing again).  The copy
  * holds the raw (still compressed) bytes, so a gzip pipe costs only its
  * compressed size on disk.  What the bytes are (plain text, gzip, a byte
  * order mark) is the next stage's (inputdecode.c). */
@@ -150,6 +151,14 @@ ssize_t inputraw_read(cm_input *in, size_t at, size_t want)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return cm_fail(CM_EXIT_IO, in->name, -1, "read error: %s", strerror(errno));
+	if (n == 0 && in->pipe_fd >= 0) { /* the spool ends: on in the pipe, teed as on the first pass */
+		in->spool_fd = in->fd;    /* read to its end: the copy goes on there */
+		in->fd = in->pipe_fd;
+		in->own_fd = in->pipe_own;
+		in->pipe_fd = -1;
+		in->teeing = 1;
+		return inputraw_read(in, at, want);
+	}
 	if (n == 0) {
 		in->raw_eof = 1;
 		return in->teeing || inputraw_check_unchanged(in) == 0 ? 0 : -1;
@@ -192,7 +201,7 @@ ssize_t inputraw_map_chunk(cm_input *in)
 int cm_input_can_pread(const cm_input *in)
 {
 	struct stat st;
-	return in->sniffed && !in->gzip && !in->teeing && in->bom_done && fstat(in->fd, &st) == 0 &&
+	return in->sniffed && !in->gzip && !in->teeing && in->pipe_fd < 0 && in->bom_done && fstat(in->fd, &st) == 0 &&
 	       S_ISREG(st.st_mode);
 }
 

@@ -13,7 +13,8 @@
  *     directory: opened and written through, as `> FILE` would; replacing
  *     it would turn /dev/null into a regular file;
  *   - a directory: an error, found when the output is opened, which the
- *     engine does before it reads any input.
+ *     engine does before it reads any input; so is a name of a standard
+ *     descriptor that was closed at the start (/dev/stdout after >&-).
  * The temporary file has no name while it is written: Linux's O_TMPFILE
  * makes an unnamed inode in the directory, and linkat(2) through
  * /proc/self/fd gives it FILE's name at the end (or a temporary name, then
@@ -256,6 +257,13 @@ static int open_path(cm_outfile *f, const char *path)
 	f->shown = f->path;
 	if (!*path) /* main.c refuses it; say so rather than make "./.cuptimerge-" */
 		return cm_fail(CM_EXIT_IO, NULL, -1, "the output file name is empty");
+	/* /dev/stdout (or a link to it) reopens what descriptor 1 holds: with
+	 * standard output closed, the stand-in /dev/null (diag.c), where the
+	 * trace went, status 0; refused as writing to the closed descriptor
+	 * is (status 3), before any input is read */
+	if ((rc = cm_path_names_fd(path)) >= 0 && cm_diag_stdfd_closed(rc))
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write to it: standard %s is closed",
+			       rc == 0 ? "input" : rc == 1 ? "output" : "error");
 	/* a name too long to be made was found only when the finished output
 	 * was to take it, after the whole merge: found now (stat says so) */
 	if (stat(path, &st) < 0 && errno == ENAMETOOLONG)

@@ -143,6 +143,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				} else if (c == '"') {
 					done = 1;
 					break;
+				} else if ((unsigned char)c < 0x20) {
+					return CM_DOCSPLIT_INVALID; /* no key holds one */
 				}
 			}
 			cm_buf_put(&sp->key, s + i, k - i);
@@ -272,9 +274,13 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 	}
 	/* the chunk's last batch goes when any of its elements lies in the
 	 * chunk; an element cut by its end goes on in the next, its bytes so
-	 * far kept */
+	 * far kept.  What is kept, unjudged, must be able to end: with a
+	 * control byte in it, it is no JSON, and would be held without bound
+	 * (a pipe of zeros after '['), so the careful reader is called now */
 	if (sp->inplace && docbatch_send(sp) < 0)
 		return 1;
+	if ((sp->st == ST_ELEM || sp->st == ST_MEMBER) && cm_jscan_has_ctl(s + run, n - run))
+		return CM_DOCSPLIT_INVALID;
 	if (sp->st == ST_ELEM) {
 		if (!carried)
 			sp->carry.len = 0;

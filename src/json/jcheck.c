@@ -21,10 +21,10 @@ static const unsigned char cls[256] = {
 	[' '] = K_WS, ['\t'] = K_WS, ['\n'] = K_WS, ['\r'] = K_WS, [','] = K_PUNCT, [':'] = K_PUNCT,
 	['"'] = K_QUOTE, ['\\'] = K_BSLASH, ['{'] = K_OPEN, ['['] = K_OPEN, ['}'] = K_CLOSE,
 	[']'] = K_CLOSE, ['\f'] = K_FF, ['\v'] = K_VT,
-	/* the other C0 bytes: no token outside a string holds one, and yajl,
-	 * which refuses it, would first be handed all the bytes up to the
-	 * token's end (saxread.c), a pipe of NULs for ever; in a string they
-	 * are yajl's to judge, as before */
+	/* the other C0 bytes: no token holds one, and yajl, which refuses
+	 * it, would first be handed all the bytes up to the token's end
+	 * (saxread.c), a pipe of NULs for ever (after '"' too, a string of
+	 * them); escaped, yajl's to judge (its message for a bad escape) */
 	[0x00] = K_CTRL, [0x01] = K_CTRL, [0x02] = K_CTRL, [0x03] = K_CTRL, [0x04] = K_CTRL,
 	[0x05] = K_CTRL, [0x06] = K_CTRL, [0x07] = K_CTRL, [0x08] = K_CTRL, [0x0e] = K_CTRL,
 	[0x0f] = K_CTRL, [0x10] = K_CTRL, [0x11] = K_CTRL, [0x12] = K_CTRL, [0x13] = K_CTRL,
@@ -41,7 +41,7 @@ static const unsigned char cls[256] = {
 
 void cm_jcheck_begin(cm_jcheck *c)
 {
-	c->in_str = c->esc = c->depth = c->need = 0;
+	c->in_str = c->esc = c->hex = c->depth = c->need = 0;
 	c->lo = c->hi = 0;
 	c->err = NULL;
 	c->first_cut = c->last_cut = CM_JCHECK_NONE;
@@ -105,9 +105,16 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 		if (c->in_str) {
 			if (c->esc) { /* the escaped byte: yajl judges it, unless it is high or FF/VT */
 				c->esc = 0;
-				if (k <= K_CLOSE) {
+				c->hex = b == 'u' ? 4 : 0;
+				if (k <= K_CLOSE || k == K_CTRL) {
 					i++;
 					continue;
+				}
+			} else if (c->hex) { /* \uXXXX: a control byte among them, in yajl's words */
+				c->hex--;
+				if (k == K_CTRL) {
+					c->err = "invalid (non-hex) character occurs after '\\u' inside string";
+					return i;
 				}
 			}
 			switch (k) {
@@ -117,7 +124,7 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 			case K_OPEN:
 			case K_CLOSE:
 				i++;
-				while (i < n && cls[u[i]] <= K_PUNCT)
+				while (!c->hex && i < n && cls[u[i]] <= K_PUNCT)
 					i++;
 				continue;
 			case K_QUOTE:
@@ -168,12 +175,9 @@ size_t cm_jcheck_feed(cm_jcheck *c, const char *s, size_t n)
 		case K_VT:
 			c->err = "vertical tab (\\v) is not JSON whitespace";
 			return i;
-		case K_CTRL:
-			if (!c->in_str) {
-				c->err = "a control byte outside a string";
-				return i;
-			}
-			break;
+		case K_CTRL: /* in a string, in yajl's words for it */
+			c->err = c->in_str ? "invalid character inside string" : "a control byte outside a string";
+			return i;
 		}
 		i++;
 	}

@@ -20,6 +20,7 @@
 
 typedef struct cm_jcheck {
 	int in_str, esc;   /* inside a string; just after a backslash */
+	int hex;           /* hex digits of a \u escape still to come */
 	int depth;         /* open arrays and objects */
 	int need;          /* UTF-8 continuation bytes still expected */
 	unsigned char lo, hi; /* the range of the next continuation byte */

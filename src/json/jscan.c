@@ -463,3 +463,29 @@ size_t cm_jscan_elements(cm_jscan *sc, const char *s, size_t n, size_t *i, uint3
 	*after = 1;
 	return got;
 }
+
+/* Why a test of its own: a value the splitter cannot see the end of (a
+ * pipe of zeros after '[') would be held without bound, and the scan
+ * above takes control bytes for plain ones.  Sixteen bytes at a time with
+ * SSE2 (c <= 0x1f is min(c, 0x1f) == c, unsigned), since a window's big
+ * member passes through here whole. */
+int cm_jscan_has_ctl(const char *s, size_t n)
+{
+	size_t k = 0;
+#ifdef JSCAN_SIMD
+	const __m128i lim = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
+		      cr = _mm_set1_epi8('\r');
+	for (; k + 16 <= n; k += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + k));
+		__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, lim), v);
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, lf)),
+					  _mm_cmpeq_epi8(v, cr));
+		if (_mm_movemask_epi8(_mm_andnot_si128(ws, ctl)))
+			return 1;
+	}
+#endif
+	for (; k < n; k++)
+		if ((unsigned char)s[k] < 0x20 && !cm_jscan_ws(s[k]))
+			return 1;
+	return 0;
+}

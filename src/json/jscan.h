@@ -48,6 +48,12 @@ int cm_jscan_feed(cm_jscan *sc, const char *s, size_t n, size_t *i);
 size_t cm_jscan_elements(cm_jscan *sc, const char *s, size_t n, size_t *i, uint32_t *start, uint32_t *spans,
 			 size_t max, size_t stop, int *after);
 
+/* 1 when S[0..N) holds a control byte (below 0x20) that is not JSON
+ * whitespace: no JSON text holds one, inside a string or out (yajl and
+ * jcheck.c refuse it where it stands).  The splitter asks it of what it
+ * holds across chunks, which is otherwise taken unjudged. */
+int cm_jscan_has_ctl(const char *s, size_t n);
+
 /* 1 for JSON whitespace. */
 static inline int cm_jscan_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

@@ -50,6 +50,21 @@ $CUPTIMERGE -w "$W" "$C" >&- 2>"$tmp/err" || rc=$?
 [ $rc -eq 3 ] || fail "no -o: exit $rc, wanted 3: $(cat "$tmp/err")"
 grep -q "^cuptimerge: <stdout>: write error: Bad file descriptor\$" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 
+# -o naming standard output (/dev/stdout, /dev/fd/1, a link to one) reopens
+# what descriptor 1 holds: with it closed, the stand-in /dev/null, where the
+# trace went, status 0.  Now the same as writing to the closed descriptor
+# (status 3), said in one line before any input is read; open, written to.
+tcase "-o /dev/stdout (or a link to it) with >&-: status 3, one line; with it open, the trace there"
+ln -s /dev/stdout "$tmp/so"
+for o in /dev/stdout /dev/fd/1 "$tmp/so"; do
+	expect_exit 3 "^cuptimerge: $o: cannot write to it: standard output is closed\$" \
+		sh -c '"$@" >&-' sh $CUPTIMERGE -w "$W" -o "$o" "$C"
+	$CUPTIMERGE --trace-name example -w "$W" -o "$o" "$C" >"$tmp/out" || fail "$o, open: exit $?"
+	$JSONCMP "$FIX/expected.json" "$tmp/out" || fail "$o, open: output differs"
+done
+expect_exit 3 "^cuptimerge: /dev/stdout: cannot write to it: standard output is closed\$" \
+	sh -c '"$@" >&-' sh $CUPTIMERGE -w "$W" -o /dev/stdout - <"$C"
+
 tcase "F20: all three closed: -o merged"
 $CUPTIMERGE --trace-name example -w "$W" -o "$tmp/all.json" "$C" <&- >&- 2>&- || fail "exit $?"
 $JSONCMP "$FIX/expected.json" "$tmp/all.json" || fail "output differs"

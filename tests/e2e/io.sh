@@ -331,12 +331,42 @@ for bs in 1 7 default; do
 		"$CUPTIMERGE" "$rs" "$C"
 	# the same past a good first byte: a control byte outside a string
 	# belongs to no token, and yajl was handed none until the token's end
-	# (the thread map held it all; a piped trace or window still goes to
-	# the spool whole before it is read, the careful reader's rewind)
+	# (the thread map held it all)
 	tcase "zeros after '{\"a\":' in a piped thread map are refused at the first (read size $bs)"
 	expect_exit 1 "^cuptimerge: /dev/stdin:5: invalid JSON: a control byte outside a string\$" \
 		sh -c 'zeros() { printf "{\"a\":"; head -c 100000000 /dev/zero; }; zeros | "$1" $2 -t /dev/stdin "$3" >/dev/null' sh \
 		"$CUPTIMERGE" "$rs" "$C"
+	# past a good start, in a value or a key: the splitter held the
+	# value as it grew (a pipe of zeros after '['), then the careful
+	# reader's rewind read the rest of the pipe into $TMPDIR before it
+	# began (after '{'), then yajl was handed no string until its end
+	# (after '"').  Now each stops at the byte, as with a file: the
+	# zeros' writer is cut off ($tmp/all: it wrote them all), the spool
+	# stays under the file size limit, and the timeout fails a run that
+	# reads on instead of hanging the test (cat /dev/zero never ended).
+	for z in 'cpu:18:invalid char in json text:{"traceEvents":[ x' \
+		'cpu:1:a control byte outside a string:{' \
+		'cpu:19:invalid character inside string:{"traceEvents":[{"a' \
+		'cpu:17:a control byte outside a string:{"traceEvents":[1' \
+		'cpu:22:invalid .non-hex. character occurs after ..u. inside string:{"traceEvents":[{"a\u1' \
+		'win:13:invalid char in json text:{"events":[ x' \
+		'win:6:a control byte outside a string:{"x":[' \
+		'win:2:invalid character inside string:{"' \
+		'map:6:invalid character inside string:{"a":"'; do
+		role=${z%%:*} z=${z#*:} at=${z%%:*} z=${z#*:} why=${z%%:*} pre=${z#*:}
+		case $role in
+		cpu) args="-w $W -" name='<stdin>' ;;
+		win) args="-w - $C" name='<stdin>' ;;
+		map) args="-t /dev/stdin -w $W $C" name=/dev/stdin ;;
+		esac
+		tcase "zeros after '$pre' in a piped $role input are refused at the first, read no further (read size $bs)"
+		rm -f "$tmp/all"
+		expect_exit 1 "^cuptimerge: $name:$at: invalid JSON: $why\$" \
+			sh -c 'ulimit -f 20000; { printf %s "$1"; head -c 100000000 /dev/zero && : >"$2"; } |
+				TMPDIR="$3" timeout 60 "$4" $5 $6 >/dev/null' sh \
+			"$pre" "$tmp/all" "$tmp/spool" "$CUPTIMERGE" "$rs" "$args"
+		[ ! -e "$tmp/all" ] || fail "all 100 MB of zeros were read"
+	done
 	[ -z "$(ls -A "$tmp/spool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/spool")"
 	tcase "text is checked from its first byte past white space and a byte order mark (read size $bs)"
 	printf '\357\273\277 \r\n\tx{}' >"$tmp/x.json"

@@ -6,7 +6,8 @@
 # A regular file is still replaced whole, a symbolic link followed (the
 # link stays); a device or a FIFO is written through, as `> PATH` would,
 # its errors said; a FIFO without a reader is an error, not a process that
-# hangs in its exit.  No GPU needed: -T records threads only.
+# hangs in its exit; a name of standard output is that descriptor.  No GPU
+# needed: -T records threads only.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to start a thread"
 CUPTIREC=${CUPTIREC:-./cuptirec}
@@ -68,5 +69,64 @@ wait $reader || true
 [ $rc -eq 0 ] || fail "with a reader: exit $rc"
 grep -q '"thread_map_version": 1' "$tmp/fromfifo" || fail "the reader got: $(head -c 100 "$tmp/fromfifo")"
 [ -p "$tmp/d/fifo" ] || fail "with a reader: the FIFO was replaced"
+
+# -o naming standard output.  With it closed, COMMAND inherited it closed:
+# the map went nowhere, or into whatever file COMMAND put on descriptor 1,
+# and as root the rename made a regular file of the link itself (/dev/stdout
+# once, here: these cases use a link of their own to /proc/self/fd/1, so
+# that the code before the fix cannot harm /dev/stdout).  Now it is refused
+# before COMMAND runs, as --help with standard output closed is; open, the
+# map goes through it, after what COMMAND wrote there.
+ln -s /proc/self/fd/1 "$tmp/d/so"
+tcase "-o a name of standard output, closed: status 125, one line, COMMAND not run, the link kept"
+for o in "$tmp/d/so" /dev/fd/1; do
+	rc=0
+	timeout 20 "$CUPTIREC" -T -o "$o" -- sh -c ': >"$1"' sh "$tmp/ran" >&- 2>"$tmp/err" || rc=$?
+	[ $rc -eq 125 ] || fail "$o: exit $rc, wanted 125"
+	[ "$(cat "$tmp/err")" = "cuptirec: -o $o: standard output is closed" ] || fail "$o: said: $(cat "$tmp/err")"
+	[ ! -e "$tmp/ran" ] || fail "$o: COMMAND ran"
+done
+[ -L "$tmp/d/so" ] || fail "the link was replaced"
+
+tcase "-o a name of standard output, open on a file: the map goes after COMMAND's output"
+rc=0
+${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
+	timeout 20 "$CUPTIREC" -T -o "$tmp/d/so" -- python3 -c \
+	'import sys, threading; print("before"); sys.stdout.flush(); t = threading.Thread(target=lambda: 0); t.start(); t.join()' \
+	>"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+[ "$(head -n 1 "$tmp/out")" = before ] || fail "COMMAND's output was lost: $(head -c 100 "$tmp/out")"
+sed -n 2p "$tmp/out" | grep -q '"thread_map_version": 1' || fail "no map after it: $(head -c 200 "$tmp/out")"
+[ -L "$tmp/d/so" ] || fail "the link was replaced"
+
+# /dev/null and /dev/stdout are written through: nothing is made in /dev, which
+# only root may write, and the directory check refused them to everyone else
+# (a usage error, "cannot write in /dev").  Run as nobody, from root.
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	skip "-o /dev/null or /dev/stdout by a user who cannot write /dev: written through" "needs root and setpriv"
+else
+	tcase "-o /dev/null or /dev/stdout by a user who cannot write /dev: written through"
+	for o in /dev/null /dev/stdout; do
+		rc=0
+		${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
+			timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$CUPTIREC" -T -o "$o" -- python3 -c \
+			'import threading; t = threading.Thread(target=lambda: 0); t.start(); t.join()' >"$tmp/out" 2>"$tmp/err" ||
+			rc=$?
+		[ $rc -eq 0 ] || fail "$o: exit $rc: $(cat "$tmp/err")"
+		grep -q "thread map of 2 threads written to $o" "$tmp/err" || fail "$o: said: $(cat "$tmp/err")"
+	done
+	grep -q '"thread_map_version": 1' "$tmp/out" || fail "/dev/stdout: got $(head -c 100 "$tmp/out")"
+fi
+
+tcase "-o a name of standard output that COMMAND closed: the error said, the link kept"
+rc=0
+${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
+	timeout 20 "$CUPTIREC" -T -o "$tmp/d/so" -- python3 -c \
+	'import os, threading; t = threading.Thread(target=lambda: 0); t.start(); t.join(); os.close(1)' \
+	>"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "cannot write the thread map $tmp/d/so: Bad file descriptor" "$tmp/err" || fail "said: $(cat "$tmp/err")"
+[ -L "$tmp/d/so" ] || fail "the link was replaced: $(ls -l "$tmp/d/so")"
+[ -z "$(find "$tmp/d" -name 'so.tmp.*')" ] || fail "a temporary file was left"
 
 finish

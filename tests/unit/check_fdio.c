@@ -1,7 +1,7 @@
 /* check_fdio.c - all of a buffer to or from a descriptor (base/fdio.c):
  * cm_write_all through the short writes and EINTRs of a small pipe whose
  * writer a timer keeps interrupting, its errnos (a closed reader, a full
- * device), and cm_pread_all's count at a file's end. */
+ * device), cm_pread_all's count at a file's end, and cm_path_names_fd. */
 /* F_SETPIPE_SZ is a Linux extension that glibc declares only for
  * _GNU_SOURCE. */
 #ifndef _GNU_SOURCE
@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sys/time.h>
 #include <time.h>
@@ -158,6 +159,42 @@ START_TEST(test_pread_all)
 }
 END_TEST
 
+/* cm_path_names_fd: the names of this process's descriptors, directly, by
+ * /dev/fd and /proc/self, and through a chain of links (relative and
+ * absolute); files, another process's descriptors and missing names are
+ * none.  /dev/stdout is asked only where it is the usual link. */
+START_TEST(test_path_names_fd)
+{
+	char dir[] = "/tmp/check_fdio.XXXXXX", a[64], b[64], c[64], other[64], lnk[PATH_MAX];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cm_path_names_fd("/dev/fd/2"), 2);
+	ck_assert_int_eq(cm_path_names_fd("/proc/self/fd/0"), 0);
+	ck_assert_int_eq(cm_path_names_fd("/proc/thread-self/fd/1"), 1);
+	snprintf(a, sizeof a, "/proc/%ld/fd/7", (long)getpid());
+	ck_assert_int_eq(cm_path_names_fd(a), 7); /* closed or not: it names 7 */
+	if (readlink("/dev/stdout", lnk, sizeof lnk) > 0)
+		ck_assert_int_eq(cm_path_names_fd("/dev/stdout"), 1);
+	snprintf(a, sizeof a, "%s/a", dir); /* a -> b -> c -> /dev/fd/1 */
+	snprintf(b, sizeof b, "%s/b", dir);
+	snprintf(c, sizeof c, "%s/c", dir);
+	ck_assert_int_eq(symlink("b", a), 0);
+	ck_assert_int_eq(symlink(c, b), 0);
+	ck_assert_int_eq(symlink("/dev/fd/1", c), 0);
+	ck_assert_int_eq(cm_path_names_fd(a), 1);
+	ck_assert_int_eq(cm_path_names_fd("/dev/null"), -1);
+	ck_assert_int_eq(cm_path_names_fd(dir), -1);
+	ck_assert_int_eq(cm_path_names_fd("/proc/self/fdinfo/1"), -1);
+	ck_assert_int_eq(cm_path_names_fd("/proc/1/fd/1"), getpid() == 1 ? 1 : -1);
+	snprintf(other, sizeof other, "%s/missing/1", dir);
+	ck_assert_int_eq(cm_path_names_fd(other), -1);
+	unlink(c); /* a dangling link, and a loop */
+	ck_assert_int_eq(cm_path_names_fd(a), -1);
+	ck_assert_int_eq(symlink("a", c), 0);
+	ck_assert_int_eq(cm_path_names_fd(a), -1);
+	unlink(a), unlink(b), unlink(c), rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("fdio");
@@ -166,6 +203,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_write_all_short_and_eintr);
 	tcase_add_test(tc, test_write_all_errno);
 	tcase_add_test(tc, test_pread_all);
+	tcase_add_test(tc, test_path_names_fd);
 	suite_add_tcase(s, tc);
 	return s;
 }

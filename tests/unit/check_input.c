@@ -6,7 +6,8 @@
  * member, two members) at chunk sizes from 1 byte up, with it and without,
  * and compare every chunk's length and offset and the text; a rewind in the
  * middle of a pass; a pipe, teed on its first pass and read ahead from its
- * copy on the second; and a truncated gzip file, whose error must come after
+ * copy on the second, and one rewound before its end (read no further
+ * until a pass gets there); and a truncated gzip file, whose error must come after
  * every chunk before it, once, on the reading thread, and not at all when
  * the reader stops before it; a text that starts with a UTF-8 byte order
  * mark, handed out without it. */
@@ -248,6 +249,75 @@ START_TEST(pipe_then_its_copy)
 }
 END_TEST
 
+/* A pipe rewound before its end (a pass that met bad JSON, before the
+ * careful reader's): nothing more is read then, the next pass reads the
+ * copy and goes on in the pipe, and a pass after that reads the whole
+ * copy, at offsets too.  The writer sends the text's first half, then
+ * waits for a byte on a second pipe before it sends the rest: a rewind
+ * that drained the pipe would wait for ever (the alarm ends the test;
+ * the drain was a pipe of /dev/zero spooled for ever).  Loop index: plain,
+ * gzip. */
+START_TEST(pipe_rewound_before_its_end)
+{
+	char *text = make_text(TEXT_BYTES), *got = malloc(TEXT_BYTES);
+	size_t *l = malloc(MAXCHUNKS * sizeof *l), zlen = TEXT_BYTES, n;
+	uint64_t *o = malloc(MAXCHUNKS * sizeof *o);
+	unsigned char *z = _i ? gzip_of(text, TEXT_BYTES, 1, &zlen) : (unsigned char *)text;
+	int fds[2], go[2], rc, saved = dup(0);
+	const char *d;
+	pid_t pid;
+	cm_input *in;
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		close(fds[0]);
+		close(go[1]);
+		if (write(fds[1], z, zlen / 2) != (ssize_t)(zlen / 2) || read(go[0], &c, 1) != 1 ||
+		    write(fds[1], z + zlen / 2, zlen - zlen / 2) != (ssize_t)(zlen - zlen / 2))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	close(go[0]);
+	dup2(fds[0], 0);
+	close(fds[0]);
+	alarm(10);
+	in = cm_input_open_rewindable("-", 1000);
+	cm_input_readahead(in, 1);
+	for (int k = 0; k < 3; k++) /* three chunks of the first half */
+		ck_assert_int_eq(cm_input_next(in, &d, &n), 1);
+	ck_assert_int_eq(cm_input_rewind(in), 0);
+	ck_assert_int_eq(cm_input_next(in, &d, &n), 1); /* again, from the copy */
+	ck_assert(!memcmp(d, text, n));
+	ck_assert(!cm_input_can_pread(in)); /* the copy is not whole */
+	ck_assert_int_eq(cm_input_rewind(in), 0);
+	ck_assert_int_eq(write(go[1], "", 1), 1);
+	close(go[1]);
+	memset(got, 0, TEXT_BYTES);
+	read_pass(in, got, TEXT_BYTES, l, o, MAXCHUNKS, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!memcmp(got, text, TEXT_BYTES));
+	ck_assert_int_eq(cm_input_rewind(in), 0);
+	ck_assert_int_eq(cm_input_next(in, &d, &n), 1);
+	ck_assert_int_eq(cm_input_can_pread(in), !_i); /* the whole copy, plain */
+	ck_assert_int_eq(cm_input_rewind(in), 0);
+	memset(got, 0, TEXT_BYTES);
+	read_pass(in, got, TEXT_BYTES, l, o, MAXCHUNKS, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!memcmp(got, text, TEXT_BYTES));
+	alarm(0);
+	cm_input_close(in);
+	ck_assert_int_eq(waitpid(pid, &rc, 0), pid);
+	ck_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+	dup2(saved, 0);
+	if (_i)
+		free(z);
+	free(text), free(got), free(l), free(o);
+}
+END_TEST
+
 /* A gzip file cut short: the chunks before the cut, then the error, on this
  * thread (deferred here into a slot, so that the test can read it), once;
  * and no error at all for a reader that closes the input before the cut.
@@ -375,6 +445,7 @@ static Suite *input_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, same_chunks_with_readahead, 0, nsizes * NKINDS);
 	tcase_add_test(tc, pipe_then_its_copy);
+	tcase_add_loop_test(tc, pipe_rewound_before_its_end, 0, 2);
 	tcase_add_loop_test(tc, held_chunks_keep_their_bytes, 0, nsizes * NKINDS * 2);
 	tcase_add_loop_test(tc, byte_order_mark_skipped, 0, nsizes * 2);
 	/* the last size holds the whole file in one chunk: the cut is met

@@ -3,7 +3,8 @@
  * generator knows (strings full of brackets, escaped quotes and backslashes
  * at every offset of a 16-byte block, nesting, numbers, literals), fed at
  * chunk sizes 1..40, 4096 and whole; and long values with rare escapes,
- * whose 64-byte blocks the SIMD paths take whole, at sizes around 64.  Built three times: as the
+ * whose 64-byte blocks the SIMD paths take whole, at sizes around 64; and the
+ * control-byte test (cm_jscan_has_ctl).  Built three times: as the
  * library runs it (AVX2 blocks where the CPU has them), on the SSE2 path (CM_JSCAN_NO_AVX2) and on
  * the portable byte loop (CM_JSCAN_NO_SIMD). */
 #include "config.h"
@@ -316,6 +317,26 @@ START_TEST(test_array_elements)
 }
 END_TEST
 
+/* cm_jscan_has_ctl: each byte 0..255 alone, at every place of a 40-byte
+ * run of plain text (the 16-byte blocks and the tail), and a run without
+ * one; only C0 bytes other than tab, LF and CR count. */
+START_TEST(test_has_ctl)
+{
+	char buf[40];
+	for (int b = 0; b < 256; b++) {
+		int want = b < 0x20 && b != '\t' && b != '\n' && b != '\r';
+		for (size_t at = 0; at < sizeof buf; at++) {
+			memset(buf, 'a', sizeof buf);
+			buf[at] = (char)b;
+			ck_assert_int_eq(cm_jscan_has_ctl(buf, sizeof buf), want);
+			ck_assert_int_eq(cm_jscan_has_ctl(buf, at), 0); /* up to it, not it */
+		}
+	}
+	memcpy(buf, " \t\r\n\"\\{}[]\x7f\x80\xff", 13);
+	ck_assert_int_eq(cm_jscan_has_ctl(buf, 13), 0);
+}
+END_TEST
+
 static Suite *jscan_suite(void)
 {
 	Suite *s = suite_create("jscan");
@@ -325,6 +346,7 @@ static Suite *jscan_suite(void)
 	tcase_add_test(tc, test_backslash_at_block_edges);
 	tcase_add_test(tc, test_long_values_few_escapes);
 	tcase_add_test(tc, test_array_elements);
+	tcase_add_test(tc, test_has_ctl);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -243,7 +243,10 @@ static const struct {
 	{"{\"a\":1\001}", 6},                       /* a C0 byte outside a string */
 	{"[1,\037 2]", 3},
 	{"{\"a\":\b}", 5},
-	{"[\"\001\"]", -1},                         /* in a string: yajl's to refuse */
+	{"[\"\001\"]", 2},                          /* in a string too (a pipe of them was held) */
+	{"[\"a\\\001\"]", -1},                     /* escaped: yajl's to refuse */
+	{"[\"\\u1\001\"]", 5},                     /* in a \u's hex digits */
+	{"[\"\\u12ab\\\\u\001\"]", 11},             /* past them, and a \\ before a u */
 };
 
 START_TEST(jcheck_rules)
