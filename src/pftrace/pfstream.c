@@ -23,6 +23,7 @@
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfpass.h"
+#include "pftrace/pfseqth.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -30,6 +31,7 @@
 #include "base/exitcode.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -119,6 +121,9 @@ int cm_pft_quiesce(cm_pft *t)
 		cm_opool_finish(t->pool);
 		t->pool = NULL;
 	}
+	__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+	cm_pfseqth_stop(t->seq, &t->q_busy, &t->q_idle);
+	t->seq = NULL;
 	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL);
 	t->pass = NULL;
 	return -1;
@@ -217,8 +222,9 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	return cm_pfbatch_encode(w->ev, in, out);
 }
 
-/* The pool's sink, in order: the records placed as packets, passed on. */
-static int batch_sink(void *sctx, cm_buf *out)
+/* The sequential part, batch by batch in order: the records of OUT placed
+ * as packets, passed on (on the pool's sink, or on its own thread). */
+static int apply(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
 	double c0 = cm_thread_cpu_s();
@@ -232,6 +238,33 @@ static int batch_sink(void *sctx, cm_buf *out)
 	return rc;
 }
 
+/* The pool's sink, in order: the batch to the sequential part's thread
+ * (pfseqth.c), or worked through here. */
+static int batch_sink(void *sctx, cm_buf *out)
+{
+	cm_pft *t = sctx;
+	if (!t->seq)
+		return apply(t, out);
+	if (cm_pfseqth_put(t->seq, out) < 0) {
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_pft_hand_abort(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the sequential part gets a thread of its own: from 4 workers
+ * (below that the writer's thread helps the pool, and a core's share is
+ * worth more than the move); CUPTIMERGE_PFT_SEQ_THREAD=0 or 1, a testing
+ * aid, says (the bytes do not depend on it). */
+static int seq_thread_wanted(const cm_pft *t)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_SEQ_THREAD");
+	if (env && *env)
+		return strcmp(env, "0") != 0 && t->threads >= 2;
+	return t->threads >= 4;
+}
+
 /* (pfstream.h) */
 int cm_pft_put_block(cm_pft *t, cm_buf *in)
 {
@@ -239,8 +272,9 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 	double t0;
 	if (!t->pool) {
 		/* the lanes: room for every batch the pool holds (its slots:
-		 * the workers and 4 more) */
-		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8);
+		 * the workers and 4 more, or up to twice the workers and 8)
+		 * and those handed to the sequential part's thread */
+		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + CM_PFSEQTH_QUEUE + 1);
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
@@ -257,6 +291,8 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 			t->hand_seq1 = 1;
 		}
 		/* the writer's thread runs blocks too only on few cores */
+		if (seq_thread_wanted(t))
+			t->seq = cm_pfseqth_new(apply, t);
 		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
@@ -383,7 +419,12 @@ static void report(cm_pft *t)
 	const cm_pfev *e = t->ev;
 	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0, cut = 0, hw = 0;
 	unsigned long long held = 0, missed = 0;
-	int i;
+	char seqline[160] = "";
+	int i, own = t->q_busy > 0 || t->q_idle > 0;
+	if (own)
+		snprintf(seqline, sizeof seqline,
+			 ", on a thread of its own that waited %.2f s for batches (the pool handed them over in %.2f s)",
+			 t->q_idle, t->pst.sink);
 	for (i = 0; t->workers && i < t->threads; i++) {
 		cut += t->workers[i].cut_cpu;
 		hw += t->workers[i].hand_wait;
@@ -395,13 +436,13 @@ static void report(cm_pft *t)
 		"%d workers: %llu batches, busy %.2f s and idle %.2f s, the text walked in %.2f s of their CPU (guesses "
 		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
-		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes; the passer wrote the packets "
+		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes%s; the passer wrote the packets "
 		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
 		"batches inserted: %llu as elements, %llu encoded by the writer's threads",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
-		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, t->pst.sink,
-		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
+		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->q_busy : t->pst.sink,
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
 		(unsigned long long)t->ins_elems, (unsigned long long)t->ins_recs);
 }
 
@@ -425,6 +466,9 @@ int cm_pft_finish(cm_pft *t)
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
+	if (t->seq && cm_pfseqth_stop(t->seq, &t->q_busy, &t->q_idle) < 0)
+		rc = -1;
+	t->seq = NULL;
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	if (t->par) { /* the walk after the last chunk */

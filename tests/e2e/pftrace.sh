@@ -259,6 +259,42 @@ $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX
 	2>"$tmp/verr" || fail "exit $?"
 grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]* as elements, [0-9]* encoded by the writer's threads$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
+# From 4 workers the sequential part (the records placed in order) runs on
+# a thread of its own (pfseqth.c), the pool's sink only handing it the
+# batches; CUPTIMERGE_PFT_SEQ_THREAD (a testing aid) says where: the same
+# bytes either way, -v says which, and a refusal made there (a pid beyond a
+# double's range, found when the tracks are made in order) is one line, the
+# batches after it dropped, no file.
+tcase "the sequential part on a thread of its own or on the pool's workers: the same bytes, -v says which"
+for w in 0 1; do
+	CUPTIMERGE_PFT_SEQ_THREAD=$w CUPTIMERGE_PFT_BATCH=200 $CUPTIMERGE -v -j 4 -t "$tmp/nomap.json" \
+		-o "$tmp/seq$w.pftrace" "$FIX/pftrace_kinds.json" 2>"$tmp/seqerr$w" || fail "SEQ_THREAD=$w: exit $?"
+	cmp -s "$tmp/seq$w.pftrace" "$tmp/kinds1.pftrace" || fail "SEQ_THREAD=$w: other bytes than -j 1"
+done
+grep -q "waiting for lanes, on a thread of its own that waited [0-9.]* s for batches" "$tmp/seqerr1" ||
+	fail "-v with its own thread says: $(grep perfetto "$tmp/seqerr1")"
+! grep -q "thread of its own" "$tmp/seqerr0" || fail "-v on the workers says: $(grep perfetto "$tmp/seqerr0")"
+tcase "the sequential part on a thread of its own: a refusal made there is one line, no file"
+{
+	printf '{"traceEvents": [\n'
+	for i in $(seq 1 400); do
+		printf '{"ph": "X", "name": "a%d", "cat": "c", "pid": 1, "tid": %d, "ts": %d, "dur": 3},\n' $i $((i % 5)) $((i * 10))
+	done
+	printf '{"ph": "X", "name": "z", "cat": "c", "pid": 1e400, "tid": 1, "ts": 5000, "dur": 3},\n'
+	for i in $(seq 401 800); do
+		printf '{"ph": "X", "name": "a%d", "cat": "c", "pid": 1, "tid": %d, "ts": %d, "dur": 3},\n' $i $((i % 5)) $((i * 10))
+	done
+	printf '{"ph": "i", "name": "end", "pid": 1, "tid": 1, "ts": 9000, "s": "t"}]}\n'
+} >"$tmp/seqbad.json"
+for w in 0 1; do
+	rc=0
+	CUPTIMERGE_PFT_SEQ_THREAD=$w CUPTIMERGE_PFT_BATCH=300 $CUPTIMERGE -q -j 4 -o "$tmp/seqbad$w.pftrace" \
+		"$tmp/seqbad.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 1 ] || fail "SEQ_THREAD=$w: exit $rc, not 1"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^cuptimerge: .*seqbad$w.pftrace:[0-9]*: .*pid is a number beyond a double's range" "$tmp/err" ||
+		fail "SEQ_THREAD=$w says: $(cat "$tmp/err")"
+	[ ! -e "$tmp/seqbad$w.pftrace" ] || fail "SEQ_THREAD=$w: the file appeared"
+done
 if [ -d "$ex" ]; then
 	tcase "batches of a few elements on 3 threads: a refusal is one line, the first bad event's"
 	rc=0

@@ -1,0 +1,47 @@
+#!/bin/bash
+# bench/dev-seq12.sh -- one run on the 16-core machine (issue 25's write time):
+# the .pftrace's sequential part on a thread of its own (pfseqth.c) against
+# the way before, on the pool's workers (CUPTIMERGE_PFT_SEQ_THREAD=0, the
+# same binary, the same bytes).  dev-pf12.sh's call found the pool's ring
+# full behind the sequential part (0.31-0.41 s of CPU in 0.49-0.67 s) while
+# the workers idled, and neither more slots, fewer workers nor a lower
+# priority for them helped.  On the 1 GB pair, rows taking turns, two
+# rounds: the JSON, the .pftrace both ways, plain and gzip.  Wall, user and
+# sys s and peak RSS by GNU time, the output's size and md5 prefix; round
+# 2's .pftrace rows with the transcoder's -v line.  Binary: $CM; the 1 GB
+# pair in $CPU and $WIN; GNU time as $T (or /usr/bin/time).  About 40 s.
+set -u
+CM=${CM:-carry/bench/cuptimerge}
+T=${T:-/usr/bin/time}
+out=${TMPDIR:-/tmp}/dev-seq12.$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+echo "$(nproc) CPUs; $(ls -l "$CPU" "$WIN" | awk '{print $5, $9}' | tr '\n' ' ')"
+# one LABEL VERBOSE OUTPUT ENV...: a merge into $out/OUTPUT under the environment ENV
+one() {
+	local label=$1 v=$2 o=$3
+	shift 3
+	env "$@" "$T" -f "%e s wall %U user %S sys %M KB" -o "$out/time" "$CM" $v -o "$out/$o" -w "$WIN" "$CPU" \
+		>"$out/stdout" 2>"$out/err"
+	rc=$?
+	printf '%-36s rc %d  %s' "$label" "$rc" "$(cat "$out/time")"
+	[ -f "$out/$o" ] && printf '  size %s md5 %.8s' "$(stat -c %s "$out/$o")" "$(md5sum <"$out/$o")"
+	echo
+	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-700
+	rm -f "$out"/o.* "$out/stdout"
+}
+for round in 1 2; do
+	v=
+	[ "$round" = 2 ] && v=-v
+	one "-o out.json ($round)" "" o.json
+	one "-o out.pftrace ($round)" "$v" o.pftrace
+	one "  on the workers ($round)" "$v" o.pftrace CUPTIMERGE_PFT_SEQ_THREAD=0
+	one "-o out.json.gz ($round)" "" o.json.gz
+	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
+	one "  on the workers ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_SEQ_THREAD=0
+done
+for o in o.json o.pftrace; do
+	echo "== -v time lines, -o $o"
+	"$CM" -v -o "$out/$o" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
+	rm -f "$out/$o"
+done
