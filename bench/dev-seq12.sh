@@ -27,7 +27,7 @@ one() {
 	printf '%-36s rc %d  %s' "$label" "$rc" "$(cat "$out/time")"
 	[ -f "$out/$o" ] && printf '  size %s md5 %.8s' "$(stat -c %s "$out/$o")" "$(md5sum <"$out/$o")"
 	echo
-	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-700
+	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-1100
 	rm -f "$out"/o.* "$out/stdout"
 }
 for round in 1 2; do
