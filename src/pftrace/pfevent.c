@@ -34,7 +34,9 @@
  *     legacy phase, its id (unscoped_id), cat, name and "bp":"e"
  *     (bind_to_enclosing), on its thread at its ts: the trace processor
  *     binds it as it binds the JSON's (the slice open on that thread at
- *     that time; for an "f" without "bp":"e", the next slice), keyed by
+ *     that time; for an "f" without "bp":"e", the next slice begun on
+ *     its track, where the JSON import's is the next of its thread: the
+ *     two differ where that is a "B" or on a lane, cuptimerge(1)), keyed by
  *     cat, name and id, and an "f" does not close the flow, so one launch
  *     of a CUDA graph keeps its flow to each of its kernels;
  *   - args: one debug annotation each, nested for objects and arrays, with
