@@ -425,6 +425,18 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
 	}
 }
 
+const cm_jval *cm_pf_unreadable_member(const cm_jval *o)
+{
+	const cm_jval *k;
+	for (k = o->kids; k; k = k->next)
+		if (k->type == CM_J_NUM && !k->has_iv &&
+		    (k->s[0] == 'N' || k->s[k->len - 1] == 'y' ||
+		     ((memchr(k->s, 'e', k->len) || memchr(k->s, 'E', k->len)) && isinf(number_of(k)))) &&
+		    !(k->klen == 3 && (!memcmp(k->key, "pid", 3) || !memcmp(k->key, "tid", 3))))
+			return k;
+	return NULL;
+}
+
 /* cm_pf_time (pfevent.h) past the values kept as parsed: V's text read as
  * a time, or the refusal. */
 int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)

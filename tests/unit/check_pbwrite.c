@@ -992,8 +992,9 @@ static void with_literal(cm_buf *b, const char *doc, const char *lit)
  * import (v55.3) cannot read, as it cannot read 1e400: an arg or a "C"
  * event's value ends the event's args (values) there, in an object and
  * an array too, the same bytes as 1e400 there (tests/e2e/pffuzz.sh checks
- * those against the JSON import); a ts or dur is refused in one line that
- * names it (the import refuses the whole trace). */
+ * those against the JSON import); a ts, a dur or another member of the
+ * event is refused in one line that names it (the import refuses the
+ * whole trace). */
 START_TEST(python_literals)
 {
 	static const char doc[] =
@@ -1014,9 +1015,10 @@ START_TEST(python_literals)
 		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":@}]}",
 		"{\"traceEvents\":[{\"ph\":\"i\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":@}]}",
 		"{\"traceEvents\":[{\"ph\":\"C\",\"name\":\"a\",\"pid\":1,\"ts\":@,\"args\":{\"v\":1}}]}",
+		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"id\":@}]}",
 	};
 	static const char *const what[] = {"\"X\" event whose ts", "\"X\" event whose dur", "\"i\" event whose ts",
-					   "\"C\" event whose ts"};
+					   "\"C\" event whose ts", "\"X\" event whose id"};
 	cm_buf text = {0}, want = {0}, got = {0};
 	char err[512], line[256];
 	size_t i, j;
