@@ -116,6 +116,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	char *d;
 	cm_int id;
 	const char phs[2] = {0, 0};
+	const cm_jval *bad, *tree = NULL; /* the element's tree, when parsed here */
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
@@ -129,11 +130,17 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		if (!v || v->type != CM_J_OBJ)
 			return REFUSE(w, off, "a traceEvents element that is not an object cannot be written as Perfetto protobuf");
 		cm_pf_members(v, &ev);
+		tree = v;
 	}
 	if (!ev.ph || ev.ph->type != CM_J_STR || ev.ph->len != 1)
 		return REFUSE(w, off, "an event without a one-letter \"ph\" cannot be written as Perfetto protobuf");
 	h.ph = (unsigned char)ev.ph->s[0];
 	*(char *)phs = (char)h.ph;
+	if (tree && (bad = cm_pf_unreadable_member(tree)) != NULL) /* (the flat reading takes none) */
+		return REFUSE(w, off, "a \"%c\" event whose %.*s is %s%.*s cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
+			      h.ph, (int)bad->klen, bad->key,
+			      bad->s[0] == 'N' || bad->s[bad->len - 1] == 'y' ? "" : "a number beyond a double's range",
+			      bad->s[0] == 'N' || bad->s[bad->len - 1] == 'y' ? (int)bad->len : 0, bad->s);
 	switch (h.ph) {
 	case 'C': /* its time, for the batch's earliest (the sink checks it) */
 		if (ev.ts && ev.ts->type == CM_J_NUM && !cm_pf_us_to_ns(ev.ts->s, ev.ts->len, &h.ts) && h.ts >= 0 &&

@@ -34,7 +34,9 @@
  *     legacy phase, its id (unscoped_id), cat, name and "bp":"e"
  *     (bind_to_enclosing), on its thread at its ts: the trace processor
  *     binds it as it binds the JSON's (the slice open on that thread at
- *     that time; for an "f" without "bp":"e", the next slice), keyed by
+ *     that time; for an "f" without "bp":"e", the next slice begun on
+ *     its track, where the JSON import's is the next of its thread: the
+ *     two differ where that is a "B" or on a lane, cuptimerge(1)), keyed by
  *     cat, name and id, and an "f" does not close the flow, so one launch
  *     of a CUDA graph keeps its flow to each of its kernels;
  *   - args: one debug annotation each, nested for objects and arrays, with
@@ -176,15 +178,20 @@ static double number_of(const cm_jval *v)
 }
 
 /* 1 when the number V is beyond a double's range (1e400; no text of 308
- * digits or fewer without an exponent is), which Perfetto's JSON import
- * cannot read: it keeps an event's args up to it (put_annotation), and on
- * a "C" event's value it loops for ever (v55.3: its counter loop retries
- * the value it failed to read), so the transcoder keeps the values before
- * it there too (counter). */
+ * digits or fewer without an exponent is), or one of Python's literals
+ * NaN, Infinity and -Infinity (the parser's numbers: the one number text
+ * that begins with 'N' or ends with 'y'), which Perfetto's JSON import
+ * cannot read (v55.3: "expected digit"): it keeps an event's args up to
+ * it (put_annotation), and on a "C" event's value it loops for ever (its
+ * counter loop retries the value it failed to read), so the transcoder
+ * keeps the values before it there too (counter).  A double annotation
+ * or counter value could hold them, but the .pftrace shows what the
+ * JSON shows, as for 1e400 (which a Python writer spells Infinity). */
 static inline int beyond_double(const cm_jval *v)
 {
-	return !v->has_iv && (v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) &&
-	       isinf(number_of(v));
+	return !v->has_iv &&
+	       (v->s[0] == 'N' || v->s[v->len - 1] == 'y' ||
+		((v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(number_of(v))));
 }
 
 /* 1 when the key K[0..N) holds a '.': a word's test for a key of 16
@@ -418,10 +425,25 @@ void cm_pf_members(const cm_jval *o, struct ev *ev)
 	}
 }
 
+const cm_jval *cm_pf_unreadable_member(const cm_jval *o)
+{
+	const cm_jval *k;
+	for (k = o->kids; k; k = k->next)
+		if (k->type == CM_J_NUM && !k->has_iv &&
+		    (k->s[0] == 'N' || k->s[k->len - 1] == 'y' ||
+		     ((memchr(k->s, 'e', k->len) || memchr(k->s, 'E', k->len)) && isinf(number_of(k)))) &&
+		    !(k->klen == 3 && (!memcmp(k->key, "pid", 3) || !memcmp(k->key, "tid", 3))))
+			return k;
+	return NULL;
+}
+
 /* cm_pf_time (pfevent.h) past the values kept as parsed: V's text read as
  * a time, or the refusal. */
 int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns)
 {
+	if (v && v->type == CM_J_NUM && (v->s[0] == 'N' || v->s[v->len - 1] == 'y')) /* (NaN, Infinity: beyond_double) */
+		return REFUSE(e, off, "a \"%s\" event whose %s is %.*s cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
+			      ph, what, (int)v->len, v->s);
 	if (!v || v->type != CM_J_NUM || cm_pf_us_to_ns(v->s, v->len, ns) < 0 || *ns < 0)
 		return REFUSE(e, off, "a \"%s\" event whose %s is %s cannot be written as Perfetto protobuf", ph, what,
 			      !v ? "missing" : v->type != CM_J_NUM ? "not a number" : "negative or too large");

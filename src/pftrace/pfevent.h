@@ -272,12 +272,22 @@ cm_jval *cm_pf_parse(cm_pfev *w, const char *s, size_t n);
  * them in cm_pf_parse's tree (the same nodes, in W's), when the text is
  * an object the compact reading takes (pfparse.c: spaces and nested
  * objects and arrays, but no escape, no raw control byte, no NaN or
- * Infinity, no number outside Python's pattern, no more nodes than W
- * holds): 1; else 0, and the caller parses it. */
+ * Infinity, no number outside Python's pattern, no member that may be
+ * beyond a double's range, no more nodes than W holds): 1; else 0, and
+ * the caller parses it. */
 int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev);
 
 /* The members of the event object O in *EV. */
 void cm_pf_members(const cm_jval *o, struct ev *ev);
+/* The first member of the event object O whose value is NaN, Infinity,
+ * -Infinity or a number with an exponent beyond a double's range (1e400;
+ * not one of 400 digits, which the import takes there), but its pid and
+ * tid (pftrack.c refuses those): Perfetto's JSON import (v55.3) refuses
+ * the whole trace for one ("expected digit", "Double overflow"), where in
+ * args it only ends the event's args; NULL when none.  cm_pf_parse_flat
+ * reads no event with one (pfparse.c), so the other readings' trees are
+ * the ones to ask. */
+const cm_jval *cm_pf_unreadable_member(const cm_jval *o);
 /* cm_pf_time's reading of V's text (its value not kept, or not one of
  * a time), or its refusal. */
 int cm_pf_time_text(cm_pfev *e, const cm_jval *v, const char *what, const char *ph, int64_t off, int64_t *ns);

@@ -11,7 +11,8 @@
  * element's text (which outlives the tree), and a literal is tried only
  * where its first letter stands.  What this does not read itself (a
  * string with an escape or a raw control character, NaN or Infinity, a
- * number that breaks Python's pattern, more nodes than the array holds,
+ * number that breaks Python's pattern, an event's member with an exponent
+ * that may be beyond a double's range, more nodes than the array holds,
  * text that is not JSON) it leaves to cm_jval_parse_py: the tree is then
  * that parser's, so an element gives the same tree, and the same bytes,
  * either way.
@@ -195,9 +196,15 @@ static inline const char *number(struct fp *p, const char *c, cm_jval **out)
 			c++;
 		if (c >= e || !digit(*c))
 			return NULL;
+		b = c;
 		while (c < e && digit(*c))
 			c++;
 		frac = 2;
+		/* an event's member that may be beyond a double's range
+		 * (1e400): the tree's, which cm_pf_unreadable_member asks
+		 * (below 10^20 with an exponent of two digits it is not) */
+		if (p->depth == 1 && (c - b > 2 || c - start > 20))
+			return NULL;
 	}
 	if (!(v = node(p, CM_J_NUM)))
 		return NULL;
