@@ -113,16 +113,6 @@ prc=$?
 if [ $rc = 0 ] && [ $prc = 0 ] && grep -q "dropped" "$W/drop.err"; then pass pool_exhaustion "$out"
 else fail pool_exhaustion "exit $rc, check $prc: $out"; fi
 
-# 4b. the window's -o a FIFO without a reader: a warning and no window, the
-# program run to its end (the open waited for a reader: the program hung at
-# its CUDA start).  tests/unit/check_sink checks the open without a GPU.
-log "window -o a FIFO without a reader"
-mkfifo "$W/noreader.json"
-timeout 60 "$BIN/cuptirec" -o "$W/noreader.json" -- "$BIN/threads_cuda" 2 0 > "$W/nr.out" 2> "$W/nr.err"
-rc=$?; cat "$W/nr.err" >> "$LOG"
-if [ $rc = 0 ] && grep -q "noreader.json: No such device or address" "$W/nr.err"; then pass window_fifo_no_reader "{}"
-else fail window_fifo_no_reader "exit $rc (124: it hung)"; fi
-
 # 5. --delay / --duration
 log "delay 0.2 s, duration 0.2 s"
 $T "$BIN/cuptirec" -d 0.2 -t 0.2 -o "$W/dd_%p.json" -- "$BIN/bench_launch" 400000 > "$W/dd.out" 2> "$W/dd.err"
