@@ -80,9 +80,7 @@ crec_sink *crec_sink_open(const char *path, int gzip, char *err, size_t errsz)
 		snprintf(err, errsz, "%s: out of memory", path);
 		goto fail;
 	}
-	/* a FIFO without a reader: an error, not a program stopped at its
-	 * CUDA start; /dev/stdout: the program's own standard output */
-	s->fd = crec_open_out(path, O_CREAT | O_TRUNC);
+	s->fd = crec_fd_above_std(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	if (s->fd < 0) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		goto fail;

@@ -6,9 +6,7 @@
 
 typedef struct crec_sink crec_sink;
 
-/* Create (truncate) PATH, mode 0666 & ~umask, close-on-exec, by
- * crec_open_out (opts.h): a FIFO without a reader fails (ENXIO) rather
- * than wait, and /dev/stdout is the program's descriptor.  With GZIP the
+/* Create (truncate) PATH, mode 0666 & ~umask, close-on-exec.  With GZIP the
  * bytes are written as one gzip member (deflate level 1: the writer must keep
  * up with CUPTI).  Plain output goes through our own buffer and write(2),
  * never stdio, so a forked child's exit cannot flush a copy of it.  Returns
