@@ -13,23 +13,7 @@
 set -u
 CM=${CM:-carry/bench/cuptimerge}
 T=${T:-/usr/bin/time}
-out=${TMPDIR:-/tmp}/dev-seq12.$$
-mkdir -p "$out"
-trap 'rm -rf "$out"' EXIT
-echo "$(nproc) CPUs; $(ls -l "$CPU" "$WIN" | awk '{print $5, $9}' | tr '\n' ' ')"
-# one LABEL VERBOSE OUTPUT ENV...: a merge into $out/OUTPUT under the environment ENV
-one() {
-	local label=$1 v=$2 o=$3
-	shift 3
-	env "$@" "$T" -f "%e s wall %U user %S sys %M KB" -o "$out/time" "$CM" $v -o "$out/$o" -w "$WIN" "$CPU" \
-		>"$out/stdout" 2>"$out/err"
-	rc=$?
-	printf '%-36s rc %d  %s' "$label" "$rc" "$(cat "$out/time")"
-	[ -f "$out/$o" ] && printf '  size %s md5 %.8s' "$(stat -c %s "$out/$o")" "$(md5sum <"$out/$o")"
-	echo
-	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-1100
-	rm -f "$out"/o.* "$out/stdout"
-}
+. "$(dirname "$0")/devrow.sh" dev-seq12
 for round in 1 2; do
 	v=
 	[ "$round" = 2 ] && v=-v

@@ -1,0 +1,23 @@
+# bench/devrow.sh -- sourced by bench/dev-pf12.sh and dev-seq12.sh (run on the 16-core machine
+# from the repo root): the setup of their runs and one(), a row of the table.  Sets out (a
+# temporary folder, removed at exit, named after NAME, the script's) and prints the CPUs and the
+# 1 GB pair's sizes.  Needs $CM (the binary), $T (GNU time), $CPU and $WIN.
+out=${TMPDIR:-/tmp}/$1.$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+echo "$(nproc) CPUs; $(ls -l "$CPU" "$WIN" | awk '{print $5, $9}' | tr '\n' ' ')"
+# one LABEL VERBOSE OUTPUT ENV...: a merge into $out/OUTPUT under the environment ENV; prints
+# wall, user and sys s, peak RSS, the output's size and md5 prefix, and with VERBOSE (-v) the
+# transcoder's line
+one() {
+	local label=$1 v=$2 o=$3
+	shift 3
+	env "$@" "$T" -f "%e s wall %U user %S sys %M KB" -o "$out/time" "$CM" $v -o "$out/$o" -w "$WIN" "$CPU" \
+		>"$out/stdout" 2>"$out/err"
+	rc=$?
+	printf '%-36s rc %d  %s' "$label" "$rc" "$(cat "$out/time")"
+	[ -f "$out/$o" ] && printf '  size %s md5 %.8s' "$(stat -c %s "$out/$o")" "$(md5sum <"$out/$o")"
+	echo
+	[ -n "$v" ] && grep -E "perfetto:" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-1100
+	rm -f "$out"/o.* "$out/stdout"
+}
