@@ -274,19 +274,22 @@ static cm_opool *crew_pick(cm_ocrew *c)
 	return best;
 }
 
-/* The testing aid CUPTIMERGE_CREW_NICE=N (1-19): the crew's workers run at
- * that nice value (this thread's alone: Linux's setpriority on a thread
- * id), so that the cutting threads and the read-ahead threads, fewer than
- * the CPUs left them, win their CPUs back from the workers at once (issue
- * 30: on 16 CPUs a crew of 14 with two cutting and two read-ahead threads,
- * the window's cutting thread lost its CPU hundreds of times a read). */
-static void crew_nice(void)
+/* (opool.h) */
+void cm_thread_nice_env(const char *name)
 {
-	const char *e = getenv("CUPTIMERGE_CREW_NICE");
+	const char *e = getenv(name);
 	int n = e ? atoi(e) : 0;
 	if (n >= 1 && n <= 19)
 		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
 }
+
+/* The testing aid CUPTIMERGE_CREW_NICE=N (1-19): the crew's workers run at
+ * that nice value, so that the cutting threads and the read-ahead threads,
+ * fewer than the CPUs left them, win their CPUs back from the workers at
+ * once (issue 30: on 16 CPUs a crew of 14 with two cutting and two
+ * read-ahead threads, the window's cutting thread lost its CPU hundreds of
+ * times a read). */
+static void crew_nice(void) { cm_thread_nice_env("CUPTIMERGE_CREW_NICE"); }
 
 static void *crew_worker(void *arg)
 {

@@ -16,6 +16,11 @@
 
 typedef struct cm_opool cm_opool;
 
+/* A testing aid: this thread alone (Linux's setpriority on a thread id)
+ * at the nice value the environment variable NAME gives, when it is 1 to
+ * 19; otherwise nothing. */
+void cm_thread_nice_env(const char *name);
+
 /* The work: read IN, append the result to OUT (empty on entry).  WCTX is
  * the worker's own context (one per worker, from the array given to
  * cm_opool_new; nothing else touches it while the worker runs).  Returns 0,

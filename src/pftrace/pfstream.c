@@ -33,9 +33,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -102,15 +99,9 @@ void cm_pft_threads(cm_pft *t, int n)
  * ran 0.31 s of CPU in 0.49 s). */
 static void worker_nice(struct pfworker *w)
 {
-	const char *e;
-	int n;
 	w->niced = 1;
-	if (w->t->threads <= 3) /* the writer's thread runs blocks too */
-		return;
-	e = getenv("CUPTIMERGE_PFT_NICE");
-	n = e ? atoi(e) : 0;
-	if (n >= 1 && n <= 19)
-		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
+	if (w->t->threads > 3) /* (to 3, the writer's thread runs blocks too) */
+		cm_thread_nice_env("CUPTIMERGE_PFT_NICE");
 }
 
 int cm_pft_quiesce(cm_pft *t)
