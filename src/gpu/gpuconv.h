@@ -219,21 +219,17 @@ int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
 /* cm_gpu_write_events for an encoder of the events other than text (the
  * .pftrace's, from src/): the records whose window index / SPAN (0: a
  * default) is the same form a group, and each group's events (their text
- * as cm_gpu_write_events writes it) go to the encoder in one batch.  A
- * worker that renders a group whole hands it to the encoder as it renders
- * it, with its own ECTX[i] (one for each of JOBS): OPEN, then ELEMENT for
+ * as cm_gpu_write_events writes it) go to the encoder in one batch.  The
+ * worker that renders a group hands it to the encoder as it renders it,
+ * with its own ECTX[i] (one for each of JOBS): OPEN, then ELEMENT for
  * each element, its text TEXT[0..N) (no comma in front) and, with
  * MEMBERS set, its value V as cm_jval_parse_py would make it of the text
  * (V NULL: the encoder parses the text; valid until the call returns,
  * numbers' has_iv as pftrace/pfevent.h's CM_PF_IV_* say), then CLOSE,
- * each appending to OUT (its length a multiple of 8 at OPEN); a group
- * cut by the pieces the workers take goes to TEXT(SCTX) in parts, in
- * order (parts of one group one after the other, with its number Q;
- * element I from MARKS[I], its ',', to the next mark or N), and
- * ENCODED(SCTX) takes each encoded group's bytes in order.  A group
- * without events is not seen.  The groups do not depend on JOBS, nor on
- * how the window was read.  0, or -1 after a report (or a callback's
- * failure). */
+ * each appending to OUT (its length a multiple of 8 at OPEN); ENCODED(SCTX)
+ * takes each group's bytes, in order.  A group without events is not
+ * seen.  The groups do not depend on JOBS, nor on how the window was
+ * read.  0, or -1 after a report (or a callback's failure). */
 typedef struct cm_gpu_groups {
 	uint64_t span;
 	int members;
@@ -241,7 +237,6 @@ typedef struct cm_gpu_groups {
 	int (*element)(void *ectx, const cm_jval *v, const char *text, size_t n, cm_buf *out);
 	int (*close)(void *ectx, cm_buf *out);
 	void **ectx;
-	int (*text)(void *sctx, uint64_t q, const char *text, size_t n, const size_t *marks, size_t nmarks);
 	int (*encoded)(void *sctx, const void *p, size_t n);
 	void *sctx;
 } cm_gpu_groups;

@@ -407,9 +407,15 @@ int gpu_cut_collect(cm_gpu *g, const char *p, size_t n);
  * pool (opool.h; WCTX: a context each), SINK(SCTX, output) taking their
  * outputs in that order.  0, or -1 (after a report). */
 int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
-/* The same with pieces of PER blocks of the records file each, where
- * there is one (cm_gpu_write_groups; at any N when PER is above 1). */
-int gpu_walk_pieces(const cm_gpu *g, int n, int per, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+/* The same in whole groups (cm_gpu_write_groups): FN is handed the
+ * records of whole groups of SPAN window indexes, of the records' blocks
+ * about PER at a time (a group that a piece of PER blocks ends in is
+ * finished by that piece's worker, which reads on into the blocks after
+ * it; the piece after it begins where that group ends); the whole window
+ * at once when it is one block in memory.  Not for --split's runs.  0, or
+ * -1 (after a report). */
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+		    void *sctx);
 /* What a window of version 2 learns of an API call besides its row: the
  * operator it was made in (Kineto's External id, for a call no CUSTOM0
  * record names) and the CPU trace's annotation it was made in. */

@@ -60,9 +60,24 @@ both cut-range --range=1250,1300 -w "$FIX/cut_window.json" "$FIX/cut_cpu.json"
 if [ -x "$shared/tools/gen_trace" ]; then
 	"$shared/tools/gen_trace" --seed 11 --ops 3000 --devices 2 --quiet "$tmp/gen.cpu" "$tmp/gen.win"
 	both gen $NOW -w "$tmp/gen.win" "$tmp/gen.cpu"
-	tcase "gen_trace pair in groups of 3: batches joined from the pieces' parts, and batches the render's workers encoded"
-	grep -q "perfetto: .*; batches inserted: [1-9][0-9]* as elements, [1-9][0-9]* encoded by the writer's threads$" \
+	tcase "gen_trace pair in groups of 3: every batch encoded by the render's workers, none left to the transcoder's"
+	grep -q "perfetto: .*; batches inserted: 0 as elements, [1-9][0-9]* encoded by the writer's threads$" \
 		"$tmp/err3" || fail "-v says: $(grep perfetto: "$tmp/err3")"
+	# a group is its records' wherever the blocks cut them: pieces of one
+	# block (each finishing the group it ends in, from the blocks after
+	# it, and starting where the group before it ends) give the bytes of
+	# one piece of all; so do groups of more records than a block holds,
+	# which whole pieces go on with
+	for span in 3 700 20000; do
+		tcase "gen_trace pair in groups of $span: pieces of 1 block, of 2 and of all give the same bytes"
+		for per in 1 2 100000; do
+			CUPTIMERGE_PFT_GROUP=$span CUPTIMERGE_PFT_PIECE=$per $CUPTIMERGE -j 3 --buffer-size $((per * 4096 + 29)) \
+				-w "$tmp/gen.win" "$tmp/gen.cpu" -o "$tmp/p$per.pftrace" 2>"$tmp/err" ||
+				fail "groups of $span, pieces of $per: $(cat "$tmp/err")"
+		done
+		cmp -s "$tmp/p1.pftrace" "$tmp/p100000.pftrace" && cmp -s "$tmp/p2.pftrace" "$tmp/p100000.pftrace" ||
+			fail "groups of $span: $(md5sum "$tmp"/p*.pftrace)"
+	done
 	# Perfetto 55.3 refuses a UTF-16 surrogate-pair escape (perfetto.sh)
 	"$shared/tools/gen_trace" --seed 11 --ops 400 --edge-cases --pretty --quiet "$tmp/edge.cpu" "$tmp/edge.win"
 	python3 -c 'import sys

@@ -1,0 +1,391 @@
+/* gpuwalk.c - the walks of the window's records: each block (or piece of
+ * blocks, or --split group's runs) handed in window order to the workers
+ * of an ordered pool (opool.h), which read their own from the records'
+ * temporary file.  The plan, the render and the annotation spans walk the
+ * records block by block (gpu_walk_records); the render in groups for the
+ * .pftrace walks them in whole groups (gpu_walk_groups). */
+#include "config.h"
+#include "gpu/gpuconv_int.h"
+#include "base/diag.h"
+#include "base/exitcode.h"
+#include "base/fdio.h"
+#include "base/opool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* Report a failed read back of a temporary file: K is cm_pread_all's
+ * count (short: the file ends early) or -1 (errno set).  -1. */
+static int read_back_failed(ssize_t k)
+{
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file%s%s",
+		       k < 0 ? ": " : " (it is shorter than written)", k < 0 ? strerror(errno) : "");
+}
+
+/* N bytes at OFF of the temporary file FD into P (cm_pread_all): 0, or -1
+ * after a report. */
+static int read_back(int fd, void *p, size_t n, uint64_t off)
+{
+	ssize_t k = cm_pread_all(fd, p, n, off);
+	return (size_t)k == n ? 0 : read_back_failed(k);
+}
+
+/* --split: a group's runs (win.runs) to POOL, in window order, as pieces
+ * of about a block (rs->piece bytes: as many records as a block of the
+ * window holds on average, its names counted; a piece ends at the last run of a group: gpusplit.c
+ * counts them so, when the runs are all the groups'): each run read from where the window's records lie (the
+ * file, by pread, so that groups planned side by side read at once), or
+ * copied from the one block in memory.  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int feed_runs(const cm_gpu *g, cm_opool *pool)
+{
+	const struct gpu_runs *rs = g->win.runs;
+	int fd = g->win.recs ? fileno(g->win.recs) : -1, rc = 0;
+	cm_buf b = {0};
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct gpu_run *r = &rs->v[i];
+		if (b.cap - b.len < r->len)
+			cm_buf_grow(&b, r->len);
+		if (fd < 0) {
+			memcpy(b.p + b.len, g->win.block.p + r->off, r->len);
+		} else if (read_back(fd, b.p + b.len, r->len, (uint64_t)r->off) < 0) {
+			cm_buf_free(&b);
+			return -1;
+		}
+		b.len += r->len;
+		/* the pieces need not be the blocks: the walks' results do not
+		 * depend on where the records are cut into pieces */
+		if (b.len >= (rs->piece ? rs->piece : CM_GPU_BLOCK) || r->last || i + 1 == rs->n)
+			rc = cm_opool_put(pool, &b);
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* Hand each block of records to POOL, in window order: the one still in
+ * memory when the window was small (as a copy: the pool takes the bytes it
+ * is given, and the plan and the output both read the blocks), else each
+ * block of the temporary file in turn; or a --split group's runs.  0, or
+ * -1 (after a report, or as cm_opool_put). */
+static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
+{
+	cm_buf b = {0};
+	int rc;
+	if (g->win.runs)
+		return feed_runs(g, pool);
+	if (!g->win.recs) {
+		cm_buf_put(&b, g->win.block.p, g->win.block.len);
+		rc = b.len ? cm_opool_put(pool, &b) : 0;
+		cm_buf_free(&b);
+		return rc;
+	}
+	if (fseek(g->win.recs, 0, SEEK_SET) != 0)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
+	while ((rc = cm_gpurec_block_read(g->win.recs, &b)) == 1)
+		if (cm_opool_put(pool, &b) < 0) {
+			rc = -1;
+			break;
+		}
+	cm_buf_free(&b);
+	return rc;
+}
+/* With several workers and the records in the temporary file, each worker
+ * reads its own blocks: the caller's thread only hops from one block's
+ * length to the next and queues where each lies (offset and length, 16
+ * bytes), and the worker reads the block (pread) into a buffer of its own
+ * before FN.  The caller read every block itself before, on the thread that
+ * feeds the pool: 0.05 s a walk of the 1 GB pair, twice (the plan and the
+ * render), while the workers of a 16-CPU run waited for it. */
+struct rec_reader {
+	cm_opool_fn fn;
+	void *wctx;
+	int fd;
+	uint64_t span; /* read_groups': the groups' window indexes */
+	cm_buf block, ahead; /* the block or piece read; read_groups' block before or after it */
+};
+
+/* A worker's block: read where IN says, then FN over it. */
+static int read_block(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	uint64_t off, len;
+	memcpy(&off, in->p, 8);
+	memcpy(&len, in->p + 8, 8);
+	r->block.len = 0;
+	if (r->block.cap < len)
+		cm_buf_grow(&r->block, (size_t)len);
+	if (read_back(r->fd, r->block.p, (size_t)len, off) < 0)
+		return -1;
+	r->block.len = (size_t)len;
+	return r->fn(r->wctx, &r->block, out);
+}
+
+/* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
+ * length, then the bytes) to POOL as where each lies.  0, or -1 (after a
+ * report, or as cm_opool_put). */
+static int feed_places(cm_opool *pool, int fd)
+{
+	cm_buf b = {0};
+	uint64_t off = 0;
+	int rc = 0;
+	for (;;) {
+		uint32_t len;
+		uint64_t place[2];
+		ssize_t k = cm_pread_all(fd, &len, 4, off);
+		if (k == 0)
+			break;
+		if (k != 4) {
+			rc = read_back_failed(k);
+			break;
+		}
+		place[0] = off + 4;
+		place[1] = len;
+		cm_buf_put(&b, place, sizeof place);
+		if ((rc = cm_opool_put(pool, &b)) < 0)
+			break;
+		off += 4 + (uint64_t)len;
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* A worker's piece of --split's runs: each run read where IN says (an
+ * offset and a length, two uint64s, a run), one after the other, then FN
+ * over them. */
+static int read_runs(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	r->block.len = 0;
+	for (size_t at = 0; at + 16 <= in->len; at += 16) {
+		uint64_t off, len;
+		memcpy(&off, in->p + at, 8);
+		memcpy(&len, in->p + at + 8, 8);
+		if (r->block.cap - r->block.len < len)
+			cm_buf_grow(&r->block, (size_t)len);
+		if (read_back(r->fd, r->block.p + r->block.len, (size_t)len, off) < 0)
+			return -1;
+		r->block.len += (size_t)len;
+	}
+	return r->fn(r->wctx, &r->block, out);
+}
+
+/* feed_runs' pieces to POOL as where their runs lie (read_runs'), for
+ * workers that read their own: the feeding thread read every run itself
+ * before, the render's pace on many CPUs, as feed_places says of the
+ * blocks.  0, or -1 as cm_opool_put. */
+static int feed_run_places(const cm_gpu *g, cm_opool *pool)
+{
+	const struct gpu_runs *rs = g->win.runs;
+	cm_buf b = {0};
+	size_t piece = 0;
+	int rc = 0;
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct gpu_run *r = &rs->v[i];
+		uint64_t place[2] = {(uint64_t)r->off, r->len};
+		cm_buf_put(&b, place, sizeof place);
+		piece += r->len;
+		if (piece >= (rs->piece ? rs->piece : CM_GPU_BLOCK) || r->last || i + 1 == rs->n) {
+			rc = cm_opool_put(pool, &b);
+			piece = 0;
+		}
+	}
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* The blocks of the records file to POOL as where they lie, PER blocks a
+ * piece, each piece after where the block before it lies ({0, 0} before
+ * the first: read_groups' input).  0, or -1 as feed_places. */
+static int feed_pieces(cm_opool *pool, int fd, int per)
+{
+	cm_buf b = {0};
+	uint64_t off = 0, before[2] = {0, 0};
+	int rc = 0, k = 0;
+	for (;;) {
+		uint32_t len;
+		uint64_t place[2];
+		ssize_t got = cm_pread_all(fd, &len, 4, off);
+		if (got == 0)
+			break;
+		if (got != 4) {
+			rc = read_back_failed(got);
+			break;
+		}
+		if (!b.len)
+			cm_buf_put(&b, before, sizeof before);
+		place[0] = off + 4;
+		place[1] = len;
+		cm_buf_put(&b, place, sizeof place);
+		memcpy(before, place, sizeof place);
+		off += 4 + (uint64_t)len;
+		if (++k == per) {
+			if ((rc = cm_opool_put(pool, &b)) < 0)
+				break;
+			k = 0;
+		}
+	}
+	if (!rc && b.len)
+		rc = cm_opool_put(pool, &b);
+	cm_buf_free(&b);
+	return rc;
+}
+
+/* The end of the records from P (below END) of the group Q (window indexes
+ * Q * SPAN to Q * SPAN + SPAN - 1): the first record of another group, or
+ * END.  NULL when the bytes are not records. */
+static const char *group_end(const char *p, const char *end, uint64_t q, uint64_t span)
+{
+	while (p < end) {
+		const char *rec = p;
+		uint64_t ix;
+		if (cm_gpurec_skip(&p, end, &ix) < 0)
+			return NULL;
+		if (ix / span != q)
+			return rec;
+	}
+	return end;
+}
+
+/* The group of the last record from P to END into *Q: 1, 0 when there is
+ * none, -1 when the bytes are not records. */
+static int last_group(const char *p, const char *end, uint64_t span, uint64_t *q)
+{
+	uint64_t ix = 0;
+	int have = 0;
+	while (p < end) {
+		if (cm_gpurec_skip(&p, end, &ix) < 0)
+			return -1;
+		have = 1;
+	}
+	*q = ix / span;
+	return have;
+}
+
+/* Records of the temporary file that are not records.  -1. */
+static int damaged(void)
+{
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file (its records are damaged)");
+}
+
+/* A worker's whole groups: IN holds where the block before the piece lies
+ * ({0, 0}: none), then where the piece's blocks lie.  The piece is read
+ * (as read_runs), less the records at its head of the group the block
+ * before ends in (an earlier piece's worker has them), and with the
+ * records after it of the group it ends in (read from the blocks that
+ * follow it, as far as that group goes: at most a group's worth, and a
+ * block at a time); then FN over them, which are whole groups. */
+static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	const char *at;
+	uint64_t before[2], off = 0, q;
+	size_t head;
+	int rc;
+	cm_buf whole;
+	memcpy(before, in->p, sizeof before);
+	r->block.len = 0;
+	for (size_t i = sizeof before; i + 16 <= in->len; i += 16) {
+		uint64_t len;
+		memcpy(&off, in->p + i, 8);
+		memcpy(&len, in->p + i + 8, 8);
+		if (r->block.cap - r->block.len < len)
+			cm_buf_grow(&r->block, (size_t)len);
+		if (read_back(r->fd, r->block.p + r->block.len, (size_t)len, off) < 0)
+			return -1;
+		r->block.len += (size_t)len;
+		off += len; /* where the block after it begins */
+	}
+	at = r->block.p;
+	if (before[1]) { /* the head that goes on from the block before */
+		r->ahead.len = 0;
+		cm_buf_grow(&r->ahead, (size_t)before[1]);
+		if (read_back(r->fd, r->ahead.p, (size_t)before[1], before[0]) < 0)
+			return -1;
+		if ((rc = last_group(r->ahead.p, r->ahead.p + before[1], r->span, &q)) < 0 ||
+		    (rc && !(at = group_end(at, r->block.p + r->block.len, q, r->span))))
+			return damaged();
+	}
+	head = (size_t)(at - r->block.p);
+	if ((rc = last_group(at, r->block.p + r->block.len, r->span, &q)) < 0)
+		return damaged();
+	while (rc) { /* the tail: the blocks after, while they go on with group Q */
+		uint32_t len;
+		const char *stop;
+		ssize_t got = cm_pread_all(r->fd, &len, 4, off);
+		if (got == 0)
+			break;
+		if (got != 4)
+			return read_back_failed(got);
+		r->ahead.len = 0;
+		cm_buf_grow(&r->ahead, len);
+		if (read_back(r->fd, r->ahead.p, len, off + 4) < 0)
+			return -1;
+		if (!(stop = group_end(r->ahead.p, r->ahead.p + len, q, r->span)))
+			return damaged();
+		cm_buf_put(&r->block, r->ahead.p, (size_t)(stop - r->ahead.p));
+		rc = stop == r->ahead.p + len;
+		off += 4 + (uint64_t)len;
+	}
+	whole.p = r->block.p + head;
+	whole.len = whole.cap = r->block.len - head;
+	return r->fn(r->wctx, &whole, out);
+}
+
+/* The walk of gpu_walk_records and gpu_walk_groups: with the records in
+ * the temporary file and READ not NULL, the pool's workers are READ
+ * (rec_readers: FN and WCTX each worker's, SPAN the groups') over where
+ * the blocks lie, as its feed queues them (read_groups': pieces of PER
+ * blocks); else FN itself over the blocks gpu_feed_pool hands on. */
+static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span, cm_opool_fn fn, void **wctx,
+		cm_opool_sink sink, void *sctx)
+{
+	cm_opool *pool;
+	struct rec_reader *rd;
+	void **rctx;
+	int rc, fd;
+	if (!read || !g->win.recs) {
+		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
+		rc = gpu_feed_pool(g, pool);
+		return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	}
+	if (fflush(g->win.recs) != 0)
+		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
+	fd = fileno(g->win.recs);
+	rd = cm_xcalloc((size_t)n, sizeof *rd);
+	rctx = cm_xcalloc((size_t)n, sizeof *rctx);
+	for (int i = 0; i < n; i++) {
+		rd[i].fn = fn;
+		rd[i].wctx = wctx[i];
+		rd[i].fd = fd;
+		rd[i].span = span;
+		rctx[i] = &rd[i];
+	}
+	pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
+	rc = read == read_groups ? feed_pieces(pool, fd, per)
+	   : read == read_runs	 ? feed_run_places(g, pool)
+				 : feed_places(pool, fd);
+	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		cm_buf_free(&rd[i].block);
+		cm_buf_free(&rd[i].ahead);
+	}
+	free(rd);
+	free(rctx);
+	return rc;
+}
+
+int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+{
+	/* (one worker reads the blocks in turn) */
+	cm_opool_fn read = n < 2 ? NULL : g->win.runs ? read_runs : read_block;
+	return walk(g, n, read, 0, 0, fn, wctx, sink, sctx);
+}
+
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+		    void *sctx)
+{
+	/* (pieces of several blocks at any N: each costs a look at the blocks
+	 * either side of it) */
+	return walk(g, n, read_groups, per < 1 ? 1 : per, span ? span : 1, fn, wctx, sink, sctx);
+}
