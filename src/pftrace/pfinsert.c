@@ -1,8 +1,7 @@
 /* pfinsert.c - batches inserted between two parts of the text: the
  * elements a writer makes on threads of its own (the merge's render of the
  * window's records, src/mergepft.c) handed to the transcoder as batches of
- * elements, or of records its threads encoded (pftrace.h says the
- * contract).
+ * records its threads encoded (pftrace.h says the contract).
  *
  * The batches are numbered on from the text's before them, and the text
  * after them is cut into spans (and from -j 2 into chunks) counted from
@@ -49,38 +48,22 @@ int cm_pft_insert_begin(cm_pft *t)
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
-/* Queue the inserted batch B (its first 8 bytes for its number and TAG).
- * 0, or -1. */
-static int put_inserted(cm_pft *t, cm_buf *b, uint64_t tag)
+int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 {
-	uint64_t *seq = next_seq(t), word = *seq | tag;
+	uint64_t *seq = next_seq(t), word = *seq | BLK_RECS;
 	double t0 = cm_now_s();
 	int rc;
 	if (t->failed)
 		return -1;
-	memcpy(b->p, &word, sizeof word);
-	++*seq;
-	rc = cm_pft_put_block(t, b);
-	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
-	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
-}
-
-int cm_pft_insert_elems(cm_pft *t, cm_buf *batch)
-{
-	if (!batch->len)
-		return 0;
-	t->ins_elems++;
-	return put_inserted(t, batch, BLK_ELEMS);
-}
-
-int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
-{
-	uint64_t word = 0;
+	/* (its first 8 bytes: its number and the tag) */
 	t->ins.len = 0;
 	cm_buf_put(&t->ins, &word, sizeof word);
 	cm_buf_put(&t->ins, p, n);
 	t->ins_recs++;
-	return put_inserted(t, &t->ins, BLK_RECS);
+	++*seq;
+	rc = cm_pft_put_block(t, &t->ins);
+	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
+	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
 int cm_pft_insert_end(cm_pft *t)
@@ -90,11 +73,6 @@ int cm_pft_insert_end(cm_pft *t)
 	t->span_base = t->text_off;
 	t->seq_base = t->batch_seq;
 	return 0;
-}
-
-void cm_pft_elems_add(cm_buf *b, const char *s, size_t n)
-{
-	cm_pfbatch_add(b, 0, s, n, -1);
 }
 
 struct cm_pft_enc {

@@ -198,18 +198,16 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 	if (!w->niced)
 		worker_nice(w);
 	memcpy(&tag, in->p, sizeof tag);
-	if (!(tag & BLK_TAGS) && w->t->par)
+	if (!(tag & BLK_RECS) && w->t->par)
 		return cm_pft_chunk_work(w, in, out);
 	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
 	if (tag & BLK_RECS) {
 		/* (the records' offset stays a multiple of 8: their slices' are) */
 		cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
-		cm_pfbatch_put_lanes(w->t->lq, tag & ~BLK_TAGS, out);
+		cm_pfbatch_put_lanes(w->t->lq, tag & ~BLK_RECS, out);
 		return 0;
 	}
-	if (tag & BLK_ELEMS)
-		return cm_pfbatch_encode_seq(w->ev, tag & ~BLK_TAGS, in->p + sizeof tag, in->len - sizeof tag, out);
 	return cm_pfbatch_encode(w->ev, in, out);
 }
 
@@ -429,12 +427,12 @@ static void report(cm_pft *t)
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes%s; the passer wrote the packets "
 		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
-		"batches inserted: %llu as elements, %llu encoded by the writer's threads",
+		"batches inserted: %llu, encoded by the writer's threads",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->q_busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
-		(unsigned long long)t->ins_elems, (unsigned long long)t->ins_recs);
+		(unsigned long long)t->ins_recs);
 }
 
 int cm_pft_finish(cm_pft *t)

@@ -130,7 +130,7 @@ struct cm_pft {
 	int64_t text_off, span_base;
 	uint64_t seq_base;
 	cm_buf ins;          /* an inserted batch being queued */
-	uint64_t ins_elems, ins_recs; /* -v: batches inserted as elements, as records */
+	uint64_t ins_recs; /* -v: batches inserted */
 	pthread_mutex_t hmu;
 	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
@@ -153,11 +153,8 @@ struct cm_pft {
 /* A block of the pool begins with its batch's number, the top bits
  * saying which: a chunk of text (from -j 2: struct chunk_head) or a batch
  * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
- * elements, BLK_ELEMS; one inserted as records (cm_pft_enc_open/_elem/_close's),
- * BLK_RECS. */
+ * records (cm_pft_enc_open/_elem/_close's), BLK_RECS. */
 #define BLK_RECS ((uint64_t)1 << 63)
-#define BLK_ELEMS ((uint64_t)1 << 62)
-#define BLK_TAGS (BLK_RECS | BLK_ELEMS)
 
 /* A chunk's header: its batch's number, its walk's (the chunks before it:
  * inserted batches have none), and where its text begins in the text. */

@@ -39,10 +39,8 @@ void cm_pft_free(cm_pft *t);
  *
  * A writer that makes some traceEvents elements on threads of its own (the
  * merge's render of the window's records) hands them over as batches,
- * between two parts of the text, instead of as text: each batch of
- * elements either as their text (cm_pft_insert_elems: encoded by the
- * transcoder's workers, no walk of the text) or already encoded by the
- * writer's thread (cm_pft_enc_open, _elem, _close, then
+ * between two parts of the text, instead of as text: each batch encoded
+ * by the writer's thread (cm_pft_enc_open, _elem, _close, then
  * cm_pft_insert_records).  The
  * text written before cm_pft_insert_begin must end where an element may
  * follow in traceEvents (after its '[' or after an element), and the text
@@ -53,15 +51,9 @@ void cm_pft_free(cm_pft *t);
  * elements into batches, which must not depend on the thread count.
  * Calls from one thread at a time, in order; 0, or -1 after a report. */
 int cm_pft_insert_begin(cm_pft *t);
-/* A batch: BATCH's elements (made by cm_pft_elems_add; BATCH is left
- * empty). */
-int cm_pft_insert_elems(cm_pft *t, cm_buf *batch);
 /* A batch encoded by a cm_pft_enc: its N bytes at P (copied). */
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
 int cm_pft_insert_end(cm_pft *t);
-
-/* Append the element S[0..N) (an object's text) to the batch B. */
-void cm_pft_elems_add(cm_buf *b, const char *s, size_t n);
 
 /* An encoder of batches for one thread of the writer (any thread, one at
  * a time), made before the batches it encodes are inserted. */
