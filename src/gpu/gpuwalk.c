@@ -121,52 +121,34 @@ static int read_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return r->fn(r->wctx, &r->block, out);
 }
 
-/* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
- * length, then the bytes) to POOL as where each lies.  0, or -1 (after a
- * report, or as cm_opool_put). */
-static int feed_places(cm_opool *pool, int fd)
+/* What the places P[0..N) (an offset and a length, two uint64s, a place)
+ * hold, read one after the other into R->block; *NEXT (when not NULL)
+ * where the last one ends.  0, or -1 after a report. */
+static int read_places(struct rec_reader *r, const char *p, size_t n, uint64_t *next)
 {
-	cm_buf b = {0};
-	uint64_t off = 0;
-	int rc = 0;
-	for (;;) {
-		uint32_t len;
-		uint64_t place[2];
-		ssize_t k = cm_pread_all(fd, &len, 4, off);
-		if (k == 0)
-			break;
-		if (k != 4) {
-			rc = read_back_failed(k);
-			break;
-		}
-		place[0] = off + 4;
-		place[1] = len;
-		cm_buf_put(&b, place, sizeof place);
-		if ((rc = cm_opool_put(pool, &b)) < 0)
-			break;
-		off += 4 + (uint64_t)len;
-	}
-	cm_buf_free(&b);
-	return rc;
-}
-
-/* A worker's piece of --split's runs: each run read where IN says (an
- * offset and a length, two uint64s, a run), one after the other, then FN
- * over them. */
-static int read_runs(void *wctx, const cm_buf *in, cm_buf *out)
-{
-	struct rec_reader *r = wctx;
 	r->block.len = 0;
-	for (size_t at = 0; at + 16 <= in->len; at += 16) {
+	for (size_t at = 0; at + 16 <= n; at += 16) {
 		uint64_t off, len;
-		memcpy(&off, in->p + at, 8);
-		memcpy(&len, in->p + at + 8, 8);
+		memcpy(&off, p + at, 8);
+		memcpy(&len, p + at + 8, 8);
 		if (r->block.cap - r->block.len < len)
 			cm_buf_grow(&r->block, (size_t)len);
 		if (read_back(r->fd, r->block.p + r->block.len, (size_t)len, off) < 0)
 			return -1;
 		r->block.len += (size_t)len;
+		if (next)
+			*next = off + len;
 	}
+	return 0;
+}
+
+/* A worker's piece of --split's runs: each run read where IN says, one
+ * after the other, then FN over them. */
+static int read_runs(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	if (read_places(r, in->p, in->len, NULL) < 0)
+		return -1;
 	return r->fn(r->wctx, &r->block, out);
 }
 
@@ -194,13 +176,16 @@ static int feed_run_places(const cm_gpu *g, cm_opool *pool)
 	return rc;
 }
 
-/* The blocks of the records file to POOL as where they lie, PER blocks a
- * piece, each piece after where the block before it lies ({0, 0} before
- * the first: read_groups' input).  0, or -1 as feed_places. */
-static int feed_pieces(cm_opool *pool, int fd, int per)
+/* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
+ * length, then the bytes) to POOL as where each lies (an offset and a
+ * length, two uint64s), PER blocks a piece; with BEFORE, each piece after
+ * where the block before it lies ({0, 0} before the first: read_groups'
+ * input; else read_block's).  0, or -1 (after a report, or as
+ * cm_opool_put). */
+static int feed_places(cm_opool *pool, int fd, int per, int before)
 {
 	cm_buf b = {0};
-	uint64_t off = 0, before[2] = {0, 0};
+	uint64_t off = 0, last[2] = {0, 0};
 	int rc = 0, k = 0;
 	for (;;) {
 		uint32_t len;
@@ -212,12 +197,12 @@ static int feed_pieces(cm_opool *pool, int fd, int per)
 			rc = read_back_failed(got);
 			break;
 		}
-		if (!b.len)
-			cm_buf_put(&b, before, sizeof before);
+		if (before && !b.len)
+			cm_buf_put(&b, last, sizeof last);
 		place[0] = off + 4;
 		place[1] = len;
 		cm_buf_put(&b, place, sizeof place);
-		memcpy(before, place, sizeof place);
+		memcpy(last, place, sizeof place);
 		off += 4 + (uint64_t)len;
 		if (++k == per) {
 			if ((rc = cm_opool_put(pool, &b)) < 0)
@@ -284,18 +269,8 @@ static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
 	int rc;
 	cm_buf whole;
 	memcpy(before, in->p, sizeof before);
-	r->block.len = 0;
-	for (size_t i = sizeof before; i + 16 <= in->len; i += 16) {
-		uint64_t len;
-		memcpy(&off, in->p + i, 8);
-		memcpy(&len, in->p + i + 8, 8);
-		if (r->block.cap - r->block.len < len)
-			cm_buf_grow(&r->block, (size_t)len);
-		if (read_back(r->fd, r->block.p + r->block.len, (size_t)len, off) < 0)
-			return -1;
-		r->block.len += (size_t)len;
-		off += len; /* where the block after it begins */
-	}
+	if (read_places(r, in->p + sizeof before, in->len - sizeof before, &off) < 0)
+		return -1;
 	at = r->block.p;
 	if (before[1]) { /* the head that goes on from the block before */
 		r->ahead.len = 0;
@@ -362,9 +337,7 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 		rctx[i] = &rd[i];
 	}
 	pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
-	rc = read == read_groups ? feed_pieces(pool, fd, per)
-	   : read == read_runs	 ? feed_run_places(g, pool)
-				 : feed_places(pool, fd);
+	rc = read == read_runs ? feed_run_places(g, pool) : feed_places(pool, fd, per, read == read_groups);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
 		cm_buf_free(&rd[i].block);
@@ -379,7 +352,7 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 {
 	/* (one worker reads the blocks in turn) */
 	cm_opool_fn read = n < 2 ? NULL : g->win.runs ? read_runs : read_block;
-	return walk(g, n, read, 0, 0, fn, wctx, sink, sctx);
+	return walk(g, n, read, 1, 0, fn, wctx, sink, sctx);
 }
 
 int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
