@@ -232,7 +232,7 @@ static int format_check(const char *out, int format, const char *typed, const ch
  * NULL when not given; "-" is standard input), the same regular file by
  * any name (a symbolic or hard link).  The output is the -o file OUT, or
  * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
- * input, as cat(1) refuses it.  The merge replaced the input once done (or
+ * input, as cat(1) refuses it, or the descriptor OUT names (/dev/stdout).  The merge replaced the input once done (or
  * appended to it as it read it): -o naming the window lost the window,
  * which nothing can make again; cuptimerge-batch refuses a rank's output
  * that is its input the same way.  0 when none is (or OUT is not there
@@ -243,7 +243,10 @@ static int output_is_input(const char *out, const char *cpu, const char *win, co
 	struct stat so, si;
 	char msg[2 * PATH_MAX + 200], shown[PATH_MAX + 16];
 	int std = !out || !strcmp(out, "-");
-	if ((std ? fstat(1, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
+	/* -o /dev/stdout (/dev/fd/N) is written through that descriptor
+	 * (outfile.c): over the input as it is read, as standard output is */
+	int held = std ? 1 : cm_path_names_fd(out);
+	if ((held >= 0 ? fstat(held, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
 		return 0;
 	if (std)
 		snprintf(shown, sizeof shown, "standard output");
@@ -257,7 +260,7 @@ static int output_is_input(const char *out, const char *cpu, const char *win, co
 		snprintf(msg, sizeof msg, "%s is %s%s%.*s, which the output would %s: write to another file", shown,
 			 what[i], in ? " (standard input)" : std || strcmp(out, path[i]) ? " " : "",
 			 in || (!std && !strcmp(out, path[i])) ? 0 : PATH_MAX, in ? "" : path[i],
-			 std ? "write over as it is read" : "replace");
+			 held >= 0 ? "write over as it is read" : "replace");
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
 	return 0;
@@ -485,7 +488,7 @@ int main(int argc, char **argv)
 	if (opt.trace_name && *opt.trace_name && !cm_utf8_ok(opt.trace_name))
 		return cm_usage_error(CM_EXIT_USAGE, "--trace-name must be UTF-8 text (it is written into the JSON)", NULL);
 	if (!(opt.trace_name && *opt.trace_name) && opt.window_path && opt.out_path && strcmp(opt.out_path, "-") &&
-	    !cm_utf8_ok(opt.out_path))
+	    !cm_utf8_ok(opt.out_path) && cm_path_names_fd(opt.out_path) < 0)
 		return cm_usage_error(CM_EXIT_USAGE,
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",
