@@ -290,7 +290,7 @@ int main(int argc, char **argv)
 {
 	struct cm_options opt;
 	const char *env;
-	int c, gzip_flag = 0, format = -1;
+	int c, gzip_flag = 0, format = -1, out_fd;
 	char typed_format[128]; /* the last --format as typed, for format_check */
 	const char *typed_gzip = NULL; /* the last -z as typed (argv's word: "-qz9", "--gzip=3") */
 	long v;
@@ -493,6 +493,9 @@ int main(int argc, char **argv)
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",
 				      NULL);
+	/* -o a descriptor this process holds (/dev/stdout): outfile.c writes
+	 * through it, as standard output */
+	out_fd = opt.out_path && strcmp(opt.out_path, "-") ? cm_path_names_fd(opt.out_path) : -1;
 	if (format_check(opt.out_path, format, typed_format, typed_gzip))
 		return CM_EXIT_USAGE;
 	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
@@ -519,8 +522,10 @@ int main(int argc, char **argv)
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
 	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
 	 * also set the terminal's modes astray: refused, as gzip(1) refuses
-	 * it ("a pipe or -o FILE": `| cat` forces it) */
-	if ((!opt.out_path || !strcmp(opt.out_path, "-")) && (opt.gzip_level >= 0 || opt.codec) && isatty(1))
+	 * it ("a pipe or -o FILE": `| cat` forces it); so is -o /dev/stdout
+	 * (/dev/fd/N) on one, written through as standard output is */
+	if ((opt.gzip_level >= 0 || opt.codec) &&
+	    (!opt.out_path || !strcmp(opt.out_path, "-") ? isatty(1) : out_fd >= 0 && isatty(out_fd)))
 		return cm_usage_error(CM_EXIT_USAGE,
 				      opt.codec ? "Perfetto's protobuf output is not written to a terminal: give -o FILE or a pipe"
 						: "gzip output is not written to a terminal: give -o FILE or a pipe",

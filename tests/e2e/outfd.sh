@@ -92,4 +92,18 @@ expect_exit 3 "^cuptimerge: /dev/fd/7: cannot write to it: descriptor 7 is not o
 	$CUPTIMERGE -w "$W" -o /dev/fd/7 "$tmp/none.json"
 expect_exit 3 "^cuptimerge: /dev/fd/4: cannot write to it: descriptor 4 is open only for reading\$" \
 	sh -c '"$@" 4<"$0"' "$FIX/expected.json" $CUPTIMERGE -w "$W" -o /dev/fd/4 "$tmp/none.json"
+# binary output onto a terminal is refused on standard output (ttyout.sh):
+# so it is through -o /dev/stdout on one; the terminal is script(1)'s
+if ! command -v script >/dev/null 2>&1; then
+	skip "-z or --format=perfetto -o /dev/stdout on a terminal: refused as on standard output" "no script(1)"
+else
+	tcase "-z or --format=perfetto -o /dev/stdout on a terminal: refused as on standard output"
+	for f in -z --format=perfetto; do
+		rc=0
+		script -qec "$CUPTIMERGE -q $f -w '$W' -o /dev/stdout '$C'" /dev/null </dev/null >"$tmp/tty" 2>&1 || rc=$?
+		[ $rc -eq 2 ] || fail "$f: exit $rc, wanted 2"
+		grep -q "^cuptimerge: .* is not written to a terminal" "$tmp/tty" ||
+			fail "$f: message: $(head -c 200 "$tmp/tty" | od -c | head -3)"
+	done
+fi
 finish
