@@ -92,6 +92,48 @@ expect_exit 3 "^cuptimerge: /dev/fd/7: cannot write to it: descriptor 7 is not o
 	$CUPTIMERGE -w "$W" -o /dev/fd/7 "$tmp/none.json"
 expect_exit 3 "^cuptimerge: /dev/fd/4: cannot write to it: descriptor 4 is open only for reading\$" \
 	sh -c '"$@" 4<"$0"' "$FIX/expected.json" $CUPTIMERGE -w "$W" -o /dev/fd/4 "$tmp/none.json"
+# cuptimerge-batch's joblog is read for the ranks done, then rewritten from
+# its first byte: --joblog=/dev/stdout >> log reopened log and emptied it.
+# A rank's output that names a descriptor went to the merge's own (its
+# standard output is /dev/null), reported merged, or to one that all merges
+# share (3>>file): both refused, nothing written.
+BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
+if [ ! -x "$BATCH" ]; then
+	skip "cuptimerge-batch --joblog=/dev/stdout >> log: refused, log kept" "no $BATCH"
+	skip "cuptimerge-batch: a rank's output /dev/stdout or /dev/fd/3: that rank fails, nothing written" "no $BATCH"
+else
+	tcase "cuptimerge-batch --joblog=/dev/stdout >> log: refused, log kept"
+	printf 'key\tcpu trace\twindow or map\toutput\n' >"$tmp/m.tsv"
+	printf 'r0\t%s\t%s\t%s\n' "$C" "$W" "$tmp/b/r0.json" >>"$tmp/m.tsv"
+	for j in /dev/stdout "$tmp/so"; do
+		echo "$PREFIX" >"$tmp/log"
+		rc=0
+		"$BATCH" -q -m "$tmp/m.tsv" -O "$tmp/b" --joblog="$j" >>"$tmp/log" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 2 ] || fail "$j: exit $rc, wanted 2: $(cat "$tmp/err")"
+		grep -q "^cuptimerge-batch: the joblog $j names a descriptor, not a file" "$tmp/err" ||
+			fail "$j: message: $(cat "$tmp/err")"
+		[ "$(cat "$tmp/log")" = "$PREFIX" ] || fail "$j: log changed: $(head -c 200 "$tmp/log")"
+	done
+	[ ! -e "$tmp/b/r0.json" ] || fail "a rank was merged"
+
+	tcase "cuptimerge-batch: a rank's output /dev/stdout or /dev/fd/3: that rank fails, nothing written"
+	printf 'key\tcpu trace\twindow or map\toutput\n' >"$tmp/m2.tsv"
+	printf 'so\t%s\t%s\t/dev/stdout\n' "$C" "$W" >>"$tmp/m2.tsv"
+	printf 'fd3\t%s\t%s\t/dev/fd/3\n' "$C" "$W" >>"$tmp/m2.tsv"
+	printf 'ok\t%s\t%s\t%s\n' "$C" "$W" "$tmp/b2/ok.json" >>"$tmp/m2.tsv"
+	echo "$PREFIX" >"$tmp/log3"
+	rc=0
+	"$BATCH" -q -m "$tmp/m2.tsv" -O "$tmp/b2" 3>>"$tmp/log3" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+	for k in so:/dev/stdout fd3:/dev/fd/3; do
+		grep -q "^cuptimerge-batch: ${k%%:*}: the output ${k#*:} names a descriptor, not a file" "$tmp/err" ||
+			fail "${k%%:*}: message: $(cat "$tmp/err")"
+	done
+	[ "$(cat "$tmp/log3")" = "$PREFIX" ] || fail "3>>log3 changed: $(head -c 200 "$tmp/log3")"
+	[ ! -s "$tmp/out" ] || fail "standard output: $(head -c 200 "$tmp/out")"
+	[ -s "$tmp/b2/ok.json" ] || fail "the rank with a file's name was not merged"
+fi
+
 # binary output onto a terminal is refused on standard output (ttyout.sh):
 # so it is through -o /dev/stdout on one; the terminal is script(1)'s
 if ! command -v script >/dev/null 2>&1; then
