@@ -232,11 +232,11 @@ static int format_check(const char *out, int format, const char *typed, const ch
  * NULL when not given; "-" is standard input), the same regular file by
  * any name (a symbolic or hard link).  The output is the -o file OUT, or
  * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
- * input, as cat(1) refuses it, or the descriptor OUT names (/dev/stdout).  The merge replaced the input once done (or
- * appended to it as it read it): -o naming the window lost the window,
- * which nothing can make again; cuptimerge-batch refuses a rank's output
- * that is its input the same way.  0 when none is (or OUT is not there
- * yet). */
+ * input, as cat(1) refuses it, or the descriptor OUT names (/dev/stdout).
+ * The merge replaced the input once done (or appended to it as it read
+ * it): -o naming the window lost the window, which nothing can make again;
+ * cuptimerge-batch refuses a rank's output that is its input the same
+ * way.  0 when none is (or OUT is not there yet). */
 static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
 {
 	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};

@@ -171,8 +171,9 @@ static int control_name(const char *what, const char *d)
 }
 
 /* A usage error (reported; status 2) when the joblog JOBLOG is no regular
- * file or names a descriptor (/dev/stdout), or a file the run reads or writes otherwise: the manifest MANIFEST
- * (or NULL), a rank's cpu trace, window or output in plan P.  The joblog is rewritten from
+ * file or names a descriptor (/dev/stdout), or a file the run reads or
+ * writes otherwise: the manifest MANIFEST (or NULL), a rank's cpu trace,
+ * window or output in plan P.  The joblog is rewritten from
  * its first byte, and --joblog naming a trace lost it.  0 when it is
  * none, or is not there yet. */
 static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manifest)

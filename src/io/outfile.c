@@ -503,7 +503,7 @@ int cm_outfile_close(cm_outfile *f, int ok)
 		if (ok && (gone = close_stdout(f)) != 0)
 			ok = 0;
 		else if (!ok && f->kind == CM_OUTFILE_HELD)
-			close(f->fd); /* standard output stays open for exit(3) */
+			close(f->fd); /* the duplicate (standard output's 1 is left to exit) */
 		break;
 	case CM_OUTFILE_DIRECT:
 	case CM_OUTFILE_UNNAMED:

@@ -56,9 +56,9 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 {
 	unsigned char *msg = yajl_get_error(sax->h, 0, piece, len);
 	char line[200];
-	const char *m = (const char *)msg, *lit = at_end ? NULL : python_literal(piece, len, yajl_get_bytes_consumed(sax->h));
+	const char *m = (const char *)msg, *lit;
 	size_t n;
-	if (lit)
+	if (!at_end && (lit = python_literal(piece, len, yajl_get_bytes_consumed(sax->h))) != NULL)
 		m = lit;
 	if (!strncmp(m, "parse error: ", 13))
 		m += 13;
