@@ -232,18 +232,21 @@ static int format_check(const char *out, int format, const char *typed, const ch
  * NULL when not given; "-" is standard input), the same regular file by
  * any name (a symbolic or hard link).  The output is the -o file OUT, or
  * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
- * input, as cat(1) refuses it.  The merge replaced the input once done (or
- * appended to it as it read it): -o naming the window lost the window,
- * which nothing can make again; cuptimerge-batch refuses a rank's output
- * that is its input the same way.  0 when none is (or OUT is not there
- * yet). */
+ * input, as cat(1) refuses it, or the descriptor OUT names (/dev/stdout).
+ * The merge replaced the input once done (or appended to it as it read
+ * it): -o naming the window lost the window, which nothing can make again;
+ * cuptimerge-batch refuses a rank's output that is its input the same
+ * way.  0 when none is (or OUT is not there yet). */
 static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
 {
 	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};
 	struct stat so, si;
 	char msg[2 * PATH_MAX + 200], shown[PATH_MAX + 16];
 	int std = !out || !strcmp(out, "-");
-	if ((std ? fstat(1, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
+	/* -o /dev/stdout (/dev/fd/N) is written through that descriptor
+	 * (outfile.c): over the input as it is read, as standard output is */
+	int held = std ? 1 : cm_path_names_fd(out);
+	if ((held >= 0 ? fstat(held, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
 		return 0;
 	if (std)
 		snprintf(shown, sizeof shown, "standard output");
@@ -257,7 +260,7 @@ static int output_is_input(const char *out, const char *cpu, const char *win, co
 		snprintf(msg, sizeof msg, "%s is %s%s%.*s, which the output would %s: write to another file", shown,
 			 what[i], in ? " (standard input)" : std || strcmp(out, path[i]) ? " " : "",
 			 in || (!std && !strcmp(out, path[i])) ? 0 : PATH_MAX, in ? "" : path[i],
-			 std ? "write over as it is read" : "replace");
+			 held >= 0 ? "write over as it is read" : "replace");
 		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
 	}
 	return 0;
@@ -287,7 +290,7 @@ int main(int argc, char **argv)
 {
 	struct cm_options opt;
 	const char *env;
-	int c, gzip_flag = 0, format = -1;
+	int c, gzip_flag = 0, format = -1, out_fd;
 	char typed_format[128]; /* the last --format as typed, for format_check */
 	const char *typed_gzip = NULL; /* the last -z as typed (argv's word: "-qz9", "--gzip=3") */
 	long v;
@@ -485,11 +488,14 @@ int main(int argc, char **argv)
 	if (opt.trace_name && *opt.trace_name && !cm_utf8_ok(opt.trace_name))
 		return cm_usage_error(CM_EXIT_USAGE, "--trace-name must be UTF-8 text (it is written into the JSON)", NULL);
 	if (!(opt.trace_name && *opt.trace_name) && opt.window_path && opt.out_path && strcmp(opt.out_path, "-") &&
-	    !cm_utf8_ok(opt.out_path))
+	    !cm_utf8_ok(opt.out_path) && cm_path_names_fd(opt.out_path) < 0)
 		return cm_usage_error(CM_EXIT_USAGE,
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",
 				      NULL);
+	/* -o a descriptor this process holds (/dev/stdout): outfile.c writes
+	 * through it, as standard output */
+	out_fd = opt.out_path && strcmp(opt.out_path, "-") ? cm_path_names_fd(opt.out_path) : -1;
 	if (format_check(opt.out_path, format, typed_format, typed_gzip))
 		return CM_EXIT_USAGE;
 	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
@@ -516,8 +522,10 @@ int main(int argc, char **argv)
 	opt.codec = format == CM_FORMAT_PERFETTO ? &perfetto : NULL;
 	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
 	 * also set the terminal's modes astray: refused, as gzip(1) refuses
-	 * it ("a pipe or -o FILE": `| cat` forces it) */
-	if ((!opt.out_path || !strcmp(opt.out_path, "-")) && (opt.gzip_level >= 0 || opt.codec) && isatty(1))
+	 * it ("a pipe or -o FILE": `| cat` forces it); so is -o /dev/stdout
+	 * (/dev/fd/N) on one, written through as standard output is */
+	if ((opt.gzip_level >= 0 || opt.codec) &&
+	    (!opt.out_path || !strcmp(opt.out_path, "-") ? isatty(1) : out_fd >= 0 && isatty(out_fd)))
 		return cm_usage_error(CM_EXIT_USAGE,
 				      opt.codec ? "Perfetto's protobuf output is not written to a terminal: give -o FILE or a pipe"
 						: "gzip output is not written to a terminal: give -o FILE or a pipe",

@@ -7,6 +7,7 @@
 #include "base/optname.h"
 #include "base/optnum.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -170,8 +171,9 @@ static int control_name(const char *what, const char *d)
 }
 
 /* A usage error (reported; status 2) when the joblog JOBLOG is no regular
- * file, or a file the run reads or writes otherwise: the manifest MANIFEST
- * (or NULL), a rank's cpu trace, window or output in plan P.  The joblog is rewritten from
+ * file or names a descriptor (/dev/stdout), or a file the run reads or
+ * writes otherwise: the manifest MANIFEST (or NULL), a rank's cpu trace,
+ * window or output in plan P.  The joblog is rewritten from
  * its first byte, and --joblog naming a trace lost it.  0 when it is
  * none, or is not there yet. */
 static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manifest)
@@ -179,6 +181,14 @@ static int joblog_clash(const cm_bplan *p, const char *joblog, const char *manif
 	static const char *const what[] = {"cpu trace", "window", "output"};
 	struct stat sj, st;
 	char msg[400];
+	/* --joblog=/dev/stdout (/dev/fd/N, a link to one) names a descriptor
+	 * the shell opened: reopened by name, `>> log` lost log's lines to the
+	 * rewrite, and a pipe cannot be read back for the skips */
+	if (cm_path_names_fd(joblog) >= 0) {
+		snprintf(msg, sizeof msg, "the joblog %.200s names a descriptor, not a file (it is read, rewritten and "
+			 "locked: give a file's name)", joblog);
+		return cm_usage_error(CM_EXIT_USAGE, msg, NULL);
+	}
 	if (stat(joblog, &sj) < 0)
 		return 0;
 	/* it is read to its end, then rewritten and locked: /dev/full and

@@ -6,6 +6,7 @@
 #include "batch/batchscan.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,7 +72,8 @@ static int input_cmp(const void *a, const void *b)
 /* Fail each rank of P whose output is the cpu trace or the window of a
  * rank (its own, or another's), however the paths were typed: its merge
  * would replace that input with its output (cuptimerge keeps no copy),
- * and the trace was lost to a manifest line that named it twice.  Sorted
+ * and the trace was lost to a manifest line that named it twice.  And one
+ * whose output names a descriptor (/dev/stdout): no file is made.  Sorted
  * by inode, not rank against rank: a manifest may hold thousands. */
 static void outputs_not_inputs(cm_bplan *p)
 {
@@ -87,6 +89,13 @@ static void outputs_not_inputs(cm_bplan *p)
 	qsort(in, n, sizeof *in, input_cmp);
 	for (size_t i = 0; i < p->n; i++) {
 		cm_brank *r = &p->r[i];
+		/* /dev/stdout, /dev/fd/N: the merge writes through its own
+		 * descriptor (cuptimerge(1)), which is /dev/null for stdout, the
+		 * batch's record of its messages for stderr, or one that merges
+		 * running at once would all write into */
+		if (r->state != CM_BR_FAIL && r->output && cm_path_names_fd(r->output) >= 0)
+			cm_bplan_fail(r, cm_bplan_asprintf("the output %s names a descriptor, not a file: each merge "
+							   "runs with its own (give a file's name)", r->output));
 		if (r->state == CM_BR_FAIL || !r->output || stat(r->output, &st) < 0)
 			continue; /* an output not yet made is no input */
 		key.dev = st.st_dev;

@@ -3,6 +3,15 @@
  *
  * What -o FILE does depends on what FILE is, as a Unix user expects of a
  * tool that writes a file (cuptimerge(1), FILES):
+ *   - a name of a descriptor this process holds (/dev/stdout, /dev/stderr,
+ *     /dev/fd/N, /proc/self/fd/N, or a symbolic link that leads to one):
+ *     written through that descriptor (a duplicate of it), as standard
+ *     output is, whatever it holds.  The shell opened it: `>> log` appends
+ *     (O_APPEND belongs to the open file, which the duplicate shares),
+ *     `> log` has truncated it once, a pipe stays a pipe.  Opening the
+ *     name made a new open file of what the descriptor held, a regular
+ *     file then went the way below, and `-o /dev/stdout >> log` replaced
+ *     log with the trace: its earlier lines were lost;
  *   - absent or a regular file: the output is written to a temporary file in
  *     FILE's directory and only a complete one takes FILE's name (rename(2)
  *     is atomic), so a failed or interrupted run never leaves half a trace
@@ -232,6 +241,36 @@ static int open_direct(cm_outfile *f)
 	return 1;
 }
 
+/* Open F on FD, the descriptor this process holds that -o names
+ * (cm_path_names_fd), to write through a duplicate of it (the essay at the
+ * top says why not by its name).  The duplicate, not FD: closing it at the
+ * end, checked, leaves FD to whatever else uses it (/dev/stderr's is the
+ * messages').  0, or -1 after reporting, before any input is read, a
+ * descriptor that cannot take the output: not open (nothing the shell
+ * gave: /dev/fd/7 without 7>...), or open only for reading (/dev/stdin
+ * of `< FILE`), where every write would fail after the whole merge. */
+static int open_held(cm_outfile *f, int fd)
+{
+	char what[32];
+	int fl = fcntl(fd, F_GETFL);
+	if (fd <= 2)
+		snprintf(what, sizeof what, "standard %s", fd == 0 ? "input" : fd == 1 ? "output" : "error");
+	else
+		snprintf(what, sizeof what, "descriptor %d", fd);
+	if (fl < 0)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write to it: %s is not open", what);
+#ifdef O_PATH
+	if (fl & O_PATH)
+		fl = O_RDONLY; /* a place, not an open file: nothing can be written */
+#endif
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write to it: %s is open only for reading", what);
+	if ((f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write to it: %s", strerror(errno));
+	f->kind = CM_OUTFILE_HELD;
+	return 0;
+}
+
 /* The run's inputs no output may replace (cm_outfile_protect): set by
  * main.c before any output is opened, read only after. */
 static struct input_file {
@@ -264,6 +303,8 @@ static int open_path(cm_outfile *f, const char *path)
 	if ((rc = cm_path_names_fd(path)) >= 0 && cm_diag_stdfd_closed(rc))
 		return cm_fail(CM_EXIT_IO, f->shown, -1, "cannot write to it: standard %s is closed",
 			       rc == 0 ? "input" : rc == 1 ? "output" : "error");
+	if (rc >= 0)
+		return open_held(f, rc);
 	/* a name too long to be made was found only when the finished output
 	 * was to take it, after the whole merge: found now (stat says so) */
 	if (stat(path, &st) < 0 && errno == ENAMETOOLONG)
@@ -352,8 +393,9 @@ static int sync_dir(cm_outfile *f)
 	return rc;
 }
 
-/* With --sync: fsync F's descriptor (standard output only when it is a
- * regular file or a block device: a pipe or a terminal keeps nothing).
+/* With --sync: fsync F's descriptor (standard output, or a descriptor
+ * held, only when it is a regular file or a block device: a pipe or a
+ * terminal keeps nothing).
  * EINVAL: a FIFO or a device without a cache; EROFS: nothing to sync.
  * 0, or -1 after reporting. */
 static int sync_fd(cm_outfile *f)
@@ -361,7 +403,8 @@ static int sync_fd(cm_outfile *f)
 	struct stat st;
 	if (!f->sync)
 		return 0;
-	if (f->kind == CM_OUTFILE_STDOUT && (fstat(f->fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))))
+	if ((f->kind == CM_OUTFILE_STDOUT || f->kind == CM_OUTFILE_HELD) &&
+	    (fstat(f->fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))))
 		return 0;
 	if (fsync(f->fd) < 0 && errno != EINVAL && errno != EROFS)
 		return cm_fail(CM_EXIT_IO, f->shown, -1, "write error: %s", strerror(errno));
@@ -407,12 +450,12 @@ int cm_outfile_open(cm_outfile *f, const char *path, int sync)
 	return open_path(f, path);
 }
 
-/* Close standard output, checked: a late EIO/ENOSPC shows up at close (jq
- * checks it too).  0, 1 when the reader went away (EPIPE: not reported),
- * -1 after reporting. */
+/* Close standard output, or the duplicate of a descriptor held, checked:
+ * a late EIO/ENOSPC shows up at close (jq checks it too).  0, 1 when the
+ * reader went away (EPIPE: not reported), -1 after reporting. */
 static int close_stdout(cm_outfile *f)
 {
-	if (close(1) == 0 || errno == EINTR)
+	if (close(f->fd) == 0 || errno == EINTR)
 		return 0;
 	if (errno == EPIPE)
 		return 1;
@@ -454,10 +497,13 @@ int cm_outfile_close(cm_outfile *f, int ok)
 	case CM_OUTFILE_NONE:
 		break;
 	case CM_OUTFILE_STDOUT:
+	case CM_OUTFILE_HELD:
 		if (ok && sync_fd(f) < 0)
 			ok = 0;
 		if (ok && (gone = close_stdout(f)) != 0)
 			ok = 0;
+		else if (!ok && f->kind == CM_OUTFILE_HELD)
+			close(f->fd); /* the duplicate (standard output's 1 is left to exit) */
 		break;
 	case CM_OUTFILE_DIRECT:
 	case CM_OUTFILE_UNNAMED:

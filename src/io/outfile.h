@@ -13,6 +13,8 @@ enum cm_outfile_kind {
 	CM_OUTFILE_NONE,    /* not open (an -o that failed to open): nothing to close */
 	CM_OUTFILE_STDOUT,  /* file descriptor 1 */
 	CM_OUTFILE_DIRECT,  /* -o a device or FIFO: written through */
+	CM_OUTFILE_HELD,    /* -o a descriptor this process holds (/dev/stdout, /dev/fd/N):
+			     * written through a duplicate of it, as standard output is */
 	CM_OUTFILE_UNNAMED, /* -o a file: an O_TMPFILE inode, linked to target at the end
 			     * (through /proc/self/fd, or by its descriptor: flink) */
 	CM_OUTFILE_NAMED,   /* -o a file: the named temporary tmp_path, renamed at the end */
@@ -42,7 +44,8 @@ typedef struct cm_outfile {
  * not kept. */
 void cm_outfile_protect(const struct stat *st, const char *what);
 
-/* Open F for PATH (NULL or "-": standard output) by the rules of
+/* Open F for PATH (NULL or "-": standard output; a name of a descriptor
+ * this process holds, such as /dev/stdout: that descriptor) by the rules of
  * cm_output_open (output.h), durable when SYNC.  0, or -1 after reporting;
  * either way F is then closed with cm_outfile_close. */
 int cm_outfile_open(cm_outfile *f, const char *path, int sync);

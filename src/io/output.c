@@ -152,7 +152,8 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 static int write_failed(cm_output *out, int err)
 {
 	out->failed = 1;
-	if (err == EPIPE && (out->file.kind == CM_OUTFILE_STDOUT || out->file.kind == CM_OUTFILE_DIRECT))
+	if (err == EPIPE && (out->file.kind == CM_OUTFILE_STDOUT || out->file.kind == CM_OUTFILE_HELD ||
+			      out->file.kind == CM_OUTFILE_DIRECT))
 		out->pipe_closed = 1;
 	else
 		cm_error(CM_EXIT_IO, out->file.shown, -1, "write error: %s", strerror(err));

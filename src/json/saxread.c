@@ -27,13 +27,39 @@ int64_t cm_sax_offset(const cm_sax *sax)
 	return (int64_t)(sax->base + (sax->h ? yajl_get_bytes_consumed(sax->h) : 0));
 }
 
-/* Report yajl's error as one line: its first line, without "parse error: ". */
+/* Python's json writes NaN, Infinity and -Infinity for the floats JSON
+ * cannot hold (a pid of float('nan') in a trace written by hand), and
+ * yajl's word for each is "invalid char in json text" (-Infinity's "a
+ * digit is required after the minus sign"), which sent the user looking
+ * for a stray byte.  What the literal stands for, when yajl stopped one
+ * byte into one (past its N, its I or its minus sign: AT of PIECE's LEN
+ * bytes), else NULL: the message then stays yajl's. */
+static const char *python_literal(const unsigned char *piece, size_t len, size_t at)
+{
+	static const char *const lit[][2] = {
+		/* -Infinity before Infinity: the minus sign is its first byte */
+		{"-Infinity", "-Infinity (Python's literal for a negative infinite float) is not JSON"},
+		{"Infinity", "Infinity (Python's literal for an infinite float) is not JSON"},
+		{"NaN", "NaN (Python's literal for a float that is not a number) is not JSON"},
+	};
+	for (size_t i = 0; at >= 1 && i < sizeof lit / sizeof *lit; i++) {
+		size_t n = strlen(lit[i][0]);
+		if (at - 1 + n <= len && !memcmp(piece + at - 1, lit[i][0], n))
+			return lit[i][1];
+	}
+	return NULL;
+}
+
+/* Report yajl's error as one line: its first line, without "parse error: "
+ * (or, at a literal of Python's, what that is: python_literal). */
 static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, int at_end)
 {
 	unsigned char *msg = yajl_get_error(sax->h, 0, piece, len);
 	char line[200];
-	const char *m = (const char *)msg;
+	const char *m = (const char *)msg, *lit;
 	size_t n;
+	if (!at_end && (lit = python_literal(piece, len, yajl_get_bytes_consumed(sax->h))) != NULL)
+		m = lit;
 	if (!strncmp(m, "parse error: ", 13))
 		m += 13;
 	else if (!strncmp(m, "lexical error: ", 15))

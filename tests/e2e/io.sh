@@ -378,6 +378,40 @@ for bs in 1 7 default; do
 		$CUPTIMERGE $rs -w "$tmp/zeros.gz" "$C"
 done
 
+# Python's json writes NaN, Infinity and -Infinity for floats JSON cannot
+# hold: each is refused as not JSON, named, where yajl's word was "invalid
+# char in json text" (-Infinity's "a digit is required after the minus
+# sign"), at the byte after its first, as before; never "beyond a double's
+# range", 1e400's word (a .pftrace), whichever the output
+for lit in NaN Infinity -Infinity; do
+	case $lit in
+	NaN) what="a float that is not a number" ;;
+	Infinity) what="an infinite float" ;;
+	*) what="a negative infinite float" ;;
+	esac
+	for where in cpu:pid cpu:tid win:process_id win:thread_id map:native_id; do
+		role=${where%%:*} key=${where#*:}
+		case $role in
+		cpu) src=$C ;;
+		win) src=$W ;;
+		*) src=$FIX/thread_map.json ;;
+		esac
+		# the first "KEY": N of the file, N made the literal
+		sed "0,/\"$key\": [0-9]*/s//\"$key\": $lit/" "$src" >"$tmp/lit.json"
+		at=$(($(grep -bo "\"$key\": $lit" "$tmp/lit.json" | head -n 1 | cut -d: -f1) + ${#key} + 5))
+		case $role in
+		cpu) args="-w $W $tmp/lit.json" ;;
+		win) args="-w $tmp/lit.json $C" ;;
+		*) args="-t $tmp/lit.json -w $W $C" ;;
+		esac
+		for fmt in json perfetto; do
+			tcase "a $key of $lit in the $role input, --format=$fmt: named as not JSON"
+			expect_exit 1 "^cuptimerge: $tmp/lit.json:$at: invalid JSON: $lit \\(Python's literal for $what\\) is not JSON\$" \
+				$CUPTIMERGE -q --format=$fmt -o "$tmp/lit.out" $args
+		done
+	done
+done
+
 # --help and --version go to stdout and succeed
 tcase "--help"
 $CUPTIMERGE --help >"$tmp/help" || fail "--help: exit $?"
