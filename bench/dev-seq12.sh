@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/dev-seq12.sh -- one run on the 16-core machine (issue 25's write time):
-# the .pftrace's sequential part on a thread of its own (pfseqth.c) against
+# the .pftrace's sequential part on a thread of its own (pfstream.c) against
 # the way before, on the pool's workers (CUPTIMERGE_PFT_SEQ_THREAD=0, the
 # same binary, the same bytes).  dev-pf12.sh's call found the pool's ring
 # full behind the sequential part (0.31-0.41 s of CPU in 0.49-0.67 s) while

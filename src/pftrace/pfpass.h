@@ -12,12 +12,14 @@ struct cm_pfwrite;
 typedef struct cm_pfpass cm_pfpass;
 
 /* A passer calling SINK(CTX, bytes, length) for each buffer, on a thread
- * of its own; NULL when no thread can be made.  SINK reports its own
- * errors (held on the passer's thread, printed by cm_pfpass_stop). */
+ * of its own; NULL when no thread can be made.  SINK returns 0 or -1,
+ * and reports its own errors (held on the passer's thread, printed by
+ * cm_pfpass_stop); the buffers after a failure are dropped unseen. */
 cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx);
 
 /* Queue B's bytes (B gets back an empty buffer, one passed already); may
- * wait for room (4 buffers at most).  0, or -1 once the sink has failed. */
+ * wait for room (4 buffers at most).  0, or -1 (B not taken) once the sink
+ * has failed. */
 int cm_pfpass_put(cm_pfpass *p, cm_buf *b);
 
 /* 1 when a put would wait now (the queue is full). */
@@ -25,7 +27,8 @@ int cm_pfpass_full(cm_pfpass *p);
 
 /* Queue B's bytes, then the packets of the batch W (cm_pfseg_write, on
  * the passer's thread), in one buffer: B and W's buffers are swapped for
- * ones passed already (empty), as cm_pfpass_put's.  0 or -1 as it. */
+ * ones passed already (empty), as cm_pfpass_put's.  0 or -1 as it (-1:
+ * neither taken). */
 int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w);
 
 /* Pass on what is queued, stop the thread and free P (NULL: nothing);

@@ -23,7 +23,6 @@
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfpass.h"
-#include "pftrace/pfseqth.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -46,6 +45,10 @@
 /* The longest element taken: its length is 32 bits in the batches
  * (pfbatch.c), the walks' lists (pfchunk.c) and the parse's nodes. */
 #define PFT_ELEM_MAX ((size_t)UINT32_MAX)
+/* Batches queued for the sequential part's own thread at most: the
+ * batches a pool's slots may have handed on before the thread takes them,
+ * one more being worked through. */
+#define PFT_SEQ_QUEUE 4
 
 /* -v: print where the time went, for each transcoder finished. */
 static int pft_verbose;
@@ -113,7 +116,8 @@ int cm_pft_quiesce(cm_pft *t)
 		t->pool = NULL;
 	}
 	__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-	cm_pfseqth_stop(t->seq, &t->q_busy, &t->q_idle);
+	cm_handoff_abort(t->seq); /* (its batches dropped unseen) */
+	cm_handoff_finish(t->seq, &t->qst);
 	t->seq = NULL;
 	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL);
 	t->pass = NULL;
@@ -212,12 +216,14 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 }
 
 /* The sequential part, batch by batch in order: the records of OUT placed
- * as packets, passed on (on the pool's sink, or on its own thread). */
-static int apply(void *sctx, cm_buf *out)
+ * as packets, passed on (on the pool's sink, or on its own thread: the
+ * handoff's consumer, with no AUX). */
+static int apply(void *sctx, cm_buf *out, void *aux)
 {
 	cm_pft *t = sctx;
 	double c0 = cm_thread_cpu_s();
 	int rc;
+	(void)aux;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
@@ -227,14 +233,26 @@ static int apply(void *sctx, cm_buf *out)
 	return rc;
 }
 
-/* The pool's sink, in order: the batch to the sequential part's thread
- * (pfseqth.c), or worked through here. */
+/* The pool's sink, in order: the batch to the sequential part's thread,
+ * or worked through here.
+ *
+ * The ordered pool (base/opool.c) hands each result to its sink on the
+ * worker that finished the oldest block, one at a time.  On 16 CPUs
+ * (BENCHMARKS.md, 2026-12-05) the .pftrace's sequential part ran 0.31-0.41
+ * s of CPU in 0.49-0.67 s there, the pool's ring full behind it while the
+ * workers idled: on a worker it shares the pool's lock with sixteen
+ * others, moves from core to core with whichever worker drains (its
+ * tables cold in each core's cache), and competes for the CPUs with the
+ * render's threads.  On a thread of its own (an ordered handoff,
+ * base/handoff.c) it stays on one thread: the pool's sink only swaps the
+ * batch's buffer into a short queue (no byte copied) and goes back to
+ * work.  The order is the pool's, so the bytes are the same. */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
 	if (!t->seq)
-		return apply(t, out);
-	if (cm_pfseqth_put(t->seq, out) < 0) {
+		return apply(t, out, NULL);
+	if (cm_handoff_put(t->seq, out, NULL) < 0) {
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_pft_hand_abort(t);
 		return -1;
@@ -263,7 +281,7 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 		/* the lanes: room for every batch the pool holds (its slots:
 		 * the workers and 4 more, or up to twice the workers and 8)
 		 * and those handed to the sequential part's thread */
-		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + CM_PFSEQTH_QUEUE + 1);
+		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + PFT_SEQ_QUEUE + 1);
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
@@ -281,7 +299,7 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 		}
 		/* the writer's thread runs blocks too only on few cores */
 		if (seq_thread_wanted(t))
-			t->seq = cm_pfseqth_new(apply, t);
+			t->seq = cm_handoff_new(PFT_SEQ_QUEUE, apply, t, 0, NULL);
 		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 	}
@@ -409,11 +427,11 @@ static void report(cm_pft *t)
 	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0, cut = 0, hw = 0;
 	unsigned long long held = 0, missed = 0;
 	char seqline[160] = "";
-	int i, own = t->q_busy > 0 || t->q_idle > 0;
+	int i, own = t->qst.busy > 0 || t->qst.idle > 0;
 	if (own)
 		snprintf(seqline, sizeof seqline,
 			 ", on a thread of its own that waited %.2f s for batches (the pool handed them over in %.2f s)",
-			 t->q_idle, t->pst.sink);
+			 t->qst.idle, t->pst.sink);
 	for (i = 0; t->workers && i < t->threads; i++) {
 		cut += t->workers[i].cut_cpu;
 		hw += t->workers[i].hand_wait;
@@ -430,7 +448,7 @@ static void report(cm_pft *t)
 		"batches inserted: %llu, encoded by the writer's threads",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
-		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->q_busy : t->pst.sink,
+		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->qst.busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
 		(unsigned long long)t->ins_recs);
 }
@@ -455,7 +473,7 @@ int cm_pft_finish(cm_pft *t)
 		t->pool = NULL;
 		rc = rc < 0 ? rc : frc;
 	}
-	if (t->seq && cm_pfseqth_stop(t->seq, &t->q_busy, &t->q_idle) < 0)
+	if (t->seq && cm_handoff_finish(t->seq, &t->qst) < 0)
 		rc = -1;
 	t->seq = NULL;
 	if (rc < 0)

@@ -8,6 +8,7 @@
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfpass.h"
+#include "base/handoff.h"
 #include "base/opool.h"
 #include "json/jscan.h"
 
@@ -109,8 +110,8 @@ struct cm_pft {
 	size_t elem_max;  /* the longest element taken (PFT_ELEM_MAX, or CUPTIMERGE_PFT_ELEM_MAX's) */
 	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
 	cm_opool *pool;   /* made with the first batch */
-	struct cm_pfseqth *seq; /* the sequential part's thread (pfseqth.c), or NULL: on the pool's sink */
-	double q_busy, q_idle;  /* -v: its seconds working, waiting for batches */
+	cm_handoff *seq;  /* the sequential part's thread (pfstream.c's batch_sink), or NULL: on the pool's sink */
+	cm_handoff_stats qst; /* -v: its seconds working, waiting for batches */
 	int dropping;     /* the run failed: the batches left are dropped unseen */
 	struct pfworker *workers;
 	void **wctx;

@@ -260,8 +260,9 @@ $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX
 grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]*, encoded by the writer's threads$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 # From 4 workers the sequential part (the records placed in order) runs on
-# a thread of its own (pfseqth.c), the pool's sink only handing it the
-# batches; CUPTIMERGE_PFT_SEQ_THREAD (a testing aid) says where: the same
+# a thread of its own (pfstream.c's batch_sink, an ordered handoff), the
+# pool's sink only handing it the batches; CUPTIMERGE_PFT_SEQ_THREAD (a
+# testing aid) says where: the same
 # bytes either way, -v says which, and a refusal made there (a pid beyond a
 # double's range, found when the tracks are made in order) is one line, the
 # batches after it dropped, no file.
