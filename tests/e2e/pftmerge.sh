@@ -38,7 +38,7 @@ both() {
 	# (in groups of 3 records, some batches at least: a cut may keep few)
 	n=$(sed -n "s/.*perfetto: .*; batches inserted: \([0-9]*\), encoded by the writer's threads$/\1/p" \
 		"$tmp/err3")
-	[ -n "$n" ] && [ $(($n)) -gt 0 ] || fail "$name, groups of 3: -v says: $(grep perfetto: "$tmp/err3")"
+	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$name, groups of 3: -v says: $(grep perfetto: "$tmp/err3")"
 	for f in "$tmp/$name.pftrace" "$tmp/$name.small.pftrace"; do
 		protoc --decode=perfetto.protos.Trace -I"$(dirname "$proto")" "$proto" <"$f" >/dev/null 2>"$tmp/protoc.err" ||
 			fail "$f: protoc: $(head -3 "$tmp/protoc.err")"
