@@ -15,8 +15,9 @@
  * The plan and the render make the same thread lookup (gpu_api_thread) and
  * the same drop decision (gpu_dropped), so the metadata written before the
  * CPU events agrees with the events written after them: those rules live in
- * gpurules.c, with the other decisions two stages share and the walk of the
- * records that the plan, the render and the annotation spans make.
+ * gpurules.c, with the other decisions two stages share; the walks of the
+ * records that the plan, the render and the annotation spans make are
+ * gpuwalk.c's.
  *
  * Python's semantics are kept where they show in the output: int() of
  * numbers, strings and booleans (pyval.h), str() of names, json.loads of
@@ -26,7 +27,7 @@
  *
  * The files stand in layers, each calling only those below it; the arrows
  * name the calls into the layers between, not those to gpurules.c,
- * gpucut.c and the leaves, which any file above may make.
+ * gpuwalk.c, gpucut.c and the leaves, which any file above may make.
  * tests/e2e/gpucalls.sh checks from the objects that no call goes back up:
  *
  *   gpuconv.c    the object's life, its setters and figures, the CPU
