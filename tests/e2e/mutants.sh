@@ -69,8 +69,9 @@ against "$mdir/cuptimerge-shortread" "mutant shortread (byte lost on small reads
 # Where the tools are absent, pftmerge.sh skips as it does in make check.
 fix_only=$tmp/shared-fixtures-only
 mkdir -p "$fix_only/tools"
-pftools=$(cd "${SHARED:-$srcdir/../shared}/tools" 2>/dev/null && pwd)/perfetto
-[ ! -d "$pftools" ] || ln -s "$pftools" "$fix_only/tools/perfetto"
+if pftools=$(cd "${SHARED:-$srcdir/../shared}/tools/perfetto" 2>/dev/null && pwd); then
+	ln -s "$pftools" "$fix_only/tools/perfetto"
+fi
 SHARED=$fix_only
 export SHARED
 against "$mdir/cuptimerge-pfcorr" "mutant pfcorr (the members' correlation + 1, the .pftrace's only)" \
