@@ -57,12 +57,13 @@ against "$mdir/cuptimerge-shortread" "mutant shortread (byte lost on small reads
 # above survives it).  pfmembers.sh kills both: CUPTIMERGE_PFT_MEMBERS_CHECK
 # refuses an element whose members are not what its text parses to, and
 # the bytes differ from CUPTIMERGE_PFT_REPARSE=1's.  pftmerge.sh kills both
-# too (Perfetto's trace processor sees "correlation" 16 in the JSON, 15 or
-# 17 in the .pftrace; corr's run seen by hand, left out here for its 35 s:
-# it fails for the reason pfmembers.sh does, text and members apart).  A
-# wrong value in both (the corr variable itself) is the golden scripts'
-# to catch: the .pftrace scripts compare the .pftrace with the JSON of the
-# same program.
+# too: Perfetto's trace processor sees another "correlation" in the
+# .pftrace than in the JSON (the real pair's first row: 15 against 16 for
+# corr, 16 against 15 for pfcorr).  Its run on corr was seen by hand and is
+# left out here for its 35 s: it fails for the reason pfmembers.sh does,
+# text and members apart.  A value wrong in both (the two lines + 1 at
+# once, tried by hand) passes pfmembers.sh and pftmerge.sh, which compare
+# the program with itself; golden.sh (22 cases) catches it, as it does corr.
 # The two scripts run with $SHARED holding only the Perfetto tools: the
 # fixtures' pairs kill the mutants, and gen_trace's pairs and the oracle's
 # examples would add a minute to pftmerge.sh (91 s in all here, 35 s so).
