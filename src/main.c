@@ -232,12 +232,13 @@ static int format_check(const char *out, int format, const char *typed, const ch
  * NULL when not given; "-" is standard input), the same regular file by
  * any name (a symbolic or hard link).  The output is the -o file OUT, or
  * standard output (OUT NULL or "-"), which `>> FILE` may have opened on an
- * input, as cat(1) refuses it, or the descriptor OUT names (/dev/stdout).
+ * input, as cat(1) refuses it, or the descriptor OUT names (OUT_FD, not
+ * -1: /dev/stdout).
  * The merge replaced the input once done (or appended to it as it read
  * it): -o naming the window lost the window, which nothing can make again;
  * cuptimerge-batch refuses a rank's output that is its input the same
  * way.  0 when none is (or OUT is not there yet). */
-static int output_is_input(const char *out, const char *cpu, const char *win, const char *map)
+static int output_is_input(const char *out, int out_fd, const char *cpu, const char *win, const char *map)
 {
 	const char *path[] = {cpu, win, map}, *what[] = {"the CPU trace", "the window", "the thread map"};
 	struct stat so, si;
@@ -245,7 +246,7 @@ static int output_is_input(const char *out, const char *cpu, const char *win, co
 	int std = !out || !strcmp(out, "-");
 	/* -o /dev/stdout (/dev/fd/N) is written through that descriptor
 	 * (outfile.c): over the input as it is read, as standard output is */
-	int held = std ? 1 : cm_path_names_fd(out);
+	int held = std ? 1 : out_fd;
 	if ((held >= 0 ? fstat(held, &so) : stat(out, &so)) < 0 || !S_ISREG(so.st_mode))
 		return 0;
 	if (std)
@@ -290,7 +291,7 @@ int main(int argc, char **argv)
 {
 	struct cm_options opt;
 	const char *env;
-	int c, gzip_flag = 0, format = -1, out_fd;
+	int c, gzip_flag = 0, format = -1, out_fd = -1;
 	char typed_format[128]; /* the last --format as typed, for format_check */
 	const char *typed_gzip = NULL; /* the last -z as typed (argv's word: "-qz9", "--gzip=3") */
 	long v;
@@ -487,18 +488,20 @@ int main(int argc, char **argv)
 	 * names the trace after -o FILE unless --trace-name says otherwise. */
 	if (opt.trace_name && *opt.trace_name && !cm_utf8_ok(opt.trace_name))
 		return cm_usage_error(CM_EXIT_USAGE, "--trace-name must be UTF-8 text (it is written into the JSON)", NULL);
+	/* -o a descriptor this process holds (/dev/stdout): outfile.c writes
+	 * through it, as standard output, and it names no trace (mergeout.c) */
+	if (opt.out_path && strcmp(opt.out_path, "-"))
+		out_fd = cm_path_names_fd(opt.out_path);
+	opt.out_held = out_fd >= 0;
 	if (!(opt.trace_name && *opt.trace_name) && opt.window_path && opt.out_path && strcmp(opt.out_path, "-") &&
-	    !cm_utf8_ok(opt.out_path) && cm_path_names_fd(opt.out_path) < 0)
+	    !opt.out_held && !cm_utf8_ok(opt.out_path))
 		return cm_usage_error(CM_EXIT_USAGE,
 				      "the -o name is not UTF-8, and traceName, which it gives by default, must be: give "
 				      "--trace-name=NAME",
 				      NULL);
-	/* -o a descriptor this process holds (/dev/stdout): outfile.c writes
-	 * through it, as standard output */
-	out_fd = opt.out_path && strcmp(opt.out_path, "-") ? cm_path_names_fd(opt.out_path) : -1;
 	if (format_check(opt.out_path, format, typed_format, typed_gzip))
 		return CM_EXIT_USAGE;
-	if (!opt.split_n && output_is_input(opt.out_path, opt.cpu_path, opt.window_path, opt.map_path))
+	if (!opt.split_n && output_is_input(opt.out_path, out_fd, opt.cpu_path, opt.window_path, opt.map_path))
 		return CM_EXIT_USAGE;
 	{ /* and no --split file may replace one (outfile.c checks each as it opens) */
 		const char *path[] = {opt.cpu_path, opt.window_path, opt.map_path};

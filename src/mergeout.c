@@ -12,7 +12,6 @@
 #include "config.h"
 #include "merge_int.h"
 #include "base/exitcode.h"
-#include "base/fdio.h"
 #include "base/pages.h"
 #include "cpu/cpucopy.h"
 #include "io/output.h"
@@ -98,9 +97,8 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 	/* named after the -o file; a descriptor's name (/dev/stdout, written
 	 * through as standard output is: outfile.c) names none, as "-" */
 	hooks.trace_name = opt->trace_name && *opt->trace_name ? opt->trace_name
-			   : opt->out_path && strcmp(opt->out_path, "-") && cm_path_names_fd(opt->out_path) < 0
-				   ? opt->out_path
-				   : NULL;
+			   : opt->out_path && strcmp(opt->out_path, "-") && !opt->out_held ? opt->out_path
+											   : NULL;
 	if (opt->split_n) {
 		/* each file named after itself, as --steps -o FILE names it */
 		m->split.route.outs = m->split.outs;

@@ -11,6 +11,8 @@ struct cm_options {
 	const char *window_path; /* trace window (-w), or NULL: repair only */
 	const char *map_path;    /* thread map (-t), or NULL: no repair */
 	const char *out_path;    /* -o FILE, or NULL for stdout */
+	int out_held;            /* -o names a descriptor this process holds (/dev/stdout, /dev/fd/N,
+				  * cm_path_names_fd): written through it, as standard output */
 	int gzip_level;          /* -1: plain; 0..9: gzip */
 	const char *trace_name;  /* --trace-name, or NULL */
 	int have_now;            /* --now given */
