@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - GPU checks of the cuptirec collector and thread recorder (not CI).
 #
-# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS | kineto | torchrun]
+# Usage: tests/gpu/run.sh BINDIR OUTDIR [bench REPS | kineto | torchrun | window_out]
 #
 # BINDIR holds what was built elsewhere (the device machine has no package
 # mirror): cuptirec, cuptimerge, threads_cuda, bench_launch; lib/ with
@@ -12,7 +12,9 @@
 # Exits non-zero when any check failed.  "bench REPS" runs only the overhead
 # benchmark, REPS rounds; "kineto" only the Kineto-parity comparison (9);
 # "torchrun" only the 2-rank torchrun job merged by cuptimerge-batch (10),
-# which also needs BINDIR/cuptimerge-batch.
+# which also needs BINDIR/cuptimerge-batch; "window_out" only where the
+# window's -o leads (4: a slow FIFO; 4b-4d: /dev/stdout under >>, a FIFO
+# whose reader comes late, one that none opens).
 set -u
 MODE=${3:-all}
 REPS=${4:-3}
@@ -56,6 +58,18 @@ python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", 
 
 win_of() { ls "$1"_"$2".json* 2>/dev/null | head -1; }   # win_of PREFIX PID
 
+# reap PID SECS: wait for a background FIFO reader, killed after SECS: a
+# reader whose window never came waits in its open for good, and the run
+# must end all the same (pool_exhaustion hung so before in12's revert)
+reap() {
+	local end=$((SECONDS + $2))
+	while kill -0 "$1" 2>/dev/null && [ $SECONDS -lt $end ]; do
+		sleep 0.1
+	done
+	kill "$1" 2>/dev/null && echo "reader $1 still waiting after $2 s: killed" >> "$LOG"
+	wait "$1" 2>/dev/null
+}
+
 if [ "$MODE" = all ]; then
 # 1. launcher, plain window: thread ids, joins, C API, thread map
 log "threads_cuda under cuptirec"
@@ -82,6 +96,9 @@ pid=$(awk '/^PROC/ {print $2}' "$W/tp.out")
 if [ $rc = 0 ]; then check threads_cuda_preload python3 "$HERE/check_window.py" "$W/tp_$pid.json" "$W/tp.out"
 else fail threads_cuda_preload "exit $rc"; fi
 
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = window_out ]; then
 # 4. an exhausted pool: a slow disk (a FIFO drained at ~800 KB/s) and 2
 # buffers of 64K; records are dropped and reported, the window stays valid
 # and the program is unharmed
@@ -99,7 +116,7 @@ while True:
 ' "$W/slow.json" "$W/drop.json" &
 rdr=$!
 $T "$BIN/cuptirec" --buffers 2 --buffer-size 64K -o "$W/slow.json" -- "$BIN/bench_launch" 100000 > "$W/drop.out" 2> "$W/drop.err"
-rc=$?; wait $rdr; cat "$W/drop.err" >> "$LOG"
+rc=$?; reap $rdr 60; cat "$W/drop.err" >> "$LOG"
 out=$(python3 - "$W/drop.json" <<'EOF'
 import json, sys
 w = json.load(open(sys.argv[1]))
@@ -112,6 +129,81 @@ EOF
 prc=$?
 if [ $rc = 0 ] && [ $prc = 0 ] && grep -q "dropped" "$W/drop.err"; then pass pool_exhaustion "$out"
 else fail pool_exhaustion "exit $rc, check $prc: $out"; fi
+
+# 4b. the window on the program's standard output, appended to a log that
+# holds a line already: `-o /dev/stdout ... >> log` is the descriptor the
+# shell opened with O_APPEND (reopened with O_TRUNC, the log lost its line
+# and what the program wrote before the window closed); the window must
+# come whole after the line, among the program's own lines, and pass
+# check_window.py
+log "window to /dev/stdout, appended to a log (>>)"
+echo "KEEP a line written before cuptirec" > "$W/so.log"
+timeout 120 "$BIN/cuptirec" -o /dev/stdout -- "$BIN/threads_cuda" 3 0 >> "$W/so.log" 2> "$W/so.err"
+rc=$?; cat "$W/so.err" >> "$LOG"
+out=$(python3 - "$W/so.log" "$W/so_win.json" "$W/so.out" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+first, _, rest = text.partition("\n")
+fig = {"log_bytes": len(text), "first_line_kept": first == "KEEP a line written before cuptirec"}
+at = rest.find('{"events": [')
+win = None
+if at >= 0:
+    try:
+        win, end = json.JSONDecoder().raw_decode(rest, at)
+        raw, prog = rest[at:end], rest[:at] + rest[end:]
+    except ValueError:
+        # threads_cuda flushes its lines while it runs; a window written in
+        # pieces (past the sink's 256 KiB) may hold some: take them out
+        line = re.compile(r"(?:PROC|THREAD|API|DONE) [^\n]*\n")
+        body = rest[at:]
+        try:
+            raw = line.sub("", body)
+            win, end = json.JSONDecoder().raw_decode(raw)
+            raw, prog = raw[:end], rest[:at] + "".join(line.findall(body))
+            fig["program_lines_inside_window"] = True
+        except ValueError as e:
+            fig["window_error"] = str(e)[:200]
+else:
+    fig["window_error"] = "no window in the log"
+if win is not None:
+    open(sys.argv[2], "w").write(raw + "\n")  # as written, for check_window.py
+    open(sys.argv[3], "w").write(prog)
+    fig["events"] = len(win["events"])
+print(json.dumps(fig))
+sys.exit(0 if fig["first_line_kept"] and win is not None else 1)
+EOF
+)
+prc=$?
+if [ $rc = 0 ] && [ $prc = 0 ]; then
+	fig "{\"check\": \"window_stdout_append_log\", \"ok\": true, \"figures\": $out}"
+	check window_stdout_append python3 "$HERE/check_window.py" "$W/so_win.json" "$W/so.out"
+else fail window_stdout_append "exit $rc, split $prc: $(echo "${out:-no output}" | tr '"' _)"; fi
+
+# 4c. a FIFO whose reader opens it 2 s after the program starts (one
+# started beside it, slower): the window's open waits for it (10 s at most)
+log "window to a FIFO whose reader comes 2 s late"
+mkfifo "$W/late.fifo"
+(sleep 2; exec cat "$W/late.fifo" > "$W/late.json") &
+rdr=$!
+timeout 120 "$BIN/cuptirec" -o "$W/late.fifo" -- "$BIN/threads_cuda" 3 0 > "$W/late.out" 2> "$W/late.err"
+rc=$?; reap $rdr 30; cat "$W/late.err" >> "$LOG"
+if [ $rc = 0 ] && [ -s "$W/late.json" ]; then
+	check window_fifo_late_reader python3 "$HERE/check_window.py" "$W/late.json" "$W/late.out"
+else fail window_fifo_late_reader "exit $rc, $(stat -c %s "$W/late.json" 2>/dev/null || echo no) bytes read"; fi
+
+# 4d. a FIFO that no reader opens: a warning after 10 s and no window; the
+# program runs on and exits 0 (the blocking open stopped it for good)
+log "window to a FIFO without a reader"
+mkfifo "$W/none.fifo"
+s0=$SECONDS
+timeout 120 "$BIN/cuptirec" -o "$W/none.fifo" -- "$BIN/threads_cuda" 3 0 > "$W/none.out" 2> "$W/none.err"
+rc=$?; secs=$((SECONDS - s0)); cat "$W/none.err" >> "$LOG"
+if [ $rc = 0 ] && grep -q "without a reader for 10 s" "$W/none.err" && grep -q '^DONE' "$W/none.out"; then
+	pass window_fifo_no_reader "{\"seconds\": $secs}"
+else fail window_fifo_no_reader "exit $rc after $secs s: $(tr '\n"' ' _' < "$W/none.err" | head -c 300)"; fi
+fi
+
+if [ "$MODE" = all ]; then
 
 # 5. --delay / --duration
 log "delay 0.2 s, duration 0.2 s"
@@ -131,7 +223,7 @@ if [ $rc = 0 ] && [ $prc = 0 ]; then pass delay_duration "$out"; else fail delay
 
 fi
 
-if [ "$MODE" != kineto ] && [ "$MODE" != torchrun ]; then
+if [ "$MODE" != kineto ] && [ "$MODE" != torchrun ] && [ "$MODE" != window_out ]; then
 # 6. overhead: launches/s of an empty kernel, with and without the collector,
 # and with parts of it turned off to see where the cost is; and of a 20 us
 # kernel (40000 cycles), where the GPU rather than the launch path sets the pace
