@@ -107,9 +107,9 @@ static double crec_sink_secs(const struct timespec *t0, const struct timespec *t
  * the program's descriptors (/dev/stdout) that descriptor, duplicated, so
  * `>> log` keeps what it held; a device written through.  A FIFO is opened
  * without waiting, and while it has no reader (ENXIO) the open is tried
- * again, at most every 100 ms, for up to WAIT seconds: the
- * window opens at the program's CUDA start, often milliseconds after a
- * reader was started beside it (tests/gpu/run.sh's pool_exhaustion: a
+ * again, at most every 100 ms, for up to WAIT seconds: the window opens
+ * at the program's CUDA start, often milliseconds after a reader was
+ * started beside it (tests/gpu/run.sh's pool_exhaustion: a
  * single try lost the window, and the reader waited forever), while the
  * blocking open that `> PATH` does stopped the program for good when no
  * reader came.  Returns the descriptor, blocking (a full pipe waits for
