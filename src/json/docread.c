@@ -339,6 +339,7 @@ int cm_docread_run(cm_input *in, const char *array_key, const char *what, const 
 	d.what = what;
 	d.arena = cm_arena_new();
 	d.seen_keys = cm_hmap_new(8, 1);
+	d.sax.array_key = array_key; /* values bounded as the splitter bounds them */
 	if (sink->member_text) {
 		d.sax.tap = tap;
 		d.sax.tap_ctx = &d;
