@@ -88,20 +88,22 @@ void cm_docsplit_release(const char *text, size_t upto);
 /* The longest value the readers hold whole, in bytes of text from its
  * first byte to its last: an element of the array (and a key), and a
  * top-level member's value.  Real events are below 64 KiB (a kernel name
- * with its templates, a stack); 64 MiB leaves a thousand times that, and
- * an element is held a few times over while it is cut and parsed (a copy,
- * the careful reader's token, its tree: about twice its text for long
- * strings, up to some 32 times for a run of tiny values), so a few hundred
- * MB at the bound, 2 GB at worst.  A member's value is spilled to a file
- * (docmember.c), but its reader parses the ones it wants whole, and the
- * careful reader holds them: a window's user_annotations grow with the
- * window (about 10 MB for 1.5 GB), so 1 GiB takes a window of some 150 GB.
- * A value that never ends (a stream of 'a' after '"name":"') is refused
- * where it passes its bound, at its first byte, with memory flat up to
- * there.  (The testing aids CUPTIMERGE_ELEM_MAX and CUPTIMERGE_MEMBER_MAX
+ * with its templates, a stack: the corpus's longest is 5 KB); 16 MiB
+ * leaves 256 times that.  An element is held a few times over while it is
+ * cut and parsed (a copy, the careful reader's token, its tree: about
+ * three times its text for long strings, up to some 36 times for a run of
+ * tiny values, which the careful reader builds as it reads), so 50 MB at
+ * the bound, 600 MB at worst.  A member's value is spilled to a file as
+ * it is read (docmember.c), and the careful reader holds its text alone
+ * until it ends (docread.c), but its reader parses the ones it wants
+ * whole: a window's user_annotations grow with the window (about 10 MB
+ * for 1.5 GB), so 256 MiB takes a window of some 40 GB, and the text alone
+ * is what an endless one costs.  A value that never ends (a stream of 'a'
+ * after '"name":"') is refused where it passes its bound, at its first
+ * byte.  (The testing aids CUPTIMERGE_ELEM_MAX and CUPTIMERGE_MEMBER_MAX
  * set smaller ones.) */
-#define CM_DOCSPLIT_ELEM_MAX ((uint64_t)64 << 20)
-#define CM_DOCSPLIT_MEMBER_MAX ((uint64_t)1 << 30)
+#define CM_DOCSPLIT_ELEM_MAX ((uint64_t)16 << 20)
+#define CM_DOCSPLIT_MEMBER_MAX ((uint64_t)256 << 20)
 
 /* Results of cm_docsplit_run. */
 enum {

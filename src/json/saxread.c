@@ -18,9 +18,11 @@
  * key (sax->array_key) the splitter's machine watches the chunks as they
  * arrive (cm_docsplit_watch_feed) and a value longer than its bound is
  * refused there, at its first byte, in the words the fast readers' fault
- * gets (they leave the naming to us).  White space is no token: a chunk
- * that ends in it, outside a string, goes to yajl at once, so that a run of
- * it is not collected either. */
+ * gets (they leave the naming to us).  White space is no token: once a
+ * MiB is collected, a chunk that ends in it, outside a string, goes to yajl
+ * at once, so that a run of it is not collected either.  (The next piece
+ * then starts where the chunk after it does, and yajl copies its first
+ * token: only after such a run, never in a real trace.) */
 #include "config.h"
 #include "json/saxread.h"
 #include "base/diag.h"
@@ -30,6 +32,9 @@
 #include "json/jwrite.h"
 
 #include <string.h>
+
+/* Collected white space past this goes to yajl (see above). */
+#define PENDING_WS (1u << 20)
 
 int64_t cm_sax_offset(const cm_sax *sax)
 {
@@ -173,9 +178,9 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 			if (!pending.len)
 				pending_at = at;
 			cm_buf_put(&pending, chunk, len);
-			if (check.in_str || !is_ws(chunk[len - 1]))
+			if (pending.len < PENDING_WS || check.in_str || !is_ws(chunk[len - 1]))
 				continue;
-			/* or after it: white space, which ends any token */
+			/* or after it: a run of white space, which ended any token */
 			if (parse(sax, pending.p, pending.len, pending_at) < 0)
 				goto out;
 			pending.len = 0;

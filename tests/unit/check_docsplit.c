@@ -145,7 +145,7 @@ START_TEST(test_watch_names_it)
 END_TEST
 
 /* At the real bound, a string that never ends is refused in the chunk that
- * takes it past 64 MiB: the watcher keeps none of its bytes, so it is fed
+ * takes it past 16 MiB: the watcher keeps none of its bytes, so it is fed
  * the same 1 MiB chunk again and again. */
 START_TEST(test_watch_endless)
 {
@@ -169,10 +169,10 @@ START_TEST(test_watch_endless)
 	free(a);
 	ck_assert_int_eq(got, 1);
 	/* the element began at '{' (byte 17): with its 9 bytes before the
-	 * 'a's, 64 chunks make it 64 MiB + 9, refused in the 64th */
-	ck_assert_uint_eq(chunks_fed, 64);
+	 * 'a's, 16 chunks make it 16 MiB + 9, refused in the 16th */
+	ck_assert_uint_eq(chunks_fed, 16);
 	ck_assert_int_eq(where, 17);
-	ck_assert_str_eq(msg, "traceEvents[0] is longer than 64 MiB, the most an element may be (an event that never ends?)");
+	ck_assert_str_eq(msg, "traceEvents[0] is longer than 16 MiB, the most an element may be (an event that never ends?)");
 }
 END_TEST
 
