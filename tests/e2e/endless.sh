@@ -26,8 +26,9 @@ grep -q __asan_init "$CUPTIMERGE" 2>/dev/null && asan=1
 # endless MAXKB PREFIX ENV ARGS...: the text PREFIX then $unit ('a' unless
 # set) without end,
 # on the standard input of cuptimerge ARGS (under the environment ENV,
-# VAR=VALUE words or ''), run under a limit of 2 GB of address space and a
-# timeout of 60 s; its status in $got, its messages in $tmp/err, and a
+# VAR=VALUE words or ''), run under a limit of 2 GB of address space, of
+# 200 MB a file (the pipe's copy, a spilled member: a few MB once refused)
+# and a timeout of 60 s; its status in $got, its messages in $tmp/err, and a
 # failure of the open case when its peak RSS passes MAXKB.  The text's
 # writer is cut off when cuptimerge stops reading.
 endless() {
@@ -39,6 +40,7 @@ open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDRE
 sys.exit(rc if rc >= 0 else 128 - rc)' "$tmp/rss" \
 		sh -c 'pre=$1 unit=$2 asan=$3 env=$4; shift 4
 			[ "$asan" = 1 ] || ulimit -v 2000000
+			ulimit -f 400000
 			{ printf %s "$pre"; yes "$unit" | tr -d "\n"; } | env $env timeout 60 "$@" >/dev/null' sh \
 		"$en_pre" "$unit" "$asan" "$en_env" "$CUPTIMERGE" "$@"
 	rss=$(cat "$tmp/rss")
@@ -84,7 +86,7 @@ mkfifo "$tmp/win.fifo"
 # the pipe's writer, stopped by SIGPIPE once the run ends (or by its timeout)
 timeout 60 sh -c '{ printf %s "$1"; yes a | tr -d "\n"; } >"$2"' sh '{"events":[{"kind":"kernel","name":"' \
 	"$tmp/win.fifo" 2>/dev/null &
-capture timeout 60 $CUPTIMERGE -q -w "$tmp/win.fifo" "$C"
+capture sh -c 'ulimit -f 400000; exec timeout 60 "$@"' sh $CUPTIMERGE -q -w "$tmp/win.fifo" "$C"
 [ "$got" -eq 1 ] || fail "exit $got, wanted 1 ($(head -c 300 "$tmp/err"))"
 grep -Eq "^cuptimerge: $tmp/win.fifo:11: events\\[0\\] $ELEM" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 wait
