@@ -16,8 +16,9 @@
  * tiny values takes some 36 bytes a byte of text, and one that never ended
  * would grow so until its bound, where its text alone is held.  A sink
  * with member_text also gets the member's bytes (a repaired trace passes
- * "distributedInfo" through unchanged: HTA reads a rank by its spacing).  cm_sax_offset in a callback is the offset just past its token, so
- * the member's text ends there; it begins after the separator and the key,
+ * "distributedInfo" through unchanged: HTA reads a rank by its spacing).
+ * cm_sax_offset in a callback is the offset just past its token, so the
+ * member's text ends there; it begins after the separator and the key,
  * which are found again in the kept bytes.  Pieces are cut anywhere the
  * input's chunks end, so the kept text does not depend on the read size. */
 #include "config.h"

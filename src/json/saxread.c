@@ -139,7 +139,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	cm_jcheck check;
 	cm_buf pending = {0};   /* a token cut by the end of a chunk */
 	uint64_t pending_at = 0; /* its text offset */
-	cm_docsplit_rec *watch = sax->array_key ? cm_docsplit_watch_new(sax->array_key) : NULL;
+	cm_docsplit_rec *watch;  /* the bounds (docsplit.h), or NULL */
 	char msg[200];
 	int64_t msg_at;
 	sax->in = in;
@@ -148,6 +148,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	sax->h = yajl_alloc(callbacks, NULL, ctx);
 	if (!sax->h)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
+	watch = sax->array_key ? cm_docsplit_watch_new(sax->array_key) : NULL;
 	/* strict JSON: UTF-8 checked, no comments, exactly one value */
 	yajl_config(sax->h, yajl_allow_comments, 0);
 	yajl_config(sax->h, yajl_dont_validate_strings, 0);

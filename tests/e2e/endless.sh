@@ -62,7 +62,7 @@ ELEM='is longer than 16 MiB, the most an element may be \(an event that never en
 # an element of 16 MiB is held (a copy as it is cut, the careful reader's
 # token): 100 MB is about six times it
 for how in default "-j 1" "-j 1 --buffer-size 4097" careful; do
-	env= opts=
+	env='' opts=''
 	case $how in
 	careful) env=CUPTIMERGE_CAREFUL=1 ;;
 	-j*) opts=$how ;;
@@ -86,7 +86,7 @@ mkfifo "$tmp/win.fifo"
 # the pipe's writer, stopped by SIGPIPE once the run ends (or by its timeout)
 timeout 60 sh -c '{ printf %s "$1"; yes a | tr -d "\n"; } >"$2"' sh '{"events":[{"kind":"kernel","name":"' \
 	"$tmp/win.fifo" 2>/dev/null &
-capture sh -c 'ulimit -f 400000; exec timeout 60 "$@"' sh $CUPTIMERGE -q -w "$tmp/win.fifo" "$C"
+capture sh -c 'ulimit -f 400000; exec timeout 60 "$@"' sh "$CUPTIMERGE" -q -w "$tmp/win.fifo" "$C"
 [ "$got" -eq 1 ] || fail "exit $got, wanted 1 ($(head -c 300 "$tmp/err"))"
 grep -Eq "^cuptimerge: $tmp/win.fifo:11: events\\[0\\] $ELEM" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 wait
