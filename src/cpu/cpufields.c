@@ -553,6 +553,7 @@ int cscan_careful(cm_input *in, cm_hmap *ext, cm_cpuplan *plan, cm_cpucut *cut)
 	c.ext = ext;
 	c.sax.tap = cm_docsplit_record_feed;
 	c.sax.tap_ctx = cm_docsplit_record_new("traceEvents", cm_cpuscan_keys);
+	c.sax.array_key = "traceEvents"; /* values bounded as the splitter bounds them */
 	rc = cm_sax_run(&c.sax, in, &cscan_callbacks, &c, "reading the CPU trace");
 	/* a text yajl takes, the splitter takes (its top level is JSON's, to
 	 * the letter): without a layout the copy says the text has changed */

@@ -99,7 +99,14 @@ int docbatch_spans_done(struct split *sp, const char *s, uint64_t base, size_t g
 {
 	uint32_t *span = (uint32_t *)(void *)(sp->batch.p + sp->batch.len);
 	for (size_t j = 0; j < got; j++) {
-		if (span[2 * j] == CARRIED) {
+		if (span[2 * j] == CARRIED && sp->record_only) {
+			/* the recorder keeps no bytes (docsplit.c): the
+			 * element began at elem_at, and nothing walks it */
+			uint64_t end = base + span[2 * j + 1];
+			if (sp->lay_on)
+				cm_doclayout_elem(&sp->lay, sp->elem_at, end);
+			sp->bytes += end - sp->elem_at;
+		} else if (span[2 * j] == CARRIED) {
 			static const char zeros[8];
 			struct crec c = {(int64_t)(base + span[2 * j + 1]), 0, 0};
 			cm_buf_put(&sp->carry, s, span[2 * j + 1]);

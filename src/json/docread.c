@@ -3,17 +3,22 @@
  * Traces and windows are too large to hold; their elements are small.  Each
  * element is built into an arena that is reset after the element is handed
  * on, so memory is bounded by the largest element (or wanted top-level
- * member), never by the document.
+ * member), never by the document; and saxread refuses a value longer than
+ * its bound (docsplit.h) as it arrives.
  *
- * The text as it was.  A sink with member_text also gets each built
- * top-level member's bytes (a repaired trace passes "distributedInfo"
- * through unchanged: HTA reads a rank by its spacing).  yajl reports values,
- * not bytes, so saxread's tap shows us every piece of text before yajl
- * parses it: from the end of one top-level value (or the opening brace) to
- * the end of the next, the bytes are kept in `raw`, at most the separator,
- * the key and the value (the array, and members skipped unbuilt, are not
- * kept).  cm_sax_offset in a callback is the offset just past its token, so
- * the member's text ends there; it begins after the separator and the key,
+ * The text as it was.  yajl reports values, not bytes, so saxread's tap
+ * shows us every piece of text before yajl parses it: from the end of one
+ * top-level value (or the opening brace) to the end of the next, the bytes
+ * are kept in `raw`, at most the separator, the key and the value (the
+ * array, and members skipped unbuilt, are not kept).  A wanted member is
+ * parsed from them once it has ended (cm_jval_parse_py, the value the fast
+ * readers make of it, node for node), not built as yajl goes: a tree of
+ * tiny values takes some 36 bytes a byte of text, and one that never ended
+ * would grow so until its bound, where its text alone is held.  A sink
+ * with member_text also gets the member's bytes (a repaired trace passes
+ * "distributedInfo" through unchanged: HTA reads a rank by its spacing).
+ * cm_sax_offset in a callback is the offset just past its token, so the
+ * member's text ends there; it begins after the separator and the key,
  * which are found again in the kept bytes.  Pieces are cut anywhere the
  * input's chunks end, so the kept text does not depend on the read size. */
 #include "config.h"
@@ -40,7 +45,7 @@ struct dread {
 	cm_arena *arena;
 	cm_jbuild build;
 	cm_hmap *seen_keys; /* hashes of built member names, to refuse repeats */
-	/* the text as it was (sink->member_text only) */
+	/* the text as it was: a wanted member is parsed from it */
 	const char *piece;  /* the piece yajl is parsing (saxread's tap) */
 	size_t piece_len;
 	uint64_t piece_at;  /* its text offset */
@@ -90,8 +95,6 @@ static void tap(void *ctx, const char *s, size_t n, uint64_t at)
 static void raw_start(struct dread *d)
 {
 	uint64_t at = (uint64_t)cm_sax_offset(&d->sax), end = d->piece_at + d->piece_len;
-	if (!d->sink->member_text)
-		return;
 	d->raw.len = 0;
 	d->raw_at = at;
 	d->raw_on = 1;
@@ -156,11 +159,9 @@ static int top_value(struct dread *d, int type)
 				 d->what, (int)(d->key.len > 60 ? 60 : d->key.len), d->key.p);
 			return 0;
 		}
-		cm_arena_reset(d->arena);
-		cm_jbuild_begin(&d->build, d->arena);
-		d->where = W_MEMBER;
+		d->where = W_MEMBER; /* parsed from raw once it ends */
 		if (type == CM_J_ARR || type == CM_J_OBJ) {
-			cm_jbuild_open(&d->build, type);
+			d->depth = 1;
 			return 1;
 		}
 		return -1;
@@ -178,16 +179,20 @@ static int top_value(struct dread *d, int type)
 static int member_done(struct dread *d)
 {
 	const cm_docread_sink *s = d->sink;
+	cm_docread_text t;
+	const cm_jval *v;
 	int rc;
 	d->where = W_TOP;
-	if (s->member_text) {
-		cm_docread_text t;
-		if (raw_member(d, &t) < 0)
-			return fail(d, "internal error: the member's text was not kept");
-		rc = s->member_text(s->ctx, d->key.p, d->key.len, d->build.root, &t, cm_sax_offset(&d->sax));
-	} else {
-		rc = s->member(s->ctx, d->key.p, d->key.len, d->build.root, cm_sax_offset(&d->sax));
-	}
+	if (raw_member(d, &t) < 0)
+		return fail(d, "internal error: the member's text was not kept");
+	cm_arena_reset(d->arena);
+	/* yajl and jcheck took the text: Python's json does too */
+	if (!(v = cm_jval_parse_py(d->arena, t.value, t.vlen)))
+		return fail(d, "internal error: the member's text does not parse");
+	if (s->member_text)
+		rc = s->member_text(s->ctx, d->key.p, d->key.len, v, &t, cm_sax_offset(&d->sax));
+	else
+		rc = s->member(s->ctx, d->key.p, d->key.len, v, cm_sax_offset(&d->sax));
 	raw_start(d);
 	return rc == 0;
 }
@@ -208,16 +213,11 @@ static int on_scalar(struct dread *d, int type, const char *s, size_t n)
 		return fail(d, "the top level is not an object");
 	case W_TOP: {
 		int r = top_value(d, type);
-		if (r < 0) {
-			cm_jbuild_scalar(&d->build, type, s, n);
-			return member_done(d);
-		}
-		return r;
+		return r < 0 ? member_done(d) : r;
 	}
 	case W_ARRAY:
 		return elem_not_object(d);
 	case W_ELEM:
-	case W_MEMBER:
 		cm_jbuild_scalar(&d->build, type, s, n);
 		return 1;
 	default: /* W_SKIP, W_ELEM unbuilt */
@@ -245,6 +245,7 @@ static int on_open(struct dread *d, int type)
 	case W_TOP:
 		return top_value(d, type);
 	case W_SKIP:
+	case W_MEMBER:
 		d->depth++;
 		return 1;
 	case W_ARRAY:
@@ -262,7 +263,6 @@ static int on_open(struct dread *d, int type)
 		d->where = W_ELEM;
 		return 1;
 	case W_ELEM:
-	case W_MEMBER:
 		if (cm_jbuild_open(&d->build, type) < 0)
 			return fail(d, "values nested too deeply");
 		return 1;
@@ -290,7 +290,7 @@ static int on_close(struct dread *d)
 	case W_ELEM:
 		return cm_jbuild_close(&d->build) ? elem_done(d) : 1;
 	case W_MEMBER:
-		return cm_jbuild_close(&d->build) ? member_done(d) : 1;
+		return --d->depth == 0 ? member_done(d) : 1;
 	default:
 		d->where = W_DONE;
 		return 1;
@@ -304,7 +304,7 @@ static int cb_end(void *d) { return on_close(d); }
 static int cb_map_key(void *v, const unsigned char *s, size_t n)
 {
 	struct dread *d = v;
-	if (d->where == W_ELEM || d->where == W_MEMBER) {
+	if (d->where == W_ELEM) {
 		cm_jbuild_key(&d->build, (const char *)s, n);
 		return 1;
 	}
@@ -339,10 +339,9 @@ int cm_docread_run(cm_input *in, const char *array_key, const char *what, const 
 	d.what = what;
 	d.arena = cm_arena_new();
 	d.seen_keys = cm_hmap_new(8, 1);
-	if (sink->member_text) {
-		d.sax.tap = tap;
-		d.sax.tap_ctx = &d;
-	}
+	d.sax.array_key = array_key; /* values bounded as the splitter bounds them */
+	d.sax.tap = tap;
+	d.sax.tap_ctx = &d;
 	rc = cm_sax_run(&d.sax, in, &doc_callbacks, &d, label);
 	cm_arena_free(d.arena);
 	cm_hmap_free(d.seen_keys);

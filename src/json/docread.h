@@ -35,9 +35,10 @@ typedef struct cm_docread_sink {
 	void *ctx;
 	/* Optional: when set, called instead of member, with the member's text
 	 * as it was in the input as well (TEXT lives until the callback
-	 * returns), for a writer that passes members through unchanged.  The
-	 * reader then keeps the bytes of each top-level member it builds while
-	 * it parses it; memory stays bounded by the largest such member. */
+	 * returns), for a writer that passes members through unchanged.  (The
+	 * reader keeps the bytes of each member it builds while it reads it,
+	 * and parses them once it has ended: memory stays bounded by the
+	 * largest such member, at most its bound, docsplit.h.) */
 	int (*member_text)(void *ctx, const char *key, size_t klen, const cm_jval *val,
 			   const cm_docread_text *text, int64_t offset);
 } cm_docread_sink;

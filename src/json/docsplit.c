@@ -27,6 +27,7 @@
 #include "json/jval.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -54,6 +55,50 @@ static int split_end(struct split *sp, int rc, FILE **out)
 	cm_buf_free(&sp->copy);
 	cm_arena_free(sp->arena);
 	return rc;
+}
+
+/* The bounds (docsplit.h), or the smaller ones the testing aids
+ * CUPTIMERGE_ELEM_MAX and CUPTIMERGE_MEMBER_MAX give (tests/e2e/endless.sh):
+ * read once a run, not a chunk. */
+static void split_limits(struct split *sp)
+{
+	const char *e;
+	sp->elem_max = CM_DOCSPLIT_ELEM_MAX;
+	sp->member_max = CM_DOCSPLIT_MEMBER_MAX;
+	if ((e = getenv("CUPTIMERGE_ELEM_MAX")) && *e && strtoull(e, NULL, 10) > 0)
+		sp->elem_max = strtoull(e, NULL, 10);
+	if ((e = getenv("CUPTIMERGE_MEMBER_MAX")) && *e && strtoull(e, NULL, 10) > 0)
+		sp->member_max = strtoull(e, NULL, 10);
+}
+
+/* N bytes in the units the man page gives the bounds in. */
+static void size_words(char *out, size_t size, uint64_t n)
+{
+	if (n % (1u << 30) == 0)
+		snprintf(out, size, "%llu GiB", (unsigned long long)(n >> 30));
+	else if (n % (1u << 20) == 0)
+		snprintf(out, size, "%llu MiB", (unsigned long long)(n >> 20));
+	else
+		snprintf(out, size, "%llu bytes", (unsigned long long)n);
+}
+
+/* The message for the value that passed its bound (sp->too), into MSG.
+ * One for every reader: the careful one says it (cm_docsplit_watch_feed). */
+static void too_long_msg(const struct split *sp, char *msg, size_t size)
+{
+	char lim[40];
+	if (sp->too == TOO_MEMBER) {
+		size_words(lim, sizeof lim, sp->member_max);
+		snprintf(msg, size, "member %.*s%s: its value is longer than %s, the most a member's value may be",
+			 (int)(sp->key.len > 60 ? 60 : sp->key.len), sp->key.p, sp->key.len > 60 ? "..." : "", lim);
+		return;
+	}
+	size_words(lim, sizeof lim, sp->elem_max);
+	if (sp->too == TOO_KEY)
+		snprintf(msg, size, "a key longer than %s, the most a key may be", lim);
+	else
+		snprintf(msg, size, "%s[%llu] is longer than %s, the most an element may be (an event that never ends?)",
+			 sp->array_key, (unsigned long long)sp->too_index, lim);
 }
 
 /* Is the key just read NAME?  (Decoded when it has escapes: decoded in
@@ -88,8 +133,46 @@ static int key_is_array(struct split *sp)
 /* The byte C starts a value? (The value itself is judged by the caller.) */
 static int value_start(char c) { return c != ',' && c != ':' && c != '}' && c != ']' && !cm_jscan_ws(c); }
 
+/* A value passed its bound: the element of index INDEX (TOO_ELEM), the
+ * key (TOO_KEY) or the member's value (TOO_MEMBER), which began at text
+ * offset AT.  Noted for the message; DOCSPLIT_TOO_LONG. */
+static int too_long(struct split *sp, int what, uint64_t at, uint64_t index)
+{
+	sp->too = what;
+	sp->too_at = at;
+	sp->too_index = index;
+	return DOCSPLIT_TOO_LONG;
+}
+
+/* The index the next element counted into the batch gets. */
+static uint64_t next_index(const struct split *sp)
+{
+	return sp->index + (sp->batch.len - sizeof(struct bhead)) / 8;
+}
+
+/* Of the GOT elements whose spans lie at SPANS, cut from the chunk at text
+ * offset BASE, the first longer than the bound: DOCSPLIT_TOO_LONG, or 0.
+ * CARRIED: the first began in an earlier chunk (at elem_at).  Called only
+ * when that one may be, or the chunk is longer than the bound (so that the
+ * rule is exact with a small one, CUPTIMERGE_ELEM_MAX): not per element. */
+static int spans_too_long(struct split *sp, const uint32_t *spans, size_t got, uint64_t base)
+{
+	for (size_t j = 0; j < got; j++) {
+		uint64_t len = spans[2 * j] == CARRIED ? base + spans[2 * j + 1] - sp->elem_at
+						       : (uint64_t)(spans[2 * j + 1] - spans[2 * j]);
+		if (len > sp->elem_max)
+			return too_long(sp, TOO_ELEM,
+					spans[2 * j] == CARRIED ? sp->elem_at : base + spans[2 * j], next_index(sp) + j);
+	}
+	return 0;
+}
+
 /* Scan the chunk S[0..N) at text offset BASE.  0, 1 to stop (a sink said
- * so), or CM_DOCSPLIT_INVALID. */
+ * so), CM_DOCSPLIT_INVALID, or DOCSPLIT_TOO_LONG.  The bounds cost nothing
+ * a byte: a value still open at the chunk's end is measured from its first
+ * byte, and one that ends is measured when it began in an earlier chunk
+ * (its first byte is noted then), or when the chunk alone is longer than
+ * the bound. */
 static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 {
 	size_t i = 0, run = 0; /* run: where the value being scanned began in S (0 when it began in an earlier chunk) */
@@ -150,6 +233,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 			cm_buf_put(&sp->key, s + i, k - i);
 			i = k;
 			if (done) {
+				if (base + k - sp->key_at > sp->elem_max)
+					return too_long(sp, TOO_KEY, sp->key_at, 0);
 				sp->key_is_array = key_is_array(sp);
 				if (sp->key_is_array && sp->seen_array)
 					return CM_DOCSPLIT_INVALID; /* the careful reader names it */
@@ -187,6 +272,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		case ST_MEMBER:
 			if (cm_jscan_feed(&sp->sc, s, n, &i)) {
 				int rc;
+				if (base + i - sp->val_at > sp->member_max)
+					return too_long(sp, TOO_MEMBER, sp->val_at, 0);
 				if (docmember_put(sp, s + run, i - run) < 0)
 					return CM_DOCSPLIT_IOERR;
 				if ((rc = docmember_done(sp, (int64_t)(base + i))) != 0)
@@ -236,6 +323,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				size_t stop = i + (sp->batch_size > sp->bytes ? sp->batch_size - sp->bytes : 0);
 				int after;
 				size_t got = cm_jscan_elements(&sp->sc, s, n, &i, &start, spans, 256, stop, &after);
+				if ((carried || n > sp->elem_max) && spans_too_long(sp, spans, got, base))
+					return DOCSPLIT_TOO_LONG;
 				if (after) {
 					sp->st = ST_ARR_AFTER;
 				} else if (got) { /* one began, and goes on in the next chunk */
@@ -248,6 +337,8 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				uint32_t *span = docbatch_spans_room(sp, 1);
 				span[0] = carried ? CARRIED : (uint32_t)run;
 				span[1] = (uint32_t)i;
+				if (spans_too_long(sp, span, 1, base)) /* (an element a chunk at most: a rare kind) */
+					return DOCSPLIT_TOO_LONG;
 				carried = 0;
 				sp->st = ST_ARR_AFTER;
 				if (docbatch_spans_done(sp, s, base, 1) < 0)
@@ -281,10 +372,21 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 		return 1;
 	if ((sp->st == ST_ELEM || sp->st == ST_MEMBER) && cm_jscan_has_ctl(s + run, n - run))
 		return CM_DOCSPLIT_INVALID;
+	/* nor longer than its bound: one that never ends (no control byte
+	 * in it) is refused once it is, not held until memory runs out */
 	if (sp->st == ST_ELEM) {
-		if (!carried)
+		if (!carried) {
 			sp->carry.len = 0;
-		cm_buf_put(&sp->carry, s + run, n - run);
+			sp->elem_at = base + run;
+		}
+		if (base + n - sp->elem_at > sp->elem_max)
+			return too_long(sp, TOO_ELEM, sp->elem_at, next_index(sp));
+		if (!sp->record_only) /* the recorder keeps no bytes: elem_at says where it began */
+			cm_buf_put(&sp->carry, s + run, n - run);
+	} else if (sp->st == ST_MEMBER && base + n - sp->val_at > sp->member_max) {
+		return too_long(sp, TOO_MEMBER, sp->val_at, 0);
+	} else if (sp->st == ST_KEY && base + n - sp->key_at > sp->elem_max) {
+		return too_long(sp, TOO_KEY, sp->key_at, 0);
 	} else if (sp->st == ST_MEMBER && run < n && docmember_put(sp, s + run, n - run) < 0)
 		return CM_DOCSPLIT_IOERR;
 	if (sp->lay.buf.len >= (64u << 10) && cm_doclayout_flush(&sp->lay) < 0)
@@ -310,6 +412,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 	sp.arena = cm_arena_new();
 	sp.lay_on = sink->layout != NULL;
 	sp.names = sink->names;
+	split_limits(&sp);
 	t0 = sink->cut_cpu || sink->ran_cpu ? cm_thread_cpu_s() : 0;
 	pre0 = sink->preempted ? thread_preempted() : 0;
 	cm_progress_begin(label, cm_input_raw_size(in));
@@ -324,7 +427,7 @@ int cm_docsplit_run(cm_input *in, const char *array_key, size_t batch, const cm_
 		rc = CM_DOCSPLIT_IOERR;
 	else if (fed == 1)
 		rc = CM_DOCSPLIT_STOPPED;
-	else if (fed || sp.st != ST_END)
+	else if (fed || sp.st != ST_END) /* (a value too long among them: the careful reader names it) */
 		rc = CM_DOCSPLIT_INVALID;
 	else if (sp.batch.len > sizeof(struct bhead) && docbatch_send(&sp) < 0) /* the copies left */
 		rc = CM_DOCSPLIT_STOPPED;
@@ -368,6 +471,7 @@ cm_docsplit_rec *cm_docsplit_record_new(const char *array_key, const char *const
 	r->sp.arena = cm_arena_new();
 	r->sp.lay_on = r->sp.record_only = 1;
 	r->sp.names = names;
+	split_limits(&r->sp);
 	return r;
 }
 
@@ -386,4 +490,34 @@ int cm_docsplit_record_end(cm_docsplit_rec *r, FILE **layout)
 	rc = split_end(&r->sp, rc, layout);
 	free(r);
 	return rc;
+}
+
+/* The watcher is a recorder that notes no layout: it keeps the machine's
+ * state and no bytes of an element or a member (record_only). */
+cm_docsplit_rec *cm_docsplit_watch_new(const char *array_key)
+{
+	cm_docsplit_rec *r = cm_docsplit_record_new(array_key, NULL);
+	r->sp.lay_on = 0;
+	return r;
+}
+
+int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t base, char *msg, size_t size,
+			   int64_t *at)
+{
+	if (w->rc)
+		return 0;
+	w->rc = feed(&w->sp, s, n, base);
+	if (w->rc != DOCSPLIT_TOO_LONG)
+		return 0;
+	too_long_msg(&w->sp, msg, size);
+	*at = (int64_t)w->sp.too_at;
+	return 1;
+}
+
+void cm_docsplit_watch_free(cm_docsplit_rec *w)
+{
+	if (!w)
+		return;
+	split_end(&w->sp, CM_DOCSPLIT_INVALID, NULL);
+	free(w);
 }

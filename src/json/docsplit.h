@@ -85,14 +85,35 @@ void cm_docsplit_set_spill(size_t bytes);
  * a value held in memory. */
 void cm_docsplit_release(const char *text, size_t upto);
 
+/* The longest value the readers hold whole, in bytes of text from its
+ * first byte to its last: an element of the array (and a key), and a
+ * top-level member's value.  Real events are below 64 KiB (a kernel name
+ * with its templates, a stack: the corpus's longest is 5 KB); 16 MiB
+ * leaves 256 times that.  An element is held a few times over while it is
+ * cut and parsed (a copy, the careful reader's token, its tree: about
+ * three times its text for long strings, up to some 36 times for a run of
+ * tiny values, which the careful reader builds as it reads), so 50 MB at
+ * the bound, 600 MB at worst.  A member's value is spilled to a file as
+ * it is read (docmember.c), and the careful reader holds its text alone
+ * until it ends (docread.c), but its reader parses the ones it wants
+ * whole: a window's user_annotations grow with the window (about 10 MB
+ * for 1.5 GB), so 256 MiB takes a window of some 40 GB, and the text alone
+ * is what an endless one costs.  A value that never ends (a stream of 'a'
+ * after '"name":"') is refused where it passes its bound, at its first
+ * byte.  (The testing aids CUPTIMERGE_ELEM_MAX and CUPTIMERGE_MEMBER_MAX
+ * set smaller ones.) */
+#define CM_DOCSPLIT_ELEM_MAX ((uint64_t)16 << 20)
+#define CM_DOCSPLIT_MEMBER_MAX ((uint64_t)256 << 20)
+
 /* Results of cm_docsplit_run. */
 enum {
 	CM_DOCSPLIT_OK = 0,
 	CM_DOCSPLIT_STOPPED = -1, /* a sink callback returned -1 */
 	CM_DOCSPLIT_IOERR = -2,   /* reading, or a temporary file, failed (reported) */
 	CM_DOCSPLIT_INVALID = -3, /* not a document the splitter can cut: the
-				     top level breaks JSON's grammar, or a key
-				     repeats the array's; nothing reported */
+				     top level breaks JSON's grammar, a key
+				     repeats the array's, or a value is longer
+				     than its bound; nothing reported */
 };
 
 /* Read all of IN, handing members and batches of about BATCH bytes (at
@@ -114,5 +135,20 @@ void cm_docsplit_record_feed(void *rec, const char *s, size_t n, uint64_t base);
  * splitter takes; nothing reported) or CM_DOCSPLIT_IOERR (reported).  REC
  * is freed. */
 int cm_docsplit_record_end(cm_docsplit_rec *rec, FILE **layout);
+
+/* The bounds alone, for the careful reader (saxread.h), which holds a
+ * token cut by a chunk's end and builds what it hands on: the same machine
+ * over the same bytes, so a value is refused by the same rule, at the same
+ * offset, with the same words, whichever reader meets it.  A watcher of
+ * the document whose array is ARRAY_KEY: */
+cm_docsplit_rec *cm_docsplit_watch_new(const char *array_key);
+/* The next piece, S[0..N) at text offset BASE, every byte once, in order,
+ * as it arrives: 0, or 1 when a value has passed its bound, its message
+ * in MSG (SIZE bytes) and its first byte's offset in *AT.  After a fault of
+ * the top level's grammar it watches no more (0): the reader's own parse
+ * names that fault. */
+int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t base, char *msg, size_t size,
+			   int64_t *at);
+void cm_docsplit_watch_free(cm_docsplit_rec *w);
 
 #endif

@@ -43,6 +43,12 @@ enum state {
 	ST_END,        /* after the top-level '}' */
 };
 
+/* feed's result (docsplit.c) when a value passed its bound: the split's
+ * too, too_at and too_index say which.  Never returned by the run, which
+ * calls it CM_DOCSPLIT_INVALID (the careful reader names it). */
+#define DOCSPLIT_TOO_LONG (-4)
+enum { TOO_ELEM = 1, TOO_KEY, TOO_MEMBER };
+
 /* One split: the machine's state (docsplit.c), the member value being read
  * (docmember.c), the batch being filled (docbatch.c), the layout. */
 struct split {
@@ -68,6 +74,13 @@ struct split {
 	const char *const *names;
 	cm_doclayout lay;
 	uint64_t key_at, key_end, val_at;
+	/* the bounds (docsplit.h): where the element being scanned began,
+	 * noted at chunk ends; the longest element (and key) and member value
+	 * taken; and once one is passed, which and where (split_too_long) */
+	uint64_t elem_at;
+	uint64_t elem_max, member_max;
+	int too;            /* TOO_ELEM, TOO_KEY, TOO_MEMBER, or 0 */
+	uint64_t too_at, too_index;
 	double in_sink;     /* CPU seconds of this thread in the sink's callbacks (when cut_cpu) */
 };
 

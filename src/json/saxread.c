@@ -11,15 +11,30 @@
  * A long token is thus collected once (a doubling buffer: linear) and lexed
  * once.  Each piece starts with punctuation because yajl copies the first
  * token of every piece into its own buffer: a one-byte copy then, not a
- * second copy of a huge string. */
+ * second copy of a huge string.
+ *
+ * Bounded tokens.  What is collected is held: a string that never ends
+ * would grow `pending` until memory ran out.  With the document's array
+ * key (sax->array_key) the splitter's machine watches the chunks as they
+ * arrive (cm_docsplit_watch_feed) and a value longer than its bound is
+ * refused there, at its first byte, in the words the fast readers' fault
+ * gets (they leave the naming to us).  White space is no token: once a
+ * MiB is collected, a chunk that ends in it, outside a string, goes to yajl
+ * at once, so that a run of it is not collected either.  (The next piece
+ * then starts where the chunk after it does, and yajl copies its first
+ * token: only after such a run, never in a real trace.) */
 #include "config.h"
 #include "json/saxread.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
+#include "json/docsplit.h"
 #include "json/jcheck.h"
 #include "json/jwrite.h"
 
 #include <string.h>
+
+/* Collected white space past this goes to yajl (see above). */
+#define PENDING_WS (1u << 20)
 
 int64_t cm_sax_offset(const cm_sax *sax)
 {
@@ -89,6 +104,9 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 	yajl_free_error(sax->h, msg);
 }
 
+/* 1 for JSON white space. */
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 /* Give yajl S[0..N), which starts at text offset BASE.  0, or -1 after a
  * report (a syntax error) or when a callback stopped the parse. */
 static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
@@ -121,12 +139,16 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	cm_jcheck check;
 	cm_buf pending = {0};   /* a token cut by the end of a chunk */
 	uint64_t pending_at = 0; /* its text offset */
+	cm_docsplit_rec *watch;  /* the bounds (docsplit.h), or NULL */
+	char msg[200];
+	int64_t msg_at;
 	sax->in = in;
 	sax->what = what;
 	sax->started = 0;
 	sax->h = yajl_alloc(callbacks, NULL, ctx);
 	if (!sax->h)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
+	watch = sax->array_key ? cm_docsplit_watch_new(sax->array_key) : NULL;
 	/* strict JSON: UTF-8 checked, no comments, exactly one value */
 	yajl_config(sax->h, yajl_allow_comments, 0);
 	yajl_config(sax->h, yajl_dont_validate_strings, 0);
@@ -147,10 +169,24 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 				 check.err);
 			goto out;
 		}
+		if (watch && cm_docsplit_watch_feed(watch, chunk, len, at, msg, sizeof msg, &msg_at)) {
+			if (cm_input_check_gzip(in) < 0)
+				goto out;
+			cm_error(CM_EXIT_DATA, cm_input_name(in), msg_at, "%s", msg);
+			goto out;
+		}
 		if (check.first_cut == CM_JCHECK_NONE) { /* all of it inside one token */
 			if (!pending.len)
 				pending_at = at;
 			cm_buf_put(&pending, chunk, len);
+			if (pending.len < PENDING_WS || check.in_str || !is_ws(chunk[len - 1]))
+				continue;
+			/* or after it: a run of white space, which ended any token */
+			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+				goto out;
+			pending.len = 0;
+			pending_at = at + len;
+			cm_progress_update(cm_input_raw_done(in));
 			continue;
 		}
 		head = pending.len ? check.first_cut : 0; /* completes the pending token */
@@ -187,6 +223,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	}
 	result = 0;
 out:
+	cm_docsplit_watch_free(watch);
 	cm_buf_free(&pending);
 	yajl_free(sax->h);
 	sax->h = NULL;

@@ -20,6 +20,12 @@ typedef struct cm_sax {
 	 * too.  For a reader that needs the bytes as they were (docread). */
 	void (*tap)(void *tap_ctx, const char *s, size_t n, uint64_t base);
 	void *tap_ctx;
+	/* Optional, set by the caller before cm_sax_run: the document's array
+	 * key.  Then no value is held longer than the splitter's bounds
+	 * (docsplit.h: an element of that array, a top-level member's value),
+	 * judged as the splitter judges them, on each chunk as it arrives:
+	 * a token that never ends is not collected until memory runs out. */
+	const char *array_key;
 } cm_sax;
 
 /* Parse all of IN with CALLBACKS (ctx CTX): one JSON value, nothing after it
