@@ -213,7 +213,7 @@ int inputahead_member_end(cm_input *in)
 	struct readahead *ra = in->ra;
 	const struct ra_slot *last;
 	uint64_t member;
-	if (ra->tail == 0) /* nothing handed out yet (not a caller of ours) */
+	if (ra->tail == 0) /* nothing handed out: no text to have been bad */
 		return 0;
 	/* the caller's slot; tail only moves on the caller's thread */
 	last = &ra->slot[(ra->tail - 1) % (uint64_t)ra->n];

@@ -142,8 +142,7 @@ static int next_gzip(cm_input *in, const char **data, size_t *len, int member_on
 		if (rc == Z_STREAM_END) {
 			in->member_ended = 1;
 			in->members_ended++;
-		}
-		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
+		} else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
 			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
 					(unsigned long long)in->raw_done);
