@@ -3,9 +3,9 @@
 # user would expect (cli10): --format and -z after "--" against the
 # outputs' names, a manifest without its header line, paths the joblog (a
 # TSV) cannot hold, a trace file name that is not UTF-8, one window fitting
-# two traces, an output or a joblog that is an input, an output of -.  (Options given
-# twice are in options.sh.)  And what every merge would refuse after "--"
-# (cli11).
+# two traces, an output or a joblog that is an input, an output of -.
+# (Options given twice are in options.sh.)  And what every merge would
+# refuse after "--" (cli11).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
