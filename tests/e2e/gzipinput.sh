@@ -5,7 +5,9 @@
 # the compressed byte named in the message (issue 28 P10).  The damaged
 # files are made here from the fixtures with Python's zlib: stored (level 0)
 # deflate blocks, so a changed text byte leaves a valid deflate stream whose
-# CRC no longer matches, as a bit flip on disk does.
+# CRC no longer matches, as a bit flip on disk does.  To find the damage
+# after invalid JSON, the member that text came from is read to its end, and
+# nothing after it: what follows may never end.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make damaged gzip files"
 need gzip "to check the damaged files"
