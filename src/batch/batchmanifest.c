@@ -229,7 +229,13 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 			}
 			cm_bplan_fail(r, cm_xstrdup("a path of it holds a tab, a line break or another control character, "
 						    "which the joblog cannot record: rename it"));
-		} else if (stat(r->trace, &st) < 0)
+		} else if (!strcmp(r->output, "-"))
+			/* cuptimerge -o - writes standard output, which is
+			 * /dev/null for each merge: the rank was found out only
+			 * after its merge, as one that "made no output" */
+			cm_bplan_fail(r, cm_xstrdup("the output - means standard output, not a file: each merge runs "
+						    "with its own (give a file's name)"));
+		else if (stat(r->trace, &st) < 0)
 			cm_bplan_fail(r, cm_bplan_asprintf("cpu trace %s: %s", r->trace, strerror(errno)));
 		else if (stat(r->window, &st) < 0)
 			cm_bplan_fail(r, cm_bplan_asprintf("window %s: %s", r->window, strerror(errno)));

@@ -131,18 +131,17 @@ int cm_input_next(cm_input *in, const char **data, size_t *len)
 
 /* Why read on after a JSON error: a damaged member inflates to garbage that
  * the JSON reader meets before inflate reaches the member's CRC, so the
- * garbage would be reported ("invalid char") and the damage never.  Costs a
- * read of the rest of the file, on the error path only. */
+ * garbage would be reported ("invalid char") and the damage never.  Only to
+ * the end of that member (inputdecode_member_end says why): reading on to
+ * the input's end cost a read of all of it, or forever on a pipe that does
+ * not end (a gzip trace then /dev/zero), with the error already known. */
 int cm_input_check_gzip(cm_input *in)
 {
-	const char *d;
-	size_t n;
-	int rc;
 	if (!in->sniffed || !in->gzip || in->ra_ended)
 		return in->ra_ended && in->ra_rc < 0 ? -1 : 0;
-	while ((rc = cm_input_next(in, &d, &n)) == 1)
-		;
-	return rc;
+	if (in->ra)
+		return inputahead_member_end(in);
+	return inputdecode_member_end(in);
 }
 
 int cm_input_rewind(cm_input *in)

@@ -99,12 +99,14 @@ int cm_input_is_file(const cm_input *in);
  * bzip2, xz and lz4 make the first cm_input_next fail with a message). */
 int cm_input_is_gzip(const cm_input *in);
 
-/* After the text of IN was found to be bad JSON: read a gzip input on to its
- * end, discarding the text, so that a damaged stream (a CRC error, bad
- * deflate data, a member cut short, trailing garbage) is reported, in place
- * of the JSON error its garbage may have caused.  Returns -1 when it reported
- * such damage (or the input had already failed), 0 when the input is not
- * gzip or its stream is sound: then the JSON error is the text's own. */
+/* After the text of IN was found to be bad JSON: read a gzip input on to the
+ * end of the member the bad text came from (no further), discarding the
+ * text, so that a damaged member (a CRC or length error, bad deflate data, a
+ * member cut short by the input's end) is reported, in place of the JSON
+ * error its garbage may have caused.  Returns -1 when it reported such
+ * damage (or the input had already failed), 0 when the input is not gzip or
+ * the member is sound: then the JSON error is the text's own (whatever
+ * follows the member: more members, trailing garbage, an endless pipe). */
 int cm_input_check_gzip(cm_input *in);
 
 void cm_input_close(cm_input *in);

@@ -51,6 +51,7 @@ struct cm_input {
 	z_stream zs;
 	int zinit;
 	int member_ended; /* the last gzip member reached Z_STREAM_END */
+	uint64_t members_ended; /* gzip members that reached it this pass */
 
 	int bom_seen;       /* bytes of a leading UTF-8 byte order mark met this pass (0-3) */
 	int bom_done;       /* the text's start has been looked at for one */

@@ -42,6 +42,8 @@ struct ra_slot {
 	size_t len;
 	uint64_t off, raw_done;
 	int rc;             /* as inputdecode_fill: 1 a chunk, 0 the end, -1 an error (in diag) */
+	int member_end;     /* rc 1 of gzip: the chunk ended its member (CRC and length checked) */
+	uint64_t members_ended; /* gzip members ended when the slot was filled */
 };
 
 struct readahead {
@@ -93,6 +95,8 @@ static void *ra_main(void *arg)
 			(void)data; /* == t: inputdecode_fill's data starts its buffer */
 		}
 		s->raw_done = in->raw_done;
+		s->member_end = s->rc == 1 && in->gzip && in->member_ended;
+		s->members_ended = in->members_ended;
 		pthread_mutex_lock(&ra->mu);
 		ra->head++;
 		ra->ended = s->rc != 1;
@@ -153,10 +157,9 @@ void inputahead_stop(cm_input *in)
 	in->ra = NULL;
 }
 
-/* cm_input_next from the read-ahead thread's ring. */
-int inputahead_next(cm_input *in, const char **data, size_t *len)
+/* The slot the caller takes next, once the thread has filled it. */
+static struct ra_slot *next_filled(struct readahead *ra, cm_input *in)
 {
-	struct readahead *ra = in->ra;
 	struct ra_slot *s;
 	pthread_mutex_lock(&ra->mu);
 	if (ra->tail == ra->head) {
@@ -166,6 +169,16 @@ int inputahead_next(cm_input *in, const char **data, size_t *len)
 		in->ra_waited += cm_now_s() - t;
 	}
 	s = &ra->slot[ra->tail % (uint64_t)ra->n];
+	pthread_mutex_unlock(&ra->mu);
+	return s;
+}
+
+/* cm_input_next from the read-ahead thread's ring. */
+int inputahead_next(cm_input *in, const char **data, size_t *len)
+{
+	struct readahead *ra = in->ra;
+	struct ra_slot *s = next_filled(ra, in);
+	pthread_mutex_lock(&ra->mu);
 	if (s->rc == 1) {
 		ra->tail++;
 		pthread_cond_signal(&ra->freed);
@@ -189,6 +202,37 @@ int inputahead_next(cm_input *in, const char **data, size_t *len)
 	*len = s->len;
 	in->last = s->buf;
 	return 1;
+}
+
+/* Why the slots say which member they are of: the thread reads on, past
+ * the member's end, into the next member or the garbage after the last,
+ * and an error it met there (deferred) is no fault of the member checked:
+ * it stays unsettled, dropped when the thread is stopped. */
+int inputahead_member_end(cm_input *in)
+{
+	struct readahead *ra = in->ra;
+	const struct ra_slot *last;
+	uint64_t member;
+	if (ra->tail == 0) /* nothing handed out: no text to have been bad */
+		return 0;
+	/* the caller's slot; tail only moves on the caller's thread */
+	last = &ra->slot[(ra->tail - 1) % (uint64_t)ra->n];
+	if (last->member_end)
+		return 0;
+	member = last->members_ended; /* the index of the member of its text */
+	for (;;) {
+		const struct ra_slot *s = next_filled(ra, in);
+		const char *data;
+		size_t len;
+		int rc;
+		if (s->members_ended > member && s->rc < 0)
+			return 0; /* the member ended sound; the error lies after it */
+		rc = inputahead_next(in, &data, &len); /* takes s: a chunk, the end, its error */
+		if (rc != 1)
+			return rc;
+		if (s->member_end || s->members_ended > member)
+			return 0;
+	}
 }
 
 void cm_input_readahead(cm_input *in, int on) { in->ra_wanted = on; }

@@ -22,4 +22,12 @@ void inputahead_stop(cm_input *in);
  * error, in->ra_ended and in->ra_rc are set and the thread is gone. */
 int inputahead_next(cm_input *in, const char **data, size_t *len);
 
+/* inputdecode_member_end for an input read ahead (in->ra set, gzip): the
+ * chunks the thread made taken, and their text dropped, until one that
+ * ended the member of the chunk last handed out.  0 when the member ended
+ * sound, -1 after reporting its damage (the thread's error, as
+ * inputahead_next reports it).  An error the thread met after the member's
+ * end is left in the ring, unreported. */
+int inputahead_member_end(cm_input *in);
+
 #endif

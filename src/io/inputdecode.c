@@ -73,6 +73,7 @@ static int sniff(cm_input *in)
 		in->zs.next_in = in->raw;
 		in->zs.avail_in = (uInt)in->raw_len;
 		in->member_ended = 0;
+		in->members_ended = 0;
 	}
 	return 0;
 }
@@ -96,11 +97,15 @@ static const char *gz_why(const cm_input *in)
 	return m;
 }
 
-/* Inflate the next chunk.  Returns 1, 0 at the end, -1 after reporting. */
-static int next_gzip(cm_input *in, const char **data, size_t *len)
+/* Inflate the next chunk.  Returns 1, 0 at the end, -1 after reporting.
+ * MEMBER_ONLY: the end is that of the member being inflated (nothing after
+ * it is read, not even the next member's magic): inputdecode_member_end. */
+static int next_gzip(cm_input *in, const char **data, size_t *len, int member_only)
 {
 	for (;;) {
 		int rc;
+		if (member_only && in->member_ended)
+			return 0;
 		if (in->zs.avail_in == 0 && !in->raw_eof) {
 			ssize_t n = inputraw_read(in, 0, in->bufsize);
 			if (n < 0)
@@ -134,9 +139,10 @@ static int next_gzip(cm_input *in, const char **data, size_t *len)
 		in->zs.next_out = in->text;
 		in->zs.avail_out = (uInt)in->bufsize;
 		rc = inflate(&in->zs, Z_NO_FLUSH);
-		if (rc == Z_STREAM_END)
+		if (rc == Z_STREAM_END) {
 			in->member_ended = 1;
-		else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
+			in->members_ended++;
+		} else if (rc == Z_BUF_ERROR && in->zs.avail_in == 0 && in->raw_eof)
 			return cm_fail(CM_EXIT_DATA, in->name, gz_text_off(in),
 					"truncated gzip data (the file ends inside a gzip member, at compressed byte %llu)",
 					(unsigned long long)in->raw_done);
@@ -162,7 +168,7 @@ static int fill_text(cm_input *in, const char **data, size_t *len)
 	if (!in->sniffed && sniff(in) < 0)
 		return -1;
 	if (in->gzip)
-		return next_gzip(in, data, len);
+		return next_gzip(in, data, len, 0);
 	if (in->raw_pos == in->raw_len) {
 		ssize_t n;
 		inputbuf_own(in, &in->raw);
@@ -258,5 +264,22 @@ int inputdecode_fill(cm_input *in, const char **data, size_t *len)
 	int rc = fill_bom(in, data, len);
 	if (rc == 1 && !in->start_done && check_start(in, *data, *len) < 0)
 		return -1;
+	return rc;
+}
+
+/* Why only to the member's end: the text the reader found bad came out of
+ * the member being inflated (a chunk never spans two: inflate stops at a
+ * member's end), and the members before it were checked when they ended,
+ * before any text of the next was handed out.  So its CRC and length
+ * decide whether the text was the member's own; what follows (more
+ * members, trailing garbage, a pipe that never ends) says nothing about
+ * it, and reading it on could take forever. */
+int inputdecode_member_end(cm_input *in)
+{
+	const char *data;
+	size_t len;
+	int rc;
+	while ((rc = next_gzip(in, &data, &len, 1)) == 1)
+		in->next_off += len; /* the offsets of a damage found further on */
 	return rc;
 }

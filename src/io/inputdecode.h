@@ -14,4 +14,12 @@
  * chunk, 0 at the end, -1 after reporting. */
 int inputdecode_fill(cm_input *in, const char **data, size_t *len);
 
+/* After the text of a gzip input (in->gzip, sniffed) was found bad, with
+ * no read-ahead thread: inflate on, discarding the text, to the end of the
+ * member the last chunk handed out came from (read no further), so that
+ * its CRC and length are checked.  0 when the member ended sound (or had
+ * already ended), -1 after reporting its damage (a CRC or length error,
+ * bad deflate data, the file ending inside it, a read error). */
+int inputdecode_member_end(cm_input *in);
+
 #endif

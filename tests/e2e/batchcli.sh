@@ -3,9 +3,9 @@
 # user would expect (cli10): --format and -z after "--" against the
 # outputs' names, a manifest without its header line, paths the joblog (a
 # TSV) cannot hold, a trace file name that is not UTF-8, one window fitting
-# two traces, and an output or a joblog that is an input.  (Options given
-# twice are in options.sh.)  And what every merge would refuse after "--"
-# (cli11).
+# two traces, an output or a joblog that is an input, an output of -.
+# (Options given twice are in options.sh.)  And what every merge would
+# refuse after "--" (cli11).
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to make the ranks"
 BATCH=${CUPTIMERGE_BATCH:-$(dirname "$CUPTIMERGE")/cuptimerge-batch}
@@ -190,6 +190,20 @@ grep -qx "cuptimerge-batch: r0: the output is its own cpu trace: the merge would
 	grep -qx "cuptimerge-batch: r1: the output is key r0's window: the merge would replace it" "$tmp/err" &&
 	grep -qx "cuptimerge-batch: r2: the output is its own window: the merge would replace it" "$tmp/err" ||
 	fail "messages: $(cat "$tmp/err")"
+
+# A manifest output of "-" (cuptimerge -o -: standard output, /dev/null for
+# each merge) was found out only after its merge, as one that "made no
+# output".  It fails its rank when the manifest is read, as the plan says.
+tcase "manifest: an output of - fails its rank before any merge, the others merged"
+printf 'key\ttrace\twindow\toutput\nr0\t%s\t%s\t-\nr1\t%s\t%s\t%s\n' \
+	"$t0" "$tmp/oi/windows/w0.json" "$t1" "$tmp/oi/windows/w1.json" "$tmp/oi/r1.json" >"$tmp/oi/dash.tsv"
+dash_msg="the output - means standard output, not a file: each merge runs with its own (give a file's name)"
+run -n -m "$tmp/oi/dash.tsv" -O "$tmp/oi/dash"
+[ $rc -eq 4 ] && grep -q "^r0	.*	-	FAIL: $dash_msg\$" "$tmp/out" || fail "plan: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+run -m "$tmp/oi/dash.tsv" -O "$tmp/oi/dash"
+[ $rc -eq 4 ] || fail "exit $rc, wanted 4: $(cat "$tmp/err")"
+grep -qx "cuptimerge-batch: r0: $dash_msg" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+[ -s "$tmp/oi/r1.json" ] || fail "r1 was not merged: $(cat "$tmp/err")"
 
 # --joblog naming a trace, a window or the manifest rewrote it as the
 # joblog: the input was lost.  A usage error, nothing run.
