@@ -239,6 +239,13 @@ int cm_bplan_manifest(cm_bplan *p, const char *path, const char *outdir)
 			cm_bplan_fail(r, cm_bplan_asprintf("cpu trace %s: %s", r->trace, strerror(errno)));
 		else if (stat(r->window, &st) < 0)
 			cm_bplan_fail(r, cm_bplan_asprintf("window %s: %s", r->window, strerror(errno)));
+		else if (!S_ISREG(st.st_mode))
+			/* a FIFO (or a device) is read once: the plan's look
+			 * took what its writer wrote, and the merge then waited
+			 * for a writer that had gone, for ever.  Only its merge
+			 * reads it, as a window (-w), as a trace that is no
+			 * regular file (check_ranks) */
+			r->map = 0;
 		else {
 			cm_bfacts wf;
 			cm_bscan_head(r->window, &wf);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "batch/batchscan_int.h"
 #include "base/diag.h"
+#include "json/docsplit.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -427,12 +428,72 @@ char *cm_bscan_name_host(const char *path, int64_t pid)
 	return host_from_name(path, pid);
 }
 
+/* The bounds of one value (json/docsplit.h), over the text as it is read:
+ * an element or key over 16 MiB, a top-level member's value over 256 MiB,
+ * is refused at its first byte, as every reader of cuptimerge refuses it.
+ * Why: yajl holds a token cut by a read's end, and reads it again from
+ * its first byte with every read, so a window of one endless string (a
+ * gzip bomb, a file still being written) was held whole and scanned in
+ * time that grew with its square.  Which array is the document's is known
+ * only once its first container is open ("traceEvents" for a trace,
+ * "events" for a window: the scan's kind), so there is a watcher for each
+ * until then; the one that matches the kind speaks, as the merge of the
+ * file so taken would.  A file of neither kind (a thread map) has no
+ * array: both watchers judge its values alike. */
+struct bounds {
+	cm_docsplit_rec *trace, *window; /* NULL once the kind rules it out */
+};
+
+static void bounds_begin(struct bounds *b)
+{
+	b->trace = cm_docsplit_watch_new("traceEvents");
+	b->window = cm_docsplit_watch_new("events");
+}
+
+static void bounds_end(struct bounds *b)
+{
+	cm_docsplit_watch_free(b->trace);
+	cm_docsplit_watch_free(b->window);
+	b->trace = b->window = NULL;
+}
+
+/* The text S[0..N) at text offset BASE, which yajl has read (so the kind
+ * in F counts every container opened before its end): 0, or 1 when a
+ * value passed its bound, F then a damaged or bad file (set_damaged) that
+ * says which value and where it began. */
+static int bounds_feed(struct bounds *b, cm_bfacts *f, const struct scan *s, const char *path, const char *text,
+		       size_t n, uint64_t base)
+{
+	cm_docsplit_rec **keep[2] = {&b->trace, &b->window};
+	char msg[200], why[240];
+	int64_t at;
+	if (f->kind == CM_BK_TRACE && b->window) { /* one watcher from here on */
+		cm_docsplit_watch_free(b->window);
+		b->window = NULL;
+	} else if (f->kind == CM_BK_WINDOW && b->trace) {
+		cm_docsplit_watch_free(b->trace);
+		b->trace = NULL;
+	}
+	for (int k = 0; k < 2; k++)
+		if (*keep[k] && cm_docsplit_watch_feed(*keep[k], text, n, base, msg, sizeof msg, &at)) {
+			snprintf(why, sizeof why, "byte %lld: %s", (long long)at, msg);
+			set_damaged(f, s, path, "%s", why);
+			return 1;
+		}
+	return 0;
+}
+
 /* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
- * "traceEvents" begins. */
+ * "traceEvents" begins.  The reads grow from SCAN_CHUNK to SCAN_CHUNK_MAX
+ * (doubling): a trace's head is read in a block or two, and a long token,
+ * which yajl reads again with every read, costs a few passes over itself
+ * at most, not one a read. */
 static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 {
 	struct scan s;
+	struct bounds b;
 	unsigned char *buf;
+	size_t cap = SCAN_CHUNK;
 	gzFile gz;
 	yajl_handle h;
 	int n, stopped = 0, first = 1;
@@ -447,22 +508,32 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		return;
 	}
 	gzbuffer(gz, SCAN_CHUNK);
-	buf = cm_xmalloc(SCAN_CHUNK);
+	buf = cm_xmalloc(SCAN_CHUNK_MAX);
 	h = yajl_alloc(&bscan_callbacks, NULL, &s);
-	while ((n = gzread(gz, buf, SCAN_CHUNK)) > 0) {
+	bounds_begin(&b);
+	while ((n = gzread(gz, buf, (unsigned)cap)) > 0) {
 		/* a leading UTF-8 byte order mark, which the merge skips (io/inputdecode.c) */
 		int bom = first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
 		yajl_status st = yajl_parse(h, buf + bom, (size_t)(n - bom));
 		first = 0;
+		if (cap < SCAN_CHUNK_MAX)
+			cap *= 2;
 		if (st == yajl_status_client_canceled) {
 			stopped = 1;
 			break;
 		}
 		if (st != yajl_status_ok) {
-			snprintf(where, sizeof where, "%lld", off + bom + (long long)yajl_get_bytes_consumed(h));
+			/* a value past its bound before the fault is named first,
+			 * as the merge names it */
+			size_t used = yajl_get_bytes_consumed(h);
+			if (bounds_feed(&b, f, &s, path, (const char *)buf + bom, used, (uint64_t)(off + bom)))
+				goto out;
+			snprintf(where, sizeof where, "%lld", off + bom + (long long)used);
 			set_damaged(f, &s, path, "not JSON at byte %s", where);
 			goto out;
 		}
+		if (bounds_feed(&b, f, &s, path, (const char *)buf + bom, (size_t)(n - bom), (uint64_t)(off + bom)))
+			goto out;
 		off += n;
 	}
 	if (!stopped) {
@@ -503,6 +574,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		map_facts(&s, f);
 	}
 out:
+	bounds_end(&b);
 	free(s.mp);
 	yajl_free(h);
 	free(buf);
