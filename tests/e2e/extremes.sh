@@ -162,7 +162,8 @@ expect 'a thread_resource_map value of 2^70 is refused as beyond 64 bits' 1 \
 # more than a block and goes to the records file as it lies (gpudigest.c),
 # between the blocks before and after it.  The merge is the one with a
 # short name, the name put back; by default, at -j 1 with tiny reads, and
-# through the careful reader.  (Its peak memory: bench/bigname.sh.)
+# through the careful reader.  (Its peak memory against the name's length:
+# bench/longtoken.sh --window, BENCHMARKS.md's F29 section.)
 python3 - "$tmp" "$FIX/window.json" <<'EOF'
 import json, sys
 d, w = sys.argv[1], json.load(open(sys.argv[2]))
