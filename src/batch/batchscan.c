@@ -433,8 +433,9 @@ char *cm_bscan_name_host(const char *path, int64_t pid)
  * is refused at its first byte, as every reader of cuptimerge refuses it.
  * Why: yajl holds a token cut by a read's end, and reads it again from
  * its first byte with every read, so a window of one endless string (a
- * gzip bomb, a file still being written) was held whole and scanned in
- * time that grew with its square.  Which array is the document's is known
+ * small gzip file that inflates to gigabytes of 'a', or a named pipe, as
+ * a manifest's window was read then) was held whole, and scanned in time
+ * that grew with its square.  Which array is the document's is known
  * only once its first container is open ("traceEvents" for a trace,
  * "events" for a window: the scan's kind), so there is a watcher for each
  * until then; the one that matches the kind speaks, as the merge of the
@@ -444,12 +445,14 @@ struct bounds {
 	cm_docsplit_rec *trace, *window; /* NULL once the kind rules it out */
 };
 
+/* B watches a document from its first byte. */
 static void bounds_begin(struct bounds *b)
 {
 	b->trace = cm_docsplit_watch_new("traceEvents");
 	b->window = cm_docsplit_watch_new("events");
 }
 
+/* B's watchers are freed. */
 static void bounds_end(struct bounds *b)
 {
 	cm_docsplit_watch_free(b->trace);

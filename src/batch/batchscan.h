@@ -48,7 +48,9 @@ typedef struct cm_bfacts {
  * top-level members Kineto writes before "traceEvents" come with it); a
  * window is read to its end in one streaming pass (its "source" comes last),
  * counting GPU events, in constant memory; a thread map to its end, in memory
- * for one entry per process.  Never prints. */
+ * for one entry per process.  A value longer than cuptimerge reads (its
+ * bounds, json/docsplit.h) ends the read at the value's first byte, the
+ * file then damaged or bad, F->why in the merge's words.  Never prints. */
 void cm_bscan_full(const char *path, cm_bfacts *f);
 
 /* As cm_bscan_full, but a plain window that ends with its "source" (as
