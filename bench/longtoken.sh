@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/longtoken.sh -- time against the length of one huge token (finding F15).
 #
-# Usage: bench/longtoken.sh [--cuptimerge PATH] [--window] [SIZE_MB...]   (default: 25 50 100)
+# Usage: bench/longtoken.sh [--cuptimerge PATH] [--window] [SIZE_MB...]   (default: 4 8 15; an element may be at most 16 MiB)
 #
 # Makes a one-event CPU trace whose "name" is SIZE_MB megabytes long, merges the
 # example window into it (to /dev/null) and prints user seconds, wall seconds and
@@ -18,7 +18,7 @@ CM="$top/src/cuptimerge"
 if [ "${1:-}" = --cuptimerge ]; then CM=$2; shift 2; fi
 in_window=0
 if [ "${1:-}" = --window ]; then in_window=1; shift; fi
-[ $# -gt 0 ] || set -- 25 50 100
+[ $# -gt 0 ] || set -- 4 8 15
 work=$(mktemp -d "${TMPDIR:-/tmp}/cuptimerge-longtoken.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 printf '%8s %10s %10s %12s\n' "name MB" "user s" "wall s" "peak RSS MB"
