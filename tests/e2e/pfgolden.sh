@@ -74,6 +74,7 @@ printf '{"thread_map_version": 1, "processes": {}}' >"$tmp/nomap.json"
 
 if [ $regen -eq 1 ]; then
 	mkdir -p "$GOLD"
+	rm -f "$GOLD"/*.txt # (a case no longer listed leaves no file behind)
 	: >"$tmp/sums"
 	cases >"$tmp/cases"
 	while read -r name args <&3; do
@@ -114,7 +115,7 @@ while read -r name args <&3; do
 		if ! decode "$tmp/$name.pftrace" "$tmp/$name.txt"; then
 			fail "protoc: $(head -3 "$tmp/protoc.err")"
 		elif ! diff -u "$GOLD/$name.txt" "$tmp/$name.txt" >"$tmp/diff"; then
-			fail "differs from $name.txt ($(grep -c '^[-+][^-+]' "$tmp/diff") lines; make pfgolden-regen writes it again, on purpose):
+			fail "differs from $name.txt ($(grep -c '^[-+][^-+]' "$tmp/diff") lines changed; make pfgolden-regen writes it again, on purpose):
 $(head -n 40 "$tmp/diff")"
 		fi
 	fi
