@@ -10,13 +10,14 @@ need python3 "by the scripts under test"
 mdir=${CUPTIMERGE_MUTANTS:-./tests/mutants}
 
 # against PROGRAM LABEL SCRIPT...: run each SCRIPT with CUPTIMERGE=PROGRAM.
-# differential.sh gets one seed (4 merges) to keep this quick.
+# differential.sh gets one seed (4 merges) to keep this quick, pfgolden.sh
+# no reruns at other read sizes and -j (PFGOLDEN_QUICK).
 against() {
 	prog=$1 label=$2
 	shift 2
 	for script in "$@"; do
 		rc=0
-		CUPTIMERGE=$prog DIFF_SEEDS=1 sh "$srcdir/tests/e2e/$script" >"$tmp/out" 2>&1 </dev/null || rc=$?
+		CUPTIMERGE=$prog DIFF_SEEDS=1 PFGOLDEN_QUICK=1 sh "$srcdir/tests/e2e/$script" >"$tmp/out" 2>&1 </dev/null || rc=$?
 		if grep -q '^1\.\.0 # SKIP' "$tmp/out"; then
 			skip "$label: $script fails" "$script skipped: $(grep '^1\.\.0' "$tmp/out")"
 			continue
@@ -32,7 +33,7 @@ against() {
 	done
 }
 
-for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr; do
+for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr cuptimerge-kcorr; do
 	[ -x "$mdir/$m" ] || { not_ok "$mdir/$m is built (make check builds it)"; finish; }
 done
 
@@ -78,4 +79,17 @@ export SHARED
 against "$mdir/cuptimerge-pfcorr" "mutant pfcorr (the members' correlation + 1, the .pftrace's only)" \
 	pfmembers.sh pftmerge.sh
 against "$mdir/cuptimerge-corr" "mutant corr (correlation + 1)" pfmembers.sh
+
+# The .pftrace against golden files (pfgolden.sh, 1-2 s a run so).  A
+# value wrong in both text and members, as kcorr's kernel correlation is,
+# passes pfmembers.sh and pftmerge.sh (seen by hand: 0 failed cases in
+# each), which compare the program with itself; golden.sh kills it (21 of
+# 93 cases failed), and so must the golden .pftrace.  corr's value reaches
+# the .pftrace where the window's events go as text (a merge with -t) or
+# where a member's value is read from its text (an integer of 19 digits
+# and more, gpu_members_int): pfgolden.sh's repair_merge and f19_uint64
+# cases; pfcorr's wherever the merge's members are encoded.
+against "$mdir/cuptimerge-kcorr" "mutant kcorr (kernel correlation + 1, text and members)" pfgolden.sh
+against "$mdir/cuptimerge-corr" "mutant corr (correlation + 1)" pfgolden.sh
+against "$mdir/cuptimerge-pfcorr" "mutant pfcorr (the members' correlation + 1, the .pftrace's only)" pfgolden.sh
 finish
