@@ -190,16 +190,21 @@ int mergeprepare_run(struct merge *m)
 	cm_diag_slot early_diag = {0};
 	int early, early_ok = 0;
 	int threaded, w1_rc, win_trace_events = 0, status, ua_threaded;
+	uint64_t win_size, cpu_size;
 
 	if (!opt->careful && mergejobs_read_crew(opt->jobs))
 		m->crew = cm_ocrew_new(mergejobs_read_crew(opt->jobs));
+	/* the sizes taken before C1 starts: its scan may rewind the CPU trace
+	 * (a pipe's copy read again after an error), which sets its size */
+	win_size = cm_input_raw_size(m->win);
+	cpu_size = cm_input_raw_size(m->cpu);
 	threaded = pthread_create(&th, NULL, c1_thread, m) == 0;
 
 	/* one progress line for the run: the window's read, then the copy of
 	 * the CPU trace (the CPU trace's read runs beside the window's) */
-	if (cm_input_raw_size(m->win) && cm_input_raw_size(m->cpu)) {
-		cm_progress_job(cm_input_raw_size(m->win) + cm_input_raw_size(m->cpu));
-		cm_progress_stage(0, cm_input_raw_size(m->win));
+	if (win_size && cpu_size) {
+		cm_progress_job(win_size + cpu_size);
+		cm_progress_stage(0, win_size);
 	}
 	w1_rc = read_window(m, &win_trace_events);
 	m->t_window = cm_now_s() - m->t0;
