@@ -29,6 +29,7 @@
 #include "base/exitcode.h"
 #include "json/docsplit.h"
 #include "json/jcheck.h"
+#include "json/jscan.h"
 #include "json/jwrite.h"
 
 #include <string.h>
@@ -104,9 +105,6 @@ static void report_syntax(cm_sax *sax, const unsigned char *piece, size_t len, i
 	yajl_free_error(sax->h, msg);
 }
 
-/* 1 for JSON white space. */
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 /* Give yajl S[0..N), which starts at text offset BASE.  0, or -1 after a
  * report (a syntax error) or when a callback stopped the parse. */
 static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
@@ -179,7 +177,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 			if (!pending.len)
 				pending_at = at;
 			cm_buf_put(&pending, chunk, len);
-			if (pending.len < PENDING_WS || check.in_str || !is_ws(chunk[len - 1]))
+			if (pending.len < PENDING_WS || check.in_str || !cm_jscan_ws(chunk[len - 1]))
 				continue;
 			/* or after it: a run of white space, which ended any token */
 			if (parse(sax, pending.p, pending.len, pending_at) < 0)
