@@ -7,7 +7,7 @@
 # $CM_OLD, a binary of main before it (232e864).  dev-seq12.sh's -v line
 # put the 16-CPU wall in a slow batch at the head of the transcoder's ring.
 # On the 1 GB pair, rows taking turns, two rounds: the JSON, the .pftrace
-# new and old, plain and gzip.  Wall, user and sys s and peak RSS by GNU
+# new and old, plain and gzip (and the JSON gzip).  Wall, user and sys s and peak RSS by GNU
 # time, the output's size and md5 prefix (the same bytes: 38185c35); round
 # 2's .pftrace rows with the transcoder's -v line, then the -v time lines.
 # Binaries: $CM and $CM_OLD; the 1 GB pair in $CPU and $WIN; GNU time as
@@ -23,6 +23,7 @@ for round in 1 2; do
 	[ "$round" = 2 ] && v=-v
 	CM=$new
 	one "-o out.json ($round)" "" o.json
+	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace, whole groups ($round)" "$v" o.pftrace
 	one "-o out.pftrace.gz, whole groups ($round)" "$v" o.pftrace.gz
 	CM=$CM_OLD
