@@ -545,14 +545,17 @@ static char *read_slowly_from(int fd, size_t skip)
 	return p;
 }
 
-/* TEXT is threadprog exit's map of PID: 8 threads. */
+/* TEXT is threadprog exit's map of PID: 7 threads joined, and the sleeper
+ * when it got to run before the exit (on a loaded machine it may not). */
 static void map_ok(const char *text, pid_t pid)
 {
 	char err[256];
 	yajl_val map = yajl_tree_parse(text, err, sizeof err);
+	size_t n;
 
 	ck_assert_msg(map != NULL, "not a map: %s: %.200s", err, text);
-	ck_assert_uint_eq(map_entries(map, pid)->u.array.len, 8);
+	n = map_entries(map, pid)->u.array.len;
+	ck_assert_msg(n == 7 || n == 8, "%zu threads", n);
 	yajl_tree_free(map);
 }
 
