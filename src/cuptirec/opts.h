@@ -54,8 +54,8 @@ int crec_fd_above_std(int fd);
  * written through a device or FIFO), mode 0666 & ~umask, above 2 and
  * close-on-exec, but without two of a shell's ways to fail the program:
  *   - a FIFO without a reader is ENXIO, not an open that waits for one
- *     (in the program's exit, or its CUDA start; the window's sink tries
- *     again for a bounded while, sink.c);
+ *     (in the program's exit, or its CUDA start; both outputs try again
+ *     for a bounded while, crec_open_out_wait below);
  *   - a name of the program's own descriptor (/dev/stdout, /dev/fd/1:
  *     cm_path_names_fd) is that descriptor, duplicated, its output going
  *     on after the program's (no truncation), and EBADF when the program
