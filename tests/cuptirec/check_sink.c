@@ -9,7 +9,10 @@
  * failed at once on a FIFO without a reader, and lost the window of a
  * reader started beside the program (tests/gpu/run.sh's pool_exhaustion hung
  * in that reader); these cases hold the sink to the thread map's rules
- * (recout.sh) with a bounded wait for the reader instead. */
+ * (recout.sh) with a bounded wait for the reader instead (CUPTIREC_FIFO_WAIT,
+ * the thread map's too since rec15: check_threads' "output" cases), and a
+ * non-blocking descriptor, which lost the window with EAGAIN, to a slow
+ * reader's pace. */
 #include "config.h"
 #include "../unit/check_common.h"
 #include "cuptirec/opts.h"
