@@ -5,11 +5,24 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Wait until FD takes bytes again (poll, no time limit: a blocking write
+ * would wait as long).  0, or the errno of a poll that failed; a reader
+ * gone or a bad descriptor is left for the next write to say (EPIPE). */
+static int wait_writable(int fd)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
+	while (poll(&pf, 1, -1) < 0)
+		if (errno != EINTR)
+			return errno;
+	return 0;
+}
 
 int cm_write_all(int fd, const void *p, size_t n)
 {
@@ -18,6 +31,12 @@ int cm_write_all(int fd, const void *p, size_t n)
 		ssize_t w = write(fd, q, n);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int err = wait_writable(fd);
+			if (err)
+				return err;
+			continue;
+		}
 		if (w < 0)
 			return errno;
 		if (w == 0)

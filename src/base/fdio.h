@@ -10,7 +10,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* write(2) all N bytes at P to FD, retrying EINTR and short writes.
+/* write(2) all N bytes at P to FD, retrying EINTR and short writes.  A
+ * descriptor that is non-blocking (O_NONBLOCK on an open file description
+ * shared with whoever set it: a parent, another program on the same pipe)
+ * is waited on with poll(2) when it has no room (EAGAIN), for as long as a
+ * blocking one would wait: its reader is slow, not gone, and each write
+ * it failed lost bytes of the output.
  * Returns 0, or the errno of the write that failed (EPIPE included: the
  * caller decides whether a closed reader is an error); a write that takes
  * no byte of a non-empty buffer, which POSIX allows only of odd devices,

@@ -274,6 +274,9 @@ static void crec_load_opts(struct crec_opts *o)
 	v = getenv("CUPTIREC_EXIT_TIMEOUT");
 	if (v && *v && crec_parse_seconds(v, &o->exit_timeout))
 		crec_warn("CUPTIREC_EXIT_TIMEOUT=%s is not a number of seconds; using 30", v);
+	if (crec_fifo_wait_env(&o->fifo_wait))
+		crec_warn("CUPTIREC_FIFO_WAIT=%s is not a number of seconds; using %g", getenv("CUPTIREC_FIFO_WAIT"),
+			  o->fifo_wait);
 	o->per_thread_buffers = crec_env_flag("CUPTIREC_PER_THREAD_BUFFERS");
 	v = getenv("CUPTIREC_THREAD_CALLBACKS");
 	o->thread_callbacks = !(v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||

@@ -30,6 +30,7 @@ struct crec_opts {
 	int autostart;
 	int quiet;
 	double exit_timeout;
+	double fifo_wait;             /* CUPTIREC_FIFO_WAIT: a FIFO's reader, seconds */
 	int per_thread_buffers;
 	int thread_callbacks;
 	int latency_timestamps;

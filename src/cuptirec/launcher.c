@@ -61,6 +61,8 @@ static const char crec_usage[] =
 	"      --buffer-size=SIZE bytes per buffer, K/M suffixes (default 4M)\n"
 	"      --latency-timestamps  record when each kernel was queued and submitted\n"
 	"                         (costs launch rate; off, as in torch.profiler)\n"
+	"      --fifo-wait=S      wait S seconds at most for the reader of a FIFO\n"
+	"                         given as -o, then warn (default 10; 0: no wait)\n"
 	"  -T, --threads-only     do not use CUPTI: record every thread's pthread_self,\n"
 	"                         gettid, name and lifetime into a thread map\n"
 	"                         (default cuptirec_threads_%p.json)\n"
@@ -262,6 +264,7 @@ int main(int argc, char **argv)
 		{ "buffers", required_argument, NULL, 'B' },
 		{ "buffer-size", required_argument, NULL, 'S' },
 		{ "latency-timestamps", no_argument, NULL, 'L' },
+		{ "fifo-wait", required_argument, NULL, 'F' },
 		{ "threads-only", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -269,7 +272,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *activities = NULL, *delay = NULL, *duration = NULL;
-	const char *buffers = NULL, *bufsize = NULL, *msg;
+	const char *buffers = NULL, *bufsize = NULL, *fifo_wait = NULL, *msg;
 	char lib[PATH_MAX + 64], abs_out[PATH_MAX], bad[64], *preload;
 	int gzip = 0, threads_only = 0, quiet = 0, latency = 0, c;
 	double secs;
@@ -299,6 +302,7 @@ int main(int argc, char **argv)
 		case 'B': buffers = optarg; break;
 		case 'S': bufsize = optarg; break;
 		case 'L': latency = 1; break;
+		case 'F': fifo_wait = optarg; break;
 		case 'T': threads_only = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h':
@@ -326,6 +330,8 @@ int main(int argc, char **argv)
 		crec_usage_error("--delay %s: not a number of seconds", delay);
 	if (duration && (crec_parse_seconds(duration, &secs) || secs <= 0))
 		crec_usage_error("--duration %s: not a positive number of seconds", duration);
+	if (fifo_wait && crec_parse_seconds(fifo_wait, &secs))
+		crec_usage_error("--fifo-wait %s: not a number of seconds", fifo_wait);
 	if (buffers && (crec_parse_size(buffers, &sz) || sz < 2 || sz > 65536))
 		crec_usage_error("--buffers %s: need a count from 2 to 65536", buffers);
 	/* two messages: "need at least 64K" for "1Q" sent the user the wrong way */
@@ -352,6 +358,9 @@ int main(int argc, char **argv)
 		check_out_fd(output);
 	if (quiet)
 		crec_setenv("CUPTIREC_QUIET", "1");
+	/* both libraries' -o: the window's and the thread map's */
+	if (fifo_wait)
+		crec_setenv("CUPTIREC_FIFO_WAIT", fifo_wait);
 
 	if (threads_only) {
 		const char *old = getenv("LD_PRELOAD");

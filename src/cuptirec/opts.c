@@ -1,5 +1,5 @@
 /* opts.c - parsing of the activity list, durations, sizes and flags; the
- * libraries' opening of their output. */
+ * libraries' opening of their output and writing to it. */
 #include "opts.h"
 #include "base/fdio.h"
 #include "base/optnum.h"
@@ -8,11 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct {
@@ -141,4 +144,73 @@ int crec_open_out(const char *path, int flags)
 	if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0)
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
+}
+
+int crec_fifo_wait_env(double *out)
+{
+	const char *v = getenv("CUPTIREC_FIFO_WAIT");
+
+	*out = CREC_FIFO_WAIT_DEFAULT;
+	if (!v || !*v)
+		return 0;
+	return crec_parse_seconds(v, out) ? (*out = CREC_FIFO_WAIT_DEFAULT, -1) : 0;
+}
+
+/* Seconds from T0 to T1. */
+static double crec_secs(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int crec_open_out_wait(const char *path, int flags, double wait, int *no_reader)
+{
+	struct timespec t0, t1, nap = { 0, 1000000 };
+	struct stat st;
+	int fd, e;
+
+	if (no_reader)
+		*no_reader = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		fd = crec_open_out(path, flags);
+		e = errno;
+		if (fd >= 0)
+			return fd;
+		/* ENXIO is also a device with no hardware behind it: only a
+		 * FIFO's is waited for */
+		if (e != ENXIO || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (crec_secs(&t0, &t1) >= wait) {
+			if (no_reader)
+				*no_reader = 1;
+			break;
+		}
+		nanosleep(&nap, NULL);
+		/* 1, 2, 4 ... ms, then every 100 ms: a reader started beside
+		 * the program is found soon, one that never comes costs little */
+		if (nap.tv_nsec < 100000000)
+			nap.tv_nsec = nap.tv_nsec * 2 > 100000000 ? 100000000 : nap.tv_nsec * 2;
+	}
+	errno = e;
+	return -1;
+}
+
+int crec_write_out(int fd, const void *p, size_t n)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t sigpipe, old, pending;
+	int err, had;
+
+	if (!n)
+		return 0;
+	sigemptyset(&sigpipe);
+	sigaddset(&sigpipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigpipe, &old);
+	had = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+	err = cm_write_all(fd, p, n);
+	if (err == EPIPE && !had)
+		sigtimedwait(&sigpipe, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
 }

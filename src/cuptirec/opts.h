@@ -54,8 +54,8 @@ int crec_fd_above_std(int fd);
  * written through a device or FIFO), mode 0666 & ~umask, above 2 and
  * close-on-exec, but without two of a shell's ways to fail the program:
  *   - a FIFO without a reader is ENXIO, not an open that waits for one
- *     (in the program's exit, or its CUDA start; the window's sink tries
- *     again for a bounded while, sink.c);
+ *     (in the program's exit, or its CUDA start; both outputs try again
+ *     for a bounded while, crec_open_out_wait below);
  *   - a name of the program's own descriptor (/dev/stdout, /dev/fd/1:
  *     cm_path_names_fd) is that descriptor, duplicated, its output going
  *     on after the program's (no truncation), and EBADF when the program
@@ -63,5 +63,40 @@ int crec_fd_above_std(int fd);
  *     on that number since.
  * Returns the descriptor, or -1 with errno set. */
 int crec_open_out(const char *path, int flags);
+
+/* How long the libraries' output waits for a FIFO's reader, in seconds,
+ * when CUPTIREC_FIFO_WAIT (cuptirec --fifo-wait) does not say: the window's
+ * at the program's CUDA start, the thread map's in its exit. */
+#define CREC_FIFO_WAIT_DEFAULT 10.0
+
+/* CUPTIREC_FIFO_WAIT's seconds into *OUT (crec_parse_seconds: "0.5"; 0 is
+ * one try): 0, with CREC_FIFO_WAIT_DEFAULT when it is unset or empty; -1
+ * with the default when it is not a number of seconds, for the caller to
+ * warn about in its own words (a library must not fail its program). */
+int crec_fifo_wait_env(double *out);
+
+/* crec_open_out(PATH, FLAGS), tried again while PATH is a FIFO without a
+ * reader (ENXIO), after 1, 2, 4 ... ms, then every 100 ms, for WAIT
+ * seconds at most: the window opens at the program's CUDA start and the
+ * thread map in its exit, often milliseconds after a reader was started
+ * beside the program (tests/gpu/run.sh's pool_exhaustion: a single try
+ * lost the window, and the reader waited forever), while the blocking
+ * open that `> PATH` does stopped the program for good when no reader
+ * came.  Returns the descriptor, or -1 with errno set, and *NO_READER
+ * (when not NULL) 1 when that was ENXIO of a FIFO after WAIT seconds.
+ * No malloc: the thread map's _exit wrapper may run in a signal handler. */
+int crec_open_out_wait(const char *path, int flags, double wait, int *no_reader);
+
+/* Write all N bytes at P to FD, the libraries' output (cm_write_all:
+ * EINTR, short writes, a non-blocking descriptor waited on), with SIGPIPE
+ * blocked on the calling thread while it writes: the output may be a FIFO
+ * or the program's own standard output, whose reader can go away, and
+ * the window's trailer and the thread map are written on the program's
+ * threads (in its exit), where the signal's default action killed the
+ * program over its trace.  A reader gone is EPIPE instead, for the caller
+ * to warn about; the SIGPIPE that write raised is taken back, unless one
+ * was pending on the thread already (the program's, left for it).
+ * Returns 0 or the errno of the write that failed.  No malloc. */
+int crec_write_out(int fd, const void *p, size_t n);
 
 #endif

@@ -1,16 +1,12 @@
 /* sink.c - buffered, optionally gzip-compressed output to the window file. */
 #include "sink.h"
 #include "opts.h"
-#include "base/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -30,32 +26,13 @@ struct crec_sink {
 	z_stream zs;
 };
 
-/* Write all of p[0..n) to the fd, retrying on EINTR and short writes.
- * Returns 0, or -1 with the error recorded in S.
- *
- * SIGPIPE is blocked on this thread while it writes: the window may be a
- * FIFO or the program's own standard output, whose reader can go away,
- * and the trailer is written on the program's thread (its exit, or
- * cuptirec_end), where the signal's default action killed the program
- * over its window.  The write fails with EPIPE instead, a warning like any
- * other; the signal it raised on this thread is taken back, unless one was
- * pending here already (the program's, left for it). */
+/* Write all of p[0..n) to the fd: crec_write_out (opts.h), which waits on
+ * a non-blocking descriptor and makes a reader gone EPIPE, not SIGPIPE.
+ * Returns 0, or -1 with the error recorded in S. */
 static int crec_sink_flushbytes(crec_sink *s, const unsigned char *p, size_t n)
 {
-	static const struct timespec now = { 0, 0 };
-	sigset_t sigpipe, old, pending;
-	int err, had;
+	int err = crec_write_out(s->fd, p, n);
 
-	if (!n)
-		return 0;
-	sigemptyset(&sigpipe);
-	sigaddset(&sigpipe, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigpipe, &old);
-	had = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
-	err = cm_write_all(s->fd, p, n);
-	if (err == EPIPE && !had)
-		sigtimedwait(&sigpipe, NULL, &now);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		s->err = err;
 		s->what = "write";
@@ -96,59 +73,23 @@ static int crec_sink_deflate(crec_sink *s, const void *in, size_t n, int flush)
 	return 0;
 }
 
-/* Seconds from T0 to T1. */
-static double crec_sink_secs(const struct timespec *t0, const struct timespec *t1)
-{
-	return (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/* Open PATH for the window by crec_open_out (opts.h), O_CREAT | O_TRUNC:
- * a regular file made or truncated in place, as before; a name of one of
- * the program's descriptors (/dev/stdout) that descriptor, duplicated, so
- * `>> log` keeps what it held; a device written through.  A FIFO is opened
- * without waiting, and while it has no reader (ENXIO) the open is tried
- * again, at most every 100 ms, for up to WAIT seconds: the window opens
- * at the program's CUDA start, often milliseconds after a reader was
- * started beside it (tests/gpu/run.sh's pool_exhaustion: a
- * single try lost the window, and the reader waited forever), while the
- * blocking open that `> PATH` does stopped the program for good when no
- * reader came.  Returns the descriptor, blocking (a full pipe waits for
- * its reader), or -1 with errno set; ENXIO after WAIT seconds is said as
- * such in ERR. */
+/* Open PATH for the window: crec_open_out_wait (opts.h), O_CREAT |
+ * O_TRUNC, a FIFO's reader waited for WAIT seconds.  Returns the
+ * descriptor, or -1 with the message (the path and why) in ERR. */
 static int crec_sink_open_fd(const char *path, double wait, char *err, size_t errsz)
 {
-	struct timespec t0, t1, nap = { 0, 1000000 };
-	struct stat st;
-	int fd, e;
+	int no_reader, fd = crec_open_out_wait(path, O_CREAT | O_TRUNC, wait, &no_reader);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		fd = crec_open_out(path, O_CREAT | O_TRUNC);
-		e = errno;
-		if (fd >= 0)
-			return fd;
-		if (e != ENXIO || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (crec_sink_secs(&t0, &t1) >= wait) {
-			snprintf(err, errsz, "%s: a FIFO without a reader for %g s", path, wait);
-			errno = e;
-			return -1;
-		}
-		nanosleep(&nap, NULL);
-		/* 1, 2, 4 ... ms, then every 100 ms: a reader started beside
-		 * the program is found soon, one that never comes costs little */
-		if (nap.tv_nsec < 100000000)
-			nap.tv_nsec = nap.tv_nsec * 2 > 100000000 ? 100000000 : nap.tv_nsec * 2;
-	}
-	snprintf(err, errsz, "%s: %s", path, strerror(e));
-	errno = e;
-	return -1;
+	if (fd < 0 && no_reader)
+		snprintf(err, errsz, "%s: a FIFO without a reader for %g s", path, wait);
+	else if (fd < 0)
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+	return fd;
 }
 
 crec_sink *crec_sink_open(const char *path, int gzip, char *err, size_t errsz)
 {
-	return crec_sink_open_wait(path, gzip, CREC_SINK_FIFO_WAIT, err, errsz);
+	return crec_sink_open_wait(path, gzip, CREC_FIFO_WAIT_DEFAULT, err, errsz);
 }
 
 crec_sink *crec_sink_open_wait(const char *path, int gzip, double fifo_wait, char *err, size_t errsz)

@@ -224,12 +224,14 @@ struct crec_fout {
 	char buf[4096];
 };
 
-/* Write out the buffered bytes, unless a write has failed (cm_write_all:
- * write(2) alone, safe where the _exit wrapper runs). */
+/* Write out the buffered bytes, unless a write has failed (crec_write_out,
+ * opts.h: write(2), poll and the signal mask alone, safe where the _exit
+ * wrapper runs; a reader gone is EPIPE, not the program killed by
+ * SIGPIPE in its exit). */
 static void crec_fout_flush(struct crec_fout *f)
 {
 	if (!f->err)
-		f->err = cm_write_all(f->fd, f->buf, f->len);
+		f->err = crec_write_out(f->fd, f->buf, f->len);
 	f->len = 0;
 }
 
@@ -333,7 +335,8 @@ static void crec_thr_write_map(int patient)
 	struct crec_fout f;
 	struct stat st;
 	size_t i, n;
-	int ok, direct;
+	double wait;
+	int ok, direct, no_reader = 0;
 
 	/* a process that never started a thread has nothing to repair: writing
 	 * nothing keeps shells and helpers of a job from littering maps */
@@ -349,6 +352,9 @@ static void crec_thr_write_map(int patient)
 		crec_thr_warn("CUPTIREC_THREADS_OUTPUT=%s: %s; using the default name", v, crec_path_check(v));
 		v = NULL;
 	}
+	if (crec_fifo_wait_env(&wait))
+		crec_thr_warn("CUPTIREC_FIFO_WAIT=%s is not a number of seconds; using %g", getenv("CUPTIREC_FIFO_WAIT"),
+			      wait);
 	snprintf(pattern, sizeof pattern, "%s", v && *v ? v : CREC_THR_DEFAULT_OUTPUT);
 	pv.pid = (long)T.pid;
 	pv.seq = 0;
@@ -364,8 +370,9 @@ static void crec_thr_write_map(int patient)
 	 * names replaced (the link stays).  Anything else there (a device, a
 	 * FIFO, a terminal) is written through, as `> PATH` would: the rename
 	 * replaced /dev/full or /dev/stdout itself with a regular file (as
-	 * root).  A FIFO without a reader is an error, not a process that
-	 * hangs in its exit.  /dev/stdout (a name of a descriptor of ours) is
+	 * root).  A FIFO without a reader is waited for, CUPTIREC_FIFO_WAIT
+	 * seconds at most (as the window's is), then an error, not a process
+	 * that hangs in its exit.  /dev/stdout (a name of a descriptor of ours) is
 	 * written through that descriptor: with it closed, stat found
 	 * nothing, and the rename replaced the link /dev/stdout itself. */
 	direct = cm_path_names_fd(path) >= 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
@@ -374,7 +381,7 @@ static void crec_thr_write_map(int patient)
 	f.len = 0;
 	f.err = 0;
 	if (direct) {
-		f.fd = crec_open_out(path, 0);
+		f.fd = crec_open_out_wait(path, 0, wait, &no_reader);
 	} else {
 		f.fd = crec_fd_above_std(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	}
@@ -406,7 +413,9 @@ static void crec_thr_write_map(int patient)
 	n = T.n;
 	ok = !f.err;
 	pthread_mutex_unlock(&T.mu);
-	if (!ok)
+	if (!ok && no_reader)
+		crec_thr_warn("cannot write the thread map %s: a FIFO without a reader for %g s", path, wait);
+	else if (!ok)
 		crec_thr_warn("cannot write the thread map %s: %s", path, strerror(f.err));
 	else if (!crec_env_flag("CUPTIREC_QUIET"))
 		crec_thr_warn("thread map of %zu threads written to %s", n, path);

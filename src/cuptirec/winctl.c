@@ -53,7 +53,7 @@ int crec_begin_locked(const char *pattern)
 		crec_warn("%s: output path too long", pattern);
 		return -1;
 	}
-	w = crec_window_open(G.win_path, G.o.gzip, err, sizeof err);
+	w = crec_window_open(G.win_path, G.o.gzip, G.o.fifo_wait, err, sizeof err);
 	if (!w) {
 		crec_warn("cannot create the window file %s", err);
 		return -1;

@@ -17,7 +17,7 @@ struct crec_window {
 	int failed;
 };
 
-crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errsz)
+crec_window *crec_window_open(const char *path, int gzip, double fifo_wait, char *err, size_t errsz)
 {
 	crec_window *w = calloc(1, sizeof *w);
 	static const char head[] = "{\"events\": [\n";
@@ -28,7 +28,7 @@ crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errs
 	}
 	/* a .gz name is gzip even without -z: cuptimerge -o's rule, and a
 	 * plain window named .gz would mislead every tool but ours */
-	w->sink = crec_sink_open(path, gzip || crec_path_is_gz(path), err, errsz);
+	w->sink = crec_sink_open_wait(path, gzip || crec_path_is_gz(path), fifo_wait, err, errsz);
 	if (!w->sink) {
 		free(w);
 		return NULL;

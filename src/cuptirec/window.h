@@ -15,9 +15,10 @@ typedef int (*crec_next_fn)(uint8_t *buf, size_t valid, CUpti_Activity **rec);
 
 typedef struct crec_window crec_window;
 
-/* Create PATH (gzip when GZIP or when PATH ends in .gz) and write the opening `{"events": [`.
- * Returns NULL with a message in ERR on failure. */
-crec_window *crec_window_open(const char *path, int gzip, char *err, size_t errsz);
+/* Create PATH (gzip when GZIP or when PATH ends in .gz; a FIFO's reader
+ * waited for FIFO_WAIT seconds, crec_sink_open_wait) and write the opening
+ * `{"events": [`.  Returns NULL with a message in ERR on failure. */
+crec_window *crec_window_open(const char *path, int gzip, double fifo_wait, char *err, size_t errsz);
 
 /* Encode every record of buf[0..valid) with ENC and append the events.
  * Returns the number of events written, or -1 once output has failed (the

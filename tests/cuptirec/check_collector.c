@@ -1323,7 +1323,7 @@ static int write_test_window(const char *path, int gzip)
 	int rc;
 
 	window_records();
-	w = crec_window_open(path, gzip, err, sizeof err);
+	w = crec_window_open(path, gzip, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	ck_assert_msg(w != NULL, "open: %s", err);
 	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)w_buf1, sizeof w_buf1, walk_next), 4);
 	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)w_buf2, sizeof w_buf2, walk_next), 4);
@@ -1384,7 +1384,7 @@ static void check_test_window(const char *path)
 static yajl_val empty_window(const char *path, const crec_trailer *t)
 {
 	char err[256] = "";
-	crec_window *w = crec_window_open(path, 0, err, sizeof err);
+	crec_window *w = crec_window_open(path, 0, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	yajl_val v;
 	char *text;
 
@@ -1516,7 +1516,7 @@ START_TEST(test_window_big)
 
 	many_records(recs, ptrs, 5000);
 	snprintf(path, sizeof path, "%s/big.json.gz", check_tmpdir);
-	w = crec_window_open(path, 1, err, sizeof err);
+	w = crec_window_open(path, 1, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < 20; k++)
 		ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)ptrs, sizeof ptrs, walk_next), 5000);
@@ -1546,7 +1546,7 @@ START_TEST(test_window_truncated)
 
 	many_records(recs, ptrs, 5000);
 	snprintf(path, sizeof path, "%s/cut.json", check_tmpdir);
-	w = crec_window_open(path, 0, err, sizeof err);
+	w = crec_window_open(path, 0, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	ck_assert_int_eq(crec_window_add_buffer(w, &e, (uint8_t *)ptrs, sizeof ptrs, walk_next), 5000);
 	crec_window_abandon(w);
 	text = slurp(path);
@@ -1565,14 +1565,14 @@ START_TEST(test_window_errors)
 	crec_sink *s;
 
 	snprintf(path, sizeof path, "%s/no/such/dir/w.json", check_tmpdir);
-	ck_assert_ptr_null(crec_window_open(path, 0, err, sizeof err));
+	ck_assert_ptr_null(crec_window_open(path, 0, CREC_FIFO_WAIT_DEFAULT, err, sizeof err));
 	ck_assert_ptr_nonnull(strstr(err, "No such file or directory"));
 	ck_assert_ptr_nonnull(strstr(err, path));
 
 	/* a full disk is an error at close (or earlier), never silence */
 	if (access("/dev/full", W_OK) != 0)
 		return;
-	w = crec_window_open("/dev/full", 0, err, sizeof err);
+	w = crec_window_open("/dev/full", 0, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	ck_assert_ptr_nonnull(w);
 	err[0] = '\0';
 	ck_assert_int_eq(crec_window_close(w, &t, err, sizeof err), -1);
@@ -1818,7 +1818,7 @@ START_TEST(test_cuptimerge_rejects_truncated)
 	snprintf(win, sizeof win, "%s/cut.json", check_tmpdir);
 	snprintf(out, sizeof out, "%s/merged.json", check_tmpdir);
 	snprintf(log, sizeof log, "%s/log", check_tmpdir);
-	w = crec_window_open(win, 0, err, sizeof err);
+	w = crec_window_open(win, 0, CREC_FIFO_WAIT_DEFAULT, err, sizeof err);
 	crec_window_add_buffer(w, &e, (uint8_t *)w_buf1, sizeof w_buf1, walk_next);
 	crec_window_abandon(w);
 	{

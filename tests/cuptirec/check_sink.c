@@ -9,9 +9,13 @@
  * failed at once on a FIFO without a reader, and lost the window of a
  * reader started beside the program (tests/gpu/run.sh's pool_exhaustion hung
  * in that reader); these cases hold the sink to the thread map's rules
- * (recout.sh) with a bounded wait for the reader instead. */
+ * (recout.sh) with a bounded wait for the reader instead (CUPTIREC_FIFO_WAIT,
+ * the thread map's too since rec15: check_threads' "output" cases), and a
+ * non-blocking descriptor, which lost the window with EAGAIN, to a slow
+ * reader's pace. */
 #include "config.h"
 #include "../unit/check_common.h"
+#include "cuptirec/opts.h"
 #include "cuptirec/sink.h"
 
 #include <errno.h>
@@ -238,6 +242,98 @@ START_TEST(fifo_reader_gone)
 }
 END_TEST
 
+/* The program's standard output non-blocking (O_NONBLOCK on a pipe's open
+ * file description, shared with the parent that set it): the window goes
+ * through a dup of it, non-blocking too, and every write the full pipe
+ * could not take failed with EAGAIN, the window lost.  A reader that is
+ * slow (late, then a piece at a time) is waited for: 4 MiB reach it whole.
+ * The child exits 0 when it read every byte in order. */
+START_TEST(nonblocking_descriptor)
+{
+	enum { TOTAL = 4 << 20 };
+	static unsigned char big[TOTAL];
+	char name[64], err[512];
+	crec_sink *s;
+	pid_t pid;
+	int p[2], status;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK), 0);
+	for (size_t i = 0; i < TOTAL; i++)
+		big[i] = (unsigned char)(i * 5 + i / 509);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static unsigned char in[65536];
+		struct timespec nap = { 0, 300000000 }, slow = { 0, 200000 };
+		size_t got = 0;
+		ssize_t k;
+		close(p[1]);
+		nanosleep(&nap, NULL);
+		while ((k = read(p[0], in, sizeof in)) > 0) {
+			if (got + (size_t)k > TOTAL || memcmp(in, big + got, (size_t)k))
+				_exit(3);
+			got += (size_t)k;
+			nanosleep(&slow, NULL);
+		}
+		_exit(got == TOTAL ? 0 : 4);
+	}
+	close(p[0]);
+	snprintf(name, sizeof name, "/dev/fd/%d", p[1]);
+	s = crec_sink_open_wait(name, 0, 1, err, sizeof err);
+	ck_assert_msg(s != NULL, "said: %s", err);
+	ck_assert_int_eq(crec_sink_write(s, big, TOTAL / 2), 0);
+	for (size_t at = TOTAL / 2; at < TOTAL; at += 4096) /* through the sink's buffer too */
+		ck_assert_int_eq(crec_sink_write(s, big + at, 4096), 0);
+	ck_assert_msg(crec_sink_close(s, err, sizeof err) == 0, "said: %s", err);
+	ck_assert_int_ne(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0); /* the program's, as it was */
+	close(p[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "reader status %#x", status);
+}
+END_TEST
+
+/* CUPTIREC_FIFO_WAIT (crec_fifo_wait_env, opts.h): seconds as --delay's,
+ * 0 for one try; unset or empty, the default; anything else -1 and the
+ * default, for the caller's warning. */
+START_TEST(fifo_wait_setting)
+{
+	double w = -5;
+	unsetenv("CUPTIREC_FIFO_WAIT");
+	ck_assert_int_eq(crec_fifo_wait_env(&w), 0);
+	ck_assert(w == CREC_FIFO_WAIT_DEFAULT && w == 10.0);
+	setenv("CUPTIREC_FIFO_WAIT", "", 1);
+	ck_assert_int_eq(crec_fifo_wait_env(&w), 0);
+	ck_assert(w == 10.0);
+	setenv("CUPTIREC_FIFO_WAIT", "0.5", 1);
+	ck_assert_int_eq(crec_fifo_wait_env(&w), 0);
+	ck_assert(w == 0.5);
+	setenv("CUPTIREC_FIFO_WAIT", "0", 1);
+	ck_assert_int_eq(crec_fifo_wait_env(&w), 0);
+	ck_assert(w == 0);
+	for (const char *const *b = (const char *const[]){ "soon", "-1", " 2", "1e99", "inf", "0x10", NULL }; *b; b++) {
+		setenv("CUPTIREC_FIFO_WAIT", *b, 1);
+		w = -5;
+		ck_assert_msg(crec_fifo_wait_env(&w) == -1, "'%s' taken", *b);
+		ck_assert(w == 10.0);
+	}
+	unsetenv("CUPTIREC_FIFO_WAIT");
+}
+END_TEST
+
+/* A FIFO without a reader and a wait of 0: one try, the error at once. */
+START_TEST(fifo_wait_zero)
+{
+	char path[PATH_MAX], err[512];
+	double t0;
+	snprintf(path, sizeof path, "%s/fifo", check_tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	t0 = now_s();
+	ck_assert_ptr_null(crec_sink_open_wait(path, 0, 0, err, sizeof err));
+	ck_assert_msg(now_s() - t0 < 0.5, "waited %g s", now_s() - t0);
+	ck_assert_msg(strstr(err, "without a reader for 0 s"), "said: %s", err);
+}
+END_TEST
+
 /* A device is written through; /dev/full's error comes back at close. */
 START_TEST(dev_full)
 {
@@ -263,6 +359,9 @@ static Suite *sink_suite(void)
 	tcase_add_test(tc, fifo_without_reader);
 	tcase_add_test(tc, fifo_reader_gone);
 	tcase_add_test(tc, dev_full);
+	tcase_add_test(tc, nonblocking_descriptor);
+	tcase_add_test(tc, fifo_wait_setting);
+	tcase_add_test(tc, fifo_wait_zero);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,11 +3,14 @@
 #define _GNU_SOURCE 1
 #endif
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -418,6 +421,8 @@ START_TEST(test_launcher_usage)
 		{ "--activities", "kernel,nonsense", "--", "/bin/true", NULL },
 		{ "--delay", "soon", "--", "/bin/true", NULL },
 		{ "--duration", "0", "--", "/bin/true", NULL },
+		{ "--fifo-wait", "soon", "--", "/bin/true", NULL },
+		{ "-T", "--fifo-wait=-1", "--", "/bin/true", NULL },
 		{ "--no-such-option", "--", "/bin/true", NULL },
 		{ "-T", "-o", "map.json.gz", "--", "/bin/true", NULL },   /* plain map, .gz name */
 	};
@@ -449,6 +454,228 @@ START_TEST(test_launcher_usage)
 }
 END_TEST
 
+/* ---- where the map goes: a FIFO, a pipe (src/cuptirec/opts.c's
+ * crec_open_out_wait and crec_write_out, the window's sink's rules) ---- */
+
+/* Start threadprog MODE under the recorder, its map to MAP (a path; with
+ * FD3 >= 0, that descriptor is the program's 3), more settings in ENV
+ * (NULL-ended), stdout to out.txt, stderr to out.txt.err; SIGPIPE at its
+ * default, as in most programs.  Returns the pid, not waited for. */
+static pid_t spawn_map(const char *mode, const char *map, int fd3, char *const env[])
+{
+	char prog[512], lib[512], envp[600], envo[600], out[300], errp[320];
+	pid_t pid;
+	int i;
+
+	snprintf(prog, sizeof prog, "%s/tests/cuptirec/threadprog", CREC_BUILDDIR);
+	snprintf(lib, sizeof lib, "%s/.libs/libcuptirec_threads.so", CREC_BUILDDIR);
+	snprintf(envp, sizeof envp, "LD_PRELOAD=%s%s%s", CREC_ASAN_RUNTIME, CREC_ASAN_RUNTIME[0] ? " " : "", lib);
+	snprintf(envo, sizeof envo, "CUPTIREC_THREADS_OUTPUT=%s", map);
+	snprintf(out, sizeof out, "%s/out.txt", check_tmpdir);
+	snprintf(errp, sizeof errp, "%s.err", out);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *argv[] = { prog, (char *)mode, NULL };
+		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0 || (fd3 >= 0 && fd3 != 3 && dup2(fd3, 3) < 0))
+			_exit(125);
+		signal(SIGPIPE, SIG_DFL);
+		putenv(envp);
+		putenv(envo);
+		unsetenv("CUPTIREC_FIFO_WAIT");
+		for (i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	return pid;
+}
+
+/* Wait for PID; its exit status, or 128 + the signal that killed it. */
+static int reap(pid_t pid)
+{
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* What the program said on its stderr (out.txt.err), malloc'd. */
+static char *said(void)
+{
+	char errp[320];
+
+	snprintf(errp, sizeof errp, "%s/out.txt.err", check_tmpdir);
+	return slurp(errp);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* All of FD until its end, slowly (a pause after each 512 bytes), from
+ * offset SKIP of what comes: returned NUL-ended, malloc'd. */
+static char *read_slowly_from(int fd, size_t skip)
+{
+	struct timespec slow = { 0, 2000000 };
+	size_t cap = 1 << 16, len = 0;
+	char *p = malloc(cap);
+	ssize_t k;
+
+	for (;;) {
+		if (cap - len < 1024)
+			p = realloc(p, cap *= 2);
+		k = read(fd, p + len, 512);
+		if (k < 0 && errno == EINTR)
+			continue;
+		ck_assert_int_ge(k, 0);
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		nanosleep(&slow, NULL);
+	}
+	p[len] = '\0';
+	ck_assert_uint_ge(len, skip);
+	memmove(p, p + skip, len - skip + 1);
+	return p;
+}
+
+/* TEXT is threadprog exit's map of PID: 7 threads joined, and the sleeper
+ * when it got to run before the exit (on a loaded machine it may not). */
+static void map_ok(const char *text, pid_t pid)
+{
+	char err[256];
+	yajl_val map = yajl_tree_parse(text, err, sizeof err);
+	size_t n;
+
+	ck_assert_msg(map != NULL, "not a map: %s: %.200s", err, text);
+	n = map_entries(map, pid)->u.array.len;
+	ck_assert_msg(n == 7 || n == 8, "%zu threads", n);
+	yajl_tree_free(map);
+}
+
+/* A FIFO whose reader opens it 0.3 s after the program wrote its map (one
+ * started beside the program, late): waited for, CUPTIREC_FIFO_WAIT
+ * seconds at most, and the reader gets the map.  It was given up at once
+ * ("No such device or address"), the map lost. */
+START_TEST(test_map_fifo_late_reader)
+{
+	char fifo[300], wait5[] = "CUPTIREC_FIFO_WAIT=5", *env[] = { wait5, NULL }, *text;
+	struct timespec late = { 0, 300000000 };
+	pid_t pid;
+	int rfd;
+
+	snprintf(fifo, sizeof fifo, "%s/fifo", check_tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	pid = spawn_map("exit", fifo, -1, env);
+	nanosleep(&late, NULL);
+	/* not blocking: the program, waiting for a reader, finds this one;
+	 * the map (a few hundred bytes) fits in the pipe, and its end is
+	 * read once the program has exited */
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rfd, 0);
+	ck_assert_int_eq(reap(pid), 0);
+	ck_assert_int_eq(fcntl(rfd, F_SETFL, 0), 0);
+	text = read_slowly_from(rfd, 0);
+	close(rfd);
+	map_ok(text, pid);
+	free(text);
+}
+END_TEST
+
+/* A FIFO that no reader opens: after CUPTIREC_FIFO_WAIT seconds a warning
+ * saying so, the program's own status, nothing replaced. */
+START_TEST(test_map_fifo_without_reader)
+{
+	char fifo[300], want[400], wait[] = "CUPTIREC_FIFO_WAIT=0.5", *env[] = { wait, NULL }, *text;
+	struct stat st;
+	double t0 = mono_s(), waited;
+
+	snprintf(fifo, sizeof fifo, "%s/fifo", check_tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(reap(spawn_map("exit", fifo, -1, env)), 0);
+	waited = mono_s() - t0;
+	text = said();
+	snprintf(want, sizeof want, "cannot write the thread map %s: a FIFO without a reader for 0.5 s", fifo);
+	ck_assert_msg(strstr(text, want), "said: %s", text);
+	ck_assert_msg(waited >= 0.5 && waited < 5, "waited %g s", waited);
+	ck_assert_int_eq(stat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	free(text);
+}
+END_TEST
+
+/* A reader gone before the map is written (a pipe whose read end is
+ * closed): a warning, EPIPE, and the program's own status, in each way a
+ * program exits.  SIGPIPE, at its default, killed it (status 141). */
+START_TEST(test_map_reader_gone)
+{
+	const char *mode = modes[_i];
+	char *text;
+	int p[2], rc;
+
+	ck_assert_int_eq(pipe(p), 0);
+	close(p[0]);
+	rc = reap(spawn_map(mode, "/dev/fd/3", p[1], NULL));
+	close(p[1]);
+	text = said();
+	ck_assert_msg(rc == 0, "%s: status %d (141: SIGPIPE), said: %s", mode, rc, text);
+	ck_assert_msg(strstr(text, "cannot write the thread map /dev/fd/3: Broken pipe"), "%s: said: %s", mode,
+		      text);
+	free(text);
+}
+END_TEST
+
+/* The map's descriptor non-blocking (O_NONBLOCK on a pipe the program
+ * shares with its parent) and its pipe full, the reader late and slow:
+ * the map waits for room (poll), as through a blocking pipe, and comes
+ * whole after what the pipe held.  It failed with EAGAIN ("Resource
+ * temporarily unavailable"), the map lost. */
+START_TEST(test_map_nonblocking)
+{
+	static char fill[4096];
+	struct timespec late = { 0, 300000000 };
+	char *text;
+	pid_t pid;
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+	memset(fill, 'x', sizeof fill);
+	ck_assert_int_eq(write(p[1], fill, sizeof fill), (ssize_t)sizeof fill);
+	pid = spawn_map("exit", "/dev/fd/3", p[1], NULL);
+	close(p[1]);
+	nanosleep(&late, NULL);
+	text = read_slowly_from(p[0], sizeof fill);
+	close(p[0]);
+	ck_assert_int_eq(reap(pid), 0);
+	map_ok(text, pid);
+	free(text);
+}
+END_TEST
+
+/* CUPTIREC_FIFO_WAIT that is not a number of seconds: one line saying so,
+ * the default kept, the map written. */
+START_TEST(test_map_fifo_wait_bad)
+{
+	char map[300], bad[] = "CUPTIREC_FIFO_WAIT=soon", *env[] = { bad, NULL }, *text;
+
+	snprintf(map, sizeof map, "%s/map.json", check_tmpdir);
+	ck_assert_int_eq(reap(spawn_map("exit", map, -1, env)), 0);
+	text = said();
+	ck_assert_msg(strstr(text, ": CUPTIREC_FIFO_WAIT=soon is not a number of seconds; using 10\n"), "said: %s",
+		      text);
+	free(text);
+	ck_assert_int_eq(access(map, R_OK), 0);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("cuptirec_threads");
@@ -461,6 +688,15 @@ static Suite *threads_suite(void)
 	tcase_add_test(tc, test_launcher_host_rank);
 	tcase_add_test(tc, test_launcher_status_and_quiet_processes);
 	tcase_add_test(tc, test_launcher_usage);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("output");
+	tcase_add_checked_fixture(tc, check_tmpdir_setup, check_tmpdir_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_map_fifo_late_reader);
+	tcase_add_test(tc, test_map_fifo_without_reader);
+	tcase_add_loop_test(tc, test_map_reader_gone, 0, (int)(sizeof modes / sizeof modes[0]));
+	tcase_add_test(tc, test_map_nonblocking);
+	tcase_add_test(tc, test_map_fifo_wait_bad);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -134,6 +134,43 @@ else
 	[ -s "$tmp/b2/ok.json" ] || fail "the rank with a file's name was not merged"
 fi
 
+# A standard output left non-blocking (O_NONBLOCK on the pipe's open file
+# description, which cuptimerge shares with whoever set it: a parent, a
+# shell's other program): every write the pipe had no room for failed with
+# EAGAIN, "write error: Resource temporarily unavailable", and the trace
+# was cut.  The reader here is slow, not gone: a one-page pipe it starts
+# draining late, in small pieces.  Python sets the flag and reads.
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "standard output non-blocking, a slow reader: every byte, status 0" "no python3"
+else
+	tcase "standard output non-blocking, a slow reader: every byte, status 0"
+	cat >"$tmp/slowread.py" <<'EOF2'
+import fcntl, os, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(sys.argv[2:], stdout=w)
+os.close(w)
+time.sleep(0.2)
+with open(sys.argv[1], "wb") as out:
+    while True:
+        b = os.read(r, 4096)
+        if not b:
+            break
+        out.write(b)
+        time.sleep(0.0005)
+sys.exit(p.wait())
+EOF2
+	for f in "" -z --format=perfetto "-o /dev/stdout"; do
+		case $f in -z) want=$tmp/plain.gz ;; --format=perfetto) want=$tmp/plain.pftrace ;; *) want=$tmp/plain.json ;; esac
+		rc=0
+		# shellcheck disable=SC2086 # $f is an option, or two, or none
+		python3 "$tmp/slowread.py" "$tmp/nb" $CUPTIMERGE $f -w "$W" "$C" 2>"$tmp/err" || rc=$?
+		[ $rc -eq 0 ] || fail "${f:-stdout}: exit $rc: $(cat "$tmp/err")"
+		cmp -s "$want" "$tmp/nb" || fail "${f:-stdout}: $(wc -c <"$tmp/nb") bytes, not the $(wc -c <"$want") of a plain run"
+	done
+fi
+
 # binary output onto a terminal is refused on standard output (ttyout.sh):
 # so it is through -o /dev/stdout on one; the terminal is script(1)'s
 if ! command -v script >/dev/null 2>&1; then

@@ -5,8 +5,8 @@
 # device node or the link itself with a regular file, and said "written".
 # A regular file is still replaced whole, a symbolic link followed (the
 # link stays); a device or a FIFO is written through, as `> PATH` would,
-# its errors said; a FIFO without a reader is an error, not a process that
-# hangs in its exit; a name of standard output is that descriptor.  No GPU
+# its errors said; a FIFO without a reader is waited for (--fifo-wait), then
+# an error, not a process that hangs in its exit; a name of standard output is that descriptor.  No GPU
 # needed: -T records threads only.
 . "${srcdir:-.}/tests/e2e/common.sh"
 need python3 "to start a thread"
@@ -18,12 +18,14 @@ CUPTIREC=${CUPTIREC:-./cuptirec}
 # keeps it ahead of its own library), and python's own leaks are not ours.
 asan_runtime=$(sed -n 's/^ASAN_RUNTIME = //p' Makefile 2>/dev/null || true)
 
-# rec PATH: a Python process that starts a thread, under cuptirec -T -o
-# PATH; its stderr in $tmp/err, its status in $rc
+# rec PATH [OPTION...]: a Python process that starts a thread, under
+# cuptirec -T OPTION... -o PATH; its stderr in $tmp/err, its status in $rc
 rec() {
 	rc=0
+	o=$1
+	shift
 	${asan_runtime:+env LD_PRELOAD=$asan_runtime ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
-		timeout 20 "$CUPTIREC" -T -o "$1" -- python3 -c \
+		timeout 20 "$CUPTIREC" -T "$@" -o "$o" -- python3 -c \
 		'import threading; t = threading.Thread(target=lambda: 0); t.start(); t.join()' 2>"$tmp/err" || rc=$?
 }
 
@@ -55,13 +57,16 @@ else
 	skip "-o a full device: written through, the error said, the device kept" "mknod not permitted"
 fi
 
-tcase "-o a FIFO: written through to its reader; without one, an error, not a hang"
+tcase "-o a FIFO: written through to its reader; without one, --fifo-wait seconds, then an error, not a hang"
 mkfifo "$tmp/d/fifo"
-rec "$tmp/d/fifo"
+t0=$(date +%s%N)
+rec "$tmp/d/fifo" --fifo-wait 0.5
+t1=$(date +%s%N)
 [ $rc -eq 0 ] || fail "no reader: exit $rc (124: it hung)"
 [ -p "$tmp/d/fifo" ] || fail "no reader: the FIFO was replaced"
-grep -q "cannot write the thread map $tmp/d/fifo: No such device or address" "$tmp/err" ||
+grep -q "cannot write the thread map $tmp/d/fifo: a FIFO without a reader for 0.5 s" "$tmp/err" ||
 	fail "no reader: said: $(cat "$tmp/err")"
+[ $((t1 - t0)) -ge 500000000 ] || fail "no reader: gave up after $(((t1 - t0) / 1000000)) ms, not 500"
 timeout 20 cat "$tmp/d/fifo" >"$tmp/fromfifo" &
 reader=$!
 rec "$tmp/d/fifo"

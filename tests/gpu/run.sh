@@ -13,8 +13,8 @@
 # benchmark, REPS rounds; "kineto" only the Kineto-parity comparison (9);
 # "torchrun" only the 2-rank torchrun job merged by cuptimerge-batch (10),
 # which also needs BINDIR/cuptimerge-batch; "window_out" only where the
-# window's -o leads (4: a slow FIFO; 4b-4d: /dev/stdout under >>, a FIFO
-# whose reader comes late, one that none opens).
+# window's -o leads (4: a slow FIFO; 4b-4e: /dev/stdout under >>, a FIFO
+# whose reader comes late, one that none opens, --fifo-wait).
 set -u
 MODE=${3:-all}
 REPS=${4:-3}
@@ -201,6 +201,23 @@ rc=$?; secs=$((SECONDS - s0)); cat "$W/none.err" >> "$LOG"
 if [ $rc = 0 ] && grep -q "without a reader for 10 s" "$W/none.err" && grep -q '^DONE' "$W/none.out"; then
 	pass window_fifo_no_reader "{\"seconds\": $secs}"
 else fail window_fifo_no_reader "exit $rc after $secs s: $(tr '\n"' ' _' < "$W/none.err" | head -c 300)"; fi
+
+# 4e. --fifo-wait (CUPTIREC_FIFO_WAIT, read by the collector): a FIFO that no
+# reader opens, given up after 1 s; a value that is not a number of seconds
+# is one warning, and the window is written all the same (rec15; cheap: two
+# short runs of threads_cuda, ~1 s of waiting)
+log "--fifo-wait 1 on a FIFO without a reader; CUPTIREC_FIFO_WAIT=soon"
+mkfifo "$W/none1.fifo"
+s0=$SECONDS
+timeout 120 "$BIN/cuptirec" --fifo-wait 1 -o "$W/none1.fifo" -- "$BIN/threads_cuda" 3 0 > "$W/none1.out" 2> "$W/none1.err"
+rc=$?; secs=$((SECONDS - s0)); cat "$W/none1.err" >> "$LOG"
+CUPTIREC_FIFO_WAIT=soon timeout 120 "$BIN/cuptirec" -o "$W/fw_bad.json" -- "$BIN/threads_cuda" 3 0 > "$W/fw_bad.out" 2> "$W/fw_bad.err"
+rc2=$?; cat "$W/fw_bad.err" >> "$LOG"
+if [ $rc = 0 ] && grep -q "without a reader for 1 s" "$W/none1.err" && grep -q '^DONE' "$W/none1.out" &&
+	[ $rc2 = 0 ] && grep -q "CUPTIREC_FIFO_WAIT=soon is not a number of seconds; using 10" "$W/fw_bad.err" &&
+	[ -s "$W/fw_bad.json" ]; then
+	pass window_fifo_wait_setting "{\"seconds\": $secs}"
+else fail window_fifo_wait_setting "exit $rc after $secs s, bad value exit $rc2: $(cat "$W/none1.err" "$W/fw_bad.err" | tr '\n"' ' _' | head -c 300)"; fi
 fi
 
 if [ "$MODE" = all ]; then

@@ -1,7 +1,8 @@
 /* check_fdio.c - all of a buffer to or from a descriptor (base/fdio.c):
  * cm_write_all through the short writes and EINTRs of a small pipe whose
  * writer a timer keeps interrupting, its errnos (a closed reader, a full
- * device), cm_pread_all's count at a file's end, and cm_path_names_fd. */
+ * device), a descriptor left non-blocking by another process (waited on,
+ * not EAGAIN), cm_pread_all's count at a file's end, and cm_path_names_fd. */
 /* F_SETPIPE_SZ is a Linux extension that glibc declares only for
  * _GNU_SOURCE. */
 #ifndef _GNU_SOURCE
@@ -118,6 +119,45 @@ START_TEST(test_write_all_short_and_eintr)
 }
 END_TEST
 
+/* A pipe whose write end is non-blocking (O_NONBLOCK on a description the
+ * caller shares, set by a parent: `cuptimerge ... | reader` under a shell
+ * or program that left it so): the reader is slow, not gone, and the bytes
+ * it has no room for yet are waited for (poll) rather than lost with
+ * EAGAIN.  The reader starts late and drains a one-page pipe in small
+ * pieces, so the writer finds it full again and again. */
+START_TEST(test_write_all_nonblocking)
+{
+	static unsigned char data[TOTAL];
+	struct reader r = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .go = 1};
+	struct timespec late = {0, 50 * 1000 * 1000};
+	pthread_t th;
+	int p[2];
+
+	for (size_t i = 0; i < TOTAL; i++)
+		data[i] = (unsigned char)(i * 17 + (i >> 11));
+	r.got = calloc(TOTAL, 1);
+	ck_assert_ptr_nonnull(r.got);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK), 0);
+	r.fd = p[0];
+	/* the setting: a write the full pipe cannot take fails at once */
+	ck_assert_int_eq(write(p[1], data, TOTAL), 4096);
+	errno = 0;
+	ck_assert_int_eq(write(p[1], data + 4096, 1), -1);
+	ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+	nanosleep(&late, NULL);
+	ck_assert_int_eq(pthread_create(&th, NULL, read_slowly, &r), 0);
+	ck_assert_int_eq(cm_write_all(p[1], data + 4096, TOTAL - 4096), 0);
+	close(p[1]);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	close(p[0]);
+	ck_assert_uint_eq(r.n, TOTAL);
+	ck_assert(memcmp(r.got, data, TOTAL) == 0);
+	free(r.got);
+}
+END_TEST
+
 START_TEST(test_write_all_errno)
 {
 	int p[2], fd;
@@ -201,6 +241,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_write_all_short_and_eintr);
+	tcase_add_test(tc, test_write_all_nonblocking);
 	tcase_add_test(tc, test_write_all_errno);
 	tcase_add_test(tc, test_pread_all);
 	tcase_add_test(tc, test_path_names_fd);
