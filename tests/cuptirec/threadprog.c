@@ -23,6 +23,10 @@
 #include <unistd.h>
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The sleeper's lines printed: main waits for it, not for a time (a sleep
+ * of 50 ms was not always enough on a loaded machine). */
+static pthread_cond_t said_cv = PTHREAD_COND_INITIALIZER;
+static int sleeper_said;
 
 /* Print the calling thread's line for ROLE; NAME is set first when given. */
 static void say(const char *role, const char *name)
@@ -61,6 +65,8 @@ static void *sleeper(void *arg)
 	pthread_mutex_lock(&out_mu);
 	puts("R sleeper");
 	fflush(stdout);
+	sleeper_said = 1;
+	pthread_cond_signal(&said_cv);
 	pthread_mutex_unlock(&out_mu);
 	for (;;)
 		pause();
@@ -97,7 +103,10 @@ int main(int argc, char **argv)
 	}
 	pthread_create(&u, NULL, sleeper, NULL);
 	pthread_detach(u);
-	usleep(50000);   /* let the sleeper print */
+	pthread_mutex_lock(&out_mu); /* let the sleeper print */
+	while (!sleeper_said)
+		pthread_cond_wait(&said_cv, &out_mu);
+	pthread_mutex_unlock(&out_mu);
 	if (!strcmp(mode, "_exit"))
 		_exit(0);
 	return 0;
