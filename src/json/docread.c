@@ -1,10 +1,20 @@
 /* docread.c - a yajl SAX reader that hands out one array element at a time.
  *
  * Traces and windows are too large to hold; their elements are small.  Each
- * element is built into an arena that is reset after the element is handed
- * on, so memory is bounded by the largest element (or wanted top-level
- * member), never by the document; and saxread refuses a value longer than
- * its bound (docsplit.h) as it arrives.
+ * element's tree is built into an arena that is reset after the element is
+ * handed on, so memory is bounded by the largest element (or wanted
+ * top-level member), never by the document; and saxread refuses a value
+ * longer than its bound (docsplit.h) as it arrives.
+ *
+ * An element's text, then its tree.  The tree is not built as yajl goes:
+ * a tree of tiny values (`{"a":[1,1,1,...`) takes some 36 bytes a byte of
+ * text, so an element that never ended cost 600 MB by the time saxread
+ * refused it at 16 MiB.  yajl only checks the element; its bytes are kept
+ * (from the piece it lies in, else, when it spans pieces, copied into
+ * `etext` at the end of each piece: saxread's tap_done) and once it has
+ * ended its tree is built from them by the fast readers' builder
+ * (cm_jvalid_build, the same tree node for node), so an element that never
+ * ends holds its text alone, at most its bound.
  *
  * The text as it was.  yajl reports values, not bytes, so saxread's tap
  * shows us every piece of text before yajl parses it: from the end of one
@@ -26,6 +36,7 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/hmap.h"
+#include "json/jvalid.h"
 #include "json/saxread.h"
 
 #include <stdio.h>
@@ -44,6 +55,8 @@ struct dread {
 	uint64_t index;
 	cm_arena *arena;
 	cm_jbuild build;
+	uint64_t elem_at;   /* text offset of the open element's brace */
+	cm_buf etext;       /* its bytes in the pieces before the current one */
 	cm_hmap *seen_keys; /* hashes of built member names, to refuse repeats */
 	/* the text as it was: a wanted member is parsed from it */
 	const char *piece;  /* the piece yajl is parsing (saxread's tap) */
@@ -87,6 +100,19 @@ static void tap(void *ctx, const char *s, size_t n, uint64_t at)
 	d->piece_at = at;
 	if (d->raw_on)
 		cm_buf_put(&d->raw, s, n);
+}
+
+/* saxread's tap_done: the piece has been parsed; an element still open
+ * will need its bytes in it, which are kept before the piece is gone. */
+static void tap_done(void *ctx)
+{
+	struct dread *d = ctx;
+	size_t from;
+	if (d->where != W_ELEM)
+		return;
+	from = d->elem_at > d->piece_at ? (size_t)(d->elem_at - d->piece_at) : 0;
+	if (from < d->piece_len)
+		cm_buf_put(&d->etext, d->piece + from, d->piece_len - from);
 }
 
 /* A top-level value (or the opening brace) has just ended: keep the bytes
@@ -197,10 +223,28 @@ static int member_done(struct dread *d)
 	return rc == 0;
 }
 
+/* The element that ends here: its tree, built from its bytes (in the
+ * current piece, or in etext when it began in an earlier one), handed on. */
 static int elem_done(struct dread *d)
 {
 	const cm_docread_sink *s = d->sink;
-	int rc = s->element(s->ctx, d->index, d->build.root, cm_sax_offset(&d->sax));
+	uint64_t end = (uint64_t)cm_sax_offset(&d->sax);
+	const char *text;
+	size_t n;
+	int rc;
+	if (d->elem_at >= d->piece_at) {
+		text = d->piece + (d->elem_at - d->piece_at);
+	} else {
+		cm_buf_put(&d->etext, d->piece, (size_t)(end - d->piece_at));
+		text = d->etext.p;
+	}
+	n = (size_t)(end - d->elem_at);
+	cm_arena_reset(d->arena);
+	cm_jbuild_begin(&d->build, d->arena);
+	/* yajl and jcheck took the text, and the builder decides as they do */
+	if (*text != '{' || !cm_jvalid_build(text, n, 2, &d->build) || !d->build.root)
+		return fail(d, "internal error: the element's text does not parse");
+	rc = s->element(s->ctx, d->index, d->build.root, (int64_t)end);
 	d->index++;
 	d->where = W_ARRAY;
 	return rc == 0;
@@ -217,10 +261,7 @@ static int on_scalar(struct dread *d, int type, const char *s, size_t n)
 	}
 	case W_ARRAY:
 		return elem_not_object(d);
-	case W_ELEM:
-		cm_jbuild_scalar(&d->build, type, s, n);
-		return 1;
-	default: /* W_SKIP, W_ELEM unbuilt */
+	default: /* W_SKIP, W_ELEM: built once it ends */
 		return 1;
 	}
 }
@@ -257,14 +298,14 @@ static int on_open(struct dread *d, int type)
 			d->index++;
 			return 1;
 		}
-		cm_arena_reset(d->arena);
-		cm_jbuild_begin(&d->build, d->arena);
-		cm_jbuild_open(&d->build, CM_J_OBJ);
+		/* just past its brace: built from its bytes once it ends */
+		d->elem_at = (uint64_t)cm_sax_offset(&d->sax) - 1;
+		d->etext.len = 0;
 		d->where = W_ELEM;
+		d->depth = 1;
 		return 1;
 	case W_ELEM:
-		if (cm_jbuild_open(&d->build, type) < 0)
-			return fail(d, "values nested too deeply");
+		d->depth++; /* (jcheck holds the depth to its bound) */
 		return 1;
 	default:
 		return 1;
@@ -288,7 +329,7 @@ static int on_close(struct dread *d)
 		raw_start(d);
 		return !s->array_end || s->array_end(s->ctx) == 0;
 	case W_ELEM:
-		return cm_jbuild_close(&d->build) ? elem_done(d) : 1;
+		return --d->depth == 0 ? elem_done(d) : 1;
 	case W_MEMBER:
 		return --d->depth == 0 ? member_done(d) : 1;
 	default:
@@ -304,10 +345,6 @@ static int cb_end(void *d) { return on_close(d); }
 static int cb_map_key(void *v, const unsigned char *s, size_t n)
 {
 	struct dread *d = v;
-	if (d->where == W_ELEM) {
-		cm_jbuild_key(&d->build, (const char *)s, n);
-		return 1;
-	}
 	if (d->where != W_TOP)
 		return 1;
 	d->key.len = 0;
@@ -341,12 +378,14 @@ int cm_docread_run(cm_input *in, const char *array_key, const char *what, const 
 	d.seen_keys = cm_hmap_new(8, 1);
 	d.sax.array_key = array_key; /* values bounded as the splitter bounds them */
 	d.sax.tap = tap;
+	d.sax.tap_done = tap_done;
 	d.sax.tap_ctx = &d;
 	rc = cm_sax_run(&d.sax, in, &doc_callbacks, &d, label);
 	cm_arena_free(d.arena);
 	cm_hmap_free(d.seen_keys);
 	cm_buf_free(&d.key);
 	cm_buf_free(&d.raw);
+	cm_buf_free(&d.etext);
 	if (seen_array)
 		*seen_array = d.seen_array;
 	return rc;

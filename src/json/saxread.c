@@ -124,6 +124,8 @@ static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
 		report_syntax(sax, (const unsigned char *)s, n, 0);
 		return -1;
 	}
+	if (sax->tap_done)
+		sax->tap_done(sax->tap_ctx);
 	return 0;
 }
 

@@ -123,6 +123,19 @@ refused 60000 1 "^cuptimerge: /dev/stdin:11: member \"threads\": $MEMB" '{"threa
 	CUPTIMERGE_MEMBER_MAX=4194304 -q -t /dev/stdin "$T"
 unit=a
 
+# the careful reader built an element's tree as it read, some 36 bytes a
+# byte of text for tiny values: 600 MB by the bound; now it holds the text
+# until the element ends, and builds the tree from it then
+unit=1,
+for env in '' CUPTIMERGE_CAREFUL=1; do
+	tcase "a window event of tiny values that never ends: its text alone is held (${env:-default})"
+	refused 60000 1 "^cuptimerge: <stdin>:11: events\\[0\\] $ELEM" '{"events":[{"a":{"b":[' "$env" \
+		-q -w - "$C"
+done
+tcase "a trace event of tiny values that a repair (-t) reads, never ending: its text alone is held"
+refused 60000 1 "^cuptimerge: <stdin>:16: traceEvents\\[0\\] $ELEM" '{"traceEvents":[{"a":[' '' -q -t "$M" -
+unit=a
+
 tcase "a trace that a repair (-t) reads, whose event never ends: refused likewise"
 refused 100000 1 "^cuptimerge: <stdin>:16: traceEvents\\[0\\] $ELEM" '{"traceEvents":[{"name":"' '' -q -t "$M" -
 
