@@ -27,6 +27,9 @@
  * would grow so until its bound, where its text alone is held.  A sink
  * with member_text also gets the member's bytes (a repaired trace passes
  * "distributedInfo" through unchanged: HTA reads a rank by its spacing).
+ * Its text goes to a temporary file past the fast readers' spill size, as
+ * their member values do (spillbuf.h), and is parsed from a mapping of it:
+ * one that never ends takes no memory.
  * cm_sax_offset in a callback is the offset just past its token, so the
  * member's text ends there; it begins after the separator and the key,
  * which are found again in the kept bytes.  Pieces are cut anywhere the
@@ -36,8 +39,10 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/hmap.h"
+#include "json/docsplit.h"
 #include "json/jvalid.h"
 #include "json/saxread.h"
+#include "json/spillbuf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -63,8 +68,9 @@ struct dread {
 	size_t piece_len;
 	uint64_t piece_at;  /* its text offset */
 	int raw_on;         /* the bytes from raw_at on are being kept */
-	uint64_t raw_at;    /* text offset of raw.p[0] */
-	cm_buf raw;
+	uint64_t raw_at;    /* text offset of raw's first byte */
+	cm_spillbuf raw;
+	int raw_failed;     /* raw's file could not be written (reported): stop */
 };
 
 static const char *dname(struct dread *d) { return cm_input_name(d->sax.in); }
@@ -98,8 +104,8 @@ static void tap(void *ctx, const char *s, size_t n, uint64_t at)
 	d->piece = s;
 	d->piece_len = n;
 	d->piece_at = at;
-	if (d->raw_on)
-		cm_buf_put(&d->raw, s, n);
+	if (d->raw_on && !d->raw_failed && cm_spillbuf_put(&d->raw, s, n, cm_docsplit_spill_size()) < 0)
+		d->raw_failed = 1;
 }
 
 /* saxread's tap_done: the piece has been parsed; an element still open
@@ -121,11 +127,12 @@ static void tap_done(void *ctx)
 static void raw_start(struct dread *d)
 {
 	uint64_t at = (uint64_t)cm_sax_offset(&d->sax), end = d->piece_at + d->piece_len;
-	d->raw.len = 0;
+	cm_spillbuf_clear(&d->raw);
 	d->raw_at = at;
 	d->raw_on = 1;
-	if (at >= d->piece_at && at < end)
-		cm_buf_put(&d->raw, d->piece + (at - d->piece_at), (size_t)(end - at));
+	if (at >= d->piece_at && at < end && !d->raw_failed &&
+	    cm_spillbuf_put(&d->raw, d->piece + (at - d->piece_at), (size_t)(end - at), cm_docsplit_spill_size()) < 0)
+		d->raw_failed = 1;
 }
 
 static int ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -135,9 +142,15 @@ static int ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 static int raw_member(struct dread *d, cm_docread_text *t)
 {
 	uint64_t end = (uint64_t)cm_sax_offset(&d->sax);
-	const char *p = d->raw.p;
-	size_t n = end >= d->raw_at ? (size_t)(end - d->raw_at) : 0, i = 0, k;
-	if (!d->raw_on || n > d->raw.len)
+	size_t n = end >= d->raw_at ? (size_t)(end - d->raw_at) : 0, i = 0, k, have;
+	const char *p;
+	if (!d->raw_on)
+		return -1;
+	if (!(p = cm_spillbuf_text(&d->raw, &have))) {
+		d->raw_failed = 1; /* reported */
+		return -1;
+	}
+	if (n > have)
 		return -1;
 	while (i < n && (ws(p[i]) || p[i] == ','))
 		i++;
@@ -210,7 +223,7 @@ static int member_done(struct dread *d)
 	int rc;
 	d->where = W_TOP;
 	if (raw_member(d, &t) < 0)
-		return fail(d, "internal error: the member's text was not kept");
+		return d->raw_failed ? 0 : fail(d, "internal error: the member's text was not kept");
 	cm_arena_reset(d->arena);
 	/* yajl and jcheck took the text: Python's json does too */
 	if (!(v = cm_jval_parse_py(d->arena, t.value, t.vlen)))
@@ -252,6 +265,8 @@ static int elem_done(struct dread *d)
 
 static int on_scalar(struct dread *d, int type, const char *s, size_t n)
 {
+	if (d->raw_failed) /* (reported) */
+		return 0;
 	switch (d->where) {
 	case W_START:
 		return fail(d, "the top level is not an object");
@@ -276,6 +291,8 @@ static int cb_string(void *d, const unsigned char *s, size_t n)
 
 static int on_open(struct dread *d, int type)
 {
+	if (d->raw_failed)
+		return 0;
 	switch (d->where) {
 	case W_START:
 		if (type != CM_J_OBJ)
@@ -315,6 +332,8 @@ static int on_open(struct dread *d, int type)
 static int on_close(struct dread *d)
 {
 	const cm_docread_sink *s = d->sink;
+	if (d->raw_failed)
+		return 0;
 	switch (d->where) {
 	case W_SKIP:
 		if (--d->depth == 0) {
@@ -345,6 +364,8 @@ static int cb_end(void *d) { return on_close(d); }
 static int cb_map_key(void *v, const unsigned char *s, size_t n)
 {
 	struct dread *d = v;
+	if (d->raw_failed)
+		return 0;
 	if (d->where != W_TOP)
 		return 1;
 	d->key.len = 0;
@@ -384,7 +405,7 @@ int cm_docread_run(cm_input *in, const char *array_key, const char *what, const 
 	cm_arena_free(d.arena);
 	cm_hmap_free(d.seen_keys);
 	cm_buf_free(&d.key);
-	cm_buf_free(&d.raw);
+	cm_spillbuf_free(&d.raw);
 	cm_buf_free(&d.etext);
 	if (seen_array)
 		*seen_array = d.seen_array;

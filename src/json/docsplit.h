@@ -78,6 +78,8 @@ const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t k
  * file while it is read, and handed to the sink's member callback as a
  * read-only mapping of it. */
 void cm_docsplit_set_spill(size_t bytes);
+/* That size (the careful reader spills a member's text past it too). */
+size_t cm_docsplit_spill_size(void);
 
 /* From a member callback: the bytes of its value TEXT before TEXT + UPTO
  * will not be read again, so their pages may leave memory (they stay in
@@ -150,5 +152,8 @@ cm_docsplit_rec *cm_docsplit_watch_new(const char *array_key);
 int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t base, char *msg, size_t size,
 			   int64_t *at);
 void cm_docsplit_watch_free(cm_docsplit_rec *w);
+/* The bound W holds an element (and a key) to, in bytes: a token longer
+ * than it can only be a top-level member's value. */
+uint64_t cm_docsplit_watch_elem_max(const cm_docsplit_rec *w);
 
 #endif
