@@ -91,14 +91,15 @@ void cm_docsplit_release(const char *text, size_t upto);
  * first byte to its last: an element of the array (and a key), and a
  * top-level member's value.  Real events are below 64 KiB (a kernel name
  * with its templates, a stack: the corpus's longest is 5 KB); 16 MiB
- * leaves 256 times that.  An element is held a few times over while it is
- * cut and parsed (a copy, the careful reader's token, its tree: about
- * three times its text for long strings, up to some 36 times for a run of
- * tiny values, which the careful reader builds as it reads), so 50 MB at
- * the bound, 600 MB at worst.  A member's value is spilled to a file as
- * it is read (docmember.c), and the careful reader holds its text alone
- * until it ends (docread.c), but its reader parses the ones it wants
- * whole: a window's user_annotations grow with the window (about 10 MB
+ * leaves 256 times that.  An element is held a few times over once it
+ * has ended (a copy, the careful reader's token, its tree: about three
+ * times its text for long strings, some 36 times for a run of tiny
+ * values), but while it is read its text alone (docread.c builds the
+ * careful reader's tree once the element ends), so one that never ends
+ * costs some 20 MB.  A member's value is spilled to a file as it is read
+ * (spillbuf.h: docmember.c, and the careful reader's docread.c and, for
+ * a token longer than an element's bound, saxread.c), but its reader
+ * parses the ones it wants whole: a window's user_annotations grow with the window (about 10 MB
  * for 1.5 GB), so 256 MiB takes a window of some 40 GB, and the text alone
  * is what an endless one costs.  A value that never ends (a stream of 'a'
  * after '"name":"') is refused where it passes its bound, at its first

@@ -30,9 +30,6 @@ static inline size_t cm_spillbuf_len(const cm_spillbuf *b)
 	return b->file ? b->file_len : b->mem.len;
 }
 
-/* Whether the bytes are in the file (then cm_spillbuf_text maps it). */
-static inline int cm_spillbuf_spilled(const cm_spillbuf *b) { return b->file != NULL || b->map != NULL; }
-
 /* All the bytes, *N of them, one after the other: from memory, or the
  * file mapped read-only (the file is then closed: B takes no more bytes
  * until cm_spillbuf_clear).  Valid until cm_spillbuf_clear; NULL after a
