@@ -5,11 +5,9 @@
  * for a plain window, its head and tail alone, is batchtail.c. */
 #include "config.h"
 #include "batch/batchscan_int.h"
+#include "batch/batchtok.h"
 #include "base/diag.h"
 #include "json/docsplit.h"
-#include "json/jscan.h"
-#include "json/spillbuf.h"
-#include "json/strskip.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -489,161 +487,11 @@ static int bounds_feed(struct bounds *b, cm_bfacts *f, const struct scan *s, con
 	return 0;
 }
 
-/* Whole tokens for yajl, as the merge's careful reader gives them (and
- * why: json/saxread.c).  yajl keeps a token cut by a read's end and lexes
- * it again from its first byte with every read: a member's string near its
- * bound of 256 MiB cost 64 passes over itself (5 s) and was held whole
- * (270 MB) before it was refused.  The tail of a read from its last
- * punctuation byte outside a string on waits in `pending`, past an
- * element's bound in a temporary file (only a member's value is longer),
- * and goes to yajl with the head of the next read, so a token is lexed
- * once; a run of white space past PENDING_WS goes at once.  yajl's verdict
- * does not depend on where its pieces are cut, so the cuts need no strict
- * check (jcheck.h, which the careful reader has anyway, cost the plan a
- * quarter more time): cuts() follows strings alone, string bodies 16 bytes
- * at a time.  The bounds are judged on each read before yajl parses it,
- * as that reader judges them. */
-#define PENDING_WS (1u << 20)
-
-struct pieces {
-	yajl_handle h;
-	int in_str, esc;      /* the text read so far ends inside a string; after a backslash */
-	size_t first_cut, last_cut; /* cuts(): the read's first and last punctuation outside a string */
-	cm_spillbuf pending;  /* a token cut by a read's end */
-	uint64_t pending_at;  /* its text offset */
-	size_t spill_at;      /* pending past it goes to a file */
-	uint64_t err_at;      /* after P_ERROR: the text offset where yajl stopped */
-};
-enum { P_OK, P_STOP, P_ERROR, P_SPILL }; /* P_STOP: a callback stopped the parse */
-
-#define NO_CUT ((size_t)-1)
-
-/* The first and the last punctuation byte of S[0..N) outside a string (a
- * bracket, a brace, a comma, a colon), or NO_CUT, into P; P's string state
- * carried on to the read's end. */
-static void cuts(struct pieces *p, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s, *e = u + n, *q = u;
-	p->first_cut = p->last_cut = NO_CUT;
-	while (q < e) {
-		if (p->in_str) {
-			if (p->esc) { /* the byte a backslash escapes */
-				p->esc = 0;
-				q++;
-				continue;
-			}
-			if ((q = cm_strskip_plain(q, e)) == e)
-				break;
-			if (*q == '"')
-				p->in_str = 0;
-			else if (*q == '\\')
-				p->esc = 1;
-			q++;
-			continue;
-		}
-#if CM_STRSKIP_SSE2
-		/* between strings: 16 bytes a step to the next quote, noting
-		 * the punctuation before it ({ } [ ] have the same bits as
-		 * their lower case, 0x7b and 0x7d, with 0x20 set) */
-		while (e - q >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-			__m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-			unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-			unsigned mp = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-				_mm_or_si128(_mm_cmpeq_epi8(low, _mm_set1_epi8(0x7b)), _mm_cmpeq_epi8(low, _mm_set1_epi8(0x7d))),
-				_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':')))));
-			if (mq)
-				mp &= (1u << __builtin_ctz(mq)) - 1; /* before the quote */
-			if (mp) {
-				if (p->first_cut == NO_CUT)
-					p->first_cut = (size_t)(q - u) + (size_t)__builtin_ctz(mp);
-				p->last_cut = (size_t)(q - u) + 31 - (size_t)__builtin_clz(mp);
-			}
-			if (mq) {
-				q += __builtin_ctz(mq);
-				break;
-			}
-			q += 16;
-		}
-		if (q == e)
-			break;
-#endif
-		switch (*q) {
-		case '"':
-			p->in_str = 1;
-			break;
-		case '{': case '}': case '[': case ']': case ',': case ':':
-			if (p->first_cut == NO_CUT)
-				p->first_cut = (size_t)(q - u);
-			p->last_cut = (size_t)(q - u);
-			break;
-		default:
-			break;
-		}
-		q++;
-	}
-}
-
-/* yajl over S[0..N), at text offset AT. */
-static int piece(struct pieces *p, const char *s, size_t n, uint64_t at)
-{
-	yajl_status st;
-	if (n == 0)
-		return P_OK;
-	st = yajl_parse(p->h, (const unsigned char *)s, n);
-	if (st == yajl_status_client_canceled)
-		return P_STOP;
-	if (st != yajl_status_ok) {
-		p->err_at = at + yajl_get_bytes_consumed(p->h);
-		return P_ERROR;
-	}
-	return P_OK;
-}
-
-/* The pending token to yajl, and pending emptied. */
-static int flush(struct pieces *p)
-{
-	size_t n;
-	const char *s = cm_spillbuf_text(&p->pending, &n);
-	int rc = s ? piece(p, s, n, p->pending_at) : P_SPILL;
-	cm_spillbuf_clear(&p->pending);
-	return rc;
-}
-
-/* S[0..N), the read at text offset AT, to yajl in whole tokens. */
-static int feed_whole(struct pieces *p, const char *s, size_t n, uint64_t at)
-{
-	size_t head, tail;
-	int rc;
-	cuts(p, s, n);
-	if (p->first_cut == NO_CUT) { /* all of it inside one token */
-		if (!cm_spillbuf_len(&p->pending))
-			p->pending_at = at;
-		if (cm_spillbuf_put(&p->pending, s, n, p->spill_at) < 0)
-			return P_SPILL;
-		if (cm_spillbuf_len(&p->pending) < PENDING_WS || p->in_str || !cm_jscan_ws(s[n - 1]))
-			return P_OK;
-		rc = flush(p); /* or after it: a run of white space, which ended any token */
-		p->pending_at = at + n;
-		return rc;
-	}
-	head = cm_spillbuf_len(&p->pending) ? p->first_cut : 0; /* completes the pending token */
-	tail = p->last_cut;
-	if (cm_spillbuf_len(&p->pending)) {
-		if (cm_spillbuf_put(&p->pending, s, head, p->spill_at) < 0)
-			return P_SPILL;
-		if ((rc = flush(p)) != P_OK)
-			return rc;
-	}
-	if ((rc = piece(p, s + head, tail - head, at + head)) != P_OK)
-		return rc;
-	p->pending_at = at + tail;
-	return cm_spillbuf_put(&p->pending, s + tail, n - tail, p->spill_at) < 0 ? P_SPILL : P_OK;
-}
-
 /* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
  * "traceEvents" begins.  The reads grow from SCAN_CHUNK to SCAN_CHUNK_MAX
- * (doubling): a trace's head is read in a block or two. */
+ * (doubling): a trace's head is read in a block or two.  yajl gets whole
+ * tokens (batchtok.h), and the bounds are judged on each read before yajl
+ * parses it, as the merge's careful reader judges them. */
 static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 {
 	struct scan s;
@@ -651,8 +499,8 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	unsigned char *buf;
 	size_t cap = SCAN_CHUNK;
 	gzFile gz;
-	struct pieces p = {0};
-	int n, rc = P_OK, stopped = 0, first = 1;
+	struct btok p = {0};
+	int n, rc = BTOK_OK, stopped = 0, first = 1;
 	long long off = 0; /* bytes of text parsed before this chunk */
 	char where[96];
 
@@ -681,24 +529,24 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		 * first byte, as the merge names it */
 		if (bounds_feed(&b, f, &s, path, t, len, at))
 			goto out;
-		if ((rc = feed_whole(&p, t, len, at)) != P_OK)
+		if ((rc = btok_feed(&p, t, len, at)) != BTOK_OK)
 			break;
 		off += n;
 	}
-	if (rc == P_OK && n == 0) { /* the last token, when the read ended well */
+	if (rc == BTOK_OK && n == 0) { /* the last token, when the read ended well */
 		int err;
 		gzerror(gz, &err);
 		if (!err)
-			rc = flush(&p);
+			rc = btok_flush(&p);
 	}
-	if (rc == P_STOP)
+	if (rc == BTOK_STOP)
 		stopped = 1;
-	if (rc == P_ERROR) {
+	if (rc == BTOK_ERROR) {
 		snprintf(where, sizeof where, "%llu", (unsigned long long)p.err_at);
 		set_damaged(f, &s, path, "not JSON at byte %s", where);
 		goto out;
 	}
-	if (rc == P_SPILL) {
+	if (rc == BTOK_SPILL) {
 		set_bad(f, "cannot hold a long value: %s", "its temporary file failed");
 		goto out;
 	}
