@@ -5,6 +5,7 @@
  * for a plain window, its head and tail alone, is batchtail.c. */
 #include "config.h"
 #include "batch/batchscan_int.h"
+#include "batch/batchtok.h"
 #include "base/diag.h"
 #include "json/docsplit.h"
 
@@ -488,9 +489,9 @@ static int bounds_feed(struct bounds *b, cm_bfacts *f, const struct scan *s, con
 
 /* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
  * "traceEvents" begins.  The reads grow from SCAN_CHUNK to SCAN_CHUNK_MAX
- * (doubling): a trace's head is read in a block or two, and a long token,
- * which yajl reads again with every read, costs a few passes over itself
- * at most, not one a read. */
+ * (doubling): a trace's head is read in a block or two.  yajl gets whole
+ * tokens (batchtok.h), and the bounds are judged on each read before yajl
+ * parses it, as the merge's careful reader judges them. */
 static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 {
 	struct scan s;
@@ -498,8 +499,8 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	unsigned char *buf;
 	size_t cap = SCAN_CHUNK;
 	gzFile gz;
-	yajl_handle h;
-	int n, stopped = 0, first = 1;
+	struct btok p = {0};
+	int n, rc = BTOK_OK, stopped = 0, first = 1;
 	long long off = 0; /* bytes of text parsed before this chunk */
 	char where[96];
 
@@ -512,32 +513,42 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	}
 	gzbuffer(gz, SCAN_CHUNK);
 	buf = cm_xmalloc(SCAN_CHUNK_MAX);
-	h = yajl_alloc(&bscan_callbacks, NULL, &s);
+	p.h = yajl_alloc(&bscan_callbacks, NULL, &s);
 	bounds_begin(&b);
+	p.spill_at = (size_t)cm_docsplit_watch_elem_max(b.trace);
 	while ((n = gzread(gz, buf, (unsigned)cap)) > 0) {
 		/* a leading UTF-8 byte order mark, which the merge skips (io/inputdecode.c) */
 		int bom = first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
-		yajl_status st = yajl_parse(h, buf + bom, (size_t)(n - bom));
+		const char *t = (const char *)buf + bom;
+		size_t len = (size_t)(n - bom);
+		uint64_t at = (uint64_t)(off + bom);
 		first = 0;
 		if (cap < SCAN_CHUNK_MAX)
 			cap *= 2;
-		if (st == yajl_status_client_canceled) {
-			stopped = 1;
+		/* a value past its bound is named before a fault after its
+		 * first byte, as the merge names it */
+		if (bounds_feed(&b, f, &s, path, t, len, at))
+			goto out;
+		if ((rc = btok_feed(&p, t, len, at)) != BTOK_OK)
 			break;
-		}
-		if (st != yajl_status_ok) {
-			/* a value past its bound before the fault is named first,
-			 * as the merge names it */
-			size_t used = yajl_get_bytes_consumed(h);
-			if (bounds_feed(&b, f, &s, path, (const char *)buf + bom, used, (uint64_t)(off + bom)))
-				goto out;
-			snprintf(where, sizeof where, "%lld", off + bom + (long long)used);
-			set_damaged(f, &s, path, "not JSON at byte %s", where);
-			goto out;
-		}
-		if (bounds_feed(&b, f, &s, path, (const char *)buf + bom, (size_t)(n - bom), (uint64_t)(off + bom)))
-			goto out;
 		off += n;
+	}
+	if (rc == BTOK_OK && n == 0) { /* the last token, when the read ended well */
+		int err;
+		gzerror(gz, &err);
+		if (!err)
+			rc = btok_flush(&p);
+	}
+	if (rc == BTOK_STOP)
+		stopped = 1;
+	if (rc == BTOK_ERROR) {
+		snprintf(where, sizeof where, "%llu", (unsigned long long)p.err_at);
+		set_damaged(f, &s, path, "not JSON at byte %s", where);
+		goto out;
+	}
+	if (rc == BTOK_SPILL) {
+		set_bad(f, "cannot hold a long value: %s", "its temporary file failed");
+		goto out;
 	}
 	if (!stopped) {
 		int err;
@@ -556,7 +567,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 				set_damaged(f, &s, path, "cannot read: %s", msg);
 			goto out;
 		}
-		if (yajl_complete_parse(h) != yajl_status_ok) {
+		if (yajl_complete_parse(p.h) != yajl_status_ok) {
 			snprintf(where, sizeof where, "%lld", off);
 			if (off == 0)
 				set_damaged(f, &s, path, "empty%s", "");
@@ -579,7 +590,8 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 out:
 	bounds_end(&b);
 	free(s.mp);
-	yajl_free(h);
+	cm_spillbuf_free(&p.pending);
+	yajl_free(p.h);
 	free(buf);
 	gzclose(gz);
 }

@@ -11,11 +11,9 @@
 /* 64 KiB reads: a trace's head (deviceProperties, distributedInfo) fits in
  * one or two, so pairing reads a few blocks of a trace of any size. */
 #define SCAN_CHUNK (64u << 10)
-/* ...and the reads after them double up to 4 MiB (batchscan.c): yajl
- * reads a token cut by a read's end again from its first byte, so a long
- * one costs a pass over itself a read: an element at its bound of 16 MiB
- * a few, a member's value at 256 MiB 64 (5 s here; 1.8 s with 16 MiB
- * reads, which hold 8 MB more for any long scan) */
+/* ...and the reads after them double up to 4 MiB (batchscan.c, which
+ * hands yajl whole tokens, so a long one is lexed once whatever the read
+ * size) */
 #define SCAN_CHUNK_MAX (4u << 20)
 #define MAXDEPTH 5 /* keys deeper than processes.PID[i].member are not looked at */
 

@@ -12,12 +12,10 @@
 #include "json/docmember.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "base/tmpfile.h"
 #include "json/jscan.h"
 #include "json/jval.h"
 #include "json/jvalid.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,51 +43,28 @@ void cm_docsplit_release(const char *text, size_t upto)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+size_t cm_docsplit_spill_size(void) { return spill_at; }
+
 int docmember_put(struct split *sp, const char *s, size_t n)
 {
 	if (sp->record_only) /* the careful reader has the value */
 		return 0;
-	if (!sp->spill && sp->val.len + n <= spill_at) {
-		cm_buf_put(&sp->val, s, n);
-		return 0;
-	}
-	if (!sp->spill) {
-		if (!(sp->spill = cm_temp_file("member")))
-			return -1;
-		sp->spill_len = 0;
-		/* val may never have been grown (p NULL): fwrite must not see that */
-		if (sp->val.len && fwrite(sp->val.p, 1, sp->val.len, sp->spill) != sp->val.len)
-			goto fail;
-		sp->spill_len = sp->val.len;
-		sp->val.len = 0;
-	}
-	if (fwrite(s, 1, n, sp->spill) != n)
-		goto fail;
-	sp->spill_len += n;
-	return 0;
-fail:
-	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
+	return cm_spillbuf_put(&sp->val, s, n, spill_at);
 }
 
 int docmember_done(struct split *sp, int64_t end_offset)
 {
-	const char *v = sp->val.p;
-	size_t n = sp->val.len;
-	void *map = NULL;
+	const char *v;
+	size_t n;
 	int rc;
 	if (sp->lay_on)
 		cm_doclayout_member(&sp->lay, sp->tag, sp->key_at, sp->key_end, sp->val_at, (uint64_t)end_offset);
 	if (sp->record_only)
 		return 0;
-	if (sp->spill) {
-		n = sp->spill_len;
-		map = fflush(sp->spill) ? MAP_FAILED : mmap(NULL, n, PROT_READ, MAP_PRIVATE, fileno(sp->spill), 0);
-		fclose(sp->spill);
-		sp->spill = NULL;
-		if (map == MAP_FAILED)
-			return cm_error(CM_EXIT_IO, NULL, -1, "cannot map a temporary file: %s", strerror(errno)),
-			       CM_DOCSPLIT_IOERR;
-		v = spill_map = map;
+	if (!(v = cm_spillbuf_text(&sp->val, &n)))
+		return CM_DOCSPLIT_IOERR;
+	if (sp->val.map) { /* spilled: its reader may let go of its pages */
+		spill_map = v;
 		spill_map_len = n;
 	}
 	if (sp->sink->cut_cpu) {
@@ -99,10 +74,8 @@ int docmember_done(struct split *sp, int64_t end_offset)
 	} else {
 		rc = sp->sink->member(sp->sink->ctx, sp->key.p, sp->key.len, v, n, end_offset) < 0;
 	}
-	if (map) {
-		spill_map = NULL;
-		munmap(map, n);
-	}
+	spill_map = NULL;
+	cm_spillbuf_clear(&sp->val); /* (the mapping let go) */
 	return rc;
 }
 

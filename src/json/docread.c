@@ -1,10 +1,20 @@
 /* docread.c - a yajl SAX reader that hands out one array element at a time.
  *
  * Traces and windows are too large to hold; their elements are small.  Each
- * element is built into an arena that is reset after the element is handed
- * on, so memory is bounded by the largest element (or wanted top-level
- * member), never by the document; and saxread refuses a value longer than
- * its bound (docsplit.h) as it arrives.
+ * element's tree is built into an arena that is reset after the element is
+ * handed on, so memory is bounded by the largest element (or wanted
+ * top-level member), never by the document; and saxread refuses a value
+ * longer than its bound (docsplit.h) as it arrives.
+ *
+ * An element's text, then its tree.  The tree is not built as yajl goes:
+ * a tree of tiny values (`{"a":[1,1,1,...`) takes some 36 bytes a byte of
+ * text, so an element that never ended cost 600 MB by the time saxread
+ * refused it at 16 MiB.  yajl only checks the element; its bytes are kept
+ * (from the piece it lies in, else, when it spans pieces, copied into
+ * `etext` at the end of each piece: saxread's tap_done) and once it has
+ * ended its tree is built from them by the fast readers' builder
+ * (cm_jvalid_build, the same tree node for node), so an element that never
+ * ends holds its text alone, at most its bound.
  *
  * The text as it was.  yajl reports values, not bytes, so saxread's tap
  * shows us every piece of text before yajl parses it: from the end of one
@@ -17,6 +27,9 @@
  * would grow so until its bound, where its text alone is held.  A sink
  * with member_text also gets the member's bytes (a repaired trace passes
  * "distributedInfo" through unchanged: HTA reads a rank by its spacing).
+ * Its text goes to a temporary file past the fast readers' spill size, as
+ * their member values do (spillbuf.h), and is parsed from a mapping of it:
+ * one that never ends takes no memory.
  * cm_sax_offset in a callback is the offset just past its token, so the
  * member's text ends there; it begins after the separator and the key,
  * which are found again in the kept bytes.  Pieces are cut anywhere the
@@ -26,7 +39,10 @@
 #include "base/diag.h"
 #include "base/exitcode.h"
 #include "base/hmap.h"
+#include "json/docsplit.h"
+#include "json/jvalid.h"
 #include "json/saxread.h"
+#include "json/spillbuf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,14 +60,17 @@ struct dread {
 	uint64_t index;
 	cm_arena *arena;
 	cm_jbuild build;
+	uint64_t elem_at;   /* text offset of the open element's brace */
+	cm_buf etext;       /* its bytes in the pieces before the current one */
 	cm_hmap *seen_keys; /* hashes of built member names, to refuse repeats */
 	/* the text as it was: a wanted member is parsed from it */
 	const char *piece;  /* the piece yajl is parsing (saxread's tap) */
 	size_t piece_len;
 	uint64_t piece_at;  /* its text offset */
 	int raw_on;         /* the bytes from raw_at on are being kept */
-	uint64_t raw_at;    /* text offset of raw.p[0] */
-	cm_buf raw;
+	uint64_t raw_at;    /* text offset of raw's first byte */
+	cm_spillbuf raw;
+	int raw_failed;     /* raw's file could not be written (reported): stop */
 };
 
 static const char *dname(struct dread *d) { return cm_input_name(d->sax.in); }
@@ -85,8 +104,21 @@ static void tap(void *ctx, const char *s, size_t n, uint64_t at)
 	d->piece = s;
 	d->piece_len = n;
 	d->piece_at = at;
-	if (d->raw_on)
-		cm_buf_put(&d->raw, s, n);
+	if (d->raw_on && !d->raw_failed && cm_spillbuf_put(&d->raw, s, n, cm_docsplit_spill_size()) < 0)
+		d->raw_failed = 1;
+}
+
+/* saxread's tap_done: the piece has been parsed; an element still open
+ * will need its bytes in it, which are kept before the piece is gone. */
+static void tap_done(void *ctx)
+{
+	struct dread *d = ctx;
+	size_t from;
+	if (d->where != W_ELEM)
+		return;
+	from = d->elem_at > d->piece_at ? (size_t)(d->elem_at - d->piece_at) : 0;
+	if (from < d->piece_len)
+		cm_buf_put(&d->etext, d->piece + from, d->piece_len - from);
 }
 
 /* A top-level value (or the opening brace) has just ended: keep the bytes
@@ -95,11 +127,12 @@ static void tap(void *ctx, const char *s, size_t n, uint64_t at)
 static void raw_start(struct dread *d)
 {
 	uint64_t at = (uint64_t)cm_sax_offset(&d->sax), end = d->piece_at + d->piece_len;
-	d->raw.len = 0;
+	cm_spillbuf_clear(&d->raw);
 	d->raw_at = at;
 	d->raw_on = 1;
-	if (at >= d->piece_at && at < end)
-		cm_buf_put(&d->raw, d->piece + (at - d->piece_at), (size_t)(end - at));
+	if (at >= d->piece_at && at < end && !d->raw_failed &&
+	    cm_spillbuf_put(&d->raw, d->piece + (at - d->piece_at), (size_t)(end - at), cm_docsplit_spill_size()) < 0)
+		d->raw_failed = 1;
 }
 
 static int ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -109,9 +142,15 @@ static int ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 static int raw_member(struct dread *d, cm_docread_text *t)
 {
 	uint64_t end = (uint64_t)cm_sax_offset(&d->sax);
-	const char *p = d->raw.p;
-	size_t n = end >= d->raw_at ? (size_t)(end - d->raw_at) : 0, i = 0, k;
-	if (!d->raw_on || n > d->raw.len)
+	size_t n = end >= d->raw_at ? (size_t)(end - d->raw_at) : 0, i = 0, k, have;
+	const char *p;
+	if (!d->raw_on)
+		return -1;
+	if (!(p = cm_spillbuf_text(&d->raw, &have))) {
+		d->raw_failed = 1; /* reported */
+		return -1;
+	}
+	if (n > have)
 		return -1;
 	while (i < n && (ws(p[i]) || p[i] == ','))
 		i++;
@@ -184,7 +223,7 @@ static int member_done(struct dread *d)
 	int rc;
 	d->where = W_TOP;
 	if (raw_member(d, &t) < 0)
-		return fail(d, "internal error: the member's text was not kept");
+		return d->raw_failed ? 0 : fail(d, "internal error: the member's text was not kept");
 	cm_arena_reset(d->arena);
 	/* yajl and jcheck took the text: Python's json does too */
 	if (!(v = cm_jval_parse_py(d->arena, t.value, t.vlen)))
@@ -197,10 +236,28 @@ static int member_done(struct dread *d)
 	return rc == 0;
 }
 
+/* The element that ends here: its tree, built from its bytes (in the
+ * current piece, or in etext when it began in an earlier one), handed on. */
 static int elem_done(struct dread *d)
 {
 	const cm_docread_sink *s = d->sink;
-	int rc = s->element(s->ctx, d->index, d->build.root, cm_sax_offset(&d->sax));
+	uint64_t end = (uint64_t)cm_sax_offset(&d->sax);
+	const char *text;
+	size_t n;
+	int rc;
+	if (d->elem_at >= d->piece_at) {
+		text = d->piece + (d->elem_at - d->piece_at);
+	} else {
+		cm_buf_put(&d->etext, d->piece, (size_t)(end - d->piece_at));
+		text = d->etext.p;
+	}
+	n = (size_t)(end - d->elem_at);
+	cm_arena_reset(d->arena);
+	cm_jbuild_begin(&d->build, d->arena);
+	/* yajl and jcheck took the text, and the builder decides as they do */
+	if (*text != '{' || !cm_jvalid_build(text, n, 2, &d->build) || !d->build.root)
+		return fail(d, "internal error: the element's text does not parse");
+	rc = s->element(s->ctx, d->index, d->build.root, (int64_t)end);
 	d->index++;
 	d->where = W_ARRAY;
 	return rc == 0;
@@ -208,6 +265,8 @@ static int elem_done(struct dread *d)
 
 static int on_scalar(struct dread *d, int type, const char *s, size_t n)
 {
+	if (d->raw_failed) /* (reported) */
+		return 0;
 	switch (d->where) {
 	case W_START:
 		return fail(d, "the top level is not an object");
@@ -217,10 +276,7 @@ static int on_scalar(struct dread *d, int type, const char *s, size_t n)
 	}
 	case W_ARRAY:
 		return elem_not_object(d);
-	case W_ELEM:
-		cm_jbuild_scalar(&d->build, type, s, n);
-		return 1;
-	default: /* W_SKIP, W_ELEM unbuilt */
+	default: /* W_SKIP, W_ELEM: built once it ends */
 		return 1;
 	}
 }
@@ -235,6 +291,8 @@ static int cb_string(void *d, const unsigned char *s, size_t n)
 
 static int on_open(struct dread *d, int type)
 {
+	if (d->raw_failed)
+		return 0;
 	switch (d->where) {
 	case W_START:
 		if (type != CM_J_OBJ)
@@ -257,14 +315,14 @@ static int on_open(struct dread *d, int type)
 			d->index++;
 			return 1;
 		}
-		cm_arena_reset(d->arena);
-		cm_jbuild_begin(&d->build, d->arena);
-		cm_jbuild_open(&d->build, CM_J_OBJ);
+		/* just past its brace: built from its bytes once it ends */
+		d->elem_at = (uint64_t)cm_sax_offset(&d->sax) - 1;
+		d->etext.len = 0;
 		d->where = W_ELEM;
+		d->depth = 1;
 		return 1;
 	case W_ELEM:
-		if (cm_jbuild_open(&d->build, type) < 0)
-			return fail(d, "values nested too deeply");
+		d->depth++; /* (jcheck holds the depth to its bound) */
 		return 1;
 	default:
 		return 1;
@@ -274,6 +332,8 @@ static int on_open(struct dread *d, int type)
 static int on_close(struct dread *d)
 {
 	const cm_docread_sink *s = d->sink;
+	if (d->raw_failed)
+		return 0;
 	switch (d->where) {
 	case W_SKIP:
 		if (--d->depth == 0) {
@@ -288,7 +348,7 @@ static int on_close(struct dread *d)
 		raw_start(d);
 		return !s->array_end || s->array_end(s->ctx) == 0;
 	case W_ELEM:
-		return cm_jbuild_close(&d->build) ? elem_done(d) : 1;
+		return --d->depth == 0 ? elem_done(d) : 1;
 	case W_MEMBER:
 		return --d->depth == 0 ? member_done(d) : 1;
 	default:
@@ -304,10 +364,8 @@ static int cb_end(void *d) { return on_close(d); }
 static int cb_map_key(void *v, const unsigned char *s, size_t n)
 {
 	struct dread *d = v;
-	if (d->where == W_ELEM) {
-		cm_jbuild_key(&d->build, (const char *)s, n);
-		return 1;
-	}
+	if (d->raw_failed)
+		return 0;
 	if (d->where != W_TOP)
 		return 1;
 	d->key.len = 0;
@@ -341,12 +399,14 @@ int cm_docread_run(cm_input *in, const char *array_key, const char *what, const 
 	d.seen_keys = cm_hmap_new(8, 1);
 	d.sax.array_key = array_key; /* values bounded as the splitter bounds them */
 	d.sax.tap = tap;
+	d.sax.tap_done = tap_done;
 	d.sax.tap_ctx = &d;
 	rc = cm_sax_run(&d.sax, in, &doc_callbacks, &d, label);
 	cm_arena_free(d.arena);
 	cm_hmap_free(d.seen_keys);
 	cm_buf_free(&d.key);
-	cm_buf_free(&d.raw);
+	cm_spillbuf_free(&d.raw);
+	cm_buf_free(&d.etext);
 	if (seen_array)
 		*seen_array = d.seen_array;
 	return rc;

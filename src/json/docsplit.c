@@ -46,10 +46,8 @@ static int split_end(struct split *sp, int rc, FILE **out)
 {
 	if (sp->lay_on && cm_doclayout_end(&sp->lay, rc == CM_DOCSPLIT_OK, out) < 0)
 		rc = CM_DOCSPLIT_IOERR;
-	if (sp->spill) /* the document ended inside a spilled value */
-		fclose(sp->spill);
 	cm_buf_free(&sp->key);
-	cm_buf_free(&sp->val);
+	cm_spillbuf_free(&sp->val); /* (its file, when the document ended inside a spilled value) */
 	cm_buf_free(&sp->batch);
 	cm_buf_free(&sp->carry);
 	cm_buf_free(&sp->copy);
@@ -261,7 +259,7 @@ static int feed(struct split *sp, const char *s, size_t n, uint64_t base)
 				i++;
 			} else if (value_start(ch)) {
 				sp->val_at = base + i;
-				sp->val.len = 0;
+				cm_spillbuf_clear(&sp->val);
 				cm_jscan_begin(&sp->sc, ch); /* jscan reads the opening byte itself */
 				run = i;
 				sp->st = ST_MEMBER;
@@ -513,6 +511,8 @@ int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t
 	*at = (int64_t)w->sp.too_at;
 	return 1;
 }
+
+uint64_t cm_docsplit_watch_elem_max(const cm_docsplit_rec *w) { return w->sp.elem_max; }
 
 void cm_docsplit_watch_free(cm_docsplit_rec *w)
 {

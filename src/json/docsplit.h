@@ -78,6 +78,8 @@ const cm_jval *cm_docsplit_member_key(cm_arena *arena, const char *key, size_t k
  * file while it is read, and handed to the sink's member callback as a
  * read-only mapping of it. */
 void cm_docsplit_set_spill(size_t bytes);
+/* That size (the careful reader spills a member's text past it too). */
+size_t cm_docsplit_spill_size(void);
 
 /* From a member callback: the bytes of its value TEXT before TEXT + UPTO
  * will not be read again, so their pages may leave memory (they stay in
@@ -89,14 +91,15 @@ void cm_docsplit_release(const char *text, size_t upto);
  * first byte to its last: an element of the array (and a key), and a
  * top-level member's value.  Real events are below 64 KiB (a kernel name
  * with its templates, a stack: the corpus's longest is 5 KB); 16 MiB
- * leaves 256 times that.  An element is held a few times over while it is
- * cut and parsed (a copy, the careful reader's token, its tree: about
- * three times its text for long strings, up to some 36 times for a run of
- * tiny values, which the careful reader builds as it reads), so 50 MB at
- * the bound, 600 MB at worst.  A member's value is spilled to a file as
- * it is read (docmember.c), and the careful reader holds its text alone
- * until it ends (docread.c), but its reader parses the ones it wants
- * whole: a window's user_annotations grow with the window (about 10 MB
+ * leaves 256 times that.  An element is held a few times over once it
+ * has ended (a copy, the careful reader's token, its tree: about three
+ * times its text for long strings, some 36 times for a run of tiny
+ * values), but while it is read its text alone (docread.c builds the
+ * careful reader's tree once the element ends), so one that never ends
+ * costs some 20 MB.  A member's value is spilled to a file as it is read
+ * (spillbuf.h: docmember.c, and the careful reader's docread.c and, for
+ * a token longer than an element's bound, saxread.c), but its reader
+ * parses the ones it wants whole: a window's user_annotations grow with the window (about 10 MB
  * for 1.5 GB), so 256 MiB takes a window of some 40 GB, and the text alone
  * is what an endless one costs.  A value that never ends (a stream of 'a'
  * after '"name":"') is refused where it passes its bound, at its first
@@ -150,5 +153,8 @@ cm_docsplit_rec *cm_docsplit_watch_new(const char *array_key);
 int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t base, char *msg, size_t size,
 			   int64_t *at);
 void cm_docsplit_watch_free(cm_docsplit_rec *w);
+/* The bound W holds an element (and a key) to, in bytes: a token longer
+ * than it can only be a top-level member's value. */
+uint64_t cm_docsplit_watch_elem_max(const cm_docsplit_rec *w);
 
 #endif

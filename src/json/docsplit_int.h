@@ -23,6 +23,7 @@
 
 #include "json/docsplit.h"
 #include "json/jscan.h"
+#include "json/spillbuf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -59,15 +60,14 @@ struct split {
 	enum state st;
 	cm_jscan sc;
 	int key_esc, key_is_array, seen_array;
-	cm_buf key, val, batch;
+	cm_buf key, batch;
+	cm_spillbuf val;    /* the member value being read (docmember.c) */
 	cm_buf carry;       /* the element begun in an earlier chunk: its bytes so far */
 	cm_buf copy;        /* the batch's copied elements (struct crec and bytes each) */
 	size_t inplace;     /* the batch's elements in its chunk */
 	size_t bytes;       /* element bytes in the batch */
 	uint64_t index;     /* the index of the batch's next element */
 	cm_arena *arena;
-	FILE *spill;        /* the value being read, when it outgrew val, or NULL */
-	size_t spill_len;
 	/* the layout (sink->layout), written at chunk ends; the places of
 	 * the member being read */
 	int lay_on, record_only, tag;

@@ -18,7 +18,11 @@
  * key (sax->array_key) the splitter's machine watches the chunks as they
  * arrive (cm_docsplit_watch_feed) and a value longer than its bound is
  * refused there, at its first byte, in the words the fast readers' fault
- * gets (they leave the naming to us).  White space is no token: once a
+ * gets (they leave the naming to us).  A token longer than an element's
+ * bound can only be a member's value (a string, a number), up to 256 MiB:
+ * past that bound `pending` goes to a temporary file, as the fast readers'
+ * member values do (spillbuf.h), and yajl reads it from a mapping of the
+ * file once it has ended, so a string that never ends takes no memory.  White space is no token: once a
  * MiB is collected, a chunk that ends in it, outside a string, goes to yajl
  * at once, so that a run of it is not collected either.  (The next piece
  * then starts where the chunk after it does, and yajl copies its first
@@ -31,6 +35,7 @@
 #include "json/jcheck.h"
 #include "json/jscan.h"
 #include "json/jwrite.h"
+#include "json/spillbuf.h"
 
 #include <string.h>
 
@@ -124,7 +129,20 @@ static int parse(cm_sax *sax, const char *s, size_t n, uint64_t base)
 		report_syntax(sax, (const unsigned char *)s, n, 0);
 		return -1;
 	}
+	if (sax->tap_done)
+		sax->tap_done(sax->tap_ctx);
 	return 0;
+}
+
+/* Give yajl the collected token P, at text offset AT, and empty P.  0 or -1
+ * (parse's). */
+static int parse_pending(cm_sax *sax, cm_spillbuf *p, uint64_t at)
+{
+	size_t n;
+	const char *s = cm_spillbuf_text(p, &n);
+	int rc = s ? parse(sax, s, n, at) : -1;
+	cm_spillbuf_clear(p);
+	return rc;
 }
 
 int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void *ctx,
@@ -135,9 +153,10 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	int rc, result = -1;
 	yajl_status st;
 	cm_jcheck check;
-	cm_buf pending = {0};   /* a token cut by the end of a chunk */
-	uint64_t pending_at = 0; /* its text offset */
-	cm_docsplit_rec *watch;  /* the bounds (docsplit.h), or NULL */
+	cm_spillbuf pending = {0}; /* a token cut by the end of a chunk */
+	uint64_t pending_at = 0, end; /* its text offset */
+	cm_docsplit_rec *watch;    /* the bounds (docsplit.h), or NULL */
+	size_t spill_at = (size_t)-1; /* past it, pending is spilled (above) */
 	char msg[200];
 	int64_t msg_at;
 	sax->in = in;
@@ -147,6 +166,8 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	if (!sax->h)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "out of memory");
 	watch = sax->array_key ? cm_docsplit_watch_new(sax->array_key) : NULL;
+	if (watch)
+		spill_at = (size_t)cm_docsplit_watch_elem_max(watch);
 	/* strict JSON: UTF-8 checked, no comments, exactly one value */
 	yajl_config(sax->h, yajl_allow_comments, 0);
 	yajl_config(sax->h, yajl_dont_validate_strings, 0);
@@ -158,8 +179,8 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 		if (ok < len) {
 			/* yajl sees the text up to the byte the strict check refuses,
 			 * so an earlier syntax error is still reported as such */
-			cm_buf_put(&pending, chunk, ok);
-			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+			if (cm_spillbuf_put(&pending, chunk, ok, spill_at) < 0 ||
+			    parse_pending(sax, &pending, pending_at) < 0)
 				goto out;
 			if (cm_input_check_gzip(in) < 0)
 				goto out;
@@ -174,38 +195,40 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 			goto out;
 		}
 		if (check.first_cut == CM_JCHECK_NONE) { /* all of it inside one token */
-			if (!pending.len)
+			if (!cm_spillbuf_len(&pending))
 				pending_at = at;
-			cm_buf_put(&pending, chunk, len);
-			if (pending.len < PENDING_WS || check.in_str || !cm_jscan_ws(chunk[len - 1]))
+			if (cm_spillbuf_put(&pending, chunk, len, spill_at) < 0)
+				goto out;
+			if (cm_spillbuf_len(&pending) < PENDING_WS || check.in_str || !cm_jscan_ws(chunk[len - 1]))
 				continue;
 			/* or after it: a run of white space, which ended any token */
-			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+			if (parse_pending(sax, &pending, pending_at) < 0)
 				goto out;
-			pending.len = 0;
 			pending_at = at + len;
 			cm_progress_update(cm_input_raw_done(in));
 			continue;
 		}
-		head = pending.len ? check.first_cut : 0; /* completes the pending token */
+		head = cm_spillbuf_len(&pending) ? check.first_cut : 0; /* completes the pending token */
 		tail = check.last_cut;
-		if (pending.len) {
-			cm_buf_put(&pending, chunk, head);
-			if (parse(sax, pending.p, pending.len, pending_at) < 0)
+		if (cm_spillbuf_len(&pending)) {
+			if (cm_spillbuf_put(&pending, chunk, head, spill_at) < 0 ||
+			    parse_pending(sax, &pending, pending_at) < 0)
 				goto out;
 		}
 		if (parse(sax, chunk + head, tail - head, at + head) < 0)
 			goto out;
-		pending.len = 0;
+		cm_spillbuf_clear(&pending);
 		pending_at = at + tail;
-		cm_buf_put(&pending, chunk + tail, len - tail);
+		if (cm_spillbuf_put(&pending, chunk + tail, len - tail, spill_at) < 0)
+			goto out;
 		cm_progress_update(cm_input_raw_done(in));
 	}
 	if (rc < 0)
 		goto out;
-	if (parse(sax, pending.p, pending.len, pending_at) < 0)
+	end = pending_at + cm_spillbuf_len(&pending);
+	if (parse_pending(sax, &pending, pending_at) < 0)
 		goto out;
-	sax->base = pending_at + pending.len;
+	sax->base = end;
 	st = yajl_complete_parse(sax->h);
 	if (st == yajl_status_client_canceled)
 		goto out;
@@ -222,7 +245,7 @@ int cm_sax_run(cm_sax *sax, cm_input *in, const yajl_callbacks *callbacks, void 
 	result = 0;
 out:
 	cm_docsplit_watch_free(watch);
-	cm_buf_free(&pending);
+	cm_spillbuf_free(&pending);
 	yajl_free(sax->h);
 	sax->h = NULL;
 	return result;

@@ -19,6 +19,10 @@ typedef struct cm_sax {
 	 * until that parse returns, so the callbacks it triggers may read it
 	 * too.  For a reader that needs the bytes as they were (docread). */
 	void (*tap)(void *tap_ctx, const char *s, size_t n, uint64_t base);
+	/* Optional, with tap: called when yajl has parsed the piece the tap
+	 * last showed, while its bytes are still valid, so that a reader may
+	 * keep the part of it that a value still open will need (docread). */
+	void (*tap_done)(void *tap_ctx);
 	void *tap_ctx;
 	/* Optional, set by the caller before cm_sax_run: the document's array
 	 * key.  Then no value is held longer than the splitter's bounds

@@ -408,6 +408,36 @@ grep -Eq "^cuptimerge-batch: k1: window $tmp/bomb.json.gz: byte 11: events\\[0\\
 grep -q "^cuptimerge-batch: 1 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(head -c 500 "$tmp/err")"
 [ "$asan" = 1 ] || [ "$rss" -le 100000 ] || fail "peak RSS $rss KB, more than 100000 KB"
 
+# a gzip window of a member's string of 80 MiB, in 360 KB: the plan's scan
+# gave yajl each read as it came, and yajl kept the string cut by a read's
+# end and lexed it again from its first byte with every read (at the real
+# bound of 256 MiB: 276 MB and 6 s before it refused the string); now yajl
+# gets whole tokens, and the string waits past 16 MiB in a temporary file.
+# The bound made 64 MiB here (the testing aid CUPTIMERGE_MEMBER_MAX), so
+# that the file stays under bounded's limit on one
+e2e_python - "$tmp/mbomb.json.gz" <<'PY'
+import gzip, sys
+a = gzip.compress(b"a" * (8 << 20), 1)
+with open(sys.argv[1], "wb") as f:
+    f.write(gzip.compress(b'{"x":"'))
+    for _ in range(10):
+        f.write(a)
+PY
+tcase "a gzip window of a member's string past its bound in a manifest: refused at its first byte, not held"
+mkdir "$tmp/mspool"
+{
+	printf 'key\tcpu trace\twindow\toutput\n'
+	printf 'k0\t%s\t%s\t%s\n' "$tmp/rbomb/traces/$(key 0).pt.trace.json" "$tmp/rbomb/windows/w0.json" "$tmp/rbomb/k0.json"
+	printf 'k1\t%s\t%s\t%s\n' "$tmp/rbomb/traces/$(key 1).pt.trace.json" "$tmp/mbomb.json.gz" "$tmp/rbomb/k1.json"
+} >"$tmp/rbomb/m2.tsv"
+TMPDIR=$tmp/mspool CUPTIMERGE_MEMBER_MAX=67108864 bounded --force -m "$tmp/rbomb/m2.tsv"
+[ "$got" -eq 4 ] || fail "exit $got, wanted 4: $(head -c 500 "$tmp/err")"
+grep -Eq "^cuptimerge-batch: k1: window $tmp/mbomb.json.gz: byte 5: member \"x\": its value is longer than 64 MiB, the most a member's value may be\$" "$tmp/err" ||
+	fail "rank 1: $(head -c 500 "$tmp/err")"
+grep -q "^cuptimerge-batch: 1 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(head -c 500 "$tmp/err")"
+[ "$asan" = 1 ] || [ "$rss" -le 50000 ] || fail "peak RSS $rss KB, more than 50000 KB"
+[ -z "$(ls -A "$tmp/mspool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/mspool")"
+
 tcase "a gzip window of an endless string in a directory: named on its trace's failure, the others merge"
 mkranks "$tmp/dbomb" 3
 rm "$tmp/dbomb/windows/w1.json"

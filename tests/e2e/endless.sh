@@ -111,6 +111,28 @@ for env in '' CUPTIMERGE_CAREFUL=1; do
 		"TMPDIR=$tmp/spool CUPTIMERGE_MEMBER_MAX=4194304 $env" -q -w - "$C"
 done
 
+# The careful reader held a member's value in memory until its bound: its
+# text (a wanted member of many tokens) and its last token (a string, a
+# number) cut by the chunks' ends; both go to a file now, past the spill
+# size and past an element's bound.  A bound of 64 MiB here: 70 MB of RSS
+# before, some 20 MB now.
+MEMB64='its value is longer than 64 MiB, the most a member.s value may be$'
+for env in '' CUPTIMERGE_CAREFUL=1; do
+	tcase "a window's user_annotations of tiny values that never end: spilled, not held (${env:-default})"
+	unit=1,
+	refused 40000 1 "^cuptimerge: <stdin>:20: member \"user_annotations\": $MEMB64" '{"user_annotations":[' \
+		"TMPDIR=$tmp/spool CUPTIMERGE_MEMBER_MAX=67108864 $env" -q -w - "$C"
+	unit=a
+	[ -z "$(ls -A "$tmp/spool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/spool")"
+done
+for doc in trace window; do
+	tcase "a $doc member's string that never ends, read by the careful reader: spilled, not held"
+	if [ $doc = trace ]; then set -- -w "$W" -; else set -- -w - "$C"; fi
+	refused 40000 1 "^cuptimerge: <stdin>:5: member \"x\": $MEMB64" '{"x":"' \
+		"TMPDIR=$tmp/spool CUPTIMERGE_MEMBER_MAX=67108864 CUPTIMERGE_CAREFUL=1" -q "$@"
+	[ -z "$(ls -A "$tmp/spool")" ] || fail "left in TMPDIR: $(ls -A "$tmp/spool")"
+done
+
 tcase "a thread map (-t) whose value never ends: refused at its first byte"
 refused 60000 1 "^cuptimerge: /dev/stdin:11: member \"threads\": $MEMB" '{"threads":{"1":{"name":"' \
 	CUPTIMERGE_MEMBER_MAX=4194304 -q -t /dev/stdin "$T"
@@ -121,6 +143,19 @@ tcase "a thread map (-t) whose value, of tiny values, never ends: its text alone
 unit=1,
 refused 60000 1 "^cuptimerge: /dev/stdin:11: member \"threads\": $MEMB" '{"threads":{"1":[' \
 	CUPTIMERGE_MEMBER_MAX=4194304 -q -t /dev/stdin "$T"
+unit=a
+
+# the careful reader built an element's tree as it read, some 36 bytes a
+# byte of text for tiny values: 600 MB by the bound; now it holds the text
+# until the element ends, and builds the tree from it then
+unit=1,
+for env in '' CUPTIMERGE_CAREFUL=1; do
+	tcase "a window event of tiny values that never ends: its text alone is held (${env:-default})"
+	refused 60000 1 "^cuptimerge: <stdin>:11: events\\[0\\] $ELEM" '{"events":[{"a":{"b":[' "$env" \
+		-q -w - "$C"
+done
+tcase "a trace event of tiny values that a repair (-t) reads, never ending: its text alone is held"
+refused 60000 1 "^cuptimerge: <stdin>:16: traceEvents\\[0\\] $ELEM" '{"traceEvents":[{"a":[' '' -q -t "$M" -
 unit=a
 
 tcase "a trace that a repair (-t) reads, whose event never ends: refused likewise"
