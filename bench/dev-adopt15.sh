@@ -6,8 +6,9 @@
 # the transcoder's worker that takes the group copies it, as it already
 # copied it once more) against the way before, twice: the same binary with
 # CUPTIMERGE_PFT_ADOPT=0 (the copy on the sink, all else the same), and
-# $CM_OLD, a binary of main before it (9187313, with whole groups: so this
-# is also the first 16-CPU figure of dev-grp13.sh's change).
+# $CM_OLD, a binary of main before it (9187313: its rows against the
+# JSON's are also the first 16-CPU figures of main since whole groups, the
+# change that dev-grp13.sh compares with the way before it).
 # On the 1 GB pair, rows taking turns, two rounds: the JSON, the .pftrace
 # new, with the copy, and old, plain and gzip.  Wall, user and sys s and
 # peak RSS by GNU time, the output's size and md5 prefix (the same bytes:
@@ -38,9 +39,12 @@ for round in 1 2; do
 	one "-o out.pftrace, before ($round)" "$v" o.pftrace
 	one "-o out.pftrace.gz, before ($round)" "$v" o.pftrace.gz
 done
-for row in "$new o.json" "$new o.pftrace" "$CM_OLD o.pftrace"; do
-	set -- $row
+# timelines BINARY OUTPUT: the -v time lines of a merge into $out/OUTPUT
+timelines() {
 	echo "== -v time lines, -o $2, $1"
 	"$1" -v -o "$out/$2" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
 	rm -f "$out/$2"
-done
+}
+timelines "$new" o.json
+timelines "$new" o.pftrace
+timelines "$CM_OLD" o.pftrace
