@@ -48,13 +48,15 @@ int cm_pft_insert_begin(cm_pft *t)
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
-/* The pieces: on 16 CPUs the writer's thread is the render's pool's sink,
- * one group at a time in order, and its copy of every group (0.12 s of
- * the 1 GB pair's) held back the groups behind it; so the writer's buffer
- * of several groups is taken whole and each group's block only says where
- * it lies.  A piece is free again once its refs are 0 (the workers'
- * release), and only this thread looks for one (the pieces are few: the
- * pool's slots' worth, and the writer's). */
+/* The pieces: the writer's thread is the render's pool's sink, one group
+ * at a time in order, and its copy of every group (0.08 s of CPU on the
+ * 1 GB pair at -j 16, BENCHMARKS.md "pfseq15") held back the groups behind
+ * it; so the writer's buffer of several groups is taken whole and each
+ * group's block only says where it lies.  A piece is free again once its
+ * refs are 0 (the workers' release), and only this thread looks for one
+ * (the pieces are few: those the pool's slots point into, and one more);
+ * a piece whose batches were dropped (a failed run) is never reused, and
+ * cm_pft_free frees them all, the pool finished. */
 void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch)
 {
 	struct pft_piece *pc = NULL;
@@ -71,7 +73,8 @@ void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch)
 	pc->b = *buf;
 	tmp.len = 0;
 	*buf = tmp;
-	pc->refs = nbatch; /* (handed to the workers through the pool's lock) */
+	/* (the workers see it, and the bytes, through the pool's lock) */
+	__atomic_store_n(&pc->refs, nbatch, __ATOMIC_RELAXED);
 	t->cur = nbatch ? pc : NULL;
 }
 
