@@ -10,8 +10,9 @@
  * (the chunks, whose walk numbers skip the inserted batches: struct
  * chunk_head).  An inserted batch of records goes through the pool as the
  * others do, so that it reaches the sequential part in order: its worker
- * only copies it and hands its slices to the lanes (pfstream.c's
- * batch_work), as the encoding of a batch does. */
+ * only copies it (from the writer's own buffer, when the writer handed
+ * that over: cm_pft_insert_adopt) and hands its slices to the lanes
+ * (pfstream.c's batch_work), as the encoding of a batch does. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
