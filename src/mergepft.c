@@ -50,6 +50,11 @@ static int enc_close(void *ectx, cm_buf *out) { return cm_pft_enc_close(ectx, ou
 
 /* cm_gpu_groups' encoded: a group's records to the transcoder (SCTX). */
 static int encoded(void *sctx, const void *p, size_t n) { return cm_pft_insert_records(sctx, p, n); }
+/* cm_gpu_groups' adopt: the worker's output taken whole (no group copied
+ * on the sink's thread, one at a time: the transcoder's workers copy
+ * them).  CUPTIMERGE_PFT_ADOPT=0, a testing aid (bench/dev-adopt15.sh),
+ * copies each as before; the bytes are the same. */
+static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt(sctx, out, ngroups); }
 
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
@@ -71,6 +76,8 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	gr.close = enc_close;
 	gr.ectx = ectx;
 	gr.encoded = encoded;
+	env = getenv("CUPTIMERGE_PFT_ADOPT");
+	gr.adopt = env && *env && !strcmp(env, "0") ? NULL : adopt;
 	gr.sctx = t;
 	rc = cm_gpu_write_groups(g, n, &gr);
 	if (!rc)

@@ -238,6 +238,11 @@ typedef struct cm_gpu_groups {
 	int (*close)(void *ectx, cm_buf *out);
 	void **ectx;
 	int (*encoded)(void *sctx, const void *p, size_t n);
+	/* optional: before the ENCODED calls of a worker's output OUT, which
+	 * holds the next NGROUPS groups, ADOPT(SCTX) may take OUT's bytes
+	 * (swapping a buffer of its own in): ENCODED's pointers are then into
+	 * them, and the taker frees them */
+	void (*adopt)(void *sctx, cm_buf *out, size_t ngroups);
 	void *sctx;
 } cm_gpu_groups;
 int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);

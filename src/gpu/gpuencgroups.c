@@ -137,16 +137,25 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return have ? close_group(W, at, nel, out) : 0;
 }
 
-/* The pool's sink: the groups handed on in order. */
+/* The pool's sink: the groups handed on in order (OUT's bytes first to
+ * the encoder's adopt, when it has one: V keeps where they are). */
 static int groups_sink(void *sctx, cm_buf *out)
 {
 	const cm_gpu_groups *gr = sctx;
-	size_t at = 0;
-	while (at < out->len) {
-		struct grpart h;
-		memcpy(&h, out->p + at, sizeof h);
+	const cm_buf v = *out;
+	size_t at = 0, n = 0;
+	struct grpart h;
+	if (gr->adopt) {
+		for (at = 0; at < v.len; at = (at + sizeof h + (size_t)h.len + 7) & ~(size_t)7, n++)
+			memcpy(&h, v.p + at, sizeof h);
+		if (n)
+			gr->adopt(gr->sctx, out, n);
+	}
+	at = 0;
+	while (at < v.len) {
+		memcpy(&h, v.p + at, sizeof h);
 		at += sizeof h;
-		if (gr->encoded(gr->sctx, out->p + at, (size_t)h.len) < 0)
+		if (gr->encoded(gr->sctx, v.p + at, (size_t)h.len) < 0)
 			return -1;
 		at = (at + (size_t)h.len + 7) & ~(size_t)7;
 	}

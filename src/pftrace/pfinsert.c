@@ -10,8 +10,9 @@
  * (the chunks, whose walk numbers skip the inserted batches: struct
  * chunk_head).  An inserted batch of records goes through the pool as the
  * others do, so that it reaches the sequential part in order: its worker
- * only copies it and hands its slices to the lanes (pfstream.c's
- * batch_work), as the encoding of a batch does. */
+ * only copies it (from the writer's own buffer, when the writer handed
+ * that over: cm_pft_insert_adopt) and hands its slices to the lanes
+ * (pfstream.c's batch_work), as the encoding of a batch does. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
@@ -48,17 +49,55 @@ int cm_pft_insert_begin(cm_pft *t)
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
+/* The pieces: the writer's thread is the render's pool's sink, one group
+ * at a time in order, and its copy of every group (0.08 s of CPU on the
+ * 1 GB pair at -j 16, BENCHMARKS.md "pfseq15") held back the groups behind
+ * it; so the writer's buffer of several groups is taken whole and each
+ * group's block only says where it lies.  A piece is free again once its
+ * refs are 0 (the workers' release), and only this thread looks for one
+ * (the pieces are few: those the pool's slots point into, and one more);
+ * a piece whose batches were dropped (a failed run) is never reused, and
+ * cm_pft_free frees them all, the pool finished. */
+void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch)
+{
+	struct pft_piece *pc = NULL;
+	cm_buf tmp;
+	for (size_t i = 0; i < t->npieces && !pc; i++)
+		if (!__atomic_load_n(&t->pieces[i]->refs, __ATOMIC_ACQUIRE))
+			pc = t->pieces[i];
+	if (!pc) {
+		pc = cm_xcalloc(1, sizeof *pc);
+		t->pieces = cm_xrealloc(t->pieces, (t->npieces + 1) * sizeof *t->pieces);
+		t->pieces[t->npieces++] = pc;
+	}
+	tmp = pc->b;
+	pc->b = *buf;
+	tmp.len = 0;
+	*buf = tmp;
+	/* (the workers see it, and the bytes, through the pool's lock) */
+	__atomic_store_n(&pc->refs, nbatch, __ATOMIC_RELAXED);
+	t->cur = nbatch ? pc : NULL;
+}
+
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 {
 	uint64_t *seq = next_seq(t), word = *seq | BLK_RECS;
+	uintptr_t at = (uintptr_t)p, b0 = t->cur ? (uintptr_t)t->cur->b.p : 0;
 	double t0 = cm_now_s();
 	int rc;
 	if (t->failed)
 		return -1;
 	/* (its first 8 bytes: its number and the tag) */
 	t->ins.len = 0;
-	cm_buf_put(&t->ins, &word, sizeof word);
-	cm_buf_put(&t->ins, p, n);
+	if (t->cur && at >= b0 && n <= t->cur->b.len && at - b0 <= t->cur->b.len - n) {
+		struct pft_ref r = {t->cur, at - b0, n};
+		word |= BLK_REF;
+		cm_buf_put(&t->ins, &word, sizeof word);
+		cm_buf_put(&t->ins, &r, sizeof r);
+	} else {
+		cm_buf_put(&t->ins, &word, sizeof word);
+		cm_buf_put(&t->ins, p, n);
+	}
 	t->ins_recs++;
 	++*seq;
 	rc = cm_pft_put_block(t, &t->ins);
@@ -70,6 +109,7 @@ int cm_pft_insert_end(cm_pft *t)
 {
 	if (t->failed)
 		return -1;
+	t->cur = NULL;
 	t->span_base = t->text_off;
 	t->seq_base = t->batch_seq;
 	return 0;

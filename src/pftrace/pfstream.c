@@ -145,6 +145,11 @@ void cm_pft_free(cm_pft *t)
 	cm_buf_free(&t->batch);
 	cm_buf_free(&t->fill);
 	cm_buf_free(&t->ins);
+	for (size_t k = 0; k < t->npieces; k++) { /* (the pool has finished) */
+		cm_buf_free(&t->pieces[k]->b);
+		free(t->pieces[k]);
+	}
+	free(t->pieces);
 	cm_pfev_free(t->ev);
 	cm_buf_free(&t->out);
 	free(t->label);
@@ -208,8 +213,15 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 		return -2; /* no message: the run's failure was reported */
 	if (tag & BLK_RECS) {
 		/* (the records' offset stays a multiple of 8: their slices' are) */
-		cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
-		cm_pfbatch_put_lanes(w->t->lq, tag & ~BLK_RECS, out);
+		if (tag & BLK_REF) { /* copied from the writer's buffer, here rather than on its thread */
+			struct pft_ref r;
+			memcpy(&r, in->p + sizeof tag, sizeof r);
+			cm_buf_put(out, r.piece->b.p + r.off, (size_t)r.n);
+			__atomic_sub_fetch(&r.piece->refs, 1, __ATOMIC_RELEASE);
+		} else {
+			cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
+		}
+		cm_pfbatch_put_lanes(w->t->lq, tag & ~(BLK_RECS | BLK_REF), out);
 		return 0;
 	}
 	return cm_pfbatch_encode(w->ev, in, out);

@@ -130,8 +130,14 @@ struct cm_pft {
 	 * the batch of the first span */
 	int64_t text_off, span_base;
 	uint64_t seq_base;
-	cm_buf ins;          /* an inserted batch being queued */
+	cm_buf ins;          /* an inserted batch being queued (or its reference: struct pft_ref) */
 	uint64_t ins_recs; /* -v: batches inserted */
+	/* the writer's buffers of inserted batches taken (cm_pft_insert_adopt),
+	 * each kept for reuse once the pool's workers have copied its last
+	 * batch; CUR: the one the next batches lie in (or NULL) */
+	struct pft_piece **pieces;
+	size_t npieces;
+	struct pft_piece *cur;
 	pthread_mutex_t hmu;
 	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
@@ -156,6 +162,23 @@ struct cm_pft {
  * of elements (-j 1: cm_pfbatch_add's), neither; a batch inserted as
  * records (cm_pft_enc_open/_elem/_close's), BLK_RECS. */
 #define BLK_RECS ((uint64_t)1 << 63)
+/* With BLK_RECS: the block holds no records but where they lie (struct
+ * pft_ref), in a buffer the writer handed over (cm_pft_insert_adopt). */
+#define BLK_REF ((uint64_t)1 << 62)
+
+/* A buffer of the writer's inserted batches, taken whole: REFS, its
+ * batches not yet copied by a worker (atomic; 0: free for the next). */
+struct pft_piece {
+	cm_buf b;
+	size_t refs;
+};
+
+/* A BLK_REF block after its first 8 bytes: the batch's N bytes at OFF of
+ * PIECE's. */
+struct pft_ref {
+	struct pft_piece *piece;
+	uint64_t off, n;
+};
 
 /* A chunk's header: its batch's number, its walk's (the chunks before it:
  * inserted batches have none), and where its text begins in the text. */

@@ -51,8 +51,16 @@ void cm_pft_free(cm_pft *t);
  * elements into batches, which must not depend on the thread count.
  * Calls from one thread at a time, in order; 0, or -1 after a report. */
 int cm_pft_insert_begin(cm_pft *t);
-/* A batch encoded by a cm_pft_enc: its N bytes at P (copied). */
+/* A batch encoded by a cm_pft_enc: its N bytes at P (copied, unless they
+ * lie in the buffer the last cm_pft_insert_adopt took). */
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
+/* The writer's buffer BUF, which holds its next NBATCH batches (each then
+ * given to cm_pft_insert_records, in order, a pointer into BUF's bytes),
+ * taken whole: BUF is left empty, a buffer the transcoder had (kept from
+ * an earlier call) swapped in, so that the writer's thread copies none of
+ * the batches; each is copied by the pool's worker that takes it, and the
+ * bytes kept until the last is.  Before cm_pft_insert_end. */
+void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch);
 int cm_pft_insert_end(cm_pft *t);
 
 /* An encoder of batches for one thread of the writer (any thread, one at
