@@ -526,7 +526,10 @@ int main(int argc, char **argv)
 	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
 	 * also set the terminal's modes astray: refused, as gzip(1) refuses
 	 * it ("a pipe or -o FILE": `| cat` forces it); so is -o /dev/stdout
-	 * (/dev/fd/N) on one, written through as standard output is */
+	 * (/dev/fd/N) on one, written through as standard output is.  Any
+	 * other -o that leads to a terminal (/dev/tty, /dev/pts/N, a link) is
+	 * found by io/output.c as it opens the output, still before any input
+	 * is read: here, with the usage hint, the cases known without opening */
 	if ((opt.gzip_level >= 0 || opt.codec) &&
 	    (!opt.out_path || !strcmp(opt.out_path, "-") ? isatty(1) : out_fd >= 0 && isatty(out_fd)))
 		return cm_usage_error(CM_EXIT_USAGE,

@@ -163,6 +163,7 @@ void cm_gpu_free(cm_gpu *g)
 	cm_gpu_digest_free(g->win.dg);
 	cm_buf_free(&g->win.dgout);
 	cm_buf_free(&g->win.block);
+	cm_buf_free(&g->win.lasts);
 	if (g->win.recs)
 		fclose(g->win.recs);
 	free(g);

@@ -110,6 +110,9 @@ struct gpu_window {
 	/* the records of the window's events (gpurec.h) */
 	cm_buf block;      /* the block being filled (all of them, when small) */
 	FILE *recs;        /* the full blocks, in an unlinked temporary file */
+	uint64_t block_last1; /* 1 + the window index of block's last record, 0 none */
+	cm_buf lasts;      /* ... of each block of recs, in its order (uint64s): the walk in
+			    * groups knows the groups its pieces end in without reading them */
 	uint64_t nrecs;
 	/* --split: the records of the group selected, as runs of these
 	 * (gpusplit.c), which the walks read instead of all; or NULL */
@@ -260,6 +263,7 @@ struct cm_gpu_digest {
 	unsigned idsigns[CM_IDS_N]; /* the signs of the batch's ids (base/ids.h) */
 	cm_gpunames_cache *ncache; /* this thread's entries of g->win.names */
 	uint64_t name_bytes;       /* the batch's names kept in the table: their bytes */
+	uint64_t last1;            /* 1 + the window index of the batch's last record, 0 none */
 	struct {                   /* whether an API cbid is kept, by (cbid, driver) */
 		int64_t cbid;
 		signed char driver, registered; /* driver -1: empty */

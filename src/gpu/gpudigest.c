@@ -410,6 +410,7 @@ struct batch_tail {
 	int64_t api_lo, api_hi;
 	uint64_t api_n;
 	unsigned idsigns[CM_IDS_N];
+	uint64_t last1; /* 1 + the window index of its last record, 0 none */
 };
 
 int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *ev, int64_t offset, cm_buf *out)
@@ -423,7 +424,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		cm_buf_put(out, "\0\0\0\0", 4);
 	if (!ev) { /* the batch is done */
 		struct batch_tail t = {d->max_end, d->events, d->pairs.len, d->astreams.len, d->apis.len,
-				       d->name_bytes, d->api_lo, d->api_hi, d->api_n, {0}};
+				       d->name_bytes, d->api_lo, d->api_hi, d->api_n, {0}, d->last1};
 		memcpy(t.idsigns, d->idsigns, sizeof t.idsigns);
 		memset(d->idsigns, 0, sizeof d->idsigns);
 		uint32_t rec_len = (uint32_t)(out->len - 4);
@@ -442,6 +443,7 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 		d->events = 0;
 		d->max_end = 0;
 		d->name_bytes = 0;
+		d->last1 = 0;
 		return 0;
 	}
 	field_table(d, ev);
@@ -494,7 +496,18 @@ int cm_gpu_digest_batch_event(cm_gpu_digest *d, uint64_t index, const cm_jval *e
 	r.extra = d->dumps.p;
 	r.xlen = (uint32_t)d->dumps.len;
 	cm_gpurec_pack(out, &r);
+	d->last1 = index + 1;
 	return 0;
+}
+
+/* Block B of records, LAST1 1 + the window index of its last record, to
+ * the records' file (none when empty), its LAST1 noted in win.lasts.  0,
+ * or -1 after a report. */
+static int write_block(cm_gpu *g, cm_buf *b, uint64_t last1)
+{
+	if (b->len)
+		cm_buf_put(&g->win.lasts, &last1, sizeof last1);
+	return cm_gpurec_block_write(g->win.recs, b);
 }
 
 int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
@@ -529,20 +542,23 @@ int cm_gpu_digest_collect(cm_gpu *g, cm_buf *out)
 		 * 200 MB name was one of four at the peak) */
 		cm_buf whole = {out->p + 4, rec_len, rec_len};
 		if ((!g->win.recs && !(g->win.recs = cm_temp_file("records"))) ||
-		    cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || cm_gpurec_block_write(g->win.recs, &whole) < 0)
+		    write_block(g, &g->win.block, g->win.block_last1) < 0 || write_block(g, &whole, t.last1) < 0)
 			return -1;
 		g->win.block_names = 0;
+		g->win.block_last1 = 0;
 		out->len = 0;
 		return 0;
 	}
 	cm_buf_put(&g->win.block, out->p + 4, rec_len);
+	if (t.last1)
+		g->win.block_last1 = t.last1;
 	out->len = 0;
 	g->win.block_names += t.name_bytes;
 	if (g->win.block.len + g->win.block_names >= CM_GPU_BLOCK) {
 		if (!g->win.recs && !(g->win.recs = cm_temp_file("records")))
 			return -1;
 		g->win.block_names = 0;
-		return cm_gpurec_block_write(g->win.recs, &g->win.block);
+		return write_block(g, &g->win.block, g->win.block_last1);
 	}
 	return 0;
 }
@@ -560,7 +576,7 @@ int cm_gpu_digest_event(cm_gpu *g, uint64_t index, const cm_jval *ev, int64_t of
 
 int cm_gpu_digest_finish(cm_gpu *g)
 {
-	if (g->win.recs && (cm_gpurec_block_write(g->win.recs, &g->win.block) < 0 || fflush(g->win.recs) != 0))
+	if (g->win.recs && (write_block(g, &g->win.block, g->win.block_last1) < 0 || fflush(g->win.recs) != 0))
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot write a temporary file: %s", strerror(errno));
 	return 0;
 }

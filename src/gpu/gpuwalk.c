@@ -102,7 +102,7 @@ struct rec_reader {
 	void *wctx;
 	int fd;
 	uint64_t span; /* read_groups': the groups' window indexes */
-	cm_buf block, ahead; /* the block or piece read; read_groups' block before or after it */
+	cm_buf block, ahead; /* the block or piece read; read_groups' block after it */
 };
 
 /* A worker's block: read where IN says, then FN over it. */
@@ -176,18 +176,26 @@ static int feed_run_places(const cm_gpu *g, cm_opool *pool)
 	return rc;
 }
 
+/* Records of the temporary file that are not records.  -1. */
+static int damaged(void)
+{
+	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file (its records are damaged)");
+}
+
 /* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
  * length, then the bytes) to POOL as where each lies (an offset and a
- * length, two uint64s), PER blocks a piece; with BEFORE, each piece after
- * where the block before it lies ({0, 0} before the first: read_groups'
- * input; else read_block's).  0, or -1 (after a report, or as
- * cm_opool_put). */
-static int feed_places(cm_opool *pool, int fd, int per, int before)
+ * length, two uint64s), PER blocks a piece; with LASTS (win.lasts: 1 +
+ * the window index of each block's last record), each piece after two
+ * uint64s: that of the block before it (0 before the first) and that of
+ * its own last block (read_groups' input; else read_block's).  0, or -1
+ * (after a report, or as cm_opool_put). */
+static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts)
 {
 	cm_buf b = {0};
-	uint64_t off = 0, last[2] = {0, 0};
+	uint64_t off = 0, before = 0, *nb = lasts ? (uint64_t *)lasts->p : NULL;
+	size_t nlasts = lasts ? lasts->len / sizeof *nb : 0, i = 0;
 	int rc = 0, k = 0;
-	for (;;) {
+	for (;; i++) {
 		uint32_t len;
 		uint64_t place[2];
 		ssize_t got = cm_pread_all(fd, &len, 4, off);
@@ -197,12 +205,21 @@ static int feed_places(cm_opool *pool, int fd, int per, int before)
 			rc = read_back_failed(got);
 			break;
 		}
-		if (before && !b.len)
-			cm_buf_put(&b, last, sizeof last);
+		if (lasts && i >= nlasts) { /* more blocks than were written */
+			rc = damaged();
+			break;
+		}
+		if (lasts && !b.len) {
+			uint64_t head[2] = {before, 0};
+			cm_buf_put(&b, head, sizeof head);
+		}
 		place[0] = off + 4;
 		place[1] = len;
 		cm_buf_put(&b, place, sizeof place);
-		memcpy(last, place, sizeof place);
+		if (lasts) { /* the piece so far ends in block I */
+			memcpy(b.p + 8, &nb[i], 8);
+			before = nb[i];
+		}
 		off += 4 + (uint64_t)len;
 		if (++k == per) {
 			if ((rc = cm_opool_put(pool, &b)) < 0)
@@ -232,58 +249,37 @@ static const char *group_end(const char *p, const char *end, uint64_t q, uint64_
 	return end;
 }
 
-/* The group of the last record from P to END into *Q: 1, 0 when there is
- * none, -1 when the bytes are not records. */
-static int last_group(const char *p, const char *end, uint64_t span, uint64_t *q)
-{
-	uint64_t ix = 0;
-	int have = 0;
-	while (p < end) {
-		if (cm_gpurec_skip(&p, end, &ix) < 0)
-			return -1;
-		have = 1;
-	}
-	*q = ix / span;
-	return have;
-}
-
-/* Records of the temporary file that are not records.  -1. */
-static int damaged(void)
-{
-	return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file (its records are damaged)");
-}
-
-/* A worker's whole groups: IN holds where the block before the piece lies
- * ({0, 0}: none), then where the piece's blocks lie.  The piece is read
- * (as read_runs), less the records at its head of the group the block
- * before ends in (an earlier piece's worker has them), and with the
+/* A worker's whole groups: IN holds 1 + the window index of the last
+ * record of the block before the piece (0: none) and of the piece's own
+ * last block (feed_places: noted as the blocks were written, so that
+ * neither block is read, nor walked, to find them; the block before was
+ * read whole for its last record's group, a block more for every
+ * CM_GPU_GROUP_BLOCKS), then where the piece's blocks lie.  The piece is
+ * read (as read_runs), less the records at its head of the group the
+ * block before ends in (an earlier piece's worker has them), and with the
  * records after it of the group it ends in (read from the blocks that
  * follow it, as far as that group goes: at most a group's worth, and a
  * block at a time); then FN over them, which are whole groups. */
 static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct rec_reader *r = wctx;
-	const char *at;
-	uint64_t before[2], off = 0, q;
+	const char *at, *end;
+	uint64_t last1[2], off = 0, q;
 	size_t head;
 	int rc;
 	cm_buf whole;
-	memcpy(before, in->p, sizeof before);
-	if (read_places(r, in->p + sizeof before, in->len - sizeof before, &off) < 0)
+	memcpy(last1, in->p, sizeof last1);
+	if (read_places(r, in->p + sizeof last1, in->len - sizeof last1, &off) < 0)
 		return -1;
 	at = r->block.p;
-	if (before[1]) { /* the head that goes on from the block before */
-		r->ahead.len = 0;
-		cm_buf_grow(&r->ahead, (size_t)before[1]);
-		if (read_back(r->fd, r->ahead.p, (size_t)before[1], before[0]) < 0)
-			return -1;
-		if ((rc = last_group(r->ahead.p, r->ahead.p + before[1], r->span, &q)) < 0 ||
-		    (rc && !(at = group_end(at, r->block.p + r->block.len, q, r->span))))
-			return damaged();
-	}
-	head = (size_t)(at - r->block.p);
-	if ((rc = last_group(at, r->block.p + r->block.len, r->span, &q)) < 0)
+	end = r->block.p + r->block.len;
+	/* the head that goes on from the block before */
+	if (last1[0] && !(at = group_end(at, end, (last1[0] - 1) / r->span, r->span)))
 		return damaged();
+	head = (size_t)(at - r->block.p);
+	/* the group the piece ends in, unless the head took all of it */
+	rc = at < end && last1[1];
+	q = rc ? (last1[1] - 1) / r->span : 0;
 	while (rc) { /* the tail: the blocks after, while they go on with group Q */
 		uint32_t len;
 		const char *stop;
@@ -337,7 +333,8 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 		rctx[i] = &rd[i];
 	}
 	pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
-	rc = read == read_runs ? feed_run_places(g, pool) : feed_places(pool, fd, per, read == read_groups);
+	rc = read == read_runs ? feed_run_places(g, pool)
+			       : feed_places(pool, fd, per, read == read_groups ? &g->win.lasts : NULL);
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
 		cm_buf_free(&rd[i].block);

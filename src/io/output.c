@@ -134,6 +134,21 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 		cm_output_close(out, 0);
 		return NULL;
 	}
+	/* gzip or protobuf onto a terminal is bytes nobody can read, which can
+	 * set the terminal's modes astray: main.c refuses standard output on
+	 * one with a usage hint; this is every other way of naming one, which
+	 * went through as any device does (-o /dev/tty, /dev/pts/N, a link to
+	 * one called x.pftrace, a file of --split), found as the output opens:
+	 * for -o before any input is read (merge.c), for --split's files once
+	 * the steps are known (none of them is then left).  On the descriptor,
+	 * not the name: what the name leads to is what gets the bytes. */
+	if ((crew || gzip_level >= 0 || output_codec) && isatty(out->file.fd)) {
+		cm_error(CM_EXIT_USAGE, out->file.shown, -1,
+			 "%s output is not written to a terminal: give -o FILE or a pipe",
+			 output_codec ? "Perfetto's protobuf" : "gzip");
+		cm_output_close(out, 0);
+		return NULL;
+	}
 	start_threads(out, threads);
 	out->crew = crew != NULL;
 	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
