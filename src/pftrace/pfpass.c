@@ -42,7 +42,7 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 {
 	cm_pfpass *p = arg;
 	struct cm_pfpass_phase *ph = p->verbose ? &p->ph[p->phq[p->ntaken++ % PASS_PHQ]] : NULL;
-	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1;
+	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1, c0 = 0;
 	int rc;
 	if (w) {
 		cm_pfseg_write(w, b);
@@ -52,13 +52,17 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 			ph->wrote += t1 - t0;
 		t0 = t1;
 	}
-	if (ph && p->probe)
-		p->probe(p->ctx, &w0, &e0);
+	if (ph) {
+		c0 = cm_thread_cpu_s();
+		if (p->probe)
+			p->probe(p->ctx, &w0, &e0);
+	}
 	rc = p->sink(p->ctx, b->p, b->len);
 	t1 = cm_now_s();
 	p->passed += t1 - t0;
 	if (ph) {
 		ph->passed += t1 - t0;
+		ph->passed_cpu += cm_thread_cpu_s() - c0;
 		ph->last = t1;
 		ph->bufs++;
 		if (p->probe) {
@@ -135,6 +139,7 @@ int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited, 
 	for (int i = 0; ph && p->verbose && i < CM_PFPASS_PHASES; i++) {
 		ph[i].wrote += p->ph[i].wrote;
 		ph[i].passed += p->ph[i].passed;
+		ph[i].passed_cpu += p->ph[i].passed_cpu;
 		ph[i].sink_wait += p->ph[i].sink_wait;
 		ph[i].sink_emit += p->ph[i].sink_emit;
 		ph[i].put_wait += p->ph[i].put_wait;

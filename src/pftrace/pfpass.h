@@ -15,14 +15,14 @@ typedef struct cm_pfpass cm_pfpass;
 /* -v: the phases a passer's buffers are counted in (pfstream.c's: the
  * text before the inserted batches, those, the text after), and what it
  * did in each: on its thread, seconds writing the batches' packets
- * (WROTE) and passing the bytes on (PASSED: the sink's calls), of those
- * the sink's own waits for its workers and its writing on (SINK_WAIT,
- * SINK_EMIT: the probe's deltas), and when it last finished a buffer of
- * the phase (LAST, cm_now_s; 0: none); on the producer's, PUT_WAIT, its
- * puts' waits for room. */
+ * (WROTE) and passing the bytes on (PASSED: the sink's calls; PASSED_CPU
+ * of its CPU), of those the sink's own waits for its workers and its
+ * writing on (SINK_WAIT, SINK_EMIT: the probe's deltas), and when it last
+ * finished a buffer of the phase (LAST, cm_now_s; 0: none); on the
+ * producer's, PUT_WAIT, its puts' waits for room. */
 #define CM_PFPASS_PHASES 3
 struct cm_pfpass_phase {
-	double wrote, passed, sink_wait, sink_emit, last, put_wait;
+	double wrote, passed, passed_cpu, sink_wait, sink_emit, last, put_wait;
 	unsigned long bufs;
 };
 

@@ -186,7 +186,7 @@ static int drain(cm_pft *t, int all)
 	t0 = cm_now_s();
 	if (pft_verbose) { /* this thread's sink calls, as the passer's */
 		struct cm_pfpass_phase *ph = &t->pph[t->sph];
-		double w0 = 0, e0 = 0, w1 = 0, e1 = 0, t1;
+		double w0 = 0, e0 = 0, w1 = 0, e1 = 0, t1, c0 = cm_thread_cpu_s();
 		if (t->probe)
 			t->probe(t->ctx, &w0, &e0);
 		rc = t->sink(t->ctx, t->out.p, t->out.len);
@@ -194,6 +194,7 @@ static int drain(cm_pft *t, int all)
 			t->probe(t->ctx, &w1, &e1);
 		t1 = cm_now_s();
 		ph->passed += t1 - t0;
+		ph->passed_cpu += cm_thread_cpu_s() - c0;
 		ph->sink_wait += w1 - w0;
 		ph->sink_emit += e1 - e0;
 		ph->last = t1;
@@ -564,14 +565,14 @@ static void report_phases(cm_pft *t)
 				 "waited %s%.2f s for the passer; the packets of %lu batches written there in %.2f s)",
 				 ph->s_from - t1, ph->s_to - t1, ph->s_busy, ph->s_cpu, ph->in_order, ph->lane_wait,
 				 own ? waits : "", pp->put_wait, ph->wrote_here, ph->wrote_here_s);
-		if (t->probe)
-			snprintf(gz, sizeof gz, " (the sink waited %.2f s in it for its workers, wrote on %.2f s)",
+		if (t->probe) /* (the rest of the sink's calls: its copy, and time off the CPU) */
+			snprintf(gz, sizeof gz, ", of it the sink waited %.2f s for its workers and wrote on %.2f s",
 				 pp->sink_wait, pp->sink_emit);
 		if (pp->bufs)
 			snprintf(pass, sizeof pass,
 				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
-				 "s%s)",
-				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, gz);
+				 "s, %.2f s of CPU%s)",
+				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
 		snprintf(line[i], sizeof line[i],
 				     "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; "
 				     "%llu batches, the workers busy %.2f s and idle %.2f s; %s%s",
