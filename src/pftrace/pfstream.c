@@ -545,9 +545,13 @@ static void report_phases(cm_pft *t)
 {
 	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
 					       "the text after"};
-	char line[PH_N][900];
-	double t1 = t->t_first;
+	char line[PH_N][1000];
+	double t1 = t->t_first, hw[PH_N] = {0};
 	int own = t->qst.busy > 0 || t->qst.idle > 0;
+	for (int i = 0; t->workers && i < t->threads; i++) {
+		hw[PH_BEFORE] += t->workers[i].hand_wait - t->workers[i].hand_wait_after;
+		hw[PH_AFTER] += t->workers[i].hand_wait_after;
+	}
 	for (int i = 0; i < PH_N; i++) {
 		const struct pft_phase *ph = &t->ph[i];
 		const cm_opool_stats *ps = &t->pcst[i];
@@ -575,11 +579,12 @@ static void report_phases(cm_pft *t)
 				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
 		snprintf(line[i], sizeof line[i],
 				     "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; "
-				     "%llu batches, the workers busy %.2f s and idle %.2f s; %s%s",
+				     "%llu batches, the workers busy %.2f s (of it %.2f s waiting for the chunk before) and "
+				     "idle %.2f s; %s%s",
 				     name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
 				     t->par && i != PH_INSERTED ? "copied" : i == PH_INSERTED ? "inserted" : "walked",
 				     ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put,
-				     (unsigned long long)ps->blocks, ps->busy, ps->idle, seq, pass);
+				     (unsigned long long)ps->blocks, ps->busy, hw[i], ps->idle, seq, pass);
 	}
 	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s; %s; %s", line[0], line[1], line[2]);
 }

@@ -80,6 +80,7 @@ struct pfworker {
 	struct elctx cguess, cwalk;
 	double cut_cpu;              /* -v: walking chunks */
 	double hand_wait;            /* -v: waiting for the walk of the chunk before */
+	double hand_wait_after;      /* ... of it, for chunks after inserted batches */
 	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
 	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfstream.c) */
 };
