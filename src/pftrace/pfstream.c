@@ -579,11 +579,12 @@ static void report_phases(cm_pft *t)
 				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
 		snprintf(line[i], sizeof line[i],
 			 "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; %llu batches, "
-			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s; %s%s",
+			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s, the "
+			 "batches handed to the sequential part in %.2f s; %s%s",
 			 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
 			 t->par && i != PH_INSERTED ? "copied" : i == PH_INSERTED ? "inserted" : "walked",
 			 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, (unsigned long long)ps->blocks,
-			 ps->busy, hw[i], ps->idle, seq, pass);
+			 ps->busy, hw[i], ps->idle, ps->sink, seq, pass);
 	}
 	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s; %s; %s", line[0], line[1], line[2]);
 }
