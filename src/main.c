@@ -41,12 +41,17 @@
  * transcoded to Perfetto's protobuf trace (pftrace/pftrace.h). */
 enum { CM_FORMAT_JSON = 0, CM_FORMAT_PERFETTO = 1 };
 
+/* -v: the gzip stream's waits under the transcoder's sink (CTX is the
+ * output: output.h's cm_output_codec). */
+static void pft_probe(void *ctx, double *wait, double *emit) { cm_output_gz_waits(ctx, wait, emit); }
+
 /* --format=perfetto: pftrace.h's transcoder, put in the output path
  * (output.h), which names no format of its own. */
 static void *pft_open(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, const char *label, int threads)
 {
 	cm_pft *t = cm_pft_new(sink, ctx, label);
 	cm_pft_threads(t, threads);
+	cm_pft_set_probe(t, pft_probe);
 	return t;
 }
 static int pft_write(void *t, const void *p, size_t n) { return cm_pft_write(t, p, n); }

@@ -35,6 +35,7 @@ enum { EMPTY, QUEUED, RUNNING, DONE };
 
 struct slot {
 	int state, rc;
+	int cls;      /* the class of its block (cm_opool_set_class), for -v */
 	uint64_t seq; /* when queued, in the crew's count (a crew serves the oldest block first) */
 	cm_buf in, out;
 	cm_diag_slot diag; /* the block's error, from a worker thread */
@@ -66,6 +67,12 @@ struct cm_opool {
 	pthread_t *th;
 	cm_opool_stats st; /* this pool's figures (under mu) */
 	cm_opool_stats *st_out;
+	/* the same by class (cm_opool_set_class): the caller's class for the
+	 * blocks it puts next, and the figures of each */
+	int cls;
+	int sink_cls; /* the class of the result in the sink now (under sink_mu) */
+	cm_opool_stats cst[CM_OPOOL_CLASSES];
+	cm_opool_stats *cst_out;
 	void (*done_fn)(cm_buf *in); /* cm_opool_set_done, or NULL */
 };
 
@@ -93,12 +100,15 @@ struct crew_arg {
 	int i;
 };
 
-/* A block that began to run at SINCE is done: counted (under p->mu, or
- * with no threads). */
-static void ran(cm_opool *p, double since)
+/* The block of slot S that began to run at SINCE is done: counted, in
+ * all and in its class (under p->mu, or with no threads). */
+static void ran(cm_opool *p, const struct slot *s, double since)
 {
-	p->st.busy += cm_now_s() - since;
+	double d = cm_now_s() - since;
+	p->st.busy += d;
 	p->st.blocks++;
+	p->cst[s->cls].busy += d;
+	p->cst[s->cls].blocks++;
 }
 
 /* The oldest slot S is done: hand its result on (or note its failure).
@@ -120,6 +130,7 @@ static void take_result(cm_opool *p, struct slot *s, int on_worker)
 		cm_diag_slot *was = on_worker ? cm_diag_defer_swap(&p->fail_diag) : NULL;
 		int rc;
 		pthread_mutex_lock(&p->sink_mu);
+		p->sink_cls = s->cls;
 		rc = p->sink(p->sctx, &s->out);
 		pthread_mutex_unlock(&p->sink_mu);
 		if (on_worker)
@@ -146,7 +157,9 @@ static void drain_done(cm_opool *p)
 		pthread_mutex_unlock(p->mu);
 		take_result(p, s, 1);
 		pthread_mutex_lock(p->mu);
-		p->st.sink += cm_now_s() - t;
+		t = cm_now_s() - t;
+		p->st.sink += t;
+		p->cst[s->cls].sink += t;
 		s->state = EMPTY;
 		p->tail++;
 		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
@@ -170,7 +183,7 @@ static void run_next(cm_opool *p, void *wctx)
 		p->done_fn(&s->in);
 	cm_diag_defer(NULL);
 	pthread_mutex_lock(p->mu);
-	ran(p, t1);
+	ran(p, s, t1);
 	s->state = DONE;
 	drain_done(p);
 }
@@ -189,7 +202,9 @@ static void *worker(void *arg)
 			pthread_cond_wait(p->work, p->mu);
 		if (p->stop)
 			break;
-		p->st.idle += cm_now_s() - t;
+		t = cm_now_s() - t;
+		p->st.idle += t;
+		p->cst[p->slots[p->next % p->nslots].cls].idle += t; /* (the block that ended the wait) */
 		run_next(p, wctx);
 	}
 	pthread_mutex_unlock(p->mu);
@@ -402,7 +417,7 @@ static int caller_run(cm_opool *p)
 		p->done_fn(&s->in);
 	cm_diag_defer_swap(was);
 	pthread_mutex_lock(p->mu);
-	ran(p, t);
+	ran(p, s, t);
 	s->state = DONE;
 	drain_done(p);
 	return 1;
@@ -413,7 +428,9 @@ static void caller_wait(cm_opool *p)
 {
 	double t = cm_now_s();
 	pthread_cond_wait(&p->done, p->mu);
-	p->st.waited += cm_now_s() - t;
+	t = cm_now_s() - t;
+	p->st.waited += t;
+	p->cst[p->cls].waited += t;
 }
 
 /* Without threads: the caller hands the oldest result on.  1 when one was
@@ -427,7 +444,9 @@ static int drain_one(cm_opool *p)
 	s = &p->slots[p->tail % p->nslots];
 	t = cm_now_s();
 	take_result(p, s, 0);
-	p->st.sink += cm_now_s() - t;
+	t = cm_now_s() - t;
+	p->st.sink += t;
+	p->cst[s->cls].sink += t;
 	s->state = EMPTY;
 	p->tail++;
 	return 1;
@@ -465,13 +484,14 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 	s->in = *in;
 	t.len = 0;
 	*in = t;
+	s->cls = p->cls; /* (before the workers can see it: under mu below) */
 	if (!p->nthreads) {
 		double t0 = cm_now_s();
 		s->out.len = 0;
 		s->rc = p->failed ? -1 : p->fn(p->wctx ? p->wctx[0] : NULL, &s->in, &s->out);
 		if (p->done_fn)
 			p->done_fn(&s->in);
-		ran(p, t0);
+		ran(p, s, t0);
 		s->state = DONE;
 		p->head++;
 		drain_one(p);
@@ -518,6 +538,13 @@ int cm_opool_finish(cm_opool *p)
 		p->st_out->busy += p->st.busy;
 		p->st_out->sink += p->st.sink;
 		p->st_out->blocks += p->st.blocks;
+	}
+	for (int k = 0; p->cst_out && k < CM_OPOOL_CLASSES; k++) {
+		p->cst_out[k].waited += p->cst[k].waited;
+		p->cst_out[k].idle += p->cst[k].idle;
+		p->cst_out[k].busy += p->cst[k].busy;
+		p->cst_out[k].sink += p->cst[k].sink;
+		p->cst_out[k].blocks += p->cst[k].blocks;
 	}
 	for (int i = 0; i < p->nslots; i++) {
 		cm_buf_free(&p->slots[i].in);
@@ -577,6 +604,16 @@ int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size)
 }
 
 void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st) { p->st_out = st; }
+
+void cm_opool_set_class_stats(cm_opool *p, cm_opool_stats *st) { p->cst_out = st; }
+
+int cm_opool_sink_class(const cm_opool *p) { return p->sink_cls; }
+
+void cm_opool_set_class(cm_opool *p, int cls)
+{
+	if (cls >= 0 && cls < CM_OPOOL_CLASSES)
+		p->cls = cls;
+}
 
 void cm_opool_set_done(cm_opool *p, void (*done)(cm_buf *in)) { p->done_fn = done; }
 

@@ -111,6 +111,22 @@ typedef struct cm_opool_stats {
 /* Have cm_opool_finish add this pool's figures to *ST (NULL: none). */
 void cm_opool_set_stats(cm_opool *p, cm_opool_stats *st);
 
+/* The same figures split by the blocks' class, for a caller whose blocks
+ * come in phases (the .pftrace's: the text before the inserted batches,
+ * those, the text after; pfstream.c): cm_opool_set_class says the class
+ * of the blocks the caller puts next (0 at first, the caller's thread
+ * only; classes 0 to CM_OPOOL_CLASSES - 1, others ignored), and
+ * cm_opool_finish adds each class's figures to ST[class] (an array of
+ * CM_OPOOL_CLASSES; NULL: none).  A block's BUSY, SINK and BLOCKS go to
+ * its class; a worker's IDLE to the class of the block that ended its
+ * wait; the caller's WAITED to the class it had set.  The classes' sums
+ * are the pool's figures. */
+#define CM_OPOOL_CLASSES 4
+void cm_opool_set_class_stats(cm_opool *p, cm_opool_stats *st);
+void cm_opool_set_class(cm_opool *p, int cls);
+/* In the sink: the class of the block whose result it has now. */
+int cm_opool_sink_class(const cm_opool *p);
+
 /* Have DONE(IN) called for every block put, on the thread that ran it, as
  * soon as FN returned, or in FN's place for a block not run because an
  * earlier one failed: so that what a block holds (the splitter's batches

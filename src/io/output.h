@@ -30,6 +30,8 @@ cm_output *cm_output_open_crew(const char *path, struct cm_pgz_crew *crew);
  * (pftrace/pftrace.h); the command line registers it from above, so that
  * io/ names no format.  OPEN makes one for an output named LABEL, encoding
  * on THREADS threads; WRITE and FINISH return 0, or -1 after a report. */
+/* (OPEN's CTX is the output itself: cm_output_gz_waits may be asked of it
+ * on the thread that calls SINK.) */
 typedef struct cm_output_codec {
 	void *(*open)(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, const char *label, int threads);
 	int (*write)(void *codec, const void *p, size_t n);
@@ -47,6 +49,12 @@ void cm_output_set_codec(const cm_output_codec *codec);
  * (the merge's window events to the .pftrace's, src/mergepft.c).  A tee
  * has none. */
 void *cm_output_codec_state(const cm_output *out);
+
+/* -v: for gzip output, the seconds OUT's writes have waited so far for
+ * its deflate workers, in *WAIT, and written the deflated blocks on, in
+ * *EMIT (cm_pgz_waits); 0 and 0 for plain output.  On the thread that
+ * writes OUT's own bytes (the transcoder's sink's, or the caller's). */
+void cm_output_gz_waits(const cm_output *out, double *wait, double *emit);
 
 /* ON 1: every output opened after this call is durable (--sync): an -o
  * file's write-back starts as it is written (writeback.h), it is fsync'd

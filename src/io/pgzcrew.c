@@ -265,8 +265,11 @@ int cm_pgz_crew_wait(cm_pgz *z, uint64_t more)
 		if (z->crew->caller_writes) /* the testing aid: this thread writes */
 			crew_write_ready(z);
 		if (z->werr || z->submitted - z->written <= more) {
-			if (t0 > 0)
-				add_s(&crew_totals.slot_ns, cm_now_s() - t0);
+			if (t0 > 0) {
+				double d = cm_now_s() - t0;
+				add_s(&crew_totals.slot_ns, d);
+				z->wait_s += d; /* (cm_pgz_waits: the caller's own) */
+			}
 			break;
 		}
 		if (t0 == 0)

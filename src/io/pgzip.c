@@ -57,6 +57,7 @@
  * thread as before. */
 #include "config.h"
 #include "io/pgzip_int.h"
+#include "base/diag.h" /* cm_now_s */
 
 #include <limits.h>
 #include <pthread.h>
@@ -214,10 +215,15 @@ int cm_pgz_emit(cm_pgz *z, struct job *job)
 static int write_oldest(cm_pgz *z, int wait)
 {
 	struct job *job = &z->ring[z->written % z->nslots];
+	double t0;
 	int rc;
 	pthread_mutex_lock(&z->mu);
-	while (wait && !job->done)
-		pthread_cond_wait(&z->done, &z->mu);
+	if (wait && !job->done) {
+		t0 = cm_now_s();
+		while (!job->done)
+			pthread_cond_wait(&z->done, &z->mu);
+		z->wait_s += cm_now_s() - t0;
+	}
 	if (!job->done) {
 		pthread_mutex_unlock(&z->mu);
 		return 1;
@@ -225,7 +231,10 @@ static int write_oldest(cm_pgz *z, int wait)
 	job->done = 0;
 	pthread_mutex_unlock(&z->mu);
 	z->written++;
-	if ((rc = cm_pgz_emit(z, job)) != CM_PGZ_OK)
+	t0 = cm_now_s();
+	rc = cm_pgz_emit(z, job);
+	z->emit_s += cm_now_s() - t0;
+	if (rc != CM_PGZ_OK)
 		return z->err = rc;
 	return CM_PGZ_OK;
 }
@@ -346,6 +355,12 @@ int cm_pgz_finish(cm_pgz *z)
 			return rc;
 	return CM_PGZ_OK;
 }
+void cm_pgz_waits(const cm_pgz *z, double *wait, double *emit)
+{
+	*wait = z->wait_s;
+	*emit = z->emit_s;
+}
+
 void cm_pgz_free(cm_pgz *z)
 {
 	size_t i;

@@ -58,6 +58,15 @@ int cm_pgz_write(cm_pgz *z, const void *data, size_t len);
  * or an error above.  Call it once; then cm_pgz_free. */
 int cm_pgz_finish(cm_pgz *z);
 
+/* -v: the seconds the calls of cm_pgz_write and cm_pgz_finish on Z have
+ * waited so far for the workers (a block to be deflated before its slot is
+ * free or its bytes can be written; a crew's stream: written by the crew),
+ * in *WAIT, and spent writing the blocks on through the sink (the
+ * output's buffers or write(2); a crew's workers write a crew stream's:
+ * 0), in *EMIT; the rest of their time is the copy into the blocks.  On
+ * the thread that calls cm_pgz_write (or once it has finished). */
+void cm_pgz_waits(const cm_pgz *z, double *wait, double *emit);
+
 /* Stop the workers (each finishes the block it has; queued ones are
  * dropped), join them, free Z.  NULL is fine. */
 void cm_pgz_free(cm_pgz *z);

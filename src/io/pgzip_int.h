@@ -60,6 +60,11 @@ struct cm_pgz {
 	int busy;          /* ... blocks handed to the crew and not done (under mu) */
 	int writing;       /* ... a worker is writing its finished blocks (under mu) */
 	int werr;          /* ... the first error of a block written by a worker (under mu) */
+	/* -v (cm_pgz_waits): the writing thread's seconds in cm_pgz_write and
+	 * cm_pgz_finish waiting for a block to be deflated (a crew's: written),
+	 * and writing the blocks on (the sink: the output's buffers, write(2));
+	 * the caller's alone, a clock read or two a block */
+	double wait_s, emit_s;
 };
 
 /* pgzip.c: write JOB, the oldest unwritten block of Z, to the sink: the

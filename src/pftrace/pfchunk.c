@@ -164,7 +164,10 @@ int cm_pft_chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 		cm_pft_hand_abort(t);
 		return -2; /* no message: the run's failure was reported */
 	}
-	w->hand_wait += cm_now_s() - h0;
+	h0 = cm_now_s() - h0;
+	w->hand_wait += h0;
+	if (head.seq != head.walk) /* (batches were inserted before it: -v's text after) */
+		w->hand_wait_after += h0;
 	w->walk.emit = par_emit;
 	w->walk.ctx = &w->cwalk;
 	w->walk.quiet = 0;

@@ -46,7 +46,10 @@ int cm_pft_insert_begin(cm_pft *t)
 		t->walk_seq++;
 		rc = cm_pft_put_block(t, &t->fill);
 	}
-	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
+	if (rc < 0)
+		return t->failed = 1, cm_pft_quiesce(t);
+	cm_pft_phase(t, PH_INSERTED);
+	return 0;
 }
 
 /* The pieces: the writer's thread is the render's pool's sink, one group
@@ -101,7 +104,9 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 	t->ins_recs++;
 	++*seq;
 	rc = cm_pft_put_block(t, &t->ins);
-	t->w_time += cm_now_s() - t0; /* (-v: the writer's time, as cm_pft_write's) */
+	t0 = cm_now_s() - t0;
+	t->w_time += t0; /* (-v: the writer's time, as cm_pft_write's) */
+	t->ph[t->wph].w_time += t0;
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
@@ -112,6 +117,7 @@ int cm_pft_insert_end(cm_pft *t)
 	t->cur = NULL;
 	t->span_base = t->text_off;
 	t->seq_base = t->batch_seq;
+	cm_pft_phase(t, PH_AFTER);
 	return 0;
 }
 

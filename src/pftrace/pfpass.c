@@ -12,16 +12,28 @@
 #include "base/handoff.h"
 #include "base/diag.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Buffers queued at most. */
 #define PASS_QUEUE 4
+/* -v: the phases of the buffers put and not yet passed on, a ring
+ * indexed by their count (written before the put, read after the take:
+ * the handoff's lock orders them); longer than the queue, so that an
+ * entry is never rewritten while its buffer waits. */
+#define PASS_PHQ 8
 
 struct cm_pfpass {
 	cm_handoff *h;
 	int (*sink)(void *ctx, const void *p, size_t n);
 	void *ctx;
 	double passed, wrote; /* on the passer's thread, read once it is joined */
+	/* -v (cm_pfpass_verbose) */
+	int verbose;
+	cm_pft_probe probe;
+	unsigned char phq[PASS_PHQ];
+	uint64_t nput, ntaken;
+	struct cm_pfpass_phase ph[CM_PFPASS_PHASES];
 };
 
 /* The handoff's consumer: B's batch W (NULL: none) written into B, then
@@ -29,16 +41,36 @@ struct cm_pfpass {
 static int pass_one(void *arg, cm_buf *b, void *w)
 {
 	cm_pfpass *p = arg;
-	double t0 = cm_now_s(), t1;
+	struct cm_pfpass_phase *ph = p->verbose ? &p->ph[p->phq[p->ntaken++ % PASS_PHQ]] : NULL;
+	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1, c0 = 0;
 	int rc;
 	if (w) {
 		cm_pfseg_write(w, b);
 		t1 = cm_now_s();
 		p->wrote += t1 - t0;
+		if (ph)
+			ph->wrote += t1 - t0;
 		t0 = t1;
 	}
+	if (ph) {
+		c0 = cm_thread_cpu_s();
+		if (p->probe)
+			p->probe(p->ctx, &w0, &e0);
+	}
 	rc = p->sink(p->ctx, b->p, b->len);
-	p->passed += cm_now_s() - t0;
+	t1 = cm_now_s();
+	p->passed += t1 - t0;
+	if (ph) {
+		ph->passed += t1 - t0;
+		ph->passed_cpu += cm_thread_cpu_s() - c0;
+		ph->last = t1;
+		ph->bufs++;
+		if (p->probe) {
+			p->probe(p->ctx, &w1, &e1);
+			ph->sink_wait += w1 - w0;
+			ph->sink_emit += e1 - e0;
+		}
+	}
 	return rc < 0 ? -1 : 0;
 }
 
@@ -57,19 +89,43 @@ cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *
 	return p;
 }
 
-int cm_pfpass_put(cm_pfpass *p, cm_buf *b) { return cm_handoff_put(p->h, b, NULL); }
+void cm_pfpass_verbose(cm_pfpass *p, cm_pft_probe probe)
+{
+	p->verbose = 1;
+	p->probe = probe;
+}
+
+/* The handoff's put of B (and W, or NULL) of phase PH: counted, with -v,
+ * in PH.  0 or -1. */
+static int put(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w, int ph)
+{
+	double t0;
+	int rc;
+	if (!p->verbose)
+		return cm_handoff_put(p->h, b, w);
+	ph = ph < 0 || ph >= CM_PFPASS_PHASES ? 0 : ph;
+	p->phq[p->nput % PASS_PHQ] = (unsigned char)ph;
+	t0 = cm_now_s();
+	rc = cm_handoff_put(p->h, b, w);
+	p->ph[ph].put_wait += cm_now_s() - t0;
+	if (rc == 0)
+		p->nput++;
+	return rc;
+}
+
+int cm_pfpass_put(cm_pfpass *p, cm_buf *b, int ph) { return put(p, b, NULL, ph); }
 
 int cm_pfpass_full(cm_pfpass *p) { return cm_handoff_full(p->h); }
 
-int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w)
+int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w, int ph)
 {
-	if (cm_handoff_put(p->h, b, w) < 0)
+	if (put(p, b, w, ph) < 0)
 		return -1;
 	w->rec.len = w->places.len = w->jobs.len = w->cvals.len = 0; /* a batch written: emptied */
 	return 0;
 }
 
-int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited)
+int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited, struct cm_pfpass_phase *ph)
 {
 	cm_handoff_stats st = {0};
 	int rc;
@@ -80,6 +136,17 @@ int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited)
 	*wrote += p->wrote;
 	if (waited)
 		*waited += st.waited;
+	for (int i = 0; ph && p->verbose && i < CM_PFPASS_PHASES; i++) {
+		ph[i].wrote += p->ph[i].wrote;
+		ph[i].passed += p->ph[i].passed;
+		ph[i].passed_cpu += p->ph[i].passed_cpu;
+		ph[i].sink_wait += p->ph[i].sink_wait;
+		ph[i].sink_emit += p->ph[i].sink_emit;
+		ph[i].put_wait += p->ph[i].put_wait;
+		ph[i].bufs += p->ph[i].bufs;
+		if (p->ph[i].last > ph[i].last)
+			ph[i].last = p->ph[i].last;
+	}
 	free(p);
 	return rc;
 }

@@ -55,6 +55,10 @@ static int pft_verbose;
 
 void cm_pft_set_verbose(int on) { pft_verbose = on; }
 
+void cm_pft_set_probe(cm_pft *t, cm_pft_probe probe) { t->probe = probe; }
+
+_Static_assert(PH_N == CM_PFPASS_PHASES && PH_N <= CM_OPOOL_CLASSES, "a phase is a class of the pool and the passer");
+
 static int emit_batch(void *ctx, struct cm_pfwrite *w);
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off);
 
@@ -119,7 +123,7 @@ int cm_pft_quiesce(cm_pft *t)
 	cm_handoff_abort(t->seq); /* (its batches dropped unseen) */
 	cm_handoff_finish(t->seq, &t->qst);
 	t->seq = NULL;
-	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL);
+	cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, NULL, NULL);
 	t->pass = NULL;
 	return -1;
 }
@@ -159,8 +163,12 @@ void cm_pft_free(cm_pft *t)
 /* The passer (made with the first call, from -j 2), or NULL. */
 static cm_pfpass *passer(cm_pft *t)
 {
-	if (!t->pass && !t->no_pass && t->threads >= 2 && !(t->pass = cm_pfpass_new(t->sink, t->ctx)))
-		t->no_pass = 1;
+	if (!t->pass && !t->no_pass && t->threads >= 2) {
+		if (!(t->pass = cm_pfpass_new(t->sink, t->ctx)))
+			t->no_pass = 1;
+		else if (pft_verbose)
+			cm_pfpass_verbose(t->pass, t->probe);
+	}
 	return t->pass;
 }
 
@@ -174,9 +182,26 @@ static int drain(cm_pft *t, int all)
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
 	if (passer(t))
-		return cm_pfpass_put(t->pass, &t->out);
+		return cm_pfpass_put(t->pass, &t->out, t->sph);
 	t0 = cm_now_s();
-	rc = t->sink(t->ctx, t->out.p, t->out.len);
+	if (pft_verbose) { /* this thread's sink calls, as the passer's */
+		struct cm_pfpass_phase *ph = &t->pph[t->sph];
+		double w0 = 0, e0 = 0, w1 = 0, e1 = 0, t1, c0 = cm_thread_cpu_s();
+		if (t->probe)
+			t->probe(t->ctx, &w0, &e0);
+		rc = t->sink(t->ctx, t->out.p, t->out.len);
+		if (t->probe)
+			t->probe(t->ctx, &w1, &e1);
+		t1 = cm_now_s();
+		ph->passed += t1 - t0;
+		ph->passed_cpu += cm_thread_cpu_s() - c0;
+		ph->sink_wait += w1 - w0;
+		ph->sink_emit += e1 - e0;
+		ph->last = t1;
+		ph->bufs++;
+	} else {
+		rc = t->sink(t->ctx, t->out.p, t->out.len);
+	}
 	t->ev->passed += cm_now_s() - t0;
 	t->out.len = 0;
 	return rc;
@@ -192,7 +217,7 @@ static int emit_batch(void *ctx, struct cm_pfwrite *w)
 	cm_pft *t = ctx;
 	if (!passer(t) || (t->ev->share && cm_pfpass_full(t->pass)))
 		return 1;
-	return cm_pfpass_put_batch(t->pass, &t->out, w) < 0 ? -1 : 0;
+	return cm_pfpass_put_batch(t->pass, &t->out, w, t->sph) < 0 ? -1 : 0;
 }
 
 /* ---- the pool ---- */
@@ -229,17 +254,42 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 
 /* The sequential part, batch by batch in order: the records of OUT placed
  * as packets, passed on (on the pool's sink, or on its own thread: the
- * handoff's consumer, with no AUX). */
+ * handoff's consumer); AUX, an int, the batch's phase (with -v). */
 static int apply(void *sctx, cm_buf *out, void *aux)
 {
 	cm_pft *t = sctx;
-	double c0 = cm_thread_cpu_s();
+	cm_pfev *e = t->ev;
+	double c0 = cm_thread_cpu_s(), t0 = 0, io = 0, lw = 0, wh = 0;
+	unsigned long whn = 0;
+	struct pft_phase *ph = NULL;
 	int rc;
-	(void)aux;
 	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
 		return -1; /* nothing reported: the run's failure was */
+	if (pft_verbose && aux) { /* (a clock read or two a batch, with -v only) */
+		memcpy(&t->sph, aux, sizeof t->sph);
+		ph = &t->ph[t->sph];
+		t0 = cm_now_s();
+		if (!ph->s_from)
+			ph->s_from = t0;
+		if (t->s_done && t->seq)
+			ph->s_wait += t0 - t->s_done;
+		io = e->in_order;
+		lw = e->lane_wait;
+		wh = e->wrote_here_s;
+		whn = e->wrote_here;
+	}
 	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
-	t->s_cpu += cm_thread_cpu_s() - c0;
+	c0 = cm_thread_cpu_s() - c0;
+	t->s_cpu += c0;
+	if (ph) {
+		t->s_done = ph->s_to = cm_now_s();
+		ph->s_busy += t->s_done - t0;
+		ph->s_cpu += c0;
+		ph->in_order += e->in_order - io;
+		ph->lane_wait += e->lane_wait - lw;
+		ph->wrote_here_s += e->wrote_here_s - wh;
+		ph->wrote_here += e->wrote_here - whn;
+	}
 	if (rc < 0)
 		cm_pft_hand_abort(t);
 	return rc;
@@ -262,9 +312,10 @@ static int apply(void *sctx, cm_buf *out, void *aux)
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
+	int ph = pft_verbose ? cm_opool_sink_class(t->pool) : 0;
 	if (!t->seq)
-		return apply(t, out, NULL);
-	if (cm_handoff_put(t->seq, out, NULL) < 0) {
+		return apply(t, out, pft_verbose ? &ph : NULL);
+	if (cm_handoff_put(t->seq, out, pft_verbose ? &ph : NULL) < 0) {
 		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
 		cm_pft_hand_abort(t);
 		return -1;
@@ -310,15 +361,31 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 			t->hand_seq1 = 1;
 		}
 		/* the writer's thread runs blocks too only on few cores */
-		if (seq_thread_wanted(t))
-			t->seq = cm_handoff_new(PFT_SEQ_QUEUE, apply, t, 0, NULL);
+		if (seq_thread_wanted(t)) /* (each slot with its batch's phase, for -v) */
+			t->seq = cm_handoff_new(PFT_SEQ_QUEUE, apply, t, sizeof(int), NULL);
 		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
+		cm_opool_set_class_stats(t->pool, t->pcst);
+		cm_opool_set_class(t->pool, t->wph);
 	}
 	t0 = cm_now_s();
 	rc = cm_opool_put(t->pool, in);
-	t->w_put += cm_now_s() - t0;
+	t0 = cm_now_s() - t0;
+	t->w_put += t0;
+	t->ph[t->wph].w_put += t0;
 	return rc;
+}
+
+/* (pfstream.h) */
+void cm_pft_phase(cm_pft *t, int ph)
+{
+	double now = cm_now_s();
+	t->ph[t->wph].w_to = now;
+	t->wph = ph;
+	if (!t->ph[ph].w_from)
+		t->ph[ph].w_from = now;
+	if (t->pool)
+		cm_opool_set_class(t->pool, ph);
 }
 
 /* ---- -j 1: the walk on the writer's thread ---- */
@@ -412,12 +479,15 @@ static int write_text(cm_pft *t, const char *s, size_t n)
 
 int cm_pft_write(cm_pft *t, const void *data, size_t n)
 {
-	double t0 = cm_now_s();
+	double t0 = cm_now_s(), t1;
 	int rc;
 	if (!t->t_first)
-		t->t_first = t0;
+		t->t_first = t->ph[PH_BEFORE].w_from = t0;
 	rc = write_text(t, data, n);
-	t->w_time += cm_now_s() - t0;
+	t1 = cm_now_s();
+	t->w_time += t1 - t0;
+	t->ph[t->wph].w_time += t1 - t0;
+	t->ph[t->wph].w_to = t1;
 	return rc < 0 ? cm_pft_quiesce(t) : rc;
 }
 
@@ -465,12 +535,67 @@ static void report(cm_pft *t)
 		(unsigned long long)t->ins_recs);
 }
 
+/* -v, the second line: report's figures by phase (PH_*), with when each
+ * phase ran, in seconds from the first text: on the writer's thread (its
+ * calls), in order (the sequential part's first batch of the phase begun,
+ * its last done) and passed on (the passer's last buffer of it).  The
+ * blocks' classes are the writer's phases (cm_pft_phase), so the batches'
+ * counts add up to report's. */
+static void report_phases(cm_pft *t)
+{
+	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
+					       "the text after"};
+	char line[PH_N][1000];
+	double t1 = t->t_first, hw[PH_N] = {0};
+	int own = t->qst.busy > 0 || t->qst.idle > 0;
+	for (int i = 0; t->workers && i < t->threads; i++) {
+		hw[PH_BEFORE] += t->workers[i].hand_wait - t->workers[i].hand_wait_after;
+		hw[PH_AFTER] += t->workers[i].hand_wait_after;
+	}
+	for (int i = 0; i < PH_N; i++) {
+		const struct pft_phase *ph = &t->ph[i];
+		const cm_opool_stats *ps = &t->pcst[i];
+		const struct cm_pfpass_phase *pp = &t->pph[i];
+		char seq[300] = "none in order", pass[300] = "", gz[120] = "", waits[40];
+		/* (the gaps between its batches are waits only on a thread of its own) */
+		snprintf(waits, sizeof waits, "%.2f s for batches and ", ph->s_wait);
+		if (!ph->w_from && !ps->blocks) {
+			snprintf(line[i], sizeof line[i], "%s: none", name[i]);
+			continue;
+		}
+		if (ph->s_from)
+			snprintf(seq, sizeof seq,
+				 "in order %.2f-%.2f (%.2f s, %.2f s of CPU: %.2f s in order, %.2f s waiting for lanes; "
+				 "waited %s%.2f s for the passer; the packets of %lu batches written there in %.2f s)",
+				 ph->s_from - t1, ph->s_to - t1, ph->s_busy, ph->s_cpu, ph->in_order, ph->lane_wait,
+				 own ? waits : "", pp->put_wait, ph->wrote_here, ph->wrote_here_s);
+		if (t->probe) /* (the rest of the sink's calls: its copy, and time off the CPU) */
+			snprintf(gz, sizeof gz, ", of it the sink waited %.2f s for its workers and wrote on %.2f s",
+				 pp->sink_wait, pp->sink_emit);
+		if (pp->bufs)
+			snprintf(pass, sizeof pass,
+				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
+				 "s, %.2f s of CPU%s)",
+				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
+		snprintf(line[i], sizeof line[i],
+			 "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; %llu batches, "
+			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s, the "
+			 "batches handed to the sequential part in %.2f s; %s%s",
+			 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
+			 t->par && i != PH_INSERTED ? "copied" : i == PH_INSERTED ? "inserted" : "walked",
+			 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, (unsigned long long)ps->blocks,
+			 ps->busy, hw[i], ps->idle, ps->sink, seq, pass);
+	}
+	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s; %s; %s", line[0], line[1], line[2]);
+}
+
 int cm_pft_finish(cm_pft *t)
 {
 	int rc = 0, prc;
 	struct cm_pfcut *end = &t->cut;
 	if (t->failed)
 		return cm_pft_quiesce(t);
+	t->ph[t->wph].w_to = cm_now_s(); /* (the last chunk's put counted in W_PUT, not W_TIME) */
 	if (t->par) {
 		if (t->fill.len) { /* the last chunk */
 			t->chunk_seq++;
@@ -502,11 +627,13 @@ int cm_pft_finish(cm_pft *t)
 		return incomplete(t, end->offset), cm_pft_quiesce(t);
 	cm_pfev_finish(t->ev);
 	rc = drain(t, 1);
-	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait);
+	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait, t->pph);
 	t->pass = NULL;
 	if (prc < 0 || rc < 0)
 		return t->failed = 1, -1;
-	if (pft_verbose)
+	if (pft_verbose) {
 		report(t);
+		report_phases(t);
+	}
 	return 0;
 }

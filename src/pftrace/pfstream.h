@@ -80,6 +80,7 @@ struct pfworker {
 	struct elctx cguess, cwalk;
 	double cut_cpu;              /* -v: walking chunks */
 	double hand_wait;            /* -v: waiting for the walk of the chunk before */
+	double hand_wait_after;      /* ... of it, for chunks after inserted batches */
 	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
 	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfstream.c) */
 };
@@ -92,6 +93,27 @@ int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_
  * slices not yet handed to the lanes' queue) numbered SEQ, and their
  * slices handed to Q. */
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
+
+/* -v's phases (pfstream.c's report): the text before the inserted
+ * batches (all of it when none were), the inserted batches (pfinsert.c),
+ * the text after; a block's is the writer's phase when it was put (the
+ * pool's class: cm_opool_set_class), which the sequential part and the
+ * passer are then told with its batch. */
+enum { PH_BEFORE, PH_INSERTED, PH_AFTER, PH_N };
+
+/* What a phase took, for -v: on the writer's thread, from when it began
+ * (W_FROM, cm_now_s; 0: not begun) to when the next one did or the text
+ * ended (W_TO), W_TIME in cm_pft_write's and the inserts' calls and W_PUT
+ * of that waiting for a slot; on the sequential part's, its first batch
+ * begun (S_FROM) and its last done (S_TO), its wall (S_BUSY) and CPU
+ * (S_CPU) on them, the waits for each (S_WAIT: the gap since the batch
+ * before was done, on a thread of its own), and pfevent.h's in order,
+ * lane waits and packets written there. */
+struct pft_phase {
+	double w_from, w_to, w_time, w_put;
+	double s_from, s_to, s_busy, s_cpu, s_wait, in_order, lane_wait, wrote_here_s;
+	unsigned long wrote_here;
+};
 
 /* A condition variable for the workers waiting on the walk of the chunk
  * before theirs, by their chunk's number: a walk handed on wakes the one
@@ -155,6 +177,14 @@ struct cm_pft {
 	double s_cpu;          /* the sink's CPU (batch_sink) */
 	double p_wait;         /* ... waiting for the passer (pfpass.c) */
 	double p_wrote;        /* the passer's writing of the batches' packets */
+	/* -v, by phase */
+	int wph;               /* the writer's phase now (PH_*) */
+	int sph;               /* the sequential part's: that of the batch it works through */
+	double s_done;         /* when the sequential part last finished a batch (0: none yet) */
+	cm_pft_probe probe;    /* cm_pft_set_probe's, or NULL */
+	struct pft_phase ph[PH_N];
+	cm_opool_stats pcst[CM_OPOOL_CLASSES]; /* the pool's figures by phase */
+	struct cm_pfpass_phase pph[CM_PFPASS_PHASES]; /* the passer's (or this thread's sink calls) */
 };
 
 /* A block of the pool begins with its batch's number, the top bits
@@ -190,6 +220,10 @@ struct chunk_head {
 /* Queue the block IN (a batch, or a chunk, or an inserted batch: its
  * first 8 bytes as above) in the pool, made with the first.  0 or -1. */
 int cm_pft_put_block(cm_pft *t, cm_buf *in);
+
+/* The writer's thread enters phase PH (PH_*, for -v): the blocks it puts
+ * from now on are counted in it, and the phase before ends now. */
+void cm_pft_phase(cm_pft *t, int ph);
 
 /* -j 1: the batches through the span of the text's last byte so far
  * handed to the pool (none when no text came since the spans' base).

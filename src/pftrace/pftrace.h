@@ -81,7 +81,17 @@ int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out);
 void cm_pft_enc_free(cm_pft_enc *e);
 
 /* -v: each transcoder says where its time went when it finishes (a line
- * on standard error: the serial parts' times, the workers'). */
+ * on standard error: the serial parts' times, the workers'; and a second
+ * with the same split by phase: the text before the inserted batches,
+ * those, the text after). */
 void cm_pft_set_verbose(int on);
+
+/* -v: where its sink's own calls have waited so far, asked of the sink's
+ * CTX on the thread that calls the sink, after a call: *WAIT seconds for
+ * the sink's workers (gzip's deflate), *EMIT writing on (the output's
+ * cm_output_gz_waits).  T asks it, with -v, after each call of its sink,
+ * and says per phase what the calls' deltas were. */
+typedef void (*cm_pft_probe)(void *ctx, double *wait, double *emit);
+void cm_pft_set_probe(cm_pft *t, cm_pft_probe probe);
 
 #endif

@@ -259,6 +259,47 @@ $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX
 	2>"$tmp/verr" || fail "exit $?"
 grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]*, encoded by the writer's threads$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
+# -v's second line: the first's figures by phase (the text before the
+# inserted batches: the CPU trace's events; the window's events inserted
+# as batches; the text after), each with when it ran.  The phases' batches
+# add up to the first line's, the inserted phase's are the batches
+# inserted (in batches of little text and groups of 3 records: many of
+# each), at -j 1 (no passer), 3 (the sequential part on the pool's
+# sink) and 4 (on a thread of its own), plain and gzip (whose line says
+# what the sink waited for); a conversion inserts none.
+# phases_add_up ERR: ERR's two lines agree.
+phases_add_up() {
+	ph=$(grep "perfetto by phase" "$1") || { fail "no line by phase: $(grep perfetto "$1")"; return; }
+	echo "$ph" | grep -q "^cuptimerge: .*: perfetto by phase (s from the first text): the text before the inserted batches: the writer's thread [0-9.]*-[0-9.]*, .*; the inserted batches: .*; the text after: .*" ||
+		{ fail "the line by phase says: $ph"; return; }
+	total=$(sed -n 's/.*perfetto: .* workers: \([0-9]*\) batches, busy.*/\1/p' "$1")
+	ins=$(sed -n 's/.*; batches inserted: \([0-9]*\), encoded by.*/\1/p' "$1")
+	sum=0
+	for n in $(echo "$ph" | grep -o '[0-9]* batches, the workers busy' | cut -d' ' -f1); do
+		sum=$((sum + n))
+	done
+	nins=$(echo "$ph" | sed -n 's/.*; the inserted batches: [^;]*; \([0-9]*\) batches, the workers busy.*/\1/p')
+	[ -n "$total" ] && [ "$sum" -eq "$total" ] || fail "the phases' batches add up to $sum, not ${total:-?}: $ph"
+	[ "${nins:-0}" -eq "${ins:-x}" ] || fail "the inserted phase has ${nins:-no} batches, not ${ins:-?} inserted: $ph"
+}
+tcase "-v: a second line, by phase; the phases' batches add up to the first line's"
+for j in 1 3 4; do
+	for o in v$j.pftrace v$j.pftrace.gz; do
+		CUPTIMERGE_PFT_BATCH=300 CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j $j $NOW -w "$FIX/threads_window.json" \
+			-o "$tmp/$o" "$FIX/threads_base.json" 2>"$tmp/verr" || fail "-j $j, $o: exit $?"
+		phases_add_up "$tmp/verr"
+		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, inserted for [0-9.]* s and waited [0-9.]* s for a slot; [1-9][0-9]* batches, " ||
+			fail "-j $j, $o: no batch inserted: $(grep "perfetto by" "$tmp/verr")"
+	done
+	# (the passer's sink calls, from -j 2; -j 1's on the sequential part)
+	grep "perfetto by phase" "$tmp/verr" | grep -q "passed on by [0-9.]* ([0-9]* buffers: .*, of it the sink waited [0-9.]* s for its workers and wrote on [0-9.]* s)" ||
+		fail "-j $j, gzip: the sink's waits not said: $(grep "perfetto by" "$tmp/verr")"
+done
+CUPTIMERGE_PFT_BATCH=300 $CUPTIMERGE -v -j 3 -o "$tmp/vconv.pftrace" "$FIX/threads_base.json" 2>"$tmp/verr" ||
+	fail "a conversion: exit $?"
+phases_add_up "$tmp/verr"
+grep -q "perfetto by phase .*; the inserted batches: none; the text after: none$" "$tmp/verr" ||
+	fail "a conversion's line by phase: $(grep "perfetto by" "$tmp/verr")"
 # From 4 workers the sequential part (the records placed in order) runs on
 # a thread of its own (pfstream.c's batch_sink, an ordered handoff), the
 # pool's sink only handing it the batches; CUPTIMERGE_PFT_SEQ_THREAD (a

@@ -4,7 +4,9 @@
  * zlib and compared, with its header, trailer and size checked; the ratio
  * against one stream of the same deflate; a sink that fails stops the
  * stream; streams on a shared crew give the bytes of streams of their
- * own, their blocks written by the crew's workers (a failing sink too). */
+ * own, their blocks written by the crew's workers (a failing sink too);
+ * the caller's waits for its workers and its sink's calls, counted for
+ * -v. */
 #include "config.h"
 #include "check_common.h"
 #include "io/pgzip.h"
@@ -486,6 +488,41 @@ START_TEST(crew_left_stream_written)
 }
 END_TEST
 
+/* The sink of the stream of waits: the gather's, each call 2 ms long. */
+static int slow_sink(void *ctx, const unsigned char *p, size_t n)
+{
+	nanosleep(&(struct timespec){0, 2000000}, NULL);
+	return sink(ctx, p, n);
+}
+
+/* -v's figures (cm_pgz_waits): a caller that outruns its one worker (level
+ * 9, 2 slots) waits for it; a sink of 2 ms a call has its calls counted
+ * as writing on (with workers of its own every call is the caller's), at
+ * least 2 ms each; the bytes are the same either way. */
+START_TEST(waits)
+{
+	size_t n = 24 * B + 7;
+	unsigned char *in = make_input(n);
+	struct gather g = {0};
+	cm_pgz *z = cm_pgz_new(_i ? 1 : 9, 1, _i ? slow_sink : sink, &g);
+	double wait = -1, emit = -1;
+	ck_assert_ptr_nonnull(z);
+	cm_pgz_waits(z, &wait, &emit);
+	ck_assert(wait == 0 && emit == 0);
+	ck_assert_int_eq(cm_pgz_write(z, in, n), CM_PGZ_OK);
+	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_OK);
+	cm_pgz_waits(z, &wait, &emit);
+	if (_i)
+		ck_assert_msg(emit >= 0.002 * g.calls, "%d calls of 2 ms written on in %.4f s", g.calls, emit);
+	else
+		ck_assert_msg(wait > 0, "the caller never waited for its worker (%.4f s writing on)", emit);
+	cm_pgz_free(z);
+	check_stream(&g, in, n, _i ? 1 : 9);
+	free(g.p);
+	free(in);
+}
+END_TEST
+
 static Suite *pgzip_suite(void)
 {
 	Suite *s = suite_create("pgzip");
@@ -504,6 +541,7 @@ static Suite *pgzip_suite(void)
 	tcase_add_test(tc, crew_free_mid_stream);
 	tcase_add_loop_test(tc, crew_sink_failure, 0, 3);
 	tcase_add_loop_test(tc, crew_left_stream_written, 0, 2);
+	tcase_add_loop_test(tc, waits, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
