@@ -461,6 +461,14 @@ static void bounds_end(struct bounds *b)
 	b->trace = b->window = NULL;
 }
 
+/* Where the text B's watchers were given ends, for btok_feed: inside a
+ * string or not (cm_docsplit_watch_in_string), -1 when neither watches. */
+static int bounds_end_state(const struct bounds *b)
+{
+	int st = b->trace ? cm_docsplit_watch_in_string(b->trace) : -1;
+	return st >= 0 || !b->window ? st : cm_docsplit_watch_in_string(b->window);
+}
+
 /* The text S[0..N) at text offset BASE, which yajl has read (so the kind
  * in F counts every container opened before its end): 0, or 1 when a
  * value passed its bound, F then a damaged or bad file (set_damaged) that
@@ -529,7 +537,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		 * first byte, as the merge names it */
 		if (bounds_feed(&b, f, &s, path, t, len, at))
 			goto out;
-		if ((rc = btok_feed(&p, t, len, at)) != BTOK_OK)
+		if ((rc = btok_feed(&p, t, len, at, bounds_end_state(&b))) != BTOK_OK)
 			break;
 		off += n;
 	}
