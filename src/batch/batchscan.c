@@ -495,6 +495,17 @@ static int bounds_feed(struct bounds *b, cm_bfacts *f, const struct scan *s, con
 	return 0;
 }
 
+/* The testing aid CUPTIMERGE_PLAN_READ: the streaming scan's reads that
+ * many bytes (1 to SCAN_CHUNK_MAX; the first at least 3, a byte order
+ * mark's length), so that a test cuts a document at every byte
+ * (tests/e2e/batchfaults.sh); 0 when unset. */
+static size_t plan_read_size(void)
+{
+	const char *e = getenv("CUPTIMERGE_PLAN_READ");
+	unsigned long long v = e && *e ? strtoull(e, NULL, 10) : 0;
+	return v <= SCAN_CHUNK_MAX ? (size_t)v : 0;
+}
+
 /* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
  * "traceEvents" begins.  The reads grow from SCAN_CHUNK to SCAN_CHUNK_MAX
  * (doubling): a trace's head is read in a block or two.  yajl gets whole
@@ -505,7 +516,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	struct scan s;
 	struct bounds b;
 	unsigned char *buf;
-	size_t cap = SCAN_CHUNK;
+	size_t fixed = plan_read_size(), cap = fixed ? (fixed > 3 ? fixed : 3) : SCAN_CHUNK;
 	gzFile gz;
 	struct btok p = {0};
 	int n, rc = BTOK_OK, stopped = 0, first = 1;
@@ -531,7 +542,9 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		size_t len = (size_t)(n - bom);
 		uint64_t at = (uint64_t)(off + bom);
 		first = 0;
-		if (cap < SCAN_CHUNK_MAX)
+		if (fixed)
+			cap = fixed;
+		else if (cap < SCAN_CHUNK_MAX)
 			cap *= 2;
 		/* a value past its bound is named before a fault after its
 		 * first byte, as the merge names it */
