@@ -214,7 +214,10 @@ static int btok_known(struct btok *p, const char *s, size_t n, uint64_t at, int 
 		head = first_token(p, s, n);
 		if (cm_spillbuf_put(&p->pending, s, head, p->spill_at) < 0)
 			return BTOK_SPILL;
-		if (head == n) { /* S is inside the pending token */
+		/* S inside the pending token, unless it ends in white space
+		 * outside a string: that ended the token, and a run of it
+		 * (which no bound holds) goes to yajl as it comes */
+		if (head == n && ((end & 1) || !cm_jscan_ws(s[n - 1]))) {
 			p->in_str = end & 1;
 			p->esc = (end >> 1) & 1;
 			return BTOK_OK;

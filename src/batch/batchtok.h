@@ -10,8 +10,8 @@
  * bounds' watchers (json/docsplit.h), which see every byte before yajl:
  * then the token's first byte is a look back from the read's end, and the
  * pending token's last a look on from the next read's start, a few bytes
- * each.  A scan of every byte for the cuts (btok_cuts) cost the plan 9 %
- * more CPU for a gzip window, 20 % for a plain one; it is left for a text
+ * each.  A scan of every byte for the cuts (btok_cuts) cost the plan 11 %
+ * more CPU for a gzip window, 16 % for a plain one; it is left for a text
  * the watchers gave up on (not a document they know).  yajl's verdict
  * does not depend on where its pieces are cut, so the cuts need no strict
  * check (jcheck.h, which the careful reader has anyway, cost the plan a

@@ -529,4 +529,29 @@ bounded -n -m "$tmp/rbomb/m3.tsv"
 grep -q "^k1	.*	merge\$" "$tmp/out" || fail "plan: $(head -c 500 "$tmp/out")"
 [ "$asan" = 1 ] || [ "$rss" -le 85000 ] || fail "peak RSS $rss KB, more than 85000 KB"
 
+# a gzip window of 64 MiB of white space after a member's colon, in 64 KB:
+# no bound holds white space between tokens, so the cut before the value,
+# at the colon, must not keep it waiting (it did, in a temporary file, read
+# back mapped: 70 MB here, and without end for a window of endless blanks)
+e2e_python - "$FIX/window_source.json" "$tmp/blank64.json.gz" <<'PY'
+import gzip, json, sys
+import ranks
+w = json.dumps(ranks.window(sys.argv[1], 1, 5001, "node0")).encode()
+a = gzip.compress(b" " * (8 << 20), 1)
+with open(sys.argv[2], "wb") as f:
+    f.write(gzip.compress(w[:-1] + b', "x":'))
+    for _ in range(8):
+        f.write(a)
+    f.write(gzip.compress(b"1}"))
+PY
+tcase "a gzip window of 64 MiB of white space after a colon in a manifest: planned, the blanks not held"
+{
+	printf 'key\tcpu trace\twindow\toutput\n'
+	printf 'k1\t%s\t%s\t%s\n' "$tmp/rbomb/traces/$(key 1).pt.trace.json" "$tmp/blank64.json.gz" "$tmp/rbomb/k1.json"
+} >"$tmp/rbomb/m4.tsv"
+bounded -n -m "$tmp/rbomb/m4.tsv"
+[ "$got" -eq 0 ] || fail "exit $got, wanted 0: $(head -c 500 "$tmp/err")"
+grep -q "^k1	.*	merge\$" "$tmp/out" || fail "plan: $(head -c 500 "$tmp/out")"
+[ "$asan" = 1 ] || [ "$rss" -le 30000 ] || fail "peak RSS $rss KB, more than 30000 KB"
+
 finish
