@@ -10,6 +10,9 @@
 
 #define NO_CUT ((size_t)-1)
 
+/* cut_before looks back over this much white space at most */
+#define CUT_WS 4096u
+
 /* The first and the last punctuation byte of S[0..N) outside a string (a
  * bracket, a brace, a comma, a colon), or NO_CUT, into P; P's string state
  * carried on to the read's end. */
@@ -191,12 +194,15 @@ static size_t first_token(struct btok *p, const char *s, size_t n)
  * comma, colon or bracket before it, so that the piece that completes the
  * token starts with that byte.  (yajl copies the first token of each
  * piece it is given into its lexer's buffer: that of a member's string of
- * 200 MiB cost 200 MB.)  T when nothing comes before it in S. */
+ * 200 MiB cost 200 MB.)  T when nothing comes before it in S, or more
+ * than CUT_WS bytes of white space before it (a read of blanks is not
+ * looked through). */
 static size_t cut_before(const char *s, size_t from, size_t t)
 {
 	size_t j = t;
 	while (j > from && cm_jscan_ws(s[j - 1]))
-		j--;
+		if (t - --j > CUT_WS) /* a read of blanks: no cut is needed */
+			return t;
 	if (j > from && (s[j - 1] == ',' || s[j - 1] == ':' || s[j - 1] == '[' || s[j - 1] == '{'))
 		return j - 1;
 	return t;
