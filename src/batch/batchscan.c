@@ -461,6 +461,14 @@ static void bounds_end(struct bounds *b)
 	b->trace = b->window = NULL;
 }
 
+/* Where the text B's watchers were given ends, for btok_feed: inside a
+ * string or not (cm_docsplit_watch_in_string), -1 when neither watches. */
+static int bounds_end_state(const struct bounds *b)
+{
+	int st = b->trace ? cm_docsplit_watch_in_string(b->trace) : -1;
+	return st >= 0 || !b->window ? st : cm_docsplit_watch_in_string(b->window);
+}
+
 /* The text S[0..N) at text offset BASE, which yajl has read (so the kind
  * in F counts every container opened before its end): 0, or 1 when a
  * value passed its bound, F then a damaged or bad file (set_damaged) that
@@ -487,6 +495,17 @@ static int bounds_feed(struct bounds *b, cm_bfacts *f, const struct scan *s, con
 	return 0;
 }
 
+/* The testing aid CUPTIMERGE_PLAN_READ: the streaming scan's reads that
+ * many bytes (1 to SCAN_CHUNK_MAX; the first at least 3, a byte order
+ * mark's length), so that a test cuts a document at every byte
+ * (tests/e2e/batchfaults.sh); 0 when unset. */
+static size_t plan_read_size(void)
+{
+	const char *e = getenv("CUPTIMERGE_PLAN_READ");
+	unsigned long long v = e && *e ? strtoull(e, NULL, 10) : 0;
+	return v <= SCAN_CHUNK_MAX ? (size_t)v : 0;
+}
+
 /* The streaming scan of cm_bscan_full; HEAD_ONLY: stop where a trace's
  * "traceEvents" begins.  The reads grow from SCAN_CHUNK to SCAN_CHUNK_MAX
  * (doubling): a trace's head is read in a block or two.  yajl gets whole
@@ -497,7 +516,7 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 	struct scan s;
 	struct bounds b;
 	unsigned char *buf;
-	size_t cap = SCAN_CHUNK;
+	size_t fixed = plan_read_size(), cap = fixed ? (fixed > 3 ? fixed : 3) : SCAN_CHUNK;
 	gzFile gz;
 	struct btok p = {0};
 	int n, rc = BTOK_OK, stopped = 0, first = 1;
@@ -523,13 +542,15 @@ static void scan_stream(const char *path, cm_bfacts *f, int head_only)
 		size_t len = (size_t)(n - bom);
 		uint64_t at = (uint64_t)(off + bom);
 		first = 0;
-		if (cap < SCAN_CHUNK_MAX)
+		if (fixed)
+			cap = fixed;
+		else if (cap < SCAN_CHUNK_MAX)
 			cap *= 2;
 		/* a value past its bound is named before a fault after its
 		 * first byte, as the merge names it */
 		if (bounds_feed(&b, f, &s, path, t, len, at))
 			goto out;
-		if ((rc = btok_feed(&p, t, len, at)) != BTOK_OK)
+		if ((rc = btok_feed(&p, t, len, at, bounds_end_state(&b))) != BTOK_OK)
 			break;
 		off += n;
 	}

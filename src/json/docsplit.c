@@ -512,6 +512,21 @@ int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t
 	return 1;
 }
 
+int cm_docsplit_watch_in_string(const cm_docsplit_rec *w)
+{
+	if (w->rc)
+		return -1;
+	switch (w->sp.st) {
+	case ST_KEY: /* its scanner's escape flag is the key's (ST_KEY's loop) */
+		return 1 | (w->sp.sc.esc ? 2 : 0);
+	case ST_MEMBER:
+	case ST_ELEM:
+		return w->sp.sc.in_str ? 1 | (w->sp.sc.esc ? 2 : 0) : 0;
+	default:
+		return 0;
+	}
+}
+
 uint64_t cm_docsplit_watch_elem_max(const cm_docsplit_rec *w) { return w->sp.elem_max; }
 
 void cm_docsplit_watch_free(cm_docsplit_rec *w)

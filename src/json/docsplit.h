@@ -153,6 +153,11 @@ cm_docsplit_rec *cm_docsplit_watch_new(const char *array_key);
 int cm_docsplit_watch_feed(cm_docsplit_rec *w, const char *s, size_t n, uint64_t base, char *msg, size_t size,
 			   int64_t *at);
 void cm_docsplit_watch_free(cm_docsplit_rec *w);
+/* Where the text W was given so far ends: inside a string (a key's, or
+ * one in a value) 1, after a backslash in it 3, else 0; -1 once W watches
+ * no more.  The plan's scan (batch/batchtok.h) cuts its reads between
+ * tokens by it. */
+int cm_docsplit_watch_in_string(const cm_docsplit_rec *w);
 /* The bound W holds an element (and a key) to, in bytes: a token longer
  * than it can only be a top-level member's value. */
 uint64_t cm_docsplit_watch_elem_max(const cm_docsplit_rec *w);

@@ -451,4 +451,107 @@ grep -Eq "^cuptimerge-batch: $(key 1): no window for this trace .*; not read, ma
 grep -q "^cuptimerge-batch: 2 merged, 0 skipped, 1 failed" "$tmp/err" || fail "summary: $(head -c 500 "$tmp/err")"
 [ "$asan" = 1 ] || [ "$rss" -le 100000 ] || fail "peak RSS $rss KB, more than 100000 KB"
 
+
+# The plan's scan cuts each read before the token it ends in, where the
+# bounds' watchers say whether the read ends inside a string: a look back
+# from the read's end for the string's opening quote (past escaped ones)
+# or the number's first digit, and on from the next read's start for that
+# token's end (batch/batchtok.h).  Every byte must reach yajl once, in
+# order, whatever the reads: windows of escaped quotes, runs of
+# backslashes, numbers and literals at a member's end, a byte order mark,
+# a gzip one, one damaged and one cut short (read in full: a nested object
+# in "source"), planned with reads of 1 to 31
+# bytes (the testing aid CUPTIMERGE_PLAN_READ), plan as with the usual ones
+mkdir "$tmp/cuts"
+e2e_python - "$FIX/cpu.json" "$FIX/window_source.json" "$tmp/cuts" <<'PY'
+import gzip, json, sys
+import ranks
+cpu, win, out = sys.argv[1:4]
+json.dump(ranks.trace(cpu, 0, 5000, 1), open(out + "/t.json", "w"))
+w = ranks.window(win, 0, 5000, "node0")
+odd = ['a\\"b', '\\\\', '\\\\\\"', 'q"', '\\', '"\\"\\\\"', '\u00e9\u4e2d', ',:{}[]', '']
+w["events"][0]["name"] = "".join(odd)
+w["x"] = {k: [1.5e-3, -0, True, None, False, 12345678901234567890, k] for k in odd}
+w["y"] = 123456789
+w["source"]["future"] = {"nested": 1}  # read in full, not by its tail (batchtail.c)
+docs = {
+    "w0.json": json.dumps(w).encode(),
+    "w1.json": json.dumps(w, indent=3, ensure_ascii=False).encode(),
+    "w2.json": b"\xef\xbb\xbf" + json.dumps(w, separators=(",", ":")).encode(),
+}
+t = json.dumps(w).encode()
+docs["w3.json"] = t.replace(b'"y": 1234', b'"y": 12\\34')  # not JSON at a number
+docs["w4.json"] = t[:len(t) * 2 // 3]                       # cut short
+docs["w6.json"] = t.replace(b'"y": 1234', b'"y": "1234\\q')      # not JSON in a string
+with open(out + "/m.tsv", "w") as m:
+    m.write("key\tcpu trace\twindow\n")
+    for i, (name, text) in enumerate(sorted(docs.items())):
+        open(out + "/" + name, "wb").write(text)
+        m.write("k%d\t%s/t.json\t%s/%s\n" % (i, out, out, name))
+    open(out + "/w5.json.gz", "wb").write(gzip.compress(docs["w1.json"]))
+    m.write("k9\t%s/t.json\t%s/w5.json.gz\n" % (out, out))
+PY
+tcase "the plan's scan at reads of 1 to 31 bytes: the plan of odd windows as at the usual reads"
+capture "$BATCH" -n -m "$tmp/cuts/m.tsv"
+[ "$got" -eq 4 ] || fail "exit $got, wanted 4: $(cat "$tmp/err")"
+mv "$tmp/out" "$tmp/cuts/plan"
+[ "$(grep -c '	merge$' "$tmp/cuts/plan")" -eq 4 ] || fail "plan: $(cat "$tmp/cuts/plan")"
+grep -q '^k3	.*	FAIL: window .*/w3.json: not JSON at byte [0-9]*$' "$tmp/cuts/plan" || fail "plan: $(cat "$tmp/cuts/plan")"
+grep -q '^k4	.*	FAIL: window .*/w4.json: truncated JSON' "$tmp/cuts/plan" || fail "plan: $(cat "$tmp/cuts/plan")"
+grep -q '^k5	.*	FAIL: window .*/w6.json: not JSON at byte [0-9]*$' "$tmp/cuts/plan" || fail "plan: $(cat "$tmp/cuts/plan")"
+for r in $(seq 1 31); do
+	capture env CUPTIMERGE_PLAN_READ=$r "$BATCH" -n -m "$tmp/cuts/m.tsv"
+	cmp -s "$tmp/out" "$tmp/cuts/plan" || fail "reads of $r bytes: $(diff "$tmp/cuts/plan" "$tmp/out")"
+done
+
+# a gzip window of a member's string of 40 MiB, which ends: handed to yajl
+# whole from its temporary file, as the reads were cut before the colon
+# that leads it; cut at its opening quote, it was the first token of
+# yajl's piece, which yajl copies (a member's string of 200 MiB cost 432 MB)
+e2e_python - "$FIX/window_source.json" "$tmp/long40.json.gz" <<'PY'
+import gzip, json, sys
+import ranks
+w = json.dumps(ranks.window(sys.argv[1], 1, 5001, "node0")).encode()
+a = gzip.compress(b"a" * (8 << 20), 1)
+with open(sys.argv[2], "wb") as f:
+    f.write(gzip.compress(b'{"x": "'))
+    for _ in range(5):
+        f.write(a)
+    f.write(gzip.compress(b'", ' + w[1:]))
+PY
+tcase "a gzip window of a member's string of 40 MiB in a manifest: planned, the string not copied"
+{
+	printf 'key\tcpu trace\twindow\toutput\n'
+	printf 'k1\t%s\t%s\t%s\n' "$tmp/rbomb/traces/$(key 1).pt.trace.json" "$tmp/long40.json.gz" "$tmp/rbomb/k1.json"
+} >"$tmp/rbomb/m3.tsv"
+bounded -n -m "$tmp/rbomb/m3.tsv"
+[ "$got" -eq 0 ] || fail "exit $got, wanted 0: $(head -c 500 "$tmp/err")"
+grep -q "^k1	.*	merge\$" "$tmp/out" || fail "plan: $(head -c 500 "$tmp/out")"
+[ "$asan" = 1 ] || [ "$rss" -le 85000 ] || fail "peak RSS $rss KB, more than 85000 KB"
+
+# a gzip window of 64 MiB of white space after a member's colon, in 64 KB:
+# no bound holds white space between tokens, so the cut before the value,
+# at the colon, must not keep it waiting (it did, in a temporary file, read
+# back mapped: 70 MB here, and without end for a window of endless blanks)
+e2e_python - "$FIX/window_source.json" "$tmp/blank64.json.gz" <<'PY'
+import gzip, json, sys
+import ranks
+w = json.dumps(ranks.window(sys.argv[1], 1, 5001, "node0")).encode()
+a = gzip.compress(b" " * (8 << 20), 1)
+with open(sys.argv[2], "wb") as f:
+    f.write(gzip.compress(w[:-1] + b', "x":'))
+    for _ in range(8):
+        f.write(a)
+    f.write(gzip.compress(b"1}"))
+PY
+tcase "a gzip window of 64 MiB of white space after a colon in a manifest: planned, the blanks not held"
+{
+	printf 'key\tcpu trace\twindow\toutput\n'
+	printf 'k1\t%s\t%s\t%s\n' "$tmp/rbomb/traces/$(key 1).pt.trace.json" "$tmp/blank64.json.gz" "$tmp/rbomb/k1.json"
+} >"$tmp/rbomb/m4.tsv"
+bounded -n -m "$tmp/rbomb/m4.tsv"
+[ "$got" -eq 0 ] || fail "exit $got, wanted 0: $(head -c 500 "$tmp/err")"
+grep -q "^k1	.*	merge\$" "$tmp/out" || fail "plan: $(head -c 500 "$tmp/out")"
+[ "$asan" = 1 ] || [ "$rss" -le 30000 ] || fail "peak RSS $rss KB, more than 30000 KB"
+
 finish

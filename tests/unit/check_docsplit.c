@@ -176,6 +176,50 @@ START_TEST(test_watch_endless)
 }
 END_TEST
 
+/* Where the text fed to a watcher ends, inside a string or not, after a
+ * backslash in one or not (the plan's cuts, batch/batchtok.h), at every
+ * piece's end: as a byte-by-byte walk of the text says.  Strings in keys,
+ * in member values and in elements, objects (the elements' blocks of 64
+ * bytes) and a string as an element; then -1 once the top level's grammar
+ * fails. */
+START_TEST(test_watch_in_string)
+{
+	static const char *const docs[] = {
+		"{\"k\\\"ey\\\\\": \"v\\\\\\\"a\\u00e9l\", \"traceEvents\": [{\"name\": \"a\\\\\\\\\\\"b,:{}[]\", \"args\": "
+		"{\"x\\\\\": [\"\\\"\", 1, true]}}, \"elem \\\"string\\\\\", {\"n\": \"cccccccccccccccccccccccccccccccccccccc"
+		"cccccccccccccccccccccccccccccccc\\\\\\\\\", \"m\": \"\\\"\\\"\\\"\"}], \"z\": {\"q\": \"\\\\\"}}",
+		"{\"a\": 1, \"b\": [\"\\\\\", \"x\"], \"traceEvents\": []}",
+	};
+	for (size_t d = 0; d < sizeof docs / sizeof *docs; d++)
+		for (size_t c = 0; c < NCHUNKS; c++) {
+			cm_docsplit_rec *w = cm_docsplit_watch_new("traceEvents");
+			const char *s = docs[d];
+			size_t len = strlen(s), i, k;
+			int in_str = 0, esc = 0;
+			char msg[200];
+			int64_t at;
+			for (i = 0; i < len; i += chunks[c]) {
+				size_t n = len - i < chunks[c] ? len - i : chunks[c];
+				ck_assert_int_eq(cm_docsplit_watch_feed(w, s + i, n, i, msg, sizeof msg, &at), 0);
+				for (k = i; k < i + n; k++) {
+					if (esc)
+						esc = 0;
+					else if (in_str && s[k] == '\\')
+						esc = 1;
+					else if (s[k] == '"')
+						in_str = !in_str;
+				}
+				ck_assert_msg(cm_docsplit_watch_in_string(w) == (in_str ? 1 | (esc ? 2 : 0) : 0),
+					      "doc %zu, chunk %zu, at %zu: %d, wanted %d %d", d, chunks[c], i + n,
+					      cm_docsplit_watch_in_string(w), in_str, esc);
+			}
+			ck_assert_int_eq(cm_docsplit_watch_feed(w, "x", 1, len, msg, sizeof msg, &at), 0);
+			ck_assert_int_eq(cm_docsplit_watch_in_string(w), -1);
+			cm_docsplit_watch_free(w);
+		}
+}
+END_TEST
+
 static Suite *docsplit_suite(void)
 {
 	Suite *s = suite_create("docsplit");
@@ -185,6 +229,7 @@ static Suite *docsplit_suite(void)
 	tcase_add_test(tc, test_member_and_key_bound);
 	tcase_add_test(tc, test_watch_names_it);
 	tcase_add_test(tc, test_watch_endless);
+	tcase_add_test(tc, test_watch_in_string);
 	suite_add_tcase(s, tc);
 	return s;
 }
