@@ -39,12 +39,6 @@ for round in 1 2; do
 	one "-o out.pftrace, before ($round)" "$v" o.pftrace
 	one "-o out.pftrace.gz, before ($round)" "$v" o.pftrace.gz
 done
-# timelines BINARY OUTPUT: the -v time lines of a merge into $out/OUTPUT
-timelines() {
-	echo "== -v time lines, -o $2, $1"
-	"$1" -v -o "$out/$2" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
-	rm -f "$out/$2"
-}
 timelines "$new" o.json
 timelines "$new" o.pftrace
 timelines "$CM_OLD" o.pftrace

@@ -30,8 +30,5 @@ for round in 1 2; do
 	one "-o out.pftrace, before ($round)" "$v" o.pftrace
 	one "-o out.pftrace.gz, before ($round)" "$v" o.pftrace.gz
 done
-for cm in "$new" "$CM_OLD"; do
-	echo "== -v time lines, -o o.pftrace, $cm"
-	"$cm" -v -o "$out/o.pftrace" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
-	rm -f "$out/o.pftrace"
-done
+timelines "$new" o.pftrace
+timelines "$CM_OLD" o.pftrace

@@ -27,11 +27,5 @@ for round in 1 2; do
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
 done
-# timelines OUTPUT: the -v time lines of a merge into $out/OUTPUT
-timelines() {
-	echo "== -v time lines, -o $1"
-	"$CM" -v -o "$out/$1" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
-	rm -f "$out/$1"
-}
-timelines o.json
-timelines o.pftrace
+timelines "$CM" o.json
+timelines "$CM" o.pftrace

@@ -1,5 +1,5 @@
-# bench/devrow.sh -- sourced by bench/dev-pf12.sh and dev-seq12.sh (run on the 16-core machine
-# from the repo root): the setup of their runs and one(), a row of the table.  Sets out (a
+# bench/devrow.sh -- sourced by bench/dev-*.sh (run on the 16-core machine
+# from the repo root): the setup of their runs, one(), a row of the table, and timelines().  Sets out (a
 # temporary folder, removed at exit, named after NAME, the script's) and prints the CPUs and the
 # 1 GB pair's sizes.  Needs $CM (the binary), $T (GNU time), $CPU and $WIN.
 out=${TMPDIR:-/tmp}/$1.$$
@@ -24,4 +24,11 @@ one() {
 		sed 's/^cuptimerge: [^ ]*: perfetto by phase (s from the first text): /    by phase (s from the first text):\n      /; s/; \(the inserted batches\|the text after\): /\n      \1: /g' |
 		cut -c1-1100
 	rm -f "$out"/o.* "$out/stdout"
+}
+# timelines BINARY OUTPUT: the merge's -v time lines ("time:" and "CPU after:") of BINARY's merge
+# into $out/OUTPUT (the output removed after)
+timelines() {
+	echo "== -v time lines, -o $2, $1"
+	"$1" -v -o "$out/$2" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
+	rm -f "$out/$2"
 }
