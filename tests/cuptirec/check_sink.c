@@ -136,6 +136,23 @@ START_TEST(fifo_with_reader)
 }
 END_TEST
 
+/* A slow reader's end, in a child: FD read to its end, 64 KiB at a time
+ * with 0.2 ms between reads, against WANT[0..TOTAL).  Exits 0 when every
+ * byte came in order, 3 at a wrong or extra byte, 4 when some are missing. */
+static void read_slowly(int fd, const unsigned char *want, size_t total)
+{
+	static unsigned char in[65536];
+	size_t got = 0;
+	ssize_t k;
+	while ((k = read(fd, in, sizeof in)) > 0) {
+		if (got + (size_t)k > total || memcmp(in, want + got, (size_t)k))
+			_exit(3);
+		got += (size_t)k;
+		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	}
+	_exit(got == total ? 0 : 4);
+}
+
 /* A reader that opens the FIFO 0.3 s after the window does (one started
  * beside the program): waited for, and then 4 MiB, many times a pipe's
  * capacity, reach it whole through a slow reader: the descriptor blocks
@@ -156,21 +173,11 @@ START_TEST(fifo_late_reader)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		static unsigned char in[65536];
-		struct timespec nap = { 0, 300000000 }, slow = { 0, 200000 };
-		size_t got = 0;
-		ssize_t k;
 		int fd;
-		nanosleep(&nap, NULL);
+		nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
 		if ((fd = open(path, O_RDONLY)) < 0)
 			_exit(2);
-		while ((k = read(fd, in, sizeof in)) > 0) {
-			if (got + (size_t)k > TOTAL || memcmp(in, big + got, (size_t)k))
-				_exit(3);
-			got += (size_t)k;
-			nanosleep(&slow, NULL);
-		}
-		_exit(got == TOTAL ? 0 : 4);
+		read_slowly(fd, big, TOTAL);
 	}
 	s = crec_sink_open_wait(path, 0, 5, err, sizeof err);
 	ck_assert_msg(s != NULL, "said: %s", err);
@@ -263,19 +270,9 @@ START_TEST(nonblocking_descriptor)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		static unsigned char in[65536];
-		struct timespec nap = { 0, 300000000 }, slow = { 0, 200000 };
-		size_t got = 0;
-		ssize_t k;
 		close(p[1]);
-		nanosleep(&nap, NULL);
-		while ((k = read(p[0], in, sizeof in)) > 0) {
-			if (got + (size_t)k > TOTAL || memcmp(in, big + got, (size_t)k))
-				_exit(3);
-			got += (size_t)k;
-			nanosleep(&slow, NULL);
-		}
-		_exit(got == TOTAL ? 0 : 4);
+		nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+		read_slowly(p[0], big, TOTAL);
 	}
 	close(p[0]);
 	snprintf(name, sizeof name, "/dev/fd/%d", p[1]);
