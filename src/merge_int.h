@@ -18,7 +18,7 @@
  * struct merge is as it was when merge.c held it all: the run fills opt,
  * the inputs, map, repair, arena and the cut's mode; the prepare fills the
  * rest but the copy's figures, which the output fills (copy_parts,
- * copy_threads, t_copied, c_copied, t_render, c_render); the report only
+ * copy_threads, t_copied, c_copied, t_render, c_render, gz...); the report only
  * reads. */
 #ifndef CM_MERGE_INT_H
 #define CM_MERGE_INT_H
@@ -57,6 +57,10 @@ struct merge {
 	double t0, t_window, t_cpu, t_linked, t_indexed, t_joins, t_plan, t_copied, t_render;
 	/* and the CPU seconds of all threads by then, from both reads' end on */
 	double c_read, c_linked, c_indexed, c_joins, c_plan, c_copied, c_render;
+	/* gzip output (not --split's): its writes' waits for the deflate
+	 * workers and for their blocks' writing, summed (-v) */
+	int gz;
+	double gz_wait, gz_emit;
 	/* and how the first phase's threads spent it (-v) */
 	cm_opool_stats win_stats;
 	double win_waited, cpu_waited; /* the cutting threads waited for their reads */

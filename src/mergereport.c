@@ -70,6 +70,13 @@ void mergereport_print(const struct merge *m)
 		"plan %.2f s, CPU events copied %.2f s, window events rendered %.2f s, the rest %.2f s",
 		m->c_linked - m->c_read, m->c_indexed - m->c_linked, m->c_joins - m->c_indexed, m->c_plan - m->c_joins,
 		m->c_copied - m->c_plan, m->c_render - m->c_copied, cm_process_cpu_s() - m->c_render);
+	/* gzip output: what its stream kept the writes waiting for, against
+	 * the steps' seconds (the .pftrace's -v line splits its own by phase) */
+	if (m->gz)
+		cm_warn(NULL, -1,
+			"gzip: the output's writes waited %.2f s for its compressor threads and %.2f s writing their "
+			"blocks on",
+			m->gz_wait, m->gz_emit);
 	/* the copy: on how many threads, in how many parts (cpucopypar.c) */
 	cm_warn(NULL, -1, "copy: the CPU trace's events in %llu parts on %d threads",
 		(unsigned long long)m->copy_parts, m->copy_parts ? m->copy_threads : 1);

@@ -78,11 +78,12 @@ static int pft_sink(void *ctx, const void *p, size_t n) { return write_bytes(ctx
 
 void *cm_output_codec_state(const cm_output *out) { return out->pft; }
 
-void cm_output_gz_waits(const cm_output *out, double *wait, double *emit)
+int cm_output_gz_waits(const cm_output *out, double *wait, double *emit)
 {
 	*wait = *emit = 0;
 	if (out->pgz)
 		cm_pgz_waits(out->pgz, wait, emit);
+	return out->pgz != NULL;
 }
 
 int cm_output_pipe_closed(const cm_output *out)

@@ -53,8 +53,10 @@ void *cm_output_codec_state(const cm_output *out);
 /* -v: for gzip output, the seconds OUT's writes have waited so far for
  * its deflate workers, in *WAIT, and written the deflated blocks on, in
  * *EMIT (cm_pgz_waits); 0 and 0 for plain output.  On the thread that
- * writes OUT's own bytes (the transcoder's sink's, or the caller's). */
-void cm_output_gz_waits(const cm_output *out, double *wait, double *emit);
+ * writes OUT's own bytes (the transcoder's sink's, or the caller's), or
+ * after cm_output_finish (then the totals, the end's included).  1 when
+ * OUT is gzip output, else 0. */
+int cm_output_gz_waits(const cm_output *out, double *wait, double *emit);
 
 /* ON 1: every output opened after this call is durable (--sync): an -o
  * file's write-back starts as it is written (writeback.h), it is fsync'd

@@ -112,6 +112,24 @@ if [ -n "$big" ]; then
 	[ ! -s "$tmp/err" ] || fail "| head: said $(cat "$tmp/err")"
 fi
 
+# -v: one line of the gzip stream's waits for gzip output (JSON and
+# .pftrace alike), none for plain output, none with -q
+tcase "-v -o out.json.gz: a line of the gzip stream's waits; none for plain output or with -q"
+gzline="^cuptimerge: gzip: the output's writes waited [0-9][0-9]*\\.[0-9][0-9] s for its compressor threads and [0-9][0-9]*\\.[0-9][0-9] s writing their blocks on\$"
+for o in out.json.gz out.pftrace.gz out.json quiet.json.gz; do
+	q=
+	want=0
+	case $o in
+	quiet*) q=-q ;;
+	*.gz) want=1 ;;
+	esac
+	rc=0
+	$CUPTIMERGE -v $q -j 3 -w "$FIX/window_source.json" -o "$tmp/v.$o" "$FIX/cpu.json" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 0 ] || fail "-v $q -o $o: exit $rc: $(cat "$tmp/err")"
+	n=$(grep -c "$gzline" "$tmp/err" || true)
+	[ "$n" -eq "$want" ] || fail "-v $q -o $o: $n gzip lines, wanted $want: $(grep gzip: "$tmp/err")"
+done
+
 # a run that fails leaves the old file as it was, and nothing beside it
 tcase "-j 4 -o out.json.gz: a failed merge keeps the old file, leaves nothing"
 mkdir "$tmp/keep"
