@@ -417,7 +417,7 @@ void cm_pf_flush_end(cm_pfev *e)
 void cm_pf_members(const cm_jval *o, struct ev *ev)
 {
 	const cm_jval *k;
-	memset(ev, 0, sizeof *ev);
+	cm_pf_ev_clear(ev);
 	for (k = o->kids; k; k = k->next) {
 		const cm_jval **slot = cm_pf_member_slot(ev, k->key, k->klen);
 		if (slot)

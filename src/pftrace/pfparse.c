@@ -363,7 +363,7 @@ int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev)
 	const char *c, *e = s + n;
 	if (n < 2 || s[0] != '{' || s[n - 1] != '}')
 		return 0;
-	memset(ev, 0, sizeof *ev);
+	cm_pf_ev_clear(ev);
 	c = ws(s + 1, e);
 	if (*c == '}') /* (c < e: the last byte is one) */
 		return c == e - 1;
