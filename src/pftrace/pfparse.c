@@ -274,6 +274,9 @@ static inline const char *scalar(struct fp *p, const char *c, cm_jval **out)
 /* An object member's "KEY": at C (its quote) up to E, its bytes in *KEY
  * and *KLEN: the value's first byte (the colon and the spaces around it
  * passed), or NULL (not that, or a key with an escape). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline const char *member_key(const char *c, const char *e, const char **key, uint32_t *klen)
 {
 	const char *q;
