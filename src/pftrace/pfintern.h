@@ -59,27 +59,49 @@ static inline void cm_strtab_words(const char *s, size_t n, uint64_t *w0, uint64
 	}
 }
 
-/* (always inline, as pfevent.c's intern is: an event's name, category and
- * keys each look theirs up, and GCC left them out of line, a call's saving
- * and restoring of registers a lookup) */
-static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
+/* The cache entry of S[0..N) in T, and its words in *W0, *W1. */
+static inline __attribute__((always_inline)) struct cm_strcache *cm_strtab_slot(const cm_strtab *t, const char *s, size_t n,
+										 uint64_t *w0, uint64_t *w1)
 {
-	uint64_t w0, w1;
 	size_t x;
-	struct cm_strcache *c;
 	/* the slot: a multiplicative hash of the two words and the length,
 	 * which the compare needs anyway, in 128 entries.  The slot was the
 	 * length and three bytes, read again, in 64 (a hash of 64 put more
 	 * strings met together on one slot): 24.5 M instructions of the 50k
 	 * pair's .pftrace merge for the slots; this one, with its misses'
 	 * probes, 22.9 M fewer in all (BENCHMARKS.md "pfcpu16") */
-	cm_strtab_words(s, n, &w0, &w1);
-	x = (size_t)(((w0 ^ (w1 * UINT64_C(0x9E3779B97F4A7C15)) ^ n) * UINT64_C(0xBF58476D1CE4E5B9)) >> 57);
-	c = &t->cache[x & (CM_STRTAB_CACHE - 1)];
-	if (c->val && c->len == n && c->w0 == w0 && c->w1 == w1 &&
-	    (n <= 16 || !memcmp(t->blob.p + c->off + 8, s + 8, n - 16)))
+	cm_strtab_words(s, n, w0, w1);
+	x = (size_t)(((*w0 ^ (*w1 * UINT64_C(0x9E3779B97F4A7C15)) ^ n) * UINT64_C(0xBF58476D1CE4E5B9)) >> 57);
+	return (struct cm_strcache *)&t->cache[x & (CM_STRTAB_CACHE - 1)];
+}
+
+/* 1 when the cache entry C holds S[0..N) (words W0, W1). */
+static inline int cm_strtab_hit(const cm_strtab *t, const struct cm_strcache *c, const char *s, size_t n, uint64_t w0,
+				uint64_t w1)
+{
+	return c->val && c->len == n && c->w0 == w0 && c->w1 == w1 &&
+	       (n <= 16 || !memcmp(t->blob.p + c->off + 8, s + 8, n - 16));
+}
+
+/* (always inline, as pfevent.c's intern is: an event's name, category and
+ * keys each look theirs up, and GCC left them out of line, a call's saving
+ * and restoring of registers a lookup) */
+static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)
+{
+	uint64_t w0, w1;
+	struct cm_strcache *c = cm_strtab_slot(t, s, n, &w0, &w1);
+	if (cm_strtab_hit(t, c, s, n, w0, w1))
 		return c->val;
 	return cm_strtab_probe(t, s, n, val, c, w0, w1);
+}
+
+/* The number stored for S[0..N) when T's cache holds it, else 0 (the
+ * table not probed). */
+static inline __attribute__((always_inline)) uint64_t cm_strtab_cached(const cm_strtab *t, const char *s, size_t n)
+{
+	uint64_t w0, w1;
+	const struct cm_strcache *c = cm_strtab_slot(t, s, n, &w0, &w1);
+	return cm_strtab_hit(t, c, s, n, w0, w1) ? c->val : 0;
 }
 
 /* Forget everything (keeps the memory). */
