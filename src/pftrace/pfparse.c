@@ -300,10 +300,10 @@ static inline const char *member_key(const char *c, const char *e, const char **
  * to E: the next member's quote (or an array's next string), or NULL for
  * anything else (ws() and the comma's test then, in their callers).  The
  * two layouts of the traces met: an indented trace's VALUE, "KEY" on one
- * line and a compact one's VALUE,"KEY".  (With member_key's own two, 6.4 M
- * of the 1,974 M instructions of the 50k pair's .pftrace merge: ws() was
- * called four times a member, two of them for one space; BENCHMARKS.md
- * "pfcpu16".) */
+ * line and a compact one's VALUE,"KEY".  (With member_key's own two, 15.6
+ * M of the 1,974 M instructions of the 50k pair's .pftrace merge, once
+ * member_key was inline again: ws() was called four times a member, two
+ * of them for one space; BENCHMARKS.md "pfcpu16".) */
 static inline const char *comma(const char *c, const char *e)
 {
 	if (e - c >= 3 && c[0] == ',') {
