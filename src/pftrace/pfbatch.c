@@ -32,6 +32,7 @@
 #include "pftrace/pfbatch.h"
 #include "pftrace/pfstream.h"
 
+#include <stddef.h>
 #include <string.h>
 
 void cm_pfbatch_add(cm_buf *b, uint64_t seq, const char *s, size_t n, int64_t offset)
@@ -78,6 +79,25 @@ static inline __attribute__((always_inline)) void id_of(const cm_jval *v, struct
 	o->type = v ? v->type : ID_MISSING;
 	o->n = v && (v->type == CM_J_NUM || v->type == CM_J_STR) ? v->len : 0;
 	o->p = o->n ? v->s : NULL;
+}
+
+/* The head H at D (room made), its bytes as memcpy's (the pad zero):
+ * past it.  Field by field, as H was stored: a memcpy of the whole read
+ * its first 16 bytes by one load over the byte-wide stores of kind,
+ * cleared and ph, which the store buffer cannot forward, and perf put a
+ * fifth of encode_one's samples at that stall (BENCHMARKS.md "pfcpu16"). */
+static inline char *put_head_at(char *d, const struct head *h)
+{
+	_Static_assert(offsetof(struct head, off) == 8 && offsetof(struct head, dur) == 24 && sizeof(struct head) == 32,
+		       "struct head as put_head_at writes it");
+	d[0] = (char)h->kind;
+	d[1] = (char)h->cleared;
+	d[2] = (char)h->ph;
+	memset(d + 3, 0, 5);
+	memcpy(d + 8, &h->off, sizeof h->off);
+	memcpy(d + 16, &h->ts, sizeof h->ts);
+	memcpy(d + 24, &h->dur, sizeof h->dur);
+	return d + sizeof *h;
 }
 
 /* N bytes at P after their 4-byte length, at D (room made); past them. */
@@ -160,8 +180,15 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		size_t le;
 		if (cm_pf_time(w, ev.ts, "ts", phs, off, &h.ts) < 0)
 			return -1;
-		if (!ev.id || ev.id->type != CM_J_NUM || !is_integer_text(ev.id->s, ev.id->len) ||
-		    cm_py_int_of_number(ev.id->s, ev.id->len, &id) || id < 0 || id > (cm_int)UINT64_MAX)
+		/* (an id of 18 digits at most kept its value as it was parsed:
+		 * pfevent.h's CM_PF_IV_INT; reading the text again was 6.9 M
+		 * instructions of the 50k pair's .pftrace merge, 70,000 flows) */
+		if (ev.id && ev.id->type == CM_J_NUM && ev.id->has_iv == CM_PF_IV_INT)
+			id = ev.id->iv;
+		else if (!ev.id || ev.id->type != CM_J_NUM || !is_integer_text(ev.id->s, ev.id->len) ||
+			 cm_py_int_of_number(ev.id->s, ev.id->len, &id))
+			id = -1;
+		if (id < 0 || id > (cm_int)UINT64_MAX)
 			return REFUSE(w, off, "a flow (\"%c\") event whose id is not an integer from 0 to 2^64-1 cannot be written as Perfetto protobuf",
 				      h.ph);
 		if (cm_pf_body(w, &ev, 0, off) < 0)
@@ -184,16 +211,22 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 			return -1;
 		h.kind = K_SLICE;
 		if (h.dur > 0) { /* for the lanes (pflaneq.c) */
-			struct cm_pflaneq_job j;
+			struct cm_pflaneq_job *j;
 			id_of(ev.pid, &pid);
 			id_of(ev.tid, &tid);
 			have_ids = 1;
-			j.key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
-			j.b = h.ts;
-			j.e = h.ts + h.dur;
-			j.idx = w->nslices;
-			j.lane = 0;
-			cm_buf_put(&w->jobs, &j, sizeof j);
+			/* made in place (the buffer holds whole jobs, so aligned),
+			 * not on the stack and copied: the copy's 16-byte loads of
+			 * the fields just stored stalled (store forwarding) */
+			if (w->jobs.cap - w->jobs.len < sizeof *j)
+				cm_buf_grow(&w->jobs, sizeof *j);
+			j = (struct cm_pflaneq_job *)(void *)(w->jobs.p + w->jobs.len);
+			j->key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
+			j->b = h.ts;
+			j->e = h.ts + h.dur;
+			j->idx = w->nslices;
+			j->lane = 0;
+			w->jobs.len += sizeof *j;
 		}
 		w->nslices++;
 		break;
@@ -247,9 +280,8 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);
-	d = out->p + out->len;
-	memcpy(d, &h, sizeof h);
-	d = put_id_at(d + sizeof h, &pid);
+	d = put_head_at(out->p + out->len, &h);
+	d = put_id_at(d, &pid);
 	d = put_id_at(d, &tid);
 	d = put_len_at(d, w->interned.p, (uint32_t)w->interned.len);
 	d = put_len_at(d, w->te.p, (uint32_t)w->te.len);

@@ -75,6 +75,10 @@ static inline uint32_t prio(cm_pflanes *l)
 
 /* The latest ends of T's subtree worked out again, from the bottom up. */
 void cm_pflanes_fix_maxe(struct node *n, uint32_t t);
+/* The treap of the K nodes XS[0..K) of N, in order, their priorities
+ * set (a Cartesian tree, in one pass, with the latest ends); its root (0
+ * when K is 0).  PATH: room for K numbers, not XS. */
+uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint32_t *path);
 /* The lane LN leaves the in-order mode: its treap, made from its list,
  * answers from now on. */
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln);

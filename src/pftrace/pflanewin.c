@@ -28,23 +28,16 @@ static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t h
  * pass); returns its root. */
 static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx, size_t k, uint32_t *path)
 {
-	size_t i, depth = 0;
+	size_t i;
 	for (i = 0; i < k; i++) {
-		uint32_t x = (uint32_t)l->nn++, last = 0;
+		uint32_t x = (uint32_t)l->nn++;
 		l->n[x] = old[idx[i]];
-		l->n[x].l = l->n[x].r = 0;
 		l->n[x].prio = prio(l);
-		while (depth && l->n[path[depth - 1]].prio < l->n[x].prio)
-			last = path[--depth];
-		l->n[x].l = last;
-		if (depth)
-			l->n[path[depth - 1]].r = x;
-		path[depth++] = x;
+		path[i] = x;
 	}
-	if (!depth)
-		return 0;
-	cm_pflanes_fix_maxe(l->n, path[0]);
-	return path[0];
+	/* (listed in PATH's head, the tree's making using the rest: PATH
+	 * holds twice the nodes) */
+	return cm_pflanes_cartesian(l->n, path, k, path + k);
 }
 
 /* Place the nodes again in CAP slots, forgetting those that end before the
@@ -57,7 +50,7 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	uint32_t *path;
 	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
 	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
-	path = cm_xmalloc(oldn * sizeof *path);
+	path = cm_xmalloc(2 * oldn * sizeof *path); /* (build's two lists) */
 	/* not zeroed: every node is written whole before it is read (node 0,
 	 * the children's "none", here; zeroing 640 KB a rebuild cost more
 	 * than the rebuild) */

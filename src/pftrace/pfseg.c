@@ -284,16 +284,20 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 	e->wt.cvals.len = 0;
 	while (p < end) {
 		struct head h;
-		struct place pl;
+		struct place *pl;
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid, *pname;
 		const char *i, *b;
 		uint32_t in, bn;
 		struct track *t;
 		int64_t pk, ps;
-		pl.rec = p;
-		pl.uuid = 0;
-		pl.job = UINT32_MAX;
+		/* the record's place made where it goes, as the jobs are below */
+		if (e->wt.places.cap - e->wt.places.len < sizeof *pl)
+			cm_buf_grow(&e->wt.places, sizeof *pl);
+		pl = (struct place *)(void *)(e->wt.places.p + e->wt.places.len);
+		pl->rec = p;
+		pl->uuid = 0;
+		pl->job = UINT32_MAX;
 		memcpy(&h, p, sizeof h);
 		p += sizeof h;
 		if (h.kind == K_BASE) {
@@ -301,10 +305,10 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			continue;
 		}
 		/* the writer's state before the record, for a run that begins at it */
-		pl.due = (unsigned char)due;
-		pl.emitted = (unsigned char)emitted;
-		pl.pending = (unsigned char)pending;
-		pl.lastjob = lastjob;
+		pl->due = (unsigned char)due;
+		pl->emitted = (unsigned char)emitted;
+		pl->pending = (unsigned char)pending;
+		pl->lastjob = lastjob;
 		if (h.kind != K_FLOW && pending) { /* the held-back end is written here */
 			if (due)
 				emitted = 1, due = 0;
@@ -317,11 +321,11 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			p = get_len_bytes(p, &i, &in);
 			if (cm_pfev_element(e, i, in, h.off) < 0)
 				return -1;
-			pl.uuid = c0;
-			pl.job = (uint32_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
-			if (pl.job && due) /* its packets */
+			pl->uuid = c0;
+			pl->job = (uint32_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
+			if (pl->job && due) /* its packets */
 				emitted = 1, due = 0;
-			cm_buf_put(&e->wt.places, &pl, sizeof pl);
+			e->wt.places.len += sizeof *pl;
 			continue;
 		}
 		t = NULL;
@@ -341,30 +345,37 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			if (!(t = cm_pf_thread_at(e, pid, tid, h.off, h.ts, cm_pf_rank(h.ph, h.dur))))
 				return -1;
 		} else if (h.kind == K_PROCESS) {
-			get_id(pl.rec + sizeof h, &pidv, &pid);
+			get_id(pl->rec + sizeof h, &pidv, &pid);
 		}
 		p = get_len_bytes(p, &i, &in);
 		p = get_len_bytes(p, &b, &bn);
-		pl.uuid = t->uuid;
+		pl->uuid = t->uuid;
 		switch (h.kind) {
 		default: /* K_THREAD, K_FLOW: a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
 			if (h.kind == K_FLOW ? t->nbe_open != 0 : h.ph == 'B' || h.ph == 'E')
-				pl.uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
+				pl->uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
 			break;
 		case K_SLICE: {
-			struct job j;
-			memset(&j, 0, sizeof j);
-			j.thread = t->uuid;
-			j.b = h.ts;
-			j.e = h.ts + h.dur;
-			j.at = (uint32_t)(e->wt.places.len / sizeof pl);
-			pl.job = (uint32_t)(e->wt.jobs.len / sizeof j);
-			cm_buf_put(&e->wt.jobs, &j, sizeof j);
-			busiest_count(e, &bz, j.thread);
+			/* made in place (the buffer holds whole jobs, so
+			 * aligned), not on the stack and copied: perf put a third
+			 * of cm_pfseg_apply's samples at the copy's loads of the
+			 * fields just stored (a store-forwarding stall) */
+			struct job *j;
+			if (e->wt.jobs.cap - e->wt.jobs.len < sizeof *j)
+				cm_buf_grow(&e->wt.jobs, sizeof *j);
+			j = (struct job *)(void *)(e->wt.jobs.p + e->wt.jobs.len);
+			pl->job = (uint32_t)(e->wt.jobs.len / sizeof *j);
+			memset(j, 0, sizeof *j);
+			j->thread = t->uuid;
+			j->b = h.ts;
+			j->e = h.ts + h.dur;
+			j->at = (uint32_t)(e->wt.places.len / sizeof *pl);
+			e->wt.jobs.len += sizeof *j;
+			busiest_count(e, &bz, j->thread);
 			break;
 		}
 		case K_GLOBAL:
-			pl.uuid = GLOBAL_UUID;
+			pl->uuid = GLOBAL_UUID;
 			if (!e->global_written) {
 				size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
 				cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
@@ -379,16 +390,16 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
 				return REFUSE(e, h.off, "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
 					      h.ph);
-			pl.uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			pl->uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
 			break;
 		}
 		if (due) /* this record's packet */
 			emitted = 1, due = 0;
 		if (h.kind == K_SLICE) {
 			pending = 1;
-			lastjob = (int32_t)pl.job;
+			lastjob = (int32_t)pl->job;
 		}
-		cm_buf_put(&e->wt.places, &pl, sizeof pl);
+		e->wt.places.len += sizeof *pl;
 	}
 	e->seg_due = due;
 	e->seg_emitted = emitted;

@@ -391,6 +391,14 @@ refuses "a negative time" '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,
 	'a "X" event whose ts is negative or too large cannot be written as Perfetto protobuf'
 refuses "a flow with a string id" '{"traceEvents":[{"ph":"s","name":"a","cat":"c","id":"x","pid":1,"tid":1,"ts":1}]}' \
 	'a flow ("s") event whose id is not an integer'
+# (a negative id read from the value kept as it was parsed, 18 digits at most;
+# 2^64 from its text)
+refuses "a flow with a negative id" '{"traceEvents":[{"ph":"f","bp":"e","name":"a","cat":"c","id":-3,"pid":1,"tid":1,"ts":1}]}' \
+	'a flow ("f") event whose id is not an integer from 0 to 2^64-1'
+refuses "a flow with an id of 2^64" '{"traceEvents":[{"ph":"t","name":"a","cat":"c","id":18446744073709551616,"pid":1,"tid":1,"ts":1}]}' \
+	'a flow ("t") event whose id is not an integer from 0 to 2^64-1'
+refuses "a flow with a fractional id" '{"traceEvents":[{"ph":"s","name":"a","cat":"c","id":2.5,"pid":1,"tid":1,"ts":1}]}' \
+	'a flow ("s") event whose id is not an integer'
 # A pid or tid that is not an integer (issue 25), as Perfetto's JSON import
 # takes it: a float cut to its integer part (3.5 is 3; -0.5, 1e300 and
 # 4294967296.0 are outside 0..2^32-1), a missing one, true, null, an object

@@ -12,6 +12,7 @@
 #include "base/pyval.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 enum { NM = sizeof(struct ev) / sizeof(const cm_jval *) };
 
@@ -165,6 +166,62 @@ START_TEST(leaves)
 }
 END_TEST
 
+/* The separators that pfparse.c tests first (a key's colon with one
+ * space or none after it, a comma with one space or none before the next
+ * quote), and their neighbours that the general steps take: read compact
+ * with the general parser's members where it is JSON, left to it where
+ * not, also where the text ends right after them. */
+START_TEST(separators)
+{
+	static const struct {
+		const char *t;
+		int flat;
+	} cases[] = {
+		{"{\"ph\":\"X\",\"ts\":1,\"name\":\"a\"}", 1},        /* compact */
+		{"{\"ph\": \"X\", \"ts\": 1, \"name\": \"a\"}", 1},    /* indented */
+		{"{\"ph\":  \"X\",  \"ts\" : 1 ,\"name\":\t\"a\"}", 1}, /* the general steps */
+		{"{\"ph\":\n\"X\",\n\"ts\":\r1,\r\"name\":\"a\"}", 1},
+		{"{\"args\":[\"a\", \"b\",\"c\", 1, 2,3, [\"d\"], {\"e\": \"f\",\"g\":[]}]}", 1},
+		{"{\"args\":{\"a\": 1, \"b\":2}, \"ph\": \"X\"}", 1},
+		{"{\"ph\":\"X\", \"}", 0},  /* a comma, then a quote that opens no key */
+		{"{\"ph\":\"X\",\"}", 0},
+		{"{\"ph\":\"X\",\"\"}", 0}, /* a key without its colon */
+		{"{\"ph\":\"X\", \"a\"}", 0},
+		{"{\"ph\":\"X\", \"a\":}", 0}, /* a colon, no value */
+		{"{\"ph\":\"X\", \"a\": }", 0},
+		{"{\"ph\":\"X\", \"a\":,\"b\":1}", 0},
+		{"{\"ph\":\"X\", \"a\": ,\"b\":1}", 0},
+		{"{\"ph\":\"X\",, \"a\":1}", 0},
+		{"{\"ph\":\"X\", , \"a\":1}", 0},
+		{"{\"ph\":\"X\",\"args\":[\"a\",]}", 0},
+		{"{\"ph\":\"X\",\"args\":[\"a\", ]}", 0},
+		{"{\"ph\":\"X\",\"args\":{\"a\":1, }}", 0},
+		{"{\"a\":", 0},
+		{"{\"a\": ", 0},
+		{"{\"a\":1,", 0},
+		{"{\"a\":1, \"", 0},
+	};
+	cm_pfev *w = cm_pfev_new(NULL, "<test>");
+	cm_arena *a = cm_arena_new();
+	cm_pf_parse(w, "{}", 2); /* (the nodes' array made) */
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		size_t n = strlen(cases[i].t);
+		char *t = malloc(n); /* (no byte after it, for the sanitizers) */
+		const cm_jval *tree;
+		memcpy(t, cases[i].t, n);
+		check_flat(w, a, t, n, cases[i].flat);
+		/* the tree's reading too: the general parser's either way */
+		cm_arena_reset(a);
+		tree = cm_pf_parse(w, t, n);
+		ck_assert_msg(!tree == !cm_jval_parse_py(a, t, n), "not the general parser's: %s", cases[i].t);
+		ck_assert_msg(!tree == !cases[i].flat, "%s: %s", tree ? "read" : "refused", cases[i].t);
+		free(t);
+	}
+	cm_arena_free(a);
+	cm_pfev_free(w);
+}
+END_TEST
+
 /* Args nested up to the general parser's limit (CM_JSON_MAX_DEPTH,
  * counting the element's own object) read compact; one more is left to
  * it (which refuses it), as the tree's reading does. */
@@ -299,6 +356,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_loop_test(tc, spaces_and_nesting, 0, 4);
 	tcase_add_test(tc, leaves);
+	tcase_add_test(tc, separators);
 	tcase_add_loop_test(tc, depth_limit, 0, 2);
 	tcase_add_test(tc, nodes_array);
 	tcase_add_loop_test(tc, number_block, 0, 2);
