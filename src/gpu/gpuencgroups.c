@@ -105,9 +105,9 @@ static int close_group(struct grworker *W, size_t at, size_t nel, cm_buf *out)
 	return 0;
 }
 
-/* The pool's work: whole groups of records (IN), each encoded as it is
- * rendered. */
-static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
+/* The pool's work: whole groups of records (IN, the piece PIECE), each
+ * encoded as it is rendered. */
+static int groups_block(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *out)
 {
 	struct grworker *W = wctx;
 	const cm_gpu_groups *gr = W->gr;
@@ -116,6 +116,8 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 	int have = 0, rc;
 	size_t at = 0, nel = 0;
 	cm_gpurec r;
+	if (gr->begin)
+		gr->begin(W->ectx, piece);
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
@@ -134,7 +136,9 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 		if ((rc = encode_record(W, &r, out, &nel)) < 0)
 			return rc;
 	}
-	return have ? close_group(W, at, nel, out) : 0;
+	if (have && (rc = close_group(W, at, nel, out)) < 0)
+		return rc;
+	return gr->end ? gr->end(W->ectx, out) : 0;
 }
 
 /* The pool's sink: the groups handed on in order (OUT's bytes first to
