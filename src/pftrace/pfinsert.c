@@ -188,13 +188,10 @@ static int insert_direct(cm_pft *t, const void *p)
 	t->ph[PH_INSERTED].w_time += t0;
 	t->w_put += wait;
 	t->ph[PH_INSERTED].w_put += wait;
-	if (rc < 0) { /* the rest dropped; the writer's thread ends the transcoder (cm_pft_insert_abort) */
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_hand_abort(t);
-		cm_handoff_abort(t->seq);
-		return -1;
-	}
-	return 0;
+	/* (failed: the writer's thread ends the transcoder, cm_pft_insert_abort;
+	 * not dropping yet, which would fail the pool's blocks still running
+	 * before the one that failed, with no message, ahead of its) */
+	return rc < 0 ? -1 : 0;
 }
 
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
@@ -244,10 +241,17 @@ int cm_pft_insert_end(cm_pft *t)
 
 void cm_pft_insert_abort(cm_pft *t)
 {
-	if (!t->failed) { /* (the pool's error, if it failed, printed now) */
-		t->failed = 1;
-		cm_pft_quiesce(t);
+	if (t->failed)
+		return;
+	t->failed = 1;
+	/* the pool's blocks, the text's before the insert, handed on up to
+	 * the first that failed, if one did (its error printed now), before
+	 * the rest is dropped */
+	if (t->pool) {
+		cm_opool_finish(t->pool);
+		t->pool = NULL;
 	}
+	cm_pft_quiesce(t);
 }
 
 struct cm_pft_enc {
