@@ -163,11 +163,11 @@ json.dump(d, open(sys.argv[2], "w"))' "$tmp/big.cpu" "$tmp/bad.cpu"
 		for i in 1 2 3 4 5 6; do
 			rm -f "$tmp/bad.pftrace"
 			rc=0
-			timeout 120 $CUPTIMERGE -q -j $j $NOW -w "$tmp/big.win" -o "$tmp/bad.pftrace" "$tmp/bad.cpu" 2>"$tmp/err" || rc=$?
+			timeout 60 $CUPTIMERGE -q -j $j $NOW -w "$tmp/big.win" -o "$tmp/bad.pftrace" "$tmp/bad.cpu" 2>"$tmp/err" || rc=$?
 			if [ $rc -ne 1 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] ||
 				! grep -q "^cuptimerge: $tmp/bad.pftrace:[0-9]*: a \"b\" event cannot be written as Perfetto protobuf" "$tmp/err"; then
 				fail "-j $j, run $i: exit $rc: $(cat "$tmp/err")"
-				break
+				break 2
 			fi
 			[ ! -e "$tmp/bad.pftrace" ] || fail "-j $j, run $i: the file appeared"
 		done
@@ -181,7 +181,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$tmp/big.cpu" "$tmp/bad.cpu"
 			[ "$f" = out.pftrace ] || z=-z0
 			for i in 1 2 3; do
 				rc=0
-				timeout 120 sh -c 'trap "" XFSZ; ulimit -f 2048; exec "$@"' sh \
+				timeout 60 sh -c 'trap "" XFSZ; ulimit -f 2048; exec "$@"' sh \
 					$CUPTIMERGE -j $j $z $NOW -w "$tmp/big.win" -o "$tmp/efbig/$f" "$tmp/big.cpu" 2>"$tmp/err" || rc=$?
 				[ $rc -eq 3 ] && [ "$(cat "$tmp/err")" = "cuptimerge: $tmp/efbig/$f: write error: File too large" ] ||
 					fail "-j $j, $f, run $i: exit $rc: $(cat "$tmp/err")"
