@@ -1,5 +1,6 @@
 /* mergepft.c - the merge's window events handed to the .pftrace
- * transcoder as batches, not as text (issue 25).
+ * transcoder as batches, not as text (issue 25), straight to its
+ * sequential part.
  *
  * With -o FILE.pftrace the merge's JSON text goes through the transcoder
  * (pftrace/), which walks it, cuts it into batches of elements and encodes
@@ -13,7 +14,16 @@
  * text is still written, for the elements that are parsed and the numbers
  * the encoder reads from their text); every group is one batch of the
  * .pftrace, inserted between the text before (the CPU trace's events) and
- * after (the spans, the profiler spans, the document's end).  gpu/ and
+ * after (the spans, the profiler spans, the document's end).  The groups
+ * are encoded into the transcoder's buffers and their lanes put there, a
+ * worker's piece of groups at a time (cm_gpu_groups' begin and end); the
+ * render's in-order sink only hands each buffer on to the transcoder's
+ * sequential part (pftrace/pfinsert.c's direct path: through the
+ * transcoder's pool each batch cost three queues' wake-ups, about 0.2 ms
+ * a batch on 16 CPUs, BENCHMARKS.md).
+ * CUPTIMERGE_PFT_DIRECT=0, a testing aid, sends each group through the
+ * transcoder's pool as before (copied there, its lanes put there: the same
+ * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and
  * pftrace/ do not know each other (tests/e2e/layers.sh): the glue is this
  * file's.
  * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each

@@ -15,6 +15,10 @@
  * and the one that parsed it held back the groups after it (an eighth of
  * the 1 GB pair's groups).
  *
+ * An encoder may be told of each piece (cm_gpu_groups' begin and end, with
+ * the piece's number: the .pftrace's puts a piece's lanes at once, under
+ * that number, src/mergepft.c).
+ *
  * The groups depend on the records alone: not on the pieces, which the
  * window's read cut, nor on the thread count; nor does what the encoder
  * makes of an element depend on whether it had the members or parsed the
