@@ -252,10 +252,10 @@ static const char *group_end(const char *p, const char *end, uint64_t q, uint64_
 
 /* A worker's whole groups: IN holds 1 + the window index of the last
  * record of the block before the piece (0: none) and of the piece's own
- * last block, and the piece's number (feed_places: noted as the blocks were written, so that
+ * last block (feed_places: noted as the blocks were written, so that
  * neither block is read, nor walked, to find them; the block before was
  * read whole for its last record's group, a block more for every
- * CM_GPU_GROUP_BLOCKS), then where the piece's blocks lie.  The piece is
+ * CM_GPU_GROUP_BLOCKS), the piece's number, then where its blocks lie.  The piece is
  * read (as read_runs), less the records at its head of the group the
  * block before ends in (an earlier piece's worker has them), and with the
  * records after it of the group it ends in (read from the blocks that

@@ -357,6 +357,8 @@ int cm_pft_hand(cm_pft *t, cm_buf *b, int ph)
 	return rc;
 }
 
+/* The pool's sink: its batch handed on (cm_pft_hand), and counted, for
+ * the direct path's wait for the text's batches (pfinsert.c). */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
