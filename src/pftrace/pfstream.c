@@ -331,8 +331,9 @@ static int apply(void *sctx, cm_buf *out, void *aux)
 	return rc;
 }
 
-/* The pool's sink, in order: the batch to the sequential part's thread,
- * or worked through here.
+/* (pfstream.h) The batch to the sequential part's thread, or worked
+ * through here: by the pool's sink, in order, and by pfinsert.c's direct
+ * path.
  *
  * The ordered pool (base/opool.c) hands each result to its sink on the
  * worker that finished the oldest block, one at a time.  On 16 CPUs
