@@ -405,7 +405,8 @@ int cm_pft_enc_end(cm_pft_enc *e, cm_buf *out)
 	cm_pflaneq_put_many(e->t->lq, e->lane, (const struct cm_pflaneq_sub *)(const void *)e->subs.p,
 			    e->subs.len / sizeof(struct cm_pflaneq_sub));
 	was = __atomic_load_n(&e->t->ins_pieces, __ATOMIC_RELAXED);
-	while (was < n && !__atomic_compare_exchange_n(&e->t->ins_pieces, &was, n, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	while (was < n &&
+	       !__atomic_compare_exchange_n(&e->t->ins_pieces, &was, n, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	return 0;
 }

@@ -648,12 +648,13 @@ static void report_phases(cm_pft *t)
 				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
 		if (i == PH_INSERTED && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
 			snprintf(line[i], sizeof line[i],
-				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f s for "
-				 "the text's batches before them to be handed on, %.2f s for room in the sequential "
-				 "part's queue); %llu batches straight to the sequential part, none through the pool; %s%s",
+				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "
+				 "s for the text's batches before them to be handed on, %.2f s for room in the "
+				 "sequential part's queue); %llu batches straight to the sequential part, none "
+				 "through the pool; %s%s",
 				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
-				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain, t->ins_room,
-				 (unsigned long long)t->ins_recs, seq, pass);
+				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
+				 t->ins_room, (unsigned long long)t->ins_recs, seq, pass);
 			continue;
 		}
 		snprintf(line[i], sizeof line[i],
