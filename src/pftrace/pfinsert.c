@@ -28,7 +28,11 @@
  * once); the text after is queued only once the inserted batches are all
  * handed over.  On 16 CPUs each inserted batch went through the pool
  * (below), 0.2 ms a batch of wake-ups of other threads (BENCHMARKS.md,
- * "Where the .pftrace's waits fall on 16 CPUs").
+ * "Where the .pftrace's waits fall on 16 CPUs").  Memory: a buffer for
+ * each batch in flight (the groups of the pieces in the writer's pool),
+ * which its outputs held before; tiny groups pay for a buffer each
+ * (CUPTIMERGE_PFT_GROUP=1, a testing aid: 441 MB at the peak against 241
+ * through the pool, the 200M pair at -j 16, BENCHMARKS.md "pfdirect16").
  *
  * The pool's path (CUPTIMERGE_PFT_DIRECT=0, a testing aid: the same
  * bytes): an inserted batch of records goes through the pool as the
