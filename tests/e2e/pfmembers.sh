@@ -4,7 +4,9 @@
 # same bytes, exit status and messages as with each element parsed from its
 # text (CUPTIMERGE_PFT_REPARSE=1, the way before), each group through the
 # transcoder's pool (CUPTIMERGE_PFT_DIRECT=0, the way before the groups went
-# straight to the sequential part: pfinsert.c's direct path) and copied on
+# straight to the sequential part: pfinsert.c's direct path, whose lanes
+# are put a render's piece at a time: the H200 pair's overlapping kernels
+# need them placed in the batches' order) and copied on
 # the render's sink (CUPTIMERGE_PFT_ADOPT=0, the way before the groups were
 # taken whole: pfinsert.c's cm_pft_insert_adopt), and each element's
 # members the ones its text parses to (CUPTIMERGE_PFT_MEMBERS_CHECK=1, which
