@@ -1,5 +1,6 @@
 /* mergepft.c - the merge's window events handed to the .pftrace
- * transcoder as batches, not as text (issue 25).
+ * transcoder as batches, not as text (issue 25), straight to its
+ * sequential part.
  *
  * With -o FILE.pftrace the merge's JSON text goes through the transcoder
  * (pftrace/), which walks it, cuts it into batches of elements and encodes
@@ -13,7 +14,16 @@
  * text is still written, for the elements that are parsed and the numbers
  * the encoder reads from their text); every group is one batch of the
  * .pftrace, inserted between the text before (the CPU trace's events) and
- * after (the spans, the profiler spans, the document's end).  gpu/ and
+ * after (the spans, the profiler spans, the document's end).  The groups
+ * are encoded into the transcoder's buffers and their lanes put there, a
+ * worker's piece of groups at a time (cm_gpu_groups' begin and end); the
+ * render's in-order sink only hands each buffer on to the transcoder's
+ * sequential part (pftrace/pfinsert.c's direct path: through the
+ * transcoder's pool each batch cost three queues' wake-ups, about 0.2 ms
+ * a batch on 16 CPUs, BENCHMARKS.md).
+ * CUPTIMERGE_PFT_DIRECT=0, a testing aid, sends each group through the
+ * transcoder's pool as before (copied there, its lanes put there: the same
+ * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and
  * pftrace/ do not know each other (tests/e2e/layers.sh): the glue is this
  * file's.
  * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each
@@ -53,8 +63,12 @@ static int encoded(void *sctx, const void *p, size_t n) { return cm_pft_insert_r
 /* cm_gpu_groups' adopt: the worker's output taken whole (no group copied
  * on the sink's thread, one at a time: the transcoder's workers copy
  * them).  CUPTIMERGE_PFT_ADOPT=0, a testing aid (bench/dev-adopt15.sh),
- * copies each as before; the bytes are the same. */
+ * copies each as before; the bytes are the same.  Only with
+ * CUPTIMERGE_PFT_DIRECT=0. */
 static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt(sctx, out, ngroups); }
+/* cm_gpu_groups' begin and end: a worker's piece (the direct path). */
+static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, piece); }
+static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
@@ -63,7 +77,11 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	int n = jobs < 1 ? 1 : jobs, rc;
 	void **ectx;
 	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
+	/* a testing aid: 0, each batch through the transcoder's pool */
+	const char *denv = getenv("CUPTIMERGE_PFT_DIRECT");
+	int direct = !(denv && *denv && !strcmp(denv, "0"));
 	/* the text so far to the transcoder, which then takes the batches */
+	cm_pft_insert_direct(t, direct);
 	if (cm_evout_flush(eo) < 0 || cm_pft_insert_begin(t) < 0)
 		return -1;
 	ectx = cm_xcalloc((size_t)n, sizeof *ectx);
@@ -77,11 +95,17 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	gr.ectx = ectx;
 	gr.encoded = encoded;
 	env = getenv("CUPTIMERGE_PFT_ADOPT");
-	gr.adopt = env && *env && !strcmp(env, "0") ? NULL : adopt;
+	gr.adopt = direct || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
+	if (direct) {
+		gr.begin = piece_begin;
+		gr.end = piece_end;
+	}
 	gr.sctx = t;
 	rc = cm_gpu_write_groups(g, n, &gr);
 	if (!rc)
 		rc = cm_pft_insert_end(t);
+	else if (direct) /* (the transcoder's failure, if it was one, reported now) */
+		cm_pft_insert_abort(t);
 	for (int i = 0; i < n; i++)
 		cm_pft_enc_free(ectx[i]);
 	free(ectx);

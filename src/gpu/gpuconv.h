@@ -243,6 +243,13 @@ typedef struct cm_gpu_groups {
 	 * (swapping a buffer of its own in): ENCODED's pointers are then into
 	 * them, and the taker frees them */
 	void (*adopt)(void *sctx, cm_buf *out, size_t ngroups);
+	/* optional: a worker's groups come in pieces (a few blocks of
+	 * records), numbered 0, 1, ... in window order; BEGIN(ECTX[i], PIECE)
+	 * before a piece's groups and END(ECTX[i], OUT) after them (with OUT
+	 * as CLOSE left it), for every piece, one with no group too.  A
+	 * failure of END stops the run as CLOSE's. */
+	void (*begin)(void *ectx, uint64_t piece);
+	int (*end)(void *ectx, cm_buf *out);
 	void *sctx;
 } cm_gpu_groups;
 int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);

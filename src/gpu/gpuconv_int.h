@@ -415,10 +415,13 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
  * records of whole groups of SPAN window indexes, of the records' blocks
  * about PER at a time (a group that a piece of PER blocks ends in is
  * finished by that piece's worker, which reads on into the blocks after
- * it; the piece after it begins where that group ends); the whole window
- * at once when it is one block in memory.  Not for --split's runs.  0, or
- * -1 (after a report). */
-int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+ * it; the piece after it begins where that group ends), with the piece's
+ * number PIECE (0, 1, ... in window order: every piece is handed over,
+ * those without a group of their own too); the whole window at once, piece
+ * 0, when it is one block in memory.  Not for --split's runs.  0, or -1
+ * (after a report). */
+typedef int (*gpu_piece_fn)(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *out);
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, void **wctx, cm_opool_sink sink,
 		    void *sctx);
 /* What a window of version 2 learns of an API call besides its row: the
  * operator it was made in (Kineto's External id, for a call no CUSTOM0

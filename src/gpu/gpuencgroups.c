@@ -15,6 +15,10 @@
  * and the one that parsed it held back the groups after it (an eighth of
  * the 1 GB pair's groups).
  *
+ * An encoder may be told of each piece (cm_gpu_groups' begin and end, with
+ * the piece's number: the .pftrace's puts a piece's lanes at once, under
+ * that number, src/mergepft.c).
+ *
  * The groups depend on the records alone: not on the pieces, which the
  * window's read cut, nor on the thread count; nor does what the encoder
  * makes of an element depend on whether it had the members or parsed the
@@ -105,9 +109,9 @@ static int close_group(struct grworker *W, size_t at, size_t nel, cm_buf *out)
 	return 0;
 }
 
-/* The pool's work: whole groups of records (IN), each encoded as it is
- * rendered. */
-static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
+/* The pool's work: whole groups of records (IN, the piece PIECE), each
+ * encoded as it is rendered. */
+static int groups_block(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *out)
 {
 	struct grworker *W = wctx;
 	const cm_gpu_groups *gr = W->gr;
@@ -116,6 +120,8 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 	int have = 0, rc;
 	size_t at = 0, nel = 0;
 	cm_gpurec r;
+	if (gr->begin)
+		gr->begin(W->ectx, piece);
 	while (p < end) {
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
@@ -134,7 +140,9 @@ static int groups_block(void *wctx, const cm_buf *in, cm_buf *out)
 		if ((rc = encode_record(W, &r, out, &nel)) < 0)
 			return rc;
 	}
-	return have ? close_group(W, at, nel, out) : 0;
+	if (have && (rc = close_group(W, at, nel, out)) < 0)
+		return rc;
+	return gr->end ? gr->end(W->ectx, out) : 0;
 }
 
 /* The pool's sink: the groups handed on in order (OUT's bytes first to

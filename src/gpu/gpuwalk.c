@@ -99,6 +99,7 @@ static int gpu_feed_pool(const cm_gpu *g, cm_opool *pool)
  * render), while the workers of a 16-CPU run waited for it. */
 struct rec_reader {
 	cm_opool_fn fn;
+	gpu_piece_fn pfn; /* read_groups' (FN not used then) */
 	void *wctx;
 	int fd;
 	uint64_t span; /* read_groups': the groups' window indexes */
@@ -185,14 +186,14 @@ static int damaged(void)
 /* The blocks of the records file (cm_gpurec_block_write's: a 4-byte
  * length, then the bytes) to POOL as where each lies (an offset and a
  * length, two uint64s), PER blocks a piece; with LASTS (win.lasts: 1 +
- * the window index of each block's last record), each piece after two
- * uint64s: that of the block before it (0 before the first) and that of
- * its own last block (read_groups' input; else read_block's).  0, or -1
- * (after a report, or as cm_opool_put). */
+ * the window index of each block's last record), each piece after three
+ * uint64s: that of the block before it (0 before the first), that of its
+ * own last block and the piece's number (read_groups' input; else
+ * read_block's).  0, or -1 (after a report, or as cm_opool_put). */
 static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts)
 {
 	cm_buf b = {0};
-	uint64_t off = 0, before = 0, *nb = lasts ? (uint64_t *)lasts->p : NULL;
+	uint64_t off = 0, before = 0, *nb = lasts ? (uint64_t *)lasts->p : NULL, piece = 0;
 	size_t nlasts = lasts ? lasts->len / sizeof *nb : 0, i = 0;
 	int rc = 0, k = 0;
 	for (;; i++) {
@@ -210,7 +211,7 @@ static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts)
 			break;
 		}
 		if (lasts && !b.len) {
-			uint64_t head[2] = {before, 0};
+			uint64_t head[3] = {before, 0, piece++};
 			cm_buf_put(&b, head, sizeof head);
 		}
 		place[0] = off + 4;
@@ -254,7 +255,7 @@ static const char *group_end(const char *p, const char *end, uint64_t q, uint64_
  * last block (feed_places: noted as the blocks were written, so that
  * neither block is read, nor walked, to find them; the block before was
  * read whole for its last record's group, a block more for every
- * CM_GPU_GROUP_BLOCKS), then where the piece's blocks lie.  The piece is
+ * CM_GPU_GROUP_BLOCKS), the piece's number, then where its blocks lie.  The piece is
  * read (as read_runs), less the records at its head of the group the
  * block before ends in (an earlier piece's worker has them), and with the
  * records after it of the group it ends in (read from the blocks that
@@ -264,7 +265,7 @@ static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct rec_reader *r = wctx;
 	const char *at, *end;
-	uint64_t last1[2], off = 0, q;
+	uint64_t last1[3], off = 0, q; /* (last1[2]: the piece's number) */
 	size_t head;
 	int rc;
 	cm_buf whole;
@@ -300,7 +301,14 @@ static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
 	}
 	whole.p = r->block.p + head;
 	whole.len = whole.cap = r->block.len - head;
-	return r->fn(r->wctx, &whole, out);
+	return r->pfn(r->wctx, last1[2], &whole, out);
+}
+
+/* The whole window in memory, one block: piece 0 (gpu_walk_groups'). */
+static int whole_groups(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct rec_reader *r = wctx;
+	return r->pfn(r->wctx, 0, in, out);
 }
 
 /* The walk of gpu_walk_records and gpu_walk_groups: with the records in
@@ -308,33 +316,39 @@ static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
  * (rec_readers: FN and WCTX each worker's, SPAN the groups') over where
  * the blocks lie, as its feed queues them (read_groups': pieces of PER
  * blocks); else FN itself over the blocks gpu_feed_pool hands on. */
-static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span, cm_opool_fn fn, void **wctx,
-		cm_opool_sink sink, void *sctx)
+static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span, cm_opool_fn fn, gpu_piece_fn pfn,
+		void **wctx, cm_opool_sink sink, void *sctx)
 {
 	cm_opool *pool;
 	struct rec_reader *rd;
 	void **rctx;
 	int rc, fd;
-	if (!read || !g->win.recs) {
+	if (!pfn && (!read || !g->win.recs)) {
 		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
 		rc = gpu_feed_pool(g, pool);
 		return cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	}
-	if (fflush(g->win.recs) != 0)
+	if (g->win.recs && fflush(g->win.recs) != 0)
 		return cm_fail(CM_EXIT_IO, NULL, -1, "cannot read back a temporary file: %s", strerror(errno));
-	fd = fileno(g->win.recs);
+	fd = g->win.recs ? fileno(g->win.recs) : -1;
 	rd = cm_xcalloc((size_t)n, sizeof *rd);
 	rctx = cm_xcalloc((size_t)n, sizeof *rctx);
 	for (int i = 0; i < n; i++) {
 		rd[i].fn = fn;
+		rd[i].pfn = pfn;
 		rd[i].wctx = wctx[i];
 		rd[i].fd = fd;
 		rd[i].span = span;
 		rctx[i] = &rd[i];
 	}
-	pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
-	rc = read == read_runs ? feed_run_places(g, pool)
-			       : feed_places(pool, fd, per, read == read_groups ? &g->win.lasts : NULL);
+	if (fd < 0) { /* (read_groups' walk of the one block in memory) */
+		pool = cm_opool_new(n, 0, whole_groups, rctx, sink, sctx);
+		rc = gpu_feed_pool(g, pool);
+	} else {
+		pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
+		rc = read == read_runs ? feed_run_places(g, pool)
+				       : feed_places(pool, fd, per, read == read_groups ? &g->win.lasts : NULL);
+	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
 		cm_buf_free(&rd[i].block);
@@ -349,13 +363,13 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 {
 	/* (one worker reads the blocks in turn) */
 	cm_opool_fn read = n < 2 ? NULL : g->win.runs ? read_runs : read_block;
-	return walk(g, n, read, 1, 0, fn, wctx, sink, sctx);
+	return walk(g, n, read, 1, 0, fn, NULL, wctx, sink, sctx);
 }
 
-int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, void **wctx, cm_opool_sink sink,
 		    void *sctx)
 {
 	/* (pieces of several blocks at any N: each costs a look at the blocks
 	 * either side of it) */
-	return walk(g, n, read_groups, per < 1 ? 1 : per, span ? span : 1, fn, wctx, sink, sctx);
+	return walk(g, n, read_groups, per < 1 ? 1 : per, span ? span : 1, NULL, fn, wctx, sink, sctx);
 }

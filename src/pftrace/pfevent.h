@@ -491,6 +491,13 @@ struct cm_pfbatch_tail {
 	uint32_t pad;
 };
 
+/* A batch's slices as the lanes' queue takes them: JOBS, each shard's
+ * [START[s], START[s + 1]) (as in cm_pfbatch_tail). */
+struct cm_pflaneq_sub {
+	struct cm_pflaneq_job *jobs;
+	uint32_t start[CM_PF_SHARDS + 1];
+};
+
 typedef struct cm_pflaneq cm_pflaneq;
 /* The lanes of every thread, in CM_PF_SHARDS shards, for batches of
  * which at most SLOTS are in flight (taken by the pool, not yet by its
@@ -519,6 +526,14 @@ static inline unsigned cm_pflaneq_shard(uint64_t key)
  * thread holds, SEQ or an earlier batch next for it), else later by
  * another.  JOBS stays put until cm_pflaneq_wait(SEQ) has returned. */
 void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start);
+/* As cm_pflaneq_put, for the slices of N batches SUBS[0..N) (none: N 0)
+ * under one number SEQ, placed in their order (SUBS is copied; their jobs
+ * stay put until cm_pflaneq_wait(SEQ) has returned). */
+void cm_pflaneq_put_many(cm_pflaneq *q, uint64_t seq, const struct cm_pflaneq_sub *subs, size_t n);
+/* Once *STOP is set (the run failed: pfstream.c's dropping), a put that
+ * would wait for its place in the ring returns at once, its slices never
+ * placed. */
+void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop);
 /* Return once every batch up to SEQ (all put by then) has its lanes,
  * placing what is left here. */
 void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);

@@ -8,7 +8,34 @@
  * where it begins, its batches numbered on from the inserted ones: the
  * same batches at -j 1 (the walk on the writer's thread) and from -j 2
  * (the chunks, whose walk numbers skip the inserted batches: struct
- * chunk_head).  An inserted batch of records goes through the pool as the
+ * chunk_head).  The numbers only order the lanes (pflaneq.c): the bytes
+ * do not depend on them.
+ *
+ * The direct path (the default; cm_pft_insert_direct): the writer's
+ * thread that hands the batches over in order does no more than pass each
+ * on to the sequential part (pfstream.c's cm_pft_hand: swapped into the
+ * handoff of its thread, or worked through there below 4 workers).  Each
+ * batch is encoded by the writer's worker into a buffer of the
+ * transcoder's (struct pft_gbuf, from a free list: the writer's output
+ * only says which), and the worker puts the lanes' slices of all the
+ * batches of its piece (the few blocks of records it rendered) under one
+ * number, the pool's next at cm_pft_insert_begin plus the piece's: so it
+ * needs no batch's place in the order, which depends on the pieces before
+ * (a group without an element is not a batch).  The text's batches queued
+ * in the pool before the insert reach the sequential part first: the
+ * first inserted batch's hand-over waits until the pool's sink has handed
+ * them all (not cm_pft_insert_begin, so that the writer's workers start at
+ * once); the text after is queued only once the inserted batches are all
+ * handed over.  On 16 CPUs each inserted batch went through the pool
+ * (below), 0.2 ms a batch of wake-ups of other threads (BENCHMARKS.md,
+ * "Where the .pftrace's waits fall on 16 CPUs").  Memory: a buffer for
+ * each batch in flight (the groups of the pieces in the writer's pool),
+ * which its outputs held before; tiny groups pay for a buffer each
+ * (CUPTIMERGE_PFT_GROUP=1, a testing aid: 441 MB at the peak against 241
+ * through the pool, the 200M pair at -j 16, BENCHMARKS.md "pfdirect16").
+ *
+ * The pool's path (CUPTIMERGE_PFT_DIRECT=0, a testing aid: the same
+ * bytes): an inserted batch of records goes through the pool as the
  * others do, so that it reaches the sequential part in order: its worker
  * only copies it (from the writer's own buffer, when the writer handed
  * that over: cm_pft_insert_adopt) and hands its slices to the lanes
@@ -27,6 +54,8 @@
 
 /* The number of the next batch of the pool. */
 static uint64_t *next_seq(cm_pft *t) { return t->par ? &t->chunk_seq : &t->batch_seq; }
+
+void cm_pft_insert_direct(cm_pft *t, int on) { t->direct = on; }
 
 int cm_pft_insert_begin(cm_pft *t)
 {
@@ -49,6 +78,12 @@ int cm_pft_insert_begin(cm_pft *t)
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	cm_pft_phase(t, PH_INSERTED);
+	if (t->direct) { /* (the lanes and the sequential part's thread are needed now) */
+		cm_pft_start(t);
+		t->ins_base = *next_seq(t);
+		t->ins_target = t->put_blocks;
+		t->ins_drained = 0;
+	}
 	return 0;
 }
 
@@ -82,14 +117,99 @@ void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch)
 	t->cur = nbatch ? pc : NULL;
 }
 
+/* The direct path, before its first batch: wait until the pool's sink has
+ * handed on every block put before the insert.  0, or -1 when the pool
+ * or the run failed (no report: it was, or the pool's is printed when the
+ * writer's thread ends the transcoder). */
+static int drained(cm_pft *t)
+{
+	double t0 = cm_now_s();
+	int ok;
+	__atomic_store_n(&t->drain_waiting, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&t->gmu);
+	while (__atomic_load_n(&t->handed, __ATOMIC_SEQ_CST) < t->ins_target &&
+	       !__atomic_load_n(&t->ins_stop, __ATOMIC_SEQ_CST) && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&t->gcv, &t->gmu);
+	ok = __atomic_load_n(&t->handed, __ATOMIC_SEQ_CST) >= t->ins_target;
+	pthread_mutex_unlock(&t->gmu);
+	__atomic_store_n(&t->drain_waiting, 0, __ATOMIC_SEQ_CST);
+	t->ins_drain += cm_now_s() - t0;
+	t->ins_drained = ok;
+	return ok ? 0 : -1;
+}
+
+/* A group buffer of the free list (a new one when it is empty). */
+static struct pft_gbuf *gbuf_get(cm_pft *t)
+{
+	struct pft_gbuf *g;
+	pthread_mutex_lock(&t->gmu);
+	if ((g = t->gfree)) {
+		t->gfree = g->next;
+	} else {
+		g = cm_xcalloc(1, sizeof *g);
+		g->all = t->gall;
+		t->gall = g;
+	}
+	pthread_mutex_unlock(&t->gmu);
+	g->b.len = 0;
+	return g;
+}
+
+/* G back on the free list. */
+static void gbuf_put(cm_pft *t, struct pft_gbuf *g)
+{
+	pthread_mutex_lock(&t->gmu);
+	g->next = t->gfree;
+	t->gfree = g;
+	pthread_mutex_unlock(&t->gmu);
+}
+
+/* cm_pft_insert_records on the direct path: P holds the group buffer's
+ * pointer (cm_pft_enc_close's). */
+static int insert_direct(cm_pft *t, const void *p)
+{
+	struct pft_gbuf *g;
+	double t0 = cm_now_s(), t1, wait = 0;
+	int rc = 0;
+	memcpy(&g, p, sizeof g);
+	if (!t->ins_drained) {
+		rc = drained(t);
+		wait = cm_now_s() - t0;
+	}
+	if (!rc) {
+		t1 = cm_now_s();
+		rc = cm_pft_hand(t, &g->b, PH_INSERTED);
+		if (t->seq) { /* (its wait for room: the put swaps, no more) */
+			t->ins_room += cm_now_s() - t1;
+			wait += cm_now_s() - t1;
+		}
+	}
+	g->b.len = 0;
+	gbuf_put(t, g);
+	t->ins_recs++;
+	t0 = cm_now_s() - t0;
+	t->w_time += t0; /* (-v: the writer's time, as cm_pft_write's, and its waits as for a slot) */
+	t->ph[PH_INSERTED].w_time += t0;
+	t->w_put += wait;
+	t->ph[PH_INSERTED].w_put += wait;
+	/* (failed: the writer's thread ends the transcoder, cm_pft_insert_abort;
+	 * not dropping yet, which would fail the pool's blocks still running
+	 * before the one that failed, with no message, ahead of its) */
+	return rc < 0 ? -1 : 0;
+}
+
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 {
-	uint64_t *seq = next_seq(t), word = *seq | BLK_RECS;
+	uint64_t *seq, word;
 	uintptr_t at = (uintptr_t)p, b0 = t->cur ? (uintptr_t)t->cur->b.p : 0;
 	double t0 = cm_now_s();
 	int rc;
 	if (t->failed)
 		return -1;
+	if (t->direct)
+		return insert_direct(t, p);
+	seq = next_seq(t);
+	word = *seq | BLK_RECS;
 	/* (its first 8 bytes: its number and the tag) */
 	t->ins.len = 0;
 	if (t->cur && at >= b0 && n <= t->cur->b.len && at - b0 <= t->cur->b.len - n) {
@@ -114,6 +234,8 @@ int cm_pft_insert_end(cm_pft *t)
 {
 	if (t->failed)
 		return -1;
+	if (t->direct) /* the text after numbered on from the pieces' lanes */
+		*next_seq(t) = t->ins_base + __atomic_load_n(&t->ins_pieces, __ATOMIC_ACQUIRE);
 	t->cur = NULL;
 	t->span_base = t->text_off;
 	t->seq_base = t->batch_seq;
@@ -121,9 +243,31 @@ int cm_pft_insert_end(cm_pft *t)
 	return 0;
 }
 
+void cm_pft_insert_abort(cm_pft *t)
+{
+	if (t->failed)
+		return;
+	t->failed = 1;
+	/* the pool's blocks, the text's before the insert, handed on up to
+	 * the first that failed, if one did (its error printed now), before
+	 * the rest is dropped */
+	if (t->pool) {
+		cm_opool_finish(t->pool);
+		t->pool = NULL;
+	}
+	cm_pft_quiesce(t);
+}
+
 struct cm_pft_enc {
 	cm_pfev *ev;
 	size_t at; /* where the batch being encoded begins in its OUT */
+	/* the direct path: the group buffer being encoded into and its
+	 * elements, the piece's lanes' number and its batches' slices */
+	cm_pft *t;
+	struct pft_gbuf *g;
+	unsigned long nel;
+	uint64_t piece, lane;
+	cm_buf subs;
 	/* CUPTIMERGE_PFT_MEMBERS_CHECK=1, a testing aid: each element given
 	 * with its value parsed from its text too and compared (check_members);
 	 * the elements so compared, and those parsed alone, said at the end */
@@ -135,6 +279,7 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t)
 {
 	cm_pft_enc *e = cm_xcalloc(1, sizeof *e);
 	const char *env = getenv("CUPTIMERGE_PFT_MEMBERS_CHECK");
+	e->t = t->direct ? t : NULL;
 	e->ev = cm_pfev_new(NULL, t->label);
 	e->ev->dropping = &t->dropping;
 	e->check = env && *env && strcmp(env, "0");
@@ -196,6 +341,13 @@ int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out)
 {
 	if (__atomic_load_n(e->ev->dropping, __ATOMIC_ACQUIRE))
 		return -2; /* no message: the run's failure was reported */
+	if (e->t) { /* into a group buffer */
+		if (!e->g)
+			e->g = gbuf_get(e->t);
+		e->g->b.len = 0;
+		e->nel = 0;
+		out = &e->g->b;
+	}
 	e->at = cm_pfbatch_open(e->ev, out);
 	return 0;
 }
@@ -206,12 +358,60 @@ int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_
 		e->parsed++;
 	else if (e->check && check_members(e, v, s, n) < 0)
 		return -1;
+	if (e->t) {
+		e->nel++;
+		out = &e->g->b;
+	}
 	return cm_pfbatch_elem(e->ev, v, s, n, -1, out);
 }
 
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)
 {
-	cm_pfbatch_close(e->ev, 0, e->at, out, 0);
+	const struct cm_pfbatch_tail *tail;
+	struct cm_pflaneq_sub u;
+	cm_buf *rec;
+	if (!e->t) {
+		cm_pfbatch_close(e->ev, 0, e->at, out, 0);
+		return 0;
+	}
+	if (!e->nel) /* no batch (the writer drops the group): the buffer kept for the next */
+		return 0;
+	/* the batch's slices kept for the piece's lanes (cm_pft_enc_end), the
+	 * buffer's pointer for the writer to hand on (cm_pft_insert_records) */
+	rec = &e->g->b;
+	cm_pfbatch_close(e->ev, e->lane, e->at, rec, 0);
+	tail = (const struct cm_pfbatch_tail *)(const void *)(rec->p + rec->len - sizeof *tail);
+	u.jobs = (struct cm_pflaneq_job *)(void *)((char *)tail - tail->njobs * sizeof *u.jobs);
+	memcpy(u.start, tail->start, sizeof u.start);
+	cm_buf_put(&e->subs, &u, sizeof u);
+	cm_buf_put(out, &e->g, sizeof e->g);
+	e->g = NULL;
+	return 0;
+}
+
+void cm_pft_enc_begin(cm_pft_enc *e, uint64_t piece)
+{
+	if (!e->t)
+		return;
+	e->piece = piece;
+	e->lane = e->t->ins_base + piece;
+	e->subs.len = 0;
+}
+
+int cm_pft_enc_end(cm_pft_enc *e, cm_buf *out)
+{
+	uint64_t n = e->piece + 1, was;
+	(void)out;
+	if (!e->t)
+		return 0;
+	/* the piece's slices to the lanes, under its number, before the
+	 * writer hands its batches on (their records stay put until then) */
+	cm_pflaneq_put_many(e->t->lq, e->lane, (const struct cm_pflaneq_sub *)(const void *)e->subs.p,
+			    e->subs.len / sizeof(struct cm_pflaneq_sub));
+	was = __atomic_load_n(&e->t->ins_pieces, __ATOMIC_RELAXED);
+	while (was < n &&
+	       !__atomic_compare_exchange_n(&e->t->ins_pieces, &was, n, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	return 0;
 }
 
@@ -223,5 +423,6 @@ void cm_pft_enc_free(cm_pft_enc *e)
 		fprintf(stderr, "cuptimerge: CUPTIMERGE_PFT_MEMBERS_CHECK: %lu elements' members checked, %lu elements parsed\n",
 			e->checked, e->parsed);
 	cm_pfev_free(e->ev);
-	free(e);
+	cm_buf_free(&e->subs);
+	free(e); /* (its group buffer, if any, is the transcoder's: freed with it) */
 }

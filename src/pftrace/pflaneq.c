@@ -19,8 +19,15 @@
  * up to N: every batch up to N is in the ring by then (a batch reaches the
  * sink only after it and all before it were encoded), so nothing is
  * missed, and a batch a worker left for lack of the lock is placed then.
- * The ring holds a batch until the sink has taken it, so it needs a place
- * for every batch the pool may hold (cm_pflaneq_new's SLOTS).
+ * The ring holds a batch until every shard has placed it, so it needs a
+ * place for every batch the pool may hold (cm_pflaneq_new's SLOTS); a put
+ * whose place is still held waits, placing what it can (never at the sizes
+ * pfstream.c asks for: a safety net).
+ *
+ * An entry of the ring may hold several batches' slices (cm_pflaneq_put_many:
+ * the window's groups that one of the render's workers encoded, src/mergepft.c,
+ * numbered by the render's piece, not by batch: pfinsert.c); each shard places
+ * them in their order, as if they were one batch.
  *
  * The lanes are the same for any -j and any timing: each shard places its
  * slices in batch order, each batch's in the batch's order. */
@@ -30,11 +37,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct lq_batch {
-	uint64_t seq1;    /* its number + 1 once it is in the ring (atomic); 0: none */
-	struct cm_pflaneq_job *jobs;
-	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's jobs: [start[s], start[s + 1]) */
+	uint64_t seq1; /* its number + 1 once it is in the ring (atomic); 0: none */
+	const struct cm_pflaneq_sub *subs; /* its batches' slices: ONE, or MANY's */
+	size_t nsub;
+	struct cm_pflaneq_sub one;
+	struct cm_pflaneq_sub *many; /* (cm_pflaneq_put_many's copy, its room kept) */
+	size_t cap;
 };
 
 struct lq_shard {
@@ -48,6 +59,7 @@ struct lq_shard {
 struct cm_pflaneq {
 	size_t nring;
 	struct lq_batch *ring;
+	const int *stop; /* cm_pflaneq_set_stop's */
 	struct lq_shard sh[CM_PF_SHARDS];
 };
 
@@ -73,6 +85,8 @@ void cm_pflaneq_free(cm_pflaneq *q)
 		pthread_mutex_destroy(&q->sh[s].mu);
 		cm_pflanes_free(q->sh[s].l);
 	}
+	for (size_t i = 0; i < q->nring; i++)
+		free(q->ring[i].many);
 	free(q->ring);
 	free(q);
 }
@@ -157,8 +171,11 @@ static void place_from(cm_pflaneq *q, int s, uint64_t upto)
 			break;
 		if (!timed)
 			t = cm_now_s(), timed = 1;
-		for (i = b->start[s]; i < b->start[s + 1]; i++)
-			b->jobs[i].lane = cm_pflanes_place(sh->l, b->jobs[i].key, b->jobs[i].b, b->jobs[i].e);
+		for (size_t k = 0; k < b->nsub; k++) {
+			const struct cm_pflaneq_sub *u = &b->subs[k];
+			for (i = u->start[s]; i < u->start[s + 1]; i++)
+				u->jobs[i].lane = cm_pflanes_place(sh->l, u->jobs[i].key, u->jobs[i].b, u->jobs[i].e);
+		}
 		/* release: whoever sees the count (cm_pflaneq_wait) sees the lanes */
 		__atomic_store_n(&sh->next, sh->next + 1, __ATOMIC_RELEASE);
 	}
@@ -166,12 +183,43 @@ static void place_from(cm_pflaneq *q, int s, uint64_t upto)
 		sh->busy += cm_now_s() - t;
 }
 
-void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start)
+void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop) { q->stop = stop; }
+
+/* 1 once every shard has placed batch SEQ (or SEQ is none: ~0). */
+static int placed(cm_pflaneq *q, uint64_t seq)
 {
-	struct lq_batch *b = &q->ring[seq % q->nring];
+	for (int s = 0; s < CM_PF_SHARDS; s++)
+		if (__atomic_load_n(&q->sh[s].next, __ATOMIC_ACQUIRE) <= seq)
+			return 0;
+	return 1;
+}
+
+/* The place of batch SEQ in the ring, once its last batch is placed by
+ * every shard (at once at the sizes asked for); while it is not, what can
+ * be is placed here, then the thread sleeps a little.  NULL when the run
+ * has stopped (cm_pflaneq_set_stop): the batch is not needed. */
+static struct lq_batch *place_for(cm_pflaneq *q, uint64_t seq)
+{
+	while (seq >= q->nring && !placed(q, seq - q->nring)) {
+		struct timespec ts = {0, 50000};
+		if (q->stop && __atomic_load_n(q->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		for (int s = 0; s < CM_PF_SHARDS; s++)
+			if (!pthread_mutex_trylock(&q->sh[s].mu)) {
+				place_from(q, s, UINT64_MAX);
+				pthread_mutex_unlock(&q->sh[s].mu);
+			}
+		if (!placed(q, seq - q->nring))
+			nanosleep(&ts, NULL);
+	}
+	return &q->ring[seq % q->nring];
+}
+
+/* Batch SEQ (B, its place, filled) in the ring, and placed where this
+ * thread can. */
+static void publish(cm_pflaneq *q, uint64_t seq, struct lq_batch *b)
+{
 	int s;
-	b->jobs = jobs;
-	memcpy(b->start, start, sizeof b->start);
 	__atomic_store_n(&b->seq1, seq + 1, __ATOMIC_RELEASE);
 	/* each shard this batch is next for and no one holds, and on */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* (the batch seen before the lock tried: see below) */
@@ -191,6 +239,34 @@ void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, co
 				break;
 		}
 	}
+}
+
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start)
+{
+	struct lq_batch *b = place_for(q, seq);
+	if (!b)
+		return;
+	b->one.jobs = jobs;
+	memcpy(b->one.start, start, sizeof b->one.start);
+	b->subs = &b->one;
+	b->nsub = 1;
+	publish(q, seq, b);
+}
+
+void cm_pflaneq_put_many(cm_pflaneq *q, uint64_t seq, const struct cm_pflaneq_sub *subs, size_t n)
+{
+	struct lq_batch *b = place_for(q, seq);
+	if (!b)
+		return;
+	if (n > b->cap) {
+		b->many = cm_xrealloc(b->many, n * sizeof *b->many);
+		b->cap = n;
+	}
+	if (n)
+		memcpy(b->many, subs, n * sizeof *subs);
+	b->subs = b->many;
+	b->nsub = n;
+	publish(q, seq, b);
 }
 
 void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq)

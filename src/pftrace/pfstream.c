@@ -86,6 +86,8 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	cm_pfcut_init(&t->cut, t->label);
 	t->cut.emit = seq_emit;
 	t->cut.ctx = t;
+	pthread_mutex_init(&t->gmu, NULL);
+	pthread_cond_init(&t->gcv, NULL);
 	return t;
 }
 
@@ -94,6 +96,7 @@ void cm_pft_threads(cm_pft *t, int n)
 	/* a testing aid (bench/dev-pf12.sh): the transcoder's workers apart
 	 * from the merge's -j, which also sizes the render's crew */
 	const char *env = getenv("CUPTIMERGE_PFT_THREADS");
+	t->jobs = n < 1 ? 1 : n;
 	if (env && *env && atoi(env) >= 1)
 		n = atoi(env);
 	t->threads = n < 1 ? 1 : n;
@@ -120,6 +123,7 @@ int cm_pft_quiesce(cm_pft *t)
 		t->pool = NULL;
 	}
 	__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+	cm_pft_wake(t);
 	cm_handoff_abort(t->seq); /* (its batches dropped unseen) */
 	cm_handoff_finish(t->seq, &t->qst);
 	t->seq = NULL;
@@ -154,6 +158,14 @@ void cm_pft_free(cm_pft *t)
 		free(t->pieces[k]);
 	}
 	free(t->pieces);
+	while (t->gall) { /* (the writer's threads have finished) */
+		struct pft_gbuf *g = t->gall;
+		t->gall = g->all;
+		cm_buf_free(&g->b);
+		free(g);
+	}
+	pthread_mutex_destroy(&t->gmu);
+	pthread_cond_destroy(&t->gcv);
 	cm_pfev_free(t->ev);
 	cm_buf_free(&t->out);
 	free(t->label);
@@ -225,9 +237,8 @@ static int emit_batch(void *ctx, struct cm_pfwrite *w)
 /* The pool's work: a batch of elements (-j 1, or inserted), or a chunk
  * of text (from -j 2), encoded into records; or a batch inserted as
  * records, copied and its slices handed to the lanes. */
-static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
+static int batch_work1(struct pfworker *w, const cm_buf *in, cm_buf *out)
 {
-	struct pfworker *w = wctx;
 	uint64_t tag;
 	if (!w->niced)
 		worker_nice(w);
@@ -250,6 +261,31 @@ static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
 		return 0;
 	}
 	return cm_pfbatch_encode(w->ev, in, out);
+}
+
+void cm_pft_wake(cm_pft *t)
+{
+	pthread_mutex_lock(&t->gmu);
+	pthread_cond_broadcast(&t->gcv);
+	pthread_mutex_unlock(&t->gmu);
+}
+
+/* No block after this one will reach the sequential part: a thread that
+ * waits for them (pfinsert.c's direct path) stops waiting. */
+static void pool_stopped(cm_pft *t)
+{
+	__atomic_store_n(&t->ins_stop, 1, __ATOMIC_SEQ_CST);
+	cm_pft_wake(t);
+}
+
+/* batch_work1, its failure said to a thread waiting for the blocks. */
+static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	struct pfworker *w = wctx;
+	int rc = batch_work1(w, in, out);
+	if (rc < 0)
+		pool_stopped(w->t);
+	return rc;
 }
 
 /* The sequential part, batch by batch in order: the records of OUT placed
@@ -295,8 +331,9 @@ static int apply(void *sctx, cm_buf *out, void *aux)
 	return rc;
 }
 
-/* The pool's sink, in order: the batch to the sequential part's thread,
- * or worked through here.
+/* (pfstream.h) The batch to the sequential part's thread, or worked
+ * through here: by the pool's sink, in order, and by pfinsert.c's direct
+ * path.
  *
  * The ordered pool (base/opool.c) hands each result to its sink on the
  * worker that finished the oldest block, one at a time.  On 16 CPUs
@@ -309,17 +346,31 @@ static int apply(void *sctx, cm_buf *out, void *aux)
  * base/handoff.c) it stays on one thread: the pool's sink only swaps the
  * batch's buffer into a short queue (no byte copied) and goes back to
  * work.  The order is the pool's, so the bytes are the same. */
+int cm_pft_hand(cm_pft *t, cm_buf *b, int ph)
+{
+	int rc;
+	if (!t->seq) {
+		rc = apply(t, b, pft_verbose ? &ph : NULL);
+	} else if ((rc = cm_handoff_put(t->seq, b, pft_verbose ? &ph : NULL)) < 0) {
+		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
+		cm_pft_hand_abort(t);
+	}
+	return rc;
+}
+
+/* The pool's sink: its batch handed on (cm_pft_hand), and counted, for
+ * the direct path's wait for the text's batches (pfinsert.c). */
 static int batch_sink(void *sctx, cm_buf *out)
 {
 	cm_pft *t = sctx;
-	int ph = pft_verbose ? cm_opool_sink_class(t->pool) : 0;
-	if (!t->seq)
-		return apply(t, out, pft_verbose ? &ph : NULL);
-	if (cm_handoff_put(t->seq, out, pft_verbose ? &ph : NULL) < 0) {
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_hand_abort(t);
+	if (cm_pft_hand(t, out, pft_verbose ? cm_opool_sink_class(t->pool) : 0) < 0) {
+		pool_stopped(t);
 		return -1;
 	}
+	/* (one more handed: a thread may wait for it, pfinsert.c) */
+	__atomic_add_fetch(&t->handed, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->drain_waiting, __ATOMIC_SEQ_CST))
+		cm_pft_wake(t);
 	return 0;
 }
 
@@ -336,15 +387,19 @@ static int seq_thread_wanted(const cm_pft *t)
 }
 
 /* (pfstream.h) */
-int cm_pft_put_block(cm_pft *t, cm_buf *in)
+void cm_pft_start(cm_pft *t)
 {
-	int i, rc;
-	double t0;
+	int i;
 	if (!t->pool) {
 		/* the lanes: room for every batch the pool holds (its slots:
 		 * the workers and 4 more, or up to twice the workers and 8)
-		 * and those handed to the sequential part's thread */
-		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + PFT_SEQ_QUEUE + 1);
+		 * and those handed to the sequential part's thread; and for
+		 * the pieces of the writer's threads (pfinsert.c's direct
+		 * path: its pool's slots, each piece's lanes put before it is
+		 * handed on), the text's before them not yet placed */
+		size_t w = (size_t)(t->jobs > t->threads ? t->jobs : t->threads);
+		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + 2 * w + 8 + 2 * PFT_SEQ_QUEUE + 2);
+		cm_pflaneq_set_stop(t->lq, &t->dropping);
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
@@ -368,8 +423,18 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 		cm_opool_set_class_stats(t->pool, t->pcst);
 		cm_opool_set_class(t->pool, t->wph);
 	}
+}
+
+/* (pfstream.h) */
+int cm_pft_put_block(cm_pft *t, cm_buf *in)
+{
+	int rc;
+	double t0;
+	cm_pft_start(t);
 	t0 = cm_now_s();
 	rc = cm_opool_put(t->pool, in);
+	if (rc >= 0)
+		t->put_blocks++;
 	t0 = cm_now_s() - t0;
 	t->w_put += t0;
 	t->ph[t->wph].w_put += t0;
@@ -527,12 +592,12 @@ static void report(cm_pft *t)
 		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
 		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes%s; the passer wrote the packets "
 		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
-		"batches inserted: %llu, encoded by the writer's threads",
+		"batches inserted: %llu, encoded by the writer's threads%s",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->qst.busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
-		(unsigned long long)t->ins_recs);
+		(unsigned long long)t->ins_recs, t->direct ? " and handed straight to the sequential part" : "");
 }
 
 /* -v, the second line: report's figures by phase (PH_*), with when each
@@ -540,7 +605,11 @@ static void report(cm_pft *t)
  * calls), in order (the sequential part's first batch of the phase begun,
  * its last done) and passed on (the passer's last buffer of it).  The
  * blocks' classes are the writer's phases (cm_pft_phase), so the batches'
- * counts add up to report's. */
+ * counts add up to report's.  On pfinsert.c's direct path the inserted
+ * batches are not the pool's: their phase says how many went straight to
+ * the sequential part and what the thread that handed them on (the
+ * writer's in-order one) waited for, the text's batches before them and
+ * room in the sequential part's queue. */
 static void report_phases(cm_pft *t)
 {
 	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
@@ -577,6 +646,17 @@ static void report_phases(cm_pft *t)
 				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
 				 "s, %.2f s of CPU%s)",
 				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
+		if (i == PH_INSERTED && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
+			snprintf(line[i], sizeof line[i],
+				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "
+				 "s for the text's batches before them to be handed on, %.2f s for room in the "
+				 "sequential part's queue); %llu batches straight to the sequential part, none "
+				 "through the pool; %s%s",
+				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
+				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
+				 t->ins_room, (unsigned long long)t->ins_recs, seq, pass);
+			continue;
+		}
 		snprintf(line[i], sizeof line[i],
 			 "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; %llu batches, "
 			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s, the "

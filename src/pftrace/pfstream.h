@@ -154,6 +154,22 @@ struct cm_pft {
 	uint64_t seq_base;
 	cm_buf ins;          /* an inserted batch being queued (or its reference: struct pft_ref) */
 	uint64_t ins_recs; /* -v: batches inserted */
+	/* the inserted batches handed straight to the sequential part
+	 * (pfinsert.c's direct path, cm_pft_insert_direct): */
+	int direct;
+	int jobs;            /* cm_pft_threads' N (the writer's threads at most, for the lanes' ring) */
+	uint64_t ins_base;   /* the lanes' number of the writer's piece 0 */
+	uint64_t ins_pieces; /* the pieces seen: 1 + the highest number (atomic) */
+	uint64_t put_blocks; /* blocks put in the pool (the writer's thread) */
+	uint64_t handed;     /* ... handed to the sequential part (atomic: the pool's sink) */
+	uint64_t ins_target; /* put_blocks at cm_pft_insert_begin: handed before the first inserted batch */
+	int ins_drained;     /* they were (the inserting thread's) */
+	int drain_waiting;   /* that thread waits for them (atomic) */
+	int ins_stop;        /* a block or the pool's sink failed: no wait for them (atomic) */
+	pthread_mutex_t gmu; /* the group buffers' list, and the wait for the text's batches */
+	pthread_cond_t gcv;
+	struct pft_gbuf *gfree, *gall; /* the group buffers free; all of them */
+	double ins_drain, ins_room; /* -v: the inserting thread's waits for them, for the handoff's room */
 	/* the writer's buffers of inserted batches taken (cm_pft_insert_adopt),
 	 * each kept for reuse once the pool's workers have copied its last
 	 * batch; CUR: the one the next batches lie in (or NULL) */
@@ -210,6 +226,15 @@ struct pft_ref {
 	uint64_t off, n;
 };
 
+/* A buffer of an encoder of the direct path (pfinsert.c): a group's
+ * records, encoded into it on the writer's worker and handed, by a swap,
+ * to the sequential part; kept by the transcoder (ALL: the list of every
+ * one, freed with it), reused from the free list (NEXT). */
+struct pft_gbuf {
+	cm_buf b;
+	struct pft_gbuf *next, *all;
+};
+
 /* A chunk's header: its batch's number, its walk's (the chunks before it:
  * inserted batches have none), and where its text begins in the text. */
 struct chunk_head {
@@ -220,6 +245,18 @@ struct chunk_head {
 /* Queue the block IN (a batch, or a chunk, or an inserted batch: its
  * first 8 bytes as above) in the pool, made with the first.  0 or -1. */
 int cm_pft_put_block(cm_pft *t, cm_buf *in);
+
+/* The batch B (its records) to the sequential part: queued for its thread
+ * (B swapped for an empty buffer) or worked through here; PH its phase
+ * (-v).  The pool's sink (in order), and pfinsert.c's direct path once
+ * the pool has handed it every block before.  0, or -1 (the run is
+ * stopped: dropping set, or the failure held by the pool's sink). */
+int cm_pft_hand(cm_pft *t, cm_buf *b, int ph);
+/* The pool, the lanes, the sequential part's thread made, if not yet. */
+void cm_pft_start(cm_pft *t);
+/* Wake the thread that waits for the text's batches before the inserted
+ * ones (pfinsert.c). */
+void cm_pft_wake(cm_pft *t);
 
 /* The writer's thread enters phase PH (PH_*, for -v): the blocks it puts
  * from now on are counted in it, and the phase before ends now. */

@@ -62,6 +62,20 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
  * bytes kept until the last is.  Before cm_pft_insert_end. */
 void cm_pft_insert_adopt(cm_pft *t, cm_buf *buf, size_t nbatch);
 int cm_pft_insert_end(cm_pft *t);
+/* Before cm_pft_insert_begin, ON 1: the direct path (pfinsert.c).  Each
+ * batch is encoded into a buffer of the transcoder's, not OUT: the
+ * encoder's calls come in pieces (cm_pft_enc_begin with the piece's
+ * number: 0, 1, ... in the writer's order, every number once, each on
+ * one thread; cm_pft_enc_end after its batches), a batch's records are
+ * its ELEMs between an OPEN and a CLOSE, and CLOSE appends to OUT, for a
+ * batch with an element, the 8 bytes to give cm_pft_insert_records (N
+ * 8), in order, once the piece has ended; cm_pft_insert_adopt is not
+ * for it.  The pieces' batches go straight to the sequential part. */
+void cm_pft_insert_direct(cm_pft *t, int on);
+/* The writer failed between cm_pft_insert_begin and _end (reported, or
+ * the transcoder's own failure, which is reported now): the transcoder
+ * stopped; its calls then return -1. */
+void cm_pft_insert_abort(cm_pft *t);
 
 /* An encoder of batches for one thread of the writer (any thread, one at
  * a time), made before the batches it encodes are inserted. */
@@ -78,6 +92,9 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t);
 int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out);
 int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out);
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out);
+/* The direct path's pieces (cm_pft_insert_direct): nothing else. */
+void cm_pft_enc_begin(cm_pft_enc *e, uint64_t piece);
+int cm_pft_enc_end(cm_pft_enc *e, cm_buf *out);
 void cm_pft_enc_free(cm_pft_enc *e);
 
 /* -v: each transcoder says where its time went when it finishes (a line

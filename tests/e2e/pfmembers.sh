@@ -2,7 +2,11 @@
 # pfmembers.sh - a merge's .pftrace, whose window events the render hands to
 # the encoder with their members (gpu/gpumembers.h, src/mergepft.c): the
 # same bytes, exit status and messages as with each element parsed from its
-# text (CUPTIMERGE_PFT_REPARSE=1, the way before) and each group copied on
+# text (CUPTIMERGE_PFT_REPARSE=1, the way before), each group through the
+# transcoder's pool (CUPTIMERGE_PFT_DIRECT=0, the way before the groups went
+# straight to the sequential part: pfinsert.c's direct path, whose lanes
+# are put a render's piece at a time: the H200 pair's overlapping kernels
+# need them placed in the batches' order) and copied on
 # the render's sink (CUPTIMERGE_PFT_ADOPT=0, the way before the groups were
 # taken whole: pfinsert.c's cm_pft_insert_adopt), and each element's
 # members the ones its text parses to (CUPTIMERGE_PFT_MEMBERS_CHECK=1, which
@@ -27,7 +31,8 @@ same() {
 	rc2=0
 	CUPTIMERGE_PFT_MEMBERS_CHECK=1 $CUPTIMERGE "$@" -o "$tmp/x.pftrace" 2>"$tmp/m.err" || rc1=$?
 	[ ! -f "$tmp/x.pftrace" ] || mv "$tmp/x.pftrace" "$tmp/m.pftrace"
-	CUPTIMERGE_PFT_REPARSE=1 CUPTIMERGE_PFT_ADOPT=0 $CUPTIMERGE "$@" -o "$tmp/x.pftrace" 2>"$tmp/p.err" || rc2=$?
+	CUPTIMERGE_PFT_REPARSE=1 CUPTIMERGE_PFT_DIRECT=0 CUPTIMERGE_PFT_ADOPT=0 $CUPTIMERGE "$@" -o "$tmp/x.pftrace" \
+		2>"$tmp/p.err" || rc2=$?
 	[ ! -f "$tmp/x.pftrace" ] || mv "$tmp/x.pftrace" "$tmp/p.pftrace"
 	checked=$(sed -n "s/^cuptimerge: CUPTIMERGE_PFT_MEMBERS_CHECK: \([0-9]*\) elements' members checked.*/\1/p" \
 		"$tmp/m.err" | awk '{ n += $1 } END { print n + 0 }')

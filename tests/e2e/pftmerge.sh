@@ -10,6 +10,10 @@
 # many groups cut by the pieces, joined); the bytes do not depend on -j, the
 # read size, --memory or the careful reader; the -v line says the batches
 # went that way; a repair's merge and CUPTIMERGE_PFT_TEXT=1 take the text.
+# The batches go straight from the render's in-order thread to the
+# sequential part (pfinsert.c's direct path) or, with CUPTIMERGE_PFT_DIRECT=0,
+# through the transcoder's pool: the same bytes, and a failure on the way
+# (the pool's, the output's) stops the run with its one line.
 #
 # Needs protoc and the trace processor as pftrace.sh does.
 . "${srcdir:-.}/tests/e2e/common.sh"
@@ -33,10 +37,10 @@ both() {
 		fail "$name: exit $rc: $(cat "$tmp/err" "$tmp/err3")"
 		return
 	fi
-	grep -q "perfetto: .*; batches inserted: [0-9]*, encoded by the writer's threads$" "$tmp/err" ||
+	grep -q "perfetto: .*; batches inserted: [0-9]*, encoded by the writer's threads and handed straight to the sequential part$" "$tmp/err" ||
 		fail "$name: -v says: $(grep perfetto: "$tmp/err")"
 	# (in groups of 3 records, some batches at least: a cut may keep few)
-	n=$(sed -n "s/.*perfetto: .*; batches inserted: \([0-9]*\), encoded by the writer's threads$/\1/p" \
+	n=$(sed -n "s/.*perfetto: .*; batches inserted: \([0-9]*\), encoded by the writer's threads and handed straight to the sequential part$/\1/p" \
 		"$tmp/err3")
 	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "$name, groups of 3: -v says: $(grep perfetto: "$tmp/err3")"
 	for f in "$tmp/$name.pftrace" "$tmp/$name.small.pftrace"; do
@@ -112,6 +116,101 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 			cmp -s "$tmp/g1.pftrace" "$tmp/g2.pftrace" || { fail "$how: other bytes than -j 1"; break; }
 		done
 	done
+	# Straight to the sequential part or through the pool
+	# (CUPTIMERGE_PFT_DIRECT=0): the same bytes at -j 1, 2, 4 (the
+	# sequential part on a thread of its own) and 16: the pair of 12,000
+	# ops in groups of the default size (pieces of several groups, from
+	# the records' file), plain and gzip; the pair of 3,000 ops (its
+	# records one block in memory: one piece) in groups of 7 records and
+	# of 1 (a piece's many batches under one number of the lanes,
+	# pflaneq.c).  -v says which way they went.
+	# direct_same PAIR GROUP OUTPUT...: the check at -j 1, 2, 4 and 16
+	direct_same() {
+		pair=$1 g=$2
+		shift 2
+		for j in 1 2 4 16; do
+			for d in 1 0; do
+				for o in "$@"; do
+					CUPTIMERGE_PFT_DIRECT=$d CUPTIMERGE_PFT_GROUP=$g $CUPTIMERGE -v -j $j $NOW \
+						-w "$tmp/$pair.win" -o "$tmp/d$d.$o" "$tmp/$pair.cpu" 2>"$tmp/err" ||
+						fail "-j $j, $o: exit $?"
+				done
+				if [ $d = 1 ]; then
+					grep -q "batches inserted: [1-9][0-9]*, encoded by the writer's threads and handed straight to the sequential part$" "$tmp/err" ||
+						fail "-j $j: not straight: $(grep perfetto: "$tmp/err")"
+				else
+					grep -q "batches inserted: [1-9][0-9]*, encoded by the writer's threads$" "$tmp/err" ||
+						fail "-j $j, CUPTIMERGE_PFT_DIRECT=0: not through the pool: $(grep perfetto: "$tmp/err")"
+				fi
+			done
+			for o in "$@"; do
+				cmp -s "$tmp/d1.$o" "$tmp/d0.$o" || fail "-j $j, $o: other bytes straight than through the pool"
+				[ $j != 1 ] || cp "$tmp/d1.$o" "$tmp/dj1.$o"
+				cmp -s "$tmp/d1.$o" "$tmp/dj1.$o" || fail "-j $j, $o: other bytes than at -j 1"
+			done
+		done
+	}
+	tcase "gen_trace pair of 12,000 ops: straight to the sequential part or through the pool, the same bytes at -j 1, 2, 4, 16"
+	direct_same big "" pftrace pftrace.gz
+	gzip -dc "$tmp/d1.pftrace.gz" | cmp -s - "$tmp/d1.pftrace" || fail "gzip, other bytes"
+	for g in 7 1; do
+		tcase "gen_trace pair of 3,000 ops, groups of $g: straight to the sequential part or through the pool, the same bytes at -j 1, 2, 4, 16"
+		direct_same gen $g pftrace
+	done
+
+	# A failure on the direct path stops the run, one line, its status, no
+	# file, at -j 1 to 16 (many runs: the threads' timing varies): a
+	# refused element at the end of the text before the inserted batches
+	# (in batches of 64 KiB of text: many in the pool when the render's
+	# in-order thread waits for them before its first; one fails, the wait
+	# ends, and the message is the refusal's, not lost to the batches
+	# before it dropped unseen); the output that cannot grow (512 KiB of
+	# its 1,222 in groups of 7, the text before 284) while the window's
+	# batches go to the sequential part (the passer's write error stops
+	# its queue).  (The
+	# timeouts: a hang is a failure; 300 s, for the ThreadSanitizer build,
+	# whose runs are slow.)
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["traceEvents"].append({"ph": "b", "name": "a", "cat": "c", "id": 1, "pid": 1, "tid": 1, "ts": 1})
+json.dump(d, open(sys.argv[2], "w"))' "$tmp/gen.cpu" "$tmp/bad.cpu"
+	tcase "the direct path: a refusal in the text before the inserted batches is one line, status 1, no file, -j 1 to 16"
+	for j in 1 2 3 4 16; do
+		for i in 1 2 3 4; do
+			rm -f "$tmp/bad.pftrace"
+			rc=0
+			CUPTIMERGE_PFT_BATCH=65536 CUPTIMERGE_PFT_GROUP=7 timeout 300 $CUPTIMERGE -q -j $j $NOW -w "$tmp/gen.win" \
+				-o "$tmp/bad.pftrace" "$tmp/bad.cpu" 2>"$tmp/err" || rc=$?
+			if [ $rc -ne 1 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] ||
+				! grep -q "^cuptimerge: $tmp/bad.pftrace:[0-9]*: a \"b\" event cannot be written as Perfetto protobuf" "$tmp/err"; then
+				fail "-j $j, run $i: exit $rc: $(cat "$tmp/err")"
+				break 2
+			fi
+			[ ! -e "$tmp/bad.pftrace" ] || fail "-j $j, run $i: the file appeared"
+		done
+	done
+	tcase "the direct path: the output that cannot grow is one line, status 3, the old file kept, -j 1 to 16"
+	mkdir "$tmp/efbig"
+	for j in 1 2 3 4 16; do
+		for f in out.pftrace out.pftrace.gz; do
+			echo old >"$tmp/efbig/$f"
+			z=
+			[ "$f" = out.pftrace ] || z=-z0
+			for i in 1 2; do
+				rc=0
+				CUPTIMERGE_PFT_GROUP=7 timeout 300 sh -c 'trap "" XFSZ; ulimit -f 512; exec "$@"' sh \
+					$CUPTIMERGE -j $j $z $NOW -w "$tmp/gen.win" -o "$tmp/efbig/$f" "$tmp/gen.cpu" 2>"$tmp/err" || rc=$?
+				if [ $rc -ne 3 ] || [ "$(cat "$tmp/err")" != "cuptimerge: $tmp/efbig/$f: write error: File too large" ]; then
+					fail "-j $j, $f, run $i: exit $rc: $(cat "$tmp/err")"
+					break 3
+				fi
+				[ "$(cat "$tmp/efbig/$f")" = old ] || fail "-j $j, $f: the old file was not kept"
+			done
+			rm "$tmp/efbig/$f"
+			[ -z "$(ls -A "$tmp/efbig")" ] || fail "-j $j, $f: left $(ls -A "$tmp/efbig")"
+		done
+	done
+
 	tcase "gen_trace pair of 12,000 ops in groups of 7: the same bytes at read sizes 7, 31, 4096, 65536"
 	for n in 7 31 4096 65536; do
 		CUPTIMERGE_BUFSIZE=$n CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -q -j 2 $NOW -w "$tmp/big.win" -o "$tmp/rs.pftrace" \

@@ -257,7 +257,7 @@ same "every kind in batches of a few elements, 3 threads" "$tmp/kinds.json" "$tm
 tcase "-v: a line on where the encoding's time went"
 $CUPTIMERGE -v -j 3 $NOW -w "$FIX/threads_window.json" -o "$tmp/v.pftrace" "$FIX/threads_base.json" \
 	2>"$tmp/verr" || fail "exit $?"
-grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]*, encoded by the writer's threads$" \
+grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .* 3 workers: [0-9]* batches, busy [0-9.]* s and idle [0-9.]* s, the text walked in [0-9.]* s of their CPU (guesses held [0-9]*, chunks walked again [0-9]*; .*), lanes placed in [0-9.]* s .*; the sequential part [0-9.]* s, .* in order, .* bytes passed on (written) in [0-9.]* s; batches inserted: [0-9]*, encoded by the writer's threads\( and handed straight to the sequential part\)\{0,1\}$" \
 	"$tmp/verr" || fail "says: $(grep perfetto "$tmp/verr")"
 # -v's second line: the first's figures by phase (the text before the
 # inserted batches: the CPU trace's events; the window's events inserted
@@ -266,7 +266,10 @@ grep -q "^cuptimerge: $tmp/v.pftrace: perfetto: [0-9.]* s from the first text: .
 # inserted (in batches of little text and groups of 3 records: many of
 # each), at -j 1 (no passer), 3 (the sequential part on the pool's
 # sink) and 4 (on a thread of its own), plain and gzip (whose line says
-# what the sink waited for); a conversion inserts none.
+# what the sink waited for); a conversion inserts none.  The inserted
+# batches go straight to the sequential part (pfinsert.c's direct path:
+# the pool's batches are the text's, and the inserted phase says how
+# many went) or, with CUPTIMERGE_PFT_DIRECT=0, through the pool.
 # phases_add_up ERR: ERR's two lines agree.
 phases_add_up() {
 	ph=$(grep "perfetto by phase" "$1") || { fail "no line by phase: $(grep perfetto "$1")"; return; }
@@ -279,6 +282,10 @@ phases_add_up() {
 		sum=$((sum + n))
 	done
 	nins=$(echo "$ph" | sed -n 's/.*; the inserted batches: [^;]*; \([0-9]*\) batches, the workers busy.*/\1/p')
+	if grep -q "batches inserted: [0-9]*, encoded by the writer's threads and handed straight" "$1"; then
+		# (none through the pool: the inserted phase says how many went straight)
+		nins=$(echo "$ph" | sed -n 's/.*; the inserted batches: [^;]*([^)]*); \([0-9]*\) batches straight to the sequential part, none through the pool; .*/\1/p')
+	fi
 	[ -n "$total" ] && [ "$sum" -eq "$total" ] || fail "the phases' batches add up to $sum, not ${total:-?}: $ph"
 	[ "${nins:-0}" -eq "${ins:-x}" ] || fail "the inserted phase has ${nins:-no} batches, not ${ins:-?} inserted: $ph"
 }
@@ -288,8 +295,14 @@ for j in 1 3 4; do
 		CUPTIMERGE_PFT_BATCH=300 CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j $j $NOW -w "$FIX/threads_window.json" \
 			-o "$tmp/$o" "$FIX/threads_base.json" 2>"$tmp/verr" || fail "-j $j, $o: exit $?"
 		phases_add_up "$tmp/verr"
-		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, inserted for [0-9.]* s and waited [0-9.]* s for a slot; [1-9][0-9]* batches, " ||
+		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, handed on for [0-9.]* s and waited [0-9.]* s ([0-9.]* s for the text's batches before them to be handed on, [0-9.]* s for room in the sequential part's queue); [1-9][0-9]* batches straight to the sequential part, none through the pool; " ||
 			fail "-j $j, $o: no batch inserted: $(grep "perfetto by" "$tmp/verr")"
+		CUPTIMERGE_PFT_DIRECT=0 CUPTIMERGE_PFT_BATCH=300 CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j $j $NOW \
+			-w "$FIX/threads_window.json" -o "$tmp/$o" "$FIX/threads_base.json" 2>"$tmp/verr" ||
+			fail "-j $j, $o, CUPTIMERGE_PFT_DIRECT=0: exit $?"
+		phases_add_up "$tmp/verr"
+		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, inserted for [0-9.]* s and waited [0-9.]* s for a slot; [1-9][0-9]* batches, " ||
+			fail "-j $j, $o, CUPTIMERGE_PFT_DIRECT=0: no batch inserted through the pool: $(grep "perfetto by" "$tmp/verr")"
 	done
 	# (the passer's sink calls, from -j 2; -j 1's on the sequential part)
 	grep "perfetto by phase" "$tmp/verr" | grep -q "passed on by [0-9.]* ([0-9]* buffers: .*, of it the sink waited [0-9.]* s for its workers and wrote on [0-9.]* s)" ||
