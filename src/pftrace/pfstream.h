@@ -1,6 +1,7 @@
 /* pfstream.h - what the Perfetto transcoder's front (pfstream.c: the text
- * taken, the elements batched, the pool, the -v line), the walk of the
- * document (pfcut.c) and the workers' chunks of text (pfchunk.c) share.
+ * taken, the elements batched, the pool; pfreport.c: the -v lines), the
+ * walk of the document (pfcut.c) and the workers' chunks of text
+ * (pfchunk.c) share.
  * Private to src/pftrace. */
 #ifndef CM_PFSTREAM_H
 #define CM_PFSTREAM_H
@@ -94,7 +95,7 @@ int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_
  * slices handed to Q. */
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
 
-/* -v's phases (pfstream.c's report): the text before the inserted
+/* -v's phases (pfreport.c): the text before the inserted
  * batches (all of it when none were), the inserted batches (pfinsert.c),
  * the text after; a block's is the writer's phase when it was put (the
  * pool's class: cm_opool_set_class), which the sequential part and the
@@ -261,6 +262,10 @@ void cm_pft_wake(cm_pft *t);
 /* The writer's thread enters phase PH (PH_*, for -v): the blocks it puts
  * from now on are counted in it, and the phase before ends now. */
 void cm_pft_phase(cm_pft *t, int ph);
+
+/* pfreport.c, -v: T's two lines (the whole run's figures, then by
+ * phase), once it has finished. */
+void cm_pft_report(const cm_pft *t);
 
 /* -j 1: the batches through the span of the text's last byte so far
  * handed to the pool (none when no text came since the spans' base).

@@ -1,0 +1,126 @@
+/* pfreport.c - -v: where a Perfetto transcoder's time went, two lines
+ * when it is finished: the figures of the whole run, then the same by
+ * phase (the text before the inserted batches, those, the text after).
+ * A file of its own because it only reads what the writer's side, the
+ * pool, the sequential part and the passer noted in the transcoder
+ * (pfstream.h): it decides nothing, and it is the part that grows with
+ * each question asked of a run (as src/mergereport.c is the merge's). */
+#include "config.h"
+#include "pftrace/pftrace.h"
+#include "pftrace/pfevent.h"
+#include "pftrace/pfstream.h"
+#include "base/diag.h"
+
+#include <stdio.h>
+
+/* -v: where the transcoder's time went (seconds, wall, summed over the
+ * threads of each part; the walk in the workers' CPU time).  The serial
+ * parts are the writer's thread and the pool's sink (one worker at a
+ * time): on many cores the busier bounds the output's wall time. */
+static void report(const cm_pft *t)
+{
+	const cm_pfev *e = t->ev;
+	double lanes = t->lq ? cm_pflaneq_busy(t->lq) : 0, cut = 0, hw = 0;
+	unsigned long long held = 0, missed = 0;
+	char seqline[160] = "";
+	int i, own = t->qst.busy > 0 || t->qst.idle > 0;
+	if (own)
+		snprintf(seqline, sizeof seqline,
+			 ", on a thread of its own that waited %.2f s for batches (the pool handed them over in %.2f s)",
+			 t->qst.idle, t->pst.sink);
+	for (i = 0; t->workers && i < t->threads; i++) {
+		cut += t->workers[i].cut_cpu;
+		hw += t->workers[i].hand_wait;
+		held += t->workers[i].held;
+		missed += t->workers[i].missed;
+	}
+	cm_warn(t->label, -1,
+		"perfetto: %.2f s from the first text: the writer's thread %s for %.2f s and waited %.2f s for a slot; "
+		"%d workers: %llu batches, busy %.2f s and idle %.2f s, the text walked in %.2f s of their CPU (guesses "
+		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (by them, "
+		"and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
+		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes%s; the passer wrote the packets "
+		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
+		"batches inserted: %llu, encoded by the writer's threads%s",
+		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
+		t->w_put, t->threads,
+		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, own ? t->qst.busy : t->pst.sink,
+		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
+		(unsigned long long)t->ins_recs, t->direct ? " and handed straight to the sequential part" : "");
+}
+
+/* -v, the second line: report's figures by phase (PH_*), with when each
+ * phase ran, in seconds from the first text: on the writer's thread (its
+ * calls), in order (the sequential part's first batch of the phase begun,
+ * its last done) and passed on (the passer's last buffer of it).  The
+ * blocks' classes are the writer's phases (cm_pft_phase), so the batches'
+ * counts add up to report's.  On pfinsert.c's direct path the inserted
+ * batches are not the pool's: their phase says how many went straight to
+ * the sequential part and what the thread that handed them on (the
+ * writer's in-order one) waited for, the text's batches before them and
+ * room in the sequential part's queue. */
+static void report_phases(const cm_pft *t)
+{
+	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
+					       "the text after"};
+	char line[PH_N][1000];
+	double t1 = t->t_first, hw[PH_N] = {0};
+	int own = t->qst.busy > 0 || t->qst.idle > 0;
+	for (int i = 0; t->workers && i < t->threads; i++) {
+		hw[PH_BEFORE] += t->workers[i].hand_wait - t->workers[i].hand_wait_after;
+		hw[PH_AFTER] += t->workers[i].hand_wait_after;
+	}
+	for (int i = 0; i < PH_N; i++) {
+		const struct pft_phase *ph = &t->ph[i];
+		const cm_opool_stats *ps = &t->pcst[i];
+		const struct cm_pfpass_phase *pp = &t->pph[i];
+		char seq[300] = "none in order", pass[300] = "", gz[120] = "", waits[40];
+		/* (the gaps between its batches are waits only on a thread of its own) */
+		snprintf(waits, sizeof waits, "%.2f s for batches and ", ph->s_wait);
+		if (!ph->w_from && !ps->blocks) {
+			snprintf(line[i], sizeof line[i], "%s: none", name[i]);
+			continue;
+		}
+		if (ph->s_from)
+			snprintf(seq, sizeof seq,
+				 "in order %.2f-%.2f (%.2f s, %.2f s of CPU: %.2f s in order, %.2f s waiting for lanes; "
+				 "waited %s%.2f s for the passer; the packets of %lu batches written there in %.2f s)",
+				 ph->s_from - t1, ph->s_to - t1, ph->s_busy, ph->s_cpu, ph->in_order, ph->lane_wait,
+				 own ? waits : "", pp->put_wait, ph->wrote_here, ph->wrote_here_s);
+		if (t->probe) /* (the rest of the sink's calls: its copy, and time off the CPU) */
+			snprintf(gz, sizeof gz, ", of it the sink waited %.2f s for its workers and wrote on %.2f s",
+				 pp->sink_wait, pp->sink_emit);
+		if (pp->bufs)
+			snprintf(pass, sizeof pass,
+				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
+				 "s, %.2f s of CPU%s)",
+				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
+		if (i == PH_INSERTED && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
+			snprintf(line[i], sizeof line[i],
+				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "
+				 "s for the text's batches before them to be handed on, %.2f s for room in the "
+				 "sequential part's queue); %llu batches straight to the sequential part, none "
+				 "through the pool; %s%s",
+				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
+				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
+				 t->ins_room, (unsigned long long)t->ins_recs, seq, pass);
+			continue;
+		}
+		snprintf(line[i], sizeof line[i],
+			 "%s: the writer's thread %.2f-%.2f, %s for %.2f s and waited %.2f s for a slot; %llu batches, "
+			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s, the "
+			 "batches handed to the sequential part in %.2f s; %s%s",
+			 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
+			 t->par && i != PH_INSERTED ? "copied" : i == PH_INSERTED ? "inserted" : "walked",
+			 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, (unsigned long long)ps->blocks,
+			 ps->busy, hw[i], ps->idle, ps->sink, seq, pass);
+	}
+	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s; %s; %s", line[0], line[1], line[2]);
+}
+
+/* (pfstream.h) */
+void cm_pft_report(const cm_pft *t)
+{
+	report(t);
+	report_phases(t);
+}
