@@ -6,7 +6,9 @@
 # put its lanes, then the pool's in-order hand-over; three queues a batch, about 0.2 ms each on
 # 16 CPUs: BENCHMARKS.md "Where the .pftrace's waits fall on 16 CPUs").  With $CM_OLD (a binary
 # of main before it) its rows too; with BIG_GROUPS=1 a row of the direct path in groups of 8192
-# records (CUPTIMERGE_PFT_GROUP: fewer, larger batches; other bytes).
+# records (CUPTIMERGE_PFT_GROUP: fewer, larger batches; other bytes); with SEQ_QUEUE=N a row of
+# the direct path with the sequential part's queue N batches long (CUPTIMERGE_PFT_SEQ_QUEUE; 4
+# by default, which the render's in-order thread now fills itself; the same bytes).
 # Rows taking turns, three rounds: the JSON, the .pftrace straight and through the pool, the
 # JSON gzip and the .pftrace.gz straight and through the pool.  Wall, user and sys s and peak
 # RSS by GNU time, the output's size and md5 prefix (the same bytes either way: 38185c35 for
@@ -21,6 +23,7 @@ set -u
 CM=${CM:-carry/bench/cuptimerge}
 CM_OLD=${CM_OLD:-}
 BIG_GROUPS=${BIG_GROUPS:-0}
+SEQ_QUEUE=${SEQ_QUEUE:-}
 T=${T:-/usr/bin/time}
 . "$(dirname "$0")/devrow.sh" dev-direct16
 new=$CM
@@ -32,10 +35,12 @@ for round in 1 2 3; do
 	one "-o out.pftrace, straight ($round)" "$v" o.pftrace
 	one "  through the pool ($round)" "$v" o.pftrace CUPTIMERGE_PFT_DIRECT=0
 	[ "$BIG_GROUPS" = 1 ] && one "  straight, groups of 8192 ($round)" "$v" o.pftrace CUPTIMERGE_PFT_GROUP=8192
+	[ -n "$SEQ_QUEUE" ] && one "  straight, queue of $SEQ_QUEUE ($round)" "$v" o.pftrace CUPTIMERGE_PFT_SEQ_QUEUE="$SEQ_QUEUE"
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz, straight ($round)" "$v" o.pftrace.gz
 	one "  through the pool ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_DIRECT=0
 	[ "$BIG_GROUPS" = 1 ] && one "  straight, groups of 8192 ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_GROUP=8192
+	[ -n "$SEQ_QUEUE" ] && one "  straight, queue of $SEQ_QUEUE ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_SEQ_QUEUE="$SEQ_QUEUE"
 	if [ -n "$CM_OLD" ]; then
 		CM=$CM_OLD
 		one "-o out.pftrace, before ($round)" "$v" o.pftrace

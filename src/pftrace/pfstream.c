@@ -83,6 +83,13 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	/* a testing aid: a shorter longest element (tests/e2e/pfflat.sh) */
 	if ((env = getenv("CUPTIMERGE_PFT_ELEM_MAX")) && *env && strtoull(env, NULL, 10) < PFT_ELEM_MAX)
 		t->elem_max = (size_t)strtoull(env, NULL, 10);
+	t->seq_queue = PFT_SEQ_QUEUE;
+	/* a testing aid (bench/dev-direct16.sh): a longer queue to the
+	 * sequential part's thread, which pfinsert.c's direct path fills
+	 * straight from the render's in-order thread (1-1024; the bytes do
+	 * not depend on it) */
+	if ((env = getenv("CUPTIMERGE_PFT_SEQ_QUEUE")) && *env && atoi(env) >= 1 && atoi(env) <= 1024)
+		t->seq_queue = (size_t)atoi(env);
 	cm_pfcut_init(&t->cut, t->label);
 	t->cut.emit = seq_emit;
 	t->cut.ctx = t;
@@ -398,7 +405,7 @@ void cm_pft_start(cm_pft *t)
 		 * path: its pool's slots, each piece's lanes put before it is
 		 * handed on), the text's before them not yet placed */
 		size_t w = (size_t)(t->jobs > t->threads ? t->jobs : t->threads);
-		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + 2 * w + 8 + 2 * PFT_SEQ_QUEUE + 2);
+		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + 2 * w + 8 + 2 * t->seq_queue + 2);
 		cm_pflaneq_set_stop(t->lq, &t->dropping);
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
@@ -417,7 +424,7 @@ void cm_pft_start(cm_pft *t)
 		}
 		/* the writer's thread runs blocks too only on few cores */
 		if (seq_thread_wanted(t)) /* (each slot with its batch's phase, for -v) */
-			t->seq = cm_handoff_new(PFT_SEQ_QUEUE, apply, t, sizeof(int), NULL);
+			t->seq = cm_handoff_new(t->seq_queue, apply, t, sizeof(int), NULL);
 		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
 		cm_opool_set_stats(t->pool, &t->pst);
 		cm_opool_set_class_stats(t->pool, t->pcst);

@@ -131,6 +131,7 @@ struct cm_pft {
 	int threads;      /* workers (cm_pft_threads) */
 	size_t batch_max; /* PFT_BATCH, or CUPTIMERGE_PFT_BATCH's: the batches' span of text */
 	size_t elem_max;  /* the longest element taken (PFT_ELEM_MAX, or CUPTIMERGE_PFT_ELEM_MAX's) */
+	size_t seq_queue; /* PFT_SEQ_QUEUE, or CUPTIMERGE_PFT_SEQ_QUEUE's: the sequential part's queue */
 	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
 	cm_opool *pool;   /* made with the first batch */
 	cm_handoff *seq;  /* the sequential part's thread (pfstream.c's batch_sink), or NULL: on the pool's sink */
