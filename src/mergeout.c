@@ -127,9 +127,10 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 	     cm_evout_flush(eo) == 0;
 	if (opt->split_n && cm_msplit_finish(&m->split, ok) < 0) /* its writer threads, before the closes */
 		ok = 0;
-	/* -v: the gzip stream's waits, its end's included (a failed finish
-	 * fails the close below as it would have) */
-	if (ok && opt->verbose && !opt->split_n && cm_output_finish(eo->out) == 0)
+	/* the output finished before the close, -v or not (one path), so
+	 * that -v reads the gzip stream's waits, its end's included (a
+	 * failed finish fails the close below as it would have) */
+	if (ok && !opt->split_n && cm_output_finish(eo->out) == 0 && opt->verbose)
 		m->gz = cm_output_gz_waits(eo->out, &m->gz_wait, &m->gz_emit);
 	piped = cm_output_pipe_closed(eo->out);
 	rc = cm_output_close(eo->out, ok);

@@ -187,11 +187,7 @@ static int insert_direct(cm_pft *t, const void *p)
 	g->b.len = 0;
 	gbuf_put(t, g);
 	t->ins_recs++;
-	t0 = cm_now_s() - t0;
-	t->w_time += t0; /* (-v: the writer's time, as cm_pft_write's, and its waits as for a slot) */
-	t->ph[PH_INSERTED].w_time += t0;
-	t->w_put += wait;
-	t->ph[PH_INSERTED].w_put += wait;
+	cm_pft_note_writer(t, PH_INSERTED, cm_now_s() - t0, wait);
 	/* (failed: the writer's thread ends the transcoder, cm_pft_insert_abort;
 	 * not dropping yet, which would fail the pool's blocks still running
 	 * before the one that failed, with no message, ahead of its) */
@@ -224,9 +220,7 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 	t->ins_recs++;
 	++*seq;
 	rc = cm_pft_put_block(t, &t->ins);
-	t0 = cm_now_s() - t0;
-	t->w_time += t0; /* (-v: the writer's time, as cm_pft_write's) */
-	t->ph[t->wph].w_time += t0;
+	cm_pft_note_writer(t, t->wph, cm_now_s() - t0, 0); /* (its wait: cm_pft_put_block's) */
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 

@@ -442,9 +442,7 @@ int cm_pft_put_block(cm_pft *t, cm_buf *in)
 	rc = cm_opool_put(t->pool, in);
 	if (rc >= 0)
 		t->put_blocks++;
-	t0 = cm_now_s() - t0;
-	t->w_put += t0;
-	t->ph[t->wph].w_put += t0;
+	cm_pft_note_writer(t, t->wph, 0, cm_now_s() - t0); /* (its time: the caller's) */
 	return rc;
 }
 
@@ -557,8 +555,7 @@ int cm_pft_write(cm_pft *t, const void *data, size_t n)
 		t->t_first = t->ph[PH_BEFORE].w_from = t0;
 	rc = write_text(t, data, n);
 	t1 = cm_now_s();
-	t->w_time += t1 - t0;
-	t->ph[t->wph].w_time += t1 - t0;
+	cm_pft_note_writer(t, t->wph, t1 - t0, 0);
 	t->ph[t->wph].w_to = t1;
 	return rc < 0 ? cm_pft_quiesce(t) : rc;
 }

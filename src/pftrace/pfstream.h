@@ -244,6 +244,17 @@ struct chunk_head {
 	int64_t base;
 };
 
+/* -v: TOOK seconds on the writer's thread (cm_pft_write, an insert) in
+ * phase PH, WAITED of them waiting (for a slot, room, the batches
+ * before); in all and by phase. */
+static inline void cm_pft_note_writer(cm_pft *t, int ph, double took, double waited)
+{
+	t->w_time += took;
+	t->ph[ph].w_time += took;
+	t->w_put += waited;
+	t->ph[ph].w_put += waited;
+}
+
 /* Queue the block IN (a batch, or a chunk, or an inserted batch: its
  * first 8 bytes as above) in the pool, made with the first.  0 or -1. */
 int cm_pft_put_block(cm_pft *t, cm_buf *in);
