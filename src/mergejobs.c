@@ -157,9 +157,11 @@ int mergejobs_copy_threads(int jobs) { return mergejobs_plan_threads(jobs); }
  * -o .gz from 2.00 to 1.84 s). */
 int mergejobs_render_threads(const struct cm_options *opt)
 {
-	const char *version;
+	const char *version, *e = getenv("CUPTIMERGE_RENDER_THREADS");
 	int zlib = opt->gzip_level >= 0 && strcmp(cm_pgz_engine(opt->gzip_level, &version), "ISA-L") != 0;
 	int jobs = zlib ? (opt->jobs + 1) / 2 : opt->jobs;
+	if (e && *e && atoi(e) >= 1) /* a testing aid (bench/dev-render16.sh) */
+		jobs = atoi(e);
 	return jobs < RENDER_THREADS_MAX ? jobs : RENDER_THREADS_MAX;
 }
 

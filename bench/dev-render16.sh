@@ -1,0 +1,38 @@
+#!/bin/bash
+# bench/dev-render16.sh -- one run on the 16-core machine (issue 25's write time): whether the
+# .pftrace's window phase waits because its threads outnumber the CPUs.  On the direct path
+# (pfinsert.c) the render's 16 workers encode the window's groups while three more threads must
+# run for them: the render's in-order thread, the sequential part and the passer.  bench/
+# dev-direct16.sh (2026-12-06) had the in-order thread waiting 0.23-0.38 s for room in the
+# sequential part's queue while the sequential part waited 0.06-0.25 s for batches, even with a
+# queue of 16: each wakes the other, and a thread woken when every CPU runs a render worker waits
+# for one.  Rows: the JSON and the .pftrace with the render's workers at 16 (-j 16's), 14, 12, 10
+# and 8 (CUPTIMERGE_RENDER_THREADS, a testing aid; the same bytes), with the transcoder's workers
+# at 12 too (CUPTIMERGE_PFT_THREADS), and -j 12 for the whole run; then gzip.  Three rounds,
+# rows taking turns; round 2's .pftrace rows with the transcoder's -v lines.  Binary $CM; the
+# pair in $CPU and $WIN; GNU time as $T.  About 120 s on the 1 GB pair.
+set -u
+CM=${CM:-carry/bench/cuptimerge}
+T=${T:-/usr/bin/time}
+. "$(dirname "$0")/devrow.sh" dev-render16
+for round in 1 2 3; do
+	v=
+	[ "$round" = 2 ] && v=-v
+	one "-o out.json ($round)" "" o.json
+	one "-o out.pftrace ($round)" "$v" o.pftrace
+	for n in 14 12 10 8; do
+		one "  render on $n ($round)" "$v" o.pftrace CUPTIMERGE_RENDER_THREADS=$n
+	done
+	one "  render and transcoder on 12 ($round)" "" o.pftrace CUPTIMERGE_RENDER_THREADS=12 CUPTIMERGE_PFT_THREADS=12
+	one "  -j 12 ($round)" "-j 12" o.pftrace # (its -v grep finds nothing)
+	one "-o out.json.gz ($round)" "" o.json.gz
+	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
+	for n in 13 10; do
+		one "  render on $n ($round)" "$v" o.pftrace.gz CUPTIMERGE_RENDER_THREADS=$n
+	done
+done
+timelines "$CM" o.json
+timelines "$CM" o.pftrace
+echo "== render on 12"
+CUPTIMERGE_RENDER_THREADS=12 "$CM" -v -o "$out/o.pftrace" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
+rm -f "$out/o.pftrace"
