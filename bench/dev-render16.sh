@@ -9,10 +9,14 @@
 # for one.  Rows: the JSON and the .pftrace with the render's workers at 16 (-j 16's), 14, 12, 10
 # and 8 (CUPTIMERGE_RENDER_THREADS, a testing aid; the same bytes), with the transcoder's workers
 # at 12 too (CUPTIMERGE_PFT_THREADS), and -j 12 for the whole run; then gzip.  Three rounds,
-# rows taking turns; round 2's .pftrace rows with the transcoder's -v lines.  Binary $CM; the
+# rows taking turns; round 2's .pftrace rows with the transcoder's -v lines.  With $CM_EXP (main
+# plus /work/notes/inorder-exp.diff, not landed: CUPTIMERGE_PFT_INORDER_APPLY=1 has the render's
+# in-order thread work the window's batches through itself, once the sequential part's thread has
+# worked through those queued before them: one thread and one queue fewer) its rows too.  Binary $CM; the
 # pair in $CPU and $WIN; GNU time as $T.  About 120 s on the 1 GB pair.
 set -u
 CM=${CM:-carry/bench/cuptimerge}
+CM_EXP=${CM_EXP:-}
 T=${T:-/usr/bin/time}
 . "$(dirname "$0")/devrow.sh" dev-render16
 for round in 1 2 3; do
@@ -25,11 +29,23 @@ for round in 1 2 3; do
 	done
 	one "  render and transcoder on 12 ($round)" "" o.pftrace CUPTIMERGE_RENDER_THREADS=12 CUPTIMERGE_PFT_THREADS=12
 	one "  -j 12 ($round)" "-j 12" o.pftrace # (its -v grep finds nothing)
+	if [ -n "$CM_EXP" ]; then
+		main=$CM CM=$CM_EXP
+		one "  exp: in-order apply ($round)" "$v" o.pftrace CUPTIMERGE_PFT_INORDER_APPLY=1
+		one "  exp: in-order apply, render on 13 ($round)" "$v" o.pftrace CUPTIMERGE_PFT_INORDER_APPLY=1 CUPTIMERGE_RENDER_THREADS=13
+		one "  exp: as main ($round)" "" o.pftrace
+		CM=$main
+	fi
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
 	for n in 13 10; do
 		one "  render on $n ($round)" "$v" o.pftrace.gz CUPTIMERGE_RENDER_THREADS=$n
 	done
+	if [ -n "$CM_EXP" ]; then
+		main=$CM CM=$CM_EXP
+		one "  exp: in-order apply ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_INORDER_APPLY=1
+		CM=$main
+	fi
 done
 timelines "$CM" o.json
 timelines "$CM" o.pftrace
