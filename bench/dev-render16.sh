@@ -13,21 +13,25 @@
 # plus /work/notes/inorder-exp.diff, not landed: CUPTIMERGE_PFT_INORDER_APPLY=1 has the render's
 # in-order thread work the window's batches through itself, once the sequential part's thread has
 # worked through those queued before them: one thread and one queue fewer) its rows too.  Binary $CM; the
-# pair in $CPU and $WIN; GNU time as $T.  About 120 s on the 1 GB pair.
+# pair in $CPU and $WIN; GNU time as $T.  ROUNDS, RENDER and RENDER_GZ (counts) and NO_PFT12=1 trim
+# it.  About 120 s on the 1 GB pair.
 set -u
 CM=${CM:-carry/bench/cuptimerge}
 CM_EXP=${CM_EXP:-}
+ROUNDS=${ROUNDS:-3}           # (round 2 has the -v lines)
+RENDER=${RENDER:-14 12 10 8}  # the render's workers of the plain rows
+RENDER_GZ=${RENDER_GZ:-13 10} # ... of the gzip rows
 T=${T:-/usr/bin/time}
 . "$(dirname "$0")/devrow.sh" dev-render16
-for round in 1 2 3; do
+for round in $(seq "$ROUNDS"); do
 	v=
 	[ "$round" = 2 ] && v=-v
 	one "-o out.json ($round)" "" o.json
 	one "-o out.pftrace ($round)" "$v" o.pftrace
-	for n in 14 12 10 8; do
+	for n in $RENDER; do
 		one "  render on $n ($round)" "$v" o.pftrace CUPTIMERGE_RENDER_THREADS=$n
 	done
-	one "  render and transcoder on 12 ($round)" "" o.pftrace CUPTIMERGE_RENDER_THREADS=12 CUPTIMERGE_PFT_THREADS=12
+	[ -z "${NO_PFT12:-}" ] && one "  render and transcoder on 12 ($round)" "" o.pftrace CUPTIMERGE_RENDER_THREADS=12 CUPTIMERGE_PFT_THREADS=12
 	one "  -j 12 ($round)" "-j 12" o.pftrace # (its -v grep finds nothing)
 	if [ -n "$CM_EXP" ]; then
 		main=$CM CM=$CM_EXP
@@ -38,7 +42,7 @@ for round in 1 2 3; do
 	fi
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
-	for n in 13 10; do
+	for n in $RENDER_GZ; do
 		one "  render on $n ($round)" "$v" o.pftrace.gz CUPTIMERGE_RENDER_THREADS=$n
 	done
 	if [ -n "$CM_EXP" ]; then
