@@ -10,7 +10,7 @@
 # and 8 (CUPTIMERGE_RENDER_THREADS, a testing aid; the same bytes), with the transcoder's workers
 # at 12 too (CUPTIMERGE_PFT_THREADS), and -j 12 for the whole run; then gzip.  Three rounds,
 # rows taking turns; round 2's .pftrace rows with the transcoder's -v lines.  With $CM_EXP (main
-# plus /work/notes/inorder-exp.diff, not landed: CUPTIMERGE_PFT_INORDER_APPLY=1 has the render's
+# plus bench/exp/inorder-apply.diff, not landed, `EXP=bench/exp/inorder-apply.diff bench/mkcarry.sh`: CUPTIMERGE_PFT_INORDER_APPLY=1 has the render's
 # in-order thread work the window's batches through itself, once the sequential part's thread has
 # worked through those queued before them: one thread and one queue fewer) its rows too.  Binary $CM; the
 # pair in $CPU and $WIN; GNU time as $T.  ROUNDS, RENDER and RENDER_GZ (counts) and NO_PFT12=1 trim

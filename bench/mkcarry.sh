@@ -5,6 +5,8 @@
 #   carry/bench    what bench/devrun.sh and the bench/dev-*.sh scripts use:
 #                  cuptimerge (this tree's build), cuptimerge-REV for each REV given (built from
 #                  that commit in a scratch worktree, configure --with-isal --without-cuda),
+#                  with EXP=FILE.diff cuptimerge-exp (HEAD with that patch: bench/exp/'s
+#                  experiments not landed, for $CM_EXP of the scripts that take one),
 #                  lib/ (libyajl.so.2, libisal.so.2: what `ldd cuptimerge` names outside libc),
 #                  time (GNU time), tile-pair, shared/tools/gen_trace (the generator)
 #   carry/gpubin   what tests/gpu/run.sh takes as BINDIR (tests/gpu/README.md): cuptirec,
@@ -33,17 +35,24 @@ make -s bench/tile-pair >/dev/null
 cp bench/tile-pair "$B/tile-pair"
 cp "$SHARED/tools/gen_trace" "$B/shared/tools/gen_trace"
 
-for rev in "$@"; do
-	short=$(git rev-parse --short=7 "$rev")
+# build REV's cuptimerge, with PATCH applied if one is named, as $B/NAME (a scratch worktree)
+build_rev() {
+	local wt
 	wt=$(mktemp -d /tmp/mkcarry.XXXXXX)
-	git worktree add -q --detach "$wt/src" "$rev"
+	git worktree add -q --detach "$wt/src" "$1"
+	[ -z "${3:-}" ] || git -C "$wt/src" apply "$(pwd)/$3"
 	(cd "$wt/src" && autoreconf -fi >/dev/null 2>&1 && ./configure -q --with-isal --without-cuda >/dev/null &&
 		make -s -j"$(nproc)" src/cuptimerge >/dev/null)
-	cp "$wt/src/src/cuptimerge" "$B/cuptimerge-$short"
+	cp "$wt/src/src/cuptimerge" "$B/$2"
 	git worktree remove --force "$wt/src"
 	rm -rf "$wt"
-	echo "mkcarry.sh: $B/cuptimerge-$short"
+	echo "mkcarry.sh: $B/$2"
+}
+for rev in "$@"; do
+	build_rev "$rev" "cuptimerge-$(git rev-parse --short=7 "$rev")"
 done
+# EXP=FILE.diff: HEAD with an experiment not landed (bench/exp/) as cuptimerge-exp
+[ -z "${EXP:-}" ] || build_rev HEAD cuptimerge-exp "$EXP"
 
 if [ -x cuptirec ] && [ -x "$NVCC" ]; then
 	cp cuptirec src/cuptimerge src/cuptimerge-batch "$G/"
