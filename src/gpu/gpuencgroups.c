@@ -74,7 +74,7 @@ static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, si
 	size_t nm;
 	W->text.len = W->marks.len = 0;
 	if (W->m)
-		gpu_members_reset(W->m);
+		gpu_members_reset(W->m, &W->text);
 	gpu_render_record(&W->R, r, &W->text, &es);
 	if (!(nm = W->marks.len / sizeof(size_t)))
 		return 0;

@@ -6,9 +6,12 @@
  *
  * The render writes each member's text as before and notes here, at the
  * same place, what it wrote: its key (a literal of the render's, which
- * outlives the tree), its type, where its text lies in the buffer (the
- * buffer may move as it grows: offsets, made pointers once the record's
- * elements are written, gpu_members_fix) and, for an integer or a time,
+ * outlives the tree), its type, where its text lies in the buffer (a
+ * pointer into it as it is then, and its offset: the buffer may move as it
+ * grows, and then the pointers are made again from the offsets once the
+ * record's elements are written, gpu_members_fix; it seldom moves, and
+ * making every pointer again was 13 M instructions of the 50k pair's
+ * .pftrace merge, BENCHMARKS.md "pfrender17") and, for an integer or a time,
  * the value that the .pftrace's parser keeps with a number (has_iv, as
  * pftrace/pfevent.h's CM_PF_IV_* say; left 0 where that parser would keep
  * none or where this cannot say it cheaply: the encoder then reads the
@@ -46,17 +49,33 @@ struct gpu_members {
 	unsigned nel;               /* elements so far */
 	unsigned root[GPU_MEMBERS_ELS];
 	unsigned char bad[GPU_MEMBERS_ELS]; /* parse it from its text */
-	unsigned cont[GPU_MEMBERS_DEPTH];   /* the open containers */
-	cm_jval *tail[GPU_MEMBERS_DEPTH];   /* their last kids */
+	cm_jval *cont[GPU_MEMBERS_DEPTH];   /* the open containers */
+	cm_jval **link[GPU_MEMBERS_DEPTH];  /* where their next kid is linked */
 	int depth;
 	unsigned pid, tid; /* the last row's members, for its flow (gpu_members_row) */
+	const char *base;  /* the buffer's bytes at gpu_members_reset */
+	int moved;         /* a node's pointer made with other bytes than base */
 };
 
-/* Forget the last record's elements. */
-static inline void gpu_members_reset(struct gpu_members *m)
+/* Forget the last record's elements; B is the buffer its elements will
+ * be written in. */
+static inline void gpu_members_reset(struct gpu_members *m, const cm_buf *b)
 {
 	m->n = m->nel = 0;
 	m->depth = 0;
+	m->base = b->p;
+	m->moved = 0;
+}
+
+/* The node just added, V, has its text at AT of B: its offset, and its
+ * pointer as B is now (made again by gpu_members_fix if B's bytes are not
+ * base's at the end). */
+static inline void gpu_members_at(struct gpu_members *m, cm_jval *v, const cm_buf *b, size_t at)
+{
+	m->off[m->n - 1] = at;
+	v->s = b->p + at;
+	if (b->p != m->base)
+		m->moved = 1;
 }
 
 /* The current element cannot be given as a tree: its text is parsed. */
@@ -71,7 +90,7 @@ static inline void gpu_members_bad(struct gpu_members *m)
  * parsed from its text). */
 static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
 {
-	cm_jval *v, *parent;
+	cm_jval *v;
 	int d = m->depth - 1;
 	if (m->n == GPU_MEMBERS_MAX || d < 0) {
 		gpu_members_bad(m);
@@ -86,13 +105,9 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	v->kids = v->next = NULL;
 	v->s = NULL;
 	v->has_iv = 0; /* (iv: the caller's, where it means something) */
-	parent = &m->v[m->cont[d]];
-	if (m->tail[d])
-		m->tail[d]->next = v;
-	else
-		parent->kids = v;
-	m->tail[d] = v;
-	parent->len++;
+	*m->link[d] = v; /* (the container's kids or its last kid's next) */
+	m->link[d] = &v->next;
+	m->cont[d]->len++;
 	return v;
 }
 
@@ -111,8 +126,8 @@ static inline void gpu_members_element(struct gpu_members *m)
 	m->off[m->n++] = GPU_NO_TEXT;
 	memset(v, 0, sizeof *v);
 	v->type = CM_J_OBJ; /* (key NULL: the element is no member) */
-	m->cont[0] = m->root[m->nel - 1];
-	m->tail[0] = NULL;
+	m->cont[0] = v;
+	m->link[0] = &v->kids;
 	m->depth = 1;
 }
 
@@ -124,8 +139,8 @@ static inline void gpu_members_open(struct gpu_members *m, const char *key, size
 		gpu_members_bad(m);
 		return;
 	}
-	m->cont[m->depth] = (unsigned)(v - m->v);
-	m->tail[m->depth++] = NULL;
+	m->cont[m->depth] = v;
+	m->link[m->depth++] = &v->kids;
 }
 
 static inline void gpu_members_close(struct gpu_members *m)
@@ -155,7 +170,7 @@ static inline void gpu_members_str(struct gpu_members *m, const char *key, size_
 		return;
 	}
 	if ((v = gpu_members_add(m, key, klen, CM_J_STR)) != NULL) {
-		m->off[v - m->v] = at + 1;
+		gpu_members_at(m, v, b, at + 1);
 		v->len = (uint32_t)(b->len - at - 2);
 	}
 }
@@ -166,7 +181,7 @@ static inline cm_jval *gpu_members_num(struct gpu_members *m, const char *key, s
 {
 	cm_jval *v = gpu_members_add(m, key, klen, CM_J_NUM);
 	if (v) {
-		m->off[v - m->v] = at;
+		gpu_members_at(m, v, b, at);
 		v->len = (uint32_t)(b->len - at);
 	}
 	return v;
@@ -208,28 +223,33 @@ static inline void gpu_members_row(struct gpu_members *m)
 }
 
 /* The row noted by gpu_members_row again, its text copied from ROW to AT
- * in the buffer. */
-static inline void gpu_members_row_copy(struct gpu_members *m, size_t row, size_t at)
+ * in the buffer B. */
+static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, size_t row, size_t at)
 {
 	for (int i = 0; i < 2; i++) {
 		unsigned k = i ? m->tid : m->pid;
-		cm_jval src = m->v[k], *v;
+		const cm_jval *src = &m->v[k]; /* (the arrays do not move) */
+		cm_jval *v;
 		size_t off = m->off[k];
-		if (off == GPU_NO_TEXT || !(v = gpu_members_add(m, src.key, src.klen, src.type))) {
+		if (off == GPU_NO_TEXT || !(v = gpu_members_add(m, src->key, src->klen, src->type))) {
 			gpu_members_bad(m);
 			return;
 		}
-		m->off[v - m->v] = off - row + at;
-		v->len = src.len;
-		v->iv = src.iv;
-		v->has_iv = src.has_iv;
+		gpu_members_at(m, v, b, off - row + at);
+		v->len = src->len;
+		v->iv = src->iv;
+		v->has_iv = src->has_iv;
 	}
 }
 
-/* The record's elements written in B: the nodes' text made pointers.
- * Element I's tree is then gpu_members_tree(M, I). */
+/* The record's elements written in B: the nodes' pointers made again
+ * from their offsets if B moved since gpu_members_reset (a pointer made
+ * after a move and before B came back to base's bytes, if that can be,
+ * counts as moved).  Element I's tree is then gpu_members_tree(M, I). */
 static inline void gpu_members_fix(struct gpu_members *m, const cm_buf *b)
 {
+	if (!m->moved && b->p == m->base)
+		return;
 	for (unsigned i = 0; i < m->n; i++)
 		if (m->off[i] != GPU_NO_TEXT)
 			m->v[i].s = b->p + m->off[i];

@@ -27,7 +27,7 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 	if (m) {
 		gpu_members_lit(m, "ph", 2, ph == 'f' ? "f" : "s", 1);
 		gpu_members_int(m, "id", 2, b, at, id);
-		gpu_members_row_copy(m, row, b->len);
+		gpu_members_row_copy(m, b, row, b->len);
 	}
 	if (b->cap - b->len < rowlen)
 		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */

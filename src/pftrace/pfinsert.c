@@ -310,8 +310,11 @@ static int same_value(const cm_jval *a, const cm_jval *b)
 }
 
 /* The members of V, given for the element S[0..N), against those its
- * text parses to (in E's encoder's nodes).  0, or -1 after a report. */
-static int check_members(cm_pft_enc *e, const cm_jval *v, const char *s, size_t n)
+ * text parses to (in E's encoder's nodes).  0, or -1 after a report.
+ * Not inlined: its two struct ev on cm_pft_enc_elem's stack cost every
+ * element a frame of six saved registers, 3.2 M instructions of the 50k
+ * pair's .pftrace merge (BENCHMARKS.md "pfrender17"). */
+static __attribute__((noinline, cold)) int check_members(cm_pft_enc *e, const cm_jval *v, const char *s, size_t n)
 {
 	struct ev a, b;
 	const cm_jval *const *pa = (const cm_jval *const *)&a, *const *pb = (const cm_jval *const *)&b;

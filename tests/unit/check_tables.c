@@ -1,6 +1,7 @@
 /* check_tables.c - the id index (hash map), the id tables (array, hash map,
  * key set and the tables packed over one), the thread-id rules, the cbid
- * tables, the packed window records and a GPU event's args. */
+ * tables, the packed window records, a GPU event's args and the members
+ * the render notes (gpu/gpumembers.h). */
 #include "config.h"
 #include "check_common.h"
 #include "gpu/cbid.h"
@@ -10,6 +11,8 @@
 #include "gpu/gpurec.h"
 #include "gpu/gpunames.h"
 #include "gpu/gpuargs.h"
+#include "gpu/gpumembers.h"
+#include "base/diag.h"
 #include "json/jwrite.h"
 
 #include <pthread.h>
@@ -677,6 +680,72 @@ START_TEST(gpunames_bounds)
 }
 END_TEST
 
+/* B's bytes moved elsewhere (a new block, the old freed): what a grow
+ * may do. */
+static void move_buf(cm_buf *b)
+{
+	char *p = cm_xmalloc(b->cap);
+	memcpy(p, b->p, b->len);
+	free(b->p);
+	b->p = p;
+}
+
+/* gpu_members' pointers into the text: made as each member is written,
+ * and made again from their offsets when the buffer moved during the
+ * record (MOVE 1: between two members, 2: after the last, 3: before the
+ * first, so both pointers stale; 4: between them and back after the last,
+ * so the second is stale with the buffer where it began) or not (0). */
+START_TEST(gpu_members_moves)
+{
+	static struct gpu_members m;
+	cm_buf b = {0};
+	const cm_jval *t, *k;
+	size_t at;
+	char *home = NULL, *away = cm_xmalloc(256);
+	for (int move = 0; move < 5; move++) {
+		b.len = 0;
+		cm_buf_grow(&b, 64);
+		gpu_members_reset(&m, &b);
+		if (move == 3)
+			move_buf(&b);
+		gpu_members_element(&m);
+		cm_buf_lit(&b, "{\"pid\":");
+		at = b.len;
+		cm_jw_int(&b, 12);
+		gpu_members_int(&m, "pid", 3, &b, at, 12);
+		if (move == 1)
+			move_buf(&b);
+		if (move == 4) { /* (room enough: no grow below) */
+			home = b.p;
+			memcpy(away, b.p, b.len);
+			b.p = away;
+		}
+		cm_buf_lit(&b, ",\"name\":");
+		at = b.len;
+		cm_buf_lit(&b, "\"ab\"");
+		gpu_members_str(&m, "name", 4, &b, at);
+		cm_buf_putc(&b, '}');
+		if (move == 2)
+			move_buf(&b);
+		if (move == 4) {
+			memcpy(home, b.p, b.len);
+			b.p = home;
+		}
+		gpu_members_fix(&m, &b);
+		ck_assert_ptr_nonnull(t = gpu_members_tree(&m, 0));
+		ck_assert_uint_eq(t->len, 2);
+		k = t->kids;
+		ck_assert_ptr_eq(k->s, b.p + 7);
+		ck_assert(k->len == 2 && !memcmp(k->s, "12", 2) && k->has_iv == 1 && k->iv == 12);
+		k = k->next;
+		ck_assert_ptr_eq(k->s, b.p + 18);
+		ck_assert(k->len == 2 && !memcmp(k->s, "ab", 2) && !k->next);
+	}
+	cm_buf_free(&b);
+	free(away);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -697,6 +766,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, cbid_names);
 	tcase_add_test(tc, cbid_rules);
 	tcase_add_test(tc, gpurec_roundtrip);
+	tcase_add_test(tc, gpu_members_moves);
 	tcase_add_test(tc, gpuargs_direct);
 	tcase_add_test(tc, gpunames_threads);
 	tcase_add_test(tc, gpunames_bounds);
