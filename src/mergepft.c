@@ -89,6 +89,8 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 		ectx[i] = cm_pft_enc_new(t);
 	memset(&gr, 0, sizeof gr);
 	gr.members = !(env && *env && strcmp(env, "0"));
+	/* the members' numbers not written as text where nothing reads it */
+	gr.lean = gr.members && !cm_pft_enc_reads_text(ectx[0]);
 	gr.open = enc_open;
 	gr.element = enc_elem;
 	gr.close = enc_close;

@@ -39,6 +39,8 @@ void gpu_arg_int_slot(struct args *A, const char *key, cm_int v)
 void gpu_arg_int_member(struct args *A, const char *key, size_t klen, cm_int v)
 {
 	size_t at;
+	if (gpu_members_lean_int(A->m, key, klen, v))
+		return; /* (the lean mode: no text) */
 	gpu_arg_direct_key(A, key, klen);
 	at = A->direct->len;
 	cm_jw_int(A->direct, v);

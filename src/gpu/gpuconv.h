@@ -225,14 +225,16 @@ int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
  * each element, its text TEXT[0..N) (no comma in front) and, with
  * MEMBERS set, its value V as cm_jval_parse_py would make it of the text
  * (V NULL: the encoder parses the text; valid until the call returns,
- * numbers' has_iv as pftrace/pfevent.h's CM_PF_IV_* say), then CLOSE,
+ * numbers' has_iv as pftrace/pfevent.h's CM_PF_IV_* say; with LEAN too,
+ * an element given with V has no whole text: the numbers V keeps the
+ * value of are left out of it, gpu/gpumembers.h's lean mode), then CLOSE,
  * each appending to OUT (its length a multiple of 8 at OPEN); ENCODED(SCTX)
  * takes each group's bytes, in order.  A group without events is not
  * seen.  The groups do not depend on JOBS, nor on how the window was
  * read.  0, or -1 after a report (or a callback's failure). */
 typedef struct cm_gpu_groups {
 	uint64_t span;
-	int members;
+	int members, lean;
 	int (*open)(void *ectx, cm_buf *out);
 	int (*element)(void *ectx, const cm_jval *v, const char *text, size_t n, cm_buf *out);
 	int (*close)(void *ectx, cm_buf *out);

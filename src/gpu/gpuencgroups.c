@@ -54,6 +54,7 @@ struct grworker {
 	void *ectx;
 	cm_buf text, marks; /* a record's elements */
 	struct gpu_members *m; /* their members (with gr->members) */
+	int lean;              /* their members in the lean mode (gr->lean, no remap) */
 };
 
 /* OUT padded with zeros to a multiple of 8. */
@@ -64,18 +65,32 @@ static void pad8(cm_buf *out)
 		cm_buf_put(out, zero, 8 - (out->len & 7));
 }
 
-/* The record R rendered and handed to the encoder, element by element,
- * into OUT; *NEL counts the group's elements.  0, or the encoder's
- * failure. */
-static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, size_t *nel)
+/* The record R rendered into W's text and marks, its members noted in the
+ * lean mode when LEAN. */
+static void render_record(struct grworker *W, const cm_gpurec *r, int lean)
 {
 	struct gpu_emit es = {&W->marks, W->m};
+	W->text.len = W->marks.len = 0;
+	if (W->m) {
+		gpu_members_reset(W->m, &W->text);
+		W->m->lean = lean;
+	}
+	gpu_render_record(&W->R, r, &W->text, &es);
+}
+
+/* The record R rendered and handed to the encoder, element by element,
+ * into OUT; *NEL counts the group's elements.  0, or the encoder's
+ * failure.  In the lean mode (gpumembers.h) a record with an element to
+ * be parsed is rendered again with its whole text; one with an annotation
+ * always has one (render_activity), so it is rendered whole at once. */
+static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, size_t *nel)
+{
 	const size_t *mk;
 	size_t nm;
-	W->text.len = W->marks.len = 0;
-	if (W->m)
-		gpu_members_reset(W->m, &W->text);
-	gpu_render_record(&W->R, r, &W->text, &es);
+	int lean = W->lean && !(r->flags & CM_REC_ANN);
+	render_record(W, r, lean);
+	if (lean && !gpu_members_whole(W->m))
+		render_record(W, r, 0);
 	if (!(nm = W->marks.len / sizeof(size_t)))
 		return 0;
 	if (W->m)
@@ -186,6 +201,8 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 		W[i].gr = &local;
 		W[i].ectx = gr->ectx[i];
 		W[i].m = gr->members ? cm_xmalloc(sizeof *W[i].m) : NULL;
+		/* (a record rendered again must not count a remap's move twice) */
+		W[i].lean = gr->members && gr->lean && !g->remap;
 		ctx[i] = &W[i];
 	}
 	env = getenv("CUPTIMERGE_PFT_PIECE");

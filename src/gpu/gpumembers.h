@@ -20,6 +20,14 @@
  * parsed from its text (bad), as is an event with an annotation, whose
  * args the render collects and writes elsewhere (gpuargs.c).
  *
+ * The lean mode (gpu_members_lean_int, _lean_time): where nothing reads
+ * an element's text but through its tree (the encoder reads the text of
+ * an element given as a tree only where it says so, cm_pft_enc_reads_text),
+ * a number whose value its node keeps is not written at all, only noted:
+ * its digits were a third of the render's instructions (BENCHMARKS.md
+ * "pfrender18").  The text is then no JSON, so a record with an element to
+ * be parsed (bad) is rendered again, not lean (gpuencgroups.c).
+ *
  * One record's elements at a time (an X event and its flow): fixed
  * arrays, so that the nodes do not move while they are linked. */
 #ifndef CM_GPUMEMBERS_H
@@ -55,6 +63,7 @@ struct gpu_members {
 	unsigned pid, tid; /* the last row's members, for its flow (gpu_members_row) */
 	const char *base;  /* the buffer's bytes at gpu_members_reset */
 	int moved;         /* a node's pointer made with other bytes than base */
+	int lean;          /* the lean mode: no text for a number kept whole (the caller's) */
 };
 
 /* Forget the last record's elements; B is the buffer its elements will
@@ -200,6 +209,38 @@ static inline void gpu_members_int(struct gpu_members *m, const char *key, size_
 	}
 }
 
+/* The integer member X in the lean mode, when its node keeps its value
+ * (gpu_members_int's range): noted with its value alone, no text (its
+ * text "", not read), 1; else 0, nothing done, and the caller writes its
+ * text and notes it (M NULL, as for the JSON's render: 0). */
+static inline int gpu_members_lean_int(struct gpu_members *m, const char *key, size_t klen, cm_int x)
+{
+	cm_jval *v;
+	if (!m || !m->lean || !(x > -1000000000000000000 && x < 1000000000000000000))
+		return 0;
+	if ((v = gpu_members_add(m, key, klen, CM_J_NUM)) != NULL) { /* (NULL: marked bad, rendered again) */
+		v->s = "";
+		v->iv = (int64_t)x;
+		v->has_iv = 1;
+	}
+	return 1;
+}
+
+/* The time member of NS nanoseconds in the lean mode, as
+ * gpu_members_lean_int (gpu_members_time's range, CM_PF_IV_NS). */
+static inline int gpu_members_lean_time(struct gpu_members *m, const char *key, size_t klen, cm_int ns)
+{
+	cm_jval *v;
+	if (!m || !m->lean || !(ns >= 0 && ns < CM_PY_MILLI_MAX))
+		return 0;
+	if ((v = gpu_members_add(m, key, klen, CM_J_NUM)) != NULL) {
+		v->s = "";
+		v->iv = (int64_t)ns;
+		v->has_iv = 2;
+	}
+	return 1;
+}
+
 /* A time member of NS nanoseconds, written by cm_jw_us_text from AT: below
  * CM_PY_MILLI_MAX its text is repr(NS / 1000) with 1 to 3 decimals, whose
  * nanoseconds the parser keeps (CM_PF_IV_NS, pfevent.h: 2); else the text
@@ -223,7 +264,7 @@ static inline void gpu_members_row(struct gpu_members *m)
 }
 
 /* The row noted by gpu_members_row again, its text copied from ROW to AT
- * in the buffer B. */
+ * in the buffer B (a member of the lean mode without text: its value). */
 static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, size_t row, size_t at)
 {
 	for (int i = 0; i < 2; i++) {
@@ -231,11 +272,15 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 		const cm_jval *src = &m->v[k]; /* (the arrays do not move) */
 		cm_jval *v;
 		size_t off = m->off[k];
-		if (off == GPU_NO_TEXT || !(v = gpu_members_add(m, src->key, src->klen, src->type))) {
+		if ((off == GPU_NO_TEXT && !(m->lean && src->type == CM_J_NUM && src->has_iv)) ||
+		    !(v = gpu_members_add(m, src->key, src->klen, src->type))) {
 			gpu_members_bad(m);
 			return;
 		}
-		gpu_members_at(m, v, b, off - row + at);
+		if (off != GPU_NO_TEXT)
+			gpu_members_at(m, v, b, off - row + at);
+		else
+			v->s = src->s;
 		v->len = src->len;
 		v->iv = src->iv;
 		v->has_iv = src->has_iv;
@@ -253,6 +298,18 @@ static inline void gpu_members_fix(struct gpu_members *m, const cm_buf *b)
 	for (unsigned i = 0; i < m->n; i++)
 		if (m->off[i] != GPU_NO_TEXT)
 			m->v[i].s = b->p + m->off[i];
+}
+
+/* 1 when every element of the record is given as a tree (none to be
+ * parsed from its text). */
+static inline int gpu_members_whole(const struct gpu_members *m)
+{
+	if (m->nel > GPU_MEMBERS_ELS)
+		return 0;
+	for (unsigned i = 0; i < m->nel; i++)
+		if (m->bad[i])
+			return 0;
+	return 1;
 }
 
 /* Element I's tree after gpu_members_fix, or NULL: to be parsed. */

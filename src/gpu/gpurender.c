@@ -100,19 +100,23 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	gpu_row_text(b, pid, tid, m);
 	row_end = b->len;
 	gpu_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len, m);
-	cm_buf_lit(b, ",\"args\":{\"cbid\":");
-	at = b->len;
-	cm_jw_int(b, r->v[CM_RA_CBID]);
-	if (m) {
-		gpu_members_open(m, "args", 4, CM_J_OBJ);
-		gpu_members_int(m, "cbid", 4, b, at, r->v[CM_RA_CBID]);
-	}
-	cm_buf_lit(b, ",\"correlation\":");
-	at = b->len;
-	cm_jw_int(b, corr);
 	if (m)
-		gpu_members_int(m, "correlation", 11, b, at, corr);
-	if ((ext = gpu_cpu_ext(g, corr)) != 0) {
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
+	if (!gpu_members_lean_int(m, "cbid", 4, r->v[CM_RA_CBID])) {
+		cm_buf_lit(b, ",\"args\":{\"cbid\":");
+		at = b->len;
+		cm_jw_int(b, r->v[CM_RA_CBID]);
+		if (m)
+			gpu_members_int(m, "cbid", 4, b, at, r->v[CM_RA_CBID]);
+	}
+	if (!gpu_members_lean_int(m, "correlation", 11, corr)) {
+		cm_buf_lit(b, ",\"correlation\":");
+		at = b->len;
+		cm_jw_int(b, corr);
+		if (m)
+			gpu_members_int(m, "correlation", 11, b, at, corr);
+	}
+	if ((ext = gpu_cpu_ext(g, corr)) != 0 && !gpu_members_lean_int(m, "External id", 11, ext)) {
 		cm_buf_lit(b, ",\"External id\":");
 		at = b->len;
 		cm_jw_int(b, ext);
@@ -163,6 +167,8 @@ static void triple(struct render *R, const char *key, const int32_t *x)
 	cm_buf_putc(b, '[');
 	for (int i = 0; i < 3; i++) {
 		size_t at;
+		if (gpu_members_lean_int(A->m, NULL, 0, x[i]))
+			continue; /* (the lean mode: no text) */
 		if (i)
 			cm_buf_putc(b, ',');
 		at = b->len;

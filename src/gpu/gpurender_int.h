@@ -41,23 +41,30 @@ struct gpu_emit {
 static inline struct gpu_members *gpu_es_members(const struct gpu_emit *es) { return es ? es->m : NULL; }
 
 /* ,"ts":TS,"dur":DUR for START/END ns; the ts text is handed back
- * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event; noted in M (not NULL). */
+ * (TSTEXT: CM_US_TEXT_MAX bytes) for a flow event; noted in M (not NULL).
+ * In M's lean mode a time kept whole is not written (nor the ts text
+ * handed back: the flow's is kept whole too, the same nanoseconds). */
 static inline void gpu_times_text(const cm_gpu *g, cm_buf *b, cm_int start, cm_int end, char *tstext, size_t *tslen,
 				  struct gpu_members *m)
 {
 	double d;
 	size_t at;
-	*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
-	cm_buf_lit(b, ",\"ts\":");
-	at = b->len;
-	cm_buf_put_short(b, tstext, *tslen);
-	if (m)
-		gpu_members_time(m, "ts", 2, b, at, start - g->base_ns);
-	cm_buf_lit(b, ",\"dur\":");
-	at = b->len;
-	cm_jw_us_of_ns(b, end - start);
-	if (m)
-		gpu_members_time(m, "dur", 3, b, at, end - start);
+	*tslen = 0;
+	if (!gpu_members_lean_time(m, "ts", 2, start - g->base_ns)) {
+		*tslen = cm_jw_us_text(start - g->base_ns, tstext, &d);
+		cm_buf_lit(b, ",\"ts\":");
+		at = b->len;
+		cm_buf_put_short(b, tstext, *tslen);
+		if (m)
+			gpu_members_time(m, "ts", 2, b, at, start - g->base_ns);
+	}
+	if (!gpu_members_lean_time(m, "dur", 3, end - start)) {
+		cm_buf_lit(b, ",\"dur\":");
+		at = b->len;
+		cm_jw_us_of_ns(b, end - start);
+		if (m)
+			gpu_members_time(m, "dur", 3, b, at, end - start);
+	}
 }
 
 /* The ,"pid":P,"tid":T of the X event just written: where it starts in
@@ -89,23 +96,28 @@ static inline void gpu_head_members(struct gpu_members *m, const cm_buf *b, size
 }
 
 /* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text; noted
- * in M (not NULL), and kept for its flow (gpu_members_row). */
+ * in M (not NULL), and kept for its flow (gpu_members_row); in M's lean
+ * mode no text for either when kept whole. */
 static inline void gpu_row_text(cm_buf *b, cm_int pid, cm_int tid, struct gpu_members *m)
 {
 	size_t at;
 	cm_int t = cm_tid_export(tid);
-	cm_buf_lit(b, ",\"pid\":");
-	at = b->len;
-	cm_jw_int(b, pid);
-	if (m)
-		gpu_members_int(m, "pid", 3, b, at, pid);
-	cm_buf_lit(b, ",\"tid\":");
-	at = b->len;
-	cm_jw_int(b, t);
-	if (m) {
-		gpu_members_int(m, "tid", 3, b, at, t);
-		gpu_members_row(m);
+	if (!gpu_members_lean_int(m, "pid", 3, pid)) {
+		cm_buf_lit(b, ",\"pid\":");
+		at = b->len;
+		cm_jw_int(b, pid);
+		if (m)
+			gpu_members_int(m, "pid", 3, b, at, pid);
 	}
+	if (!gpu_members_lean_int(m, "tid", 3, t)) {
+		cm_buf_lit(b, ",\"tid\":");
+		at = b->len;
+		cm_jw_int(b, t);
+		if (m)
+			gpu_members_int(m, "tid", 3, b, at, t);
+	}
+	if (m)
+		gpu_members_row(m);
 }
 
 /* gpu_x_head's text before the pid: {"ph":"X","cat":CAT,"name":NAME */

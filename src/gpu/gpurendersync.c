@@ -22,22 +22,28 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 	cm_buf_lit(b, "{\"ph\":\"");
 	cm_buf_putc(b, ph);
 	cm_buf_lit(b, "\",\"id\":");
-	at = b->len;
-	cm_jw_int(b, id);
-	if (m) {
+	if (m)
 		gpu_members_lit(m, "ph", 2, ph == 'f' ? "f" : "s", 1);
-		gpu_members_int(m, "id", 2, b, at, id);
-		gpu_members_row_copy(m, b, row, b->len);
+	if (!gpu_members_lean_int(m, "id", 2, id)) {
+		at = b->len;
+		cm_jw_int(b, id);
+		if (m)
+			gpu_members_int(m, "id", 2, b, at, id);
 	}
+	if (m)
+		gpu_members_row_copy(m, b, row, b->len);
 	if (b->cap - b->len < rowlen)
 		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
 	memcpy(b->p + b->len, b->p + row, rowlen);
 	b->len += rowlen;
-	cm_buf_lit(b, ",\"ts\":");
-	at = b->len;
-	cm_buf_put_short(b, ts, tslen);
-	if (m)
-		gpu_members_time(m, "ts", 2, b, at, ts_ns);
+	/* (the lean mode: TS is "" when kept whole, gpu_times_text) */
+	if (!gpu_members_lean_time(m, "ts", 2, ts_ns)) {
+		cm_buf_lit(b, ",\"ts\":");
+		at = b->len;
+		cm_buf_put_short(b, ts, tslen);
+		if (m)
+			gpu_members_time(m, "ts", 2, b, at, ts_ns);
+	}
 	if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
@@ -55,6 +61,8 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 static void sync_int(struct gpu_members *m, cm_buf *b, const char *key, cm_int x)
 {
 	size_t at = b->len;
+	if (gpu_members_lean_int(m, key, strlen(key), x))
+		return; /* (the lean mode: no text) */
 	cm_jw_int(b, x);
 	if (m)
 		gpu_members_int(m, key, strlen(key), b, at, x);

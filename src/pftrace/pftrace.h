@@ -90,6 +90,12 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t);
  * offset of an inserted element is not known: -1), or -2 without a
  * report when the run has failed already (a batch's open). */
 int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out);
+/* 1 when E reads the text S of an element given with its value V (a
+ * testing aid's check, CUPTIMERGE_PFT_MEMBERS_CHECK); else 0, and S is
+ * read only for a "M" or "C" element: V's strings' and numbers' s are
+ * what is read, and a number's text not even that where has_iv says its
+ * value. */
+int cm_pft_enc_reads_text(const cm_pft_enc *e);
 int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out);
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out);
 /* The direct path's pieces (cm_pft_insert_direct): nothing else. */

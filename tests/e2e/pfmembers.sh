@@ -23,14 +23,20 @@ NOW="--now 1795974776"
 
 # same NAME ARGS...: cuptimerge ARGS -o .pftrace both ways (the environment
 # as the caller sets it); the same exit status, messages and bytes, the
-# members checked.  Sets $checked to the elements checked.
+# members checked; and the same again as it runs by default, the members'
+# numbers left out of the text (gpu/gpumembers.h's lean mode, which the
+# check's reading of the text turns off).  Sets $checked to the elements
+# checked.
 same() {
 	what=$1
 	shift
 	rc1=0
 	rc2=0
+	rc3=0
 	CUPTIMERGE_PFT_MEMBERS_CHECK=1 $CUPTIMERGE "$@" -o "$tmp/x.pftrace" 2>"$tmp/m.err" || rc1=$?
 	[ ! -f "$tmp/x.pftrace" ] || mv "$tmp/x.pftrace" "$tmp/m.pftrace"
+	$CUPTIMERGE "$@" -o "$tmp/x.pftrace" 2>"$tmp/l.err" || rc3=$?
+	[ ! -f "$tmp/x.pftrace" ] || mv "$tmp/x.pftrace" "$tmp/l.pftrace"
 	CUPTIMERGE_PFT_REPARSE=1 CUPTIMERGE_PFT_DIRECT=0 CUPTIMERGE_PFT_ADOPT=0 $CUPTIMERGE "$@" -o "$tmp/x.pftrace" \
 		2>"$tmp/p.err" || rc2=$?
 	[ ! -f "$tmp/x.pftrace" ] || mv "$tmp/x.pftrace" "$tmp/p.pftrace"
@@ -41,6 +47,10 @@ same() {
 		fail "$what: exit $rc1 with members, $rc2 parsed: $(head -3 "$tmp/m.msg") / $(head -3 "$tmp/p.err")"
 	elif [ $rc1 -eq 0 ] && ! cmp -s "$tmp/m.pftrace" "$tmp/p.pftrace"; then
 		fail "$what: other bytes with the members than parsed"
+	elif [ $rc3 -ne $rc2 ] || ! cmp -s "$tmp/l.err" "$tmp/p.err"; then
+		fail "$what: exit $rc3 by default (lean), $rc2 parsed: $(head -3 "$tmp/l.err") / $(head -3 "$tmp/p.err")"
+	elif [ $rc3 -eq 0 ] && ! cmp -s "$tmp/l.pftrace" "$tmp/p.pftrace"; then
+		fail "$what: other bytes by default (the members' numbers left out of the text) than parsed"
 	fi
 }
 
