@@ -12,16 +12,22 @@
 
 #include <string.h>
 
-/* (gpurender_int.h) An ac2g flow event, on a row copied from B. */
+/* (gpurender_int.h) An ac2g flow event, on a row copied from B.  In the
+ * lean mode (gpumembers.h) with no text for the row and the time (kept
+ * whole), the rest of the text is literals: none of it written (BARE),
+ * the members only noted (the flow's text was half its cost there). */
 void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t row, size_t rowlen, const char *ts,
 		     size_t tslen, cm_int ts_ns)
 {
 	struct gpu_members *m = gpu_es_members(es);
+	int bare = m && m->lean && !rowlen && !tslen;
 	size_t at;
 	gpu_el_begin(es, b);
-	cm_buf_lit(b, "{\"ph\":\"");
-	cm_buf_putc(b, ph);
-	cm_buf_lit(b, "\",\"id\":");
+	if (!bare) {
+		cm_buf_lit(b, "{\"ph\":\"");
+		cm_buf_putc(b, ph);
+		cm_buf_lit(b, "\",\"id\":");
+	}
 	if (m)
 		gpu_members_lit(m, "ph", 2, ph == 'f' ? "f" : "s", 1);
 	if (!gpu_members_lean_int(m, "id", 2, id)) {
@@ -32,10 +38,12 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 	}
 	if (m)
 		gpu_members_row_copy(m, b, row, b->len);
-	if (b->cap - b->len < rowlen)
-		cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
-	memcpy(b->p + b->len, b->p + row, rowlen);
-	b->len += rowlen;
+	if (!bare) {
+		if (b->cap - b->len < rowlen)
+			cm_buf_grow(b, rowlen); /* before the source is taken: the grow may move it */
+		memcpy(b->p + b->len, b->p + row, rowlen);
+		b->len += rowlen;
+	}
 	/* (the lean mode: TS is "" when kept whole, gpu_times_text) */
 	if (!gpu_members_lean_time(m, "ts", 2, ts_ns)) {
 		cm_buf_lit(b, ",\"ts\":");
@@ -44,7 +52,9 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 		if (m)
 			gpu_members_time(m, "ts", 2, b, at, ts_ns);
 	}
-	if (ph == 'f')
+	if (bare)
+		;
+	else if (ph == 'f')
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 	else
 		cm_buf_lit(b, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
