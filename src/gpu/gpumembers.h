@@ -287,6 +287,74 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 	}
 }
 
+/* The node W of a member written whole: KEY[0..KLEN) of TYPE, its text
+ * S[0..LEN), no value kept, linked to the node after it (gpu_members_flow's
+ * nodes are consecutive). */
+static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_t klen, const char *s, size_t len)
+{
+	w->type = (unsigned char)type;
+	w->key = key;
+	w->klen = (uint32_t)klen;
+	w->s = s;
+	w->len = (uint32_t)len;
+	w->kids = NULL;
+	w->next = w + 1;
+	w->has_iv = 0;
+}
+
+/* A new element, an ac2g flow ({"ph":PH,"id":ID,"pid":..,"tid":..,
+ * "ts":..,"cat":"ac2g","name":"ac2g"} and "bp":"e" for an "f"), noted at
+ * once in the lean mode, its row's members (gpu_members_row's) and every
+ * number kept whole: 1; else 0, nothing done, and the caller notes it
+ * member by member.  (Node by node, through gpu_members_add, a flow's
+ * members were 360 instructions, 25 M of the 50k pair's .pftrace merge:
+ * BENCHMARKS.md "pfrender18".)  Its nodes come in the order the text's
+ * members do. */
+static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm_int ts_ns)
+{
+	unsigned n = m->n, k = ph == 'f' ? 8 : 7;
+	cm_jval *v = &m->v[n];
+	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || n + 9 > GPU_MEMBERS_MAX ||
+	    !(id > -1000000000000000000 && id < 1000000000000000000) || !(ts_ns >= 0 && ts_ns < CM_PY_MILLI_MAX))
+		return 0;
+	for (int i = 0; i < 2; i++) { /* the row's: values alone (gpu_members_row_copy's) */
+		unsigned r = i ? m->tid : m->pid;
+		if (m->off[r] != GPU_NO_TEXT || m->v[r].type != CM_J_NUM || !m->v[r].has_iv)
+			return 0;
+	}
+	_Static_assert(GPU_NO_TEXT == SIZE_MAX, "GPU_NO_TEXT's bytes all ones");
+	memset(&m->off[n], 0xff, 9 * sizeof *m->off); /* (GPU_NO_TEXT each: a loop of 9 stores was 45 instructions) */
+	m->root[m->nel] = n;
+	m->bad[m->nel++] = 0;
+	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, k);
+	v[0].kids = &v[1];
+	v[0].next = NULL;
+	/* (an "s" writes "bp" too, unlinked: the stores' values constants) */
+	gpu_members_node(&v[1], CM_J_STR, "ph", 2, ph == 'f' ? "f" : "s", 1);
+	gpu_members_node(&v[2], CM_J_NUM, "id", 2, "", 0);
+	v[2].iv = (int64_t)id;
+	v[2].has_iv = 1;
+	for (int i = 0; i < 2; i++) {
+		const cm_jval *src = &m->v[i ? m->tid : m->pid];
+		cm_jval *w = &v[3 + i];
+		gpu_members_node(w, CM_J_NUM, src->key, src->klen, src->s, src->len);
+		w->iv = src->iv;
+		w->has_iv = src->has_iv;
+	}
+	gpu_members_node(&v[5], CM_J_NUM, "ts", 2, "", 0);
+	v[5].iv = (int64_t)ts_ns;
+	v[5].has_iv = 2;
+	gpu_members_node(&v[6], CM_J_STR, "cat", 3, "ac2g", 4);
+	gpu_members_node(&v[7], CM_J_STR, "name", 4, "ac2g", 4);
+	gpu_members_node(&v[8], CM_J_STR, "bp", 2, "e", 1);
+	v[k].next = NULL;
+	m->n = n + 1 + k;
+	m->cont[0] = v; /* (nothing more is added to it: its last kid ends the element) */
+	m->link[0] = &v[k].next;
+	m->depth = 1;
+	return 1;
+}
+
 /* The record's elements written in B: the nodes' pointers made again
  * from their offsets if B moved since gpu_members_reset (a pointer made
  * after a move and before B came back to base's bytes, if that can be,
