@@ -226,8 +226,10 @@ int cm_gpu_write_events(const cm_gpu *g, cm_evout *eo, int jobs);
  * MEMBERS set, its value V as cm_jval_parse_py would make it of the text
  * (V NULL: the encoder parses the text; valid until the call returns,
  * numbers' has_iv as pftrace/pfevent.h's CM_PF_IV_* say; with LEAN too,
- * an element given with V has no whole text: the numbers V keeps the
- * value of are left out of it, gpu/gpumembers.h's lean mode), then CLOSE,
+ * an element given with V has no whole text: what V holds whole, the
+ * numbers it keeps the value of, its literals, a name from the render's
+ * tables (V's string then pointing there), is left out of it,
+ * gpu/gpumembers.h's lean mode), then CLOSE,
  * each appending to OUT (its length a multiple of 8 at OPEN); ENCODED(SCTX)
  * takes each group's bytes, in order.  A group without events is not
  * seen.  The groups do not depend on JOBS, nor on how the window was

@@ -25,8 +25,11 @@
  * an element given as a tree only where it says so, cm_pft_enc_reads_text),
  * a number whose value its node keeps is not written at all, only noted:
  * its digits were a third of the render's instructions (BENCHMARKS.md
- * "pfrender18").  The text is then no JSON, so a record with an element to
- * be parsed (bad) is rendered again, not lean (gpuencgroups.c).
+ * "pfrender18").  So is what else the render can note whole: a flow
+ * (gpu_members_flow), an X event's head whose name needs no escape (its
+ * node then points into the render's tables, which outlive the tree).
+ * The text is then no JSON, so a record with an element to be parsed
+ * (bad) is rendered again, not lean (gpuencgroups.c).
  *
  * One record's elements at a time (an X event and its flow): fixed
  * arrays, so that the nodes do not move while they are linked. */

@@ -24,13 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where the name's text (its quotes too) begins in an API call's head,
+ * {"ph":"X","cat":"CAT","name":NAME (gpu_head_members' offset). */
+static inline size_t api_name_at(int driver) { return 26 + (driver ? 11 : 12); }
+
 /* The name of an API call's cbid and whether the call starts a flow: from
  * R's cache when the table names the cbid (a few dozen kinds of call; the
  * table's search and the lists' string compares for each were 2% of a
  * merge's instructions), else as gpu_api_name and cm_cbid_requires_flow
- * give them (FALLBACK: 64 bytes). */
+ * give them (FALLBACK: 64 bytes).  With the cache's *HEAD, *PLAIN says
+ * whether its name's text is its bytes (left alone without). */
 static inline __attribute__((always_inline)) const char *api_name(struct render *R, int driver, cm_int cbid, char *fallback, size_t *len, int *flow,
-			    const cm_buf **head)
+			    const cm_buf **head, int *plain)
 {
 	const char *name;
 	int64_t c = (int64_t)cbid;
@@ -40,6 +45,7 @@ static inline __attribute__((always_inline)) const char *api_name(struct render 
 		*len = k->len;
 		*flow = k->flow;
 		*head = &k->head;
+		*plain = k->plain;
 		return k->name;
 	}
 	name = gpu_api_name(driver, cbid, fallback);
@@ -60,6 +66,9 @@ static inline __attribute__((always_inline)) const char *api_name(struct render 
 		cm_buf_lit(&k->head, ",\"name\":");
 		cm_jw_string(&k->head, name, *len);
 		*head = &k->head;
+		/* (every escape begins with a backslash; the name's text ends HEAD) */
+		k->plain = !memchr(k->head.p + api_name_at(driver), '\\', k->head.len - api_name_at(driver));
+		*plain = k->plain;
 	}
 	return name;
 }
@@ -77,7 +86,7 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	cm_int tid = 0, corr = r->v[CM_RA_CORR], pid = r->v[CM_RA_PID];
 	cm_int ext;
 	size_t ts_len, name_len, row, row_end, at;
-	int starts_flow;
+	int starts_flow, plain = 0;
 	if (!(r->flags & CM_REC_REGISTERED) || !gpu_cut_keep(g, r))
 		return;
 	gpu_api_thread(g, r, &tid, &fell); /* cannot fail: the plan made the same lookup */
@@ -86,16 +95,25 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 		if (g->remap(g->remap_ctx, (int64_t)pid, (int64_t)tid, cm_py_int_to_double(r->v[CM_RA_START]), 1, &moved))
 			tid = moved;
 	}
-	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head);
+	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head, &plain);
 	gpu_el_begin(es, b);
 	at = b->len;
-	/* gpu_x_head's bytes, the part before the pid made once when it can be */
-	if (head)
-		cm_buf_put(b, head->p, head->len);
-	else
-		gpu_x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
-	if (m)
-		gpu_head_members(m, b, at, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
+	if (m && m->lean && head && plain) {
+		/* the lean mode: no text, the name's node in the cache's head
+		 * (it stays until the record's next API call) */
+		size_t nat = api_name_at(driver) + 1;
+		gpu_members_lit(m, "ph", 2, "X", 1);
+		gpu_members_lit(m, "cat", 3, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
+		gpu_members_lit(m, "name", 4, head->p + nat, head->len - nat - 1);
+	} else {
+		/* gpu_x_head's bytes, the part before the pid made once when it can be */
+		if (head)
+			cm_buf_put(b, head->p, head->len);
+		else
+			gpu_x_head_start(b, driver ? "cuda_driver" : "cuda_runtime", name, name_len);
+		if (m)
+			gpu_head_members(m, b, at, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
+	}
 	row = gpu_row_mark(b);
 	gpu_row_text(b, pid, tid, m);
 	row_end = b->len;
@@ -234,22 +252,34 @@ static inline __attribute__((always_inline)) void kineto_args(struct render *R, 
  * goes out as the JSON text made once there (the bytes gpu_x_head's
  * cm_jw_string would write), without another look at each of its bytes.
  * CAT is one of the render's own categories, which need no escape.
- * Returns where its ,"pid":..,"tid":.. starts in B (it ends B). */
+ * Returns where its ,"pid":..,"tid":.. starts in B (it ends B).  In M's
+ * lean mode a name of the table whose text is its bytes is not written:
+ * its node points into the table (read-only while the render runs). */
 static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm_gpurec *r, cm_int pid, cm_int tid,
 			   struct gpu_members *m)
 {
 	size_t len, row, at = b->len;
-	const char *json;
-	if (!(r->flags & CM_REC_NAMEREF)) {
+	const char *json = NULL;
+	int bare = 0; /* the lean mode's head: no text */
+	if (m && m->lean && (r->flags & CM_REC_NAMEREF)) {
+		json = cm_gpunames_json(g->win.names, r->name_id, &len);
+		bare = !memchr(json + 1, '\\', len - 2); /* (every escape begins with one) */
+	}
+	if (bare) {
+		gpu_members_lit(m, "ph", 2, "X", 1);
+		gpu_members_lit(m, "cat", 3, cat, strlen(cat));
+		gpu_members_lit(m, "name", 4, json + 1, len - 2);
+	} else if (!(r->flags & CM_REC_NAMEREF)) {
 		gpu_x_head_start(b, cat, r->name, r->nlen);
 	} else {
-		json = cm_gpunames_json(g->win.names, r->name_id, &len);
+		if (!json)
+			json = cm_gpunames_json(g->win.names, r->name_id, &len);
 		cm_buf_lit(b, "{\"ph\":\"X\",\"cat\":\"");
 		cm_buf_puts(b, cat);
 		cm_buf_lit(b, "\",\"name\":");
 		cm_buf_put(b, json, len);
 	}
-	if (m)
+	if (m && !bare)
 		gpu_head_members(m, b, at, cat, strlen(cat));
 	row = gpu_row_mark(b);
 	gpu_row_text(b, pid, tid, m);

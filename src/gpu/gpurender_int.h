@@ -24,6 +24,7 @@ struct render {
 		size_t len;
 		int driver, flow;
 		cm_buf head; /* {"ph":"X","cat":...,"name":... of its X event, as gpu_x_head writes it */
+		int plain;   /* the name's text in HEAD is its bytes (no escape): the lean mode's node points there */
 	} api[64];
 };
 

@@ -23,9 +23,10 @@ NOW="--now 1795974776"
 
 # same NAME ARGS...: cuptimerge ARGS -o .pftrace both ways (the environment
 # as the caller sets it); the same exit status, messages and bytes, the
-# members checked; and the same again as it runs by default, the members'
-# numbers left out of the text (gpu/gpumembers.h's lean mode, which the
-# check's reading of the text turns off).  Sets $checked to the elements
+# members checked; and the same again as it runs by default, what the
+# members hold whole left out of the text (gpu/gpumembers.h's lean mode:
+# numbers, flows, X events' heads; the check's reading of the text turns it
+# off).  Sets $checked to the elements
 # checked.
 same() {
 	what=$1
@@ -50,7 +51,7 @@ same() {
 	elif [ $rc3 -ne $rc2 ] || ! cmp -s "$tmp/l.err" "$tmp/p.err"; then
 		fail "$what: exit $rc3 by default (lean), $rc2 parsed: $(head -3 "$tmp/l.err") / $(head -3 "$tmp/p.err")"
 	elif [ $rc3 -eq 0 ] && ! cmp -s "$tmp/l.pftrace" "$tmp/p.pftrace"; then
-		fail "$what: other bytes by default (the members' numbers left out of the text) than parsed"
+		fail "$what: other bytes by default (the lean mode: what the members hold left out of the text) than parsed"
 	fi
 }
 
