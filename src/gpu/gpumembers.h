@@ -358,6 +358,68 @@ static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm
 	return 1;
 }
 
+/* A new element, an X event {"ph":"X","cat":CAT,"name":NAME,"pid":PID,
+ * "tid":TID,"ts":TS_NS,"dur":DUR_NS,"args":{KEYS[i]:VALS[i], ...}} with N
+ * integer args (3 at most; the keys literals), noted at once in the lean
+ * mode, CAT's and NAME's bytes their text's (no escape) and every number
+ * kept whole: 1, its row noted for its flow (gpu_members_row); else 0,
+ * nothing done, and the caller notes it member by member (an API call's
+ * nodes so were 12 a call through gpu_members_add, BENCHMARKS.md
+ * "pfrender18").  Its nodes come in the order the text's members do. */
+static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t catlen, const char *name, size_t nlen,
+				cm_int pid, cm_int tid, cm_int ts_ns, cm_int dur_ns, const char *const *keys,
+				const unsigned char *klens, const cm_int *vals, unsigned n_args)
+{
+	unsigned n = m->n;
+	cm_jval *v = &m->v[n];
+	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || n + 12 > GPU_MEMBERS_MAX || n_args > 3 ||
+	    !(pid > -1000000000000000000 && pid < 1000000000000000000) ||
+	    !(tid > -1000000000000000000 && tid < 1000000000000000000) || !(ts_ns >= 0 && ts_ns < CM_PY_MILLI_MAX) ||
+	    !(dur_ns >= 0 && dur_ns < CM_PY_MILLI_MAX))
+		return 0;
+	for (unsigned i = 0; i < n_args; i++)
+		if (!(vals[i] > -1000000000000000000 && vals[i] < 1000000000000000000))
+			return 0;
+	memset(&m->off[n], 0xff, 12 * sizeof *m->off); /* (GPU_NO_TEXT each, as gpu_members_flow's) */
+	m->root[m->nel] = n;
+	m->bad[m->nel++] = 0;
+	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, 8);
+	v[0].kids = &v[1];
+	v[0].next = NULL;
+	gpu_members_node(&v[1], CM_J_STR, "ph", 2, "X", 1);
+	gpu_members_node(&v[2], CM_J_STR, "cat", 3, cat, catlen);
+	gpu_members_node(&v[3], CM_J_STR, "name", 4, name, nlen);
+	gpu_members_node(&v[4], CM_J_NUM, "pid", 3, "", 0);
+	v[4].iv = (int64_t)pid;
+	v[4].has_iv = 1;
+	gpu_members_node(&v[5], CM_J_NUM, "tid", 3, "", 0);
+	v[5].iv = (int64_t)tid;
+	v[5].has_iv = 1;
+	gpu_members_node(&v[6], CM_J_NUM, "ts", 2, "", 0);
+	v[6].iv = (int64_t)ts_ns;
+	v[6].has_iv = 2;
+	gpu_members_node(&v[7], CM_J_NUM, "dur", 3, "", 0);
+	v[7].iv = (int64_t)dur_ns;
+	v[7].has_iv = 2;
+	gpu_members_node(&v[8], CM_J_OBJ, "args", 4, NULL, n_args);
+	v[8].kids = n_args ? &v[9] : NULL;
+	v[8].next = NULL;
+	for (unsigned i = 0; i < n_args; i++) {
+		gpu_members_node(&v[9 + i], CM_J_NUM, keys[i], klens[i], "", 0);
+		v[9 + i].iv = (int64_t)vals[i];
+		v[9 + i].has_iv = 1;
+	}
+	if (n_args)
+		v[8 + n_args].next = NULL;
+	m->n = n + 9 + n_args;
+	m->pid = n + 4;
+	m->tid = n + 5;
+	m->cont[0] = v; /* (the args closed: nothing more is added to the event) */
+	m->link[0] = &v[8].next;
+	m->depth = 1;
+	return 1;
+}
+
 /* The record's elements written in B: the nodes' pointers made again
  * from their offsets if B moved since gpu_members_reset (a pointer made
  * after a move and before B came back to base's bytes, if that can be,

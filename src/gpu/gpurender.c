@@ -96,6 +96,21 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 			tid = moved;
 	}
 	name = api_name(R, driver, r->v[CM_RA_CBID], fallback, &name_len, &starts_flow, &head, &plain);
+	if (m && m->lean && head && plain) { /* the lean mode: every member at once, when it can be */
+		static const char *const keys[3] = {"cbid", "correlation", "External id"};
+		static const unsigned char klens[3] = {4, 11, 11};
+		size_t nat = api_name_at(driver) + 1;
+		cm_int ts_ns = r->v[CM_RA_START] - g->base_ns;
+		cm_int vals[3] = {r->v[CM_RA_CBID], corr, gpu_cpu_ext(g, corr)};
+		if (gpu_members_x(m, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12, head->p + nat,
+				  head->len - nat - 1, pid, cm_tid_export(tid), ts_ns, r->v[CM_RA_END] - r->v[CM_RA_START],
+				  keys, klens, vals, vals[2] ? 3 : 2)) {
+			gpu_el_mark(es, b);
+			if (corr != 0 && starts_flow) /* (its row and time noted, no text: TS unread) */
+				gpu_render_flow(es, b, 's', corr, b->len, 0, "", 0, ts_ns);
+			return;
+		}
+	}
 	gpu_el_begin(es, b);
 	at = b->len;
 	if (m && m->lean && head && plain) {

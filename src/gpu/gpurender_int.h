@@ -85,6 +85,14 @@ static inline void gpu_el_begin(struct gpu_emit *es, cm_buf *b)
 	cm_buf_putc(b, ',');
 }
 
+/* gpu_el_begin for an element whose members the caller notes at once
+ * (gpu_members_flow, gpu_members_x): its comma, where it begins noted. */
+static inline void gpu_el_mark(struct gpu_emit *es, cm_buf *b)
+{
+	cm_buf_put(es->marks, &b->len, sizeof b->len);
+	cm_buf_putc(b, ',');
+}
+
 /* The members of an X event's head, {"ph":"X","cat":"CAT","name":NAME,
  * written from AT to B's end (CAT, a literal of the render's, CATLEN
  * bytes, needs no escape), noted in M. */

@@ -22,9 +22,8 @@ void gpu_render_flow(struct gpu_emit *es, cm_buf *b, char ph, cm_int id, size_t 
 	struct gpu_members *m = gpu_es_members(es);
 	int bare = m && m->lean && !rowlen && !tslen;
 	size_t at;
-	if (bare && gpu_members_flow(m, ph, id, ts_ns)) { /* (gpu_el_begin's, the members noted at once) */
-		cm_buf_put(es->marks, &b->len, sizeof b->len);
-		cm_buf_putc(b, ',');
+	if (bare && gpu_members_flow(m, ph, id, ts_ns)) {
+		gpu_el_mark(es, b);
 		return;
 	}
 	gpu_el_begin(es, b);
