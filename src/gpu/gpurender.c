@@ -115,7 +115,8 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	at = b->len;
 	if (m && m->lean && head && plain) {
 		/* the lean mode: no text, the name's node in the cache's head
-		 * (it stays until the record's next API call) */
+		 * (unchanged until the worker's next API call: the record's
+		 * elements are encoded before) */
 		size_t nat = api_name_at(driver) + 1;
 		gpu_members_lit(m, "ph", 2, "X", 1);
 		gpu_members_lit(m, "cat", 3, driver ? "cuda_driver" : "cuda_runtime", driver ? 11 : 12);
