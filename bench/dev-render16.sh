@@ -14,10 +14,12 @@
 # in-order thread work the window's batches through itself, once the sequential part's thread has
 # worked through those queued before them: one thread and one queue fewer) its rows too.  Binary $CM; the
 # pair in $CPU and $WIN; GNU time as $T.  ROUNDS, RENDER and RENDER_GZ (counts) and NO_PFT12=1 trim
-# it.  About 120 s on the 1 GB pair.
+# it.  With $CM_OLD (bench/mkcarry.sh REV), that build's .pftrace rows too.  About 120 s on the
+# 1 GB pair.
 set -u
 CM=${CM:-carry/bench/cuptimerge}
 CM_EXP=${CM_EXP:-}
+CM_OLD=${CM_OLD:-}            # a build before, for its .pftrace rows (bench/mkcarry.sh REV)
 ROUNDS=${ROUNDS:-3}           # (round 2 has the -v lines)
 RENDER=${RENDER:-14 12 10 8}  # the render's workers of the plain rows
 RENDER_GZ=${RENDER_GZ:-13 10} # ... of the gzip rows
@@ -40,6 +42,11 @@ for round in $(seq "$ROUNDS"); do
 		one "  exp: as main ($round)" "" o.pftrace
 		CM=$main
 	fi
+	if [ -n "$CM_OLD" ]; then
+		main=$CM CM=$CM_OLD
+		one "  before: $(basename "$CM_OLD") ($round)" "" o.pftrace
+		CM=$main
+	fi
 	one "-o out.json.gz ($round)" "" o.json.gz
 	one "-o out.pftrace.gz ($round)" "$v" o.pftrace.gz
 	for n in $RENDER_GZ; do
@@ -48,6 +55,11 @@ for round in $(seq "$ROUNDS"); do
 	if [ -n "$CM_EXP" ]; then
 		main=$CM CM=$CM_EXP
 		one "  exp: in-order apply ($round)" "$v" o.pftrace.gz CUPTIMERGE_PFT_INORDER_APPLY=1
+		CM=$main
+	fi
+	if [ -n "$CM_OLD" ]; then
+		main=$CM CM=$CM_OLD
+		one "  before: $(basename "$CM_OLD") ($round)" "" o.pftrace.gz
 		CM=$main
 	fi
 done
