@@ -8,6 +8,7 @@
 #                  with EXP=FILE.diff cuptimerge-exp (HEAD with that patch: bench/exp/'s
 #                  experiments not landed, for $CM_EXP of the scripts that take one),
 #                  lib/ (libyajl.so.2, libisal.so.2: what `ldd cuptimerge` names outside libc),
+#                  with PERF=1 perf and perflib/ (its libraries: bench/dev-perf16.sh),
 #                  time (GNU time), tile-pair, shared/tools/gen_trace (the generator)
 #   carry/gpubin   what tests/gpu/run.sh takes as BINDIR (tests/gpu/README.md): cuptirec,
 #                  cuptimerge, cuptimerge-batch, threads_cuda and bench_launch (nvcc),
@@ -34,6 +35,11 @@ cp /usr/bin/time "$B/time"
 make -s bench/tile-pair >/dev/null
 cp bench/tile-pair "$B/tile-pair"
 cp "$SHARED/tools/gen_trace" "$B/shared/tools/gen_trace"
+if [ "${PERF:-0}" = 1 ]; then
+	mkdir -p "$B/perflib"
+	cp /usr/bin/perf "$B/perf"
+	libs_of /usr/bin/perf "$B/perflib"
+fi
 
 # build REV's cuptimerge, with PATCH applied if one is named, as $B/NAME (a scratch worktree)
 build_rev() {

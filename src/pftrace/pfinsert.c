@@ -334,7 +334,7 @@ static __attribute__((noinline, cold)) int check_members(cm_pft_enc *e, const cm
 	return 0;
 }
 
-int cm_pft_enc_reads_text(const cm_pft_enc *e) { return e->check; }
+int cm_pft_enc_reads_text(const cm_pft_enc *e) { return e->check || e->ev->no_flat; }
 
 int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out)
 {

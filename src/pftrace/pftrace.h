@@ -90,8 +90,9 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t);
  * offset of an inserted element is not known: -1), or -2 without a
  * report when the run has failed already (a batch's open). */
 int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out);
-/* 1 when E reads the text S of an element given with its value V (a
- * testing aid's check, CUPTIMERGE_PFT_MEMBERS_CHECK); else 0, and S is
+/* 1 when E reads the text S of an element given with its value V (the
+ * testing aids CUPTIMERGE_PFT_MEMBERS_CHECK, which compares the two, and
+ * CUPTIMERGE_PFT_GENERIC, which parses every element); else 0, and S is
  * read only for a "M" or "C" element: V's strings' and numbers' s are
  * what is read, and a number's text not even that where has_iv says its
  * value. */

@@ -54,10 +54,11 @@ against "$mdir/cuptimerge-shortread" "mutant shortread (byte lost on small reads
 # The .pftrace's own path.  For a merge into .pftrace the render hands the
 # encoder each element with its members (gpu/gpumembers.h), a value noted
 # apart from the text: gpurender.c writes the correlation with cm_jw_int and
-# notes the same variable with gpu_members_int.  So corr's + 1 is in the
-# JSON only (the .pftrace keeps the right value), pfcorr's only in the
-# .pftrace (its JSON is the real program's, byte for byte: every script
-# above survives it).  pfmembers.sh kills both: CUPTIMERGE_PFT_MEMBERS_CHECK
+# notes the same variable with gpu_members_int, or by default with
+# gpu_members_x alone (no text: the lean mode, gpumembers.h).  So
+# corr's + 1 is in the JSON only (the .pftrace keeps the right value),
+# pfcorr's (in gpu_members_x's values) only in the .pftrace (its JSON is the real
+# program's, byte for byte: every script above survives it).  pfmembers.sh kills both: CUPTIMERGE_PFT_MEMBERS_CHECK
 # refuses an element whose members are not what its text parses to, and
 # the bytes differ from CUPTIMERGE_PFT_REPARSE=1's.  pftmerge.sh kills both
 # too: Perfetto's trace processor sees another "correlation" in the

@@ -1,0 +1,40 @@
+#!/bin/bash
+# bench/dev-perf16.sh -- where the CPU of a 16-CPU merge goes, by perf (issue 25): the 1 GB
+# pair's .pftrace took 16-18 user s on an H100 host where the JSON took 8.6-9.4 (bench/
+# dev-render16.sh, 2026-12-06 04:49), about twice what the two cost on 2 CPUs (200M pair x 5).
+# For the JSON and the .pftrace: perf stat's task clock, context switches and migrations, then
+# perf record's samples (cpu-clock, no call graphs) by symbol, and by thread.  perf comes from
+# the build machine in carry/bench/perf with its libraries in carry/bench/perflib (bench/
+# mkcarry.sh PERF=1); where the device forbids it, the script says so and ends.  Binary $CM; the
+# pair in $CPU and $WIN.
+set -u
+CM=${CM:-carry/bench/cuptimerge}
+P=carry/bench/perf
+out=$(mktemp -d /tmp/dev-perf16.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+export LD_LIBRARY_PATH=carry/bench/perflib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "$(nproc) CPUs; perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
+"$P" --version || { echo "dev-perf16.sh: no perf here"; exit 0; }
+for f in o.json o.pftrace; do
+	echo "== perf stat, -o $f"
+	"$P" stat -e task-clock,context-switches,cpu-migrations,page-faults -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>&1 |
+		grep -E "task-clock|context|migrations|faults|elapsed|user|sys"
+	rm -f "$out/$f"
+done
+for f in o.json o.pftrace; do
+	echo "== perf record, -o $f"
+	ev=cpu-clock
+	"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" || {
+		ev=cpu-clock:u
+		"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" ||
+			{ echo "dev-perf16.sh: perf record failed:"; head -5 "$out/rec.err"; continue; }
+	}
+	rm -f "$out/$f"
+	echo "(event $ev)"
+	"$P" report -i "$out/perf.data" --no-children --sort symbol -g none --percent-limit 0.4 --stdio 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -60
+	echo "-- by thread"
+	"$P" report -i "$out/perf.data" --no-children --sort pid -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+	echo "-- by dso"
+	"$P" report -i "$out/perf.data" --no-children --sort dso -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -10
+done
