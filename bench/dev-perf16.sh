@@ -2,16 +2,30 @@
 # bench/dev-perf16.sh -- where the CPU of a 16-CPU merge goes, by perf (issue 25): the 1 GB
 # pair's .pftrace took 16-18 user s on an H100 host where the JSON took 8.6-9.4 (bench/
 # dev-render16.sh, 2026-12-06 04:49), about twice what the two cost on 2 CPUs (200M pair x 5).
-# For the JSON and the .pftrace: perf stat's task clock, context switches and migrations, then
+# First rows (two rounds taking turns): the JSON and the .pftrace with the render's pieces of 4
+# blocks (the default), 1, 2 and 8 (CUPTIMERGE_PFT_PIECE, a testing aid: the same bytes): the
+# 16-CPU run's -v had the window phase's two halves apart, not together (the in-order thread
+# waiting for room in the sequential part's queue 0.27-0.30 s, the sequential part waiting for
+# batches 0.21-0.26 s of a 0.49 s phase), as if the render's pieces came in waves.
+# Then for the JSON and the .pftrace: perf stat's task clock, context switches and migrations, then
 # perf record's samples (cpu-clock, no call graphs) by symbol, and by thread.  perf comes from
 # the build machine in carry/bench/perf with its libraries in carry/bench/perflib (bench/
 # mkcarry.sh PERF=1); where the device forbids it, the script says so and ends.  Binary $CM; the
 # pair in $CPU and $WIN.
 set -u
 CM=${CM:-carry/bench/cuptimerge}
+T=${T:-/usr/bin/time}
 P=carry/bench/perf
-out=$(mktemp -d /tmp/dev-perf16.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+. "$(dirname "$0")/devrow.sh" dev-perf16
+for round in 1 2; do
+	v=
+	[ "$round" = 2 ] && v=-v
+	one "-o out.json ($round)" "" o.json
+	one "-o out.pftrace ($round)" "$v" o.pftrace
+	for n in 1 2 8; do
+		one "  pieces of $n blocks ($round)" "$v" o.pftrace CUPTIMERGE_PFT_PIECE=$n
+	done
+done
 export LD_LIBRARY_PATH=carry/bench/perflib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "$(nproc) CPUs; perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
 "$P" --version || { echo "dev-perf16.sh: no perf here"; exit 0; }
