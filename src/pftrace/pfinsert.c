@@ -181,6 +181,7 @@ static int insert_direct(cm_pft *t, const void *p)
 		rc = cm_pft_hand(t, &g->b, PH_INSERTED);
 		if (t->seq) { /* (its wait for room: the put swaps, no more) */
 			t->ins_room += cm_now_s() - t1;
+			pft_waits_add(&t->ins_room_waits, cm_now_s() - t1);
 			wait += cm_now_s() - t1;
 		}
 	}

@@ -63,7 +63,7 @@ static void report_phases(const cm_pft *t)
 {
 	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
 					       "the text after"};
-	char line[PH_N][1000];
+	char line[PH_N][1400];
 	double t1 = t->t_first, hw[PH_N] = {0};
 	int own = t->qst.busy > 0 || t->qst.idle > 0;
 	for (int i = 0; t->workers && i < t->threads; i++) {
@@ -74,9 +74,10 @@ static void report_phases(const cm_pft *t)
 		const struct pft_phase *ph = &t->ph[i];
 		const cm_opool_stats *ps = &t->pcst[i];
 		const struct cm_pfpass_phase *pp = &t->pph[i];
-		char seq[300] = "none in order", pass[300] = "", gz[120] = "", waits[40];
+		char seq[360] = "none in order", pass[300] = "", gz[120] = "", waits[100];
 		/* (the gaps between its batches are waits only on a thread of its own) */
-		snprintf(waits, sizeof waits, "%.2f s for batches and ", ph->s_wait);
+		snprintf(waits, sizeof waits, "%.2f s for batches (%lu over 0.2 ms, the longest %.1f ms) and ",
+			 ph->s_wait, ph->s_waits.over, ph->s_waits.longest * 1e3);
 		if (!ph->w_from && !ps->blocks) {
 			snprintf(line[i], sizeof line[i], "%s: none", name[i]);
 			continue;
@@ -99,11 +100,12 @@ static void report_phases(const cm_pft *t)
 			snprintf(line[i], sizeof line[i],
 				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "
 				 "s for the text's batches before them to be handed on, %.2f s for room in the "
-				 "sequential part's queue); %llu batches straight to the sequential part, none "
+				 "sequential part's queue, %lu waits over 0.2 ms, the longest %.1f ms); %llu batches straight to the sequential part, none "
 				 "through the pool; %s%s",
 				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
 				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
-				 t->ins_room, (unsigned long long)t->ins_recs, seq, pass);
+				 t->ins_room, t->ins_room_waits.over, t->ins_room_waits.longest * 1e3,
+				 (unsigned long long)t->ins_recs, seq, pass);
 			continue;
 		}
 		snprintf(line[i], sizeof line[i],

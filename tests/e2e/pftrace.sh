@@ -295,7 +295,7 @@ for j in 1 3 4; do
 		CUPTIMERGE_PFT_BATCH=300 CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j $j $NOW -w "$FIX/threads_window.json" \
 			-o "$tmp/$o" "$FIX/threads_base.json" 2>"$tmp/verr" || fail "-j $j, $o: exit $?"
 		phases_add_up "$tmp/verr"
-		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, handed on for [0-9.]* s and waited [0-9.]* s ([0-9.]* s for the text's batches before them to be handed on, [0-9.]* s for room in the sequential part's queue); [1-9][0-9]* batches straight to the sequential part, none through the pool; " ||
+		grep "perfetto by phase" "$tmp/verr" | grep -q "; the inserted batches: the writer's thread [0-9.]*-[0-9.]*, handed on for [0-9.]* s and waited [0-9.]* s ([0-9.]* s for the text's batches before them to be handed on, [0-9.]* s for room in the sequential part's queue, [0-9]* waits over 0.2 ms, the longest [0-9.]* ms); [1-9][0-9]* batches straight to the sequential part, none through the pool; " ||
 			fail "-j $j, $o: no batch inserted: $(grep "perfetto by" "$tmp/verr")"
 		CUPTIMERGE_PFT_DIRECT=0 CUPTIMERGE_PFT_BATCH=300 CUPTIMERGE_PFT_GROUP=3 $CUPTIMERGE -v -j $j $NOW \
 			-w "$FIX/threads_window.json" -o "$tmp/$o" "$FIX/threads_base.json" 2>"$tmp/verr" ||
