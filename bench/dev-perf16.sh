@@ -3,7 +3,9 @@
 # pair's .pftrace took 16-18 user s on an H100 host where the JSON took 8.6-9.4 (bench/
 # dev-render16.sh, 2026-12-06 04:49), about twice what the two cost on 2 CPUs (200M pair x 5).
 # First rows (two rounds taking turns): the JSON and the .pftrace with the render's pieces of 4
-# blocks (the default), 1, 2 and 8 (CUPTIMERGE_PFT_PIECE, a testing aid: the same bytes): the
+# blocks (the default), 1, 2 and 8 (CUPTIMERGE_PFT_PIECE, a testing aid: the same bytes), and
+# with every pool's ring of 40 slots, not 20 (CUPTIMERGE_POOL_SLOTS: the render's pieces further
+# ahead of the in-order thread, in case its pieces come in waves): the
 # 16-CPU run's -v had the window phase's two halves apart, not together (the in-order thread
 # waiting for room in the sequential part's queue 0.27-0.30 s, the sequential part waiting for
 # batches 0.21-0.26 s of a 0.49 s phase), as if the render's pieces came in waves.
@@ -25,6 +27,7 @@ for round in 1 2; do
 	for n in 1 2 8; do
 		one "  pieces of $n blocks ($round)" "$v" o.pftrace CUPTIMERGE_PFT_PIECE=$n
 	done
+	one "  pools of 40 slots ($round)" "$v" o.pftrace CUPTIMERGE_POOL_SLOTS=40
 done
 export LD_LIBRARY_PATH=carry/bench/perflib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "$(nproc) CPUs; perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
