@@ -97,10 +97,9 @@ static inline void gpu_members_bad(struct gpu_members *m)
 		m->bad[m->nel - 1] = 1;
 }
 
-/* A node under the open container, named KEY[0..KLEN) (a literal; NULL in
- * an array), of TYPE; NULL when the arrays are full (the element is then
- * parsed from its text). */
-static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
+/* gpu_members_add's node, its kno KNO (the member's CM_JK_*, jval.h). */
+static inline cm_jval *gpu_members_add_k(struct gpu_members *m, const char *key, size_t klen, int type,
+					 unsigned char kno)
 {
 	cm_jval *v;
 	int d = m->depth - 1;
@@ -113,6 +112,7 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	v->type = (unsigned char)type;
 	v->key = key;
 	v->klen = (uint32_t)klen;
+	v->kno = kno;
 	v->len = 0;
 	v->kids = v->next = NULL;
 	v->s = NULL;
@@ -121,6 +121,17 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	m->link[d] = &v->next;
 	m->cont[d]->len++;
 	return v;
+}
+
+/* A node under the open container, named KEY[0..KLEN) (a literal; NULL in
+ * an array), of TYPE; NULL when the arrays are full (the element is then
+ * parsed from its text).  An event's member says which it is (kno,
+ * jval.h's cm_jkey_no: its key mostly a constant here, so the compiler
+ * works it out; the .pftrace's encoder then compares no key bytes), a
+ * node deeper none (CM_JK_OTHER). */
+static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
+{
+	return gpu_members_add_k(m, key, klen, type, m->depth > 1 ? CM_JK_OTHER : cm_jkey_no(key, klen));
 }
 
 /* A new element (its text begins here): its object opened. */
@@ -276,7 +287,7 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 		cm_jval *v;
 		size_t off = m->off[k];
 		if ((off == GPU_NO_TEXT && !(m->lean && src->type == CM_J_NUM && src->has_iv)) ||
-		    !(v = gpu_members_add(m, src->key, src->klen, src->type))) {
+		    !(v = gpu_members_add_k(m, src->key, src->klen, src->type, src->kno))) {
 			gpu_members_bad(m);
 			return;
 		}
@@ -290,19 +301,28 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 	}
 }
 
-/* The node W of a member written whole: KEY[0..KLEN) of TYPE, its text
- * S[0..LEN), no value kept, linked to the node after it (gpu_members_flow's
- * nodes are consecutive). */
-static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_t klen, const char *s, size_t len)
+/* gpu_members_node's node, its kno KNO (CM_JK_*). */
+static inline void gpu_members_node_k(cm_jval *w, int type, const char *key, size_t klen, unsigned char kno,
+				      const char *s, size_t len)
 {
 	w->type = (unsigned char)type;
 	w->key = key;
 	w->klen = (uint32_t)klen;
+	w->kno = kno;
 	w->s = s;
 	w->len = (uint32_t)len;
 	w->kids = NULL;
 	w->next = w + 1;
 	w->has_iv = 0;
+}
+
+/* The node W of an event's member written whole: KEY[0..KLEN) (a
+ * constant: its kno worked out when compiled) of TYPE, its text S[0..LEN),
+ * no value kept, linked to the node after it (gpu_members_flow's nodes are
+ * consecutive). */
+static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_t klen, const char *s, size_t len)
+{
+	gpu_members_node_k(w, type, key, klen, cm_jkey_no(key, klen), s, len);
 }
 
 /* A new element, an ac2g flow ({"ph":PH,"id":ID,"pid":..,"tid":..,
@@ -340,7 +360,7 @@ static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm
 	for (int i = 0; i < 2; i++) {
 		const cm_jval *src = &m->v[i ? m->tid : m->pid];
 		cm_jval *w = &v[3 + i];
-		gpu_members_node(w, CM_J_NUM, src->key, src->klen, src->s, src->len);
+		gpu_members_node_k(w, CM_J_NUM, src->key, src->klen, src->kno, src->s, src->len);
 		w->iv = src->iv;
 		w->has_iv = src->has_iv;
 	}
@@ -405,7 +425,7 @@ static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t c
 	v[8].kids = n_args ? &v[9] : NULL;
 	v[8].next = NULL;
 	for (unsigned i = 0; i < n_args; i++) {
-		gpu_members_node(&v[9 + i], CM_J_NUM, keys[i], klens[i], "", 0);
+		gpu_members_node_k(&v[9 + i], CM_J_NUM, keys[i], klens[i], CM_JK_OTHER, "", 0);
 		v[9 + i].iv = (int64_t)vals[i];
 		v[9 + i].has_iv = 1;
 	}

@@ -140,11 +140,12 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	memset(&h, 0, sizeof h);
 	h.off = off;
 	cm_pf_maybe_clear(w);
-	/* the merge's GPU events come with their members; the compact events
+	/* the merge's GPU events come with their members (each saying which
+	 * it is: cm_pft_enc_elem's contract); the compact events
 	 * (the GPU side's as text, compact traces) read straight into their
 	 * members; the rest parsed into a tree first */
 	if (v && !w->no_flat) {
-		cm_pf_members(v, &ev);
+		cm_pf_members_given(v, &ev);
 	} else if (w->no_flat || !cm_pf_parse_flat(w, s, n, &ev)) {
 		v = cm_pf_parse(w, s, n);
 		if (!v || v->type != CM_J_OBJ)

@@ -11,6 +11,7 @@
 #include "json/jval.h"
 #include "base/exitcode.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -204,6 +205,40 @@ static inline const cm_jval **cm_pf_member_slot(struct ev *ev, const char *key, 
 	case 4: return !memcmp(key, "name", 4) ? &ev->name : !memcmp(key, "args", 4) ? &ev->args : NULL;
 	}
 	return NULL;
+}
+
+/* The members of the event object O in *EV, where O's builder says which
+ * member each is (cm_jval's kno, jval.h: a tree given to cm_pft_enc_elem);
+ * a member that says nothing (CM_JK_UNSAID) is found by its key, as
+ * cm_pf_members finds them all.  Inline: the window's elements of a
+ * .pftrace merge come this way, and the keys' compares were 21 M
+ * instructions of the 50k pair's (BENCHMARKS.md "pfrender19"). */
+static inline void cm_pf_members_given(const cm_jval *o, struct ev *ev)
+{
+	_Static_assert(offsetof(struct ev, name) == (CM_JK_NAME - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, cat) == (CM_JK_CAT - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, ts) == (CM_JK_TS - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, dur) == (CM_JK_DUR - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, pid) == (CM_JK_PID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, tid) == (CM_JK_TID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, args) == (CM_JK_ARGS - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, id) == (CM_JK_ID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, s) == (CM_JK_S - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, bp) == (CM_JK_BP - 1) * sizeof(cm_jval *) &&
+			       sizeof(struct ev) == (CM_JK_OTHER - 1) * sizeof(cm_jval *),
+		       "struct ev in the order of jval.h's CM_JK_*");
+	const cm_jval *k;
+	cm_pf_ev_clear(ev);
+	for (k = o->kids; k; k = k->next) {
+		unsigned x = k->kno;
+		if (x - 1u < CM_JK_OTHER - 1u) { /* (its field, through EV's bytes) */
+			*(const cm_jval **)(void *)((char *)ev + (x - 1) * sizeof(cm_jval *)) = k;
+		} else if (x == CM_JK_UNSAID) {
+			const cm_jval **slot = cm_pf_member_slot(ev, k->key, k->klen);
+			if (slot)
+				*slot = k;
+		}
+	}
 }
 
 /* Refuse: report WHAT at OFFSET; returns -1. */
