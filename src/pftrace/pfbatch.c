@@ -144,7 +144,8 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	 * it is: cm_pft_enc_elem's contract); the compact events
 	 * (the GPU side's as text, compact traces) read straight into their
 	 * members; the rest parsed into a tree first */
-	if (v && !w->no_flat) {
+	w->lit = v && !w->no_flat; /* (keys of literals: cm_pf_body's memo) */
+	if (w->lit) {
 		cm_pf_members_given(v, &ev);
 	} else if (w->no_flat || !cm_pf_parse_flat(w, s, n, &ev)) {
 		v = cm_pf_parse(w, s, n);
@@ -328,6 +329,7 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	cm_strtab_clear(&w->cats);
 	cm_strtab_clear(&w->names);
 	cm_strtab_clear(&w->keys);
+	cm_pf_keys_cleared(w);
 	w->next_iid = 1;
 	w->cleared = 1;
 	w->interned.len = 0;

@@ -69,6 +69,7 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	e->arena = cm_arena_new();
 	e->tracks = cm_hmap_new(16, sizeof(struct track));
 	e->next_iid = 1;
+	e->keygen = 1;
 	e->cleared = 1;
 	e->next_uuid = GLOBAL_UUID + 1;
 	e->nodes_cap = 256; /* an event's tree: more when one needs it (pfparse.c) */
@@ -156,6 +157,7 @@ void cm_pf_maybe_clear(cm_pfev *e)
 	cm_strtab_clear(&e->cats);
 	cm_strtab_clear(&e->names);
 	cm_strtab_clear(&e->keys);
+	cm_pf_keys_cleared(e);
 	e->next_iid = 1;
 	e->cleared = 1;
 }
@@ -479,17 +481,29 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	if (ev->args)
 		for (k = ev->args->kids; k; k = k->next) {
 			uint64_t iid;
+			struct cm_pfkeyref *r = NULL;
+			/* a literal key met since the tables' clearing: its iid
+			 * by its pointer, none of its bytes read (the keys'
+			 * cache's hash and compare were 8 M instructions of the
+			 * 50k pair's .pftrace merge: BENCHMARKS.md "pfrender19") */
+			if (k->has_iv == CM_PF_IV_INT && e->lit) {
+				r = cm_pf_keyref(e, k->key);
+				if (r->key == k->key && r->klen == k->klen && r->gen == e->keygen) {
+					put_int_iid(b, TE_ANNOTATIONS, r->iid, k);
+					continue;
+				}
+			}
 			/* a key that the keys' cache holds has no dot: only keys
 			 * without one are interned whole (put_annotation interns a
 			 * dotted one by its parts), so has_dot's test is left out
 			 * for most (7 M instructions of the 50k pair's .pftrace
 			 * merge: BENCHMARKS.md "pfcpu16") */
-			if (k->has_iv == CM_PF_IV_INT && (iid = cm_strtab_cached(&e->keys, k->key, k->klen)) != 0) {
+			if (k->has_iv == CM_PF_IV_INT && ((iid = cm_strtab_cached(&e->keys, k->key, k->klen)) != 0 ||
+							  (!has_dot(k->key, k->klen) && /* (k->key: an object's) */
+							   (iid = intern(e, &e->keys, ID_ANNOTATION_NAMES, k->key, k->klen)) != 0))) {
+				if (r) /* (the key interned whole: its iid stays until the tables' clearing) */
+					r->key = k->key, r->klen = k->klen, r->gen = e->keygen, r->iid = iid;
 				put_int_iid(b, TE_ANNOTATIONS, iid, k);
-				continue;
-			}
-			if (k->has_iv == CM_PF_IV_INT && !has_dot(k->key, k->klen)) { /* (k->key: an object's) */
-				put_int_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
 				continue;
 			}
 			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)

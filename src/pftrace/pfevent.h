@@ -99,6 +99,9 @@ struct cm_pfwrite {
 	int64_t last_b, last_e;
 };
 
+/* Entries of an encoder's memo of args' keys by pointer (a power of 2). */
+#define CM_PF_KEYREFS 64
+
 struct cm_pfev {
 	cm_buf *out;
 	const char *label;
@@ -130,6 +133,18 @@ struct cm_pfev {
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
+	/* the iids of args' keys met lately in trees given with literal keys
+	 * (cm_pft_enc_elem's): by the key's pointer and length, no byte of it
+	 * read (cm_pf_body); valid while gen is keygen, which a clearing of
+	 * the tables moves on (cm_pf_keys_cleared).  lit: the element now
+	 * encoded is such a tree */
+	struct cm_pfkeyref {
+		const char *key;
+		uint32_t klen, gen;
+		uint64_t iid;
+	} keyref[CM_PF_KEYREFS];
+	uint32_t keygen;
+	int lit;
 	/* the thread tracks of integer (pid, tid) pairs met lately, by their
 	 * hash (pftrack.c): most events skip the two tables' lookups; emptied
 	 * whenever a track is made, as the table may move them */
@@ -353,6 +368,19 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 /* Between elements: start the interning tables over when they hold too
  * much (e->cleared says so). */
 void cm_pf_maybe_clear(cm_pfev *e);
+/* The tables were started over: the memo of keys by pointer forgets. */
+static inline void cm_pf_keys_cleared(cm_pfev *e)
+{
+	if (!++e->keygen) { /* (wrapped: an entry of generation 0 would hold again) */
+		memset(e->keyref, 0, sizeof e->keyref);
+		e->keygen = 1;
+	}
+}
+/* The memo's entry of the key KEY (its pointer's). */
+static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key)
+{
+	return &e->keyref[(uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15) >> 58 & (CM_PF_KEYREFS - 1)];
+}
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
 /* The bytes of a clock packet (pfevent.c: cm_pf_clock_bytes). */
