@@ -702,6 +702,7 @@ START_TEST(gpu_members_moves)
 	const cm_jval *t, *k;
 	size_t at;
 	char *home = NULL, *away = cm_xmalloc(256);
+	gpu_members_init(&m);
 	for (int move = 0; move < 5; move++) {
 		b.len = 0;
 		cm_buf_grow(&b, 64);
@@ -753,13 +754,17 @@ END_TEST
  * them (an arg named "name" is no event's name). */
 static void check_kno(const cm_jval *t)
 {
+	unsigned n = 0;
 	ck_assert_ptr_nonnull(t);
-	for (const cm_jval *k = t->kids; k; k = k->next) {
+	for (const cm_jval *k = t->kids; k; k = k->next, n++) {
+		unsigned na = 0;
 		ck_assert_msg(k->kno == cm_jkey_no(k->key, k->klen) && k->kno != CM_JK_UNSAID, "\"%.*s\" says %u",
 			      (int)k->klen, k->key, k->kno);
-		for (const cm_jval *a = k->kids; a; a = a->next)
+		for (const cm_jval *a = k->kids; a; a = a->next, na++)
 			ck_assert_uint_eq(a->kno, CM_JK_OTHER);
+		ck_assert_uint_eq(na, k->kids ? k->len : 0);
 	}
+	ck_assert_uint_eq(n, t->len); /* (the members linked, as many as it says) */
 }
 
 START_TEST(gpu_members_kno)
@@ -780,6 +785,7 @@ START_TEST(gpu_members_kno)
 		ck_assert_uint_eq(cm_jkey_no(known[i].key, strlen(known[i].key)), known[i].kno);
 	ck_assert_uint_eq(cm_jkey_no(NULL, 0), CM_JK_OTHER);
 	cm_buf_grow(&b, 64);
+	gpu_members_init(&m);
 	/* node by node, then its flow with the row copied */
 	m.lean = 1;
 	gpu_members_reset(&m, &b);
@@ -804,13 +810,18 @@ START_TEST(gpu_members_kno)
 	ck_assert_uint_eq(gpu_members_tree(&m, 0)->len, 8);
 	ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, 3);
 	/* an X event and its flows at once */
-	for (int ph = 0; ph < 2; ph++) {
+	for (int ph = 0; ph < 4; ph++) { /* (an "f" after an "s", and back: the nodes kept in their places) */
 		gpu_members_reset(&m, &b);
-		ck_assert(gpu_members_x(&m, "cuda_runtime", 12, "cudaLaunchKernel", 16, 1, 2, 1000, 2000, keys, klens, vals, 2));
-		ck_assert(gpu_members_flow(&m, ph ? 'f' : 's', 9, 3000));
+		ck_assert(gpu_members_x(&m, "cuda_runtime", 12, "cudaLaunchKernel", 16, 1, 2, 1000, 2000, keys, klens, vals,
+					2 - ph % 2));
+		ck_assert(!gpu_members_x(&m, "cuda_runtime", 12, "cudaLaunchKernel", 16, 1, 2, 1000, 2000, keys, klens,
+					 vals, 2)); /* (one a record) */
+		ck_assert(gpu_members_flow(&m, ph % 2 ? 'f' : 's', 9, 3000));
 		check_kno(gpu_members_tree(&m, 0));
 		check_kno(gpu_members_tree(&m, 1));
-		ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, ph ? 8 : 7);
+		ck_assert_uint_eq(gpu_members_tree(&m, 0)->kids->next->next->next->next->next->next->next->len, 2 - ph % 2);
+		ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, ph % 2 ? 8 : 7);
+		ck_assert_int_eq(gpu_members_tree(&m, 1)->kids->next->next->iv, 1); /* (the X's pid, copied) */
 	}
 	cm_buf_free(&b);
 }
