@@ -464,18 +464,36 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	cm_buf *b = &e->te;
 	const cm_jval *k;
 	int stop;
-	b->len = 0;
-	if (ev->cat && ev->cat->type == CM_J_STR)
-		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+	unsigned char *p;
+	size_t n = 0;
+	/* the head's three fields (cm_pb_uint's bytes: their tags one byte
+	 * each) written in room made once: by cm_pb_uint each made its own,
+	 * 3.5 M instructions of the 50k pair's .pftrace merge (BENCHMARKS.md
+	 * "pfrender19"); intern writes elsewhere (e->interned) */
+	_Static_assert(TE_CATEGORY_IIDS < 16 && TE_NAME_IID < 16 && TE_TYPE < 16, "one-byte tags");
+	if (b->cap < 3 * 11)
+		cm_buf_grow(b, 3 * 11);
+	p = (unsigned char *)b->p;
+	if (ev->cat && ev->cat->type == CM_J_STR) {
+		p[n++] = TE_CATEGORY_IIDS << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+	}
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
-	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
-		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
-	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type)
-		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
-	else if (ev->name && ev->name->type != CM_J_STR)
+	if (ev->name && ev->name->type == CM_J_STR && ev->name->len) {
+		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
+	} else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type) {
+		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern(e, &e->names, ID_NAMES, "[No name]", 9));
+	} else if (ev->name && ev->name->type != CM_J_STR) {
+		b->len = 0;
 		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
-	if (type)
-		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
+	}
+	if (type) {
+		p[n++] = TE_TYPE << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, (uint64_t)type);
+	}
+	b->len = n;
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
 	if (ev->args)
