@@ -48,12 +48,14 @@
 #define GPU_MEMBERS_MAX 96
 /* Elements of one record (an X event and its flow). */
 #define GPU_MEMBERS_ELS 2
-/* Past them, the nodes of gpu_members_x's X event (12) and of
- * gpu_members_flow's flow (9), in places of their own: what never changes
- * in them written once (gpu_members_init), the rest by each record. */
+/* Past them, the nodes of gpu_members_x's X event (12), of
+ * gpu_members_flow's flow (9) and of gpu_members_head's head (5), in
+ * places of their own: what never changes in them written once
+ * (gpu_members_init), the rest by each record. */
 #define GPU_MEMBERS_X_AT GPU_MEMBERS_MAX
 #define GPU_MEMBERS_FLOW_AT (GPU_MEMBERS_MAX + 12)
-#define GPU_MEMBERS_ALL (GPU_MEMBERS_FLOW_AT + 9)
+#define GPU_MEMBERS_HEAD_AT (GPU_MEMBERS_FLOW_AT + 9)
+#define GPU_MEMBERS_ALL (GPU_MEMBERS_HEAD_AT + 5)
 /* Containers open at once: the event, its args, an array arg. */
 #define GPU_MEMBERS_DEPTH 3
 /* No text: a node whose s is a literal, or a container. */
@@ -73,9 +75,10 @@ struct gpu_members {
 	const char *base;  /* the buffer's bytes at gpu_members_reset */
 	int moved;         /* a node's pointer made with other bytes than base */
 	int lean;          /* the lean mode: no text for a number kept whole (the caller's) */
-	/* the record's X event or flow noted in its place (GPU_MEMBERS_X_AT,
-	 * GPU_MEMBERS_FLOW_AT): another of the record's is noted node by node */
-	unsigned char x_used, flow_used;
+	/* the record's X event, flow or head noted in its place
+	 * (GPU_MEMBERS_X_AT, _FLOW_AT, _HEAD_AT): another of the record's is
+	 * noted node by node */
+	unsigned char x_used, flow_used, head_used;
 };
 
 /* Forget the last record's elements; B is the buffer its elements will
@@ -86,7 +89,7 @@ static inline void gpu_members_reset(struct gpu_members *m, const cm_buf *b)
 	m->depth = 0;
 	m->base = b->p;
 	m->moved = 0;
-	m->x_used = m->flow_used = 0;
+	m->x_used = m->flow_used = m->head_used = 0;
 }
 
 /* The node just added, V, has its text at AT of B: its offset, and its
@@ -433,6 +436,37 @@ static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t c
 	return 1;
 }
 
+/* The first members of the element just opened (gpu_members_element),
+ * an X event's head "ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID,
+ * noted at once in the lean mode, CAT's and NAME's bytes their text's (no
+ * escape) and the pid and tid kept whole: 1, its row noted for its flow
+ * (gpu_members_row's); else 0, nothing done, and the caller notes them
+ * member by member (a kernel's head so, with its row, was 290
+ * instructions, BENCHMARKS.md "pfrender19"). */
+static inline int gpu_members_head(struct gpu_members *m, const char *cat, size_t catlen, const char *name,
+				   size_t nlen, cm_int pid, cm_int tid)
+{
+	cm_jval *v = &m->v[GPU_MEMBERS_HEAD_AT];
+	if (!m->lean || m->head_used || m->depth != 1 || m->cont[0]->len ||
+	    !(pid > -1000000000000000000 && pid < 1000000000000000000) ||
+	    !(tid > -1000000000000000000 && tid < 1000000000000000000))
+		return 0;
+	m->head_used = 1;
+	v[1].s = cat;
+	v[1].len = (uint32_t)catlen;
+	v[2].s = name;
+	v[2].len = (uint32_t)nlen;
+	v[3].iv = (int64_t)pid;
+	v[4].iv = (int64_t)tid;
+	v[4].next = NULL;
+	*m->link[0] = v; /* (linked as gpu_members_add links: the members after them follow) */
+	m->link[0] = &v[4].next;
+	m->cont[0]->len = 5;
+	m->pid = GPU_MEMBERS_HEAD_AT + 3;
+	m->tid = GPU_MEMBERS_HEAD_AT + 4;
+	return 1;
+}
+
 /* M ready for its first record: the nodes of gpu_members_x and
  * gpu_members_flow in their places, what of them never changes (the
  * variable parts' are written by each). */
@@ -477,6 +511,15 @@ static inline void gpu_members_init(struct gpu_members *m)
 	gpu_members_node(&v[7], CM_J_STR, "name", 4, "ac2g", 4);
 	gpu_members_node(&v[8], CM_J_STR, "bp", 2, "e", 1);
 	v[8].next = NULL;
+	v = &m->v[GPU_MEMBERS_HEAD_AT];
+	gpu_members_node(&v[0], CM_J_STR, "ph", 2, "X", 1);
+	gpu_members_node(&v[1], CM_J_STR, "cat", 3, "", 0);
+	gpu_members_node(&v[2], CM_J_STR, "name", 4, "", 0);
+	gpu_members_node(&v[3], CM_J_NUM, "pid", 3, "", 0);
+	v[3].has_iv = 1;
+	gpu_members_node(&v[4], CM_J_NUM, "tid", 3, "", 0);
+	v[4].has_iv = 1;
+	v[4].next = NULL;
 }
 
 /* The record's elements written in B: the nodes' pointers made again

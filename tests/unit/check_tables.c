@@ -823,6 +823,27 @@ START_TEST(gpu_members_kno)
 		ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, ph % 2 ? 8 : 7);
 		ck_assert_int_eq(gpu_members_tree(&m, 1)->kids->next->next->iv, 1); /* (the X's pid, copied) */
 	}
+	/* a kernel's: its head at once, then member by member, and its flow */
+	for (int rec = 0; rec < 2; rec++) {
+		gpu_members_reset(&m, &b);
+		gpu_members_element(&m);
+		ck_assert(gpu_members_head(&m, "kernel", 6, "k0", 2, 7, 8 + rec));
+		ck_assert(!gpu_members_head(&m, "kernel", 6, "k0", 2, 7, 8)); /* (one a record) */
+		gpu_members_lean_time(&m, "ts", 2, 1000);
+		gpu_members_lean_time(&m, "dur", 3, 1000);
+		gpu_members_open(&m, "args", 4, CM_J_OBJ);
+		gpu_members_lean_int(&m, "device", 6, 0);
+		gpu_members_close(&m);
+		ck_assert(gpu_members_flow(&m, 'f', 9, 3000));
+		check_kno(gpu_members_tree(&m, 0));
+		check_kno(gpu_members_tree(&m, 1));
+		ck_assert_uint_eq(gpu_members_tree(&m, 0)->len, 8);
+		ck_assert_int_eq(gpu_members_tree(&m, 1)->kids->next->next->next->iv, 8 + rec); /* (the head's tid) */
+	}
+	gpu_members_reset(&m, &b); /* (not first: node by node) */
+	gpu_members_element(&m);
+	gpu_members_lit(&m, "ph", 2, "X", 1);
+	ck_assert(!gpu_members_head(&m, "kernel", 6, "k0", 2, 7, 8));
 	cm_buf_free(&b);
 }
 END_TEST
