@@ -126,6 +126,7 @@ static inline cm_jval *gpu_members_add_k(struct gpu_members *m, const char *key,
 	v->key = key;
 	v->klen = (uint32_t)klen;
 	v->kno = kno;
+	v->sfix = 0;
 	v->len = 0;
 	v->kids = v->next = NULL;
 	v->s = NULL;
@@ -322,6 +323,7 @@ static inline void gpu_members_node_k(cm_jval *w, int type, const char *key, siz
 	w->key = key;
 	w->klen = (uint32_t)klen;
 	w->kno = kno;
+	w->sfix = 0;
 	w->s = s;
 	w->len = (uint32_t)len;
 	w->kids = NULL;
@@ -386,7 +388,8 @@ static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm
 /* A new element, an X event {"ph":"X","cat":CAT,"name":NAME,"pid":PID,
  * "tid":TID,"ts":TS_NS,"dur":DUR_NS,"args":{KEYS[i]:VALS[i], ...}} with N
  * integer args (3 at most; the keys literals), noted at once in the lean
- * mode, CAT's and NAME's bytes their text's (no escape) and every number
+ * mode, CAT's and NAME's bytes their text's (no escape; CAT a literal,
+ * sfix) and every number
  * kept whole: 1, its row noted for its flow (gpu_members_row); else 0,
  * nothing done, and the caller notes it member by member (an API call's
  * nodes so were 12 a call through gpu_members_add, BENCHMARKS.md
@@ -439,8 +442,9 @@ static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t c
 /* The first members of the element just opened (gpu_members_element),
  * an X event's head "ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID,
  * noted at once in the lean mode, CAT's and NAME's bytes their text's (no
- * escape) and the pid and tid kept whole: 1, its row noted for its flow
- * (gpu_members_row's); else 0, nothing done, and the caller notes them
+ * escape; CAT a literal, NAME the window's name table's, which stay as
+ * they are: sfix) and the pid and tid kept whole: 1, its row noted for its
+ * flow (gpu_members_row's); else 0, nothing done, and the caller notes them
  * member by member (a kernel's head so, with its row, was 290
  * instructions, BENCHMARKS.md "pfrender19"). */
 static inline int gpu_members_head(struct gpu_members *m, const char *cat, size_t catlen, const char *name,
@@ -481,6 +485,7 @@ static inline void gpu_members_init(struct gpu_members *m)
 	v[0].next = NULL;
 	gpu_members_node(&v[1], CM_J_STR, "ph", 2, "X", 1);
 	gpu_members_node(&v[2], CM_J_STR, "cat", 3, "", 0);
+	v[2].sfix = 1; /* (a literal, gpu_members_x's CAT; its NAME in the API cache's head is not) */
 	gpu_members_node(&v[3], CM_J_STR, "name", 4, "", 0);
 	gpu_members_node(&v[4], CM_J_NUM, "pid", 3, "", 0);
 	v[4].has_iv = 1;
@@ -508,13 +513,17 @@ static inline void gpu_members_init(struct gpu_members *m)
 	gpu_members_node(&v[5], CM_J_NUM, "ts", 2, "", 0);
 	v[5].has_iv = 2;
 	gpu_members_node(&v[6], CM_J_STR, "cat", 3, "ac2g", 4);
+	v[6].sfix = 1;
 	gpu_members_node(&v[7], CM_J_STR, "name", 4, "ac2g", 4);
+	v[7].sfix = 1;
 	gpu_members_node(&v[8], CM_J_STR, "bp", 2, "e", 1);
 	v[8].next = NULL;
 	v = &m->v[GPU_MEMBERS_HEAD_AT];
 	gpu_members_node(&v[0], CM_J_STR, "ph", 2, "X", 1);
 	gpu_members_node(&v[1], CM_J_STR, "cat", 3, "", 0);
+	v[1].sfix = 1; /* (gpu_members_head's CAT, a literal, and NAME, in the window's name table) */
 	gpu_members_node(&v[2], CM_J_STR, "name", 4, "", 0);
+	v[2].sfix = 1;
 	gpu_members_node(&v[3], CM_J_NUM, "pid", 3, "", 0);
 	v[3].has_iv = 1;
 	gpu_members_node(&v[4], CM_J_NUM, "tid", 3, "", 0);

@@ -33,6 +33,12 @@ struct cm_jval {
 	 * it only in a tree whose builder promises it (pftrace.h's
 	 * cm_pft_enc_elem). */
 	unsigned char kno;
+	/* a string whose bytes at s stay as they are while the .pftrace's
+	 * encoder's batch lasts, where the tree's builder says so (1; gpu/
+	 * gpumembers.h's: a literal, the window's name table): the encoder
+	 * may know it again by its pointer (pftrace.h's cm_pft_enc_elem).
+	 * The parsers leave it as they find it, as kno. */
+	unsigned char sfix;
 };
 
 /* The members of a trace event that the .pftrace's encoder reads, in the

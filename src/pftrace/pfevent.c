@@ -149,6 +149,26 @@ static inline __attribute__((always_inline)) uint64_t intern(cm_pfev *e, cm_strt
 	return iid ? iid : intern_new(e, field, s, n);
 }
 
+/* intern's for the string V of table T (FIELD) whose memo by pointer is
+ * REFS: V's iid found there when V's bytes stay (sfix, in a tree given:
+ * e->lit), none of them read (an element's category and name looked up
+ * in the tables' cache were 10 M instructions of the 50k pair's .pftrace
+ * merge: BENCHMARKS.md "pfrender19"). */
+static inline __attribute__((always_inline)) uint64_t intern_fixed(cm_pfev *e, struct cm_pfkeyref *refs, cm_strtab *t,
+								  uint32_t field, const cm_jval *v)
+{
+	struct cm_pfkeyref *r;
+	uint64_t iid;
+	if (!e->lit || !v->sfix)
+		return intern(e, t, field, v->s, v->len);
+	r = cm_pf_ref(refs, v->s);
+	if (r->key == v->s && r->klen == v->len && r->gen == e->keygen)
+		return r->iid;
+	iid = intern(e, t, field, v->s, v->len);
+	r->key = v->s, r->klen = v->len, r->gen = e->keygen, r->iid = iid;
+	return iid;
+}
+
 /* Between packets: start the tables over when they hold too much. */
 void cm_pf_maybe_clear(cm_pfev *e)
 {
@@ -476,12 +496,12 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	p = (unsigned char *)b->p;
 	if (ev->cat && ev->cat->type == CM_J_STR) {
 		p[n++] = TE_CATEGORY_IIDS << 3 | CM_PB_VARINT;
-		n += cm_pb_varint_at(p + n, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+		n += cm_pb_varint_at(p + n, intern_fixed(e, e->catref, &e->cats, ID_CATEGORIES, ev->cat));
 	}
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
 	if (ev->name && ev->name->type == CM_J_STR && ev->name->len) {
 		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
-		n += cm_pb_varint_at(p + n, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
+		n += cm_pb_varint_at(p + n, intern_fixed(e, e->nameref, &e->names, ID_NAMES, ev->name));
 	} else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type) {
 		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
 		n += cm_pb_varint_at(p + n, intern(e, &e->names, ID_NAMES, "[No name]", 9));

@@ -134,15 +134,16 @@ struct cm_pfev {
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
 	/* the iids of args' keys met lately in trees given with literal keys
-	 * (cm_pft_enc_elem's): by the key's pointer and length, no byte of it
-	 * read (cm_pf_body); valid while gen is keygen, which a clearing of
-	 * the tables moves on (cm_pf_keys_cleared).  lit: the element now
-	 * encoded is such a tree */
+	 * (cm_pft_enc_elem's), and of categories and names whose bytes stay
+	 * (sfix): by the string's pointer and length, no byte of it read
+	 * (cm_pf_body); valid while gen is keygen, which a clearing of the
+	 * tables moves on (cm_pf_keys_cleared).  lit: the element now encoded
+	 * is such a tree */
 	struct cm_pfkeyref {
 		const char *key;
 		uint32_t klen, gen;
 		uint64_t iid;
-	} keyref[CM_PF_KEYREFS];
+	} keyref[CM_PF_KEYREFS], catref[CM_PF_KEYREFS], nameref[CM_PF_KEYREFS];
 	uint32_t keygen;
 	int lit;
 	/* the thread tracks of integer (pid, tid) pairs met lately, by their
@@ -373,14 +374,18 @@ static inline void cm_pf_keys_cleared(cm_pfev *e)
 {
 	if (!++e->keygen) { /* (wrapped: an entry of generation 0 would hold again) */
 		memset(e->keyref, 0, sizeof e->keyref);
+		memset(e->catref, 0, sizeof e->catref);
+		memset(e->nameref, 0, sizeof e->nameref);
 		e->keygen = 1;
 	}
 }
-/* The memo's entry of the key KEY (its pointer's). */
-static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key)
+/* The entry of the string at KEY (its pointer's) in the memo REFS
+ * (e->keyref, catref or nameref). */
+static inline struct cm_pfkeyref *cm_pf_ref(struct cm_pfkeyref *refs, const char *key)
 {
-	return &e->keyref[(uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15) >> 58 & (CM_PF_KEYREFS - 1)];
+	return &refs[(uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15) >> 58 & (CM_PF_KEYREFS - 1)];
 }
+static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key) { return cm_pf_ref(e->keyref, key); }
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
 /* The bytes of a clock packet (pfevent.c: cm_pf_clock_bytes). */

@@ -767,6 +767,15 @@ static void check_kno(const cm_jval *t)
 	ck_assert_uint_eq(n, t->len); /* (the members linked, as many as it says) */
 }
 
+/* The event T's category and name say sfix (their bytes stay while the
+ * encoder's batch lasts) as CAT and NAME, no other member of it. */
+static void check_sfix(const cm_jval *t, int cat, int name)
+{
+	for (const cm_jval *k = t->kids; k; k = k->next)
+		ck_assert_msg(k->sfix == (k->kno == CM_JK_CAT ? cat : k->kno == CM_JK_NAME ? name : 0), "\"%.*s\": sfix %u",
+			      (int)k->klen, k->key, k->sfix);
+}
+
 START_TEST(gpu_members_kno)
 {
 	static struct gpu_members m;
@@ -807,6 +816,7 @@ START_TEST(gpu_members_kno)
 	gpu_members_row_copy(&m, &b, 0, 0);
 	check_kno(gpu_members_tree(&m, 0));
 	check_kno(gpu_members_tree(&m, 1));
+	check_sfix(gpu_members_tree(&m, 0), 0, 0); /* (node by node: none says) */
 	ck_assert_uint_eq(gpu_members_tree(&m, 0)->len, 8);
 	ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, 3);
 	/* an X event and its flows at once */
@@ -822,6 +832,10 @@ START_TEST(gpu_members_kno)
 		ck_assert_uint_eq(gpu_members_tree(&m, 0)->kids->next->next->next->next->next->next->next->len, 2 - ph % 2);
 		ck_assert_uint_eq(gpu_members_tree(&m, 1)->len, ph % 2 ? 8 : 7);
 		ck_assert_int_eq(gpu_members_tree(&m, 1)->kids->next->next->iv, 1); /* (the X's pid, copied) */
+		/* the strings that stay (sfix): the X's category, a literal, not
+		 * its name (the API cache's head); the flow's both, literals */
+		check_sfix(gpu_members_tree(&m, 0), 1, 0);
+		check_sfix(gpu_members_tree(&m, 1), 1, 1);
 	}
 	/* a kernel's: its head at once, then member by member, and its flow */
 	for (int rec = 0; rec < 2; rec++) {
@@ -839,6 +853,7 @@ START_TEST(gpu_members_kno)
 		check_kno(gpu_members_tree(&m, 1));
 		ck_assert_uint_eq(gpu_members_tree(&m, 0)->len, 8);
 		ck_assert_int_eq(gpu_members_tree(&m, 1)->kids->next->next->next->iv, 8 + rec); /* (the head's tid) */
+		check_sfix(gpu_members_tree(&m, 0), 1, 1); /* (a literal, the window's name table's) */
 	}
 	gpu_members_reset(&m, &b); /* (not first: node by node) */
 	gpu_members_element(&m);
