@@ -32,7 +32,11 @@
  * (bad) is rendered again, not lean (gpuencgroups.c).
  *
  * One record's elements at a time (an X event and its flow): fixed
- * arrays, so that the nodes do not move while they are linked. */
+ * arrays, so that the nodes do not move while they are linked.  An API
+ * call's X event, a flow and a kernel's X head, noted whole in the lean
+ * mode, lie in places of their own past the record's nodes, where
+ * gpu_members_init (before the first record) wrote what never changes in
+ * them: each record writes their values only (BENCHMARKS.md "pfrender19"). */
 #ifndef CM_GPUMEMBERS_H
 #define CM_GPUMEMBERS_H
 

@@ -99,7 +99,8 @@ struct cm_pfwrite {
 	int64_t last_b, last_e;
 };
 
-/* Entries of an encoder's memo of args' keys by pointer (a power of 2). */
+/* Entries of each of an encoder's memos by pointer (args' keys,
+ * categories, names: a power of 2). */
 #define CM_PF_KEYREFS 64
 
 struct cm_pfev {
@@ -369,7 +370,8 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 /* Between elements: start the interning tables over when they hold too
  * much (e->cleared says so). */
 void cm_pf_maybe_clear(cm_pfev *e);
-/* The tables were started over: the memo of keys by pointer forgets. */
+/* The tables were started over: the memos by pointer forget (their
+ * entries' generation is no longer keygen). */
 static inline void cm_pf_keys_cleared(cm_pfev *e)
 {
 	if (!++e->keygen) { /* (wrapped: an entry of generation 0 would hold again) */
@@ -385,6 +387,7 @@ static inline struct cm_pfkeyref *cm_pf_ref(struct cm_pfkeyref *refs, const char
 {
 	return &refs[(uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15) >> 58 & (CM_PF_KEYREFS - 1)];
 }
+/* The entry of the arg key at KEY in E's keys' memo. */
 static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key) { return cm_pf_ref(e->keyref, key); }
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
