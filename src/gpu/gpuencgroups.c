@@ -201,6 +201,8 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 		W[i].gr = &local;
 		W[i].ectx = gr->ectx[i];
 		W[i].m = gr->members ? cm_xmalloc(sizeof *W[i].m) : NULL;
+		if (W[i].m)
+			gpu_members_init(W[i].m);
 		/* (a record rendered again must not count a remap's move twice) */
 		W[i].lean = gr->members && gr->lean && !g->remap;
 		ctx[i] = &W[i];

@@ -32,7 +32,11 @@
  * (bad) is rendered again, not lean (gpuencgroups.c).
  *
  * One record's elements at a time (an X event and its flow): fixed
- * arrays, so that the nodes do not move while they are linked. */
+ * arrays, so that the nodes do not move while they are linked.  An API
+ * call's X event, a flow and a kernel's X head, noted whole in the lean
+ * mode, lie in places of their own past the record's nodes, where
+ * gpu_members_init (before the first record) wrote what never changes in
+ * them: each record writes their values only (BENCHMARKS.md "pfrender19"). */
 #ifndef CM_GPUMEMBERS_H
 #define CM_GPUMEMBERS_H
 
@@ -48,14 +52,22 @@
 #define GPU_MEMBERS_MAX 96
 /* Elements of one record (an X event and its flow). */
 #define GPU_MEMBERS_ELS 2
+/* Past them, the nodes of gpu_members_x's X event (12), of
+ * gpu_members_flow's flow (9) and of gpu_members_head's head (5), in
+ * places of their own: what never changes in them written once
+ * (gpu_members_init), the rest by each record. */
+#define GPU_MEMBERS_X_AT GPU_MEMBERS_MAX
+#define GPU_MEMBERS_FLOW_AT (GPU_MEMBERS_MAX + 12)
+#define GPU_MEMBERS_HEAD_AT (GPU_MEMBERS_FLOW_AT + 9)
+#define GPU_MEMBERS_ALL (GPU_MEMBERS_HEAD_AT + 5)
 /* Containers open at once: the event, its args, an array arg. */
 #define GPU_MEMBERS_DEPTH 3
 /* No text: a node whose s is a literal, or a container. */
 #define GPU_NO_TEXT SIZE_MAX
 
 struct gpu_members {
-	cm_jval v[GPU_MEMBERS_MAX];
-	size_t off[GPU_MEMBERS_MAX]; /* where each node's text begins in the buffer */
+	cm_jval v[GPU_MEMBERS_ALL];
+	size_t off[GPU_MEMBERS_ALL]; /* where each node's text begins in the buffer */
 	unsigned n;                 /* nodes so far */
 	unsigned nel;               /* elements so far */
 	unsigned root[GPU_MEMBERS_ELS];
@@ -67,6 +79,10 @@ struct gpu_members {
 	const char *base;  /* the buffer's bytes at gpu_members_reset */
 	int moved;         /* a node's pointer made with other bytes than base */
 	int lean;          /* the lean mode: no text for a number kept whole (the caller's) */
+	/* the record's X event, flow or head noted in its place
+	 * (GPU_MEMBERS_X_AT, _FLOW_AT, _HEAD_AT): another of the record's is
+	 * noted node by node */
+	unsigned char x_used, flow_used, head_used;
 };
 
 /* Forget the last record's elements; B is the buffer its elements will
@@ -77,6 +93,7 @@ static inline void gpu_members_reset(struct gpu_members *m, const cm_buf *b)
 	m->depth = 0;
 	m->base = b->p;
 	m->moved = 0;
+	m->x_used = m->flow_used = m->head_used = 0;
 }
 
 /* The node just added, V, has its text at AT of B: its offset, and its
@@ -97,10 +114,9 @@ static inline void gpu_members_bad(struct gpu_members *m)
 		m->bad[m->nel - 1] = 1;
 }
 
-/* A node under the open container, named KEY[0..KLEN) (a literal; NULL in
- * an array), of TYPE; NULL when the arrays are full (the element is then
- * parsed from its text). */
-static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
+/* gpu_members_add's node, its kno KNO (the member's CM_JK_*, jval.h). */
+static inline cm_jval *gpu_members_add_k(struct gpu_members *m, const char *key, size_t klen, int type,
+					 unsigned char kno)
 {
 	cm_jval *v;
 	int d = m->depth - 1;
@@ -113,6 +129,8 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	v->type = (unsigned char)type;
 	v->key = key;
 	v->klen = (uint32_t)klen;
+	v->kno = kno;
+	v->sfix = 0;
 	v->len = 0;
 	v->kids = v->next = NULL;
 	v->s = NULL;
@@ -121,6 +139,17 @@ static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, s
 	m->link[d] = &v->next;
 	m->cont[d]->len++;
 	return v;
+}
+
+/* A node under the open container, named KEY[0..KLEN) (a literal; NULL in
+ * an array), of TYPE; NULL when the arrays are full (the element is then
+ * parsed from its text).  An event's member says which it is (kno,
+ * jval.h's cm_jkey_no: its key mostly a constant here, so the compiler
+ * works it out; the .pftrace's encoder then compares no key bytes), a
+ * node deeper none (CM_JK_OTHER). */
+static inline cm_jval *gpu_members_add(struct gpu_members *m, const char *key, size_t klen, int type)
+{
+	return gpu_members_add_k(m, key, klen, type, m->depth > 1 ? CM_JK_OTHER : cm_jkey_no(key, klen));
 }
 
 /* A new element (its text begins here): its object opened. */
@@ -276,7 +305,7 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 		cm_jval *v;
 		size_t off = m->off[k];
 		if ((off == GPU_NO_TEXT && !(m->lean && src->type == CM_J_NUM && src->has_iv)) ||
-		    !(v = gpu_members_add(m, src->key, src->klen, src->type))) {
+		    !(v = gpu_members_add_k(m, src->key, src->klen, src->type, src->kno))) {
 			gpu_members_bad(m);
 			return;
 		}
@@ -290,19 +319,29 @@ static inline void gpu_members_row_copy(struct gpu_members *m, const cm_buf *b, 
 	}
 }
 
-/* The node W of a member written whole: KEY[0..KLEN) of TYPE, its text
- * S[0..LEN), no value kept, linked to the node after it (gpu_members_flow's
- * nodes are consecutive). */
-static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_t klen, const char *s, size_t len)
+/* gpu_members_node's node, its kno KNO (CM_JK_*). */
+static inline void gpu_members_node_k(cm_jval *w, int type, const char *key, size_t klen, unsigned char kno,
+				      const char *s, size_t len)
 {
 	w->type = (unsigned char)type;
 	w->key = key;
 	w->klen = (uint32_t)klen;
+	w->kno = kno;
+	w->sfix = 0;
 	w->s = s;
 	w->len = (uint32_t)len;
 	w->kids = NULL;
 	w->next = w + 1;
 	w->has_iv = 0;
+}
+
+/* The node W of an event's member written whole: KEY[0..KLEN) (a
+ * constant: its kno worked out when compiled) of TYPE, its text S[0..LEN),
+ * no value kept, linked to the node after it (gpu_members_flow's nodes are
+ * consecutive). */
+static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_t klen, const char *s, size_t len)
+{
+	gpu_members_node_k(w, type, key, klen, cm_jkey_no(key, klen), s, len);
 }
 
 /* A new element, an ac2g flow ({"ph":PH,"id":ID,"pid":..,"tid":..,
@@ -315,9 +354,9 @@ static inline void gpu_members_node(cm_jval *w, int type, const char *key, size_
  * members do. */
 static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm_int ts_ns)
 {
-	unsigned n = m->n, k = ph == 'f' ? 8 : 7;
+	unsigned n = GPU_MEMBERS_FLOW_AT, k = ph == 'f' ? 8 : 7;
 	cm_jval *v = &m->v[n];
-	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || n + 9 > GPU_MEMBERS_MAX ||
+	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || m->flow_used ||
 	    !(id > -1000000000000000000 && id < 1000000000000000000) || !(ts_ns >= 0 && ts_ns < CM_PY_MILLI_MAX))
 		return 0;
 	for (int i = 0; i < 2; i++) { /* the row's: values alone (gpu_members_row_copy's) */
@@ -325,33 +364,25 @@ static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm
 		if (m->off[r] != GPU_NO_TEXT || m->v[r].type != CM_J_NUM || !m->v[r].has_iv)
 			return 0;
 	}
-	_Static_assert(GPU_NO_TEXT == SIZE_MAX, "GPU_NO_TEXT's bytes all ones");
-	memset(&m->off[n], 0xff, 9 * sizeof *m->off); /* (GPU_NO_TEXT each: a loop of 9 stores was 45 instructions) */
+	m->flow_used = 1;
 	m->root[m->nel] = n;
 	m->bad[m->nel++] = 0;
-	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, k);
-	v[0].kids = &v[1];
-	v[0].next = NULL;
-	/* (an "s" writes "bp" too, unlinked: the stores' values constants) */
-	gpu_members_node(&v[1], CM_J_STR, "ph", 2, ph == 'f' ? "f" : "s", 1);
-	gpu_members_node(&v[2], CM_J_NUM, "id", 2, "", 0);
+	/* its nodes in their place, where gpu_members_init wrote what does not
+	 * change: the rest here (all of a node, 25 M instructions of the 50k
+	 * pair's .pftrace merge: BENCHMARKS.md "pfrender19") */
+	v[0].len = k;
+	v[1].s = ph == 'f' ? "f" : "s";
 	v[2].iv = (int64_t)id;
-	v[2].has_iv = 1;
 	for (int i = 0; i < 2; i++) {
 		const cm_jval *src = &m->v[i ? m->tid : m->pid];
 		cm_jval *w = &v[3 + i];
-		gpu_members_node(w, CM_J_NUM, src->key, src->klen, src->s, src->len);
+		gpu_members_node_k(w, CM_J_NUM, src->key, src->klen, src->kno, src->s, src->len);
 		w->iv = src->iv;
 		w->has_iv = src->has_iv;
 	}
-	gpu_members_node(&v[5], CM_J_NUM, "ts", 2, "", 0);
 	v[5].iv = (int64_t)ts_ns;
-	v[5].has_iv = 2;
-	gpu_members_node(&v[6], CM_J_STR, "cat", 3, "ac2g", 4);
-	gpu_members_node(&v[7], CM_J_STR, "name", 4, "ac2g", 4);
-	gpu_members_node(&v[8], CM_J_STR, "bp", 2, "e", 1);
-	v[k].next = NULL;
-	m->n = n + 1 + k;
+	v[7].next = k == 8 ? &v[8] : NULL;
+	v[8].next = NULL;
 	m->cont[0] = v; /* (nothing more is added to it: its last kid ends the element) */
 	m->link[0] = &v[k].next;
 	m->depth = 1;
@@ -361,7 +392,8 @@ static inline int gpu_members_flow(struct gpu_members *m, char ph, cm_int id, cm
 /* A new element, an X event {"ph":"X","cat":CAT,"name":NAME,"pid":PID,
  * "tid":TID,"ts":TS_NS,"dur":DUR_NS,"args":{KEYS[i]:VALS[i], ...}} with N
  * integer args (3 at most; the keys literals), noted at once in the lean
- * mode, CAT's and NAME's bytes their text's (no escape) and every number
+ * mode, CAT's and NAME's bytes their text's (no escape; CAT a literal,
+ * sfix) and every number
  * kept whole: 1, its row noted for its flow (gpu_members_row); else 0,
  * nothing done, and the caller notes it member by member (an API call's
  * nodes so were 12 a call through gpu_members_add, BENCHMARKS.md
@@ -370,9 +402,9 @@ static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t c
 				cm_int pid, cm_int tid, cm_int ts_ns, cm_int dur_ns, const char *const *keys,
 				const unsigned char *klens, const cm_int *vals, unsigned n_args)
 {
-	unsigned n = m->n;
+	unsigned n = GPU_MEMBERS_X_AT;
 	cm_jval *v = &m->v[n];
-	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || n + 12 > GPU_MEMBERS_MAX || n_args > 3 ||
+	if (!m->lean || m->nel >= GPU_MEMBERS_ELS || m->x_used || n_args > 3 ||
 	    !(pid > -1000000000000000000 && pid < 1000000000000000000) ||
 	    !(tid > -1000000000000000000 && tid < 1000000000000000000) || !(ts_ns >= 0 && ts_ns < CM_PY_MILLI_MAX) ||
 	    !(dur_ns >= 0 && dur_ns < CM_PY_MILLI_MAX))
@@ -380,44 +412,127 @@ static inline int gpu_members_x(struct gpu_members *m, const char *cat, size_t c
 	for (unsigned i = 0; i < n_args; i++)
 		if (!(vals[i] > -1000000000000000000 && vals[i] < 1000000000000000000))
 			return 0;
-	memset(&m->off[n], 0xff, 12 * sizeof *m->off); /* (GPU_NO_TEXT each, as gpu_members_flow's) */
+	m->x_used = 1;
 	m->root[m->nel] = n;
 	m->bad[m->nel++] = 0;
-	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, 8);
-	v[0].kids = &v[1];
-	v[0].next = NULL;
-	gpu_members_node(&v[1], CM_J_STR, "ph", 2, "X", 1);
-	gpu_members_node(&v[2], CM_J_STR, "cat", 3, cat, catlen);
-	gpu_members_node(&v[3], CM_J_STR, "name", 4, name, nlen);
-	gpu_members_node(&v[4], CM_J_NUM, "pid", 3, "", 0);
+	/* its nodes in their place, the rest of them gpu_members_init's (as
+	 * gpu_members_flow's) */
+	v[0].len = 8;
+	v[2].s = cat;
+	v[2].len = (uint32_t)catlen;
+	v[3].s = name;
+	v[3].len = (uint32_t)nlen;
 	v[4].iv = (int64_t)pid;
-	v[4].has_iv = 1;
-	gpu_members_node(&v[5], CM_J_NUM, "tid", 3, "", 0);
 	v[5].iv = (int64_t)tid;
-	v[5].has_iv = 1;
-	gpu_members_node(&v[6], CM_J_NUM, "ts", 2, "", 0);
 	v[6].iv = (int64_t)ts_ns;
-	v[6].has_iv = 2;
-	gpu_members_node(&v[7], CM_J_NUM, "dur", 3, "", 0);
 	v[7].iv = (int64_t)dur_ns;
-	v[7].has_iv = 2;
-	gpu_members_node(&v[8], CM_J_OBJ, "args", 4, NULL, n_args);
+	v[8].len = n_args;
 	v[8].kids = n_args ? &v[9] : NULL;
 	v[8].next = NULL;
 	for (unsigned i = 0; i < n_args; i++) {
-		gpu_members_node(&v[9 + i], CM_J_NUM, keys[i], klens[i], "", 0);
+		v[9 + i].key = keys[i];
+		v[9 + i].klen = klens[i];
 		v[9 + i].iv = (int64_t)vals[i];
-		v[9 + i].has_iv = 1;
+		v[9 + i].next = i + 1 < n_args ? &v[10 + i] : NULL;
 	}
-	if (n_args)
-		v[8 + n_args].next = NULL;
-	m->n = n + 9 + n_args;
 	m->pid = n + 4;
 	m->tid = n + 5;
 	m->cont[0] = v; /* (the args closed: nothing more is added to the event) */
 	m->link[0] = &v[8].next;
 	m->depth = 1;
 	return 1;
+}
+
+/* The first members of the element just opened (gpu_members_element),
+ * an X event's head "ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID,
+ * noted at once in the lean mode, CAT's and NAME's bytes their text's (no
+ * escape; CAT a literal, NAME the window's name table's, which stay as
+ * they are: sfix) and the pid and tid kept whole: 1, its row noted for its
+ * flow (gpu_members_row's); else 0, nothing done, and the caller notes them
+ * member by member (a kernel's head so, with its row, was 290
+ * instructions, BENCHMARKS.md "pfrender19"). */
+static inline int gpu_members_head(struct gpu_members *m, const char *cat, size_t catlen, const char *name,
+				   size_t nlen, cm_int pid, cm_int tid)
+{
+	cm_jval *v = &m->v[GPU_MEMBERS_HEAD_AT];
+	if (!m->lean || m->head_used || m->depth != 1 || m->cont[0]->len ||
+	    !(pid > -1000000000000000000 && pid < 1000000000000000000) ||
+	    !(tid > -1000000000000000000 && tid < 1000000000000000000))
+		return 0;
+	m->head_used = 1;
+	v[1].s = cat;
+	v[1].len = (uint32_t)catlen;
+	v[2].s = name;
+	v[2].len = (uint32_t)nlen;
+	v[3].iv = (int64_t)pid;
+	v[4].iv = (int64_t)tid;
+	v[4].next = NULL;
+	*m->link[0] = v; /* (linked as gpu_members_add links: the members after them follow) */
+	m->link[0] = &v[4].next;
+	m->cont[0]->len = 5;
+	m->pid = GPU_MEMBERS_HEAD_AT + 3;
+	m->tid = GPU_MEMBERS_HEAD_AT + 4;
+	return 1;
+}
+
+/* M ready for its first record: the nodes of gpu_members_x and
+ * gpu_members_flow in their places, what of them never changes (the
+ * variable parts' are written by each). */
+static inline void gpu_members_init(struct gpu_members *m)
+{
+	cm_jval *v = &m->v[GPU_MEMBERS_X_AT];
+	memset(m, 0, sizeof *m);
+	for (unsigned i = GPU_MEMBERS_X_AT; i < GPU_MEMBERS_ALL; i++)
+		m->off[i] = GPU_NO_TEXT;
+	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, 8);
+	v[0].kids = &v[1];
+	v[0].next = NULL;
+	gpu_members_node(&v[1], CM_J_STR, "ph", 2, "X", 1);
+	gpu_members_node(&v[2], CM_J_STR, "cat", 3, "", 0);
+	v[2].sfix = 1; /* (a literal, gpu_members_x's CAT; its NAME in the API cache's head is not) */
+	gpu_members_node(&v[3], CM_J_STR, "name", 4, "", 0);
+	gpu_members_node(&v[4], CM_J_NUM, "pid", 3, "", 0);
+	v[4].has_iv = 1;
+	gpu_members_node(&v[5], CM_J_NUM, "tid", 3, "", 0);
+	v[5].has_iv = 1;
+	gpu_members_node(&v[6], CM_J_NUM, "ts", 2, "", 0);
+	v[6].has_iv = 2;
+	gpu_members_node(&v[7], CM_J_NUM, "dur", 3, "", 0);
+	v[7].has_iv = 2;
+	gpu_members_node(&v[8], CM_J_OBJ, "args", 4, NULL, 0);
+	v[8].next = NULL;
+	for (unsigned i = 0; i < 3; i++) {
+		gpu_members_node_k(&v[9 + i], CM_J_NUM, NULL, 0, CM_JK_OTHER, "", 0);
+		v[9 + i].has_iv = 1;
+	}
+	v = &m->v[GPU_MEMBERS_FLOW_AT];
+	gpu_members_node(&v[0], CM_J_OBJ, NULL, 0, NULL, 7);
+	v[0].kids = &v[1];
+	v[0].next = NULL;
+	gpu_members_node(&v[1], CM_J_STR, "ph", 2, "s", 1);
+	gpu_members_node(&v[2], CM_J_NUM, "id", 2, "", 0);
+	v[2].has_iv = 1;
+	gpu_members_node(&v[3], CM_J_NUM, "pid", 3, "", 0);
+	gpu_members_node(&v[4], CM_J_NUM, "tid", 3, "", 0);
+	gpu_members_node(&v[5], CM_J_NUM, "ts", 2, "", 0);
+	v[5].has_iv = 2;
+	gpu_members_node(&v[6], CM_J_STR, "cat", 3, "ac2g", 4);
+	v[6].sfix = 1;
+	gpu_members_node(&v[7], CM_J_STR, "name", 4, "ac2g", 4);
+	v[7].sfix = 1;
+	gpu_members_node(&v[8], CM_J_STR, "bp", 2, "e", 1);
+	v[8].next = NULL;
+	v = &m->v[GPU_MEMBERS_HEAD_AT];
+	gpu_members_node(&v[0], CM_J_STR, "ph", 2, "X", 1);
+	gpu_members_node(&v[1], CM_J_STR, "cat", 3, "", 0);
+	v[1].sfix = 1; /* (gpu_members_head's CAT, a literal, and NAME, in the window's name table) */
+	gpu_members_node(&v[2], CM_J_STR, "name", 4, "", 0);
+	v[2].sfix = 1;
+	gpu_members_node(&v[3], CM_J_NUM, "pid", 3, "", 0);
+	v[3].has_iv = 1;
+	gpu_members_node(&v[4], CM_J_NUM, "tid", 3, "", 0);
+	v[4].has_iv = 1;
+	v[4].next = NULL;
 }
 
 /* The record's elements written in B: the nodes' pointers made again

@@ -281,6 +281,8 @@ static size_t x_head_named(const cm_gpu *g, cm_buf *b, const char *cat, const cm
 		json = cm_gpunames_json(g->win.names, r->name_id, &len);
 		bare = !memchr(json + 1, '\\', len - 2); /* (every escape begins with one) */
 	}
+	if (bare && gpu_members_head(m, cat, strlen(cat), json + 1, len - 2, pid, cm_tid_export(tid)))
+		return gpu_row_mark(b); /* (the row's text none: gpu_row_text's in the lean mode) */
 	if (bare) {
 		gpu_members_lit(m, "ph", 2, "X", 1);
 		gpu_members_lit(m, "cat", 3, cat, strlen(cat));

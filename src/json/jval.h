@@ -25,7 +25,49 @@ struct cm_jval {
 	cm_jval *next;   /* next sibling */
 	int64_t iv;      /* with has_iv: the value of a number that is an integer literal */
 	unsigned char has_iv; /* set only by cm_jvalid_build, for -?DIGITS that fits int64 */
+	/* which member of a trace event this is (CM_JK_*, below), where the
+	 * tree's builder says so: gpu/gpumembers.h's, whose keys are mostly
+	 * constants, so the number is made when the code is compiled and the
+	 * .pftrace's encoder skips comparing the key (pftrace/pfevent.h's
+	 * cm_pf_members_given).  The parsers leave it as they find it: read
+	 * it only in a tree whose builder promises it (pftrace.h's
+	 * cm_pft_enc_elem). */
+	unsigned char kno;
+	/* a string whose bytes at s stay as they are while the .pftrace's
+	 * encoder's batch lasts, where the tree's builder says so (1; gpu/
+	 * gpumembers.h's: a literal, the window's name table): the encoder
+	 * may know it again by its pointer (pftrace.h's cm_pft_enc_elem).
+	 * The parsers leave it as they find it, as kno. */
+	unsigned char sfix;
 };
+
+/* The members of a trace event that the .pftrace's encoder reads, in the
+ * order of its struct ev (pftrace/pfevent.h checks it); CM_JK_OTHER: a
+ * key that is none of them; CM_JK_UNSAID (0): not said. */
+enum {
+	CM_JK_UNSAID, CM_JK_PH, CM_JK_NAME, CM_JK_CAT, CM_JK_TS, CM_JK_DUR, CM_JK_PID, CM_JK_TID, CM_JK_ARGS, CM_JK_ID,
+	CM_JK_S, CM_JK_BP, CM_JK_OTHER
+};
+
+/* The CM_JK_* of the member key KEY[0..KLEN) (NULL: an array's element,
+ * CM_JK_OTHER).  Inline, of constants: with a literal key the compiler
+ * works it out. */
+static inline unsigned char cm_jkey_no(const char *key, size_t klen)
+{
+	if (!key)
+		return CM_JK_OTHER;
+	switch (klen) {
+	case 1: return key[0] == 's' ? CM_JK_S : CM_JK_OTHER;
+	case 2:
+		return !memcmp(key, "ph", 2) ? CM_JK_PH : !memcmp(key, "ts", 2) ? CM_JK_TS
+		     : !memcmp(key, "id", 2) ? CM_JK_ID : !memcmp(key, "bp", 2) ? CM_JK_BP : CM_JK_OTHER;
+	case 3:
+		return !memcmp(key, "cat", 3) ? CM_JK_CAT : !memcmp(key, "dur", 3) ? CM_JK_DUR
+		     : !memcmp(key, "pid", 3) ? CM_JK_PID : !memcmp(key, "tid", 3) ? CM_JK_TID : CM_JK_OTHER;
+	case 4: return !memcmp(key, "name", 4) ? CM_JK_NAME : !memcmp(key, "args", 4) ? CM_JK_ARGS : CM_JK_OTHER;
+	}
+	return CM_JK_OTHER;
+}
 
 /* ---- arena ---- */
 typedef struct cm_arena cm_arena;

@@ -69,6 +69,7 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	e->arena = cm_arena_new();
 	e->tracks = cm_hmap_new(16, sizeof(struct track));
 	e->next_iid = 1;
+	e->keygen = 1;
 	e->cleared = 1;
 	e->next_uuid = GLOBAL_UUID + 1;
 	e->nodes_cap = 256; /* an event's tree: more when one needs it (pfparse.c) */
@@ -148,6 +149,26 @@ static inline __attribute__((always_inline)) uint64_t intern(cm_pfev *e, cm_strt
 	return iid ? iid : intern_new(e, field, s, n);
 }
 
+/* intern's for the string V of table T (FIELD) whose memo by pointer is
+ * REFS: V's iid found there when V's bytes stay (sfix, in a tree given:
+ * e->lit), none of them read (an element's category and name looked up
+ * in the tables' cache were 10 M instructions of the 50k pair's .pftrace
+ * merge: BENCHMARKS.md "pfrender19"). */
+static inline __attribute__((always_inline)) uint64_t intern_fixed(cm_pfev *e, struct cm_pfkeyref *refs, cm_strtab *t,
+								  uint32_t field, const cm_jval *v)
+{
+	struct cm_pfkeyref *r;
+	uint64_t iid;
+	if (!e->lit || !v->sfix)
+		return intern(e, t, field, v->s, v->len);
+	r = cm_pf_ref(refs, v->s);
+	if (r->key == v->s && r->klen == v->len && r->gen == e->keygen)
+		return r->iid;
+	iid = intern(e, t, field, v->s, v->len);
+	r->key = v->s, r->klen = v->len, r->gen = e->keygen, r->iid = iid;
+	return iid;
+}
+
 /* Between packets: start the tables over when they hold too much. */
 void cm_pf_maybe_clear(cm_pfev *e)
 {
@@ -156,6 +177,7 @@ void cm_pf_maybe_clear(cm_pfev *e)
 	cm_strtab_clear(&e->cats);
 	cm_strtab_clear(&e->names);
 	cm_strtab_clear(&e->keys);
+	cm_pf_keys_cleared(e);
 	e->next_iid = 1;
 	e->cleared = 1;
 }
@@ -462,34 +484,64 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off)
 	cm_buf *b = &e->te;
 	const cm_jval *k;
 	int stop;
-	b->len = 0;
-	if (ev->cat && ev->cat->type == CM_J_STR)
-		cm_pb_uint(b, TE_CATEGORY_IIDS, intern(e, &e->cats, ID_CATEGORIES, ev->cat->s, ev->cat->len));
+	unsigned char *p;
+	size_t n = 0;
+	/* the head's three fields (cm_pb_uint's bytes: their tags one byte
+	 * each) written in room made once: by cm_pb_uint each made its own,
+	 * 3.5 M instructions of the 50k pair's .pftrace merge (BENCHMARKS.md
+	 * "pfrender19"); intern writes elsewhere (e->interned) */
+	_Static_assert(TE_CATEGORY_IIDS < 16 && TE_NAME_IID < 16 && TE_TYPE < 16, "one-byte tags");
+	if (b->cap < 3 * 11)
+		cm_buf_grow(b, 3 * 11);
+	p = (unsigned char *)b->p;
+	if (ev->cat && ev->cat->type == CM_J_STR) {
+		p[n++] = TE_CATEGORY_IIDS << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern_fixed(e, e->catref, &e->cats, ID_CATEGORIES, ev->cat));
+	}
 	/* Perfetto's JSON import names a slice without a name "[No name]" */
-	if (ev->name && ev->name->type == CM_J_STR && ev->name->len)
-		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, ev->name->s, ev->name->len));
-	else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type)
-		cm_pb_uint(b, TE_NAME_IID, intern(e, &e->names, ID_NAMES, "[No name]", 9));
-	else if (ev->name && ev->name->type != CM_J_STR)
+	if (ev->name && ev->name->type == CM_J_STR && ev->name->len) {
+		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern_fixed(e, e->nameref, &e->names, ID_NAMES, ev->name));
+	} else if ((!ev->name || ev->name->type == CM_J_STR) && type != TYPE_COUNTER && type != TYPE_END && type) {
+		p[n++] = TE_NAME_IID << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, intern(e, &e->names, ID_NAMES, "[No name]", 9));
+	} else if (ev->name && ev->name->type != CM_J_STR) {
+		b->len = 0;
 		return REFUSE(e, off, "an event whose name is not a string cannot be written as Perfetto protobuf");
-	if (type)
-		cm_pb_uint(b, TE_TYPE, (uint64_t)type);
+	}
+	if (type) {
+		p[n++] = TE_TYPE << 3 | CM_PB_VARINT;
+		n += cm_pb_varint_at(p + n, (uint64_t)type);
+	}
+	b->len = n;
 	if (ev->args && ev->args->type != CM_J_OBJ)
 		return REFUSE(e, off, "an event whose args is not an object cannot be written as Perfetto protobuf");
 	if (ev->args)
 		for (k = ev->args->kids; k; k = k->next) {
 			uint64_t iid;
+			struct cm_pfkeyref *r = NULL;
+			/* a literal key met since the tables' clearing: its iid
+			 * by its pointer, none of its bytes read (the keys'
+			 * cache's hash and compare were 8 M instructions of the
+			 * 50k pair's .pftrace merge: BENCHMARKS.md "pfrender19") */
+			if (k->has_iv == CM_PF_IV_INT && e->lit) {
+				r = cm_pf_keyref(e, k->key);
+				if (r->key == k->key && r->klen == k->klen && r->gen == e->keygen) {
+					put_int_iid(b, TE_ANNOTATIONS, r->iid, k);
+					continue;
+				}
+			}
 			/* a key that the keys' cache holds has no dot: only keys
 			 * without one are interned whole (put_annotation interns a
 			 * dotted one by its parts), so has_dot's test is left out
 			 * for most (7 M instructions of the 50k pair's .pftrace
 			 * merge: BENCHMARKS.md "pfcpu16") */
-			if (k->has_iv == CM_PF_IV_INT && (iid = cm_strtab_cached(&e->keys, k->key, k->klen)) != 0) {
+			if (k->has_iv == CM_PF_IV_INT && ((iid = cm_strtab_cached(&e->keys, k->key, k->klen)) != 0 ||
+							  (!has_dot(k->key, k->klen) && /* (k->key: an object's) */
+							   (iid = intern(e, &e->keys, ID_ANNOTATION_NAMES, k->key, k->klen)) != 0))) {
+				if (r) /* (the key interned whole: its iid stays until the tables' clearing) */
+					r->key = k->key, r->klen = k->klen, r->gen = e->keygen, r->iid = iid;
 				put_int_iid(b, TE_ANNOTATIONS, iid, k);
-				continue;
-			}
-			if (k->has_iv == CM_PF_IV_INT && !has_dot(k->key, k->klen)) { /* (k->key: an object's) */
-				put_int_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k);
 				continue;
 			}
 			if ((stop = put_annotation(e, b, TE_ANNOTATIONS, k->key, k->klen, k, 1)) == 2)

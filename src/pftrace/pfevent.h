@@ -11,6 +11,7 @@
 #include "json/jval.h"
 #include "base/exitcode.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -98,6 +99,10 @@ struct cm_pfwrite {
 	int64_t last_b, last_e;
 };
 
+/* Entries of each of an encoder's memos by pointer (args' keys,
+ * categories, names: a power of 2). */
+#define CM_PF_KEYREFS 64
+
 struct cm_pfev {
 	cm_buf *out;
 	const char *label;
@@ -129,6 +134,19 @@ struct cm_pfev {
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
 	cm_buf te, interned, scratch;
+	/* the iids of args' keys met lately in trees given with literal keys
+	 * (cm_pft_enc_elem's), and of categories and names whose bytes stay
+	 * (sfix): by the string's pointer and length, no byte of it read
+	 * (cm_pf_body); valid while gen is keygen, which a clearing of the
+	 * tables moves on (cm_pf_keys_cleared).  lit: the element now encoded
+	 * is such a tree */
+	struct cm_pfkeyref {
+		const char *key;
+		uint32_t klen, gen;
+		uint64_t iid;
+	} keyref[CM_PF_KEYREFS], catref[CM_PF_KEYREFS], nameref[CM_PF_KEYREFS];
+	uint32_t keygen;
+	int lit;
 	/* the thread tracks of integer (pid, tid) pairs met lately, by their
 	 * hash (pftrack.c): most events skip the two tables' lookups; emptied
 	 * whenever a track is made, as the table may move them */
@@ -204,6 +222,40 @@ static inline const cm_jval **cm_pf_member_slot(struct ev *ev, const char *key, 
 	case 4: return !memcmp(key, "name", 4) ? &ev->name : !memcmp(key, "args", 4) ? &ev->args : NULL;
 	}
 	return NULL;
+}
+
+/* The members of the event object O in *EV, where O's builder says which
+ * member each is (cm_jval's kno, jval.h: a tree given to cm_pft_enc_elem);
+ * a member that says nothing (CM_JK_UNSAID) is found by its key, as
+ * cm_pf_members finds them all.  Inline: the window's elements of a
+ * .pftrace merge come this way, and the keys' compares were 21 M
+ * instructions of the 50k pair's (BENCHMARKS.md "pfrender19"). */
+static inline void cm_pf_members_given(const cm_jval *o, struct ev *ev)
+{
+	_Static_assert(offsetof(struct ev, name) == (CM_JK_NAME - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, cat) == (CM_JK_CAT - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, ts) == (CM_JK_TS - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, dur) == (CM_JK_DUR - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, pid) == (CM_JK_PID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, tid) == (CM_JK_TID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, args) == (CM_JK_ARGS - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, id) == (CM_JK_ID - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, s) == (CM_JK_S - 1) * sizeof(cm_jval *) &&
+			       offsetof(struct ev, bp) == (CM_JK_BP - 1) * sizeof(cm_jval *) &&
+			       sizeof(struct ev) == (CM_JK_OTHER - 1) * sizeof(cm_jval *),
+		       "struct ev in the order of jval.h's CM_JK_*");
+	const cm_jval *k;
+	cm_pf_ev_clear(ev);
+	for (k = o->kids; k; k = k->next) {
+		unsigned x = k->kno;
+		if (x - 1u < CM_JK_OTHER - 1u) { /* (its field, through EV's bytes) */
+			*(const cm_jval **)(void *)((char *)ev + (x - 1) * sizeof(cm_jval *)) = k;
+		} else if (x == CM_JK_UNSAID) {
+			const cm_jval **slot = cm_pf_member_slot(ev, k->key, k->klen);
+			if (slot)
+				*slot = k;
+		}
+	}
 }
 
 /* Refuse: report WHAT at OFFSET; returns -1. */
@@ -318,6 +370,25 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 /* Between elements: start the interning tables over when they hold too
  * much (e->cleared says so). */
 void cm_pf_maybe_clear(cm_pfev *e);
+/* The tables were started over: the memos by pointer forget (their
+ * entries' generation is no longer keygen). */
+static inline void cm_pf_keys_cleared(cm_pfev *e)
+{
+	if (!++e->keygen) { /* (wrapped: an entry of generation 0 would hold again) */
+		memset(e->keyref, 0, sizeof e->keyref);
+		memset(e->catref, 0, sizeof e->catref);
+		memset(e->nameref, 0, sizeof e->nameref);
+		e->keygen = 1;
+	}
+}
+/* The entry of the string at KEY (its pointer's) in the memo REFS
+ * (e->keyref, catref or nameref). */
+static inline struct cm_pfkeyref *cm_pf_ref(struct cm_pfkeyref *refs, const char *key)
+{
+	return &refs[(uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15) >> 58 & (CM_PF_KEYREFS - 1)];
+}
+/* The entry of the arg key at KEY in E's keys' memo. */
+static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key) { return cm_pf_ref(e->keyref, key); }
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
 /* The bytes of a clock packet (pfevent.c: cm_pf_clock_bytes). */

@@ -321,6 +321,12 @@ static __attribute__((noinline, cold)) int check_members(cm_pft_enc *e, const cm
 	const cm_jval *const *pa = (const cm_jval *const *)&a, *const *pb = (const cm_jval *const *)&b;
 	cm_jval *o;
 	cm_pf_members(v, &a);
+	/* the members as the encoder takes them, by the number each says it
+	 * is (kno): the ones their keys name */
+	cm_pf_members_given(v, &b);
+	if (memcmp(&a, &b, sizeof a))
+		return REFUSE(e->ev, -1, "CUPTIMERGE_PFT_MEMBERS_CHECK: a member of an element given says it is another (kno): %.*s",
+			      (int)n, s);
 	if (!cm_pf_parse_flat(e->ev, s, n, &b)) {
 		if (!(o = cm_pf_parse(e->ev, s, n)) || o->type != CM_J_OBJ)
 			return REFUSE(e->ev, -1, "CUPTIMERGE_PFT_MEMBERS_CHECK: an element given with its members is not an object: %.*s",

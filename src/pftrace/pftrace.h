@@ -85,7 +85,11 @@ cm_pft_enc *cm_pft_enc_new(cm_pft *t);
  * (OUT's length a multiple of 8), each element (the object's text
  * S[0..N), and, when V is not NULL, its value, the tree that
  * cm_jval_parse_py makes of S: V taken instead of parsing S; a number's
- * has_iv, when set, as pftrace/pfevent.h's CM_PF_IV_* say), close it, in
+ * has_iv, when set, as pftrace/pfevent.h's CM_PF_IV_* say; each member's
+ * kno, which member of the event it is, CM_JK_UNSAID where not said;
+ * every key, at any depth, a literal, whose bytes outlive the encoder
+ * unchanged: it may know one again by its pointer; so too a string that
+ * says sfix, whose bytes stay until the batch's close), close it, in
  * the same OUT.  0, or -1 after reporting what cannot be written (the
  * offset of an inserted element is not known: -1), or -2 without a
  * report when the run has failed already (a batch's open). */

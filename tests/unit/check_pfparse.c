@@ -350,6 +350,46 @@ START_TEST(number_block)
 }
 END_TEST
 
+/* cm_pf_members_given takes a member's word for which it is (kno) and
+ * finds one that says nothing by its key: on a tree whose members say
+ * (a, the right number), say none (u) or say another (o: CM_JK_OTHER, a
+ * key of none of them), the members cm_pf_members finds by their keys;
+ * a member that says it is another is taken for it. */
+START_TEST(members_given)
+{
+	static const char *const text =
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"n\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":4,"
+		"\"args\":{\"name\":5},\"id\":6,\"s\":\"g\",\"bp\":\"e\",\"other\":7,\"ph\":\"B\"}";
+	cm_arena *a = cm_arena_new();
+	cm_jval *tree = cm_jval_parse_py(a, text, strlen(text));
+	struct ev got, want;
+	cm_jval *k;
+	ck_assert(tree && tree->type == CM_J_OBJ);
+	cm_pf_members(tree, &want);
+	ck_assert(want.ph && want.ph->s[0] == 'B'); /* (the last of a repeated key) */
+	for (int how = 0; how < 3; how++) {
+		unsigned i = 0;
+		for (k = tree->kids; k; k = k->next, i++) {
+			k->kno = how == 0 ? cm_jkey_no(k->key, k->klen) : how == 1 ? CM_JK_UNSAID
+				 : i % 2 ? cm_jkey_no(k->key, k->klen) : CM_JK_UNSAID;
+			for (cm_jval *d = k->kids; d; d = d->next)
+				d->kno = CM_JK_PH; /* (deeper: never read) */
+		}
+		cm_pf_members_given(tree, &got);
+		ck_assert_msg(!memcmp(&got, &want, sizeof got), "members not cm_pf_members' (%d)", how);
+	}
+	/* "other" says it is the tid: taken for it */
+	for (k = tree->kids; k->next->next; k = k->next)
+		k->kno = cm_jkey_no(k->key, k->klen);
+	k->kno = CM_JK_TID;
+	k->next->kno = CM_JK_OTHER; /* (the second "ph" says it is none: left out) */
+	cm_pf_members_given(tree, &got);
+	ck_assert_ptr_eq(got.tid, k);
+	ck_assert(got.ph && got.ph->s[0] == 'X');
+	cm_arena_free(a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("pfparse");
@@ -360,6 +400,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, depth_limit, 0, 2);
 	tcase_add_test(tc, nodes_array);
 	tcase_add_loop_test(tc, number_block, 0, 2);
+	tcase_add_test(tc, members_given);
 	suite_add_tcase(s, tc);
 	return s;
 }
