@@ -217,23 +217,22 @@ static void *worker(void *arg)
  * gained nothing measured then.  CUPTIMERGE_POOL_SLOTS, a testing aid
  * (bench/dev-pfcpu10.sh measures the .pftrace's pool with more on 16
  * CPUs), asks for more: at most twice the workers and 8, the ring the
- * .pftrace's lanes keep for the pool's batches (pfstream.c, pflaneq.c). */
-static int slots_for(int workers)
+ * .pftrace's lanes keep for the pool's batches (pfstream.c, pflaneq.c);
+ * so does WANT (cm_opool_new_ahead's, 0: none). */
+static int slots_for(int workers, int want)
 {
 	int n = workers + (workers < 4 ? workers : 4);
 	const char *env = getenv("CUPTIMERGE_POOL_SLOTS");
-	if (env && *env) {
-		int want = atoi(env);
-		if (want > 2 * workers + 8)
-			want = 2 * workers + 8;
-		if (want > n)
-			n = want;
-	}
-	return n;
+	if (env && *env && atoi(env) > want)
+		want = atoi(env);
+	if (want > 2 * workers + 8)
+		want = 2 * workers + 8;
+	return want > n ? want : n;
 }
 
-cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
-		       void *sctx)
+/* cm_opool_new's and cm_opool_new_ahead's: SLOTS asked for (0: none). */
+static cm_opool *pool_new(int workers, int caller_helps, int slots, cm_opool_fn fn, void **wctx,
+			  cm_opool_sink sink, void *sctx)
 {
 	cm_opool *p = cm_xcalloc(1, sizeof *p);
 	int threads;
@@ -242,7 +241,7 @@ cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wct
 	p->sctx = sctx;
 	p->wctx = wctx;
 	p->nworkers = workers < 1 ? 1 : workers;
-	p->nslots = slots_for(p->nworkers);
+	p->nslots = slots_for(p->nworkers, slots);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
@@ -268,6 +267,17 @@ cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wct
 	if (!p->nthreads)
 		p->caller_helps = 0; /* no thread could be made: the caller does it all, with wctx[0] */
 	return p;
+}
+
+cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
+		       void *sctx)
+{
+	return pool_new(workers, caller_helps, 0, fn, wctx, sink, sctx);
+}
+
+cm_opool *cm_opool_new_ahead(int workers, int slots, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
+{
+	return pool_new(workers, 0, slots, fn, wctx, sink, sctx);
 }
 
 /* The crew's next block: of the pools that have one queued, the one
@@ -380,7 +390,7 @@ cm_opool *cm_opool_new_crew(cm_ocrew *c, cm_opool_fn fn, void **wctx, cm_opool_s
 	/* as cm_opool_new's ring for as many workers: each reader may have
 	 * the whole crew once the other is done */
 	free(p->slots);
-	p->nslots = slots_for(p->nworkers);
+	p->nslots = slots_for(p->nworkers, 0);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	p->nthreads = c->nthreads; /* the caller only fills slots and waits */
 	p->crew = c;

@@ -46,6 +46,13 @@ typedef int (*cm_opool_sink)(void *sctx, cm_buf *out);
 cm_opool *cm_opool_new(int workers, int caller_helps, cm_opool_fn fn, void **wctx, cm_opool_sink sink,
 		       void *sctx);
 
+/* As cm_opool_new (no caller's help), with SLOTS blocks in flight where
+ * that is more than the default's (the workers and 4): for a sink that
+ * may stall, so that the workers can run further ahead of it (the
+ * .pftrace's window render, gpu/gpuwalk.c).  At most twice the workers
+ * and 8, the room pftrace/'s lanes keep for a pool's blocks. */
+cm_opool *cm_opool_new_ahead(int workers, int slots, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx);
+
 /* A crew: WORKERS threads that run the blocks of several pools, the
  * block queued first (over all of them) first; for two readers that run
  * side by side, so that neither's workers idle while the other's are

@@ -311,6 +311,28 @@ static int whole_groups(void *wctx, const cm_buf *in, cm_buf *out)
 	return r->pfn(r->wctx, 0, in, out);
 }
 
+/* The blocks in flight of the groups' pool of N workers: twice the
+ * workers and 8 (opool.h's most), not the workers and 4.  Its sink hands
+ * each piece's batches to the .pftrace's sequential part and waits while
+ * that part's queue is full; meanwhile no slot frees, and a pool of 20
+ * slots on 16 CPUs kept its workers about 3 ms of the sequential part's
+ * work ahead of it, less than a piece's render often takes: the window's
+ * phase went in turns, the sequential part waiting for pieces (0.23 s in
+ * 35 waits, up to 20 ms) and the sink for room (0.28 s in 61), 0.50 s in
+ * all.  With 40 slots (CUPTIMERGE_POOL_SLOTS=40, every pool's) the phase
+ * took 0.34 s and the sequential part waited 0.14 s (1 GB pair, H100
+ * host, bench/dev-perf16.sh, BENCHMARKS.md "Where the .pftrace's window
+ * phase waits").  The testing aid CUPTIMERGE_PFT_AHEAD sets it (within
+ * opool.h's bounds: no fewer than the workers and 4, no more than 2n + 8;
+ * the bytes do not depend on it). */
+static int ahead_slots(int n)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_AHEAD");
+	if (env && *env && atoi(env) > 0)
+		return atoi(env);
+	return 2 * n + 8;
+}
+
 /* The walk of gpu_walk_records and gpu_walk_groups: with the records in
  * the temporary file and READ not NULL, the pool's workers are READ
  * (rec_readers: FN and WCTX each worker's, SPAN the groups') over where
@@ -344,10 +366,14 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 	if (fd < 0) { /* (read_groups' walk of the one block in memory) */
 		pool = cm_opool_new(n, 0, whole_groups, rctx, sink, sctx);
 		rc = gpu_feed_pool(g, pool);
+	} else if (read == read_groups) {
+		/* the render's pieces far ahead of its sink (AHEAD), which waits
+		 * on the .pftrace's sequential part */
+		pool = cm_opool_new_ahead(n, ahead_slots(n), read, rctx, sink, sctx);
+		rc = feed_places(pool, fd, per, &g->win.lasts);
 	} else {
 		pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
-		rc = read == read_runs ? feed_run_places(g, pool)
-				       : feed_places(pool, fd, per, read == read_groups ? &g->win.lasts : NULL);
+		rc = read == read_runs ? feed_run_places(g, pool) : feed_places(pool, fd, per, NULL);
 	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
