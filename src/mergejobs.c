@@ -154,7 +154,11 @@ int mergejobs_copy_threads(int jobs) { return mergejobs_plan_threads(jobs); }
  * the jobs, so that it does not crowd them out.  ISA-L's deflate (levels
  * 1-3, the default among them, where the build has it) costs far less, and
  * the render keeps every job (on 2 cores that took the 500 MB pair's
- * -o .gz from 2.00 to 1.84 s). */
+ * -o .gz from 2.00 to 1.84 s).  A .pftrace's render on fewer threads than
+ * the CPUs, to leave its sequential part and in-order thread a CPU, gained
+ * nothing: on 16 CPUs (1 GB pair) 14, 12 and 10 took 1.97-2.26 s against
+ * 16's 1.91-2.04 (BENCHMARKS.md, "Where the .pftrace's window phase
+ * waits": its waits were the render's pool's, gpu/gpuwalk.c). */
 int mergejobs_render_threads(const struct cm_options *opt)
 {
 	const char *version, *e = getenv("CUPTIMERGE_RENDER_THREADS");
