@@ -400,16 +400,27 @@ int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev)
 	if (*c == '}') /* (c < e: the last byte is one) */
 		return c == e - 1;
 	for (;;) {
-		const char *key, *q;
+		const char *key = c + 1, *q;
 		uint32_t klen;
+		unsigned kno;
 		const cm_jval **slot;
 		cm_jval *v;
-		if (!(c = member_key(c, e, &key, &klen)) || !(c = value(&p, c, &v)))
-			return 0;
-		v->key = key;
-		v->klen = klen;
-		if ((slot = cm_pf_member_slot(ev, key, klen)) != NULL)
-			*slot = v; /* the last of a repeated key, as cm_pf_members */
+		if ((q = cm_pf_key_known(c, e, &kno, &klen)) != NULL) {
+			/* one of struct ev's keys, its field by its CM_JK_* (the
+			 * order pfevent.h's cm_pf_members_given asserts) */
+			if (!(c = value(&p, ws(q, e), &v)))
+				return 0;
+			v->key = key;
+			v->klen = klen;
+			*(const cm_jval **)(void *)((char *)ev + (kno - 1) * sizeof(cm_jval *)) = v;
+		} else {
+			if (!(c = member_key(c, e, &key, &klen)) || !(c = value(&p, c, &v)))
+				return 0;
+			v->key = key;
+			v->klen = klen;
+			if ((slot = cm_pf_member_slot(ev, key, klen)) != NULL)
+				*slot = v; /* the last of a repeated key, as cm_pf_members */
+		}
 		if ((q = comma(c, e)) != NULL) {
 			c = q;
 			continue;
