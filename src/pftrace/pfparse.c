@@ -233,19 +233,28 @@ static inline const char *word(const char *c, const char *e, const char *w, size
 	return (size_t)(e - c) >= n && !memcmp(c, w, n) ? c + n : NULL;
 }
 
-/* A scalar value at C (a string without escapes, a number, true, false,
- * null) into a node in *OUT: the byte after it, or NULL for anything else
- * (a container, an escape: the general reading's). */
+static const char *container(struct fp *p, const char *c, int type, cm_jval **out);
+
+/* A value at C into *OUT: the byte after it, or NULL (an escape, NaN,
+ * text that is not JSON: the general reading's).  One switch on its first
+ * byte, the containers' cases in it: a test for a bracket, then the
+ * scalars' own switch, cost 13 M instructions more on the 50k pair's
+ * merged JSON (BENCHMARKS.md "pfparse20").  (Inline in its callers up to a
+ * container, the reading's one call per nested container.) */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline const char *scalar(struct fp *p, const char *c, cm_jval **out)
+static inline const char *value(struct fp *p, const char *c, cm_jval **out)
 {
 	const char *e = p->e, *q;
 	cm_jval *v;
 	if (c >= e)
 		return NULL;
 	switch (*c) {
+	case '{':
+		return container(p, c + 1, CM_J_OBJ, out);
+	case '[':
+		return container(p, c + 1, CM_J_ARR, out);
 	case '"':
 		if (!(q = string_end(c + 1, e)) || !(v = node(p, CM_J_STR)))
 			return NULL;
@@ -313,21 +322,6 @@ static inline const char *comma(const char *c, const char *e)
 			return c + 2;
 	}
 	return NULL;
-}
-
-static const char *container(struct fp *p, const char *c, int type, cm_jval **out);
-
-/* A value at C into *OUT: the byte after it, or NULL.  (Inline in its
- * callers up to a container, the reading's one call per nested
- * container.) */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline const char *value(struct fp *p, const char *c, cm_jval **out)
-{
-	if (c < p->e && (*c == '{' || *c == '['))
-		return container(p, c + 1, *c == '{' ? CM_J_OBJ : CM_J_ARR, out);
-	return scalar(p, c, out);
 }
 
 /* An array or object after its opening bracket at C, into *OUT: the
