@@ -36,6 +36,7 @@
  * pfparse11). */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfkeys.h"
 #include "base/word.h"
 
 #include <string.h>

@@ -8,6 +8,7 @@
 #include "check_common.h"
 #include "check_jtree.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfkeys.h"
 #include "json/jcheck.h"
 #include "base/pyval.h"
 
