@@ -123,6 +123,9 @@ static inline int digit(char c) { return c >= '0' && c <= '9'; }
  * byte that is not one.  Eight at a time where eight bytes are left (a
  * trace time has 13 before its point), the first non-digit of a word
  * found from its mask, as json/jvalid_core.h does. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline const char *digits(const char *c, const char *e, uint64_t *mp)
 {
 	uint64_t m = *mp;
