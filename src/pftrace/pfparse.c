@@ -36,6 +36,7 @@
  * pfparse11). */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfkeys.h"
 #include "base/word.h"
 
 #include <string.h>
@@ -122,6 +123,9 @@ static inline int digit(char c) { return c >= '0' && c <= '9'; }
  * byte that is not one.  Eight at a time where eight bytes are left (a
  * trace time has 13 before its point), the first non-digit of a word
  * found from its mask, as json/jvalid_core.h does. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline const char *digits(const char *c, const char *e, uint64_t *mp)
 {
 	uint64_t m = *mp;
@@ -233,19 +237,28 @@ static inline const char *word(const char *c, const char *e, const char *w, size
 	return (size_t)(e - c) >= n && !memcmp(c, w, n) ? c + n : NULL;
 }
 
-/* A scalar value at C (a string without escapes, a number, true, false,
- * null) into a node in *OUT: the byte after it, or NULL for anything else
- * (a container, an escape: the general reading's). */
+static const char *container(struct fp *p, const char *c, int type, cm_jval **out);
+
+/* A value at C into *OUT: the byte after it, or NULL (an escape, NaN,
+ * text that is not JSON: the general reading's).  One switch on its first
+ * byte, the containers' cases in it: a test for a bracket, then the
+ * scalars' own switch, cost 13 M instructions more on the 50k pair's
+ * merged JSON (BENCHMARKS.md "pfparse20").  (Inline in its callers up to a
+ * container, the reading's one call per nested container.) */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline const char *scalar(struct fp *p, const char *c, cm_jval **out)
+static inline const char *value(struct fp *p, const char *c, cm_jval **out)
 {
 	const char *e = p->e, *q;
 	cm_jval *v;
 	if (c >= e)
 		return NULL;
 	switch (*c) {
+	case '{':
+		return container(p, c + 1, CM_J_OBJ, out);
+	case '[':
+		return container(p, c + 1, CM_J_ARR, out);
 	case '"':
 		if (!(q = string_end(c + 1, e)) || !(v = node(p, CM_J_STR)))
 			return NULL;
@@ -313,21 +326,6 @@ static inline const char *comma(const char *c, const char *e)
 			return c + 2;
 	}
 	return NULL;
-}
-
-static const char *container(struct fp *p, const char *c, int type, cm_jval **out);
-
-/* A value at C into *OUT: the byte after it, or NULL.  (Inline in its
- * callers up to a container, the reading's one call per nested
- * container.) */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline const char *value(struct fp *p, const char *c, cm_jval **out)
-{
-	if (c < p->e && (*c == '{' || *c == '['))
-		return container(p, c + 1, *c == '{' ? CM_J_OBJ : CM_J_ARR, out);
-	return scalar(p, c, out);
 }
 
 /* An array or object after its opening bracket at C, into *OUT: the
@@ -400,16 +398,27 @@ int cm_pf_parse_flat(cm_pfev *w, const char *s, size_t n, struct ev *ev)
 	if (*c == '}') /* (c < e: the last byte is one) */
 		return c == e - 1;
 	for (;;) {
-		const char *key, *q;
+		const char *key = c + 1, *q;
 		uint32_t klen;
+		unsigned kno;
 		const cm_jval **slot;
 		cm_jval *v;
-		if (!(c = member_key(c, e, &key, &klen)) || !(c = value(&p, c, &v)))
-			return 0;
-		v->key = key;
-		v->klen = klen;
-		if ((slot = cm_pf_member_slot(ev, key, klen)) != NULL)
-			*slot = v; /* the last of a repeated key, as cm_pf_members */
+		if ((q = cm_pf_key_known(c, e, &kno, &klen)) != NULL) {
+			/* one of struct ev's keys, its field by its CM_JK_* (the
+			 * order pfevent.h's cm_pf_members_given asserts) */
+			if (!(c = value(&p, ws(q, e), &v)))
+				return 0;
+			v->key = key;
+			v->klen = klen;
+			*(const cm_jval **)(void *)((char *)ev + (kno - 1) * sizeof(cm_jval *)) = v;
+		} else {
+			if (!(c = member_key(c, e, &key, &klen)) || !(c = value(&p, c, &v)))
+				return 0;
+			v->key = key;
+			v->klen = klen;
+			if ((slot = cm_pf_member_slot(ev, key, klen)) != NULL)
+				*slot = v; /* the last of a repeated key, as cm_pf_members */
+		}
 		if ((q = comma(c, e)) != NULL) {
 			c = q;
 			continue;

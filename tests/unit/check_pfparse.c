@@ -8,6 +8,7 @@
 #include "check_common.h"
 #include "check_jtree.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfkeys.h"
 #include "json/jcheck.h"
 #include "base/pyval.h"
 
@@ -350,6 +351,67 @@ START_TEST(number_block)
 }
 END_TEST
 
+/* cm_pf_key_known finds each of struct ev's keys by its first word: the
+ * eleven land on eleven entries, each found with the kno and length that
+ * cm_jkey_no gives and the byte after its colon; what member_key must
+ * read is not found: a key that begins as one or that one begins
+ * ("pids", "p"), a space or an escape before the colon, no colon, too
+ * few bytes left, another key; and the flat parse finds the same members
+ * either way (a known key's spaces after the colon passed as ws() does). */
+START_TEST(key_known)
+{
+	static const char *const keys[] = {"ph", "name", "cat", "ts", "dur", "pid", "tid", "args", "id", "s", "bp"};
+	static const char *const not[] = {"\"pids\":1,\"x\":2}", "\"p\":1,\"xyz\":2}", "\"ph\" :1,\"x\":2}",
+					  "\"p\\u0068\":1,\"x\":2}", "\"ph\"1,\"xyz\":2}", "\"tsx\":1,\"x\":2}",
+					  "\"na\":1,\"xyzw\":2}", "\"ARGS\":1,\"x\":2}", "'ph\":1,\"xyz\":2}"};
+	unsigned entries = 0, kno;
+	uint32_t klen;
+	char buf[64];
+	for (unsigned i = 0; i < 16; i++)
+		entries += cm_pf_keywords[i].klen != 0;
+	ck_assert_uint_eq(entries, sizeof keys / sizeof *keys);
+	for (unsigned i = 0; i < sizeof keys / sizeof *keys; i++) {
+		size_t n = (size_t)snprintf(buf, sizeof buf, "\"%s\":1234567890", keys[i]);
+		const char *q = cm_pf_key_known(buf, buf + n, &kno, &klen);
+		ck_assert_msg(q == buf + strlen(keys[i]) + 3, "%s: not found", keys[i]);
+		ck_assert_msg(kno == cm_jkey_no(keys[i], strlen(keys[i])) && klen == strlen(keys[i]), "%s: %u %u", keys[i],
+			      kno, klen);
+		ck_assert_msg(!cm_pf_key_known(buf, buf + 8, &kno, &klen), "%s: past the end", keys[i]);
+	}
+	for (unsigned i = 0; i < sizeof not / sizeof *not; i++)
+		ck_assert_msg(!cm_pf_key_known(not[i], not[i] + strlen(not[i]), &kno, &klen), "%s: found", not[i]);
+	for (int a = ' '; a < 127; a++) /* every other key's first two bytes, on every entry */
+		for (int b = ' '; b < 127; b++) {
+			size_t n = (size_t)snprintf(buf, sizeof buf, "\"%c%cq\":1234567890", a, b);
+			ck_assert_msg(!cm_pf_key_known(buf, buf + n, &kno, &klen), "%s: found", buf);
+		}
+	{
+		static const char *const el[] = {
+			"{\"ph\":  \"X\",\"name\":\n\t\"n\", \"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":3.5,\"dur\":4,"
+			"\"args\": {\"ph\":1},\"id\":6,\"s\":\"g\",\"bp\":\"e\",\"pids\":7,\"ph\" :\"B\"}",
+			"{\"ph\":\"X\", \"ts\":1}", "{\"ph\":}", "{\"ph\":1", "{\"s\":1}"};
+		cm_pfev *w = cm_pfev_new(NULL, "<test>");
+		cm_arena *a = cm_arena_new();
+		for (unsigned i = 0; i < sizeof el / sizeof *el; i++) {
+			struct ev got, want;
+			cm_jval *tree = cm_jval_parse_py(a, el[i], strlen(el[i]));
+			int ok = cm_pf_parse_flat(w, el[i], strlen(el[i]), &got);
+			ck_assert_msg(ok == (tree != NULL), "%s: read %d", el[i], ok);
+			if (!ok)
+				continue;
+			cm_pf_members(tree, &want);
+#define SAME(f) ck_assert_msg(!want.f == !got.f && (!want.f || (want.f->len == got.f->len && \
+				      !memcmp(want.f->s, got.f->s, want.f->len))), "%s: " #f, el[i])
+			SAME(ph); SAME(name); SAME(cat); SAME(ts); SAME(dur); SAME(pid); SAME(tid); SAME(id); SAME(s); SAME(bp);
+#undef SAME
+			ck_assert_msg(!want.args == !got.args, "%s: args", el[i]);
+		}
+		cm_arena_free(a);
+		cm_pfev_free(w);
+	}
+}
+END_TEST
+
 /* cm_pf_members_given takes a member's word for which it is (kno) and
  * finds one that says nothing by its key: on a tree whose members say
  * (a, the right number), say none (u) or say another (o: CM_JK_OTHER, a
@@ -401,6 +463,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, nodes_array);
 	tcase_add_loop_test(tc, number_block, 0, 2);
 	tcase_add_test(tc, members_given);
+	tcase_add_test(tc, key_known);
 	suite_add_tcase(s, tc);
 	return s;
 }
