@@ -136,13 +136,8 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 	gpu_times_text(g, b, r->v[CM_RA_START], r->v[CM_RA_END], tstext, &ts_len, m);
 	if (m)
 		gpu_members_open(m, "args", 4, CM_J_OBJ);
-	if (!gpu_members_lean_int(m, "cbid", 4, r->v[CM_RA_CBID])) {
-		cm_buf_lit(b, ",\"args\":{\"cbid\":");
-		at = b->len;
-		cm_jw_int(b, r->v[CM_RA_CBID]);
-		if (m)
-			gpu_members_int(m, "cbid", 4, b, at, r->v[CM_RA_CBID]);
-	}
+	GPU_INT_TEXT(b, m, ",\"args\":{\"cbid\":", "cbid", r->v[CM_RA_CBID]);
+	/* (written out, not GPU_INT_TEXT: tests/mutants/corr.sed's line) */
 	if (!gpu_members_lean_int(m, "correlation", 11, corr)) {
 		cm_buf_lit(b, ",\"correlation\":");
 		at = b->len;
@@ -150,13 +145,8 @@ static inline __attribute__((always_inline)) void render_api(struct render *R, c
 		if (m)
 			gpu_members_int(m, "correlation", 11, b, at, corr);
 	}
-	if ((ext = gpu_cpu_ext(g, corr)) != 0 && !gpu_members_lean_int(m, "External id", 11, ext)) {
-		cm_buf_lit(b, ",\"External id\":");
-		at = b->len;
-		cm_jw_int(b, ext);
-		if (m)
-			gpu_members_int(m, "External id", 11, b, at, ext);
-	}
+	if ((ext = gpu_cpu_ext(g, corr)) != 0)
+		GPU_INT_TEXT(b, m, ",\"External id\":", "External id", ext);
 	cm_buf_lit(b, "}}");
 	if (m)
 		gpu_members_close(m);

@@ -104,27 +104,31 @@ static inline void gpu_head_members(struct gpu_members *m, const cm_buf *b, size
 	gpu_members_str(m, "name", 4, b, at + 26 + catlen); /* after {"ph":"X","cat":"CAT","name": */
 }
 
+/* The integer member KEY (KLEN bytes) of value V: its text, PRE (the
+ * bytes before the value, PRELEN of them: at least ,"KEY":) then V,
+ * written to B and noted in M (not NULL); in M's lean mode neither text,
+ * the value noted alone.  GPU_INT_TEXT takes PRE and KEY as literals. */
+static inline void gpu_int_text(cm_buf *b, struct gpu_members *m, const char *pre, size_t prelen, const char *key,
+				size_t klen, cm_int v)
+{
+	size_t at;
+	if (gpu_members_lean_int(m, key, klen, v))
+		return;
+	cm_buf_put(b, pre, prelen);
+	at = b->len;
+	cm_jw_int(b, v);
+	if (m)
+		gpu_members_int(m, key, klen, b, at, v);
+}
+#define GPU_INT_TEXT(b, m, pre, key, v) gpu_int_text((b), (m), (pre), sizeof(pre) - 1, (key), sizeof(key) - 1, (v))
+
 /* ,"pid":PID,"tid":TID (exported): the rest of gpu_x_head's text; noted
  * in M (not NULL), and kept for its flow (gpu_members_row); in M's lean
  * mode no text for either when kept whole. */
 static inline void gpu_row_text(cm_buf *b, cm_int pid, cm_int tid, struct gpu_members *m)
 {
-	size_t at;
-	cm_int t = cm_tid_export(tid);
-	if (!gpu_members_lean_int(m, "pid", 3, pid)) {
-		cm_buf_lit(b, ",\"pid\":");
-		at = b->len;
-		cm_jw_int(b, pid);
-		if (m)
-			gpu_members_int(m, "pid", 3, b, at, pid);
-	}
-	if (!gpu_members_lean_int(m, "tid", 3, t)) {
-		cm_buf_lit(b, ",\"tid\":");
-		at = b->len;
-		cm_jw_int(b, t);
-		if (m)
-			gpu_members_int(m, "tid", 3, b, at, t);
-	}
+	GPU_INT_TEXT(b, m, ",\"pid\":", "pid", pid);
+	GPU_INT_TEXT(b, m, ",\"tid\":", "tid", cm_tid_export(tid));
 	if (m)
 		gpu_members_row(m);
 }
