@@ -180,9 +180,9 @@ static int insert_direct(cm_pft *t, const void *p)
 		t1 = cm_now_s();
 		rc = cm_pft_hand(t, &g->b, PH_INSERTED);
 		if (t->seq) { /* (its wait for room: the put swaps, no more) */
-			t->ins_room += cm_now_s() - t1;
-			pft_waits_add(&t->ins_room_waits, cm_now_s() - t1);
-			wait += cm_now_s() - t1;
+			double d = cm_now_s() - t1;
+			pft_waits_add(&t->ins_room, d);
+			wait += d;
 		}
 	}
 	g->b.len = 0;

@@ -77,7 +77,7 @@ static void report_phases(const cm_pft *t)
 		char seq[360] = "none in order", pass[300] = "", gz[120] = "", waits[100];
 		/* (the gaps between its batches are waits only on a thread of its own) */
 		snprintf(waits, sizeof waits, "%.2f s for batches (%lu over 0.2 ms, the longest %.1f ms) and ",
-			 ph->s_wait, ph->s_waits.over, ph->s_waits.longest * 1e3);
+			 ph->s_wait.total, ph->s_wait.over, ph->s_wait.longest * 1e3);
 		if (!ph->w_from && !ps->blocks) {
 			snprintf(line[i], sizeof line[i], "%s: none", name[i]);
 			continue;
@@ -104,7 +104,7 @@ static void report_phases(const cm_pft *t)
 				 "through the pool; %s%s",
 				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
 				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
-				 t->ins_room, t->ins_room_waits.over, t->ins_room_waits.longest * 1e3,
+				 t->ins_room.total, t->ins_room.over, t->ins_room.longest * 1e3,
 				 (unsigned long long)t->ins_recs, seq, pass);
 			continue;
 		}

@@ -314,10 +314,8 @@ static int apply(void *sctx, cm_buf *out, void *aux)
 		t0 = cm_now_s();
 		if (!ph->s_from)
 			ph->s_from = t0;
-		if (t->s_done && t->seq) {
-			ph->s_wait += t0 - t->s_done;
-			pft_waits_add(&ph->s_waits, t0 - t->s_done);
-		}
+		if (t->s_done && t->seq)
+			pft_waits_add(&ph->s_wait, t0 - t->s_done);
 		io = e->in_order;
 		lw = e->lane_wait;
 		wh = e->wrote_here_s;

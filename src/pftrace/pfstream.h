@@ -102,10 +102,12 @@ void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
  * passer are then told with its batch. */
 enum { PH_BEFORE, PH_INSERTED, PH_AFTER, PH_N };
 
-/* The shape of a wait's seconds, for -v: how many waits of over 0.2 ms
- * and the longest; many short ones are threads waking each other, a few
- * long ones one side stalled (bench/dev-perf16.sh asks which). */
+/* A wait's seconds in all, for -v, and their shape: how many waits of
+ * over 0.2 ms and the longest; many short ones are threads waking each
+ * other, a few long ones one side stalled (bench/dev-perf16.sh asks
+ * which). */
 struct pft_waits {
+	double total;
 	unsigned long over;
 	double longest;
 };
@@ -113,6 +115,7 @@ struct pft_waits {
 /* WAITS: a wait of D seconds more. */
 static inline void pft_waits_add(struct pft_waits *w, double d)
 {
+	w->total += d;
 	if (d > 0.0002)
 		w->over++;
 	if (d > w->longest)
@@ -129,9 +132,9 @@ static inline void pft_waits_add(struct pft_waits *w, double d)
  * lane waits and packets written there. */
 struct pft_phase {
 	double w_from, w_to, w_time, w_put;
-	double s_from, s_to, s_busy, s_cpu, s_wait, in_order, lane_wait, wrote_here_s;
+	double s_from, s_to, s_busy, s_cpu, in_order, lane_wait, wrote_here_s;
 	unsigned long wrote_here;
-	struct pft_waits s_waits; /* S_WAIT's shape */
+	struct pft_waits s_wait;
 };
 
 /* A condition variable for the workers waiting on the walk of the chunk
@@ -189,8 +192,8 @@ struct cm_pft {
 	pthread_mutex_t gmu; /* the group buffers' list, and the wait for the text's batches */
 	pthread_cond_t gcv;
 	struct pft_gbuf *gfree, *gall; /* the group buffers free; all of them */
-	double ins_drain, ins_room; /* -v: the inserting thread's waits for them, for the handoff's room */
-	struct pft_waits ins_room_waits; /* (INS_ROOM's shape) */
+	double ins_drain; /* -v: the inserting thread's waits for them, */
+	struct pft_waits ins_room; /* and for the handoff's room */
 	/* the writer's buffers of inserted batches taken (cm_pft_insert_adopt),
 	 * each kept for reuse once the pool's workers have copied its last
 	 * batch; CUR: the one the next batches lie in (or NULL) */
