@@ -132,6 +132,18 @@ cm_output *cm_output_open_crew(const char *path, cm_pgz_crew *crew)
 	return open_output(path, -1, 1, crew); /* the level is the crew's */
 }
 
+/* The deflate workers of a gzip output of THREADS jobs: one a job, or
+ * CUPTIMERGE_GZIP_THREADS (1-64), a benchmarking aid (bench/dev-ahead17.sh:
+ * a .pftrace.gz deflates a quarter of the JSON's bytes, so its render may
+ * want the CPUs more).  The blocks, so the bytes, do not depend on it. */
+static int deflate_threads(int threads)
+{
+	const char *e = getenv("CUPTIMERGE_GZIP_THREADS");
+	if (e && *e && atoi(e) >= 1 && atoi(e) <= 64)
+		return atoi(e);
+	return threads < 1 ? 1 : threads;
+}
+
 static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
 	cm_output *out = calloc(1, sizeof *out);
@@ -160,7 +172,7 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 	start_threads(out, threads);
 	out->crew = crew != NULL;
 	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
-		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, threads < 1 ? 1 : threads, pgz_sink, out))) {
+		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, deflate_threads(threads), pgz_sink, out))) {
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
 		return NULL;
