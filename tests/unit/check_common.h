@@ -43,6 +43,14 @@ static inline void check_mark_point(const char *file, int line)
 }
 #define _mark_point(file, line) check_mark_point(file, line)
 
+/* B (a cm_buf, or anything with p and len) holds exactly the N bytes
+ * WANT: check_pbwrite's encodings and check_pfstream's outputs. */
+#define ck_bytes(b, want, n)                                         \
+	do {                                                         \
+		ck_assert_uint_eq((b)->len, (n));                    \
+		ck_assert(!memcmp((b)->p, (want), (n)));             \
+	} while (0)
+
 /* Define main() running the suite MAKE_SUITE() returns. */
 #define CHECK_MAIN(make_suite)                                         \
 	int main(void)                                                 \
