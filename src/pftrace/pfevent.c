@@ -86,7 +86,7 @@ cm_pfev *cm_pfev_new(cm_buf *out, const char *label)
 	 * the sequential part waits for when it is behind (bench/dev-pfcpu10.sh) */
 	e->share = !((env = getenv("CUPTIMERGE_PFT_PASSER_ONLY")) && *env && strcmp(env, "0"));
 	/* and one that has every other batch's packets written here, where
-	 * the share happens only when the passer is behind (check_pbwrite's
+	 * the share happens only when the passer is behind (check_pfstream's
 	 * passer_share) */
 	if (e->share && (env = getenv("CUPTIMERGE_PFT_SHARE_ALTERNATE")) && *env && strcmp(env, "0"))
 		e->share = 2;

@@ -171,7 +171,7 @@ fi
 # Python's literals NaN, Infinity and -Infinity (its json writes them) are
 # no JSON: every input refuses them, and the merge writes one only after
 # an event the .pftrace refuses first (the span's end past a double), so
-# the transcoder meets them in no run; check_pbwrite's python_literals
+# the transcoder meets them in no run; check_pfstream's python_literals
 # has it write, for one in an arg or a "C" value, the bytes it writes
 # with 1e400 there (argsinf above: what the JSON import shows), and
 # refuse a ts or dur of one in one line.  What that rests on is

@@ -152,7 +152,7 @@ both h200 $NOW -w "$FIX/h200_kwindow.json.gz" "$FIX/h200_kcpu.json.gz"
 
 # The same bytes whatever the read size, to standard output, and gzip.  (The
 # output reaches the transcoder in pieces cut between elements, whatever the
-# read size; check_pbwrite's "stream" cuts them anywhere.)
+# read size; check_pfstream's "stream" cuts them anywhere.)
 tcase "the same .pftrace at read sizes 1 to 31"
 for n in $(seq 1 31); do
 	CUPTIMERGE_BUFSIZE=$n $CUPTIMERGE -q -t "$FIX/thread_map.json" -o "$tmp/rs.pftrace" "$FIX/threads_full.json" ||

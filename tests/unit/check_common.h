@@ -15,10 +15,11 @@
  * assertion's place through a pipe to the runner, so that a test that then
  * crashes or times out is reported "(after this point)".  In a loop of
  * checks that is millions of write(2)s (3.8 million a run of check_cpuindex,
- * 2.3 million of check_tables): seconds of kernel time a run, and timeouts
- * where the machine is loaded.  Here each place is written the first time a
- * test passes it, and not again: the point a report names is still one the
- * test passed, at worst a line or a loop earlier than the last.  The table
+ * 2.3 million of check_tables, whose tests check_idmaps and three others
+ * now hold): seconds of kernel time a run, and timeouts where the machine
+ * is loaded.  Here each place is written the first time a test passes it,
+ * and not again: the point a report names is still one the test passed,
+ * at worst a line or a loop earlier than the last.  The table
  * is each thread's own (some tests check in the threads of a pool); a full
  * one (no test has that many places) writes every pass, as before. */
 static inline void check_mark_point(const char *file, int line)
@@ -41,6 +42,14 @@ static inline void check_mark_point(const char *file, int line)
 	(_mark_point)(file, line);
 }
 #define _mark_point(file, line) check_mark_point(file, line)
+
+/* B (a cm_buf, or anything with p and len) holds exactly the N bytes
+ * WANT: check_pbwrite's encodings and check_pfstream's outputs. */
+#define ck_bytes(b, want, n)                                         \
+	do {                                                         \
+		ck_assert_uint_eq((b)->len, (n));                    \
+		ck_assert(!memcmp((b)->p, (want), (n)));             \
+	} while (0)
 
 /* Define main() running the suite MAKE_SUITE() returns. */
 #define CHECK_MAIN(make_suite)                                         \

@@ -1,5 +1,5 @@
 /* check_jtree.h - the unit tests' comparison of two cm_jval trees, node
- * for node: check_pbwrite's and check_pfparse's readings of an element
+ * for node: check_pfelement's and check_pfparse's readings of an element
  * against cm_jval_parse_py's tree.  (pftrace/pfinsert.c's same_value is
  * another rule: a given tree's kept number values count there.) */
 #ifndef CHECK_JTREE_H
