@@ -1,4 +1,5 @@
 /* diag.c - one family of messages (errors, warnings) and a rate-limited progress line. */
+#define _GNU_SOURCE 1 /* RUSAGE_THREAD */
 #include "config.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,6 +236,15 @@ static double clock_s(clockid_t id)
 double cm_now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 double cm_thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 double cm_process_cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+
+void cm_thread_switches(unsigned long *vol, unsigned long *invol)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		ru.ru_nvcsw = ru.ru_nivcsw = 0;
+	*vol = (unsigned long)ru.ru_nvcsw;
+	*invol = (unsigned long)ru.ru_nivcsw;
+}
 
 void cm_progress_enable(int on)
 {

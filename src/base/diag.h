@@ -123,5 +123,9 @@ double cm_now_s(void);
  * figures); 0 where the clock cannot be read. */
 double cm_thread_cpu_s(void);
 double cm_process_cpu_s(void);
+/* -v: the calling thread's context switches so far, those it chose (a
+ * wait: a lock, a condition, a read) in *VOL and those it suffered (its
+ * CPU taken while it could run) in *INVOL; 0 where they cannot be read. */
+void cm_thread_switches(unsigned long *vol, unsigned long *invol);
 
 #endif

@@ -16,7 +16,6 @@
  * careful reader's trace gets the same layout from this machine alone,
  * fed through saxread's tap (cm_docsplit_record_*): what was checked is
  * then yajl's, what is noted is made here either way. */
-#define _GNU_SOURCE 1 /* RUSAGE_THREAD */
 #include "config.h"
 #include "json/docsplit.h"
 #include "json/docsplit_int.h"
@@ -30,13 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 /* How many times the calling thread lost its CPU while it could run. */
 static uint64_t thread_preempted(void)
 {
-	struct rusage ru;
-	return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+	unsigned long vol, invol;
+	cm_thread_switches(&vol, &invol);
+	return invol;
 }
 
 /* The run ended with RC: on CM_DOCSPLIT_OK the layout's file to *OUT (RC

@@ -43,6 +43,7 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 	cm_pfpass *p = arg;
 	struct cm_pfpass_phase *ph = p->verbose ? &p->ph[p->phq[p->ntaken++ % PASS_PHQ]] : NULL;
 	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1, c0 = 0;
+	unsigned long v0 = 0, i0 = 0, v1, i1;
 	int rc;
 	if (w) {
 		cm_pfseg_write(w, b);
@@ -54,6 +55,7 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 	}
 	if (ph) {
 		c0 = cm_thread_cpu_s();
+		cm_thread_switches(&v0, &i0);
 		if (p->probe)
 			p->probe(p->ctx, &w0, &e0);
 	}
@@ -63,6 +65,9 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 	if (ph) {
 		ph->passed += t1 - t0;
 		ph->passed_cpu += cm_thread_cpu_s() - c0;
+		cm_thread_switches(&v1, &i1);
+		ph->vsw += v1 - v0;
+		ph->isw += i1 - i0;
 		ph->last = t1;
 		ph->bufs++;
 		if (p->probe) {
@@ -144,6 +149,8 @@ int cm_pfpass_stop(cm_pfpass *p, double *passed, double *wrote, double *waited, 
 		ph[i].sink_emit += p->ph[i].sink_emit;
 		ph[i].put_wait += p->ph[i].put_wait;
 		ph[i].bufs += p->ph[i].bufs;
+		ph[i].vsw += p->ph[i].vsw;
+		ph[i].isw += p->ph[i].isw;
 		if (p->ph[i].last > ph[i].last)
 			ph[i].last = p->ph[i].last;
 	}

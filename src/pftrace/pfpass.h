@@ -18,12 +18,14 @@ typedef struct cm_pfpass cm_pfpass;
  * (WROTE) and passing the bytes on (PASSED: the sink's calls; PASSED_CPU
  * of its CPU), of those the sink's own waits for its workers and its
  * writing on (SINK_WAIT, SINK_EMIT: the probe's deltas), and when it last
- * finished a buffer of the phase (LAST, cm_now_s; 0: none); on the
+ * finished a buffer of the phase (LAST, cm_now_s; 0: none), its context
+ * switches in the sink's calls (VSW its waits, ISW its CPU taken); on the
  * producer's, PUT_WAIT, its puts' waits for room. */
 #define CM_PFPASS_PHASES 3
 struct cm_pfpass_phase {
 	double wrote, passed, passed_cpu, sink_wait, sink_emit, last, put_wait;
 	unsigned long bufs;
+	unsigned long vsw, isw; /* context switches in the sink's calls: waits, CPU lost */
 };
 
 /* A passer calling SINK(CTX, bytes, length) for each buffer, on a thread

@@ -74,7 +74,7 @@ static void report_phases(const cm_pft *t)
 		const struct pft_phase *ph = &t->ph[i];
 		const cm_opool_stats *ps = &t->pcst[i];
 		const struct cm_pfpass_phase *pp = &t->pph[i];
-		char seq[360] = "none in order", pass[300] = "", gz[120] = "", waits[100];
+		char seq[360] = "none in order", pass[360] = "", gz[120] = "", waits[100];
 		/* (the gaps between its batches are waits only on a thread of its own) */
 		snprintf(waits, sizeof waits, "%.2f s for batches (%lu over 0.2 ms, the longest %.1f ms) and ",
 			 ph->s_wait.total, ph->s_wait.over, ph->s_wait.longest * 1e3);
@@ -94,8 +94,8 @@ static void report_phases(const cm_pft *t)
 		if (pp->bufs)
 			snprintf(pass, sizeof pass,
 				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
-				 "s, %.2f s of CPU%s)",
-				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, gz);
+				 "s, %.2f s of CPU, off it %lu times to wait and %lu times taken%s)",
+				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, pp->vsw, pp->isw, gz);
 		if (i == PH_INSERTED && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
 			snprintf(line[i], sizeof line[i],
 				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "

@@ -206,6 +206,8 @@ static int drain(cm_pft *t, int all)
 	if (pft_verbose) { /* this thread's sink calls, as the passer's */
 		struct cm_pfpass_phase *ph = &t->pph[t->sph];
 		double w0 = 0, e0 = 0, w1 = 0, e1 = 0, t1, c0 = cm_thread_cpu_s();
+		unsigned long v0, i0, v1, i1;
+		cm_thread_switches(&v0, &i0);
 		if (t->probe)
 			t->probe(t->ctx, &w0, &e0);
 		rc = t->sink(t->ctx, t->out.p, t->out.len);
@@ -214,6 +216,9 @@ static int drain(cm_pft *t, int all)
 		t1 = cm_now_s();
 		ph->passed += t1 - t0;
 		ph->passed_cpu += cm_thread_cpu_s() - c0;
+		cm_thread_switches(&v1, &i1);
+		ph->vsw += v1 - v0;
+		ph->isw += i1 - i0;
 		ph->sink_wait += w1 - w0;
 		ph->sink_emit += e1 - e0;
 		ph->last = t1;
