@@ -144,8 +144,19 @@ static int deflate_threads(int threads)
 	return threads < 1 ? 1 : threads;
 }
 
+/* CUPTIMERGE_GZIP_CREW=1, a benchmarking aid: a gzip output's blocks
+ * deflated by a crew of its own (pgzcrew.h), whose workers also write
+ * them, so that the thread feeding the output only copies and hands over
+ * (bench/dev-gz21.sh).  The bytes do not depend on it. */
+static int own_crew_wanted(void)
+{
+	const char *e = getenv("CUPTIMERGE_GZIP_CREW");
+	return e && *e && strcmp(e, "0") != 0;
+}
+
 static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
+	cm_pgz_crew *own_crew = NULL;
 	cm_output *out = calloc(1, sizeof *out);
 	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
@@ -170,13 +181,17 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 		return NULL;
 	}
 	start_threads(out, threads);
+	if (!crew && gzip_level >= 0 && (own_crew = own_crew_wanted() ? cm_pgz_crew_new(gzip_level, deflate_threads(threads)) : NULL))
+		crew = own_crew;
 	out->crew = crew != NULL;
 	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
 		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, deflate_threads(threads), pgz_sink, out))) {
+		cm_pgz_crew_drop(own_crew);
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
 		return NULL;
 	}
+	cm_pgz_crew_drop(own_crew); /* the stream holds it now */
 	if ((out->codec = output_codec))
 		out->pft = out->codec->open(pft_sink, out, out->file.shown, threads);
 	return out;
