@@ -5,7 +5,8 @@
 # of its CPU (0.02 s plain); fewer deflate threads (4, 2) or the transcoder's workers at nice 5
 # did not help.  Three rounds taking turns: the JSON and .pftrace plain and gzip, and both gzip
 # outputs with the blocks deflated and written by a crew of their own (CUPTIMERGE_GZIP_CREW=1:
-# the passer only copies and hands over).  Then -v of the .pftrace.gz both ways and the
+# the passer only copies and hands over), and with pgzip fed on a thread of its own
+# (CUPTIMERGE_GZIP_FEED=1: the passer only copies into that thread's buffers).  Then -v of the .pftrace.gz both ways and the
 # .pftrace: the passer's context switches in its sink calls (waits, CPU taken).
 # Binary $CM; the 1 GB pair in $CPU and $WIN.
 set -u
@@ -16,10 +17,12 @@ for round in 1 2 3; do
 	one "-o out.json ($round)" "" o.json
 	one "-o out.pftrace ($round)" "" o.pftrace
 	one "-o out.json.gz ($round)" "" o.json.gz
-	one "  own crew ($round)" "" o.json.gz CUPTIMERGE_GZIP_CREW=1
+	one "  fed on a thread ($round)" "" o.json.gz CUPTIMERGE_GZIP_FEED=1
 	one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
 	one "  own crew ($round)" "" o.pftrace.gz CUPTIMERGE_GZIP_CREW=1
+	one "  fed on a thread ($round)" "" o.pftrace.gz CUPTIMERGE_GZIP_FEED=1
 done
 one "-o out.pftrace (-v)" -v o.pftrace
 one "-o out.pftrace.gz (-v)" -v o.pftrace.gz
 one "-o out.pftrace.gz, own crew (-v)" -v o.pftrace.gz CUPTIMERGE_GZIP_CREW=1
+one "-o out.pftrace.gz, fed on a thread (-v)" -v o.pftrace.gz CUPTIMERGE_GZIP_FEED=1
