@@ -48,10 +48,6 @@ struct cm_output {
 	size_t len, cap;
 	size_t most;        /* our own buffer's size at most, and the pieces written as they are */
 	cm_owriter *aw;     /* the writing thread (outwriter.h), or NULL: write(2) here */
-	cm_owriter *feed;   /* gzip fed on a thread of its own (feed_gzip), or NULL: pgz fed here */
-	unsigned char *fbuf; /* ... the feed's buffer being filled, fcap bytes */
-	size_t flen, fcap;
-	int fed;            /* ... drained: pgz is the caller's again */
 	unsigned char *own_buf; /* out->buf when it is ours: grown to need (own_room), or NULL */
 	/* set by whichever thread writes (the caller, or the .pftrace codec's
 	 * passer thread through pft_sink), read by the caller: atomic */
@@ -85,7 +81,7 @@ void *cm_output_codec_state(const cm_output *out) { return out->pft; }
 int cm_output_gz_waits(const cm_output *out, double *wait, double *emit)
 {
 	*wait = *emit = 0;
-	if (out->pgz && (!out->feed || out->fed)) /* (the feed's thread's, once drained) */
+	if (out->pgz)
 		cm_pgz_waits(out->pgz, wait, emit);
 	return out->pgz != NULL;
 }
@@ -110,7 +106,6 @@ cm_output *cm_output_tee(cm_output *const *outs, size_t n)
 
 static int pgz_sink(void *ctx, const unsigned char *p, size_t n);
 static int crew_sink(void *ctx, const unsigned char *p, size_t n);
-static int pgz_failed(cm_output *out, int rc);
 
 /* From 4 jobs, the writing thread, and with --sync the write-back's
  * (outwriter.h; without --sync out->file.wb follows nothing: no thread). */
@@ -149,53 +144,8 @@ static int deflate_threads(int threads)
 	return threads < 1 ? 1 : threads;
 }
 
-/* Gzip fed on a thread of its own (feed_gzip): the caller copies its
- * bytes into FEED_BUFS buffers of FEED_UNIT and goes on, the thread hands
- * them to pgzip, which copies them into its blocks, hands those to the
- * deflate workers and writes the deflated ones on.  On 16 CPUs the
- * .pftrace's passer, which feeds its output, took 0.15-0.23 s a phase to
- * pass a .pftrace.gz's bytes on with 0.04-0.07 s of its CPU, off it
- * hundreds of times to wait (pgzip's lock, its workers' wake-ups) or
- * preempted, where the plain .pftrace's took 0.02-0.04 s (bench/
- * dev-gz21.sh); the sequential part waited for it.  With 4 jobs or more
- * (outwriter.c's rule); CUPTIMERGE_GZIP_FEED 0 or 1, a benchmarking aid,
- * forces the choice.  The bytes do not depend on it. */
-#define FEED_UNIT ((size_t)1000 << 10)
-#define FEED_BUFS 4
-static int feed_wanted(int threads)
-{
-	const char *e = getenv("CUPTIMERGE_GZIP_FEED");
-	if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
-		return *e == '1';
-	return 0 && threads >= 4;
-}
-
-/* The feed's thread's FN: N bytes at P to pgzip.  0, or ECANCELED once
- * pgz_failed has reported (or kept quiet on a closed pipe) and set
- * out->failed, for the caller to stop on (feed_failed). */
-static int feed_gzip(void *ctx, const unsigned char *p, size_t n)
-{
-	cm_output *out = ctx;
-	int rc = cm_pgz_write(out->pgz, p, n);
-	if (rc == CM_PGZ_OK)
-		return 0;
-	pgz_failed(out, rc);
-	return ECANCELED;
-}
-
-/* CUPTIMERGE_GZIP_CREW=1, a benchmarking aid: a gzip output's blocks
- * deflated by a crew of its own (pgzcrew.h), whose workers also write
- * them, so that the thread feeding the output only copies and hands over
- * (bench/dev-gz21.sh).  The bytes do not depend on it. */
-static int own_crew_wanted(void)
-{
-	const char *e = getenv("CUPTIMERGE_GZIP_CREW");
-	return e && *e && strcmp(e, "0") != 0;
-}
-
 static cm_output *open_output(const char *path, int gzip_level, int threads, cm_pgz_crew *crew)
 {
-	cm_pgz_crew *own_crew = NULL;
 	cm_output *out = calloc(1, sizeof *out);
 	if (!out)
 		return cm_error(CM_EXIT_IO, NULL, -1, "out of memory"), NULL;
@@ -220,21 +170,12 @@ static cm_output *open_output(const char *path, int gzip_level, int threads, cm_
 		return NULL;
 	}
 	start_threads(out, threads);
-	if (!crew && gzip_level >= 0 && (own_crew = own_crew_wanted() ? cm_pgz_crew_new(gzip_level, deflate_threads(threads)) : NULL))
-		crew = own_crew;
 	out->crew = crew != NULL;
 	if (crew ? !(out->pgz = cm_pgz_new_crew(crew, crew_sink, out))
 		 : gzip_level >= 0 && !(out->pgz = cm_pgz_new(gzip_level, deflate_threads(threads), pgz_sink, out))) {
-		cm_pgz_crew_drop(own_crew);
 		cm_error(CM_EXIT_IO, NULL, -1, "out of memory");
 		cm_output_close(out, 0);
 		return NULL;
-	}
-	cm_pgz_crew_drop(own_crew); /* the stream holds it now */
-	if (out->pgz && !out->crew && feed_wanted(threads) &&
-	    (out->feed = cm_owriter_new_fn(feed_gzip, out, FEED_UNIT, FEED_BUFS))) {
-		out->fbuf = cm_owriter_buf(out->feed);
-		out->fcap = FEED_UNIT;
 	}
 	if ((out->codec = output_codec))
 		out->pft = out->codec->open(pft_sink, out, out->file.shown, threads);
@@ -389,54 +330,12 @@ static int pgz_failed(cm_output *out, int rc)
 	return -1;
 }
 
-/* The feed's thread stopped on ERR: report it unless it is reported (the
- * feed's pgz_failed, a write's write_failed on its thread).  -1. */
-static int feed_failed(cm_output *out, int err)
-{
-	if (!out->failed)
-		write_failed(out, err);
-	out->failed = 1;
-	return -1;
-}
-
-/* Hand the feed's buffer over (its FLEN bytes, maybe 0) and, FINISH, wait
- * until the thread has fed pgzip all of it.  0 or -1. */
-static int feed_over(cm_output *out, int finish)
-{
-	int err = cm_owriter_put(out->feed, out->flen);
-	out->fbuf = cm_owriter_buf(out->feed);
-	out->flen = 0;
-	if (!err && finish) {
-		err = cm_owriter_drain(out->feed);
-		out->fed = 1;
-	}
-	return err ? feed_failed(out, err) : 0;
-}
-
-/* N bytes at P into the feed's buffers, handed over as each fills.  0 or
- * -1. */
-static int put_feed(cm_output *out, const unsigned char *p, size_t n)
-{
-	while (n) {
-		size_t k = out->fcap - out->flen < n ? out->fcap - out->flen : n;
-		memcpy(out->fbuf + out->flen, p, k);
-		out->flen += k;
-		p += k;
-		n -= k;
-		if (out->flen == out->fcap && feed_over(out, 0) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Push the pending bytes out (to pgzip when gzip, which FINISH ends).
  * Returns 0 or -1. */
 static int flush_buf(cm_output *out, int finish)
 {
 	int rc;
 	if (out->failed)
-		return -1;
-	if (out->feed && finish && feed_over(out, 1) < 0) /* then pgzip is this thread's */
 		return -1;
 	if (out->pgz) { /* cm_output_write hands it everything at once */
 		rc = finish ? cm_pgz_finish(out->pgz) : CM_PGZ_OK;
@@ -475,8 +374,6 @@ static int write_bytes(cm_output *out, const void *data, size_t len)
 			}
 		return 0;
 	}
-	if (out->feed)
-		return put_feed(out, p, len);
 	if (out->pgz) /* it has buffers of its own: no copy into ours */
 		return (rc = cm_pgz_write(out->pgz, data, len)) == CM_PGZ_OK ? 0 : pgz_failed(out, rc);
 	if (len >= out->most && !out->aw) {
@@ -518,8 +415,6 @@ int cm_output_close(cm_output *out, int ok)
 		free(out);
 		return rc;
 	}
-	cm_owriter_free(out->feed); /* first: its thread may be in pgzip (a failed run: drops the rest) */
-	out->feed = NULL;
 	cm_pgz_free(out->pgz); /* a failed run: its workers drop their blocks */
 	out->pgz = NULL;
 	cm_owriter_free(out->aw); /* drained when OK; else what is left is dropped */

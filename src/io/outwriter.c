@@ -43,8 +43,6 @@
 struct cm_owriter {
 	int fd;
 	cm_wback *wb;
-	int (*fn)(void *ctx, const unsigned char *p, size_t n); /* what a buffer is handed to */
-	void *ctx;
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t filled; /* a buffer was handed over, or stop */
@@ -77,7 +75,9 @@ static void *writer_main(void *arg)
 		i = (size_t)(w->tail % (uint64_t)w->nbuf);
 		n = w->len[i];
 		pthread_mutex_unlock(&w->mu);
-		err = w->fn(w->ctx, w->buf[i], n);
+		err = cm_write_all(w->fd, w->buf[i], n);
+		if (!err && w->wb)
+			err = cm_wback_wrote(w->wb, n);
 		pthread_mutex_lock(&w->mu);
 		w->tail++;
 		if (err) {
@@ -127,33 +127,13 @@ cm_owriter *cm_owriter_start(int fd, cm_wback *wb, int threads, size_t *unit)
 	return w;
 }
 
-/* cm_owriter_new's FN: write(2) the bytes to the writer's fd (CTX), and
- * tell its write-back.  0 or an errno. */
-static int write_fd(void *ctx, const unsigned char *p, size_t n)
-{
-	cm_owriter *w = ctx;
-	int err = cm_write_all(w->fd, p, n);
-	return !err && w->wb ? cm_wback_wrote(w->wb, n) : err;
-}
-
 cm_owriter *cm_owriter_new(int fd, cm_wback *wb, size_t unit, int nbuf)
-{
-	cm_owriter *w = cm_owriter_new_fn(write_fd, NULL, unit, nbuf);
-	if (w) { /* (the thread reads them only after a buffer is handed over, under the lock) */
-		w->fd = fd;
-		w->wb = wb;
-	}
-	return w;
-}
-
-cm_owriter *cm_owriter_new_fn(int (*fn)(void *ctx, const unsigned char *p, size_t n), void *ctx, size_t unit,
-			      int nbuf)
 {
 	cm_owriter *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
-	w->fn = fn;
-	w->ctx = ctx ? ctx : w; /* (NULL: cm_owriter_new's write_fd, of this writer) */
+	w->fd = fd;
+	w->wb = wb;
 	w->unit = unit;
 	w->nbuf = nbuf < 2 ? 2 : nbuf;
 	w->buf = calloc((size_t)w->nbuf, sizeof *w->buf);

@@ -14,15 +14,6 @@ typedef struct cm_owriter cm_owriter;
  * when the buffers or the thread cannot be had: the caller writes itself. */
 cm_owriter *cm_owriter_new(int fd, cm_wback *wb, size_t unit, int nbuf);
 
-/* A writer as cm_owriter_new whose thread hands each buffer to
- * FN(CTX, bytes, length) instead of write(2): FN returns 0, or a positive
- * errno that stops the thread as a failed write does (cm_owriter_put
- * returns it).  The stage behind an output's buffers, such as gzip's
- * compressor fed on a thread of its own (output.c).  NULL as
- * cm_owriter_new. */
-cm_owriter *cm_owriter_new_fn(int (*fn)(void *ctx, const unsigned char *p, size_t n), void *ctx, size_t unit,
-			      int nbuf);
-
 /* The threads an output of FD gets with THREADS jobs (outwriter.c says
  * which, and cuptimerge(1), ENVIRONMENT, how to choose): the write-back of
  * WB on a thread (cm_wback_thread), and a writer returned with its buffers'
