@@ -8,7 +8,9 @@
 # the passer only copies and hands over), and with pgzip fed on a thread of its own
 # (CUPTIMERGE_GZIP_FEED=1: the passer only copies into that thread's buffers).  Then -v of the .pftrace.gz both ways and the
 # .pftrace: the passer's context switches in its sink calls (waits, CPU taken).
-# Binary $CM; the 1 GB pair in $CPU and $WIN.
+# The two knobs are bench/exp/gzip-crew-feed.diff's (not landed): build it with
+# EXP=bench/exp/gzip-crew-feed.diff bench/mkcarry.sh and run with CM=carry/bench/cuptimerge-exp;
+# main's binary ignores them.  Binary $CM; the 1 GB pair in $CPU and $WIN.
 set -u
 CM=${CM:-carry/bench/cuptimerge}
 T=${T:-/usr/bin/time}
