@@ -195,7 +195,6 @@ static void *worker(void *arg)
 	void *wctx = p->wctx ? p->wctx[wa->i] : NULL;
 	free(wa);
 	cm_progress_thread_off();
-	cm_thread_nice_env("CUPTIMERGE_POOL_NICE");
 	pthread_mutex_lock(p->mu);
 	for (;;) {
 		double t = cm_now_s();

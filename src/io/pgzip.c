@@ -58,7 +58,6 @@
 #include "config.h"
 #include "io/pgzip_int.h"
 #include "base/diag.h" /* cm_now_s */
-#include "base/opool.h" /* cm_thread_nice_env */
 
 #include <limits.h>
 #include <pthread.h>
@@ -112,7 +111,6 @@ static void *worker(void *arg)
 	struct worker_arg wa = *(struct worker_arg *)arg;
 	cm_pgz *z = wa.z;
 	free(arg);
-	cm_thread_nice_env("CUPTIMERGE_POOL_NICE");
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
 		struct job *job;
