@@ -88,12 +88,14 @@ static inline __attribute__((always_inline)) void id_of(const cm_jval *v, struct
  * fifth of encode_one's samples at that stall (BENCHMARKS.md "pfcpu16"). */
 static inline char *put_head_at(char *d, const struct head *h)
 {
-	_Static_assert(offsetof(struct head, off) == 8 && offsetof(struct head, dur) == 24 && sizeof(struct head) == 32,
+	_Static_assert(offsetof(struct head, len) == 4 && offsetof(struct head, off) == 8 &&
+			       offsetof(struct head, dur) == 24 && sizeof(struct head) == 32,
 		       "struct head as put_head_at writes it");
 	d[0] = (char)h->kind;
 	d[1] = (char)h->cleared;
 	d[2] = (char)h->ph;
-	memset(d + 3, 0, 5);
+	d[3] = 0;
+	memcpy(d + 4, &h->len, sizeof h->len);
 	memcpy(d + 8, &h->off, sizeof h->off);
 	memcpy(d + 16, &h->ts, sizeof h->ts);
 	memcpy(d + 24, &h->dur, sizeof h->dur);
@@ -172,6 +174,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	case 'M':
 		h.kind = K_RAW;
 		h.cleared = (unsigned char)w->cleared;
+		h.len = (uint32_t)(sizeof h + sizeof(uint32_t) + n);
 		w->cleared = 0;
 		cm_buf_put(out, &h, sizeof h);
 		put_len_bytes(out, s, n);
@@ -298,6 +301,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);
+	h.len = (uint32_t)need; /* (a batch's records fit in 4 GiB: cm_pfbatch_tail's rec_len) */
 	d = put_head_at(out->p + out->len, &h);
 	d = put_id_at(d, &pid);
 	d = put_id_at(d, &tid);
@@ -322,6 +326,7 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	tail.seq = seq;
 	tail.rec_len = (uint32_t)rec_len;
 	tail.njobs = (uint32_t)nj;
+	tail.nslices = w->nslices;
 	for (i = 0; i < nj; i++)
 		tail.start[cm_pflaneq_shard(j[i].key) + 1]++;
 	for (s = 0; s < CM_PF_SHARDS; s++)
@@ -354,6 +359,7 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	w->nslices = 0;
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
+	base.len = sizeof base;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
 	return at;
 }

@@ -84,19 +84,22 @@ struct track {
 	size_t nbe_open, capbe_open;
 };
 
-/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's),
- * their places (pfseg.c's struct place, pointing into REC), its slices
- * (struct job) and counter values (struct cval); the clock its first
- * packet makes; the writing's state before it (the clock, the default
- * track, the last X). */
+/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's,
+ * each head's OFF and DUR written over by step 1 with its track and job:
+ * struct head says how), its slices (struct job) and counter values
+ * (struct cval); the clock its first packet makes; the writing's state
+ * before it (the clock, the default track, the last X, a clock packet
+ * due, a held-back end). */
 struct cm_pfwrite {
-	cm_buf rec, places, jobs, cvals;
-	const char *lim; /* the end of the records' buffer (the places' records lie in it) */
+	cm_buf rec, jobs, cvals;
+	const char *recs, *recs_end; /* the records (in REC's buffer, which a swap keeps where it is) */
+	const char *lim; /* the end of the records' buffer (their slices and tail after them) */
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
+	int due, pending;
 };
 
 /* Entries of each of an encoder's memos by pointer (args' keys,
@@ -123,6 +126,7 @@ struct cm_pfev {
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;
 	cm_buf counts; /* a batch's slices by thread uuid (pfseg.c's busiest) */
+	cm_buf moved;  /* a batch's slices placed off lane 0 (pfseg.c's step 2) */
 	/* the last X event: a flow after it on its thread binds to it, on its lane */
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
@@ -490,9 +494,16 @@ enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 /* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
  * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
  * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
- * head alone, comes first: the earliest time of the batch in its ts. */
+ * head alone, comes first: the earliest time of the batch in its ts.
+ * LEN: the record's bytes, head included (the worker's: the sequential
+ * part steps from record to record by it, no length read on the way).
+ * Step 1 of the sequential part (pfseg.c's place_all) writes over OFF
+ * the record's track uuid and over DUR its job (a "C" element's: its
+ * first value and its count of values), which step 3 reads: the records
+ * are their own places. */
 struct head {
-	unsigned char kind, cleared, ph, pad[5];
+	unsigned char kind, cleared, ph, pad;
+	uint32_t len;
 	int64_t off, ts, dur;
 };
 
@@ -515,14 +526,14 @@ static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 	return get_len_bytes(p + 1, &v->s, &v->len);
 }
 
-/* A slice of the batch: its thread track's uuid, its times and its lane
- * (pflanes.c). */
+/* A slice of the batch: its thread track's uuid, its times, the track
+ * of its lane (pflanes.c: the thread's own until step 2 places it on
+ * another) and where its record is (from the batch's first). */
 struct job {
 	uint64_t thread;
 	int64_t b, e;
-	unsigned lane;
-	uint64_t uuid; /* pfseg.c's: its lane's track */
-	uint32_t at;   /* pfseg.c's: its record's place */
+	uint64_t uuid;
+	uint32_t at;
 };
 
 /* A value of a "C" element: its time, its counter track, the value. */
@@ -559,7 +570,7 @@ struct cm_pfbatch_tail {
 	uint32_t rec_len;  /* the records' bytes, from the start */
 	uint32_t njobs;
 	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
-	uint32_t pad;
+	uint32_t nslices; /* the batch's "X" records (its jobs in pfseg.c) */
 };
 
 /* A batch's slices as the lanes' queue takes them: JOBS, each shard's

@@ -31,19 +31,9 @@
 #include "base/diag.h"
 #include "pftrace/pfevent.h"
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* A record of the batch, after step 1: where it is, its track (a flow's:
- * its thread's, bound in step 3), its job (slices), the writing's state
- * before it (bits), and the job of the last X before it (-1: none in the
- * batch, the one before the batch: cm_pfwrite's last_*). */
-struct place {
-	const char *rec;
-	uint64_t uuid;
-	uint32_t job;
-	int32_t lastjob;
-	unsigned char due, emitted, pending;
-};
 
 /* The packets' writer's state along the batch. */
 struct wst {
@@ -183,35 +173,36 @@ static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const stru
 
 void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 {
-	const struct place *pl = (const struct place *)e->places.p;
 	const struct job *jobs = (const struct job *)e->jobs.p;
 	struct wst w;
-	size_t r, hi = e->places.len / sizeof *pl;
+	const char *r;
+	struct head h;
 	memset(&w, 0, sizeof w);
 	w.out = out;
 	w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
-	if (hi) {
-		w.due = pl[0].due;
-		w.pending = pl[0].pending;
-	}
+	w.due = e->due;
+	w.pending = e->pending;
 	w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
 	w.last_b = e->last_b, w.last_e = e->last_e;
-	for (r = 0; r < hi; r++) {
-		struct head h;
-		const char *p = pl[r].rec, *i, *b;
+	for (r = e->recs; r < e->recs_end; r += h.len) {
+		const char *p = r, *i, *b;
 		uint32_t in, bn;
-		uint64_t uuid = pl[r].uuid;
+		uint64_t uuid;
 		memcpy(&h, p, sizeof h);
 		p += sizeof h;
-		if (h.kind != K_FLOW)
+		uuid = (uint64_t)h.off; /* (step 1's: the record's track) */
+		if (h.kind != K_FLOW) {
+			if (h.kind == K_BASE) /* (the batch's earliest time: no packet) */
+				continue;
 			flush_end(e, &w);
+		}
 		if (h.cleared)
 			w.due = 1;
 		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
 			const struct cval *cv = (const struct cval *)e->cvals.p;
-			uint32_t c;
-			for (c = 0; c < pl[r].job; c++) /* (CV may be NULL: an "M" has none) */
-				counter_packet(e, &w, &cv[uuid + c]);
+			int64_t c;
+			for (c = 0; c < h.dur; c++) /* (CV may be NULL: an "M" has none) */
+				counter_packet(e, &w, &cv[uuid + (uint64_t)c]);
 			continue;
 		}
 		p = get_len_bytes(p + 1, &i, &in); /* past the pid (a kind byte, then its text) */
@@ -219,7 +210,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		p = get_len_bytes(p, &i, &in);
 		get_len_bytes(p, &b, &bn);
 		if (h.kind == K_SLICE) {
-			const struct job *j = &jobs[pl[r].job];
+			const struct job *j = &jobs[h.dur];
 			event_packet(e, &w, h.ts, i, in, b, bn, j->uuid, e->lim);
 			w.pending = 1;
 			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
@@ -271,111 +262,133 @@ static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
 		b->best = b->c[thread], e->next_def_uuid = thread;
 }
 
-/* Step 1 over the records REC[0..REC_LEN); 0 or -1 (reported). */
-static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
+/* A record's head's OFF and DUR written over with step 1's: its track
+ * UUID and its JOB (struct head). */
+static inline void put_place(char *rec, uint64_t uuid, int64_t job)
 {
-	const char *p = rec->p, *end = rec->p + rec_len;
+	memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid);
+	memcpy(rec + offsetof(struct head, dur), &job, sizeof job);
+}
+
+/* An element that makes no packet of its own but its values' ("M", "C":
+ * K_RAW) at REC, its head H: its tracks made, its values added to
+ * e->wt.cvals, its place written.  The count of its values, or -1
+ * (reported). */
+static int64_t place_raw(cm_pfev *e, char *rec, const struct head *h)
+{
+	size_t c0 = e->wt.cvals.len / sizeof(struct cval);
+	const char *i;
+	uint32_t in;
+	int64_t n;
+	get_len_bytes(rec + sizeof *h, &i, &in);
+	if (cm_pfev_element(e, i, in, h->off) < 0)
+		return -1;
+	n = (int64_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
+	put_place(rec, c0, n);
+	return n;
+}
+
+/* Step 1 over the records REC[0..REC_LEN) (writing their places: struct
+ * head), of which NSLICES are slices; 0 or -1 (reported).  Per record it
+ * does no more than what needs the records before it: the writer's state
+ * (a clock packet due, a held-back end) is the batch's, not each
+ * record's; the record's length is in its head (the worker's); its
+ * thread is the record's before it when their integer pid and tid are the
+ * same (most window records: no probe of the cache), and the slices'
+ * room is made once. */
+static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, uint32_t nslices)
+{
+	char *p = rec->p, *end = rec->p + rec_len;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
 	int32_t lastjob = -1;
 	struct busiest bz;
+	struct job *jobs;
+	uint32_t nj = 0;
+	int64_t lpi = 0, lti = 0; /* the pid and tid of LT, the last thread (NULL: none) */
+	struct track *lt = NULL;
 	busiest_begin(e, &bz);
-	e->wt.places.len = 0;
 	e->wt.jobs.len = 0;
 	e->wt.cvals.len = 0;
-	while (p < end) {
+	cm_buf_grow(&e->wt.jobs, (size_t)nslices * sizeof *jobs);
+	jobs = (struct job *)(void *)e->wt.jobs.p;
+	for (; p < end; p += ((const struct head *)(const void *)p)->len) {
 		struct head h;
-		struct place *pl;
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid, *pname;
-		const char *i, *b;
-		uint32_t in, bn;
 		struct track *t;
+		uint64_t uuid;
 		int64_t pk, ps;
-		/* the record's place made where it goes, as the jobs are below */
-		if (e->wt.places.cap - e->wt.places.len < sizeof *pl)
-			cm_buf_grow(&e->wt.places, sizeof *pl);
-		pl = (struct place *)(void *)(e->wt.places.p + e->wt.places.len);
-		pl->rec = p;
-		pl->uuid = 0;
-		pl->job = UINT32_MAX;
 		memcpy(&h, p, sizeof h);
-		p += sizeof h;
-		if (h.kind == K_BASE) {
-			e->next_base = h.ts;
-			continue;
-		}
-		/* the writer's state before the record, for a run that begins at it */
-		pl->due = (unsigned char)due;
-		pl->emitted = (unsigned char)emitted;
-		pl->pending = (unsigned char)pending;
-		pl->lastjob = lastjob;
-		if (h.kind != K_FLOW && pending) { /* the held-back end is written here */
-			if (due)
-				emitted = 1, due = 0;
-			pending = 0;
-		}
-		if (h.cleared)
-			due = 1;
-		if (h.kind == K_RAW) { /* "M" or "C": the tracks; "C" its values too */
-			size_t c0 = e->wt.cvals.len / sizeof(struct cval);
-			p = get_len_bytes(p, &i, &in);
-			if (cm_pfev_element(e, i, in, h.off) < 0)
+		if (h.kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
+			int64_t n;
+			if (h.kind == K_BASE) {
+				e->next_base = h.ts;
+				continue;
+			}
+			if (pending) /* the held-back end is written here */
+				emitted |= due, due = 0, pending = 0;
+			due |= h.cleared;
+			lt = NULL; /* (the tracks it made may have moved the others) */
+			if ((n = place_raw(e, p, &h)) < 0)
 				return -1;
-			pl->uuid = c0;
-			pl->job = (uint32_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
-			if (pl->job && due) /* its packets */
-				emitted = 1, due = 0;
-			e->wt.places.len += sizeof *pl;
+			if (n) /* its packets */
+				emitted |= due, due = 0;
 			continue;
 		}
+		/* the record's packet (and a held-back end before it) makes
+		 * the clock packet due, if any */
+		emitted |= due | h.cleared;
+		due = 0;
 		t = NULL;
-		pid = NULL;
-		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
-			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the cache, with
-			 * nothing to parse */
+		if ((unsigned char)p[sizeof h] == CM_PF_J_INT && (unsigned char)p[sizeof h + 13] == CM_PF_J_INT) {
+			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
+			 * last record's thread, or the cache, with nothing to parse */
 			int64_t pi, ti;
-			memcpy(&pi, p + 5, sizeof pi);
-			memcpy(&ti, p + 18, sizeof ti);
-			if ((t = cm_pf_thread_cached(e, pi, ti)))
-				p += 26;
+			memcpy(&pi, p + sizeof h + 5, sizeof pi);
+			memcpy(&ti, p + sizeof h + 18, sizeof ti);
+			if (pi != lpi || ti != lti || !lt) {
+				lpi = pi, lti = ti;
+				lt = cm_pf_thread_cached(e, pi, ti);
+			}
+			t = lt;
 		}
 		if (!t) {
-			p = get_id(p, &pidv, &pid);
-			p = get_id(p, &tidv, &tid);
+			const char *q = get_id(get_id(p + sizeof h, &pidv, &pid), &tidv, &tid);
+			(void)q;
 			if (!(t = cm_pf_thread_at(e, pid, tid, h.off, h.ts, cm_pf_rank(h.ph, h.dur))))
 				return -1;
+			/* (the ints' track when they are ints; else the tracks made may have moved LT's) */
+			lt = pid && tid && pid->type == CM_PF_J_INT && tid->type == CM_PF_J_INT ? t : NULL;
 		} else if (h.kind == K_PROCESS) {
-			get_id(pl->rec + sizeof h, &pidv, &pid);
+			get_id(p + sizeof h, &pidv, &pid);
 		}
-		p = get_len_bytes(p, &i, &in);
-		p = get_len_bytes(p, &b, &bn);
-		pl->uuid = t->uuid;
+		uuid = t->uuid;
 		switch (h.kind) {
 		default: /* K_THREAD, K_FLOW: a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
+			if (h.kind != K_FLOW)
+				pending = 0; /* (a flow's packet does not write the held-back end) */
 			if (h.kind == K_FLOW ? t->nbe_open != 0 : h.ph == 'B' || h.ph == 'E')
-				pl->uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
-			break;
+				uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
+			put_place(p, uuid, 0);
+			continue;
 		case K_SLICE: {
-			/* made in place (the buffer holds whole jobs, so
-			 * aligned), not on the stack and copied: perf put a third
-			 * of cm_pfseg_apply's samples at the copy's loads of the
+			/* made in place (the room made for all the batch's), not
+			 * on the stack and copied: perf put a third of
+			 * cm_pfseg_apply's samples at the copy's loads of the
 			 * fields just stored (a store-forwarding stall) */
-			struct job *j;
-			if (e->wt.jobs.cap - e->wt.jobs.len < sizeof *j)
-				cm_buf_grow(&e->wt.jobs, sizeof *j);
-			j = (struct job *)(void *)(e->wt.jobs.p + e->wt.jobs.len);
-			pl->job = (uint32_t)(e->wt.jobs.len / sizeof *j);
-			memset(j, 0, sizeof *j);
-			j->thread = t->uuid;
+			struct job *j = &jobs[nj];
+			j->thread = j->uuid = uuid;
 			j->b = h.ts;
 			j->e = h.ts + h.dur;
-			j->at = (uint32_t)(e->wt.places.len / sizeof *pl);
-			e->wt.jobs.len += sizeof *j;
-			busiest_count(e, &bz, j->thread);
-			break;
+			j->at = (uint32_t)(p - rec->p);
+			busiest_count(e, &bz, uuid);
+			put_place(p, uuid, nj);
+			lastjob = (int32_t)nj++;
+			pending = 1;
+			continue;
 		}
 		case K_GLOBAL:
-			pl->uuid = GLOBAL_UUID;
+			uuid = GLOBAL_UUID;
 			if (!e->global_written) {
 				size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
 				cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
@@ -390,17 +403,14 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
 				return REFUSE(e, h.off, "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
 					      h.ph);
-			pl->uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+			lt = NULL; /* (the table may have moved the tracks) */
 			break;
 		}
-		if (due) /* this record's packet */
-			emitted = 1, due = 0;
-		if (h.kind == K_SLICE) {
-			pending = 1;
-			lastjob = (int32_t)pl->job;
-		}
-		e->wt.places.len += sizeof *pl;
+		pending = 0;
+		put_place(p, uuid, 0);
 	}
+	e->wt.jobs.len = nj * sizeof *jobs;
 	e->seg_due = due;
 	e->seg_emitted = emitted;
 	e->seg_pending = pending;
@@ -408,23 +418,37 @@ static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
 	return 0;
 }
 
+/* Order the lanes placed off the first (struct cm_pflaneq_job's index
+ * and lane, packed with the index high) by their slice's place in the
+ * batch, for qsort. */
+static int by_slice(const void *a, const void *b)
+{
+	uint64_t x, y;
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	return x < y ? -1 : x > y;
+}
+
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 {
 	struct cm_pfwrite *wt = &e->wt;
 	struct job *j;
-	struct place *pl;
-	size_t nj, k;
+	size_t k, nl;
 	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
 	const struct cm_pflaneq_job *lj;
+	uint64_t *moved;
 	double t;
 	int rc;
 	t = cm_thread_cpu_s();
 	wt->lim = rec->p + rec->len; /* (the records stay where they are when swapped) */
-	if (place_all(e, rec, tail->rec_len) < 0)
+	wt->recs = rec->p;
+	wt->recs_end = rec->p + tail->rec_len;
+	/* the writing's state before the batch */
+	wt->due = e->cleared;
+	wt->pending = e->end_pending;
+	if (place_all(e, rec, tail->rec_len, tail->nslices) < 0)
 		return -1;
 	j = (struct job *)wt->jobs.p;
-	nj = wt->jobs.len / sizeof *j;
-	pl = (struct place *)wt->places.p;
 	/* the clock the batch's first packet makes (cm_pf_clock_packet's),
 	 * and the writing's state before the batch */
 	wt->nbase = e->next_base;
@@ -441,21 +465,29 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	cm_pflaneq_wait(e->lq, tail->seq);
 	e->lane_wait += cm_now_s() - t;
 	t = cm_thread_cpu_s();
+	/* the slices off their thread's own track (few: lane 0 is the
+	 * thread's, which step 1 gave each job), in the batch's order, as
+	 * the lanes' tracks are numbered and described in it */
 	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
+	e->moved.len = 0;
 	for (k = 0; k < tail->njobs; k++)
-		j[lj[k].idx].lane = lj[k].lane;
-	for (k = 0; k < nj; k++) {
+		if (lj[k].lane) {
+			uint64_t m = (uint64_t)lj[k].idx << 32 | lj[k].lane;
+			cm_buf_put(&e->moved, &m, sizeof m);
+		}
+	moved = (uint64_t *)(void *)e->moved.p;
+	nl = e->moved.len / sizeof *moved;
+	if (nl > 1)
+		qsort(moved, nl, sizeof *moved, by_slice);
+	for (k = 0; k < nl; k++) {
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid;
 		struct track *tr;
-		if (!j[k].lane) {
-			j[k].uuid = j[k].thread;
-			continue;
-		}
+		struct job *jk = &j[moved[k] >> 32];
 		/* its thread's track, as step 1 found it (made by then) */
-		get_id(get_id(pl[j[k].at].rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+		get_id(get_id(rec->p + jk->at + sizeof(struct head), &pidv, &pid), &tidv, &tid);
 		tr = cm_pf_thread(e, pid, tid, 0, NULL);
-		j[k].uuid = cm_pf_lane(e, tr, j[k].lane);
+		jk->uuid = cm_pf_lane(e, tr, (unsigned)(moved[k] & UINT32_MAX));
 	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;
@@ -471,7 +503,7 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 		e->last_thread = l->thread, e->last_uuid = l->uuid, e->last_b = l->b, e->last_e = l->e;
 	}
 	/* step 3: the packets, by the passer (the records' buffer swapped
-	 * into the batch's, the places' pointers into it kept), or here */
+	 * into the batch's, WT's pointers into it kept), or here */
 	rc = 1;
 	if (e->emit && !(e->share == 2 && e->nemits++ % 2)) {
 		cm_buf tmp = wt->rec;
