@@ -137,6 +137,10 @@ struct cm_pfev {
 	uint32_t clock;    /* the events' clock now */
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
+	/* a worker's: the integer pid and tid of the batch's record before
+	 * (prev_ints 0: none, or not both integers), for CM_PF_IDS_SAME */
+	int prev_ints;
+	int64_t prev_pid, prev_tid;
 	cm_buf te, interned, scratch;
 	/* the iids of args' keys met lately in trees given with literal keys
 	 * (cm_pft_enc_elem's), and of categories and names whose bytes stay
@@ -502,10 +506,18 @@ enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
  * first value and its count of values), which step 3 reads: the records
  * are their own places. */
 struct head {
-	unsigned char kind, cleared, ph, pad;
+	unsigned char kind, cleared, ph;
+	unsigned char ids; /* the worker's word on the pid and tid (CM_PF_IDS_*) */
 	uint32_t len;
 	int64_t off, ts, dur;
 };
+
+/* A head's IDS: the pid and tid are both integers (CM_PF_J_INT, their 13
+ * bytes each), and the same integers as the batch's record just before,
+ * so of the same thread track (the sequential part takes the record
+ * before's, with nothing read: pfseg.c). */
+#define CM_PF_IDS_INTS 1
+#define CM_PF_IDS_SAME 2
 
 /* No value: the member is missing. */
 #define ID_MISSING 0xff
@@ -571,6 +583,9 @@ struct cm_pfbatch_tail {
 	uint32_t njobs;
 	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
 	uint32_t nslices; /* the batch's "X" records (its jobs in pfseg.c) */
+	/* each shard's slices: one placed off lane 0 (struct cm_pflaneq_sub's,
+	 * set by whoever placed them; 0 until then) */
+	uint32_t moved[CM_PF_SHARDS];
 };
 
 /* A batch's slices as the lanes' queue takes them: JOBS, each shard's
@@ -578,6 +593,10 @@ struct cm_pfbatch_tail {
 struct cm_pflaneq_sub {
 	struct cm_pflaneq_job *jobs;
 	uint32_t start[CM_PF_SHARDS + 1];
+	/* MOVED[s] set (not NULL) once a slice of shard s is placed off
+	 * lane 0 (cm_pfbatch_tail's moved: the sequential part then looks
+	 * for them in that shard's slices alone) */
+	uint32_t *moved;
 };
 
 typedef struct cm_pflaneq cm_pflaneq;
@@ -606,8 +625,11 @@ static inline unsigned cm_pflaneq_shard(uint64_t key)
 /* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
  * given to the lanes: placed now where this thread can (a shard no other
  * thread holds, SEQ or an earlier batch next for it), else later by
- * another.  JOBS stays put until cm_pflaneq_wait(SEQ) has returned. */
-void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start);
+ * another; MOVED (or NULL) as struct cm_pflaneq_sub's, zeroed by the
+ * caller.  JOBS and MOVED stay put until cm_pflaneq_wait(SEQ) has
+ * returned. */
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start,
+		    uint32_t *moved);
 /* As cm_pflaneq_put, for the slices of N batches SUBS[0..N) (none: N 0)
  * under one number SEQ, placed in their order (SUBS is copied; their jobs
  * stay put until cm_pflaneq_wait(SEQ) has returned). */

@@ -230,7 +230,8 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
  * their own over them, after, was 2.3 M instructions of the sequential
  * part's 20 M on the 50,000-op pair: BENCHMARKS.md "pfcpu11"): C[uuid]
  * the slices of each track so far, N of them zeroed (e->next_uuid when
- * the batch began, more as its tracks are made), BEST the most. */
+ * the batch began, more as its tracks are made: busiest_grow), BEST the
+ * most. */
 struct busiest {
 	uint32_t *c;
 	size_t n;
@@ -248,173 +249,225 @@ static void busiest_begin(cm_pfev *e, struct busiest *b)
 	e->next_def_uuid = 0; /* (read only by the clock packets of the end, cm_pfev_finish's) */
 }
 
+/* Tracks were made (e->next_uuid grew): their counts too.  Called
+ * wherever step 1 may make a thread's track (a record's thread looked up
+ * in full, an "M" or "C" element), so that busiest_count need not check:
+ * a slice's thread is one looked up in full in the batch, or one made
+ * before it. */
+static void busiest_grow(cm_pfev *e, struct busiest *b)
+{
+	size_t n = (size_t)e->next_uuid;
+	if (n <= b->n)
+		return;
+	cm_buf_grow(&e->counts, n * sizeof *b->c + 1); /* (len 0: the room past the counts kept) */
+	b->c = (uint32_t *)e->counts.p;
+	memset(b->c + b->n, 0, (n - b->n) * sizeof *b->c);
+	b->n = n;
+}
+
 /* A slice of the thread track THREAD counted (first to the most wins). */
 static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
 {
-	if (thread >= b->n) { /* a track made in the batch (below next_uuid) */
-		size_t n = (size_t)e->next_uuid;
-		cm_buf_grow(&e->counts, n * sizeof *b->c + 1); /* (len 0: the room past the counts kept) */
-		b->c = (uint32_t *)e->counts.p;
-		memset(b->c + b->n, 0, (n - b->n) * sizeof *b->c);
-		b->n = n;
-	}
 	if (++b->c[thread] > b->best)
 		b->best = b->c[thread], e->next_def_uuid = thread;
 }
 
-/* A record's head's OFF and DUR written over with step 1's: its track
- * UUID and its JOB (struct head). */
-static inline void put_place(char *rec, uint64_t uuid, int64_t job)
+/* The 8 and 4 bytes at P (a record's: unaligned). */
+static inline int64_t rd64(const char *p)
 {
-	memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid);
-	memcpy(rec + offsetof(struct head, dur), &job, sizeof job);
+	int64_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
+static inline uint32_t rd32(const char *p)
+{
+	uint32_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
+
+/* A record's head's OFF written over with step 1's track UUID, and DUR
+ * with its JOB (struct head). */
+static inline void put_uuid(char *rec, uint64_t uuid) { memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid); }
+static inline void put_job(char *rec, int64_t job) { memcpy(rec + offsetof(struct head, dur), &job, sizeof job); }
+
+/* The thread track of the event record REC looked up in full (its pid
+ * and tid read: not both integers, or not in the cache), made when new;
+ * NULL after a report.  Out of line: the loop's registers are the
+ * common case's. */
+static __attribute__((noinline)) struct track *record_thread(cm_pfev *e, const char *rec)
+{
+	cm_jval pidv, tidv;
+	const cm_jval *pid, *tid;
+	get_id(get_id(rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+	return cm_pf_thread_at(e, pid, tid, rd64(rec + offsetof(struct head, off)),
+			       rd64(rec + offsetof(struct head, ts)),
+			       cm_pf_rank((unsigned char)rec[offsetof(struct head, ph)], rd64(rec + offsetof(struct head, dur))));
+}
+
+/* The track of the instant of a process or the global one at REC (KIND:
+ * K_PROCESS or K_GLOBAL), made (and described) when new; 0 after a
+ * report. */
+static __attribute__((noinline)) uint64_t instant_track(cm_pfev *e, const char *rec, int kind)
+{
+	cm_jval pidv;
+	const cm_jval *pid, *pname;
+	int64_t pk, ps;
+	if (kind == K_GLOBAL) {
+		if (!e->global_written) {
+			size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
+			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+			cm_pb_uint(e->out, TD_UUID, GLOBAL_UUID);
+			cm_pb_close(e->out, td);
+			cm_pb_close(e->out, pkt);
+			e->global_written = 1;
+		}
+		return GLOBAL_UUID;
+	}
+	get_id(rec + sizeof(struct head), &pidv, &pid);
+	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
+		REFUSE(e, rd64(rec + offsetof(struct head, off)),
+		       "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
+		       rec[offsetof(struct head, ph)]);
+		return 0;
+	}
+	return cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
 }
 
 /* An element that makes no packet of its own but its values' ("M", "C":
- * K_RAW) at REC, its head H: its tracks made, its values added to
- * e->wt.cvals, its place written.  The count of its values, or -1
- * (reported). */
-static int64_t place_raw(cm_pfev *e, char *rec, const struct head *h)
+ * K_RAW) at REC: its tracks made, its values added to e->wt.cvals, its
+ * place written.  The count of its values, or -1 (reported). */
+static int64_t place_raw(cm_pfev *e, char *rec)
 {
 	size_t c0 = e->wt.cvals.len / sizeof(struct cval);
 	const char *i;
 	uint32_t in;
 	int64_t n;
-	get_len_bytes(rec + sizeof *h, &i, &in);
-	if (cm_pfev_element(e, i, in, h->off) < 0)
+	get_len_bytes(rec + sizeof(struct head), &i, &in);
+	if (cm_pfev_element(e, i, in, rd64(rec + offsetof(struct head, off))) < 0)
 		return -1;
 	n = (int64_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
-	put_place(rec, c0, n);
+	put_uuid(rec, c0);
+	put_job(rec, n);
 	return n;
 }
 
 /* Step 1 over the records REC[0..REC_LEN) (writing their places: struct
  * head), of which NSLICES are slices; 0 or -1 (reported).  Per record it
- * does no more than what needs the records before it: the writer's state
- * (a clock packet due, a held-back end) is the batch's, not each
- * record's; the record's length is in its head (the worker's); its
- * thread is the record's before it when their integer pid and tid are the
- * same (most window records: no probe of the cache), and the slices'
- * room is made once. */
+ * does no more than what needs the records before it, the rest being
+ * the batch's or the worker's (the head's LEN and IDS):
+ * - the writer's state (a clock packet due, the packets that wrote one)
+ *   is worked out once a run of events (between the "M" and "C"
+ *   elements, which make packets only for their values): over a run,
+ *   the first packet writes a clock packet due before it or one that a
+ *   record's CLEARED makes due, so the run's CLEARED ORed is all it
+ *   needs (CL); a held-back end (PENDING) is the last slice's when no
+ *   other event but flows came after it;
+ * - the thread is the record before's when the worker said so
+ *   (CM_PF_IDS_SAME: most of the window's records), else the cache's,
+ *   else looked up in full (record_thread);
+ * - the slices' room is made once, and the last X before a record is the
+ *   last job. */
 static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, uint32_t nslices)
 {
-	char *p = rec->p, *end = rec->p + rec_len;
+	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
-	int32_t lastjob = -1;
+	unsigned cl = 0;
 	struct busiest bz;
 	struct job *jobs;
-	uint32_t nj = 0;
-	int64_t lpi = 0, lti = 0; /* the pid and tid of LT, the last thread (NULL: none) */
-	struct track *lt = NULL;
+	uint32_t nj = 0, len;
+	struct track *lt = NULL; /* the record before's thread, when its pid and tid were integers */
 	busiest_begin(e, &bz);
 	e->wt.jobs.len = 0;
 	e->wt.cvals.len = 0;
 	cm_buf_grow(&e->wt.jobs, (size_t)nslices * sizeof *jobs);
 	jobs = (struct job *)(void *)e->wt.jobs.p;
-	for (; p < end; p += ((const struct head *)(const void *)p)->len) {
-		struct head h;
-		cm_jval pidv, tidv;
-		const cm_jval *pid, *tid, *pname;
+	for (p = base; p < end; p += len) {
+		unsigned kind = (unsigned char)p[0], ids = (unsigned char)p[3];
 		struct track *t;
 		uint64_t uuid;
-		int64_t pk, ps;
-		memcpy(&h, p, sizeof h);
-		if (h.kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
+		len = rd32(p + offsetof(struct head, len));
+		if (kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
 			int64_t n;
-			if (h.kind == K_BASE) {
-				e->next_base = h.ts;
+			if (kind == K_BASE) {
+				e->next_base = rd64(p + offsetof(struct head, ts));
+				since = p + len;
 				continue;
 			}
+			if (p != since) /* the events before it */
+				emitted |= due | (int)cl, due = 0, cl = 0;
 			if (pending) /* the held-back end is written here */
 				emitted |= due, due = 0, pending = 0;
-			due |= h.cleared;
+			due |= p[offsetof(struct head, cleared)];
 			lt = NULL; /* (the tracks it made may have moved the others) */
-			if ((n = place_raw(e, p, &h)) < 0)
+			if ((n = place_raw(e, p)) < 0)
 				return -1;
 			if (n) /* its packets */
 				emitted |= due, due = 0;
+			busiest_grow(e, &bz);
+			since = p + len;
 			continue;
 		}
-		/* the record's packet (and a held-back end before it) makes
-		 * the clock packet due, if any */
-		emitted |= due | h.cleared;
-		due = 0;
-		t = NULL;
-		if ((unsigned char)p[sizeof h] == CM_PF_J_INT && (unsigned char)p[sizeof h + 13] == CM_PF_J_INT) {
-			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
-			 * last record's thread, or the cache, with nothing to parse */
-			int64_t pi, ti;
-			memcpy(&pi, p + sizeof h + 5, sizeof pi);
-			memcpy(&ti, p + sizeof h + 18, sizeof ti);
-			if (pi != lpi || ti != lti || !lt) {
-				lpi = pi, lti = ti;
-				lt = cm_pf_thread_cached(e, pi, ti);
-			}
+		cl |= (unsigned char)p[offsetof(struct head, cleared)];
+		if ((ids & CM_PF_IDS_SAME) && lt) {
 			t = lt;
-		}
-		if (!t) {
-			const char *q = get_id(get_id(p + sizeof h, &pidv, &pid), &tidv, &tid);
-			(void)q;
-			if (!(t = cm_pf_thread_at(e, pid, tid, h.off, h.ts, cm_pf_rank(h.ph, h.dur))))
-				return -1;
-			/* (the ints' track when they are ints; else the tracks made may have moved LT's) */
-			lt = pid && tid && pid->type == CM_PF_J_INT && tid->type == CM_PF_J_INT ? t : NULL;
-		} else if (h.kind == K_PROCESS) {
-			get_id(p + sizeof h, &pidv, &pid);
+		} else {
+			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
+			 * cache, with nothing to parse */
+			t = ids & CM_PF_IDS_INTS ? cm_pf_thread_cached(e, rd64(p + sizeof(struct head) + 5),
+								       rd64(p + sizeof(struct head) + 18))
+						 : NULL;
+			if (!t) {
+				if (!(t = record_thread(e, p)))
+					return -1;
+				busiest_grow(e, &bz);
+			}
+			lt = ids & CM_PF_IDS_INTS ? t : NULL;
 		}
 		uuid = t->uuid;
-		switch (h.kind) {
-		default: /* K_THREAD, K_FLOW: a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
-			if (h.kind != K_FLOW)
-				pending = 0; /* (a flow's packet does not write the held-back end) */
-			if (h.kind == K_FLOW ? t->nbe_open != 0 : h.ph == 'B' || h.ph == 'E')
-				uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
-			put_place(p, uuid, 0);
-			continue;
-		case K_SLICE: {
+		if (kind == K_SLICE) {
 			/* made in place (the room made for all the batch's), not
 			 * on the stack and copied: perf put a third of
 			 * cm_pfseg_apply's samples at the copy's loads of the
 			 * fields just stored (a store-forwarding stall) */
 			struct job *j = &jobs[nj];
-			j->thread = j->uuid = uuid;
-			j->b = h.ts;
-			j->e = h.ts + h.dur;
-			j->at = (uint32_t)(p - rec->p);
+			int64_t ts = rd64(p + offsetof(struct head, ts));
+			j->thread = j->uuid = uuid; /* (its lane: the thread's own, until step 2 says) */
+			j->b = ts;
+			j->e = ts + rd64(p + offsetof(struct head, dur));
+			j->at = (uint32_t)(p - base);
 			busiest_count(e, &bz, uuid);
-			put_place(p, uuid, nj);
-			lastjob = (int32_t)nj++;
+			put_uuid(p, uuid);
+			put_job(p, nj++);
 			pending = 1;
 			continue;
 		}
-		case K_GLOBAL:
-			uuid = GLOBAL_UUID;
-			if (!e->global_written) {
-				size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
-				cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
-				td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
-				cm_pb_uint(e->out, TD_UUID, GLOBAL_UUID);
-				cm_pb_close(e->out, td);
-				cm_pb_close(e->out, pkt);
-				e->global_written = 1;
-			}
-			break;
-		case K_PROCESS:
-			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
-				return REFUSE(e, h.off, "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
-					      h.ph);
-			uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
-			lt = NULL; /* (the table may have moved the tracks) */
-			break;
+		if (kind == K_FLOW) { /* a flow in a "B" takes its track (pftrack.c) */
+			if (t->nbe_open)
+				uuid = cm_pf_event_uuid(e, t, p[offsetof(struct head, ph)], rd64(p + offsetof(struct head, ts)),
+							(int32_t)nj - 1);
+		} else if (kind == K_THREAD) { /* a "B" or an "E" too */
+			int ph = p[offsetof(struct head, ph)];
+			pending = 0;
+			if (ph == 'B' || ph == 'E')
+				uuid = cm_pf_event_uuid(e, t, ph, rd64(p + offsetof(struct head, ts)), (int32_t)nj - 1);
+		} else { /* K_GLOBAL, K_PROCESS: their instants' tracks */
+			pending = 0;
+			if (!(uuid = instant_track(e, p, (int)kind)))
+				return -1;
+			if (kind == K_PROCESS)
+				lt = NULL; /* (the table may have moved the tracks) */
 		}
-		pending = 0;
-		put_place(p, uuid, 0);
+		put_uuid(p, uuid);
 	}
+	if (p != since) /* the events after the last "M" or "C" */
+		emitted |= due | (int)cl, due = 0;
 	e->wt.jobs.len = nj * sizeof *jobs;
 	e->seg_due = due;
 	e->seg_emitted = emitted;
 	e->seg_pending = pending;
-	e->seg_lastjob = lastjob;
+	e->seg_lastjob = (int32_t)nj - 1;
 	return 0;
 }
 
@@ -433,7 +486,7 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 {
 	struct cm_pfwrite *wt = &e->wt;
 	struct job *j;
-	size_t k, nl;
+	size_t k, nl, s;
 	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
 	const struct cm_pflaneq_job *lj;
 	uint64_t *moved;
@@ -467,14 +520,16 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	t = cm_thread_cpu_s();
 	/* the slices off their thread's own track (few: lane 0 is the
 	 * thread's, which step 1 gave each job), in the batch's order, as
-	 * the lanes' tracks are numbered and described in it */
+	 * the lanes' tracks are numbered and described in it; looked for in
+	 * the shards whose placing said it gave one (the tail's MOVED) */
 	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
 	e->moved.len = 0;
-	for (k = 0; k < tail->njobs; k++)
-		if (lj[k].lane) {
-			uint64_t m = (uint64_t)lj[k].idx << 32 | lj[k].lane;
-			cm_buf_put(&e->moved, &m, sizeof m);
-		}
+	for (s = 0; s < CM_PF_SHARDS; s++)
+		for (k = tail->moved[s] ? tail->start[s] : tail->start[s + 1]; k < tail->start[s + 1]; k++)
+			if (lj[k].lane) {
+				uint64_t m = (uint64_t)lj[k].idx << 32 | lj[k].lane;
+				cm_buf_put(&e->moved, &m, sizeof m);
+			}
 	moved = (uint64_t *)(void *)e->moved.p;
 	nl = e->moved.len / sizeof *moved;
 	if (nl > 1)
