@@ -246,11 +246,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 			j->key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
 			j->b = h.ts;
 			j->e = h.ts + h.dur;
-			j->idx = w->nslices;
+			j->at = (uint32_t)(out->len - w->batch_at); /* (its record goes there) */
 			j->lane = 0;
 			w->jobs.len += sizeof *j;
 		}
-		w->nslices++;
 		break;
 	case 'B':
 	case 'E':
@@ -337,7 +336,6 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	tail.seq = seq;
 	tail.rec_len = (uint32_t)rec_len;
 	tail.njobs = (uint32_t)nj;
-	tail.nslices = w->nslices;
 	for (i = 0; i < nj; i++)
 		tail.start[cm_pflaneq_shard(j[i].key) + 1]++;
 	for (s = 0; s < CM_PF_SHARDS; s++)
@@ -367,7 +365,7 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
 	w->jobs.len = 0;
-	w->nslices = 0;
+	w->batch_at = at;
 	w->prev_ints = 0;
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;

@@ -113,7 +113,6 @@ void cm_pfev_free(cm_pfev *e)
 	cm_buf_free(&e->elems);
 	cm_pfwrite_free(&e->wt);
 	cm_buf_free(&e->counts);
-	cm_buf_free(&e->moved);
 	cm_strtab_free(&e->cats);
 	cm_strtab_free(&e->names);
 	cm_strtab_free(&e->keys);
@@ -638,7 +637,7 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 void cm_pfwrite_free(struct cm_pfwrite *w)
 {
 	cm_buf_free(&w->rec);
-	cm_buf_free(&w->jobs);
+	cm_buf_free(&w->lanes);
 	cm_buf_free(&w->cvals);
 }
 

@@ -173,7 +173,9 @@ static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const stru
 
 void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 {
-	const struct job *jobs = (const struct job *)e->jobs.p;
+	const struct laned *ln = (const struct laned *)e->lanes.p;
+	size_t li = 0, nl = e->lanes.len / sizeof *ln;
+	uint64_t next_at = nl ? ln[0].at : UINT64_MAX; /* the next slice off its thread's track */
 	struct wst w;
 	const char *r;
 	struct head h;
@@ -210,10 +212,14 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		p = get_len_bytes(p, &i, &in);
 		get_len_bytes(p, &b, &bn);
 		if (h.kind == K_SLICE) {
-			const struct job *j = &jobs[h.dur];
-			event_packet(e, &w, h.ts, i, in, b, bn, j->uuid, e->lim);
+			uint64_t lane = uuid; /* (its thread's, but for step 2's list) */
+			if ((uint64_t)(r - e->recs) == next_at) {
+				lane = ln[li++].uuid;
+				next_at = li < nl ? ln[li].at : UINT64_MAX;
+			}
+			event_packet(e, &w, h.ts, i, in, b, bn, lane, e->lim);
 			w.pending = 1;
-			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
+			w.last_thread = uuid, w.last_uuid = lane, w.last_b = h.ts, w.last_e = h.ts + h.dur;
 			continue;
 		}
 		if (h.kind == K_FLOW && uuid == w.last_thread && h.ts >= w.last_b && h.ts <= w.last_e)
@@ -287,9 +293,20 @@ static inline uint32_t rd32(const char *p)
 }
 
 /* A record's head's OFF written over with step 1's track UUID, and DUR
- * with its JOB (struct head). */
+ * with an "M" or "C" element's count of values N (struct head). */
 static inline void put_uuid(char *rec, uint64_t uuid) { memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid); }
-static inline void put_job(char *rec, int64_t job) { memcpy(rec + offsetof(struct head, dur), &job, sizeof job); }
+static inline void put_count(char *rec, int64_t n) { memcpy(rec + offsetof(struct head, dur), &n, sizeof n); }
+
+/* The slice at REC, placed (its thread's track in OFF), as a flow after
+ * it binds to it. */
+static struct lastx lastx_of(const char *rec)
+{
+	struct lastx x;
+	x.thread = (uint64_t)rd64(rec + offsetof(struct head, off));
+	x.b = rd64(rec + offsetof(struct head, ts));
+	x.e = x.b + rd64(rec + offsetof(struct head, dur));
+	return x;
+}
 
 /* The thread track of the event record REC looked up in full (its pid
  * and tid read: not both integers, or not in the cache), made when new;
@@ -349,12 +366,12 @@ static int64_t place_raw(cm_pfev *e, char *rec)
 		return -1;
 	n = (int64_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
 	put_uuid(rec, c0);
-	put_job(rec, n);
+	put_count(rec, n);
 	return n;
 }
 
 /* Step 1 over the records REC[0..REC_LEN) (writing their places: struct
- * head), of which NSLICES are slices; 0 or -1 (reported).  Per record it
+ * head); 0 or -1 (reported).  Per record it
  * does no more than what needs the records before it, the rest being
  * the batch's or the worker's (the head's LEN and IDS):
  * - the writer's state (a clock packet due, the packets that wrote one)
@@ -367,22 +384,19 @@ static int64_t place_raw(cm_pfev *e, char *rec)
  * - the thread is the record before's when the worker said so
  *   (CM_PF_IDS_SAME: most of the window's records), else the cache's,
  *   else looked up in full (record_thread);
- * - the slices' room is made once, and the last X before a record is the
- *   last job. */
-static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, uint32_t nslices)
+ * - a slice is its record alone (its thread's track written in it; the
+ *   few placed on another lane are listed by step 2), and the last X
+ *   before a record is the last slice's record (LASTX). */
+static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 {
-	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p;
+	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p, *lastx = NULL;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
 	unsigned cl = 0;
 	struct busiest bz;
-	struct job *jobs;
-	uint32_t nj = 0, len;
+	uint32_t len;
 	struct track *lt = NULL; /* the record before's thread, when its pid and tid were integers */
 	busiest_begin(e, &bz);
-	e->wt.jobs.len = 0;
 	e->wt.cvals.len = 0;
-	cm_buf_grow(&e->wt.jobs, (size_t)nslices * sizeof *jobs);
-	jobs = (struct job *)(void *)e->wt.jobs.p;
 	for (p = base; p < end; p += len) {
 		unsigned kind = (unsigned char)p[0], ids = (unsigned char)p[3];
 		struct track *t;
@@ -427,31 +441,23 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, uint32_t nslices)
 		}
 		uuid = t->uuid;
 		if (kind == K_SLICE) {
-			/* made in place (the room made for all the batch's), not
-			 * on the stack and copied: perf put a third of
-			 * cm_pfseg_apply's samples at the copy's loads of the
-			 * fields just stored (a store-forwarding stall) */
-			struct job *j = &jobs[nj];
-			int64_t ts = rd64(p + offsetof(struct head, ts));
-			j->thread = j->uuid = uuid; /* (its lane: the thread's own, until step 2 says) */
-			j->b = ts;
-			j->e = ts + rd64(p + offsetof(struct head, dur));
-			j->at = (uint32_t)(p - base);
 			busiest_count(e, &bz, uuid);
 			put_uuid(p, uuid);
-			put_job(p, nj++);
+			lastx = p;
 			pending = 1;
 			continue;
 		}
-		if (kind == K_FLOW) { /* a flow in a "B" takes its track (pftrack.c) */
-			if (t->nbe_open)
-				uuid = cm_pf_event_uuid(e, t, p[offsetof(struct head, ph)], rd64(p + offsetof(struct head, ts)),
-							(int32_t)nj - 1);
-		} else if (kind == K_THREAD) { /* a "B" or an "E" too */
+		if (kind == K_FLOW || kind == K_THREAD) {
+			/* a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
 			int ph = p[offsetof(struct head, ph)];
-			pending = 0;
-			if (ph == 'B' || ph == 'E')
-				uuid = cm_pf_event_uuid(e, t, ph, rd64(p + offsetof(struct head, ts)), (int32_t)nj - 1);
+			if (kind == K_THREAD)
+				pending = 0;
+			if (kind == K_FLOW ? t->nbe_open != 0 : ph == 'B' || ph == 'E') {
+				struct lastx x;
+				if (lastx)
+					x = lastx_of(lastx);
+				uuid = cm_pf_event_uuid(e, t, ph, rd64(p + offsetof(struct head, ts)), lastx ? &x : NULL);
+			}
 		} else { /* K_GLOBAL, K_PROCESS: their instants' tracks */
 			pending = 0;
 			if (!(uuid = instant_track(e, p, (int)kind)))
@@ -463,33 +469,28 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, uint32_t nslices)
 	}
 	if (p != since) /* the events after the last "M" or "C" */
 		emitted |= due | (int)cl, due = 0;
-	e->wt.jobs.len = nj * sizeof *jobs;
 	e->seg_due = due;
 	e->seg_emitted = emitted;
 	e->seg_pending = pending;
-	e->seg_lastjob = (int32_t)nj - 1;
+	e->seg_lastx = lastx ? lastx - base : -1;
 	return 0;
 }
 
-/* Order the lanes placed off the first (struct cm_pflaneq_job's index
- * and lane, packed with the index high) by their slice's place in the
- * batch, for qsort. */
+/* Order two struct laned by their record's place in the batch, for
+ * qsort. */
 static int by_slice(const void *a, const void *b)
 {
-	uint64_t x, y;
-	memcpy(&x, a, sizeof x);
-	memcpy(&y, b, sizeof y);
-	return x < y ? -1 : x > y;
+	const struct laned *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
 }
 
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 {
 	struct cm_pfwrite *wt = &e->wt;
-	struct job *j;
 	size_t k, nl, s;
 	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
 	const struct cm_pflaneq_job *lj;
-	uint64_t *moved;
+	struct laned *ln;
 	double t;
 	int rc;
 	t = cm_thread_cpu_s();
@@ -499,9 +500,8 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	/* the writing's state before the batch */
 	wt->due = e->cleared;
 	wt->pending = e->end_pending;
-	if (place_all(e, rec, tail->rec_len, tail->nslices) < 0)
+	if (place_all(e, rec, tail->rec_len) < 0)
 		return -1;
-	j = (struct job *)wt->jobs.p;
 	/* the clock the batch's first packet makes (cm_pf_clock_packet's),
 	 * and the writing's state before the batch */
 	wt->nbase = e->next_base;
@@ -519,30 +519,30 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	e->lane_wait += cm_now_s() - t;
 	t = cm_thread_cpu_s();
 	/* the slices off their thread's own track (few: lane 0 is the
-	 * thread's, which step 1 gave each job), in the batch's order, as
-	 * the lanes' tracks are numbered and described in it; looked for in
-	 * the shards whose placing said it gave one (the tail's MOVED) */
+	 * thread's, which step 1 wrote in each slice's record), listed in
+	 * the batch's order, as the lanes' tracks are numbered and described
+	 * in it; looked for in the shards whose placing said it gave one
+	 * (the tail's MOVED) */
 	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
-	e->moved.len = 0;
+	wt->lanes.len = 0;
 	for (s = 0; s < CM_PF_SHARDS; s++)
 		for (k = tail->moved[s] ? tail->start[s] : tail->start[s + 1]; k < tail->start[s + 1]; k++)
 			if (lj[k].lane) {
-				uint64_t m = (uint64_t)lj[k].idx << 32 | lj[k].lane;
-				cm_buf_put(&e->moved, &m, sizeof m);
+				struct laned l = {lj[k].at, lj[k].lane}; /* (the lane, until its track is known) */
+				cm_buf_put(&wt->lanes, &l, sizeof l);
 			}
-	moved = (uint64_t *)(void *)e->moved.p;
-	nl = e->moved.len / sizeof *moved;
+	ln = (struct laned *)(void *)wt->lanes.p;
+	nl = wt->lanes.len / sizeof *ln;
 	if (nl > 1)
-		qsort(moved, nl, sizeof *moved, by_slice);
+		qsort(ln, nl, sizeof *ln, by_slice);
 	for (k = 0; k < nl; k++) {
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid;
 		struct track *tr;
-		struct job *jk = &j[moved[k] >> 32];
 		/* its thread's track, as step 1 found it (made by then) */
-		get_id(get_id(rec->p + jk->at + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+		get_id(get_id(rec->p + ln[k].at + sizeof(struct head), &pidv, &pid), &tidv, &tid);
 		tr = cm_pf_thread(e, pid, tid, 0, NULL);
-		jk->uuid = cm_pf_lane(e, tr, (unsigned)(moved[k] & UINT32_MAX));
+		ln[k].uuid = cm_pf_lane(e, tr, (unsigned)ln[k].uuid);
 	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;
@@ -553,9 +553,10 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 		e->def_uuid = wt->ndef;
 	}
 	e->end_pending = e->seg_pending;
-	if (e->seg_lastjob >= 0) {
-		const struct job *l = &j[e->seg_lastjob];
-		e->last_thread = l->thread, e->last_uuid = l->uuid, e->last_b = l->b, e->last_e = l->e;
+	if (e->seg_lastx >= 0) { /* (on its lane: the list's last when that is its) */
+		struct lastx x = lastx_of(rec->p + e->seg_lastx);
+		e->last_thread = x.thread, e->last_b = x.b, e->last_e = x.e;
+		e->last_uuid = nl && ln[nl - 1].at == (uint64_t)e->seg_lastx ? ln[nl - 1].uuid : x.thread;
 	}
 	/* step 3: the packets, by the passer (the records' buffer swapped
 	 * into the batch's, WT's pointers into it kept), or here */

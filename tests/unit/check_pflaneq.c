@@ -325,7 +325,7 @@ START_TEST(laneq_order)
 			flat[b][k].key = 1000 + (r >> 61) % 6;
 			flat[b][k].b = b * 50 + (int64_t)((r >> 20) % 80);
 			flat[b][k].e = flat[b][k].b + 1 + (int64_t)((r >> 40) % 40);
-			flat[b][k].idx = (uint32_t)k;
+			flat[b][k].at = (uint32_t)k;
 		}
 		memset(t.start[b], 0, sizeof t.start[b]);
 		for (k = 0; k < LQ_SLICES; k++)
@@ -362,7 +362,7 @@ START_TEST(laneq_order)
 		for (k = 0; k < LQ_SLICES; k++) {
 			unsigned want = cm_pflanes_place(ref[cm_pflaneq_shard(flat[b][k].key)], flat[b][k].key, flat[b][k].b,
 							 flat[b][k].e);
-			for (i = 0; i < LQ_SLICES && t.jobs[b][i].idx != (uint32_t)k; i++)
+			for (i = 0; i < LQ_SLICES && t.jobs[b][i].at != (uint32_t)k; i++)
 				;
 			ck_assert_int_lt(i, LQ_SLICES);
 			ck_assert_uint_eq(t.jobs[b][i].lane, want);
