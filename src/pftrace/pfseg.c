@@ -173,9 +173,11 @@ static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const stru
 
 void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 {
-	const struct laned *ln = (const struct laned *)e->lanes.p;
-	size_t li = 0, nl = e->lanes.len / sizeof *ln;
-	uint64_t next_at = nl ? ln[0].at : UINT64_MAX; /* the next slice off its thread's track */
+	/* (E's fields in locals: the packets' stores through char pointers
+	 * would have them loaded again a record) */
+	const char *const recs = e->recs, *const end = e->recs_end, *const lim = e->lim;
+	const struct laned *ln = (const struct laned *)e->lanes.p, *const ln_end = ln + e->lanes.len / sizeof *ln;
+	const char *next = ln < ln_end ? recs + ln->at : NULL; /* the next slice off its thread's track */
 	struct wst w;
 	const char *r;
 	struct head h;
@@ -186,7 +188,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	w.pending = e->pending;
 	w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
 	w.last_b = e->last_b, w.last_e = e->last_e;
-	for (r = e->recs; r < e->recs_end; r += h.len) {
+	for (r = recs; r < end; r += h.len) {
 		const char *p = r, *i, *b;
 		uint32_t in, bn;
 		uint64_t uuid;
@@ -213,18 +215,18 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		get_len_bytes(p, &b, &bn);
 		if (h.kind == K_SLICE) {
 			uint64_t lane = uuid; /* (its thread's, but for step 2's list) */
-			if ((uint64_t)(r - e->recs) == next_at) {
-				lane = ln[li++].uuid;
-				next_at = li < nl ? ln[li].at : UINT64_MAX;
+			if (r == next) {
+				lane = ln++->uuid;
+				next = ln < ln_end ? recs + ln->at : NULL;
 			}
-			event_packet(e, &w, h.ts, i, in, b, bn, lane, e->lim);
+			event_packet(e, &w, h.ts, i, in, b, bn, lane, lim);
 			w.pending = 1;
 			w.last_thread = uuid, w.last_uuid = lane, w.last_b = h.ts, w.last_e = h.ts + h.dur;
 			continue;
 		}
 		if (h.kind == K_FLOW && uuid == w.last_thread && h.ts >= w.last_b && h.ts <= w.last_e)
 			uuid = w.last_uuid; /* on the lane of the X it follows */
-		event_packet(e, &w, h.ts, i, in, b, bn, uuid, e->lim);
+		event_packet(e, &w, h.ts, i, in, b, bn, uuid, lim);
 	}
 }
 
