@@ -7,17 +7,23 @@
  * runs of packets).  Now it runs in three steps, each on its own thread:
  *   1. in order, on the sink's thread (place_all): what depends on the
  *      records before: the tracks (numbered, described when new: their
- *      descriptors, and the "M" elements', go before the batch's events),
- *      each record's track, the slices as jobs, and what the packets'
- *      writing needs at each record from the ones before it (a due clock
- *      packet, a held-back end, the last X for a flow), as a few bits and
- *      an index a record;
+ *      descriptors, and the "M" elements', go before the batch's events)
+ *      and each record's track, written into the record itself (struct
+ *      head: the records are their own places); what the packets'
+ *      writing needs from the records before it (a due clock packet, a
+ *      held-back end) is the batch's state, worked out once a run of
+ *      events, and the last X before a flow is found by the writer in
+ *      the records.  What depends on a record alone the worker worked
+ *      out (the record's length, whether its thread is the record
+ *      before's), so that a record costs about 36 instructions here on
+ *      the 200M pair (BENCHMARKS.md "pfseq21": 104 before);
  *   2. the lanes of the slices, placed by the workers (pflaneq.c) while
- *      the batch waited for its turn: the sink takes them, and describes
- *      the new lanes' tracks in order;
+ *      the batch waited for its turn: the sink lists the few slices off
+ *      their thread's own track (the placers say in which shards), and
+ *      describes the new lanes' tracks in order;
  *   3. the packets, written from what steps 1 and 2 left (struct
- *      cm_pfwrite: the records, their places, the state before the batch)
- *      by the passer thread (pfpass.c), which then hands them on; the
+ *      cm_pfwrite: the records, the list of step 2, the state before the
+ *      batch) by the passer thread (pfpass.c), which then hands them on; the
  *      sink only swaps the buffers into the passer's queue.  Without a
  *      passer (-j 1) the sink writes them, and so it does when the
  *      passer's queue is full, rather than wait for it: on 16 CPUs the
@@ -230,11 +236,11 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	}
 }
 
-/* The track that the events of a batch (its jobs) name most often becomes
+/* The track that the events of a batch (its slices) name most often becomes
  * the default track from the sequence's next clearing (the batch's first
  * packet): its events then write no track uuid.  (A sequence a thread,
  * each with its thread as the default, would save more but define the
- * strings again on each.)  Counted as step 1 makes the jobs (a pass of
+ * strings again on each.)  Counted as step 1 places the slices (a pass of
  * their own over them, after, was 2.3 M instructions of the sequential
  * part's 20 M on the 50,000-op pair: BENCHMARKS.md "pfcpu11"): C[uuid]
  * the slices of each track so far, N of them zeroed (e->next_uuid when
