@@ -16,7 +16,9 @@
  * hands its batch's slices to the lanes' queue (pflaneq.c), where they
  * are placed shard by shard by the workers.  pfseg.c cuts the rest into
  * steps, so that only the tracks are worked out on the sink's thread and
- * the packets written on the passer's.
+ * the packets written on the passer's; what the sink needs of a record
+ * that depends on the record alone the worker writes in its head (its
+ * length, whether its pid and tid are the record before's: struct head).
  *
  * Interning starts over with each batch: the first packet of a batch
  * clears the sequence's incremental state and the batch defines its
