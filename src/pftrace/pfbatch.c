@@ -16,7 +16,9 @@
  * hands its batch's slices to the lanes' queue (pflaneq.c), where they
  * are placed shard by shard by the workers.  pfseg.c cuts the rest into
  * steps, so that only the tracks are worked out on the sink's thread and
- * the packets written on the passer's.
+ * the packets written on the passer's; what the sink needs of a record
+ * that depends on the record alone the worker writes in its head (its
+ * length, whether its pid and tid are the record before's: struct head).
  *
  * Interning starts over with each batch: the first packet of a batch
  * clears the sequence's incremental state and the batch defines its
@@ -88,12 +90,14 @@ static inline __attribute__((always_inline)) void id_of(const cm_jval *v, struct
  * fifth of encode_one's samples at that stall (BENCHMARKS.md "pfcpu16"). */
 static inline char *put_head_at(char *d, const struct head *h)
 {
-	_Static_assert(offsetof(struct head, off) == 8 && offsetof(struct head, dur) == 24 && sizeof(struct head) == 32,
+	_Static_assert(offsetof(struct head, len) == 4 && offsetof(struct head, off) == 8 &&
+			       offsetof(struct head, dur) == 24 && sizeof(struct head) == 32,
 		       "struct head as put_head_at writes it");
 	d[0] = (char)h->kind;
 	d[1] = (char)h->cleared;
 	d[2] = (char)h->ph;
-	memset(d + 3, 0, 5);
+	d[3] = (char)h->ids;
+	memcpy(d + 4, &h->len, sizeof h->len);
 	memcpy(d + 8, &h->off, sizeof h->off);
 	memcpy(d + 16, &h->ts, sizeof h->ts);
 	memcpy(d + 24, &h->dur, sizeof h->dur);
@@ -172,7 +176,9 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	case 'M':
 		h.kind = K_RAW;
 		h.cleared = (unsigned char)w->cleared;
+		h.len = (uint32_t)(sizeof h + sizeof(uint32_t) + n);
 		w->cleared = 0;
+		w->prev_ints = 0; /* (no pid, no tid) */
 		cm_buf_put(out, &h, sizeof h);
 		put_len_bytes(out, s, n);
 		return 0;
@@ -242,11 +248,10 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 			j->key = pid.small && tid.small ? cm_pflaneq_key_ints(pid.x, tid.x) : cm_pflaneq_key(ev.pid, ev.tid);
 			j->b = h.ts;
 			j->e = h.ts + h.dur;
-			j->idx = w->nslices;
+			j->at = (uint32_t)(out->len - w->batch_at); /* (its record goes there) */
 			j->lane = 0;
 			w->jobs.len += sizeof *j;
 		}
-		w->nslices++;
 		break;
 	case 'B':
 	case 'E':
@@ -295,9 +300,20 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		id_of(ev.pid, &pid);
 		id_of(ev.tid, &tid);
 	}
+	/* the thread the same as the record before's: the sequential part
+	 * need not look it up (pfseg.c) */
+	if (pid.type == CM_PF_J_INT && tid.type == CM_PF_J_INT) {
+		h.ids = CM_PF_IDS_INTS;
+		if (w->prev_ints && pid.x == w->prev_pid && tid.x == w->prev_tid)
+			h.ids |= CM_PF_IDS_SAME;
+		w->prev_ints = 1, w->prev_pid = pid.x, w->prev_tid = tid.x;
+	} else {
+		w->prev_ints = 0;
+	}
 	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);
+	h.len = (uint32_t)need; /* (a batch's records fit in 4 GiB: cm_pfbatch_tail's rec_len) */
 	d = put_head_at(out->p + out->len, &h);
 	d = put_id_at(d, &pid);
 	d = put_id_at(d, &tid);
@@ -351,9 +367,11 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
 	w->jobs.len = 0;
-	w->nslices = 0;
+	w->batch_at = at;
+	w->prev_ints = 0;
 	memset(&base, 0, sizeof base);
 	base.kind = K_BASE;
+	base.len = sizeof base;
 	cm_buf_put(out, &base, sizeof base); /* its time when known */
 	return at;
 }
@@ -367,15 +385,15 @@ void cm_pfbatch_close(cm_pfev *w, uint64_t seq, size_t at, cm_buf *out, int lane
 {
 	struct head base;
 	struct cm_pflaneq_job *jobs;
-	const struct cm_pfbatch_tail *tail;
+	struct cm_pfbatch_tail *tail;
 	memcpy(&base, out->p + at, sizeof base);
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
 	memcpy(out->p + at, &base, sizeof base);
 	/* the slices to the lanes: placed from here on, by whoever can */
 	jobs = put_tail(w, out, seq, out->len - at);
-	tail = (const struct cm_pfbatch_tail *)(out->p + out->len - sizeof *tail);
+	tail = (struct cm_pfbatch_tail *)(void *)(out->p + out->len - sizeof *tail);
 	if (lanes)
-		cm_pflaneq_put(w->lq, seq, jobs, tail->start);
+		cm_pflaneq_put(w->lq, seq, jobs, tail->start, tail->moved);
 }
 
 int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el, size_t nel, cm_buf *out)
@@ -390,13 +408,11 @@ int cm_pfbatch_encode_elems(cm_pfev *w, uint64_t seq, const struct cm_pfelem *el
 
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec)
 {
-	struct cm_pfbatch_tail tail;
+	struct cm_pfbatch_tail *tail = (struct cm_pfbatch_tail *)(void *)(rec->p + rec->len - sizeof *tail);
 	struct cm_pflaneq_job *jobs;
-	memcpy(&tail, rec->p + rec->len - sizeof tail, sizeof tail);
-	tail.seq = seq;
-	memcpy(rec->p + rec->len - sizeof tail, &tail, sizeof tail);
-	jobs = (struct cm_pflaneq_job *)(void *)(rec->p + rec->len - sizeof tail - tail.njobs * sizeof *jobs);
-	cm_pflaneq_put(q, seq, jobs, tail.start);
+	tail->seq = seq;
+	jobs = (struct cm_pflaneq_job *)(void *)((char *)tail - tail->njobs * sizeof *jobs);
+	cm_pflaneq_put(q, seq, jobs, tail->start, tail->moved);
 }
 
 int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_buf *out)

@@ -637,8 +637,7 @@ int cm_pfev_element(cm_pfev *e, const char *s, size_t n, int64_t off)
 void cm_pfwrite_free(struct cm_pfwrite *w)
 {
 	cm_buf_free(&w->rec);
-	cm_buf_free(&w->places);
-	cm_buf_free(&w->jobs);
+	cm_buf_free(&w->lanes);
 	cm_buf_free(&w->cvals);
 }
 

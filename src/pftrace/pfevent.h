@@ -84,19 +84,22 @@ struct track {
 	size_t nbe_open, capbe_open;
 };
 
-/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's),
- * their places (pfseg.c's struct place, pointing into REC), its slices
- * (struct job) and counter values (struct cval); the clock its first
- * packet makes; the writing's state before it (the clock, the default
- * track, the last X). */
+/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's,
+ * each head's OFF written over by step 1 with its track: struct head says
+ * how), its slices placed off their thread's own track (LANES: struct
+ * laned, in the records' order) and counter values (struct cval); the
+ * clock its first packet makes; the writing's state before it (the clock,
+ * the default track, the last X, a clock packet due, a held-back end). */
 struct cm_pfwrite {
-	cm_buf rec, places, jobs, cvals;
-	const char *lim; /* the end of the records' buffer (the places' records lie in it) */
+	cm_buf rec, lanes, cvals;
+	const char *recs, *recs_end; /* the records (in REC's buffer, which a swap keeps where it is) */
+	const char *lim; /* the end of the records' buffer (their slices and tail after them) */
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
+	int due, pending;
 };
 
 /* Entries of each of an encoder's memos by pointer (args' keys,
@@ -118,7 +121,6 @@ struct cm_pfev {
 	uint64_t next_uuid; /* track uuids are counted: short varints */
 	struct cm_pflaneq *lq; /* the threads' lanes (pflaneq.c; shared, not owned) */
 	cm_buf jobs;     /* a worker's: the batch's slices for pflaneq.c */
-	uint32_t nslices; /* a worker's: the batch's slices so far */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;
@@ -133,6 +135,11 @@ struct cm_pfev {
 	uint32_t clock;    /* the events' clock now */
 	int64_t next_base; /* the batch's earliest time: the base from its first packet */
 	int64_t batch_min; /* a worker's: the earliest time of the batch it encodes */
+	size_t batch_at;   /* a worker's: where the batch's records begin in its output */
+	/* a worker's: the integer pid and tid of the batch's record before
+	 * (prev_ints 0: none, or not both integers), for CM_PF_IDS_SAME */
+	int prev_ints;
+	int64_t prev_pid, prev_tid;
 	cm_buf te, interned, scratch;
 	/* the iids of args' keys met lately in trees given with literal keys
 	 * (cm_pft_enc_elem's), and of categories and names whose bytes stay
@@ -179,7 +186,7 @@ struct cm_pfev {
 	 * after the batch */
 	struct cm_pfwrite wt;
 	int seg_due, seg_emitted, seg_pending;
-	int32_t seg_lastjob;
+	int64_t seg_lastx; /* the last slice's record (from the batch's first; -1: none) */
 	/* where a batch's packets to write go (pfstream.c: to the passer,
 	 * after what OUT holds; the buffers swapped for the passer's used
 	 * ones): 0, -1 after a failure (the passer's, reported when it
@@ -465,14 +472,20 @@ static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
 
 /* The uuid of lane LANE of thread T (pflanes.c), described when new. */
 uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
+/* An "X" event as a flow after it binds to it: its thread's track, its
+ * begin and end. */
+struct lastx {
+	uint64_t thread;
+	int64_t b, e;
+};
 /* The track of an event of phase PH at TS of the thread T that takes no
  * lane (a "B", an "E", or a flow while T has a "B" open; any other is on
  * T's own), in the order of the file (pfseg.c's step 1): for a "B" or an
  * "E" a track of their own under T's (pftrack.c says why), described when
  * new, and for a flow in a "B" that one's, or T's own when it lies in an
- * "X" begun in the "B" (the last one before it: the batch's job LASTJOB,
- * or with -1 e->last_*). */
-uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, int32_t lastjob);
+ * "X" begun in the "B" (the last one before it: X, the batch's, or with
+ * NULL e->last_*). */
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, const struct lastx *x);
 
 /* An event at TS of RANK that makes no track of its thread ("M", "C")
  * with a string PID or TID: it names their process or thread again, as
@@ -490,11 +503,27 @@ enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 /* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
  * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
  * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
- * head alone, comes first: the earliest time of the batch in its ts. */
+ * head alone, comes first: the earliest time of the batch in its ts.
+ * LEN: the record's bytes, head included (the worker's: the sequential
+ * part steps from record to record by it, no length read on the way).
+ * Step 1 of the sequential part (pfseg.c's place_all) writes over OFF
+ * the record's track uuid (a slice's: its thread's, unless step 2 lists
+ * it in cm_pfwrite's LANES; an "M" or "C" element's: its first value,
+ * and over DUR its count of values), which step 3 reads: the records
+ * are their own places. */
 struct head {
-	unsigned char kind, cleared, ph, pad[5];
+	unsigned char kind, cleared, ph;
+	unsigned char ids; /* the worker's word on the pid and tid (CM_PF_IDS_*) */
+	uint32_t len;
 	int64_t off, ts, dur;
 };
+
+/* A head's IDS: the pid and tid are both integers (CM_PF_J_INT, their 13
+ * bytes each), and the same integers as the batch's record just before,
+ * so of the same thread track (the sequential part takes the record
+ * before's, with nothing read: pfseg.c). */
+#define CM_PF_IDS_INTS 1
+#define CM_PF_IDS_SAME 2
 
 /* No value: the member is missing. */
 #define ID_MISSING 0xff
@@ -515,14 +544,11 @@ static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
 	return get_len_bytes(p + 1, &v->s, &v->len);
 }
 
-/* A slice of the batch: its thread track's uuid, its times and its lane
- * (pflanes.c). */
-struct job {
-	uint64_t thread;
-	int64_t b, e;
-	unsigned lane;
-	uint64_t uuid; /* pfseg.c's: its lane's track */
-	uint32_t at;   /* pfseg.c's: its record's place */
+/* A slice of the batch placed off its thread's own track (pflanes.c's
+ * lane not 0, pfseg.c's step 2): its record's place (AT, from the batch's
+ * first) and its lane's track. */
+struct laned {
+	uint64_t at, uuid;
 };
 
 /* A value of a "C" element: its time, its counter track, the value. */
@@ -544,11 +570,12 @@ void cm_pfwrite_free(struct cm_pfwrite *w);
 /* ---- the lanes placed off the sequential part (pflaneq.c) ---- */
 
 /* A slice for the lanes, as a worker sends it: its thread's key, its
- * times, its place among the batch's slices; LANE placed. */
+ * times, its record's place in the batch (bytes from its first record:
+ * pfseg.c finds the record by it); LANE placed. */
 struct cm_pflaneq_job {
 	uint64_t key;
 	int64_t b, e;
-	uint32_t idx, lane;
+	uint32_t at, lane;
 };
 
 /* What a worker appends to a batch's records (pfbatch.c): first, aligned
@@ -559,7 +586,9 @@ struct cm_pfbatch_tail {
 	uint32_t rec_len;  /* the records' bytes, from the start */
 	uint32_t njobs;
 	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
-	uint32_t pad;
+	/* each shard's slices: one placed off lane 0 (struct cm_pflaneq_sub's,
+	 * set by whoever placed them; 0 until then) */
+	uint32_t moved[CM_PF_SHARDS];
 };
 
 /* A batch's slices as the lanes' queue takes them: JOBS, each shard's
@@ -567,6 +596,10 @@ struct cm_pfbatch_tail {
 struct cm_pflaneq_sub {
 	struct cm_pflaneq_job *jobs;
 	uint32_t start[CM_PF_SHARDS + 1];
+	/* MOVED[s] set (not NULL) once a slice of shard s is placed off
+	 * lane 0 (cm_pfbatch_tail's moved: the sequential part then looks
+	 * for them in that shard's slices alone) */
+	uint32_t *moved;
 };
 
 typedef struct cm_pflaneq cm_pflaneq;
@@ -595,8 +628,11 @@ static inline unsigned cm_pflaneq_shard(uint64_t key)
 /* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
  * given to the lanes: placed now where this thread can (a shard no other
  * thread holds, SEQ or an earlier batch next for it), else later by
- * another.  JOBS stays put until cm_pflaneq_wait(SEQ) has returned. */
-void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start);
+ * another; MOVED (or NULL) as struct cm_pflaneq_sub's, zeroed by the
+ * caller.  JOBS and MOVED stay put until cm_pflaneq_wait(SEQ) has
+ * returned. */
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start,
+		    uint32_t *moved);
 /* As cm_pflaneq_put, for the slices of N batches SUBS[0..N) (none: N 0)
  * under one number SEQ, placed in their order (SUBS is copied; their jobs
  * stay put until cm_pflaneq_wait(SEQ) has returned). */

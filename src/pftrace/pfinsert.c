@@ -373,7 +373,7 @@ int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_
 
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)
 {
-	const struct cm_pfbatch_tail *tail;
+	struct cm_pfbatch_tail *tail;
 	struct cm_pflaneq_sub u;
 	cm_buf *rec;
 	if (!e->t) {
@@ -386,9 +386,10 @@ int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)
 	 * buffer's pointer for the writer to hand on (cm_pft_insert_records) */
 	rec = &e->g->b;
 	cm_pfbatch_close(e->ev, e->lane, e->at, rec, 0);
-	tail = (const struct cm_pfbatch_tail *)(const void *)(rec->p + rec->len - sizeof *tail);
+	tail = (struct cm_pfbatch_tail *)(void *)(rec->p + rec->len - sizeof *tail);
 	u.jobs = (struct cm_pflaneq_job *)(void *)((char *)tail - tail->njobs * sizeof *u.jobs);
 	memcpy(u.start, tail->start, sizeof u.start);
+	u.moved = tail->moved;
 	cm_buf_put(&e->subs, &u, sizeof u);
 	cm_buf_put(out, &e->g, sizeof e->g);
 	e->g = NULL;

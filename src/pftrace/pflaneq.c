@@ -30,7 +30,11 @@
  * them in their order, as if they were one batch.
  *
  * The lanes are the same for any -j and any timing: each shard places its
- * slices in batch order, each batch's in the batch's order. */
+ * slices in batch order, each batch's in the batch's order.  Whoever
+ * places a shard's slices of a batch sets the shard's word of the batch's
+ * MOVED (struct cm_pflaneq_sub) when one went off lane 0, so that the
+ * sequential part looks for those in such shards alone (pfseg.c's step 2:
+ * 23 of the 200M pair's 1.66 M slices). */
 #include "config.h"
 #include "pftrace/pfevent.h"
 
@@ -173,8 +177,11 @@ static void place_from(cm_pflaneq *q, int s, uint64_t upto)
 			t = cm_now_s(), timed = 1;
 		for (size_t k = 0; k < b->nsub; k++) {
 			const struct cm_pflaneq_sub *u = &b->subs[k];
+			unsigned off0 = 0; /* (a lane other than 0 given) */
 			for (i = u->start[s]; i < u->start[s + 1]; i++)
-				u->jobs[i].lane = cm_pflanes_place(sh->l, u->jobs[i].key, u->jobs[i].b, u->jobs[i].e);
+				off0 |= u->jobs[i].lane = cm_pflanes_place(sh->l, u->jobs[i].key, u->jobs[i].b, u->jobs[i].e);
+			if (off0 && u->moved) /* (the shard's own word: no other thread writes it) */
+				u->moved[s] = 1;
 		}
 		/* release: whoever sees the count (cm_pflaneq_wait) sees the lanes */
 		__atomic_store_n(&sh->next, sh->next + 1, __ATOMIC_RELEASE);
@@ -241,13 +248,15 @@ static void publish(cm_pflaneq *q, uint64_t seq, struct lq_batch *b)
 	}
 }
 
-void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start)
+void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start,
+		    uint32_t *moved)
 {
 	struct lq_batch *b = place_for(q, seq);
 	if (!b)
 		return;
 	b->one.jobs = jobs;
 	memcpy(b->one.start, start, sizeof b->one.start);
+	b->one.moved = moved;
 	b->subs = &b->one;
 	b->nsub = 1;
 	publish(q, seq, b);

@@ -126,7 +126,7 @@ int cm_pfpass_put_batch(cm_pfpass *p, cm_buf *b, struct cm_pfwrite *w, int ph)
 {
 	if (put(p, b, w, ph) < 0)
 		return -1;
-	w->rec.len = w->places.len = w->jobs.len = w->cvals.len = 0; /* a batch written: emptied */
+	w->rec.len = w->lanes.len = w->cvals.len = 0; /* a batch written: emptied */
 	return 0;
 }
 

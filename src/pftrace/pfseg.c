@@ -7,17 +7,23 @@
  * runs of packets).  Now it runs in three steps, each on its own thread:
  *   1. in order, on the sink's thread (place_all): what depends on the
  *      records before: the tracks (numbered, described when new: their
- *      descriptors, and the "M" elements', go before the batch's events),
- *      each record's track, the slices as jobs, and what the packets'
- *      writing needs at each record from the ones before it (a due clock
- *      packet, a held-back end, the last X for a flow), as a few bits and
- *      an index a record;
+ *      descriptors, and the "M" elements', go before the batch's events)
+ *      and each record's track, written into the record itself (struct
+ *      head: the records are their own places); what the packets'
+ *      writing needs from the records before it (a due clock packet, a
+ *      held-back end) is the batch's state, worked out once a run of
+ *      events, and the last X before a flow is found by the writer in
+ *      the records.  What depends on a record alone the worker worked
+ *      out (the record's length, whether its thread is the record
+ *      before's), so that a record costs about 36 instructions here on
+ *      the 200M pair (BENCHMARKS.md "pfseq21": 104 before);
  *   2. the lanes of the slices, placed by the workers (pflaneq.c) while
- *      the batch waited for its turn: the sink takes them, and describes
- *      the new lanes' tracks in order;
+ *      the batch waited for its turn: the sink lists the few slices off
+ *      their thread's own track (the placers say in which shards), and
+ *      describes the new lanes' tracks in order;
  *   3. the packets, written from what steps 1 and 2 left (struct
- *      cm_pfwrite: the records, their places, the state before the batch)
- *      by the passer thread (pfpass.c), which then hands them on; the
+ *      cm_pfwrite: the records, the list of step 2, the state before the
+ *      batch) by the passer thread (pfpass.c), which then hands them on; the
  *      sink only swaps the buffers into the passer's queue.  Without a
  *      passer (-j 1) the sink writes them, and so it does when the
  *      passer's queue is full, rather than wait for it: on 16 CPUs the
@@ -31,19 +37,9 @@
 #include "base/diag.h"
 #include "pftrace/pfevent.h"
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* A record of the batch, after step 1: where it is, its track (a flow's:
- * its thread's, bound in step 3), its job (slices), the writing's state
- * before it (bits), and the job of the last X before it (-1: none in the
- * batch, the one before the batch: cm_pfwrite's last_*). */
-struct place {
-	const char *rec;
-	uint64_t uuid;
-	uint32_t job;
-	int32_t lastjob;
-	unsigned char due, emitted, pending;
-};
 
 /* The packets' writer's state along the batch. */
 struct wst {
@@ -183,35 +179,40 @@ static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const stru
 
 void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 {
-	const struct place *pl = (const struct place *)e->places.p;
-	const struct job *jobs = (const struct job *)e->jobs.p;
+	/* (E's fields in locals: the packets' stores through char pointers
+	 * would have them loaded again a record) */
+	const char *const recs = e->recs, *const end = e->recs_end, *const lim = e->lim;
+	const struct laned *ln = (const struct laned *)e->lanes.p, *const ln_end = ln + e->lanes.len / sizeof *ln;
+	const char *next = ln < ln_end ? recs + ln->at : NULL; /* the next slice off its thread's track */
 	struct wst w;
-	size_t r, hi = e->places.len / sizeof *pl;
+	const char *r;
+	struct head h;
 	memset(&w, 0, sizeof w);
 	w.out = out;
 	w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
-	if (hi) {
-		w.due = pl[0].due;
-		w.pending = pl[0].pending;
-	}
+	w.due = e->due;
+	w.pending = e->pending;
 	w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
 	w.last_b = e->last_b, w.last_e = e->last_e;
-	for (r = 0; r < hi; r++) {
-		struct head h;
-		const char *p = pl[r].rec, *i, *b;
+	for (r = recs; r < end; r += h.len) {
+		const char *p = r, *i, *b;
 		uint32_t in, bn;
-		uint64_t uuid = pl[r].uuid;
+		uint64_t uuid;
 		memcpy(&h, p, sizeof h);
 		p += sizeof h;
-		if (h.kind != K_FLOW)
+		uuid = (uint64_t)h.off; /* (step 1's: the record's track) */
+		if (h.kind != K_FLOW) {
+			if (h.kind == K_BASE) /* (the batch's earliest time: no packet) */
+				continue;
 			flush_end(e, &w);
+		}
 		if (h.cleared)
 			w.due = 1;
 		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
 			const struct cval *cv = (const struct cval *)e->cvals.p;
-			uint32_t c;
-			for (c = 0; c < pl[r].job; c++) /* (CV may be NULL: an "M" has none) */
-				counter_packet(e, &w, &cv[uuid + c]);
+			int64_t c;
+			for (c = 0; c < h.dur; c++) /* (CV may be NULL: an "M" has none) */
+				counter_packet(e, &w, &cv[uuid + (uint64_t)c]);
 			continue;
 		}
 		p = get_len_bytes(p + 1, &i, &in); /* past the pid (a kind byte, then its text) */
@@ -219,27 +220,32 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		p = get_len_bytes(p, &i, &in);
 		get_len_bytes(p, &b, &bn);
 		if (h.kind == K_SLICE) {
-			const struct job *j = &jobs[pl[r].job];
-			event_packet(e, &w, h.ts, i, in, b, bn, j->uuid, e->lim);
+			uint64_t lane = uuid; /* (its thread's, but for step 2's list) */
+			if (r == next) {
+				lane = ln++->uuid;
+				next = ln < ln_end ? recs + ln->at : NULL;
+			}
+			event_packet(e, &w, h.ts, i, in, b, bn, lane, lim);
 			w.pending = 1;
-			w.last_thread = j->thread, w.last_uuid = j->uuid, w.last_b = j->b, w.last_e = j->e;
+			w.last_thread = uuid, w.last_uuid = lane, w.last_b = h.ts, w.last_e = h.ts + h.dur;
 			continue;
 		}
 		if (h.kind == K_FLOW && uuid == w.last_thread && h.ts >= w.last_b && h.ts <= w.last_e)
 			uuid = w.last_uuid; /* on the lane of the X it follows */
-		event_packet(e, &w, h.ts, i, in, b, bn, uuid, e->lim);
+		event_packet(e, &w, h.ts, i, in, b, bn, uuid, lim);
 	}
 }
 
-/* The track that the events of a batch (its jobs) name most often becomes
+/* The track that the events of a batch (its slices) name most often becomes
  * the default track from the sequence's next clearing (the batch's first
  * packet): its events then write no track uuid.  (A sequence a thread,
  * each with its thread as the default, would save more but define the
- * strings again on each.)  Counted as step 1 makes the jobs (a pass of
+ * strings again on each.)  Counted as step 1 places the slices (a pass of
  * their own over them, after, was 2.3 M instructions of the sequential
  * part's 20 M on the 50,000-op pair: BENCHMARKS.md "pfcpu11"): C[uuid]
  * the slices of each track so far, N of them zeroed (e->next_uuid when
- * the batch began, more as its tracks are made), BEST the most. */
+ * the batch began, more as its tracks are made: busiest_grow), BEST the
+ * most. */
 struct busiest {
 	uint32_t *c;
 	size_t n;
@@ -257,174 +263,253 @@ static void busiest_begin(cm_pfev *e, struct busiest *b)
 	e->next_def_uuid = 0; /* (read only by the clock packets of the end, cm_pfev_finish's) */
 }
 
+/* Tracks were made (e->next_uuid grew): their counts too.  Called
+ * wherever step 1 may make a thread's track (a record's thread looked up
+ * in full, an "M" or "C" element), so that busiest_count need not check:
+ * a slice's thread is one looked up in full in the batch, or one made
+ * before it. */
+static void busiest_grow(cm_pfev *e, struct busiest *b)
+{
+	size_t n = (size_t)e->next_uuid;
+	if (n <= b->n)
+		return;
+	cm_buf_grow(&e->counts, n * sizeof *b->c + 1); /* (len 0: the room past the counts kept) */
+	b->c = (uint32_t *)e->counts.p;
+	memset(b->c + b->n, 0, (n - b->n) * sizeof *b->c);
+	b->n = n;
+}
+
 /* A slice of the thread track THREAD counted (first to the most wins). */
 static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
 {
-	if (thread >= b->n) { /* a track made in the batch (below next_uuid) */
-		size_t n = (size_t)e->next_uuid;
-		cm_buf_grow(&e->counts, n * sizeof *b->c + 1); /* (len 0: the room past the counts kept) */
-		b->c = (uint32_t *)e->counts.p;
-		memset(b->c + b->n, 0, (n - b->n) * sizeof *b->c);
-		b->n = n;
-	}
 	if (++b->c[thread] > b->best)
 		b->best = b->c[thread], e->next_def_uuid = thread;
 }
 
-/* Step 1 over the records REC[0..REC_LEN); 0 or -1 (reported). */
-static int place_all(cm_pfev *e, const cm_buf *rec, size_t rec_len)
+/* The 8 and 4 bytes at P (a record's: unaligned). */
+static inline int64_t rd64(const char *p)
 {
-	const char *p = rec->p, *end = rec->p + rec_len;
-	int due = e->cleared, emitted = 0, pending = e->end_pending;
-	int32_t lastjob = -1;
-	struct busiest bz;
-	busiest_begin(e, &bz);
-	e->wt.places.len = 0;
-	e->wt.jobs.len = 0;
-	e->wt.cvals.len = 0;
-	while (p < end) {
-		struct head h;
-		struct place *pl;
-		cm_jval pidv, tidv;
-		const cm_jval *pid, *tid, *pname;
-		const char *i, *b;
-		uint32_t in, bn;
-		struct track *t;
-		int64_t pk, ps;
-		/* the record's place made where it goes, as the jobs are below */
-		if (e->wt.places.cap - e->wt.places.len < sizeof *pl)
-			cm_buf_grow(&e->wt.places, sizeof *pl);
-		pl = (struct place *)(void *)(e->wt.places.p + e->wt.places.len);
-		pl->rec = p;
-		pl->uuid = 0;
-		pl->job = UINT32_MAX;
-		memcpy(&h, p, sizeof h);
-		p += sizeof h;
-		if (h.kind == K_BASE) {
-			e->next_base = h.ts;
-			continue;
+	int64_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
+static inline uint32_t rd32(const char *p)
+{
+	uint32_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
+
+/* A record's head's OFF written over with step 1's track UUID, and DUR
+ * with an "M" or "C" element's count of values N (struct head). */
+static inline void put_uuid(char *rec, uint64_t uuid) { memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid); }
+static inline void put_count(char *rec, int64_t n) { memcpy(rec + offsetof(struct head, dur), &n, sizeof n); }
+
+/* The slice at REC, placed (its thread's track in OFF), as a flow after
+ * it binds to it. */
+static struct lastx lastx_of(const char *rec)
+{
+	struct lastx x;
+	x.thread = (uint64_t)rd64(rec + offsetof(struct head, off));
+	x.b = rd64(rec + offsetof(struct head, ts));
+	x.e = x.b + rd64(rec + offsetof(struct head, dur));
+	return x;
+}
+
+/* The thread track of the event record REC looked up in full (its pid
+ * and tid read: not both integers, or not in the cache), made when new;
+ * NULL after a report.  Out of line: the loop's registers are the
+ * common case's. */
+static __attribute__((noinline)) struct track *record_thread(cm_pfev *e, const char *rec)
+{
+	cm_jval pidv, tidv;
+	const cm_jval *pid, *tid;
+	get_id(get_id(rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+	return cm_pf_thread_at(e, pid, tid, rd64(rec + offsetof(struct head, off)),
+			       rd64(rec + offsetof(struct head, ts)),
+			       cm_pf_rank((unsigned char)rec[offsetof(struct head, ph)], rd64(rec + offsetof(struct head, dur))));
+}
+
+/* The track of the instant of a process or the global one at REC (KIND:
+ * K_PROCESS or K_GLOBAL), made (and described) when new; 0 after a
+ * report. */
+static __attribute__((noinline)) uint64_t instant_track(cm_pfev *e, const char *rec, int kind)
+{
+	cm_jval pidv;
+	const cm_jval *pid, *pname;
+	int64_t pk, ps;
+	if (kind == K_GLOBAL) {
+		if (!e->global_written) {
+			size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
+			cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
+			td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
+			cm_pb_uint(e->out, TD_UUID, GLOBAL_UUID);
+			cm_pb_close(e->out, td);
+			cm_pb_close(e->out, pkt);
+			e->global_written = 1;
 		}
-		/* the writer's state before the record, for a run that begins at it */
-		pl->due = (unsigned char)due;
-		pl->emitted = (unsigned char)emitted;
-		pl->pending = (unsigned char)pending;
-		pl->lastjob = lastjob;
-		if (h.kind != K_FLOW && pending) { /* the held-back end is written here */
-			if (due)
-				emitted = 1, due = 0;
-			pending = 0;
-		}
-		if (h.cleared)
-			due = 1;
-		if (h.kind == K_RAW) { /* "M" or "C": the tracks; "C" its values too */
-			size_t c0 = e->wt.cvals.len / sizeof(struct cval);
-			p = get_len_bytes(p, &i, &in);
-			if (cm_pfev_element(e, i, in, h.off) < 0)
-				return -1;
-			pl->uuid = c0;
-			pl->job = (uint32_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
-			if (pl->job && due) /* its packets */
-				emitted = 1, due = 0;
-			e->wt.places.len += sizeof *pl;
-			continue;
-		}
-		t = NULL;
-		pid = NULL;
-		if ((unsigned char)p[0] == CM_PF_J_INT && (unsigned char)p[13] == CM_PF_J_INT) {
-			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the cache, with
-			 * nothing to parse */
-			int64_t pi, ti;
-			memcpy(&pi, p + 5, sizeof pi);
-			memcpy(&ti, p + 18, sizeof ti);
-			if ((t = cm_pf_thread_cached(e, pi, ti)))
-				p += 26;
-		}
-		if (!t) {
-			p = get_id(p, &pidv, &pid);
-			p = get_id(p, &tidv, &tid);
-			if (!(t = cm_pf_thread_at(e, pid, tid, h.off, h.ts, cm_pf_rank(h.ph, h.dur))))
-				return -1;
-		} else if (h.kind == K_PROCESS) {
-			get_id(pl->rec + sizeof h, &pidv, &pid);
-		}
-		p = get_len_bytes(p, &i, &in);
-		p = get_len_bytes(p, &b, &bn);
-		pl->uuid = t->uuid;
-		switch (h.kind) {
-		default: /* K_THREAD, K_FLOW: a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
-			if (h.kind == K_FLOW ? t->nbe_open != 0 : h.ph == 'B' || h.ph == 'E')
-				pl->uuid = cm_pf_event_uuid(e, t, h.ph, h.ts, lastjob);
-			break;
-		case K_SLICE: {
-			/* made in place (the buffer holds whole jobs, so
-			 * aligned), not on the stack and copied: perf put a third
-			 * of cm_pfseg_apply's samples at the copy's loads of the
-			 * fields just stored (a store-forwarding stall) */
-			struct job *j;
-			if (e->wt.jobs.cap - e->wt.jobs.len < sizeof *j)
-				cm_buf_grow(&e->wt.jobs, sizeof *j);
-			j = (struct job *)(void *)(e->wt.jobs.p + e->wt.jobs.len);
-			pl->job = (uint32_t)(e->wt.jobs.len / sizeof *j);
-			memset(j, 0, sizeof *j);
-			j->thread = t->uuid;
-			j->b = h.ts;
-			j->e = h.ts + h.dur;
-			j->at = (uint32_t)(e->wt.places.len / sizeof *pl);
-			e->wt.jobs.len += sizeof *j;
-			busiest_count(e, &bz, j->thread);
-			break;
-		}
-		case K_GLOBAL:
-			pl->uuid = GLOBAL_UUID;
-			if (!e->global_written) {
-				size_t pkt = cm_pb_open(e->out, TRACE_PACKET), td;
-				cm_pb_uint(e->out, TP_SEQ_ID, DESC_SEQ_ID);
-				td = cm_pb_open(e->out, TP_TRACK_DESCRIPTOR);
-				cm_pb_uint(e->out, TD_UUID, GLOBAL_UUID);
-				cm_pb_close(e->out, td);
-				cm_pb_close(e->out, pkt);
-				e->global_written = 1;
-			}
-			break;
-		case K_PROCESS:
-			if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0)
-				return REFUSE(e, h.off, "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
-					      h.ph);
-			pl->uuid = cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
-			break;
-		}
-		if (due) /* this record's packet */
-			emitted = 1, due = 0;
-		if (h.kind == K_SLICE) {
-			pending = 1;
-			lastjob = (int32_t)pl->job;
-		}
-		e->wt.places.len += sizeof *pl;
+		return GLOBAL_UUID;
 	}
+	get_id(rec + sizeof(struct head), &pidv, &pid);
+	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
+		REFUSE(e, rd64(rec + offsetof(struct head, off)),
+		       "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
+		       rec[offsetof(struct head, ph)]);
+		return 0;
+	}
+	return cm_pf_track(e, pk, ps, NO_TID, NO_TID, pname)->uuid;
+}
+
+/* An element that makes no packet of its own but its values' ("M", "C":
+ * K_RAW) at REC: its tracks made, its values added to e->wt.cvals, its
+ * place written.  The count of its values, or -1 (reported). */
+static int64_t place_raw(cm_pfev *e, char *rec)
+{
+	size_t c0 = e->wt.cvals.len / sizeof(struct cval);
+	const char *i;
+	uint32_t in;
+	int64_t n;
+	get_len_bytes(rec + sizeof(struct head), &i, &in);
+	if (cm_pfev_element(e, i, in, rd64(rec + offsetof(struct head, off))) < 0)
+		return -1;
+	n = (int64_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
+	put_uuid(rec, c0);
+	put_count(rec, n);
+	return n;
+}
+
+/* Step 1 over the records REC[0..REC_LEN) (writing their places: struct
+ * head); 0 or -1 (reported).  Per record it
+ * does no more than what needs the records before it, the rest being
+ * the batch's or the worker's (the head's LEN and IDS):
+ * - the writer's state (a clock packet due, the packets that wrote one)
+ *   is worked out once a run of events (between the "M" and "C"
+ *   elements, which make packets only for their values): over a run,
+ *   the first packet writes a clock packet due before it or one that a
+ *   record's CLEARED makes due, so the run's CLEARED ORed is all it
+ *   needs (CL); a held-back end (PENDING) is the last slice's when no
+ *   other event but flows came after it;
+ * - the thread is the record before's when the worker said so
+ *   (CM_PF_IDS_SAME: most of the window's records), else the cache's,
+ *   else looked up in full (record_thread);
+ * - a slice is its record alone (its thread's track written in it; the
+ *   few placed on another lane are listed by step 2), and the last X
+ *   before a record is the last slice's record (LASTX). */
+static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
+{
+	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p, *lastx = NULL;
+	int due = e->cleared, emitted = 0, pending = e->end_pending;
+	unsigned cl = 0;
+	struct busiest bz;
+	uint32_t len;
+	struct track *lt = NULL; /* the record before's thread, when its pid and tid were integers */
+	busiest_begin(e, &bz);
+	e->wt.cvals.len = 0;
+	for (p = base; p < end; p += len) {
+		unsigned kind = (unsigned char)p[0], ids = (unsigned char)p[3];
+		struct track *t;
+		uint64_t uuid;
+		len = rd32(p + offsetof(struct head, len));
+		if (kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
+			int64_t n;
+			if (kind == K_BASE) {
+				e->next_base = rd64(p + offsetof(struct head, ts));
+				since = p + len;
+				continue;
+			}
+			if (p != since) /* the events before it */
+				emitted |= due | (int)cl, due = 0, cl = 0;
+			if (pending) /* the held-back end is written here */
+				emitted |= due, due = 0, pending = 0;
+			due |= p[offsetof(struct head, cleared)];
+			lt = NULL; /* (the tracks it made may have moved the others) */
+			if ((n = place_raw(e, p)) < 0)
+				return -1;
+			if (n) /* its packets */
+				emitted |= due, due = 0;
+			busiest_grow(e, &bz);
+			since = p + len;
+			continue;
+		}
+		cl |= (unsigned char)p[offsetof(struct head, cleared)];
+		if ((ids & CM_PF_IDS_SAME) && lt) {
+			t = lt;
+		} else {
+			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
+			 * cache, with nothing to parse */
+			t = ids & CM_PF_IDS_INTS ? cm_pf_thread_cached(e, rd64(p + sizeof(struct head) + 5),
+								       rd64(p + sizeof(struct head) + 18))
+						 : NULL;
+			if (!t) {
+				if (!(t = record_thread(e, p)))
+					return -1;
+				busiest_grow(e, &bz);
+			}
+			lt = ids & CM_PF_IDS_INTS ? t : NULL;
+		}
+		uuid = t->uuid;
+		if (kind == K_SLICE) {
+			busiest_count(e, &bz, uuid);
+			put_uuid(p, uuid);
+			lastx = p;
+			pending = 1;
+			continue;
+		}
+		if (kind == K_FLOW || kind == K_THREAD) {
+			/* a "B", an "E" or a flow in a "B" takes their track (pftrack.c) */
+			int ph = p[offsetof(struct head, ph)];
+			if (kind == K_THREAD)
+				pending = 0;
+			if (kind == K_FLOW ? t->nbe_open != 0 : ph == 'B' || ph == 'E') {
+				struct lastx x;
+				if (lastx)
+					x = lastx_of(lastx);
+				uuid = cm_pf_event_uuid(e, t, ph, rd64(p + offsetof(struct head, ts)), lastx ? &x : NULL);
+			}
+		} else { /* K_GLOBAL, K_PROCESS: their instants' tracks */
+			pending = 0;
+			if (!(uuid = instant_track(e, p, (int)kind)))
+				return -1;
+			if (kind == K_PROCESS)
+				lt = NULL; /* (the table may have moved the tracks) */
+		}
+		put_uuid(p, uuid);
+	}
+	if (p != since) /* the events after the last "M" or "C" */
+		emitted |= due | (int)cl, due = 0;
 	e->seg_due = due;
 	e->seg_emitted = emitted;
 	e->seg_pending = pending;
-	e->seg_lastjob = lastjob;
+	e->seg_lastx = lastx ? lastx - base : -1;
 	return 0;
+}
+
+/* Order two struct laned by their record's place in the batch, for
+ * qsort. */
+static int by_slice(const void *a, const void *b)
+{
+	const struct laned *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
 }
 
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 {
 	struct cm_pfwrite *wt = &e->wt;
-	struct job *j;
-	struct place *pl;
-	size_t nj, k;
+	size_t k, nl, s;
 	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
 	const struct cm_pflaneq_job *lj;
+	struct laned *ln;
 	double t;
 	int rc;
 	t = cm_thread_cpu_s();
 	wt->lim = rec->p + rec->len; /* (the records stay where they are when swapped) */
+	wt->recs = rec->p;
+	wt->recs_end = rec->p + tail->rec_len;
+	/* the writing's state before the batch */
+	wt->due = e->cleared;
+	wt->pending = e->end_pending;
 	if (place_all(e, rec, tail->rec_len) < 0)
 		return -1;
-	j = (struct job *)wt->jobs.p;
-	nj = wt->jobs.len / sizeof *j;
-	pl = (struct place *)wt->places.p;
 	/* the clock the batch's first packet makes (cm_pf_clock_packet's),
 	 * and the writing's state before the batch */
 	wt->nbase = e->next_base;
@@ -441,21 +526,31 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	cm_pflaneq_wait(e->lq, tail->seq);
 	e->lane_wait += cm_now_s() - t;
 	t = cm_thread_cpu_s();
+	/* the slices off their thread's own track (few: lane 0 is the
+	 * thread's, which step 1 wrote in each slice's record), listed in
+	 * the batch's order, as the lanes' tracks are numbered and described
+	 * in it; looked for in the shards whose placing said it gave one
+	 * (the tail's MOVED) */
 	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
-	for (k = 0; k < tail->njobs; k++)
-		j[lj[k].idx].lane = lj[k].lane;
-	for (k = 0; k < nj; k++) {
+	wt->lanes.len = 0;
+	for (s = 0; s < CM_PF_SHARDS; s++)
+		for (k = tail->moved[s] ? tail->start[s] : tail->start[s + 1]; k < tail->start[s + 1]; k++)
+			if (lj[k].lane) {
+				struct laned l = {lj[k].at, lj[k].lane}; /* (the lane, until its track is known) */
+				cm_buf_put(&wt->lanes, &l, sizeof l);
+			}
+	ln = (struct laned *)(void *)wt->lanes.p;
+	nl = wt->lanes.len / sizeof *ln;
+	if (nl > 1)
+		qsort(ln, nl, sizeof *ln, by_slice);
+	for (k = 0; k < nl; k++) {
 		cm_jval pidv, tidv;
 		const cm_jval *pid, *tid;
 		struct track *tr;
-		if (!j[k].lane) {
-			j[k].uuid = j[k].thread;
-			continue;
-		}
 		/* its thread's track, as step 1 found it (made by then) */
-		get_id(get_id(pl[j[k].at].rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
+		get_id(get_id(rec->p + ln[k].at + sizeof(struct head), &pidv, &pid), &tidv, &tid);
 		tr = cm_pf_thread(e, pid, tid, 0, NULL);
-		j[k].uuid = cm_pf_lane(e, tr, j[k].lane);
+		ln[k].uuid = cm_pf_lane(e, tr, (unsigned)ln[k].uuid);
 	}
 	/* the state after the batch, for the next */
 	e->cleared = e->seg_due;
@@ -466,12 +561,13 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 		e->def_uuid = wt->ndef;
 	}
 	e->end_pending = e->seg_pending;
-	if (e->seg_lastjob >= 0) {
-		const struct job *l = &j[e->seg_lastjob];
-		e->last_thread = l->thread, e->last_uuid = l->uuid, e->last_b = l->b, e->last_e = l->e;
+	if (e->seg_lastx >= 0) { /* (on its lane: the list's last when that is its) */
+		struct lastx x = lastx_of(rec->p + e->seg_lastx);
+		e->last_thread = x.thread, e->last_b = x.b, e->last_e = x.e;
+		e->last_uuid = nl && ln[nl - 1].at == (uint64_t)e->seg_lastx ? ln[nl - 1].uuid : x.thread;
 	}
 	/* step 3: the packets, by the passer (the records' buffer swapped
-	 * into the batch's, the places' pointers into it kept), or here */
+	 * into the batch's, WT's pointers into it kept), or here */
 	rc = 1;
 	if (e->emit && !(e->share == 2 && e->nemits++ % 2)) {
 		cm_buf tmp = wt->rec;

@@ -306,9 +306,8 @@ uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane)
  * cut the "X" short, and a "B" never ended within an "X" took the end of
  * the "X", the "X" left open.  The lanes of the "X" slices (pflanes.c) are
  * the same whether a thread has "B" and "E" or not. */
-uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, int32_t lastjob)
+uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, const struct lastx *x)
 {
-	const struct job *x = lastjob >= 0 ? (const struct job *)(const void *)e->wt.jobs.p + lastjob : NULL;
 	uint64_t xt = x ? x->thread : e->last_thread;
 	int64_t xb = x ? x->b : e->last_b, xe = x ? x->e : e->last_e;
 	if (ph == 'B') {

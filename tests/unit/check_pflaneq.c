@@ -262,7 +262,10 @@ END_TEST
 
 /* The lanes placed through the queue (pflaneq.c), batches put from four
  * threads in any order, give each slice the lane that placing them all
- * in batch order, each shard apart, gives. */
+ * in batch order, each shard apart, gives; and each batch's word of a
+ * shard (cm_pflaneq_put's MOVED) is set exactly when one of the shard's
+ * slices of the batch went off lane 0 (the sequential part looks for
+ * those there alone: pfseg.c). */
 #define LQ_BATCHES 200
 #define LQ_SLICES 60
 #define LQ_SLOTS 8
@@ -270,6 +273,7 @@ struct lq_test {
 	cm_pflaneq *q;
 	struct cm_pflaneq_job jobs[LQ_BATCHES][LQ_SLICES];
 	uint32_t start[LQ_BATCHES][CM_PF_SHARDS + 1];
+	uint32_t moved[LQ_BATCHES][CM_PF_SHARDS];
 	int next; /* the next batch to put (under mu) */
 	int order[LQ_BATCHES];
 	int put[LQ_BATCHES]; /* put (atomic) */
@@ -298,7 +302,7 @@ static void *lq_putter(void *arg)
 		/* at most LQ_SLOTS batches in flight, as the pool holds */
 		while (b >= __atomic_load_n(&t->waited, __ATOMIC_ACQUIRE) + LQ_SLOTS)
 			lq_nap();
-		cm_pflaneq_put(t->q, (uint64_t)b, t->jobs[b], t->start[b]);
+		cm_pflaneq_put(t->q, (uint64_t)b, t->jobs[b], t->start[b], t->moved[b]);
 		__atomic_store_n(&t->put[b], 1, __ATOMIC_RELEASE);
 	}
 }
@@ -310,7 +314,7 @@ START_TEST(laneq_order)
 	cm_pflanes *ref[CM_PF_SHARDS];
 	pthread_t th[4];
 	uint64_t r = 0x9e3779b9u + (uint64_t)_i;
-	int b, k, s, i;
+	int b, k, s, i, nmoved = 0;
 	memset(&t, 0, sizeof t);
 	pthread_mutex_init(&t.mu, NULL);
 	t.q = cm_pflaneq_new(LQ_SLOTS); /* its ring goes round many times */
@@ -321,7 +325,7 @@ START_TEST(laneq_order)
 			flat[b][k].key = 1000 + (r >> 61) % 6;
 			flat[b][k].b = b * 50 + (int64_t)((r >> 20) % 80);
 			flat[b][k].e = flat[b][k].b + 1 + (int64_t)((r >> 40) % 40);
-			flat[b][k].idx = (uint32_t)k;
+			flat[b][k].at = (uint32_t)k;
 		}
 		memset(t.start[b], 0, sizeof t.start[b]);
 		for (k = 0; k < LQ_SLICES; k++)
@@ -353,15 +357,24 @@ START_TEST(laneq_order)
 		pthread_join(th[i], NULL);
 	for (s = 0; s < CM_PF_SHARDS; s++)
 		ref[s] = cm_pflanes_new();
-	for (b = 0; b < LQ_BATCHES; b++)
+	for (b = 0; b < LQ_BATCHES; b++) {
+		uint32_t off0[CM_PF_SHARDS] = {0};
 		for (k = 0; k < LQ_SLICES; k++) {
 			unsigned want = cm_pflanes_place(ref[cm_pflaneq_shard(flat[b][k].key)], flat[b][k].key, flat[b][k].b,
 							 flat[b][k].e);
-			for (i = 0; i < LQ_SLICES && t.jobs[b][i].idx != (uint32_t)k; i++)
+			for (i = 0; i < LQ_SLICES && t.jobs[b][i].at != (uint32_t)k; i++)
 				;
 			ck_assert_int_lt(i, LQ_SLICES);
 			ck_assert_uint_eq(t.jobs[b][i].lane, want);
+			if (want)
+				off0[cm_pflaneq_shard(flat[b][k].key)] = 1;
 		}
+		for (s = 0; s < CM_PF_SHARDS; s++) {
+			ck_assert_uint_eq(t.moved[b][s], off0[s]);
+			nmoved += (int)off0[s];
+		}
+	}
+	ck_assert_int_gt(nmoved, 0); /* (the slices do go off lane 0) */
 	for (s = 0; s < CM_PF_SHARDS; s++)
 		cm_pflanes_free(ref[s]);
 	cm_pflaneq_free(t.q);

@@ -35,7 +35,7 @@ END_TEST
 static uint64_t ev(cm_pfev *e, struct track *t, int ph, int64_t ts, uint64_t xt, int64_t xb, int64_t xe)
 {
 	e->last_thread = xt, e->last_b = xb, e->last_e = xe;
-	return cm_pf_event_uuid(e, t, ph, ts, -1);
+	return cm_pf_event_uuid(e, t, ph, ts, NULL);
 }
 
 /* cm_pf_event_uuid along a thread's events in the order of the file. */
@@ -79,16 +79,13 @@ START_TEST(event_tracks)
 		ck_assert_uint_eq(ev(e, &t, 'B', 400 + i, 0, 0, 0), be);
 	ck_assert_uint_eq(ev(e, &t, 's', 2000, 10, 1398, 3000), be);
 	ck_assert_uint_eq(ev(e, &t, 's', 2000, 10, 1399, 3000), 10);
-	/* the last "X" the batch's own (its job), not the one before the batch */
+	/* the last "X" the batch's own (X), not the one before the batch */
 	{
-		struct job j;
-		memset(&j, 0, sizeof j);
-		j.thread = 10, j.b = 1399, j.e = 3000;
-		cm_buf_put(&e->wt.jobs, &j, sizeof j);
+		const struct lastx x = {10, 1399, 3000};
 		e->last_thread = 10, e->last_b = 0, e->last_e = 5000;
-		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 2000, 0), 10);
-		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 4000, 0), be);
-		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 4000, -1), be); /* (begun before the "B") */
+		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 2000, &x), 10);
+		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 4000, &x), be);
+		ck_assert_uint_eq(cm_pf_event_uuid(e, &t, 's', 4000, NULL), be); /* (begun before the "B") */
 	}
 	free(t.be_open);
 	cm_pfev_free(e);
