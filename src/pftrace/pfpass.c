@@ -8,7 +8,7 @@
  * buffer's auxiliary bytes.
  *
  * A batch's packets depend on that batch's cm_pfwrite alone, so they are
- * written by the handoff's preparing threads (PASS_WRITERS), several
+ * written by the handoff's preparing threads (cm_pfpass_new's), several
  * batches at once, and the passer's own thread only passes the bytes on,
  * in order: on 16 CPUs the one passer thread wrote the window's packets
  * in 0.19-0.25 s and passed a .pftrace.gz's bytes on in 0.23 s more of a
@@ -23,11 +23,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Buffers queued at most, and the threads writing their batches' packets
- * (CUPTIMERGE_PFT_WRITERS, 0 to 8, a benchmarking aid: 0, the passer's
- * own thread writes them, as before; the bytes do not depend on it). */
+/* Buffers queued at most (and one a writer thread). */
 #define PASS_QUEUE 4
-#define PASS_WRITERS 2
 /* -v: the phases of the buffers put and not yet passed on, a ring
  * indexed by their count (written before the put, read after the take:
  * the handoff's lock orders them); longer than the queue, so that an
@@ -103,11 +100,13 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 /* A slot's batch freed (cm_handoff_new's AUX_FREE). */
 static void batch_free(void *w) { cm_pfwrite_free(w); }
 
-cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx)
+cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, int writers)
 {
 	cm_pfpass *p = cm_xcalloc(1, sizeof *p);
 	const char *env = getenv("CUPTIMERGE_PFT_WRITERS");
-	int writers = env && *env && atoi(env) >= 0 && atoi(env) <= 8 ? atoi(env) : PASS_WRITERS;
+	if (env && *env && atoi(env) >= 0 && atoi(env) <= 8)
+		writers = atoi(env);
+	writers = writers < 0 ? 0 : writers > 8 ? 8 : writers;
 	p->sink = sink;
 	p->ctx = ctx;
 	if (!(p->h = cm_handoff_new_prep(PASS_QUEUE + (size_t)writers, writers, write_one, pass_one, p,

@@ -43,6 +43,7 @@ struct run {
 	int fail_at;   /* the number whose consumer fails (-1: none) */
 	int slow_us;   /* the consumer's sleep for each buffer */
 	int gate;      /* the consumer waits in number 0 until it is 1 (under mu) */
+	int at_gate;   /* ... and is waiting there (under mu) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int aux_freed; /* calls of the AUX_FREE hook */
@@ -69,6 +70,8 @@ static int consume(void *ctx, cm_buf *b, void *aux)
 	r->next++;
 	if (n == 0) {
 		pthread_mutex_lock(&r->mu);
+		r->at_gate = 1;
+		pthread_cond_broadcast(&r->cv);
 		while (!r->gate)
 			pthread_cond_wait(&r->cv, &r->mu);
 		pthread_mutex_unlock(&r->mu);
@@ -285,6 +288,10 @@ START_TEST(producer_aborts)
 	for (i = 0; i < (int)slots; i++)
 		ck_assert_int_eq(put_number(h, &b, &a, i), 0);
 	ck_assert_int_eq(cm_handoff_full(h), 1);
+	pthread_mutex_lock(&r.mu); /* (the consumer in number 0 first: however loaded the machine) */
+	while (!r.at_gate)
+		pthread_cond_wait(&r.cv, &r.mu);
+	pthread_mutex_unlock(&r.mu);
 	x.h = h;
 	x.delay_us = 50000;
 	ck_assert_int_eq(pthread_create(&th, NULL, abort_later, &x), 0);
