@@ -19,12 +19,23 @@
  * printed when the producer finishes.  A producer that fails aborts: the
  * same mark, set from its side, wakes a put waiting.  Either way the
  * producer ends with cm_handoff_finish, which ends the thread (its wait
- * for a buffer is woken) and joins it. */
+ * for a buffer is woken) and joins it.
+ *
+ * A preparing stage (cm_handoff_new_prep): a few threads more take the
+ * buffers as they are put, in put order, and prepare each in its slot
+ * (marked ready after); the consumer takes the oldest slot only once it
+ * is ready.  Slots are numbered by puts (nput, nprep: taken by a
+ * preparing thread), so a slot is never the producer's, a preparing
+ * thread's and the consumer's at once: the producer fills only a free
+ * slot, a preparing thread only one put and not yet taken, the consumer
+ * only one ready.  Once failed, the preparing threads mark the slots
+ * ready unseen. */
 #include "config.h"
 #include "base/handoff.h"
 #include "base/diag.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 struct cm_handoff {
@@ -43,6 +54,13 @@ struct cm_handoff {
 	int failed;                /* the consumer failed, or the producer aborted */
 	cm_diag_slot slot;         /* the consumer's error, on its thread */
 	cm_handoff_stats st;       /* busy, idle: the consumer's; waited: the producer's */
+	/* the preparing stage (none: npth 0) */
+	cm_handoff_prep prep;
+	int npth;
+	pthread_t *pth;
+	pthread_cond_t work;       /* a buffer put (or the end), for the preparing threads */
+	unsigned char *ready;      /* a slot's buffer is prepared */
+	uint64_t nput, nprep;      /* buffers put, and taken by a preparing thread */
 };
 
 /* Slot K's auxiliary bytes. */
@@ -60,16 +78,19 @@ static void *handoff_main(void *arg)
 		double t0 = cm_now_s();
 		size_t k;
 		int drop, rc = 0;
-		while (!h->n && !h->end)
+		while (!(h->n && (!h->npth || h->ready[h->head])) && !(h->end && !h->n))
 			pthread_cond_wait(&h->more, &h->mu);
 		h->st.idle += cm_now_s() - t0;
 		if (!h->n)
 			break;
 		k = h->head;
+		h->ready[k] = 0;
 		drop = h->failed;
 		pthread_mutex_unlock(&h->mu);
 		if (!drop) { /* (slot K is the consumer's: puts fill the others) */
 			t0 = cm_now_s();
+			if (h->prep && !h->npth) /* (no preparing thread could be made) */
+				h->prep(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
 			rc = h->fn(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
 			h->st.busy += cm_now_s() - t0;
 		}
@@ -85,6 +106,34 @@ static void *handoff_main(void *arg)
 	return NULL;
 }
 
+/* A preparing thread: the buffers put prepared in their slots, in put
+ * order, until the end; once failed, marked ready unseen. */
+static void *prep_main(void *arg)
+{
+	cm_handoff *h = arg;
+	cm_progress_thread_off();
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		size_t k;
+		int drop;
+		while (h->nprep == h->nput && !h->end)
+			pthread_cond_wait(&h->work, &h->mu);
+		if (h->nprep == h->nput)
+			break;
+		k = (size_t)(h->nprep++ % h->slots);
+		drop = h->failed;
+		pthread_mutex_unlock(&h->mu);
+		if (!drop) /* (slot K is this thread's until it is ready) */
+			h->prep(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
+		pthread_mutex_lock(&h->mu);
+		h->ready[k] = 1;
+		if (k == h->head) /* (the consumer waits only for the oldest) */
+			pthread_cond_signal(&h->more);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
 /* H's locks, buffers and bytes freed, and H. */
 static void handoff_free(cm_handoff *h)
 {
@@ -92,6 +141,9 @@ static void handoff_free(cm_handoff *h)
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->room);
 	pthread_cond_destroy(&h->more);
+	pthread_cond_destroy(&h->work);
+	free(h->pth);
+	free(h->ready);
 	for (k = 0; k < h->slots; k++) {
 		cm_buf_free(&h->q[k]);
 		if (h->aux_free)
@@ -105,8 +157,15 @@ static void handoff_free(cm_handoff *h)
 
 cm_handoff *cm_handoff_new(size_t slots, cm_handoff_fn fn, void *ctx, size_t aux_size, void (*aux_free)(void *aux))
 {
+	return cm_handoff_new_prep(slots, 0, NULL, fn, ctx, aux_size, aux_free);
+}
+
+cm_handoff *cm_handoff_new_prep(size_t slots, int preppers, cm_handoff_prep prep, cm_handoff_fn fn, void *ctx,
+				size_t aux_size, void (*aux_free)(void *aux))
+{
 	cm_handoff *h = cm_xcalloc(1, sizeof *h);
 	h->fn = fn;
+	h->prep = prep;
 	h->ctx = ctx;
 	h->slots = slots ? slots : 1;
 	h->aux_size = aux_size;
@@ -114,13 +173,21 @@ cm_handoff *cm_handoff_new(size_t slots, cm_handoff_fn fn, void *ctx, size_t aux
 	h->q = cm_xcalloc(h->slots, sizeof *h->q);
 	h->aux = cm_xcalloc(h->slots, aux_size ? aux_size : 1);
 	h->has_aux = cm_xcalloc(h->slots, 1);
+	h->ready = cm_xcalloc(h->slots, 1);
+	h->pth = cm_xcalloc(preppers > 0 && prep ? (size_t)preppers : 1, sizeof *h->pth);
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->room, NULL);
 	pthread_cond_init(&h->more, NULL);
+	pthread_cond_init(&h->work, NULL);
 	if (pthread_create(&h->th, NULL, handoff_main, h)) {
 		handoff_free(h);
 		return NULL;
 	}
+	/* (before the first put: the consumer reads npth only under the lock) */
+	pthread_mutex_lock(&h->mu);
+	while (prep && h->npth < preppers && pthread_create(&h->pth[h->npth], NULL, prep_main, h) == 0)
+		h->npth++;
+	pthread_mutex_unlock(&h->mu);
 	return h;
 }
 
@@ -149,7 +216,11 @@ int cm_handoff_put(cm_handoff *h, cm_buf *b, void *aux)
 		((unsigned char *)aux)[i] = c;
 	}
 	h->n++;
-	pthread_cond_signal(&h->more);
+	h->nput++;
+	if (h->npth)
+		pthread_cond_signal(&h->work);
+	else
+		pthread_cond_signal(&h->more);
 	pthread_mutex_unlock(&h->mu);
 	return 0;
 }
@@ -181,8 +252,11 @@ int cm_handoff_finish(cm_handoff *h, cm_handoff_stats *st)
 	pthread_mutex_lock(&h->mu);
 	h->end = 1;
 	pthread_cond_signal(&h->more);
+	pthread_cond_broadcast(&h->work);
 	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->th, NULL);
+	pthread_join(h->th, NULL); /* (after every slot was prepared and worked through) */
+	for (int i = 0; i < h->npth; i++)
+		pthread_join(h->pth[i], NULL);
 	cm_diag_settle(&h->slot);
 	if (st) {
 		st->busy += h->st.busy;

@@ -33,6 +33,23 @@ typedef struct cm_handoff_stats {
  * thread can be made (nothing then is made). */
 cm_handoff *cm_handoff_new(size_t slots, cm_handoff_fn fn, void *ctx, size_t aux_size, void (*aux_free)(void *aux));
 
+/* A work on a buffer before its turn: PREP(CTX, B, AUX) with a buffer
+ * put and what was put with it (NULL: nothing), on one of a handoff's
+ * preparing threads, any number of buffers at once, in no order; it
+ * cannot fail. */
+typedef void (*cm_handoff_prep)(void *ctx, cm_buf *b, void *aux);
+
+/* As cm_handoff_new, with PREPPERS more threads (0: none, as
+ * cm_handoff_new) that run PREP on each buffer as soon as it is put, so
+ * that FN, in order, gets it prepared: for a consumer whose work is mostly
+ * per buffer (the .pftrace's passer, writing a batch's packets before it
+ * passes them on).  Make SLOTS at least PREPPERS more than the buffers
+ * wanted in the queue.  NULL as cm_handoff_new; fewer preparing threads
+ * than asked for when not all could be made, and with none (PREPPERS 0
+ * too) PREP runs on the consumer's thread, just before FN. */
+cm_handoff *cm_handoff_new_prep(size_t slots, int preppers, cm_handoff_prep prep, cm_handoff_fn fn, void *ctx,
+				size_t aux_size, void (*aux_free)(void *aux));
+
 /* The producer (one thread at a time): queue B and, AUX not NULL, the
  * AUX_SIZE bytes at AUX with it.  B gets back the emptied buffer of a slot
  * worked through already (its room kept, length 0) and AUX that slot's

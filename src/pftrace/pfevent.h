@@ -100,6 +100,7 @@ struct cm_pfwrite {
 	uint64_t last_thread, last_uuid;
 	int64_t last_b, last_e;
 	int due, pending;
+	double wrote_s; /* -v: the seconds its packets took to write (pfpass.c's preparing threads) */
 };
 
 /* Entries of each of an encoder's memos by pointer (args' keys,

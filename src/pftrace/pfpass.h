@@ -29,10 +29,12 @@ struct cm_pfpass_phase {
 };
 
 /* A passer calling SINK(CTX, bytes, length) for each buffer, on a thread
- * of its own; NULL when no thread can be made.  SINK returns 0 or -1,
- * and reports its own errors (held on the passer's thread, printed by
- * cm_pfpass_stop); the buffers after a failure are dropped unseen. */
-cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx);
+ * of its own, the batches' packets written by WRITERS threads more (0:
+ * on the passer's; CUPTIMERGE_PFT_WRITERS, 0 to 8, overrides it); NULL
+ * when no thread can be made.  SINK returns 0 or -1, and reports its own
+ * errors (held on the passer's thread, printed by cm_pfpass_stop); the
+ * buffers after a failure are dropped unseen. */
+cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, int writers);
 
 /* -v: count per phase (cm_pfpass_stop's PH), asking PROBE (NULL: none)
  * of the sink's CTX after each call of the sink.  Before the first put. */

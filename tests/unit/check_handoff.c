@@ -10,7 +10,13 @@
  * when the producer finishes.  A producer that aborts while the consumer
  * is busy leaves the queued buffers unseen and wakes its own put waiting
  * for room.  Every test runs with a queue of 1 slot as well as more: one
- * buffer in flight, being worked through, and the producer waiting. */
+ * buffer in flight, being worked through, and the producer waiting.
+ *
+ * With a preparing stage (cm_handoff_new_prep: PREPPERS threads), the
+ * preparing work appends a mark made of the buffer's number after a
+ * sleep that differs by number, so that buffers are prepared out of
+ * order; the consumer checks every buffer comes prepared, in order, and
+ * the failing tests run with it too. */
 #include "check_common.h"
 #include "base/diag.h"
 #include "base/handoff.h"
@@ -26,11 +32,18 @@ struct aux {
 	char pad[60];
 };
 
+/* The preparing threads of the handoffs the tests make (0: none). */
+static int preppers;
+
+/* The mark the preparing work appends to number N. */
+static int mark_of(int n) { return n * 7 + 1; }
+
 struct run {
 	int next;      /* the number the consumer expects */
 	int fail_at;   /* the number whose consumer fails (-1: none) */
 	int slow_us;   /* the consumer's sleep for each buffer */
 	int gate;      /* the consumer waits in number 0 until it is 1 (under mu) */
+	int at_gate;   /* ... and is waiting there (under mu) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int aux_freed; /* calls of the AUX_FREE hook */
@@ -40,10 +53,14 @@ struct run {
 static int consume(void *ctx, cm_buf *b, void *aux)
 {
 	struct run *r = ctx;
-	int n;
-	ck_assert_uint_eq(b->len, sizeof n);
+	int n, mark;
+	ck_assert_uint_eq(b->len, (preppers ? 2 : 1) * sizeof n);
 	memcpy(&n, b->p, sizeof n);
 	ck_assert_int_eq(n, r->next);
+	if (preppers) {
+		memcpy(&mark, b->p + sizeof n, sizeof mark);
+		ck_assert_int_eq(mark, mark_of(n));
+	}
 	if (n % 3 == 0) {
 		ck_assert_ptr_nonnull(aux);
 		ck_assert_int_eq(((struct aux *)aux)->n, n);
@@ -53,6 +70,8 @@ static int consume(void *ctx, cm_buf *b, void *aux)
 	r->next++;
 	if (n == 0) {
 		pthread_mutex_lock(&r->mu);
+		r->at_gate = 1;
+		pthread_cond_broadcast(&r->cv);
 		while (!r->gate)
 			pthread_cond_wait(&r->cv, &r->mu);
 		pthread_mutex_unlock(&r->mu);
@@ -62,6 +81,32 @@ static int consume(void *ctx, cm_buf *b, void *aux)
 	if (n == r->fail_at)
 		return cm_error(CM_EXIT_DATA, NULL, -1, "item %d fails", n), -1;
 	return 0;
+}
+
+/* The preparing work: the mark appended, after 0 to 60 us by number (so
+ * that a later buffer is often ready before an earlier one); the
+ * auxiliary bytes seen with their buffer as the consumer sees them. */
+static void prepare(void *ctx, cm_buf *b, void *aux)
+{
+	int n, mark;
+	(void)ctx;
+	ck_assert_uint_eq(b->len, sizeof n);
+	memcpy(&n, b->p, sizeof n);
+	if (n % 3 == 0)
+		ck_assert_int_eq(((struct aux *)aux)->n, n);
+	else
+		ck_assert_ptr_null(aux);
+	usleep((useconds_t)(n * 37 % 61));
+	mark = mark_of(n);
+	cm_buf_put(b, &mark, sizeof mark);
+}
+
+/* A handoff of SLOTS for R, with the tests' preparing threads. */
+static cm_handoff *new_handoff(size_t slots, struct run *r, size_t aux_size, void (*aux_free)(void *))
+{
+	if (!preppers)
+		return cm_handoff_new(slots, consume, r, aux_size, aux_free);
+	return cm_handoff_new_prep(slots, preppers, prepare, consume, r, aux_size, aux_free);
 }
 
 /* The run whose AUX_FREE hook counts (the hook has no context). */
@@ -114,7 +159,7 @@ static void run_in_order(size_t slots)
 	cm_handoff *h;
 	int i;
 	run_init(&r, -1, 20, 1);
-	h = cm_handoff_new(slots, consume, &r, sizeof a, run_aux_free);
+	h = new_handoff(slots, &r, sizeof a, run_aux_free);
 	ck_assert_ptr_nonnull(h);
 	for (i = 0; i < NPUT; i++) {
 		ck_assert_int_eq(put_number(h, &b, &a, i), 0);
@@ -137,7 +182,20 @@ static const size_t slot_counts[] = {2, 4, 7};
 
 START_TEST(in_order)
 {
+	preppers = 0;
 	run_in_order(slot_counts[_i]);
+}
+END_TEST
+
+/* With 1 to 3 preparing threads: every buffer prepared (out of order) and
+ * worked through in order; a queue of 1 slot too, and a queue smaller
+ * than the preparing threads. */
+START_TEST(prepared)
+{
+	static const size_t slots[] = {6, 2, 1, 5};
+	preppers = 1 + _i % 3;
+	run_in_order(slots[_i % 4]);
+	preppers = 0;
 }
 END_TEST
 
@@ -145,6 +203,7 @@ END_TEST
  * flight, and each put waits for it. */
 START_TEST(one_slot)
 {
+	preppers = 0;
 	run_in_order(1);
 }
 END_TEST
@@ -154,7 +213,7 @@ END_TEST
  * the message reaches the producer's deferred slot, once. */
 START_TEST(consumer_fails)
 {
-	size_t slots = _i ? 4 : 1;
+	size_t slots = _i % 2 ? 4 : 1;
 	struct run r;
 	cm_diag_slot mine = {0};
 	cm_buf b = {0};
@@ -163,8 +222,9 @@ START_TEST(consumer_fails)
 	int i, failed_at = -1;
 	cm_diag_reset();
 	cm_diag_defer(&mine);
+	preppers = _i / 2 * 2; /* (with two preparing threads from _i 2) */
 	run_init(&r, 10, 0, 1);
-	h = cm_handoff_new(slots, consume, &r, sizeof a, run_aux_free);
+	h = new_handoff(slots, &r, sizeof a, run_aux_free);
 	ck_assert_ptr_nonnull(h);
 	for (i = 0; i < NPUT; i++) {
 		if (put_number(h, &b, &a, i) < 0) {
@@ -210,7 +270,7 @@ static void *abort_later(void *arg)
  * returns -1 with nothing printed. */
 START_TEST(producer_aborts)
 {
-	size_t slots = _i ? 4 : 1;
+	size_t slots = _i % 2 ? 4 : 1;
 	struct run r;
 	struct aborter x;
 	pthread_t th;
@@ -221,12 +281,17 @@ START_TEST(producer_aborts)
 	int i;
 	cm_diag_reset();
 	cm_diag_defer(&mine);
+	preppers = _i / 2 * 2;
 	run_init(&r, -1, 0, 0);
-	h = cm_handoff_new(slots, consume, &r, sizeof a, run_aux_free);
+	h = new_handoff(slots, &r, sizeof a, run_aux_free);
 	ck_assert_ptr_nonnull(h);
 	for (i = 0; i < (int)slots; i++)
 		ck_assert_int_eq(put_number(h, &b, &a, i), 0);
 	ck_assert_int_eq(cm_handoff_full(h), 1);
+	pthread_mutex_lock(&r.mu); /* (the consumer in number 0 first: however loaded the machine) */
+	while (!r.at_gate)
+		pthread_cond_wait(&r.cv, &r.mu);
+	pthread_mutex_unlock(&r.mu);
 	x.h = h;
 	x.delay_us = 50000;
 	ck_assert_int_eq(pthread_create(&th, NULL, abort_later, &x), 0);
@@ -250,7 +315,7 @@ START_TEST(nothing_put)
 	cm_handoff_stats st = {0};
 	cm_handoff *h;
 	run_init(&r, -1, 0, 1);
-	h = cm_handoff_new(3, consume, &r, 0, NULL);
+	h = new_handoff(3, &r, 0, NULL);
 	ck_assert_ptr_nonnull(h);
 	ck_assert_int_eq(cm_handoff_full(h), 0);
 	ck_assert_int_eq(cm_handoff_finish(h, &st), 0);
@@ -267,8 +332,9 @@ static Suite *handoff_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, in_order, 0, 3);
 	tcase_add_test(tc, one_slot);
-	tcase_add_loop_test(tc, consumer_fails, 0, 2);
-	tcase_add_loop_test(tc, producer_aborts, 0, 2);
+	tcase_add_loop_test(tc, prepared, 0, 6);
+	tcase_add_loop_test(tc, consumer_fails, 0, 4);
+	tcase_add_loop_test(tc, producer_aborts, 0, 4);
 	tcase_add_test(tc, nothing_put);
 	suite_add_tcase(s, tc);
 	return s;
