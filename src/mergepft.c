@@ -70,46 +70,78 @@ static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt
 static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, piece); }
 static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
+/* Whether the batches go straight to the transcoder's sequential part
+ * (CUPTIMERGE_PFT_DIRECT=0, a testing aid: each through its pool). */
+static int direct_path(void)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_DIRECT");
+	return !(env && *env && !strcmp(env, "0"));
+}
+
+/* GR set for T's encoders, N of them (made here: cm_pft_enc_free each of
+ * GR's ECTX, then free the array), the testing aids' settings read. */
+static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
+	void **ectx = cm_xcalloc((size_t)n, sizeof *ectx);
+	for (int i = 0; i < n; i++)
+		ectx[i] = cm_pft_enc_new(t);
+	memset(gr, 0, sizeof *gr);
+	gr->members = !(env && *env && strcmp(env, "0"));
+	/* the members' numbers not written as text where nothing reads it */
+	gr->lean = gr->members && !cm_pft_enc_reads_text(ectx[0]);
+	gr->open = enc_open;
+	gr->element = enc_elem;
+	gr->close = enc_close;
+	gr->ectx = ectx;
+	gr->encoded = encoded;
+	env = getenv("CUPTIMERGE_PFT_ADOPT");
+	gr->adopt = direct_path() || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
+	if (direct_path()) {
+		gr->begin = piece_begin;
+		gr->end = piece_end;
+	}
+	gr->sctx = t;
+}
+
+/* GR's encoders, N of them, freed. */
+static void groups_free(cm_gpu_groups *gr, int n)
+{
+	for (int i = 0; i < n; i++)
+		cm_pft_enc_free(gr->ectx[i]);
+	free(gr->ectx);
+}
+
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);
 	cm_gpu_groups gr;
-	int n = jobs < 1 ? 1 : jobs, rc;
-	void **ectx;
-	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
-	/* a testing aid: 0, each batch through the transcoder's pool */
-	const char *denv = getenv("CUPTIMERGE_PFT_DIRECT");
-	int direct = !(denv && *denv && !strcmp(denv, "0"));
+	int n = jobs < 1 ? 1 : jobs, rc, direct = direct_path();
 	/* the text so far to the transcoder, which then takes the batches */
 	cm_pft_insert_direct(t, direct);
 	if (cm_evout_flush(eo) < 0 || cm_pft_insert_begin(t) < 0)
 		return -1;
-	ectx = cm_xcalloc((size_t)n, sizeof *ectx);
-	for (int i = 0; i < n; i++)
-		ectx[i] = cm_pft_enc_new(t);
-	memset(&gr, 0, sizeof gr);
-	gr.members = !(env && *env && strcmp(env, "0"));
-	/* the members' numbers not written as text where nothing reads it */
-	gr.lean = gr.members && !cm_pft_enc_reads_text(ectx[0]);
-	gr.open = enc_open;
-	gr.element = enc_elem;
-	gr.close = enc_close;
-	gr.ectx = ectx;
-	gr.encoded = encoded;
-	env = getenv("CUPTIMERGE_PFT_ADOPT");
-	gr.adopt = direct || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
-	if (direct) {
-		gr.begin = piece_begin;
-		gr.end = piece_end;
-	}
-	gr.sctx = t;
+	groups_for(t, n, &gr);
 	rc = cm_gpu_write_groups(g, n, &gr);
+	if (rc && direct) /* (the transcoder's failure, if it was one, reported now) */
+		cm_pft_insert_abort(t);
+	groups_free(&gr, n);
+	return rc < 0 ? -1 : 0;
+}
+
+int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs)
+{
+	cm_pft *t = cm_output_codec_state(eo->out);
+	cm_gpu_groups gr;
+	int n = jobs < 1 ? 1 : jobs, rc;
+	/* (the window's pieces all ended: the spans' numbered on from them) */
+	cm_pft_insert_next(t);
+	groups_for(t, n, &gr);
+	rc = cm_gpu_write_span_groups(g, n, &gr);
 	if (!rc)
 		rc = cm_pft_insert_end(t);
-	else if (direct) /* (the transcoder's failure, if it was one, reported now) */
+	else if (direct_path())
 		cm_pft_insert_abort(t);
-	for (int i = 0; i < n; i++)
-		cm_pft_enc_free(ectx[i]);
-	free(ectx);
+	groups_free(&gr, n);
 	return rc < 0 ? -1 : 0;
 }
