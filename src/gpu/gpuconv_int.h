@@ -384,21 +384,18 @@ void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, 
  * JSON's text (cm_gpu_write_spans) or an encoder's batches
  * (gpuencspans.c, cm_gpu_write_span_groups). */
 /* Where a walk of the spans puts each: with ENC NULL, its text, a comma
- * in front, appended to TEXT; else to ENC, a worker of the encoder's
- * (gpu_span_encode). */
-struct gpu_span_enc;
+ * in front, appended to TEXT; else ENC(ECTX, ...) takes it, with
+ * gpu_span_put's arguments (gpuencspans.c's worker: 0, or its failure). */
 struct gpu_span_out {
 	cm_buf *text;
-	struct gpu_span_enc *enc;
+	int (*enc)(void *ectx, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur, cm_int ext);
+	void *ectx;
 };
 /* One span, {"ph":"X","cat":"gpu_user_annotation","name":NAME,"pid":PID,
- * "tid":TID (exported here),"ts":TS,"dur":DUR,"args":{"External id":EXT}},
- * NAME[0..LEN) its bytes, put to O.  0, or gpu_span_encode's failure. */
+ * "tid":TID (exported there),"ts":TS,"dur":DUR,"args":{"External id":EXT}},
+ * NAME[0..LEN) its bytes, put to O (gpurules.c).  0, or ENC's failure. */
 int gpu_span_put(struct gpu_span_out *o, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
 		 cm_int ext);
-/* gpu_span_put to an encoder's worker (gpuencspans.c). */
-int gpu_span_encode(struct gpu_span_enc *w, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
-		    double dur, cm_int ext);
 /* The spans' blocks, in order: the window's spans in SLICES slices of its
  * table (PASSES times: twice, the ids below 2^63 first, when some are at
  * or above), then the CPU trace's annotations' in CSLICES; N in all.  The

@@ -49,9 +49,14 @@ struct gpu_span_enc {
 	uint64_t most;         /* the elements of a group, at most */
 };
 
-int gpu_span_encode(struct gpu_span_enc *W, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
-		    double dur, cm_int ext)
+/* gpu_span_out's ENC (WCTX: the worker): the span rendered into the
+ * worker's text, with its members, handed to the encoder in the piece's
+ * open group (one opened first when none is); the group closed once it
+ * has its most.  0, or the encoder's failure. */
+static int span_encode(void *wctx, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
+		       cm_int ext)
 {
+	struct gpu_span_enc *W = wctx;
 	const cm_jval *v = NULL;
 	int rc;
 	if (!W->have) {
@@ -84,7 +89,7 @@ int gpu_span_encode(struct gpu_span_enc *W, const char *name, size_t len, cm_int
 static int span_piece(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	struct gpu_span_enc *W = wctx;
-	struct gpu_span_out o = {NULL, W};
+	struct gpu_span_out o = {NULL, span_encode, W};
 	int i, rc;
 	memcpy(&i, in->p, sizeof i);
 	W->out = out;

@@ -179,7 +179,7 @@ int gpu_group_close(const cm_gpu_groups *gr, void *ectx, size_t at, size_t nel, 
  * each. */
 int gpu_groups_sink(void *sctx, cm_buf *out);
 
-/* ---- gpurows.c */
+/* ---- gpurules.c */
 
 /* gpu_span_put's text of a span, a comma in front, into B; with M (not
  * NULL, reset for it: gpu_members_reset) its members noted there, one

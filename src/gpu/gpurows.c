@@ -1,7 +1,7 @@
 /* gpurows.c - the rows the window opens (metadata events, sorted as the
  * reference sorts them) and the gpu_user_annotation spans. */
 #include "config.h"
-#include "gpu/gpurender_int.h"
+#include "gpu/gpuconv_int.h"
 #include "base/metarow.h"
 #include "base/diag.h"
 #include "base/opool.h"
@@ -234,45 +234,6 @@ int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo)
 
 /* ------------------------------------------------------------------ spans */
 
-void gpu_span_text(cm_buf *b, struct gpu_members *m, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
-		   double dur, cm_int ext)
-{
-	size_t at;
-	if (m)
-		gpu_members_element(m);
-	cm_buf_putc(b, ',');
-	at = b->len;
-	gpu_x_head_start(b, "gpu_user_annotation", name, len);
-	if (m)
-		gpu_head_members(m, b, at, "gpu_user_annotation", 19);
-	gpu_row_text(b, pid, tid, m);
-	cm_buf_lit(b, ",\"ts\":");
-	at = b->len;
-	cm_jw_double(b, ts);
-	if (m) /* (its text read: a double's repr, not always the decimal of its nanoseconds) */
-		gpu_members_num(m, "ts", 2, b, at);
-	cm_buf_lit(b, ",\"dur\":");
-	at = b->len;
-	cm_jw_double(b, dur);
-	if (m) {
-		gpu_members_num(m, "dur", 3, b, at);
-		gpu_members_open(m, "args", 4, CM_J_OBJ);
-	}
-	GPU_INT_TEXT(b, m, ",\"args\":{\"External id\":", "External id", ext);
-	if (m)
-		gpu_members_close(m);
-	cm_buf_lit(b, "}}");
-}
-
-int gpu_span_put(struct gpu_span_out *o, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
-		 cm_int ext)
-{
-	if (o->enc)
-		return gpu_span_encode(o->enc, name, len, pid, tid, ts, dur, ext);
-	gpu_span_text(o->text, NULL, name, len, pid, tid, ts, dur, ext);
-	return 0;
-}
-
 /* One gpu_user_annotation event, put to O (when its name is a string). */
 static int write_span(const cm_gpu *g, struct gpu_span_out *o, int64_t ext, int64_t dev, int64_t stream,
 		      const struct gpu_ann_span *sp)
@@ -404,7 +365,7 @@ int gpu_spans_block(const cm_gpu *g, const struct gpu_spans_blocks *b, int i, st
 static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
 	const struct gpu_spans_blocks *b = wctx;
-	struct gpu_span_out o = {out, NULL};
+	struct gpu_span_out o = {out, NULL, NULL};
 	int i;
 	memcpy(&i, in->p, sizeof i);
 	return gpu_spans_block(b->g, b, i, &o);
