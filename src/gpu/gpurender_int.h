@@ -183,8 +183,8 @@ int gpu_groups_sink(void *sctx, cm_buf *out);
 
 /* gpu_span_put's text of a span, a comma in front, into B; with M (not
  * NULL, reset for it: gpu_members_reset) its members noted there, one
- * element, its text whole (not lean: the ts and dur are read from their
- * text, a double's repr, not always the decimal of their nanoseconds). */
+ * element, its text whole (not lean: a ts or dur that is not the decimal
+ * of its nanoseconds, a double's repr, is read from its text). */
 void gpu_span_text(cm_buf *b, struct gpu_members *m, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
 		   double dur, cm_int ext);
 
