@@ -1,4 +1,4 @@
-/* mergepft.c - the merge's window events handed to the .pftrace
+/* mergepft.c - the merge's window events and spans handed to the .pftrace
  * transcoder as batches, not as text (issue 25), straight to its
  * sequential part.
  *
@@ -14,27 +14,42 @@
  * text is still written, for the elements that are parsed and the numbers
  * the encoder reads from their text); every group is one batch of the
  * .pftrace, inserted between the text before (the CPU trace's events) and
- * after (the spans, the profiler spans, the document's end).  The groups
- * are encoded into the transcoder's buffers and their lanes put there, a
- * worker's piece of groups at a time (cm_gpu_groups' begin and end); the
- * render's in-order sink only hands each buffer on to the transcoder's
- * sequential part (pftrace/pfinsert.c's direct path: through the
- * transcoder's pool each batch cost three queues' wake-ups, about 0.2 ms
- * a batch on 16 CPUs, BENCHMARKS.md).
+ * after (the profiler spans, the document's end).  The groups are encoded
+ * into the transcoder's buffers and their lanes put there, a worker's
+ * piece of groups at a time (cm_gpu_groups' begin and end); the render's
+ * in-order sink only hands each buffer on to the transcoder's sequential
+ * part (pftrace/pfinsert.c's direct path: through the transcoder's pool
+ * each batch cost three queues' wake-ups, about 0.2 ms a batch on 16
+ * CPUs, BENCHMARKS.md).
+ *
+ * The gpu_user_annotation spans after them (the window's annotations',
+ * then those Kineto draws of the CPU trace's: cm_mergepft_spans) go the
+ * same way, in groups of their own (gpu/gpuencspans.c: a slice of the
+ * spans' tables, about 4096 annotations, a piece and a batch), their
+ * pieces numbered on from the window's (cm_pft_insert_next).  They were
+ * the text after: on 16 CPUs the 1 GB pair's 33 MB of them, walked, cut
+ * into 33 batches and parsed again by the transcoder, a batch a worker,
+ * took the output 0.06-0.07 s past the render's end where the JSON took
+ * 0.01-0.02 s (issue 25; BENCHMARKS.md "pfspans21").  Both tables' spans
+ * go, the CPU trace's annotations' too: one walk in slices serves both
+ * (gpu/gpurows.c's gpu_spans_block, which the JSON's render now takes
+ * too, on its pool's threads, where the CPU trace's were written on one),
+ * and left as text they would be the text after again.
+ *
  * CUPTIMERGE_PFT_DIRECT=0, a testing aid, sends each group through the
  * transcoder's pool as before (copied there, its lanes put there: the same
- * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and
- * pftrace/ do not know each other (tests/e2e/layers.sh): the glue is this
- * file's.
+ * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and pftrace/ do not know
+ * each other (tests/e2e/layers.sh): the glue is this file's.
  * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each
  * element parsed from its text, which must give the same bytes.
  *
- * The batches are the groups, which depend on the window's records alone:
- * the bytes are the same at any -j and any read size, but not those of the
- * same JSON converted alone (there the batches are spans of the text); what
- * Perfetto shows is the same (tests/e2e/pftmerge.sh).  Not for a merge
- * with a repair (its remap renders on one thread: the text's workers
- * encode faster) nor --split's files. */
+ * The batches are the groups, which depend on the window's records and the
+ * spans' tables alone: the bytes are the same at any -j and any read size,
+ * but not those of the same JSON converted alone (there the batches are
+ * spans of the text); what Perfetto shows is the same
+ * (tests/e2e/pftmerge.sh, pfspans.sh).  Not for a merge with a repair (its
+ * remap renders on one thread: the text's workers encode faster) nor
+ * --split's files. */
 #include "config.h"
 #include "mergepft.h"
 #include "pftrace/pftrace.h"
