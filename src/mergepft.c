@@ -144,6 +144,7 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 	return rc < 0 ? -1 : 0;
 }
 
+/* (mergepft.h) */
 int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);

@@ -344,6 +344,7 @@ static int write_cslot(void *ctx, int64_t k, void *val)
 	return 0;
 }
 
+/* (gpuconv_int.h) */
 int64_t *gpu_anns_more(const cm_gpu *g, size_t *n, int *slices, uint64_t per)
 {
 	int64_t *keys;
@@ -364,6 +365,7 @@ int64_t *gpu_anns_more(const cm_gpu *g, size_t *n, int *slices, uint64_t per)
 	return keys;
 }
 
+/* (gpuconv_int.h) */
 int gpu_anns_slice(const cm_gpu *g, const int64_t *more, size_t n, int slice, int slices, struct gpu_span_out *o)
 {
 	struct cspan_walk w = {g, o, more, n, 0, 0};

@@ -105,6 +105,7 @@ static int span_piece(void *wctx, const cm_buf *in, cm_buf *out)
 	return W->gr->end ? W->gr->end(W->ectx, out) : 0;
 }
 
+/* (gpuconv.h) */
 int cm_gpu_write_span_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_SPAN_GROUP");

@@ -333,6 +333,7 @@ static int slices_of(const cm_idmap *m, uint64_t n, uint64_t per)
 	return (int)(n / per < 65536 ? n / per : 65536);
 }
 
+/* (gpuconv_int.h) */
 void gpu_spans_blocks(const cm_gpu *g, uint64_t per, struct gpu_spans_blocks *b)
 {
 	unsigned signs[3] = {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]};
@@ -345,12 +346,14 @@ void gpu_spans_blocks(const cm_gpu *g, uint64_t per, struct gpu_spans_blocks *b)
 	b->n = b->passes * b->slices + b->cslices;
 }
 
+/* (gpuconv_int.h) */
 void gpu_spans_blocks_free(struct gpu_spans_blocks *b)
 {
 	free(b->more);
 	free(b->cmore);
 }
 
+/* (gpuconv_int.h) */
 int gpu_spans_block(const cm_gpu *g, const struct gpu_spans_blocks *b, int i, struct gpu_span_out *o)
 {
 	struct span_walk w = {g, o, b->more, b->nmore, 0, 0, 0,

@@ -227,6 +227,7 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
 }
 
+/* (pftrace.h) */
 void cm_pft_insert_next(cm_pft *t)
 {
 	if (!t->direct)
