@@ -4,8 +4,8 @@
  * with the GPU side spliced in through the copy's hooks: the metadata at
  * the insertion point, then after the CPU events the window's events, the
  * spans and the profiler span events (to a .pftrace, the window's events
- * as batches: mergepft.c); with -t each CPU event through the repair
- * stage; with --split each file's GPU side (mergesplit.c).  A file of its
+ * and the spans as batches: mergepft.c); with -t each CPU event through
+ * the repair stage; with --split each file's GPU side (mergesplit.c).  A file of its
  * own because it runs only once all input has been read and checked
  * (mergeprepare.c): it reads the plan and writes, and its hooks are called
  * from inside the copy. */
@@ -25,22 +25,23 @@ static int hook_insert(void *ctx, cm_evout *eo)
 	return cm_gpu_write_metadata(((struct merge *)ctx)->gpu, eo);
 }
 
-/* Hook: after the CPU events: the window's events, the spans, and the
- * profiler span events. */
+/* Hook: after the CPU events: the window's events, the spans (to a
+ * .pftrace, both as batches), and the profiler span events. */
 static int hook_append(void *ctx, cm_evout *eo)
 {
 	struct merge *m = ctx;
+	int jobs = mergejobs_render_threads(m->opt);
+	/* to a .pftrace, the window's events and the spans go to the
+	 * transcoder as batches (mergepft.c), but not with a repair's remap
+	 * (rendered on one thread) */
+	int pft = !m->repair && cm_mergepft_applies(eo);
 	m->t_copied = cm_now_s() - m->t0;
 	m->c_copied = cm_process_cpu_s();
-	/* to a .pftrace, the window's events go to the transcoder as batches
-	 * (mergepft.c), but not with a repair's remap (rendered on one thread) */
-	if ((!m->repair && cm_mergepft_applies(eo)
-		     ? cm_mergepft_events(m->gpu, eo, mergejobs_render_threads(m->opt))
-		     : cm_gpu_write_events(m->gpu, eo, mergejobs_render_threads(m->opt))) < 0)
+	if ((pft ? cm_mergepft_events(m->gpu, eo, jobs) : cm_gpu_write_events(m->gpu, eo, jobs)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
 	m->c_render = cm_process_cpu_s();
-	if (cm_gpu_write_spans(m->gpu, eo, mergejobs_render_threads(m->opt)) < 0)
+	if ((pft ? cm_mergepft_spans(m->gpu, eo, jobs) : cm_gpu_write_spans(m->gpu, eo, jobs)) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;

@@ -1,4 +1,4 @@
-/* mergepft.c - the merge's window events handed to the .pftrace
+/* mergepft.c - the merge's window events and spans handed to the .pftrace
  * transcoder as batches, not as text (issue 25), straight to its
  * sequential part.
  *
@@ -14,27 +14,42 @@
  * text is still written, for the elements that are parsed and the numbers
  * the encoder reads from their text); every group is one batch of the
  * .pftrace, inserted between the text before (the CPU trace's events) and
- * after (the spans, the profiler spans, the document's end).  The groups
- * are encoded into the transcoder's buffers and their lanes put there, a
- * worker's piece of groups at a time (cm_gpu_groups' begin and end); the
- * render's in-order sink only hands each buffer on to the transcoder's
- * sequential part (pftrace/pfinsert.c's direct path: through the
- * transcoder's pool each batch cost three queues' wake-ups, about 0.2 ms
- * a batch on 16 CPUs, BENCHMARKS.md).
+ * after (the profiler spans, the document's end).  The groups are encoded
+ * into the transcoder's buffers and their lanes put there, a worker's
+ * piece of groups at a time (cm_gpu_groups' begin and end); the render's
+ * in-order sink only hands each buffer on to the transcoder's sequential
+ * part (pftrace/pfinsert.c's direct path: through the transcoder's pool
+ * each batch cost three queues' wake-ups, about 0.2 ms a batch on 16
+ * CPUs, BENCHMARKS.md).
+ *
+ * The gpu_user_annotation spans after them (the window's annotations',
+ * then those Kineto draws of the CPU trace's: cm_mergepft_spans) go the
+ * same way, in groups of their own (gpu/gpuencspans.c: a slice of the
+ * spans' tables, about 4096 annotations, a piece and a batch), their
+ * pieces numbered on from the window's (cm_pft_insert_next).  They were
+ * the text after: on 16 CPUs the 1 GB pair's 33 MB of them, walked, cut
+ * into 33 batches and parsed again by the transcoder, a batch a worker,
+ * took the output 0.06-0.07 s past the render's end where the JSON took
+ * 0.01-0.02 s (issue 25; BENCHMARKS.md "pfspans21").  Both tables' spans
+ * go, the CPU trace's annotations' too: one walk in slices serves both
+ * (gpu/gpurows.c's gpu_spans_block, which the JSON's render now takes
+ * too, on its pool's threads, where the CPU trace's were written on one),
+ * and left as text they would be the text after again.
+ *
  * CUPTIMERGE_PFT_DIRECT=0, a testing aid, sends each group through the
  * transcoder's pool as before (copied there, its lanes put there: the same
- * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and
- * pftrace/ do not know each other (tests/e2e/layers.sh): the glue is this
- * file's.
+ * bytes; with CUPTIMERGE_PFT_ADOPT below).  gpu/ and pftrace/ do not know
+ * each other (tests/e2e/layers.sh): the glue is this file's.
  * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each
  * element parsed from its text, which must give the same bytes.
  *
- * The batches are the groups, which depend on the window's records alone:
- * the bytes are the same at any -j and any read size, but not those of the
- * same JSON converted alone (there the batches are spans of the text); what
- * Perfetto shows is the same (tests/e2e/pftmerge.sh).  Not for a merge
- * with a repair (its remap renders on one thread: the text's workers
- * encode faster) nor --split's files. */
+ * The batches are the groups, which depend on the window's records and the
+ * spans' tables alone: the bytes are the same at any -j and any read size,
+ * but not those of the same JSON converted alone (there the batches are
+ * spans of the text); what Perfetto shows is the same
+ * (tests/e2e/pftmerge.sh, pfspans.sh).  Not for a merge with a repair (its
+ * remap renders on one thread: the text's workers encode faster) nor
+ * --split's files. */
 #include "config.h"
 #include "mergepft.h"
 #include "pftrace/pftrace.h"
@@ -70,46 +85,79 @@ static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt
 static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, piece); }
 static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
+/* Whether the batches go straight to the transcoder's sequential part
+ * (CUPTIMERGE_PFT_DIRECT=0, a testing aid: each through its pool). */
+static int direct_path(void)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_DIRECT");
+	return !(env && *env && !strcmp(env, "0"));
+}
+
+/* GR set for T's encoders, N of them (made here: cm_pft_enc_free each of
+ * GR's ECTX, then free the array), the testing aids' settings read. */
+static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
+	void **ectx = cm_xcalloc((size_t)n, sizeof *ectx);
+	for (int i = 0; i < n; i++)
+		ectx[i] = cm_pft_enc_new(t);
+	memset(gr, 0, sizeof *gr);
+	gr->members = !(env && *env && strcmp(env, "0"));
+	/* the members' numbers not written as text where nothing reads it */
+	gr->lean = gr->members && !cm_pft_enc_reads_text(ectx[0]);
+	gr->open = enc_open;
+	gr->element = enc_elem;
+	gr->close = enc_close;
+	gr->ectx = ectx;
+	gr->encoded = encoded;
+	env = getenv("CUPTIMERGE_PFT_ADOPT");
+	gr->adopt = direct_path() || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
+	if (direct_path()) {
+		gr->begin = piece_begin;
+		gr->end = piece_end;
+	}
+	gr->sctx = t;
+}
+
+/* GR's encoders, N of them, freed. */
+static void groups_free(cm_gpu_groups *gr, int n)
+{
+	for (int i = 0; i < n; i++)
+		cm_pft_enc_free(gr->ectx[i]);
+	free(gr->ectx);
+}
+
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);
 	cm_gpu_groups gr;
-	int n = jobs < 1 ? 1 : jobs, rc;
-	void **ectx;
-	const char *env = getenv("CUPTIMERGE_PFT_REPARSE");
-	/* a testing aid: 0, each batch through the transcoder's pool */
-	const char *denv = getenv("CUPTIMERGE_PFT_DIRECT");
-	int direct = !(denv && *denv && !strcmp(denv, "0"));
+	int n = jobs < 1 ? 1 : jobs, rc, direct = direct_path();
 	/* the text so far to the transcoder, which then takes the batches */
 	cm_pft_insert_direct(t, direct);
 	if (cm_evout_flush(eo) < 0 || cm_pft_insert_begin(t) < 0)
 		return -1;
-	ectx = cm_xcalloc((size_t)n, sizeof *ectx);
-	for (int i = 0; i < n; i++)
-		ectx[i] = cm_pft_enc_new(t);
-	memset(&gr, 0, sizeof gr);
-	gr.members = !(env && *env && strcmp(env, "0"));
-	/* the members' numbers not written as text where nothing reads it */
-	gr.lean = gr.members && !cm_pft_enc_reads_text(ectx[0]);
-	gr.open = enc_open;
-	gr.element = enc_elem;
-	gr.close = enc_close;
-	gr.ectx = ectx;
-	gr.encoded = encoded;
-	env = getenv("CUPTIMERGE_PFT_ADOPT");
-	gr.adopt = direct || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
-	if (direct) {
-		gr.begin = piece_begin;
-		gr.end = piece_end;
-	}
-	gr.sctx = t;
+	groups_for(t, n, &gr);
 	rc = cm_gpu_write_groups(g, n, &gr);
+	if (rc && direct) /* (the transcoder's failure, if it was one, reported now) */
+		cm_pft_insert_abort(t);
+	groups_free(&gr, n);
+	return rc < 0 ? -1 : 0;
+}
+
+/* (mergepft.h) */
+int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs)
+{
+	cm_pft *t = cm_output_codec_state(eo->out);
+	cm_gpu_groups gr;
+	int n = jobs < 1 ? 1 : jobs, rc;
+	/* (the window's pieces all ended: the spans' numbered on from them) */
+	cm_pft_insert_next(t);
+	groups_for(t, n, &gr);
+	rc = cm_gpu_write_span_groups(g, n, &gr);
 	if (!rc)
 		rc = cm_pft_insert_end(t);
-	else if (direct) /* (the transcoder's failure, if it was one, reported now) */
+	else if (direct_path())
 		cm_pft_insert_abort(t);
-	for (int i = 0; i < n; i++)
-		cm_pft_enc_free(ectx[i]);
-	free(ectx);
+	groups_free(&gr, n);
 	return rc < 0 ? -1 : 0;
 }

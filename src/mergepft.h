@@ -1,5 +1,5 @@
-/* mergepft.h - the merge's window events handed to the .pftrace
- * transcoder as batches (mergepft.c). */
+/* mergepft.h - the merge's window events and spans handed to the
+ * .pftrace transcoder as batches (mergepft.c). */
 #ifndef CM_MERGEPFT_H
 #define CM_MERGEPFT_H
 
@@ -12,8 +12,13 @@ int cm_mergepft_applies(const cm_evout *eo);
 
 /* cm_gpu_write_events for such an output (cm_mergepft_applies): the
  * window's events rendered and encoded by JOBS threads, handed to the
- * transcoder between the text before and after them.  0, or -1 after a
- * report. */
+ * transcoder after the text before them; then cm_mergepft_spans must
+ * follow, nothing written between.  0, or -1 after a report (the
+ * transcoder then stopped). */
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
+/* cm_gpu_write_spans after cm_mergepft_events: the spans rendered and
+ * encoded by JOBS threads, handed to the transcoder after the window's
+ * events, before the text after them.  0, or -1 after a report. */
+int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs);
 
 #endif

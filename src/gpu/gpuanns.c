@@ -265,13 +265,16 @@ int gpu_anns_spans(cm_gpu *g)
 /* ------------------------------------------------------------- output */
 
 /* Writing the spans: annotations in increasing number, each one's spans by
- * (device, stream), the sorted keys of cspans_more walked alongside. */
+ * (device, stream), the sorted keys of cspans_more walked alongside (a
+ * key only made beside a slot of the same number: a slice's walk starts
+ * at its first slot's number), in slices of the table (gpu_spans_block's
+ * blocks, after the window's own spans). */
 struct cspan_walk {
 	const cm_gpu *g;
-	cm_evout *eo;
-	cm_buf b;
+	struct gpu_span_out *o;
 	const int64_t *more; /* the sorted (number, dev, stream) keys of cspans_more */
 	size_t nmore, at;
+	int started;
 };
 
 /* (number, device, stream) keys in increasing order (qsort). */
@@ -284,25 +287,32 @@ static int key_cmp(const void *x, const void *y)
 	return 0;
 }
 
-/* One span, with a comma in front. */
-static void write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
+/* One span, put to the walk's output (when its name is a string). */
+static int write_cspan(struct cspan_walk *w, int64_t k, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
 	const char *name = ann_name(w->g, k, &len);
 	if (!name)
-		return;
+		return 0;
 	cspan_times(w->g, sp, &ts, &dur);
-	cm_buf_putc(&w->b, ',');
-	gpu_x_head(&w->b, "gpu_user_annotation", name, len, cm_id_value(dev, w->g->win.idsigns[CM_IDS_DEV]),
-		   cm_id_value(stream, w->g->win.idsigns[CM_IDS_STREAM]));
-	cm_buf_lit(&w->b, ",\"ts\":");
-	cm_jw_double(&w->b, ts);
-	cm_buf_lit(&w->b, ",\"dur\":");
-	cm_jw_double(&w->b, dur);
-	cm_buf_lit(&w->b, ",\"args\":{\"External id\":");
-	cm_jw_int(&w->b, cm_id_value(ann_at(w->g, k)->ext, w->g->win.idsigns[CM_IDS_EXT]));
-	cm_buf_lit(&w->b, "}}");
+	return gpu_span_put(w->o, name, len, cm_id_value(dev, w->g->win.idsigns[CM_IDS_DEV]),
+			    cm_id_value(stream, w->g->win.idsigns[CM_IDS_STREAM]), ts, dur,
+			    cm_id_value(ann_at(w->g, k)->ext, w->g->win.idsigns[CM_IDS_EXT]));
+}
+
+/* The first of the N sorted keys MORE whose number is K or more. */
+static size_t more_from(const int64_t *more, size_t n, int64_t k)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (more[3 * mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* An annotation's spans by (device, stream): its slot's and those of
@@ -313,47 +323,51 @@ static int write_cslot(void *ctx, int64_t k, void *val)
 	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {k, ss->dev, ss->stream};
 	struct gpu_ann_span sp = {ss->start, ss->end};
-	int first_done = 0;
+	int first_done = 0, rc;
+	if (!w->started) {
+		w->at = more_from(w->more, w->nmore, k);
+		w->started = 1;
+	}
 	while (w->at < w->nmore && w->more[3 * w->at] <= k) {
 		const int64_t *key = &w->more[3 * w->at];
 		if (key[0] == k && !first_done && key_cmp(first, key) < 0) {
-			write_cspan(w, k, ss->dev, ss->stream, &sp);
+			if ((rc = write_cspan(w, k, ss->dev, ss->stream, &sp)) < 0)
+				return rc;
 			first_done = 1;
 		}
-		write_cspan(w, key[0], key[1], key[2], cm_hmap_get(w->g->ann.cspans_more, key));
+		if ((rc = write_cspan(w, key[0], key[1], key[2], cm_hmap_get(w->g->ann.cspans_more, key))) < 0)
+			return rc;
 		w->at++;
 	}
-	if (!first_done)
-		write_cspan(w, k, ss->dev, ss->stream, &sp);
-	if (w->b.len >= (64u << 10)) {
-		if (gpu_write_rendered(w->eo, &w->b) < 0)
-			return -1;
-		w->b.len = 0;
-	}
+	if (!first_done && (rc = write_cspan(w, k, ss->dev, ss->stream, &sp)) < 0)
+		return rc;
 	return 0;
 }
 
-int gpu_anns_write(const cm_gpu *g, cm_evout *eo)
+/* (gpuconv_int.h) */
+int64_t *gpu_anns_more(const cm_gpu *g, size_t *n, int *slices, uint64_t per)
 {
-	struct cspan_walk w = {g, eo, {0}, NULL, 0, 0};
 	int64_t *keys;
-	size_t n = 0;
-	int rc;
-	if (!g->ann.cspans || !cm_idmap_count(g->ann.cspans))
-		return 0;
+	uint64_t count;
+	*n = 0;
+	*slices = 0;
+	if (!g->ann.cspans || !(count = cm_idmap_count(g->ann.cspans)))
+		return NULL;
 	keys = cm_xmalloc((cm_hmap_count(g->ann.cspans_more) + 1) * 24);
 	for (size_t i = 0; i < cm_hmap_slots(g->ann.cspans_more); i++) {
 		const void *key;
 		if (cm_hmap_slot(g->ann.cspans_more, i, &key))
-			memcpy(keys + 3 * n++, key, 24);
+			memcpy(keys + 3 * (*n)++, key, 24);
 	}
-	qsort(keys, n, 24, key_cmp);
-	w.more = keys;
-	w.nmore = n;
-	rc = cm_idmap_each_sorted(g->ann.cspans, write_cslot, &w);
-	if (rc == 0 && w.b.len)
-		rc = gpu_write_rendered(eo, &w.b);
-	cm_buf_free(&w.b);
-	free(keys);
-	return rc < 0 ? -1 : 0;
+	qsort(keys, *n, 24, key_cmp);
+	/* (a hash map is walked whole by slice 0) */
+	*slices = !cm_idmap_is_dense(g->ann.cspans) || count <= per ? 1 : count / per < 65536 ? (int)(count / per) : 65536;
+	return keys;
+}
+
+/* (gpuconv_int.h) */
+int gpu_anns_slice(const cm_gpu *g, const int64_t *more, size_t n, int slice, int slices, struct gpu_span_out *o)
+{
+	struct cspan_walk w = {g, o, more, n, 0, 0};
+	return cm_idmap_each_slice(g->ann.cspans, slice, slices, write_cslot, &w);
 }

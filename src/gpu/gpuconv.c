@@ -48,7 +48,10 @@
  *                time, and the table of those that keep each API call
  *   gpusplitout.c --split: a group's runs and plan made the object's
  *                own; the groups' render in one walk  -> gpurender, gpurows
- *   gpurows.c    row metadata, the annotation spans   -> gpuanns, gpuscan
+ *   gpuencspans.c the spans in groups for the .pftrace's
+ *                encoder, with their members          -> gpurows, gpuencgroups
+ *   gpurows.c    row metadata, the annotation spans
+ *                (their text gpurules.c's)            -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto,
  *                                                        gpumembers
  *   gpuencgroups.c the render in groups for the .pftrace's

@@ -258,8 +258,17 @@ typedef struct cm_gpu_groups {
 } cm_gpu_groups;
 int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream),
+ * then those of the CPU trace's annotations (a window of version 2),
  * written by JOBS worker threads.  0, or -1 after a report. */
 int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs);
+/* cm_gpu_write_spans for an encoder of the events other than text, as
+ * cm_gpu_write_groups (GR's SPAN, LEAN and ADOPT aside, all alike): the
+ * spans in groups of their own, each a slice of the spans' tables (or
+ * part of one), rendered and handed to the encoder by JOBS threads; with
+ * BEGIN and END, the slices are pieces numbered from 0 again.  The
+ * groups depend on the tables alone.  0, or -1 after a report (or a
+ * callback's failure). */
+int cm_gpu_write_span_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);
 /* A block of that work is the spans of about N annotations (default 512,
  * at least 1); for the tests, which cut small ones into many blocks. */
 void cm_gpu_set_span_slice(uint64_t n);

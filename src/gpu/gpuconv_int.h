@@ -301,8 +301,14 @@ void gpu_anns_note(cm_gpu *g, int64_t corr, int64_t k);
 /* After the plan: the spans of the GPU work of those correlations, and
  * their extent.  0, or -1. */
 int gpu_anns_spans(cm_gpu *g);
-/* Write them, with a comma in front of each.  0, or -1. */
-int gpu_anns_write(const cm_gpu *g, cm_evout *eo);
+/* Their spans' walk (gpu_spans_block's blocks after the window's own):
+ * the sorted keys of cspans_more (*N; the caller frees them; NULL when no
+ * span) and *SLICES, the slices of the table of about PER annotations
+ * (0: no span); the spans of slice SLICE put to O, each as
+ * gpu_span_put does.  0, or gpu_span_put's failure. */
+int64_t *gpu_anns_more(const cm_gpu *g, size_t *n, int *slices, uint64_t per);
+struct gpu_span_out;
+int gpu_anns_slice(const cm_gpu *g, const int64_t *more, size_t n, int slice, int slices, struct gpu_span_out *o);
 /* Free all of it (cm_gpu_free). */
 void gpu_anns_free(cm_gpu *g);
 
@@ -372,6 +378,40 @@ static inline void gpu_extent_into(const cm_gpu *g, double *min_ts, double *max_
 /* The ts and dur of a gpu_user_annotation span: 1 ns wider on each side,
  * as Kineto draws them. */
 void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, double *dur);
+
+/* ---- the gpu_user_annotation spans' output (gpurows.c): the window's
+ * own, then the CPU trace's annotations' (gpuanns.c), in blocks: the
+ * JSON's text (cm_gpu_write_spans) or an encoder's batches
+ * (gpuencspans.c, cm_gpu_write_span_groups). */
+/* Where a walk of the spans puts each: with ENC NULL, its text, a comma
+ * in front, appended to TEXT; else ENC(ECTX, ...) takes it, with
+ * gpu_span_put's arguments (gpuencspans.c's worker: 0, or its failure). */
+struct gpu_span_out {
+	cm_buf *text;
+	int (*enc)(void *ectx, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur, cm_int ext);
+	void *ectx;
+};
+/* One span, {"ph":"X","cat":"gpu_user_annotation","name":NAME,"pid":PID,
+ * "tid":TID (exported there),"ts":TS,"dur":DUR,"args":{"External id":EXT}},
+ * NAME[0..LEN) its bytes, put to O (gpurules.c).  0, or ENC's failure. */
+int gpu_span_put(struct gpu_span_out *o, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
+		 cm_int ext);
+/* The spans' blocks, in order: the window's spans in SLICES slices of its
+ * table (PASSES times: twice, the ids below 2^63 first, when some are at
+ * or above), then the CPU trace's annotations' in CSLICES; N in all.  The
+ * blocks depend on the tables alone (not on the thread count). */
+struct gpu_spans_blocks {
+	const cm_gpu *g;        /* (the caller's, for a pool's work) */
+	int64_t *more, *cmore;  /* the sorted keys of spans_more and cspans_more */
+	size_t nmore, ncmore;
+	int passes, slices, cslices, n;
+};
+/* B for G, its slices of about PER annotations each. */
+void gpu_spans_blocks(const cm_gpu *g, uint64_t per, struct gpu_spans_blocks *b);
+/* Block I of B (0 <= I < B->n): its spans put to O, in order.  0, or
+ * gpu_span_put's failure. */
+int gpu_spans_block(const cm_gpu *g, const struct gpu_spans_blocks *b, int i, struct gpu_span_out *o);
+void gpu_spans_blocks_free(struct gpu_spans_blocks *b);
 /* Begin an X event: {"ph":"X","cat":CAT,"name":NAME,"pid":PID,"tid":TID */
 void gpu_x_head(cm_buf *b, const char *cat, const char *name, size_t nlen, cm_int pid, cm_int tid);
 

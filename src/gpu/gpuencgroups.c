@@ -107,13 +107,20 @@ static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, si
 	return 0;
 }
 
-/* The group that began at AT of OUT (its header, then what OPEN wrote)
- * closed, its length in its header; none at all when it had no element.
- * 0, or the encoder's failure. */
-static int close_group(struct grworker *W, size_t at, size_t nel, cm_buf *out)
+/* (gpurender_int.h) */
+int gpu_group_open(const cm_gpu_groups *gr, void *ectx, cm_buf *out, size_t *at)
+{
+	struct grpart h = {0};
+	*at = out->len;
+	cm_buf_put(out, &h, sizeof h);
+	return gr->open(ectx, out);
+}
+
+/* (gpurender_int.h) */
+int gpu_group_close(const cm_gpu_groups *gr, void *ectx, size_t at, size_t nel, cm_buf *out)
 {
 	struct grpart h;
-	int rc = W->gr->close(W->ectx, out);
+	int rc = gr->close(ectx, out);
 	if (rc < 0)
 		return rc;
 	h.len = out->len - at - sizeof h;
@@ -141,28 +148,25 @@ static int groups_block(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *ou
 		if (cm_gpurec_unpack(&p, end, &r) < 0)
 			return -1; /* cannot happen: plan read the same bytes */
 		if (!have || r.index / gr->span != q) {
-			struct grpart h = {0};
-			if (have && (rc = close_group(W, at, nel, out)) < 0)
+			if (have && (rc = gpu_group_close(gr, W->ectx, at, nel, out)) < 0)
 				return rc;
 			q = r.index / gr->span;
 			have = 1;
-			at = out->len;
 			nel = 0;
-			cm_buf_put(out, &h, sizeof h);
-			if ((rc = gr->open(W->ectx, out)) < 0)
+			if ((rc = gpu_group_open(gr, W->ectx, out, &at)) < 0)
 				return rc;
 		}
 		if ((rc = encode_record(W, &r, out, &nel)) < 0)
 			return rc;
 	}
-	if (have && (rc = close_group(W, at, nel, out)) < 0)
+	if (have && (rc = gpu_group_close(gr, W->ectx, at, nel, out)) < 0)
 		return rc;
 	return gr->end ? gr->end(W->ectx, out) : 0;
 }
 
-/* The pool's sink: the groups handed on in order (OUT's bytes first to
- * the encoder's adopt, when it has one: V keeps where they are). */
-static int groups_sink(void *sctx, cm_buf *out)
+/* (gpurender_int.h: OUT's bytes first to the encoder's adopt, when it has
+ * one; V keeps where they are) */
+int gpu_groups_sink(void *sctx, cm_buf *out)
 {
 	const cm_gpu_groups *gr = sctx;
 	const cm_buf v = *out;
@@ -208,7 +212,7 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 		ctx[i] = &W[i];
 	}
 	env = getenv("CUPTIMERGE_PFT_PIECE");
-	rc = gpu_walk_groups(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, local.span, groups_block, ctx, groups_sink,
+	rc = gpu_walk_groups(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, local.span, groups_block, ctx, gpu_groups_sink,
 			     &local);
 	for (int i = 0; i < n; i++) {
 		gpu_render_free(&W[i].R);

@@ -164,6 +164,30 @@ void gpu_render_free(struct render *R);
  * the JSON's render writes them, noted in ES. */
 void gpu_render_record(struct render *R, const cm_gpurec *rec, cm_buf *out, struct gpu_emit *es);
 
+/* ---- gpuencgroups.c: a group of an encoder's (cm_gpu_groups), in a
+ * worker's output OUT as gpuencgroups.c lays it out */
+
+/* A group opened at OUT's end (its length a multiple of 8), its header
+ * first (its place in *AT) then GR's OPEN(ECTX).  0, or OPEN's failure. */
+int gpu_group_open(const cm_gpu_groups *gr, void *ectx, cm_buf *out, size_t *at);
+/* The group opened at AT closed (GR's CLOSE), its length in its header;
+ * none at all when it had no element (NEL 0); OUT then padded to a
+ * multiple of 8.  0, or CLOSE's failure. */
+int gpu_group_close(const cm_gpu_groups *gr, void *ectx, size_t at, size_t nel, cm_buf *out);
+/* An ordered pool's sink (SCTX: the cm_gpu_groups): a worker's groups
+ * handed on in order, to GR's ADOPT first when it has one, then ENCODED
+ * each. */
+int gpu_groups_sink(void *sctx, cm_buf *out);
+
+/* ---- gpurules.c */
+
+/* gpu_span_put's text of a span, a comma in front, into B; with M (not
+ * NULL, reset for it: gpu_members_reset) its members noted there, one
+ * element, its text whole (not lean: a ts or dur that is not the decimal
+ * of its nanoseconds, a double's repr, is read from its text). */
+void gpu_span_text(cm_buf *b, struct gpu_members *m, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
+		   double dur, cm_int ext);
+
 /* ---- gpurendersync.c (below gpurender.c, which calls it) */
 
 /* An ac2g flow event: ph "s" (from an API row) or "f" (into a GPU row), on

@@ -234,25 +234,19 @@ int cm_gpu_write_metadata(const cm_gpu *g, cm_evout *eo)
 
 /* ------------------------------------------------------------------ spans */
 
-/* One gpu_user_annotation event, with a comma in front, into B. */
-static void write_span(const cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int64_t stream, const struct gpu_ann_span *sp)
+/* One gpu_user_annotation event, put to O (when its name is a string). */
+static int write_span(const cm_gpu *g, struct gpu_span_out *o, int64_t ext, int64_t dev, int64_t stream,
+		      const struct gpu_ann_span *sp)
 {
 	double ts, dur;
 	size_t len;
 	const char *name = gpu_ua_name(g, ext, &len);
 	if (!name)
-		return; /* the annotation's name is not a string */
+		return 0; /* the annotation's name is not a string */
 	gpu_span_times(g, sp, &ts, &dur);
-	cm_buf_putc(b, ',');
-	gpu_x_head(b, "gpu_user_annotation", name, len, cm_id_value(dev, g->win.idsigns[CM_IDS_DEV]),
-		   cm_id_value(stream, g->win.idsigns[CM_IDS_STREAM]));
-	cm_buf_lit(b, ",\"ts\":");
-	cm_jw_double(b, ts);
-	cm_buf_lit(b, ",\"dur\":");
-	cm_jw_double(b, dur);
-	cm_buf_lit(b, ",\"args\":{\"External id\":");
-	cm_jw_int(b, cm_id_value(ext, g->win.idsigns[CM_IDS_EXT]));
-	cm_buf_lit(b, "}}");
+	return gpu_span_put(o, name, len, cm_id_value(dev, g->win.idsigns[CM_IDS_DEV]),
+			    cm_id_value(stream, g->win.idsigns[CM_IDS_STREAM]), ts, dur,
+			    cm_id_value(ext, g->win.idsigns[CM_IDS_EXT]));
 }
 
 /* Writing the spans in order: the annotations in increasing id, each one's
@@ -265,11 +259,13 @@ static void write_span(const cm_gpu *g, cm_buf *b, int64_t ext, int64_t dev, int
  * starts at its first slot's id.  The ids order as the keys do, unless some
  * are at or above 2^63 (base/ids.h): then the table, which walks its keys
  * as signed words, is walked twice, the keys from 0 up (ids below 2^63)
- * first, then the negative ones (the ids from 2^63 up). */
+ * first, then the negative ones (the ids from 2^63 up).  After them, the
+ * spans of the CPU trace's annotations (gpuanns.c), in slices of their
+ * own table, a slice a block too. */
 enum { SPANS_ALL, SPANS_LOW, SPANS_HIGH };
 struct span_walk {
 	const cm_gpu *g;
-	cm_buf *out;
+	struct gpu_span_out *o;
 	const int64_t *more; /* sorted (ext, dev, stream) keys */
 	size_t nmore, at;
 	int started;
@@ -305,7 +301,7 @@ static int write_slot(void *ctx, int64_t ext, void *val)
 	const struct gpu_ann_span_slot *ss = val;
 	int64_t first[3] = {ext, ss->dev, ss->stream};
 	struct gpu_ann_span sp = {ss->start, ss->end};
-	int first_done = 0;
+	int first_done = 0, rc;
 	if ((w->pass == SPANS_LOW && ext < 0) || (w->pass == SPANS_HIGH && ext >= 0))
 		return 0;
 	if (!w->started) {
@@ -315,36 +311,67 @@ static int write_slot(void *ctx, int64_t ext, void *val)
 	while (w->at < w->nmore && cm_id_order(w->more[3 * w->at], w->signs[0]) <= cm_id_order(ext, w->signs[0])) {
 		const int64_t *k = &w->more[3 * w->at];
 		if (k[0] == ext && !first_done && span_cmp3(w, first, k) < 0) {
-			write_span(w->g, w->out, ext, ss->dev, ss->stream, &sp);
+			if ((rc = write_span(w->g, w->o, ext, ss->dev, ss->stream, &sp)) < 0)
+				return rc;
 			first_done = 1;
 		}
-		write_span(w->g, w->out, k[0], k[1], k[2], cm_hmap_get(w->g->plan.spans_more, k));
+		if ((rc = write_span(w->g, w->o, k[0], k[1], k[2], cm_hmap_get(w->g->plan.spans_more, k))) < 0)
+			return rc;
 		w->at++;
 	}
-	if (!first_done)
-		write_span(w->g, w->out, ext, ss->dev, ss->stream, &sp);
+	if (!first_done && (rc = write_span(w->g, w->o, ext, ss->dev, ss->stream, &sp)) < 0)
+		return rc;
 	return 0;
 }
 
-/* The slices of the spans, and the sorted keys of spans_more. */
-struct span_job {
-	const cm_gpu *g;
-	const int64_t *more;
-	size_t nmore;
-	int slices;
-};
+/* The slices of a table of N spans, PER a slice about (one for a hash
+ * map, which a slice 0 walks whole). */
+static int slices_of(const cm_idmap *m, uint64_t n, uint64_t per)
+{
+	if (!m || !cm_idmap_is_dense(m) || n <= per)
+		return 1;
+	return (int)(n / per < 65536 ? n / per : 65536);
+}
 
-/* The pool's work: the block holds its slice's number and the pass. */
+/* (gpuconv_int.h) */
+void gpu_spans_blocks(const cm_gpu *g, uint64_t per, struct gpu_spans_blocks *b)
+{
+	unsigned signs[3] = {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]};
+	memset(b, 0, sizeof *b);
+	per = per ? per : 1;
+	b->more = sorted_keys(g->plan.spans_more, 3, signs, &b->nmore);
+	b->passes = (g->win.idsigns[CM_IDS_EXT] & CM_ID_HIGH) != 0 ? 2 : 1;
+	b->slices = slices_of(g->plan.spans, cm_idmap_count(g->plan.spans), per);
+	b->cmore = gpu_anns_more(g, &b->ncmore, &b->cslices, per);
+	b->n = b->passes * b->slices + b->cslices;
+}
+
+/* (gpuconv_int.h) */
+void gpu_spans_blocks_free(struct gpu_spans_blocks *b)
+{
+	free(b->more);
+	free(b->cmore);
+}
+
+/* (gpuconv_int.h) */
+int gpu_spans_block(const cm_gpu *g, const struct gpu_spans_blocks *b, int i, struct gpu_span_out *o)
+{
+	struct span_walk w = {g, o, b->more, b->nmore, 0, 0, 0,
+			      {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]}};
+	if (i >= b->passes * b->slices)
+		return gpu_anns_slice(g, b->cmore, b->ncmore, i - b->passes * b->slices, b->cslices, o);
+	w.pass = b->passes == 1 ? SPANS_ALL : i < b->slices ? SPANS_LOW : SPANS_HIGH;
+	return cm_idmap_each_slice(g->plan.spans, i % b->slices, b->slices, write_slot, &w);
+}
+
+/* The pool's work: the block holds its number (gpu_spans_block's). */
 static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 {
-	const struct span_job *j = wctx;
-	const cm_gpu *g = j->g;
-	struct span_walk w = {j->g, out, j->more, j->nmore, 0, 0, 0,
-			      {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]}};
-	int slice;
-	memcpy(&slice, in->p, sizeof slice);
-	memcpy(&w.pass, in->p + sizeof slice, sizeof w.pass);
-	return cm_idmap_each_slice(j->g->plan.spans, slice, j->slices, write_slot, &w);
+	const struct gpu_spans_blocks *b = wctx;
+	struct gpu_span_out o = {out, NULL, NULL};
+	int i;
+	memcpy(&i, in->p, sizeof i);
+	return gpu_spans_block(b->g, b, i, &o);
 }
 
 /* Spans a slice, about: a block's text, about 100 kB, is held until
@@ -355,31 +382,23 @@ void cm_gpu_set_span_slice(uint64_t n) { spans_a_slice = n ? n : 1; }
 
 int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs)
 {
-	size_t n;
-	unsigned signs[3] = {g->win.idsigns[CM_IDS_EXT], g->win.idsigns[CM_IDS_DEV], g->win.idsigns[CM_IDS_STREAM]};
-	int64_t *k = sorted_keys(g->plan.spans_more, 3, signs, &n);
-	int high = (g->win.idsigns[CM_IDS_EXT] & CM_ID_HIGH) != 0;
-	uint64_t slots = cm_idmap_count(g->plan.spans);
-	struct span_job job = {g, k, n, 1};
+	struct gpu_spans_blocks b;
 	int workers = jobs < 1 ? 1 : jobs, rc = 0;
 	void **ctx = cm_xcalloc((size_t)workers, sizeof *ctx);
 	cm_opool *pool;
-	cm_buf b = {0};
-	if (cm_idmap_is_dense(g->plan.spans) && slots > spans_a_slice)
-		job.slices = (int)(slots / spans_a_slice < 65536 ? slots / spans_a_slice : 65536);
+	cm_buf in = {0};
+	gpu_spans_blocks(g, spans_a_slice, &b);
+	b.g = g;
 	for (int i = 0; i < workers; i++)
-		ctx[i] = &job;
-	pool = cm_opool_new(job.slices < workers ? job.slices : workers, 0, span_block, ctx, gpu_write_rendered, eo);
-	for (int pass = high ? SPANS_LOW : SPANS_ALL; pass <= (high ? SPANS_HIGH : SPANS_ALL); pass++)
-		for (int i = 0; i < job.slices && rc == 0; i++) {
-			cm_buf_put(&b, &i, sizeof i);
-			cm_buf_put(&b, &pass, sizeof pass);
-			rc = cm_opool_put(pool, &b);
-		}
+		ctx[i] = &b;
+	pool = cm_opool_new(b.n < workers ? b.n : workers, 0, span_block, ctx, gpu_write_rendered, eo);
+	for (int i = 0; i < b.n && rc == 0; i++) {
+		cm_buf_put(&in, &i, sizeof i);
+		rc = cm_opool_put(pool, &in);
+	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
-	cm_buf_free(&b);
+	cm_buf_free(&in);
 	free(ctx);
-	free(k);
-	/* then the spans of the CPU trace's annotations (window version 2) */
-	return rc < 0 ? -1 : gpu_anns_write(g, eo);
+	gpu_spans_blocks_free(&b);
+	return rc;
 }

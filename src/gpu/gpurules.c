@@ -2,14 +2,17 @@
  * plan and the render make the same thread lookup (gpu_api_thread) and the
  * same drop decision (gpu_dropped), so that the metadata written before the
  * CPU events agrees with the events written after them (the walk of the
- * records they share is gpuwalk.c's).  Nothing here calls into a stage:
- * every stage may call here. */
+ * records they share is gpuwalk.c's); a gpu_user_annotation span's text,
+ * the window's or the CPU trace's annotation's, for the JSON or an
+ * encoder (gpu_span_put).  Nothing here calls into a stage: every stage
+ * may call here. */
 #include "config.h"
-#include "gpu/gpuconv_int.h"
+#include "gpu/gpurender_int.h"
 #include "gpu/cbid.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,4 +176,64 @@ void gpu_span_times(const cm_gpu *g, const struct gpu_ann_span *sp, double *ts, 
 {
 	*ts = cm_py_max(cm_py_int_to_double(sp->start - g->base_ns) / 1000.0 - 0.001, 0.0);
 	*dur = cm_py_max(cm_py_int_to_double(sp->end - sp->start) / 1000.0 + 0.002, 0.0);
+}
+
+/* A span's time D (us) after its key's text, into B: where D is the
+ * double of a whole number of nanoseconds K, K / 1000.0 below
+ * CM_PY_MILLI_MAX, its repr is the decimal K / 1000 (cm_jw_us_text's
+ * premise, which every time of the window's events rests on), written so
+ * and noted with K (CM_PF_IV_NS) in M (not NULL): every span of the CPU
+ * trace's annotations and most of the window's (theirs is a difference of
+ * doubles, K / 1000.0 - 0.001), whose two reprs were 40% of a span's text
+ * (BENCHMARKS.md "pfspans21"); else its repr, the text read. */
+static void span_time(cm_buf *b, struct gpu_members *m, const char *key, size_t klen, double d)
+{
+	size_t at = b->len;
+	if (d >= 0 && !signbit(d) && d < (double)(CM_PY_MILLI_MAX / 1000)) {
+		int64_t k = (int64_t)nearbyint(d * 1000.0); /* (K or next to it; checked) */
+		if (k >= 0 && k < CM_PY_MILLI_MAX && (double)k / 1000.0 == d) {
+			cm_jw_us_of_ns(b, k);
+			if (m)
+				gpu_members_time(m, key, klen, b, at, k);
+			return;
+		}
+	}
+	cm_jw_double(b, d);
+	if (m)
+		gpu_members_num(m, key, klen, b, at);
+}
+
+/* (gpurender_int.h) */
+void gpu_span_text(cm_buf *b, struct gpu_members *m, const char *name, size_t len, cm_int pid, cm_int tid, double ts,
+		   double dur, cm_int ext)
+{
+	size_t at;
+	if (m)
+		gpu_members_element(m);
+	cm_buf_putc(b, ',');
+	at = b->len;
+	gpu_x_head_start(b, "gpu_user_annotation", name, len);
+	if (m)
+		gpu_head_members(m, b, at, "gpu_user_annotation", 19);
+	gpu_row_text(b, pid, tid, m);
+	cm_buf_lit(b, ",\"ts\":");
+	span_time(b, m, "ts", 2, ts);
+	cm_buf_lit(b, ",\"dur\":");
+	span_time(b, m, "dur", 3, dur);
+	if (m)
+		gpu_members_open(m, "args", 4, CM_J_OBJ);
+	GPU_INT_TEXT(b, m, ",\"args\":{\"External id\":", "External id", ext);
+	if (m)
+		gpu_members_close(m);
+	cm_buf_lit(b, "}}");
+}
+
+/* (gpuconv_int.h) */
+int gpu_span_put(struct gpu_span_out *o, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
+		 cm_int ext)
+{
+	if (o->enc) /* (through a pointer: gpuencspans.c stands above the walks that call this) */
+		return o->enc(o->ectx, name, len, pid, tid, ts, dur, ext);
+	gpu_span_text(o->text, NULL, name, len, pid, tid, ts, dur, ext);
+	return 0;
 }

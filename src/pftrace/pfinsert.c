@@ -21,8 +21,10 @@
  * batches of its piece (the few blocks of records it rendered) under one
  * number, the pool's next at cm_pft_insert_begin plus the piece's: so it
  * needs no batch's place in the order, which depends on the pieces before
- * (a group without an element is not a batch).  The text's batches queued
- * in the pool before the insert reach the sequential part first: the
+ * (a group without an element is not a batch).  A second run of pieces
+ * (the merge's spans after its window events) numbers them from 0 again,
+ * on from the first run's (cm_pft_insert_next).  The text's batches
+ * queued in the pool before the insert reach the sequential part first: the
  * first inserted batch's hand-over waits until the pool's sink has handed
  * them all (not cm_pft_insert_begin, so that the writer's workers start at
  * once); the text after is queued only once the inserted batches are all
@@ -223,6 +225,16 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 	rc = cm_pft_put_block(t, &t->ins);
 	cm_pft_note_writer(t, t->wph, cm_now_s() - t0, 0); /* (its wait: cm_pft_put_block's) */
 	return rc < 0 ? (t->failed = 1, cm_pft_quiesce(t)) : 0;
+}
+
+/* (pftrace.h) */
+void cm_pft_insert_next(cm_pft *t)
+{
+	if (!t->direct)
+		return;
+	/* (the pieces' ends were all seen: the pool that ran them finished) */
+	t->ins_base += __atomic_load_n(&t->ins_pieces, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&t->ins_pieces, 0, __ATOMIC_RELEASE);
 }
 
 int cm_pft_insert_end(cm_pft *t)

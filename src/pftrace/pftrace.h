@@ -72,6 +72,10 @@ int cm_pft_insert_end(cm_pft *t);
  * 8), in order, once the piece has ended; cm_pft_insert_adopt is not
  * for it.  The pieces' batches go straight to the sequential part. */
 void cm_pft_insert_direct(cm_pft *t, int on);
+/* Between two writers' runs of pieces (the merge's window events, then
+ * its spans), none in flight: the next run's pieces are numbered from 0
+ * again, after the last run's.  Nothing off the direct path. */
+void cm_pft_insert_next(cm_pft *t);
 /* The writer failed between cm_pft_insert_begin and _end (reported, or
  * the transcoder's own failure, which is reported now): the transcoder
  * stopped; its calls then return -1. */
