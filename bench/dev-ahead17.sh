@@ -35,17 +35,5 @@ one "-o out.pftrace.gz, deflate on 4 (-v)" -v o.pftrace.gz CUPTIMERGE_GZIP_THREA
 export LD_LIBRARY_PATH=carry/bench/perflib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 "$P" --version >/dev/null 2>&1 || { echo "dev-ahead17.sh: no perf here"; exit 0; }
 for f in o.json.gz o.pftrace.gz; do
-	echo "== perf record, -o $f"
-	ev=cpu-clock
-	"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" || {
-		ev=cpu-clock:u
-		"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" ||
-			{ echo "dev-ahead17.sh: perf record failed:"; head -5 "$out/rec.err"; continue; }
-	}
-	rm -f "$out/$f"
-	echo "(event $ev)"
-	"$P" report -i "$out/perf.data" --no-children --sort symbol -g none --percent-limit 1 --stdio 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -30
-	echo "-- by thread"
-	"$P" report -i "$out/perf.data" --no-children --sort pid,comm -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
+	perfrec $f 1 30
 done

@@ -39,19 +39,7 @@ for f in o.json o.pftrace; do
 	rm -f "$out/$f"
 done
 for f in o.json o.pftrace; do
-	echo "== perf record, -o $f"
-	ev=cpu-clock
-	"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" || {
-		ev=cpu-clock:u
-		"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" ||
-			{ echo "dev-perf16.sh: perf record failed:"; head -5 "$out/rec.err"; continue; }
-	}
-	rm -f "$out/$f"
-	echo "(event $ev)"
-	"$P" report -i "$out/perf.data" --no-children --sort symbol -g none --percent-limit 0.4 --stdio 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -60
-	echo "-- by thread"
-	"$P" report -i "$out/perf.data" --no-children --sort pid -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+	perfrec $f 0.4 60 || continue
 	echo "-- by dso"
 	"$P" report -i "$out/perf.data" --no-children --sort dso -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -10
 done

@@ -32,3 +32,22 @@ timelines() {
 	"$1" -v -o "$out/$2" -w "$WIN" "$CPU" 2>&1 | grep -E "^cuptimerge: (time|CPU after):" | cut -c1-600
 	rm -f "$out/$2"
 }
+# perfrec OUTPUT PERCENT ROWS: perf record's samples (cpu-clock at 999 Hz, no call graphs; the
+# user's alone where the kernel's are forbidden) of a merge into $out/OUTPUT, printed by symbol
+# (those over PERCENT %, ROWS at most) and by thread; $out/perf.data kept for more reports.
+# Needs $P (perf).  1 when perf could not record.
+perfrec() {
+	local f=$1 ev=cpu-clock
+	echo "== perf record, -o $f"
+	"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" || {
+		ev=cpu-clock:u
+		"$P" record -q -e $ev -F 999 -o "$out/perf.data" -- "$CM" -o "$out/$f" -w "$WIN" "$CPU" 2>"$out/rec.err" ||
+			{ echo "perf record failed:"; head -5 "$out/rec.err"; return 1; }
+	}
+	rm -f "$out/$f"
+	echo "(event $ev)"
+	"$P" report -i "$out/perf.data" --no-children --sort symbol -g none --percent-limit "$2" --stdio 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -"$3"
+	echo "-- by thread"
+	"$P" report -i "$out/perf.data" --no-children --sort pid -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+}
