@@ -182,7 +182,9 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	/* (E's fields in locals: the packets' stores through char pointers
 	 * would have them loaded again a record) */
 	const char *const recs = e->recs, *const end = e->recs_end, *const lim = e->lim;
-	const struct laned *ln = (const struct laned *)e->lanes.p, *const ln_end = ln + e->lanes.len / sizeof *ln;
+	/* (no lanes: LANES.p may be NULL, which no offset may be added to) */
+	const struct laned *ln = (const struct laned *)e->lanes.p,
+			   *const ln_end = ln ? ln + e->lanes.len / sizeof *ln : ln;
 	const char *next = ln < ln_end ? recs + ln->at : NULL; /* the next slice off its thread's track */
 	struct wst w;
 	const char *r;
