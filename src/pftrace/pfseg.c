@@ -23,12 +23,14 @@
  *      describes the new lanes' tracks in order;
  *   3. the packets, written from what steps 1 and 2 left (struct
  *      cm_pfwrite: the records, the list of step 2, the state before the
- *      batch) by the passer thread (pfpass.c), which then hands them on; the
- *      sink only swaps the buffers into the passer's queue.  Without a
- *      passer (-j 1) the sink writes them, and so it does when the
- *      passer's queue is full, rather than wait for it: on 16 CPUs the
- *      passer's writing was the slower of the two (0.59 s against 0.34 s
- *      of CPU in order on the 1 GB pair), so they share it.
+ *      batch) by the passer's writer threads (pfpass.c: from -j 8, two
+ *      batches or more at once; below, the passer's own thread), and
+ *      handed on in order by the passer; the sink only swaps the buffers
+ *      into the passer's queue.  Without a passer (-j 1) the sink writes
+ *      them, and so it does when the passer's queue is full, rather than
+ *      wait for it: on 16 CPUs the passer's writing was the slower of the
+ *      two (0.59 s against 0.34 s of CPU in order on the 1 GB pair), so
+ *      they share it.
  * The bytes are the same either way: the writing reads only step 1's and
  * 2's results.  A "C" element (its counter tracks made from its text, in
  * order) has its values' packets written in step 3 too, at its place
