@@ -65,6 +65,8 @@ struct cm_handoff {
 
 /* Slot K's auxiliary bytes. */
 static void *aux_at(cm_handoff *h, size_t k) { return h->aux + k * h->aux_size; }
+/* ... as put with its buffer: NULL when none were. */
+static void *slot_aux(cm_handoff *h, size_t k) { return h->has_aux[k] ? aux_at(h, k) : NULL; }
 
 /* The consumer's thread: the buffers worked through, in order, until the
  * end; once failed, those queued are taken unseen. */
@@ -90,8 +92,8 @@ static void *handoff_main(void *arg)
 		if (!drop) { /* (slot K is the consumer's: puts fill the others) */
 			t0 = cm_now_s();
 			if (h->prep && !h->npth) /* (no preparing thread could be made) */
-				h->prep(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
-			rc = h->fn(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
+				h->prep(h->ctx, &h->q[k], slot_aux(h, k));
+			rc = h->fn(h->ctx, &h->q[k], slot_aux(h, k));
 			h->st.busy += cm_now_s() - t0;
 		}
 		pthread_mutex_lock(&h->mu);
@@ -124,7 +126,7 @@ static void *prep_main(void *arg)
 		drop = h->failed;
 		pthread_mutex_unlock(&h->mu);
 		if (!drop) /* (slot K is this thread's until it is ready) */
-			h->prep(h->ctx, &h->q[k], h->has_aux[k] ? aux_at(h, k) : NULL);
+			h->prep(h->ctx, &h->q[k], slot_aux(h, k));
 		pthread_mutex_lock(&h->mu);
 		h->ready[k] = 1;
 		if (k == h->head) /* (the consumer waits only for the oldest) */

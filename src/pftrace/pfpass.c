@@ -63,23 +63,29 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 {
 	cm_pfpass *p = arg;
 	struct cm_pfpass_phase *ph = p->verbose ? &p->ph[p->phq[p->ntaken++ % PASS_PHQ]] : NULL;
-	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1, c0 = 0;
-	unsigned long v0 = 0, i0 = 0, v1, i1;
-	int rc;
 	if (w) {
 		p->wrote += ((struct cm_pfwrite *)w)->wrote_s;
 		if (ph)
 			ph->wrote += ((struct cm_pfwrite *)w)->wrote_s;
 	}
+	return cm_pfpass_call(p->sink, p->ctx, p->probe, b->p, b->len, ph, &p->passed) < 0 ? -1 : 0;
+}
+
+int cm_pfpass_call(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, cm_pft_probe probe, const void *p,
+		   size_t n, struct cm_pfpass_phase *ph, double *passed)
+{
+	double t0 = cm_now_s(), t1, w0 = 0, e0 = 0, w1, e1, c0 = 0;
+	unsigned long v0 = 0, i0 = 0, v1, i1;
+	int rc;
 	if (ph) {
 		c0 = cm_thread_cpu_s();
 		cm_thread_switches(&v0, &i0);
-		if (p->probe)
-			p->probe(p->ctx, &w0, &e0);
+		if (probe)
+			probe(ctx, &w0, &e0);
 	}
-	rc = p->sink(p->ctx, b->p, b->len);
+	rc = sink(ctx, p, n);
 	t1 = cm_now_s();
-	p->passed += t1 - t0;
+	*passed += t1 - t0;
 	if (ph) {
 		ph->passed += t1 - t0;
 		ph->passed_cpu += cm_thread_cpu_s() - c0;
@@ -88,13 +94,13 @@ static int pass_one(void *arg, cm_buf *b, void *w)
 		ph->isw += i1 - i0;
 		ph->last = t1;
 		ph->bufs++;
-		if (p->probe) {
-			p->probe(p->ctx, &w1, &e1);
+		if (probe) {
+			probe(ctx, &w1, &e1);
 			ph->sink_wait += w1 - w0;
 			ph->sink_emit += e1 - e0;
 		}
 	}
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 /* A slot's batch freed (cm_handoff_new's AUX_FREE). */

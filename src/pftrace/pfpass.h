@@ -36,6 +36,13 @@ struct cm_pfpass_phase {
  * buffers after a failure are dropped unseen. */
 cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, int writers);
 
+/* SINK(CTX, P, N), on the calling thread (the passer's, or the
+ * transcoder's own without one): its result, its seconds added to
+ * *PASSED and, PH not NULL (-v), its figures to PH (PROBE, NULL: none,
+ * asked of CTX before and after). */
+int cm_pfpass_call(int (*sink)(void *ctx, const void *p, size_t n), void *ctx, cm_pft_probe probe, const void *p,
+		   size_t n, struct cm_pfpass_phase *ph, double *passed);
+
 /* -v: count per phase (cm_pfpass_stop's PH), asking PROBE (NULL: none)
  * of the sink's CTX after each call of the sink.  Before the first put. */
 void cm_pfpass_verbose(cm_pfpass *p, cm_pft_probe probe);

@@ -203,36 +203,13 @@ static cm_pfpass *passer(cm_pft *t)
 static int drain(cm_pft *t, int all)
 {
 	int rc;
-	double t0;
 	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
 		return 0;
 	if (passer(t))
 		return cm_pfpass_put(t->pass, &t->out, t->sph);
-	t0 = cm_now_s();
-	if (pft_verbose) { /* this thread's sink calls, as the passer's */
-		struct cm_pfpass_phase *ph = &t->pph[t->sph];
-		double w0 = 0, e0 = 0, w1 = 0, e1 = 0, t1, c0 = cm_thread_cpu_s();
-		unsigned long v0, i0, v1, i1;
-		cm_thread_switches(&v0, &i0);
-		if (t->probe)
-			t->probe(t->ctx, &w0, &e0);
-		rc = t->sink(t->ctx, t->out.p, t->out.len);
-		if (t->probe)
-			t->probe(t->ctx, &w1, &e1);
-		t1 = cm_now_s();
-		ph->passed += t1 - t0;
-		ph->passed_cpu += cm_thread_cpu_s() - c0;
-		cm_thread_switches(&v1, &i1);
-		ph->vsw += v1 - v0;
-		ph->isw += i1 - i0;
-		ph->sink_wait += w1 - w0;
-		ph->sink_emit += e1 - e0;
-		ph->last = t1;
-		ph->bufs++;
-	} else {
-		rc = t->sink(t->ctx, t->out.p, t->out.len);
-	}
-	t->ev->passed += cm_now_s() - t0;
+	/* this thread's sink calls, counted as the passer's */
+	rc = cm_pfpass_call(t->sink, t->ctx, t->probe, t->out.p, t->out.len, pft_verbose ? &t->pph[t->sph] : NULL,
+			    &t->ev->passed);
 	t->out.len = 0;
 	return rc;
 }
