@@ -31,6 +31,9 @@
  * some elements with their value, which is then not parsed. */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfrecord.h"
+#include "pftrace/pftrack.h"
+#include "pftrace/pflaneq.h"
 #include "pftrace/pfbatch.h"
 #include "pftrace/pfstream.h"
 
@@ -292,7 +295,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	w->cleared = 0;
 	if (h.ts < w->batch_min)
 		w->batch_min = h.ts;
-	/* the record (pfevent.h's struct head, the pid and tid, the interned
+	/* the record (pfrecord.h's struct head, the pid and tid, the interned
 	 * data, the track event) written in place, its room made once: by
 	 * cm_buf_put a piece it took 70 instructions an id (BENCHMARKS.md
 	 * "pfcpu11") */

@@ -55,6 +55,7 @@
  * events then write no track uuid (pfbatch.c). */
 #include "config.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pftrack.h"
 
 #include <math.h>
 #include <stdlib.h>

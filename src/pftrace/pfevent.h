@@ -1,11 +1,15 @@
-/* pfevent.h - what the event encoder (pfevent.c) and the tracks
- * (pftrack.c) share: the schema's field numbers, the encoder's state, the
- * tracks' calls.  Private to src/pftrace. */
+/* pfevent.h - the event encoder (pfevent.c: the mapping, an event's body
+ * and its args, its clock and packets) as the transcoder's stages see it:
+ * the schema's field numbers, the encoder's state (struct cm_pfev), an
+ * event's members and their number text, and what the encoder lends the
+ * batches.  The tracks' calls are pftrack.h's, the batches' records
+ * pfrecord.h's, the lanes' queue pflaneq.h's.  Private to src/pftrace. */
 #ifndef CM_PFEVENT_H
 #define CM_PFEVENT_H
 
 #include "pftrace/pfintern.h"
 #include "pftrace/pbwrite.h"
+#include "pftrace/pfrecord.h"
 #include "base/diag.h"
 #include "base/hmap.h"
 #include "json/jval.h"
@@ -46,62 +50,8 @@ enum {
 	THD_PID = 1, THD_TID = 2, THD_SORT = 3, THD_NAME = 5,
 };
 
-/* A pid or tid as a key: an integer, or a string given a number of its own. */
-#define STRING_ID_BASE ((int64_t)1 << 62)
-/* The number written for the Nth string pid or tid: above every real one. */
-#define STRING_ID_SHOWN 0x7fff0000
-/* The events' clock starts at the earliest time of each batch of elements
- * (pfbatch.c; a clock a batch, cm_pf_clock_packet says why): times from
- * there are 4-byte varints for 268 ms, where a batch spans about 15 ms of
- * a merged trace, and the absolute times of a trace take 8 bytes (from one
- * base for the whole trace, 1 s before its first event: 5 bytes for 34 s,
- * 6 for 73 min; BENCHMARKS.md has the sizes).  A time before it (a held-back
- * end, after the next batch's first packet) is written on the trace's
- * clock. */
 /* Entries of the sink's cache of thread tracks (a power of 2). */
 #define TCACHE 64
-/* The uuid of the track of the global instants; the others count from it. */
-#define GLOBAL_UUID 1
-/* The tid of a process track's key. */
-#define NO_TID INT64_MIN
-
-struct track {
-	uint64_t uuid;
-	int64_t pid, tid; /* as written (tid NO_TID: a process) */
-	char *name, *labels;
-	int64_t sort;
-	int has_sort;
-	int64_t name_ts, labels_ts, sort_ts; /* of the "M" event that set each */
-	/* a string pid's or tid's text (NULL: an integer), which names the
-	 * track at each of its events as in Perfetto's JSON import, and the
-	 * rank (cm_pf_rank) of the event that set the name, after name_ts */
-	char *str;
-	int64_t name_rank;
-	unsigned lanes;     /* lanes past the first described (pflanes.c) */
-	uint64_t *lane_uuid; /* theirs */
-	uint64_t be_uuid;   /* the track of its "B" and "E" events (cm_pf_event_uuid); 0: none yet */
-	int64_t *be_open;   /* the begins of its "B" slices open, in the file's order */
-	size_t nbe_open, capbe_open;
-};
-
-/* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's,
- * each head's OFF written over by step 1 with its track: struct head says
- * how), its slices placed off their thread's own track (LANES: struct
- * laned, in the records' order) and counter values (struct cval); the
- * clock its first packet makes; the writing's state before it (the clock,
- * the default track, the last X, a clock packet due, a held-back end). */
-struct cm_pfwrite {
-	cm_buf rec, lanes, cvals;
-	const char *recs, *recs_end; /* the records (in REC's buffer, which a swap keeps where it is) */
-	const char *lim; /* the end of the records' buffer (their slices and tail after them) */
-	int64_t nbase, base;
-	uint32_t nclock, clock;
-	uint64_t ndef, def_uuid;
-	uint64_t last_thread, last_uuid;
-	int64_t last_b, last_e;
-	int due, pending;
-	double wrote_s; /* -v: the seconds its packets took to write (pfpass.c's preparing threads) */
-};
 
 /* Entries of each of an encoder's memos by pointer (args' keys,
  * categories, names: a power of 2). */
@@ -397,6 +347,15 @@ static inline struct cm_pfkeyref *cm_pf_ref(struct cm_pfkeyref *refs, const char
 }
 /* The entry of the arg key at KEY in E's keys' memo. */
 static inline struct cm_pfkeyref *cm_pf_keyref(cm_pfev *e, const char *key) { return cm_pf_ref(e->keyref, key); }
+
+/* The events' clock starts at the earliest time of each batch of elements
+ * (pfbatch.c; a clock a batch, cm_pf_clock_packet says why): times from
+ * there are 4-byte varints for 268 ms, where a batch spans about 15 ms of
+ * a merged trace, and the absolute times of a trace take 8 bytes (from one
+ * base for the whole trace, 1 s before its first event: 5 bytes for 34 s,
+ * 6 for 73 min; BENCHMARKS.md has the sizes).  A time before it (a held-back
+ * end, after the next batch's first packet) is written on the trace's
+ * clock. */
 /* The clock packet due before an event packet (pfevent.c). */
 void cm_pf_clock_packet(cm_pfev *e);
 /* The bytes of a clock packet (pfevent.c: cm_pf_clock_bytes). */
@@ -405,247 +364,5 @@ void cm_pf_clock_bytes(cm_buf *b, uint32_t clock, int64_t base, uint64_t def_uui
 void cm_pf_put_time(cm_pfev *e, cm_buf *b, int64_t ts);
 /* Write the held-back end of the last X event, if any. */
 void cm_pf_flush_end(cm_pfev *e);
-
-/* ---- tracks (pftrack.c) ---- */
-
-/* A jval type of the batches' own (pfbatch.c): an integer pid or tid
- * parsed by a worker, its int64 at s (8 bytes). */
-#define CM_PF_J_INT 0xfe
-
-/* Write the descriptor packet of track T (a process when its tid is NO_TID). */
-void cm_pf_descriptor(cm_pfev *e, const struct track *t);
-
-/* The key and the number shown of a pid or tid (pftrack.c says how); 0, or
- * -1 when V is a number beyond a double's range. */
-int cm_pf_id(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str);
-/* The number text S[0..N) as a pid or tid of Perfetto's JSON import: in
- * *X, its integer part when in 1..2^32-1, else 0; -1 when it is beyond a
- * double's range (1e400), which Perfetto refuses. */
-int cm_pf_num_id(const char *s, size_t n, int64_t *x);
-/* 1 when V, a pid or tid, is given as Perfetto's JSON import sees it (a
- * number or a string): an instant of a thread needs its tid given, one of
- * a process its pid, or the JSON import drops it. */
-int cm_pf_id_given(const cm_jval *v);
-/* Where an event of phase PH (and duration DUR, for "X") comes among the
- * events of its time in Perfetto's JSON import: "E" first, then "X", the
- * longest first, then the others in the order of the file. */
-static inline int64_t cm_pf_rank(int ph, int64_t dur)
-{
-	return ph == 'E' ? INT64_MIN : ph == 'X' ? INT64_MAX - dur : INT64_MAX;
-}
-
-/* The track of (PIDKEY, TIDKEY) (TIDKEY NO_TID: the process), made and its
- * descriptor written when new, named NAME. */
-struct track *cm_pf_track(cm_pfev *e, int64_t pidkey, int64_t pid, int64_t tidkey, int64_t tid, const cm_jval *name);
-
-/* The thread track of an event's PID and TID (its process made first);
- * NULL after reporting when either is not an id. */
-struct track *cm_pf_thread(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t *pidkey);
-/* cm_pf_thread for an event at TS of rank RANK (cm_pf_rank): a string pid
- * or tid names its process or thread again (pftrack.c says why). */
-struct track *cm_pf_thread_at(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts,
-			      int64_t rank);
-/* The cache's slot of the integer pid and tid PID, TID (pftrack.c fills it). */
-static inline struct tcache *cm_pf_tcache_slot(cm_pfev *e, int64_t pid, int64_t tid)
-{
-	return &e->tcache[(((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ (uint64_t)tid) * 0xBF58476D1CE4E5B9u >> 58 &
-			  (TCACHE - 1)];
-}
-
-/* The thread track of the integer pid and tid PID, TID (as a worker parsed
- * them, CM_PF_J_INT) when the cache holds it, else NULL: cm_pf_thread's
- * fast path, with nothing to parse.  Inline: the sequential part
- * (pfseg.c's place_all) asks it once a record, and the call was about half
- * of its 17 instructions (4 M of the 50,000-op pair, BENCHMARKS.md
- * "pfcpu11"). */
-static inline struct track *cm_pf_thread_cached(cm_pfev *e, int64_t pid, int64_t tid)
-{
-	const struct tcache *c = cm_pf_tcache_slot(e, pid, tid);
-	return c->t && c->pid == pid && c->tid == tid ? c->t : NULL;
-}
-
-/* Write the track UUID of a track event into B, unless it is the default. */
-static inline void cm_pf_put_track(const cm_pfev *e, cm_buf *b, uint64_t uuid)
-{
-	if (uuid != e->def_uuid)
-		cm_pb_uint(b, TE_TRACK_UUID, uuid);
-}
-
-/* The uuid of lane LANE of thread T (pflanes.c), described when new. */
-uint64_t cm_pf_lane(cm_pfev *e, struct track *t, unsigned lane);
-/* An "X" event as a flow after it binds to it: its thread's track, its
- * begin and end. */
-struct lastx {
-	uint64_t thread;
-	int64_t b, e;
-};
-/* The track of an event of phase PH at TS of the thread T that takes no
- * lane (a "B", an "E", or a flow while T has a "B" open; any other is on
- * T's own), in the order of the file (pfseg.c's step 1): for a "B" or an
- * "E" a track of their own under T's (pftrack.c says why), described when
- * new, and for a flow in a "B" that one's, or T's own when it lies in an
- * "X" begun in the "B" (the last one before it: X, the batch's, or with
- * NULL e->last_*). */
-uint64_t cm_pf_event_uuid(cm_pfev *e, struct track *t, int ph, int64_t ts, const struct lastx *x);
-
-/* An event at TS of RANK that makes no track of its thread ("M", "C")
- * with a string PID or TID: it names their process or thread again, as
- * cm_pf_thread_at does.  0, or -1 (reported) when either is a number
- * beyond a double's range. */
-int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts, int64_t rank);
-
-/* An "M" event: name, label or order a process or thread.  0 or -1. */
-int cm_pf_metadata(cm_pfev *e, const struct ev *ev, int64_t off);
-
-/* ---- the batches' records (pfbatch.c makes them, pfbatch.c and
- * pfseg.c place them) ---- */
-enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
-
-/* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
- * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
- * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
- * head alone, comes first: the earliest time of the batch in its ts.
- * LEN: the record's bytes, head included (the worker's: the sequential
- * part steps from record to record by it, no length read on the way).
- * Step 1 of the sequential part (pfseg.c's place_all) writes over OFF
- * the record's track uuid (a slice's: its thread's, unless step 2 lists
- * it in cm_pfwrite's LANES; an "M" or "C" element's: its first value,
- * and over DUR its count of values), which step 3 reads: the records
- * are their own places. */
-struct head {
-	unsigned char kind, cleared, ph;
-	unsigned char ids; /* the worker's word on the pid and tid (CM_PF_IDS_*) */
-	uint32_t len;
-	int64_t off, ts, dur;
-};
-
-/* A head's IDS: the pid and tid are both integers (CM_PF_J_INT, their 13
- * bytes each), and the same integers as the batch's record just before,
- * so of the same thread track (the sequential part takes the record
- * before's, with nothing read: pfseg.c). */
-#define CM_PF_IDS_INTS 1
-#define CM_PF_IDS_SAME 2
-
-/* No value: the member is missing. */
-#define ID_MISSING 0xff
-
-static inline const char *get_len_bytes(const char *p, const char **s, uint32_t *n)
-{
-	memcpy(n, p, sizeof *n);
-	*s = p + sizeof *n;
-	return *s + *n;
-}
-
-/* The value put_id_at wrote at P in *V (*VP: V, or NULL when missing). */
-static inline const char *get_id(const char *p, cm_jval *v, const cm_jval **vp)
-{
-	memset(v, 0, sizeof *v);
-	v->type = (unsigned char)*p;
-	*vp = v->type == ID_MISSING ? NULL : v;
-	return get_len_bytes(p + 1, &v->s, &v->len);
-}
-
-/* A slice of the batch placed off its thread's own track (pflanes.c's
- * lane not 0, pfseg.c's step 2): its record's place (AT, from the batch's
- * first) and its lane's track. */
-struct laned {
-	uint64_t at, uuid;
-};
-
-/* A value of a "C" element: its time, its counter track, the value. */
-struct cval {
-	int64_t ts;
-	uint64_t uuid;
-	double d;
-};
-
-/* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's (REC's
- * buffer may be swapped for another, empty). */
-int cm_pfseg_apply(cm_pfev *e, cm_buf *rec);
-/* Step 3 of the batch W (pfseg.c): its packets appended to OUT, on any
- * thread (W is all it reads). */
-void cm_pfseg_write(const struct cm_pfwrite *w, cm_buf *out);
-/* Free W's buffers. */
-void cm_pfwrite_free(struct cm_pfwrite *w);
-
-/* ---- the lanes placed off the sequential part (pflaneq.c) ---- */
-
-/* A slice for the lanes, as a worker sends it: its thread's key, its
- * times, its record's place in the batch (bytes from its first record:
- * pfseg.c finds the record by it); LANE placed. */
-struct cm_pflaneq_job {
-	uint64_t key;
-	int64_t b, e;
-	uint32_t at, lane;
-};
-
-/* What a worker appends to a batch's records (pfbatch.c): first, aligned
- * to 8 bytes, its slices of non-zero duration by shard (each shard's in
- * the batch's order); then this. */
-struct cm_pfbatch_tail {
-	uint64_t seq;      /* the batch's number (0, 1, ...) */
-	uint32_t rec_len;  /* the records' bytes, from the start */
-	uint32_t njobs;
-	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
-	/* each shard's slices: one placed off lane 0 (struct cm_pflaneq_sub's,
-	 * set by whoever placed them; 0 until then) */
-	uint32_t moved[CM_PF_SHARDS];
-};
-
-/* A batch's slices as the lanes' queue takes them: JOBS, each shard's
- * [START[s], START[s + 1]) (as in cm_pfbatch_tail). */
-struct cm_pflaneq_sub {
-	struct cm_pflaneq_job *jobs;
-	uint32_t start[CM_PF_SHARDS + 1];
-	/* MOVED[s] set (not NULL) once a slice of shard s is placed off
-	 * lane 0 (cm_pfbatch_tail's moved: the sequential part then looks
-	 * for them in that shard's slices alone) */
-	uint32_t *moved;
-};
-
-typedef struct cm_pflaneq cm_pflaneq;
-/* The lanes of every thread, in CM_PF_SHARDS shards, for batches of
- * which at most SLOTS are in flight (taken by the pool, not yet by its
- * sink). */
-cm_pflaneq *cm_pflaneq_new(size_t slots);
-void cm_pflaneq_free(cm_pflaneq *q);
-/* The key of the thread of an event of PID and TID: the same for every
- * event of a thread track (pftrack.c's keys), from them alone; two
- * threads that share one (a hash's collision, or a tid outside 0..2^32-1
- * of a string pid) share their lanes, which gives more lanes, still each
- * nested. */
-uint64_t cm_pflaneq_key(const cm_jval *pid, const cm_jval *tid);
-/* cm_pflaneq_key of a pid and a tid that are integers kept as parsed
- * (CM_PF_IV_INT) or read by small_int, PID and TID their values: the
- * same key, with nothing read again (pfbatch.c has read them for the
- * record: the text read twice was 12 M instructions of the 50,000-op
- * pair, BENCHMARKS.md "pfcpu11"). */
-uint64_t cm_pflaneq_key_ints(int64_t pid, int64_t tid);
-/* The shard of a thread's KEY (inline: a worker asks it twice a slice). */
-static inline unsigned cm_pflaneq_shard(uint64_t key)
-{
-	return (unsigned)(key >> 59) % CM_PF_SHARDS;
-}
-/* Batch SEQ's slices JOBS (START: each shard's, as in cm_pfbatch_tail),
- * given to the lanes: placed now where this thread can (a shard no other
- * thread holds, SEQ or an earlier batch next for it), else later by
- * another; MOVED (or NULL) as struct cm_pflaneq_sub's, zeroed by the
- * caller.  JOBS and MOVED stay put until cm_pflaneq_wait(SEQ) has
- * returned. */
-void cm_pflaneq_put(cm_pflaneq *q, uint64_t seq, struct cm_pflaneq_job *jobs, const uint32_t *start,
-		    uint32_t *moved);
-/* As cm_pflaneq_put, for the slices of N batches SUBS[0..N) (none: N 0)
- * under one number SEQ, placed in their order (SUBS is copied; their jobs
- * stay put until cm_pflaneq_wait(SEQ) has returned). */
-void cm_pflaneq_put_many(cm_pflaneq *q, uint64_t seq, const struct cm_pflaneq_sub *subs, size_t n);
-/* Once *STOP is set (the run failed: pfstream.c's dropping), a put that
- * would wait for its place in the ring returns at once, its slices never
- * placed. */
-void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop);
-/* Return once every batch up to SEQ (all put by then) has its lanes,
- * placing what is left here. */
-void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);
-/* Seconds spent placing, summed over the shards (for -v). */
-double cm_pflaneq_busy(cm_pflaneq *q);
 
 #endif

@@ -46,6 +46,7 @@
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfbatch.h"
+#include "pftrace/pflaneq.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/exitcode.h"

@@ -36,7 +36,8 @@
  * sequential part looks for those in such shards alone (pfseg.c's step 2:
  * 23 of the 200M pair's 1.66 M slices). */
 #include "config.h"
-#include "pftrace/pfevent.h"
+#include "pftrace/pflaneq.h"
+#include "pftrace/pftrack.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
  * "pfpass21"). */
 #include "config.h"
 #include "pftrace/pfpass.h"
-#include "pftrace/pfevent.h"
+#include "pftrace/pfrecord.h"
 #include "base/handoff.h"
 #include "base/diag.h"
 

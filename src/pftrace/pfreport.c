@@ -8,6 +8,7 @@
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pflaneq.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 

@@ -38,6 +38,9 @@
 #include "config.h"
 #include "base/diag.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pfrecord.h"
+#include "pftrace/pftrack.h"
+#include "pftrace/pflaneq.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -8,6 +8,7 @@
 
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"
+#include "pftrace/pflaneq.h"
 #include "pftrace/pfpass.h"
 #include "base/handoff.h"
 #include "base/opool.h"

@@ -3,7 +3,8 @@
  * the lanes of pflanes.c, their descriptors, and the "M" events that name,
  * label and order them (pfevent.c's header gives the mapping). */
 #include "config.h"
-#include "pftrace/pfevent.h"
+#include "pftrace/pftrack.h"
+#include "pftrace/pfrecord.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ void cm_pf_descriptor(cm_pfev *e, const struct track *t)
 static int id_of(cm_pfev *e, const cm_jval *v, int64_t pid, int64_t *key, int64_t *shown, const cm_jval **str,
 		 int make);
 
-/* (pfevent.h) */
+/* (pftrack.h) */
 int cm_pf_num_id(const char *s, size_t n, int64_t *x)
 {
 	cm_int big;
@@ -76,7 +77,7 @@ int cm_pf_num_id(const char *s, size_t n, int64_t *x)
 	return 0;
 }
 
-/* (pfevent.h) */
+/* (pftrack.h) */
 int cm_pf_id_given(const cm_jval *v)
 {
 	return v && (v->type == CM_J_NUM || v->type == CM_PF_J_INT || v->type == CM_J_STR);
@@ -356,7 +357,7 @@ static int sort_of_double(const cm_jval *v, cm_int *x)
 	return 0;
 }
 
-/* (pfevent.h) */
+/* (pftrack.h) */
 int cm_pf_str_event(cm_pfev *e, const cm_jval *pid, const cm_jval *tid, int64_t off, int64_t ts, int64_t rank)
 {
 	int64_t pk, ps, tk, tsh;

@@ -7,7 +7,7 @@
 #include "config.h"
 #include "check_common.h"
 #include "pftrace/pfintern.h"
-#include "pftrace/pfevent.h"
+#include "pftrace/pflaneq.h"
 
 #include <pthread.h>
 #include <time.h>

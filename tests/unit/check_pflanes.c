@@ -4,7 +4,7 @@
  * lone UTF-16 surrogate in a string the transcoder writes (pfevent.h). */
 #include "config.h"
 #include "check_common.h"
-#include "pftrace/pfevent.h"
+#include "pftrace/pftrack.h"
 #include "base/buf.h"
 
 /* The WTF-8 form of a lone surrogate (ED A0..BF xx) is found anywhere in a
