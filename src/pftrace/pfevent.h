@@ -1,9 +1,10 @@
-/* pfevent.h - the event encoder (pfevent.c: the mapping, an event's body
- * and its args, its clock and packets) as the transcoder's stages see it:
- * the schema's field numbers, the encoder's state (struct cm_pfev), an
- * event's members and their number text, and what the encoder lends the
- * batches.  The tracks' calls are pftrack.h's, the batches' records
- * pfrecord.h's, the lanes' queue pflaneq.h's.  Private to src/pftrace. */
+/* pfevent.h - the event encoder (pfevent.c: the mapping, its clock and
+ * packets; pfbody.c: an event's body, interned, and its args) as the
+ * transcoder's stages see it: the schema's field numbers, the encoder's
+ * state (struct cm_pfev), an event's members and their number text, and
+ * what the encoder lends the batches.  The tracks' calls are pftrack.h's,
+ * the batches' records pfrecord.h's, the lanes' queue pflaneq.h's.
+ * Private to src/pftrace. */
 #ifndef CM_PFEVENT_H
 #define CM_PFEVENT_H
 
@@ -15,6 +16,7 @@
 #include "json/jval.h"
 #include "base/exitcode.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -281,7 +283,30 @@ static inline int small_int(const char *s, size_t n, int64_t *x)
 	return 1;
 }
 
-/* ---- what pfevent.c lends the batches (pfbatch.c) ---- */
+/* The double of the number text V (NaN, Infinity as Python's json reads
+ * them): pfbody.c's, for its args, and the counters' values (pfevent.c). */
+double cm_pf_number_of(const cm_jval *v);
+
+/* 1 when the number V is beyond a double's range (1e400; no text of 308
+ * digits or fewer without an exponent is), or one of Python's literals
+ * NaN, Infinity and -Infinity (the parser's numbers: the one number text
+ * that begins with 'N' or ends with 'y'), which Perfetto's JSON import
+ * cannot read (v55.3: "expected digit"): it keeps an event's args up to
+ * it (put_annotation, pfbody.c), and on a "C" event's value it loops for
+ * ever (its counter loop retries the value it failed to read), so the
+ * transcoder keeps the values before it there too (pfevent.c's counter).
+ * A double annotation or counter value could hold them, but the .pftrace
+ * shows what the JSON shows, as for 1e400 (which a Python writer spells
+ * Infinity). */
+static inline int beyond_double(const cm_jval *v)
+{
+	return !v->has_iv &&
+	       (v->s[0] == 'N' || v->s[v->len - 1] == 'y' ||
+		((v->len > 308 || memchr(v->s, 'e', v->len) || memchr(v->s, 'E', v->len)) && isinf(cm_pf_number_of(v))));
+}
+
+/* ---- what the encoder (pfevent.c, pfbody.c) lends the batches
+ * (pfbatch.c) ---- */
 
 /* The value of the element text S[0..N) as cm_jval_parse_py makes it
  * (pfparse.c; NULL when it is not JSON), in W's nodes or its arena, valid

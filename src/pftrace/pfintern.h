@@ -83,7 +83,7 @@ static inline int cm_strtab_hit(const cm_strtab *t, const struct cm_strcache *c,
 	       (n <= 16 || !memcmp(t->blob.p + c->off + 8, s + 8, n - 16));
 }
 
-/* (always inline, as pfevent.c's intern is: an event's name, category and
+/* (always inline, as pfbody.c's intern is: an event's name, category and
  * keys each look theirs up, and GCC left them out of line, a call's saving
  * and restoring of registers a lookup) */
 static inline __attribute__((always_inline)) uint64_t cm_strtab_get(cm_strtab *t, const char *s, size_t n, uint64_t val)

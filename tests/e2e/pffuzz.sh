@@ -72,7 +72,7 @@ EOF2
 converts argsinf "$tmp/argsinf.in.json"
 
 # An arg key of many dots, each a level of dictionaries (so that Perfetto
-# names it as the JSON import does): put_annotation (pfevent.c) recursed
+# names it as the JSON import does): put_annotation (pfbody.c) recursed
 # once a dot, and a key of a million of them overflowed the stack (ASan:
 # stack-overflow; SIGSEGV without).  Refused past 4096 levels; fewer are
 # still written (50 here: protoc stops at 100 levels).  Found by probing keys.
