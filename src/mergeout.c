@@ -34,14 +34,14 @@ static int hook_append(void *ctx, cm_evout *eo)
 	/* to a .pftrace, the window's events and the spans go to the
 	 * transcoder as batches (mergepft.c), but not with a repair's remap
 	 * (rendered on one thread) */
-	int pft = !m->repair && cm_mergepft_applies(eo);
+	int pft = !m->repair && cm_mergepft_applies(eo), along = 0;
 	m->t_copied = cm_now_s() - m->t0;
 	m->c_copied = cm_process_cpu_s();
-	if ((pft ? cm_mergepft_events(m->gpu, eo, jobs) : cm_gpu_write_events(m->gpu, eo, jobs)) < 0)
+	if ((pft ? (along = cm_mergepft_events(m->gpu, eo, jobs)) : cm_gpu_write_events(m->gpu, eo, jobs)) < 0)
 		return -1;
 	m->t_render = cm_now_s() - m->t0;
 	m->c_render = cm_process_cpu_s();
-	if ((pft ? cm_mergepft_spans(m->gpu, eo, jobs) : cm_gpu_write_spans(m->gpu, eo, jobs)) < 0)
+	if ((pft ? cm_mergepft_spans(m->gpu, eo, jobs, along) : cm_gpu_write_spans(m->gpu, eo, jobs)) < 0)
 		return -1;
 	if (m->repair && cm_repair_write_metadata(m->repair, eo) < 0)
 		return -1;

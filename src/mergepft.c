@@ -93,6 +93,20 @@ static int direct_path(void)
 	return !(env && *env && !strcmp(env, "0"));
 }
 
+/* Whether the spans' pieces go in the window's pool, after its pieces
+ * (cm_gpu_write_groups' SPANS_DONE): made while the window's last pieces
+ * are, they no longer wait for the window's pool to end, then start a
+ * pool of their own (on 16 CPUs that tail was 0.06-0.08 s of the 1 GB
+ * pair's .pftrace, its spans' pieces run about 4 at a time;
+ * BENCHMARKS.md "pfspans22").  CUPTIMERGE_PFT_SPANS_ALONG=0, a testing
+ * aid, writes them after the window's pool has ended, in a pool of their
+ * own; the bytes are the same. */
+static int spans_along(void)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_SPANS_ALONG");
+	return !(env && *env && !strcmp(env, "0"));
+}
+
 /* GR set for T's encoders, N of them (made here: cm_pft_enc_free each of
  * GR's ECTX, then free the array), the testing aids' settings read. */
 static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
@@ -131,27 +145,29 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);
 	cm_gpu_groups gr;
-	int n = jobs < 1 ? 1 : jobs, rc, direct = direct_path();
+	int n = jobs < 1 ? 1 : jobs, rc, direct = direct_path(), along = 0;
 	/* the text so far to the transcoder, which then takes the batches */
 	cm_pft_insert_direct(t, direct);
 	if (cm_evout_flush(eo) < 0 || cm_pft_insert_begin(t) < 0)
 		return -1;
 	groups_for(t, n, &gr);
-	rc = cm_gpu_write_groups(g, n, &gr);
+	rc = cm_gpu_write_groups(g, n, &gr, direct && spans_along() ? &along : NULL);
 	if (rc && direct) /* (the transcoder's failure, if it was one, reported now) */
 		cm_pft_insert_abort(t);
 	groups_free(&gr, n);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? -1 : along;
 }
 
 /* (mergepft.h) */
-int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs)
+int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);
 	cm_gpu_groups gr;
 	int n = jobs < 1 ? 1 : jobs, rc;
 	/* (the window's pieces all ended: the spans' numbered on from them) */
 	cm_pft_insert_next(t);
+	if (along) /* (they went along with the window's) */
+		return cm_pft_insert_end(t) < 0 ? -1 : 0;
 	groups_for(t, n, &gr);
 	rc = cm_gpu_write_span_groups(g, n, &gr);
 	if (!rc)

@@ -12,13 +12,15 @@ int cm_mergepft_applies(const cm_evout *eo);
 
 /* cm_gpu_write_events for such an output (cm_mergepft_applies): the
  * window's events rendered and encoded by JOBS threads, handed to the
- * transcoder after the text before them; then cm_mergepft_spans must
- * follow, nothing written between.  0, or -1 after a report (the
- * transcoder then stopped). */
+ * transcoder after the text before them, and the spans after them too
+ * where they can go along (in the same pool); then cm_mergepft_spans must
+ * follow, nothing written between.  1 when the spans went along, 0 when
+ * not, or -1 after a report (the transcoder then stopped). */
 int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
-/* cm_gpu_write_spans after cm_mergepft_events: the spans rendered and
- * encoded by JOBS threads, handed to the transcoder after the window's
- * events, before the text after them.  0, or -1 after a report. */
-int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs);
+/* cm_gpu_write_spans after cm_mergepft_events, ALONG its result: the
+ * spans (unless they went along) rendered and encoded by JOBS threads,
+ * handed to the transcoder after the window's events; then the text after
+ * them.  0, or -1 after a report. */
+int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along);
 
 #endif

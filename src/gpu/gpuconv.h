@@ -256,7 +256,12 @@ typedef struct cm_gpu_groups {
 	int (*end)(void *ectx, cm_buf *out);
 	void *sctx;
 } cm_gpu_groups;
-int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr);
+/* With SPANS_DONE (not NULL), cm_gpu_write_span_groups's pieces too, after
+ * the window's in the same pool, numbered on from them, so that they are
+ * made while the window's last are (*SPANS_DONE 1), or not at all when
+ * the window's records are one block in memory (0: the caller writes them,
+ * cm_gpu_write_span_groups). */
+int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr, int *spans_done);
 /* The gpu_user_annotation spans, sorted by (External id, device, stream),
  * then those of the CPU trace's annotations (a window of version 2),
  * written by JOBS worker threads.  0, or -1 after a report. */

@@ -458,11 +458,22 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
  * it; the piece after it begins where that group ends), with the piece's
  * number PIECE (0, 1, ... in window order: every piece is handed over,
  * those without a group of their own too); the whole window at once, piece
- * 0, when it is one block in memory.  Not for --split's runs.  0, or -1
+ * 0, when it is one block in memory.  Not for --split's runs.  With X
+ * (not NULL), X's N pieces more after the window's, in the same pool (so
+ * that they are made while the window's last are, not after them): each
+ * X's FN(WCTX, the worker's number, the walk's piece, K 0 to N - 1, OUT),
+ * numbered on from the window's; *X's DONE 1 when they were, 0 when the
+ * walk took none (the window in memory: the caller makes them). 0, or -1
  * (after a report). */
 typedef int (*gpu_piece_fn)(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *out);
-int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, void **wctx, cm_opool_sink sink,
-		    void *sctx);
+typedef int (*gpu_extra_fn)(void *wctx, int worker, uint64_t piece, int k, cm_buf *out);
+struct gpu_extra {
+	int n;
+	gpu_extra_fn fn;
+	int *done;
+};
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, const struct gpu_extra *x,
+		    void **wctx, cm_opool_sink sink, void *sctx);
 /* What a window of version 2 learns of an API call besides its row: the
  * operator it was made in (Kineto's External id, for a call no CUSTOM0
  * record names) and the CPU trace's annotation it was made in. */

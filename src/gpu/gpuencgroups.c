@@ -55,6 +55,7 @@ struct grworker {
 	cm_buf text, marks; /* a record's elements */
 	struct gpu_members *m; /* their members (with gr->members) */
 	int lean;              /* their members in the lean mode (gr->lean, no remap) */
+	struct gpu_span_job *spans; /* the spans' pieces after the window's, or NULL */
 };
 
 /* OUT padded with zeros to a multiple of 8. */
@@ -189,7 +190,15 @@ int gpu_groups_sink(void *sctx, cm_buf *out)
 	return 0;
 }
 
-int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
+/* gpu_walk_groups' extra pieces: the spans' block K as piece PIECE, on
+ * WORKER. */
+static int groups_spans(void *wctx, int worker, uint64_t piece, int k, cm_buf *out)
+{
+	struct grworker *W = wctx;
+	return gpu_span_job_piece(W->spans, worker, piece, k, out);
+}
+
+int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr, int *spans_done)
 {
 	/* (a remap counts what it moves: one thread, in order, as
 	 * gpu_render_walk) */
@@ -197,10 +206,17 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 	struct grworker *W = cm_xcalloc((size_t)n, sizeof *W);
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_gpu_groups local = *gr;
+	struct gpu_span_job *sj = NULL;
+	struct gpu_extra x = {0, groups_spans, spans_done};
 	const char *env = getenv("CUPTIMERGE_PFT_GROUP");
 	if (!local.span)
 		local.span = env && *env && strtoull(env, NULL, 10) ? strtoull(env, NULL, 10) : CM_GPU_GROUP;
+	if (spans_done) { /* (the spans' encoders: the window's, a worker's own on its thread) */
+		sj = gpu_span_job_new(g, n, &local);
+		x.n = gpu_span_job_blocks(sj);
+	}
 	for (int i = 0; i < n; i++) {
+		W[i].spans = sj;
 		gpu_render_init(&W[i].R, g);
 		W[i].gr = &local;
 		W[i].ectx = gr->ectx[i];
@@ -212,14 +228,15 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
 		ctx[i] = &W[i];
 	}
 	env = getenv("CUPTIMERGE_PFT_PIECE");
-	rc = gpu_walk_groups(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, local.span, groups_block, ctx, gpu_groups_sink,
-			     &local);
+	rc = gpu_walk_groups(g, n, env && *env ? atoi(env) : CM_GPU_GROUP_BLOCKS, local.span, groups_block,
+			     sj ? &x : NULL, ctx, gpu_groups_sink, &local);
 	for (int i = 0; i < n; i++) {
 		gpu_render_free(&W[i].R);
 		cm_buf_free(&W[i].text);
 		cm_buf_free(&W[i].marks);
 		free(W[i].m);
 	}
+	gpu_span_job_free(sj);
 	free(W);
 	free(ctx);
 	return rc;

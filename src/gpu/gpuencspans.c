@@ -49,6 +49,13 @@ struct gpu_span_enc {
 	uint64_t most;         /* the elements of a group, at most */
 };
 
+/* gpu_span_job_new's: the blocks, a worker's context each. */
+struct gpu_span_job {
+	struct gpu_spans_blocks b;
+	struct gpu_span_enc *W;
+	int n;
+};
+
 /* gpu_span_out's ENC (WCTX: the worker): the span rendered into the
  * worker's text, with its members, handed to the encoder in the piece's
  * open group (one opened first when none is); the group closed once it
@@ -84,19 +91,17 @@ static int span_encode(void *wctx, const char *name, size_t len, cm_int pid, cm_
 	return 0;
 }
 
-/* The pool's work: the block whose number IN holds, a piece of the same
- * number, its spans encoded as they are rendered. */
-static int span_piece(void *wctx, const cm_buf *in, cm_buf *out)
+/* Worker W's piece PIECE (the encoder's number) of the spans' block K,
+ * its spans encoded as they are rendered, into OUT. */
+static int span_piece_of(struct gpu_span_enc *W, uint64_t piece, int k, cm_buf *out)
 {
-	struct gpu_span_enc *W = wctx;
 	struct gpu_span_out o = {NULL, span_encode, W};
-	int i, rc;
-	memcpy(&i, in->p, sizeof i);
+	int rc;
 	W->out = out;
 	W->have = 0;
 	if (W->gr->begin)
-		W->gr->begin(W->ectx, (uint64_t)i);
-	rc = gpu_spans_block(W->g, W->b, i, &o);
+		W->gr->begin(W->ectx, piece);
+	rc = gpu_spans_block(W->g, W->b, k, &o);
 	if (!rc && W->have)
 		rc = gpu_group_close(W->gr, W->ectx, W->at, W->nel, out);
 	W->have = 0;
@@ -105,45 +110,80 @@ static int span_piece(void *wctx, const cm_buf *in, cm_buf *out)
 	return W->gr->end ? W->gr->end(W->ectx, out) : 0;
 }
 
-/* (gpuconv.h) */
-int cm_gpu_write_span_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
+/* The pool's work: the block whose number IN holds, a piece of the same
+ * number. */
+static int span_piece(void *wctx, const cm_buf *in, cm_buf *out)
+{
+	int k;
+	memcpy(&k, in->p, sizeof k);
+	return span_piece_of(wctx, (uint64_t)k, k, out);
+}
+
+/* (gpurender_int.h) */
+struct gpu_span_job *gpu_span_job_new(const cm_gpu *g, int n, const cm_gpu_groups *gr)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_SPAN_GROUP");
 	uint64_t per = env && *env && strtoull(env, NULL, 10) ? strtoull(env, NULL, 10) : CM_GPU_SPAN_GROUP;
+	struct gpu_span_job *j = cm_xcalloc(1, sizeof *j);
+	j->n = n < 1 ? 1 : n;
+	gpu_spans_blocks(g, per, &j->b);
+	j->W = cm_xcalloc((size_t)j->n, sizeof *j->W);
+	for (int i = 0; i < j->n; i++) {
+		struct gpu_span_enc *W = &j->W[i];
+		W->g = g;
+		W->gr = gr;
+		W->b = &j->b;
+		W->ectx = gr->ectx[i];
+		W->most = 2 * per;
+		if (gr->members) {
+			W->m = cm_xmalloc(sizeof *W->m);
+			gpu_members_init(W->m);
+		}
+	}
+	return j;
+}
+
+/* (gpurender_int.h) */
+int gpu_span_job_blocks(const struct gpu_span_job *j) { return j->b.n; }
+
+/* (gpurender_int.h) */
+int gpu_span_job_piece(struct gpu_span_job *j, int worker, uint64_t piece, int k, cm_buf *out)
+{
+	return span_piece_of(&j->W[worker], piece, k, out);
+}
+
+/* (gpurender_int.h) */
+void gpu_span_job_free(struct gpu_span_job *j)
+{
+	if (!j)
+		return;
+	for (int i = 0; i < j->n; i++) {
+		cm_buf_free(&j->W[i].text);
+		free(j->W[i].m);
+	}
+	free(j->W);
+	gpu_spans_blocks_free(&j->b);
+	free(j);
+}
+
+/* (gpuconv.h) */
+int cm_gpu_write_span_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr)
+{
 	int n = jobs < 1 ? 1 : jobs, rc = 0;
-	struct gpu_spans_blocks b;
-	struct gpu_span_enc *W;
-	void **ctx;
+	struct gpu_span_job *j = gpu_span_job_new(g, n, gr);
+	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_opool *pool;
 	cm_buf in = {0};
-	gpu_spans_blocks(g, per, &b);
-	W = cm_xcalloc((size_t)n, sizeof *W);
-	ctx = cm_xcalloc((size_t)n, sizeof *ctx);
-	for (int i = 0; i < n; i++) {
-		W[i].g = g;
-		W[i].gr = gr;
-		W[i].b = &b;
-		W[i].ectx = gr->ectx[i];
-		W[i].most = 2 * per;
-		if (gr->members) {
-			W[i].m = cm_xmalloc(sizeof *W[i].m);
-			gpu_members_init(W[i].m);
-		}
-		ctx[i] = &W[i];
-	}
-	pool = cm_opool_new(b.n < n ? b.n : n, 0, span_piece, ctx, gpu_groups_sink, (void *)gr);
-	for (int i = 0; i < b.n && rc == 0; i++) {
+	for (int i = 0; i < n; i++)
+		ctx[i] = &j->W[i];
+	pool = cm_opool_new(j->b.n < n ? j->b.n : n, 0, span_piece, ctx, gpu_groups_sink, (void *)gr);
+	for (int i = 0; i < j->b.n && rc == 0; i++) {
 		cm_buf_put(&in, &i, sizeof i);
 		rc = cm_opool_put(pool, &in);
 	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
-	for (int i = 0; i < n; i++) {
-		cm_buf_free(&W[i].text);
-		free(W[i].m);
-	}
 	cm_buf_free(&in);
-	free(W);
 	free(ctx);
-	gpu_spans_blocks_free(&b);
+	gpu_span_job_free(j);
 	return rc;
 }

@@ -179,6 +179,22 @@ int gpu_group_close(const cm_gpu_groups *gr, void *ectx, size_t at, size_t nel, 
  * each. */
 int gpu_groups_sink(void *sctx, cm_buf *out);
 
+/* ---- gpuencspans.c: the spans' pieces for a pool that is not theirs
+ * alone (cm_gpu_write_groups with spans: after the window's pieces, in
+ * the same pool) */
+
+/* The spans' blocks, and a context for each of N workers encoding them
+ * with GR's encoders (ECTX[i], BEGIN and END as cm_gpu_write_span_groups
+ * calls them). */
+struct gpu_span_job;
+struct gpu_span_job *gpu_span_job_new(const cm_gpu *g, int n, const cm_gpu_groups *gr);
+/* Its blocks: a piece each. */
+int gpu_span_job_blocks(const struct gpu_span_job *j);
+/* Block K's spans, as the encoder's piece PIECE, encoded by WORKER (0 to
+ * N - 1: one piece at a time each) into OUT.  0, or GR's failure. */
+int gpu_span_job_piece(struct gpu_span_job *j, int worker, uint64_t piece, int k, cm_buf *out);
+void gpu_span_job_free(struct gpu_span_job *j);
+
 /* ---- gpurules.c */
 
 /* gpu_span_put's text of a span, a comma in front, into B; with M (not

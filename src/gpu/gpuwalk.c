@@ -104,6 +104,8 @@ struct rec_reader {
 	int fd;
 	uint64_t span; /* read_groups': the groups' window indexes */
 	cm_buf block, ahead; /* the block or piece read; read_groups' block after it */
+	gpu_extra_fn xfn; /* read_groups': gpu_walk_groups' extra pieces */
+	int worker;       /* this one's number (0 to n - 1), for XFN */
 };
 
 /* A worker's block: read where IN says, then FN over it. */
@@ -190,7 +192,7 @@ static int damaged(void)
  * uint64s: that of the block before it (0 before the first), that of its
  * own last block and the piece's number (read_groups' input; else
  * read_block's).  0, or -1 (after a report, or as cm_opool_put). */
-static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts)
+static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts, uint64_t *pieces)
 {
 	cm_buf b = {0};
 	uint64_t off = 0, before = 0, *nb = lasts ? (uint64_t *)lasts->p : NULL, piece = 0;
@@ -231,6 +233,27 @@ static int feed_places(cm_opool *pool, int fd, int per, const cm_buf *lasts)
 	if (!rc && b.len)
 		rc = cm_opool_put(pool, &b);
 	cm_buf_free(&b);
+	if (pieces)
+		*pieces = piece;
+	return rc;
+}
+
+/* The piece head of read_groups' extra pieces (where a piece of records
+ * has the group it goes on with, which no record's is). */
+#define EXTRA_PIECE UINT64_MAX
+
+/* gpu_walk_groups' NEXTRA extra pieces to POOL, numbered on from PIECE.
+ * 0, or -1 as cm_opool_put. */
+static int feed_extra(cm_opool *pool, int nextra, uint64_t piece)
+{
+	cm_buf b = {0};
+	int rc = 0;
+	for (int k = 0; k < nextra && rc == 0; k++) {
+		uint64_t head[3] = {EXTRA_PIECE, (uint64_t)k, piece + (uint64_t)k};
+		cm_buf_put(&b, head, sizeof head);
+		rc = cm_opool_put(pool, &b);
+	}
+	cm_buf_free(&b);
 	return rc;
 }
 
@@ -270,6 +293,8 @@ static int read_groups(void *wctx, const cm_buf *in, cm_buf *out)
 	int rc;
 	cm_buf whole;
 	memcpy(last1, in->p, sizeof last1);
+	if (last1[0] == EXTRA_PIECE)
+		return r->xfn(r->wctx, r->worker, last1[2], (int)last1[1], out);
 	if (read_places(r, in->p + sizeof last1, in->len - sizeof last1, &off) < 0)
 		return -1;
 	at = r->block.p;
@@ -339,12 +364,15 @@ static int ahead_slots(int n)
  * the blocks lie, as its feed queues them (read_groups': pieces of PER
  * blocks); else FN itself over the blocks gpu_feed_pool hands on. */
 static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span, cm_opool_fn fn, gpu_piece_fn pfn,
-		void **wctx, cm_opool_sink sink, void *sctx)
+		const struct gpu_extra *x, void **wctx, cm_opool_sink sink, void *sctx)
 {
 	cm_opool *pool;
 	struct rec_reader *rd;
 	void **rctx;
 	int rc, fd;
+	uint64_t pieces = 0;
+	if (x)
+		*x->done = 0;
 	if (!pfn && (!read || !g->win.recs)) {
 		pool = cm_opool_new(n, 0, fn, wctx, sink, sctx);
 		rc = gpu_feed_pool(g, pool);
@@ -361,6 +389,8 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 		rd[i].wctx = wctx[i];
 		rd[i].fd = fd;
 		rd[i].span = span;
+		rd[i].xfn = x ? x->fn : NULL;
+		rd[i].worker = i;
 		rctx[i] = &rd[i];
 	}
 	if (fd < 0) { /* (read_groups' walk of the one block in memory) */
@@ -370,10 +400,14 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 		/* the render's pieces far ahead of its sink (AHEAD), which waits
 		 * on the .pftrace's sequential part */
 		pool = cm_opool_new_ahead(n, ahead_slots(n), read, rctx, sink, sctx);
-		rc = feed_places(pool, fd, per, &g->win.lasts);
+		rc = feed_places(pool, fd, per, &g->win.lasts, &pieces);
+		if (x && x->n > 0 && rc == 0) { /* (after the last piece of records, in the same pool) */
+			rc = feed_extra(pool, x->n, pieces);
+			*x->done = 1;
+		}
 	} else {
 		pool = cm_opool_new(n, 0, read, rctx, sink, sctx);
-		rc = read == read_runs ? feed_run_places(g, pool) : feed_places(pool, fd, per, NULL);
+		rc = read == read_runs ? feed_run_places(g, pool) : feed_places(pool, fd, per, NULL, NULL);
 	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
 	for (int i = 0; i < n; i++) {
@@ -389,13 +423,13 @@ int gpu_walk_records(const cm_gpu *g, int n, cm_opool_fn fn, void **wctx, cm_opo
 {
 	/* (one worker reads the blocks in turn) */
 	cm_opool_fn read = n < 2 ? NULL : g->win.runs ? read_runs : read_block;
-	return walk(g, n, read, 1, 0, fn, NULL, wctx, sink, sctx);
+	return walk(g, n, read, 1, 0, fn, NULL, NULL, wctx, sink, sctx);
 }
 
-int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, void **wctx, cm_opool_sink sink,
-		    void *sctx)
+int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, const struct gpu_extra *x,
+		    void **wctx, cm_opool_sink sink, void *sctx)
 {
 	/* (pieces of several blocks at any N: each costs a look at the blocks
 	 * either side of it) */
-	return walk(g, n, read_groups, per < 1 ? 1 : per, span ? span : 1, NULL, fn, wctx, sink, sctx);
+	return walk(g, n, read_groups, per < 1 ? 1 : per, span ? span : 1, NULL, fn, x, wctx, sink, sctx);
 }

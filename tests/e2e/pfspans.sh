@@ -9,8 +9,11 @@
 # -v says the spans were inserted (in batches of 300 bytes of text the text
 # after is a batch or two where the spans' text is dozens; a span a group,
 # CUPTIMERGE_PFT_SPAN_GROUP=1, inserts about a batch more a span); the
-# bytes do not depend on -j, the read size, the group size's pieces or the
-# way (CUPTIMERGE_PFT_DIRECT=0); the members the render gives are what the
+# bytes do not depend on -j, the read size, the group size's pieces, the
+# way (CUPTIMERGE_PFT_DIRECT=0) or whether the spans' pieces go in the
+# window's pool after its pieces (gen's: its window's records are read
+# back from their file) or in a pool of their own after it
+# (CUPTIMERGE_PFT_SPANS_ALONG=0, as ann's always do); the members the render gives are what the
 # text parses to (CUPTIMERGE_PFT_MEMBERS_CHECK=1) and give the bytes of
 # each element parsed (CUPTIMERGE_PFT_REPARSE=1); and Perfetto's trace
 # processor shows for the .pftrace what it shows for the JSON (where it is
@@ -71,13 +74,16 @@ for p in $pairs; do
 	[ -n "$n1" ] && [ -n "$n2" ] && [ $((n2 - n1)) -ge $((spans / 2)) ] ||
 		fail "$p: a span a group inserted ${n2:-?} batches, the default ${n1:-?}, for $spans spans"
 
-	tcase "$p: the same bytes at -j 1 to 4 and 16, read sizes 7 and 4096, through the pool, the spans' groups of 3"
+	tcase "$p: the same bytes at -j 1 to 4 and 16, read sizes 7 and 4096, through the pool, the spans in a pool of their own, the spans' groups of 3"
 	for g in "" 3; do
 		CUPTIMERGE_PFT_SPAN_GROUP=$g $CUPTIMERGE -q -j 1 "$@" -o "$tmp/g$g.pftrace" || fail "groups of ${g:-default}: exit $?"
-		for how in "-j 2" "-j 3" "-j 4" "-j 16" "--buffer-size 7" "--buffer-size 4096" direct0; do
+		for how in "-j 2" "-j 3" "-j 4" "-j 16" "--buffer-size 7" "--buffer-size 4096" direct0 along0; do
 			if [ "$how" = direct0 ]; then
 				CUPTIMERGE_PFT_DIRECT=0 CUPTIMERGE_PFT_SPAN_GROUP=$g $CUPTIMERGE -q -j 3 "$@" -o "$tmp/h.pftrace" ||
 					fail "$how: exit $?"
+			elif [ "$how" = along0 ]; then
+				CUPTIMERGE_PFT_SPANS_ALONG=0 CUPTIMERGE_PFT_SPAN_GROUP=$g $CUPTIMERGE -q -j 3 "$@" \
+					-o "$tmp/h.pftrace" || fail "$how: exit $?"
 			else
 				# shellcheck disable=SC2086
 				CUPTIMERGE_PFT_SPAN_GROUP=$g $CUPTIMERGE -q $how "$@" -o "$tmp/h.pftrace" || fail "$how: exit $?"
