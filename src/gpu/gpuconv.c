@@ -48,14 +48,18 @@
  *                time, and the table of those that keep each API call
  *   gpusplitout.c --split: a group's runs and plan made the object's
  *                own; the groups' render in one walk  -> gpurender, gpurows
+ *   gpuencgroups.c the render in groups for the .pftrace's
+ *                encoder, with the events' members, the
+ *                spans' pieces after the window's      -> gpurender,
+ *                                                        gpuencspans, gpugroup
  *   gpuencspans.c the spans in groups for the .pftrace's
- *                encoder, with their members          -> gpurows, gpuencgroups
+ *                encoder, with their members          -> gpurows, gpugroup
+ *   gpugroup.c   a group of the encoder's in a worker's output, the
+ *                pool's sink that hands the groups on
  *   gpurows.c    row metadata, the annotation spans
  *                (their text gpurules.c's)            -> gpuanns, gpuscan
  *   gpurender.c  the render                           -> gpuargs, kineto,
  *                                                        gpumembers
- *   gpuencgroups.c the render in groups for the .pftrace's
- *                encoder, with the events' members    -> gpurender
  *   gpuplan.c    the plan and its results (extent)    -> gpuanns, gpuscan
  *   gpudigest.c  the digest, at the window's parse    -> gpujoin, gpufield
  *   gpujoin.c    the external correlations: collected

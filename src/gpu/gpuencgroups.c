@@ -41,12 +41,6 @@
  * bytes do not depend on it). */
 #define CM_GPU_GROUP_BLOCKS 4
 
-/* A group's encoded records in a worker's output: the header, then LEN
- * bytes, padded to a multiple of 8. */
-struct grpart {
-	uint64_t len;
-};
-
 /* A worker of cm_gpu_write_groups: its render, its encoder's context. */
 struct grworker {
 	struct render R;
@@ -57,14 +51,6 @@ struct grworker {
 	int lean;              /* their members in the lean mode (gr->lean, no remap) */
 	struct gpu_span_job *spans; /* the spans' pieces after the window's, or NULL */
 };
-
-/* OUT padded with zeros to a multiple of 8. */
-static void pad8(cm_buf *out)
-{
-	static const char zero[8];
-	if (out->len & 7)
-		cm_buf_put(out, zero, 8 - (out->len & 7));
-}
 
 /* The record R rendered into W's text and marks, its members noted in the
  * lean mode when LEAN. */
@@ -108,30 +94,6 @@ static int encode_record(struct grworker *W, const cm_gpurec *r, cm_buf *out, si
 	return 0;
 }
 
-/* (gpurender_int.h) */
-int gpu_group_open(const cm_gpu_groups *gr, void *ectx, cm_buf *out, size_t *at)
-{
-	struct grpart h = {0};
-	*at = out->len;
-	cm_buf_put(out, &h, sizeof h);
-	return gr->open(ectx, out);
-}
-
-/* (gpurender_int.h) */
-int gpu_group_close(const cm_gpu_groups *gr, void *ectx, size_t at, size_t nel, cm_buf *out)
-{
-	struct grpart h;
-	int rc = gr->close(ectx, out);
-	if (rc < 0)
-		return rc;
-	h.len = out->len - at - sizeof h;
-	memcpy(out->p + at, &h, sizeof h);
-	if (!nel)
-		out->len = at; /* no element: not seen */
-	pad8(out);
-	return 0;
-}
-
 /* The pool's work: whole groups of records (IN, the piece PIECE), each
  * encoded as it is rendered. */
 static int groups_block(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *out)
@@ -163,31 +125,6 @@ static int groups_block(void *wctx, uint64_t piece, const cm_buf *in, cm_buf *ou
 	if (have && (rc = gpu_group_close(gr, W->ectx, at, nel, out)) < 0)
 		return rc;
 	return gr->end ? gr->end(W->ectx, out) : 0;
-}
-
-/* (gpurender_int.h: OUT's bytes first to the encoder's adopt, when it has
- * one; V keeps where they are) */
-int gpu_groups_sink(void *sctx, cm_buf *out)
-{
-	const cm_gpu_groups *gr = sctx;
-	const cm_buf v = *out;
-	size_t at = 0, n = 0;
-	struct grpart h;
-	if (gr->adopt) {
-		for (at = 0; at < v.len; at = (at + sizeof h + (size_t)h.len + 7) & ~(size_t)7, n++)
-			memcpy(&h, v.p + at, sizeof h);
-		if (n)
-			gr->adopt(gr->sctx, out, n);
-	}
-	at = 0;
-	while (at < v.len) {
-		memcpy(&h, v.p + at, sizeof h);
-		at += sizeof h;
-		if (gr->encoded(gr->sctx, v.p + at, (size_t)h.len) < 0)
-			return -1;
-		at = (at + (size_t)h.len + 7) & ~(size_t)7;
-	}
-	return 0;
 }
 
 /* gpu_walk_groups' extra pieces: the spans' block K as piece PIECE, on

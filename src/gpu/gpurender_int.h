@@ -164,8 +164,8 @@ void gpu_render_free(struct render *R);
  * the JSON's render writes them, noted in ES. */
 void gpu_render_record(struct render *R, const cm_gpurec *rec, cm_buf *out, struct gpu_emit *es);
 
-/* ---- gpuencgroups.c: a group of an encoder's (cm_gpu_groups), in a
- * worker's output OUT as gpuencgroups.c lays it out */
+/* ---- gpugroup.c: a group of an encoder's (cm_gpu_groups), in a
+ * worker's output OUT as gpuencgroups.c and gpuencspans.c lay it out */
 
 /* A group opened at OUT's end (its length a multiple of 8), its header
  * first (its place in *AT) then GR's OPEN(ECTX).  0, or OPEN's failure. */
