@@ -361,12 +361,7 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	size_t at = out->len;
 	struct head base;
 	/* the batch's interning starts over, so its records depend on it alone */
-	cm_strtab_clear(&w->cats);
-	cm_strtab_clear(&w->names);
-	cm_strtab_clear(&w->keys);
-	cm_pf_keys_cleared(w);
-	w->next_iid = 1;
-	w->cleared = 1;
+	cm_pf_tables_clear(w);
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
 	w->jobs.len = 0;

@@ -55,17 +55,22 @@ static inline __attribute__((always_inline)) uint64_t intern_fixed(cm_pfev *e, s
 	return iid;
 }
 
-/* Between packets: start the tables over when they hold too much. */
-void cm_pf_maybe_clear(cm_pfev *e)
+/* (pfevent.h) */
+void cm_pf_tables_clear(cm_pfev *e)
 {
-	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) < e->intern_max)
-		return;
 	cm_strtab_clear(&e->cats);
 	cm_strtab_clear(&e->names);
 	cm_strtab_clear(&e->keys);
 	cm_pf_keys_cleared(e);
 	e->next_iid = 1;
 	e->cleared = 1;
+}
+
+/* Between packets: start the tables over when they hold too much. */
+void cm_pf_maybe_clear(cm_pfev *e)
+{
+	if (cm_strtab_bytes(&e->cats) + cm_strtab_bytes(&e->names) + cm_strtab_bytes(&e->keys) >= e->intern_max)
+		cm_pf_tables_clear(e);
 }
 
 /* ---- args ---- */

@@ -353,6 +353,9 @@ int cm_pf_body(cm_pfev *e, const struct ev *ev, int type, int64_t off);
 /* Between elements: start the interning tables over when they hold too
  * much (e->cleared says so). */
 void cm_pf_maybe_clear(cm_pfev *e);
+/* Start them over now (a batch's open, pfbatch.c; or when they hold too
+ * much), e->cleared set. */
+void cm_pf_tables_clear(cm_pfev *e);
 /* The tables were started over: the memos by pointer forget (their
  * entries' generation is no longer keygen). */
 static inline void cm_pf_keys_cleared(cm_pfev *e)
