@@ -26,7 +26,10 @@
  * then those Kineto draws of the CPU trace's: cm_mergepft_spans) go the
  * same way, in groups of their own (gpu/gpuencspans.c: a slice of the
  * spans' tables, about 4096 annotations, a piece and a batch), their
- * pieces numbered on from the window's (cm_pft_insert_next).  They were
+ * pieces numbered on from the window's: in the window's pool, after its
+ * pieces, where the window's records are read back from their file
+ * (spans_along), else in a pool of their own after it
+ * (cm_pft_insert_next between).  They were
  * the text after: on 16 CPUs the 1 GB pair's 33 MB of them, walked, cut
  * into 33 batches and parsed again by the transcoder, a batch a worker,
  * took the output 0.06-0.07 s past the render's end where the JSON took
