@@ -12,14 +12,7 @@ CM=${CM:-carry/bench/cuptimerge}
 CM_TL=${CM_TL:-}
 T=${T:-/usr/bin/time}
 . "$(dirname "$0")/devrow.sh" dev-place22
-for round in 1 2 3; do
-	one "-o out.json ($round)" "" o.json
-	one "-o out.pftrace ($round)" "" o.pftrace
-	one "  placing all, as before ($round)" "" o.pftrace CUPTIMERGE_PFT_PLACE_ALL=1
-	one "-o out.json.gz ($round)" "" o.json.gz
-	one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
-	one "  placing all, as before ($round)" "" o.pftrace.gz CUPTIMERGE_PFT_PLACE_ALL=1
-done
+ab_rounds 3 "placing all, as before" CUPTIMERGE_PFT_PLACE_ALL=1
 one "-o out.pftrace (-v)" -v o.pftrace
 one "  placing all, as before (-v)" -v o.pftrace CUPTIMERGE_PFT_PLACE_ALL=1
 if [ -n "$CM_TL" ]; then

@@ -9,14 +9,7 @@ set -u
 CM=${CM:-carry/bench/cuptimerge}
 T=${T:-/usr/bin/time}
 . "$(dirname "$0")/devrow.sh" dev-spans22
-for round in 1 2 3 4; do
-	one "-o out.json ($round)" "" o.json
-	one "-o out.pftrace ($round)" "" o.pftrace
-	one "  spans after the pool, as before ($round)" "" o.pftrace CUPTIMERGE_PFT_SPANS_ALONG=0
-	one "-o out.json.gz ($round)" "" o.json.gz
-	one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
-	one "  spans after the pool, as before ($round)" "" o.pftrace.gz CUPTIMERGE_PFT_SPANS_ALONG=0
-done
+ab_rounds 4 "spans after the pool, as before" CUPTIMERGE_PFT_SPANS_ALONG=0
 one "-o out.pftrace (-v)" -v o.pftrace
 one "  spans after the pool, as before (-v)" -v o.pftrace CUPTIMERGE_PFT_SPANS_ALONG=0
 timelines "$CM" o.json

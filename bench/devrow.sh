@@ -25,6 +25,20 @@ one() {
 		cut -c1-1100
 	rm -f "$out"/o.* "$out/stdout"
 }
+# ab_rounds N LABEL ENV: N rounds, rows taking turns, of the JSON, the .pftrace as $CM writes it and
+# with ENV (LABEL: the row's name, "the way before"), then the same for gzip: an A/B of a testing aid
+# in one binary
+ab_rounds() {
+	local n=$1 label=$2 env=$3 round
+	for round in $(seq 1 "$n"); do
+		one "-o out.json ($round)" "" o.json
+		one "-o out.pftrace ($round)" "" o.pftrace
+		one "  $label ($round)" "" o.pftrace "$env"
+		one "-o out.json.gz ($round)" "" o.json.gz
+		one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
+		one "  $label ($round)" "" o.pftrace.gz "$env"
+	done
+}
 # timelines BINARY OUTPUT: the merge's -v time lines ("time:" and "CPU after:") of BINARY's merge
 # into $out/OUTPUT (the output removed after)
 timelines() {
