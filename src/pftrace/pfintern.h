@@ -138,6 +138,9 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e);
 /* The slices placed so far on a lane out of the in-order mode at or after
  * the end of all of its slices (pflanes.c's append; for the tests). */
 unsigned long cm_pflanes_appends(const cm_pflanes *l);
+/* The slices placed so far on a list in front of a treap (pflanes.c's
+ * "lanes whose slices come in order"; for the tests). */
+unsigned long cm_pflanes_fronts(const cm_pflanes *l);
 
 /* ---- the event encoder (pfevent.c) ---- */
 typedef struct cm_pfev cm_pfev;

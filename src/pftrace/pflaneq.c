@@ -292,13 +292,16 @@ void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq)
 	}
 }
 
-double cm_pflaneq_busy(cm_pflaneq *q)
+double cm_pflaneq_busy(cm_pflaneq *q, double *most)
 {
 	double b = 0;
 	int s;
+	*most = 0;
 	for (s = 0; s < CM_PF_SHARDS; s++) {
 		pthread_mutex_lock(&q->sh[s].mu);
 		b += q->sh[s].busy;
+		if (q->sh[s].busy > *most)
+			*most = q->sh[s].busy;
 		pthread_mutex_unlock(&q->sh[s].mu);
 	}
 	return b;

@@ -90,7 +90,9 @@ void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop);
 /* Return once every batch up to SEQ (all put by then) has its lanes,
  * placing what is left here. */
 void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);
-/* Seconds spent placing, summed over the shards (for -v). */
-double cm_pflaneq_busy(cm_pflaneq *q);
+/* Seconds spent placing, summed over the shards, and in *MOST those of
+ * the busiest shard (for -v: a shard is a chain, placed in order, so on
+ * many CPUs its seconds bound the phases its slices come in). */
+double cm_pflaneq_busy(cm_pflaneq *q, double *most);
 
 #endif

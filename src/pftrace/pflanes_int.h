@@ -31,16 +31,21 @@ struct ival {
 /* A lane: a treap of its slices; while they come in the order of their
  * begins (a CPU thread's, as Kineto writes them), a list of them in that
  * order instead, and what answers clashes() without a descent (see
- * sorted_clashes). */
+ * sorted_clashes).  The list may also come before a treap: its slices all
+ * end before the treap's earliest begin (MINB), as a CPU thread's runtime
+ * calls from the window do before the thread's last slices, remembered
+ * from the CPU trace (pflanes.c's "lanes whose slices come in order"). */
 struct lane {
-	uint32_t root;
-	int sorted;       /* every query so far came at a begin no earlier than the last */
+	uint32_t root;    /* the treap (0: none) */
+	int64_t minb;     /* the earliest begin of the treap's slices (INT64_MAX: none) */
+	int sorted;       /* the list answers: every query since it began came at a begin no earlier than the
+			   * last, and ended before MINB */
 	int64_t lastq;    /* sorted: the latest begin asked about */
 	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
 	int64_t maxe;     /* sorted: the latest end */
 	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
 	size_t nopen, capopen;
-	uint32_t *ord;    /* sorted: its nodes in order (no treap: ROOT is 0 until it leaves the mode) */
+	uint32_t *ord;    /* sorted: the list's nodes in order (not in the treap) */
 	size_t nord, capord;
 };
 
@@ -55,6 +60,7 @@ struct cm_pflanes {
 	struct node *n;
 	size_t nn, cap; /* nodes used (node 0 included), allocated */
 	unsigned long appends; /* slices placed by append() (for the tests) */
+	unsigned long fronts;  /* slices placed on a list in front of a treap (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
 	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
@@ -79,8 +85,8 @@ void cm_pflanes_fix_maxe(struct node *n, uint32_t t);
  * set (a Cartesian tree, in one pass, with the latest ends); its root (0
  * when K is 0).  PATH: room for K numbers, not XS. */
 uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint32_t *path);
-/* The lane LN leaves the in-order mode: its treap, made from its list,
- * answers from now on. */
+/* The lane LN leaves the in-order mode: its list's slices go into its
+ * treap (made from the list when it has none), which answers from now on. */
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln);
 
 /* ---- pflanewin.c */

@@ -1,6 +1,6 @@
 /* pflanewin.c - the lanes' window (pflanes.c): the slices forgotten once
  * they end a window of trace time behind the latest begin, the nodes left
- * placed again (a lane's treap made again, an in-order lane's list kept),
+ * placed again (a lane's treap made again, its list, if it has one, kept),
  * and the node table grown, or the window halved when it would pass
  * MAX_NODES.  Apart from the placing, which calls it only when its table
  * is full (pflanes_int.h: what the two share). */
@@ -63,12 +63,14 @@ static void rebuild(cm_pflanes *l, size_t cap)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
 			size_t k = 0, m;
-			if (!ln->sorted) {
-				collect(l, old, ln->root, horizon, &k);
-				ln->root = build(l, old, l->stack, k, path);
+			/* the treap (with a list before it, or none) */
+			collect(l, old, ln->root, horizon, &k);
+			ln->minb = k ? old[l->stack[0]].b : INT64_MAX;
+			ln->root = build(l, old, l->stack, k, path);
+			if (!ln->sorted)
 				continue;
-			}
 			/* the list kept in order, less what ends before the window */
+			k = 0;
 			ln->maxe = INT64_MIN;
 			for (m = 0; m < ln->nord; m++)
 				if (old[ln->ord[m]].e >= horizon) {

@@ -186,6 +186,101 @@ START_TEST(lanes_append)
 }
 END_TEST
 
+/* The list in front of a treap (pflanes.c): a thread's lanes first take
+ * slices late in trace time (the CPU trace's last, which its lanes
+ * remember), then slices from early on, mostly in order (the window's
+ * runtime calls, after the CPU trace), nested, tied, over the end of the
+ * one before; now and then one goes back in time, or reaches the late ones
+ * (the list's slices then go into the treap).  Each slice on the first
+ * lane without a clash, found by looking at every slice placed before it;
+ * and the list taken, for most of the early ones where none goes back.
+ * Loops: how often a slice goes back or reaches the late ones (never, or
+ * 1 in 8 to 1 in 256), times in ns or in us (within the window: the
+ * nodes are placed again as the table grows, none forgotten), one thread
+ * or three. */
+#define NLANES_FRONT 4000
+#define NLANES_LATE 400
+START_TEST(lanes_front)
+{
+	static struct placed p[NLANES_FRONT];
+	cm_pflanes *l = cm_pflanes_new();
+	uint64_t r = 0x51ED2701u + (uint64_t)_i * 15485863u;
+	int64_t at[4] = {0, 0, 0, 0}, open_b[4] = {0, 0, 0, 0}, open_e[4] = {0, 0, 0, 0}, lastb[4] = {0, 0, 0, 0};
+	int64_t scale = _i % 2 ? 1000 : 1, late = 1000000;
+	unsigned i, j, lane, odd = _i / 4 ? 4u << _i / 4 : 0, nthr = _i % 4 < 2 ? 1 : 3, maxlane = 0;
+	for (i = 0; i < NLANES_FRONT; i++) {
+		unsigned t;
+		int64_t b, e, d;
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		t = (unsigned)(r >> 62) % nthr + 1;
+		d = (int64_t)((r >> 20) % 50) + 1;
+		if (i < NLANES_LATE) { /* the late ones, nested runs in order */
+			b = late + (int64_t)i * 8 + (int64_t)((r >> 40) % 4);
+			e = b + d * (i % 5 ? 1 : 9);
+		} else if (odd && (unsigned)(r >> 30) % odd == 0) {
+			if (r >> 63) /* back in time, into what is listed */
+				b = at[t] - (int64_t)((r >> 40) % 200);
+			else /* reaching the late ones */
+				b = late - (int64_t)((r >> 40) % 40);
+			e = b + d;
+		} else {
+			switch ((unsigned)(r >> 33) % 4) {
+			case 0: /* inside the one before, or tied with it */
+				b = open_b[t] + (int64_t)((r >> 40) % 3);
+				e = open_e[t] > b ? b + 1 + d % (open_e[t] - b) : b + d;
+				break;
+			case 1: /* over the end of the one before */
+				b = at[t] - (int64_t)((r >> 40) % 3);
+				e = b + d;
+				break;
+			default: /* after it, or where it ends */
+				b = at[t] + (int64_t)((r >> 40) % 4);
+				e = b + d;
+				break;
+			}
+			if (b < lastb[t]) /* (in order) */
+				b = lastb[t];
+			if (e < b)
+				e = b + d;
+			if (e >= late) /* (the early ones stay early) */
+				e = late - 1;
+			if (b > e)
+				b = e;
+			lastb[t] = b;
+			if (b >= at[t] || b >= open_b[t])
+				open_b[t] = b, open_e[t] = e;
+			if (e > at[t])
+				at[t] = e;
+		}
+		p[i].b = b * scale, p[i].e = e * scale, p[i].thread = t, p[i].i = i;
+		p[i].lane = cm_pflanes_place(l, t, p[i].b, p[i].e);
+		if (p[i].e > p[i].b) { /* the first lane without a clash, by looking at all */
+			for (lane = 0;; lane++) {
+				for (j = 0; j < i; j++) {
+					const struct placed *q = &p[j];
+					if (q->thread != t || q->lane != lane || q->e == q->b)
+						continue;
+					if ((q->b == p[i].b && q->e < p[i].e) ||
+					    (q->b > p[i].b && q->b <= p[i].e && q->e > p[i].e) ||
+					    (q->b < p[i].b && q->e > p[i].b && q->e < p[i].e))
+						break;
+				}
+				if (j == i)
+					break;
+			}
+			ck_assert_uint_eq(p[i].lane, lane);
+			if (lane > maxlane)
+				maxlane = lane;
+		}
+	}
+	ck_assert_uint_gt(maxlane, 0);
+	/* the list taken: for most of the early ones where none goes back,
+	 * else at least until the first that does */
+	ck_assert_uint_gt(cm_pflanes_fronts(l), odd ? 0 : (NLANES_FRONT - NLANES_LATE) / 2);
+	cm_pflanes_free(l);
+}
+END_TEST
+
 /* A pid or tid of number text or a string, for cm_pflaneq_key. */
 static cm_jval jv(int type, const char *s)
 {
@@ -389,6 +484,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, lanes);
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_loop_test(tc, lanes_append, 0, 10);
+	tcase_add_loop_test(tc, lanes_front, 0, 28);
 	tcase_add_test(tc, laneq_keys);
 	tcase_add_test(tc, laneq_key_ints);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
