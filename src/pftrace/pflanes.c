@@ -62,7 +62,7 @@ cm_pflanes *cm_pflanes_new(void)
 	cm_pflanes *l = cm_xcalloc(1, sizeof *l);
 	l->cap = 1024;
 	l->n = cm_xcalloc(l->cap, sizeof *l->n);
-	l->nn = 1;
+	l->nn = l->nnode = 1;
 	l->n[0].maxe = INT64_MIN;
 	l->thrslots = 16;
 	l->thr = cm_xcalloc(l->thrslots, sizeof *l->thr);
@@ -81,7 +81,7 @@ void cm_pflanes_free(cm_pflanes *l)
 		unsigned j;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			free(l->thr[i].lane[j].open);
-			free(l->thr[i].lane[j].ord);
+			free(l->thr[i].lane[j].list);
 		}
 		free(l->thr[i].lane);
 	}
@@ -341,7 +341,7 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * treap's), as they would have gone without the list: never more work
  * than the treap's alone. */
 
-uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint32_t *path)
+uint32_t cm_pflanes_cartesian(struct node *n, uint32_t first, size_t k, uint32_t *path)
 {
 	size_t i, depth = 0;
 	/* A node leaves the path once every node of its subtree is placed:
@@ -352,7 +352,7 @@ uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint
 	 * it: 1.6 M of the 1,981 M instructions of the 50k pair's .pftrace
 	 * merge, BENCHMARKS.md "pfcpu16"). */
 	for (i = 0; i < k; i++) {
-		uint32_t x = xs[i], last = 0;
+		uint32_t x = first + (uint32_t)i, last = 0;
 		n[x].l = n[x].r = 0;
 		while (depth && n[path[depth - 1]].prio < n[x].prio) {
 			last = path[--depth];
@@ -376,29 +376,39 @@ uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint
 static void list_begin(struct lane *ln)
 {
 	ln->sorted = 1;
-	ln->nord = ln->nopen = 0;
+	ln->nlist = ln->nopen = 0;
 	ln->lastq = ln->maxb = ln->maxe = INT64_MIN;
 	ln->mine = INT64_MAX;
 }
 
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 {
+	uint32_t first = (uint32_t)l->nnode;
+	size_t k;
+	/* (NN counts the listed slices: their nodes fit below it) */
+	for (k = 0; k < ln->nlist; k++) {
+		struct node *x = &l->n[l->nnode++];
+		x->b = ln->list[k].b;
+		x->e = x->maxe = ln->list[k].e;
+		x->l = x->r = 0;
+		x->prio = prio(l);
+	}
 	if (!ln->root) {
-		uint32_t *path = cm_xmalloc((ln->nord + 1) * sizeof *path);
-		ln->root = cm_pflanes_cartesian(l->n, ln->ord, ln->nord, path);
+		uint32_t *path = cm_xmalloc((ln->nlist + 1) * sizeof *path);
+		ln->root = cm_pflanes_cartesian(l->n, first, ln->nlist, path);
 		free(path);
 	} else {
 		/* (each before all of the treap's: the same treap as theirs
 		 * inserted as they came, its priorities theirs) */
-		for (size_t k = 0; k < ln->nord; k++)
-			ln->root = insert(l->n, ln->root, ln->ord[k]);
+		for (k = 0; k < ln->nlist; k++)
+			ln->root = insert(l->n, ln->root, first + (uint32_t)k);
 	}
-	if (ln->nord)
-		ln->minb = l->n[ln->ord[0]].b;
+	if (ln->nlist)
+		ln->minb = ln->list[0].b;
 	ln->sorted = 0;
-	free(ln->ord);
-	ln->ord = NULL;
-	ln->nord = ln->capord = 0;
+	free(ln->list);
+	ln->list = NULL;
+	ln->nlist = ln->caplist = 0;
 }
 
 /* clashes() for a lane in the in-order mode, B at least its lastq. */
@@ -430,14 +440,14 @@ static int lane_clashes(cm_pflanes *l, struct lane *ln, int64_t b, int64_t e)
 	return ln->sorted ? sorted_clashes(ln, b, e) : clashes(l->n, ln->root, b, e);
 }
 
-/* Append node X, the last in order, to the in-order lane LN. */
-static void sorted_append(cm_pflanes *l, struct lane *ln, uint32_t x)
+/* Append the slice [B, E], the last in order, to the in-order lane LN's
+ * list (no node: that is made if the list goes into the treap). */
+static void sorted_append(struct lane *ln, int64_t b, int64_t e)
 {
-	const struct node *n = l->n;
-	int64_t b = n[x].b, e = n[x].e;
-	if (ln->nord == ln->capord)
-		ln->ord = cm_xrealloc(ln->ord, (ln->capord = ln->capord * 2 + 16) * sizeof *ln->ord);
-	ln->ord[ln->nord++] = x;
+	if (ln->nlist == ln->caplist)
+		ln->list = cm_xrealloc(ln->list, (ln->caplist = ln->caplist * 2 + 16) * sizeof *ln->list);
+	ln->list[ln->nlist].b = b;
+	ln->list[ln->nlist++].e = e;
 	if (b > ln->maxb || ln->maxe == INT64_MIN)
 		ln->maxb = b, ln->mine = e;
 	else if (e < ln->mine)
@@ -477,16 +487,19 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		t->nlanes++;
 	}
 	ln = &t->lane[lane];
-	x = (uint32_t)l->nn++;
+	l->nn++; /* (a node, or a slice listed: room() counts both) */
+	if (ln->sorted) {
+		sorted_append(ln, b, e);
+		l->fronts += ln->root != 0;
+		return lane;
+	}
+	x = (uint32_t)l->nnode++;
 	l->n[x].b = b;
 	l->n[x].e = e;
 	l->n[x].maxe = e;
 	l->n[x].l = l->n[x].r = 0;
 	l->n[x].prio = prio(l);
-	if (ln->sorted) {
-		sorted_append(l, ln, x);
-		l->fronts += ln->root != 0;
-	} else if (ln->root && l->n[ln->root].maxe <= b) {
+	if (ln->root && l->n[ln->root].maxe <= b) {
 		ln->root = append(l->n, ln->root, x);
 		l->appends++;
 	} else {

@@ -23,40 +23,42 @@ static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t h
 	collect(l, old, old[t].r, horizon, k);
 }
 
-/* Copy the nodes of a lane (old numbers IDX[0..K), in order) into l->n
- * from l->nn and make a treap of them (a Cartesian tree, built in one
- * pass); returns its root. */
+/* Copy the nodes of a lane's treap (old numbers IDX[0..K), in order) into
+ * l->n from l->nnode, counted in l->nn, and make a treap of them (a
+ * Cartesian tree, built in one pass); returns its root.  PATH: room for K
+ * numbers. */
 static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx, size_t k, uint32_t *path)
 {
+	uint32_t first = (uint32_t)l->nnode;
 	size_t i;
 	for (i = 0; i < k; i++) {
-		uint32_t x = (uint32_t)l->nn++;
+		uint32_t x = (uint32_t)l->nnode++;
 		l->n[x] = old[idx[i]];
 		l->n[x].prio = prio(l);
-		path[i] = x;
 	}
-	/* (listed in PATH's head, the tree's making using the rest: PATH
-	 * holds twice the nodes) */
-	return cm_pflanes_cartesian(l->n, path, k, path + k);
+	l->nn += k;
+	return cm_pflanes_cartesian(l->n, first, k, path);
 }
 
-/* Place the nodes again in CAP slots, forgetting those that end before the
- * window. */
+/* Place the treaps' nodes again in CAP slots (CAP at least l->nn), and
+ * filter the lists in place, forgetting the slices that end before the
+ * window; l->nn counts what is kept, as many slices as before however
+ * they are held. */
 static void rebuild(cm_pflanes *l, size_t cap)
 {
 	struct node *old = l->n;
-	size_t oldn = l->nn, i;
+	size_t oldnode = l->nnode, i;
 	unsigned j;
 	uint32_t *path;
 	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
-	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
-	path = cm_xmalloc(2 * oldn * sizeof *path); /* (build's two lists) */
+	l->stack = cm_xrealloc(l->stack, oldnode * sizeof *l->stack);
+	path = cm_xmalloc(oldnode * sizeof *path); /* (build's) */
 	/* not zeroed: every node is written whole before it is read (node 0,
 	 * the children's "none", here; zeroing 640 KB a rebuild cost more
 	 * than the rebuild) */
 	l->n = cm_xmalloc(cap * sizeof *l->n);
 	l->cap = cap;
-	l->nn = 1;
+	l->nn = l->nnode = 1;
 	memset(&l->n[0], 0, sizeof l->n[0]);
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++)
@@ -69,18 +71,18 @@ static void rebuild(cm_pflanes *l, size_t cap)
 			ln->root = build(l, old, l->stack, k, path);
 			if (!ln->sorted)
 				continue;
-			/* the list kept in order, less what ends before the window */
+			/* the list kept in order, in place, less what ends
+			 * before the window (no node to copy) */
 			k = 0;
 			ln->maxe = INT64_MIN;
-			for (m = 0; m < ln->nord; m++)
-				if (old[ln->ord[m]].e >= horizon) {
-					uint32_t x = (uint32_t)l->nn++;
-					l->n[x] = old[ln->ord[m]];
-					ln->ord[k++] = x;
-					if (l->n[x].e > ln->maxe)
-						ln->maxe = l->n[x].e;
+			for (m = 0; m < ln->nlist; m++)
+				if (ln->list[m].e >= horizon) {
+					ln->list[k++] = ln->list[m];
+					if (ln->list[m].e > ln->maxe)
+						ln->maxe = ln->list[m].e;
 				}
-			ln->nord = k;
+			ln->nlist = k;
+			l->nn += k;
 			/* and the open chain: its innermost end first */
 			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
 				ln->nopen--;
