@@ -35,8 +35,9 @@
  * remembered while they end within a window of trace time behind the
  * latest begin seen (ties and overlaps are near in time, however far
  * apart in the file; a long slice still open is kept): WINDOW_NS, halved
- * whenever the nodes would pass MAX_NODES after forgetting what is older,
- * so memory stays bounded on any trace.  The threads are shared out among
+ * whenever the slices remembered (in nodes or in lists, below) would pass
+ * MAX_NODES after forgetting what is older, so memory stays bounded on any
+ * trace.  The threads are shared out among
  * CM_PF_SHARDS of these, each with its own window, on the -j threads
  * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
  *
@@ -322,10 +323,15 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * slice around B is the innermost of the open chain that begins before B,
  * once the chain has dropped what ends by B (B only grows, so they never
  * come back).  A new slice then comes last in the treap's order, so the
- * lane's slices are only listed, in order, with no treap; the lane makes
- * its treap from the list when a slice comes out of order (a Cartesian
- * tree, in one pass).  The window forgets the same slices either way, so
- * the answers, and the lanes, are the treap's.
+ * lane's slices are only listed, in order, with no treap: the list holds
+ * their begins and ends itself (16 bytes a slice), no node each (40, a
+ * priority drawn, and copied at every rebuild: 14% of the lanes'
+ * instructions on the 50,000-op pair, BENCHMARKS.md "lanes24"); the lane
+ * makes its treap from the list when a slice comes out of order, nodes
+ * then (a Cartesian tree, in one pass).  The window forgets the same
+ * slices either way (a listed slice counts toward the table's fullness as
+ * a node does; pflanewin.c filters the list in place), so the answers,
+ * and the lanes, are the treap's.
  *
  * The list may also begin in front of a treap: a slice [B, E] that ends
  * before the treap's earliest begin (MINB) clashes with none of the
@@ -378,14 +384,14 @@ static void list_begin(struct lane *ln)
 	ln->sorted = 1;
 	ln->nlist = ln->nopen = 0;
 	ln->lastq = ln->maxb = ln->maxe = INT64_MIN;
-	ln->mine = INT64_MAX;
+	ln->mine = ln->firste = INT64_MAX;
 }
 
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 {
 	uint32_t first = (uint32_t)l->nnode;
 	size_t k;
-	/* (NN counts the listed slices: their nodes fit below it) */
+	/* (NN counts the listed slices already: their nodes fit below CAP) */
 	for (k = 0; k < ln->nlist; k++) {
 		struct node *x = &l->n[l->nnode++];
 		x->b = ln->list[k].b;
@@ -454,6 +460,8 @@ static void sorted_append(struct lane *ln, int64_t b, int64_t e)
 		ln->mine = e;
 	if (e > ln->maxe)
 		ln->maxe = e;
+	if (e < ln->firste)
+		ln->firste = e;
 	while (ln->nopen && ln->open[ln->nopen - 1].e <= b)
 		ln->nopen--;
 	if (ln->nopen == ln->capopen)
@@ -487,7 +495,7 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		t->nlanes++;
 	}
 	ln = &t->lane[lane];
-	l->nn++; /* (a node, or a slice listed: room() counts both) */
+	l->nn++; /* (a node or a slice listed: the window counts both) */
 	if (ln->sorted) {
 		sorted_append(ln, b, e);
 		l->fronts += ln->root != 0;

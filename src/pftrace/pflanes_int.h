@@ -49,6 +49,7 @@ struct lane {
 	int64_t lastq;    /* sorted: the latest begin asked about */
 	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
 	int64_t maxe;     /* sorted: the latest end */
+	int64_t firste;   /* sorted: the earliest end (a rebuild whose horizon is no later forgets none: no scan) */
 	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
 	size_t nopen, capopen;
 	struct ival *list; /* sorted: the list's slices in order (not in the treap) */
@@ -64,11 +65,12 @@ struct thr {
 
 struct cm_pflanes {
 	struct node *n;
-	/* NN: the slices remembered, the table's fullness (nodes used, node 0
-	 * included, and the slices listed: a listed slice may take a node at
-	 * any placing, so NN bounds NNODE, and the window forgets at the same
-	 * counts however the lanes hold them); NNODE: the next node; CAP: the
-	 * nodes allocated */
+	/* NN: the slices remembered, node 0 included, in nodes and in lists
+	 * alike: the table is full when NN reaches CAP, so that the window
+	 * forgets at the same counts however the lanes hold their slices, and
+	 * a list's slices, which take nodes when it goes into a treap, always
+	 * find them below CAP.  NNODE: the next node (NNODE <= NN).  CAP: the
+	 * nodes allocated. */
 	size_t nn, nnode, cap;
 	unsigned long appends; /* slices placed by append() (for the tests) */
 	unsigned long fronts;  /* slices placed on a list in front of a treap (for the tests) */

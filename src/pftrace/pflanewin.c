@@ -1,9 +1,10 @@
 /* pflanewin.c - the lanes' window (pflanes.c): the slices forgotten once
- * they end a window of trace time behind the latest begin, the nodes left
- * placed again (a lane's treap made again, its list, if it has one, kept),
- * and the node table grown, or the window halved when it would pass
- * MAX_NODES.  Apart from the placing, which calls it only when its table
- * is full (pflanes_int.h: what the two share). */
+ * they end a window of trace time behind the latest begin, the treaps'
+ * nodes left placed again (a lane's treap made again) and the lists' slices
+ * kept in place, and the node table grown, or the window halved when the
+ * slices remembered would pass MAX_NODES.  Apart from the placing, which
+ * calls it only when its table is full, listed slices counted
+ * (pflanes_int.h: what the two share). */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -40,6 +41,37 @@ static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx
 	return cm_pflanes_cartesian(l->n, first, k, path);
 }
 
+/* Keep the slices of the in-order lane LN's list that end at or after
+ * HORIZON, in order, in place (no node to copy); returns how many.  The
+ * list's latest end stays (the slice that ends then is kept) unless none
+ * is kept; its earliest end is worked out again, so that the next rebuild
+ * skips a list that the window has not reached (most lists, most times:
+ * a rebuild comes every few thousand slices, the window is seconds). */
+static size_t keep_listed(struct lane *ln, int64_t horizon)
+{
+	struct ival *v = ln->list;
+	size_t m = 0, k, n = ln->nlist;
+	int64_t first = INT64_MAX;
+	if (ln->firste >= horizon) /* none forgotten */
+		return n;
+	if (ln->maxe < horizon) { /* (a lane gone quiet) */
+		ln->maxe = INT64_MIN;
+		ln->firste = INT64_MAX;
+		return ln->nlist = 0;
+	}
+	while (m < n && v[m].e >= horizon) { /* nothing to move before the first forgotten */
+		first = v[m].e < first ? v[m].e : first;
+		m++;
+	}
+	for (k = m; m < n; m++)
+		if (v[m].e >= horizon) {
+			first = v[m].e < first ? v[m].e : first;
+			v[k++] = v[m];
+		}
+	ln->firste = first;
+	return ln->nlist = k;
+}
+
 /* Place the treaps' nodes again in CAP slots (CAP at least l->nn), and
  * filter the lists in place, forgetting the slices that end before the
  * window; l->nn counts what is kept, as many slices as before however
@@ -64,25 +96,14 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	for (i = 0; i < l->thrslots; i++)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
-			size_t k = 0, m;
+			size_t k = 0;
 			/* the treap (with a list before it, or none) */
 			collect(l, old, ln->root, horizon, &k);
 			ln->minb = k ? old[l->stack[0]].b : INT64_MAX;
 			ln->root = build(l, old, l->stack, k, path);
 			if (!ln->sorted)
 				continue;
-			/* the list kept in order, in place, less what ends
-			 * before the window (no node to copy) */
-			k = 0;
-			ln->maxe = INT64_MIN;
-			for (m = 0; m < ln->nlist; m++)
-				if (ln->list[m].e >= horizon) {
-					ln->list[k++] = ln->list[m];
-					if (ln->list[m].e > ln->maxe)
-						ln->maxe = ln->list[m].e;
-				}
-			ln->nlist = k;
-			l->nn += k;
+			l->nn += keep_listed(ln, horizon);
 			/* and the open chain: its innermost end first */
 			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
 				ln->nopen--;
