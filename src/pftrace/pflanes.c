@@ -37,9 +37,9 @@
  * apart in the file; a long slice still open is kept): WINDOW_NS, halved
  * whenever the slices remembered (in nodes or in lists, below) would pass
  * MAX_NODES after forgetting what is older, so memory stays bounded on any
- * trace.  The threads are shared out among
- * CM_PF_SHARDS of these, each with its own window, on the -j threads
- * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
+ * trace.  The threads are shared out among CM_PF_SHARDS of these, each
+ * with its own window, on the -j threads (pflaneq.c); the count is fixed,
+ * so the lanes do not depend on -j.
  *
  * "B" and "E" events take no lane: their slice's end is not known at the
  * begin (the "E" may come batches later, or never), and the trace
@@ -404,8 +404,9 @@ void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 		ln->root = cm_pflanes_cartesian(l->n, first, ln->nlist, path);
 		free(path);
 	} else {
-		/* (each before all of the treap's: the same treap as theirs
-		 * inserted as they came, its priorities theirs) */
+		/* (each before all of the treap's: the treap that inserting
+		 * them as they came would have made, its priorities drawn now;
+		 * the shape is only the balance, the answers the set's) */
 		for (k = 0; k < ln->nlist; k++)
 			ln->root = insert(l->n, ln->root, first + (uint32_t)k);
 	}
