@@ -35,10 +35,11 @@
  * remembered while they end within a window of trace time behind the
  * latest begin seen (ties and overlaps are near in time, however far
  * apart in the file; a long slice still open is kept): WINDOW_NS, halved
- * whenever the nodes would pass MAX_NODES after forgetting what is older,
- * so memory stays bounded on any trace.  The threads are shared out among
- * CM_PF_SHARDS of these, each with its own window, on the -j threads
- * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
+ * whenever the slices remembered (in nodes or in lists, below) would pass
+ * MAX_NODES after forgetting what is older, so memory stays bounded on any
+ * trace.  The threads are shared out among CM_PF_SHARDS of these, each
+ * with its own window, on the -j threads (pflaneq.c); the count is fixed,
+ * so the lanes do not depend on -j.
  *
  * "B" and "E" events take no lane: their slice's end is not known at the
  * begin (the "E" may come batches later, or never), and the trace
@@ -62,7 +63,7 @@ cm_pflanes *cm_pflanes_new(void)
 	cm_pflanes *l = cm_xcalloc(1, sizeof *l);
 	l->cap = 1024;
 	l->n = cm_xcalloc(l->cap, sizeof *l->n);
-	l->nn = 1;
+	l->nn = l->nnode = 1;
 	l->n[0].maxe = INT64_MIN;
 	l->thrslots = 16;
 	l->thr = cm_xcalloc(l->thrslots, sizeof *l->thr);
@@ -81,7 +82,7 @@ void cm_pflanes_free(cm_pflanes *l)
 		unsigned j;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			free(l->thr[i].lane[j].open);
-			free(l->thr[i].lane[j].ord);
+			free(l->thr[i].lane[j].list);
 		}
 		free(l->thr[i].lane);
 	}
@@ -322,10 +323,15 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * slice around B is the innermost of the open chain that begins before B,
  * once the chain has dropped what ends by B (B only grows, so they never
  * come back).  A new slice then comes last in the treap's order, so the
- * lane's slices are only listed, in order, with no treap; the lane makes
- * its treap from the list when a slice comes out of order (a Cartesian
- * tree, in one pass).  The window forgets the same slices either way, so
- * the answers, and the lanes, are the treap's.
+ * lane's slices are only listed, in order, with no treap: the list holds
+ * their begins and ends itself (16 bytes a slice), no node each (40, a
+ * priority drawn, and copied at every rebuild: 14% of the lanes'
+ * instructions on the 50,000-op pair, BENCHMARKS.md "lanes24"); the lane
+ * makes its treap from the list when a slice comes out of order, nodes
+ * then (a Cartesian tree, in one pass).  The window forgets the same
+ * slices either way (a listed slice counts toward the table's fullness as
+ * a node does; pflanewin.c filters the list in place), so the answers,
+ * and the lanes, are the treap's.
  *
  * The list may also begin in front of a treap: a slice [B, E] that ends
  * before the treap's earliest begin (MINB) clashes with none of the
@@ -341,7 +347,7 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * treap's), as they would have gone without the list: never more work
  * than the treap's alone. */
 
-uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint32_t *path)
+uint32_t cm_pflanes_cartesian(struct node *n, uint32_t first, size_t k, uint32_t *path)
 {
 	size_t i, depth = 0;
 	/* A node leaves the path once every node of its subtree is placed:
@@ -352,7 +358,7 @@ uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint
 	 * it: 1.6 M of the 1,981 M instructions of the 50k pair's .pftrace
 	 * merge, BENCHMARKS.md "pfcpu16"). */
 	for (i = 0; i < k; i++) {
-		uint32_t x = xs[i], last = 0;
+		uint32_t x = first + (uint32_t)i, last = 0;
 		n[x].l = n[x].r = 0;
 		while (depth && n[path[depth - 1]].prio < n[x].prio) {
 			last = path[--depth];
@@ -376,29 +382,40 @@ uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint
 static void list_begin(struct lane *ln)
 {
 	ln->sorted = 1;
-	ln->nord = ln->nopen = 0;
+	ln->nlist = ln->nopen = 0;
 	ln->lastq = ln->maxb = ln->maxe = INT64_MIN;
-	ln->mine = INT64_MAX;
+	ln->mine = ln->firste = INT64_MAX;
 }
 
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 {
+	uint32_t first = (uint32_t)l->nnode;
+	size_t k;
+	/* (NN counts the listed slices already: their nodes fit below CAP) */
+	for (k = 0; k < ln->nlist; k++) {
+		struct node *x = &l->n[l->nnode++];
+		x->b = ln->list[k].b;
+		x->e = x->maxe = ln->list[k].e;
+		x->l = x->r = 0;
+		x->prio = prio(l);
+	}
 	if (!ln->root) {
-		uint32_t *path = cm_xmalloc((ln->nord + 1) * sizeof *path);
-		ln->root = cm_pflanes_cartesian(l->n, ln->ord, ln->nord, path);
+		uint32_t *path = cm_xmalloc((ln->nlist + 1) * sizeof *path);
+		ln->root = cm_pflanes_cartesian(l->n, first, ln->nlist, path);
 		free(path);
 	} else {
-		/* (each before all of the treap's: the same treap as theirs
-		 * inserted as they came, its priorities theirs) */
-		for (size_t k = 0; k < ln->nord; k++)
-			ln->root = insert(l->n, ln->root, ln->ord[k]);
+		/* (each before all of the treap's: the treap that inserting
+		 * them as they came would have made, its priorities drawn now;
+		 * the shape is only the balance, the answers the set's) */
+		for (k = 0; k < ln->nlist; k++)
+			ln->root = insert(l->n, ln->root, first + (uint32_t)k);
 	}
-	if (ln->nord)
-		ln->minb = l->n[ln->ord[0]].b;
+	if (ln->nlist)
+		ln->minb = ln->list[0].b;
 	ln->sorted = 0;
-	free(ln->ord);
-	ln->ord = NULL;
-	ln->nord = ln->capord = 0;
+	free(ln->list);
+	ln->list = NULL;
+	ln->nlist = ln->caplist = 0;
 }
 
 /* clashes() for a lane in the in-order mode, B at least its lastq. */
@@ -430,20 +447,22 @@ static int lane_clashes(cm_pflanes *l, struct lane *ln, int64_t b, int64_t e)
 	return ln->sorted ? sorted_clashes(ln, b, e) : clashes(l->n, ln->root, b, e);
 }
 
-/* Append node X, the last in order, to the in-order lane LN. */
-static void sorted_append(cm_pflanes *l, struct lane *ln, uint32_t x)
+/* Append the slice [B, E], the last in order, to the in-order lane LN's
+ * list (no node: that is made if the list goes into the treap). */
+static void sorted_append(struct lane *ln, int64_t b, int64_t e)
 {
-	const struct node *n = l->n;
-	int64_t b = n[x].b, e = n[x].e;
-	if (ln->nord == ln->capord)
-		ln->ord = cm_xrealloc(ln->ord, (ln->capord = ln->capord * 2 + 16) * sizeof *ln->ord);
-	ln->ord[ln->nord++] = x;
+	if (ln->nlist == ln->caplist)
+		ln->list = cm_xrealloc(ln->list, (ln->caplist = ln->caplist * 2 + 16) * sizeof *ln->list);
+	ln->list[ln->nlist].b = b;
+	ln->list[ln->nlist++].e = e;
 	if (b > ln->maxb || ln->maxe == INT64_MIN)
 		ln->maxb = b, ln->mine = e;
 	else if (e < ln->mine)
 		ln->mine = e;
 	if (e > ln->maxe)
 		ln->maxe = e;
+	if (e < ln->firste)
+		ln->firste = e;
 	while (ln->nopen && ln->open[ln->nopen - 1].e <= b)
 		ln->nopen--;
 	if (ln->nopen == ln->capopen)
@@ -477,16 +496,19 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		t->nlanes++;
 	}
 	ln = &t->lane[lane];
-	x = (uint32_t)l->nn++;
+	l->nn++; /* (a node or a slice listed: the window counts both) */
+	if (ln->sorted) {
+		sorted_append(ln, b, e);
+		l->fronts += ln->root != 0;
+		return lane;
+	}
+	x = (uint32_t)l->nnode++;
 	l->n[x].b = b;
 	l->n[x].e = e;
 	l->n[x].maxe = e;
 	l->n[x].l = l->n[x].r = 0;
 	l->n[x].prio = prio(l);
-	if (ln->sorted) {
-		sorted_append(l, ln, x);
-		l->fronts += ln->root != 0;
-	} else if (ln->root && l->n[ln->root].maxe <= b) {
+	if (ln->root && l->n[ln->root].maxe <= b) {
 		ln->root = append(l->n, ln->root, x);
 		l->appends++;
 	} else {

@@ -10,10 +10,13 @@
 #include <stdint.h>
 
 /* How far behind the latest begin a slice is remembered, at first (trace
- * ns; halved when the nodes would pass MAX_NODES). */
+ * ns; halved when the slices remembered, nodes and listed, would pass
+ * MAX_NODES). */
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
 /* 10 MiB of nodes at most over the shards (pflaneq.c), each an eighth of
- * the one table's 5 MiB before them (a thread's window rarely needs it) */
+ * the one table's 5 MiB before them (a thread's window rarely needs it);
+ * a slice listed (16 bytes) counts as a node, so that the window does not
+ * depend on how the lanes hold their slices */
 #define MAX_NODES ((1u << 17) / CM_PF_SHARDS * 2)
 
 struct node {
@@ -23,7 +26,7 @@ struct node {
 	uint32_t prio;     /* the treap's heap order */
 };
 
-/* A slice of a lane's open chain. */
+/* A slice of a lane's list, or of its open chain. */
 struct ival {
 	int64_t b, e;
 };
@@ -31,10 +34,13 @@ struct ival {
 /* A lane: a treap of its slices; while they come in the order of their
  * begins (a CPU thread's, as Kineto writes them), a list of them in that
  * order instead, and what answers clashes() without a descent (see
- * sorted_clashes).  The list may also come before a treap: its slices all
- * end before the treap's earliest begin (MINB), as a CPU thread's runtime
- * calls from the window do before the thread's last slices, remembered
- * from the CPU trace (pflanes.c's "lanes whose slices come in order"). */
+ * sorted_clashes).  The list holds its slices itself, no node each: only
+ * (b, e) of them is read until they go into the treap, where they get
+ * their nodes (cm_pflanes_unsort).  The list may also come before a treap:
+ * its slices all end before the treap's earliest begin (MINB), as a CPU
+ * thread's runtime calls from the window do before the thread's last
+ * slices, remembered from the CPU trace (pflanes.c's "lanes whose slices
+ * come in order"). */
 struct lane {
 	uint32_t root;    /* the treap (0: none) */
 	int64_t minb;     /* the earliest begin of the treap's slices (INT64_MAX: none) */
@@ -43,10 +49,11 @@ struct lane {
 	int64_t lastq;    /* sorted: the latest begin asked about */
 	int64_t maxb, mine; /* sorted: the latest begin of a slice, the earliest end of those beginning there */
 	int64_t maxe;     /* sorted: the latest end */
+	int64_t firste;   /* sorted: the earliest end (a rebuild whose horizon is no later forgets none: no scan) */
 	struct ival *open; /* sorted: the slices that end after lastq, outermost first (they nest) */
 	size_t nopen, capopen;
-	uint32_t *ord;    /* sorted: the list's nodes in order (not in the treap) */
-	size_t nord, capord;
+	struct ival *list; /* sorted: the list's slices in order (not in the treap) */
+	size_t nlist, caplist;
 };
 
 /* The lanes of a thread. */
@@ -58,14 +65,20 @@ struct thr {
 
 struct cm_pflanes {
 	struct node *n;
-	size_t nn, cap; /* nodes used (node 0 included), allocated */
+	/* NN: the slices remembered, node 0 included, in nodes and in lists
+	 * alike: the table is full when NN reaches CAP, so that the window
+	 * forgets at the same counts however the lanes hold their slices, and
+	 * a list's slices, which take nodes when it goes into a treap, always
+	 * find them below CAP.  NNODE: the next node (NNODE <= NN).  CAP: the
+	 * nodes allocated. */
+	size_t nn, nnode, cap;
 	unsigned long appends; /* slices placed by append() (for the tests) */
 	unsigned long fronts;  /* slices placed on a list in front of a treap (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
 	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
 	uint64_t rng;
-	uint32_t *stack; /* for rebuilding: one lane's nodes in order */
+	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
 };
 
 /* A pseudo-random priority (xorshift64*: the same file on every run). */
@@ -81,18 +94,19 @@ static inline uint32_t prio(cm_pflanes *l)
 
 /* The latest ends of T's subtree worked out again, from the bottom up. */
 void cm_pflanes_fix_maxe(struct node *n, uint32_t t);
-/* The treap of the K nodes XS[0..K) of N, in order, their priorities
- * set (a Cartesian tree, in one pass, with the latest ends); its root (0
- * when K is 0).  PATH: room for K numbers, not XS. */
-uint32_t cm_pflanes_cartesian(struct node *n, const uint32_t *xs, size_t k, uint32_t *path);
-/* The lane LN leaves the in-order mode: its list's slices go into its
- * treap (made from the list when it has none), which answers from now on. */
+/* The treap of the K nodes FIRST..FIRST+K-1 of N, in order, their
+ * priorities set (a Cartesian tree, in one pass, with the latest ends);
+ * its root (0 when K is 0).  PATH: room for K numbers. */
+uint32_t cm_pflanes_cartesian(struct node *n, uint32_t first, size_t k, uint32_t *path);
+/* The lane LN leaves the in-order mode: its list's slices get nodes (from
+ * l->nnode: the table has room, NN counting them) and go into its treap
+ * (made from them when it has none), which answers from now on. */
 void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln);
 
 /* ---- pflanewin.c */
 
-/* Make room for one more node in L's full table: forget what is out of
- * the window, grow, or narrow the window. */
+/* Make room for one more slice in L's full table (NN at CAP): forget what
+ * is out of the window, grow, or narrow the window. */
 void cm_pflanes_room(cm_pflanes *l);
 
 #endif

@@ -1,9 +1,10 @@
 /* pflanewin.c - the lanes' window (pflanes.c): the slices forgotten once
- * they end a window of trace time behind the latest begin, the nodes left
- * placed again (a lane's treap made again, its list, if it has one, kept),
- * and the node table grown, or the window halved when it would pass
- * MAX_NODES.  Apart from the placing, which calls it only when its table
- * is full (pflanes_int.h: what the two share). */
+ * they end a window of trace time behind the latest begin, the treaps'
+ * nodes left placed again (a lane's treap made again) and the lists' slices
+ * kept in place, and the node table grown, or the window halved when the
+ * slices remembered would pass MAX_NODES.  Apart from the placing, which
+ * calls it only when its table is full, listed slices counted
+ * (pflanes_int.h: what the two share). */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -23,64 +24,86 @@ static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t h
 	collect(l, old, old[t].r, horizon, k);
 }
 
-/* Copy the nodes of a lane (old numbers IDX[0..K), in order) into l->n
- * from l->nn and make a treap of them (a Cartesian tree, built in one
- * pass); returns its root. */
+/* Copy the nodes of a lane's treap (old numbers IDX[0..K), in order) into
+ * l->n from l->nnode, counted in l->nn, and make a treap of them (a
+ * Cartesian tree, built in one pass); returns its root.  PATH: room for K
+ * numbers. */
 static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx, size_t k, uint32_t *path)
 {
+	uint32_t first = (uint32_t)l->nnode;
 	size_t i;
 	for (i = 0; i < k; i++) {
-		uint32_t x = (uint32_t)l->nn++;
+		uint32_t x = (uint32_t)l->nnode++;
 		l->n[x] = old[idx[i]];
 		l->n[x].prio = prio(l);
-		path[i] = x;
 	}
-	/* (listed in PATH's head, the tree's making using the rest: PATH
-	 * holds twice the nodes) */
-	return cm_pflanes_cartesian(l->n, path, k, path + k);
+	l->nn += k;
+	return cm_pflanes_cartesian(l->n, first, k, path);
 }
 
-/* Place the nodes again in CAP slots, forgetting those that end before the
- * window. */
+/* Keep the slices of the in-order lane LN's list that end at or after
+ * HORIZON, in order, in place (no node to copy); returns how many.  The
+ * list's latest end stays (the slice that ends then is kept) unless none
+ * is kept; its earliest end is worked out again, so that the next rebuild
+ * skips a list that the window has not reached (most lists, most times:
+ * a rebuild comes every few thousand slices, the window is seconds). */
+static size_t keep_listed(struct lane *ln, int64_t horizon)
+{
+	struct ival *v = ln->list;
+	size_t m = 0, k, n = ln->nlist;
+	int64_t first = INT64_MAX;
+	if (ln->firste >= horizon) /* none forgotten */
+		return n;
+	if (ln->maxe < horizon) { /* (a lane gone quiet) */
+		ln->maxe = INT64_MIN;
+		ln->firste = INT64_MAX;
+		return ln->nlist = 0;
+	}
+	while (m < n && v[m].e >= horizon) { /* nothing to move before the first forgotten */
+		first = v[m].e < first ? v[m].e : first;
+		m++;
+	}
+	for (k = m; m < n; m++)
+		if (v[m].e >= horizon) {
+			first = v[m].e < first ? v[m].e : first;
+			v[k++] = v[m];
+		}
+	ln->firste = first;
+	return ln->nlist = k;
+}
+
+/* Place the treaps' nodes again in CAP slots (CAP at least l->nn), and
+ * filter the lists in place, forgetting the slices that end before the
+ * window; l->nn counts what is kept, as many slices as before however
+ * they are held. */
 static void rebuild(cm_pflanes *l, size_t cap)
 {
 	struct node *old = l->n;
-	size_t oldn = l->nn, i;
+	size_t oldnode = l->nnode, i;
 	unsigned j;
 	uint32_t *path;
 	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
-	l->stack = cm_xrealloc(l->stack, oldn * sizeof *l->stack);
-	path = cm_xmalloc(2 * oldn * sizeof *path); /* (build's two lists) */
+	l->stack = cm_xrealloc(l->stack, oldnode * sizeof *l->stack);
+	path = cm_xmalloc(oldnode * sizeof *path); /* (build's) */
 	/* not zeroed: every node is written whole before it is read (node 0,
 	 * the children's "none", here; zeroing 640 KB a rebuild cost more
 	 * than the rebuild) */
 	l->n = cm_xmalloc(cap * sizeof *l->n);
 	l->cap = cap;
-	l->nn = 1;
+	l->nn = l->nnode = 1;
 	memset(&l->n[0], 0, sizeof l->n[0]);
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++)
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
-			size_t k = 0, m;
+			size_t k = 0;
 			/* the treap (with a list before it, or none) */
 			collect(l, old, ln->root, horizon, &k);
 			ln->minb = k ? old[l->stack[0]].b : INT64_MAX;
 			ln->root = build(l, old, l->stack, k, path);
 			if (!ln->sorted)
 				continue;
-			/* the list kept in order, less what ends before the window */
-			k = 0;
-			ln->maxe = INT64_MIN;
-			for (m = 0; m < ln->nord; m++)
-				if (old[ln->ord[m]].e >= horizon) {
-					uint32_t x = (uint32_t)l->nn++;
-					l->n[x] = old[ln->ord[m]];
-					ln->ord[k++] = x;
-					if (l->n[x].e > ln->maxe)
-						ln->maxe = l->n[x].e;
-				}
-			ln->nord = k;
+			l->nn += keep_listed(ln, horizon);
 			/* and the open chain: its innermost end first */
 			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
 				ln->nopen--;
