@@ -69,6 +69,7 @@ struct merge {
 	double crew_idle;
 	uint64_t copy_parts; /* the parts the CPU trace's events were copied in (cpucopypar.c), */
 	int copy_threads;    /* ... on how many threads */
+	cm_opool_stats copy_stats; /* ... and their pool's figures */
 };
 
 /* ---- mergejobs.c: -j as the threads of each step (the measurements that

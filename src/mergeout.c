@@ -93,7 +93,8 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 				  .element = m->repair ? hook_element : NULL,
 				  .keep = opt->cut ? hook_keep : NULL, .cut = opt->cut ? &m->cut : NULL,
 				  .threads = mergejobs_copy_threads(opt->jobs),
-				  .parts = &m->copy_parts, .parts_threads = &m->copy_threads};
+				  .parts = &m->copy_parts, .parts_threads = &m->copy_threads,
+				  .parts_stats = &m->copy_stats};
 	int ok, piped;
 	/* named after the -o file; a descriptor's name (/dev/stdout, written
 	 * through as standard output is: outfile.c) names none, as "-" */

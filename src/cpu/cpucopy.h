@@ -3,6 +3,7 @@
 #ifndef CM_CPUCOPY_H
 #define CM_CPUCOPY_H
 
+#include "base/opool.h"
 #include "cpu/cpucut.h"
 #include "cpu/cpuroute.h"
 #include "cpu/cpuscan.h"
@@ -49,6 +50,9 @@ typedef struct cm_cpucopy_hooks {
 	 * them all) and on how many threads, for -v. */
 	uint64_t *parts;
 	int *parts_threads;
+	/* When set, the parts' pool's figures are added to it (-v: whether the
+	 * parts or the output they are handed to, in order, set the pace). */
+	cm_opool_stats *parts_stats;
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

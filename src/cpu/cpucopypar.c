@@ -385,6 +385,8 @@ int cpucopy_par_run(struct copy *c)
 		par.fold.group_max = par.fold.group_min + ng;
 	}
 	pool = cm_opool_new(n, 0, part_run, wctx, part_sink, &par);
+	if (c->hooks->parts_stats)
+		cm_opool_set_stats(pool, c->hooks->parts_stats);
 	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j++) {
 		struct part pt = {m[j].index, m[j + 1].index, m[j].pos, m[j + 1].pos, m[j].off, m[j + 1].off};
 		cm_buf_put(&b, &pt, sizeof pt);
