@@ -17,9 +17,14 @@ for round in 1 2 3; do
 		one "  copy on 4 threads ($round)" "" "o.pftrace$x" CUPTIMERGE_COPY_THREADS=4
 	done
 done
-for o in o.pftrace o.pftrace.gz; do
-	echo "== -v, -o $o, copy on 4 threads"
-	CUPTIMERGE_COPY_THREADS=4 "$CM" -v -o "$out/$o" -w "$WIN" "$CPU" 2>"$out/err"
+for row in "o.json" "o.pftrace" "o.json.gz" "o.pftrace.gz" "o.pftrace CUPTIMERGE_COPY_THREADS=4" \
+	"o.pftrace.gz CUPTIMERGE_COPY_THREADS=4"; do
+	set -- $row
+	o=$1
+	shift
+	echo "== -v, -o $o $*"
+	env "$@" "$CM" -v -o "$out/$o" -w "$WIN" "$CPU" 2>"$out/err"
 	grep -E "^cuptimerge: (time|copy):" "$out/err" | cut -c1-300
+	grep -oE "the text before the inserted batches: the writer's thread [^;]*;[^;]*;" "$out/err"
 	rm -f "$out/$o"
 done
