@@ -7,13 +7,17 @@
  * handoff (base/handoff.c: swapped, no byte copied), a batch as the
  * buffer's auxiliary bytes.
  *
- * A batch's packets depend on that batch's cm_pfwrite alone, so they are
- * written by the handoff's preparing threads (cm_pfpass_new's), several
- * batches at once, and the passer's own thread only passes the bytes on,
- * in order: on 16 CPUs the one passer thread wrote the window's packets
- * in 0.19-0.25 s and passed a .pftrace.gz's bytes on in 0.23 s more of a
- * 0.45 s phase, and the sequential part waited for it (BENCHMARKS.md,
- * "pfpass21"). */
+ * A batch's packets depend on that batch's cm_pfwrite alone, so they may
+ * be written by the handoff's preparing threads (cm_pfpass_new's WRITERS),
+ * several batches at once, the passer's own thread then only passing the
+ * bytes on, in order: on 16 CPUs the one passer thread wrote the window's
+ * packets in 0.19-0.25 s and passed a .pftrace.gz's bytes on in 0.23 s
+ * more of a 0.45 s phase, and the sequential part waited for it
+ * (BENCHMARKS.md, "pfpass21").  Since the sequential part got cheaper
+ * (pfseq21) and the lanes (lanes23), two such threads gained nothing and
+ * cost a little: the transcoder asks for none (pfstream.c's PFT_WRITERS),
+ * and the passer writes the packets, or the sequential part does while the
+ * passer is behind (pfseg.c's step 3). */
 #include "config.h"
 #include "pftrace/pfpass.h"
 #include "pftrace/pfrecord.h"

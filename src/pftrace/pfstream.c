@@ -45,12 +45,12 @@
 /* The longest element taken: its length is 32 bits in the batches
  * (pfbatch.c), the walks' lists (pfchunk.c) and the parse's nodes. */
 #define PFT_ELEM_MAX ((size_t)UINT32_MAX)
-/* The threads that write the batches' packets for the passer (pfpass.c),
- * from PFT_WRITERS_FROM threads: below, the CPUs are busy encoding and
- * the passer writes them itself.  CUPTIMERGE_PFT_WRITERS (0 to 8), a
- * benchmarking aid, sets them; the bytes do not depend on it. */
-#define PFT_WRITERS 2
-#define PFT_WRITERS_FROM 8
+/* The threads that write the batches' packets for the passer (pfpass.c):
+ * none, the passer writes them itself.  Two from -j 8 on gained nothing on
+ * 16 CPUs and cost 0.01-0.04 s of the 1 GB pair's output, plain and gzip,
+ * in four calls (BENCHMARKS.md "knobs23").  CUPTIMERGE_PFT_WRITERS (0 to
+ * 8), a benchmarking aid, sets them; the bytes do not depend on it. */
+#define PFT_WRITERS 0
 /* Batches queued for the sequential part's own thread at most: the
  * batches a pool's slots may have handed on before the thread takes them,
  * one more being worked through. */
@@ -189,7 +189,7 @@ void cm_pft_free(cm_pft *t)
 static cm_pfpass *passer(cm_pft *t)
 {
 	if (!t->pass && !t->no_pass && t->threads >= 2) {
-		if (!(t->pass = cm_pfpass_new(t->sink, t->ctx, t->threads >= PFT_WRITERS_FROM ? PFT_WRITERS : 0)))
+		if (!(t->pass = cm_pfpass_new(t->sink, t->ctx, PFT_WRITERS)))
 			t->no_pass = 1;
 		else if (pft_verbose)
 			cm_pfpass_verbose(t->pass, t->probe);

@@ -184,7 +184,7 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 		cmp -s "$tmp/q.pftrace" "$tmp/q1.pftrace" || fail "pieces $a ahead, -j 16: other bytes than -j 1's"
 	done
 	# the batches' packets written by the passer alone, by 1 writer thread
-	# and by 5 (CUPTIMERGE_PFT_WRITERS; 2 from -j 8 by default), in
+	# and by 5 (CUPTIMERGE_PFT_WRITERS; 0 by default), in
 	# groups of 7 (many small batches, ready out of order): the same bytes
 	for w in 0 1 5; do
 		CUPTIMERGE_PFT_WRITERS=$w CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -j 4 $NOW -w "$tmp/gen.win" \
