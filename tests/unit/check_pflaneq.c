@@ -53,6 +53,29 @@ static int by_time(const void *x, const void *y)
 	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] < b[1] ? -1 : a[1] > b[1]);
 }
 
+/* 1 when slice Q clashes with [B, E] on a lane (pflanes.c's clashes(),
+ * said plainly): Q begins at B and is shorter, begins in (B, E] and ends
+ * after E, or is around B and ends before E. */
+static int clash(const struct placed *q, int64_t b, int64_t e)
+{
+	return (q->b == b && q->e < e) || (q->b > b && q->b <= e && q->e > e) || (q->b < b && q->e > b && q->e < e);
+}
+
+/* The first lane of THREAD without a clash for [B, E] (E > B) among the
+ * slices P[0..N) placed before it, found by looking at every one (a
+ * slice of zero duration never clashes). */
+static unsigned first_free_lane(const struct placed *p, unsigned n, unsigned thread, int64_t b, int64_t e)
+{
+	for (unsigned lane = 0;; lane++) {
+		unsigned j;
+		for (j = 0; j < n; j++)
+			if (p[j].thread == thread && p[j].lane == lane && p[j].e != p[j].b && clash(&p[j], b, e))
+				break;
+		if (j == n)
+			return lane;
+	}
+}
+
 START_TEST(lanes_random)
 {
 	static struct placed p[NLANES_RAND];
@@ -65,7 +88,7 @@ START_TEST(lanes_random)
 	 * the odd ones go back in time now and then (a lane leaves that mode) */
 	int sorted = _i >= 8, k = _i % 8;
 	int64_t span = 300, scale = k < 6 ? 1 : 1000000, step = k < 6 ? 0 : 10, at = 0;
-	unsigned i, j, lane, maxlane = 0;
+	unsigned i, lane, maxlane = 0;
 	for (i = 0; i < NLANES_RAND; i++) {
 		int64_t b, e;
 		r = r * 6364136223846793005u + 1442695040888963407u;
@@ -80,21 +103,8 @@ START_TEST(lanes_random)
 		e = b + (int64_t)((r >> 45) % 40 < 3 ? 0 : (r >> 40) % 60) * scale;
 		p[i].b = b, p[i].e = e, p[i].thread = (unsigned)(r >> 60) % 3 + 1, p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, p[i].thread, b, e);
-		if (e > b) { /* the first lane without a clash, by looking at all */
-			for (lane = 0;; lane++) {
-				for (j = 0; j < i; j++) {
-					const struct placed *q = &p[j];
-					if (q->thread != p[i].thread || q->lane != lane || q->e == q->b)
-						continue;
-					if ((q->b == b && q->e < e) || (q->b > b && q->b <= e && q->e > e) ||
-					    (q->b < b && q->e > b && q->e < e))
-						break;
-				}
-				if (j == i)
-					break;
-			}
-			ck_assert_uint_eq(p[i].lane, lane);
-		}
+		if (e > b)
+			ck_assert_uint_eq(p[i].lane, first_free_lane(p, i, p[i].thread, b, e));
 		if (p[i].lane > maxlane)
 			maxlane = p[i].lane;
 	}
@@ -139,7 +149,7 @@ START_TEST(lanes_append)
 	cm_pflanes *l = cm_pflanes_new();
 	uint64_t r = 0x9E3779B9u + (uint64_t)_i * 104729u;
 	int64_t at[4] = {0, 0, 0, 0}, scale = _i % 2 ? 7500000 : 1;
-	unsigned i, j, lane, back = 4u << (_i / 2), maxlane = 0;
+	unsigned i, lane, back = 4u << (_i / 2), maxlane = 0;
 	for (i = 0; i < NLANES_APPEND; i++) {
 		unsigned t;
 		int64_t b, e, d;
@@ -165,18 +175,7 @@ START_TEST(lanes_append)
 			at[t] = e;
 		p[i].b = b * scale, p[i].e = e * scale, p[i].thread = t, p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, t, p[i].b, p[i].e);
-		for (lane = 0;; lane++) { /* the first lane without a clash, by looking at all */
-			for (j = 0; j < i; j++) {
-				const struct placed *q = &p[j];
-				if (q->thread != t || q->lane != lane)
-					continue;
-				if ((q->b == p[i].b && q->e < p[i].e) || (q->b > p[i].b && q->b <= p[i].e && q->e > p[i].e) ||
-				    (q->b < p[i].b && q->e > p[i].b && q->e < p[i].e))
-					break;
-			}
-			if (j == i)
-				break;
-		}
+		lane = first_free_lane(p, i, t, p[i].b, p[i].e);
 		ck_assert_uint_eq(p[i].lane, lane);
 		if (lane > maxlane)
 			maxlane = lane;
@@ -208,7 +207,7 @@ START_TEST(lanes_front)
 	uint64_t r = 0x51ED2701u + (uint64_t)_i * 15485863u;
 	int64_t at[4] = {0, 0, 0, 0}, open_b[4] = {0, 0, 0, 0}, open_e[4] = {0, 0, 0, 0}, lastb[4] = {0, 0, 0, 0};
 	int64_t scale = _i % 2 ? 1000 : 1, late = 1000000;
-	unsigned i, j, lane, odd = _i / 4 ? 4u << _i / 4 : 0, nthr = _i % 4 < 2 ? 1 : 3, maxlane = 0;
+	unsigned i, lane, odd = _i / 4 ? 4u << _i / 4 : 0, nthr = _i % 4 < 2 ? 1 : 3, maxlane = 0;
 	for (i = 0; i < NLANES_FRONT; i++) {
 		unsigned t;
 		int64_t b, e, d;
@@ -255,20 +254,8 @@ START_TEST(lanes_front)
 		}
 		p[i].b = b * scale, p[i].e = e * scale, p[i].thread = t, p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, t, p[i].b, p[i].e);
-		if (p[i].e > p[i].b) { /* the first lane without a clash, by looking at all */
-			for (lane = 0;; lane++) {
-				for (j = 0; j < i; j++) {
-					const struct placed *q = &p[j];
-					if (q->thread != t || q->lane != lane || q->e == q->b)
-						continue;
-					if ((q->b == p[i].b && q->e < p[i].e) ||
-					    (q->b > p[i].b && q->b <= p[i].e && q->e > p[i].e) ||
-					    (q->b < p[i].b && q->e > p[i].b && q->e < p[i].e))
-						break;
-				}
-				if (j == i)
-					break;
-			}
+		if (p[i].e > p[i].b) {
+			lane = first_free_lane(p, i, t, p[i].b, p[i].e);
 			ck_assert_uint_eq(p[i].lane, lane);
 			if (lane > maxlane)
 				maxlane = lane;
@@ -368,10 +355,7 @@ START_TEST(lanes_forget)
 		for (lane = 0;; lane++) { /* the first lane without a clash, by looking at all */
 			for (j = head[thr[s]]; j; j = before[j - 1]) {
 				const struct placed *q = &p[j - 1];
-				if (q->lane != lane)
-					continue;
-				if ((q->b == b && q->e < e) || (q->b > b && q->b <= e && q->e > e) ||
-				    (q->b < b && q->e > b && q->e < e))
+				if (q->lane == lane && clash(q, b, e))
 					break;
 			}
 			if (!j)
