@@ -80,14 +80,14 @@ void mergereport_print(const struct merge *m)
 	/* the copy: on how many threads, in how many parts (cpucopypar.c);
 	 * workers idle while the parts' text went out in order had the
 	 * output behind them (a .pftrace's transcoder takes it on one thread) */
-	if (m->copy_parts)
-		cm_warn(NULL, -1,
-			"copy: the CPU trace's events in %llu parts on %d threads, busy %.2f s and idle %.2f s; "
-			"their text handed to the output in order in %.2f s",
-			(unsigned long long)m->copy_parts, m->copy_threads, m->copy_stats.busy, m->copy_stats.idle,
-			m->copy_stats.sink);
-	else
-		cm_warn(NULL, -1, "copy: the CPU trace's events in 0 parts on 1 threads");
+	{
+		char pace[128] = "";
+		if (m->copy_parts)
+			snprintf(pace, sizeof pace, ", busy %.2f s and idle %.2f s; their text handed to the output in order in %.2f s",
+				 m->copy_stats.busy, m->copy_stats.idle, m->copy_stats.sink);
+		cm_warn(NULL, -1, "copy: the CPU trace's events in %llu parts on %d threads%s",
+			(unsigned long long)m->copy_parts, m->copy_parts ? m->copy_threads : 1, pace);
+	}
 	/* the first phase's threads, summed: a cutting thread that waited
 	 * for slots had workers (or the results' sink) behind it; idle
 	 * workers had the cutting thread behind them; a cutting thread

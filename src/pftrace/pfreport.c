@@ -38,14 +38,16 @@ static void report(const cm_pft *t)
 	cm_warn(t->label, -1,
 		"perfetto: %.2f s from the first text: the writer's thread %s for %.2f s and waited %.2f s for a slot; "
 		"%d workers: %llu batches, busy %.2f s and idle %.2f s, the text walked in %.2f s of their CPU (guesses "
-		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (the busiest "
-		"of %d shards %.2f s; by them, and by the sequential part when they had not); the sequential part %.2f s, %.2f s of its CPU (waiting "
-		"%.2f s for the passer): %.2f s of CPU in order, %.2f s waiting for lanes%s; the passer wrote the packets "
+		"held %llu, chunks walked again %llu; waits for the chunk before %.2f s), lanes placed in %.2f s (the "
+		"busiest of %d shards %.2f s; by them, and by the sequential part when they had not); the sequential "
+		"part %.2f s, %.2f s of its CPU (waiting %.2f s for the passer): %.2f s of CPU in order, %.2f s waiting "
+		"for lanes%s; the passer wrote the packets "
 		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
 		"batches inserted: %llu, encoded by the writer's threads%s",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
-		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, CM_PF_SHARDS, most, own ? t->qst.busy : t->pst.sink,
+		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, CM_PF_SHARDS, most,
+		own ? t->qst.busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
 		(unsigned long long)t->ins_recs, t->direct ? " and handed straight to the sequential part" : "");
 }
