@@ -8,7 +8,7 @@
 #include "check_common.h"
 #include "pftrace/pfintern.h"
 #include "pftrace/pflaneq.h"
-#include "pftrace/pflanes_int.h" /* (lanes_forget: the slices remembered, the window) */
+#include "check_lanesearch.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -42,38 +42,10 @@ END_TEST
  * move them along over three times the window of trace time, so that old
  * ones are forgotten. */
 #define NLANES_RAND 3000
-struct placed {
-	int64_t b, e;
-	unsigned thread, lane, i;
-};
-
 static int by_time(const void *x, const void *y)
 {
 	const int64_t *a = x, *b = y; /* time, file order */
 	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] < b[1] ? -1 : a[1] > b[1]);
-}
-
-/* 1 when slice Q clashes with [B, E] on a lane (pflanes.c's clashes(),
- * said plainly): Q begins at B and is shorter, begins in (B, E] and ends
- * after E, or is around B and ends before E. */
-static int clash(const struct placed *q, int64_t b, int64_t e)
-{
-	return (q->b == b && q->e < e) || (q->b > b && q->b <= e && q->e > e) || (q->b < b && q->e > b && q->e < e);
-}
-
-/* The first lane of THREAD without a clash for [B, E] (E > B) among the
- * slices P[0..N) placed before it, found by looking at every one (a
- * slice of zero duration never clashes). */
-static unsigned first_free_lane(const struct placed *p, unsigned n, unsigned thread, int64_t b, int64_t e)
-{
-	for (unsigned lane = 0;; lane++) {
-		unsigned j;
-		for (j = 0; j < n; j++)
-			if (p[j].thread == thread && p[j].lane == lane && p[j].e != p[j].b && clash(&p[j], b, e))
-				break;
-		if (j == n)
-			return lane;
-	}
 }
 
 START_TEST(lanes_random)
@@ -265,111 +237,6 @@ START_TEST(lanes_front)
 	/* the list taken: for most of the early ones where none goes back,
 	 * else at least until the first that does */
 	ck_assert_uint_gt(cm_pflanes_fronts(l), odd ? 0 : (NLANES_FRONT - NLANES_LATE) / 2);
-	cm_pflanes_free(l);
-}
-END_TEST
-
-/* The window's policy (pflanewin.c's cm_pflanes_room), as a model: the
- * slices remembered (node 0 included), the table's size and the window
- * after the placing of a slice of non-zero duration that begins at B, the
- * slices P[0..N) placed before it.  However the lanes hold their slices
- * (nodes, lists), they remember those that end at or after the horizon of
- * the last time the table was full. */
-struct winmodel {
-	size_t nn, cap;
-	int64_t window, latest;
-};
-
-static size_t model_kept(const struct placed *p, unsigned n, const struct winmodel *m)
-{
-	int64_t horizon = m->latest > INT64_MIN + m->window ? m->latest - m->window : INT64_MIN;
-	size_t k = 1;
-	for (unsigned i = 0; i < n; i++)
-		k += p[i].e > p[i].b && p[i].e >= horizon;
-	return k;
-}
-
-static void model_place(struct winmodel *m, const struct placed *p, unsigned n, int64_t b)
-{
-	m->latest = b > m->latest ? b : m->latest;
-	if (m->nn == m->cap) {
-		for (m->nn = model_kept(p, n, m); m->nn * 2 > m->cap;)
-			if (m->cap < MAX_NODES)
-				m->cap *= 2;
-			else if (m->window > 1)
-				m->window /= 2, m->nn = model_kept(p, n, m);
-			else
-				break;
-		m->cap *= m->nn == m->cap ? 2 : 1;
-	}
-	m->nn++;
-}
-
-/* The lists through the window (pflanewin.c's rebuild keeps a list's
- * slices in place, less those it forgets): 64 threads at once, each a run
- * of slices one after another (its lane 0 a list); now and then one goes
- * back over the begin of its thread's last (the list goes into the treap)
- * and the thread ends, a new one in its place.  That slice clashes with
- * the last one only (one the window keeps): a listed slice lost at a
- * rebuild would put it on lane 0.  Each slice on the first lane without a
- * clash, by looking at every slice of its thread; after each, the slices
- * remembered, the table and the window as the model's (above).  Loops 0-3:
- * a slice a 33 ms step, a run longer than the window (some 300 slices; the
- * table of 1,024 placed again every 700 or so): the runs' first slices
- * forgotten, the rest listed.  Loops 4-5: 1 ms, the window over 8,192
- * slices: it halves. */
-#define NLANES_FORGET 20000
-#define FORGET_THREADS 64
-START_TEST(lanes_forget)
-{
-	static struct placed p[NLANES_FORGET];
-	static unsigned before[NLANES_FORGET], head[NLANES_FORGET + FORGET_THREADS + 1];
-	cm_pflanes *l = cm_pflanes_new();
-	struct winmodel m = {1, 1024, WINDOW_NS, INT64_MIN};
-	memset(head, 0, sizeof head); /* (with CK_FORK=no, the loop before's) */
-	uint64_t r = 0xC0FFEE11u + (uint64_t)_i * 2654435761u;
-	unsigned thr[FORGET_THREADS], last[FORGET_THREADS], next = 1, i, j, lane, backs = 0;
-	unsigned n = _i < 4 ? 6000 : NLANES_FORGET;
-	int64_t step = _i < 4 ? 33333333 : 1000000, at = 0;
-	for (i = 0; i < FORGET_THREADS; i++)
-		thr[i] = next++, last[i] = NLANES_FORGET;
-	for (i = 0; i < n; i++) {
-		unsigned s;
-		int64_t b, e;
-		r = r * 6364136223846793005u + 1442695040888963407u;
-		s = (unsigned)(r >> 58) % FORGET_THREADS;
-		if (last[s] < NLANES_FORGET && p[last[s]].b > at - 100 * step && (r >> 20) % 16 == 0) {
-			/* back over its last one's begin (placed within 100
-			 * steps: one the window keeps) */
-			b = p[last[s]].b - 1, e = p[last[s]].b + 1;
-		} else { /* after all (they end within their step) */
-			at += step;
-			b = at, e = at + 2 + (int64_t)((r >> 24) % (uint64_t)(step - 3));
-		}
-		p[i].b = b, p[i].e = e, p[i].thread = thr[s], p[i].i = i;
-		p[i].lane = cm_pflanes_place(l, thr[s], b, e);
-		model_place(&m, p, i, b);
-		ck_assert_uint_eq(l->nn, m.nn);
-		ck_assert(l->cap == m.cap && l->window == m.window);
-		ck_assert_uint_le(l->nnode, l->nn); /* (the listed slices' nodes have room) */
-		for (lane = 0;; lane++) { /* the first lane without a clash, by looking at all */
-			for (j = head[thr[s]]; j; j = before[j - 1]) {
-				const struct placed *q = &p[j - 1];
-				if (q->lane == lane && clash(q, b, e))
-					break;
-			}
-			if (!j)
-				break;
-		}
-		ck_assert_uint_eq(p[i].lane, lane);
-		before[i] = head[thr[s]], head[thr[s]] = i + 1; /* (its thread's, newest first) */
-		if (b < at) /* the thread ends */
-			backs++, thr[s] = next++, last[s] = NLANES_FORGET;
-		else
-			last[s] = i;
-	}
-	ck_assert_uint_gt(backs, n / 30);
-	ck_assert_int_eq(m.window < WINDOW_NS, _i >= 4); /* (the window halved, in loops 4-5) */
 	cm_pflanes_free(l);
 }
 END_TEST
@@ -578,7 +445,6 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, lanes_random, 0, 16);
 	tcase_add_loop_test(tc, lanes_append, 0, 10);
 	tcase_add_loop_test(tc, lanes_front, 0, 28);
-	tcase_add_loop_test(tc, lanes_forget, 0, 6);
 	tcase_add_test(tc, laneq_keys);
 	tcase_add_test(tc, laneq_key_ints);
 	tcase_add_loop_test(tc, laneq_order, 0, 8);
