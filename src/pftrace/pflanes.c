@@ -68,7 +68,6 @@ cm_pflanes *cm_pflanes_new(void)
 	l->thrslots = 16;
 	l->thr = cm_xcalloc(l->thrslots, sizeof *l->thr);
 	l->window = WINDOW_NS;
-	l->latest = INT64_MIN;
 	l->rng = 0x9E3779B97F4A7C15u;
 	return l;
 }
@@ -116,6 +115,7 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 			;
 	}
 	l->thr[j].thread = thread;
+	l->thr[j].latest = INT64_MIN;
 	l->nthr++;
 	return &l->thr[j];
 }
@@ -481,11 +481,12 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 	uint32_t x;
 	if (e <= b)
 		return 0;
-	if (b > l->latest)
-		l->latest = b;
+	t = thread_of(l, thread);
+	/* its run's latest begin, or a new run's first (a window behind) */
+	if (b > t->latest || (uint64_t)t->latest - (uint64_t)b > (uint64_t)l->window)
+		t->latest = b;
 	if (l->nn == l->cap) /* full: forget, grow or narrow (pflanewin.c) */
 		cm_pflanes_room(l);
-	t = thread_of(l, thread);
 	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
 		;
 	if (lane == t->nlanes) {

@@ -61,6 +61,11 @@ struct thr {
 	uint64_t thread; /* 0: an empty slot */
 	unsigned nlanes;
 	struct lane *lane;
+	/* the latest begin of its run: the latest of its slices' begins
+	 * since one began more than the window before it (that one began a
+	 * run); its lanes forget what ends a window behind it (pflanes.c's
+	 * "the window") */
+	int64_t latest;
 };
 
 struct cm_pflanes {
@@ -76,7 +81,7 @@ struct cm_pflanes {
 	unsigned long fronts;  /* slices placed on a list in front of a treap (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
-	int64_t latest, window; /* of this shard's threads (pflaneq.c) */
+	int64_t window; /* of this shard's threads (pflaneq.c), each's behind its own latest begin */
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
 };

@@ -12,16 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Append the nodes of T that end at or after HORIZON, in order, to
- * l->stack (from *K), from the old nodes OLD. */
-static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t horizon, size_t *k)
+/* Append the nodes of T that end at or after HORIZON and begin at or
+ * before FRONT, in order, to l->stack (from *K), from the old nodes OLD. */
+static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t horizon, int64_t front, size_t *k)
 {
 	if (!t || old[t].maxe < horizon)
 		return;
-	collect(l, old, old[t].l, horizon, k);
+	collect(l, old, old[t].l, horizon, front, k);
+	if (old[t].b > front) /* (and all on its right) */
+		return;
 	if (old[t].e >= horizon)
 		l->stack[(*k)++] = t;
-	collect(l, old, old[t].r, horizon, k);
+	collect(l, old, old[t].r, horizon, front, k);
 }
 
 /* Copy the nodes of a lane's treap (old numbers IDX[0..K), in order) into
@@ -73,16 +75,24 @@ static size_t keep_listed(struct lane *ln, int64_t horizon)
 }
 
 /* Place the treaps' nodes again in CAP slots (CAP at least l->nn), and
- * filter the lists in place, forgetting the slices that end before the
- * window; l->nn counts what is kept, as many slices as before however
- * they are held. */
-static void rebuild(cm_pflanes *l, size_t cap)
+ * filter the lists in place, forgetting the slices that end a window
+ * behind their thread's latest begin (struct thr's) and, with AHEAD, those
+ * that begin after it (an earlier run's); l->nn counts what is kept, as
+ * many slices as before however they are held. */
+static void rebuild(cm_pflanes *l, size_t cap, int ahead)
 {
-	struct node *old = l->n;
-	size_t oldnode = l->nnode, i;
+	struct node *old;
+	size_t oldnode, i;
 	unsigned j;
 	uint32_t *path;
-	int64_t horizon = l->latest > INT64_MIN + l->window ? l->latest - l->window : INT64_MIN;
+	if (ahead) /* a list with such slices goes into its treap, in the old table (NN counts it) */
+		for (i = 0; i < l->thrslots; i++)
+			for (j = 0; j < l->thr[i].nlanes; j++)
+				if (l->thr[i].lane[j].sorted && l->thr[i].lane[j].nlist &&
+				    l->thr[i].lane[j].maxb > l->thr[i].latest)
+					cm_pflanes_unsort(l, &l->thr[i].lane[j]);
+	old = l->n;
+	oldnode = l->nnode;
 	l->stack = cm_xrealloc(l->stack, oldnode * sizeof *l->stack);
 	path = cm_xmalloc(oldnode * sizeof *path); /* (build's) */
 	/* not zeroed: every node is written whole before it is read (node 0,
@@ -93,12 +103,14 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	l->nn = l->nnode = 1;
 	memset(&l->n[0], 0, sizeof l->n[0]);
 	l->n[0].maxe = INT64_MIN;
-	for (i = 0; i < l->thrslots; i++)
+	for (i = 0; i < l->thrslots; i++) {
+		int64_t latest = l->thr[i].latest, front = ahead ? latest : INT64_MAX;
+		int64_t horizon = latest > INT64_MIN + l->window ? latest - l->window : INT64_MIN;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
 			size_t k = 0;
 			/* the treap (with a list before it, or none) */
-			collect(l, old, ln->root, horizon, &k);
+			collect(l, old, ln->root, horizon, front, &k);
 			ln->minb = k ? old[l->stack[0]].b : INT64_MAX;
 			ln->root = build(l, old, l->stack, k, path);
 			if (!ln->sorted)
@@ -110,20 +122,25 @@ static void rebuild(cm_pflanes *l, size_t cap)
 			if (ln->mine < horizon) /* ties at maxb partly forgotten: the treap's to answer */
 				cm_pflanes_unsort(l, ln);
 		}
+	}
 	free(path);
 	free(old);
 }
 
 /* (pflanes_int.h) The window first; a table still over half full grows up
- * to MAX_NODES, and past that the window narrows. */
+ * to MAX_NODES, and past that forgets what is ahead of each thread's run,
+ * then the window narrows. */
 void cm_pflanes_room(cm_pflanes *l)
 {
-	rebuild(l, l->cap);
+	int ahead = 0;
+	rebuild(l, l->cap, 0);
 	while (l->nn * 2 > l->cap) {
 		if (l->cap < MAX_NODES)
-			rebuild(l, l->cap * 2);
+			rebuild(l, l->cap * 2, ahead);
+		else if (!ahead)
+			rebuild(l, l->cap, ahead = 1);
 		else if (l->window > 1)
-			l->window /= 2, rebuild(l, l->cap);
+			l->window /= 2, rebuild(l, l->cap, ahead);
 		else
 			break; /* cannot be: the lanes hold what is open now */
 	}

@@ -10,33 +10,58 @@
 
 /* The window's policy (pflanewin.c's cm_pflanes_room), as a model: the
  * slices remembered (node 0 included), the table's size and the window
- * after the placing of a slice of non-zero duration that begins at B, the
- * slices P[0..N) placed before it.  However the lanes hold their slices
- * (nodes, lists), they remember those that end at or after the horizon of
- * the last time the table was full. */
+ * after the placing of a slice of non-zero duration that begins at B on
+ * thread T, the slices P[0..N) placed before it.  However the lanes hold
+ * their slices (nodes, lists), they remember those that ended at or after
+ * their thread's horizon (its run's latest begin less the window) each
+ * time the table was full, or the shard's at the last resort.  Threads
+ * below MODEL_THREADS. */
+#define MODEL_THREADS 2048
+#define MODEL_SLICES 20000
 struct winmodel {
 	size_t nn, cap;
-	int64_t window, latest;
+	int64_t window;
+	int64_t tlatest[MODEL_THREADS]; /* each thread's run's latest begin */
+	unsigned char gone[MODEL_SLICES]; /* each slice forgotten */
 };
 
-static size_t model_kept(const struct placed *p, unsigned n, const struct winmodel *m)
+static void model_init(struct winmodel *m)
 {
-	int64_t horizon = m->latest > INT64_MIN + m->window ? m->latest - m->window : INT64_MIN;
+	memset(m, 0, sizeof *m);
+	m->nn = 1, m->cap = 1024, m->window = WINDOW_NS;
+	for (unsigned t = 0; t < MODEL_THREADS; t++)
+		m->tlatest[t] = INT64_MIN;
+}
+
+/* The slices kept, those of P[0..N) that end behind their thread's
+ * horizon forgotten, and with AHEAD those that begin after its latest
+ * begin. */
+static size_t model_kept(const struct placed *p, unsigned n, struct winmodel *m, int ahead)
+{
 	size_t k = 1;
-	for (unsigned i = 0; i < n; i++)
-		k += p[i].e > p[i].b && p[i].e >= horizon;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t latest = m->tlatest[p[i].thread];
+		if (p[i].e > p[i].b && ((latest > INT64_MIN + m->window && p[i].e < latest - m->window) ||
+					(ahead && p[i].b > latest)))
+			m->gone[i] = 1;
+		k += p[i].e > p[i].b && !m->gone[i];
+	}
 	return k;
 }
 
-static void model_place(struct winmodel *m, const struct placed *p, unsigned n, int64_t b)
+static void model_place(struct winmodel *m, const struct placed *p, unsigned n, unsigned t, int64_t b)
 {
-	m->latest = b > m->latest ? b : m->latest;
+	int ahead = 0;
+	if (b > m->tlatest[t] || m->tlatest[t] - b > m->window)
+		m->tlatest[t] = b;
 	if (m->nn == m->cap) {
-		for (m->nn = model_kept(p, n, m); m->nn * 2 > m->cap;)
+		for (m->nn = model_kept(p, n, m, 0); m->nn * 2 > m->cap;)
 			if (m->cap < MAX_NODES)
 				m->cap *= 2;
+			else if (!ahead)
+				m->nn = model_kept(p, n, m, ahead = 1);
 			else if (m->window > 1)
-				m->window /= 2, m->nn = model_kept(p, n, m);
+				m->window /= 2, m->nn = model_kept(p, n, m, ahead);
 			else
 				break;
 		m->cap *= m->nn == m->cap ? 2 : 1;
@@ -63,8 +88,9 @@ START_TEST(lanes_forget)
 {
 	static struct placed p[NLANES_FORGET];
 	static unsigned before[NLANES_FORGET], head[NLANES_FORGET + FORGET_THREADS + 1];
+	static struct winmodel m;
 	cm_pflanes *l = cm_pflanes_new();
-	struct winmodel m = {1, 1024, WINDOW_NS, INT64_MIN};
+	model_init(&m);
 	memset(head, 0, sizeof head); /* (with CK_FORK=no, the loop before's) */
 	uint64_t r = 0xC0FFEE11u + (uint64_t)_i * 2654435761u;
 	unsigned thr[FORGET_THREADS], last[FORGET_THREADS], next = 1, i, j, lane, backs = 0;
@@ -87,7 +113,8 @@ START_TEST(lanes_forget)
 		}
 		p[i].b = b, p[i].e = e, p[i].thread = thr[s], p[i].i = i;
 		p[i].lane = cm_pflanes_place(l, thr[s], b, e);
-		model_place(&m, p, i, b);
+		ck_assert_uint_lt(thr[s], MODEL_THREADS);
+		model_place(&m, p, i, thr[s], b);
 		ck_assert_uint_eq(l->nn, m.nn);
 		ck_assert(l->cap == m.cap && l->window == m.window);
 		ck_assert_uint_le(l->nnode, l->nn); /* (the listed slices' nodes have room) */
@@ -204,26 +231,40 @@ START_TEST(lanes_behind)
 END_TEST
 
 /* The window bounds what is remembered however far back a thread's slices
- * go: one thread whose runs of slices, each in order, begin each 20 s (twice
- * the window at first) before the run before; no run is forgotten by the
- * thread's own horizon, which follows the run it is in (each run is in
- * the future of the next).  After each slice the table is at most
- * MAX_NODES. */
-#define NBOUND 40000
+ * go: one thread whose runs of 100 slices, each in order, begin each 20 s
+ * (twice the window at first) before the run before.  Each run begins a
+ * new run of the thread (its latest begin goes back to it), and the runs
+ * before are ahead of it, not behind its horizon: they are forgotten only
+ * when the table is full of them (pflanewin.c's cm_pflanes_room).  After
+ * each slice the slices remembered, the table and the window as the
+ * model's (above), the table at most MAX_NODES; and each slice on the
+ * first lane without a clash among the slices of its run (the only ones
+ * that can clash with it: the runs are apart). */
+#define NBOUND MODEL_SLICES
 START_TEST(lanes_bound)
 {
+	static struct placed p[NBOUND];
+	static struct winmodel m;
 	cm_pflanes *l = cm_pflanes_new();
 	uint64_t r = 0xB0D11D5u + (uint64_t)_i;
 	int64_t at = 0;
-	unsigned i;
+	unsigned i, run;
+	model_init(&m);
 	for (i = 0; i < NBOUND; i++) {
 		r = r * 6364136223846793005u + 1442695040888963407u;
 		if (i % 100 == 0) /* a run, 20 s before the run before */
 			at = 10000000000000ll - (int64_t)(i / 100) * 20000000000ll;
 		at += (int64_t)((r >> 20) % 1000);
-		cm_pflanes_place(l, 1, at, at + 1 + (int64_t)((r >> 40) % 2000));
+		p[i].b = at, p[i].e = at + 1 + (int64_t)((r >> 40) % 2000), p[i].thread = 1, p[i].i = i;
+		p[i].lane = cm_pflanes_place(l, 1, p[i].b, p[i].e);
+		model_place(&m, p, i, 1, p[i].b);
+		ck_assert_uint_eq(l->nn, m.nn);
+		ck_assert(l->cap == m.cap && l->window == m.window);
 		ck_assert_uint_le(l->cap, MAX_NODES);
+		run = i - i % 100;
+		ck_assert_uint_eq(p[i].lane, first_free_lane(p + run, i - run, 1, p[i].b, p[i].e));
 	}
+	ck_assert_uint_lt(l->nn, MAX_NODES / 2); /* (the runs ahead forgotten) */
 	cm_pflanes_free(l);
 }
 END_TEST
