@@ -115,7 +115,7 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 			;
 	}
 	l->thr[j].thread = thread;
-	l->thr[j].latest = INT64_MIN;
+	l->thr[j].latest = l->thr[j].top = INT64_MIN;
 	l->nthr++;
 	return &l->thr[j];
 }
@@ -485,6 +485,8 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 	/* its run's latest begin, or a new run's first (a window behind) */
 	if (b > t->latest || (uint64_t)t->latest - (uint64_t)b > (uint64_t)l->window)
 		t->latest = b;
+	if (b > t->top)
+		t->top = b;
 	if (l->nn == l->cap) /* full: forget, grow or narrow (pflanewin.c) */
 		cm_pflanes_room(l);
 	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)

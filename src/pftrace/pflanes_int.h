@@ -61,11 +61,13 @@ struct thr {
 	uint64_t thread; /* 0: an empty slot */
 	unsigned nlanes;
 	struct lane *lane;
-	/* the latest begin of its run: the latest of its slices' begins
-	 * since one began more than the window before it (that one began a
-	 * run); its lanes forget what ends a window behind it (pflanes.c's
-	 * "the window") */
-	int64_t latest;
+	/* LATEST: the latest begin of its run, of its slices since one began
+	 * more than the window before the latest begin then (that one began
+	 * the run: a CPU thread's runtime calls, from the window, after the
+	 * CPU trace's slices); TOP: the latest begin of all its slices.  Its
+	 * lanes forget what ends a window behind LATEST, or behind TOP where
+	 * it begins after LATEST (pflanewin.c) */
+	int64_t latest, top;
 };
 
 struct cm_pflanes {

@@ -1,10 +1,26 @@
 /* pflanewin.c - the lanes' window (pflanes.c): the slices forgotten once
- * they end a window of trace time behind the latest begin, the treaps'
- * nodes left placed again (a lane's treap made again) and the lists' slices
- * kept in place, and the node table grown, or the window halved when the
- * slices remembered would pass MAX_NODES.  Apart from the placing, which
- * calls it only when its table is full, listed slices counted
- * (pflanes_int.h: what the two share). */
+ * they end a window of trace time behind their thread's latest begin, the
+ * treaps' nodes left placed again (a lane's treap made again) and the
+ * lists' slices kept in place, and the node table grown, or the window
+ * halved when the slices remembered would pass MAX_NODES.  Apart from the
+ * placing, which calls it only when its table is full, listed slices
+ * counted (pflanes_int.h: what the two share).
+ *
+ * Each thread's own latest begin, not the shard's: a CPU thread's runtime
+ * calls come from the window after the CPU trace's slices of all threads,
+ * seconds or minutes of trace time behind the shard's latest begin, and a
+ * window that followed the shard's forgot each call at the next rebuild,
+ * before the calls after it that overlap it were placed (two slices that
+ * overlap on one track: Perfetto pairs one's begin with the other's end;
+ * check_pflanewin.c's lanes_behind, tests/e2e/pflanes.sh).  A thread's
+ * calls begin a new run of it (struct thr's LATEST: a slice a window
+ * behind its latest begin begins one), and its lanes forget what ends a
+ * window behind the run's latest begin; what an earlier run left ahead of
+ * the run (the CPU trace's last slices, which the calls reach at the end)
+ * is forgotten as before, a window behind the latest begin of all the
+ * thread's runs (TOP).  As the window narrows, what is kept comes down to
+ * what is open at those two begins: memory stays bounded however a
+ * thread's slices go back and forth. */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -12,18 +28,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Append the nodes of T that end at or after HORIZON and begin at or
- * before FRONT, in order, to l->stack (from *K), from the old nodes OLD. */
-static void collect(cm_pflanes *l, const struct node *old, uint32_t t, int64_t horizon, int64_t front, size_t *k)
+/* What a thread's lanes forget: the slices that end before the horizon of
+ * their begins, BEHIND for those that begin at or before RUN (its run's
+ * latest begin), AHEAD (no earlier than BEHIND) for those after it. */
+struct horizon {
+	int64_t run, behind, ahead;
+};
+
+static struct horizon horizon_of(const cm_pflanes *l, const struct thr *t)
 {
-	if (!t || old[t].maxe < horizon)
+	struct horizon h;
+	h.run = t->latest;
+	h.behind = t->latest > INT64_MIN + l->window ? t->latest - l->window : INT64_MIN;
+	h.ahead = t->top > INT64_MIN + l->window ? t->top - l->window : INT64_MIN;
+	return h;
+}
+
+/* 1 when the slice [B, E] is kept (its end not before its horizon). */
+static inline int kept(const struct horizon *h, int64_t b, int64_t e)
+{
+	return e >= (b > h->run ? h->ahead : h->behind);
+}
+
+/* Append the nodes of T that H keeps, in order, to l->stack (from *K),
+ * from the old nodes OLD. */
+static void collect(cm_pflanes *l, const struct node *old, uint32_t t, const struct horizon *h, size_t *k)
+{
+	if (!t || old[t].maxe < h->behind)
 		return;
-	collect(l, old, old[t].l, horizon, front, k);
-	if (old[t].b > front) /* (and all on its right) */
-		return;
-	if (old[t].e >= horizon)
+	collect(l, old, old[t].l, h, k);
+	if (kept(h, old[t].b, old[t].e))
 		l->stack[(*k)++] = t;
-	collect(l, old, old[t].r, horizon, front, k);
+	collect(l, old, old[t].r, h, k);
 }
 
 /* Copy the nodes of a lane's treap (old numbers IDX[0..K), in order) into
@@ -43,56 +79,52 @@ static uint32_t build(cm_pflanes *l, const struct node *old, const uint32_t *idx
 	return cm_pflanes_cartesian(l->n, first, k, path);
 }
 
-/* Keep the slices of the in-order lane LN's list that end at or after
- * HORIZON, in order, in place (no node to copy); returns how many.  The
- * list's latest end stays (the slice that ends then is kept) unless none
- * is kept; its earliest end is worked out again, so that the next rebuild
- * skips a list that the window has not reached (most lists, most times:
- * a rebuild comes every few thousand slices, the window is seconds). */
-static size_t keep_listed(struct lane *ln, int64_t horizon)
+/* Keep the slices of the in-order lane LN's list that H keeps, in order,
+ * in place (no node to copy); returns how many.  Its earliest and latest
+ * ends are worked out again (the latest only where some are forgotten), so
+ * that the next rebuild skips a list that the window has not reached (most
+ * lists, most times: a rebuild comes every few thousand slices, the window
+ * is seconds). */
+static size_t keep_listed(struct lane *ln, const struct horizon *h)
 {
 	struct ival *v = ln->list;
 	size_t m = 0, k, n = ln->nlist;
-	int64_t first = INT64_MAX;
-	if (ln->firste >= horizon) /* none forgotten */
+	int64_t first = INT64_MAX, last = INT64_MIN;
+	/* none forgotten (a list of the run: its slices all begin at or
+	 * before its latest begin) */
+	if (ln->firste >= h->ahead || (ln->maxb <= h->run && ln->firste >= h->behind))
 		return n;
-	if (ln->maxe < horizon) { /* (a lane gone quiet) */
+	if (ln->maxe < h->behind) { /* (a lane gone quiet) */
 		ln->maxe = INT64_MIN;
 		ln->firste = INT64_MAX;
 		return ln->nlist = 0;
 	}
-	while (m < n && v[m].e >= horizon) { /* nothing to move before the first forgotten */
+	while (m < n && kept(h, v[m].b, v[m].e)) { /* nothing to move before the first forgotten */
 		first = v[m].e < first ? v[m].e : first;
+		last = v[m].e > last ? v[m].e : last;
 		m++;
 	}
 	for (k = m; m < n; m++)
-		if (v[m].e >= horizon) {
+		if (kept(h, v[m].b, v[m].e)) {
 			first = v[m].e < first ? v[m].e : first;
+			last = v[m].e > last ? v[m].e : last;
 			v[k++] = v[m];
 		}
 	ln->firste = first;
+	ln->maxe = last;
 	return ln->nlist = k;
 }
 
 /* Place the treaps' nodes again in CAP slots (CAP at least l->nn), and
- * filter the lists in place, forgetting the slices that end a window
- * behind their thread's latest begin (struct thr's) and, with AHEAD, those
- * that begin after it (an earlier run's); l->nn counts what is kept, as
- * many slices as before however they are held. */
-static void rebuild(cm_pflanes *l, size_t cap, int ahead)
+ * filter the lists in place, forgetting the slices that end behind their
+ * thread's horizons (struct horizon); l->nn counts what is kept, as many
+ * slices as before however they are held. */
+static void rebuild(cm_pflanes *l, size_t cap)
 {
-	struct node *old;
-	size_t oldnode, i;
+	struct node *old = l->n;
+	size_t oldnode = l->nnode, i;
 	unsigned j;
 	uint32_t *path;
-	if (ahead) /* a list with such slices goes into its treap, in the old table (NN counts it) */
-		for (i = 0; i < l->thrslots; i++)
-			for (j = 0; j < l->thr[i].nlanes; j++)
-				if (l->thr[i].lane[j].sorted && l->thr[i].lane[j].nlist &&
-				    l->thr[i].lane[j].maxb > l->thr[i].latest)
-					cm_pflanes_unsort(l, &l->thr[i].lane[j]);
-	old = l->n;
-	oldnode = l->nnode;
 	l->stack = cm_xrealloc(l->stack, oldnode * sizeof *l->stack);
 	path = cm_xmalloc(oldnode * sizeof *path); /* (build's) */
 	/* not zeroed: every node is written whole before it is read (node 0,
@@ -104,22 +136,23 @@ static void rebuild(cm_pflanes *l, size_t cap, int ahead)
 	memset(&l->n[0], 0, sizeof l->n[0]);
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++) {
-		int64_t latest = l->thr[i].latest, front = ahead ? latest : INT64_MAX;
-		int64_t horizon = latest > INT64_MIN + l->window ? latest - l->window : INT64_MIN;
+		struct horizon h = horizon_of(l, &l->thr[i]);
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
 			size_t k = 0;
 			/* the treap (with a list before it, or none) */
-			collect(l, old, ln->root, horizon, front, &k);
+			collect(l, old, ln->root, &h, &k);
 			ln->minb = k ? old[l->stack[0]].b : INT64_MAX;
 			ln->root = build(l, old, l->stack, k, path);
 			if (!ln->sorted)
 				continue;
-			l->nn += keep_listed(ln, horizon);
-			/* and the open chain: its innermost end first */
-			while (ln->nopen && ln->open[ln->nopen - 1].e < horizon)
+			l->nn += keep_listed(ln, &h);
+			/* and the open chain: its innermost end first (one kept,
+			 * all kept: those around it end no earlier, and begin
+			 * no later) */
+			while (ln->nopen && !kept(&h, ln->open[ln->nopen - 1].b, ln->open[ln->nopen - 1].e))
 				ln->nopen--;
-			if (ln->mine < horizon) /* ties at maxb partly forgotten: the treap's to answer */
+			if (!kept(&h, ln->maxb, ln->mine)) /* ties at maxb partly forgotten: the treap's to answer */
 				cm_pflanes_unsort(l, ln);
 		}
 	}
@@ -128,23 +161,18 @@ static void rebuild(cm_pflanes *l, size_t cap, int ahead)
 }
 
 /* (pflanes_int.h) The window first; a table still over half full grows up
- * to MAX_NODES, and past that forgets what is ahead of each thread's run,
- * then the window narrows. */
+ * to MAX_NODES, and past that the window narrows. */
 void cm_pflanes_room(cm_pflanes *l)
 {
-	int ahead = 0;
-	rebuild(l, l->cap, 0);
+	rebuild(l, l->cap);
 	while (l->nn * 2 > l->cap) {
 		if (l->cap < MAX_NODES)
-			rebuild(l, l->cap * 2, ahead);
-		else if (!ahead)
-			rebuild(l, l->cap, ahead = 1);
+			rebuild(l, l->cap * 2);
 		else if (l->window > 1)
-			l->window /= 2, rebuild(l, l->cap, ahead);
+			l->window /= 2, rebuild(l, l->cap);
 		else
 			break; /* cannot be: the lanes hold what is open now */
 	}
 	if (l->nn == l->cap) /* only when that could not be */
 		l->n = cm_xrealloc(l->n, (l->cap *= 2) * sizeof *l->n);
 }
-

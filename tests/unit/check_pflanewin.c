@@ -13,15 +13,15 @@
  * after the placing of a slice of non-zero duration that begins at B on
  * thread T, the slices P[0..N) placed before it.  However the lanes hold
  * their slices (nodes, lists), they remember those that ended at or after
- * their thread's horizon (its run's latest begin less the window) each
- * time the table was full, or the shard's at the last resort.  Threads
- * below MODEL_THREADS. */
+ * their horizon each time the table was full: a window behind their
+ * thread's run's latest begin, or behind its latest begin of all where
+ * they begin after the run's.  Threads below MODEL_THREADS. */
 #define MODEL_THREADS 2048
 #define MODEL_SLICES 20000
 struct winmodel {
 	size_t nn, cap;
 	int64_t window;
-	int64_t tlatest[MODEL_THREADS]; /* each thread's run's latest begin */
+	int64_t run[MODEL_THREADS], top[MODEL_THREADS]; /* each thread's latest begins */
 	unsigned char gone[MODEL_SLICES]; /* each slice forgotten */
 };
 
@@ -30,19 +30,18 @@ static void model_init(struct winmodel *m)
 	memset(m, 0, sizeof *m);
 	m->nn = 1, m->cap = 1024, m->window = WINDOW_NS;
 	for (unsigned t = 0; t < MODEL_THREADS; t++)
-		m->tlatest[t] = INT64_MIN;
+		m->run[t] = m->top[t] = INT64_MIN;
 }
 
-/* The slices kept, those of P[0..N) that end behind their thread's
- * horizon forgotten, and with AHEAD those that begin after its latest
- * begin. */
-static size_t model_kept(const struct placed *p, unsigned n, struct winmodel *m, int ahead)
+/* The slices kept, those of P[0..N) that end behind their horizon
+ * forgotten. */
+static size_t model_kept(const struct placed *p, unsigned n, struct winmodel *m)
 {
 	size_t k = 1;
 	for (unsigned i = 0; i < n; i++) {
-		int64_t latest = m->tlatest[p[i].thread];
-		if (p[i].e > p[i].b && ((latest > INT64_MIN + m->window && p[i].e < latest - m->window) ||
-					(ahead && p[i].b > latest)))
+		unsigned t = p[i].thread;
+		int64_t latest = p[i].b > m->run[t] ? m->top[t] : m->run[t];
+		if (p[i].e > p[i].b && latest > INT64_MIN + m->window && p[i].e < latest - m->window)
 			m->gone[i] = 1;
 		k += p[i].e > p[i].b && !m->gone[i];
 	}
@@ -51,17 +50,15 @@ static size_t model_kept(const struct placed *p, unsigned n, struct winmodel *m,
 
 static void model_place(struct winmodel *m, const struct placed *p, unsigned n, unsigned t, int64_t b)
 {
-	int ahead = 0;
-	if (b > m->tlatest[t] || m->tlatest[t] - b > m->window)
-		m->tlatest[t] = b;
+	if (b > m->run[t] || m->run[t] - b > m->window) /* (the run's latest begin, or a new run) */
+		m->run[t] = b;
+	m->top[t] = b > m->top[t] ? b : m->top[t];
 	if (m->nn == m->cap) {
-		for (m->nn = model_kept(p, n, m, 0); m->nn * 2 > m->cap;)
+		for (m->nn = model_kept(p, n, m); m->nn * 2 > m->cap;)
 			if (m->cap < MAX_NODES)
 				m->cap *= 2;
-			else if (!ahead)
-				m->nn = model_kept(p, n, m, ahead = 1);
 			else if (m->window > 1)
-				m->window /= 2, m->nn = model_kept(p, n, m, ahead);
+				m->window /= 2, m->nn = model_kept(p, n, m);
 			else
 				break;
 		m->cap *= m->nn == m->cap ? 2 : 1;
@@ -234,12 +231,12 @@ END_TEST
  * go: one thread whose runs of 100 slices, each in order, begin each 20 s
  * (twice the window at first) before the run before.  Each run begins a
  * new run of the thread (its latest begin goes back to it), and the runs
- * before are ahead of it, not behind its horizon: they are forgotten only
- * when the table is full of them (pflanewin.c's cm_pflanes_room).  After
- * each slice the slices remembered, the table and the window as the
- * model's (above), the table at most MAX_NODES; and each slice on the
- * first lane without a clash among the slices of its run (the only ones
- * that can clash with it: the runs are apart). */
+ * before are ahead of it: forgotten a window behind the first run's latest
+ * begin (pflanewin.c), all but that one's last slices.  After each slice
+ * the slices remembered, the table and the window as the model's (above),
+ * the table the first's; and each slice on the first lane without a clash
+ * among the slices of its run (the only ones that can clash with it: the
+ * runs are apart). */
 #define NBOUND MODEL_SLICES
 START_TEST(lanes_bound)
 {
@@ -260,11 +257,10 @@ START_TEST(lanes_bound)
 		model_place(&m, p, i, 1, p[i].b);
 		ck_assert_uint_eq(l->nn, m.nn);
 		ck_assert(l->cap == m.cap && l->window == m.window);
-		ck_assert_uint_le(l->cap, MAX_NODES);
+		ck_assert_uint_eq(l->cap, 1024);
 		run = i - i % 100;
 		ck_assert_uint_eq(p[i].lane, first_free_lane(p + run, i - run, 1, p[i].b, p[i].e));
 	}
-	ck_assert_uint_lt(l->nn, MAX_NODES / 2); /* (the runs ahead forgotten) */
 	cm_pflanes_free(l);
 }
 END_TEST
