@@ -33,13 +33,20 @@
  * latest end under it: O(log n) a slice, in whatever order the slices come
  * (a CPU thread's come mostly by their end, inner first).  The slices are
  * remembered while they end within a window of trace time behind the
- * latest begin seen (ties and overlaps are near in time, however far
- * apart in the file; a long slice still open is kept): WINDOW_NS, halved
- * whenever the slices remembered (in nodes or in lists, below) would pass
- * MAX_NODES after forgetting what is older, so memory stays bounded on any
- * trace.  The threads are shared out among CM_PF_SHARDS of these, each
- * with its own window, on the -j threads (pflaneq.c); the count is fixed,
- * so the lanes do not depend on -j.
+ * latest begin of their thread's run (ties and overlaps are near in time,
+ * however far apart in the file; a long slice still open is kept; a run:
+ * the thread's slices since one came more than a window behind the latest
+ * begin then, as a merge's runtime calls come from the window after the
+ * CPU trace's slices of their thread; pflanewin.c says why the thread's and
+ * not the shard's): WINDOW_NS, halved whenever the slices remembered (in
+ * nodes or in lists, below) would pass MAX_NODES after forgetting what is
+ * older, so memory stays bounded on any trace.  A slice that clashes only
+ * with one forgotten goes where it would without it: a runtime call that
+ * begins at the nanosecond of a shorter CPU operator of its thread, which
+ * the CPU trace placed long before, shares its lane (503 calls of the 200M
+ * pair, BENCHMARKS.md "lanes25").  The threads are shared out among
+ * CM_PF_SHARDS of these, each with its own window, on the -j threads
+ * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
  *
  * "B" and "E" events take no lane: their slice's end is not known at the
  * begin (the "E" may come batches later, or never), and the trace
@@ -339,7 +346,8 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * asked about come in order and end before MINB, the list alone answers.
  * A CPU thread's runtime calls come so: the window's, in order, after the
  * CPU trace's slices, of which the thread's lane remembers only the last
- * (the window of trace time behind the latest begin); in the treap each
+ * (the window of trace time behind the thread's latest begin of all, which
+ * they reach at the end); in the treap each
  * cost about 940 instructions, a quarter of the 50,000-op pair's slices
  * and half of the lanes' instructions, on the busiest shards (BENCHMARKS.md
  * "lanes23").  A slice out of order, or one that reaches MINB, puts the

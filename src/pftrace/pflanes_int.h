@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How far behind the latest begin a slice is remembered, at first (trace
- * ns; halved when the slices remembered, nodes and listed, would pass
- * MAX_NODES). */
+/* How far behind its thread's latest begin a slice is remembered, at
+ * first (trace ns; halved when the slices remembered, nodes and listed,
+ * would pass MAX_NODES; struct thr says which latest begin). */
 #define WINDOW_NS (10ll * 1000 * 1000 * 1000)
 /* 10 MiB of nodes at most over the shards (pflaneq.c), each an eighth of
  * the one table's 5 MiB before them (a thread's window rarely needs it);
@@ -83,7 +83,7 @@ struct cm_pflanes {
 	unsigned long fronts;  /* slices placed on a list in front of a treap (for the tests) */
 	struct thr *thr;
 	size_t nthr, thrslots;
-	int64_t window; /* of this shard's threads (pflaneq.c), each's behind its own latest begin */
+	int64_t window; /* of this shard's threads (pflaneq.c), behind each's own latest begins */
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
 };

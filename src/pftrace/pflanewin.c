@@ -9,18 +9,23 @@
  * Each thread's own latest begin, not the shard's: a CPU thread's runtime
  * calls come from the window after the CPU trace's slices of all threads,
  * seconds or minutes of trace time behind the shard's latest begin, and a
- * window that followed the shard's forgot each call at the next rebuild,
- * before the calls after it that overlap it were placed (two slices that
- * overlap on one track: Perfetto pairs one's begin with the other's end;
- * check_pflanewin.c's lanes_behind, tests/e2e/pflanes.sh).  A thread's
- * calls begin a new run of it (struct thr's LATEST: a slice a window
- * behind its latest begin begins one), and its lanes forget what ends a
- * window behind the run's latest begin; what an earlier run left ahead of
- * the run (the CPU trace's last slices, which the calls reach at the end)
- * is forgotten as before, a window behind the latest begin of all the
- * thread's runs (TOP).  As the window narrows, what is kept comes down to
- * what is open at those two begins: memory stays bounded however a
- * thread's slices go back and forth. */
+ * window that followed the shard's (before lanes25) forgot each call at
+ * the next rebuild, before the calls after it that overlap it were placed:
+ * two slices that overlap on one track, one's begin paired with the
+ * other's end (check_pflanewin.c's lanes_behind, tests/e2e/pflanes.sh).
+ * The calls begin a new run of their thread (struct thr's LATEST: a slice
+ * more than a window behind the latest begin begins one), and its lanes
+ * forget what ends a window behind the run's latest begin.  What an
+ * earlier run left ahead of the run (the CPU trace's last slices of the
+ * thread, which its calls reach at the end) is forgotten as before, a
+ * window behind the thread's latest begin of all (TOP): kept until the
+ * table is full of it and then all forgotten at once, it cost the 200M
+ * pair 23 calls that tie with a CPU operator there (BENCHMARKS.md
+ * "lanes25").  As the window narrows, what is kept comes down to what is
+ * open at the two begins, so memory stays bounded however a thread's
+ * slices go back and forth (lanes_bound).  A thread that stops keeps its
+ * last window until the window narrows: nothing tells it from one whose
+ * runtime calls are still to come. */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
