@@ -35,7 +35,7 @@ against() {
 	done
 }
 
-for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr cuptimerge-kcorr; do
+for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr cuptimerge-kcorr cuptimerge-norun; do
 	[ -x "$mdir/$m" ] || { not_ok "$mdir/$m is built (make check builds it)"; finish; }
 done
 
@@ -100,4 +100,11 @@ against "$mdir/cuptimerge-pfcorr" "mutant pfcorr (the members' correlation + 1, 
 pfquick=
 against "$mdir/cuptimerge-shortread" "mutant shortread (byte lost on small reads)" pfgolden.sh
 pfquick=1
+# The lanes of a thread whose slices come far behind its latest begin (a
+# merge's runtime calls after the CPU trace's slices): norun's lanes forget
+# by the thread's latest begin of all, never by its run's, as before
+# lanes25, and pflanes.sh sees calls that overlap on one track.  The bytes
+# of every other script's traces are the real program's (no fixture has a
+# call that overlaps another across a rebuild).
+against "$mdir/cuptimerge-norun" "mutant norun (the lanes forget by the thread's latest begin of all)" pflanes.sh
 finish
