@@ -218,6 +218,38 @@ static uint32_t append(struct node *n, uint32_t t, uint32_t x)
 	return root;
 }
 
+/* The treap of the nodes of A and of B (neither empty), all of A's before
+ * all of B's in order: down A's right spine and B's left one, the higher
+ * priority on top at each step, then the latest ends worked out again on
+ * the way back (as insert's split does). */
+static uint32_t join(struct node *n, uint32_t a, uint32_t b)
+{
+	uint32_t root = 0, *link = &root, path[SPLIT_MAX], t;
+	size_t depth = 0, k;
+	while (a && b) {
+		if (n[a].prio >= n[b].prio) {
+			t = *link = a;
+			link = &n[a].r;
+			a = n[a].r;
+		} else {
+			t = *link = b;
+			link = &n[b].l;
+			b = n[b].l;
+		}
+		if (depth < SPLIT_MAX)
+			path[depth] = t;
+		depth++;
+	}
+	*link = a ? a : b;
+	if (depth > SPLIT_MAX) {
+		cm_pflanes_fix_maxe(n, root);
+		return root;
+	}
+	for (k = depth; k-- > 0;)
+		update(n, path[k]);
+	return root;
+}
+
 /* 1 when a slice of T begins at B and ends before E. */
 static int shorter_at(const struct node *n, uint32_t t, int64_t b, int64_t e)
 {
@@ -351,9 +383,9 @@ static int clashes(const struct node *n, uint32_t t, int64_t b, int64_t e)
  * cost about 940 instructions, a quarter of the 50,000-op pair's slices
  * and half of the lanes' instructions, on the busiest shards (BENCHMARKS.md
  * "lanes23").  A slice out of order, or one that reaches MINB, puts the
- * list's slices into the treap one by one (each comes before all of the
- * treap's), as they would have gone without the list: never more work
- * than the treap's alone. */
+ * list's slices into the treap (all come before all of the treap's: a
+ * treap of them, joined with it), the treap they would have made without
+ * the list: never more work than the treap's alone. */
 
 uint32_t cm_pflanes_cartesian(struct node *n, uint32_t first, size_t k, uint32_t *path)
 {
@@ -407,16 +439,19 @@ void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln)
 		x->l = x->r = 0;
 		x->prio = prio(l);
 	}
-	if (!ln->root) {
-		uint32_t *path = cm_xmalloc((ln->nlist + 1) * sizeof *path);
-		ln->root = cm_pflanes_cartesian(l->n, first, ln->nlist, path);
+	if (ln->nlist) {
+		/* a treap of them, then joined with the lane's (all of them
+		 * before all of its: the treap that inserting them one by one
+		 * would have made, a treap being its nodes' order and
+		 * priorities, in O(k) and a descent; inserted one by one, the
+		 * calls a thread's list holds within the window, which go into
+		 * the treap when they reach the CPU trace's last slices, were
+		 * 6.5 M of the 50,000-op pair's instructions, BENCHMARKS.md
+		 * "lanes25") */
+		uint32_t *path = cm_xmalloc(ln->nlist * sizeof *path);
+		uint32_t list = cm_pflanes_cartesian(l->n, first, ln->nlist, path);
 		free(path);
-	} else {
-		/* (each before all of the treap's: the treap that inserting
-		 * them as they came would have made, its priorities drawn now;
-		 * the shape is only the balance, the answers the set's) */
-		for (k = 0; k < ln->nlist; k++)
-			ln->root = insert(l->n, ln->root, first + (uint32_t)k);
+		ln->root = ln->root ? join(l->n, list, ln->root) : list;
 	}
 	if (ln->nlist)
 		ln->minb = ln->list[0].b;
