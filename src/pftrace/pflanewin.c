@@ -40,6 +40,8 @@ struct horizon {
 	int64_t run, behind, ahead;
 };
 
+/* The horizons of thread T's slices, a window of L's behind its run's
+ * latest begin and behind its latest of all (INT64_MIN: none forgotten). */
 static struct horizon horizon_of(const cm_pflanes *l, const struct thr *t)
 {
 	struct horizon h;
