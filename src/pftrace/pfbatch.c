@@ -4,7 +4,7 @@
  * Most of the transcoder's time goes to what one element needs alone:
  * parsing its text, its times, its args as debug annotations, interning
  * its name, category and keys.  That is the workers' part
- * (cm_pfbatch_encode, on the ordered pool's threads, pfstream.c): each
+ * (cm_pfbatch_encode, on the ordered pool's threads, pfpool.c): each
  * element becomes a record holding its track event body, all but the
  * track uuid, and the interned data that body needs.  What depends on the
  * elements before it stays in order, in the pool's sink

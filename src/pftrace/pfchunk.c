@@ -1,5 +1,5 @@
 /* pfchunk.c - the Perfetto transcoder's chunks of text from -j 2, each
- * walked by the worker that encodes it (pfstream.c's pool runs them).
+ * walked by the worker that encodes it (pfpool.c's pool runs them).
  *
  * From -j 2 no thread walks the whole text (one did, pf7: at 2.4-2.8 GB/s
  * it set the pace of a 2.3 GB output on 16 cores): the writer's thread

@@ -129,7 +129,7 @@ struct cm_pfev {
 	unsigned long wrote_here;
 	double wrote_here_s;
 	/* write a batch's packets on the sink's thread when the passer's
-	 * queue is full, rather than wait (pfstream.c's emit_batch): 1; 0
+	 * queue is full, rather than wait (pfpool.c's cm_pft_emit_batch): 1; 0
 	 * with CUPTIMERGE_PFT_PASSER_ONLY=1, 2 with
 	 * CUPTIMERGE_PFT_SHARE_ALTERNATE=1 (testing aids: the passer alone;
 	 * every other batch written here whatever the queue, for the tests) */
@@ -140,7 +140,7 @@ struct cm_pfev {
 	struct cm_pfwrite wt;
 	int seg_due, seg_emitted, seg_pending;
 	int64_t seg_lastx; /* the last slice's record (from the batch's first; -1: none) */
-	/* where a batch's packets to write go (pfstream.c: to the passer,
+	/* where a batch's packets to write go (pfpool.c: to the passer,
 	 * after what OUT holds; the buffers swapped for the passer's used
 	 * ones): 0, -1 after a failure (the passer's, reported when it
 	 * stops), 1 when it cannot, or its queue is full (written here,

@@ -13,7 +13,7 @@
  *
  * The direct path (the default; cm_pft_insert_direct): the writer's
  * thread that hands the batches over in order does no more than pass each
- * on to the sequential part (pfstream.c's cm_pft_hand: swapped into the
+ * on to the sequential part (pfpool.c's cm_pft_hand: swapped into the
  * handoff of its thread, or worked through there below 4 workers).  Each
  * batch is encoded by the writer's worker into a buffer of the
  * transcoder's (struct pft_gbuf, from a free list: the writer's output
@@ -41,7 +41,7 @@
  * others do, so that it reaches the sequential part in order: its worker
  * only copies it (from the writer's own buffer, when the writer handed
  * that over: cm_pft_insert_adopt) and hands its slices to the lanes
- * (pfstream.c's batch_work), as the encoding of a batch does. */
+ * (pfpool.c's batch_work), as the encoding of a batch does. */
 #include "config.h"
 #include "pftrace/pftrace.h"
 #include "pftrace/pfevent.h"

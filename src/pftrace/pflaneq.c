@@ -22,7 +22,7 @@
  * The ring holds a batch until every shard has placed it, so it needs a
  * place for every batch the pool may hold (cm_pflaneq_new's SLOTS); a put
  * whose place is still held waits, placing what it can (never at the sizes
- * pfstream.c asks for: a safety net).
+ * pfpool.c asks for: a safety net).
  *
  * An entry of the ring may hold several batches' slices (cm_pflaneq_put_many:
  * the window's groups that one of the render's workers encoded, src/mergepft.c,

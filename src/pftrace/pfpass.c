@@ -15,7 +15,7 @@
  * more of a 0.45 s phase, and the sequential part waited for it
  * (BENCHMARKS.md, "pfpass21").  Since the sequential part got cheaper
  * (pfseq21) and the lanes (lanes23), two such threads gained nothing and
- * cost a little: the transcoder asks for none (pfstream.c's PFT_WRITERS),
+ * cost a little: the transcoder asks for none (pfpool.c's PFT_WRITERS),
  * and the passer writes the packets, or the sequential part does while the
  * passer is behind (pfseg.c's step 3). */
 #include "config.h"

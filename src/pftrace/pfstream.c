@@ -1,9 +1,8 @@
 /* pfstream.c - the Perfetto transcoder's writer side: the JSON
  * document's text, in pieces of any size, taken from the writer's thread
- * and handed to the pool; the elements' batches encoded by the workers
- * (pfbatch.c), their records placed in order in the pool's sink (pfseg.c)
- * and passed on by a thread of their own (pfpass.c); the end (its -v
- * lines: pfreport.c).
+ * and handed to the pool (pfpool.c: the elements' batches encoded by the
+ * workers, their records placed in order by the sequential part, passed
+ * on by a thread of their own); the end (its -v lines: pfreport.c).
  *
  * A batch is the elements that end in one span of PFT_BATCH bytes of the
  * text (the spans counted from the text's start): so the batches, and the
@@ -35,8 +34,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Pass the protobuf bytes on once this many are made. */
-#define PFT_FLUSH (256u * 1024u)
 /* A batch for the workers (pfbatch.c): the elements that end in a span of
  * this much text.  Larger batches define their interned strings again less
  * often (BENCHMARKS.md: the size at a few batch sizes); the pool holds a few
@@ -45,12 +42,6 @@
 /* The longest element taken: its length is 32 bits in the batches
  * (pfbatch.c), the walks' lists (pfchunk.c) and the parse's nodes. */
 #define PFT_ELEM_MAX ((size_t)UINT32_MAX)
-/* The threads that write the batches' packets for the passer (pfpass.c):
- * none, the passer writes them itself.  Two from -j 8 on gained nothing on
- * 16 CPUs and cost 0.01-0.04 s of the 1 GB pair's output, plain and gzip,
- * in four calls (BENCHMARKS.md "knobs23").  CUPTIMERGE_PFT_WRITERS (0 to
- * 8), a benchmarking aid, sets them; the bytes do not depend on it. */
-#define PFT_WRITERS 0
 /* Batches queued for the sequential part's own thread at most: the
  * batches a pool's slots may have handed on before the thread takes them,
  * one more being worked through. */
@@ -65,7 +56,6 @@ void cm_pft_set_probe(cm_pft *t, cm_pft_probe probe) { t->probe = probe; }
 
 _Static_assert(PH_N == CM_PFPASS_PHASES && PH_N <= CM_OPOOL_CLASSES, "a phase is a class of the pool and the passer");
 
-static int emit_batch(void *ctx, struct cm_pfwrite *w);
 static int seq_emit(void *ctx, const char *s, size_t n, int64_t off);
 
 cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
@@ -75,8 +65,9 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->sink = sink;
 	t->ctx = ctx;
 	t->label = cm_xstrdup(label);
+	t->verbose = pft_verbose;
 	t->ev = cm_pfev_new(&t->out, t->label);
-	t->ev->emit = emit_batch;
+	t->ev->emit = cm_pft_emit_batch;
 	t->ev->emit_ctx = t;
 	t->threads = 1;
 	t->batch_max = PFT_BATCH;
@@ -113,18 +104,6 @@ void cm_pft_threads(cm_pft *t, int n)
 	if (env && *env && atoi(env) >= 1)
 		n = atoi(env);
 	t->threads = n < 1 ? 1 : n;
-}
-
-/* The testing aid CUPTIMERGE_PFT_NICE=N (1-19): the transcoder's workers
- * run at that nice value (this thread's alone, as opool.c's crew_nice), so
- * that its sequential part, the passer and the merge's threads win their
- * CPUs back from them (bench/dev-pf12.sh: on 16 CPUs the sequential part
- * ran 0.31 s of CPU in 0.49 s). */
-static void worker_nice(struct pfworker *w)
-{
-	w->niced = 1;
-	if (w->t->threads > 3) /* (to 3, the writer's thread runs blocks too) */
-		cm_thread_nice_env("CUPTIMERGE_PFT_NICE");
 }
 
 int cm_pft_quiesce(cm_pft *t)
@@ -183,267 +162,6 @@ void cm_pft_free(cm_pft *t)
 	cm_buf_free(&t->out);
 	free(t->label);
 	free(t);
-}
-
-/* The passer (made with the first call, from -j 2), or NULL. */
-static cm_pfpass *passer(cm_pft *t)
-{
-	if (!t->pass && !t->no_pass && t->threads >= 2) {
-		if (!(t->pass = cm_pfpass_new(t->sink, t->ctx, PFT_WRITERS)))
-			t->no_pass = 1;
-		else if (pft_verbose)
-			cm_pfpass_verbose(t->pass, t->probe);
-	}
-	return t->pass;
-}
-
-/* Pass the protobuf made on when there is enough (ALL: whatever there is):
- * to the passer (made with the first, from -j 2), or to the sink on this
- * thread. */
-static int drain(cm_pft *t, int all)
-{
-	int rc;
-	if (!t->out.len || (!all && t->out.len < PFT_FLUSH))
-		return 0;
-	if (passer(t))
-		return cm_pfpass_put(t->pass, &t->out, t->sph);
-	/* this thread's sink calls, counted as the passer's */
-	rc = cm_pfpass_call(t->sink, t->ctx, t->probe, t->out.p, t->out.len, pft_verbose ? &t->pph[t->sph] : NULL,
-			    &t->ev->passed);
-	t->out.len = 0;
-	return rc;
-}
-
-/* pfseg.c's batches of packets to write (cm_pfev's emit): what t->out
- * holds, then W's packets, written and passed on by the passer; the
- * buffers swapped, none copied.  1 when there is no passer, or when its
- * queue is full (pfseg.c then writes them on this thread, rather than
- * wait). */
-static int emit_batch(void *ctx, struct cm_pfwrite *w)
-{
-	cm_pft *t = ctx;
-	if (!passer(t) || (t->ev->share && cm_pfpass_full(t->pass)))
-		return 1;
-	return cm_pfpass_put_batch(t->pass, &t->out, w, t->sph) < 0 ? -1 : 0;
-}
-
-/* ---- the pool ---- */
-
-/* The pool's work: a batch of elements (-j 1, or inserted), or a chunk
- * of text (from -j 2), encoded into records; or a batch inserted as
- * records, copied and its slices handed to the lanes. */
-static int batch_work1(struct pfworker *w, const cm_buf *in, cm_buf *out)
-{
-	uint64_t tag;
-	if (!w->niced)
-		worker_nice(w);
-	memcpy(&tag, in->p, sizeof tag);
-	if (!(tag & BLK_RECS) && w->t->par)
-		return cm_pft_chunk_work(w, in, out);
-	if (__atomic_load_n(w->ev->dropping, __ATOMIC_ACQUIRE))
-		return -2; /* no message: the run's failure was reported */
-	if (tag & BLK_RECS) {
-		/* (the records' offset stays a multiple of 8: their slices' are) */
-		if (tag & BLK_REF) { /* copied from the writer's buffer, here rather than on its thread */
-			struct pft_ref r;
-			memcpy(&r, in->p + sizeof tag, sizeof r);
-			cm_buf_put(out, r.piece->b.p + r.off, (size_t)r.n);
-			__atomic_sub_fetch(&r.piece->refs, 1, __ATOMIC_RELEASE);
-		} else {
-			cm_buf_put(out, in->p + sizeof tag, in->len - sizeof tag);
-		}
-		cm_pfbatch_put_lanes(w->t->lq, tag & ~(BLK_RECS | BLK_REF), out);
-		return 0;
-	}
-	return cm_pfbatch_encode(w->ev, in, out);
-}
-
-void cm_pft_wake(cm_pft *t)
-{
-	pthread_mutex_lock(&t->gmu);
-	pthread_cond_broadcast(&t->gcv);
-	pthread_mutex_unlock(&t->gmu);
-}
-
-/* No block after this one will reach the sequential part: a thread that
- * waits for them (pfinsert.c's direct path) stops waiting. */
-static void pool_stopped(cm_pft *t)
-{
-	__atomic_store_n(&t->ins_stop, 1, __ATOMIC_SEQ_CST);
-	cm_pft_wake(t);
-}
-
-/* batch_work1, its failure said to a thread waiting for the blocks. */
-static int batch_work(void *wctx, const cm_buf *in, cm_buf *out)
-{
-	struct pfworker *w = wctx;
-	int rc = batch_work1(w, in, out);
-	if (rc < 0)
-		pool_stopped(w->t);
-	return rc;
-}
-
-/* The sequential part, batch by batch in order: the records of OUT placed
- * as packets, passed on (on the pool's sink, or on its own thread: the
- * handoff's consumer); AUX, an int, the batch's phase (with -v). */
-static int apply(void *sctx, cm_buf *out, void *aux)
-{
-	cm_pft *t = sctx;
-	cm_pfev *e = t->ev;
-	double c0 = cm_thread_cpu_s(), t0 = 0, io = 0, lw = 0, wh = 0;
-	unsigned long whn = 0;
-	struct pft_phase *ph = NULL;
-	int rc;
-	if (__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
-		return -1; /* nothing reported: the run's failure was */
-	if (pft_verbose && aux) { /* (a clock read or two a batch, with -v only) */
-		memcpy(&t->sph, aux, sizeof t->sph);
-		ph = &t->ph[t->sph];
-		t0 = cm_now_s();
-		if (!ph->s_from)
-			ph->s_from = t0;
-		if (t->s_done && t->seq)
-			pft_waits_add(&ph->s_wait, t0 - t->s_done);
-		io = e->in_order;
-		lw = e->lane_wait;
-		wh = e->wrote_here_s;
-		whn = e->wrote_here;
-	}
-	rc = cm_pfbatch_apply(t->ev, out) < 0 ? -1 : drain(t, 0);
-	c0 = cm_thread_cpu_s() - c0;
-	t->s_cpu += c0;
-	if (ph) {
-		t->s_done = ph->s_to = cm_now_s();
-		ph->s_busy += t->s_done - t0;
-		ph->s_cpu += c0;
-		ph->in_order += e->in_order - io;
-		ph->lane_wait += e->lane_wait - lw;
-		ph->wrote_here_s += e->wrote_here_s - wh;
-		ph->wrote_here += e->wrote_here - whn;
-	}
-	if (rc < 0)
-		cm_pft_hand_abort(t);
-	return rc;
-}
-
-/* (pfstream.h) The batch to the sequential part's thread, or worked
- * through here: by the pool's sink, in order, and by pfinsert.c's direct
- * path.
- *
- * The ordered pool (base/opool.c) hands each result to its sink on the
- * worker that finished the oldest block, one at a time.  On 16 CPUs
- * (BENCHMARKS.md, 2026-12-05) the .pftrace's sequential part ran 0.31-0.41
- * s of CPU in 0.49-0.67 s there, the pool's ring full behind it while the
- * workers idled: on a worker it shares the pool's lock with sixteen
- * others, moves from core to core with whichever worker drains (its
- * tables cold in each core's cache), and competes for the CPUs with the
- * render's threads.  On a thread of its own (an ordered handoff,
- * base/handoff.c) it stays on one thread: the pool's sink only swaps the
- * batch's buffer into a short queue (no byte copied) and goes back to
- * work.  The order is the pool's, so the bytes are the same. */
-int cm_pft_hand(cm_pft *t, cm_buf *b, int ph)
-{
-	int rc;
-	if (!t->seq) {
-		rc = apply(t, b, pft_verbose ? &ph : NULL);
-	} else if ((rc = cm_handoff_put(t->seq, b, pft_verbose ? &ph : NULL)) < 0) {
-		__atomic_store_n(&t->dropping, 1, __ATOMIC_RELEASE);
-		cm_pft_hand_abort(t);
-	}
-	return rc;
-}
-
-/* The pool's sink: its batch handed on (cm_pft_hand), and counted, for
- * the direct path's wait for the text's batches (pfinsert.c). */
-static int batch_sink(void *sctx, cm_buf *out)
-{
-	cm_pft *t = sctx;
-	if (cm_pft_hand(t, out, pft_verbose ? cm_opool_sink_class(t->pool) : 0) < 0) {
-		pool_stopped(t);
-		return -1;
-	}
-	/* (one more handed: a thread may wait for it, pfinsert.c) */
-	__atomic_add_fetch(&t->handed, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&t->drain_waiting, __ATOMIC_SEQ_CST))
-		cm_pft_wake(t);
-	return 0;
-}
-
-/* Whether the sequential part gets a thread of its own: from 4 workers
- * (below that the writer's thread helps the pool, and a core's share is
- * worth more than the move); CUPTIMERGE_PFT_SEQ_THREAD=0 or 1, a testing
- * aid, says (the bytes do not depend on it). */
-static int seq_thread_wanted(const cm_pft *t)
-{
-	const char *env = getenv("CUPTIMERGE_PFT_SEQ_THREAD");
-	if (env && *env)
-		return strcmp(env, "0") != 0 && t->threads >= 2;
-	return t->threads >= 4;
-}
-
-/* (pfstream.h) */
-void cm_pft_start(cm_pft *t)
-{
-	int i;
-	if (!t->pool) {
-		/* the lanes: room for every batch the pool holds (its slots:
-		 * the workers and 4 more, or up to twice the workers and 8)
-		 * and those handed to the sequential part's thread; and for
-		 * the pieces of the writer's threads (pfinsert.c's direct
-		 * path: its pool's slots, each piece's lanes put before it is
-		 * handed on), the text's before them not yet placed */
-		size_t w = (size_t)(t->jobs > t->threads ? t->jobs : t->threads);
-		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + 2 * w + 8 + 2 * t->seq_queue + 2);
-		cm_pflaneq_set_stop(t->lq, &t->dropping);
-		t->ev->lq = t->lq;
-		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
-		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);
-		for (i = 0; i < t->threads; i++) {
-			cm_pft_worker_init(&t->workers[i], t);
-			t->wctx[i] = &t->workers[i];
-		}
-		if (t->par) { /* the first chunk's walk: the document's start */
-			pthread_mutex_init(&t->hmu, NULL);
-			for (i = 0; i < PFT_HAND_CVS; i++)
-				pthread_cond_init(&t->hcv[i], NULL);
-			t->hand_on = 1;
-			cm_pfcut_init(&t->hand, t->label);
-			t->hand_seq1 = 1;
-		}
-		/* the writer's thread runs blocks too only on few cores */
-		if (seq_thread_wanted(t)) /* (each slot with its batch's phase, for -v) */
-			t->seq = cm_handoff_new(t->seq_queue, apply, t, sizeof(int), NULL);
-		t->pool = cm_opool_new(t->threads, t->threads <= 3, batch_work, t->wctx, batch_sink, t);
-		cm_opool_set_stats(t->pool, &t->pst);
-		cm_opool_set_class_stats(t->pool, t->pcst);
-		cm_opool_set_class(t->pool, t->wph);
-	}
-}
-
-/* (pfstream.h) */
-int cm_pft_put_block(cm_pft *t, cm_buf *in)
-{
-	int rc;
-	double t0;
-	cm_pft_start(t);
-	t0 = cm_now_s();
-	rc = cm_opool_put(t->pool, in);
-	if (rc >= 0)
-		t->put_blocks++;
-	cm_pft_note_writer(t, t->wph, 0, cm_now_s() - t0); /* (its time: the caller's) */
-	return rc;
-}
-
-/* (pfstream.h) */
-void cm_pft_phase(cm_pft *t, int ph)
-{
-	double now = cm_now_s();
-	t->ph[t->wph].w_to = now;
-	t->wph = ph;
-	if (!t->ph[ph].w_from)
-		t->ph[ph].w_from = now;
-	if (t->pool)
-		cm_opool_set_class(t->pool, ph);
 }
 
 /* ---- -j 1: the walk on the writer's thread ---- */
@@ -593,7 +311,7 @@ int cm_pft_finish(cm_pft *t)
 	if (end->st != S_END)
 		return incomplete(t, end->offset), cm_pft_quiesce(t);
 	cm_pfev_finish(t->ev);
-	rc = drain(t, 1);
+	rc = cm_pft_drain(t, 1);
 	prc = cm_pfpass_stop(t->pass, &t->ev->passed, &t->p_wrote, &t->p_wait, t->pph);
 	t->pass = NULL;
 	if (prc < 0 || rc < 0)

@@ -84,7 +84,7 @@ struct pfworker {
 	double hand_wait;            /* -v: waiting for the walk of the chunk before */
 	double hand_wait_after;      /* ... of it, for chunks after inserted batches */
 	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
-	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfstream.c) */
+	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfpool.c) */
 };
 
 /* pfbatch.c: the batch SEQ of cm_pfbatch_add's elements P[0..N) (no
@@ -211,7 +211,9 @@ struct cm_pft {
 	 * (the sink: the file's writes), off the sequential part's thread */
 	cm_pfpass *pass;
 	int no_pass; /* none could be made: the sink on the sequential part's thread */
-	/* for -v (cm_pft_set_verbose): where the time went */
+	/* for -v (cm_pft_set_verbose, as it was when this transcoder was
+	 * made): where the time went */
+	int verbose;
 	cm_opool_stats pst;  /* the pool's */
 	double w_time, w_put;  /* the writer's thread in cm_pft_write; of it in cm_opool_put */
 	double t_first;        /* when the first text came */
@@ -293,6 +295,16 @@ void cm_pft_start(cm_pft *t);
 /* Wake the thread that waits for the text's batches before the inserted
  * ones (pfinsert.c). */
 void cm_pft_wake(cm_pft *t);
+
+/* (pfpool.c) Pass the protobuf made (t->out) on when there is enough
+ * (ALL: whatever there is): to the passer (made with the first, from -j
+ * 2), or to the sink on this thread.  0, or -1 when the sink failed. */
+int cm_pft_drain(cm_pft *t, int all);
+/* (pfpool.c) pfseg.c's batches of packets to write (cm_pfev's emit): what
+ * t->out holds, then W's packets, written and passed on by the passer.  1
+ * when there is no passer or its queue is full (pfseg.c then writes them
+ * on its own thread), 0, or -1. */
+int cm_pft_emit_batch(void *ctx, struct cm_pfwrite *w);
 
 /* The writer's thread enters phase PH (PH_*, for -v): the blocks it puts
  * from now on are counted in it, and the phase before ends now. */
