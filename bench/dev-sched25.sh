@@ -5,7 +5,8 @@
 # against the same binary as it is, and only the bulk workers (the pools', the gzip streams') under
 # it (CUPTIMERGE_WORKER_SCHED=batch, bench/exp/worker-sched.diff), and for gzip the stream fed
 # on a thread of its own (bench/exp/gzip-crew-feed.diff) with and without it: three rounds taking turns, plain and gzip, JSON and .pftrace,
-# then the -v lines of the .pftrace.gz both ways (the passer's switches: "off it N times to wait
+# the deflate workers woken only when those awake are too few (CUPTIMERGE_GZIP_WAKE=few, branch
+# wake25), then the -v lines of the .pftrace.gz both ways (the passer's switches: "off it N times to wait
 # and M times taken").  The pair in $CPU and $WIN; GNU time as $T.
 set -u
 CM0=${CM:-carry/bench/cuptimerge}
@@ -26,6 +27,8 @@ for round in 1 2 3; do
 		CM=$CM0 one "-o out.pftrace$x ($round)" "" "o.pftrace$x"
 		CM=$out/batch.sh one "  SCHED_BATCH ($round)" "" "o.pftrace$x"
 		CM=$CM0 one "  workers SCHED_BATCH ($round)" "" "o.pftrace$x" CUPTIMERGE_WORKER_SCHED=batch
+		[ -n "$x" ] && CM=$CM0 one "  deflate workers woken fewer ($round)" "" "o.pftrace$x" CUPTIMERGE_GZIP_WAKE=few
+		[ -n "$x" ] && CM=$CM0 one "  woken fewer, workers SCHED_BATCH ($round)" "" "o.pftrace$x" CUPTIMERGE_GZIP_WAKE=few CUPTIMERGE_WORKER_SCHED=batch
 		[ -n "$x" ] && [ -x "$FEED" ] && CM=$FEED one "  gzip fed on a thread ($round)" "" "o.pftrace$x" CUPTIMERGE_GZIP_FEED=1
 		[ -n "$x" ] && [ -x "$FEED" ] && CM=$FEED one "  fed, workers SCHED_BATCH ($round)" "" "o.pftrace$x" CUPTIMERGE_GZIP_FEED=1 CUPTIMERGE_WORKER_SCHED=batch
 	done
