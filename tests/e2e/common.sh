@@ -122,6 +122,24 @@ expect_exit() {
 		fail "$*: stderr is not one line: $(cat "$tmp/err")"
 }
 
+# sample WORD...: the WORDs of a loop that sweeps a parameter (read sizes,
+# say), one a line: all of them by default; where CUPTIMERGE_TEST_SAMPLE
+# is a number N of 2 or more, the first, the last and every Nth between.
+# .ci/run sets it for the suites that run the same code again (distcheck's
+# check of the tarball, the sanitizer build's), after the first make
+# check ran every word; each case still runs, on fewer values.
+sample() {
+	sa_n=${CUPTIMERGE_TEST_SAMPLE:-1}
+	case $sa_n in '' | *[!0-9]*) sa_n=1 ;; esac
+	sa_i=0
+	for sa_w in "$@"; do
+		sa_i=$((sa_i + 1))
+		if [ "$sa_n" -le 1 ] || [ $sa_i -eq 1 ] || [ $sa_i -eq $# ] || [ $((sa_i % sa_n)) -eq 0 ]; then
+			echo "$sa_w"
+		fi
+	done
+}
+
 # cached CMD ARGS...: run CMD ARGS, a check that is a pure function of its
 # words and of the files they name (Perfetto's trace processor through
 # tp.mjs or tests/pftrace_check.py, which take seconds a run), with its
