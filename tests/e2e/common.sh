@@ -122,6 +122,82 @@ expect_exit() {
 		fail "$*: stderr is not one line: $(cat "$tmp/err")"
 }
 
+# sample WORD...: the WORDs of a loop that sweeps a parameter (read sizes,
+# say), one a line: all of them by default; where CUPTIMERGE_TEST_SAMPLE
+# is a number N of 2 or more, the first, the last and every Nth between.
+# .ci/run sets it for the suites that run the same code again (distcheck's
+# check of the tarball, the sanitizer build's), after the first make
+# check ran every word; each case still runs, on fewer values.
+sample() {
+	sa_n=${CUPTIMERGE_TEST_SAMPLE:-1}
+	case $sa_n in '' | *[!0-9]*) sa_n=1 ;; esac
+	sa_i=0
+	for sa_w in "$@"; do
+		sa_i=$((sa_i + 1))
+		if [ "$sa_n" -le 1 ] || [ $sa_i -eq 1 ] || [ $sa_i -eq $# ] || [ $((sa_i % sa_n)) -eq 0 ]; then
+			echo "$sa_w"
+		fi
+	done
+}
+
+# cached CMD ARGS...: run CMD ARGS, a check that is a pure function of its
+# words and of the files they name (Perfetto's trace processor through
+# tp.mjs or tests/pftrace_check.py, which take seconds a run), with its
+# stdout and status.  Where CUPTIMERGE_TEST_CACHE names a folder, a run
+# that exits 0 leaves its stdout there, under the sha256 of the words, of
+# the contents of every word that is a file, and of the tools' own files
+# ($TPJS, the engine in $TP_DIR, node's and python3's versions); a later
+# call with the same key prints what was kept instead of running.  In a
+# file's contents the scratch folder's name, $tmp, counts as one word
+# (@tmp@): an output names itself ("traceName"), and mktemp names the
+# folder anew in each run, always as long.  .ci/run sets it so
+# that the sanitizer builds' suites, whose outputs are byte for byte the
+# first make check's, do not run the same check on the same bytes again;
+# other bytes (a bug of one build only) are another key, and the check
+# runs.  Only a pass is kept: a failure runs again every time.  Unset (as
+# `make check` leaves it), every check runs.
+cached() {
+	if [ -z "${CUPTIMERGE_TEST_CACHE-}" ]; then
+		"$@"
+		return
+	fi
+	if [ -z "${cached_tools-}" ]; then
+		cached_tools=$(
+			for ca_f in "${TPJS-}" "${TP_DIR-}/trace_processor.wasm"; do
+				[ -f "$ca_f" ] && sha256sum <"$ca_f"
+			done
+			node --version 2>/dev/null
+			python3 --version 2>&1
+		) || :
+		cached_tools=$(printf '%s\n' "$cached_tools" | sha256sum | cut -c1-64)
+	fi
+	ca_key=$(
+		{
+			echo "$cached_tools"
+			for ca_a in "$@"; do
+				if [ -f "$ca_a" ]; then
+					echo "file $(sed "s|$tmp|@tmp@|g" "$ca_a" | sha256sum | cut -c1-64)"
+				else
+					echo "word $ca_a"
+				fi
+			done
+		} | sha256sum | cut -c1-64
+	)
+	ca_kept=$CUPTIMERGE_TEST_CACHE/$ca_key
+	if [ -f "$ca_kept" ]; then
+		cat "$ca_kept"
+		return 0
+	fi
+	ca_rc=0
+	"$@" >"$tmp/cached.out" || ca_rc=$?
+	if [ $ca_rc -eq 0 ] && mkdir -p "$CUPTIMERGE_TEST_CACHE" &&
+		cp "$tmp/cached.out" "$ca_kept.$$"; then
+		mv -f "$ca_kept.$$" "$ca_kept" # whole or not at all: suites run at once
+	fi
+	cat "$tmp/cached.out"
+	return $ca_rc
+}
+
 # golden_read_sizes WHAT ENV PATTERN...: each case of cases.txt (one
 # tcase "NAME: WHAT" each) merged with -v at read sizes 1, 2, 3, 7, 31 and
 # the default (the default alone for a CPU trace of 20000 bytes or more),

@@ -60,7 +60,7 @@ perfetto() {
 	shift 2
 	tcase "$name: loads in Perfetto, no error or data-loss stats, no unclosed slice"
 	rc=0
-	node "$tpjs" "$trace" "$q_stat" "$q_baddur" "$q_cat" "$q_api" "$q_flow" "$q_ann" "$q_proc" \
+	cached node "$tpjs" "$trace" "$q_stat" "$q_baddur" "$q_cat" "$q_api" "$q_flow" "$q_ann" "$q_proc" \
 		>"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
 	[ $rc -eq 0 ] || fail "$name: tp.mjs exit $rc: $(grep -v 'unsupported syscall\|QueryResult field 7\|^$' "$tmp/tp.err" | tail -3)"
 	check "$name" clean "$trace"

@@ -25,7 +25,7 @@ same() {
 		return
 	fi
 	tcase "$1: Perfetto shows what it shows for the JSON"
-	python3 "$srcdir/tests/pftrace_check.py" "$2" "$3" >"$tmp/check" 2>&1 ||
+	cached python3 "$srcdir/tests/pftrace_check.py" "$2" "$3" >"$tmp/check" 2>&1 ||
 		fail "$1: $(head -12 "$tmp/check")"
 }
 

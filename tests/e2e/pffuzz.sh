@@ -188,7 +188,7 @@ if [ $have_tp -eq 1 ]; then
 {"ph": "i", "s": "t", "name": "c", "pid": 1, "tid": 1, "ts": 3, "args": {"k": 4, "u": 1.5, "t": $lit}}
 ]}
 EOF2
-		node "$TPJS" "$tmp/lit.in.json" "select s.name, a.key, a.display_value from slice s join args a using (arg_set_id) order by s.id, a.id" \
+		cached node "$TPJS" "$tmp/lit.in.json" "select s.name, a.key, a.display_value from slice s join args a using (arg_set_id) order by s.id, a.id" \
 			>"$tmp/lit.$lit" 2>"$tmp/err" || echo "exit $?: $(tail -3 "$tmp/err")" >>"$tmp/lit.$lit"
 	done
 	tcase "NaN, Infinity, -Infinity: Perfetto's JSON import keeps the args before one, as before 1e400"

@@ -26,7 +26,7 @@ perfetto() {
 	fi
 	tcase "$1: loads in Perfetto, no error or data-loss stats, no unclosed slice, a slice an event"
 	rc=0
-	node "$shared/tools/perfetto/tp.mjs" "$2" \
+	cached node "$shared/tools/perfetto/tp.mjs" "$2" \
 		"select 'stat' as tag, name, idx, severity, value from stats where value > 0 and severity in ('error', 'data_loss')" \
 		"select 'baddur' as tag, count(*) from slice where dur < 0" \
 		"select 'cat' as tag, category, count(*) from slice group by category" >"$tmp/tp.out" 2>"$tmp/tp.err" || rc=$?
