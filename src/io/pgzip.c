@@ -44,6 +44,18 @@
  * (it is not written, let alone refilled, before block N starts), and a copy
  * means no slot is ever read by a worker while the caller refills it.
  *
+ * Waking.  A worker is woken for a block handed over only when the blocks
+ * queued outnumber the workers awake (those not waiting for a block):
+ * each of those takes the next queued block as its own is done, so a
+ * block waits at most one block's deflate, and the workers awake grow
+ * with the queue while the caller outpaces them.  The signal comes after
+ * the unlock, so that the worker woken does not wake only to wait for the
+ * lock.  Waking a worker for every block, as before, cost the caller a
+ * futex call and often its CPU for each 128 KiB: the .pftrace's passer,
+ * the thread that feeds a .pftrace.gz, lost its CPU 87-185 times a phase
+ * (bench/dev-gz21.sh).  On 16 CPUs the 1 GB pair's .pftrace.gz took
+ * 1.13-1.15 s this way against 1.17-1.20 s (BENCHMARKS.md, "sched25").
+ *
  * A crew (pgzcrew.c) shares its workers among several such streams (the
  * files of --split): the same ring, filled here the same way, but the
  * crew's workers take the blocks and write them; pgzip_int.h has what
@@ -74,6 +86,9 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 		return NULL;
 	z->level = level;
 	z->threads = threads < 0 ? 0 : threads;
+	/* a benchmarking aid: every block handed over wakes a worker, as before
+	 * the essay's "Waking" (the bytes do not depend on it) */
+	z->wake_all = getenv("CUPTIMERGE_GZIP_WAKE") && !strcmp(getenv("CUPTIMERGE_GZIP_WAKE"), "all");
 	z->sink = sink;
 	z->ctx = ctx;
 	/* two slots a worker: one it deflates, one queued behind it, so no worker
@@ -114,8 +129,11 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
 		struct job *job;
-		while (z->taken == z->submitted && !z->quit)
+		while (z->taken == z->submitted && !z->quit) {
+			z->waiting++;
 			pthread_cond_wait(&z->work, &z->mu);
+			z->waiting--;
+		}
 		if (z->quit)
 			break;
 		job = &z->ring[z->taken++ % z->nslots];
@@ -265,8 +283,15 @@ static int submit(cm_pgz *z, int last)
 	}
 	pthread_mutex_lock(&z->mu);
 	z->submitted++;
-	pthread_cond_signal(&z->work);
-	pthread_mutex_unlock(&z->mu);
+	if (z->wake_all) { /* (CUPTIMERGE_GZIP_WAKE=all: the way before) */
+		pthread_cond_signal(&z->work);
+		pthread_mutex_unlock(&z->mu);
+	} else { /* the essay's "Waking" */
+		int wake = z->waiting > 0 && z->submitted - z->taken > (uint64_t)(z->threads - z->waiting);
+		pthread_mutex_unlock(&z->mu);
+		if (wake)
+			pthread_cond_signal(&z->work);
+	}
 	/* write what is done already, without waiting */
 	while (z->written < z->submitted && (rc = write_oldest(z, 0)) != 1)
 		if (rc != CM_PGZ_OK)

@@ -49,6 +49,8 @@ struct cm_pgz {
 	pthread_cond_t work; /* a block was handed over, or quit */
 	pthread_cond_t done; /* a block is done */
 	int quit;
+	int waiting;   /* workers waiting for a block (under mu) */
+	int wake_all;  /* CUPTIMERGE_GZIP_WAKE=all: a worker woken for every block (pgzip.c's "Waking") */
 	pthread_t *th;
 	cm_deflater **df; /* one per worker; df[threads] is the caller's own */
 	int df_init;   /* how many of df are made */

@@ -523,6 +523,56 @@ START_TEST(waits)
 }
 END_TEST
 
+/* Compress IN[0..N) at level 1 with T workers, a block's worth a call,
+ * sleeping 2 ms after each, so that every worker is asleep when the next
+ * block is handed over (the .pftrace's passer feeds its gzip stream
+ * slower than the workers deflate). */
+static struct gather run_slowly(const unsigned char *in, size_t n, int t)
+{
+	struct gather g = {0};
+	cm_pgz *z = cm_pgz_new(1, t, sink, &g);
+	const struct timespec ms2 = {0, 2000000};
+	size_t done = 0;
+	ck_assert_ptr_nonnull(z);
+	while (done < n) {
+		size_t len = n - done < B ? n - done : B;
+		ck_assert_int_eq(cm_pgz_write(z, in + done, len), CM_PGZ_OK);
+		done += len;
+		nanosleep(&ms2, NULL);
+	}
+	ck_assert_int_eq(cm_pgz_finish(z), CM_PGZ_OK);
+	cm_pgz_free(z);
+	return g;
+}
+
+/* The deflate workers woken only when the blocks queued outnumber those
+ * awake (pgzip.c's "Waking"), and woken for every block
+ * (CUPTIMERGE_GZIP_WAKE=all): every block is deflated either way, with
+ * more workers than blocks in flight or fewer, written whole, a few bytes
+ * a call, or a block at a time to workers asleep, and the stream is the
+ * same bytes.  Loop index: threads x size x way of writing. */
+START_TEST(wake_policies)
+{
+	static const int wt[] = {2, 8, 16};
+	static const size_t wsz[] = {B + 1, 7 * B + 12345, 3000000};
+	size_t n = wsz[(size_t)_i / 3 % 3];
+	int t = wt[_i % 3], way = _i / 9;
+	unsigned char *in = make_input(n);
+	struct gather few, all;
+	unsetenv("CUPTIMERGE_GZIP_WAKE");
+	few = way < 2 ? run(in, n, 1, t, chunks[way]) : run_slowly(in, n, t);
+	setenv("CUPTIMERGE_GZIP_WAKE", "all", 1);
+	all = way < 2 ? run(in, n, 1, t, chunks[way]) : run_slowly(in, n, t);
+	unsetenv("CUPTIMERGE_GZIP_WAKE");
+	check_stream(&few, in, n, 1);
+	ck_assert_uint_eq(few.len, all.len);
+	ck_assert_msg(!memcmp(few.p, all.p, few.len), "the stream's bytes depend on how its workers are woken");
+	free(few.p);
+	free(all.p);
+	free(in);
+}
+END_TEST
+
 static Suite *pgzip_suite(void)
 {
 	Suite *s = suite_create("pgzip");
@@ -542,6 +592,7 @@ static Suite *pgzip_suite(void)
 	tcase_add_loop_test(tc, crew_sink_failure, 0, 3);
 	tcase_add_loop_test(tc, crew_left_stream_written, 0, 2);
 	tcase_add_loop_test(tc, waits, 0, 2);
+	tcase_add_loop_test(tc, wake_policies, 0, 9 * 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
