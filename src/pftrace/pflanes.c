@@ -162,10 +162,24 @@ static int before(const struct node *n, uint32_t x, uint32_t t)
  * again from the bottom up (a treap is shallow: past SPLIT_MAX of them, the
  * whole subtree's are worked out again). */
 #define SPLIT_MAX 128
+
+/* The latest ends of the DEPTH nodes of PATH (each below the one before)
+ * worked out again from the bottom up; past SPLIT_MAX of them (PATH holds
+ * the first SPLIT_MAX), those of the whole subtree TOP. */
+static void update_path(struct node *n, const uint32_t *path, size_t depth, uint32_t top)
+{
+	if (depth > SPLIT_MAX) {
+		cm_pflanes_fix_maxe(n, top);
+		return;
+	}
+	while (depth-- > 0)
+		update(n, path[depth]);
+}
+
 static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
 {
 	uint32_t root = t, *link = &root, *left, *right, path[SPLIT_MAX];
-	size_t depth = 0, k;
+	size_t depth = 0;
 	while ((t = *link) && n[t].prio >= n[x].prio) {
 		if (n[x].e > n[t].maxe)
 			n[t].maxe = n[x].e;
@@ -188,13 +202,8 @@ static uint32_t insert(struct node *n, uint32_t t, uint32_t x)
 		}
 	}
 	*left = *right = 0;
-	if (depth > SPLIT_MAX) {
-		cm_pflanes_fix_maxe(n, x);
-		return root;
-	}
-	for (k = depth; k-- > 0;)
-		update(n, path[k]);
-	update(n, x);
+	update_path(n, path, depth, x);
+	update(n, x); /* (again after fix_maxe: the same value) */
 	return root;
 }
 
@@ -225,7 +234,7 @@ static uint32_t append(struct node *n, uint32_t t, uint32_t x)
 static uint32_t join(struct node *n, uint32_t a, uint32_t b)
 {
 	uint32_t root = 0, *link = &root, path[SPLIT_MAX], t;
-	size_t depth = 0, k;
+	size_t depth = 0;
 	while (a && b) {
 		if (n[a].prio >= n[b].prio) {
 			t = *link = a;
@@ -241,12 +250,7 @@ static uint32_t join(struct node *n, uint32_t a, uint32_t b)
 		depth++;
 	}
 	*link = a ? a : b;
-	if (depth > SPLIT_MAX) {
-		cm_pflanes_fix_maxe(n, root);
-		return root;
-	}
-	for (k = depth; k-- > 0;)
-		update(n, path[k]);
+	update_path(n, path, depth, root);
 	return root;
 }
 
