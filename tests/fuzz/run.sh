@@ -1,8 +1,6 @@
 #!/bin/sh
 # run.sh SRCDIR SECONDS FLAGS NAME... - run each fuzz harness for SECONDS,
-# FUZZ_JOBS of them at a time (1, one after the other, unless set; each
-# harness is one process: on a machine busy with other work, two at a time
-# get fewer executions each), from its seed corpus (SRCDIR/tests/fuzz/corpus/NAME)
+# one after the other, from its seed corpus (SRCDIR/tests/fuzz/corpus/NAME)
 # with the JSON dictionary (and tests/fuzz/NAME.dict after it, where there
 # is one: libFuzzer takes one -dict).  New inputs go to fuzz-work/NAME, crashes to
 # fuzz-work/NAME-crash-*.  Prints one line of figures per harness and fails
@@ -37,64 +35,36 @@ if ! FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$1" -runs=1 -detect_lea
 		exit 1
 	fi
 fi
-# fuzz_one NAME: run harness NAME for SECONDS with a TMPDIR of its own
-# under $fuzz_tmp; its line of figures into fuzz-work/NAME.line, what
-# went wrong into fuzz-work/NAME.err, and 0 or 1 into fuzz-work/NAME.status.
-fuzz_one() {
-	name=$1
-	mkdir -p "fuzz-work/$name" "$fuzz_tmp/$name"
+for name in "$@"; do
+	mkdir -p "fuzz-work/$name"
 	log=fuzz-work/$name.log
 	dict=$srcdir/tests/fuzz/json.dict
 	if [ -f "$srcdir/tests/fuzz/$name.dict" ]; then
 		cat "$dict" "$srcdir/tests/fuzz/$name.dict" >"fuzz-work/$name.dict"
 		dict=fuzz-work/$name.dict
 	fi
-	: >"fuzz-work/$name.err"
 	# the output directory on tmpfs where there is one: each run renames an output into place (and syncs it)
 	rc=0
 	t0=$(date +%s)
 	# shellcheck disable=SC2086 # FLAGS is a word list
-	FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp/$name "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
+	FUZZ_DATA=$srcdir TMPDIR=$fuzz_tmp "tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
 		-rss_limit_mb=4096 -dict="$dict" -artifact_prefix="fuzz-work/$name-" \
 		-print_final_stats=1 $flags "fuzz-work/$name" "$srcdir/tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
 	t1=$(date +%s)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
 	corp=$(grep -o 'corp: [0-9]*' "$log" | tail -n 1)
-	echo "fuzz_$name: ${execs:-?} executions in $((t1 - t0)) s, ${cov:-cov: ?} (edges), ${corp:-corp: ?} inputs, exit $rc" \
-		>"fuzz-work/$name.line"
-	st=0
-	left=$(ls -A "$fuzz_tmp/$name")
+	echo "fuzz_$name: ${execs:-?} executions in $((t1 - t0)) s, ${cov:-cov: ?} (edges), ${corp:-corp: ?} inputs, exit $rc"
+	left=$(ls -A "$fuzz_tmp")
 	if [ "$rc" -eq 0 ] && [ -n "$left" ]; then
-		echo "fuzz_$name: left in its TMPDIR: $left" >>"fuzz-work/$name.err"
-		st=1
+		echo "fuzz_$name: left in its TMPDIR: $left" >&2
+		rm -rf "${fuzz_tmp:?}"/*
+		status=1
 	fi
 	if [ "$rc" -ne 0 ]; then
-		st=1
-		grep -E 'property failed|ERROR: |SUMMARY: ' "$log" | head -n 5 >>"fuzz-work/$name.err" || true
-		ls fuzz-work/"$name"-* >>"fuzz-work/$name.err" 2>/dev/null || true
+		status=1
+		grep -E 'property failed|ERROR: |SUMMARY: ' "$log" | head -n 5 >&2 || true
+		ls fuzz-work/"$name"-* 2>/dev/null >&2 || true
 	fi
-	echo $st >"fuzz-work/$name.status"
-}
-
-# FUZZ_JOBS harnesses at a time, each in a subshell of its own; then the
-# figures and the failures in the order of the names.
-jobs=${FUZZ_JOBS:-1}
-case $jobs in '' | *[!0-9]* | 0) jobs=1 ;; esac
-running=0
-for name in "$@"; do
-	rm -f "fuzz-work/$name.status"
-	(fuzz_one "$name") &
-	running=$((running + 1))
-	if [ $running -ge "$jobs" ]; then
-		wait
-		running=0
-	fi
-done
-wait
-for name in "$@"; do
-	cat "fuzz-work/$name.line" 2>/dev/null || echo "fuzz_$name: no figures (the run did not finish)"
-	cat "fuzz-work/$name.err" >&2 2>/dev/null || :
-	[ "$(cat "fuzz-work/$name.status" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status
