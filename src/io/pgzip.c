@@ -56,6 +56,19 @@
  * (bench/dev-gz21.sh).  On 16 CPUs the 1 GB pair's .pftrace.gz took
  * 1.13-1.15 s this way against 1.17-1.20 s (BENCHMARKS.md, "sched25").
  *
+ * Locks.  The caller hands a block over and writes the blocks done
+ * without the workers' lock: submitted and each block's done flag are
+ * atomics, and the lock is taken only to wake a worker or to wait for
+ * the oldest block.  With the lock on every block, as before, the caller
+ * waited whenever a worker held it, and on a busy machine that worker
+ * may have just lost its CPU: the .pftrace's passer, which feeds a
+ * .pftrace.gz, went off its CPU 83-108 times a phase inside these calls
+ * while never waiting for a block (BENCHMARKS.md, "sched25").  A worker
+ * about to sleep counts itself waiting before it reads submitted again,
+ * and the caller stores submitted before it reads the count (both
+ * sequentially consistent), so a block is never left with every worker
+ * asleep.
+ *
  * A crew (pgzcrew.c) shares its workers among several such streams (the
  * files of --split): the same ring, filled here the same way, but the
  * crew's workers take the blocks and write them; pgzip_int.h has what
@@ -129,18 +142,23 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
 		struct job *job;
-		while (z->taken == z->submitted && !z->quit) {
-			z->waiting++;
-			pthread_cond_wait(&z->work, &z->mu);
-			z->waiting--;
+		/* the essay's "Locks": waiting counted before submitted is read
+		 * again, so that the caller, which counts submitted before it
+		 * reads waiting, either sees this worker waiting or is seen */
+		while (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST) && !z->quit) {
+			__atomic_add_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
+			if (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST))
+				pthread_cond_wait(&z->work, &z->mu);
+			__atomic_sub_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
 		}
 		if (z->quit)
 			break;
-		job = &z->ring[z->taken++ % z->nslots];
+		job = &z->ring[z->taken % z->nslots];
+		__atomic_store_n(&z->taken, z->taken + 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&z->mu);
 		cm_deflate_block(wa.df, &job->b);
 		pthread_mutex_lock(&z->mu);
-		job->done = 1;
+		__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->mu);
@@ -235,19 +253,19 @@ static int write_oldest(cm_pgz *z, int wait)
 	struct job *job = &z->ring[z->written % z->nslots];
 	double t0;
 	int rc;
-	pthread_mutex_lock(&z->mu);
-	if (wait && !job->done) {
+	if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
+		if (!wait)
+			return 1;
+		/* (the worker sets done and broadcasts holding the lock) */
 		t0 = cm_now_s();
-		while (!job->done)
+		pthread_mutex_lock(&z->mu);
+		while (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
 			pthread_cond_wait(&z->done, &z->mu);
+		pthread_mutex_unlock(&z->mu);
 		z->wait_s += cm_now_s() - t0;
 	}
-	if (!job->done) {
-		pthread_mutex_unlock(&z->mu);
-		return 1;
-	}
-	job->done = 0;
-	pthread_mutex_unlock(&z->mu);
+	/* (no worker writes done again before this slot is handed over again) */
+	__atomic_store_n(&job->done, 0, __ATOMIC_RELAXED);
 	z->written++;
 	t0 = cm_now_s();
 	rc = cm_pgz_emit(z, job);
@@ -264,7 +282,7 @@ static int write_oldest(cm_pgz *z, int wait)
 static int submit(cm_pgz *z, int last)
 {
 	struct job *job = &z->ring[z->submitted % z->nslots];
-	int rc;
+	int rc, waiting;
 	job->b.last = last;
 	if (z->crew)
 		return cm_pgz_crew_submit(z, job);
@@ -276,21 +294,23 @@ static int submit(cm_pgz *z, int last)
 		if (z->df_init <= z->threads && (rc = init_stream(z, z->threads)) != CM_PGZ_OK)
 			return z->err = rc;
 		cm_deflate_block(z->df[z->threads], &job->b);
-		job->done = 1; /* no worker can see it: none runs */
+		__atomic_store_n(&job->done, 1, __ATOMIC_RELAXED); /* no worker can see it: none runs */
 		z->submitted++;
 		z->taken++;
 		return write_oldest(z, 1);
 	}
-	pthread_mutex_lock(&z->mu);
-	z->submitted++;
-	if (z->wake_all) { /* (CUPTIMERGE_GZIP_WAKE=all: the way before) */
+	/* the essay's "Locks" and "Waking" (CUPTIMERGE_GZIP_WAKE=all: a
+	 * worker woken for every block, the way before) */
+	__atomic_store_n(&z->submitted, z->submitted + 1, __ATOMIC_SEQ_CST);
+	waiting = __atomic_load_n(&z->waiting, __ATOMIC_SEQ_CST);
+	if (z->wake_all ||
+	    (waiting > 0 && z->submitted - __atomic_load_n(&z->taken, __ATOMIC_RELAXED) > (uint64_t)(z->threads - waiting))) {
+		/* the lock taken and let go: a worker that counted itself
+		 * waiting, yet saw submitted before this block, is in its
+		 * pthread_cond_wait by then */
+		pthread_mutex_lock(&z->mu);
+		pthread_mutex_unlock(&z->mu);
 		pthread_cond_signal(&z->work);
-		pthread_mutex_unlock(&z->mu);
-	} else { /* the essay's "Waking" */
-		int wake = z->waiting > 0 && z->submitted - z->taken > (uint64_t)(z->threads - z->waiting);
-		pthread_mutex_unlock(&z->mu);
-		if (wake)
-			pthread_cond_signal(&z->work);
 	}
 	/* write what is done already, without waiting */
 	while (z->written < z->submitted && (rc = write_oldest(z, 0)) != 1)

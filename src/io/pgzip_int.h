@@ -26,7 +26,8 @@
 /* One block in a slot of the ring. */
 struct job {
 	cm_gzblock b;  /* its input and, once done, its deflated bytes */
-	int done;      /* set (under mu) when b's out, crc and err are ready; cleared when written */
+	int done;      /* set when b's out, crc and err are ready (a worker's: under mu, then a broadcast of done;
+			* an atomic, read by pgzip.c's caller without mu); cleared when written */
 	int deflated;  /* a crew's block: set (under mu) with done, cleared when the slot is refilled */
 	cm_pgz *owner; /* a crew's block: its stream, its number, the next in the crew's queue */
 	uint64_t seq;
@@ -42,14 +43,16 @@ struct cm_pgz {
 	struct job *ring;
 	size_t nslots;
 	/* sequence numbers: blocks written < taken by a worker <= handed over;
-	 * the block being filled is number `submitted`, in ring[submitted % nslots] */
+	 * the block being filled is number `submitted`, in ring[submitted % nslots]
+	 * (pgzip.c's workers: submitted and taken atomics, the essay's "Locks";
+	 * a crew's: under mu) */
 	uint64_t written, taken, submitted;
 	int filling;  /* ring[submitted % nslots] holds the block being filled */
 	pthread_mutex_t mu;
 	pthread_cond_t work; /* a block was handed over, or quit */
 	pthread_cond_t done; /* a block is done */
 	int quit;
-	int waiting;   /* workers waiting for a block (under mu) */
+	int waiting;   /* workers waiting for a block (changed under mu; an atomic, read without it) */
 	int wake_all;  /* CUPTIMERGE_GZIP_WAKE=all: a worker woken for every block (pgzip.c's "Waking") */
 	pthread_t *th;
 	cm_deflater **df; /* one per worker; df[threads] is the caller's own */
