@@ -56,18 +56,21 @@
  * (bench/dev-gz21.sh).  On 16 CPUs the 1 GB pair's .pftrace.gz took
  * 1.13-1.15 s this way against 1.17-1.20 s (BENCHMARKS.md, "sched25").
  *
- * Locks.  The caller hands a block over and writes the blocks done
- * without the workers' lock: submitted and each block's done flag are
- * atomics, and the lock is taken only to wake a worker or to wait for
- * the oldest block.  With the lock on every block, as before, the caller
- * waited whenever a worker held it, and on a busy machine that worker
- * may have just lost its CPU: the .pftrace's passer, which feeds a
- * .pftrace.gz, went off its CPU 83-108 times a phase inside these calls
- * while never waiting for a block (BENCHMARKS.md, "sched25").  A worker
- * about to sleep counts itself waiting before it reads submitted again,
- * and the caller stores submitted before it reads the count (both
+ * Locks.  The caller hands a block over, wakes a worker and writes the
+ * blocks done without the workers' lock: submitted and each block's done
+ * flag are atomics, a worker is woken by a semaphore, and the lock is
+ * taken only to wait for the oldest block.  Not a condition variable:
+ * glibc's pthread_cond_signal may wait (__condvar_quiesce_and_switch_g1)
+ * until the workers it woke before have run, and on a busy machine they
+ * wait for a CPU; sem_post never waits.  The .pftrace's passer, which
+ * feeds a .pftrace.gz, went off its CPU 83-108 times a phase inside these
+ * calls on 16 CPUs, never waiting for a block (BENCHMARKS.md, "sched25");
+ * on 2 CPUs perf's sched_switch found every such wait in that signal.  A
+ * worker about to sleep counts itself waiting before it reads submitted
+ * again, and the caller stores submitted before it reads the count (both
  * sequentially consistent), so a block is never left with every worker
- * asleep.
+ * asleep; a post for a worker that then finds the block itself is kept
+ * and costs a later wait one more turn.
  *
  * A crew (pgzcrew.c) shares its workers among several such streams (the
  * files of --split): the same ring, filled here the same way, but the
@@ -84,8 +87,10 @@
 #include "io/pgzip_int.h"
 #include "base/diag.h" /* cm_now_s */
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -118,8 +123,14 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 		free(z);
 		return NULL;
 	}
+	if (sem_init(&z->wake, 0, 0) < 0) {
+		free(z->ring);
+		free(z->th);
+		free(z->df);
+		free(z);
+		return NULL;
+	}
 	pthread_mutex_init(&z->mu, NULL);
-	pthread_cond_init(&z->work, NULL);
 	pthread_cond_init(&z->done, NULL);
 	return z;
 }
@@ -147,8 +158,12 @@ static void *worker(void *arg)
 		 * reads waiting, either sees this worker waiting or is seen */
 		while (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST) && !z->quit) {
 			__atomic_add_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
-			if (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST))
-				pthread_cond_wait(&z->work, &z->mu);
+			if (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST) && !z->quit) {
+				pthread_mutex_unlock(&z->mu);
+				while (sem_wait(&z->wake) < 0 && errno == EINTR)
+					;
+				pthread_mutex_lock(&z->mu);
+			}
 			__atomic_sub_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
 		}
 		if (z->quit)
@@ -304,14 +319,8 @@ static int submit(cm_pgz *z, int last)
 	__atomic_store_n(&z->submitted, z->submitted + 1, __ATOMIC_SEQ_CST);
 	waiting = __atomic_load_n(&z->waiting, __ATOMIC_SEQ_CST);
 	if (z->wake_all ||
-	    (waiting > 0 && z->submitted - __atomic_load_n(&z->taken, __ATOMIC_RELAXED) > (uint64_t)(z->threads - waiting))) {
-		/* the lock taken and let go: a worker that counted itself
-		 * waiting, yet saw submitted before this block, is in its
-		 * pthread_cond_wait by then */
-		pthread_mutex_lock(&z->mu);
-		pthread_mutex_unlock(&z->mu);
-		pthread_cond_signal(&z->work);
-	}
+	    (waiting > 0 && z->submitted - __atomic_load_n(&z->taken, __ATOMIC_RELAXED) > (uint64_t)(z->threads - waiting)))
+		sem_post(&z->wake); /* (kept if the worker is not asleep yet) */
 	/* write what is done already, without waiting */
 	while (z->written < z->submitted && (rc = write_oldest(z, 0)) != 1)
 		if (rc != CM_PGZ_OK)
@@ -417,8 +426,9 @@ void cm_pgz_free(cm_pgz *z)
 	} else if (z->started) {
 		pthread_mutex_lock(&z->mu);
 		z->quit = 1;
-		pthread_cond_broadcast(&z->work);
 		pthread_mutex_unlock(&z->mu);
+		for (t = 0; t < z->threads; t++)
+			sem_post(&z->wake);
 		for (t = 0; t < z->threads; t++)
 			pthread_join(z->th[t], NULL);
 	}
@@ -429,7 +439,7 @@ void cm_pgz_free(cm_pgz *z)
 		free(z->ring[i].b.out);
 	}
 	pthread_mutex_destroy(&z->mu);
-	pthread_cond_destroy(&z->work);
+	sem_destroy(&z->wake);
 	pthread_cond_destroy(&z->done);
 	free(z->ring);
 	free(z->th);

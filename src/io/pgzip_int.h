@@ -17,6 +17,7 @@
 #include "io/deflater.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ struct cm_pgz {
 	uint64_t written, taken, submitted;
 	int filling;  /* ring[submitted % nslots] holds the block being filled */
 	pthread_mutex_t mu;
-	pthread_cond_t work; /* a block was handed over, or quit */
+	sem_t wake;          /* pgzip.c's workers: a block was handed over, or quit (the essay's "Locks") */
 	pthread_cond_t done; /* a block is done */
 	int quit;
 	int waiting;   /* workers waiting for a block (changed under mu; an atomic, read without it) */
