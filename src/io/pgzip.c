@@ -86,6 +86,7 @@
 #include "config.h"
 #include "io/pgzip_int.h"
 #include "base/diag.h" /* cm_now_s */
+#include "base/cond.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -131,7 +132,7 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 		return NULL;
 	}
 	pthread_mutex_init(&z->mu, NULL);
-	pthread_cond_init(&z->done, NULL);
+	cm_cond_init(&z->done);
 	return z;
 }
 
@@ -174,7 +175,7 @@ static void *worker(void *arg)
 		cm_deflate_block(wa.df, &job->b);
 		pthread_mutex_lock(&z->mu);
 		__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&z->done);
+		cm_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->mu);
 	return NULL;
@@ -275,7 +276,7 @@ static int write_oldest(cm_pgz *z, int wait)
 		t0 = cm_now_s();
 		pthread_mutex_lock(&z->mu);
 		while (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
-			pthread_cond_wait(&z->done, &z->mu);
+			cm_cond_wait(&z->done, &z->mu);
 		pthread_mutex_unlock(&z->mu);
 		z->wait_s += cm_now_s() - t0;
 	}
@@ -440,7 +441,7 @@ void cm_pgz_free(cm_pgz *z)
 	}
 	pthread_mutex_destroy(&z->mu);
 	sem_destroy(&z->wake);
-	pthread_cond_destroy(&z->done);
+	cm_cond_destroy(&z->done);
 	free(z->ring);
 	free(z->th);
 	free(z->df);

@@ -15,6 +15,7 @@
 #include "io/pgzip.h"
 #include "io/pgzcrew.h"
 #include "io/deflater.h"
+#include "base/cond.h"
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -51,7 +52,7 @@ struct cm_pgz {
 	int filling;  /* ring[submitted % nslots] holds the block being filled */
 	pthread_mutex_t mu;
 	sem_t wake;          /* pgzip.c's workers: a block was handed over, or quit (the essay's "Locks") */
-	pthread_cond_t done; /* a block is done */
+	cm_cond done; /* a block is done */
 	int quit;
 	int waiting;   /* workers waiting for a block (changed under mu; an atomic, read without it) */
 	int wake_all;  /* CUPTIMERGE_GZIP_WAKE=all: a worker woken for every block (pgzip.c's "Waking") */
