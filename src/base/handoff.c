@@ -33,7 +33,6 @@
 #include "config.h"
 #include "base/handoff.h"
 #include "base/diag.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -46,7 +45,7 @@ struct cm_handoff {
 	void (*aux_free)(void *aux);
 	pthread_t th;
 	pthread_mutex_t mu;
-	cm_cond room, more; /* a slot freed; a buffer put (or the end) */
+	pthread_cond_t room, more; /* a slot freed; a buffer put (or the end) */
 	cm_buf *q;                 /* the slots: queued (or being worked through) from head */
 	unsigned char *aux;        /* each slot's AUX_SIZE bytes */
 	unsigned char *has_aux;    /* whether they were put with its buffer */
@@ -59,7 +58,7 @@ struct cm_handoff {
 	cm_handoff_prep prep;
 	int npth;
 	pthread_t *pth;
-	cm_cond work;       /* a buffer put (or the end), for the preparing threads */
+	pthread_cond_t work;       /* a buffer put (or the end), for the preparing threads */
 	unsigned char *ready;      /* a slot's buffer is prepared */
 	uint64_t nput, nprep;      /* buffers put, and taken by a preparing thread */
 };
@@ -82,7 +81,7 @@ static void *handoff_main(void *arg)
 		size_t k;
 		int drop, rc = 0;
 		while (!(h->n && (!h->npth || h->ready[h->head])) && !(h->end && !h->n))
-			cm_cond_wait(&h->more, &h->mu);
+			pthread_cond_wait(&h->more, &h->mu);
 		h->st.idle += cm_now_s() - t0;
 		if (!h->n)
 			break;
@@ -103,7 +102,7 @@ static void *handoff_main(void *arg)
 		h->q[k].len = 0;
 		h->head = (h->head + 1) % h->slots;
 		h->n--;
-		cm_cond_signal(&h->room);
+		pthread_cond_signal(&h->room);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -120,7 +119,7 @@ static void *prep_main(void *arg)
 		size_t k;
 		int drop;
 		while (h->nprep == h->nput && !h->end)
-			cm_cond_wait(&h->work, &h->mu);
+			pthread_cond_wait(&h->work, &h->mu);
 		if (h->nprep == h->nput)
 			break;
 		k = (size_t)(h->nprep++ % h->slots);
@@ -131,7 +130,7 @@ static void *prep_main(void *arg)
 		pthread_mutex_lock(&h->mu);
 		h->ready[k] = 1;
 		if (k == h->head) /* (the consumer waits only for the oldest) */
-			cm_cond_signal(&h->more);
+			pthread_cond_signal(&h->more);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -142,9 +141,9 @@ static void handoff_free(cm_handoff *h)
 {
 	size_t k;
 	pthread_mutex_destroy(&h->mu);
-	cm_cond_destroy(&h->room);
-	cm_cond_destroy(&h->more);
-	cm_cond_destroy(&h->work);
+	pthread_cond_destroy(&h->room);
+	pthread_cond_destroy(&h->more);
+	pthread_cond_destroy(&h->work);
 	free(h->pth);
 	free(h->ready);
 	for (k = 0; k < h->slots; k++) {
@@ -179,9 +178,9 @@ cm_handoff *cm_handoff_new_prep(size_t slots, int preppers, cm_handoff_prep prep
 	h->ready = cm_xcalloc(h->slots, 1);
 	h->pth = cm_xcalloc(preppers > 0 && prep ? (size_t)preppers : 1, sizeof *h->pth);
 	pthread_mutex_init(&h->mu, NULL);
-	cm_cond_init(&h->room);
-	cm_cond_init(&h->more);
-	cm_cond_init(&h->work);
+	pthread_cond_init(&h->room, NULL);
+	pthread_cond_init(&h->more, NULL);
+	pthread_cond_init(&h->work, NULL);
 	if (pthread_create(&h->th, NULL, handoff_main, h)) {
 		handoff_free(h);
 		return NULL;
@@ -201,7 +200,7 @@ int cm_handoff_put(cm_handoff *h, cm_buf *b, void *aux)
 	size_t k, i;
 	pthread_mutex_lock(&h->mu);
 	while (h->n == h->slots && !h->failed)
-		cm_cond_wait(&h->room, &h->mu);
+		pthread_cond_wait(&h->room, &h->mu);
 	h->st.waited += cm_now_s() - t0;
 	if (h->failed) {
 		pthread_mutex_unlock(&h->mu);
@@ -221,9 +220,9 @@ int cm_handoff_put(cm_handoff *h, cm_buf *b, void *aux)
 	h->n++;
 	h->nput++;
 	if (h->npth)
-		cm_cond_signal(&h->work);
+		pthread_cond_signal(&h->work);
 	else
-		cm_cond_signal(&h->more);
+		pthread_cond_signal(&h->more);
 	pthread_mutex_unlock(&h->mu);
 	return 0;
 }
@@ -243,7 +242,7 @@ void cm_handoff_abort(cm_handoff *h)
 		return;
 	pthread_mutex_lock(&h->mu);
 	h->failed = 1;
-	cm_cond_broadcast(&h->room); /* (a put of another thread's) */
+	pthread_cond_broadcast(&h->room); /* (a put of another thread's) */
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -254,8 +253,8 @@ int cm_handoff_finish(cm_handoff *h, cm_handoff_stats *st)
 		return 0;
 	pthread_mutex_lock(&h->mu);
 	h->end = 1;
-	cm_cond_signal(&h->more);
-	cm_cond_broadcast(&h->work);
+	pthread_cond_signal(&h->more);
+	pthread_cond_broadcast(&h->work);
 	pthread_mutex_unlock(&h->mu);
 	pthread_join(h->th, NULL); /* (after every slot was prepared and worked through) */
 	for (int i = 0; i < h->npth; i++)

@@ -22,7 +22,6 @@
 #include "config.h"
 #include "base/opool.h"
 #include "base/diag.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -58,12 +57,12 @@ struct cm_opool {
 	int draining; /* a worker is handing results to the sink */
 	cm_diag_slot fail_diag; /* the first failure's error, for the caller to settle */
 	pthread_mutex_t own_mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
-	cm_cond own_work, done;
+	pthread_cond_t own_work, done;
 	/* the lock and the workers' signal: the pool's own, or its crew's
 	 * (cm_opool_new_crew: one lock over every pool the crew serves, so
 	 * that a worker can look at all of them at once) */
 	pthread_mutex_t *mu;
-	cm_cond *work;
+	pthread_cond_t *work;
 	cm_ocrew *crew;     /* the crew that runs this pool's blocks, or NULL (threads of its own) */
 	pthread_t *th;
 	cm_opool_stats st; /* this pool's figures (under mu) */
@@ -87,7 +86,7 @@ struct worker_arg {
 #define CREW_POOLS_MAX 8
 struct cm_ocrew {
 	pthread_mutex_t mu;
-	cm_cond work;
+	pthread_cond_t work;
 	int nworkers, nthreads, stop;
 	pthread_t *th;
 	cm_opool *pools[CREW_POOLS_MAX];
@@ -163,7 +162,7 @@ static void drain_done(cm_opool *p)
 		p->cst[s->cls].sink += t;
 		s->state = EMPTY;
 		p->tail++;
-		cm_cond_broadcast(&p->done); /* the caller may wait for a slot */
+		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
 	}
 	p->draining = 0;
 }
@@ -200,7 +199,7 @@ static void *worker(void *arg)
 	for (;;) {
 		double t = cm_now_s();
 		while (!p->stop && (p->next == p->head || p->slots[p->next % p->nslots].state != QUEUED))
-			cm_cond_wait(p->work, p->mu);
+			pthread_cond_wait(p->work, p->mu);
 		if (p->stop)
 			break;
 		t = cm_now_s() - t;
@@ -246,10 +245,10 @@ static cm_opool *pool_new(int workers, int caller_helps, int slots, cm_opool_fn 
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
-	cm_cond_init(&p->own_work);
+	pthread_cond_init(&p->own_work, NULL);
 	p->mu = &p->own_mu;
 	p->work = &p->own_work;
-	cm_cond_init(&p->done);
+	pthread_cond_init(&p->done, NULL);
 	p->caller_helps = caller_helps && p->nworkers > 1;
 	threads = p->nworkers - p->caller_helps;
 	if (threads > 1 || p->caller_helps) {
@@ -330,7 +329,7 @@ static void *crew_worker(void *arg)
 		cm_opool *p;
 		double t = cm_now_s();
 		while (!c->stop && !(p = crew_pick(c)))
-			cm_cond_wait(&c->work, &c->mu);
+			pthread_cond_wait(&c->work, &c->mu);
 		if (c->stop)
 			break;
 		c->idle += cm_now_s() - t;
@@ -345,7 +344,7 @@ cm_ocrew *cm_ocrew_new(int workers)
 	cm_ocrew *c = cm_xcalloc(1, sizeof *c);
 	c->nworkers = workers < 1 ? 1 : workers;
 	pthread_mutex_init(&c->mu, NULL);
-	cm_cond_init(&c->work);
+	pthread_cond_init(&c->work, NULL);
 	c->th = cm_xcalloc((size_t)c->nworkers, sizeof *c->th);
 	for (int i = 0; i < c->nworkers; i++) {
 		struct crew_arg *ca = cm_xmalloc(sizeof *ca);
@@ -374,12 +373,12 @@ void cm_ocrew_free(cm_ocrew *c)
 		return;
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
-	cm_cond_broadcast(&c->work);
+	pthread_cond_broadcast(&c->work);
 	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < c->nthreads; i++)
 		pthread_join(c->th[i], NULL);
 	pthread_mutex_destroy(&c->mu);
-	cm_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->work);
 	free(c->th);
 	free(c);
 }
@@ -438,7 +437,7 @@ static int caller_run(cm_opool *p)
 static void caller_wait(cm_opool *p)
 {
 	double t = cm_now_s();
-	cm_cond_wait(&p->done, p->mu);
+	pthread_cond_wait(&p->done, p->mu);
 	t = cm_now_s() - t;
 	p->st.waited += t;
 	p->cst[p->cls].waited += t;
@@ -512,7 +511,7 @@ int cm_opool_put(cm_opool *p, cm_buf *in)
 		if (p->crew)
 			s->seq = p->crew->seq++;
 		p->head++;
-		cm_cond_signal(p->work);
+		pthread_cond_signal(p->work);
 		pthread_mutex_unlock(p->mu);
 	}
 	return p->nthreads ? 0 : p->failed;
@@ -534,7 +533,7 @@ int cm_opool_finish(cm_opool *p)
 			pthread_mutex_unlock(p->mu);
 		} else {
 			p->stop = 1;
-			cm_cond_broadcast(p->work);
+			pthread_cond_broadcast(p->work);
 			pthread_mutex_unlock(p->mu);
 			for (int i = 0; i < p->nthreads; i++)
 				pthread_join(p->th[i], NULL);
@@ -563,8 +562,8 @@ int cm_opool_finish(cm_opool *p)
 	}
 	pthread_mutex_destroy(&p->own_mu);
 	pthread_mutex_destroy(&p->sink_mu);
-	cm_cond_destroy(&p->own_work);
-	cm_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->own_work);
+	pthread_cond_destroy(&p->done);
 	free(p->slots);
 	free(p->th);
 	free(p);

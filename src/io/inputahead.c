@@ -18,7 +18,6 @@
 #include "io/inputbuf.h"
 #include "io/inputdecode.h"
 #include "base/diag.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -51,7 +50,7 @@ struct readahead {
 	cm_input *in;
 	pthread_t th;
 	pthread_mutex_t mu;
-	cm_cond filled, freed;
+	pthread_cond_t filled, freed;
 	struct ra_slot slot[RA_SLOTS];
 	int n;              /* the slots in use (ra_slots) */
 	/* slot[tail % N] .. slot[head - 1 % N] are filled and not yet handed
@@ -77,7 +76,7 @@ static void *ra_main(void *arg)
 		size_t len = 0;
 		unsigned char **owner, *t;
 		if (ra->head - ra->tail >= (uint64_t)ra->n - 1) { /* the ring is full */
-			cm_cond_wait(&ra->freed, &ra->mu);
+			pthread_cond_wait(&ra->freed, &ra->mu);
 			continue;
 		}
 		s = &ra->slot[ra->head % (uint64_t)ra->n];
@@ -101,7 +100,7 @@ static void *ra_main(void *arg)
 		pthread_mutex_lock(&ra->mu);
 		ra->head++;
 		ra->ended = s->rc != 1;
-		cm_cond_signal(&ra->filled);
+		pthread_cond_signal(&ra->filled);
 	}
 	pthread_mutex_unlock(&ra->mu);
 	return NULL;
@@ -124,8 +123,8 @@ void inputahead_start(cm_input *in)
 	for (int i = 0; i < ra->n; i++)
 		ra->slot[i].buf = inputbuf_get(in);
 	pthread_mutex_init(&ra->mu, NULL);
-	cm_cond_init(&ra->filled);
-	cm_cond_init(&ra->freed);
+	pthread_cond_init(&ra->filled, NULL);
+	pthread_cond_init(&ra->freed, NULL);
 	if (pthread_create(&ra->th, NULL, ra_main, ra) != 0) {
 		in->ra_wanted = 0; /* no thread to be had: read on this one */
 		for (int i = 0; i < ra->n; i++)
@@ -145,13 +144,13 @@ void inputahead_stop(cm_input *in)
 		return;
 	pthread_mutex_lock(&ra->mu);
 	ra->stop = 1;
-	cm_cond_signal(&ra->freed);
+	pthread_cond_signal(&ra->freed);
 	pthread_mutex_unlock(&ra->mu);
 	pthread_join(ra->th, NULL);
 	cm_diag_drop(&ra->diag);
 	pthread_mutex_destroy(&ra->mu);
-	cm_cond_destroy(&ra->filled);
-	cm_cond_destroy(&ra->freed);
+	pthread_cond_destroy(&ra->filled);
+	pthread_cond_destroy(&ra->freed);
 	for (int i = 0; i < ra->n; i++) /* a slot's chunk may be held */
 		inputbuf_unref(inputbuf_of(ra->slot[i].buf));
 	free(ra);
@@ -166,7 +165,7 @@ static struct ra_slot *next_filled(struct readahead *ra, cm_input *in)
 	if (ra->tail == ra->head) {
 		double t = cm_now_s();
 		while (ra->tail == ra->head)
-			cm_cond_wait(&ra->filled, &ra->mu);
+			pthread_cond_wait(&ra->filled, &ra->mu);
 		in->ra_waited += cm_now_s() - t;
 	}
 	s = &ra->slot[ra->tail % (uint64_t)ra->n];
@@ -182,7 +181,7 @@ int inputahead_next(cm_input *in, const char **data, size_t *len)
 	pthread_mutex_lock(&ra->mu);
 	if (s->rc == 1) {
 		ra->tail++;
-		cm_cond_signal(&ra->freed);
+		pthread_cond_signal(&ra->freed);
 	}
 	pthread_mutex_unlock(&ra->mu);
 	in->ra_raw_done = s->raw_done;

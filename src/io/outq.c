@@ -50,7 +50,6 @@
 #include "config.h"
 #include "io/outq.h"
 #include "base/diag.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -79,7 +78,7 @@ struct writer {
 	int started;
 	struct item *ring; /* its queue: [tail, head), MAXQ long */
 	size_t head, tail;
-	cm_cond work;
+	pthread_cond_t work;
 	cm_diag_slot diag;
 };
 
@@ -89,7 +88,7 @@ struct cm_outq {
 	int nth;
 	struct writer *w;
 	pthread_mutex_t mu;
-	cm_cond space; /* a buffer written: the caller may queue, or find all idle */
+	pthread_cond_t space; /* a buffer written: the caller may queue, or find all idle */
 	size_t inflight, max, inflight_bytes;
 	int failed, stop, drop, settled;
 	cm_buf *cur; /* each file's buffer being filled */
@@ -138,7 +137,7 @@ static void *writer_main(void *arg)
 		struct item it;
 		int rc = 0;
 		while (w->head == w->tail && !q->stop)
-			cm_cond_wait(&w->work, &q->mu);
+			pthread_cond_wait(&w->work, &q->mu);
 		if (w->head == w->tail)
 			break;
 		it = w->ring[w->tail % q->max];
@@ -153,7 +152,7 @@ static void *writer_main(void *arg)
 		give_back(q, it.p, it.cap);
 		q->inflight--;
 		q->inflight_bytes -= it.len - it.off;
-		cm_cond_broadcast(&q->space);
+		pthread_cond_broadcast(&q->space);
 	}
 	pthread_mutex_unlock(&q->mu);
 	return NULL;
@@ -170,14 +169,14 @@ cm_outq *cm_outq_new(cm_output *const *outs, size_t n, int threads)
 	q->cspare = cm_xcalloc(q->max, sizeof *q->cspare);
 	q->w = cm_xcalloc((size_t)threads, sizeof *q->w);
 	pthread_mutex_init(&q->mu, NULL);
-	cm_cond_init(&q->space);
+	pthread_cond_init(&q->space, NULL);
 	for (int t = 0; t < threads; t++) {
 		struct writer *w = &q->w[t];
 		w->q = q;
 		w->ring = cm_xcalloc(q->max, sizeof *w->ring);
-		cm_cond_init(&w->work);
+		pthread_cond_init(&w->work, NULL);
 		if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
-			cm_cond_destroy(&w->work);
+			pthread_cond_destroy(&w->work);
 			free(w->ring);
 			break;
 		}
@@ -201,7 +200,7 @@ static int drain(cm_outq *q)
 	int failed;
 	pthread_mutex_lock(&q->mu);
 	while (q->inflight)
-		cm_cond_wait(&q->space, &q->mu);
+		pthread_cond_wait(&q->space, &q->mu);
 	failed = q->failed;
 	pthread_mutex_unlock(&q->mu);
 	if (failed && !q->settled) {
@@ -220,7 +219,7 @@ static int enqueue(cm_outq *q, size_t k, char *p, size_t off, size_t len, size_t
 	pthread_mutex_lock(&q->mu);
 	while ((q->inflight >= q->max || (q->inflight && q->inflight_bytes + (len - off) > MAX_BYTES)) &&
 	       !q->failed)
-		cm_cond_wait(&q->space, &q->mu);
+		pthread_cond_wait(&q->space, &q->mu);
 	if (q->failed) {
 		give_back(q, p, cap);
 		pthread_mutex_unlock(&q->mu);
@@ -229,7 +228,7 @@ static int enqueue(cm_outq *q, size_t k, char *p, size_t off, size_t len, size_t
 	w->ring[w->head++ % q->max] = (struct item){k, p, off, len, cap};
 	q->inflight++;
 	q->inflight_bytes += len - off;
-	cm_cond_signal(&w->work);
+	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
@@ -314,11 +313,11 @@ int cm_outq_free(cm_outq *q, int ok)
 	q->drop = 1; /* a failed run: what is queued goes nowhere */
 	q->stop = 1;
 	for (int t = 0; t < q->nth; t++)
-		cm_cond_signal(&q->w[t].work);
+		pthread_cond_signal(&q->w[t].work);
 	pthread_mutex_unlock(&q->mu);
 	for (int t = 0; t < q->nth; t++) {
 		pthread_join(q->w[t].th, NULL);
-		cm_cond_destroy(&q->w[t].work);
+		pthread_cond_destroy(&q->w[t].work);
 		free(q->w[t].ring);
 	}
 	if (q->failed && !q->settled) {
@@ -332,7 +331,7 @@ int cm_outq_free(cm_outq *q, int ok)
 	for (size_t i = 0; i < q->ncspare; i++)
 		free(q->cspare[i].p);
 	pthread_mutex_destroy(&q->mu);
-	cm_cond_destroy(&q->space);
+	pthread_cond_destroy(&q->space);
 	free(q->cur);
 	free(q->last);
 	free(q->cspare);

@@ -19,7 +19,6 @@
 #include "io/outwriter.h"
 #include "base/diag.h"
 #include "base/fdio.h"
-#include "base/cond.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -46,8 +45,8 @@ struct cm_owriter {
 	cm_wback *wb;
 	pthread_t th;
 	pthread_mutex_t mu;
-	cm_cond filled; /* a buffer was handed over, or stop */
-	cm_cond freed;  /* a buffer was written, or the thread failed */
+	pthread_cond_t filled; /* a buffer was handed over, or stop */
+	pthread_cond_t freed;  /* a buffer was written, or the thread failed */
 	unsigned char **buf;
 	size_t *len, unit;
 	int nbuf;
@@ -70,7 +69,7 @@ static void *writer_main(void *arg)
 		size_t i, n;
 		int err;
 		while (w->tail == w->head && !w->stop)
-			cm_cond_wait(&w->filled, &w->mu);
+			pthread_cond_wait(&w->filled, &w->mu);
 		if (w->stop)
 			break;
 		i = (size_t)(w->tail % (uint64_t)w->nbuf);
@@ -85,7 +84,7 @@ static void *writer_main(void *arg)
 			w->err = err;
 			w->failed = 1;
 		}
-		cm_cond_broadcast(&w->freed);
+		pthread_cond_broadcast(&w->freed);
 		if (err)
 			break;
 	}
@@ -145,13 +144,13 @@ cm_owriter *cm_owriter_new(int fd, cm_wback *wb, size_t unit, int nbuf)
 		if (!(w->buf[i] = malloc(unit)))
 			goto fail;
 	pthread_mutex_init(&w->mu, NULL);
-	cm_cond_init(&w->filled);
-	cm_cond_init(&w->freed);
+	pthread_cond_init(&w->filled, NULL);
+	pthread_cond_init(&w->freed, NULL);
 	if (pthread_create(&w->th, NULL, writer_main, w) == 0)
 		return w;
 	pthread_mutex_destroy(&w->mu);
-	cm_cond_destroy(&w->filled);
-	cm_cond_destroy(&w->freed);
+	pthread_cond_destroy(&w->filled);
+	pthread_cond_destroy(&w->freed);
 fail:
 	for (int i = 0; w->buf && i < w->nbuf; i++)
 		free(w->buf[i]);
@@ -181,11 +180,11 @@ int cm_owriter_put(cm_owriter *w, size_t len)
 	if (len && !w->failed) {
 		w->len[w->head % (uint64_t)w->nbuf] = len;
 		w->head++;
-		cm_cond_signal(&w->filled);
+		pthread_cond_signal(&w->filled);
 	}
 	/* the next buffer must be out of the thread's hands */
 	while (w->head - w->tail >= (uint64_t)w->nbuf && !w->failed)
-		cm_cond_wait(&w->freed, &w->mu);
+		pthread_cond_wait(&w->freed, &w->mu);
 	err = take_err(w);
 	pthread_mutex_unlock(&w->mu);
 	return err;
@@ -196,7 +195,7 @@ int cm_owriter_drain(cm_owriter *w)
 	int err;
 	pthread_mutex_lock(&w->mu);
 	while (w->tail != w->head && !w->failed)
-		cm_cond_wait(&w->freed, &w->mu);
+		pthread_cond_wait(&w->freed, &w->mu);
 	err = take_err(w);
 	pthread_mutex_unlock(&w->mu);
 	return err;
@@ -208,12 +207,12 @@ void cm_owriter_free(cm_owriter *w)
 		return;
 	pthread_mutex_lock(&w->mu);
 	w->stop = 1;
-	cm_cond_signal(&w->filled);
+	pthread_cond_signal(&w->filled);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->th, NULL);
 	pthread_mutex_destroy(&w->mu);
-	cm_cond_destroy(&w->filled);
-	cm_cond_destroy(&w->freed);
+	pthread_cond_destroy(&w->filled);
+	pthread_cond_destroy(&w->freed);
 	for (int i = 0; i < w->nbuf; i++)
 		free(w->buf[i]);
 	free(w->buf);

@@ -46,7 +46,6 @@
 #include "config.h"
 #include "io/pgzip_int.h"
 #include "base/diag.h" /* cm_now_s */
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -70,8 +69,8 @@ struct cm_pgz_crew {
 	int level, threads, refs;
 	int caller_writes;        /* CUPTIMERGE_CREW_WRITE=0: the caller writes its streams' blocks */
 	pthread_mutex_t mu;
-	cm_cond work;      /* a block queued, or quit */
-	cm_cond room;      /* a block taken from the queue */
+	pthread_cond_t work;      /* a block queued, or quit */
+	pthread_cond_t room;      /* a block taken from the queue */
 	struct job *head, *tail;  /* the blocks queued, of every stream, in the order handed over */
 	int queued;               /* ... how many: at most threads (crew_push waits) */
 	int quit;
@@ -145,7 +144,7 @@ static void crew_write_ready(cm_pgz *z)
 		job->b.out_size = 0;
 		if (rc != CM_PGZ_OK)
 			z->werr = rc;
-		cm_cond_broadcast(&z->done);
+		pthread_cond_broadcast(&z->done);
 	}
 	z->writing = 0;
 }
@@ -178,7 +177,7 @@ static void *crew_worker(void *arg)
 		unsigned char *in = NULL;
 		t0 = cm_now_s();
 		while (!c->head && !c->quit)
-			cm_cond_wait(&c->work, &c->mu);
+			pthread_cond_wait(&c->work, &c->mu);
 		if (blocks) /* not the wait for the first: the crew is made before the plan */
 			idle += cm_now_s() - t0;
 		if (!c->head)
@@ -187,7 +186,7 @@ static void *crew_worker(void *arg)
 		if (!(c->head = job->next))
 			c->tail = NULL;
 		c->queued--;
-		cm_cond_signal(&c->room);
+		pthread_cond_signal(&c->room);
 		if (!job->b.out && c->nouts) {
 			job->b.out = c->outs[--c->nouts];
 			job->b.out_size = CM_DEFLATE_OUT_FIRST;
@@ -211,7 +210,7 @@ static void *crew_worker(void *arg)
 		z->busy--;
 		if (!c->caller_writes)
 			crew_write_ready(z);
-		cm_cond_broadcast(&z->done);
+		pthread_cond_broadcast(&z->done);
 		pthread_mutex_unlock(&z->mu);
 		pool_give(c, in, 1);
 		pthread_mutex_lock(&c->mu);
@@ -245,7 +244,7 @@ static void crew_push(cm_pgz *z, struct job *job)
 	if (c->queued >= c->threads) {
 		double t0 = cm_now_s();
 		while (c->queued >= c->threads)
-			cm_cond_wait(&c->room, &c->mu);
+			pthread_cond_wait(&c->room, &c->mu);
 		add_s(&crew_totals.room_ns, cm_now_s() - t0);
 	}
 	c->queued++;
@@ -254,7 +253,7 @@ static void crew_push(cm_pgz *z, struct job *job)
 	else
 		c->head = job;
 	c->tail = job;
-	cm_cond_signal(&c->work);
+	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -275,7 +274,7 @@ int cm_pgz_crew_wait(cm_pgz *z, uint64_t more)
 		}
 		if (t0 == 0)
 			t0 = cm_now_s();
-		cm_cond_wait(&z->done, &z->mu);
+		pthread_cond_wait(&z->done, &z->mu);
 	}
 	rc = z->werr;
 	pthread_mutex_unlock(&z->mu);
@@ -316,7 +315,7 @@ void cm_pgz_crew_forget(cm_pgz *z)
 			*pp = (*pp)->next;
 			dropped++;
 			c->queued--;
-			cm_cond_broadcast(&c->room);
+			pthread_cond_broadcast(&c->room);
 		} else {
 			c->tail = *pp;
 			pp = &(*pp)->next;
@@ -326,7 +325,7 @@ void cm_pgz_crew_forget(cm_pgz *z)
 	pthread_mutex_lock(&z->mu);
 	z->busy -= dropped;
 	while (z->busy || z->writing)
-		cm_cond_wait(&z->done, &z->mu);
+		pthread_cond_wait(&z->done, &z->mu);
 	pthread_mutex_unlock(&z->mu);
 }
 
@@ -335,7 +334,7 @@ static void crew_free(cm_pgz_crew *c)
 {
 	pthread_mutex_lock(&c->mu);
 	c->quit = 1;
-	cm_cond_broadcast(&c->work);
+	pthread_cond_broadcast(&c->work);
 	pthread_mutex_unlock(&c->mu);
 	for (int t = 0; t < c->threads; t++)
 		pthread_join(c->th[t], NULL);
@@ -346,8 +345,8 @@ static void crew_free(cm_pgz_crew *c)
 	for (size_t i = 0; i < c->nouts; i++)
 		free(c->outs[i]);
 	pthread_mutex_destroy(&c->mu);
-	cm_cond_destroy(&c->work);
-	cm_cond_destroy(&c->room);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->room);
 	free(c->ins);
 	free(c->outs);
 	free(c->th);
@@ -372,8 +371,8 @@ cm_pgz_crew *cm_pgz_crew_new(int level, int threads)
 	c->ins = calloc(c->cap, sizeof *c->ins);
 	c->outs = calloc(c->cap, sizeof *c->outs);
 	pthread_mutex_init(&c->mu, NULL);
-	cm_cond_init(&c->work);
-	cm_cond_init(&c->room);
+	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->room, NULL);
 	while (c->th && c->df && c->ins && c->outs && c->df_init < threads &&
 	       (c->df[c->df_init] = cm_deflater_new(level)))
 		c->df_init++;

@@ -56,22 +56,6 @@
  * (bench/dev-gz21.sh).  On 16 CPUs the 1 GB pair's .pftrace.gz took
  * 1.13-1.15 s this way against 1.17-1.20 s (BENCHMARKS.md, "sched25").
  *
- * Locks.  The caller hands a block over, wakes a worker and writes the
- * blocks done without the workers' lock: submitted and each block's done
- * flag are atomics, a worker is woken by a semaphore, and the lock is
- * taken only to wait for the oldest block.  Not a condition variable:
- * glibc's pthread_cond_signal may wait (__condvar_quiesce_and_switch_g1)
- * until the workers it woke before have run, and on a busy machine they
- * wait for a CPU; sem_post never waits.  The .pftrace's passer, which
- * feeds a .pftrace.gz, went off its CPU 83-108 times a phase inside these
- * calls on 16 CPUs, never waiting for a block (BENCHMARKS.md, "sched25");
- * on 2 CPUs perf's sched_switch found every such wait in that signal.  A
- * worker about to sleep counts itself waiting before it reads submitted
- * again, and the caller stores submitted before it reads the count (both
- * sequentially consistent), so a block is never left with every worker
- * asleep; a post for a worker that then finds the block itself is kept
- * and costs a later wait one more turn.
- *
  * A crew (pgzcrew.c) shares its workers among several such streams (the
  * files of --split): the same ring, filled here the same way, but the
  * crew's workers take the blocks and write them; pgzip_int.h has what
@@ -86,12 +70,9 @@
 #include "config.h"
 #include "io/pgzip_int.h"
 #include "base/diag.h" /* cm_now_s */
-#include "base/cond.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,15 +105,9 @@ cm_pgz *cm_pgz_new(int level, int threads, cm_pgz_sink sink, void *ctx)
 		free(z);
 		return NULL;
 	}
-	if (sem_init(&z->wake, 0, 0) < 0) {
-		free(z->ring);
-		free(z->th);
-		free(z->df);
-		free(z);
-		return NULL;
-	}
 	pthread_mutex_init(&z->mu, NULL);
-	cm_cond_init(&z->done);
+	pthread_cond_init(&z->work, NULL);
+	pthread_cond_init(&z->done, NULL);
 	return z;
 }
 
@@ -154,28 +129,19 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
 		struct job *job;
-		/* the essay's "Locks": waiting counted before submitted is read
-		 * again, so that the caller, which counts submitted before it
-		 * reads waiting, either sees this worker waiting or is seen */
-		while (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST) && !z->quit) {
-			__atomic_add_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
-			if (z->taken == __atomic_load_n(&z->submitted, __ATOMIC_SEQ_CST) && !z->quit) {
-				pthread_mutex_unlock(&z->mu);
-				while (sem_wait(&z->wake) < 0 && errno == EINTR)
-					;
-				pthread_mutex_lock(&z->mu);
-			}
-			__atomic_sub_fetch(&z->waiting, 1, __ATOMIC_SEQ_CST);
+		while (z->taken == z->submitted && !z->quit) {
+			z->waiting++;
+			pthread_cond_wait(&z->work, &z->mu);
+			z->waiting--;
 		}
 		if (z->quit)
 			break;
-		job = &z->ring[z->taken % z->nslots];
-		__atomic_store_n(&z->taken, z->taken + 1, __ATOMIC_RELAXED);
+		job = &z->ring[z->taken++ % z->nslots];
 		pthread_mutex_unlock(&z->mu);
 		cm_deflate_block(wa.df, &job->b);
 		pthread_mutex_lock(&z->mu);
-		__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
-		cm_cond_broadcast(&z->done);
+		job->done = 1;
+		pthread_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->mu);
 	return NULL;
@@ -269,19 +235,19 @@ static int write_oldest(cm_pgz *z, int wait)
 	struct job *job = &z->ring[z->written % z->nslots];
 	double t0;
 	int rc;
-	if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
-		if (!wait)
-			return 1;
-		/* (the worker sets done and broadcasts holding the lock) */
+	pthread_mutex_lock(&z->mu);
+	if (wait && !job->done) {
 		t0 = cm_now_s();
-		pthread_mutex_lock(&z->mu);
-		while (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
-			cm_cond_wait(&z->done, &z->mu);
-		pthread_mutex_unlock(&z->mu);
+		while (!job->done)
+			pthread_cond_wait(&z->done, &z->mu);
 		z->wait_s += cm_now_s() - t0;
 	}
-	/* (no worker writes done again before this slot is handed over again) */
-	__atomic_store_n(&job->done, 0, __ATOMIC_RELAXED);
+	if (!job->done) {
+		pthread_mutex_unlock(&z->mu);
+		return 1;
+	}
+	job->done = 0;
+	pthread_mutex_unlock(&z->mu);
 	z->written++;
 	t0 = cm_now_s();
 	rc = cm_pgz_emit(z, job);
@@ -298,7 +264,7 @@ static int write_oldest(cm_pgz *z, int wait)
 static int submit(cm_pgz *z, int last)
 {
 	struct job *job = &z->ring[z->submitted % z->nslots];
-	int rc, waiting;
+	int rc;
 	job->b.last = last;
 	if (z->crew)
 		return cm_pgz_crew_submit(z, job);
@@ -310,18 +276,22 @@ static int submit(cm_pgz *z, int last)
 		if (z->df_init <= z->threads && (rc = init_stream(z, z->threads)) != CM_PGZ_OK)
 			return z->err = rc;
 		cm_deflate_block(z->df[z->threads], &job->b);
-		__atomic_store_n(&job->done, 1, __ATOMIC_RELAXED); /* no worker can see it: none runs */
+		job->done = 1; /* no worker can see it: none runs */
 		z->submitted++;
 		z->taken++;
 		return write_oldest(z, 1);
 	}
-	/* the essay's "Locks" and "Waking" (CUPTIMERGE_GZIP_WAKE=all: a
-	 * worker woken for every block, the way before) */
-	__atomic_store_n(&z->submitted, z->submitted + 1, __ATOMIC_SEQ_CST);
-	waiting = __atomic_load_n(&z->waiting, __ATOMIC_SEQ_CST);
-	if (z->wake_all ||
-	    (waiting > 0 && z->submitted - __atomic_load_n(&z->taken, __ATOMIC_RELAXED) > (uint64_t)(z->threads - waiting)))
-		sem_post(&z->wake); /* (kept if the worker is not asleep yet) */
+	pthread_mutex_lock(&z->mu);
+	z->submitted++;
+	if (z->wake_all) { /* (CUPTIMERGE_GZIP_WAKE=all: the way before) */
+		pthread_cond_signal(&z->work);
+		pthread_mutex_unlock(&z->mu);
+	} else { /* the essay's "Waking" */
+		int wake = z->waiting > 0 && z->submitted - z->taken > (uint64_t)(z->threads - z->waiting);
+		pthread_mutex_unlock(&z->mu);
+		if (wake)
+			pthread_cond_signal(&z->work);
+	}
 	/* write what is done already, without waiting */
 	while (z->written < z->submitted && (rc = write_oldest(z, 0)) != 1)
 		if (rc != CM_PGZ_OK)
@@ -427,9 +397,8 @@ void cm_pgz_free(cm_pgz *z)
 	} else if (z->started) {
 		pthread_mutex_lock(&z->mu);
 		z->quit = 1;
+		pthread_cond_broadcast(&z->work);
 		pthread_mutex_unlock(&z->mu);
-		for (t = 0; t < z->threads; t++)
-			sem_post(&z->wake);
 		for (t = 0; t < z->threads; t++)
 			pthread_join(z->th[t], NULL);
 	}
@@ -440,8 +409,8 @@ void cm_pgz_free(cm_pgz *z)
 		free(z->ring[i].b.out);
 	}
 	pthread_mutex_destroy(&z->mu);
-	sem_destroy(&z->wake);
-	cm_cond_destroy(&z->done);
+	pthread_cond_destroy(&z->work);
+	pthread_cond_destroy(&z->done);
 	free(z->ring);
 	free(z->th);
 	free(z->df);

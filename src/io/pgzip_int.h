@@ -15,10 +15,8 @@
 #include "io/pgzip.h"
 #include "io/pgzcrew.h"
 #include "io/deflater.h"
-#include "base/cond.h"
 
 #include <pthread.h>
-#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +26,7 @@
 /* One block in a slot of the ring. */
 struct job {
 	cm_gzblock b;  /* its input and, once done, its deflated bytes */
-	int done;      /* set when b's out, crc and err are ready (a worker's: under mu, then a broadcast of done;
-			* an atomic, read by pgzip.c's caller without mu); cleared when written */
+	int done;      /* set (under mu) when b's out, crc and err are ready; cleared when written */
 	int deflated;  /* a crew's block: set (under mu) with done, cleared when the slot is refilled */
 	cm_pgz *owner; /* a crew's block: its stream, its number, the next in the crew's queue */
 	uint64_t seq;
@@ -45,16 +42,14 @@ struct cm_pgz {
 	struct job *ring;
 	size_t nslots;
 	/* sequence numbers: blocks written < taken by a worker <= handed over;
-	 * the block being filled is number `submitted`, in ring[submitted % nslots]
-	 * (pgzip.c's workers: submitted and taken atomics, the essay's "Locks";
-	 * a crew's: under mu) */
+	 * the block being filled is number `submitted`, in ring[submitted % nslots] */
 	uint64_t written, taken, submitted;
 	int filling;  /* ring[submitted % nslots] holds the block being filled */
 	pthread_mutex_t mu;
-	sem_t wake;          /* pgzip.c's workers: a block was handed over, or quit (the essay's "Locks") */
-	cm_cond done; /* a block is done */
+	pthread_cond_t work; /* a block was handed over, or quit */
+	pthread_cond_t done; /* a block is done */
 	int quit;
-	int waiting;   /* workers waiting for a block (changed under mu; an atomic, read without it) */
+	int waiting;   /* workers waiting for a block (under mu) */
 	int wake_all;  /* CUPTIMERGE_GZIP_WAKE=all: a worker woken for every block (pgzip.c's "Waking") */
 	pthread_t *th;
 	cm_deflater **df; /* one per worker; df[threads] is the caller's own */

@@ -45,7 +45,6 @@
 #endif
 #include "config.h"
 #include "io/writeback.h"
-#include "base/cond.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,8 +121,8 @@ static int range(int fd, int64_t from, int64_t to, unsigned flags)
 struct cm_wback_th {
 	pthread_t th;
 	pthread_mutex_t mu;
-	cm_cond more; /* the writer wrote (or stops): for the thread */
-	cm_cond less; /* the thread finished a step or failed: for the writer */
+	pthread_cond_t more; /* the writer wrote (or stops): for the thread */
+	pthread_cond_t less; /* the thread finished a step or failed: for the writer */
 	int64_t pos;         /* what the writer wrote: the thread copies it to wb->pos */
 	int64_t waited;      /* wb->waited, as the writer may read it */
 	int stop;
@@ -141,10 +140,10 @@ int cm_wback_wrote(cm_wback *wb, uint64_t n)
 		return wrote_inline(wb, n);
 	pthread_mutex_lock(&t->mu);
 	t->pos += (int64_t)n;
-	cm_cond_signal(&t->more);
+	pthread_cond_signal(&t->more);
 	/* the disk lags too far: hold the writer, as the inline wait does */
 	while (!t->done && t->pos - t->waited > CM_WBACK_HOLD * wb->lag)
-		cm_cond_wait(&t->less, &t->mu);
+		pthread_cond_wait(&t->less, &t->mu);
 	err = t->err;
 	t->err = 0;
 	pthread_mutex_unlock(&t->mu);
@@ -165,7 +164,7 @@ static void *wback_main(void *arg)
 		if (t->stop)
 			break;
 		if (upto - wb->queued < step_at(pos)) {
-			cm_cond_wait(&t->more, &t->mu);
+			pthread_cond_wait(&t->more, &t->mu);
 			continue;
 		}
 		pthread_mutex_unlock(&t->mu);
@@ -177,7 +176,7 @@ static void *wback_main(void *arg)
 			t->err = err;
 			t->done = 1;
 		}
-		cm_cond_broadcast(&t->less);
+		pthread_cond_broadcast(&t->less);
 		if (t->done)
 			break;
 	}
@@ -191,15 +190,15 @@ void cm_wback_thread(cm_wback *wb)
 	if (wb->fd < 0 || wb->th || !(t = calloc(1, sizeof *t)))
 		return;
 	pthread_mutex_init(&t->mu, NULL);
-	cm_cond_init(&t->more);
-	cm_cond_init(&t->less);
+	pthread_cond_init(&t->more, NULL);
+	pthread_cond_init(&t->less, NULL);
 	t->pos = wb->pos;
 	wb->th = t;
 	if (pthread_create(&t->th, NULL, wback_main, wb) != 0) {
 		wb->th = NULL;
 		pthread_mutex_destroy(&t->mu);
-		cm_cond_destroy(&t->more);
-		cm_cond_destroy(&t->less);
+		pthread_cond_destroy(&t->more);
+		pthread_cond_destroy(&t->less);
 		free(t);
 	}
 }
@@ -212,15 +211,15 @@ int cm_wback_end(cm_wback *wb)
 		return 0;
 	pthread_mutex_lock(&t->mu);
 	t->stop = 1;
-	cm_cond_signal(&t->more);
+	pthread_cond_signal(&t->more);
 	pthread_mutex_unlock(&t->mu);
 	pthread_join(t->th, NULL);
 	err = t->err;
 	wb->pos = t->pos;
 	wb->th = NULL;
 	pthread_mutex_destroy(&t->mu);
-	cm_cond_destroy(&t->more);
-	cm_cond_destroy(&t->less);
+	pthread_cond_destroy(&t->more);
+	pthread_cond_destroy(&t->less);
 	free(t);
 	return err;
 }

@@ -21,7 +21,6 @@
 #include "config.h"
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -43,7 +42,7 @@ void cm_pft_hand_abort(cm_pft *t)
 	pthread_mutex_lock(&t->hmu);
 	t->hand_stop = 1;
 	for (i = 0; i < PFT_HAND_CVS; i++)
-		cm_cond_broadcast(&t->hcv[i]);
+		pthread_cond_broadcast(&t->hcv[i]);
 	pthread_mutex_unlock(&t->hmu);
 }
 
@@ -103,7 +102,7 @@ static int hand_take(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 	int rc = 0;
 	pthread_mutex_lock(&t->hmu);
 	while (t->hand_seq1 != seq + 1 && !t->hand_stop)
-		cm_cond_wait(&t->hcv[seq % PFT_HAND_CVS], &t->hmu);
+		pthread_cond_wait(&t->hcv[seq % PFT_HAND_CVS], &t->hmu);
 	if (t->hand_stop)
 		rc = -1;
 	else {
@@ -120,7 +119,7 @@ static void hand_put(cm_pft *t, uint64_t seq, struct cm_pfcut *w)
 	pthread_mutex_lock(&t->hmu);
 	cm_pfcut_swap(&t->hand, w);
 	t->hand_seq1 = seq + 1;
-	cm_cond_broadcast(&t->hcv[seq % PFT_HAND_CVS]);
+	pthread_cond_broadcast(&t->hcv[seq % PFT_HAND_CVS]);
 	pthread_mutex_unlock(&t->hmu);
 }
 

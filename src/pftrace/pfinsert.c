@@ -50,7 +50,6 @@
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/exitcode.h"
-#include "base/cond.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +132,7 @@ static int drained(cm_pft *t)
 	pthread_mutex_lock(&t->gmu);
 	while (__atomic_load_n(&t->handed, __ATOMIC_SEQ_CST) < t->ins_target &&
 	       !__atomic_load_n(&t->ins_stop, __ATOMIC_SEQ_CST) && !__atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE))
-		cm_cond_wait(&t->gcv, &t->gmu);
+		pthread_cond_wait(&t->gcv, &t->gmu);
 	ok = __atomic_load_n(&t->handed, __ATOMIC_SEQ_CST) >= t->ins_target;
 	pthread_mutex_unlock(&t->gmu);
 	__atomic_store_n(&t->drain_waiting, 0, __ATOMIC_SEQ_CST);

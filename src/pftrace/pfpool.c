@@ -15,7 +15,6 @@
 #include "pftrace/pfstream.h"
 #include "base/diag.h"
 #include "base/opool.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -112,7 +111,7 @@ static int batch_work1(struct pfworker *w, const cm_buf *in, cm_buf *out)
 void cm_pft_wake(cm_pft *t)
 {
 	pthread_mutex_lock(&t->gmu);
-	cm_cond_broadcast(&t->gcv);
+	pthread_cond_broadcast(&t->gcv);
 	pthread_mutex_unlock(&t->gmu);
 }
 
@@ -256,7 +255,7 @@ void cm_pft_start(cm_pft *t)
 		if (t->par) { /* the first chunk's walk: the document's start */
 			pthread_mutex_init(&t->hmu, NULL);
 			for (i = 0; i < PFT_HAND_CVS; i++)
-				cm_cond_init(&t->hcv[i]);
+				pthread_cond_init(&t->hcv[i], NULL);
 			t->hand_on = 1;
 			cm_pfcut_init(&t->hand, t->label);
 			t->hand_seq1 = 1;

@@ -27,7 +27,6 @@
 #include "base/opool.h"
 #include "json/jscan.h"
 #include "base/exitcode.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -92,7 +91,7 @@ cm_pft *cm_pft_new(cm_pft_sink sink, void *ctx, const char *label)
 	t->cut.emit = seq_emit;
 	t->cut.ctx = t;
 	pthread_mutex_init(&t->gmu, NULL);
-	cm_cond_init(&t->gcv);
+	pthread_cond_init(&t->gcv, NULL);
 	return t;
 }
 
@@ -137,7 +136,7 @@ void cm_pft_free(cm_pft *t)
 	free(t->workers);
 	free(t->wctx);
 	for (i = 0; t->hand_on && i < PFT_HAND_CVS; i++)
-		cm_cond_destroy(&t->hcv[i]);
+		pthread_cond_destroy(&t->hcv[i]);
 	if (t->hand_on)
 		pthread_mutex_destroy(&t->hmu);
 	cm_pfcut_free(&t->hand);
@@ -158,7 +157,7 @@ void cm_pft_free(cm_pft *t)
 		free(g);
 	}
 	pthread_mutex_destroy(&t->gmu);
-	cm_cond_destroy(&t->gcv);
+	pthread_cond_destroy(&t->gcv);
 	cm_pfev_free(t->ev);
 	cm_buf_free(&t->out);
 	free(t->label);

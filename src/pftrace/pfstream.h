@@ -13,7 +13,6 @@
 #include "base/handoff.h"
 #include "base/opool.h"
 #include "json/jscan.h"
-#include "base/cond.h"
 
 #include <pthread.h>
 
@@ -192,7 +191,7 @@ struct cm_pft {
 	int drain_waiting;   /* that thread waits for them (atomic) */
 	int ins_stop;        /* a block or the pool's sink failed: no wait for them (atomic) */
 	pthread_mutex_t gmu; /* the group buffers' list, and the wait for the text's batches */
-	cm_cond gcv;
+	pthread_cond_t gcv;
 	struct pft_gbuf *gfree, *gall; /* the group buffers free; all of them */
 	double ins_drain; /* -v: the inserting thread's waits for them, */
 	struct pft_waits ins_room; /* and for the handoff's room */
@@ -203,7 +202,7 @@ struct cm_pft {
 	size_t npieces;
 	struct pft_piece *cur;
 	pthread_mutex_t hmu;
-	cm_cond hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
+	pthread_cond_t hcv[PFT_HAND_CVS]; /* chunk N's worker waits on hcv[N % PFT_HAND_CVS] */
 	struct cm_pfcut hand; /* the walk where chunk HAND_SEQ begins */
 	uint64_t hand_seq1;   /* that number + 1; 0: taken */
 	int hand_stop;        /* a chunk failed, or the run: no walk will come */
