@@ -204,6 +204,8 @@ struct cm_gpu {
 	int join_threads; /* threads for the walks of the pairs (gpujoin.c) */
 	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
 	void *remap_ctx;
+	cm_gpu_call_note call_note; /* cm_gpu_set_call_note's, or NULL */
+	void *call_ctx;
 	int version;     /* "window_version" (1 when absent): the scan's */
 	cm_int base_ns;  /* the CPU trace's base time: known at cm_gpu_resolve */
 	struct gpu_window win;

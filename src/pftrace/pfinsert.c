@@ -81,6 +81,13 @@ int cm_pft_insert_begin(cm_pft *t)
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	cm_pft_phase(t, PH_INSERTED);
+	/* the lanes keep the slices a call may tie with up to here: the
+	 * first inserted batch is the window's (pflanetie.c) */
+	if (t->ties && t->ties_until == UINT64_MAX) {
+		t->ties_until = *next_seq(t);
+		if (t->lq)
+			cm_pflaneq_ties_until(t->lq, t->ties_until);
+	}
 	if (t->direct) { /* (the lanes and the sequential part's thread are needed now) */
 		cm_pft_start(t);
 		t->ins_base = *next_seq(t);
@@ -88,6 +95,26 @@ int cm_pft_insert_begin(cm_pft *t)
 		t->ins_drained = 0;
 	}
 	return 0;
+}
+
+void cm_pft_ties(cm_pft *t, uint64_t n)
+{
+	if (t->ties || t->lq) /* (once, before the first batch's lanes) */
+		return;
+	t->ties = cm_pfties_new(n);
+	t->ties_until = UINT64_MAX;
+}
+
+void cm_pft_tie(cm_pft *t, int span, int64_t pid, int64_t tid, int64_t ns)
+{
+	cm_pfties_add(t->ties, cm_pflaneq_key_ints(pid, tid), ns, span ? CM_PFTIES_SPAN : CM_PFTIES_CALL);
+}
+
+void cm_pft_tie_text(cm_pft *t, int span, int64_t pid, int64_t tid, const char *ts, size_t n)
+{
+	int64_t ns;
+	if (cm_pf_us_to_ns(ts, n, &ns) == 0 && ns >= 0) /* (else the encoder refuses it) */
+		cm_pft_tie(t, span, pid, tid, ns);
 }
 
 /* The pieces: the writer's thread is the render's pool's sink, one group

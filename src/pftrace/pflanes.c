@@ -95,6 +95,7 @@ void cm_pflanes_free(cm_pflanes *l)
 	free(l->thr);
 	free(l->n);
 	free(l->stack);
+	free(l->tie);
 	free(l);
 }
 
@@ -122,7 +123,7 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 			;
 	}
 	l->thr[j].thread = thread;
-	l->thr[j].latest = l->thr[j].top = INT64_MIN;
+	l->thr[j].latest = l->thr[j].top = l->thr[j].gone = INT64_MIN;
 	l->nthr++;
 	return &l->thr[j];
 }
@@ -536,8 +537,17 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		t->top = b;
 	if (l->nn == l->cap) /* full: forget, grow or narrow (pflanewin.c) */
 		cm_pflanes_room(l);
-	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
-		;
+	/* the first lane without a clash, and, behind what the lanes forgot,
+	 * where no slice kept for its ties begins at B and is shorter; the
+	 * slice kept where it may tie with a call to come (pflanetie.c) */
+	for (lane = 0;; lane++) {
+		for (; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
+			;
+		if (lane == t->nlanes || !l->ntie || b >= t->gone || !cm_pflanes_tied(l, thread, b, e, lane))
+			break;
+	}
+	if (l->ties && cm_pfties_has(l->ties, thread, b, l->tiekinds))
+		cm_pflanes_tie_keep(l, thread, b, e, lane);
 	if (lane == t->nlanes) {
 		t->lane = cm_xrealloc(t->lane, (lane + 1) * sizeof *t->lane);
 		memset(&t->lane[lane], 0, sizeof *t->lane);

@@ -144,6 +144,8 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++) {
 		struct horizon h = horizon_of(l, &l->thr[i]);
+		if (h.ahead > l->thr[i].gone) /* (ahead: no earlier than behind) */
+			l->thr[i].gone = h.ahead;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
 			size_t k = 0;
