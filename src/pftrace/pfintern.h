@@ -151,7 +151,9 @@ unsigned long cm_pflanes_fronts(const cm_pflanes *l);
  * false positive). */
 typedef struct cm_pfties {
 	uint64_t *w;
-	uint64_t mask; /* the words, less one (a power of 2) */
+	uint64_t mask;   /* the words, less one (a power of 2) */
+	uint64_t thr[2]; /* each kind's threads: bit (thread & 63) of each thread with a key (the
+			  * lanes ask the words of a thread with none of the kinds asked for no slice) */
 } cm_pfties;
 /* The kinds of key (a set of them: an OR). */
 #define CM_PFTIES_CALL 1u
@@ -163,39 +165,42 @@ void cm_pfties_free(cm_pfties *f);
 size_t cm_pfties_bytes(const cm_pfties *f);
 /* Add the key of KIND of the slices of THREAD (cm_pflaneq_key's) that
  * begin at B (ns, as the lanes get it).  Any thread, any number at once
- * (an atomic OR); before any cm_pfties_has, which must see it (a join
+ * (atomic ORs); before any cm_pfties_has, which must see it (a join
  * between). */
 void cm_pfties_add(cm_pfties *f, uint64_t thread, int64_t b, unsigned kind);
+/* The kinds of which F may have a key of THREAD (all it has). */
+static inline unsigned cm_pfties_kinds(const cm_pfties *f, uint64_t thread)
+{
+	uint64_t bit = (uint64_t)1 << (thread & 63);
+	return ((f->thr[0] & bit) ? CM_PFTIES_CALL : 0) | ((f->thr[1] & bit) ? CM_PFTIES_SPAN : 0);
+}
 
 /* The hash of (THREAD, B): its low bits pick the word, its top 24 the
- * bits (a splitmix64 finalizer of the two mixed: the thread keys are
- * hashes, the begins close together). */
+ * bits.  One multiply: the thread keys are hashes already (two keys meet
+ * only where their threads differ as their begins do: a false positive
+ * at worst), and the product's top bits depend on every bit of the begin. */
 static inline uint64_t cm_pfties_hash(uint64_t thread, int64_t b)
 {
-	uint64_t x = thread ^ (uint64_t)b * 0x9E3779B97F4A7C15u;
-	x ^= x >> 31;
-	x *= 0xBF58476D1CE4E5B9u;
-	x ^= x >> 29;
-	x *= 0x94D049BB133111EBu;
+	uint64_t x = (thread ^ (uint64_t)b) * 0x9E3779B97F4A7C15u;
 	return x ^ x >> 32;
 }
-/* The 4 bits of hash H's word for KIND (4 fields of 6 bits from the top
- * of H, for a span's of H times an odd number: the kinds' bits apart). */
-static inline uint64_t cm_pfties_bits(uint64_t h, unsigned kind)
+/* The 4 bits of hash H's word for a call (4 fields of 6 bits from the
+ * top of H); a span's are those turned by 32 (as good a choice of 4, and
+ * apart from a call's of the same key). */
+static inline uint64_t cm_pfties_bits(uint64_t h)
 {
-	if (kind == CM_PFTIES_SPAN)
-		h *= 0xD6E8FEB86659FD93u;
 	return (uint64_t)1 << (h >> 58) | (uint64_t)1 << (h >> 52 & 63) | (uint64_t)1 << (h >> 46 & 63) |
 	       (uint64_t)1 << (h >> 40 & 63);
 }
+static inline uint64_t cm_pfties_span_bits(uint64_t m) { return m << 32 | m >> 32; }
 /* 1 when (THREAD, B) may have been added as a key of a kind of KINDS
  * (always when it was). */
 static inline int cm_pfties_has(const cm_pfties *f, uint64_t thread, int64_t b, unsigned kinds)
 {
-	uint64_t h = cm_pfties_hash(thread, b), w = f->w[h & f->mask], m = cm_pfties_bits(h, CM_PFTIES_CALL);
+	uint64_t h = cm_pfties_hash(thread, b), w = f->w[h & f->mask], m = cm_pfties_bits(h);
 	if ((kinds & CM_PFTIES_CALL) && (w & m) == m)
 		return 1;
-	m = cm_pfties_bits(h, CM_PFTIES_SPAN);
+	m = cm_pfties_span_bits(m);
 	return (kinds & CM_PFTIES_SPAN) && (w & m) == m;
 }
 

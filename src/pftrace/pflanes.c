@@ -124,6 +124,7 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 	}
 	l->thr[j].thread = thread;
 	l->thr[j].latest = l->thr[j].top = l->thr[j].gone = INT64_MIN;
+	l->thr[j].tiekinds = l->tiefilter ? (unsigned char)cm_pfties_kinds(l->tiefilter, thread) : 0;
 	l->nthr++;
 	return &l->thr[j];
 }
@@ -546,7 +547,7 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		if (lane == t->nlanes || !l->ntie || b >= t->gone || !cm_pflanes_tied(l, thread, b, e, lane))
 			break;
 	}
-	if (l->ties && cm_pfties_has(l->ties, thread, b, l->tiekinds))
+	if ((t->tiekinds & l->tiekinds) && cm_pfties_has(l->ties, thread, b, t->tiekinds & l->tiekinds))
 		cm_pflanes_tie_keep(l, thread, b, e, lane);
 	if (lane == t->nlanes) {
 		t->lane = cm_xrealloc(t->lane, (lane + 1) * sizeof *t->lane);

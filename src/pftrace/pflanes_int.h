@@ -73,6 +73,9 @@ struct thr {
 	 * or after it, so a slice there needs no question of the ties kept
 	 * (pflanetie.c; rebuild() in pflanewin.c sets it) */
 	int64_t gone;
+	/* the kinds of key the filter of ties may have of the thread
+	 * (cm_pfties_kinds): its slices are asked about these alone */
+	unsigned char tiekinds;
 };
 
 /* A slice kept for its ties (pflanetie.c): its thread, begin and lane, and
@@ -101,7 +104,7 @@ struct cm_pflanes {
 	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
 	/* the ties (pflanetie.c): the filter of the slices to keep (NULL:
 	 * none kept), and the table of those kept, open addressing */
-	const cm_pfties *ties;
+	const cm_pfties *ties, *tiefilter; /* (TIEFILTER: the last one set, NULL kinds or not) */
 	unsigned tiekinds; /* the kinds of key kept (cm_pflanes_ties) */
 	struct tie *tie;
 	size_t ntie, tiecap;

@@ -82,9 +82,11 @@ size_t cm_pfties_bytes(const cm_pfties *f) { return f ? (f->mask + 1) * sizeof *
 
 void cm_pfties_add(cm_pfties *f, uint64_t thread, int64_t b, unsigned kind)
 {
-	uint64_t h = cm_pfties_hash(thread, b);
+	uint64_t h = cm_pfties_hash(thread, b), m = cm_pfties_bits(h);
 	/* (any thread, any order: an OR of bits is the same in every order) */
-	__atomic_fetch_or(&f->w[h & f->mask], cm_pfties_bits(h, kind), __ATOMIC_RELAXED);
+	__atomic_fetch_or(&f->w[h & f->mask], kind == CM_PFTIES_SPAN ? cm_pfties_span_bits(m) : m, __ATOMIC_RELAXED);
+	if (!(cm_pfties_kinds(f, thread) & kind)) /* (a thread's bit: set once) */
+		__atomic_fetch_or(&f->thr[kind == CM_PFTIES_SPAN], (uint64_t)1 << (thread & 63), __ATOMIC_RELAXED);
 }
 
 /* ---- each shard's table of the slices that passed the filter ---- */
@@ -92,7 +94,7 @@ void cm_pfties_add(cm_pfties *f, uint64_t thread, int64_t b, unsigned kind)
 /* The slot of (THREAD, B, LANE) in a table of MASK + 1 slots. */
 static size_t tie_slot(uint64_t thread, int64_t b, unsigned lane, size_t mask)
 {
-	return (size_t)(cm_pfties_hash(thread ^ (uint64_t)lane << 56, b) >> 7) & mask;
+	return (size_t)(cm_pfties_hash(thread ^ (uint64_t)lane << 48, b) >> 7) & mask;
 }
 
 /* L's table doubled (or made: 64 slots). */
@@ -148,8 +150,13 @@ int cm_pflanes_tied(const cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, 
 
 void cm_pflanes_ties(cm_pflanes *l, const cm_pfties *f, unsigned kinds)
 {
+	size_t i;
+	if (f != l->tiefilter) /* (each thread's kinds, as thread_of gives a new one) */
+		for (i = 0; i < l->thrslots; i++)
+			l->thr[i].tiekinds = f && l->thr[i].thread ? (unsigned char)cm_pfties_kinds(f, l->thr[i].thread) : 0;
+	l->tiefilter = f;
 	l->ties = kinds ? f : NULL;
-	l->tiekinds = kinds;
+	l->tiekinds = f ? kinds : 0;
 }
 
 unsigned long cm_pflanes_kept(const cm_pflanes *l, unsigned long *lost)
