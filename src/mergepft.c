@@ -146,6 +146,9 @@ static int encoded(void *sctx, const void *p, size_t n) { return cm_pft_insert_r
 static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt(sctx, out, ngroups); }
 /* cm_gpu_groups' begin and end: a worker's piece (the direct path). */
 static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, piece); }
+/* cm_gpu_groups' spans: where the spans' pieces begin (the lanes keep no
+ * slice for its ties from there on). */
+static void spans_from(void *sctx, uint64_t piece) { cm_pft_ties_spans_from(sctx, piece); }
 static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
 /* Whether the batches go straight to the transcoder's sequential part
@@ -192,6 +195,7 @@ static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
 	if (direct_path()) {
 		gr->begin = piece_begin;
 		gr->end = piece_end;
+		gr->spans = spans_from;
 	}
 	gr->sctx = t;
 }

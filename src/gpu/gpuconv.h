@@ -255,6 +255,10 @@ typedef struct cm_gpu_groups {
 	void (*begin)(void *ectx, uint64_t piece);
 	int (*end)(void *ectx, cm_buf *out);
 	void *sctx;
+	/* optional: with SPANS_DONE (below), SPANS(SCTX, PIECE) once the
+	 * spans' first piece's number is known, before any of it is rendered
+	 * (the .pftrace's lanes keep no slice from there on: mergepft.c) */
+	void (*spans)(void *sctx, uint64_t piece);
 } cm_gpu_groups;
 /* With SPANS_DONE (not NULL), cm_gpu_write_span_groups's pieces too, after
  * the window's in the same pool, numbered on from them, so that they are

@@ -473,6 +473,9 @@ struct gpu_extra {
 	int n;
 	gpu_extra_fn fn;
 	int *done;
+	/* (optional) told the first extra piece's number, before it is fed */
+	void (*start)(void *ctx, uint64_t piece);
+	void *ctx;
 };
 int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, const struct gpu_extra *x,
 		    void **wctx, cm_opool_sink sink, void *sctx);

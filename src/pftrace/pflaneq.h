@@ -94,6 +94,10 @@ void cm_pflaneq_set_ties(cm_pflaneq *q, const cm_pfties *f);
 /* The lanes keep no slice for its ties from batch SEQ on (the merge's
  * window's first): before that batch is put.  Any thread (atomic). */
 void cm_pflaneq_ties_until(cm_pflaneq *q, uint64_t seq);
+/* The lanes keep no slice for its ties from batch SEQ on (the merge's
+ * spans' first; from the window's first they keep only those a span may
+ * tie with): before that batch is put.  Any thread (atomic). */
+void cm_pflaneq_ties_spans(cm_pflaneq *q, uint64_t seq);
 /* Return once every batch up to SEQ (all put by then) has its lanes,
  * placing what is left here. */
 void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);

@@ -248,6 +248,7 @@ void cm_pft_start(cm_pft *t)
 		if (t->ties) { /* (the merge's calls' filter: cm_pft_ties) */
 			cm_pflaneq_set_ties(t->lq, t->ties);
 			cm_pflaneq_ties_until(t->lq, t->ties_until);
+			cm_pflaneq_ties_spans(t->lq, t->ties_spans);
 		}
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);

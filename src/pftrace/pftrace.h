@@ -98,6 +98,12 @@ void cm_pft_tie(cm_pft *t, int span, int64_t pid, int64_t tid, int64_t ns);
 /* The same for one whose "ts" is the text TS[0..N) (outside that range):
  * read as the encoder reads it. */
 void cm_pft_tie_text(cm_pft *t, int span, int64_t pid, int64_t tid, const char *ts, size_t n);
+/* The spans' pieces go in the same run of pieces as the window's (the
+ * direct path's): the first is PIECE, before any of it is begun.  (Else
+ * cm_pft_insert_next says where the spans begin.)  From there on the
+ * lanes keep no slice for its ties: nothing after the spans ties with
+ * them. */
+void cm_pft_ties_spans_from(cm_pft *t, uint64_t piece);
 
 /* An encoder of batches for one thread of the writer (any thread, one at
  * a time), made before the batches it encodes are inserted. */
