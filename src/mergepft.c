@@ -52,7 +52,14 @@
  * spans of the text); what Perfetto shows is the same
  * (tests/e2e/pftmerge.sh, pfspans.sh).  Not for a merge with a repair (its
  * remap renders on one thread: the text's workers encode faster) nor
- * --split's files. */
+ * --split's files.
+ *
+ * The ties (cm_mergepft_ties): before the plan the transcoder gets a filter
+ * of the window's API calls, each noted as the plan reads it (its row and
+ * begin as the render will write them, as the encoder will read them), and
+ * of the spans once planned, so that the lanes keep the slices before them
+ * that one ties with (pftrace/pflanetie.c): with any .pftrace output (the
+ * window's events as text too), not with a repair's remap. */
 #include "config.h"
 #include "mergepft.h"
 #include "pftrace/pftrace.h"

@@ -34,7 +34,12 @@
  * places a shard's slices of a batch sets the shard's word of the batch's
  * MOVED (struct cm_pflaneq_sub) when one went off lane 0, so that the
  * sequential part looks for those in such shards alone (pfseg.c's step 2:
- * 23 of the 200M pair's 1.66 M slices). */
+ * 23 of the 200M pair's 1.66 M slices).
+ *
+ * A merge's filter of ties (pflanetie.c, cm_pflaneq_set_ties): a batch
+ * before UNTIL (the window's events' first) keeps the slices a call or a
+ * span may tie with, one before SPANS (the spans' first) those a span may,
+ * one after none; by the batch's number, so the same slices at any -j. */
 #include "config.h"
 #include "pftrace/pflaneq.h"
 #include "pftrace/pftrack.h"

@@ -1,47 +1,56 @@
 /* pflanetie.c - what the lanes (pflanes.c) keep of the slices their
- * window forgets (pflanewin.c), so that a merge's runtime call tied with a
- * shorter CPU operator of its thread, placed long before, takes another
- * lane: a filter of the calls' (thread, begin), and each shard's table of
- * the slices that passed it.
+ * window forgets (pflanewin.c) for the ties of a merge's slices written
+ * last: a filter of those slices' (thread, begin), and each shard's table
+ * of the slices placed before them that passed it.
  *
- * Why.  A merge's runtime calls of a CPU thread reach the lanes from the
- * window after the CPU trace's slices of all threads, its operators long
- * forgotten by any bounded window.  A call that begins at the nanosecond
- * of a shorter operator of its thread went on the operator's lane: the
- * operator's begin first in the file, the call's after it, and the trace
- * processor closed the call with the operator's end (the JSON shows the
- * call around the operator).  The 200M pair has 503 such calls, on two
- * threads, 20,649 to 117,871 slices of their shard after their operator
- * (BENCHMARKS.md "lanes26").  lanes26 kept every slice placed in a lossy
+ * Why.  A merge writes, after the CPU trace's slices, the window's events,
+ * and after those the gpu_user_annotation spans; each comes long after the
+ * slices of its thread (or stream) it may tie with, forgotten by then by
+ * any bounded window.  A slice that begins at the nanosecond of a shorter
+ * one forgotten went on that one's lane: that one's begin first in the
+ * file, the later one's after it, and the trace processor closed the later
+ * one with that one's end (the JSON shows them the other way round).  Two
+ * such ties: a runtime call at the nanosecond of a shorter CPU operator of
+ * its thread (tests/e2e/pflanes.sh; none on the pairs), and a span drawn
+ * from 1 ns before its first kernel as a double of microseconds
+ * (gpu/gpurules.c's gpu_span_times), which far from the trace's zero is
+ * the kernel's nanosecond: the 200M pair's 503, on two streams, 20,649 to
+ * 117,871 slices of their shard after their kernel (BENCHMARKS.md
+ * "lanes26", "lanes27").  lanes26 kept every slice placed in a lossy
  * table of 3 MiB a shard: +35 % of the lanes' instructions, a cache miss a
  * slice (bench/exp/lanes-gone.diff, not landed).
  *
- * How.  The merge knows every runtime call's thread and begin before the
- * CPU trace's slices are placed: its plan reads the window's records
- * first (src/mergepft.c's cm_mergepft_ties notes each API call there,
- * with the thread and begin the encoder will give the lanes).  So the
- * calls' (thread, begin) go into a filter (struct cm_pfties: a Bloom
- * filter of one 64-bit word a key, 4 bits of it set, 16 to 32 bits a
- * call), and the lanes, while they place the slices before the window's
- * (cm_pflanes_ties: the CPU trace's), keep only those that pass it, in a
- * small exact table of the shard, (thread, begin, lane) to the shortest
- * duration (struct tie).  A slice placed behind the horizon its thread's
- * lanes forgot by (struct thr's GONE: nothing forgotten begins at or after
- * it) skips a lane where the table has a slice of its thread that began at
- * its nanosecond and was shorter (cm_pflanes_tied; lanes26's rule).  The
- * filter has no false negative (every call is found: tests/unit/
- * check_pflanetie.c); its false positives (about 1 % of the CPU slices
- * asked, at 16 bits a call) only cost the table an entry each.  Asked once
- * a slice placed before the window's: a hash and one word, the same line
- * for the few bits; the table is asked only behind the horizon.
+ * How.  The merge knows both kinds of late slice before the CPU trace's
+ * slices are placed: its plan reads the window's records first and makes
+ * the spans (src/mergepft.c's cm_mergepft_ties notes each API call as the
+ * plan reads it, and each span after it, with the thread and begin the
+ * encoder will give the lanes).  They go into a filter (struct cm_pfties:
+ * a Bloom filter of one 64-bit word a key, 4 bits of it set, a call's and
+ * a span's apart, 16 to 32 bits a key; and a bit a thread of each kind).
+ * The lanes keep (cm_pflanes_tie_keep) the slices that pass it: of the
+ * text before the window's events (the CPU trace's), those a call or a
+ * span may tie with; of the window's events, those a span may tie with;
+ * of the spans and after, none (pflaneq.c says which batch is which:
+ * cm_pflanes_ties).  A thread without a key of the kinds asked (most GPU
+ * rows, the CPU threads once the window's events come) is not asked.  The
+ * table is a small exact one of the shard, (thread, begin, lane) to the
+ * shortest duration kept there (struct tie).  A slice placed behind the
+ * horizon its thread's lanes forgot by (struct thr's GONE: nothing
+ * forgotten begins at or after it) skips a lane where the table has a
+ * slice of its thread that began at its nanosecond and was shorter
+ * (cm_pflanes_tied; lanes26's rule).  The filter has no false negative
+ * (every key added is found: tests/unit/check_pflanewin.c's ties_filter);
+ * a false positive only costs an entry of the table (the 200M pair keeps
+ * 5,389 slices).  A slice kept that is not forgotten changes nothing: the
+ * window's own search finds the same clash.
  *
  * Bounds.  The filter takes 16 to 32 bits a call, at most FILTER_MAX
- * bytes (past 4 M calls fewer bits a call: more false positives).  A
+ * bytes (past 4 M keys fewer bits a key: more false positives).  A
  * shard's table holds at most TIE_MAX entries: a slice that passes the
- * filter once it is full is not kept, and a call tied with it goes where
+ * filter once it is full is not kept, and a slice tied with it goes where
  * the window alone puts it, as before.  Without a filter (a JSON trace
- * converted alone, a merge with a repair) nothing is kept: the lanes are
- * as before. */
+ * converted alone, a merge with a repair, --split's files) nothing is
+ * kept: the lanes are as before. */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -53,8 +62,8 @@
  * (8 MiB: 16 bits a call up to 4 M calls, a 1 GB window's order). */
 #define FILTER_MIN_WORDS 64
 #define FILTER_MAX ((size_t)8 << 20)
-/* A shard's table: at most this many entries (32 bytes each, 2 MiB; the
- * 200M pair needs a few hundred). */
+/* A shard's table: at most this many entries (32 bytes each, at most 4
+ * MiB of slots at half full; the 200M pair keeps 5,389 over its shards). */
 #define TIE_MAX ((size_t)1 << 16)
 
 cm_pfties *cm_pfties_new(uint64_t n)

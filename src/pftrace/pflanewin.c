@@ -25,7 +25,10 @@
  * open at the two begins, so memory stays bounded however a thread's
  * slices go back and forth (lanes_bound).  A thread that stops keeps its
  * last window until the window narrows: nothing tells it from one whose
- * runtime calls are still to come. */
+ * runtime calls are still to come.  What a merge's calls and spans, which
+ * come last, may tie with is kept apart (pflanetie.c), asked about a slice
+ * that begins before the horizon its thread forgot by (struct thr's GONE,
+ * which rebuild() sets). */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
