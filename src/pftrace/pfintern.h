@@ -209,10 +209,11 @@ static inline int cm_pfties_has(const cm_pfties *f, uint64_t thread, int64_t b, 
  * slice tied with it once it is forgotten takes another lane; KINDS 0
  * (or F NULL): it keeps none from now on (what it kept is still asked).
  * Pflaneq.c sets CALL and SPAN for the slices before the merge's window's
- * events, SPAN from them on; none by default (as before). */
+ * events, SPAN for those, 0 from the spans on; none by default (as
+ * before).  Only the threads F may have a key of asked. */
 void cm_pflanes_ties(cm_pflanes *l, const cm_pfties *f, unsigned kinds);
 /* The slices L keeps for their ties, and in *LOST (not NULL) those its
- * full table did not (for the tests and -v). */
+ * full table did not (for the tests). */
 unsigned long cm_pflanes_kept(const cm_pflanes *l, unsigned long *lost);
 
 /* ---- the event encoder (pfevent.c) ---- */
