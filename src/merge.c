@@ -154,6 +154,9 @@ int cm_merge_run(const struct cm_options *opt)
 	m.gpu = mergeprepare_new_gpu(&m);
 	cm_cut_of_options(&m.cut, opt);
 
+	/* a .pftrace's lanes told the window's calls before the CPU trace's
+	 * slices are placed (mergepft.c), but not with a repair's remap */
+	m.pft_ties = !m.repair && !opt->split_n ? &eo : NULL;
 	status = mergeprepare_run(&m);
 	/* --split: the files, now that the steps are known (none appears
 	 * unless all are written) */

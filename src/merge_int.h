@@ -48,6 +48,7 @@ struct merge {
 	cm_int base_ns;     /* the base time, once known (the split's repair stages take it) */
 	double min_ts, max_end;
 	cm_repair *repair;  /* -t: the thread-repair stage, or NULL */
+	const cm_evout *pft_ties; /* the output whose .pftrace lanes are told the calls (mergepft.c), or NULL */
 	cm_arena *arena;    /* repair: the CPU event being looked at */
 	int c1_rc;          /* result of the CPU scan */
 	int c1_done;        /* ... set (atomic) when it ran on the second thread and ended */

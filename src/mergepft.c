@@ -52,12 +52,20 @@
  * spans of the text); what Perfetto shows is the same
  * (tests/e2e/pftmerge.sh, pfspans.sh).  Not for a merge with a repair (its
  * remap renders on one thread: the text's workers encode faster) nor
- * --split's files. */
+ * --split's files.
+ *
+ * The ties (cm_mergepft_ties): before the plan the transcoder gets a filter
+ * of the window's API calls, each noted as the plan reads it (its row and
+ * begin as the render will write them, as the encoder will read them), and
+ * of the spans once planned, so that the lanes keep the slices before them
+ * that one ties with (pftrace/pflanetie.c): with any .pftrace output (the
+ * window's events as text too), not with a repair's remap. */
 #include "config.h"
 #include "mergepft.h"
 #include "pftrace/pftrace.h"
 #include "base/diag.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +73,65 @@ int cm_mergepft_applies(const cm_evout *eo)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_TEXT"); /* a testing aid: the window's events as text */
 	return eo->out && cm_output_codec_state(eo->out) && !(env && *env && strcmp(env, "0"));
+}
+
+/* An id as the lanes' key of an integer takes it: one outside
+ * 0..2^32-1 as any other (-1; pftrace/pflaneq.c's id_key). */
+static int64_t key_id(cm_int v) { return v < 0 || v > INT64_MAX ? -1 : (int64_t)v; }
+
+/* cm_gpu_call_note: a call (its row and times as the render writes them)
+ * added to the transcoder CTX's filter, by the key and begin the lanes
+ * will get from the encoder (pftrace/pflaneq.c's key of an integer pid and
+ * tid; the "ts" read back: pftrace/pfevent.h's cm_pf_time).  A call of no
+ * duration takes no lane; one before the trace's zero is refused. */
+static void call_note(void *ctx, cm_int pid, cm_int tid, cm_int ns, cm_int dur)
+{
+	char text[CM_US_TEXT_MAX];
+	double d;
+	if (dur <= 0 || ns < 0)
+		return;
+	if (ns < CM_PY_MILLI_MAX) /* (its text reads back as NS: gpumembers.h) */
+		cm_pft_tie(ctx, 0, key_id(pid), key_id(tid), (int64_t)ns);
+	else
+		cm_pft_tie_text(ctx, 0, key_id(pid), key_id(tid), text, cm_jw_us_text(ns, text, &d));
+}
+
+/* cm_gpu_span_note: a span, as call_note; its "ts" as gpu/gpurules.c's
+ * span_time gives it: the nanoseconds whose thousandth it is, else its
+ * repr read back. */
+static void span_note(void *ctx, cm_int pid, cm_int tid, double ts, double dur)
+{
+	cm_buf text = {0};
+	if (!(dur > 0) || !(ts >= 0))
+		return;
+	if (!signbit(ts) && ts < (double)(CM_PY_MILLI_MAX / 1000)) {
+		int64_t k = (int64_t)nearbyint(ts * 1000.0);
+		if (k >= 0 && k < CM_PY_MILLI_MAX && (double)k / 1000.0 == ts) {
+			cm_pft_tie(ctx, 1, key_id(pid), key_id(tid), k);
+			return;
+		}
+	}
+	cm_jw_double(&text, ts);
+	cm_pft_tie_text(ctx, 1, key_id(pid), key_id(tid), text.p, text.len);
+	cm_buf_free(&text);
+}
+
+void cm_mergepft_ties(cm_gpu *g, const cm_evout *eo)
+{
+	cm_pft *t = eo->out ? cm_output_codec_state(eo->out) : NULL;
+	if (!t)
+		return;
+	/* (the spans, not known yet, are fewer: one an annotation and stream,
+	 * a tenth of the calls on the pairs; and the filter's size is rounded
+	 * up to a power of 2) */
+	cm_pft_ties(t, cm_gpu_api_count(g) + cm_gpu_api_count(g) / 8);
+	cm_gpu_set_call_note(g, call_note, t);
+}
+
+int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo)
+{
+	cm_pft *t = eo->out ? cm_output_codec_state(eo->out) : NULL;
+	return t ? cm_gpu_each_span(g, span_note, t) : 0;
 }
 
 /* cm_gpu_groups' open, element and close: a whole group encoded on the
@@ -86,6 +153,9 @@ static int encoded(void *sctx, const void *p, size_t n) { return cm_pft_insert_r
 static void adopt(void *sctx, cm_buf *out, size_t ngroups) { cm_pft_insert_adopt(sctx, out, ngroups); }
 /* cm_gpu_groups' begin and end: a worker's piece (the direct path). */
 static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, piece); }
+/* cm_gpu_groups' spans: where the spans' pieces begin (the lanes keep no
+ * slice for its ties from there on). */
+static void spans_from(void *sctx, uint64_t piece) { cm_pft_ties_spans_from(sctx, piece); }
 static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
 /* Whether the batches go straight to the transcoder's sequential part
@@ -132,6 +202,7 @@ static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
 	if (direct_path()) {
 		gr->begin = piece_begin;
 		gr->end = piece_end;
+		gr->spans = spans_from;
 	}
 	gr->sctx = t;
 }

@@ -10,6 +10,18 @@
  * events as batches (not --split's tee, not CUPTIMERGE_PFT_TEXT set). */
 int cm_mergepft_applies(const cm_evout *eo);
 
+/* Before the plan of G: when EO's output is a .pftrace transcoder (the
+ * window's events as batches or as text, not --split's tee; the caller
+ * leaves out a merge with a repair), every API call the plan reads noted
+ * for its lanes (cm_pft_ties), so that they keep the CPU trace's slices a
+ * call ties with. */
+void cm_mergepft_ties(cm_gpu *g, const cm_evout *eo);
+/* After the plan of G (cm_mergepft_ties before it): every span the output
+ * will have noted for the lanes too, so that they keep the window's slices
+ * a span ties with (a span begins at its first kernel's nanosecond).  0,
+ * or -1 after a report. */
+int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo);
+
 /* cm_gpu_write_events for such an output (cm_mergepft_applies): the
  * window's events rendered and encoded by JOBS threads, handed to the
  * transcoder after the text before them, and the spans after them too

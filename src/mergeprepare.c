@@ -16,6 +16,7 @@
 #include "cpu/cpuindex.h"
 #include "crosscheck.h"
 #include "gpu/window.h"
+#include "mergepft.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -309,6 +310,9 @@ int mergeprepare_run(struct merge *m)
 	/* --clip: the window cut to the CPU trace's span, the profiler's own
 	 * span event taken in (it ends after the last operator); --steps and
 	 * --range: to their range */
+	/* a .pftrace's lanes told each API call the plan reads (mergepft.c) */
+	if (m->pft_ties)
+		cm_mergepft_ties(m->gpu, m->pft_ties);
 	if (opt->split_n) {
 		/* --split: the records dealt to the files' groups, each planned */
 		m->split.gpu = m->gpu;
@@ -321,7 +325,8 @@ int mergeprepare_run(struct merge *m)
 			    : cm_gpu_cut_span(m->gpu, cm_py_min(m->plan.min_ts, m->plan.prof_min_ts),
 					      cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0) {
 		return cm_diag_status();
-	} else if (cm_gpu_plan(m->gpu, mergejobs_plan_threads(opt->jobs)) < 0) {
+	} else if (cm_gpu_plan(m->gpu, mergejobs_plan_threads(opt->jobs)) < 0 ||
+		   (m->pft_ties && cm_mergepft_ties_spans(m->gpu, m->pft_ties) < 0)) {
 		return cm_diag_status();
 	}
 	m->t_plan = cm_now_s() - m->t0;

@@ -93,6 +93,14 @@ void cm_gpu_set_tid_remap(cm_gpu *g, cm_gpu_tid_remap fn, void *ctx)
 	g->remap_ctx = ctx;
 }
 
+void cm_gpu_set_call_note(cm_gpu *g, cm_gpu_call_note fn, void *ctx)
+{
+	g->call_note = fn;
+	g->call_ctx = ctx;
+}
+
+uint64_t cm_gpu_api_count(const cm_gpu *g) { return g->win.api_n; }
+
 void cm_gpu_each_named_thread(const cm_gpu *g, void (*fn)(void *ctx, int64_t pid, int64_t tid), void *ctx)
 {
 	if (g->version >= 2)

@@ -255,6 +255,10 @@ typedef struct cm_gpu_groups {
 	void (*begin)(void *ectx, uint64_t piece);
 	int (*end)(void *ectx, cm_buf *out);
 	void *sctx;
+	/* optional: with SPANS_DONE (below), SPANS(SCTX, PIECE) once the
+	 * spans' first piece's number is known, before any of it is rendered
+	 * (the .pftrace's lanes keep no slice from there on: mergepft.c) */
+	void (*spans)(void *sctx, uint64_t piece);
 } cm_gpu_groups;
 /* With SPANS_DONE (not NULL), cm_gpu_write_span_groups's pieces too, after
  * the window's in the same pool, numbered on from them, so that they are
@@ -288,6 +292,25 @@ typedef int (*cm_gpu_tid_remap)(void *ctx, int64_t pid, int64_t tid, double abs_
 /* Before the plan: remap with FN(CTX, ...); the plan and the render then
  * run on one thread, in window order, as FN counts what it moves. */
 void cm_gpu_set_tid_remap(cm_gpu *g, cm_gpu_tid_remap fn, void *ctx);
+/* A note of each API call (the merge's .pftrace lanes: src/mergepft.c):
+ * PID and TID as the render writes them (the thread after the rules, as
+ * exported), its begin and duration in ns from the trace's zero (start
+ * less the base time; the render's "ts" and "dur").  Called by the plan's
+ * threads, several at once, for every API record with a thread (a record
+ * the render leaves out too), not with a remap. */
+typedef void (*cm_gpu_call_note)(void *ctx, cm_int pid, cm_int tid, cm_int ts_ns, cm_int dur_ns);
+/* Before the plan: FN(CTX, ...) for each API call as it is planned. */
+void cm_gpu_set_call_note(cm_gpu *g, cm_gpu_call_note fn, void *ctx);
+/* The window's API records (after phase 1: a size for what notes them). */
+uint64_t cm_gpu_api_count(const cm_gpu *g);
+/* A note of a gpu_user_annotation span: PID and TID as the render
+ * writes them (the device, the stream exported), its "ts" and "dur" as
+ * the doubles the render writes (gpurules.c's gpu_span_text). */
+typedef void (*cm_gpu_span_note)(void *ctx, cm_int pid, cm_int tid, double ts, double dur);
+/* After the plan: FN(CTX, ...) for each span cm_gpu_write_spans (or the
+ * groups' render) will write, in its order, on this thread.  0, or -1
+ * after a report. */
+int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx);
 /* After the plan: FN(CTX, pid, tid) for each thread row that the GPU
  * metadata names (none for a window of version 2, whose metadata names no
  * API thread). */

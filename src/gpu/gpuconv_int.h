@@ -204,6 +204,8 @@ struct cm_gpu {
 	int join_threads; /* threads for the walks of the pairs (gpujoin.c) */
 	cm_gpu_tid_remap remap; /* the repair stage's (-t), or NULL */
 	void *remap_ctx;
+	cm_gpu_call_note call_note; /* cm_gpu_set_call_note's, or NULL */
+	void *call_ctx;
 	int version;     /* "window_version" (1 when absent): the scan's */
 	cm_int base_ns;  /* the CPU trace's base time: known at cm_gpu_resolve */
 	struct gpu_window win;
@@ -471,6 +473,9 @@ struct gpu_extra {
 	int n;
 	gpu_extra_fn fn;
 	int *done;
+	/* (optional) told the first extra piece's number, before it is fed */
+	void (*start)(void *ctx, uint64_t piece);
+	void *ctx;
 };
 int gpu_walk_groups(const cm_gpu *g, int n, int per, uint64_t span, gpu_piece_fn fn, const struct gpu_extra *x,
 		    void **wctx, cm_opool_sink sink, void *sctx);

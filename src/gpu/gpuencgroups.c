@@ -144,7 +144,7 @@ int cm_gpu_write_groups(const cm_gpu *g, int jobs, const cm_gpu_groups *gr, int 
 	void **ctx = cm_xcalloc((size_t)n, sizeof *ctx);
 	cm_gpu_groups local = *gr;
 	struct gpu_span_job *sj = NULL;
-	struct gpu_extra x = {0, groups_spans, spans_done};
+	struct gpu_extra x = {0, groups_spans, spans_done, gr->spans, gr->sctx};
 	const char *env = getenv("CUPTIMERGE_PFT_GROUP");
 	if (!local.span)
 		local.span = env && *env && strtoull(env, NULL, 10) ? strtoull(env, NULL, 10) : CM_GPU_GROUP;

@@ -237,6 +237,9 @@ static int plan_record(struct plan_part *pp, const cm_gpurec *r)
 	if (r->kind == CM_REC_RUNTIME || r->kind == CM_REC_DRIVER) {
 		if (gpu_api_thread(g, r, &tid, &fell) < 0)
 			return -1;
+		if (g->call_note) /* (the render's row and times: no remap with it) */
+			g->call_note(g->call_ctx, r->v[CM_RA_PID], cm_tid_export(tid), r->v[CM_RA_START] - g->base_ns,
+				     r->v[CM_RA_END] - r->v[CM_RA_START]);
 		if (!g->plan.ops_noted) /* --split notes them as it deals the records */
 			api_operator(g, r);
 	} else if (r->kind == CM_REC_CUDAEVENT) {

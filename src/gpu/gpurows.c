@@ -364,6 +364,34 @@ int gpu_spans_block(const cm_gpu *g, const struct gpu_spans_blocks *b, int i, st
 	return cm_idmap_each_slice(g->plan.spans, i % b->slices, b->slices, write_slot, &w);
 }
 
+/* cm_gpu_each_span's: each span to its function, no text. */
+struct each_span {
+	cm_gpu_span_note fn;
+	void *ctx;
+};
+static int each_span(void *ectx, const char *name, size_t len, cm_int pid, cm_int tid, double ts, double dur,
+		     cm_int ext)
+{
+	const struct each_span *e = ectx;
+	(void)name, (void)len, (void)ext;
+	e->fn(e->ctx, pid, cm_tid_export(tid), ts, dur);
+	return 0;
+}
+
+/* (gpuconv.h) The spans' walk of the render, one slice, on this thread. */
+int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx)
+{
+	struct gpu_spans_blocks b;
+	struct each_span e = {fn, ctx};
+	struct gpu_span_out o = {NULL, each_span, &e};
+	int rc = 0;
+	gpu_spans_blocks(g, UINT64_MAX, &b);
+	for (int i = 0; i < b.n && rc == 0; i++)
+		rc = gpu_spans_block(g, &b, i, &o);
+	gpu_spans_blocks_free(&b);
+	return rc < 0 ? -1 : 0;
+}
+
 /* The pool's work: the block holds its number (gpu_spans_block's). */
 static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 {

@@ -402,6 +402,8 @@ static int walk(const cm_gpu *g, int n, cm_opool_fn read, int per, uint64_t span
 		pool = cm_opool_new_ahead(n, ahead_slots(n), read, rctx, sink, sctx);
 		rc = feed_places(pool, fd, per, &g->win.lasts, &pieces);
 		if (x && x->n > 0 && rc == 0) { /* (after the last piece of records, in the same pool) */
+			if (x->start)
+				x->start(x->ctx, pieces);
 			rc = feed_extra(pool, x->n, pieces);
 			*x->done = 1;
 		}

@@ -81,6 +81,13 @@ int cm_pft_insert_begin(cm_pft *t)
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
 	cm_pft_phase(t, PH_INSERTED);
+	/* the lanes keep the slices a call may tie with up to here: the
+	 * first inserted batch is the window's (pflanetie.c) */
+	if (t->ties && t->ties_until == UINT64_MAX) {
+		t->ties_until = *next_seq(t);
+		if (t->lq)
+			cm_pflaneq_ties_until(t->lq, t->ties_until);
+	}
 	if (t->direct) { /* (the lanes and the sequential part's thread are needed now) */
 		cm_pft_start(t);
 		t->ins_base = *next_seq(t);
@@ -89,6 +96,40 @@ int cm_pft_insert_begin(cm_pft *t)
 	}
 	return 0;
 }
+
+void cm_pft_ties(cm_pft *t, uint64_t n)
+{
+	if (t->ties || t->lq) /* (once, before the first batch's lanes) */
+		return;
+	t->ties = cm_pfties_new(n);
+	t->ties_until = t->ties_spans = UINT64_MAX;
+}
+
+void cm_pft_tie(cm_pft *t, int span, int64_t pid, int64_t tid, int64_t ns)
+{
+	cm_pfties_add(t->ties, cm_pflaneq_key_ints(pid, tid), ns, span ? CM_PFTIES_SPAN : CM_PFTIES_CALL);
+}
+
+void cm_pft_tie_text(cm_pft *t, int span, int64_t pid, int64_t tid, const char *ts, size_t n)
+{
+	int64_t ns;
+	if (cm_pf_us_to_ns(ts, n, &ns) == 0 && ns >= 0) /* (else the encoder refuses it) */
+		cm_pft_tie(t, span, pid, tid, ns);
+}
+
+/* The lanes keep no slice for its ties from batch SEQ on (the spans'
+ * first), once (the first say: the spans' pieces along, else
+ * cm_pft_insert_next's). */
+static void ties_spans_at(cm_pft *t, uint64_t seq)
+{
+	if (!t->ties || t->ties_spans != UINT64_MAX)
+		return;
+	t->ties_spans = seq;
+	if (t->lq)
+		cm_pflaneq_ties_spans(t->lq, seq);
+}
+
+void cm_pft_ties_spans_from(cm_pft *t, uint64_t piece) { ties_spans_at(t, t->ins_base + piece); }
 
 /* The pieces: the writer's thread is the render's pool's sink, one group
  * at a time in order, and its copy of every group (0.08 s of CPU on the
@@ -231,11 +272,14 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 /* (pftrace.h) */
 void cm_pft_insert_next(cm_pft *t)
 {
-	if (!t->direct)
+	if (!t->direct) { /* (the spans' batches numbered on in the pool) */
+		ties_spans_at(t, *next_seq(t));
 		return;
+	}
 	/* (the pieces' ends were all seen: the pool that ran them finished) */
 	t->ins_base += __atomic_load_n(&t->ins_pieces, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&t->ins_pieces, 0, __ATOMIC_RELEASE);
+	ties_spans_at(t, t->ins_base);
 }
 
 int cm_pft_insert_end(cm_pft *t)

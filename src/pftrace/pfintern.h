@@ -142,6 +142,80 @@ unsigned long cm_pflanes_appends(const cm_pflanes *l);
  * "lanes whose slices come in order"; for the tests). */
 unsigned long cm_pflanes_fronts(const cm_pflanes *l);
 
+/* ---- the ties the lanes look out for (pflanetie.c) ---- */
+/* A filter of (thread, begin) keys of the slices a merge writes last, of
+ * two kinds: its runtime calls' (after the CPU trace's slices) and its
+ * GPU annotation spans' (after the window's events): a Bloom filter of
+ * one word a key, each kind its own bits of the word.  Every key added is
+ * found (no false negative); a key not added is found now and then (a
+ * false positive). */
+typedef struct cm_pfties {
+	uint64_t *w;
+	uint64_t mask;   /* the words, less one (a power of 2) */
+	uint64_t thr[2]; /* each kind's threads: bit (thread & 63) of each thread with a key (the
+			  * lanes ask the words of a thread with none of the kinds asked for no slice) */
+} cm_pfties;
+/* The kinds of key (a set of them: an OR). */
+#define CM_PFTIES_CALL 1u
+#define CM_PFTIES_SPAN 2u
+/* A filter for about N keys (sized 16 to 32 bits a key, up to 8 MiB). */
+cm_pfties *cm_pfties_new(uint64_t n);
+void cm_pfties_free(cm_pfties *f);
+/* Its bytes (for the tests and the benchmarks). */
+size_t cm_pfties_bytes(const cm_pfties *f);
+/* Add the key of KIND of the slices of THREAD (cm_pflaneq_key's) that
+ * begin at B (ns, as the lanes get it).  Any thread, any number at once
+ * (atomic ORs); before any cm_pfties_has, which must see it (a join
+ * between). */
+void cm_pfties_add(cm_pfties *f, uint64_t thread, int64_t b, unsigned kind);
+/* The kinds of which F may have a key of THREAD (all it has). */
+static inline unsigned cm_pfties_kinds(const cm_pfties *f, uint64_t thread)
+{
+	uint64_t bit = (uint64_t)1 << (thread & 63);
+	return ((f->thr[0] & bit) ? CM_PFTIES_CALL : 0) | ((f->thr[1] & bit) ? CM_PFTIES_SPAN : 0);
+}
+
+/* The hash of (THREAD, B): its low bits pick the word, its top 24 the
+ * bits.  One multiply: the thread keys are hashes already (two keys meet
+ * only where their threads differ as their begins do: a false positive
+ * at worst), and the product's top bits depend on every bit of the begin. */
+static inline uint64_t cm_pfties_hash(uint64_t thread, int64_t b)
+{
+	uint64_t x = (thread ^ (uint64_t)b) * 0x9E3779B97F4A7C15u;
+	return x ^ x >> 32;
+}
+/* The 4 bits of hash H's word for a call (4 fields of 6 bits from the
+ * top of H); a span's are those turned by 32 (as good a choice of 4, and
+ * apart from a call's of the same key). */
+static inline uint64_t cm_pfties_bits(uint64_t h)
+{
+	return (uint64_t)1 << (h >> 58) | (uint64_t)1 << (h >> 52 & 63) | (uint64_t)1 << (h >> 46 & 63) |
+	       (uint64_t)1 << (h >> 40 & 63);
+}
+static inline uint64_t cm_pfties_span_bits(uint64_t m) { return m << 32 | m >> 32; }
+/* 1 when (THREAD, B) may have been added as a key of a kind of KINDS
+ * (always when it was). */
+static inline int cm_pfties_has(const cm_pfties *f, uint64_t thread, int64_t b, unsigned kinds)
+{
+	uint64_t h = cm_pfties_hash(thread, b), w = f->w[h & f->mask], m = cm_pfties_bits(h);
+	if ((kinds & CM_PFTIES_CALL) && (w & m) == m)
+		return 1;
+	m = cm_pfties_span_bits(m);
+	return (kinds & CM_PFTIES_SPAN) && (w & m) == m;
+}
+
+/* From now on L keeps each slice placed whose (thread, begin) passes F
+ * as a key of a kind of KINDS (with its lane and duration), so that a
+ * slice tied with it once it is forgotten takes another lane; KINDS 0
+ * (or F NULL): it keeps none from now on (what it kept is still asked).
+ * Pflaneq.c sets CALL and SPAN for the slices before the merge's window's
+ * events, SPAN for those, 0 from the spans on; none by default (as
+ * before).  Only the threads F may have a key of asked. */
+void cm_pflanes_ties(cm_pflanes *l, const cm_pfties *f, unsigned kinds);
+/* The slices L keeps for their ties, and in *LOST (not NULL) those its
+ * full table did not (for the tests). */
+unsigned long cm_pflanes_kept(const cm_pflanes *l, unsigned long *lost);
+
 /* ---- the event encoder (pfevent.c) ---- */
 typedef struct cm_pfev cm_pfev;
 

@@ -34,7 +34,12 @@
  * places a shard's slices of a batch sets the shard's word of the batch's
  * MOVED (struct cm_pflaneq_sub) when one went off lane 0, so that the
  * sequential part looks for those in such shards alone (pfseg.c's step 2:
- * 23 of the 200M pair's 1.66 M slices). */
+ * 23 of the 200M pair's 1.66 M slices).
+ *
+ * A merge's filter of ties (pflanetie.c, cm_pflaneq_set_ties): a batch
+ * before UNTIL (the window's events' first) keeps the slices a call or a
+ * span may tie with, one before SPANS (the spans' first) those a span may,
+ * one after none; by the batch's number, so the same slices at any -j. */
 #include "config.h"
 #include "pftrace/pflaneq.h"
 #include "pftrace/pftrack.h"
@@ -65,6 +70,11 @@ struct cm_pflaneq {
 	size_t nring;
 	struct lq_batch *ring;
 	const int *stop; /* cm_pflaneq_set_stop's */
+	/* cm_pflaneq_set_ties': the lanes keep the slices a call or a span
+	 * may tie with for batches before UNTIL, those a span may tie with
+	 * before SPANS (both atomic) */
+	const cm_pfties *ties;
+	uint64_t until, spans;
 	struct lq_shard sh[CM_PF_SHARDS];
 };
 
@@ -74,6 +84,7 @@ cm_pflaneq *cm_pflaneq_new(size_t slots)
 	int s;
 	q->nring = slots + 1;
 	q->ring = cm_xcalloc(q->nring, sizeof *q->ring);
+	q->until = q->spans = UINT64_MAX;
 	for (s = 0; s < CM_PF_SHARDS; s++) {
 		pthread_mutex_init(&q->sh[s].mu, NULL);
 		q->sh[s].l = cm_pflanes_new();
@@ -176,6 +187,13 @@ static void place_from(cm_pflaneq *q, int s, uint64_t upto)
 			break;
 		if (!timed)
 			t = cm_now_s(), timed = 1;
+		/* the slices that may tie with a call to come kept up to the
+		 * window's (a batch's number: the same at any -j) */
+		if (q->ties)
+			cm_pflanes_ties(sh->l, q->ties,
+					sh->next < __atomic_load_n(&q->until, __ATOMIC_RELAXED)   ? CM_PFTIES_CALL | CM_PFTIES_SPAN
+					: sh->next < __atomic_load_n(&q->spans, __ATOMIC_RELAXED) ? CM_PFTIES_SPAN
+												   : 0);
 		for (size_t k = 0; k < b->nsub; k++) {
 			const struct cm_pflaneq_sub *u = &b->subs[k];
 			unsigned off0 = 0; /* (a lane other than 0 given) */
@@ -192,6 +210,12 @@ static void place_from(cm_pflaneq *q, int s, uint64_t upto)
 }
 
 void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop) { q->stop = stop; }
+
+void cm_pflaneq_set_ties(cm_pflaneq *q, const cm_pfties *f) { q->ties = f; }
+
+void cm_pflaneq_ties_until(cm_pflaneq *q, uint64_t seq) { __atomic_store_n(&q->until, seq, __ATOMIC_RELAXED); }
+
+void cm_pflaneq_ties_spans(cm_pflaneq *q, uint64_t seq) { __atomic_store_n(&q->spans, seq, __ATOMIC_RELAXED); }
 
 /* 1 once every shard has placed batch SEQ (or SEQ is none: ~0). */
 static int placed(cm_pflaneq *q, uint64_t seq)

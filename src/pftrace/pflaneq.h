@@ -87,6 +87,17 @@ void cm_pflaneq_put_many(cm_pflaneq *q, uint64_t seq, const struct cm_pflaneq_su
  * would wait for its place in the ring returns at once, its slices never
  * placed. */
 void cm_pflaneq_set_stop(cm_pflaneq *q, const int *stop);
+/* Before any batch is put: the lanes keep the slices that pass F (the
+ * merge's runtime calls' filter, pflanetie.c; not copied) of every batch
+ * from then on, until cm_pflaneq_ties_until says otherwise. */
+void cm_pflaneq_set_ties(cm_pflaneq *q, const cm_pfties *f);
+/* The lanes keep no slice for its ties from batch SEQ on (the merge's
+ * window's first): before that batch is put.  Any thread (atomic). */
+void cm_pflaneq_ties_until(cm_pflaneq *q, uint64_t seq);
+/* The lanes keep no slice for its ties from batch SEQ on (the merge's
+ * spans' first; from the window's first they keep only those a span may
+ * tie with): before that batch is put.  Any thread (atomic). */
+void cm_pflaneq_ties_spans(cm_pflaneq *q, uint64_t seq);
 /* Return once every batch up to SEQ (all put by then) has its lanes,
  * placing what is left here. */
 void cm_pflaneq_wait(cm_pflaneq *q, uint64_t seq);

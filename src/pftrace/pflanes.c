@@ -40,11 +40,13 @@
  * CPU trace's slices of their thread; pflanewin.c says why the thread's and
  * not the shard's): WINDOW_NS, halved whenever the slices remembered (in
  * nodes or in lists, below) would pass MAX_NODES after forgetting what is
- * older, so memory stays bounded on any trace.  A slice that clashes only
- * with one forgotten goes where it would without it: a runtime call that
- * begins at the nanosecond of a shorter CPU operator of its thread, which
- * the CPU trace placed long before, shares its lane (503 calls of the 200M
- * pair, BENCHMARKS.md "lanes25").  The threads are shared out among
+ * older, so memory stays bounded on any trace.  Of what is forgotten, a
+ * merge's lanes keep the slices that its runtime calls or GPU spans, which
+ * come last, may tie with (pflanetie.c: a filter of theirs): a slice that
+ * begins at the nanosecond of a shorter one kept does not go on its lane
+ * (the 200M pair's 503 spans, BENCHMARKS.md "lanes27").  One that clashes
+ * otherwise only with one forgotten goes where it would without it.  The
+ * threads are shared out among
  * CM_PF_SHARDS of these, each with its own window, on the -j threads
  * (pflaneq.c); the count is fixed, so the lanes do not depend on -j.
  *
@@ -56,8 +58,9 @@
  *
  * This file places the slices: the threads' lanes, the treap and its
  * questions, the lanes whose slices come in order.  The window, what is
- * forgotten and how the nodes are placed again, is pflanewin.c's;
- * pflanes_int.h holds what the two share. */
+ * forgotten and how the nodes are placed again, is pflanewin.c's; what
+ * is kept for the ties, pflanetie.c's; pflanes_int.h holds what they
+ * share. */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -95,6 +98,7 @@ void cm_pflanes_free(cm_pflanes *l)
 	free(l->thr);
 	free(l->n);
 	free(l->stack);
+	free(l->tie);
 	free(l);
 }
 
@@ -122,7 +126,8 @@ static struct thr *thread_of(cm_pflanes *l, uint64_t thread)
 			;
 	}
 	l->thr[j].thread = thread;
-	l->thr[j].latest = l->thr[j].top = INT64_MIN;
+	l->thr[j].latest = l->thr[j].top = l->thr[j].gone = INT64_MIN;
+	l->thr[j].tiekinds = l->tiefilter ? (unsigned char)cm_pfties_kinds(l->tiefilter, thread) : 0;
 	l->nthr++;
 	return &l->thr[j];
 }
@@ -536,8 +541,18 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		t->top = b;
 	if (l->nn == l->cap) /* full: forget, grow or narrow (pflanewin.c) */
 		cm_pflanes_room(l);
-	for (lane = 0; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
-		;
+	/* the first lane without a clash and, behind what the lanes forgot,
+	 * where no slice kept for its ties begins at B and is shorter; the
+	 * slice kept where a call or span to come may tie with it
+	 * (pflanetie.c) */
+	for (lane = 0;; lane++) {
+		for (; lane < t->nlanes && lane_clashes(l, &t->lane[lane], b, e); lane++)
+			;
+		if (lane == t->nlanes || !l->ntie || b >= t->gone || !cm_pflanes_tied(l, thread, b, e, lane))
+			break;
+	}
+	if ((t->tiekinds & l->tiekinds) && cm_pfties_has(l->ties, thread, b, t->tiekinds & l->tiekinds))
+		cm_pflanes_tie_keep(l, thread, b, e, lane);
 	if (lane == t->nlanes) {
 		t->lane = cm_xrealloc(t->lane, (lane + 1) * sizeof *t->lane);
 		memset(&t->lane[lane], 0, sizeof *t->lane);

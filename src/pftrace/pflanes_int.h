@@ -1,6 +1,7 @@
-/* pflanes_int.h - what the lanes' two files share: the placing
- * (pflanes.c, whose top says how the lanes work) and the window that
- * forgets (pflanewin.c). */
+/* pflanes_int.h - what the lanes' three files share: the placing
+ * (pflanes.c, whose top says how the lanes work), the window that
+ * forgets (pflanewin.c) and what is kept of the ties it forgets
+ * (pflanetie.c). */
 #ifndef CM_PFLANES_INT_H
 #define CM_PFLANES_INT_H
 
@@ -68,6 +69,21 @@ struct thr {
 	 * lanes forget what ends a window behind LATEST, or behind TOP where
 	 * it begins after LATEST (pflanewin.c) */
 	int64_t latest, top;
+	/* the latest horizon its lanes forgot by: nothing forgotten begins at
+	 * or after it, so a slice there needs no question of the ties kept
+	 * (pflanetie.c; rebuild() in pflanewin.c sets it) */
+	int64_t gone;
+	/* the kinds of key the filter of ties may have of the thread
+	 * (cm_pfties_kinds): its slices are asked about these alone */
+	unsigned char tiekinds;
+};
+
+/* A slice kept for its ties (pflanetie.c): its thread, begin and lane, and
+ * the shortest duration of those kept there. */
+struct tie {
+	uint64_t thread;
+	int64_t b, dur;
+	uint32_t lane, used;
 };
 
 struct cm_pflanes {
@@ -86,6 +102,13 @@ struct cm_pflanes {
 	int64_t window; /* of this shard's threads (pflaneq.c), behind each's own latest begins */
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
+	/* the ties (pflanetie.c): the filter of the slices to keep (NULL:
+	 * none kept), and the table of those kept, open addressing */
+	const cm_pfties *ties, *tiefilter; /* (TIEFILTER: the last one set, NULL kinds or not) */
+	unsigned tiekinds; /* the kinds of key kept (cm_pflanes_ties) */
+	struct tie *tie;
+	size_t ntie, tiecap;
+	unsigned long tielost;
 };
 
 /* A pseudo-random priority (xorshift64*: the same file on every run). */
@@ -115,5 +138,14 @@ void cm_pflanes_unsort(cm_pflanes *l, struct lane *ln);
 /* Make room for one more slice in L's full table (NN at CAP): forget what
  * is out of the window, grow, or narrow the window. */
 void cm_pflanes_room(cm_pflanes *l);
+
+/* ---- pflanetie.c */
+
+/* The slice [B, E] of THREAD placed on LANE kept in L's table (its
+ * shortest duration at (THREAD, B, LANE) kept), unless the table is full. */
+void cm_pflanes_tie_keep(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, unsigned lane);
+/* 1 when L's table has a slice of THREAD on LANE that begins at B and is
+ * shorter than [B, E] (its table not empty). */
+int cm_pflanes_tied(const cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, unsigned lane);
 
 #endif

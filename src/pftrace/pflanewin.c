@@ -25,7 +25,10 @@
  * open at the two begins, so memory stays bounded however a thread's
  * slices go back and forth (lanes_bound).  A thread that stops keeps its
  * last window until the window narrows: nothing tells it from one whose
- * runtime calls are still to come. */
+ * runtime calls are still to come.  What a merge's calls and spans, which
+ * come last, may tie with is kept apart (pflanetie.c), asked about a slice
+ * that begins before the horizon its thread forgot by (struct thr's GONE,
+ * which rebuild() sets). */
 #include "config.h"
 #include "pftrace/pflanes_int.h"
 #include "base/diag.h"
@@ -144,6 +147,8 @@ static void rebuild(cm_pflanes *l, size_t cap)
 	l->n[0].maxe = INT64_MIN;
 	for (i = 0; i < l->thrslots; i++) {
 		struct horizon h = horizon_of(l, &l->thr[i]);
+		if (h.ahead > l->thr[i].gone) /* (ahead: no earlier than behind) */
+			l->thr[i].gone = h.ahead;
 		for (j = 0; j < l->thr[i].nlanes; j++) {
 			struct lane *ln = &l->thr[i].lane[j];
 			size_t k = 0;

@@ -245,6 +245,11 @@ void cm_pft_start(cm_pft *t)
 		size_t w = (size_t)(t->jobs > t->threads ? t->jobs : t->threads);
 		t->lq = cm_pflaneq_new(2 * (size_t)t->threads + 8 + 2 * w + 8 + 2 * t->seq_queue + 2);
 		cm_pflaneq_set_stop(t->lq, &t->dropping);
+		if (t->ties) { /* (the merge's calls' filter: cm_pft_ties) */
+			cm_pflaneq_set_ties(t->lq, t->ties);
+			cm_pflaneq_ties_until(t->lq, t->ties_until);
+			cm_pflaneq_ties_spans(t->lq, t->ties_spans);
+		}
 		t->ev->lq = t->lq;
 		t->workers = cm_xcalloc((size_t)t->threads, sizeof *t->workers);
 		t->wctx = cm_xcalloc((size_t)t->threads, sizeof *t->wctx);

@@ -142,6 +142,7 @@ void cm_pft_free(cm_pft *t)
 	cm_pfcut_free(&t->hand);
 	cm_pfcut_free(&t->cut);
 	cm_pflaneq_free(t->lq);
+	cm_pfties_free(t->ties);
 	cm_buf_free(&t->batch);
 	cm_buf_free(&t->fill);
 	cm_buf_free(&t->ins);

@@ -155,6 +155,9 @@ struct cm_pft {
 	size_t elem_max;  /* the longest element taken (PFT_ELEM_MAX, or CUPTIMERGE_PFT_ELEM_MAX's) */
 	size_t seq_queue; /* PFT_SEQ_QUEUE, or CUPTIMERGE_PFT_SEQ_QUEUE's: the sequential part's queue */
 	cm_pflaneq *lq;   /* the threads' lanes (pflaneq.c), made with the pool */
+	cm_pfties *ties;  /* cm_pft_ties': the merge's calls, whose ties the lanes keep (pflanetie.c), or NULL */
+	uint64_t ties_until; /* ... the calls' up to this batch (the inserted batches' first; UINT64_MAX until then) */
+	uint64_t ties_spans; /* ... the spans' up to this one (their first; UINT64_MAX until then) */
 	cm_opool *pool;   /* made with the first batch */
 	cm_handoff *seq;  /* the sequential part's thread (pfstream.c's batch_sink), or NULL: on the pool's sink */
 	cm_handoff_stats qst; /* -v: its seconds working, waiting for batches */

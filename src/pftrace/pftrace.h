@@ -81,6 +81,30 @@ void cm_pft_insert_next(cm_pft *t);
  * stopped; its calls then return -1. */
 void cm_pft_insert_abort(cm_pft *t);
 
+/* The slices a merge writes last, which tie with slices written before:
+ * its runtime calls, after the text before the inserted batches (the CPU
+ * trace's slices), and its GPU annotation spans, after the inserted
+ * window's events too (pflanetie.c).  Before the first write, a filter for
+ * about N of them, each then added by cm_pft_tie (any thread, any number
+ * at once, all before the first write), so that the lanes keep the
+ * slices written before them that one may tie with.  Without it (a trace
+ * converted alone) nothing is kept. */
+void cm_pft_ties(cm_pft *t, uint64_t n);
+/* A call (SPAN 0) or a span (1) of the thread of PID and TID (integers,
+ * as the render writes them) that begins at NS (ns from the trace's zero,
+ * as the lanes read its "ts": 0 to 2^43 x 1000 - 1, whose text reads back
+ * exactly). */
+void cm_pft_tie(cm_pft *t, int span, int64_t pid, int64_t tid, int64_t ns);
+/* The same for one whose "ts" is the text TS[0..N) (outside that range):
+ * read as the encoder reads it. */
+void cm_pft_tie_text(cm_pft *t, int span, int64_t pid, int64_t tid, const char *ts, size_t n);
+/* The spans' pieces go in the same run of pieces as the window's (the
+ * direct path's): the first is PIECE, before any of it is begun.  (Else
+ * cm_pft_insert_next says where the spans begin.)  From there on the
+ * lanes keep no slice for its ties: nothing after the spans ties with
+ * them. */
+void cm_pft_ties_spans_from(cm_pft *t, uint64_t piece);
+
 /* An encoder of batches for one thread of the writer (any thread, one at
  * a time), made before the batches it encodes are inserted. */
 typedef struct cm_pft_enc cm_pft_enc;

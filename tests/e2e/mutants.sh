@@ -35,7 +35,7 @@ against() {
 	done
 }
 
-for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr cuptimerge-kcorr cuptimerge-norun; do
+for m in cuptimerge-corr cuptimerge-shortread cuptimerge-pfcorr cuptimerge-kcorr cuptimerge-norun cuptimerge-nogone; do
 	[ -x "$mdir/$m" ] || { not_ok "$mdir/$m is built (make check builds it)"; finish; }
 done
 
@@ -107,4 +107,9 @@ pfquick=1
 # of every other script's traces are the real program's (no fixture has a
 # call that overlaps another across a rebuild).
 against "$mdir/cuptimerge-norun" "mutant norun (the lanes forget by the thread's latest begin of all)" pflanes.sh
+# nogone's lanes never ask the table of the slices kept for their ties
+# (as before lanes27): pflanes.sh's call tied with an operator forgotten
+# goes on the operator's track, closed by its end, and its GPU span tied
+# with a kernel forgotten on the kernel's.
+against "$mdir/cuptimerge-nogone" "mutant nogone (no slice kept for its ties asked)" pflanes.sh
 finish

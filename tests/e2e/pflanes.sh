@@ -19,6 +19,72 @@
 . "${srcdir:-.}/tests/e2e/common.sh"
 . "${srcdir:-.}/tests/e2e/pfcommon.sh"
 
+# A runtime call tied with an operator forgotten (lanes26, lanes27): the
+# CPU trace's operator "op" at 5 ms, 2 us long, and "late" at 20 s; the
+# window's 1,500 calls from 1 ms (the lanes' table full and placed again
+# while they come: "op" is forgotten, 10 s behind "late"), then one at the
+# nanosecond of "op", 5 us long.  On "op"'s lane its begin would come
+# after "op"'s in the file and "op"'s end close it (the JSON shows the call
+# around "op").  Before lanes27 it went there: "op" is kept now, its
+# (thread, begin) a call's (src/pftrace/pflanetie.c).
+tied() {
+	python3 - "$1" <<'PY'
+import json, sys
+out = sys.argv[1]
+base, pid = 1759300074000000000, 4242
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": pid, "tid": pid, "ts": 5000, "dur": 2, "args": {}},
+      {"ph": "X", "cat": "cpu_op", "name": "late", "pid": pid, "tid": pid, "ts": 20000000, "dur": 10, "args": {}},
+      {"ph": "M", "name": "process_name", "ts": 0, "pid": pid, "tid": 0, "args": {"name": "python"}}]
+with open(out + "/cpu.json", "w") as f:
+    json.dump({"schemaVersion": 1, "baseTimeNanoseconds": base, "traceEvents": ev}, f)
+at = [base + 1000000 + i * 2000 for i in range(1500)] + [base + 5000000]
+w = [{"kind": "cuda_runtime", "cbid": 211, "start_ns": b, "end_ns": b + (5000 if i == 1500 else 1000),
+      "process_id": pid, "thread_id": pid, "correlation_id": i + 1, "return_value": 0, "name": "cbid_211"}
+     for i, b in enumerate(at)]
+with open(out + "/win.json", "w") as f:
+    json.dump({"events": w, "start_ns": base}, f)
+PY
+}
+
+# A GPU span tied with a kernel forgotten (lanes27; the 200M pair's 503):
+# a window whose user annotation 9 ("ann") holds two calls, which launch
+# kernels on stream 7 at T0 (1 us long) and T0 + 3 us (2 us), then 1,500
+# calls and their kernels from T0 + 20 s (the lanes' table full and placed
+# again: the first kernel forgotten, 10 s behind); the CPU trace's
+# operator "late" there too.  The span of "ann" on stream 7 is drawn from
+# 1 ns before the first kernel, as a double of microseconds (gpurules.c's
+# gpu_span_times), which at T0, 59 days from the trace's zero as on the
+# 200M pair, is the first kernel's nanosecond; it ends with the second,
+# written after all kernels: on the first kernel's lane that kernel's end
+# would close it.  Before lanes27 it went there.
+span() {
+	python3 - "$1" <<'PY'
+import json, sys
+out = sys.argv[1]
+base, pid, t0 = 1759300074000000000, 4242, 5117756150827188
+ev = [{"ph": "X", "cat": "cpu_op", "name": "late", "pid": pid, "tid": pid, "ts": (t0 + 20000000000) / 1000, "dur": 10000,
+       "args": {}},
+      {"ph": "M", "name": "process_name", "ts": 0, "pid": pid, "tid": 0, "args": {"name": "python"}}]
+with open(out + "/cpu.json", "w") as f:
+    json.dump({"schemaVersion": 1, "baseTimeNanoseconds": base, "traceEvents": ev}, f)
+w = []
+calls = [(t0 - 5000, t0, 1000), (t0 - 3000, t0 + 3000, 2000)] + \
+        [(t0 + 20000000000 + i * 4000, t0 + 20000001000 + i * 4000, 1000) for i in range(1500)]
+for i, (c, k, d) in enumerate(calls):
+    if i < 2:
+        w.append({"kind": "external_correlation", "external_kind": 4, "external_id": 9, "correlation_id": 1001 + i,
+                  "name": "external_correlation"})
+    w.append({"kind": "cuda_runtime", "cbid": 211, "start_ns": base + c, "end_ns": base + c + 500,
+              "process_id": pid, "thread_id": pid, "correlation_id": 1001 + i, "return_value": 0,
+              "name": "cudaLaunchKernel"})
+    w.append({"kind": "kernel", "device_id": 0, "context_id": 1, "stream_id": 7, "correlation_id": 1001 + i,
+              "graph_node_id": 0, "graph_id": 0, "start_ns": base + k, "end_ns": base + k + d,
+              "annotation": None, "name": "k"})
+with open(out + "/win.json", "w") as f:
+    json.dump({"events": w, "start_ns": base, "user_annotations": {"9": "ann"}}, f)
+PY
+}
+
 # pair N DIR: the CPU trace and the window of N runtime calls, in DIR.
 pair() {
 	python3 - "$1" "$2" <<'PY'
@@ -38,11 +104,17 @@ with open(out + "/win.json", "w") as f:
 PY
 }
 
-for n in 2500 20000; do
+for n in 2500 20000 tied span; do
 	name="$n calls behind"
+	[ $n = tied ] && name="a call tied with an operator forgotten"
+	[ $n = span ] && name="a GPU span tied with a kernel forgotten"
 	mkdir "$tmp/$n"
 	tcase "$name: the pair made"
-	pair $n "$tmp/$n" || { fail "python3 exit $?"; continue; }
+	if [ $n = tied ] || [ $n = span ]; then
+		$n "$tmp/$n" || { fail "python3 exit $?"; continue; }
+	else
+		pair $n "$tmp/$n" || { fail "python3 exit $?"; continue; }
+	fi
 	tcase "$name: merges, to JSON and .pftrace at -j 1 and 3: the same bytes"
 	rc=0
 	$CUPTIMERGE -q -w "$tmp/$n/win.json" -o "$tmp/$n/x.json" "$tmp/$n/cpu.json" 2>"$tmp/err" &&

@@ -8,6 +8,8 @@
 #include "pftrace/pflanes_int.h" /* (the slices remembered, the table, the window) */
 #include "check_lanesearch.h"
 
+#include <pthread.h>
+
 /* The window's policy (pflanewin.c's cm_pflanes_room), as a model: the
  * slices remembered (node 0 included), the table's size and the window
  * after the placing of a slice of non-zero duration that begins at B on
@@ -268,6 +270,165 @@ START_TEST(lanes_bound)
 }
 END_TEST
 
+/* A slice that begins at the nanosecond of a shorter one of its thread
+ * that the window forgot long before: a CPU operator of the CPU trace and a
+ * runtime call of its thread from the window, which reaches the lanes after
+ * the CPU trace's slices (BENCHMARKS.md "lanes26", "lanes27"; the 200M
+ * pair's 503 are GPU spans tied with a kernel of their stream, the same
+ * thing a phase later).  The call on the operator's lane would have its
+ * begin after the operator's in the file and be closed by the operator's
+ * end: it goes on another lane, the operator kept for it because its
+ * (thread, begin) passes the filter of the calls (pflanetie.c), as
+ * pflaneq.c sets it: CALL and SPAN for the operators, SPAN for the calls.
+ * The thread's operators from 1 s, 4 us apart, 1-3 us long, now and then
+ * a parent around one (the same begin, written after it: on lane 1), and
+ * one at 100 s; then a call at each operator's begin, in order, shorter
+ * than it (it may share the operator's lane: its begin after the
+ * operator's, its end before), or longer, up to 4 us (longer than the
+ * parent too, or not).  The calls clash with nothing but the operators
+ * that begin where they do.  The window forgets the operators at the first
+ * rebuild after the calls begin (they end 10 s behind the thread's latest
+ * begin), or while they come (30,000: the window halves).  Loops: 3,000
+ * operators, or 30,000; on another thread of the shard too, interleaved
+ * (_i % 2); _i 4: no filter, the lanes as before lanes27 (a call on the
+ * lane the window alone gives it: the operator's, where the operator is
+ * forgotten, for many).  Each call on the first lane where no operator begins at its
+ * begin and is shorter. */
+#define NTIED 30000
+START_TEST(lanes_tied)
+{
+	static struct placed op[NTIED + 1];
+	cm_pflanes *l = cm_pflanes_new();
+	cm_pfties *f = cm_pfties_new(NTIED);
+	uint64_t r = 0x71ED0BEu + (uint64_t)_i * 7919u;
+	unsigned nop = _i < 2 || _i == 4 ? 3000 : NTIED, i, j, lane, clane, ties = 0, moved = 0, wrong = 0;
+	int64_t at = 1000000000, b, e;
+	for (i = 0; i < nop; i++) {
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		op[i].b = at, op[i].e = at + 1000 + (int64_t)((r >> 30) % 2000), op[i].thread = 1, op[i].i = i;
+		if (i && (r >> 50) % 4 == 0 && op[i - 1].b == at - 4000 && op[i - 1].e < at - 500) { /* a parent */
+			op[i].b = op[i - 1].b, op[i].e = at - 500;
+		} else {
+			at += 4000;
+		}
+		cm_pfties_add(f, 1, op[i].b, CM_PFTIES_CALL); /* (a call to come at every begin) */
+	}
+	if (_i < 4)
+		cm_pflanes_ties(l, f, CM_PFTIES_CALL | CM_PFTIES_SPAN);
+	for (i = 0; i < nop; i++) {
+		op[i].lane = cm_pflanes_place(l, 1, op[i].b, op[i].e);
+		if (_i % 2)
+			cm_pflanes_place(l, 2, op[i].b, op[i].b + 500); /* (another thread of the shard) */
+	}
+	cm_pflanes_place(l, 1, 100000000000ll, 100000000010ll);
+	if (_i < 4)
+		cm_pflanes_ties(l, f, CM_PFTIES_SPAN); /* (the window's: no call kept) */
+	for (i = 0; i < nop; i++) {
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		if (i + 1 < nop && op[i + 1].b == op[i].b)
+			continue; /* (one call at a begin: at its parent's turn) */
+		b = op[i].b;
+		if (i && op[i - 1].b == b) /* (the child's duration) */
+			e = b + ((r >> 40) % 2 ? 500 + (int64_t)((r >> 20) % 500) : op[i - 1].e - b + 1 + (int64_t)((r >> 20) % (uint64_t)(3999 - (op[i - 1].e - b))));
+		else
+			e = b + ((r >> 40) % 2 ? 500 + (int64_t)((r >> 20) % 500) : op[i].e - b + 1 + (int64_t)((r >> 20) % (uint64_t)(3999 - (op[i].e - b))));
+		clane = cm_pflanes_place(l, 1, b, e);
+		for (lane = 0;; lane++) {
+			for (j = i ? i - 1 : 0; j <= i && !(op[j].lane == lane && op[j].b == b && op[j].e < e); j++)
+				;
+			if (j > i)
+				break;
+		}
+		for (j = i ? i - 1 : 0; j <= i; j++)
+			ties += op[j].b == b && op[j].e < e;
+		moved += clane != 0;
+		if (_i < 4)
+			ck_assert_uint_eq(clane, lane);
+		else /* (before lanes27: the window alone, the operators forgotten) */
+			wrong += clane != lane;
+	}
+	ck_assert_uint_gt(ties, nop / 4);
+	ck_assert_uint_gt(moved, 0);
+	ck_assert_uint_eq(wrong > nop / 8, _i == 4); /* (the defect, without the filter) */
+	ck_assert_int_eq(l->window < WINDOW_NS, _i >= 2 && _i < 4);
+	/* only the operators that passed the filter kept: all of them (a
+	 * call at each), none of the calls (SPAN only) nor of thread 2 but
+	 * a false positive's */
+	ck_assert_uint_ge(cm_pflanes_kept(l, NULL), _i < 4 ? nop : 0);
+	ck_assert_uint_le(cm_pflanes_kept(l, NULL), _i < 4 ? nop + nop / 20 : 0);
+	cm_pflanes_free(l);
+	cm_pfties_free(f);
+}
+END_TEST
+
+/* The filter of ties (pflanetie.c): every key added is found, for its kind
+ * (no false negative: a tie missed), whatever the filter's size, a key
+ * added from several threads at once too; a key not added is found
+ * rarely (a false positive only costs the lanes an entry kept), under 2 %
+ * while it has 16 bits a key or more.  Loops: keys of 1 to 4 M (the last
+ * past the filter's 8 MiB: fewer bits a key), threads or the kinds mixed. */
+struct addjob {
+	cm_pfties *f;
+	uint64_t from, n;
+};
+
+/* The key numbered K: a thread key (a hash, as cm_pflaneq_key's) and a
+ * begin near the last, a call's kind for even K. */
+static void nth_key(uint64_t k, uint64_t *thread, int64_t *b, unsigned *kind)
+{
+	uint64_t x = (k % 7 + 1) * 0x9E3779B97F4A7C15u;
+	*thread = x ^ x >> 29;
+	*b = 1000000000ll + (int64_t)k * 37;
+	*kind = k % 2 ? CM_PFTIES_SPAN : CM_PFTIES_CALL;
+}
+
+static void *add_keys(void *p)
+{
+	const struct addjob *a = p;
+	for (uint64_t k = a->from; k < a->from + a->n; k++) {
+		uint64_t t;
+		int64_t b;
+		unsigned kind;
+		nth_key(k, &t, &b, &kind);
+		cm_pfties_add(a->f, t, b, kind);
+	}
+	return NULL;
+}
+
+START_TEST(ties_filter)
+{
+	static const uint64_t sizes[] = {1, 100, 3000, 100000, 4000000};
+	uint64_t n = sizes[_i], k, fp = 0, asked = 0;
+	cm_pfties *f = cm_pfties_new(n);
+	pthread_t th[4];
+	struct addjob a[4];
+	for (int i = 0; i < 4; i++) {
+		a[i].f = f, a[i].from = n * (uint64_t)i / 4, a[i].n = n * (uint64_t)(i + 1) / 4 - a[i].from;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, add_keys, &a[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_uint_ge(cm_pfties_bytes(f) * 8, n < (1u << 22) ? 16 * n : 16 * (1u << 20) * 4);
+	for (k = 0; k < n; k++) {
+		uint64_t t;
+		int64_t b;
+		unsigned kind;
+		nth_key(k, &t, &b, &kind);
+		ck_assert_msg(cm_pfties_has(f, t, b, kind), "key %llu of %llu not found", (unsigned long long)k,
+			      (unsigned long long)n);
+		ck_assert(cm_pfties_has(f, t, b, CM_PFTIES_CALL | CM_PFTIES_SPAN));
+		/* the same key a step off, and of the other kind: not added */
+		fp += cm_pfties_has(f, t, b + 1, CM_PFTIES_CALL | CM_PFTIES_SPAN);
+		fp += cm_pfties_has(f, t, b, kind ^ (CM_PFTIES_CALL | CM_PFTIES_SPAN));
+		asked += 2;
+	}
+	if (n >= 3000 && n < 1000000)
+		ck_assert_msg(fp * 50 < asked, "%llu false positives of %llu", (unsigned long long)fp,
+			      (unsigned long long)asked);
+	cm_pfties_free(f);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("pflanewin");
@@ -275,6 +436,8 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, lanes_forget, 0, 6);
 	tcase_add_loop_test(tc, lanes_behind, 0, 6);
 	tcase_add_loop_test(tc, lanes_bound, 0, 2);
+	tcase_add_loop_test(tc, lanes_tied, 0, 5);
+	tcase_add_loop_test(tc, ties_filter, 0, 5);
 	suite_add_tcase(s, tc);
 	return s;
 }
