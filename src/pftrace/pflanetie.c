@@ -91,11 +91,14 @@ size_t cm_pfties_bytes(const cm_pfties *f) { return f ? (f->mask + 1) * sizeof *
 
 void cm_pfties_add(cm_pfties *f, uint64_t thread, int64_t b, unsigned kind)
 {
-	uint64_t h = cm_pfties_hash(thread, b), m = cm_pfties_bits(h);
+	uint64_t h = cm_pfties_hash(thread, b), m = cm_pfties_bits(h), bit = (uint64_t)1 << (thread & 63);
+	uint64_t *tw = &f->thr[kind == CM_PFTIES_SPAN];
 	/* (any thread, any order: an OR of bits is the same in every order) */
 	__atomic_fetch_or(&f->w[h & f->mask], kind == CM_PFTIES_SPAN ? cm_pfties_span_bits(m) : m, __ATOMIC_RELAXED);
-	if (!(cm_pfties_kinds(f, thread) & kind)) /* (a thread's bit: set once) */
-		__atomic_fetch_or(&f->thr[kind == CM_PFTIES_SPAN], (uint64_t)1 << (thread & 63), __ATOMIC_RELAXED);
+	/* a thread's bit: set once (read as an atomic too: other threads OR
+	 * into the word meanwhile; cm_pfties_kinds reads it after the join) */
+	if (!(__atomic_load_n(tw, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(tw, bit, __ATOMIC_RELAXED);
 }
 
 /* ---- each shard's table of the slices that passed the filter ---- */
