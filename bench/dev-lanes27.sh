@@ -1,9 +1,9 @@
 #!/bin/bash
 # bench/dev-lanes27.sh -- lanes27 (the lanes keep the slices a merge's later call or GPU span ties
 # with, by a filter: pftrace/pflanetie.c) on 16 CPUs, where one shard's lanes were once the
-# .pftrace's chain: main against $CM_OLD (28457ce, before it), four rounds taking turns of the
-# .pftrace and the .pftrace.gz ($ROUNDS: rounds, 4 by default), then -v of main's .pftrace (the lanes' time).  The pair in $CPU and
-# $WIN; GNU time as $T.
+# .pftrace's chain: main against $CM_OLD (28457ce, before it), $ROUNDS rounds (4) taking turns of
+# the JSON, the .pftrace and the .pftrace.gz, then -v of the .pftrace both ways (the lanes' time).
+# The pair in $CPU and $WIN; GNU time as $T.
 set -u
 NEW=${CM:-carry/bench/cuptimerge}
 OLD=${CM_OLD:-carry/bench/cuptimerge-28457ce}
