@@ -551,7 +551,7 @@ unsigned cm_pflanes_place(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e)
 		if (lane == t->nlanes || !l->ntie || b >= t->gone || !cm_pflanes_tied(l, thread, b, e, lane))
 			break;
 	}
-	if ((t->tiekinds & l->tiekinds) && cm_pfties_has(l->ties, thread, b, t->tiekinds & l->tiekinds))
+	if ((t->tiekinds & l->tiekinds) && cm_pfties_has(l->tiefilter, thread, b, t->tiekinds & l->tiekinds))
 		cm_pflanes_tie_keep(l, thread, b, e, lane);
 	if (lane == t->nlanes) {
 		t->lane = cm_xrealloc(t->lane, (lane + 1) * sizeof *t->lane);

@@ -103,9 +103,10 @@ struct cm_pflanes {
 	uint64_t rng;
 	uint32_t *stack; /* for rebuilding: one lane's treap's nodes in order */
 	/* the ties (pflanetie.c): the filter of the slices to keep (NULL:
-	 * none kept), and the table of those kept, open addressing */
-	const cm_pfties *ties, *tiefilter; /* (TIEFILTER: the last one set, NULL kinds or not) */
-	unsigned tiekinds; /* the kinds of key kept (cm_pflanes_ties) */
+	 * none), the kinds of its keys kept now (0: none kept), and the table
+	 * of those kept, open addressing */
+	const cm_pfties *tiefilter;
+	unsigned tiekinds; /* (cm_pflanes_ties) */
 	struct tie *tie;
 	size_t ntie, tiecap;
 	unsigned long tielost;

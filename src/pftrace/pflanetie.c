@@ -109,6 +109,16 @@ static size_t tie_slot(uint64_t thread, int64_t b, unsigned lane, size_t mask)
 	return (size_t)(cm_pfties_hash(thread ^ (uint64_t)lane << 48, b) >> 7) & mask;
 }
 
+/* The slot of L's table that holds (THREAD, B, LANE), or the empty one
+ * where it would go (the table is never full: kept at most half full). */
+static size_t tie_find(const cm_pflanes *l, uint64_t thread, int64_t b, unsigned lane)
+{
+	size_t j = tie_slot(thread, b, lane, l->tiecap - 1);
+	while (l->tie[j].used && !(l->tie[j].thread == thread && l->tie[j].b == b && l->tie[j].lane == lane))
+		j = (j + 1) & (l->tiecap - 1);
+	return j;
+}
+
 /* L's table doubled (or made: 64 slots). */
 static void tie_grow(cm_pflanes *l)
 {
@@ -137,12 +147,12 @@ void cm_pflanes_tie_keep(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, u
 		}
 		tie_grow(l);
 	}
-	for (j = tie_slot(thread, b, lane, l->tiecap - 1); l->tie[j].used; j = (j + 1) & (l->tiecap - 1))
-		if (l->tie[j].thread == thread && l->tie[j].b == b && l->tie[j].lane == lane) {
-			if (e - b < l->tie[j].dur) /* (the shortest decides) */
-				l->tie[j].dur = e - b;
-			return;
-		}
+	j = tie_find(l, thread, b, lane);
+	if (l->tie[j].used) {
+		if (e - b < l->tie[j].dur) /* (the shortest decides) */
+			l->tie[j].dur = e - b;
+		return;
+	}
 	l->tie[j].used = 1;
 	l->tie[j].thread = thread;
 	l->tie[j].b = b;
@@ -153,11 +163,8 @@ void cm_pflanes_tie_keep(cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, u
 
 int cm_pflanes_tied(const cm_pflanes *l, uint64_t thread, int64_t b, int64_t e, unsigned lane)
 {
-	size_t j;
-	for (j = tie_slot(thread, b, lane, l->tiecap - 1); l->tie[j].used; j = (j + 1) & (l->tiecap - 1))
-		if (l->tie[j].thread == thread && l->tie[j].b == b && l->tie[j].lane == lane)
-			return l->tie[j].dur < e - b;
-	return 0;
+	size_t j = tie_find(l, thread, b, lane);
+	return l->tie[j].used && l->tie[j].dur < e - b;
 }
 
 void cm_pflanes_ties(cm_pflanes *l, const cm_pfties *f, unsigned kinds)
@@ -167,7 +174,6 @@ void cm_pflanes_ties(cm_pflanes *l, const cm_pfties *f, unsigned kinds)
 		for (i = 0; i < l->thrslots; i++)
 			l->thr[i].tiekinds = f && l->thr[i].thread ? (unsigned char)cm_pfties_kinds(f, l->thr[i].thread) : 0;
 	l->tiefilter = f;
-	l->ties = kinds ? f : NULL;
 	l->tiekinds = f ? kinds : 0;
 }
 
