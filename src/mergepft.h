@@ -3,6 +3,7 @@
 #ifndef CM_MERGEPFT_H
 #define CM_MERGEPFT_H
 
+#include "cpu/cpucopy.h"
 #include "gpu/gpuconv.h"
 #include "json/evout.h"
 
@@ -34,5 +35,11 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
  * handed to the transcoder after the window's events; then the text after
  * them.  0, or -1 after a report. */
 int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along);
+
+/* When EO's output is a .pftrace transcoder (not --split's tee; the
+ * caller leaves out a merge with a repair, whose events go one by one),
+ * the copy's hook in *ENC that encodes the CPU trace's parts on its
+ * threads (mergepftcpu.c): 1; else 0 (CUPTIMERGE_PFT_PARTS=0 too). */
+int cm_mergepft_cpu_parts(const cm_evout *eo, cm_cpucopy_enc *enc);
 
 #endif

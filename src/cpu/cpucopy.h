@@ -10,6 +10,35 @@
 #include "io/input.h"
 #include "json/evout.h"
 
+/* The parts' kept elements encoded on the copy's threads instead of
+ * written as text (a .pftrace output, src/mergepftcpu.c: cpu/ knows
+ * nothing of its format).  A run of parts: BEGIN (the text before them
+ * all written to the output), then each part on a worker, numbered
+ * 0, 1, ... in order (PART, with that worker's encoder, made by ENC_NEW
+ * before the run's first part, freed by ENC_FREE after its last), its
+ * output handed on in order (HAND), then END.  Several runs may come
+ * (a part too long to run walked between them), with text between. */
+typedef struct cm_cpucopy_enc {
+	void *ctx;
+	/* 0, or -1 after a report */
+	int (*begin)(void *ctx);
+	void *(*enc_new)(void *ctx);
+	void (*enc_free)(void *enc);
+	/* Part PIECE: its N kept elements, the Ith the bytes [AB[2I],
+	 * AB[2I+1]) of TEXT, which lies at offset OFF of the input named
+	 * LABEL (for a refusal's message), encoded: what HAND takes appended
+	 * to OUT (its length a multiple of 8 on entry, and left so).  0, or
+	 * -1 after a report, -2 without one (the run failed already). */
+	int (*part)(void *enc, uint64_t piece, const char *text, const uint64_t *ab, size_t n, const char *label,
+		    uint64_t off, cm_buf *out);
+	/* A part's output, P[0..N), in order: 0, or -1 after a report. */
+	int (*hand)(void *ctx, const void *p, size_t n);
+	/* After the run's last part (OK 1), or after it failed (OK 0: the
+	 * output's writer stopped, its own failure reported now if it was
+	 * one).  0, or -1. */
+	int (*end)(void *ctx, int ok);
+} cm_cpucopy_enc;
+
 typedef struct cm_cpucopy_hooks {
 	/* Write the GPU metadata events (at the reference's insertion point:
 	 * after the leading run of kept "M" events). */
@@ -53,6 +82,11 @@ typedef struct cm_cpucopy_hooks {
 	/* When set, the parts' pool's figures are added to it (-v: whether the
 	 * parts or the output they are handed to, in order, set the pace). */
 	cm_opool_stats *parts_stats;
+	/* When set (not with element or route), the parts' elements go to it
+	 * encoded, not as text, and parts are run on one thread too (-j 1:
+	 * the output's bytes depend on the parts, which do not depend on the
+	 * threads). */
+	const cm_cpucopy_enc *enc;
 } cm_cpucopy_hooks;
 
 /* Copy IN (already checked by cm_cpuscan_run into PLAN) to EO: every

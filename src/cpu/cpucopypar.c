@@ -58,11 +58,18 @@
  * lifts this). */
 #define PAR_MIN_BYTES (4u << 20)
 
+/* With the parts encoded (hooks->enc), a part runs over up to this many
+ * strides (within PART_MAX): each part is a batch of the .pftrace, whose
+ * strings are interned anew, as the text's batches of 1 MiB are
+ * (pftrace/pfstream.c's PFT_BATCH). */
+#define ENC_STRIDES 4
+
 /* A part: elements [ka, kb), text [from, to) (from: the end of element
  * ka - 1; to: the end of element kb - 1), their records at [lay_from,
  * lay_to) of the layout file. */
 struct part {
 	uint64_t ka, kb, from, to, lay_from, lay_to;
+	uint64_t piece; /* its number in the run (hooks->enc) */
 };
 
 /* With a cut (--steps, --range, --split: hooks->cut), a part's output
@@ -85,6 +92,7 @@ struct piece {
 
 struct par {
 	struct copy *c;
+	const cm_cpucopy_enc *enc; /* hooks->enc: the parts encoded */
 	int layout_fd;
 	cm_cpucut *cut;      /* hooks->cut, when a keep hook decides */
 	cm_cpuroute *route;  /* hooks->route: --split */
@@ -99,6 +107,10 @@ struct worker {
 	cm_buf pieces;      /* --split: the part's pieces, in order */
 	/* --split: the piece each output's last element went to, -1 none */
 	int64_t last[CM_CPUROUTE_MAX];
+	/* hooks->enc: the encoder, the part's text, its kept elements'
+	 * [a, b) in it */
+	void *enc;
+	cm_buf text, ab;
 };
 
 /* A part's text, then its pieces, at 8-byte boundaries. */
@@ -127,7 +139,11 @@ int cpucopy_par_begin(struct copy *c)
 	const char *e = getenv("CUPTIMERGE_COPY_THREADS");
 	int threads = e && atoi(e) >= 1 ? atoi(e) : h->threads;
 	c->par_at = 0;
-	if (threads < 2 || !c->runs || !c->plan->events)
+	if (threads < 1)
+		threads = 1;
+	/* (encoded: the output's bytes depend on the parts: run them on one
+	 * thread too) */
+	if (threads < (h->enc ? 1 : 2) || !c->runs || !c->plan->events || (h->enc && (h->element || h->route)))
 		return 0;
 	/* an element hook but the split's (the repair's, which takes the
 	 * elements one by one), a keep hook but a cut's (whose decisions the
@@ -242,6 +258,7 @@ static int part_run(void *wctx, const cm_buf *in, cm_buf *out)
 	uint64_t lpos, d;
 	size_t n, kept = 0;
 	char *t;
+	const cm_cpucopy_enc *enc = w->par->enc;
 	memcpy(&pt, in->p, sizeof pt);
 	n = (size_t)(pt.to - pt.from);
 	w->lay.len = 0;
@@ -250,10 +267,17 @@ static int part_run(void *wctx, const cm_buf *in, cm_buf *out)
 		return -1;
 	if (cut && cm_cpucut_part_read(cut, &w->cut, pt.ka, pt.kb) < 0)
 		return -1;
-	cm_buf_grow(out, head + n);
-	if (cm_input_pread(c->in, out->p + head, n, pt.from) < 0)
+	if (enc) { /* the text in the worker's buffer, OUT the encoder's */
+		w->text.len = w->ab.len = 0;
+		cm_buf_grow(&w->text, n);
+		cm_buf_grow(out, head);
+		t = w->text.p;
+	} else {
+		cm_buf_grow(out, head + n);
+		t = out->p + head;
+	}
+	if (cm_input_pread(c->in, t, n, pt.from) < 0)
 		return -1;
-	t = out->p + head;
 	l = (const unsigned char *)w->lay.p;
 	lend = l + (pt.lay_to - pt.lay_from);
 	lpos = pt.from;
@@ -278,6 +302,10 @@ static int part_run(void *wctx, const cm_buf *in, cm_buf *out)
 			/* cut: as a dropped one */
 		} else if (route) {
 			add_pieces(w, ga, gb, lpos - pt.from, a - lpos, b - pt.from, k);
+		} else if (enc) {
+			uint64_t ab[2] = {a - pt.from, b - pt.from};
+			cm_buf_put(&w->ab, ab, sizeof ab);
+			kept++;
 		} else {
 			size_t at = (size_t)(lpos - pt.from);
 			if (kept != at)
@@ -288,6 +316,15 @@ static int part_run(void *wctx, const cm_buf *in, cm_buf *out)
 	}
 	if (lpos != pt.to || l != lend)
 		return changed(c, lpos);
+	if (enc) { /* the elements encoded: the text's place in OUT theirs */
+		int rc;
+		out->len = head;
+		rc = enc->part(w->enc, pt.piece, t, (const uint64_t *)(const void *)w->ab.p, kept,
+			       cm_input_name(c->in), pt.from, out);
+		if (rc < 0)
+			return rc;
+		kept = out->len - head;
+	}
 	if (!cut) {
 		out->len = kept;
 		return 0;
@@ -316,11 +353,15 @@ static int part_sink(void *sctx, cm_buf *out)
 	const char *text;
 	size_t at, ng;
 	if (!par->cut)
-		return cm_output_write(par->c->eo->out, out->p, out->len) < 0 ? -1 : 0;
+		return (par->enc ? par->enc->hand(par->enc->ctx, out->p, out->len)
+				 : cm_output_write(par->c->eo->out, out->p, out->len)) < 0
+			       ? -1
+			       : 0;
 	memcpy(&h, out->p, sizeof h);
 	text = out->p + sizeof h;
 	at = sizeof h + align8(h.text_len);
-	if (!par->route && cm_output_write(par->c->eo->out, text, (size_t)h.text_len) < 0)
+	if (!par->route && (par->enc ? par->enc->hand(par->enc->ctx, text, (size_t)h.text_len)
+				     : cm_output_write(par->c->eo->out, text, (size_t)h.text_len)) < 0)
 		return -1;
 	for (uint64_t i = 0; par->route && i < h.npieces; i++, at += sizeof(struct piece)) {
 		struct piece pc;
@@ -353,13 +394,15 @@ int cpucopy_par_run(struct copy *c)
 {
 	const cm_cpuplan *p = c->plan;
 	const cm_doclayout_mark *m = c->marks;
-	struct par par = {c, fileno(c->layout), c->hooks->keep ? c->hooks->cut : NULL, c->hooks->route, 0, {0}};
+	const cm_cpucopy_enc *enc = c->hooks->enc;
+	struct par par = {c, enc, fileno(c->layout), c->hooks->keep ? c->hooks->cut : NULL, c->hooks->route, 0, {0}};
 	struct worker *w;
 	void **wctx;
 	cm_opool *pool;
 	cm_buf b = {0};
 	int n = c->par_threads, rc = 0;
-	size_t j = c->par_next, ng = par.cut ? par.cut->ngroups : 0;
+	size_t j = c->par_next, k, ng = par.cut ? par.cut->ngroups : 0;
+	uint64_t piece = 0;
 	uint64_t d0, d1;
 	c->par_stopped = 0;
 	c->par_at = 0;
@@ -368,13 +411,15 @@ int cpucopy_par_run(struct copy *c)
 	/* what went before: the text all outputs share (after what the
 	 * route's writer threads hold), or the output's */
 	if (par.route ? cm_cpuroute_flush(par.route) < 0 || cm_cpuroute_shared(par.route) < 0
-		      : cm_evout_flush(c->eo) < 0)
+		      : cm_evout_flush(c->eo) < 0 || (enc && enc->begin(enc->ctx) < 0))
 		return -1;
 	w = cm_xcalloc((size_t)n, sizeof *w);
 	wctx = cm_xcalloc((size_t)n, sizeof *wctx);
 	for (int i = 0; i < n; i++) {
 		w[i].par = &par;
 		wctx[i] = &w[i];
+		if (enc)
+			w[i].enc = enc->enc_new(enc->ctx);
 		if (par.cut) {
 			w[i].cut.group_min = cm_xcalloc(2 * ng + 1, sizeof(double));
 			w[i].cut.group_max = w[i].cut.group_min + ng;
@@ -387,21 +432,31 @@ int cpucopy_par_run(struct copy *c)
 	pool = cm_opool_new(n, 0, part_run, wctx, part_sink, &par);
 	if (c->hooks->parts_stats)
 		cm_opool_set_stats(pool, c->hooks->parts_stats);
-	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j++) {
-		struct part pt = {m[j].index, m[j + 1].index, m[j].pos, m[j + 1].pos, m[j].off, m[j + 1].off};
+	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j = k) {
+		struct part pt;
+		/* (encoded: up to ENC_STRIDES marks' strides, within PART_MAX) */
+		for (k = j + 1; enc && k + 1 < c->nmarks && k - j < ENC_STRIDES && m[k + 1].pos - m[j].pos <= PART_MAX; k++)
+			;
+		pt = (struct part){m[j].index, m[k].index, m[j].pos, m[k].pos, m[j].off, m[k].off, piece++};
 		cm_buf_put(&b, &pt, sizeof pt);
 		rc = cm_opool_put(pool, &b);
-		cm_progress_update(m[j + 1].pos);
+		cm_progress_update(m[k].pos);
 	}
 	rc = cm_opool_finish(pool) < 0 || rc < 0 ? -1 : 0;
+	if (enc && enc->end(enc->ctx, rc == 0) < 0)
+		rc = -1;
 	if (c->hooks->parts)
-		*c->hooks->parts += j - c->par_next;
+		*c->hooks->parts += piece;
 	if (c->hooks->parts_threads)
 		*c->hooks->parts_threads = n;
 	for (int i = 0; i < n; i++) {
 		cm_buf_free(&w[i].lay);
 		cm_buf_free(&w[i].cut.notes);
 		cm_buf_free(&w[i].pieces);
+		cm_buf_free(&w[i].text);
+		cm_buf_free(&w[i].ab);
+		if (enc)
+			enc->enc_free(w[i].enc);
 		free(w[i].cut.group_min);
 	}
 	free(par.fold.group_min);

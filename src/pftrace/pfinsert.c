@@ -60,7 +60,9 @@ static uint64_t *next_seq(cm_pft *t) { return t->par ? &t->chunk_seq : &t->batch
 
 void cm_pft_insert_direct(cm_pft *t, int on) { t->direct = on; }
 
-int cm_pft_insert_begin(cm_pft *t)
+/* cm_pft_insert_begin, and cm_pft_insert_own_begin (OWN 1: the lanes'
+ * ties not told that the window's batches begin here). */
+static int insert_begin(cm_pft *t, int own)
 {
 	int rc = 0;
 	if (t->failed)
@@ -83,7 +85,7 @@ int cm_pft_insert_begin(cm_pft *t)
 	cm_pft_phase(t, PH_INSERTED);
 	/* the lanes keep the slices a call may tie with up to here: the
 	 * first inserted batch is the window's (pflanetie.c) */
-	if (t->ties && t->ties_until == UINT64_MAX) {
+	if (!own && t->ties && t->ties_until == UINT64_MAX) {
 		t->ties_until = *next_seq(t);
 		if (t->lq)
 			cm_pflaneq_ties_until(t->lq, t->ties_until);
@@ -93,8 +95,19 @@ int cm_pft_insert_begin(cm_pft *t)
 		t->ins_base = *next_seq(t);
 		t->ins_target = t->put_blocks;
 		t->ins_drained = 0;
+		/* (a run before this one, the CPU trace's parts, ended: its
+		 * pieces' count is in ins_base now, cm_pft_insert_end's) */
+		__atomic_store_n(&t->ins_pieces, 0, __ATOMIC_RELEASE);
 	}
 	return 0;
+}
+
+int cm_pft_insert_begin(cm_pft *t) { return insert_begin(t, 0); }
+
+int cm_pft_insert_own_begin(cm_pft *t)
+{
+	t->direct = 1;
+	return insert_begin(t, 1);
 }
 
 void cm_pft_ties(cm_pft *t, uint64_t n)
@@ -426,6 +439,19 @@ int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_
 		out = &e->g->b;
 	}
 	return cm_pfbatch_elem(e->ev, v, s, n, -1, out);
+}
+
+void cm_pft_enc_label(cm_pft_enc *e, const char *label) { e->ev->label = label; }
+
+int cm_pft_enc_text(cm_pft_enc *e, const char *s, size_t n, int64_t off, cm_buf *out)
+{
+	if (e->check)
+		e->parsed++;
+	if (e->t) {
+		e->nel++;
+		out = &e->g->b;
+	}
+	return cm_pfbatch_elem(e->ev, NULL, s, n, off, out);
 }
 
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)

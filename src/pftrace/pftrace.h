@@ -51,6 +51,14 @@ void cm_pft_free(cm_pft *t);
  * elements into batches, which must not depend on the thread count.
  * Calls from one thread at a time, in order; 0, or -1 after a report. */
 int cm_pft_insert_begin(cm_pft *t);
+/* cm_pft_insert_begin, on the direct path, for batches of the
+ * document's own elements, not the writer's (the merge's CPU trace's
+ * parts, encoded on its copy's threads: src/mergepftcpu.c): the lanes
+ * keep their slices for the ties as they keep the text's (cm_pft_ties:
+ * the window's batches are those of the first cm_pft_insert_begin).
+ * Then, as for the others, the pieces, cm_pft_insert_end (or _abort), and
+ * the text after; several such runs may come before the writer's. */
+int cm_pft_insert_own_begin(cm_pft *t);
 /* A batch encoded by a cm_pft_enc: its N bytes at P (copied, unless they
  * lie in the buffer the last cm_pft_insert_adopt took). */
 int cm_pft_insert_records(cm_pft *t, const void *p, size_t n);
@@ -131,6 +139,12 @@ int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out);
 int cm_pft_enc_reads_text(const cm_pft_enc *e);
 int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out);
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out);
+/* An element given by its text S[0..N) alone (parsed), which lies at
+ * offset OFF of the input LABEL names (its refusal says LABEL:OFF; LABEL
+ * set by cm_pft_enc_label, whose bytes outlive the encoder, else the
+ * output's name, with no offset).  As cm_pft_enc_elem. */
+void cm_pft_enc_label(cm_pft_enc *e, const char *label);
+int cm_pft_enc_text(cm_pft_enc *e, const char *s, size_t n, int64_t off, cm_buf *out);
 /* The direct path's pieces (cm_pft_insert_direct): nothing else. */
 void cm_pft_enc_begin(cm_pft_enc *e, uint64_t piece);
 int cm_pft_enc_end(cm_pft_enc *e, cm_buf *out);
