@@ -95,7 +95,7 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 				  .threads = mergejobs_copy_threads(opt->jobs),
 				  .parts = &m->copy_parts, .parts_threads = &m->copy_threads,
 				  .parts_stats = &m->copy_stats};
-	cm_cpucopy_enc enc;
+	cm_mergepft_parts parts;
 	int ok, piped;
 	/* named after the -o file; a descriptor's name (/dev/stdout, written
 	 * through as standard output is: outfile.c) names none, as "-" */
@@ -120,8 +120,8 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 	/* to a .pftrace, the CPU trace's parts encoded on the copy's
 	 * threads (mergepftcpu.c), but not a repair's, whose events go one
 	 * by one, nor --split's */
-	if (!m->repair && !opt->split_n && cm_mergepft_cpu_parts(eo, &enc))
-		hooks.enc = &enc;
+	if (!m->repair && !opt->split_n && cm_mergepft_cpu_parts(eo, &parts))
+		hooks.enc = &parts.enc;
 	/* a window of version 2 lends its devices to a trace without */
 	if (m->plan.devprops != CM_DEVPROPS_LISTED)
 		hooks.devices = cm_gpu_devices_text(m->gpu, &hooks.devices_len);

@@ -36,10 +36,16 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
  * them.  0, or -1 after a report. */
 int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along);
 
+/* The copy's hook that encodes the CPU trace's parts on its threads
+ * (mergepftcpu.c): ENC, for the hooks' enc, and what it needs. */
+typedef struct cm_mergepft_parts {
+	cm_cpucopy_enc enc;
+	struct cm_pft *t;
+	int direct; /* the batches straight to the sequential part (else through its pool) */
+} cm_mergepft_parts;
 /* When EO's output is a .pftrace transcoder (not --split's tee; the
  * caller leaves out a merge with a repair, whose events go one by one),
- * the copy's hook in *ENC that encodes the CPU trace's parts on its
- * threads (mergepftcpu.c): 1; else 0 (CUPTIMERGE_PFT_PARTS=0 too). */
-int cm_mergepft_cpu_parts(const cm_evout *eo, cm_cpucopy_enc *enc);
+ * *P set for it: 1; else 0 (CUPTIMERGE_PFT_PARTS=0 too). */
+int cm_mergepft_cpu_parts(const cm_evout *eo, cm_mergepft_parts *p);
 
 #endif

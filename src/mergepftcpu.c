@@ -32,7 +32,9 @@
  * (tests/e2e/pfparts.sh).  A CPU event that cannot be written is refused
  * as CPUFILE:OFFSET (its offset in the CPU trace: the part knows it),
  * where the text's refusal names the output and the JSON text's offset.
- * CUPTIMERGE_PFT_PARTS=0, a testing aid, sends the parts as text. */
+ * CUPTIMERGE_PFT_PARTS=0, a testing aid, sends the parts as text;
+ * CUPTIMERGE_PFT_DIRECT=0 each part's batch through the transcoder's pool
+ * (the same bytes), as it does the window's. */
 #include "config.h"
 #include "mergepft.h"
 #include "pftrace/pftrace.h"
@@ -40,18 +42,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether the batches go straight to the transcoder's sequential part
+ * (CUPTIMERGE_PFT_DIRECT=0, a testing aid, as for the window's
+ * (mergepft.c): each through its pool; the same bytes). */
+static int direct_path(void)
+{
+	const char *env = getenv("CUPTIMERGE_PFT_DIRECT");
+	return !(env && *env && !strcmp(env, "0"));
+}
+
 /* cm_cpucopy_enc's begin: the batches go in after the text so far. */
-static int begin(void *ctx) { return cm_pft_insert_own_begin(ctx); }
+static int begin(void *ctx)
+{
+	cm_mergepft_parts *p = ctx;
+	cm_pft_insert_direct(p->t, p->direct);
+	return cm_pft_insert_own_begin(p->t);
+}
 
 /* cm_cpucopy_enc's enc_new and enc_free: a worker's encoder (made once
- * begin has set the direct path). */
-static void *enc_new(void *ctx) { return cm_pft_enc_new(ctx); }
+ * begin has said the path). */
+static void *enc_new(void *ctx) { return cm_pft_enc_new(((cm_mergepft_parts *)ctx)->t); }
 static void enc_free(void *enc) { cm_pft_enc_free(enc); }
 
 /* cm_cpucopy_enc's part: the part's elements as one batch (none when it
- * kept none), its lanes put under the part's number (cm_pft_enc_end):
- * OUT gets the batch's reference.  0, -1 after a refusal, -2 when the run
- * has failed already. */
+ * kept none): OUT gets the batch's reference (the direct path, its lanes
+ * put under the part's number by cm_pft_enc_end), else its records.  0,
+ * -1 after a refusal, -2 when the run has failed already. */
 static int part(void *ectx, uint64_t piece, const char *text, const uint64_t *ab, size_t n, const char *label,
 		uint64_t off, cm_buf *out)
 {
@@ -72,31 +88,34 @@ static int part(void *ectx, uint64_t piece, const char *text, const uint64_t *ab
 	return cm_pft_enc_end(e, out);
 }
 
-/* cm_cpucopy_enc's hand: a part's batches (8 bytes each: cm_pft_enc_close's
- * references) to the sequential part, in order.  0, or -1. */
+/* cm_cpucopy_enc's hand: a part's batch to the transcoder, in order (on
+ * the direct path its reference: 8 bytes, cm_pft_enc_close's).  0, or -1. */
 static int hand(void *ctx, const void *p, size_t n)
 {
-	for (size_t i = 0; i + 8 <= n; i += 8)
-		if (cm_pft_insert_records(ctx, (const char *)p + i, 8) < 0)
-			return -1;
-	return 0;
+	cm_mergepft_parts *pp = ctx;
+	if (!n)
+		return 0;
+	return cm_pft_insert_records(pp->t, p, pp->direct ? 8 : n) < 0 ? -1 : 0;
 }
 
 /* cm_cpucopy_enc's end: the text after goes on; or the run stopped. */
 static int end(void *ctx, int ok)
 {
+	cm_mergepft_parts *p = ctx;
 	if (ok)
-		return cm_pft_insert_end(ctx);
-	cm_pft_insert_abort(ctx);
+		return cm_pft_insert_end(p->t);
+	cm_pft_insert_abort(p->t);
 	return -1;
 }
 
-int cm_mergepft_cpu_parts(const cm_evout *eo, cm_cpucopy_enc *enc)
+int cm_mergepft_cpu_parts(const cm_evout *eo, cm_mergepft_parts *p)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_PARTS"); /* a testing aid: the parts as text */
 	cm_pft *t = eo->out ? cm_output_codec_state(eo->out) : NULL;
 	if (!t || (env && *env && !strcmp(env, "0")))
 		return 0;
-	*enc = (cm_cpucopy_enc){t, begin, enc_new, enc_free, part, hand, end};
+	p->t = t;
+	p->direct = direct_path();
+	p->enc = (cm_cpucopy_enc){p, begin, enc_new, enc_free, part, hand, end};
 	return 1;
 }

@@ -3,6 +3,9 @@
 
 Usage: pftrace_check.py JSON PFTRACE   (TP_DIR and TPJS in the environment;
 either file may be gzip)
+       pftrace_check.py --pair JSON PFTRACE_A PFTRACE_B   (two .pftrace files of
+the same JSON show the same: slices, args, flows, counters, threads,
+processes, stats, and each thread's slices on the same lanes)
 
 Loads both into Perfetto's trace processor (tp.mjs) and compares, per
 thread (pid, tid; a string pid or tid, which each import numbers its own
@@ -290,7 +293,47 @@ def overlaps(dj, dp):
     return bad
 
 
+def lanes(rows, ipids, itids):
+    """Each thread's slices as its tracks hold them (the lanes: which
+    slices share a track), whatever the tracks' ids."""
+    per = collections.defaultdict(lambda: collections.defaultdict(list))
+    for s in rows["S"]:
+        sid, ts, dur, name, cat, asid, tid, tname, pid, pname, p2pid, p2name, track = s
+        if tid == "null":
+            continue
+        k = thread_key(tid, unhex(tname), pid, unhex(pname), ipids, itids)
+        per[k][track].append((int(ts), int(dur), unhex(name)))
+    return {k: sorted(tuple(sorted(v)) for v in t.values()) for k, t in per.items()}
+
+
+def pair(jpath, apath, bpath):
+    """--pair JSON A B: the .pftrace files A and B of the same JSON show the
+    same in Perfetto, their slices on the same lanes."""
+    ipids, itids, _ = ids(jpath)
+    ra, rb = tp(apath), tp(bpath)
+    da, db = digest(ra, ipids, itids, True), digest(rb, ipids, itids, True)
+    da["lanes"], db["lanes"] = lanes(ra, ipids, itids), lanes(rb, ipids, itids)
+    bad = 0
+    for what in da:
+        if da[what] != db[what]:
+            bad += 1
+            items = (lambda d: d.items() if isinstance(d, dict) else d)
+            sa, sb = collections.Counter(map(repr, items(da[what]))), collections.Counter(map(repr, items(db[what])))
+            print(f"{what} differ:")
+            for x in list((sa - sb).elements())[:3]:
+                print(f"  {apath} only: {x[:300]}")
+            for x in list((sb - sa).elements())[:3]:
+                print(f"  {bpath} only: {x[:300]}")
+    if bad:
+        sys.exit(1)
+    print(f"OK {sum(len(v) for v in da['slices'].values())} slices, {len(da['flows'])} flows, "
+          f"{sum(len(v) for v in da['lanes'].values())} lanes")
+
+
 def main():
+    if sys.argv[1] == "--pair":
+        pair(sys.argv[2], sys.argv[3], sys.argv[4])
+        return
     jpath, ppath = sys.argv[1], sys.argv[2]
     ipids, itids, labels = ids(jpath)
     dj = digest(tp(jpath), ipids, itids, False)

@@ -382,8 +382,11 @@ int cm_cpucopy_run(cm_input *in, const cm_cpuplan *plan, const cm_cpucopy_hooks 
 	c.top.devices_due = hooks->devices && plan->devprops == CM_DEVPROPS_ABSENT;
 	/* kept elements in runs, to EO or routed (--split), but with an
 	 * element hook that takes them one by one, and after the careful scan
-	 * (its --split writes each event by the hook, as it always has) */
-	c.runs = !plan->careful && (!hooks->element || (hooks->route && !hooks->route->whole));
+	 * (its --split writes each event by the hook, as it always has); but
+	 * encoded parts (hooks->enc) run after it too: the output's bytes
+	 * depend on the parts, which must not depend on the scan */
+	c.runs = (!plan->careful || (hooks->enc && !hooks->element && !hooks->route)) &&
+		 (!hooks->element || (hooks->route && !hooks->route->whole));
 	c.by_elem = !c.runs && hooks->element;
 	if (!plan->layout) /* no scan noted it: the scan failed, or the text it read is not this */
 		return cpucopy_changed(&c);

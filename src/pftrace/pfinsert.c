@@ -104,11 +104,7 @@ static int insert_begin(cm_pft *t, int own)
 
 int cm_pft_insert_begin(cm_pft *t) { return insert_begin(t, 0); }
 
-int cm_pft_insert_own_begin(cm_pft *t)
-{
-	t->direct = 1;
-	return insert_begin(t, 1);
-}
+int cm_pft_insert_own_begin(cm_pft *t) { return insert_begin(t, 1); }
 
 void cm_pft_ties(cm_pft *t, uint64_t n)
 {

@@ -51,13 +51,14 @@ void cm_pft_free(cm_pft *t);
  * elements into batches, which must not depend on the thread count.
  * Calls from one thread at a time, in order; 0, or -1 after a report. */
 int cm_pft_insert_begin(cm_pft *t);
-/* cm_pft_insert_begin, on the direct path, for batches of the
- * document's own elements, not the writer's (the merge's CPU trace's
- * parts, encoded on its copy's threads: src/mergepftcpu.c): the lanes
- * keep their slices for the ties as they keep the text's (cm_pft_ties:
- * the window's batches are those of the first cm_pft_insert_begin).
- * Then, as for the others, the pieces, cm_pft_insert_end (or _abort), and
- * the text after; several such runs may come before the writer's. */
+/* cm_pft_insert_begin for batches of the document's own elements, not
+ * the writer's (the merge's CPU trace's parts, encoded on its copy's
+ * threads: src/mergepftcpu.c): the lanes keep their slices for the ties
+ * as they keep the text's (cm_pft_ties: the window's batches are those of
+ * the first cm_pft_insert_begin).  Then, as for the others (on the direct
+ * path or not: cm_pft_insert_direct before), the batches,
+ * cm_pft_insert_end (or _abort), and the text after; several such runs
+ * may come before the writer's. */
 int cm_pft_insert_own_begin(cm_pft *t);
 /* A batch encoded by a cm_pft_enc: its N bytes at P (copied, unless they
  * lie in the buffer the last cm_pft_insert_adopt took). */
