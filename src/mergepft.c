@@ -46,6 +46,10 @@
  * CUPTIMERGE_PFT_REPARSE=1, a testing aid, hands no members: each
  * element parsed from its text, which must give the same bytes.
  *
+ * The CPU trace's events past its metadata go as batches too, each part
+ * of its copy encoded on the copy's thread that read it
+ * (mergepftcpu.c), their pieces numbered before the window's.
+ *
  * The batches are the groups, which depend on the window's records and the
  * spans' tables alone: the bytes are the same at any -j and any read size,
  * but not those of the same JSON converted alone (there the batches are

@@ -30,7 +30,20 @@
  * joined), which the sink writes in order (cpuroute.h).  The walk did this
  * on one thread, an event at a time: on the 16-core machine the split's
  * copy took 0.28-0.45 s of the 1 GB pair's run where the plain merge's,
- * in parts, took 0.03. */
+ * in parts, took 0.03.
+ *
+ * Encoded parts (hooks->enc: a merge to .pftrace, src/mergepftcpu.c): a
+ * part's kept elements, whose [a, b) the records give, go to the hook's
+ * encoder on the worker that read them, the part's text staying in the
+ * worker's buffer, and the sink hands the encoder's output (the batches'
+ * references) on in order, not the text: as text the transcoder's one
+ * writer thread copied it and its workers walked it again to find the
+ * elements (issue 25).  The parts then span up to ENC_STRIDES marks (a
+ * batch each), run at -j 1 too (the bytes depend on the parts, which
+ * then depend on the marks alone) and after the careful scan, and each
+ * run of them is the hook's BEGIN and END, the text before them written
+ * out first (the walk stops only after an element: the text after goes
+ * on with its separator). */
 #include "config.h"
 #include "cpu/cpucopy_int.h"
 #include "base/diag.h"

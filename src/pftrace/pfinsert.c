@@ -36,6 +36,14 @@
  * (CUPTIMERGE_PFT_GROUP=1, a testing aid: 441 MB at the peak against 241
  * through the pool, the 200M pair at -j 16, BENCHMARKS.md "pfdirect16").
  *
+ * Runs of the document's own elements may come before the writer's (the
+ * merge's CPU trace's parts, encoded on its copy's threads:
+ * src/mergepftcpu.c; cm_pft_insert_own_begin), text between them: each
+ * run's pieces numbered on from the batches before it, as the window's
+ * are, and the ties' filter told of the window's first batch only at the
+ * writer's cm_pft_insert_begin, so that the lanes keep the parts' slices
+ * for the calls as they keep the text's.
+ *
  * The pool's path (CUPTIMERGE_PFT_DIRECT=0, a testing aid: the same
  * bytes): an inserted batch of records goes through the pool as the
  * others do, so that it reaches the sequential part in order: its worker
