@@ -74,8 +74,17 @@
 /* With the parts encoded (hooks->enc), a part runs over up to this many
  * strides (within PART_MAX): each part is a batch of the .pftrace, whose
  * strings are interned anew, as the text's batches of 1 MiB are
- * (pftrace/pfstream.c's PFT_BATCH). */
+ * (pftrace/pfstream.c's PFT_BATCH).  CUPTIMERGE_PFT_PART_STRIDES, a
+ * testing aid (1 to 32), sets it: the bytes change with it. */
 #define ENC_STRIDES 4
+
+/* ENC_STRIDES, or the testing aid's. */
+static size_t enc_strides(void)
+{
+	const char *e = getenv("CUPTIMERGE_PFT_PART_STRIDES");
+	int n = e && *e ? atoi(e) : 0;
+	return n >= 1 && n <= PART_STRIDES ? (size_t)n : ENC_STRIDES;
+}
 
 /* A part: elements [ka, kb), text [from, to) (from: the end of element
  * ka - 1; to: the end of element kb - 1), their records at [lay_from,
@@ -414,7 +423,7 @@ int cpucopy_par_run(struct copy *c)
 	cm_opool *pool;
 	cm_buf b = {0};
 	int n = c->par_threads, rc = 0;
-	size_t j = c->par_next, k, ng = par.cut ? par.cut->ngroups : 0;
+	size_t j = c->par_next, k, ng = par.cut ? par.cut->ngroups : 0, strides = enc_strides();
 	uint64_t piece = 0;
 	uint64_t d0, d1;
 	c->par_stopped = 0;
@@ -448,7 +457,7 @@ int cpucopy_par_run(struct copy *c)
 	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j = k) {
 		struct part pt;
 		/* (encoded: up to ENC_STRIDES marks' strides, within PART_MAX) */
-		for (k = j + 1; enc && k + 1 < c->nmarks && k - j < ENC_STRIDES && m[k + 1].pos - m[j].pos <= PART_MAX; k++)
+		for (k = j + 1; enc && k + 1 < c->nmarks && k - j < strides && m[k + 1].pos - m[j].pos <= PART_MAX; k++)
 			;
 		pt = (struct part){m[j].index, m[k].index, m[j].pos, m[k].pos, m[j].off, m[k].off, piece++};
 		cm_buf_put(&b, &pt, sizeof pt);
