@@ -43,9 +43,10 @@ typedef struct cm_mergepft_parts {
 	struct cm_pft *t;
 	int direct; /* the batches straight to the sequential part (else through its pool) */
 } cm_mergepft_parts;
-/* When EO's output is a .pftrace transcoder (not --split's tee; the
- * caller leaves out a merge with a repair, whose events go one by one),
- * *P set for it: 1; else 0 (CUPTIMERGE_PFT_PARTS=0 too). */
+/* When EO's output is a .pftrace transcoder that takes batches
+ * (cm_mergepft_applies; the caller leaves out a merge with a repair,
+ * whose events go one by one, and --split), *P set for it: 1; else 0
+ * (CUPTIMERGE_PFT_PARTS=0 too). */
 int cm_mergepft_cpu_parts(const cm_evout *eo, cm_mergepft_parts *p);
 
 #endif

@@ -32,7 +32,8 @@
  * (tests/e2e/pfparts.sh).  A CPU event that cannot be written is refused
  * as CPUFILE:OFFSET (its offset in the CPU trace: the part knows it),
  * where the text's refusal names the output and the JSON text's offset.
- * CUPTIMERGE_PFT_PARTS=0, a testing aid, sends the parts as text;
+ * CUPTIMERGE_PFT_PARTS=0, a testing aid, sends the parts as text (so
+ * does CUPTIMERGE_PFT_TEXT=1, the window's events too);
  * CUPTIMERGE_PFT_DIRECT=0 each part's batch through the transcoder's pool
  * (the same bytes), as it does the window's. */
 #include "config.h"
@@ -111,10 +112,10 @@ static int end(void *ctx, int ok)
 int cm_mergepft_cpu_parts(const cm_evout *eo, cm_mergepft_parts *p)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_PARTS"); /* a testing aid: the parts as text */
-	cm_pft *t = eo->out ? cm_output_codec_state(eo->out) : NULL;
-	if (!t || (env && *env && !strcmp(env, "0")))
+	/* (not with CUPTIMERGE_PFT_TEXT either: all of it as text) */
+	if (!cm_mergepft_applies(eo) || (env && *env && !strcmp(env, "0")))
 		return 0;
-	p->t = t;
+	p->t = cm_output_codec_state(eo->out);
 	p->direct = direct_path();
 	p->enc = (cm_cpucopy_enc){p, begin, enc_new, enc_free, part, hand, end};
 	return 1;
