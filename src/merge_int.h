@@ -70,6 +70,7 @@ struct merge {
 	double crew_idle;
 	uint64_t copy_parts; /* the parts the CPU trace's events were copied in (cpucopypar.c), */
 	int copy_threads;    /* ... on how many threads */
+	int copy_encoded;    /* ... their events encoded there (a .pftrace's direct parts: mergepftcpu.c) */
 	cm_opool_stats copy_stats; /* ... and their pool's figures */
 };
 

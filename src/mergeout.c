@@ -120,8 +120,10 @@ int mergeout_write(struct merge *m, cm_evout *eo, char **split_names)
 	/* to a .pftrace, the CPU trace's parts encoded on the copy's
 	 * threads (mergepftcpu.c), but not a repair's, whose events go one
 	 * by one, nor --split's */
-	if (!m->repair && !opt->split_n && cm_mergepft_cpu_parts(eo, &parts))
+	if (!m->repair && !opt->split_n && cm_mergepft_cpu_parts(eo, &parts)) {
 		hooks.enc = &parts.enc;
+		m->copy_encoded = 1;
+	}
 	/* a window of version 2 lends its devices to a trace without */
 	if (m->plan.devprops != CM_DEVPROPS_LISTED)
 		hooks.devices = cm_gpu_devices_text(m->gpu, &hooks.devices_len);

@@ -79,12 +79,14 @@ void mergereport_print(const struct merge *m)
 			m->gz_wait, m->gz_emit);
 	/* the copy: on how many threads, in how many parts (cpucopypar.c);
 	 * workers idle while the parts' text went out in order had the
-	 * output behind them (a .pftrace's transcoder takes it on one thread) */
+	 * output behind them (a .pftrace's transcoder took it on one thread;
+	 * encoded, only their batches go to it, in order) */
 	{
 		char pace[128] = "";
 		if (m->copy_parts)
-			snprintf(pace, sizeof pace, ", busy %.2f s and idle %.2f s; their text handed to the output in order in %.2f s",
-				 m->copy_stats.busy, m->copy_stats.idle, m->copy_stats.sink);
+			snprintf(pace, sizeof pace, ", busy %.2f s and idle %.2f s; their %s handed to the output in order in %.2f s",
+				 m->copy_stats.busy, m->copy_stats.idle, m->copy_encoded ? "batches" : "text",
+				 m->copy_stats.sink);
 		cm_warn(NULL, -1, "copy: the CPU trace's events in %llu parts on %d threads%s",
 			(unsigned long long)m->copy_parts, m->copy_parts ? m->copy_threads : 1, pace);
 	}

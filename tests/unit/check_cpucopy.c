@@ -402,6 +402,103 @@ START_TEST(parts_copy)
 }
 END_TEST
 
+/* cm_cpucopy_enc's stand-in: each part's elements "PIECE:OFFSET:TEXT|",
+ * padded to 8 bytes with blanks, handed on to LOG in order. */
+struct fake_enc {
+	cm_buf log;
+	int begun, ended, ok, live;
+};
+static int fake_begin(void *ctx)
+{
+	((struct fake_enc *)ctx)->begun++;
+	return 0;
+}
+static void *fake_new(void *ctx)
+{
+	__atomic_add_fetch(&((struct fake_enc *)ctx)->live, 1, __ATOMIC_RELAXED);
+	return ctx;
+}
+static void fake_free(void *enc) { __atomic_sub_fetch(&((struct fake_enc *)enc)->live, 1, __ATOMIC_RELAXED); }
+static int fake_part(void *enc, uint64_t piece, const char *text, const uint64_t *ab, size_t n, const char *label,
+		     uint64_t off, cm_buf *out)
+{
+	(void)enc;
+	(void)label;
+	ck_assert_uint_eq(out->len % 8, 0);
+	for (size_t i = 0; i < n; i++) {
+		char head[64];
+		cm_buf_put(out, head, (size_t)snprintf(head, sizeof head, "%llu:%llu:", (unsigned long long)piece,
+						       (unsigned long long)(off + ab[2 * i])));
+		cm_buf_put(out, text + ab[2 * i], (size_t)(ab[2 * i + 1] - ab[2 * i]));
+		cm_buf_putc(out, '|');
+	}
+	while (out->len % 8)
+		cm_buf_putc(out, ' ');
+	return 0;
+}
+static int fake_hand(void *ctx, const void *p, size_t n)
+{
+	cm_buf_put(&((struct fake_enc *)ctx)->log, p, n);
+	return 0;
+}
+static int fake_end(void *ctx, int ok)
+{
+	struct fake_enc *f = ctx;
+	f->ended++;
+	f->ok = ok;
+	return 0;
+}
+
+/* The parts encoded (hooks->enc, a .pftrace merge's): the part's element
+ * (element 2, its offset in the input) goes to the encoder, one begin and
+ * one end around it, every encoder freed, and the text goes on without it
+ * or the separator before it; on one thread too. */
+START_TEST(parts_encoded)
+{
+	const char *path, *e2 = strstr(trace, "{\"ph\":\"i\"");
+	const char *e2_out = strstr(expected, ",\n    {\"ph\":\"i\"");
+	size_t e2_len = strlen(",\n    {\"ph\":\"i\",\"name\":\"c\"}"); /* (and its separator) */
+	cm_cpucopy_hooks h = hooks_with("t", devices);
+	struct fake_enc f;
+	cm_cpucopy_enc enc = {&f, fake_begin, fake_new, fake_free, fake_part, fake_hand, fake_end};
+	char want[64];
+	uint64_t parts = 0;
+	setenv("CUPTIMERGE_COPY_STRIDE", "1", 1);
+	path = check_tmpfile(trace);
+	h.parts = &parts;
+	h.enc = &enc;
+	snprintf(want, sizeof want, "0:%zu:{\"ph\":\"i\",\"name\":\"c\"}|", (size_t)(e2 - trace));
+	for (size_t bs = 1; bs <= 40; bs += 13) {
+		cm_cpuplan plan;
+		scan(path, 2, bs, &plan);
+		for (int threads = 1; threads <= 3; threads++) {
+			cm_buf out;
+			memset(&f, 0, sizeof f);
+			h.threads = threads;
+			parts = 0;
+			ck_assert_int_eq(copy_out(path, &plan, bs, &h, &out), 0);
+			/* the JSON less element 2 and its separator */
+			ck_assert_msg(out.len == strlen(expected) - e2_len &&
+					      !memcmp(out.p, expected, (size_t)(e2_out - expected)) &&
+					      !memcmp(out.p + (e2_out - expected), e2_out + e2_len, strlen(e2_out + e2_len)),
+				      "read size %zu, %d threads: %.*s", bs, threads, (int)out.len, out.p);
+			ck_assert_uint_eq(parts, 1);
+			ck_assert_int_eq(f.begun, 1);
+			ck_assert_int_eq(f.ended, 1);
+			ck_assert_int_eq(f.ok, 1);
+			ck_assert_int_eq(f.live, 0);
+			ck_assert_uint_eq(f.log.len % 8, 0);
+			ck_assert_msg(f.log.len >= strlen(want) && !memcmp(f.log.p, want, strlen(want)),
+				      "read size %zu, %d threads: %.*s", bs, threads, (int)f.log.len, f.log.p);
+			cm_buf_free(&out);
+			cm_buf_free(&f.log);
+		}
+		cm_cpuplan_free(&plan);
+	}
+	unlink(path);
+}
+END_TEST
+
 /* A layout doctored inside the parts (the last element's length one
  * short, the marks kept): the copy in parts fails with status 3, as the
  * walk does, and leaves no file. */
@@ -461,6 +558,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, doctored_layout);
 	tcase_add_test(tc, parts_copy);
 	tcase_add_test(tc, parts_doctored);
+	tcase_add_test(tc, parts_encoded);
 	suite_add_tcase(s, tc);
 	return s;
 }
