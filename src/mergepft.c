@@ -132,10 +132,10 @@ void cm_mergepft_ties(cm_gpu *g, const cm_evout *eo)
 	cm_gpu_set_call_note(g, call_note, t);
 }
 
-int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo)
+int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo, int threads)
 {
 	cm_pft *t = eo->out ? cm_output_codec_state(eo->out) : NULL;
-	return t ? cm_gpu_each_span(g, span_note, t) : 0;
+	return t ? cm_gpu_each_span(g, span_note, t, threads) : 0;
 }
 
 /* cm_gpu_groups' open, element and close: a whole group encoded on the

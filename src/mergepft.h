@@ -19,9 +19,9 @@ int cm_mergepft_applies(const cm_evout *eo);
 void cm_mergepft_ties(cm_gpu *g, const cm_evout *eo);
 /* After the plan of G (cm_mergepft_ties before it): every span the output
  * will have noted for the lanes too, so that they keep the window's slices
- * a span ties with (a span begins at its first kernel's nanosecond).  0,
- * or -1 after a report. */
-int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo);
+ * a span ties with (a span begins at its first kernel's nanosecond), on THREADS threads.
+ * 0, or -1 after a report. */
+int cm_mergepft_ties_spans(const cm_gpu *g, const cm_evout *eo, int threads);
 
 /* cm_gpu_write_events for such an output (cm_mergepft_applies): the
  * window's events rendered and encoded by JOBS threads, handed to the

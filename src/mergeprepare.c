@@ -326,7 +326,7 @@ int mergeprepare_run(struct merge *m)
 					      cm_py_max(m->plan.max_end, m->plan.prof_max_end)) < 0) {
 		return cm_diag_status();
 	} else if (cm_gpu_plan(m->gpu, mergejobs_plan_threads(opt->jobs)) < 0 ||
-		   (m->pft_ties && cm_mergepft_ties_spans(m->gpu, m->pft_ties) < 0)) {
+		   (m->pft_ties && cm_mergepft_ties_spans(m->gpu, m->pft_ties, mergejobs_plan_threads(opt->jobs)) < 0)) {
 		return cm_diag_status();
 	}
 	m->t_plan = cm_now_s() - m->t0;

@@ -308,9 +308,10 @@ uint64_t cm_gpu_api_count(const cm_gpu *g);
  * the doubles the render writes (gpurules.c's gpu_span_text). */
 typedef void (*cm_gpu_span_note)(void *ctx, cm_int pid, cm_int tid, double ts, double dur);
 /* After the plan: FN(CTX, ...) for each span cm_gpu_write_spans (or the
- * groups' render) will write, in its order, on this thread.  0, or -1
+ * groups' render) will write, on THREADS threads at once (this one among
+ * them), in no order: FN must take calls from several threads.  0, or -1
  * after a report. */
-int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx);
+int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx, int threads);
 /* After the plan: FN(CTX, pid, tid) for each thread row that the GPU
  * metadata names (none for a window of version 2, whose metadata names no
  * API thread). */

@@ -8,6 +8,7 @@
 #include "base/exitcode.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,18 +379,57 @@ static int each_span(void *ectx, const char *name, size_t len, cm_int pid, cm_in
 	return 0;
 }
 
-/* (gpuconv.h) The spans' walk of the render, one slice, on this thread. */
-int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx)
+/* Spans a slice, about: a block's text, about 100 kB, is held until
+ * its turn comes. */
+static uint64_t spans_a_slice = 512;
+
+void cm_gpu_set_span_slice(uint64_t n) { spans_a_slice = n ? n : 1; }
+
+/* cm_gpu_each_span's walk on several threads: each takes the next of
+ * the blocks (RUN->next) until none is left or one failed. */
+struct each_run {
+	const struct gpu_spans_blocks *b;
+	struct gpu_span_out *o; /* (read only: its enc and ectx) */
+	int next, failed;
+};
+static void *each_walk(void *arg)
+{
+	struct each_run *r = arg;
+	int i;
+	while (!__atomic_load_n(&r->failed, __ATOMIC_RELAXED) &&
+	       (i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->b->n)
+		if (gpu_spans_block(r->b->g, r->b, i, r->o) < 0)
+			__atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* (gpuconv.h) The spans' walk of the render, its blocks shared by THREADS
+ * threads (this one among them).  It was one slice on this thread: after
+ * the plan and before the copy, on the 16-core machine's critical path
+ * (a .pftrace's ties, mergepft.c); the render's own walk is in blocks on
+ * its pool.  A thread that cannot be made leaves its share to the
+ * others. */
+int cm_gpu_each_span(const cm_gpu *g, cm_gpu_span_note fn, void *ctx, int threads)
 {
 	struct gpu_spans_blocks b;
 	struct each_span e = {fn, ctx};
 	struct gpu_span_out o = {NULL, each_span, &e};
-	int rc = 0;
-	gpu_spans_blocks(g, UINT64_MAX, &b);
-	for (int i = 0; i < b.n && rc == 0; i++)
-		rc = gpu_spans_block(g, &b, i, &o);
+	struct each_run r = {&b, &o, 0, 0};
+	pthread_t *th;
+	int made = 0;
+	gpu_spans_blocks(g, spans_a_slice, &b);
+	b.g = g;
+	if (threads > b.n)
+		threads = b.n;
+	th = cm_xcalloc(threads > 1 ? (size_t)threads - 1 : 1, sizeof *th);
+	while (made + 1 < threads && pthread_create(&th[made], NULL, each_walk, &r) == 0)
+		made++;
+	each_walk(&r);
+	for (int i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	free(th);
 	gpu_spans_blocks_free(&b);
-	return rc < 0 ? -1 : 0;
+	return r.failed ? -1 : 0;
 }
 
 /* The pool's work: the block holds its number (gpu_spans_block's). */
@@ -402,11 +442,6 @@ static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return gpu_spans_block(b->g, b, i, &o);
 }
 
-/* Spans a slice, about: a block's text, about 100 kB, is held until
- * its turn comes. */
-static uint64_t spans_a_slice = 512;
-
-void cm_gpu_set_span_slice(uint64_t n) { spans_a_slice = n ? n : 1; }
 
 int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs)
 {
