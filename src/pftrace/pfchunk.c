@@ -166,8 +166,7 @@ int cm_pft_chunk_work(struct pfworker *w, const cm_buf *in, cm_buf *out)
 	}
 	h0 = cm_now_s() - h0;
 	w->hand_wait += h0;
-	if (head.seq != head.walk) /* (batches were inserted before it: -v's text after) */
-		w->hand_wait_after += h0;
+	w->hand_wait_ph[head.ph] += h0;
 	w->walk.emit = par_emit;
 	w->walk.ctx = &w->cwalk;
 	w->walk.quiet = 0;

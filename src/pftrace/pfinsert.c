@@ -42,7 +42,9 @@
  * run's pieces numbered on from the batches before it, as the window's
  * are, and the ties' filter told of the window's first batch only at the
  * writer's cm_pft_insert_begin, so that the lanes keep the parts' slices
- * for the calls as they keep the text's.
+ * for the calls as they keep the text's.  -v counts them in a phase of
+ * their own (PH_PARTS), the text between and after them in the text
+ * before the writer's batches.
  *
  * The pool's path (CUPTIMERGE_PFT_DIRECT=0, a testing aid: the same
  * bytes): an inserted batch of records goes through the pool as the
@@ -90,7 +92,11 @@ static int insert_begin(cm_pft *t, int own)
 	}
 	if (rc < 0)
 		return t->failed = 1, cm_pft_quiesce(t);
-	cm_pft_phase(t, PH_INSERTED);
+	/* (-v: a run of the document's own batches is a phase of its own,
+	 * the text after it the text before's again, cm_pft_insert_end) */
+	if (own)
+		t->wph_own = t->wph;
+	cm_pft_phase(t, own ? PH_PARTS : PH_INSERTED);
 	/* the lanes keep the slices a call may tie with up to here: the
 	 * first inserted batch is the window's (pflanetie.c) */
 	if (!own && t->ties && t->ties_until == UINT64_MAX) {
@@ -194,7 +200,7 @@ static int drained(cm_pft *t)
 	ok = __atomic_load_n(&t->handed, __ATOMIC_SEQ_CST) >= t->ins_target;
 	pthread_mutex_unlock(&t->gmu);
 	__atomic_store_n(&t->drain_waiting, 0, __ATOMIC_SEQ_CST);
-	t->ins_drain += cm_now_s() - t0;
+	t->ph[t->wph].ins_drain += cm_now_s() - t0;
 	t->ins_drained = ok;
 	return ok ? 0 : -1;
 }
@@ -239,17 +245,18 @@ static int insert_direct(cm_pft *t, const void *p)
 	}
 	if (!rc) {
 		t1 = cm_now_s();
-		rc = cm_pft_hand(t, &g->b, PH_INSERTED);
+		rc = cm_pft_hand(t, &g->b, t->wph);
 		if (t->seq) { /* (its wait for room: the put swaps, no more) */
 			double d = cm_now_s() - t1;
-			pft_waits_add(&t->ins_room, d);
+			pft_waits_add(&t->ph[t->wph].ins_room, d);
 			wait += d;
 		}
 	}
 	g->b.len = 0;
 	gbuf_put(t, g);
 	t->ins_recs++;
-	cm_pft_note_writer(t, PH_INSERTED, cm_now_s() - t0, wait);
+	t->ph[t->wph].ins_recs++;
+	cm_pft_note_writer(t, t->wph, cm_now_s() - t0, wait);
 	/* (failed: the writer's thread ends the transcoder, cm_pft_insert_abort;
 	 * not dropping yet, which would fail the pool's blocks still running
 	 * before the one that failed, with no message, ahead of its) */
@@ -280,6 +287,7 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 		cm_buf_put(&t->ins, p, n);
 	}
 	t->ins_recs++;
+	t->ph[t->wph].ins_recs++;
 	++*seq;
 	rc = cm_pft_put_block(t, &t->ins);
 	cm_pft_note_writer(t, t->wph, cm_now_s() - t0, 0); /* (its wait: cm_pft_put_block's) */
@@ -308,7 +316,7 @@ int cm_pft_insert_end(cm_pft *t)
 	t->cur = NULL;
 	t->span_base = t->text_off;
 	t->seq_base = t->batch_seq;
-	cm_pft_phase(t, PH_AFTER);
+	cm_pft_phase(t, t->wph == PH_PARTS ? t->wph_own : PH_AFTER);
 	return 0;
 }
 

@@ -21,7 +21,7 @@ typedef struct cm_pfpass cm_pfpass;
  * finished a buffer of the phase (LAST, cm_now_s; 0: none), its context
  * switches in the sink's calls (VSW its waits, ISW its CPU taken); on the
  * producer's, PUT_WAIT, its puts' waits for room. */
-#define CM_PFPASS_PHASES 3
+#define CM_PFPASS_PHASES 4
 struct cm_pfpass_phase {
 	double wrote, passed, passed_cpu, sink_wait, sink_emit, last, put_wait;
 	unsigned long bufs;

@@ -1,6 +1,7 @@
 /* pfreport.c - -v: where a Perfetto transcoder's time went, two lines
  * when it is finished: the figures of the whole run, then the same by
- * phase (the text before the inserted batches, those, the text after).
+ * phase (the text before the inserted batches, the CPU trace's parts
+ * when they were inserted, the inserted batches, the text after).
  * A file of its own because it only reads what the writer's side, the
  * pool, the sequential part and the passer noted in the transcoder
  * (pfstream.h): it decides nothing, and it is the part that grows with
@@ -61,19 +62,26 @@ static void report(const cm_pft *t)
  * batches are not the pool's: their phase says how many went straight to
  * the sequential part and what the thread that handed them on (the
  * writer's in-order one) waited for, the text's batches before them and
- * room in the sequential part's queue. */
+ * room in the sequential part's queue.  The CPU trace's parts (PH_PARTS:
+ * cm_pft_insert_own_begin's runs) are said as the inserted batches are,
+ * only where a run of them began: without, the line is the three phases
+ * it was before they were inserted (bench/devrow.sh and the tests read
+ * it); the text between and after their runs is the text before's (the
+ * walk's, before the writer's batches), so the phases' ranges may
+ * overlap: each runs from when it first began to when it last ended. */
 static void report_phases(const cm_pft *t)
 {
-	static const char *const name[PH_N] = {"the text before the inserted batches", "the inserted batches",
-					       "the text after"};
-	char line[PH_N][1400];
+	static const char *const name[PH_N] = {"the text before the inserted batches", "the CPU trace's parts",
+					       "the inserted batches", "the text after"};
+	char line[PH_N][1400], all[PH_N * (1400 + 2)];
+	size_t len = 0;
 	double t1 = t->t_first, hw[PH_N] = {0};
 	int own = t->qst.busy > 0 || t->qst.idle > 0;
-	for (int i = 0; t->workers && i < t->threads; i++) {
-		hw[PH_BEFORE] += t->workers[i].hand_wait - t->workers[i].hand_wait_after;
-		hw[PH_AFTER] += t->workers[i].hand_wait_after;
-	}
+	for (int i = 0; t->workers && i < t->threads; i++)
+		for (int k = 0; k < PH_N; k++)
+			hw[k] += t->workers[i].hand_wait_ph[k];
 	for (int i = 0; i < PH_N; i++) {
+		int ins = i == PH_PARTS || i == PH_INSERTED;
 		const struct pft_phase *ph = &t->ph[i];
 		const cm_opool_stats *ps = &t->pcst[i];
 		const struct cm_pfpass_phase *pp = &t->pph[i];
@@ -82,7 +90,7 @@ static void report_phases(const cm_pft *t)
 		snprintf(waits, sizeof waits, "%.2f s for batches (%lu over 0.2 ms, the longest %.1f ms) and ",
 			 ph->s_wait.total, ph->s_wait.over, ph->s_wait.longest * 1e3);
 		if (!ph->w_from && !ps->blocks) {
-			snprintf(line[i], sizeof line[i], "%s: none", name[i]);
+			snprintf(line[i], sizeof line[i], i == PH_PARTS ? "" : "%s: none", name[i]);
 			continue;
 		}
 		if (ph->s_from)
@@ -99,16 +107,16 @@ static void report_phases(const cm_pft *t)
 				 ", passed on by %.2f (%lu buffers: the packets written in %.2f s, bytes passed on in %.2f "
 				 "s, %.2f s of CPU, off it %lu times to wait and %lu times taken%s)",
 				 pp->last - t1, pp->bufs, pp->wrote, pp->passed, pp->passed_cpu, pp->vsw, pp->isw, gz);
-		if (i == PH_INSERTED && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
+		if (ins && t->direct) { /* (pfinsert.c's direct path: none through the pool) */
 			snprintf(line[i], sizeof line[i],
 				 "%s: the writer's thread %.2f-%.2f, handed on for %.2f s and waited %.2f s (%.2f "
 				 "s for the text's batches before them to be handed on, %.2f s for room in the "
 				 "sequential part's queue, %lu waits over 0.2 ms, the longest %.1f ms); %llu batches straight to the sequential part, none "
 				 "through the pool; %s%s",
 				 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
-				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, t->ins_drain,
-				 t->ins_room.total, t->ins_room.over, t->ins_room.longest * 1e3,
-				 (unsigned long long)t->ins_recs, seq, pass);
+				 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, ph->ins_drain,
+				 ph->ins_room.total, ph->ins_room.over, ph->ins_room.longest * 1e3, ph->ins_recs, seq,
+				 pass);
 			continue;
 		}
 		snprintf(line[i], sizeof line[i],
@@ -116,11 +124,14 @@ static void report_phases(const cm_pft *t)
 			 "the workers busy %.2f s (of it %.2f s waiting for the chunk before) and idle %.2f s, the "
 			 "batches handed to the sequential part in %.2f s; %s%s",
 			 name[i], ph->w_from ? ph->w_from - t1 : 0, ph->w_to ? ph->w_to - t1 : 0,
-			 t->par && i != PH_INSERTED ? "copied" : i == PH_INSERTED ? "inserted" : "walked",
+			 ins ? "inserted" : t->par ? "copied" : "walked",
 			 ph->w_time > ph->w_put ? ph->w_time - ph->w_put : 0, ph->w_put, (unsigned long long)ps->blocks,
 			 ps->busy, hw[i], ps->idle, ps->sink, seq, pass);
 	}
-	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s; %s; %s", line[0], line[1], line[2]);
+	for (int i = 0; i < PH_N; i++)
+		if (*line[i])
+			len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", len ? "; " : "", line[i]);
+	cm_warn(t->label, -1, "perfetto by phase (s from the first text): %s", all);
 }
 
 /* (pfstream.h) */

@@ -234,7 +234,7 @@ static int write_text(cm_pft *t, const char *s, size_t n)
 	while (n) {
 		size_t k;
 		if (!t->fill.len) {
-			struct chunk_head h = {t->chunk_seq, t->walk_seq, t->text_off};
+			struct chunk_head h = {t->chunk_seq, t->walk_seq, t->text_off, t->wph};
 			cm_buf_grow(&t->fill, full);
 			cm_buf_put(&t->fill, &h, sizeof h);
 		}

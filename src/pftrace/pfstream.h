@@ -64,6 +64,17 @@ void cm_pfcut_swap(struct cm_pfcut *a, struct cm_pfcut *b);
  * FAILED set when QUIET). */
 int cm_pfcut_scan(struct cm_pfcut *c, const char *s, size_t n);
 
+/* -v's phases (pfreport.c): the text before the inserted
+ * batches (all of it when none were), the document's own batches inserted
+ * before those (the merge's CPU trace's parts: cm_pft_insert_own_begin's
+ * runs), the inserted batches (the writer's: cm_pft_insert_begin's), the
+ * text after them; a block's is the writer's phase when it was put (the
+ * pool's class: cm_opool_set_class), which the sequential part and the
+ * passer are then told with its batch.  The text between two runs of the
+ * document's own batches, and after the last, is the text before's: it is
+ * walked as that is, and the writer's batches have not begun. */
+enum { PH_BEFORE, PH_PARTS, PH_INSERTED, PH_AFTER, PH_N };
+
 /* Where a worker's walk puts the elements it finds (pfchunk.c). */
 struct elctx {
 	struct pfworker *w;
@@ -82,7 +93,7 @@ struct pfworker {
 	struct elctx cguess, cwalk;
 	double cut_cpu;              /* -v: walking chunks */
 	double hand_wait;            /* -v: waiting for the walk of the chunk before */
-	double hand_wait_after;      /* ... of it, for chunks after inserted batches */
+	double hand_wait_ph[PH_N];   /* ... of it by the chunk's phase (struct chunk_head) */
 	uint64_t held, missed;       /* -v: guesses that held, chunks walked again */
 	int niced;                   /* CUPTIMERGE_PFT_NICE looked at (pfpool.c) */
 };
@@ -95,13 +106,6 @@ int cm_pfbatch_encode_seq(cm_pfev *w, uint64_t seq, const char *p, size_t n, cm_
  * slices not yet handed to the lanes' queue) numbered SEQ, and their
  * slices handed to Q. */
 void cm_pfbatch_put_lanes(cm_pflaneq *q, uint64_t seq, cm_buf *rec);
-
-/* -v's phases (pfreport.c): the text before the inserted
- * batches (all of it when none were), the inserted batches (pfinsert.c),
- * the text after; a block's is the writer's phase when it was put (the
- * pool's class: cm_opool_set_class), which the sequential part and the
- * passer are then told with its batch. */
-enum { PH_BEFORE, PH_INSERTED, PH_AFTER, PH_N };
 
 /* A wait's seconds in all, for -v, and their shape: how many waits of
  * over 0.2 ms and the longest; many short ones are threads waking each
@@ -136,6 +140,12 @@ struct pft_phase {
 	double s_from, s_to, s_busy, s_cpu, in_order, lane_wait, wrote_here_s;
 	unsigned long wrote_here;
 	struct pft_waits s_wait;
+	/* an inserting phase's (PH_PARTS, PH_INSERTED): its batches inserted,
+	 * and on the direct path its thread's waits for the text's batches
+	 * before them to be handed on and for room in the handoff */
+	unsigned long long ins_recs;
+	double ins_drain;
+	struct pft_waits ins_room;
 };
 
 /* A condition variable for the workers waiting on the walk of the chunk
@@ -196,8 +206,6 @@ struct cm_pft {
 	pthread_mutex_t gmu; /* the group buffers' list, and the wait for the text's batches */
 	pthread_cond_t gcv;
 	struct pft_gbuf *gfree, *gall; /* the group buffers free; all of them */
-	double ins_drain; /* -v: the inserting thread's waits for them, */
-	struct pft_waits ins_room; /* and for the handoff's room */
 	/* the writer's buffers of inserted batches taken (cm_pft_insert_adopt),
 	 * each kept for reuse once the pool's workers have copied its last
 	 * batch; CUR: the one the next batches lie in (or NULL) */
@@ -225,6 +233,7 @@ struct cm_pft {
 	double p_wrote;        /* the passer's writing of the batches' packets */
 	/* -v, by phase */
 	int wph;               /* the writer's phase now (PH_*) */
+	int wph_own;           /* ... before a run of the document's own batches (back to it at its end) */
 	int sph;               /* the sequential part's: that of the batch it works through */
 	double s_done;         /* when the sequential part last finished a batch (0: none yet) */
 	cm_pft_probe probe;    /* cm_pft_set_probe's, or NULL */
@@ -266,10 +275,12 @@ struct pft_gbuf {
 };
 
 /* A chunk's header: its batch's number, its walk's (the chunks before it:
- * inserted batches have none), and where its text begins in the text. */
+ * inserted batches have none), where its text begins in the text, and
+ * the writer's phase when it was begun (PH_*, for -v). */
 struct chunk_head {
 	uint64_t seq, walk;
 	int64_t base;
+	int ph;
 };
 
 /* -v: TOOK seconds on the writer's thread (cm_pft_write, an insert) in

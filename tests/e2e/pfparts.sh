@@ -76,6 +76,45 @@ it=$(ins "$tmp/errt")
 	fail "${i:-?} batches inserted, ${it:-?} with the parts as text, for $n parts"
 cmp -s "$tmp/v.pftrace" "$tmp/t.pftrace" && fail "the parts as text: the same bytes"
 
+# -v's line by phase: the parts' batches a phase of their own ("the CPU
+# trace's parts"), between the text before and the window's inserted
+# batches, which are the window's alone: as many as with the parts as
+# text, the two the first line's batches inserted; the text between the
+# parts' runs and after them (the long event) the text before's, so the
+# text after is what it is with the parts as text; the parts as text
+# (CUPTIMERGE_PFT_PARTS=0), the three phases alone.  At -j 1 and 2
+# straight to the sequential part, and through the pool at -j 3.
+# ph ERR NAME: the batches of phase NAME by ERR's line by phase
+ph() { sed -n "s/.*perfetto by phase .*[:;] $2: [^;]*; \([0-9]*\) batches[ ,].*/\1/p" "$1"; }
+tcase "-v by phase: the CPU trace's parts a phase of their own, the inserted batches the window's alone, -j 1 to 3, through the pool"
+for how in 1 2 direct0; do
+	j=$how e=
+	[ "$how" = direct0 ] && j=3 e=CUPTIMERGE_PFT_DIRECT=0
+	# shellcheck disable=SC2086
+	env $e $CUPTIMERGE -v -j $j "$@" -o "$tmp/v.pftrace" "$tmp/cpu.json" 2>"$tmp/err" || fail "$how: exit $?"
+	# shellcheck disable=SC2086
+	env $e CUPTIMERGE_PFT_PARTS=0 $CUPTIMERGE -v -j $j "$@" -o "$tmp/t.pftrace" "$tmp/cpu.json" 2>"$tmp/errt" ||
+		fail "$how, as text: exit $?"
+	grep -q "perfetto by phase (s from the first text): the text before the inserted batches: [^;]*;.*; the CPU trace's parts: the writer's thread [0-9.]*-[0-9.]*, .*; the inserted batches: .*; the text after: " "$tmp/err" ||
+		fail "$how: the line by phase says: $(grep "by phase" "$tmp/err")"
+	grep -q "perfetto by phase (s from the first text): the text before the inserted batches: .*; the inserted batches: .*; the text after: " "$tmp/errt" &&
+		! grep -q "the CPU trace's parts" "$tmp/errt" || fail "$how, as text: the line by phase says: $(grep "by phase" "$tmp/errt")"
+	np=$(ph "$tmp/err" "the CPU trace's parts")
+	nw=$(ph "$tmp/err" "the inserted batches")
+	nwt=$(ph "$tmp/errt" "the inserted batches")
+	na=$(ph "$tmp/err" "the text after")
+	nat=$(ph "$tmp/errt" "the text after")
+	n=$(parts "$tmp/err")
+	i=$(ins "$tmp/err")
+	[ -n "$np" ] && [ -n "$n" ] && [ "$np" -gt 0 ] && [ "$np" -le "$n" ] ||
+		fail "$how: the parts' phase has ${np:-no} batches for ${n:-?} parts: $(grep "by phase" "$tmp/err")"
+	[ -n "$nw" ] && [ -n "$nwt" ] && [ "$nwt" -gt 0 ] && [ "$nw" -eq "$nwt" ] ||
+		fail "$how: the inserted phase has ${nw:-no} batches, ${nwt:-no} with the parts as text: $(grep "by phase" "$tmp/err")"
+	[ -n "$i" ] && [ $((np + nw)) -eq "$i" ] || fail "$how: $np and $nw batches by phase, ${i:-?} inserted"
+	[ -n "$na" ] && [ "$na" = "$nat" ] ||
+		fail "$how: the text after in ${na:-?} batches, ${nat:-?} with the parts as text: $(grep "by phase" "$tmp/err")"
+done
+
 tcase "the same bytes at -j 1 to 4 and 16, read sizes 7 and 4096, the careful reader, through the pool"
 $CUPTIMERGE -q -j 1 "$@" -o "$tmp/p1.pftrace" "$tmp/cpu.json" || fail "-j 1: exit $?"
 cmp -s "$tmp/p1.pftrace" "$tmp/v.pftrace" || fail "-j 1 and -j 2: other bytes"
