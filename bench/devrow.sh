@@ -9,7 +9,7 @@ echo "$(nproc) CPUs; $(ls -l "$CPU" "$WIN" | awk '{print $5, $9}' | tr '\n' ' ')
 # one LABEL VERBOSE OUTPUT ENV...: a merge into $out/OUTPUT under the environment ENV; prints
 # wall, user and sys s, peak RSS, the output's size and md5 prefix, and with VERBOSE (-v) the
 # transcoder's line, the gzip stream's waits (264c2d0 on), and, where the binary has it, its line by phase (pfphase15: the text before
-# the inserted batches, the inserted batches, the text after), a phase a line
+# the inserted batches, the CPU trace's parts where they were inserted (vphase28), the inserted batches, the text after), a phase a line
 one() {
 	local label=$1 v=$2 o=$3
 	shift 3
@@ -21,7 +21,7 @@ one() {
 	echo
 	[ -n "$v" ] && grep -E "perfetto:|^cuptimerge: gzip: the output" "$out/err" | sed 's/^cuptimerge: /    /' | cut -c1-1100
 	[ -n "$v" ] && grep -E "perfetto by phase" "$out/err" |
-		sed 's/^cuptimerge: [^ ]*: perfetto by phase (s from the first text): /    by phase (s from the first text):\n      /; s/; \(the inserted batches\|the text after\): /\n      \1: /g' |
+		sed 's/^cuptimerge: [^ ]*: perfetto by phase (s from the first text): /    by phase (s from the first text):\n      /; s/; \(the CPU trace'\''s parts\|the inserted batches\|the text after\): /\n      \1: /g' |
 		cut -c1-1100
 	rm -f "$out"/o.* "$out/stdout"
 }

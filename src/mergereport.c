@@ -80,7 +80,9 @@ void mergereport_print(const struct merge *m)
 	/* the copy: on how many threads, in how many parts (cpucopypar.c);
 	 * workers idle while the parts' text went out in order had the
 	 * output behind them (a .pftrace's transcoder took it on one thread;
-	 * encoded, only their batches go to it, in order) */
+	 * encoded, only their batches go to it, in order: its -v line by
+	 * phase says what the transcoder did with them, "the CPU trace's
+	 * parts") */
 	{
 		char pace[128] = "";
 		if (m->copy_parts)
