@@ -162,9 +162,8 @@ static void piece_begin(void *ectx, uint64_t piece) { cm_pft_enc_begin(ectx, pie
 static void spans_from(void *sctx, uint64_t piece) { cm_pft_ties_spans_from(sctx, piece); }
 static int piece_end(void *ectx, cm_buf *out) { return cm_pft_enc_end(ectx, out); }
 
-/* Whether the batches go straight to the transcoder's sequential part
- * (CUPTIMERGE_PFT_DIRECT=0, a testing aid: each through its pool). */
-static int direct_path(void)
+/* (mergepft.h) */
+int cm_mergepft_direct(void)
 {
 	const char *env = getenv("CUPTIMERGE_PFT_DIRECT");
 	return !(env && *env && !strcmp(env, "0"));
@@ -202,8 +201,8 @@ static void groups_for(cm_pft *t, int n, cm_gpu_groups *gr)
 	gr->ectx = ectx;
 	gr->encoded = encoded;
 	env = getenv("CUPTIMERGE_PFT_ADOPT");
-	gr->adopt = direct_path() || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
-	if (direct_path()) {
+	gr->adopt = cm_mergepft_direct() || (env && *env && !strcmp(env, "0")) ? NULL : adopt;
+	if (cm_mergepft_direct()) {
 		gr->begin = piece_begin;
 		gr->end = piece_end;
 		gr->spans = spans_from;
@@ -223,7 +222,7 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	cm_pft *t = cm_output_codec_state(eo->out);
 	cm_gpu_groups gr;
-	int n = jobs < 1 ? 1 : jobs, rc, direct = direct_path(), along = 0;
+	int n = jobs < 1 ? 1 : jobs, rc, direct = cm_mergepft_direct(), along = 0;
 	/* the text so far to the transcoder, which then takes the batches */
 	cm_pft_insert_direct(t, direct);
 	if (cm_evout_flush(eo) < 0 || cm_pft_insert_begin(t) < 0)
@@ -250,7 +249,7 @@ int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along)
 	rc = cm_gpu_write_span_groups(g, n, &gr);
 	if (!rc)
 		rc = cm_pft_insert_end(t);
-	else if (direct_path())
+	else if (cm_mergepft_direct())
 		cm_pft_insert_abort(t);
 	groups_free(&gr, n);
 	return rc < 0 ? -1 : 0;

@@ -36,6 +36,12 @@ int cm_mergepft_events(const cm_gpu *g, cm_evout *eo, int jobs);
  * them.  0, or -1 after a report. */
 int cm_mergepft_spans(const cm_gpu *g, cm_evout *eo, int jobs, int along);
 
+/* Whether a merge's batches go straight to the transcoder's sequential
+ * part (pftrace.h's cm_pft_insert_direct): 1, but 0 with
+ * CUPTIMERGE_PFT_DIRECT=0, a testing aid (each through its pool; the same
+ * bytes), for the window's groups and the CPU trace's parts alike. */
+int cm_mergepft_direct(void);
+
 /* The copy's hook that encodes the CPU trace's parts on its threads
  * (mergepftcpu.c): ENC, for the hooks' enc, and what it needs. */
 typedef struct cm_mergepft_parts {

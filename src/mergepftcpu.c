@@ -43,15 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the batches go straight to the transcoder's sequential part
- * (CUPTIMERGE_PFT_DIRECT=0, a testing aid, as for the window's
- * (mergepft.c): each through its pool; the same bytes). */
-static int direct_path(void)
-{
-	const char *env = getenv("CUPTIMERGE_PFT_DIRECT");
-	return !(env && *env && !strcmp(env, "0"));
-}
-
 /* cm_cpucopy_enc's begin: the batches go in after the text so far. */
 static int begin(void *ctx)
 {
@@ -116,7 +107,7 @@ int cm_mergepft_cpu_parts(const cm_evout *eo, cm_mergepft_parts *p)
 	if (!cm_mergepft_applies(eo) || (env && *env && !strcmp(env, "0")))
 		return 0;
 	p->t = cm_output_codec_state(eo->out);
-	p->direct = direct_path();
+	p->direct = cm_mergepft_direct();
 	p->enc = (cm_cpucopy_enc){p, begin, enc_new, enc_free, part, hand, end};
 	return 1;
 }

@@ -442,7 +442,6 @@ static int span_block(void *wctx, const cm_buf *in, cm_buf *out)
 	return gpu_spans_block(b->g, b, i, &o);
 }
 
-
 int cm_gpu_write_spans(const cm_gpu *g, cm_evout *eo, int jobs)
 {
 	struct gpu_spans_blocks b;

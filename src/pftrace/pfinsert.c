@@ -254,7 +254,6 @@ static int insert_direct(cm_pft *t, const void *p)
 	}
 	g->b.len = 0;
 	gbuf_put(t, g);
-	t->ins_recs++;
 	t->ph[t->wph].ins_recs++;
 	cm_pft_note_writer(t, t->wph, cm_now_s() - t0, wait);
 	/* (failed: the writer's thread ends the transcoder, cm_pft_insert_abort;
@@ -286,7 +285,6 @@ int cm_pft_insert_records(cm_pft *t, const void *p, size_t n)
 		cm_buf_put(&t->ins, &word, sizeof word);
 		cm_buf_put(&t->ins, p, n);
 	}
-	t->ins_recs++;
 	t->ph[t->wph].ins_recs++;
 	++*seq;
 	rc = cm_pft_put_block(t, &t->ins);
@@ -440,7 +438,10 @@ int cm_pft_enc_open(cm_pft_enc *e, cm_buf *out)
 	return 0;
 }
 
-int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out)
+/* cm_pft_enc_elem and cm_pft_enc_text: the element S[0..N) (its value V,
+ * NULL: parsed), at offset OFF of its input (-1: not known), to E's
+ * batch. */
+static int enc_put(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, int64_t off, cm_buf *out)
 {
 	if (e->check && !v)
 		e->parsed++;
@@ -450,20 +451,19 @@ int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_
 		e->nel++;
 		out = &e->g->b;
 	}
-	return cm_pfbatch_elem(e->ev, v, s, n, -1, out);
+	return cm_pfbatch_elem(e->ev, v, s, n, off, out);
+}
+
+int cm_pft_enc_elem(cm_pft_enc *e, const struct cm_jval *v, const char *s, size_t n, cm_buf *out)
+{
+	return enc_put(e, v, s, n, -1, out);
 }
 
 void cm_pft_enc_label(cm_pft_enc *e, const char *label) { e->ev->label = label; }
 
 int cm_pft_enc_text(cm_pft_enc *e, const char *s, size_t n, int64_t off, cm_buf *out)
 {
-	if (e->check)
-		e->parsed++;
-	if (e->t) {
-		e->nel++;
-		out = &e->g->b;
-	}
-	return cm_pfbatch_elem(e->ev, NULL, s, n, off, out);
+	return enc_put(e, NULL, s, n, off, out);
 }
 
 int cm_pft_enc_close(cm_pft_enc *e, cm_buf *out)

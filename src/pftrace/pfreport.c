@@ -23,9 +23,11 @@ static void report(const cm_pft *t)
 {
 	const cm_pfev *e = t->ev;
 	double most = 0, lanes = t->lq ? cm_pflaneq_busy(t->lq, &most) : 0, cut = 0, hw = 0;
-	unsigned long long held = 0, missed = 0;
+	unsigned long long held = 0, missed = 0, ins_recs = 0;
 	char seqline[160] = "";
 	int i, own = t->qst.busy > 0 || t->qst.idle > 0;
+	for (i = 0; i < PH_N; i++) /* (the batches inserted, the CPU trace's parts' and the writer's) */
+		ins_recs += t->ph[i].ins_recs;
 	if (own)
 		snprintf(seqline, sizeof seqline,
 			 ", on a thread of its own that waited %.2f s for batches (the pool handed them over in %.2f s)",
@@ -50,7 +52,7 @@ static void report(const cm_pft *t)
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, CM_PF_SHARDS, most,
 		own ? t->qst.busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
-		(unsigned long long)t->ins_recs, t->direct ? " and handed straight to the sequential part" : "");
+		ins_recs, t->direct ? " and handed straight to the sequential part" : "");
 }
 
 /* -v, the second line: report's figures by phase (PH_*), with when each

@@ -190,7 +190,6 @@ struct cm_pft {
 	int64_t text_off, span_base;
 	uint64_t seq_base;
 	cm_buf ins;          /* an inserted batch being queued (or its reference: struct pft_ref) */
-	uint64_t ins_recs; /* -v: batches inserted */
 	/* the inserted batches handed straight to the sequential part
 	 * (pfinsert.c's direct path, cm_pft_insert_direct): */
 	int direct;
