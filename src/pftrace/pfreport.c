@@ -24,10 +24,13 @@ static void report(const cm_pft *t)
 	const cm_pfev *e = t->ev;
 	double most = 0, lanes = t->lq ? cm_pflaneq_busy(t->lq, &most) : 0, cut = 0, hw = 0;
 	unsigned long long held = 0, missed = 0, ins_recs = 0;
-	char seqline[160] = "";
+	char seqline[160] = "", parts[96] = "";
 	int i, own = t->qst.busy > 0 || t->qst.idle > 0;
 	for (i = 0; i < PH_N; i++) /* (the batches inserted, the CPU trace's parts' and the writer's) */
 		ins_recs += t->ph[i].ins_recs;
+	if (t->ph[PH_PARTS].ins_recs) /* (the copy's, not the writer's: mergepftcpu.c) */
+		snprintf(parts, sizeof parts, "; of them %llu the CPU trace's parts, encoded on the copy's threads",
+			 (unsigned long long)t->ph[PH_PARTS].ins_recs);
 	if (own)
 		snprintf(seqline, sizeof seqline,
 			 ", on a thread of its own that waited %.2f s for batches (the pool handed them over in %.2f s)",
@@ -46,13 +49,13 @@ static void report(const cm_pft *t)
 		"part %.2f s, %.2f s of its CPU (waiting %.2f s for the passer): %.2f s of CPU in order, %.2f s waiting "
 		"for lanes%s; the passer wrote the packets "
 		"in %.2f s (the sequential part those of %lu batches in %.2f s), bytes passed on (written) in %.2f s; "
-		"batches inserted: %llu, encoded by the writer's threads%s",
+		"batches inserted: %llu, encoded by the writer's threads%s%s",
 		cm_now_s() - t->t_first, t->par ? "copied" : "walked", t->w_time > t->w_put ? t->w_time - t->w_put : 0,
 		t->w_put, t->threads,
 		(unsigned long long)t->pst.blocks, t->pst.busy, t->pst.idle, cut, held, missed, hw, lanes, CM_PF_SHARDS, most,
 		own ? t->qst.busy : t->pst.sink,
 		t->s_cpu, t->p_wait, e->in_order, e->lane_wait, seqline, t->p_wrote, e->wrote_here, e->wrote_here_s, e->passed,
-		ins_recs, t->direct ? " and handed straight to the sequential part" : "");
+		ins_recs, t->direct ? " and handed straight to the sequential part" : "", parts);
 }
 
 /* -v, the second line: report's figures by phase (PH_*), with when each

@@ -111,6 +111,10 @@ for how in 1 2 direct0; do
 	[ -n "$nw" ] && [ -n "$nwt" ] && [ "$nwt" -gt 0 ] && [ "$nw" -eq "$nwt" ] ||
 		fail "$how: the inserted phase has ${nw:-no} batches, ${nwt:-no} with the parts as text: $(grep "by phase" "$tmp/err")"
 	[ -n "$i" ] && [ $((np + nw)) -eq "$i" ] || fail "$how: $np and $nw batches by phase, ${i:-?} inserted"
+	# (the first line says how many of the inserted were the parts'; not as text)
+	ip=$(sed -n "s/.*; batches inserted: [0-9]*, .*; of them \([0-9]*\) the CPU trace's parts, encoded on the copy's threads$/\1/p" "$tmp/err")
+	[ "$ip" = "$np" ] && ! grep -q "the CPU trace's parts, encoded" "$tmp/errt" ||
+		fail "$how: the first line says ${ip:-no} of the batches inserted were the parts', the phase $np: $(grep "perfetto: " "$tmp/err")"
 	[ -n "$na" ] && [ "$na" = "$nat" ] ||
 		fail "$how: the text after in ${na:-?} batches, ${nat:-?} with the parts as text: $(grep "by phase" "$tmp/err")"
 done
