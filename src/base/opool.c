@@ -17,86 +17,23 @@
  * instead of waiting, with a context of its own, and drains after it as a
  * worker does.  A worker never prints: the sink's errors are deferred like
  * the blocks' and settled by the caller.  Without threads the caller does
- * it all, as before. */
+ * it all, as before.
+ *
+ * The crew, worker threads that several pools share (cm_opool_new_crew),
+ * is ocrew.c: a scheduler over pools, apart from the ring it runs; the
+ * two share opool_int.h. */
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
-#include "base/opool.h"
-#include "base/diag.h"
+#include "base/opool_int.h"
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { EMPTY, QUEUED, RUNNING, DONE };
-
-struct slot {
-	int state, rc;
-	int cls;      /* the class of its block (cm_opool_set_class), for -v */
-	uint64_t seq; /* when queued, in the crew's count (a crew serves the oldest block first) */
-	cm_buf in, out;
-	cm_diag_slot diag; /* the block's error, from a worker thread */
-};
-
-struct cm_opool {
-	cm_opool_fn fn;
-	cm_opool_sink sink;
-	void *sctx;
-	void **wctx;
-	int nworkers, nthreads, nslots;
-	int caller_helps; /* the caller runs blocks too, as worker nworkers - 1 */
-	struct slot *slots;
-	size_t head;  /* next slot the caller fills (counts up; slot = head % nslots) */
-	size_t tail;  /* next slot the caller drains */
-	size_t next;  /* next slot a worker takes */
-	int failed;   /* the first failing block's result (-1 or below), or 0 */
-	int stop;
-	int draining; /* a worker is handing results to the sink */
-	cm_diag_slot fail_diag; /* the first failure's error, for the caller to settle */
-	pthread_mutex_t own_mu, sink_mu; /* sink_mu: held around every sink call (cm_opool_lock) */
-	pthread_cond_t own_work, done;
-	/* the lock and the workers' signal: the pool's own, or its crew's
-	 * (cm_opool_new_crew: one lock over every pool the crew serves, so
-	 * that a worker can look at all of them at once) */
-	pthread_mutex_t *mu;
-	pthread_cond_t *work;
-	cm_ocrew *crew;     /* the crew that runs this pool's blocks, or NULL (threads of its own) */
-	pthread_t *th;
-	cm_opool_stats st; /* this pool's figures (under mu) */
-	cm_opool_stats *st_out;
-	/* the same by class (cm_opool_set_class): the caller's class for the
-	 * blocks it puts next, and the figures of each */
-	int cls;
-	int sink_cls; /* the class of the result in the sink now (under sink_mu) */
-	cm_opool_stats cst[CM_OPOOL_CLASSES];
-	cm_opool_stats *cst_out;
-	void (*done_fn)(cm_buf *in); /* cm_opool_set_done, or NULL */
-};
-
 struct worker_arg {
 	cm_opool *p;
-	int i;
-};
-
-/* A crew: worker threads that serve several pools (cm_ocrew_new).  Its
- * lock is every member pool's lock; POOLS are those attached now. */
-#define CREW_POOLS_MAX 8
-struct cm_ocrew {
-	pthread_mutex_t mu;
-	pthread_cond_t work;
-	int nworkers, nthreads, stop;
-	pthread_t *th;
-	cm_opool *pools[CREW_POOLS_MAX];
-	int npools;
-	uint64_t seq;  /* blocks queued so far, all pools together */
-	double idle;   /* seconds its workers waited for a block */
-};
-
-struct crew_arg {
-	cm_ocrew *c;
 	int i;
 };
 
@@ -170,7 +107,7 @@ static void drain_done(cm_opool *p)
 /* Run the oldest queued block of P (holding P's lock, which is released
  * while FN runs) with the worker context WCTX; then drain.  Returns
  * holding the lock. */
-static void run_next(cm_opool *p, void *wctx)
+void cm_opool_run_next(cm_opool *p, void *wctx)
 {
 	double t1 = cm_now_s();
 	struct slot *s = &p->slots[p->next++ % p->nslots];
@@ -205,7 +142,7 @@ static void *worker(void *arg)
 		t = cm_now_s() - t;
 		p->st.idle += t;
 		p->cst[p->slots[p->next % p->nslots].cls].idle += t; /* (the block that ended the wait) */
-		run_next(p, wctx);
+		cm_opool_run_next(p, wctx);
 	}
 	pthread_mutex_unlock(p->mu);
 	return NULL;
@@ -219,7 +156,7 @@ static void *worker(void *arg)
  * CPUs), asks for more: at most twice the workers and 8, the ring the
  * .pftrace's lanes keep for the pool's batches (pfstream.c, pflaneq.c);
  * so does WANT (cm_opool_new_ahead's, 0: none). */
-static int slots_for(int workers, int want)
+int cm_opool_slots_for(int workers, int want)
 {
 	int n = workers + (workers < 4 ? workers : 4);
 	const char *env = getenv("CUPTIMERGE_POOL_SLOTS");
@@ -241,7 +178,7 @@ static cm_opool *pool_new(int workers, int caller_helps, int slots, cm_opool_fn 
 	p->sctx = sctx;
 	p->wctx = wctx;
 	p->nworkers = workers < 1 ? 1 : workers;
-	p->nslots = slots_for(p->nworkers, slots);
+	p->nslots = cm_opool_slots_for(p->nworkers, slots);
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
@@ -279,131 +216,6 @@ cm_opool *cm_opool_new_ahead(int workers, int slots, cm_opool_fn fn, void **wctx
 {
 	return pool_new(workers, 0, slots, fn, wctx, sink, sctx);
 }
-
-/* The crew's next block: of the pools that have one queued, the one
- * queued first (so each reader's blocks run at the pace its cutting
- * thread makes them, and neither waits behind the other's backlog); NULL
- * when none is queued.  Holding c->mu. */
-static cm_opool *crew_pick(cm_ocrew *c)
-{
-	cm_opool *best = NULL;
-	uint64_t best_seq = 0;
-	for (int i = 0; i < c->npools; i++) {
-		cm_opool *p = c->pools[i];
-		struct slot *s = &p->slots[p->next % p->nslots];
-		if (p->next != p->head && s->state == QUEUED && (!best || s->seq < best_seq)) {
-			best = p;
-			best_seq = s->seq;
-		}
-	}
-	return best;
-}
-
-/* (opool.h) */
-void cm_thread_nice_env(const char *name)
-{
-	const char *e = getenv(name);
-	int n = e ? atoi(e) : 0;
-	if (n >= 1 && n <= 19)
-		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
-}
-
-/* The testing aid CUPTIMERGE_CREW_NICE=N (1-19): the crew's workers run at
- * that nice value, so that the cutting threads and the read-ahead threads,
- * fewer than the CPUs left them, win their CPUs back from the workers at
- * once (issue 30: on 16 CPUs a crew of 14 with two cutting and two
- * read-ahead threads, the window's cutting thread lost its CPU hundreds of
- * times a read). */
-static void crew_nice(void) { cm_thread_nice_env("CUPTIMERGE_CREW_NICE"); }
-
-static void *crew_worker(void *arg)
-{
-	struct crew_arg *ca = arg;
-	cm_ocrew *c = ca->c;
-	int i = ca->i;
-	free(ca);
-	cm_progress_thread_off();
-	crew_nice();
-	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		cm_opool *p;
-		double t = cm_now_s();
-		while (!c->stop && !(p = crew_pick(c)))
-			pthread_cond_wait(&c->work, &c->mu);
-		if (c->stop)
-			break;
-		c->idle += cm_now_s() - t;
-		run_next(p, p->wctx ? p->wctx[i] : NULL);
-	}
-	pthread_mutex_unlock(&c->mu);
-	return NULL;
-}
-
-cm_ocrew *cm_ocrew_new(int workers)
-{
-	cm_ocrew *c = cm_xcalloc(1, sizeof *c);
-	c->nworkers = workers < 1 ? 1 : workers;
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->work, NULL);
-	c->th = cm_xcalloc((size_t)c->nworkers, sizeof *c->th);
-	for (int i = 0; i < c->nworkers; i++) {
-		struct crew_arg *ca = cm_xmalloc(sizeof *ca);
-		ca->c = c;
-		ca->i = i;
-		if (pthread_create(&c->th[i], NULL, crew_worker, ca) != 0) {
-			free(ca);
-			break;
-		}
-		c->nthreads++;
-	}
-	if (!c->nthreads) {
-		cm_ocrew_free(c);
-		return NULL;
-	}
-	return c;
-}
-
-int cm_ocrew_workers(const cm_ocrew *c) { return c->nworkers; }
-
-double cm_ocrew_idle(const cm_ocrew *c) { return c->idle; }
-
-void cm_ocrew_free(cm_ocrew *c)
-{
-	if (!c)
-		return;
-	pthread_mutex_lock(&c->mu);
-	c->stop = 1;
-	pthread_cond_broadcast(&c->work);
-	pthread_mutex_unlock(&c->mu);
-	for (int i = 0; i < c->nthreads; i++)
-		pthread_join(c->th[i], NULL);
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->work);
-	free(c->th);
-	free(c);
-}
-
-cm_opool *cm_opool_new_crew(cm_ocrew *c, cm_opool_fn fn, void **wctx, cm_opool_sink sink, void *sctx)
-{
-	cm_opool *p = cm_opool_new(1, 0, fn, wctx, sink, sctx);
-	p->nworkers = c->nworkers;
-	/* as cm_opool_new's ring for as many workers: each reader may have
-	 * the whole crew once the other is done */
-	free(p->slots);
-	p->nslots = slots_for(p->nworkers, 0);
-	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
-	p->nthreads = c->nthreads; /* the caller only fills slots and waits */
-	p->crew = c;
-	p->mu = &c->mu;
-	p->work = &c->work;
-	pthread_mutex_lock(&c->mu);
-	if (c->npools == CREW_POOLS_MAX)
-		abort(); /* a caller's bug: a fixed few readers share a crew */
-	c->pools[c->npools++] = p;
-	pthread_mutex_unlock(&c->mu);
-	return p;
-}
-
 /* The caller (holding p->mu) runs the oldest queued block itself, with the
  * last worker's context, then drains as a worker would (its errors go to
  * fail_diag, settled by the caller's next call).  1 when it ran one, 0 when

@@ -30,7 +30,7 @@
 #define PFT_WRITERS 0
 
 /* The testing aid CUPTIMERGE_PFT_NICE=N (1-19): the transcoder's workers
- * run at that nice value (this thread's alone, as opool.c's crew_nice), so
+ * run at that nice value (this thread's alone, as ocrew.c's crew_nice), so
  * that its sequential part, the passer and the merge's threads win their
  * CPUs back from them (bench/dev-pf12.sh: on 16 CPUs the sequential part
  * ran 0.31 s of CPU in 0.49 s). */

@@ -10,8 +10,8 @@
  * when the caller ran it.  Every block the pool took is handed to the done
  * hook once, whether it ran or not.
  *
- * A crew (cm_ocrew) serves two pools fed at once from two threads: each
- * pool's results come in its own order, every worker of the crew runs
+ * A crew (cm_ocrew, base/ocrew.c) serves two pools fed at once from two
+ * threads: each pool's results come in its own order, every worker of the crew runs
  * blocks of the pool that has them all, a worker's context is used by that
  * worker's thread alone, and one pool's failure leaves the other whole. */
 #include "check_common.h"
