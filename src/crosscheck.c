@@ -15,7 +15,7 @@
  *   rank       the rank (and host) the window's "source" records is the one
  *              the trace's distributedInfo (and tensorboard name) records;
  *              read apart, but little: the trace up to "traceEvents", a
- *              plain window's last 64 KiB (batchscan.c; a gzip window or
+ *              plain window's last 64 KiB (batchtail.c; a gzip window or
  *              one from a pipe is not checked: its tail costs a full read);
  *   time       the window's events and the trace's overlap in time, both in
  *              trace microseconds on the base the merge itself uses (so a

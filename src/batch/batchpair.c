@@ -56,7 +56,7 @@ static char *describe(const cm_bfacts *f)
  * files know it; times within SLACK nanoseconds (SLACK_NS to find the
  * candidates, 0 to prefer a window whose span holds the trace's start).
  * A trace's host is known only from a name in full tensorboard form
- * (batchscan.c): pids repeat across nodes, so it must agree. */
+ * (batchread.c): pids repeat across nodes, so it must agree. */
 static int fits(const cm_bfacts *t, const cm_bfacts *w, long long slack)
 {
 	if (t->pid != w->pid)

@@ -1,5 +1,6 @@
-/* batchscan_int.h - what batchscan.c (the streaming scan) and batchtail.c
- * (a plain window's head and tail) share: the scan's state and callbacks. */
+/* batchscan_int.h - what batchscan.c (the scan's callbacks), batchread.c
+ * (the streaming read through them) and batchtail.c (a plain window's head
+ * and tail) share: the scan's state and callbacks. */
 #ifndef CM_BATCHSCAN_INT_H
 #define CM_BATCHSCAN_INT_H
 
@@ -11,7 +12,7 @@
 /* 64 KiB reads: a trace's head (deviceProperties, distributedInfo) fits in
  * one or two, so pairing reads a few blocks of a trace of any size. */
 #define SCAN_CHUNK (64u << 10)
-/* ...and the reads after them double up to 4 MiB (batchscan.c, which
+/* ...and the reads after them double up to 4 MiB (batchread.c, which
  * hands yajl whole tokens, so a long one is lexed once whatever the read
  * size) */
 #define SCAN_CHUNK_MAX (4u << 20)
@@ -57,5 +58,11 @@ void bscan_facts_begin(cm_bfacts *f);
 
 /* S at the start of a document, filling F. */
 void bscan_begin(struct scan *s, cm_bfacts *f);
+
+/* After a whole document was read through the callbacks into S, a file F
+ * that is neither trace nor window: made a thread map (CM_BK_MAP, its
+ * processes in F->procs) when S saw one that names its processes, else
+ * left as it was, F->why set when it is a map that nothing can pair. */
+void bscan_map_facts(struct scan *s, cm_bfacts *f);
 
 #endif

@@ -1,6 +1,6 @@
 /* batchtail.c - pairing's shortcut for a plain window (issue 28 P7): its
  * head and its last 64 KiB read, not the whole file; what cannot be taken
- * so goes to the streaming scan (batchscan.c). */
+ * so goes to the streaming scan (batchread.c). */
 #include "config.h"
 #include "batch/batchscan_int.h"
 #include "base/diag.h"

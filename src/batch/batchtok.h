@@ -1,4 +1,4 @@
-/* batchtok.h - whole tokens for the plan's yajl (batchscan.c), as the
+/* batchtok.h - whole tokens for the plan's yajl (batchread.c), as the
  * merge's careful reader gives them (and why: json/saxread.c).  yajl keeps
  * a token cut by a read's end and lexes it again from its first byte with
  * every read: a member's string near its bound of 256 MiB cost 64 passes

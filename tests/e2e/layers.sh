@@ -4,8 +4,8 @@
 # order base <- io <- json <- cpu | gpu | pftrace <- repair <- the engine
 # (src/*.c: main, merge, filter, crosscheck).  batch/ stands on base/, io/
 # and json/ (the bounds of one value, json/docsplit.h, over its scan; the
-# engine uses that scan, batchscan.c, for the crosscheck); cuptirec/, the
-# collector, stands apart: of the rest it takes three leaves that include
+# engine uses that scan, batchscan.c and batchread.c, for the crosscheck);
+# cuptirec/, the collector, stands apart: of the rest it takes three leaves that include
 # nothing of the project, base/optname.h and base/optnum.h, which all three
 # programs' command lines share, and base/fdio.h, the write-all loop
 # (ALLOWED_FILES; their .c
