@@ -27,14 +27,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Buffers queued at most (and one a writer thread). */
+/* Buffers queued at most (and one a writer thread); more with
+ * CUPTIMERGE_PFT_PASS_QUEUE (a testing aid, 1-32: bench/dev-knobs29.sh;
+ * the bytes do not depend on it). */
 #define PASS_QUEUE 4
+#define PASS_QUEUE_MAX 32
 /* -v: the phases of the buffers put and not yet passed on, a ring
  * indexed by their count (written before the put, read after the take:
  * the handoff's lock orders them); longer than the queue, so that an
  * entry is never rewritten while its buffer waits. */
-#define PASS_PHQ 16
-_Static_assert(PASS_PHQ > PASS_QUEUE + 8, "a phase is kept for every slot (8: the most writers)");
+#define PASS_PHQ 64
+_Static_assert(PASS_PHQ > PASS_QUEUE_MAX + 8, "a phase is kept for every slot (8: the most writers)");
 
 struct cm_pfpass {
 	cm_handoff *h;
@@ -114,12 +117,15 @@ cm_pfpass *cm_pfpass_new(int (*sink)(void *ctx, const void *p, size_t n), void *
 {
 	cm_pfpass *p = cm_xcalloc(1, sizeof *p);
 	const char *env = getenv("CUPTIMERGE_PFT_WRITERS");
+	size_t queue = PASS_QUEUE;
 	if (env && *env && atoi(env) >= 0 && atoi(env) <= 8)
 		writers = atoi(env);
+	if ((env = getenv("CUPTIMERGE_PFT_PASS_QUEUE")) && *env && atoi(env) >= 1 && atoi(env) <= PASS_QUEUE_MAX)
+		queue = (size_t)atoi(env);
 	writers = writers < 0 ? 0 : writers > 8 ? 8 : writers;
 	p->sink = sink;
 	p->ctx = ctx;
-	if (!(p->h = cm_handoff_new_prep(PASS_QUEUE + (size_t)writers, writers, write_one, pass_one, p,
+	if (!(p->h = cm_handoff_new_prep(queue + (size_t)writers, writers, write_one, pass_one, p,
 					 sizeof(struct cm_pfwrite), batch_free))) {
 		free(p);
 		return NULL;

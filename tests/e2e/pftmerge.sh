@@ -161,7 +161,7 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	# (each hand-over waits for the one before to be worked through) and
 	# of 64 (the lanes' ring sized for it): the same bytes, groups of 7
 	# and the render's workers fewer than -j (CUPTIMERGE_RENDER_THREADS)
-	tcase "gen_trace pair of 3,000 ops, groups of 7: the sequential part's queue of 1 and of 64 batches, the render on 1 and 3 threads, its pieces few and many ahead, its packets written by 0, 1 and 5 threads, the same bytes at -j 4, 16"
+	tcase "gen_trace pair of 3,000 ops, groups of 7: the sequential part's queue of 1 and of 64 batches, the render on 1 and 3 threads, its pieces few and many ahead, its packets written by 0, 1 and 5 threads, the passer's queue of 1 and 32, the same bytes at -j 4, 16"
 	CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -j 1 $NOW -w "$tmp/gen.win" -o "$tmp/q1.pftrace" "$tmp/gen.cpu" || fail "-j 1: exit $?"
 	for q in 1 64; do
 		for j in 4 16; do
@@ -185,11 +185,22 @@ print(min(e["ts"] for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace")
 	done
 	# the batches' packets written by the passer alone, by 1 writer thread
 	# and by 5 (CUPTIMERGE_PFT_WRITERS; 0 by default), in
-	# groups of 7 (many small batches, ready out of order): the same bytes
+	# groups of 7 (many small batches, ready out of order): the same bytes;
+	# and the passer's queue of 1 and of 32 buffers (CUPTIMERGE_PFT_PASS_QUEUE,
+	# 4 by default), with 0 and 5 writers
 	for w in 0 1 5; do
 		CUPTIMERGE_PFT_WRITERS=$w CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -j 4 $NOW -w "$tmp/gen.win" \
 			-o "$tmp/q.pftrace" "$tmp/gen.cpu" 2>"$tmp/err" || fail "$w writers, -j 4: exit $?: $(cat "$tmp/err")"
 		cmp -s "$tmp/q.pftrace" "$tmp/q1.pftrace" || fail "$w writers, -j 4: other bytes than -j 1's"
+	done
+	for q in 1 32; do
+		for w in 0 5; do
+			CUPTIMERGE_PFT_PASS_QUEUE=$q CUPTIMERGE_PFT_WRITERS=$w CUPTIMERGE_PFT_GROUP=7 $CUPTIMERGE -j 4 $NOW \
+				-w "$tmp/gen.win" -o "$tmp/q.pftrace" "$tmp/gen.cpu" 2>"$tmp/err" ||
+				fail "the passer's queue of $q, $w writers, -j 4: exit $?: $(cat "$tmp/err")"
+			cmp -s "$tmp/q.pftrace" "$tmp/q1.pftrace" ||
+				fail "the passer's queue of $q, $w writers, -j 4: other bytes than -j 1's"
+		done
 	done
 
 	# A failure on the direct path stops the run, one line, its status, no
