@@ -138,6 +138,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	struct head h;
 	struct ev ev;
 	struct idbytes pid, tid;
+	struct cm_pflens lens;
 	int have_ids = 0; /* pid and tid read (an X's, for its slice's key) */
 	size_t need;
 	char *d;
@@ -296,7 +297,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	if (h.ts < w->batch_min)
 		w->batch_min = h.ts;
 	/* the record (pfrecord.h's struct head, the pid and tid, the interned
-	 * data, the track event) written in place, its room made once: by
+	 * data, the track event, their lengths) written in place, its room made once: by
 	 * cm_buf_put a piece it took 70 instructions an id (BENCHMARKS.md
 	 * "pfcpu11") */
 	if (!have_ids) {
@@ -313,16 +314,26 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	} else {
 		w->prev_ints = 0;
 	}
-	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + 2 * sizeof(uint32_t) + w->interned.len + w->te.len;
+	/* the packet's interned data field encoded here, whole (its tag
+	 * and length: the packets' writer, pfwrite.c, copies it as it is) */
+	lens.in = w->interned.len ? (uint32_t)(1 + cm_pb_varint_size(w->interned.len) + w->interned.len) : 0;
+	lens.bn = (uint32_t)w->te.len;
+	need = sizeof h + 2 * (1 + sizeof(uint32_t)) + pid.n + tid.n + lens.in + lens.bn + sizeof lens;
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);
 	h.len = (uint32_t)need; /* (a batch's records fit in 4 GiB: cm_pfbatch_tail's rec_len) */
 	d = put_head_at(out->p + out->len, &h);
 	d = put_id_at(d, &pid);
 	d = put_id_at(d, &tid);
-	d = put_len_at(d, w->interned.p, (uint32_t)w->interned.len);
-	d = put_len_at(d, w->te.p, (uint32_t)w->te.len);
-	out->len = (size_t)(d - out->p);
+	if (lens.in) {
+		*d++ = TP_INTERNED << 3 | CM_PB_LEN;
+		d += cm_pb_varint_at((unsigned char *)d, w->interned.len);
+		memcpy(d, w->interned.p, w->interned.len);
+		d += w->interned.len;
+	}
+	memcpy(d, w->te.p, lens.bn); /* (an event's body is never empty) */
+	memcpy(d + lens.bn, &lens, sizeof lens);
+	out->len = (size_t)(d + lens.bn + sizeof lens - out->p);
 	w->interned.len = 0;
 	return 0;
 }

@@ -20,8 +20,9 @@
 enum { K_SLICE = 1, K_THREAD, K_GLOBAL, K_PROCESS, K_FLOW, K_RAW, K_BASE };
 
 /* A record's head; then, but for K_RAW and K_BASE, the pid and the tid
- * (pfbatch.c's put_id_at), the interned data and the body (a 32-bit length each, then the
- * bytes); for K_RAW the element's text (a length, the bytes).  K_BASE, a
+ * (pfbatch.c's put_id_at), the packet's interned data field and the track
+ * event body, and their lengths (struct cm_pflens); for K_RAW the
+ * element's text (a length, the bytes).  K_BASE, a
  * head alone, comes first: the earliest time of the batch in its ts.
  * LEN: the record's bytes, head included (the worker's: the sequential
  * part steps from record to record by it, no length read on the way).
@@ -36,6 +37,39 @@ struct head {
 	uint32_t len;
 	int64_t off, ts, dur;
 };
+
+/* An event record's last 8 bytes (pfbatch.c's encode_one; not K_RAW's
+ * nor K_BASE's): the lengths of its packet's interned data field, encoded
+ * whole (its tag, its length, the bytes; 0: none), and of its track event
+ * body, which come just before them, in that order, after the pid and the
+ * tid.  Last, so that the packets' writer (pfwrite.c) finds the two from
+ * the record's end, with no length walked on the way. */
+struct cm_pflens {
+	uint32_t in, bn;
+};
+
+/* The most bytes the packets of a batch whose records are N bytes take
+ * (pfwrite.c makes the room once a batch): a record's packet and a
+ * held-back end before it take no more than twice the record (an event
+ * record's is 50 bytes and its bodies or more, its packet their bytes and
+ * 39 at most, the end 33 at most; an "M" or "C" element's record is 36
+ * bytes or more, its values' packets made with their own room), and the
+ * last packet's body copied by 32 bytes may pass its end by 32. */
+#define CM_PF_WRITE_ROOM(n) (2 * (n) + 32)
+
+/* The 8 and 4 bytes at P (a record's: unaligned). */
+static inline int64_t cm_pf_rd64(const char *p)
+{
+	int64_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
+static inline uint32_t cm_pf_rd32(const char *p)
+{
+	uint32_t x;
+	memcpy(&x, p, sizeof x);
+	return x;
+}
 
 /* A head's IDS: the pid and tid are both integers (CM_PF_J_INT, their 13
  * bytes each), and the same integers as the batch's record just before,
@@ -103,7 +137,7 @@ struct cm_pfwrite {
 /* The sequential part of a batch (pfseg.c): cm_pfbatch_apply's (REC's
  * buffer may be swapped for another, empty). */
 int cm_pfseg_apply(cm_pfev *e, cm_buf *rec);
-/* Step 3 of the batch W (pfseg.c): its packets appended to OUT, on any
+/* Step 3 of the batch W (pfwrite.c): its packets appended to OUT, on any
  * thread (W is all it reads). */
 void cm_pfseg_write(const struct cm_pfwrite *w, cm_buf *out);
 /* Free W's buffers. */

@@ -21,9 +21,9 @@
  *      the batch waited for its turn: the sink lists the few slices off
  *      their thread's own track (the placers say in which shards), and
  *      describes the new lanes' tracks in order;
- *   3. the packets, written from what steps 1 and 2 left (struct
- *      cm_pfwrite: the records, the list of step 2, the state before the
- *      batch) by the passer's writer threads (pfpass.c: from -j 8, two
+ *   3. the packets, written from what steps 1 and 2 left (pfwrite.c;
+ *      struct cm_pfwrite: the records, the list of step 2, the state
+ *      before the batch) by the passer's writer threads (pfpass.c: from -j 8, two
  *      batches or more at once; below, the passer's own thread), and
  *      handed on in order by the passer; the sink only swaps the buffers
  *      into the passer's queue.  Without a passer (-j 1) the sink writes
@@ -45,203 +45,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The packets' writer's state along the batch. */
-struct wst {
-	cm_buf *out;
-	int64_t base;
-	uint32_t clock;
-	uint64_t def_uuid;
-	int due, pending;
-	uint64_t last_thread, last_uuid;
-	int64_t last_b, last_e;
-};
-
-/* The clock packet of the batch (cm_pf_clock_packet's bytes), and the
- * state from it on. */
-static void clock_packet(const struct cm_pfwrite *e, struct wst *w)
-{
-	cm_pf_clock_bytes(w->out, e->nclock, e->nbase, e->ndef);
-	w->base = e->nbase;
-	w->clock = e->nclock;
-	w->def_uuid = e->ndef;
-	w->due = 0;
-}
-
-/* The packet's time TS into H (room for 32 bytes); its length. */
-static size_t put_time(const struct wst *w, unsigned char *h, int64_t ts)
-{
-	size_t hn = 0;
-	h[hn++] = TP_TIMESTAMP << 3 | CM_PB_VARINT;
-	if (ts >= w->base) {
-		hn += cm_pb_varint_at(h + hn, (uint64_t)(ts - w->base));
-	} else { /* before the clock's 0: on the trace's own */
-		hn += cm_pb_varint_at(h + hn, (uint64_t)ts);
-		hn += cm_pb_varint_at(h + hn, TP_CLOCK_ID << 3 | CM_PB_VARINT);
-		h[hn++] = CLOCK_BOOTTIME;
-	}
-	h[hn++] = TP_SEQ_ID << 3 | CM_PB_VARINT;
-	h[hn++] = SEQ_ID;
-	return hn;
-}
-
-/* Copy S[0..N) to P, which has 32 bytes to spare: a body of 32 bytes or
- * fewer (most of a trace's) by two 16-byte moves, when 32 bytes can be
- * read at S (LIM: the end of the buffer S lies in; a batch's records end
- * with their slices and tail, pfbatch.c's, so a record's body has them
- * after it).  Returns P + N. */
-static inline unsigned char *copy_body(unsigned char *p, const char *s, size_t n, const char *lim)
-{
-	if (n <= 32 && lim - s >= 32) {
-		memcpy(p, s, 16);
-		memcpy(p + 16, s + 16, 16);
-	} else {
-		memcpy(p, s, n);
-	}
-	return p + n;
-}
-
-/* An event packet at TS: the interned data I[0..IN), the track event
- * body B[0..BN) (in E's records, or 32 bytes readable) on track UUID
- * (pfbatch.c's event_packet, on W): written in place, its lengths worked
- * out first.  Inline in each of its three callers (a held-back end's
- * constant body is then a few stores). */
-static inline __attribute__((always_inline)) void event_packet(const struct cm_pfwrite *e, struct wst *w, int64_t ts,
-							      const char *i, uint32_t in, const char *b, uint32_t bn,
-							      uint64_t uuid, const char *lim)
-{
-	cm_buf *o = w->out;
-	unsigned char *p;
-	uint64_t t;
-	size_t hn, te = bn, body;
-	int own; /* before the clock's 0: on the trace's own */
-	if (w->due)
-		clock_packet(e, w);
-	own = ts < w->base;
-	t = own ? (uint64_t)ts : (uint64_t)(ts - w->base);
-	/* the time's tag, its varint (and the clock's: a 2-byte tag, an id), the sequence's tag and id */
-	hn = 1 + cm_pb_varint_size(t) + (own ? 3 : 0) + 2;
-	if (uuid != w->def_uuid)
-		te += 1 + cm_pb_varint_size(uuid);
-	body = hn + (in ? 1 + cm_pb_varint_size(in) + in : 0) + 1 + cm_pb_varint_size(te) + te;
-	if (o->cap - o->len < 1 + 10 + body + 32)
-		cm_buf_grow(o, 1 + 10 + body + 32);
-	p = (unsigned char *)o->p + o->len;
-	*p++ = TRACE_PACKET << 3 | CM_PB_LEN;
-	p += cm_pb_varint_at(p, body);
-	*p++ = TP_TIMESTAMP << 3 | CM_PB_VARINT;
-	p += cm_pb_varint_at(p, t);
-	if (own) {
-		p += cm_pb_varint_at(p, TP_CLOCK_ID << 3 | CM_PB_VARINT);
-		*p++ = CLOCK_BOOTTIME;
-	}
-	*p++ = TP_SEQ_ID << 3 | CM_PB_VARINT;
-	*p++ = SEQ_ID;
-	if (in) {
-		*p++ = TP_INTERNED << 3 | CM_PB_LEN;
-		p += cm_pb_varint_at(p, in);
-		memcpy(p, i, in);
-		p += in;
-	}
-	*p++ = TP_TRACK_EVENT << 3 | CM_PB_LEN;
-	p += cm_pb_varint_at(p, te);
-	p = copy_body(p, b, bn, lim);
-	if (uuid != w->def_uuid) {
-		*p++ = TE_TRACK_UUID << 3 | CM_PB_VARINT;
-		p += cm_pb_varint_at(p, uuid);
-	}
-	o->len = (size_t)(p - (unsigned char *)o->p);
-}
-
-/* The held-back end of the last X (pfevent.c's end_packet, on W). */
-static void flush_end(const struct cm_pfwrite *e, struct wst *w)
-{
-	static const char body[32] = {TE_TYPE << 3 | CM_PB_VARINT, TYPE_END};
-	if (!w->pending)
-		return;
-	w->pending = 0;
-	event_packet(e, w, w->last_e, NULL, 0, body, 2, w->last_uuid, body + sizeof body);
-}
-
-/* The packet of a counter's value CV (pfevent.c's counter() made its
- * track): the bytes pfevent.c wrote for it in order before. */
-static void counter_packet(const struct cm_pfwrite *e, struct wst *w, const struct cval *cv)
-{
-	cm_buf *o = w->out;
-	unsigned char h[32];
-	size_t pk, te;
-	if (w->due)
-		clock_packet(e, w);
-	pk = cm_pb_open(o, TRACE_PACKET);
-	cm_buf_put(o, h, put_time(w, h, cv->ts));
-	te = cm_pb_open(o, TP_TRACK_EVENT);
-	cm_pb_uint(o, TE_TYPE, TYPE_COUNTER);
-	cm_pb_uint(o, TE_TRACK_UUID, cv->uuid);
-	cm_pb_double(o, TE_COUNTER_DOUBLE, cv->d);
-	cm_pb_close(o, te);
-	cm_pb_close(o, pk);
-}
-
-void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
-{
-	/* (E's fields in locals: the packets' stores through char pointers
-	 * would have them loaded again a record) */
-	const char *const recs = e->recs, *const end = e->recs_end, *const lim = e->lim;
-	/* (no lanes: LANES.p may be NULL, which no offset may be added to) */
-	const struct laned *ln = (const struct laned *)e->lanes.p,
-			   *const ln_end = ln ? ln + e->lanes.len / sizeof *ln : ln;
-	const char *next = ln < ln_end ? recs + ln->at : NULL; /* the next slice off its thread's track */
-	struct wst w;
-	const char *r;
-	struct head h;
-	memset(&w, 0, sizeof w);
-	w.out = out;
-	w.base = e->base, w.clock = e->clock, w.def_uuid = e->def_uuid;
-	w.due = e->due;
-	w.pending = e->pending;
-	w.last_thread = e->last_thread, w.last_uuid = e->last_uuid;
-	w.last_b = e->last_b, w.last_e = e->last_e;
-	for (r = recs; r < end; r += h.len) {
-		const char *p = r, *i, *b;
-		uint32_t in, bn;
-		uint64_t uuid;
-		memcpy(&h, p, sizeof h);
-		p += sizeof h;
-		uuid = (uint64_t)h.off; /* (step 1's: the record's track) */
-		if (h.kind != K_FLOW) {
-			if (h.kind == K_BASE) /* (the batch's earliest time: no packet) */
-				continue;
-			flush_end(e, &w);
-		}
-		if (h.cleared)
-			w.due = 1;
-		if (h.kind == K_RAW) { /* a "C" element's values (none for an "M") */
-			const struct cval *cv = (const struct cval *)e->cvals.p;
-			int64_t c;
-			for (c = 0; c < h.dur; c++) /* (CV may be NULL: an "M" has none) */
-				counter_packet(e, &w, &cv[uuid + (uint64_t)c]);
-			continue;
-		}
-		p = get_len_bytes(p + 1, &i, &in); /* past the pid (a kind byte, then its text) */
-		p = get_len_bytes(p + 1, &i, &in); /* and the tid: unaligned, so read by memcpy */
-		p = get_len_bytes(p, &i, &in);
-		get_len_bytes(p, &b, &bn);
-		if (h.kind == K_SLICE) {
-			uint64_t lane = uuid; /* (its thread's, but for step 2's list) */
-			if (r == next) {
-				lane = ln++->uuid;
-				next = ln < ln_end ? recs + ln->at : NULL;
-			}
-			event_packet(e, &w, h.ts, i, in, b, bn, lane, lim);
-			w.pending = 1;
-			w.last_thread = uuid, w.last_uuid = lane, w.last_b = h.ts, w.last_e = h.ts + h.dur;
-			continue;
-		}
-		if (h.kind == K_FLOW && uuid == w.last_thread && h.ts >= w.last_b && h.ts <= w.last_e)
-			uuid = w.last_uuid; /* on the lane of the X it follows */
-		event_packet(e, &w, h.ts, i, in, b, bn, uuid, lim);
-	}
-}
 
 /* The track that the events of a batch (its slices) name most often becomes
  * the default track from the sequence's next clearing (the batch's first
@@ -293,20 +96,6 @@ static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
 		b->best = b->c[thread], e->next_def_uuid = thread;
 }
 
-/* The 8 and 4 bytes at P (a record's: unaligned). */
-static inline int64_t rd64(const char *p)
-{
-	int64_t x;
-	memcpy(&x, p, sizeof x);
-	return x;
-}
-static inline uint32_t rd32(const char *p)
-{
-	uint32_t x;
-	memcpy(&x, p, sizeof x);
-	return x;
-}
-
 /* A record's head's OFF written over with step 1's track UUID, and DUR
  * with an "M" or "C" element's count of values N (struct head). */
 static inline void put_uuid(char *rec, uint64_t uuid) { memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid); }
@@ -317,9 +106,9 @@ static inline void put_count(char *rec, int64_t n) { memcpy(rec + offsetof(struc
 static struct lastx lastx_of(const char *rec)
 {
 	struct lastx x;
-	x.thread = (uint64_t)rd64(rec + offsetof(struct head, off));
-	x.b = rd64(rec + offsetof(struct head, ts));
-	x.e = x.b + rd64(rec + offsetof(struct head, dur));
+	x.thread = (uint64_t)cm_pf_rd64(rec + offsetof(struct head, off));
+	x.b = cm_pf_rd64(rec + offsetof(struct head, ts));
+	x.e = x.b + cm_pf_rd64(rec + offsetof(struct head, dur));
 	return x;
 }
 
@@ -332,9 +121,9 @@ static __attribute__((noinline)) struct track *record_thread(cm_pfev *e, const c
 	cm_jval pidv, tidv;
 	const cm_jval *pid, *tid;
 	get_id(get_id(rec + sizeof(struct head), &pidv, &pid), &tidv, &tid);
-	return cm_pf_thread_at(e, pid, tid, rd64(rec + offsetof(struct head, off)),
-			       rd64(rec + offsetof(struct head, ts)),
-			       cm_pf_rank((unsigned char)rec[offsetof(struct head, ph)], rd64(rec + offsetof(struct head, dur))));
+	return cm_pf_thread_at(e, pid, tid, cm_pf_rd64(rec + offsetof(struct head, off)),
+			       cm_pf_rd64(rec + offsetof(struct head, ts)),
+			       cm_pf_rank((unsigned char)rec[offsetof(struct head, ph)], cm_pf_rd64(rec + offsetof(struct head, dur))));
 }
 
 /* The track of the instant of a process or the global one at REC (KIND:
@@ -359,7 +148,7 @@ static __attribute__((noinline)) uint64_t instant_track(cm_pfev *e, const char *
 	}
 	get_id(rec + sizeof(struct head), &pidv, &pid);
 	if (cm_pf_id(e, pid, -1, &pk, &ps, &pname) < 0) {
-		REFUSE(e, rd64(rec + offsetof(struct head, off)),
+		REFUSE(e, cm_pf_rd64(rec + offsetof(struct head, off)),
 		       "an \"%c\" event whose pid is a number beyond a double's range cannot be written as Perfetto protobuf (Perfetto refuses the trace)",
 		       rec[offsetof(struct head, ph)]);
 		return 0;
@@ -377,7 +166,7 @@ static int64_t place_raw(cm_pfev *e, char *rec)
 	uint32_t in;
 	int64_t n;
 	get_len_bytes(rec + sizeof(struct head), &i, &in);
-	if (cm_pfev_element(e, i, in, rd64(rec + offsetof(struct head, off))) < 0)
+	if (cm_pfev_element(e, i, in, cm_pf_rd64(rec + offsetof(struct head, off))) < 0)
 		return -1;
 	n = (int64_t)(e->wt.cvals.len / sizeof(struct cval) - c0);
 	put_uuid(rec, c0);
@@ -416,11 +205,11 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 		unsigned kind = (unsigned char)p[0], ids = (unsigned char)p[3];
 		struct track *t;
 		uint64_t uuid;
-		len = rd32(p + offsetof(struct head, len));
+		len = cm_pf_rd32(p + offsetof(struct head, len));
 		if (kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
 			int64_t n;
 			if (kind == K_BASE) {
-				e->next_base = rd64(p + offsetof(struct head, ts));
+				e->next_base = cm_pf_rd64(p + offsetof(struct head, ts));
 				since = p + len;
 				continue;
 			}
@@ -444,8 +233,8 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 		} else {
 			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
 			 * cache, with nothing to parse */
-			t = ids & CM_PF_IDS_INTS ? cm_pf_thread_cached(e, rd64(p + sizeof(struct head) + 5),
-								       rd64(p + sizeof(struct head) + 18))
+			t = ids & CM_PF_IDS_INTS ? cm_pf_thread_cached(e, cm_pf_rd64(p + sizeof(struct head) + 5),
+								       cm_pf_rd64(p + sizeof(struct head) + 18))
 						 : NULL;
 			if (!t) {
 				if (!(t = record_thread(e, p)))
@@ -471,7 +260,7 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 				struct lastx x;
 				if (lastx)
 					x = lastx_of(lastx);
-				uuid = cm_pf_event_uuid(e, t, ph, rd64(p + offsetof(struct head, ts)), lastx ? &x : NULL);
+				uuid = cm_pf_event_uuid(e, t, ph, cm_pf_rd64(p + offsetof(struct head, ts)), lastx ? &x : NULL);
 			}
 		} else { /* K_GLOBAL, K_PROCESS: their instants' tracks */
 			pending = 0;
