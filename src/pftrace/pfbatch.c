@@ -332,6 +332,7 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 		d += w->interned.len;
 	}
 	memcpy(d, w->te.p, lens.bn); /* (an event's body is never empty) */
+	lens.tv = lens.te = CM_PF_TIME_NONE; /* (put_times') */
 	memcpy(d + lens.bn, &lens, sizeof lens);
 	out->len = (size_t)(d + lens.bn + sizeof lens - out->p);
 	w->interned.len = 0;
@@ -367,6 +368,33 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	return to;
 }
 
+/* The times of the event records R[..END) from MIN, the batch's earliest
+ * (struct cm_pflens's TV and TE), as the packets' writer writes them once
+ * the batch's clock packet made MIN its 0: worked out here, on the
+ * workers, rather than in the writer's varints (pfwrite.c).  A pass of
+ * its own: MIN is known once the batch is. */
+static void put_times(char *r, const char *end, int64_t min)
+{
+	uint32_t len;
+	for (; r < end; r += len) {
+		unsigned kind = (unsigned char)r[offsetof(struct head, kind)];
+		char *l;
+		int64_t ts;
+		uint32_t v;
+		len = cm_pf_rd32(r + offsetof(struct head, len));
+		if (kind >= K_RAW)
+			continue;
+		l = r + len - sizeof(struct cm_pflens);
+		ts = cm_pf_rd64(r + offsetof(struct head, ts));
+		v = cm_pf_time_varint(ts - min);
+		memcpy(l + offsetof(struct cm_pflens, tv), &v, sizeof v);
+		if (kind == K_SLICE) {
+			v = cm_pf_time_varint(ts - min + cm_pf_rd64(r + offsetof(struct head, dur)));
+			memcpy(l + offsetof(struct cm_pflens, te), &v, sizeof v);
+		}
+	}
+}
+
 size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 {
 	size_t at = out->len;
@@ -398,6 +426,7 @@ void cm_pfbatch_close(cm_pfev *w, uint64_t seq, size_t at, cm_buf *out, int lane
 	memcpy(&base, out->p + at, sizeof base);
 	base.ts = w->batch_min == INT64_MAX ? 0 : w->batch_min;
 	memcpy(out->p + at, &base, sizeof base);
+	put_times(out->p + at + sizeof base, out->p + out->len, base.ts);
 	/* the slices to the lanes: placed from here on, by whoever can */
 	jobs = put_tail(w, out, seq, out->len - at);
 	tail = (struct cm_pfbatch_tail *)(void *)(out->p + out->len - sizeof *tail);

@@ -66,6 +66,35 @@ static inline unsigned char *put_time_seq(unsigned char *q, int64_t ts, int64_t 
 	return q + 2;
 }
 
+/* PRE's values: the workers' times good (PRE_YES: the clock's 0 is the
+ * batch's earliest, from which they count) or not (PRE_NO); a mask of
+ * the varint's top bits, or none, so that one test asks both. */
+#define PRE_YES 0x80808080u
+#define PRE_NO 0u
+
+/* The packet's time TS at Q, as put_time_seq writes it, from TV (struct
+ * cm_pflens's, the worker's varint of TS from the batch's earliest) when
+ * PRE is PRE_YES and TV holds it; past it. */
+static inline unsigned char *put_time_pre(unsigned char *q, uint32_t tv, uint32_t pre, int64_t ts, int64_t base)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* (the varint's bytes in TV's from its lowest: its last, the first
+	 * without its top bit) */
+	uint32_t m = ~tv & pre;
+	if (__builtin_expect(m != 0, 1)) {
+		*q = TP_TIMESTAMP << 3 | CM_PB_VARINT;
+		memcpy(q + 1, &tv, sizeof tv);
+		q += 1 + (__builtin_ctz(m) >> 3) + 1;
+		q[0] = TP_SEQ_ID << 3 | CM_PB_VARINT;
+		q[1] = SEQ_ID;
+		return q + 2;
+	}
+#else
+	(void)tv, (void)pre;
+#endif
+	return put_time_seq(q, ts, base);
+}
+
 /* The track UUID at Q when it is not the default DEF; past it. */
 static inline unsigned char *put_track(unsigned char *q, uint64_t uuid, uint64_t def)
 {
@@ -113,22 +142,23 @@ static __attribute__((noinline)) unsigned char *long_packet(unsigned char *p, in
 	return put_track(p + bn, uuid, def);
 }
 
-/* The packet of an event at TS (the clock's 0 at BASE) at P: its interned
+/* The packet of an event at TS (the clock's 0 at BASE; TV and PRE:
+ * put_time_pre's) at P: its interned
  * data field I[0..IN) (encoded whole by the worker, or none), its track
  * event body B[0..BN) (32 bytes readable before LIM, or fewer: copy_body)
  * on track UUID (none written when it is the default DEF); past it.  A
  * short body's (SHORT_BODY) two lengths are written in the bytes kept
  * for them, once the packet is written: no size worked out before. */
 static inline __attribute__((always_inline)) unsigned char *event_packet(unsigned char *p, int64_t ts, int64_t base,
-									   const char *i, uint32_t in, const char *b,
-									   uint32_t bn, uint64_t uuid, uint64_t def,
-									   const char *lim)
+									   uint32_t tv, uint32_t pre, const char *i,
+									   uint32_t in, const char *b, uint32_t bn,
+									   uint64_t uuid, uint64_t def, const char *lim)
 {
 	unsigned char *q, *tl;
 	if (__builtin_expect(in + bn > SHORT_BODY, 0))
 		return long_packet(p, ts, base, i, in, b, bn, uuid, def);
 	p[0] = TRACE_PACKET << 3 | CM_PB_LEN;
-	q = put_time_seq(p + 2, ts, base);
+	q = put_time_pre(p + 2, tv, pre, ts, base);
 	if (in) {
 		memcpy(q, i, in);
 		q += in;
@@ -141,13 +171,15 @@ static inline __attribute__((always_inline)) unsigned char *event_packet(unsigne
 	return q;
 }
 
-/* The held-back end of an X at TS on track UUID (pfevent.c's end_packet:
- * a track event of the type "end" alone) at P; past it. */
-static inline unsigned char *end_packet(unsigned char *p, int64_t ts, int64_t base, uint64_t uuid, uint64_t def)
+/* The held-back end of an X at TS (TV and PRE: put_time_pre's) on track
+ * UUID (pfevent.c's end_packet: a track event of the type "end" alone) at
+ * P; past it. */
+static inline unsigned char *end_packet(unsigned char *p, int64_t ts, int64_t base, uint32_t tv, uint32_t pre,
+					uint64_t uuid, uint64_t def)
 {
 	unsigned char *q, *tl;
 	p[0] = TRACE_PACKET << 3 | CM_PB_LEN;
-	q = put_time_seq(p + 2, ts, base);
+	q = put_time_pre(p + 2, tv, pre, ts, base);
 	q[0] = TP_TRACK_EVENT << 3 | CM_PB_LEN;
 	tl = q + 1;
 	q[2] = TE_TYPE << 3 | CM_PB_VARINT;
@@ -216,6 +248,10 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	int64_t base = e->base, last_b = e->last_b, last_e = e->last_e;
 	uint64_t def = e->def_uuid, last_thread = e->last_thread, last_uuid = e->last_uuid;
 	int due = e->due, pending = e->pending;
+	/* the workers' times good (the clock's 0 the batch's earliest), and
+	 * the held-back end's (none for a slice of a batch before) */
+	uint32_t pre = base == e->nbase ? PRE_YES : PRE_NO;
+	uint32_t last_te = CM_PF_TIME_NONE;
 	const char *r;
 	uint32_t len;
 	unsigned char *p;
@@ -235,9 +271,9 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 			if (pending) { /* the end of the last X, held back until now */
 				if (due) {
 					p = clock_packet(e, out, p, room);
-					base = e->nbase, def = e->ndef, due = 0;
+					base = e->nbase, def = e->ndef, due = 0, pre = PRE_YES;
 				}
-				p = end_packet(p, last_e, base, last_uuid, def);
+				p = end_packet(p, last_e, base, last_te, pre, last_uuid, def);
 				pending = 0;
 			}
 		}
@@ -248,7 +284,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 			if (n) {
 				if (due) {
 					p = clock_packet(e, out, p, room);
-					base = e->nbase, def = e->ndef, due = 0;
+					base = e->nbase, def = e->ndef, due = 0, pre = PRE_YES;
 				}
 				p = counter_packets(out, p, room, (const struct cval *)e->cvals.p + uuid, n, base);
 			}
@@ -256,7 +292,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		}
 		if (due) {
 			p = clock_packet(e, out, p, room);
-			base = e->nbase, def = e->ndef, due = 0;
+			base = e->nbase, def = e->ndef, due = 0, pre = PRE_YES;
 		}
 		memcpy(&l, r + len - sizeof l, sizeof l);
 		b = r + len - sizeof l - l.bn;
@@ -266,15 +302,15 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 				lane = ln++->uuid;
 				next = ln < ln_end ? recs + ln->at : NULL;
 			}
-			p = event_packet(p, ts, base, b - l.in, l.in, b, l.bn, lane, def, lim);
+			p = event_packet(p, ts, base, l.tv, pre, b - l.in, l.in, b, l.bn, lane, def, lim);
 			pending = 1;
-			last_thread = uuid, last_uuid = lane, last_b = ts;
+			last_thread = uuid, last_uuid = lane, last_b = ts, last_te = l.te;
 			last_e = ts + cm_pf_rd64(r + offsetof(struct head, dur));
 			continue;
 		}
 		if (kind == K_FLOW && uuid == last_thread && ts >= last_b && ts <= last_e)
 			uuid = last_uuid; /* on the lane of the X it follows */
-		p = event_packet(p, ts, base, b - l.in, l.in, b, l.bn, uuid, def, lim);
+		p = event_packet(p, ts, base, l.tv, pre, b - l.in, l.in, b, l.bn, uuid, def, lim);
 	}
 	out->len = (size_t)(p - (unsigned char *)out->p);
 }
