@@ -380,16 +380,17 @@ static void put_times(char *r, const char *end, int64_t min)
 		unsigned kind = (unsigned char)r[offsetof(struct head, kind)];
 		char *l;
 		int64_t ts;
-		uint32_t v;
+		uint64_t v;
 		len = cm_pf_rd32(r + offsetof(struct head, len));
 		if (kind >= K_RAW)
 			continue;
 		l = r + len - sizeof(struct cm_pflens);
 		ts = cm_pf_rd64(r + offsetof(struct head, ts));
-		v = cm_pf_time_varint(ts - min);
+		v = cm_pf_time_seq(ts - min, TP_TIMESTAMP << 3 | CM_PB_VARINT, TP_SEQ_ID << 3 | CM_PB_VARINT, SEQ_ID);
 		memcpy(l + offsetof(struct cm_pflens, tv), &v, sizeof v);
 		if (kind == K_SLICE) {
-			v = cm_pf_time_varint(ts - min + cm_pf_rd64(r + offsetof(struct head, dur)));
+			v = cm_pf_time_seq(ts - min + cm_pf_rd64(r + offsetof(struct head, dur)),
+					   TP_TIMESTAMP << 3 | CM_PB_VARINT, TP_SEQ_ID << 3 | CM_PB_VARINT, SEQ_ID);
 			memcpy(l + offsetof(struct cm_pflens, te), &v, sizeof v);
 		}
 	}

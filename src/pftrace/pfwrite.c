@@ -68,26 +68,23 @@ static inline unsigned char *put_time_seq(unsigned char *q, int64_t ts, int64_t 
 
 /* PRE's values: the workers' times good (PRE_YES: the clock's 0 is the
  * batch's earliest, from which they count) or not (PRE_NO); a mask of
- * the varint's top bits, or none, so that one test asks both. */
-#define PRE_YES 0x80808080u
+ * their count (struct cm_pflens's TV's last byte), so that one test asks
+ * both. */
+#define PRE_YES 0xffu
 #define PRE_NO 0u
 
-/* The packet's time TS at Q, as put_time_seq writes it, from TV (struct
- * cm_pflens's, the worker's varint of TS from the batch's earliest) when
- * PRE is PRE_YES and TV holds it; past it. */
-static inline unsigned char *put_time_pre(unsigned char *q, uint32_t tv, uint32_t pre, int64_t ts, int64_t base)
+/* The packet's time TS and sequence at Q, as put_time_seq writes them,
+ * from TV (struct cm_pflens's: the worker's bytes of the time from the
+ * batch's earliest and of the sequence, cm_pf_time_seq) when PRE is
+ * PRE_YES and TV holds them; past them.  (Their 8 bytes stored at once:
+ * those past the count are the packet's next bytes' room.) */
+static inline unsigned char *put_time_pre(unsigned char *q, uint64_t tv, unsigned pre, int64_t ts, int64_t base)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* (the varint's bytes in TV's from its lowest: its last, the first
-	 * without its top bit) */
-	uint32_t m = ~tv & pre;
-	if (__builtin_expect(m != 0, 1)) {
-		*q = TP_TIMESTAMP << 3 | CM_PB_VARINT;
-		memcpy(q + 1, &tv, sizeof tv);
-		q += 1 + (__builtin_ctz(m) >> 3) + 1;
-		q[0] = TP_SEQ_ID << 3 | CM_PB_VARINT;
-		q[1] = SEQ_ID;
-		return q + 2;
+	unsigned n = (unsigned)(tv >> 56) & pre;
+	if (__builtin_expect(n != 0, 1)) {
+		memcpy(q, &tv, sizeof tv);
+		return q + n;
 	}
 #else
 	(void)tv, (void)pre;
@@ -150,7 +147,7 @@ static __attribute__((noinline)) unsigned char *long_packet(unsigned char *p, in
  * short body's (SHORT_BODY) two lengths are written in the bytes kept
  * for them, once the packet is written: no size worked out before. */
 static inline __attribute__((always_inline)) unsigned char *event_packet(unsigned char *p, int64_t ts, int64_t base,
-									   uint32_t tv, uint32_t pre, const char *i,
+									   uint64_t tv, unsigned pre, const char *i,
 									   uint32_t in, const char *b, uint32_t bn,
 									   uint64_t uuid, uint64_t def, const char *lim)
 {
@@ -174,7 +171,7 @@ static inline __attribute__((always_inline)) unsigned char *event_packet(unsigne
 /* The held-back end of an X at TS (TV and PRE: put_time_pre's) on track
  * UUID (pfevent.c's end_packet: a track event of the type "end" alone) at
  * P; past it. */
-static inline unsigned char *end_packet(unsigned char *p, int64_t ts, int64_t base, uint32_t tv, uint32_t pre,
+static inline unsigned char *end_packet(unsigned char *p, int64_t ts, int64_t base, uint64_t tv, unsigned pre,
 					uint64_t uuid, uint64_t def)
 {
 	unsigned char *q, *tl;
@@ -250,8 +247,8 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	int due = e->due, pending = e->pending;
 	/* the workers' times good (the clock's 0 the batch's earliest), and
 	 * the held-back end's (none for a slice of a batch before) */
-	uint32_t pre = base == e->nbase ? PRE_YES : PRE_NO;
-	uint32_t last_te = CM_PF_TIME_NONE;
+	unsigned pre = base == e->nbase ? PRE_YES : PRE_NO;
+	uint64_t last_te = CM_PF_TIME_NONE;
 	const char *r;
 	uint32_t len;
 	unsigned char *p;
