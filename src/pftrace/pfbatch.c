@@ -18,7 +18,9 @@
  * steps, so that only the tracks are worked out on the sink's thread and
  * the packets written on the passer's; what the sink needs of a record
  * that depends on the record alone the worker writes in its head (its
- * length, whether its pid and tid are the record before's: struct head).
+ * length, whether its pid and tid are the record before's: struct head),
+ * and what the packets' writer needs at its end (the lengths, the
+ * packet's time bytes: struct cm_pflens, pfwrite.c).
  *
  * Interning starts over with each batch: the first packet of a batch
  * clears the sequence's incremental state and the batch defines its

@@ -154,7 +154,6 @@ struct cval {
 struct cm_pfwrite {
 	cm_buf rec, lanes, cvals;
 	const char *recs, *recs_end; /* the records (in REC's buffer, which a swap keeps where it is) */
-	const char *lim; /* the end of the records' buffer (their slices and tail after them) */
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;

@@ -298,7 +298,6 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	double t;
 	int rc;
 	t = cm_thread_cpu_s();
-	wt->lim = rec->p + rec->len; /* (the records stay where they are when swapped) */
 	wt->recs = rec->p;
 	wt->recs_end = rec->p + tail->rec_len;
 	/* the writing's state before the batch */

@@ -10,17 +10,22 @@
  * clock's base, the default track, the held-back end, a flow's X) and
  * leaves the rest to the workers (pfbatch.c), who lay each event record
  * out for it (pfrecord.h's struct cm_pflens): the packet's interned data
- * field already encoded, the track event body, and the two lengths at the
- * record's end, so that no length is walked to.  Its room is made once a
- * batch (a bound of the records' bytes: CM_PF_WRITE_ROOM) and the packets
- * written through a local pointer; a packet of a short body (most of a
- * trace's) has its two lengths one byte each, written after its bytes
- * with no varint's size worked out; the held-back end of an X is a
- * template with only its time and track to write (BENCHMARKS.md
- * "writer30").  The bytes are the ones the field-by-field writing made. */
+ * field already encoded, the track event body, and at the record's end
+ * the two lengths, so that no length is walked to, and the packet's time
+ * and sequence bytes (and a slice's end's), from the batch's earliest
+ * time, which is the clock's 0 once the batch's clock packet is written:
+ * 8 bytes stored, no varint made.  Its room is made once a batch (a bound
+ * of the records' bytes: CM_PF_WRITE_ROOM) and the packets written
+ * through a local pointer; a packet of a short body (most of a trace's)
+ * has its two lengths one byte each, written after its bytes with no
+ * varint's size worked out; the held-back end of an X is a template with
+ * only its time and track to write.  On the 200M pair that is about 135
+ * instructions a record, 250 before (BENCHMARKS.md "writer30").  The
+ * bytes are the ones the field-by-field writing made. */
 #include "config.h"
 #include "pftrace/pfevent.h"
 #include "pftrace/pfrecord.h"
+#include "pftrace/pflaneq.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -103,13 +108,14 @@ static inline unsigned char *put_track(unsigned char *q, uint64_t uuid, uint64_t
 }
 
 /* Copy S[0..N) to Q, which has 32 bytes to spare: a body of 32 bytes or
- * fewer (most of a trace's) by two 16-byte moves, when 32 bytes can be
- * read at S (LIM: the end of the buffer S lies in; a batch's records end
- * with their slices and tail, pfbatch.c's, so a record's body has them
- * after it).  Past the copy. */
-static inline unsigned char *copy_body(unsigned char *q, const char *s, size_t n, const char *lim)
+ * fewer (most of a trace's) by two 16-byte moves, as 32 bytes can always
+ * be read at S: a record's body has its struct cm_pflens after it, then
+ * another record or the batch's slices and tail (pfbatch.c's put_tail).
+ * Past the copy. */
+_Static_assert(sizeof(struct cm_pflens) + sizeof(struct cm_pfbatch_tail) >= 32, "32 bytes readable at a body");
+static inline unsigned char *copy_body(unsigned char *q, const char *s, size_t n)
 {
-	if (n <= 32 && lim - s >= 32) {
+	if (n <= 32) {
 		memcpy(q, s, 16);
 		memcpy(q + 16, s + 16, 16);
 	} else {
@@ -142,14 +148,14 @@ static __attribute__((noinline)) unsigned char *long_packet(unsigned char *p, in
 /* The packet of an event at TS (the clock's 0 at BASE; TV and PRE:
  * put_time_pre's) at P: its interned
  * data field I[0..IN) (encoded whole by the worker, or none), its track
- * event body B[0..BN) (32 bytes readable before LIM, or fewer: copy_body)
+ * event body B[0..BN) (in a record: copy_body)
  * on track UUID (none written when it is the default DEF); past it.  A
  * short body's (SHORT_BODY) two lengths are written in the bytes kept
  * for them, once the packet is written: no size worked out before. */
 static inline __attribute__((always_inline)) unsigned char *event_packet(unsigned char *p, int64_t ts, int64_t base,
 									   uint64_t tv, unsigned pre, const char *i,
 									   uint32_t in, const char *b, uint32_t bn,
-									   uint64_t uuid, uint64_t def, const char *lim)
+									   uint64_t uuid, uint64_t def)
 {
 	unsigned char *q, *tl;
 	if (__builtin_expect(in + bn > SHORT_BODY, 0))
@@ -162,7 +168,7 @@ static inline __attribute__((always_inline)) unsigned char *event_packet(unsigne
 	}
 	q[0] = TP_TRACK_EVENT << 3 | CM_PB_LEN;
 	tl = q + 1;
-	q = put_track(copy_body(q + 2, b, bn, lim), uuid, def);
+	q = put_track(copy_body(q + 2, b, bn), uuid, def);
 	*tl = (unsigned char)(q - tl - 1);
 	p[1] = (unsigned char)(q - p - 2);
 	return q;
@@ -236,7 +242,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	/* (E's fields and the writing's state in locals: the packets'
 	 * stores through char pointers would have them loaded again a
 	 * record) */
-	const char *const recs = e->recs, *const end = e->recs_end, *const lim = e->lim;
+	const char *const recs = e->recs, *const end = e->recs_end;
 	/* (no lanes: LANES.p may be NULL, which no offset may be added to) */
 	const struct laned *ln = (const struct laned *)e->lanes.p,
 			   *const ln_end = ln ? ln + e->lanes.len / sizeof *ln : ln;
@@ -258,7 +264,9 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	for (r = recs; r < end; r += len) {
 		const unsigned kind = (unsigned char)r[offsetof(struct head, kind)];
 		const char *b;
-		struct cm_pflens l;
+		const char *l;
+		uint32_t in, bn;
+		uint64_t tv;
 		uint64_t uuid = (uint64_t)cm_pf_rd64(r + offsetof(struct head, off)); /* (step 1's: the record's track) */
 		int64_t ts = cm_pf_rd64(r + offsetof(struct head, ts));
 		len = cm_pf_rd32(r + offsetof(struct head, len));
@@ -291,23 +299,28 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 			p = clock_packet(e, out, p, room);
 			base = e->nbase, def = e->ndef, due = 0, pre = PRE_YES;
 		}
-		memcpy(&l, r + len - sizeof l, sizeof l);
-		b = r + len - sizeof l - l.bn;
+		/* (its fields read one by one, where each is needed: copied
+		 * whole, they went through the stack) */
+		l = r + len - sizeof(struct cm_pflens);
+		bn = cm_pf_rd32(l + offsetof(struct cm_pflens, bn));
+		in = cm_pf_rd32(l + offsetof(struct cm_pflens, in));
+		tv = (uint64_t)cm_pf_rd64(l + offsetof(struct cm_pflens, tv));
+		b = l - bn;
 		if (kind == K_SLICE) {
 			uint64_t lane = uuid; /* (its thread's, but for step 2's list) */
 			if (r == next) {
 				lane = ln++->uuid;
 				next = ln < ln_end ? recs + ln->at : NULL;
 			}
-			p = event_packet(p, ts, base, l.tv, pre, b - l.in, l.in, b, l.bn, lane, def, lim);
+			p = event_packet(p, ts, base, tv, pre, b - in, in, b, bn, lane, def);
 			pending = 1;
-			last_thread = uuid, last_uuid = lane, last_b = ts, last_te = l.te;
+			last_thread = uuid, last_uuid = lane, last_b = ts, last_te = (uint64_t)cm_pf_rd64(l + offsetof(struct cm_pflens, te));
 			last_e = ts + cm_pf_rd64(r + offsetof(struct head, dur));
 			continue;
 		}
 		if (kind == K_FLOW && uuid == last_thread && ts >= last_b && ts <= last_e)
 			uuid = last_uuid; /* on the lane of the X it follows */
-		p = event_packet(p, ts, base, l.tv, pre, b - l.in, l.in, b, l.bn, uuid, def, lim);
+		p = event_packet(p, ts, base, tv, pre, b - in, in, b, bn, uuid, def);
 	}
 	out->len = (size_t)(p - (unsigned char *)out->p);
 }
