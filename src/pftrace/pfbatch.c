@@ -370,6 +370,31 @@ static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, si
 	return to;
 }
 
+/* TV's last 7 bytes (struct cm_pflens's: the varint's top bits, the
+ * sequence's bytes after it, their count) by the place of the time's top
+ * bit (0 to 27): the varint's bytes after its first are place / 7. */
+#define TS_HI(m) ((UINT64_C(0x808080) & ((UINT64_C(1) << (8 * (m))) - 1)) << 8 | \
+		  (uint64_t)(TP_SEQ_ID << 3 | CM_PB_VARINT | SEQ_ID << 8) << (8 * (2 + (m))) | (uint64_t)(4 + (m)) << 56)
+#define TS_HI7(m) TS_HI(m), TS_HI(m), TS_HI(m), TS_HI(m), TS_HI(m), TS_HI(m), TS_HI(m)
+static const uint64_t ts_hi[28] = {TS_HI7(0), TS_HI7(1), TS_HI7(2), TS_HI7(3)};
+
+/* The bytes of a packet's time T from the clock's 0 (its tag, its varint)
+ * and of its sequence (a tag, an id: pfwrite.c's put_time_seq's) as
+ * struct cm_pflens's TV holds them: in its first bytes on a
+ * little-endian machine (the writer reads TV there only), their count in
+ * its last; CM_PF_TIME_NONE when the varint is over 4 bytes (T from 0 to
+ * 2^28 - 1 only).  The varint's 7-bit groups spread to their bytes, the
+ * rest from a table (ts_hi), with no loop: put_times makes two a slice. */
+static inline uint64_t time_seq(int64_t t)
+{
+	uint32_t x = (uint32_t)t;
+	if ((uint64_t)t >= UINT64_C(1) << 28) /* (a negative T too) */
+		return CM_PF_TIME_NONE;
+	return (TP_TIMESTAMP << 3 | CM_PB_VARINT) |
+	       (uint64_t)((x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) | (x << 3 & 0x7f000000)) << 8 |
+	       ts_hi[31 - __builtin_clz(x | 1)];
+}
+
 /* The times of the event records R[..END) from MIN, the batch's earliest
  * (struct cm_pflens's TV and TE), as the packets' writer writes them once
  * the batch's clock packet made MIN its 0: worked out here, on the
@@ -388,11 +413,10 @@ static void put_times(char *r, const char *end, int64_t min)
 			continue;
 		l = r + len - sizeof(struct cm_pflens);
 		ts = cm_pf_rd64(r + offsetof(struct head, ts));
-		v = cm_pf_time_seq(ts - min, TP_TIMESTAMP << 3 | CM_PB_VARINT, TP_SEQ_ID << 3 | CM_PB_VARINT, SEQ_ID);
+		v = time_seq(ts - min);
 		memcpy(l + offsetof(struct cm_pflens, tv), &v, sizeof v);
 		if (kind == K_SLICE) {
-			v = cm_pf_time_seq(ts - min + cm_pf_rd64(r + offsetof(struct head, dur)),
-					   TP_TIMESTAMP << 3 | CM_PB_VARINT, TP_SEQ_ID << 3 | CM_PB_VARINT, SEQ_ID);
+			v = time_seq(ts - min + cm_pf_rd64(r + offsetof(struct head, dur)));
 			memcpy(l + offsetof(struct cm_pflens, te), &v, sizeof v);
 		}
 	}

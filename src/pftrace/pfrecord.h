@@ -44,7 +44,8 @@ struct head {
  * its track event body, which come just before them, in that order, after
  * the pid and the tid; TV, the packet's time from the batch's earliest
  * (the K_BASE's ts, the clock's 0 once the batch's clock packet is
- * written) and its sequence as the packet has them (cm_pf_time_seq), and
+ * written) and its sequence as the packet has them (pfbatch.c's
+ * time_seq), and
  * for a slice TE, the same of its end (the held-back end's; else
  * unused).  Last, so that the packets' writer (pfwrite.c) finds them from
  * the record's end, with no length walked on the way; the times are the
@@ -56,27 +57,6 @@ struct cm_pflens {
 
 /* A struct cm_pflens's TV or TE of a time it does not hold. */
 #define CM_PF_TIME_NONE 0
-
-/* The bytes of a packet's time T from the clock's 0 (its tag, its varint)
- * and its sequence (a tag, an id: put_time_seq's in pfwrite.c) as TV
- * holds them: in its first bytes on a little-endian machine (the writer
- * reads TV there only), their count in its last; CM_PF_TIME_NONE when the
- * varint is over 4 bytes (T from 0 to 2^28 - 1 only).  The varint's four
- * 7-bit groups spread to their bytes and the top bits of all but the last
- * set, with no loop: the workers' pass over a batch (put_times) makes two
- * a slice. */
-static inline uint64_t cm_pf_time_seq(int64_t t, unsigned tag, unsigned seq_tag, unsigned seq_id)
-{
-	uint32_t x = (uint32_t)t, more;
-	if (t < 0 || t >= (int64_t)1 << 28)
-		return CM_PF_TIME_NONE;
-	/* (the varint's bytes after its first: cm_pb_varint_size's less one) */
-	more = (uint32_t)((31 - __builtin_clz(x | 1)) * 9 + 73) / 64 - 1;
-	x = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) | (x << 3 & 0x7f000000);
-	x |= 0x808080u & ((1u << (8 * more)) - 1);
-	return tag | (uint64_t)x << 8 | (uint64_t)(seq_tag | seq_id << 8) << (8 * (2 + more)) |
-	       (uint64_t)(4 + more) << 56;
-}
 
 /* The most bytes the packets of a batch whose records are N bytes take
  * (pfwrite.c makes the room once a batch): a record's packet and a

@@ -80,7 +80,7 @@ static inline unsigned char *put_time_seq(unsigned char *q, int64_t ts, int64_t 
 
 /* The packet's time TS and sequence at Q, as put_time_seq writes them,
  * from TV (struct cm_pflens's: the worker's bytes of the time from the
- * batch's earliest and of the sequence, cm_pf_time_seq) when PRE is
+ * batch's earliest and of the sequence, pfbatch.c's time_seq) when PRE is
  * PRE_YES and TV holds them; past them.  (Their 8 bytes stored at once:
  * those past the count are the packet's next bytes' room.) */
 static inline unsigned char *put_time_pre(unsigned char *q, uint64_t tv, unsigned pre, int64_t ts, int64_t base)
