@@ -19,7 +19,7 @@
  * through a local pointer; a packet of a short body (most of a trace's)
  * has its two lengths one byte each, written after its bytes with no
  * varint's size worked out; the held-back end of an X is a template with
- * only its time and track to write.  On the 200M pair that is about 135
+ * only its time and track to write.  On the 200M pair that is about 115
  * instructions a record, 250 before (BENCHMARKS.md "writer30").  The
  * bytes are the ones the field-by-field writing made. */
 #include "config.h"
