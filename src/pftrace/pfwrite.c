@@ -39,8 +39,8 @@ _Static_assert((TRACE_PACKET << 3 | CM_PB_LEN) < 128 && (TP_TIMESTAMP << 3 | CM_
 /* The bodies (interned data field and track event body together) of this
  * many bytes or fewer make a packet whose length and track event's length
  * are one byte each: the packet's head is 16 bytes at most (a 10-byte
- * time, the clock's 3, the sequence's 2), its track 11, its two lengths
- * 2: 96 + 16 + 11 + 2 = 125. */
+ * time, the clock's 3, the sequence's 2), the track event's tag and
+ * length 2, its track 11: 96 + 16 + 2 + 11 = 125. */
 #define SHORT_BODY 96
 
 /* The varint of V at Q; past it. */
