@@ -133,6 +133,29 @@ static inline char *put_id_at(char *d, const struct idbytes *i)
 	return put_len_at(d, i->p, i->n);
 }
 
+/* The record of head H at AT (bytes from the batch's start), a slice or
+ * a flow of the integer PID and TID: added to the batch's last run when
+ * it comes right after it and has its thread (CM_PF_IDS_SAME), else the
+ * first of a run of its own (pfrecord.h's struct cm_pfrun). */
+static void run_add(cm_pfev *w, const struct head *h, uint32_t at, int64_t pid, int64_t tid)
+{
+	struct cm_pfrun *r = w->runs.len ? (struct cm_pfrun *)(void *)(w->runs.p + w->runs.len) - 1 : NULL;
+	if (!r || !(h->ids & CM_PF_IDS_SAME) || r->at + r->bytes != at) {
+		if (w->runs.cap - w->runs.len < sizeof *r)
+			cm_buf_grow(&w->runs, sizeof *r);
+		r = (struct cm_pfrun *)(void *)(w->runs.p + w->runs.len);
+		w->runs.len += sizeof *r;
+		memset(r, 0, sizeof *r);
+		r->at = at;
+		r->pid = pid, r->tid = tid;
+		r->first_ids = h->ids;
+	}
+	r->bytes += h->len;
+	r->cl |= h->cleared;
+	if (h->kind == K_SLICE)
+		r->nslices++, r->last_slice = at;
+}
+
 /* One element S[0..N) at OFF into a record in OUT; its value V when not
  * NULL (cm_pfbatch_elem). */
 static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int64_t off, cm_buf *out)
@@ -324,6 +347,8 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	if (out->cap - out->len < need)
 		cm_buf_grow(out, need);
 	h.len = (uint32_t)need; /* (a batch's records fit in 4 GiB: cm_pfbatch_tail's rec_len) */
+	if ((h.kind == K_SLICE || h.kind == K_FLOW) && (h.ids & CM_PF_IDS_INTS))
+		run_add(w, &h, (uint32_t)(out->len - w->batch_at), pid.x, tid.x);
 	d = put_head_at(out->p + out->len, &h);
 	d = put_id_at(d, &pid);
 	d = put_id_at(d, &tid);
@@ -341,27 +366,32 @@ static int encode_one(cm_pfev *w, const cm_jval *v, const char *s, size_t n, int
 	return 0;
 }
 
-/* The batch's slices (w->jobs) appended to OUT by shard, and the tail
- * (struct cm_pfbatch_tail), for the batch SEQ whose records end at
- * REC_LEN; a pointer to the slices appended. */
+/* The batch's runs (w->runs) and its slices (w->jobs) appended to OUT,
+ * the slices by shard, and the tail (struct cm_pfbatch_tail), for the
+ * batch SEQ whose records end at REC_LEN; a pointer to the slices
+ * appended. */
 static struct cm_pflaneq_job *put_tail(cm_pfev *w, cm_buf *out, uint64_t seq, size_t rec_len)
 {
 	const struct cm_pflaneq_job *j = (const struct cm_pflaneq_job *)w->jobs.p;
 	struct cm_pflaneq_job *to;
 	struct cm_pfbatch_tail tail;
 	uint32_t at[CM_PF_SHARDS];
-	size_t i, nj = w->jobs.len / sizeof *j, s, base;
+	size_t i, nj = w->jobs.len / sizeof *j, s, base, rn = w->runs.len;
 	memset(&tail, 0, sizeof tail);
 	tail.seq = seq;
 	tail.rec_len = (uint32_t)rec_len;
 	tail.njobs = (uint32_t)nj;
+	tail.nruns = (uint32_t)(rn / sizeof(struct cm_pfrun));
 	for (i = 0; i < nj; i++)
 		tail.start[cm_pflaneq_shard(j[i].key) + 1]++;
 	for (s = 0; s < CM_PF_SHARDS; s++)
 		tail.start[s + 1] += tail.start[s], at[s] = tail.start[s];
 	base = (out->len + 7) & ~(size_t)7;
-	cm_buf_grow(out, base - out->len + nj * sizeof *j + sizeof tail);
+	cm_buf_grow(out, base - out->len + rn + nj * sizeof *j + sizeof tail);
 	memset(out->p + out->len, 0, base - out->len);
+	if (rn)
+		memcpy(out->p + base, w->runs.p, rn);
+	base += rn;
 	to = (struct cm_pflaneq_job *)(out->p + base);
 	for (i = 0; i < nj; i++)
 		to[at[cm_pflaneq_shard(j[i].key)]++] = j[i];
@@ -431,6 +461,7 @@ size_t cm_pfbatch_open(cm_pfev *w, cm_buf *out)
 	w->interned.len = 0;
 	w->batch_min = INT64_MAX;
 	w->jobs.len = 0;
+	w->runs.len = 0;
 	w->batch_at = at;
 	w->prev_ints = 0;
 	memset(&base, 0, sizeof base);

@@ -111,6 +111,7 @@ void cm_pfev_free(cm_pfev *e)
 	}
 	cm_hmap_free(e->tracks);
 	cm_buf_free(&e->jobs);
+	cm_buf_free(&e->runs);
 	cm_buf_free(&e->elems);
 	cm_pfwrite_free(&e->wt);
 	cm_buf_free(&e->counts);

@@ -74,6 +74,7 @@ struct cm_pfev {
 	uint64_t next_uuid; /* track uuids are counted: short varints */
 	struct cm_pflaneq *lq; /* the threads' lanes (pflaneq.c; shared, not owned) */
 	cm_buf jobs;     /* a worker's: the batch's slices for pflaneq.c */
+	cm_buf runs;     /* a worker's: the batch's runs of records (pfrecord.h's struct cm_pfrun) */
 	/* the track whose events say none (TrackEventDefaults), in effect and
 	 * from the next clearing of the sequence: the batch's busiest thread */
 	uint64_t def_uuid, next_def_uuid;

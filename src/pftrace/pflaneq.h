@@ -31,6 +31,7 @@ struct cm_pfbatch_tail {
 	uint64_t seq;      /* the batch's number (0, 1, ...) */
 	uint32_t rec_len;  /* the records' bytes, from the start */
 	uint32_t njobs;
+	uint32_t nruns;    /* the runs of records before the slices (pfrecord.h's struct cm_pfrun) */
 	uint32_t start[CM_PF_SHARDS + 1]; /* each shard's slices */
 	/* each shard's slices: one placed off lane 0 (struct cm_pflaneq_sub's,
 	 * set by whoever placed them; 0 until then) */

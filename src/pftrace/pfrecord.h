@@ -88,6 +88,30 @@ static inline uint32_t cm_pf_rd32(const char *p)
 #define CM_PF_IDS_INTS 1
 #define CM_PF_IDS_SAME 2
 
+/* A run of a batch's records, as its worker lists them (pfbatch.c): the
+ * slices and flows one after the other of one thread whose pid and tid
+ * are integers (each record's IDS CM_PF_IDS_INTS, all but the first's
+ * CM_PF_IDS_SAME), so that the sequential part looks the thread up once
+ * a run and reads none of the run's records (pfseg.c's step 1: reading
+ * every record's head, written on another CPU, was most of its time on
+ * 16 CPUs), and the writer takes their track from here.  AT and BYTES:
+ * the run's records, from the batch's start; NSLICES of them slices, the
+ * last at LAST_SLICE; CL their CLEARED ORed; FIRST_IDS the first's IDS.
+ * UUID is written by step 1: the run's track, or RUN_PER_RECORD when
+ * step 1 placed the records one by one (a thread with a "B" open, whose
+ * flows take its track) and wrote each record's track in its head.  The
+ * runs lie in the batch after its records, before its slices (struct
+ * cm_pfbatch_tail's NRUNS); a multiple of 8 bytes, so the slices after
+ * them stay aligned. */
+struct cm_pfrun {
+	uint32_t at, bytes, nslices, last_slice;
+	int64_t pid, tid;
+	uint64_t uuid;
+	unsigned char cl, first_ids, pad[6];
+};
+_Static_assert(sizeof(struct cm_pfrun) % 8 == 0, "the slices after the runs stay aligned");
+#define RUN_PER_RECORD UINT64_MAX
+
 /* A jval type of the batches' own (pfbatch.c): an integer pid or tid
  * parsed by a worker, its int64 at s (8 bytes). */
 #define CM_PF_J_INT 0xfe
@@ -134,6 +158,8 @@ struct cval {
 struct cm_pfwrite {
 	cm_buf rec, lanes, cvals;
 	const char *recs, *recs_end; /* the records (in REC's buffer, which a swap keeps where it is) */
+	const struct cm_pfrun *runs; /* the batch's runs (in REC's buffer too), their tracks written */
+	size_t nruns;
 	int64_t nbase, base;
 	uint32_t nclock, clock;
 	uint64_t ndef, def_uuid;

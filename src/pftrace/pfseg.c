@@ -96,6 +96,14 @@ static inline void busiest_count(cm_pfev *e, struct busiest *b, uint64_t thread)
 		b->best = b->c[thread], e->next_def_uuid = thread;
 }
 
+/* N slices of THREAD one after the other counted: as N busiest_count,
+ * since no other thread's count moves between them. */
+static inline void busiest_add(cm_pfev *e, struct busiest *b, uint64_t thread, uint32_t n)
+{
+	if ((b->c[thread] += n) > b->best)
+		b->best = b->c[thread], e->next_def_uuid = thread;
+}
+
 /* A record's head's OFF written over with step 1's track UUID, and DUR
  * with an "M" or "C" element's count of values N (struct head). */
 static inline void put_uuid(char *rec, uint64_t uuid) { memcpy(rec + offsetof(struct head, off), &uuid, sizeof uuid); }
@@ -191,7 +199,7 @@ static int64_t place_raw(cm_pfev *e, char *rec)
  * - a slice is its record alone (its thread's track written in it; the
  *   few placed on another lane are listed by step 2), and the last X
  *   before a record is the last slice's record (LASTX). */
-static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
+static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, struct cm_pfrun *runs, size_t nruns)
 {
 	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p, *lastx = NULL;
 	int due = e->cleared, emitted = 0, pending = e->end_pending;
@@ -199,12 +207,44 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 	struct busiest bz;
 	uint32_t len;
 	struct track *lt = NULL; /* the record before's thread, when its pid and tid were integers */
+	struct track *rt = NULL; /* the thread of a run placed record by record, for its first */
+	struct cm_pfrun *rn = runs, *const rn_end = runs + nruns;
+	char *next_run = rn < rn_end ? base + rn->at : NULL;
 	busiest_begin(e, &bz);
 	e->wt.cvals.len = 0;
 	for (p = base; p < end; p += len) {
-		unsigned kind = (unsigned char)p[0], ids = (unsigned char)p[3];
+		unsigned kind, ids;
 		struct track *t;
 		uint64_t uuid;
+		if (p == next_run) { /* a run (struct cm_pfrun): its thread looked up once, no record read */
+			struct cm_pfrun *r = rn++;
+			next_run = rn < rn_end ? base + rn->at : NULL;
+			if ((r->first_ids & CM_PF_IDS_SAME) && lt) {
+				t = lt;
+			} else if (!(t = cm_pf_thread_cached(e, r->pid, r->tid))) {
+				if (!(t = record_thread(e, p)))
+					return -1;
+				busiest_grow(e, &bz);
+			}
+			lt = t;
+			if (!t->nbe_open) {
+				uuid = r->uuid = t->uuid;
+				cl |= r->cl;
+				if (r->nslices) { /* the last X: its track in its head (lastx_of) */
+					busiest_add(e, &bz, uuid, r->nslices);
+					lastx = base + r->last_slice;
+					put_uuid(lastx, uuid);
+					pending = 1;
+				}
+				len = r->bytes;
+				continue;
+			}
+			/* its flows take the open "B"'s track: record by record, the
+			 * first's thread T */
+			r->uuid = RUN_PER_RECORD;
+			rt = t;
+		}
+		kind = (unsigned char)p[0], ids = (unsigned char)p[3];
 		len = cm_pf_rd32(p + offsetof(struct head, len));
 		if (kind >= K_RAW) { /* the batch's base, or an "M" or "C": the tracks; "C" its values too */
 			int64_t n;
@@ -228,7 +268,9 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len)
 			continue;
 		}
 		cl |= (unsigned char)p[offsetof(struct head, cleared)];
-		if ((ids & CM_PF_IDS_SAME) && lt) {
+		if (rt) {
+			t = rt, rt = NULL;
+		} else if ((ids & CM_PF_IDS_SAME) && lt) {
 			t = lt;
 		} else {
 			/* two integers (pfbatch.c's put_id_at's 13 bytes each): the
@@ -294,6 +336,7 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	size_t k, nl, s;
 	const struct cm_pfbatch_tail *tail = (const struct cm_pfbatch_tail *)(rec->p + rec->len - sizeof *tail);
 	const struct cm_pflaneq_job *lj;
+	struct cm_pfrun *runs;
 	struct laned *ln;
 	double t;
 	int rc;
@@ -303,7 +346,11 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	/* the writing's state before the batch */
 	wt->due = e->cleared;
 	wt->pending = e->end_pending;
-	if (place_all(e, rec, tail->rec_len) < 0)
+	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
+	runs = (struct cm_pfrun *)(void *)((char *)lj - tail->nruns * sizeof *runs); /* (step 1 writes their tracks) */
+	wt->runs = runs;
+	wt->nruns = tail->nruns;
+	if (place_all(e, rec, tail->rec_len, runs, wt->nruns) < 0)
 		return -1;
 	/* the clock the batch's first packet makes (cm_pf_clock_packet's),
 	 * and the writing's state before the batch */
@@ -326,7 +373,6 @@ int cm_pfseg_apply(cm_pfev *e, cm_buf *rec)
 	 * the batch's order, as the lanes' tracks are numbered and described
 	 * in it; looked for in the shards whose placing said it gave one
 	 * (the tail's MOVED) */
-	lj = (const struct cm_pflaneq_job *)((const char *)tail - tail->njobs * sizeof *lj);
 	wt->lanes.len = 0;
 	for (s = 0; s < CM_PF_SHARDS; s++)
 		for (k = tail->moved[s] ? tail->start[s] : tail->start[s + 1]; k < tail->start[s + 1]; k++)

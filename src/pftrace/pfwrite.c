@@ -247,6 +247,10 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 	const struct laned *ln = (const struct laned *)e->lanes.p,
 			   *const ln_end = ln ? ln + e->lanes.len / sizeof *ln : ln;
 	const char *next = ln < ln_end ? recs + ln->at : NULL; /* the next slice off its thread's track */
+	/* the runs (pfrecord.h's struct cm_pfrun): their records' track is the run's */
+	const struct cm_pfrun *rn = e->runs, *const rn_end = rn + e->nruns;
+	const char *next_run = rn < rn_end ? recs + rn->at : NULL, *run_end = recs;
+	uint64_t run_uuid = 0;
 	const size_t room = CM_PF_WRITE_ROOM((size_t)(end - recs));
 	int64_t base = e->base, last_b = e->last_b, last_e = e->last_e;
 	uint64_t def = e->def_uuid, last_thread = e->last_thread, last_uuid = e->last_uuid;
@@ -267,9 +271,17 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		const char *l;
 		uint32_t in, bn;
 		uint64_t tv;
-		uint64_t uuid = (uint64_t)cm_pf_rd64(r + offsetof(struct head, off)); /* (step 1's: the record's track) */
+		uint64_t uuid;
 		int64_t ts = cm_pf_rd64(r + offsetof(struct head, ts));
 		len = cm_pf_rd32(r + offsetof(struct head, len));
+		if (r == next_run) {
+			if (rn->uuid != RUN_PER_RECORD)
+				run_uuid = rn->uuid, run_end = r + rn->bytes;
+			rn++;
+			next_run = rn < rn_end ? recs + rn->at : NULL;
+		}
+		/* (step 1's: the run's track, or the record's in its head) */
+		uuid = r < run_end ? run_uuid : (uint64_t)cm_pf_rd64(r + offsetof(struct head, off));
 		if (kind != K_FLOW) {
 			if (kind == K_BASE) /* (the batch's earliest time: no packet) */
 				continue;
