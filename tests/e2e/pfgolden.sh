@@ -53,8 +53,11 @@ decode() {
 # The cases: NAME ARGS... (paths under $FIX).  One of each kind of run
 # whose .pftrace comes another way: a merge (the window's events encoded
 # from the render's members), a merge's edge cases, Kineto's args and the
-# annotation span, a repair (the text's way, one thread), the cuts, and a
-# trace converted alone (no -w).
+# annotation span, a repair (the text's way, one thread), the cuts, a
+# trace converted alone (no -w), and one whose runs of a thread's records
+# (pfrecord.h's struct cm_pfrun) meet a "B" left open with flows in it, a
+# string tid, an instant and a counter between them (its golden file made
+# by the program before the runs).
 cases() {
 	cat <<EOF
 example --trace-name example -w $FIX/window.json $FIX/cpu.json
@@ -68,6 +71,7 @@ cut_steps2 --steps=2 -w $FIX/cut_window.json $FIX/cut_cpu.json
 cut_clip --clip -w $FIX/cut_window.json $FIX/cut_cpu.json
 stock_range --range=5232143880000,5232143882000 $FIX/kineto_stock_full.json.gz
 kineto_cpu $FIX/kineto_cpu.json
+runs $FIX/pftrace_runs.json
 EOF
 }
 printf '{"thread_map_version": 1, "processes": {}}' >"$tmp/nomap.json"
