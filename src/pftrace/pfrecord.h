@@ -150,8 +150,8 @@ struct cval {
 };
 
 /* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's,
- * each head's OFF written over by step 1 with its track: struct head says
- * how), its slices placed off their thread's own track (LANES: struct
+ * each head's OFF written over by step 1 with its track, struct head says
+ * how, but for the records of a run taken whole: RUNS says theirs), its slices placed off their thread's own track (LANES: struct
  * laned, in the records' order) and counter values (struct cval); the
  * clock its first packet makes; the writing's state before it (the clock,
  * the default track, the last X, a clock packet due, a held-back end). */

@@ -16,7 +16,12 @@
  *      the records.  What depends on a record alone the worker worked
  *      out (the record's length, whether its thread is the record
  *      before's), so that a record costs about 36 instructions here on
- *      the 200M pair (BENCHMARKS.md "pfseq21": 104 before);
+ *      the 200M pair (BENCHMARKS.md "pfseq21": 104 before); and the
+ *      worker lists the runs of one thread's slices and flows (struct
+ *      cm_pfrun), which step 1 takes whole, its thread looked up once,
+ *      reading and writing none of their records: on 16 CPUs reading
+ *      each record, just written on another CPU, was step 1's cost
+ *      more than its instructions (BENCHMARKS.md "runs30");
  *   2. the lanes of the slices, placed by the workers (pflaneq.c) while
  *      the batch waited for its turn: the sink lists the few slices off
  *      their thread's own track (the placers say in which shards), and
