@@ -28,7 +28,7 @@
 #include <stdlib.h>
 
 /* Buffers queued at most (and one a writer thread); more with
- * CUPTIMERGE_PFT_PASS_QUEUE (a testing aid, 1-32: bench/dev-knobs29.sh;
+ * CUPTIMERGE_PFT_PASS_QUEUE (a benchmarking aid, 1-32: bench/dev-knobs29.sh;
  * the bytes do not depend on it). */
 #define PASS_QUEUE 4
 #define PASS_QUEUE_MAX 32

@@ -97,7 +97,7 @@ static inline uint32_t cm_pf_rd32(const char *p)
  * 16 CPUs), and the writer takes their track from here.  AT and BYTES:
  * the run's records, from the batch's start; NSLICES of them slices, the
  * last at LAST_SLICE; CL their CLEARED ORed; FIRST_IDS the first's IDS.
- * UUID is written by step 1: the run's track, or RUN_PER_RECORD when
+ * UUID is written by step 1: the run's track, or CM_PF_RUN_PER_RECORD when
  * step 1 placed the records one by one (a thread with a "B" open, whose
  * flows take its track) and wrote each record's track in its head.  The
  * runs lie in the batch after its records, before its slices (struct
@@ -110,7 +110,7 @@ struct cm_pfrun {
 	unsigned char cl, first_ids, pad[6];
 };
 _Static_assert(sizeof(struct cm_pfrun) % 8 == 0, "the slices after the runs stay aligned");
-#define RUN_PER_RECORD UINT64_MAX
+#define CM_PF_RUN_PER_RECORD UINT64_MAX
 
 /* A jval type of the batches' own (pfbatch.c): an integer pid or tid
  * parsed by a worker, its int64 at s (8 bytes). */
@@ -151,8 +151,9 @@ struct cval {
 
 /* A batch's packets to write (pfseg.c): its records (REC: pfbatch.c's,
  * each head's OFF written over by step 1 with its track, struct head says
- * how, but for the records of a run taken whole: RUNS says theirs), its slices placed off their thread's own track (LANES: struct
- * laned, in the records' order) and counter values (struct cval); the
+ * how, but for the records of a run taken whole: RUNS says theirs), its
+ * slices placed off their thread's own track (LANES: struct laned, in the
+ * records' order) and counter values (struct cval); the
  * clock its first packet makes; the writing's state before it (the clock,
  * the default track, the last X, a clock packet due, a held-back end). */
 struct cm_pfwrite {

@@ -203,7 +203,12 @@ static int64_t place_raw(cm_pfev *e, char *rec)
  *   else looked up in full (record_thread);
  * - a slice is its record alone (its thread's track written in it; the
  *   few placed on another lane are listed by step 2), and the last X
- *   before a record is the last slice's record (LASTX). */
+ *   before a record is the last slice's record (LASTX);
+ * - a run (RUNS[0..NRUNS), struct cm_pfrun) is taken whole: its thread
+ *   looked up as its first record's would be, its slices counted at once,
+ *   its track written into it and into its last slice's head, no other
+ *   record read; but record by record, as above, where its thread has a
+ *   "B" open (its flows then take the B's track). */
 static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, struct cm_pfrun *runs, size_t nruns)
 {
 	char *const base = rec->p, *const end = rec->p + rec_len, *p, *since = rec->p, *lastx = NULL;
@@ -246,7 +251,7 @@ static int place_all(cm_pfev *e, cm_buf *rec, size_t rec_len, struct cm_pfrun *r
 			}
 			/* its flows take the open "B"'s track: record by record, the
 			 * first's thread T */
-			r->uuid = RUN_PER_RECORD;
+			r->uuid = CM_PF_RUN_PER_RECORD;
 			rt = t;
 		}
 		kind = (unsigned char)p[0], ids = (unsigned char)p[3];

@@ -275,7 +275,7 @@ void cm_pfseg_write(const struct cm_pfwrite *e, cm_buf *out)
 		int64_t ts = cm_pf_rd64(r + offsetof(struct head, ts));
 		len = cm_pf_rd32(r + offsetof(struct head, len));
 		if (r == next_run) {
-			if (rn->uuid != RUN_PER_RECORD)
+			if (rn->uuid != CM_PF_RUN_PER_RECORD)
 				run_uuid = rn->uuid, run_end = r + rn->bytes;
 			rn++;
 			next_run = rn < rn_end ? recs + rn->at : NULL;
