@@ -1,0 +1,24 @@
+#!/bin/bash
+# bench/dev-seqq31.sh -- the sequential part's queue since the CPU trace's parts (copydirect28) and the
+# runs (runs30), on 16 CPUs (issue 25): the parts' in-order sink waited 0.12 s for room in that queue (4
+# batches) while the sequential part waited 0.13 s for batches (BENCHMARKS.md "runs31").  $ROUNDS rounds
+# (4), rows taking turns, one binary ($CM): the JSON and the .pftrace, the .json.gz and the .pftrace.gz as
+# they are, with queues of 16 and 64 (CUPTIMERGE_PFT_SEQ_QUEUE) and with 8 deflate threads
+# (CUPTIMERGE_GZIP_THREADS); then -v's time lines of the .json.gz and the .pftrace.gz, and -v's transcoder
+# lines with a queue of 64.  The bytes of every .pftrace.gz row are the same.
+set -u
+T=${T:-/usr/bin/time}
+CM=${CM:-carry/bench/cuptimerge}
+. "$(dirname "$0")/devrow.sh" dev-seqq31
+for round in $(seq 1 "${ROUNDS:-4}"); do
+	one "-o out.json ($round)" "" o.json
+	one "-o out.pftrace ($round)" "" o.pftrace
+	one "-o out.json.gz ($round)" "" o.json.gz
+	one "-o out.pftrace.gz ($round)" "" o.pftrace.gz
+	one "  queue of 16 ($round)" "" o.pftrace.gz CUPTIMERGE_PFT_SEQ_QUEUE=16
+	one "  queue of 64 ($round)" "" o.pftrace.gz CUPTIMERGE_PFT_SEQ_QUEUE=64
+	one "  8 deflate threads ($round)" "" o.pftrace.gz CUPTIMERGE_GZIP_THREADS=8
+done
+timelines "$CM" o.json.gz
+timelines "$CM" o.pftrace.gz
+one "-v -o out.pftrace.gz, queue of 64" -v o.pftrace.gz CUPTIMERGE_PFT_SEQ_QUEUE=64
