@@ -84,11 +84,16 @@ void mergereport_print(const struct merge *m)
 	 * phase says what the transcoder did with them, "the CPU trace's
 	 * parts") */
 	{
-		char pace[128] = "";
+		char pace[400] = "";
+		const cm_opool_stats *cs = &m->copy_stats;
 		if (m->copy_parts)
-			snprintf(pace, sizeof pace, ", busy %.2f s and idle %.2f s; their %s handed to the output in order in %.2f s",
-				 m->copy_stats.busy, m->copy_stats.idle, m->copy_encoded ? "batches" : "text",
-				 m->copy_stats.sink);
+			snprintf(pace, sizeof pace,
+				 ", busy %.2f s and idle %.2f s (a part %.1f ms on average, the longest %.1f ms) over %.2f s; "
+				 "their %s handed to the output in order in %.2f s (the longest %.1f ms); the walk "
+				 "waited %.2f s for a free slot",
+				 cs->busy, cs->idle, cs->blocks ? 1e3 * cs->busy / (double)cs->blocks : 0.0,
+				 1e3 * cs->longest, cs->lived, m->copy_encoded ? "batches" : "text", cs->sink,
+				 1e3 * cs->sink_longest, cs->waited);
 		cm_warn(NULL, -1, "copy: the CPU trace's events in %llu parts on %d threads%s",
 			(unsigned long long)m->copy_parts, m->copy_parts ? m->copy_threads : 1, pace);
 	}

@@ -44,6 +44,8 @@ static void ran(cm_opool *p, const struct slot *s, double since)
 	double d = cm_now_s() - since;
 	p->st.busy += d;
 	p->st.blocks++;
+	if (d > p->st.longest)
+		p->st.longest = d;
 	p->cst[s->cls].busy += d;
 	p->cst[s->cls].blocks++;
 }
@@ -96,6 +98,8 @@ static void drain_done(cm_opool *p)
 		pthread_mutex_lock(p->mu);
 		t = cm_now_s() - t;
 		p->st.sink += t;
+		if (t > p->st.sink_longest)
+			p->st.sink_longest = t;
 		p->cst[s->cls].sink += t;
 		s->state = EMPTY;
 		p->tail++;
@@ -179,6 +183,7 @@ static cm_opool *pool_new(int workers, int caller_helps, int slots, cm_opool_fn 
 	p->wctx = wctx;
 	p->nworkers = workers < 1 ? 1 : workers;
 	p->nslots = cm_opool_slots_for(p->nworkers, slots);
+	p->born = cm_now_s();
 	p->slots = cm_xcalloc((size_t)p->nslots, sizeof *p->slots);
 	pthread_mutex_init(&p->own_mu, NULL);
 	pthread_mutex_init(&p->sink_mu, NULL);
@@ -268,6 +273,8 @@ static int drain_one(cm_opool *p)
 	take_result(p, s, 0);
 	t = cm_now_s() - t;
 	p->st.sink += t;
+	if (t > p->st.sink_longest)
+		p->st.sink_longest = t;
 	p->cst[s->cls].sink += t;
 	s->state = EMPTY;
 	p->tail++;
@@ -360,6 +367,11 @@ int cm_opool_finish(cm_opool *p)
 		p->st_out->busy += p->st.busy;
 		p->st_out->sink += p->st.sink;
 		p->st_out->blocks += p->st.blocks;
+		if (p->st.longest > p->st_out->longest)
+			p->st_out->longest = p->st.longest;
+		if (p->st.sink_longest > p->st_out->sink_longest)
+			p->st_out->sink_longest = p->st.sink_longest;
+		p->st_out->lived += cm_now_s() - p->born;
 	}
 	for (int k = 0; p->cst_out && k < CM_OPOOL_CLASSES; k++) {
 		p->cst_out[k].waited += p->cst[k].waited;

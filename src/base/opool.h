@@ -102,6 +102,10 @@ int cm_opool_run_each(int n, int (*fn)(void *part), void *parts, size_t size);
 typedef struct cm_opool_stats {
 	double waited, idle, busy, sink;
 	uint64_t blocks;
+	/* the longest block's run and the longest hand-on of one result, and
+	 * the seconds from the pool's start to its finish (-v: a slow block
+	 * holds up the ring, whose slots the workers cannot pass) */
+	double longest, sink_longest, lived;
 	/* not the pool's: what the caller's thread spent cutting the input
 	 * into the blocks, in CPU seconds of that thread, and the text bytes
 	 * it cut (json/docsplit.c adds them; -v says how fast it cut) */

@@ -47,6 +47,7 @@ struct cm_opool {
 	cm_ocrew *crew;     /* the crew that runs this pool's blocks, or NULL (threads of its own) */
 	pthread_t *th;
 	cm_opool_stats st; /* this pool's figures (under mu) */
+	double born;       /* cm_now_s() when it was made (-v: st.lived) */
 	cm_opool_stats *st_out;
 	/* the same by class (cm_opool_set_class): the caller's class for the
 	 * blocks it puts next, and the figures of each */

@@ -451,7 +451,10 @@ int cpucopy_par_run(struct copy *c)
 		par.fold.group_min = cm_xcalloc(2 * ng + 1, sizeof(double));
 		par.fold.group_max = par.fold.group_min + ng;
 	}
-	pool = cm_opool_new(n, 0, part_run, wctx, part_sink, &par);
+	/* (CUPTIMERGE_COPY_SLOTS, a testing aid: the ring's slots, at most
+	 * twice the workers and 8, as the .pftrace's lanes keep for them) */
+	pool = cm_opool_new_ahead(n, getenv("CUPTIMERGE_COPY_SLOTS") ? atoi(getenv("CUPTIMERGE_COPY_SLOTS")) : 0,
+				  part_run, wctx, part_sink, &par);
 	if (c->hooks->parts_stats)
 		cm_opool_set_stats(pool, c->hooks->parts_stats);
 	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j = k) {

@@ -191,7 +191,8 @@ START_TEST(failure_once)
 END_TEST
 
 /* The figures for -v: every block counted, and at least the time the
- * workers slept in them (usleep sleeps at least that long); the caller,
+ * workers slept in them (usleep sleeps at least that long), the longest
+ * and the pool's life beside them; the caller,
  * faster than three sleeping workers, waited for slots; a second pool adds
  * to the same figures.  Without threads the caller's runs count as busy. */
 START_TEST(stats_added_up)
@@ -204,6 +205,11 @@ START_TEST(stats_added_up)
 	ck_assert_msg(st.busy >= NBLOCKS * 200e-6, "busy %.4f s", st.busy);
 	ck_assert_msg(st.waited > 0, "the caller never waited");
 	ck_assert_msg(st.sink >= 0 && st.idle >= 0, "sink %.4f idle %.4f", st.sink, st.idle);
+	/* the longest block slept too, and no longer than all of them; the
+	 * longest hand-on no longer than all; three workers at most at once */
+	ck_assert_msg(st.longest >= 200e-6 && st.longest <= st.busy, "longest %.6f s of %.4f", st.longest, st.busy);
+	ck_assert_msg(st.sink_longest <= st.sink, "the longest hand-on %.6f s of %.6f", st.sink_longest, st.sink);
+	ck_assert_msg(st.lived >= st.busy / 3, "lived %.4f s, busy %.4f on 3 workers", st.lived, st.busy);
 	ck_assert_int_eq(run_pool(1, 0, -1, ctx), 0);
 	run_stats = NULL;
 	ck_assert_uint_eq(st.blocks, 2 * NBLOCKS);
