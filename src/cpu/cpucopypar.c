@@ -422,6 +422,7 @@ int cpucopy_par_run(struct copy *c)
 	void **wctx;
 	cm_opool *pool;
 	cm_buf b = {0};
+	const char *slots;
 	int n = c->par_threads, rc = 0;
 	size_t j = c->par_next, k, ng = par.cut ? par.cut->ngroups : 0, strides = enc_strides();
 	uint64_t piece = 0;
@@ -451,10 +452,10 @@ int cpucopy_par_run(struct copy *c)
 		par.fold.group_min = cm_xcalloc(2 * ng + 1, sizeof(double));
 		par.fold.group_max = par.fold.group_min + ng;
 	}
-	/* (CUPTIMERGE_COPY_SLOTS, a testing aid: the ring's slots, at most
-	 * twice the workers and 8, as the .pftrace's lanes keep for them) */
-	pool = cm_opool_new_ahead(n, getenv("CUPTIMERGE_COPY_SLOTS") ? atoi(getenv("CUPTIMERGE_COPY_SLOTS")) : 0,
-				  part_run, wctx, part_sink, &par);
+	/* (CUPTIMERGE_COPY_SLOTS, a benchmarking aid: the ring's slots, at
+	 * most twice the workers and 8, as the .pftrace's lanes keep for them) */
+	slots = getenv("CUPTIMERGE_COPY_SLOTS");
+	pool = cm_opool_new_ahead(n, slots ? atoi(slots) : 0, part_run, wctx, part_sink, &par);
 	if (c->hooks->parts_stats)
 		cm_opool_set_stats(pool, c->hooks->parts_stats);
 	for (; j + 1 < c->nmarks && m[j + 1].pos - m[j].pos <= PART_MAX && rc == 0; j = k) {
