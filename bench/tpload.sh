@@ -17,11 +17,13 @@ command -v node >/dev/null && [ -f "$TP_DIR/trace_processor.wasm" ] ||
 	{ echo "tpload.sh: no node or engine in $TP_DIR" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# tp.mjs with a clock around the bytes handed in and one around the end
-sed -e 's|^  for (let o = 0; o < bytes.length; o += CHUNK) await e.parse(bytes.subarray(o, o + CHUNK));|  const T0 = Date.now(); for (let o = 0; o < bytes.length; o += CHUNK) await e.parse(bytes.subarray(o, o + CHUNK)); const T1 = Date.now();|' \
+# tp.mjs with a clock around the bytes handed in and one around the end, the file read a chunk
+# at a time (tp.mjs reads it whole: Node.js refuses a file over 2 GiB, the 1 GB pair's JSON merge)
+sed -e 's|^const bytes = new Uint8Array(readFileSync(tracePath));|import { openSync, readSync, fstatSync } from "node:fs"; const fd = openSync(tracePath, "r"), size = fstatSync(fd).size;|' \
+	-e 's|^  for (let o = 0; o < bytes.length; o += CHUNK) await e.parse(bytes.subarray(o, o + CHUNK));|  const T0 = Date.now(); for (let o = 0; o < size; o += CHUNK) { const b = new Uint8Array(Math.min(CHUNK, size - o)); readSync(fd, b, 0, b.length, o); await e.parse(b); } const T1 = Date.now();|' \
 	-e 's|^  await e.notifyEof();|  await e.notifyEof(); console.error("TPLOAD " + (T1 - T0) + " " + (Date.now() - T1));|' \
 	"$shared/tools/perfetto/tp.mjs" >"$work/tpt.mjs"
-grep -q TPLOAD "$work/tpt.mjs" || { echo "tpload.sh: tp.mjs changed: no clocks" >&2; exit 1; }
+[ "$(grep -c 'TPLOAD\|readSync(fd' "$work/tpt.mjs")" = 2 ] || { echo "tpload.sh: tp.mjs changed: no clocks" >&2; exit 1; }
 printf '%-28s %8s %8s %8s %8s %9s %9s %8s %9s\n' trace MB "in s" "end s" "wall s" "RSS MB" slices flows args
 one() {
 	/usr/bin/time -f "%e %M" -o "$work/time" node "$work/tpt.mjs" "$1" "select count(*) from slice" \
