@@ -39,8 +39,9 @@ for t in "$@"; do
 	case $t in *.pftrace) ;; *) continue ;; esac
 	[ $strip = 1 ] || continue
 	for m in annot flows; do
-		python3 "$here/pbstrip.py" "$t" "$work/$(basename "$t" .pftrace)-no-$m.pftrace" $m
-		one "$work/$(basename "$t" .pftrace)-no-$m.pftrace"
-		rm -f "$work/$(basename "$t" .pftrace)-no-$m.pftrace"
+		s=$work/$(basename "$t" .pftrace)-no-$m.pftrace
+		python3 "$here/pbstrip.py" "$t" "$s" $m
+		one "$s"
+		rm -f "$s"
 	done
 done
