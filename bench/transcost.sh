@@ -7,7 +7,7 @@
 # The rows, each an inclusive count over the run's every thread divided by the CPU events
 # (cm_pf_parse_flat's calls in the .pftrace's run: one an element of traceEvents, the CPU
 # trace's parts' and the text's alike):
-#   C1's read        cpu_scan (the first pass, both outputs: the same code)
+#   C1's read        cm_cpuscan_run_cut (the first pass, both outputs: the same code)
 #   the JSON's copy  cm_cpucopy_run of the JSON run (the second pass: bytes, not parsed)
 #   the .pftrace's   cm_cpucopy_run of the .pftrace run (the second pass: each event parsed
 #                    and encoded on the copy's threads, src/mergepftcpu.c), then of it
@@ -57,7 +57,7 @@ ev=$(calls pftrace cm_pf_parse_flat)
 [ "$ev" -gt 0 ] || { echo "transcost.sh: no CPU event parsed in the .pftrace run" >&2; exit 1; }
 printf 'CPU trace %s: %d events (%s)\n' "$PAIR/cpu.json" "$ev" "$("$BIN" --version | head -1)"
 row() { awk -v t="$1" -v n="$2" -v ev="$ev" 'BEGIN { printf "  %-34s %8.0f instructions an event\n", t, n / ev }'; }
-row "C1's read (either output)" "$(incl pftrace cpu_scan)"
+row "C1's read (either output)" "$(incl pftrace cm_cpuscan_run_cut)"
 row "the JSON's copy" "$(incl json cm_cpucopy_run)"
 row "the .pftrace's copy" "$(incl pftrace cm_cpucopy_run)"
 row "  of it the parse" "$(incl pftrace cm_pf_parse_flat)"
