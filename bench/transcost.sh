@@ -14,8 +14,8 @@
 #                    cm_pf_parse_flat (the parse) and the rest (the encoding, the lanes, the
 #                    sequential part's packets)
 #   whole run        every instruction of the run
-# DIR holds cpu.json (default /tmp/pfbe11-50k: gen_trace --seed 11 --ops 50000 --pretty
-# --devices 2, as bench/pftrace.sh makes); BINARY defaults to src/cuptimerge of this tree.
+# DIR holds cpu.json (default /tmp/pfbe11-50k, the BENCHMARKS' 50k pair: gen_trace --seed 1
+# --ops 50000 --pretty --devices 2); BINARY defaults to src/cuptimerge of this tree.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 PAIR=/tmp/pfbe11-50k BIN=$here/../src/cuptimerge
@@ -59,8 +59,9 @@ printf 'CPU trace %s: %d events (%s)\n' "$PAIR/cpu.json" "$ev" "$("$BIN" --versi
 row() { awk -v t="$1" -v n="$2" -v ev="$ev" 'BEGIN { printf "  %-34s %8.0f instructions an event\n", t, n / ev }'; }
 row "C1's read (either output)" "$(incl pftrace cm_cpuscan_run_cut)"
 row "the JSON's copy" "$(incl json cm_cpucopy_run)"
-row "the .pftrace's copy" "$(incl pftrace cm_cpucopy_run)"
-row "  of it the parse" "$(incl pftrace cm_pf_parse_flat)"
-row "  of it the rest" "$(($(incl pftrace cm_cpucopy_run) - $(incl pftrace cm_pf_parse_flat)))"
+copy=$(incl pftrace cm_cpucopy_run) parse=$(incl pftrace cm_pf_parse_flat)
+row "the .pftrace's copy" "$copy"
+row "  of it the parse" "$parse"
+row "  of it the rest" "$((copy - parse))"
 row "whole run, JSON" "$(total json)"
 row "whole run, .pftrace" "$(total pftrace)"
