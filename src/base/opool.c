@@ -50,6 +50,19 @@ static void ran(cm_opool *p, const struct slot *s, double since)
 	p->cst[s->cls].blocks++;
 }
 
+/* The result of slot S, the oldest, was handed on in T seconds: counted,
+ * in all and in its class, and the slot freed (under p->mu, or with no
+ * threads). */
+static void handed(cm_opool *p, struct slot *s, double t)
+{
+	p->st.sink += t;
+	if (t > p->st.sink_longest)
+		p->st.sink_longest = t;
+	p->cst[s->cls].sink += t;
+	s->state = EMPTY;
+	p->tail++;
+}
+
 /* The oldest slot S is done: hand its result on (or note its failure).
  * On a worker thread (with the pool's lock released): errors go to the
  * pool's fail_diag for the caller; on the caller's own, they are printed. */
@@ -96,13 +109,7 @@ static void drain_done(cm_opool *p)
 		pthread_mutex_unlock(p->mu);
 		take_result(p, s, 1);
 		pthread_mutex_lock(p->mu);
-		t = cm_now_s() - t;
-		p->st.sink += t;
-		if (t > p->st.sink_longest)
-			p->st.sink_longest = t;
-		p->cst[s->cls].sink += t;
-		s->state = EMPTY;
-		p->tail++;
+		handed(p, s, cm_now_s() - t);
 		pthread_cond_broadcast(&p->done); /* the caller may wait for a slot */
 	}
 	p->draining = 0;
@@ -271,13 +278,7 @@ static int drain_one(cm_opool *p)
 	s = &p->slots[p->tail % p->nslots];
 	t = cm_now_s();
 	take_result(p, s, 0);
-	t = cm_now_s() - t;
-	p->st.sink += t;
-	if (t > p->st.sink_longest)
-		p->st.sink_longest = t;
-	p->cst[s->cls].sink += t;
-	s->state = EMPTY;
-	p->tail++;
+	handed(p, s, cm_now_s() - t);
 	return 1;
 }
 
